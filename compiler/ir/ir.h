@@ -1,0 +1,254 @@
+/*
+ * ir.h — the compiler's graph IR.
+ *
+ * A graph of nodes over typed values. Values and nodes live in growable
+ * arrays owned by the graph and are referred to by integer id (never by
+ * pointer: adding a value may move the array). A removed node is marked
+ * dead and skipped by every walker; cs_graph_compact() drops dead nodes and
+ * unused values.
+ *
+ * Constants: a value with data != NULL. Its payload is owned by the graph
+ * (malloc'd, freed by cs_graph_free) and stored row-major in the value's
+ * dtype, little-endian.
+ *
+ * Kernel ops (CS_OP_K_*) carry their runtime parameter struct in node->k;
+ * every pointer argument of the kernel is an input value of the node (in the
+ * kernel's argument order), constants included.
+ */
+#ifndef CSTATIC_IR_H
+#define CSTATIC_IR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cstatic/kernels.h"
+
+#define CS_MAX_RANK 6
+
+/* ---- status and errors --------------------------------------------- */
+
+#define CS_STATUS_LIST(X)                              \
+  X(CS_OK, "ok")                                       \
+  X(CS_ERR_USAGE, "usage error")                       \
+  X(CS_ERR_IO, "i/o error")                            \
+  X(CS_ERR_PARSE, "malformed model")                   \
+  X(CS_ERR_INVALID, "invalid model")                   \
+  X(CS_ERR_UNSUPPORTED, "unsupported model")           \
+  X(CS_ERR_NOMEM, "out of memory")                     \
+  X(CS_ERR_INTERNAL, "internal compiler error")
+
+typedef enum cs_status {
+#define CS_X_ENUM(name, text) name,
+  CS_STATUS_LIST(CS_X_ENUM)
+#undef CS_X_ENUM
+} cs_status;
+
+const char *cs_status_str(cs_status s);
+
+/* Record an error message (printf-style) and return `s`. The message is
+ * one line that names the thing: file, node, tensor, rule, value. A later
+ * call replaces it. */
+cs_status cs_error(cs_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *cs_error_message(void);
+void cs_error_clear(void);
+
+/* ---- dtypes --------------------------------------------------------- */
+
+typedef enum cs_dtype {
+  CS_DTYPE_UNDEF = 0,
+  CS_DTYPE_F32,
+  CS_DTYPE_I8,
+  CS_DTYPE_U8,
+  CS_DTYPE_I16,
+  CS_DTYPE_U16,
+  CS_DTYPE_I32,
+  CS_DTYPE_I64,
+  CS_DTYPE_BOOL
+} cs_dtype;
+
+size_t cs_dtype_size(cs_dtype t);
+const char *cs_dtype_name(cs_dtype t); /* "f32", "i8", … */
+const char *cs_dtype_c_type(cs_dtype t); /* "float", "int8_t", … */
+int32_t cs_dtype_to_tidsp(cs_dtype t);   /* TIDSP_DTYPE_*, 0 if none */
+int cs_dtype_is_int(cs_dtype t);
+/* Integer range of a quantized dtype (i8, u8, i16, u16, i32). */
+void cs_dtype_range(cs_dtype t, int64_t *lo, int64_t *hi);
+
+/* ---- values --------------------------------------------------------- */
+
+/* Quantization of an integer tensor: per-tensor (axis = -1, count = 1) or
+ * per-axis (count = shape[axis]). */
+typedef struct cs_quant {
+  int axis;
+  int count;
+  float *scale;       /* [count] */
+  int32_t *zero_point; /* [count] */
+} cs_quant;
+
+typedef struct cs_value {
+  char *name;
+  cs_dtype dtype;
+  int rank;
+  int64_t shape[CS_MAX_RANK];
+  void *data;      /* constant payload or NULL */
+  cs_quant *quant; /* optional, owned */
+  int producer;    /* node id, or -1 for graph inputs and constants */
+} cs_value;
+
+int64_t cs_value_numel(const cs_value *v);
+size_t cs_value_nbytes(const cs_value *v);
+
+/* ---- nodes ---------------------------------------------------------- */
+
+typedef enum cs_op {
+#define CS_OP(e, s) CS_OP_##e,
+#include "ops.def"
+#undef CS_OP
+  CS_OP_COUNT_
+} cs_op;
+
+const char *cs_op_name(cs_op op);           /* "Conv", "k_conv2d_i8" */
+int cs_op_from_onnx(const char *op_type);   /* CS_OP_*, or -1 */
+int cs_op_is_kernel(cs_op op);
+
+typedef enum cs_attr_kind {
+  CS_ATTR_INT,
+  CS_ATTR_FLOAT,
+  CS_ATTR_INTS,
+  CS_ATTR_FLOATS,
+  CS_ATTR_STRING
+} cs_attr_kind;
+
+typedef struct cs_attr {
+  char *name;
+  cs_attr_kind kind;
+  int64_t i;
+  float f;
+  int n;           /* length of ints/floats */
+  int64_t *ints;
+  float *floats;
+  char *s;
+} cs_attr;
+
+/* Parameters of a kernel op: the runtime struct it is called with. */
+typedef union cs_kparams {
+  tidsp_qdq_params qdq;
+  tidsp_conv2d_params conv;
+  tidsp_matmul_params matmul;
+  tidsp_matmul_f32_params matmul_f32;
+  tidsp_add_i8_params add;
+  tidsp_mul_i8_params mul;
+  tidsp_binary_f32_params binary;
+  tidsp_lut_params lut;
+  tidsp_unary_f32_params unary;
+  tidsp_pool2d_params pool;
+  tidsp_avgpool_i8_params avgpool;
+  tidsp_gap_i8_params gap;
+  tidsp_gap_f32_params gap_f32;
+  tidsp_reduce_params reduce;
+  tidsp_softmax_params softmax;
+  tidsp_transpose_params transpose;
+  tidsp_slice_params slice;
+  tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */
+  tidsp_pad_params pad;
+  size_t copy_bytes;
+} cs_kparams;
+
+typedef struct cs_node {
+  cs_op op;
+  char *name;   /* ONNX node name, or a generated one */
+  char *origin; /* the ONNX node names this node came from, ", "-joined */
+  int n_inputs;
+  int *inputs;  /* value ids; -1 = absent optional input */
+  int n_outputs;
+  int *outputs;
+  int n_attrs;
+  cs_attr *attrs;
+  cs_kparams k;
+  int dead;
+} cs_node;
+
+/* ---- graph ---------------------------------------------------------- */
+
+typedef struct cs_graph {
+  char *name;
+  int opset;
+  cs_value *values;
+  int n_values, cap_values;
+  cs_node *nodes;
+  int n_nodes, cap_nodes;
+  int *inputs; /* graph input value ids, in order */
+  int n_inputs;
+  int *outputs;
+  int n_outputs;
+} cs_graph;
+
+cs_graph *cs_graph_new(const char *name);
+void cs_graph_free(cs_graph *g);
+
+/* Add a value; name is copied (NULL → generated "%N"). Returns its id. */
+int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
+                       const int64_t *shape);
+/* Add a constant; data (nbytes = numel·dtype size) is copied. */
+int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
+                       const int64_t *shape, const void *data);
+/* Add a node; name/origin copied; inputs/outputs copied. Sets producer of
+ * each output. Returns its id. */
+int cs_graph_add_node(cs_graph *g, cs_op op, const char *name,
+                      const char *origin, int n_inputs, const int *inputs,
+                      int n_outputs, const int *outputs);
+void cs_graph_remove_node(cs_graph *g, int node_id); /* marks dead */
+/* Replace every use of value `from` (node inputs and graph outputs) by `to`. */
+void cs_graph_replace_uses(cs_graph *g, int from, int to);
+/* Node ids (alive) that read value v, written to out (up to max);
+ * returns the total count (may exceed max). */
+int cs_graph_consumers(const cs_graph *g, int v, int *out, int max);
+int cs_graph_is_output(const cs_graph *g, int v);
+/* Remove dead nodes and values no live node or graph I/O refers to;
+ * renumbers ids. */
+void cs_graph_compact(cs_graph *g);
+/* Remove nodes whose outputs are unused (dead-code elimination). */
+void cs_graph_dce(cs_graph *g);
+/* Node ids in a topological order (Kahn, stable by node id). Returns count
+ * or -1 on a cycle. `order` must hold n_nodes entries. */
+int cs_graph_topo_order(const cs_graph *g, int *order);
+
+static inline cs_value *cs_graph_value(cs_graph *g, int id) {
+  return &g->values[id];
+}
+static inline cs_node *cs_graph_node(cs_graph *g, int id) {
+  return &g->nodes[id];
+}
+
+/* Attributes. */
+cs_attr *cs_node_add_attr(cs_node *n, const char *name, cs_attr_kind kind);
+const cs_attr *cs_node_attr(const cs_node *n, const char *name);
+int64_t cs_node_attr_int(const cs_node *n, const char *name, int64_t dflt);
+float cs_node_attr_float(const cs_node *n, const char *name, float dflt);
+/* Returns the attr's ints (count in *n_out) or NULL if absent. */
+const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
+                                 int *n_out);
+void cs_node_set_attr_int(cs_node *n, const char *name, int64_t v);
+void cs_node_set_attr_ints(cs_node *n, const char *name, int count,
+                           const int64_t *v);
+
+/* Set a value's quantization (per-tensor if axis < 0). */
+void cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
+                        const int32_t *zero_point);
+
+/* Read element i of a constant as int64 / double (any dtype). */
+int64_t cs_const_get_int(const cs_value *v, int64_t i);
+double cs_const_get_float(const cs_value *v, int64_t i);
+
+/* ---- printer and verifier ------------------------------------------- */
+
+void cs_graph_print(const cs_graph *g, FILE *f);
+/* Checks ids in range, producers consistent, single producer per value,
+ * acyclic, every live node's inputs defined, kernel ops' dtypes. Returns
+ * CS_ERR_INTERNAL with a message naming the node on failure. */
+cs_status cs_graph_verify(const cs_graph *g);
+
+#endif /* CSTATIC_IR_H */

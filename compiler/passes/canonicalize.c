@@ -1,0 +1,116 @@
+/*
+ * Canonicalize: the graph every later pass may assume.
+ *  - Identity and Dropout (inference) are removed.
+ *  - uint8 activations become int8: q' = q − 128, zp' = zp − 128. This is
+ *    exact for QuantizeLinear (the clamp moves with the zero point) and
+ *    DequantizeLinear (q − zp is unchanged), so every integer kernel sees
+ *    int8 only. uint8 stays only at the graph boundary (a uint8 graph input
+ *    or output keeps its dtype).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_list.h"
+#include "pattern.h"
+
+static int preserves_dtype(cs_op op) {
+  switch (op) {
+    case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
+    case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_CONCAT:
+    case CS_OP_MAX_POOL: case CS_OP_PAD: case CS_OP_IDENTITY:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* A new int8 constant: the uint8 constant `v` shifted by −128. */
+static int shifted_const(cs_graph *g, int v) {
+  const cs_value *src = cs_graph_value(g, v);
+  int64_t n = cs_value_numel(src);
+  int8_t *d = malloc((size_t)(n ? n : 1));
+  if (!d) return -1;
+  for (int64_t i = 0; i < n; i++) d[i] = (int8_t)(((const uint8_t *)src->data)[i] - 128);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, src->shape, sizeof shape);
+  char *base = strdup(src->name ? src->name : "const");
+  int id = cs_add_const_named(g, base, "s8", CS_DTYPE_I8, src->rank, shape, d);
+  free(base);
+  free(d);
+  return id;
+}
+
+static cs_status to_int8(cs_graph *g) {
+  /* QuantizeLinear → uint8 internal tensors become int8. */
+  for (int i = 0; i < g->n_nodes; i++) {
+    cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_QUANTIZE_LINEAR) continue;
+    int out = n->outputs[0];
+    if (cs_graph_value(g, out)->dtype != CS_DTYPE_U8 || cs_graph_is_output(g, out)) continue;
+    if (n->n_inputs < 3 || n->inputs[2] < 0 || !cs_match_is_const(g, n->inputs[2])) continue;
+    int z = shifted_const(g, n->inputs[2]);
+    if (z < 0) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n = cs_graph_node(g, i);
+    n->inputs[2] = z;
+    cs_graph_value(g, out)->dtype = CS_DTYPE_I8;
+  }
+  /* Propagate through dtype-preserving ops and fix DequantizeLinear, in
+   * topological order so that chains are followed. */
+  int *order = malloc(sizeof(int) * (size_t)(g->n_nodes ? g->n_nodes : 1));
+  if (!order) return cs_error(CS_ERR_NOMEM, "out of memory");
+  int count = cs_graph_topo_order(g, order);
+  for (int k = 0; k < count; k++) {
+    cs_node *n = cs_graph_node(g, order[k]);
+    if (n->dead) continue;
+    if (preserves_dtype(n->op) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
+        cs_graph_value(g, n->inputs[0])->dtype == CS_DTYPE_I8) {
+      for (int o = 0; o < n->n_outputs; o++) {
+        cs_value *v = cs_graph_value(g, n->outputs[o]);
+        if (v->dtype == CS_DTYPE_U8) v->dtype = CS_DTYPE_I8;
+      }
+    }
+    if (n->op != CS_OP_DEQUANTIZE_LINEAR) continue;
+    int x = n->inputs[0];
+    int has_zp = n->n_inputs >= 3 && n->inputs[2] >= 0;
+    if (cs_graph_value(g, x)->dtype == CS_DTYPE_U8 && cs_match_is_const(g, x)) {
+      int nx = shifted_const(g, x);
+      if (nx < 0) { free(order); return cs_error(CS_ERR_NOMEM, "out of memory"); }
+      n = cs_graph_node(g, order[k]);
+      n->inputs[0] = nx;
+      x = nx;
+    }
+    if (cs_graph_value(g, x)->dtype == CS_DTYPE_I8 && has_zp &&
+        cs_graph_value(g, n->inputs[2])->dtype == CS_DTYPE_U8 && cs_match_is_const(g, n->inputs[2])) {
+      int z = shifted_const(g, n->inputs[2]);
+      if (z < 0) { free(order); return cs_error(CS_ERR_NOMEM, "out of memory"); }
+      n = cs_graph_node(g, order[k]);
+      n->inputs[2] = z;
+    }
+  }
+  free(order);
+  return CS_OK;
+}
+
+cs_status pass_canonicalize(cs_graph *g, const cs_target *t) {
+  (void)t;
+  for (int i = 0; i < g->n_nodes; i++) {
+    cs_node *n = cs_graph_node(g, i);
+    if (n->dead || (n->op != CS_OP_IDENTITY && n->op != CS_OP_DROPOUT)) continue;
+    int in = n->inputs[0], out = n->outputs[0];
+    /* Dropout's optional mask output must be unused. */
+    if (n->op == CS_OP_DROPOUT && n->n_outputs > 1 && n->outputs[1] >= 0) {
+      int c;
+      if (cs_graph_consumers(g, n->outputs[1], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[1]))
+        return cs_error(CS_ERR_UNSUPPORTED, "node '%s': Dropout mask output is used (inference has no mask)", n->name);
+    }
+    cs_graph_remove_node(g, i);
+    cs_graph_replace_uses(g, out, in);
+  }
+  return to_int8(g);
+}
+
+cs_status pass_dce(cs_graph *g, const cs_target *t) {
+  (void)t;
+  cs_graph_dce(g);
+  return CS_OK;
+}

@@ -1,0 +1,164 @@
+/*
+ * EliminateQDQTransparent — data-movement ops run on the integers:
+ *
+ *   op( DQ(x:i8) ) → DQ( op(x) )      op ∈ {Reshape, Flatten, Transpose,
+ *                                      Squeeze, Unsqueeze, Slice, Split,
+ *                                      MaxPool, Concat (equal params)}
+ *   Q( Concat( DQ(x0), DQ(x1), … ) ) → Concat( x0', x1', … )
+ *        xi' = xi, or k_lut_i8 rescaling xi to the Q's parameters
+ *
+ * Exact: these ops only move (or, for MaxPool, select) values, and Q∘DQ is
+ * monotonic. The dequantize sinks below the op, where EliminateQDQRoundTrip
+ * or a later fusion meets it. The Concat form is ONNX Runtime's
+ * QLinearConcat (memcpy when the parameters match, a table otherwise).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+static int is_movement(cs_op op) {
+  switch (op) {
+    case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
+    case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_MAX_POOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* Replace output o of node id by a new int8 value and re-create the float
+ * output with a DQ (scale/zp value ids of the original DQ). */
+static void sink_outputs(cs_graph *g, int id, int scale, int zp) {
+  int n_out = cs_graph_node(g, id)->n_outputs;
+  for (int o = 0; o < n_out; o++) {
+    int fout = cs_graph_node(g, id)->outputs[o];
+    if (fout < 0) continue;
+    const cs_value *fv = cs_graph_value(g, fout);
+    int64_t shape[CS_MAX_RANK];
+    memcpy(shape, fv->shape, sizeof shape);
+    char name[512];
+    snprintf(name, sizeof name, "%s.q", fv->name ? fv->name : "t");
+    int iv = cs_graph_add_value(g, name, CS_DTYPE_I8, fv->rank, shape);
+    cs_graph_node(g, id)->outputs[o] = iv;
+    cs_graph_value(g, iv)->producer = id;
+    int dq_in[3] = {iv, scale, zp};
+    char dname[600];
+    snprintf(dname, sizeof dname, "%s.dq", name);
+    cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, dname, cs_graph_node(g, id)->name, zp >= 0 ? 3 : 2,
+                      dq_in, 1, &fout);
+  }
+}
+
+static int sink_single(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (n->op == CS_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] >= 0) {
+    int c;
+    if (cs_graph_consumers(g, n->outputs[1], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[1])) return 0;
+  }
+  int dq = cs_match_dq_i8(g, n->inputs[0]);
+  cs_qparams qp;
+  if (!cs_match_dq_params(g, dq, &qp)) return 0;
+  cs_qparams_free(&qp);
+  const cs_node *d = cs_graph_node(g, dq);
+  int scale = d->inputs[1], zp = d->n_inputs > 2 ? d->inputs[2] : -1;
+  cs_graph_node(g, id)->inputs[0] = d->inputs[0];
+  sink_outputs(g, id, scale, zp);
+  return 1;
+}
+
+static int concat_equal_params(cs_graph *g, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  cs_qparams first;
+  int dq0 = cs_match_dq_i8(g, n->inputs[0]);
+  if (!cs_match_dq_params(g, dq0, &first)) return 0;
+  int ok = 1;
+  for (int i = 1; i < n->n_inputs && ok; i++) {
+    cs_qparams qp;
+    int dq = cs_match_dq_i8(g, n->inputs[i]);
+    if (!cs_match_dq_params(g, dq, &qp)) { ok = 0; break; }
+    ok = cs_qparams_equal(&first, &qp);
+    cs_qparams_free(&qp);
+  }
+  cs_qparams_free(&first);
+  if (!ok) return 0;
+  const cs_node *d0 = cs_graph_node(g, dq0);
+  int scale = d0->inputs[1], zp = d0->n_inputs > 2 ? d0->inputs[2] : -1;
+  int n_in = n->n_inputs;
+  for (int i = 0; i < n_in; i++) {
+    int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
+    cs_graph_node(g, id)->inputs[i] = cs_graph_node(g, dq)->inputs[0];
+  }
+  sink_outputs(g, id, scale, zp);
+  return 1;
+}
+
+/* QLinearConcat: Q(Concat(DQ(xi)…)) with differing parameters. */
+static int concat_requant(cs_graph *g, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  int n_in = n->n_inputs;
+  for (int i = 0; i < n_in; i++) {
+    cs_qparams qp;
+    if (!cs_match_dq_params(g, cs_match_dq_i8(g, n->inputs[i]), &qp)) return 0;
+    cs_qparams_free(&qp);
+  }
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) return 0;
+  int *ins = malloc(sizeof(int) * (size_t)n_in);
+  if (!ins) { cs_qparams_free(&tail.out); return 0; }
+  for (int i = 0; i < n_in; i++) {
+    int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
+    int x_int = cs_graph_node(g, dq)->inputs[0];
+    cs_qparams qp;
+    cs_match_dq_params(g, dq, &qp);
+    if (cs_qparams_equal(&qp, &tail.out)) {
+      ins[i] = x_int;
+    } else {
+      char base[512];
+      snprintf(base, sizeof base, "%s.in%d", cs_graph_node(g, id)->name, i);
+      int lut = cs_lut_const(g, base, NULL, NULL, &qp, &tail.out);
+      const cs_value *xv = cs_graph_value(g, x_int);
+      int64_t shape[CS_MAX_RANK];
+      memcpy(shape, xv->shape, sizeof shape);
+      int rv = cs_graph_add_value(g, base, CS_DTYPE_I8, xv->rank, shape);
+      int lin[2] = {lut, x_int};
+      int k = cs_add_kernel(g, CS_OP_K_LUT_I8, cs_graph_node(g, id)->name, 2, lin, rv);
+      cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
+      cs_value_set_quant(cs_graph_value(g, rv), -1, 1, tail.out.scale, tail.out.zps);
+      ins[i] = rv;
+    }
+    cs_qparams_free(&qp);
+  }
+  /* The Concat now produces the Q's output directly. */
+  cs_node *c = cs_graph_node(g, id);
+  for (int i = 0; i < n_in; i++) c->inputs[i] = ins[i];
+  free(ins);
+  int qout = cs_graph_node(g, tail.q)->outputs[0];
+  int fout = c->outputs[0];
+  cs_graph_remove_node(g, tail.q);
+  c = cs_graph_node(g, id);
+  c->outputs[0] = qout;
+  cs_graph_value(g, qout)->producer = id;
+  cs_graph_value(g, fout)->producer = -1;
+  cs_value_set_quant(cs_graph_value(g, qout), -1, 1, tail.out.scale, tail.out.zps);
+  cs_qparams_free(&tail.out);
+  return 1;
+}
+
+cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int changed = 1;
+  while (changed) {
+    changed = 0;
+    int count = g->n_nodes;
+    for (int i = 0; i < count; i++) {
+      const cs_node *n = cs_graph_node(g, i);
+      if (n->dead || n->n_inputs < 1 || n->inputs[0] < 0) continue;
+      if (is_movement(n->op)) changed |= sink_single(g, i);
+      else if (n->op == CS_OP_CONCAT) changed |= concat_equal_params(g, i) || concat_requant(g, i);
+    }
+  }
+  return CS_OK;
+}

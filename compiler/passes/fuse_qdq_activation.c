@@ -1,0 +1,44 @@
+/*
+ * FuseQDQToActivationLUT — an 8-bit activation between a dequantize and a
+ * quantize is one 256-entry table, computed at compile time:
+ *
+ *   Q( f( DQ(x:i8) ) ) : i8   → k_lut_i8(lut, x)
+ *   f ∈ {Relu, Clip, Sigmoid, HardSigmoid, HardSwish}
+ *
+ * lut[q] = Q_y(f(DQ_x(q))) with f in float32 — the same values the float
+ * path DQ → f → Q produces (and ONNX Runtime's QLinear lookup tables).
+ */
+#include <string.h>
+
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+#include "unary_fns.h"
+
+cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead) continue;
+    float args[2] = {0, 0};
+    cs_unary_fn f = cs_unary_fn_of(g, n, args);
+    if (!f) continue;
+    int xdq = cs_match_dq_i8(g, n->inputs[0]);
+    cs_qparams xq;
+    if (!cs_match_dq_params(g, xdq, &xq)) continue;
+    cs_qdq_tail tail;
+    if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); continue; }
+    char base[256];
+    snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
+    int lut = cs_lut_const(g, base, f, args, &xq, &tail.out);
+    int x_int = cs_graph_node(g, xdq)->inputs[0];
+    int inputs[2] = {lut, x_int};
+    int chain[1] = {i};
+    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_LUT_I8, 2, inputs);
+    cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
+    cs_qparams_free(&xq);
+    cs_qparams_free(&tail.out);
+  }
+  return CS_OK;
+}

@@ -1,0 +1,124 @@
+/*
+ * FuseQDQToAvgPool — quantized average pooling, as ONNX Runtime's
+ * QLinearGlobalAveragePool / QLinearAveragePool:
+ *
+ *   Q( GlobalAveragePool( DQ(x:i8) ) )  → k_global_avgpool_i8(rq, x)
+ *   Q( AveragePool( DQ(x:i8) ) )        → k_global_avgpool_i8 when the
+ *        window covers the whole unpadded input, else k_avgpool_i8(rq, x)
+ *
+ * Global: acc = Σx − zx·HW, multiplier fl(xs / fl(ys·HW)).
+ * Windowed (Q31 form): one multiplier per possible tap count.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geometry.h"
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+static int add_global(cs_graph *g, const cs_target *t, int id, int x_int, const cs_qparams *xq,
+                      const cs_qdq_tail *tail) {
+  const cs_value *x = cs_graph_value(g, x_int);
+  int32_t hw = (int32_t)(x->shape[2] * x->shape[3]);
+  int32_t nc = (int32_t)(x->shape[0] * x->shape[1]);
+  float ys = tail->out.scale[0];
+  double exact = (double)xq->scale[0] / ((double)ys * hw);
+  float ort = xq->scale[0] / (ys * (float)hw);
+  char base[256];
+  snprintf(base, sizeof base, "%s", cs_graph_node(g, id)->name);
+  tidsp_gap_i8_params p;
+  memset(&p, 0, sizeof p);
+  int rq = cs_requant_blob(g, base, t, 1, &exact, &ort, &p.rq);
+  if (rq < 0) { cs_error_clear(); return 0; }
+  p.nc = nc;
+  p.hw = hw;
+  p.x_zp = xq->zp[0];
+  p.rq.out_zp = tail->out.zp[0];
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, &p.rq.out_min, &p.rq.out_max);
+  int inputs[2] = {rq, x_int};
+  int chain[1] = {id};
+  int k = cs_replace_chain(g, chain, 1, tail, CS_OP_K_GAP_I8, 2, inputs);
+  cs_graph_node(g, k)->k.gap = p;
+  return 1;
+}
+
+static int add_windowed(cs_graph *g, const cs_target *t, int id, int x_int, const cs_qparams *xq,
+                        const cs_qdq_tail *tail, const cs_window2d *w) {
+  const cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, x_int);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  tidsp_avgpool_i8_params p;
+  memset(&p, 0, sizeof p);
+  tidsp_pool2d_params *pp = &p.pool;
+  pp->n = (int32_t)x->shape[0]; pp->c = (int32_t)x->shape[1];
+  pp->h_in = (int32_t)x->shape[2]; pp->w_in = (int32_t)x->shape[3];
+  pp->h_out = (int32_t)y->shape[2]; pp->w_out = (int32_t)y->shape[3];
+  pp->k_h = w->k_h; pp->k_w = w->k_w;
+  pp->stride_h = w->stride_h; pp->stride_w = w->stride_w;
+  pp->dil_h = w->dil_h; pp->dil_w = w->dil_w;
+  pp->pad_top = w->pad_top; pp->pad_left = w->pad_left;
+  pp->pad_bottom = w->pad_bottom; pp->pad_right = w->pad_right;
+  pp->count_include_pad = (int32_t)cs_node_attr_int(n, "count_include_pad", 0);
+  p.x_scale = xq->scale[0];
+  p.y_scale = tail->out.scale[0];
+  p.x_zp = xq->zp[0];
+  p.y_zp = tail->out.zp[0];
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, &p.y_min, &p.y_max);
+  int rq = -1;
+  char base[256];
+  snprintf(base, sizeof base, "%s", n->name);
+  if (t->requant == CS_REQUANT_Q31) {
+    p.kind = TIDSP_REQUANT_Q31;
+    int taps = w->k_h * w->k_w;
+    int32_t *blob = malloc(sizeof(int32_t) * 2 * (size_t)taps);
+    if (!blob) return 0;
+    for (int c = 1; c <= taps; c++) {
+      double m = (double)p.x_scale / ((double)p.y_scale * c);
+      if (cs_q31_from_double(m, &blob[c - 1], &blob[taps + c - 1]) != CS_OK) { cs_error_clear(); free(blob); return 0; }
+    }
+    int64_t shape[1] = {2 * taps};
+    rq = cs_add_const_named(g, base, "rq", CS_DTYPE_I32, 1, shape, blob);
+    free(blob);
+  } else {
+    p.kind = TIDSP_REQUANT_FLOAT;
+  }
+  int inputs[2] = {rq, x_int};
+  int chain[1] = {id};
+  int k = cs_replace_chain(g, chain, 1, tail, CS_OP_K_AVGPOOL_I8, 2, inputs);
+  cs_graph_node(g, k)->k.avgpool = p;
+  return 1;
+}
+
+cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t) {
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || (n->op != CS_OP_GLOBAL_AVERAGE_POOL && n->op != CS_OP_AVERAGE_POOL)) continue;
+    int xdq = cs_match_dq_i8(g, n->inputs[0]);
+    cs_qparams xq;
+    if (!cs_match_dq_params(g, xdq, &xq)) continue;
+    int x_int = cs_graph_node(g, xdq)->inputs[0];
+    if (cs_graph_value(g, x_int)->rank != 4) { cs_qparams_free(&xq); continue; }
+    cs_qdq_tail tail;
+    if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); continue; }
+    if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
+      add_global(g, t, i, x_int, &xq, &tail);
+    } else {
+      cs_window2d w;
+      const cs_value *x = cs_graph_value(g, x_int);
+      if (cs_window2d_from_node(g, n, &w) != CS_OK) {
+        cs_error_clear();
+      } else if (w.k_h == x->shape[2] && w.k_w == x->shape[3] && !w.pad_top && !w.pad_left &&
+                 !w.pad_bottom && !w.pad_right && w.dil_h == 1 && w.dil_w == 1) {
+        add_global(g, t, i, x_int, &xq, &tail);
+      } else {
+        add_windowed(g, t, i, x_int, &xq, &tail, &w);
+      }
+    }
+    cs_qparams_free(&xq);
+    cs_qparams_free(&tail.out);
+  }
+  return CS_OK;
+}

@@ -1,0 +1,113 @@
+/*
+ * FuseQDQToInt8Binary — quantized elementwise Add and Mul (residual adds,
+ * squeeze-excitation scales):
+ *
+ *   Q( [Relu|Clip]( Add( DQ(a:i8), DQ(b:i8) ) ) )  → k_add_i8(a, b)
+ *   Q( [Relu|Clip]( Mul( DQ(a:i8), DQ(b:i8) ) ) )  → k_mul_i8(a, b)
+ *
+ * Constants folded as ONNX Runtime's QLinearAdd/QLinearMul (x86), which
+ * work on uint8 values (see kernels.h, "The uint8 domain"):
+ *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fl(fl(ra·za) + fl(rb·zb)))
+ *        with za, zb, zy the uint8 zero points (int8 zp + 128)
+ *   mul: r = fl(fl(as·bs) / ys)
+ * Q31: add uses a common shift of 20 with M = round(s_in/ys · 2^20)
+ * (integer-only), mul the Q31 form of as·bs/ys.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+enum { ADD_Q31_SHIFT = 20 };
+
+static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  if (n->n_inputs != 2) return CS_OK;
+  int adq = cs_match_dq_i8(g, n->inputs[0]);
+  int bdq = cs_match_dq_i8(g, n->inputs[1]);
+  cs_qparams aq, bq;
+  if (!cs_match_dq_params(g, adq, &aq)) return CS_OK;
+  if (!cs_match_dq_params(g, bdq, &bq)) { cs_qparams_free(&aq); return CS_OK; }
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail(g, n->outputs[0], 1, &tail)) {
+    cs_qparams_free(&aq); cs_qparams_free(&bq);
+    return CS_OK;
+  }
+  int a_int = cs_graph_node(g, adq)->inputs[0];
+  int b_int = cs_graph_node(g, bdq)->inputs[0];
+  tidsp_broadcast bc;
+  cs_status st = CS_OK;
+  if (!cs_broadcast_init(cs_graph_value(g, a_int), cs_graph_value(g, b_int),
+                         cs_graph_value(g, n->outputs[0]), &bc))
+    goto done;
+  float as = aq.scale[0], bs = bq.scale[0], ys = tail.out.scale[0];
+  int32_t ymin, ymax;
+  cs_output_clamp(&tail.out, tail.lo, tail.hi, &ymin, &ymax);
+  int chain[1] = {id};
+  int inputs[2] = {a_int, b_int};
+  if (n->op == CS_OP_ADD) {
+    tidsp_add_i8_params p;
+    memset(&p, 0, sizeof p);
+    p.bc = bc;
+    p.a_zp = aq.zp[0];
+    p.b_zp = bq.zp[0];
+    p.y_zp = tail.out.zp[0];
+    p.y_min = ymin;
+    p.y_max = ymax;
+    if (t->requant == CS_REQUANT_Q31) {
+      double ma = (double)as / ys * (1 << ADD_Q31_SHIFT), mb = (double)bs / ys * (1 << ADD_Q31_SHIFT);
+      if (!(ma < 2147483647.0 && mb < 2147483647.0)) goto done;
+      p.kind = TIDSP_REQUANT_Q31;
+      p.a_mult = (int32_t)llround(ma);
+      p.b_mult = (int32_t)llround(mb);
+      p.shift = ADD_Q31_SHIFT;
+    } else {
+      p.kind = TIDSP_REQUANT_FLOAT;
+      p.ra = as / ys;
+      p.rb = bs / ys;
+      float za = (float)(p.a_zp + 128), zb = (float)(p.b_zp + 128), zy = (float)(p.y_zp + 128);
+      float sum = p.ra * za;
+      sum = sum + p.rb * zb;
+      p.f = zy - sum;
+    }
+    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
+    cs_graph_node(g, k)->k.add = p;
+  } else {
+    tidsp_mul_i8_params p;
+    memset(&p, 0, sizeof p);
+    p.bc = bc;
+    p.a_zp = aq.zp[0];
+    p.b_zp = bq.zp[0];
+    p.y_zp = tail.out.zp[0];
+    p.y_min = ymin;
+    p.y_max = ymax;
+    if (t->requant == CS_REQUANT_Q31) {
+      p.kind = TIDSP_REQUANT_Q31;
+      if (cs_q31_from_double((double)as * bs / ys, &p.mult, &p.shift) != CS_OK) { cs_error_clear(); goto done; }
+    } else {
+      p.kind = TIDSP_REQUANT_FLOAT;
+      p.r = (as * bs) / ys;
+    }
+    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
+    cs_graph_node(g, k)->k.mul = p;
+  }
+done:
+  cs_qparams_free(&aq);
+  cs_qparams_free(&bq);
+  cs_qparams_free(&tail.out);
+  return st;
+}
+
+cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t) {
+  int n = g->n_nodes;
+  for (int i = 0; i < n; i++) {
+    const cs_node *node = cs_graph_node(g, i);
+    if (node->dead || (node->op != CS_OP_ADD && node->op != CS_OP_MUL)) continue;
+    cs_status st = fuse_one(g, t, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

@@ -1,0 +1,163 @@
+/*
+ * FuseQDQToInt8Conv2D — the generic int8 convolution:
+ *
+ *   Q( [Relu|Clip]( Conv( DQ(x:i8), DQ(w:i8 const), [DQ(b:i32 const) | b:f32 const] ) ) )
+ *     → k_conv2d_i8(x, w, bias_i32, rq)
+ *
+ * Folded at compile time, as ONNX Runtime's QLinearConv does:
+ *   multiplier[c] = fl(fl(xs · ws[c]) / ys)        (FLOAT form)
+ *                 = xs · ws[c] / ys in double      (Q31 form)
+ *   bias: the int32 data of the bias DQ (its scale is ignored, as ORT
+ *   does), or a float bias quantized as rne(fl(b / fl(xs · ws[c]))).
+ *   A fused Relu/Clip narrows the output clamp (exact: Q is monotonic).
+ * Declines (the graph stays as it was): non-constant weights or scales,
+ * weight zero points that differ per channel, per-axis weights on an axis
+ * other than 0, a chain that fans out.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fused_common.h"
+#include "geometry.h"
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+/* The int32 bias of a fused Conv/Gemm, or -1 with *none = 1 if absent.
+ * Returns -2 if the bias form is not foldable. */
+int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count,
+                     int channels, const char *base, int *none) {
+  *none = 0;
+  if (b < 0) { *none = 1; return -1; }
+  int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
+  int32_t *out = malloc(sizeof(int32_t) * (size_t)channels);
+  if (!out) return -2;
+  if (bdq >= 0) {
+    const cs_value *bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
+    if (!bv->data || bv->dtype != CS_DTYPE_I32 || cs_value_numel(bv) != channels) { free(out); return -2; }
+    memcpy(out, bv->data, sizeof(int32_t) * (size_t)channels);
+  } else {
+    const cs_value *bv = cs_graph_value(g, b);
+    if (!bv->data || bv->dtype != CS_DTYPE_F32 || cs_value_numel(bv) != channels) { free(out); return -2; }
+    for (int c = 0; c < channels; c++) {
+      float s = xs * ws[ws_count > 1 ? c : 0];
+      float q = ((const float *)bv->data)[c] / s;
+      double r = nearbyint((double)q);
+      if (r > 2147483647.0) r = 2147483647.0;
+      if (r < -2147483648.0) r = -2147483648.0;
+      out[c] = (int32_t)r;
+    }
+  }
+  int64_t shape[1] = {channels};
+  int id = cs_add_const_named(g, base, "bias_i32", CS_DTYPE_I32, 1, shape, out);
+  free(out);
+  return id;
+}
+
+/* Weight DQ: int8 constant, per-tensor or per-axis on `axis`, equal zero
+ * points. Fills qp; returns 1 on success. */
+int cs_match_weight_dq(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq_out) {
+  int wdq = cs_match_producer(g, w, CS_OP_DEQUANTIZE_LINEAR);
+  if (wdq < 0) return 0;
+  const cs_node *n = cs_graph_node(g, wdq);
+  const cs_value *wv = cs_graph_value(g, n->inputs[0]);
+  if (!wv->data || wv->dtype != CS_DTYPE_I8) return 0;
+  if (cs_qparams_read(g, n, qp) != CS_OK) { cs_error_clear(); return 0; }
+  if (!cs_qparams_per_tensor(qp) && qp->axis != axis) { cs_qparams_free(qp); return 0; }
+  for (int c = 1; c < qp->count; c++)
+    if (qp->zps[c] != qp->zps[0]) { cs_qparams_free(qp); return 0; }
+  *wdq_out = wdq;
+  return 1;
+}
+
+static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id, int *changed) {
+  const cs_node *conv = cs_graph_node(g, conv_id);
+  if (conv->n_inputs < 2) return CS_OK;
+  int xdq = cs_match_dq_i8(g, conv->inputs[0]);
+  cs_qparams xq, wq;
+  if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
+  int wdq = -1;
+  if (!cs_match_weight_dq(g, conv->inputs[1], 0, &wq, &wdq)) { cs_qparams_free(&xq); return CS_OK; }
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail(g, conv->outputs[0], 1, &tail)) {
+    cs_qparams_free(&xq); cs_qparams_free(&wq);
+    return CS_OK;
+  }
+  cs_window2d win;
+  cs_status st = cs_window2d_from_node(g, conv, &win);
+  if (st != CS_OK) { cs_error_clear(); goto decline; }
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]);
+  const cs_value *y = cs_graph_value(g, conv->outputs[0]);
+  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
+  int c_out = (int)y->shape[1];
+  if (wq.count != 1 && wq.count != c_out) goto decline;
+  char base[256];
+  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
+  int no_bias = 0;
+  int bias = cs_fold_bias_i32(g, conv->n_inputs > 2 ? conv->inputs[2] : -1, xq.scale[0], wq.scale, wq.count,
+                              c_out, base, &no_bias);
+  if (bias == -2) goto decline;
+  double *exact = malloc(sizeof(double) * (size_t)c_out);
+  float *ort = malloc(sizeof(float) * (size_t)c_out);
+  if (!exact || !ort) { free(exact); free(ort); st = cs_error(CS_ERR_NOMEM, "out of memory"); goto out; }
+  float ys = tail.out.scale[0];
+  for (int c = 0; c < c_out; c++) {
+    float ws = wq.scale[wq.count > 1 ? c : 0];
+    exact[c] = (double)xq.scale[0] * (double)ws / (double)ys;
+    ort[c] = (xq.scale[0] * ws) / ys;
+  }
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  int rq = cs_requant_blob(g, base, t, c_out, exact, ort, &p.rq);
+  free(exact);
+  free(ort);
+  if (rq < 0) { cs_error_clear(); goto decline; } /* no Q31 form: float path */
+  /* Re-read after the graph grew. */
+  conv = cs_graph_node(g, conv_id);
+  x = cs_graph_value(g, conv->inputs[0]);
+  y = cs_graph_value(g, conv->outputs[0]);
+  p.n = (int32_t)x->shape[0];
+  p.c_in = (int32_t)x->shape[1];
+  p.h_in = (int32_t)x->shape[2];
+  p.w_in = (int32_t)x->shape[3];
+  p.c_out = c_out;
+  p.h_out = (int32_t)y->shape[2];
+  p.w_out = (int32_t)y->shape[3];
+  p.k_h = win.k_h; p.k_w = win.k_w;
+  p.stride_h = win.stride_h; p.stride_w = win.stride_w;
+  p.dil_h = win.dil_h; p.dil_w = win.dil_w;
+  p.pad_top = win.pad_top; p.pad_left = win.pad_left;
+  p.groups = (int32_t)cs_node_attr_int(conv, "group", 1);
+  p.x_zp = xq.zp[0];
+  p.w_zp = wq.zps[0];
+  p.rq.out_zp = tail.out.zp[0];
+  cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
+  int inputs[4] = {cs_graph_node(g, xdq)->inputs[0], cs_graph_node(g, wdq)->inputs[0], no_bias ? -1 : bias, rq};
+  (void)wv;
+  int chain[1] = {conv_id};
+  int id = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_CONV2D_I8, 4, inputs);
+  cs_graph_node(g, id)->k.conv = p;
+  *changed = 1;
+  st = CS_OK;
+  goto out;
+decline:
+  st = CS_OK;
+out:
+  cs_qparams_free(&xq);
+  cs_qparams_free(&wq);
+  cs_qparams_free(&tail.out);
+  return st;
+}
+
+cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t) {
+  int n = g->n_nodes;
+  for (int i = 0; i < n; i++) {
+    const cs_node *node = cs_graph_node(g, i);
+    if (node->dead || node->op != CS_OP_CONV) continue;
+    int changed = 0;
+    cs_status st = fuse_one(g, t, i, &changed);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

@@ -1,0 +1,569 @@
+/*
+ * LegalizeOps — every ONNX op left after the fusions becomes one reference
+ * kernel call (the "DQ → float kernel → Q" path, and data movement on any
+ * dtype). Each op's lowering is one small function below; an op with no
+ * lowering is an internal error (the frontend refuses unknown ops).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "geometry.h"
+#include "pass_list.h"
+#include "pattern.h"
+#include "quant/quant.h"
+
+static cs_status unsupported(const cs_node *n, const char *why) {
+  return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): %s", n->name, cs_op_name(n->op), why);
+}
+
+/* Retarget node `id` in place as kernel `op` with the given inputs. */
+static cs_node *retarget(cs_graph *g, int id, cs_op op, int n_inputs, const int *inputs) {
+  cs_node *n = cs_graph_node(g, id);
+  int *in = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
+  if (!in) return NULL;
+  memcpy(in, inputs, sizeof(int) * (size_t)n_inputs);
+  free(n->inputs);
+  n->inputs = in;
+  n->n_inputs = n_inputs;
+  n->op = op;
+  if (!n->origin || !*n->origin) {
+    free(n->origin);
+    n->origin = strdup(n->name ? n->name : "");
+  }
+  return n;
+}
+
+static int64_t prod(const int64_t *s, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++) p *= s[i];
+  return p;
+}
+
+/* ---- quantize / dequantize ------------------------------------------ */
+
+static cs_status lower_qdq(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  cs_qparams qp;
+  cs_status st = cs_qparams_read(g, n, &qp);
+  if (st != CS_OK) return st;
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  tidsp_qdq_params p;
+  memset(&p, 0, sizeof p);
+  if (qp.axis < 0) {
+    p.outer = (int32_t)cs_value_numel(x);
+    p.channels = 1;
+    p.inner = 1;
+  } else {
+    p.outer = (int32_t)prod(x->shape, 0, qp.axis);
+    p.channels = (int32_t)x->shape[qp.axis];
+    p.inner = (int32_t)prod(x->shape, qp.axis + 1, x->rank);
+  }
+  p.dtype = cs_dtype_to_tidsp(qp.dtype);
+  if (!p.dtype || qp.dtype == CS_DTYPE_I64 || qp.dtype == CS_DTYPE_F32) {
+    cs_qparams_free(&qp);
+    return unsupported(n, "quantized dtype not supported");
+  }
+  char base[256];
+  snprintf(base, sizeof base, "%s", n->name);
+  int64_t shape[1] = {qp.count};
+  int scale = cs_add_const_named(g, base, "scale", CS_DTYPE_F32, 1, shape, qp.scale);
+  int zp = cs_add_const_named(g, base, "zero_point", CS_DTYPE_I32, 1, shape, qp.zps);
+  cs_qparams_free(&qp);
+  n = cs_graph_node(g, id);
+  int ins[3] = {scale, zp, n->inputs[0]};
+  cs_op op = n->op == CS_OP_QUANTIZE_LINEAR ? CS_OP_K_QUANTIZE : CS_OP_K_DEQUANTIZE;
+  n = retarget(g, id, op, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.qdq = p;
+  return CS_OK;
+}
+
+/* ---- float compute ---------------------------------------------------- */
+
+static int require_f32(cs_graph *g, const cs_node *n) {
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0 && cs_graph_value(g, n->inputs[i])->dtype != CS_DTYPE_F32) return 0;
+  return cs_graph_value(g, n->outputs[0])->dtype == CS_DTYPE_F32;
+}
+
+static cs_status lower_conv(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "a Conv on integers must be a complete QDQ pattern (DQ inputs, Q output)");
+  cs_window2d w;
+  cs_status st = cs_window2d_from_node(g, n, &w);
+  if (st != CS_OK) return st;
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = (int32_t)x->shape[0]; p.c_in = (int32_t)x->shape[1];
+  p.h_in = (int32_t)x->shape[2]; p.w_in = (int32_t)x->shape[3];
+  p.c_out = (int32_t)y->shape[1]; p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
+  p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
+  p.dil_h = w.dil_h; p.dil_w = w.dil_w; p.pad_top = w.pad_top; p.pad_left = w.pad_left;
+  p.groups = (int32_t)cs_node_attr_int(n, "group", 1);
+  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  n = retarget(g, id, CS_OP_K_CONV2D_F32, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.conv = p;
+  return CS_OK;
+}
+
+/* A new value holding transpose(v) as [cols][rows] of a 2-D value. */
+static int transpose_2d(cs_graph *g, int v, const char *origin) {
+  const cs_value *src = cs_graph_value(g, v);
+  int64_t shape[2] = {src->shape[1], src->shape[0]};
+  char name[512];
+  snprintf(name, sizeof name, "%s.T", src->name ? src->name : "t");
+  int out = cs_graph_add_value(g, name, src->dtype, 2, shape);
+  int k = cs_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out);
+  cs_node *n = cs_graph_node(g, k);
+  memset(&n->k.transpose, 0, sizeof n->k.transpose);
+  n->k.transpose.rank = 2;
+  n->k.transpose.in_shape[0] = (int32_t)shape[1];
+  n->k.transpose.in_shape[1] = (int32_t)shape[0];
+  n->k.transpose.perm[0] = 1;
+  n->k.transpose.perm[1] = 0;
+  n->k.transpose.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, v)->dtype);
+  return out;
+}
+
+static cs_status lower_gemm(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "a Gemm on integers must be a complete QDQ pattern");
+  if (cs_node_attr_float(n, "alpha", 1.0f) != 1.0f || cs_node_attr_float(n, "beta", 1.0f) != 1.0f)
+    return unsupported(n, "float Gemm with alpha or beta != 1");
+  int a = n->inputs[0], b = n->inputs[1];
+  int c = n->n_inputs > 2 ? n->inputs[2] : -1;
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->name);
+  if (cs_node_attr_int(n, "transA", 0)) a = transpose_2d(g, a, origin);
+  if (cs_node_attr_int(cs_graph_node(g, id), "transB", 0)) b = transpose_2d(g, b, origin);
+  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
+  int32_t M = (int32_t)av->shape[0], K = (int32_t)av->shape[1], N = (int32_t)bv->shape[1];
+  if (c >= 0 && cs_value_numel(cs_graph_value(g, c)) != N)
+    return unsupported(cs_graph_node(g, id), "float Gemm bias must have N elements");
+  int ins[3] = {a, b, c};
+  n = retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  memset(&n->k.matmul_f32, 0, sizeof n->k.matmul_f32);
+  n->k.matmul_f32.batch = 1;
+  n->k.matmul_f32.m = M;
+  n->k.matmul_f32.k = K;
+  n->k.matmul_f32.n = N;
+  return CS_OK;
+}
+
+static cs_status lower_matmul(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "a MatMul on integers must be a complete QDQ pattern");
+  const cs_value *a = cs_graph_value(g, n->inputs[0]), *b = cs_graph_value(g, n->inputs[1]);
+  if (a->rank < 2 || b->rank < 2) return unsupported(n, "MatMul with a 1-D operand");
+  int32_t M = (int32_t)a->shape[a->rank - 2], K = (int32_t)a->shape[a->rank - 1];
+  int32_t N = (int32_t)b->shape[b->rank - 1];
+  int64_t a_batch = prod(a->shape, 0, a->rank - 2), b_batch = prod(b->shape, 0, b->rank - 2);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  int64_t batch = prod(y->shape, 0, y->rank - 2);
+  if ((a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
+    return unsupported(n, "MatMul batch broadcasting other than all-or-one");
+  tidsp_matmul_f32_params p;
+  memset(&p, 0, sizeof p);
+  p.batch = (int32_t)batch;
+  p.m = M; p.k = K; p.n = N;
+  p.a_batch_stride = a_batch == 1 ? 0 : M * K;
+  p.b_batch_stride = b_batch == 1 ? 0 : K * N;
+  int ins[3] = {n->inputs[0], n->inputs[1], -1};
+  n = retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.matmul_f32 = p;
+  return CS_OK;
+}
+
+static cs_status lower_binary(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "an Add/Mul on integers must be a complete QDQ pattern");
+  tidsp_binary_f32_params p;
+  memset(&p, 0, sizeof p);
+  if (!cs_broadcast_init(cs_graph_value(g, n->inputs[0]), cs_graph_value(g, n->inputs[1]),
+                         cs_graph_value(g, n->outputs[0]), &p.bc))
+    return unsupported(n, "operand shapes do not broadcast");
+  p.op = n->op == CS_OP_ADD ? TIDSP_BINARY_ADD : TIDSP_BINARY_MUL;
+  int ins[2] = {n->inputs[0], n->inputs[1]};
+  n = retarget(g, id, CS_OP_K_BINARY_F32, 2, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.binary = p;
+  return CS_OK;
+}
+
+static int const_f32(cs_graph *g, const cs_node *n, int idx, float *out) {
+  if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1;
+  const cs_value *v = cs_graph_value(g, n->inputs[idx]);
+  if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
+  *out = ((const float *)v->data)[0];
+  return 1;
+}
+
+static cs_status lower_unary(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (cs_graph_value(g, n->inputs[0])->dtype != CS_DTYPE_F32)
+    return unsupported(n, "an activation on integers must sit between DequantizeLinear and QuantizeLinear");
+  tidsp_unary_f32_params p;
+  memset(&p, 0, sizeof p);
+  p.n = (int32_t)cs_value_numel(cs_graph_value(g, n->inputs[0]));
+  switch (n->op) {
+    case CS_OP_RELU: p.op = TIDSP_UNARY_RELU; break;
+    case CS_OP_SIGMOID: p.op = TIDSP_UNARY_SIGMOID; break;
+    case CS_OP_HARD_SWISH: p.op = TIDSP_UNARY_HARDSWISH; p.alpha = 1.0f / 6.0f; p.beta = 0.5f; break;
+    case CS_OP_HARD_SIGMOID:
+      p.op = TIDSP_UNARY_HARDSIGMOID;
+      p.alpha = cs_node_attr_float(n, "alpha", 0.2f);
+      p.beta = cs_node_attr_float(n, "beta", 0.5f);
+      break;
+    default: /* Clip */
+      p.op = TIDSP_UNARY_CLIP;
+      p.lo = cs_node_attr_float(n, "min", -INFINITY);
+      p.hi = cs_node_attr_float(n, "max", INFINITY);
+      if (!const_f32(g, n, 1, &p.lo) || !const_f32(g, n, 2, &p.hi))
+        return unsupported(n, "Clip min/max must be scalar float constants");
+      break;
+  }
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_UNARY_F32, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.unary = p;
+  return CS_OK;
+}
+
+static cs_status lower_pool(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  cs_dtype dt = cs_graph_value(g, n->inputs[0])->dtype;
+  if (n->op == CS_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] >= 0) {
+    int c;
+    if (cs_graph_consumers(g, n->outputs[1], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[1]))
+      return unsupported(n, "MaxPool Indices output is not supported");
+  }
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
+    if (dt != CS_DTYPE_F32) return unsupported(n, "GlobalAveragePool on integers must be a QDQ pattern");
+    if (x->rank < 3) return unsupported(n, "GlobalAveragePool needs a rank >= 3 input");
+    tidsp_gap_f32_params p = {(int32_t)(x->shape[0] * x->shape[1]), (int32_t)prod(x->shape, 2, x->rank)};
+    int ins[1] = {n->inputs[0]};
+    n = retarget(g, id, CS_OP_K_GAP_F32, 1, ins);
+    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->k.gap_f32 = p;
+    return CS_OK;
+  }
+  cs_window2d w;
+  cs_status st = cs_window2d_from_node(g, n, &w);
+  if (st != CS_OK) return st;
+  tidsp_pool2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = (int32_t)x->shape[0]; p.c = (int32_t)x->shape[1];
+  p.h_in = (int32_t)x->shape[2]; p.w_in = (int32_t)x->shape[3];
+  p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
+  p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
+  p.dil_h = w.dil_h; p.dil_w = w.dil_w;
+  p.pad_top = w.pad_top; p.pad_left = w.pad_left; p.pad_bottom = w.pad_bottom; p.pad_right = w.pad_right;
+  p.count_include_pad = (int32_t)cs_node_attr_int(n, "count_include_pad", 0);
+  cs_op op;
+  if (n->op == CS_OP_MAX_POOL) {
+    if (dt == CS_DTYPE_I8) op = CS_OP_K_MAXPOOL_I8;
+    else if (dt == CS_DTYPE_F32) op = CS_OP_K_MAXPOOL_F32;
+    else return unsupported(n, "MaxPool supports float32 and int8");
+  } else {
+    if (dt != CS_DTYPE_F32) return unsupported(n, "AveragePool on integers must be a QDQ pattern");
+    op = CS_OP_K_AVGPOOL_F32;
+  }
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, op, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  if (n->n_outputs > 1 && n->outputs[1] >= 0) cs_graph_value(g, n->outputs[1])->producer = -1;
+  n->n_outputs = 1;
+  n->k.pool = p;
+  return CS_OK;
+}
+
+static cs_status lower_reduce_mean(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  if (x->dtype != CS_DTYPE_F32) return unsupported(n, "ReduceMean on integers must sit between DQ and Q");
+  tidsp_reduce_params p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  for (int d = 0; d < x->rank; d++) p.in_shape[d] = (int32_t)x->shape[d];
+  int cnt = 0;
+  const int64_t *axes = cs_node_attr_ints(n, "axes", &cnt);
+  int64_t axes_buf[CS_MAX_RANK];
+  if (!axes && n->n_inputs > 1 && n->inputs[1] >= 0) {
+    const cs_value *av = cs_graph_value(g, n->inputs[1]);
+    if (!av->data) return unsupported(n, "ReduceMean axes must be a constant");
+    cnt = (int)cs_value_numel(av);
+    if (cnt > CS_MAX_RANK) return unsupported(n, "too many axes");
+    for (int i = 0; i < cnt; i++) axes_buf[i] = cs_const_get_int(av, i);
+    axes = axes_buf;
+  }
+  if (!axes || cnt == 0) {
+    if (cs_node_attr_int(n, "noop_with_empty_axes", 0)) {
+      p.reduce_mask = 0;
+    } else {
+      p.reduce_mask = (1 << x->rank) - 1;
+    }
+  } else {
+    for (int i = 0; i < cnt; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+      if (a < 0 || a >= x->rank) return unsupported(n, "axis out of range");
+      p.reduce_mask |= 1 << a;
+    }
+  }
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_REDUCE_MEAN_F32, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.reduce = p;
+  return CS_OK;
+}
+
+static cs_status lower_softmax(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  if (x->dtype != CS_DTYPE_F32) return unsupported(n, "Softmax on integers must sit between DQ and Q");
+  int64_t axis = cs_node_attr_int(n, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return unsupported(n, "axis out of range");
+  tidsp_softmax_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)x->shape[axis],
+                            (int32_t)prod(x->shape, (int)axis + 1, x->rank)};
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_SOFTMAX_F32, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.softmax = p;
+  return CS_OK;
+}
+
+/* ---- data movement (any dtype) ---------------------------------------- */
+
+static cs_status lower_copy(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_COPY, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.copy_bytes = bytes;
+  return CS_OK;
+}
+
+static cs_status lower_transpose(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  tidsp_transpose_params p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  p.elem_size = (int32_t)cs_dtype_size(x->dtype);
+  int cnt = 0;
+  const int64_t *perm = cs_node_attr_ints(n, "perm", &cnt);
+  for (int d = 0; d < x->rank; d++) {
+    p.in_shape[d] = (int32_t)x->shape[d];
+    p.perm[d] = perm ? (int32_t)perm[d] : x->rank - 1 - d;
+  }
+  if (perm && cnt != x->rank) return unsupported(n, "perm length differs from the rank");
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_TRANSPOSE, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.transpose = p;
+  return CS_OK;
+}
+
+static cs_status const_ints(cs_graph *g, const cs_node *n, int idx, int64_t *out, int *count, int max) {
+  *count = 0;
+  if (n->n_inputs <= idx || n->inputs[idx] < 0) return CS_OK;
+  const cs_value *v = cs_graph_value(g, n->inputs[idx]);
+  if (!v->data) return unsupported(n, "slice parameters must be constants");
+  int64_t c = cs_value_numel(v);
+  if (c > max) return unsupported(n, "too many slice axes");
+  for (int64_t i = 0; i < c; i++) out[i] = cs_const_get_int(v, i);
+  *count = (int)c;
+  return CS_OK;
+}
+
+static void slice_init(tidsp_slice_params *p, const cs_value *x, const cs_value *y) {
+  memset(p, 0, sizeof *p);
+  p->rank = x->rank;
+  p->elem_size = (int32_t)cs_dtype_size(x->dtype);
+  for (int d = 0; d < x->rank; d++) {
+    p->in_shape[d] = (int32_t)x->shape[d];
+    p->out_shape[d] = (int32_t)y->shape[d];
+    p->step[d] = 1;
+  }
+}
+
+static cs_status lower_slice(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  int64_t starts[CS_MAX_RANK], ends[CS_MAX_RANK], axes[CS_MAX_RANK], steps[CS_MAX_RANK];
+  int ns, ne, na, nst;
+  cs_status st;
+  if ((st = const_ints(g, n, 1, starts, &ns, CS_MAX_RANK)) != CS_OK) return st;
+  if ((st = const_ints(g, n, 2, ends, &ne, CS_MAX_RANK)) != CS_OK) return st;
+  if ((st = const_ints(g, n, 3, axes, &na, CS_MAX_RANK)) != CS_OK) return st;
+  if ((st = const_ints(g, n, 4, steps, &nst, CS_MAX_RANK)) != CS_OK) return st;
+  if (ns != ne || (na && na != ns) || (nst && nst != ns)) return unsupported(n, "slice parameter lengths differ");
+  tidsp_slice_params p;
+  slice_init(&p, x, y);
+  for (int i = 0; i < ns; i++) {
+    int64_t a = na ? axes[i] : i;
+    if (a < 0) a += x->rank;
+    if (a < 0 || a >= x->rank) return unsupported(n, "slice axis out of range");
+    int64_t dim = x->shape[a], step = nst ? steps[i] : 1;
+    if (step == 0) return unsupported(n, "slice step 0");
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    if (step > 0) s = s < 0 ? 0 : (s > dim ? dim : s);
+    else s = s < 0 ? 0 : (s > dim - 1 ? dim - 1 : s);
+    p.start[a] = (int32_t)s;
+    p.step[a] = (int32_t)step;
+  }
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_SLICE, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.slice = p;
+  return CS_OK;
+}
+
+static cs_status lower_split(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  int64_t axis = cs_node_attr_int(n, "axis", 0);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return unsupported(n, "split axis out of range");
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->name);
+  int xin = n->inputs[0];
+  int n_out = n->n_outputs;
+  int *outs = malloc(sizeof(int) * (size_t)n_out);
+  if (!outs) return cs_error(CS_ERR_NOMEM, "out of memory");
+  memcpy(outs, n->outputs, sizeof(int) * (size_t)n_out);
+  cs_graph_remove_node(g, id);
+  int64_t offset = 0;
+  for (int o = 0; o < n_out; o++) {
+    if (outs[o] < 0) continue;
+    const cs_value *y = cs_graph_value(g, outs[o]);
+    tidsp_slice_params p;
+    slice_init(&p, cs_graph_value(g, xin), y);
+    p.start[axis] = (int32_t)offset;
+    offset += y->shape[axis];
+    int k = cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &xin, outs[o]);
+    cs_graph_node(g, k)->k.slice = p;
+  }
+  free(outs);
+  return CS_OK;
+}
+
+static cs_status lower_concat(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  int64_t axis = cs_node_attr_int(n, "axis", 0);
+  if (axis < 0) axis += y->rank;
+  if (axis < 0 || axis >= y->rank) return unsupported(n, "concat axis out of range");
+  int64_t *lens = malloc(sizeof(int64_t) * (size_t)n->n_inputs);
+  if (!lens) return cs_error(CS_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n->n_inputs; i++) {
+    const cs_value *x = cs_graph_value(g, n->inputs[i]);
+    if (x->dtype != y->dtype) { free(lens); return unsupported(n, "inputs of different dtypes"); }
+    lens[i] = x->shape[axis];
+  }
+  tidsp_concat_params p;
+  memset(&p, 0, sizeof p);
+  p.n_inputs = n->n_inputs;
+  p.outer = (int32_t)prod(y->shape, 0, (int)axis);
+  p.inner_bytes = (int32_t)(prod(y->shape, (int)axis + 1, y->rank) * (int64_t)cs_dtype_size(y->dtype));
+  n->op = CS_OP_K_CONCAT;
+  if (!n->origin || !*n->origin) { free(n->origin); n->origin = strdup(n->name); }
+  cs_node_set_attr_ints(n, "axis_len", n->n_inputs, lens);
+  free(lens);
+  n->k.concat = p;
+  return CS_OK;
+}
+
+static cs_status lower_pad(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  tidsp_pad_params p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  p.elem_size = (int32_t)cs_dtype_size(x->dtype);
+  for (int d = 0; d < x->rank; d++) p.in_shape[d] = (int32_t)x->shape[d];
+  const cs_attr *m = cs_node_attr(n, "mode");
+  const char *mode = m && m->s ? m->s : "constant";
+  if (!strcmp(mode, "constant")) p.mode = TIDSP_PAD_CONSTANT;
+  else if (!strcmp(mode, "edge")) p.mode = TIDSP_PAD_EDGE;
+  else if (!strcmp(mode, "reflect")) p.mode = TIDSP_PAD_REFLECT;
+  else return unsupported(n, "pad mode must be constant, edge or reflect");
+  int64_t pads[2 * CS_MAX_RANK], axes[CS_MAX_RANK];
+  int np = 0, na = 0;
+  cs_status st;
+  int cnt = 0;
+  const int64_t *pattr = cs_node_attr_ints(n, "pads", &cnt);
+  if (pattr) {
+    np = cnt;
+    for (int i = 0; i < cnt && i < 2 * CS_MAX_RANK; i++) pads[i] = pattr[i];
+  } else if ((st = const_ints(g, n, 1, pads, &np, 2 * CS_MAX_RANK)) != CS_OK) {
+    return st;
+  }
+  if ((st = const_ints(g, n, 3, axes, &na, CS_MAX_RANK)) != CS_OK) return st;
+  if (!na) {
+    na = x->rank;
+    for (int d = 0; d < na; d++) axes[d] = d;
+  }
+  if (np != 2 * na) return unsupported(n, "pads length must be twice the number of axes");
+  for (int i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+    if (a < 0 || a >= x->rank) return unsupported(n, "pad axis out of range");
+    if (pads[i] < 0 || pads[na + i] < 0) return unsupported(n, "negative pads are not supported");
+    p.pad_begin[a] = (int32_t)pads[i];
+    p.pad_end[a] = (int32_t)pads[na + i];
+  }
+  if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+    const cs_value *cv = cs_graph_value(g, n->inputs[2]);
+    if (!cv->data) return unsupported(n, "pad constant_value must be a constant");
+    memcpy(p.value, cv->data, cs_dtype_size(cv->dtype) <= 8 ? cs_dtype_size(cv->dtype) : 8);
+  }
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_PAD, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.pad = p;
+  return CS_OK;
+}
+
+cs_status pass_legalize(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || cs_op_is_kernel(n->op)) continue;
+    cs_status st;
+    switch (n->op) {
+      case CS_OP_QUANTIZE_LINEAR: case CS_OP_DEQUANTIZE_LINEAR: st = lower_qdq(g, i); break;
+      case CS_OP_CONV: st = lower_conv(g, i); break;
+      case CS_OP_GEMM: st = lower_gemm(g, i); break;
+      case CS_OP_MATMUL: st = lower_matmul(g, i); break;
+      case CS_OP_ADD: case CS_OP_MUL: st = lower_binary(g, i); break;
+      case CS_OP_RELU: case CS_OP_CLIP: case CS_OP_SIGMOID: case CS_OP_HARD_SIGMOID:
+      case CS_OP_HARD_SWISH: st = lower_unary(g, i); break;
+      case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
+      case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;
+      case CS_OP_SOFTMAX: st = lower_softmax(g, i); break;
+      case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_SQUEEZE: case CS_OP_UNSQUEEZE:
+      case CS_OP_IDENTITY: case CS_OP_DROPOUT: st = lower_copy(g, i); break;
+      case CS_OP_TRANSPOSE: st = lower_transpose(g, i); break;
+      case CS_OP_SLICE: st = lower_slice(g, i); break;
+      case CS_OP_SPLIT: st = lower_split(g, i); break;
+      case CS_OP_CONCAT: st = lower_concat(g, i); break;
+      case CS_OP_PAD: st = lower_pad(g, i); break;
+      default:
+        st = cs_error(CS_ERR_INTERNAL, "node '%s': no lowering for %s", n->name, cs_op_name(n->op));
+    }
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

@@ -1,0 +1,25 @@
+/*
+ * pass_list.h — the passes of the pipeline, one file each. Each has the
+ * same signature; registry.c orders them.
+ */
+#ifndef CSTATIC_PASS_LIST_H
+#define CSTATIC_PASS_LIST_H
+
+#include "ir.h"
+#include "target.h"
+
+typedef cs_status (*cs_pass_fn)(cs_graph *g, const cs_target *t);
+
+cs_status pass_canonicalize(cs_graph *g, const cs_target *t);
+cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_int8_matmul(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t);
+cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t);
+cs_status pass_dce(cs_graph *g, const cs_target *t);
+cs_status pass_legalize(cs_graph *g, const cs_target *t);
+cs_status pass_fold_constants(cs_graph *g, const cs_target *t);
+
+#endif

@@ -1,0 +1,70 @@
+#include "pattern.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cs_match_producer(cs_graph *g, int v, cs_op op) {
+  if (v < 0) return -1;
+  int p = cs_graph_value(g, v)->producer;
+  if (p < 0) return -1;
+  const cs_node *n = cs_graph_node(g, p);
+  return (!n->dead && n->op == op) ? p : -1;
+}
+
+int cs_match_single_consumer(cs_graph *g, int v) {
+  if (v < 0 || cs_graph_is_output(g, v)) return -1;
+  int c[2];
+  return cs_graph_consumers(g, v, c, 2) == 1 ? c[0] : -1;
+}
+
+int cs_match_is_const(cs_graph *g, int v) {
+  return v >= 0 && cs_graph_value(g, v)->data != NULL;
+}
+
+int cs_match_dq_i8(cs_graph *g, int v) {
+  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return -1;
+  const cs_node *n = cs_graph_node(g, dq);
+  if (cs_graph_value(g, n->inputs[0])->dtype != CS_DTYPE_I8) return -1;
+  if (!cs_match_is_const(g, n->inputs[1])) return -1;
+  if (n->n_inputs >= 3 && n->inputs[2] >= 0 && !cs_match_is_const(g, n->inputs[2])) return -1;
+  return dq;
+}
+
+char *cs_origin_join(cs_graph *g, const int *nodes, int count) {
+  size_t len = 1;
+  for (int i = 0; i < count; i++) {
+    if (nodes[i] < 0) continue;
+    const cs_node *n = cs_graph_node(g, nodes[i]);
+    const char *s = n->origin && *n->origin ? n->origin : n->name;
+    len += strlen(s ? s : "") + 2;
+  }
+  char *out = malloc(len);
+  if (!out) return NULL;
+  out[0] = '\0';
+  for (int i = 0; i < count; i++) {
+    if (nodes[i] < 0) continue;
+    const cs_node *n = cs_graph_node(g, nodes[i]);
+    const char *s = n->origin && *n->origin ? n->origin : n->name;
+    if (out[0]) strcat(out, ", ");
+    strcat(out, s ? s : "");
+  }
+  return out;
+}
+
+int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
+                  const int *inputs, int out) {
+  const char *oname = cs_graph_value(g, out)->name;
+  char name[256];
+  snprintf(name, sizeof name, "%s:%s", cs_op_name(op), oname ? oname : "");
+  return cs_graph_add_node(g, op, name, origin, n_inputs, inputs, 1, &out);
+}
+
+int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
+                       cs_dtype dtype, int rank, const int64_t *shape,
+                       const void *data) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", base ? base : "const", suffix);
+  return cs_graph_add_const(g, name, dtype, rank, shape, data);
+}

@@ -1,0 +1,35 @@
+/*
+ * pattern.h — the small matcher every fusion pass uses, so that no pass
+ * chases pointers on its own. A pattern is matched from its root (usually
+ * the QuantizeLinear at the end) upwards through producers.
+ */
+#ifndef CSTATIC_PATTERN_H
+#define CSTATIC_PATTERN_H
+
+#include "ir.h"
+
+/* The live node that produces value v if its op is `op`, else -1. */
+int cs_match_producer(cs_graph *g, int v, cs_op op);
+/* The only consumer of v (v not a graph output), else -1. */
+int cs_match_single_consumer(cs_graph *g, int v);
+/* Value v is a compile-time constant. */
+int cs_match_is_const(cs_graph *g, int v);
+/* v is produced by a DequantizeLinear with constant parameters whose input
+ * is an int8 tensor: returns the DQ node id, else -1. */
+int cs_match_dq_i8(cs_graph *g, int v);
+
+/* Origin text for a fused node: the names of the given nodes, ", "-joined
+ * (malloc'd). Nodes with id < 0 are skipped. */
+char *cs_origin_join(cs_graph *g, const int *nodes, int count);
+
+/* Add a kernel node that takes over value `out` (whose old producer must
+ * already be removed). Returns the node id. */
+int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
+                  const int *inputs, int out);
+
+/* Add a constant with a generated, readable name "<base>.<suffix>". */
+int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
+                       cs_dtype dtype, int rank, const int64_t *shape,
+                       const void *data);
+
+#endif

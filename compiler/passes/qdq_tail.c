@@ -1,0 +1,69 @@
+#include <math.h>
+#include <stdlib.h>
+
+#include "pattern.h"
+#include "qdq_tail.h"
+
+static int clip_bound(cs_graph *g, const cs_node *n, int idx, const char *attr, float dflt, float *out) {
+  if (n->n_inputs > idx && n->inputs[idx] >= 0) {
+    const cs_value *v = cs_graph_value(g, n->inputs[idx]);
+    if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
+    *out = ((const float *)v->data)[0];
+    return 1;
+  }
+  *out = cs_node_attr_float(n, attr, dflt);
+  return 1;
+}
+
+int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail) {
+  tail->act = -1;
+  tail->q = -1;
+  tail->lo = -INFINITY;
+  tail->hi = INFINITY;
+  int c = cs_match_single_consumer(g, v);
+  if (c < 0) return 0;
+  cs_node *n = cs_graph_node(g, c);
+  if (allow_act && (n->op == CS_OP_RELU || n->op == CS_OP_CLIP)) {
+    if (n->op == CS_OP_RELU) {
+      tail->lo = 0.0f;
+    } else if (!clip_bound(g, n, 1, "min", -INFINITY, &tail->lo) ||
+               !clip_bound(g, n, 2, "max", INFINITY, &tail->hi)) {
+      return 0;
+    }
+    tail->act = c;
+    c = cs_match_single_consumer(g, n->outputs[0]);
+    if (c < 0) return 0;
+    n = cs_graph_node(g, c);
+  }
+  if (n->op != CS_OP_QUANTIZE_LINEAR) return 0;
+  if (cs_graph_value(g, n->outputs[0])->dtype != CS_DTYPE_I8) return 0;
+  if (cs_qparams_read(g, n, &tail->out) != CS_OK) { cs_error_clear(); return 0; }
+  if (!cs_qparams_per_tensor(&tail->out)) { cs_qparams_free(&tail->out); return 0; }
+  tail->q = c;
+  return 1;
+}
+
+int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp) {
+  if (dq < 0) return 0;
+  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) { cs_error_clear(); return 0; }
+  if (!cs_qparams_per_tensor(qp) || qp->dtype != CS_DTYPE_I8) { cs_qparams_free(qp); return 0; }
+  return 1;
+}
+
+int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
+                     const cs_qdq_tail *tail, cs_op op, int n_inputs,
+                     const int *inputs) {
+  int all[8];
+  int k = 0;
+  for (int i = 0; i < n_nodes && k < 6; i++) all[k++] = nodes[i];
+  all[k++] = tail->act;
+  all[k++] = tail->q;
+  char *origin = cs_origin_join(g, all, k);
+  int out = cs_graph_node(g, tail->q)->outputs[0];
+  for (int i = 0; i < k; i++)
+    if (all[i] >= 0) cs_graph_remove_node(g, all[i]);
+  int id = cs_add_kernel(g, op, origin, n_inputs, inputs, out);
+  free(origin);
+  cs_value_set_quant(cs_graph_value(g, out), -1, 1, tail->out.scale, tail->out.zps);
+  return id;
+}

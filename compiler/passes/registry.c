@@ -1,0 +1,75 @@
+/*
+ * registry.c — the pipeline as data, in the order of
+ * spec/c-static-lib-backend.txt "Relax Legalization Pipeline": fusions that
+ * need the intact QDQ graph first, then QDQ elimination, legalization of
+ * what is left to reference kernels, constant folding. Target attributes
+ * switch groups on and off here, never inside a pass.
+ */
+#include <stdio.h>
+
+#include "pass_list.h"
+#include "passes.h"
+
+typedef enum cs_pass_group {
+  CS_GROUP_ALWAYS = 0,
+  CS_GROUP_MMALIB, /* only with -mmalib=1 (the offload passes) */
+} cs_pass_group;
+
+typedef struct cs_pass_entry {
+  const char *name;
+  cs_pass_fn fn;
+  cs_pass_group group;
+} cs_pass_entry;
+
+static const cs_pass_entry kPipeline[] = {
+    {"Canonicalize", pass_canonicalize, CS_GROUP_ALWAYS},
+    /* 1. [MMALIB] get_mmalib_qdq_passes() go here: they must see intact QDQ. */
+    {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
+    {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},
+    {"FuseQDQToAvgPool", pass_fuse_qdq_avg_pool, CS_GROUP_ALWAYS},
+    {"FuseQDQToInt8Conv2D", pass_fuse_qdq_to_int8_conv2d, CS_GROUP_ALWAYS},
+    {"FuseQDQToInt8MatMul", pass_fuse_qdq_to_int8_matmul, CS_GROUP_ALWAYS},
+    {"FuseQDQToInt8Binary", pass_fuse_qdq_to_int8_binary, CS_GROUP_ALWAYS},
+    {"EliminateQDQRoundTrip", pass_eliminate_qdq_round_trip, CS_GROUP_ALWAYS},
+    {"DCE", pass_dce, CS_GROUP_ALWAYS},
+    {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
+    {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
+    {"DCE", pass_dce, CS_GROUP_ALWAYS},
+};
+
+static int group_enabled(cs_pass_group grp, const cs_target *t) {
+  switch (grp) {
+    case CS_GROUP_ALWAYS: return 1;
+    case CS_GROUP_MMALIB: return t->mmalib;
+  }
+  return 0;
+}
+
+cs_status cs_passes_run(cs_graph *g, const cs_target *t, FILE *dump) {
+  if (dump) {
+    fprintf(dump, "// ---- IR after import ----\n");
+    cs_graph_print(g, dump);
+  }
+  for (size_t i = 0; i < sizeof kPipeline / sizeof kPipeline[0]; i++) {
+    const cs_pass_entry *p = &kPipeline[i];
+    if (!group_enabled(p->group, t)) continue;
+    cs_status st = p->fn(g, t);
+    if (st != CS_OK) return st;
+    st = cs_graph_verify(g);
+    if (st != CS_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", cs_error_message());
+      return cs_error(CS_ERR_INTERNAL, "IR invalid after pass %s: %s", p->name, why);
+    }
+    if (dump) {
+      fprintf(dump, "// ---- IR after %s ----\n", p->name);
+      cs_graph_print(g, dump);
+    }
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *n = &g->nodes[i];
+    if (!n->dead && !cs_op_is_kernel(n->op))
+      return cs_error(CS_ERR_INTERNAL, "node '%s' (%s) was not lowered to a kernel", n->name, cs_op_name(n->op));
+  }
+  return CS_OK;
+}

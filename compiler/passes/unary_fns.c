@@ -1,0 +1,46 @@
+#include <math.h>
+
+#include "unary_fns.h"
+
+static float relu(float x, const float *a) { (void)a; return x > 0.0f ? x : 0.0f; }
+static float clip(float x, const float *a) { return x < a[0] ? a[0] : (x > a[1] ? a[1] : x); }
+static float sigmoid(float x, const float *a) { (void)a; return 1.0f / (1.0f + expf(-x)); }
+/* HardSigmoid: max(0, min(1, alpha·x + beta)), two roundings. */
+static float hard_sigmoid(float x, const float *a) {
+  float v = a[0] * x;
+  v = v + a[1];
+  return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
+/* HardSwish = x · HardSigmoid(x; 1/6, 0.5), as ORT inlines it. */
+static float hard_swish(float x, const float *a) {
+  (void)a;
+  const float hs_args[2] = {1.0f / 6.0f, 0.5f};
+  return x * hard_sigmoid(x, hs_args);
+}
+
+static int const_scalar(cs_graph *g, const cs_node *n, int idx, float *out) {
+  if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1; /* absent: keep default */
+  const cs_value *v = cs_graph_value(g, n->inputs[idx]);
+  if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
+  *out = ((const float *)v->data)[0];
+  return 1;
+}
+
+cs_unary_fn cs_unary_fn_of(cs_graph *g, const cs_node *n, float args[2]) {
+  switch (n->op) {
+    case CS_OP_RELU: return relu;
+    case CS_OP_SIGMOID: return sigmoid;
+    case CS_OP_HARD_SWISH: return hard_swish;
+    case CS_OP_HARD_SIGMOID:
+      args[0] = cs_node_attr_float(n, "alpha", 0.2f);
+      args[1] = cs_node_attr_float(n, "beta", 0.5f);
+      return hard_sigmoid;
+    case CS_OP_CLIP:
+      args[0] = cs_node_attr_float(n, "min", -INFINITY);
+      args[1] = cs_node_attr_float(n, "max", INFINITY);
+      if (!const_scalar(g, n, 1, &args[0]) || !const_scalar(g, n, 2, &args[1])) return NULL;
+      return clip;
+    default:
+      return NULL;
+  }
+}

@@ -1,0 +1,73 @@
+/*
+ * quant.h — compile-time quantization math: reading Q/DQ parameters,
+ * requantization multipliers in each form, ONNX-exact quantize, LUTs.
+ * All float work of the integer kernels happens here, once, at compile time.
+ */
+#ifndef CSTATIC_QUANT_H
+#define CSTATIC_QUANT_H
+
+#include <stdint.h>
+
+#include "ir.h"
+#include "target.h"
+
+/* The parameters of a QuantizeLinear / DequantizeLinear node. */
+typedef struct cs_qparams {
+  cs_dtype dtype;       /* the integer side's dtype */
+  int axis;             /* normalized, -1 = per-tensor */
+  int count;            /* 1 or the axis length */
+  const float *scale;   /* [count], points into the graph's constant */
+  int32_t zp[1];        /* zp[0] for per-tensor; per-axis zps: zps */
+  const int32_t *zps;   /* [count] (points at zp when count == 1) */
+  int32_t *zps_owned;   /* storage for per-axis zps */
+} cs_qparams;
+
+/* Read the scale/zero-point constants of a Q or DQ node. Returns
+ * CS_ERR_UNSUPPORTED (with a message naming the node) if they are not
+ * constants. Release with cs_qparams_free. */
+cs_status cs_qparams_read(cs_graph *g, const cs_node *n, cs_qparams *qp);
+void cs_qparams_free(cs_qparams *qp);
+/* Both per-tensor with the same dtype, scale and zero point. */
+int cs_qparams_equal(const cs_qparams *a, const cs_qparams *b);
+int cs_qparams_per_tensor(const cs_qparams *qp);
+
+/* ONNX QuantizeLinear of one value: sat(rne(fl(x / s)) + zp) over [lo, hi]
+ * (a true divide, as ONNX Runtime; NaN → lo). */
+int32_t cs_quantize_one(float x, float s, int32_t zp, int64_t lo, int64_t hi);
+/* ONNX DequantizeLinear of one value: fl(float(q − zp) · s). */
+float cs_dequantize_one(int32_t q, float s, int32_t zp);
+
+/* The Q31 form of a positive real multiplier m < 2^31: m ≈ mult · 2^−shift
+ * with mult in [2^30, 2^31) where possible and shift in [0, 62]. Returns
+ * CS_ERR_UNSUPPORTED when m is not representable (≤ 0, NaN, too large). */
+cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift);
+
+/* Relative error of a Q31 pair against the exact multiplier. */
+double cs_q31_rel_error(double m, int32_t mult, int32_t shift);
+
+#endif
+
+/* ---- constants for kernels ----------------------------------------- */
+
+/* The requantization blob of `count` channels in the target's form, as a
+ * new constant named "<base>.rq": FLOAT → float mult_ort[count]; Q31 →
+ * int32 mult[count] then int32 shift[count] from the exact multipliers.
+ * Fills rq->kind and rq->per_channel. Returns the value id or -1 (error
+ * set). */
+int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
+                    int count, const double *exact, const float *ort,
+                    tidsp_requant_params *rq);
+
+/* Output clamp of a quantized result: the dtype range of qp narrowed by a
+ * fused activation given as a float interval [lo, hi] (±INFINITY when
+ * absent): out = [max(qmin, Q(lo)), min(qmax, Q(hi))]. */
+void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
+                     int32_t *out_min, int32_t *out_max);
+
+/* A 256-entry int8 table T[q + 128] = Q_out(f(DQ_in(q))) as a new constant
+ * "<base>.lut". f is evaluated in float32 as ONNX Runtime's float kernels
+ * do. */
+typedef float (*cs_unary_fn)(float x, const float *args);
+int cs_lut_const(cs_graph *g, const char *base, cs_unary_fn f,
+                 const float *args, const cs_qparams *in,
+                 const cs_qparams *out);

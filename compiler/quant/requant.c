@@ -1,0 +1,67 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/pattern.h"
+#include "quant.h"
+
+int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
+                    int count, const double *exact, const float *ort,
+                    tidsp_requant_params *rq) {
+  rq->per_channel = count > 1;
+  int64_t shape[1];
+  int id;
+  if (t->requant == CS_REQUANT_Q31) {
+    rq->kind = TIDSP_REQUANT_Q31;
+    int32_t *blob = malloc(sizeof(int32_t) * 2 * (size_t)count);
+    if (!blob) { cs_error(CS_ERR_NOMEM, "out of memory"); return -1; }
+    for (int c = 0; c < count; c++) {
+      if (cs_q31_from_double(exact[c], &blob[c], &blob[count + c]) != CS_OK) {
+        free(blob);
+        cs_error(CS_ERR_UNSUPPORTED, "'%s': channel %d: requantization multiplier %g has no Q31 form",
+                 base, c, exact[c]);
+        return -1;
+      }
+    }
+    shape[0] = 2 * count;
+    id = cs_add_const_named(g, base, "rq", CS_DTYPE_I32, 1, shape, blob);
+    free(blob);
+  } else {
+    rq->kind = TIDSP_REQUANT_FLOAT;
+    shape[0] = count;
+    id = cs_add_const_named(g, base, "rq", CS_DTYPE_F32, 1, shape, ort);
+  }
+  return id;
+}
+
+void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
+                     int32_t *out_min, int32_t *out_max) {
+  int64_t qmin, qmax;
+  cs_dtype_range(qp->dtype, &qmin, &qmax);
+  int32_t a = (int32_t)qmin, b = (int32_t)qmax;
+  if (isfinite(lo)) {
+    int32_t q = cs_quantize_one(lo, qp->scale[0], qp->zp[0], qmin, qmax);
+    if (q > a) a = q;
+  }
+  if (isfinite(hi)) {
+    int32_t q = cs_quantize_one(hi, qp->scale[0], qp->zp[0], qmin, qmax);
+    if (q < b) b = q;
+  }
+  *out_min = a;
+  *out_max = b;
+}
+
+int cs_lut_const(cs_graph *g, const char *base, cs_unary_fn f,
+                 const float *args, const cs_qparams *in,
+                 const cs_qparams *out) {
+  int8_t lut[256];
+  int64_t qmin, qmax;
+  cs_dtype_range(out->dtype, &qmin, &qmax);
+  for (int q = -128; q < 128; q++) {
+    float x = cs_dequantize_one(q, in->scale[0], in->zp[0]);
+    float y = f ? f(x, args) : x;
+    lut[q + 128] = (int8_t)cs_quantize_one(y, out->scale[0], out->zp[0], qmin, qmax);
+  }
+  int64_t shape[1] = {256};
+  return cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 1, shape, lut);
+}

@@ -1,0 +1,41 @@
+/*
+ * target.h — the target string ("c_static_lib -mcpu=c7x -mmalib=1 …") and
+ * the attributes it sets. One parser; passes and codegen only read the
+ * struct.
+ */
+#ifndef CSTATIC_TARGET_H
+#define CSTATIC_TARGET_H
+
+#include "ir.h"
+
+typedef enum cs_mcpu {
+  CS_MCPU_GENERIC = 0, /* any C99 target (the host) */
+  CS_MCPU_C66X,
+  CS_MCPU_C7X
+} cs_mcpu;
+
+typedef enum cs_requant_form {
+  CS_REQUANT_FLOAT = 0, /* float multiplier, ORT-exact */
+  CS_REQUANT_Q31        /* int32 multiplier + shift, integer only */
+} cs_requant_form;
+
+typedef struct cs_target {
+  cs_mcpu mcpu;
+  int mmalib;                   /* -mmalib=1 */
+  int tidl_kernels;             /* -tidl-kernels (default 1) */
+  int profile_layers;           /* -profile-layers=1 */
+  int skip_runtime_checks;      /* default 1 on c7x/c66x, 0 otherwise */
+  int use_cpp_api;              /* default 1 on c7x/c66x */
+  int constants_byte_alignment; /* default 64 */
+  cs_requant_form requant;      /* -requant=float|q31 */
+} cs_target;
+
+/* Defaults for the generic C target. */
+void cs_target_default(cs_target *t);
+/* Parse "c_static_lib [-key=value …]"; unknown keys or bad values are an
+ * error naming the attribute. NULL or "" → defaults. */
+cs_status cs_target_parse(const char *s, cs_target *t);
+/* The canonical string form (for manifest.json). */
+void cs_target_format(const cs_target *t, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,385 @@
+/*
+ * kernels.h — the generic kernel ABI between generated code and the runtime.
+ *
+ * Conventions (all kernels):
+ *  - Tensors are dense, row-major; activations are NCHW (C contiguous H×W
+ *    planes). Batch is a leading dimension everywhere.
+ *  - A kernel takes a pointer to a small const parameter struct (scalars
+ *    only: the struct is a `static const` in generated code) and then its
+ *    data pointers. Per-channel constants (bias, requant multipliers, LUTs,
+ *    quantization scales) live in the weights blob and are passed as
+ *    pointers.
+ *  - Every kernel returns a tidsp_status; 0 is success. Kernels never
+ *    allocate, never abort, never print.
+ *  - int8 is the only 8-bit activation type: the compiler rewrites uint8
+ *    activations to int8 (q − 128, zp − 128), which is exact. uint8 appears
+ *    only at the model boundary (quantize/dequantize kernels).
+ *
+ * Requantization (one int32 accumulator → one integer output), chosen by
+ * tidsp_requant_params.kind; `rq` points at a blob in the weights:
+ *
+ *  TIDSP_REQUANT_FLOAT  rq = float mult[C]   (C = channels, or 1 when
+ *                       per_channel == 0). Mirrors ONNX Runtime exactly:
+ *                         v = fl(float(acc) · mult[c])        (RNE conversion)
+ *                         v = clamp(v, out_min − zp, out_max − zp)   (float)
+ *                         y = rne(v) + zp                     (lrintf, RNE)
+ *  TIDSP_REQUANT_Q31    rq = int32 mult[C] followed by int32 shift[C],
+ *                       integer only (targets without an FPU):
+ *                         p = (int64)acc · mult[c]
+ *                         v = (p + (shift > 0 ? 1 << (shift−1) : 0)) >> shift
+ *                             (arithmetic shift: round half toward +inf)
+ *                         y = clamp(v + zp, out_min, out_max)
+ *                       mult in [0, 2^31), shift in [0, 62].
+ *
+ * out_min/out_max are the output dtype's range, narrowed by a fused
+ * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)).
+ *
+ * The uint8 domain of FLOAT formulas: ONNX Runtime on x86 computes every
+ * 8-bit QLinear op on uint8 values (it rewrites int8 activations to uint8
+ * first, exactly). Where a FLOAT formula below adds a value or zero point
+ * in float (add, mul, avgpool), the result only matches ORT bit for bit if
+ * it is computed on the uint8 values: such kernels add 128 to every int8
+ * input and zero point they use in float, and subtract 128 from the
+ * rounded result; the compiler computes f (add) from the uint8 zero points.
+ * Formulas that add the zero point after rounding are offset-invariant.
+ */
+#ifndef CSTATIC_KERNELS_H
+#define CSTATIC_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cstatic/tidsp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDSP_MAX_RANK 6
+
+typedef enum tidsp_requant_kind {
+  TIDSP_REQUANT_FLOAT = 0,
+  TIDSP_REQUANT_Q31 = 1
+} tidsp_requant_kind;
+
+typedef struct tidsp_requant_params {
+  int32_t kind;        /* tidsp_requant_kind */
+  int32_t per_channel; /* 0: mult[0] (and shift[0]) for every channel */
+  int32_t out_zp;
+  int32_t out_min, out_max;
+} tidsp_requant_params;
+
+/* Requantize one accumulator of channel c (shared by all integer kernels so
+ * that every kernel rounds the same way). */
+int32_t tidsp_requant_one(const tidsp_requant_params *rq, const void *rq_data,
+                          int32_t channels, int32_t c, int32_t acc);
+
+/* ------------------------------------------------------------------------
+ * Quantize / dequantize (model boundary and the float fallback path).
+ * Layout: [outer, channels, inner]; per-tensor when channels == 1.
+ *   quantize:   y = clamp(rne(fl(x / s[c])), qmin − zp, qmax − zp) + zp
+ *               (a true divide, as ONNX Runtime; NaN → qmin)
+ *   dequantize: y = fl(float(int32(q) − zp[c]) · s[c])
+ * dtype is the integer side's tidsp_dtype (I8, U8, I16, U16, I32).
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_qdq_params {
+  int32_t outer, channels, inner;
+  int32_t dtype;
+} tidsp_qdq_params;
+
+int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
+                       const int32_t *zero_point, const float *x, void *y);
+int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
+                         const int32_t *zero_point, const void *x, float *y);
+
+/* ------------------------------------------------------------------------
+ * Convolution, NCHW, weights OIHW ([c_out][c_in/groups][k_h][k_w]).
+ * h_out/w_out are given (the compiler resolved pads and ceil); the bottom
+ * and right padding follow from them. Padding reads as x_zp (i8) or 0 (f32).
+ *   i8:  acc = bias[co] + Σ (x − x_zp)(w − w_zp), int32; then requant.
+ *   f32: y = bias[co] + Σ x·w.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_conv2d_params {
+  int32_t n, c_in, h_in, w_in;
+  int32_t c_out, h_out, w_out;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t dil_h, dil_w;
+  int32_t pad_top, pad_left;
+  int32_t groups;
+  int32_t x_zp, w_zp;       /* i8 only */
+  tidsp_requant_params rq;  /* i8 only; channels = c_out */
+} tidsp_conv2d_params;
+
+int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
+                        const int8_t *w, const int32_t *bias /* [c_out] or NULL */,
+                        const void *rq, int8_t *y);
+int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
+                         const float *w, const float *bias /* or NULL */,
+                         float *y);
+
+/* ------------------------------------------------------------------------
+ * Matrix multiply Y[m][n] = X[m][k] · Wᵀ, W stored [n][k] (transposed at
+ * compile time), per-column requant (channels = n).
+ *   i8:  acc = bias[n] + Σ_k (x − x_zp)(w − w_zp)
+ * The f32 form is batched with stride 0 meaning a broadcast operand; its B
+ * is stored [k][n] (not transposed), as a runtime tensor may be.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_matmul_params {
+  int32_t m, k, n;
+  int32_t x_zp, w_zp;
+  tidsp_requant_params rq;
+} tidsp_matmul_params;
+
+int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
+                        const int8_t *w, const int32_t *bias /* [n] or NULL */,
+                        const void *rq, int8_t *y);
+
+typedef struct tidsp_matmul_f32_params {
+  int32_t batch, m, k, n;
+  int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */
+} tidsp_matmul_f32_params;
+
+int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,
+                         const float *b, const float *bias /* [n] or NULL */,
+                         float *y);
+
+/* ------------------------------------------------------------------------
+ * Broadcast elementwise binary ops. shape is the output shape; a_stride /
+ * b_stride are element strides of each operand per output dimension, 0
+ * where that operand is broadcast.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_broadcast {
+  int32_t rank;
+  int32_t shape[TIDSP_MAX_RANK];
+  int32_t a_stride[TIDSP_MAX_RANK];
+  int32_t b_stride[TIDSP_MAX_RANK];
+} tidsp_broadcast;
+
+/* QLinearAdd. FLOAT (ONNX Runtime's AVX2 formula on raw values):
+ *   v = fmaf(a, ra, fmaf(b, rb, f)),  y = clamp(rne(v), y_min, y_max)
+ *   with ra = as/ys, rb = bs/ys, f = ys_zp − (ra·a_zp + rb·b_zp) (compile time)
+ * Q31:
+ *   acc = (a − a_zp)·a_mult + (b − b_zp)·b_mult   (int64)
+ *   y = clamp(round_shift(acc, shift) + y_zp, y_min, y_max)
+ *   round_shift(v, s) = (v + (s > 0 ? 1 << (s−1) : 0)) >> s */
+typedef struct tidsp_add_i8_params {
+  tidsp_broadcast bc;
+  int32_t kind; /* tidsp_requant_kind */
+  float ra, rb, f;
+  int32_t a_zp, b_zp, y_zp;
+  int32_t a_mult, b_mult, shift;
+  int32_t y_min, y_max;
+} tidsp_add_i8_params;
+
+int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y);
+
+/* QLinearMul. FLOAT: prod = (a − a_zp)(b − b_zp);
+ *   y = clamp(rne(fl(fl(float(prod)·r) + y_zp)), y_min, y_max), r = fl(fl(as·bs)/ys)
+ * Q31: y = clamp(round_shift((int64)prod·mult, shift) + y_zp, y_min, y_max) */
+typedef struct tidsp_mul_i8_params {
+  tidsp_broadcast bc;
+  int32_t kind;
+  float r;
+  int32_t mult, shift;
+  int32_t a_zp, b_zp, y_zp;
+  int32_t y_min, y_max;
+} tidsp_mul_i8_params;
+
+int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y);
+
+typedef enum tidsp_binary_op {
+  TIDSP_BINARY_ADD = 0,
+  TIDSP_BINARY_SUB = 1,
+  TIDSP_BINARY_MUL = 2,
+  TIDSP_BINARY_DIV = 3
+} tidsp_binary_op;
+
+typedef struct tidsp_binary_f32_params {
+  tidsp_broadcast bc;
+  int32_t op; /* tidsp_binary_op */
+} tidsp_binary_f32_params;
+
+int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
+                         const float *b, float *y);
+
+/* ------------------------------------------------------------------------
+ * Elementwise unary.
+ * i8: a 256-entry table computed at compile time, y = lut[x + 128]. Any
+ * unary function between a dequantize and a quantize (Sigmoid, HardSwish,
+ * a rescale, …) becomes one table.
+ * f32: op with its attributes:
+ *   RELU max(x,0); CLIP min(max(x,lo),hi); SIGMOID 1/(1+exp(−x));
+ *   HARDSIGMOID max(0,min(1, alpha·x + beta)); HARDSWISH x·hardsigmoid(x)
+ *   with alpha = 1/6, beta = 0.5.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_lut_params {
+  int32_t n;
+} tidsp_lut_params;
+
+int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut /* [256] */,
+                     const int8_t *x, int8_t *y);
+
+typedef enum tidsp_unary_op {
+  TIDSP_UNARY_RELU = 0,
+  TIDSP_UNARY_CLIP = 1,
+  TIDSP_UNARY_SIGMOID = 2,
+  TIDSP_UNARY_HARDSIGMOID = 3,
+  TIDSP_UNARY_HARDSWISH = 4
+} tidsp_unary_op;
+
+typedef struct tidsp_unary_f32_params {
+  int32_t n;
+  int32_t op; /* tidsp_unary_op */
+  float alpha, beta, lo, hi;
+} tidsp_unary_f32_params;
+
+int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
+                        float *y);
+
+/* ------------------------------------------------------------------------
+ * Pooling, NCHW. h_out/w_out given (ceil mode resolved at compile time).
+ * Max: padding acts as −inf; any window that covers no input element
+ * cannot occur (the compiler checks).
+ * Average: count = kernel taps inside the padded input when
+ * count_include_pad, else taps inside the real input.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_pool2d_params {
+  int32_t n, c, h_in, w_in, h_out, w_out;
+  int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w;
+  int32_t pad_top, pad_left, pad_bottom, pad_right;
+  int32_t count_include_pad;
+} tidsp_pool2d_params;
+
+int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
+                         int8_t *y);
+int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
+                          float *y);
+int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
+                          float *y);
+
+/* QLinearAveragePool (ONNX Runtime's non-global path):
+ *   FLOAT: xf = fl(x_scale·(x − x_zp)); sum in (h, w) order in float;
+ *          avg = fl(sum / count); y = clamp(rne(fl(fl(avg / y_scale) + y_zp)))
+ *   Q31:   acc = Σ (x − x_zp); rq = int32 mult[kh·kw], int32 shift[kh·kw]
+ *          indexed by count − 1; y = clamp(round_shift(acc·mult, shift) + y_zp)
+ */
+typedef struct tidsp_avgpool_i8_params {
+  tidsp_pool2d_params pool;
+  int32_t kind;
+  float x_scale, y_scale;
+  int32_t x_zp, y_zp, y_min, y_max;
+} tidsp_avgpool_i8_params;
+
+int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
+                         const int8_t *x, int8_t *y);
+
+/* QLinearGlobalAveragePool over [n·c][hw]:
+ *   acc = Σ x − x_zp·hw (int32); then tidsp_requant_one with one multiplier
+ *   (FLOAT: mult = fl(x_scale / fl(y_scale·hw))). rq as for requant. */
+typedef struct tidsp_gap_i8_params {
+  int32_t nc, hw;
+  int32_t x_zp;
+  tidsp_requant_params rq; /* per_channel = 0 */
+} tidsp_gap_i8_params;
+
+int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
+                                const int8_t *x, int8_t *y);
+
+typedef struct tidsp_gap_f32_params {
+  int32_t nc, hw;
+} tidsp_gap_f32_params;
+
+int32_t tidsp_global_avgpool_f32(const tidsp_gap_f32_params *p,
+                                 const float *x, float *y);
+
+/* ------------------------------------------------------------------------
+ * Reductions and softmax (float).
+ * ReduceMean over the dims whose bit is set in reduce_mask; the output is
+ * the input shape with those dims set to 1 (keepdims or not is only a
+ * reshape). Sum in row-major order of the reduced elements, then / count.
+ * Softmax over one axis of [outer][axis_len][inner]: exp(x − max) / Σ.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_reduce_params {
+  int32_t rank;
+  int32_t in_shape[TIDSP_MAX_RANK];
+  int32_t reduce_mask;
+} tidsp_reduce_params;
+
+int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
+                              float *y);
+
+typedef struct tidsp_softmax_params {
+  int32_t outer, axis_len, inner;
+} tidsp_softmax_params;
+
+int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x,
+                          float *y);
+
+/* ------------------------------------------------------------------------
+ * Data movement: dtype-agnostic, elem_size bytes per element.
+ * ---------------------------------------------------------------------- */
+typedef struct tidsp_transpose_params {
+  int32_t rank;
+  int32_t in_shape[TIDSP_MAX_RANK];
+  int32_t perm[TIDSP_MAX_RANK]; /* out dim i = in dim perm[i] */
+  int32_t elem_size;
+} tidsp_transpose_params;
+
+int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
+                        void *y);
+
+/* y[i…] = x[start + i·step …] per dim; steps may be negative. */
+typedef struct tidsp_slice_params {
+  int32_t rank;
+  int32_t in_shape[TIDSP_MAX_RANK];
+  int32_t out_shape[TIDSP_MAX_RANK];
+  int32_t start[TIDSP_MAX_RANK];
+  int32_t step[TIDSP_MAX_RANK];
+  int32_t elem_size;
+} tidsp_slice_params;
+
+int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
+
+/* Concatenate n_inputs tensors viewed as [outer][axis_len[i]·inner_bytes]. */
+typedef struct tidsp_concat_params {
+  int32_t n_inputs;
+  int32_t outer;
+  int32_t inner_bytes;       /* bytes of one step along the axis */
+  const int32_t *axis_len;   /* [n_inputs], a static array in generated code */
+} tidsp_concat_params;
+
+int32_t tidsp_concat(const tidsp_concat_params *p, const void *const *xs,
+                     void *y);
+
+typedef enum tidsp_pad_mode {
+  TIDSP_PAD_CONSTANT = 0,
+  TIDSP_PAD_EDGE = 1,
+  TIDSP_PAD_REFLECT = 2
+} tidsp_pad_mode;
+
+/* out dim d = pad_begin[d] + in_shape[d] + pad_end[d]; constant mode fills
+ * with the first elem_size bytes of value (little-endian element). */
+typedef struct tidsp_pad_params {
+  int32_t rank;
+  int32_t in_shape[TIDSP_MAX_RANK];
+  int32_t pad_begin[TIDSP_MAX_RANK];
+  int32_t pad_end[TIDSP_MAX_RANK];
+  int32_t elem_size;
+  int32_t mode; /* tidsp_pad_mode */
+  uint8_t value[8];
+} tidsp_pad_params;
+
+int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y);
+
+/* Plain copy (Reshape/Flatten/Squeeze/Unsqueeze/Identity when the planner
+ * could not alias input and output). */
+int32_t tidsp_copy(size_t nbytes, const void *x, void *y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CSTATIC_KERNELS_H */

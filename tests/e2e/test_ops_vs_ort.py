@@ -1,0 +1,248 @@
+"""Single-op QDQ models, compiled by cstatic and compared with ONNX Runtime.
+
+Each case is a tiny float model quantized by ORT's quantize_static (QDQ,
+per-channel int8 weights, int8 or uint8 activations). With -requant=float
+the compiled model must match ORT bit for bit on every element, except where
+ORT itself computes in float with its own kernels (noted per case with the
+share of exact elements required and why).
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                      QuantType, quantize_static)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSTATIC = os.path.join(ROOT, "build", "bin", "cstatic")
+OPSET = 17
+
+
+def _init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def conv_model(c_in=8, c_out=16, hw=10, k=3, stride=1, pad=1, group=1, dil=1, relu=True):
+    r = _rng(1)
+    w = (r.standard_normal((c_out, c_in // group, k, k)) * 0.3).astype(np.float32)
+    b = (r.standard_normal(c_out) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[pad] * 4, strides=[stride] * 2,
+                              group=group, dilations=[dil] * 2, kernel_shape=[k, k])]
+    last = "c"
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        last = "r"
+    nodes.append(helper.make_node("Identity", [last], ["y"]))
+    out_hw = (hw + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    g = helper.make_graph(nodes, "conv",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c_out, out_hw, out_hw])],
+                          [_init("w", w), _init("b", b)])
+    return g, {"x": (1, c_in, hw, hw)}
+
+
+def gemm_model(k=32, n=10):
+    r = _rng(2)
+    w = (r.standard_normal((n, k)) * 0.2).astype(np.float32)
+    b = (r.standard_normal(n) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Flatten", ["x"], ["f"]),
+             helper.make_node("Gemm", ["f", "w", "b"], ["y"], transB=1)]
+    g = helper.make_graph(nodes, "gemm",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k // 4, 2, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [_init("w", w), _init("b", b)])
+    return g, {"x": (1, k // 4, 2, 2)}
+
+
+def matmul_model(m=6, k=16, n=12):
+    r = _rng(3)
+    w = (r.standard_normal((k, n)) * 0.2).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    g = helper.make_graph(nodes, "matmul",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, m, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m, n])],
+                          [_init("w", w)])
+    return g, {"x": (1, m, k)}
+
+
+def binary_model(op="Add", b_shape=(1, 8, 5, 5), relu=False):
+    nodes = [helper.make_node(op, ["a", "b"], ["s"])]
+    last = "s"
+    if relu:
+        nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+        last = "r"
+    nodes.append(helper.make_node("Identity", [last], ["y"]))
+    g = helper.make_graph(nodes, op.lower(),
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 8, 5, 5]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 5, 5])])
+    return g, {"a": (1, 8, 5, 5), "b": b_shape}
+
+
+def unary_model(op, **attrs):
+    """conv → op → conv, so that the op sits between two quantized layers."""
+    r = _rng(4)
+    w1 = (r.standard_normal((8, 4, 1, 1)) * 0.5).astype(np.float32)
+    w2 = (r.standard_normal((8, 8, 1, 1)) * 0.5).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"]),
+             helper.make_node(op, ["c1"], ["a"], **attrs),
+             helper.make_node("Conv", ["a", "w2"], ["y"])]
+    g = helper.make_graph(nodes, op.lower(),
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 6, 6])],
+                          [_init("w1", w1), _init("w2", w2)])
+    return g, {"x": (1, 4, 6, 6)}
+
+
+def pool_model(op, out_hw, **attrs):
+    nodes = [helper.make_node(op, ["x"], ["y"], **attrs)]
+    g = helper.make_graph(nodes, op.lower(),
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 11, 11])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, out_hw, out_hw])])
+    return g, {"x": (1, 6, 11, 11)}
+
+
+def movement_model():
+    """ShuffleNet's channel shuffle and split, GoogLeNet's concat."""
+    nodes = [helper.make_node("Split", ["x"], ["s0", "s1"], axis=1, num_outputs=2),
+             helper.make_node("Relu", ["s1"], ["r1"]),
+             helper.make_node("Concat", ["s0", "r1"], ["c"], axis=1),
+             helper.make_node("Reshape", ["c", "shape1"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "shape2"], ["y"])]
+    g = helper.make_graph(nodes, "shuffle",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 4])],
+                          [_init("shape1", np.array([1, 2, 4, 4, 4], np.int64)),
+                           _init("shape2", np.array([1, 8, 4, 4], np.int64))])
+    return g, {"x": (1, 8, 4, 4)}
+
+
+def float_ops_model():
+    """Ops ORT runs in float between DQ and Q: ReduceMean, Softmax."""
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[2, 3], keepdims=0),
+             helper.make_node("Softmax", ["m"], ["y"], axis=-1)]
+    g = helper.make_graph(nodes, "float_ops",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
+    return g, {"x": (1, 16, 5, 5)}
+
+
+# name → (builder, min exact share, why a share below 1 is expected)
+CASES = {
+    "conv3x3_relu": (lambda: conv_model(), 1.0, None),
+    "conv_stride2_pad0": (lambda: conv_model(stride=2, pad=0, relu=False), 1.0, None),
+    "conv_depthwise": (lambda: conv_model(c_in=8, c_out=8, group=8), 1.0, None),
+    "conv_grouped_dilated": (lambda: conv_model(c_in=8, c_out=8, group=2, dil=2, pad=2), 1.0, None),
+    "gemm": (gemm_model, 1.0, None),
+    "matmul_3d": (matmul_model, 1.0, None),
+    "add_relu": (lambda: binary_model("Add", relu=True), 1.0, None),
+    "add_broadcast": (lambda: binary_model("Add", b_shape=(1, 8, 1, 1)), 1.0, None),
+    "mul_broadcast": (lambda: binary_model("Mul", b_shape=(1, 8, 1, 1)), 1.0, None),
+    "hardswish": (lambda: unary_model("HardSwish"), 1.0, None),
+    "hardsigmoid": (lambda: unary_model("HardSigmoid", alpha=1.0 / 6, beta=0.5), 1.0, None),
+    "clip6": (lambda: unary_model("Clip"), 1.0, None),
+    "maxpool_ceil": (lambda: pool_model("MaxPool", 6, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), 1.0, None),
+    "avgpool_pad": (lambda: pool_model("AveragePool", 6, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 1.0, None),
+    "global_avgpool": (lambda: pool_model("GlobalAveragePool", 1), 1.0, None),
+    "split_concat_shuffle": (movement_model, 1.0, None),
+    "reducemean_softmax": (float_ops_model, 0.9,
+                           "ORT's float ReduceMean/Softmax use their own summation order and exp"),
+}
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, shapes, n=8):
+        r = _rng(10)
+        self.data = iter([{k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+                          for _ in range(n)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+def _build(tmp_path, name, act):
+    graph, shapes = CASES[name][0]()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    fp = tmp_path / f"{name}_float.onnx"
+    onnx.save(model, fp)
+    qp = tmp_path / f"{name}_{act}.onnx"
+    quantize_static(str(fp), str(qp), _Reader(shapes), quant_format=QuantFormat.QDQ, per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if act == "s8" else QuantType.QUInt8)
+    return qp, shapes
+
+
+def _cstatic(*args):
+    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True)
+    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+def run_cstatic(model, inputs, tmp_path, requant="float", k=1):
+    out_dir = tmp_path / f"{model.stem}_{requant}"
+    _cstatic("compile", model, "-o", out_dir, "-t", f"c_static_lib -requant={requant}", "-q")
+    in_args, out_args = [], []
+    for i, (name, arr) in enumerate(inputs.items()):
+        p = tmp_path / f"in_{name}.npy"
+        np.save(p, arr)
+        in_args += ["--input", p]
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    outs = []
+    for j, o in enumerate(sess.get_outputs()):
+        p = tmp_path / f"out_{j}.npy"
+        out_args += ["--output", p]
+        outs.append(p)
+    _cstatic("run", out_dir, *in_args, *out_args)
+    return [np.load(p) for p in outs]
+
+
+def run_ort(model, inputs):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, inputs)
+
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_matches_ort(tmp_path, name, act):
+    model, shapes = _build(tmp_path, name, act)
+    r = _rng(123)
+    inputs = {k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    ref = run_ort(model, inputs)
+    got = run_cstatic(model, inputs, tmp_path)
+    min_exact, why = CASES[name][1], CASES[name][2]
+    for a, b in zip(got, ref):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        exact = float(np.mean(a == b))
+        step = np.max(np.abs(a - b))
+        assert exact >= min_exact, f"{name}/{act}: {exact:.4f} exact (max diff {step}); {why or 'must be bit-exact'}"
+
+
+@pytest.mark.parametrize("name", ["conv3x3_relu", "gemm", "add_relu", "avgpool_pad", "global_avgpool", "mul_broadcast"])
+def test_op_q31_close_to_ort(tmp_path, name):
+    """Integer-only requantization: within one quantization step of ORT."""
+    model, shapes = _build(tmp_path, name, "s8")
+    r = _rng(321)
+    inputs = {k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    ref = run_ort(model, inputs)
+    got = run_cstatic(model, inputs, tmp_path, requant="q31")
+    out_scale = None
+    m = onnx.load(str(model))
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type == "DequantizeLinear" and n.output[0] in [o.name for o in m.graph.output]:
+            out_scale = float(inits[n.input[1]])
+    for a, b in zip(got, ref):
+        assert np.max(np.abs(a - b)) <= out_scale * 1.0001

@@ -1,0 +1,268 @@
+/*
+ * Pass tests: each fusion matches its pattern (and the folded constants
+ * equal a direct float computation) and declines, leaving the float path,
+ * when one eligibility rule fails.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_build.h"
+#include "passes/passes.h"
+#include "quant/quant.h"
+#include "unit.h"
+
+enum { CIN = 4, COUT = 8, H = 6, W = 6 };
+
+typedef struct conv_case {
+  int weights_are_input;  /* rule: weights must be constant */
+  int zp_per_channel;     /* rule: weight zero points must be equal */
+  int fan_out;            /* rule: the chain may not fan out */
+} conv_case;
+
+static float wscale[COUT];
+
+/* x → Q → DQ → Conv(DQ(w), b) → Relu → Q → DQ → y */
+static cs_graph *conv_graph(conv_case c, int *x_out) {
+  cs_graph *g = cs_graph_new("conv");
+  int64_t xs[4] = {1, CIN, H, W}, ws[4] = {COUT, CIN, 3, 3}, ys[4] = {1, COUT, H, W};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
+  int q = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.05f), gb_scalar_i8(g, "z_in", 3));
+  int dq = gb_dq(g, "dq_in", q, gb_scalar_f32(g, "s_in2", 0.05f), gb_scalar_i8(g, "z_in2", 3));
+  int8_t wdata[COUT * CIN * 9];
+  for (int i = 0; i < COUT * CIN * 9; i++) wdata[i] = (int8_t)((i * 37) % 255 - 127);
+  int w = c.weights_are_input ? gb_value(g, "w", CS_DTYPE_I8, 4, ws)
+                              : cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, wdata);
+  int64_t cs[1] = {COUT};
+  int8_t wzp[COUT] = {0};
+  for (int o = 0; o < COUT; o++) {
+    wscale[o] = 0.002f * (float)(o + 1);
+    if (c.zp_per_channel) wzp[o] = (int8_t)o;
+  }
+  int wsv = cs_graph_add_const(g, "w_scale", CS_DTYPE_F32, 1, cs, wscale);
+  int wzv = cs_graph_add_const(g, "w_zp", CS_DTYPE_I8, 1, cs, wzp);
+  int wdq = gb_dq(g, "dq_w", w, wsv, wzv);
+  cs_node_set_attr_int(cs_graph_node(g, cs_graph_value(g, wdq)->producer), "axis", 0);
+  float bias[COUT];
+  for (int o = 0; o < COUT; o++) bias[o] = 0.01f * (float)(o - 3);
+  int b = cs_graph_add_const(g, "b", CS_DTYPE_F32, 1, cs, bias);
+  int conv_id;
+  int cin[3] = {dq, wdq, b};
+  int cy = gb_node(g, CS_OP_CONV, "conv", 3, cin, CS_DTYPE_F32, 4, ys, &conv_id);
+  int64_t pads[4] = {1, 1, 1, 1};
+  cs_node_set_attr_ints(cs_graph_node(g, conv_id), "pads", 4, pads);
+  int r = gb_node(g, CS_OP_RELU, "relu", 1, &cy, CS_DTYPE_F32, 4, ys, NULL);
+  int q2 = gb_q(g, "q_out", r, gb_scalar_f32(g, "s_out", 0.1f), gb_scalar_i8(g, "z_out", -128));
+  int y = gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.1f), gb_scalar_i8(g, "z_out2", -128));
+  int ins[2] = {x, w};
+  int outs[2] = {y, cy};
+  gb_set_io(g, c.weights_are_input ? 2 : 1, ins, c.fan_out ? 2 : 1, outs);
+  *x_out = x;
+  return g;
+}
+
+static void test_conv_match(void) {
+  conv_case c = {0, 0, 0};
+  int x;
+  cs_graph *g = conv_graph(c, &x);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+  CHECK(gb_count_op(g, CS_OP_K_CONV2D_F32) == 0);
+  CHECK(gb_count_op(g, CS_OP_K_QUANTIZE) == 1);
+  CHECK(gb_count_op(g, CS_OP_K_DEQUANTIZE) == 1);
+  int k = gb_find_op(g, CS_OP_K_CONV2D_I8);
+  CHECK(k >= 0);
+  if (k < 0) { cs_graph_free(g); return; }
+  const cs_node *n = cs_graph_node(g, k);
+  const tidsp_conv2d_params *p = &n->k.conv;
+  CHECK(p->x_zp == 3 && p->w_zp == 0);
+  CHECK(p->rq.out_zp == -128 && p->rq.out_min == -128 && p->rq.out_max == 127);
+  CHECK(p->pad_top == 1 && p->pad_left == 1 && p->h_out == H && p->c_out == COUT);
+  /* Folded constants against a direct float computation. */
+  const float *mult = cs_graph_value(g, n->inputs[3])->data;
+  const int32_t *b = cs_graph_value(g, n->inputs[2])->data;
+  for (int o = 0; o < COUT; o++) {
+    float expect = (0.05f * wscale[o]) / 0.1f;
+    CHECK_MSG(mult[o] == expect, "channel %d: multiplier %a != %a", o, (double)mult[o], (double)expect);
+    double bq = (0.01 * (o - 3)) / (0.05 * wscale[o]);
+    CHECK_MSG(fabs(b[o] - bq) <= 0.5 + 1e-6, "channel %d: bias %d vs %f", o, b[o], bq);
+  }
+  cs_graph_free(g);
+}
+
+static void test_conv_q31(void) {
+  conv_case c = {0, 0, 0};
+  int x;
+  cs_graph *g = conv_graph(c, &x);
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -requant=q31", &t) == CS_OK);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_CONV2D_I8);
+  CHECK(k >= 0);
+  if (k >= 0) {
+    const cs_node *n = cs_graph_node(g, k);
+    CHECK(n->k.conv.rq.kind == TIDSP_REQUANT_Q31);
+    const int32_t *blob = cs_graph_value(g, n->inputs[3])->data;
+    for (int o = 0; o < COUT; o++) {
+      double m = 0.05 * (double)wscale[o] / 0.1;
+      CHECK(cs_q31_rel_error(m, blob[o], blob[COUT + o]) < 1e-8);
+    }
+  }
+  cs_graph_free(g);
+}
+
+static void test_conv_decline(conv_case c, const char *rule) {
+  int x;
+  cs_graph *g = conv_graph(c, &x);
+  cs_target t;
+  cs_target_default(&t);
+  cs_status st = cs_passes_run(g, &t, NULL);
+  CHECK_MSG(st == CS_OK, "%s: %s", rule, cs_error_message());
+  CHECK_MSG(gb_count_op(g, CS_OP_K_CONV2D_I8) == 0, "%s: must decline", rule);
+  CHECK_MSG(gb_count_op(g, CS_OP_K_CONV2D_F32) == 1, "%s: float path expected", rule);
+  cs_graph_free(g);
+}
+
+/* Q(Add(DQ(a), DQ(b))) → k_add_i8 with ORT's uint8-domain constants. */
+static void test_add_match(void) {
+  cs_graph *g = cs_graph_new("add");
+  int64_t s[4] = {1, 2, 3, 3};
+  int a = gb_value(g, "a", CS_DTYPE_F32, 4, s), b = gb_value(g, "b", CS_DTYPE_F32, 4, s);
+  int qa = gb_q(g, "qa", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int qb = gb_q(g, "qb", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
+  int da = gb_dq(g, "da", qa, gb_scalar_f32(g, "sa2", 0.02f), gb_scalar_i8(g, "za2", -5));
+  int db = gb_dq(g, "db", qb, gb_scalar_f32(g, "sb2", 0.03f), gb_scalar_i8(g, "zb2", 7));
+  int in[2] = {da, db};
+  int sum = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 4, s, NULL);
+  int qy = gb_q(g, "qy", sum, gb_scalar_f32(g, "sy", 0.04f), gb_scalar_i8(g, "zy", 1));
+  int y = gb_dq(g, "dy", qy, gb_scalar_f32(g, "sy2", 0.04f), gb_scalar_i8(g, "zy2", 1));
+  int ins[2] = {a, b};
+  gb_set_io(g, 2, ins, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_ADD_I8);
+  CHECK(k >= 0 && gb_count_op(g, CS_OP_K_BINARY_F32) == 0);
+  if (k >= 0) {
+    const tidsp_add_i8_params *p = &cs_graph_node(g, k)->k.add;
+    float ra = 0.02f / 0.04f, rb = 0.03f / 0.04f;
+    CHECK(p->ra == ra && p->rb == rb);
+    CHECK(p->f == 129.0f - (ra * 123.0f + rb * 135.0f));
+    CHECK(p->a_zp == -5 && p->b_zp == 7 && p->y_zp == 1);
+  }
+  cs_graph_free(g);
+}
+
+/* DQ → Reshape → Q with equal parameters: the reshape runs on int8 and no
+ * quantize/dequantize pair remains between. Different parameters: a LUT. */
+static void test_transparent_round_trip(int same_params) {
+  cs_graph *g = cs_graph_new("reshape");
+  int64_t s[4] = {1, 2, 2, 2}, s2[2] = {1, 8}, shp[1] = {2};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.1f), gb_scalar_i8(g, "z", 0));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.1f), gb_scalar_i8(g, "z2", 0));
+  int64_t shape_data[2] = {1, 8};
+  int sh = cs_graph_add_const(g, "shape", CS_DTYPE_I64, 1, shp, shape_data);
+  int rin[2] = {dq, sh};
+  int r = gb_node(g, CS_OP_RESHAPE, "reshape", 2, rin, CS_DTYPE_F32, 2, s2, NULL);
+  int q2 = gb_q(g, "q2", r, gb_scalar_f32(g, "s3", same_params ? 0.1f : 0.2f), gb_scalar_i8(g, "z3", 0));
+  int y = gb_dq(g, "dq2", q2, gb_scalar_f32(g, "s4", same_params ? 0.1f : 0.2f), gb_scalar_i8(g, "z4", 0));
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_QUANTIZE) == 1);
+  CHECK(gb_count_op(g, CS_OP_K_DEQUANTIZE) == 1);
+  CHECK(gb_count_op(g, CS_OP_K_COPY) == 1);
+  CHECK(gb_count_op(g, CS_OP_K_LUT_I8) == (same_params ? 0 : 1));
+  int k = gb_find_op(g, CS_OP_K_COPY);
+  if (k >= 0) CHECK(cs_graph_value(g, cs_graph_node(g, k)->inputs[0])->dtype == CS_DTYPE_I8);
+  /* Numbers: the int path equals Q2(DQ(Q(x))). */
+  float xin[8] = {-1.0f, -0.26f, 0.0f, 0.04f, 0.15f, 0.35f, 1.23f, 20.0f}, yout[8];
+  const void *inputs[1] = {xin};
+  int32_t st;
+  void **buf = gb_run(g, inputs, &st);
+  CHECK(st == 0);
+  memcpy(yout, buf[g->outputs[0]], sizeof yout);
+  for (int i = 0; i < 8; i++) {
+    int32_t q1 = cs_quantize_one(xin[i], 0.1f, 0, -128, 127);
+    float s_out = same_params ? 0.1f : 0.2f;
+    int32_t qq = cs_quantize_one(cs_dequantize_one(q1, 0.1f, 0), s_out, 0, -128, 127);
+    CHECK_MSG(yout[i] == cs_dequantize_one(qq, s_out, 0), "element %d: %g", i, (double)yout[i]);
+  }
+  gb_free_run(g, buf);
+  cs_graph_free(g);
+}
+
+/* Q(HardSwish(DQ(x))) → one LUT equal to the float path, entry by entry. */
+static void test_activation_lut(void) {
+  cs_graph *g = cs_graph_new("hswish");
+  int64_t s[1] = {256};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 1, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.05f), gb_scalar_i8(g, "z", -10));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.05f), gb_scalar_i8(g, "z2", -10));
+  int h = gb_node(g, CS_OP_HARD_SWISH, "hswish", 1, &dq, CS_DTYPE_F32, 1, s, NULL);
+  int q2 = gb_q(g, "q2", h, gb_scalar_f32(g, "s3", 0.03f), gb_scalar_i8(g, "z3", -100));
+  int y = gb_dq(g, "dq2", q2, gb_scalar_f32(g, "s4", 0.03f), gb_scalar_i8(g, "z4", -100));
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_LUT_I8);
+  CHECK(k >= 0 && gb_count_op(g, CS_OP_K_UNARY_F32) == 0);
+  if (k >= 0) {
+    const int8_t *lut = cs_graph_value(g, cs_graph_node(g, k)->inputs[0])->data;
+    for (int qv = -128; qv < 128; qv++) {
+      float xf = (float)(qv + 10) * 0.05f;
+      float hs = xf * 1.0f / 6.0f + 0.5f;
+      hs = hs < 0 ? 0 : (hs > 1 ? 1 : hs);
+      int32_t e = cs_quantize_one(xf * hs, 0.03f, -100, -128, 127);
+      CHECK_MSG(lut[qv + 128] == e, "q=%d: lut %d expected %d", qv, lut[qv + 128], e);
+    }
+  }
+  cs_graph_free(g);
+}
+
+/* A float Add with a dequantized constant: the DQ is folded at compile
+ * time (ConstReachability), only the float add runs. */
+static void test_fold_constant(void) {
+  cs_graph *g = cs_graph_new("fold");
+  int64_t s[1] = {4};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 1, s);
+  int8_t c[4] = {1, 2, 3, 4};
+  int cv = cs_graph_add_const(g, "c", CS_DTYPE_I8, 1, s, c);
+  int dq = gb_dq(g, "dq", cv, gb_scalar_f32(g, "s", 0.5f), gb_scalar_i8(g, "z", 1));
+  int in[2] = {x, dq};
+  int y = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 1, s, NULL);
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_DEQUANTIZE) == 0);
+  CHECK(gb_count_op(g, CS_OP_K_BINARY_F32) == 1);
+  float xin[4] = {1, 1, 1, 1};
+  const void *inputs[1] = {xin};
+  int32_t st;
+  void **buf = gb_run(g, inputs, &st);
+  const float *yo = buf[g->outputs[0]];
+  CHECK(st == 0 && yo[0] == 1.0f && yo[3] == 2.5f);
+  gb_free_run(g, buf);
+  cs_graph_free(g);
+}
+
+int main(void) {
+  test_conv_match();
+  test_conv_q31();
+  test_conv_decline((conv_case){1, 0, 0}, "non-constant weights");
+  test_conv_decline((conv_case){0, 1, 0}, "per-channel weight zero points differ");
+  test_conv_decline((conv_case){0, 0, 1}, "conv output fans out");
+  test_add_match();
+  test_transparent_round_trip(1);
+  test_transparent_round_trip(0);
+  test_activation_lut();
+  test_fold_constant();
+  UNIT_MAIN_END();
+}
