@@ -70,7 +70,8 @@ typedef struct tidsp_requant_params {
 } tidsp_requant_params;
 
 /* Requantize one accumulator of channel c (shared by all integer kernels so
- * that every kernel rounds the same way). */
+ * that every kernel rounds the same way). Returns 0 for invalid input (NULL,
+ * c outside [0, channels), unknown kind, Q31 entry out of range). */
 int32_t tidsp_requant_one(const tidsp_requant_params *rq, const void *rq_data,
                           int32_t channels, int32_t c, int32_t acc);
 
@@ -96,7 +97,9 @@ int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
  * Convolution, NCHW, weights OIHW ([c_out][c_in/groups][k_h][k_w]).
  * h_out/w_out are given (the compiler resolved pads and ceil); the bottom
  * and right padding follow from them. Padding reads as x_zp (i8) or 0 (f32).
- *   i8:  acc = bias[co] + Σ (x − x_zp)(w − w_zp), int32; then requant.
+ *   i8:  acc = bias[co] + Σ (x − x_zp)(w − w_zp), int32 (wraps like ORT's);
+ *        then requant. Needs c_in/groups·k_h·k_w ≤ 33025 (so that the sum
+ *        of products is exact in int32), else TIDSP_ERR_SHAPE.
  *   f32: y = bias[co] + Σ x·w.
  * ---------------------------------------------------------------------- */
 typedef struct tidsp_conv2d_params {
@@ -156,9 +159,16 @@ typedef struct tidsp_broadcast {
   int32_t b_stride[TIDSP_MAX_RANK];
 } tidsp_broadcast;
 
-/* QLinearAdd. FLOAT (ONNX Runtime's AVX2 formula on raw values):
+/* QLinearAdd. FLOAT (ONNX Runtime's AVX2 kernel, built with FMA
+ * contraction, on raw uint8 values; a, b, zero points are the uint8 ones):
  *   v = fmaf(a, ra, fmaf(b, rb, f)),  y = clamp(rne(v), y_min, y_max)
- *   with ra = as/ys, rb = bs/ys, f = ys_zp − (ra·a_zp + rb·b_zp) (compile time)
+ *   ra = fl(as/ys), rb = fl(bs/ys) and, at compile time,
+ *   f = fl(y_zp − fmaf(ra, a_zp, fl(rb·b_zp)))   (ORT's compiler fuses ra·a_zp)
+ *   Exception: when A holds one value per ORT span (A's stride is 0 in the
+ *   innermost output dim of size > 1, or the output has one element), ORT
+ *   swaps the operands, which rounds differently; the kernel then computes
+ *     v = fmaf(b, rb, fmaf(a, ra, f_swapped)),
+ *     f_swapped = fl(y_zp − fmaf(rb, b_zp, fl(ra·a_zp)))   (derived by the kernel)
  * Q31:
  *   acc = (a − a_zp)·a_mult + (b − b_zp)·b_mult   (int64)
  *   y = clamp(round_shift(acc, shift) + y_zp, y_min, y_max)
@@ -177,6 +187,7 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
 
 /* QLinearMul. FLOAT: prod = (a − a_zp)(b − b_zp);
  *   y = clamp(rne(fl(fl(float(prod)·r) + y_zp)), y_min, y_max), r = fl(fl(as·bs)/ys)
+ *   (y_zp is the uint8 zero point here; no fused multiply-add)
  * Q31: y = clamp(round_shift((int64)prod·mult, shift) + y_zp, y_min, y_max) */
 typedef struct tidsp_mul_i8_params {
   tidsp_broadcast bc;
@@ -263,6 +274,12 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
 /* QLinearAveragePool (ONNX Runtime's non-global path):
  *   FLOAT: xf = fl(x_scale·(x − x_zp)); sum in (h, w) order in float;
  *          avg = fl(sum / count); y = clamp(rne(fl(fl(avg / y_scale) + y_zp)))
+ *          (y_zp is the uint8 zero point here)
+ *   count: unlike avgpool_f32, k_h·k_w when count_include_pad (ORT divides
+ *          by the kernel size even where a ceil-mode window hangs past the
+ *          padding), else the taps inside the real input. ORT runs a
+ *          whole-image window without pads through the global path instead:
+ *          use tidsp_global_avgpool_i8 for it.
  *   Q31:   acc = Σ (x − x_zp); rq = int32 mult[kh·kw], int32 shift[kh·kw]
  *          indexed by count − 1; y = clamp(round_shift(acc·mult, shift) + y_zp)
  */

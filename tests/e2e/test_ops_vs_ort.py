@@ -19,7 +19,7 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_static)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.path.join(ROOT, "build", "bin", "cstatic")
+CSTATIC = os.environ.get("CSTATIC", os.path.join(ROOT, "build", "bin", "cstatic"))
 OPSET = 17
 
 
@@ -104,16 +104,24 @@ def unary_model(op, **attrs):
 
 
 def pool_model(op, out_hw, **attrs):
-    nodes = [helper.make_node(op, ["x"], ["y"], **attrs)]
+    """conv → pool → conv: quantize_static only quantizes a pool between
+    quantized layers."""
+    r = _rng(5)
+    w1 = (r.standard_normal((6, 3, 1, 1)) * 0.5).astype(np.float32)
+    w2 = (r.standard_normal((4, 6, 1, 1)) * 0.5).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"]),
+             helper.make_node(op, ["c1"], ["p"], **attrs),
+             helper.make_node("Conv", ["p", "w2"], ["y"])]
     g = helper.make_graph(nodes, op.lower(),
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 11, 11])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, out_hw, out_hw])])
-    return g, {"x": (1, 6, 11, 11)}
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 11, 11])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, out_hw, out_hw])],
+                          [_init("w1", w1), _init("w2", w2)])
+    return g, {"x": (1, 3, 11, 11)}
 
 
 def movement_model():
     """ShuffleNet's channel shuffle and split, GoogLeNet's concat."""
-    nodes = [helper.make_node("Split", ["x"], ["s0", "s1"], axis=1, num_outputs=2),
+    nodes = [helper.make_node("Split", ["x", "split"], ["s0", "s1"], axis=1),
              helper.make_node("Relu", ["s1"], ["r1"]),
              helper.make_node("Concat", ["s0", "r1"], ["c"], axis=1),
              helper.make_node("Reshape", ["c", "shape1"], ["r"]),
@@ -122,7 +130,8 @@ def movement_model():
     g = helper.make_graph(nodes, "shuffle",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 4, 4])],
-                          [_init("shape1", np.array([1, 2, 4, 4, 4], np.int64)),
+                          [_init("split", np.array([4, 4], np.int64)),
+                           _init("shape1", np.array([1, 2, 4, 4, 4], np.int64)),
                            _init("shape2", np.array([1, 8, 4, 4], np.int64))])
     return g, {"x": (1, 8, 4, 4)}
 
@@ -151,7 +160,7 @@ CASES = {
     "hardswish": (lambda: unary_model("HardSwish"), 1.0, None),
     "hardsigmoid": (lambda: unary_model("HardSigmoid", alpha=1.0 / 6, beta=0.5), 1.0, None),
     "clip6": (lambda: unary_model("Clip"), 1.0, None),
-    "maxpool_ceil": (lambda: pool_model("MaxPool", 6, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), 1.0, None),
+    "maxpool_ceil": (lambda: pool_model("MaxPool", 5, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), 1.0, None),
     "avgpool_pad": (lambda: pool_model("AveragePool", 6, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 1.0, None),
     "global_avgpool": (lambda: pool_model("GlobalAveragePool", 1), 1.0, None),
     "split_concat_shuffle": (movement_model, 1.0, None),
@@ -230,9 +239,17 @@ def test_op_matches_ort(tmp_path, name, act):
         assert exact >= min_exact, f"{name}/{act}: {exact:.4f} exact (max diff {step}); {why or 'must be bit-exact'}"
 
 
-@pytest.mark.parametrize("name", ["conv3x3_relu", "gemm", "add_relu", "avgpool_pad", "global_avgpool", "mul_broadcast"])
+# name → allowed output error in quantization steps. One requantized layer
+# is within one step of ORT's float rounding; the pool cases sit between two
+# convolutions, so a one-step difference in the pool's output can move the
+# second convolution's output by one more step.
+Q31_CASES = {"conv3x3_relu": 1, "gemm": 1, "add_relu": 1, "mul_broadcast": 1,
+             "avgpool_pad": 2, "global_avgpool": 2}
+
+
+@pytest.mark.parametrize("name", sorted(Q31_CASES))
 def test_op_q31_close_to_ort(tmp_path, name):
-    """Integer-only requantization: within one quantization step of ORT."""
+    """Integer-only requantization stays within a step or two of ORT."""
     model, shapes = _build(tmp_path, name, "s8")
     r = _rng(321)
     inputs = {k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
@@ -242,7 +259,7 @@ def test_op_q31_close_to_ort(tmp_path, name):
     m = onnx.load(str(model))
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     for n in m.graph.node:
-        if n.op_type == "DequantizeLinear" and n.output[0] in [o.name for o in m.graph.output]:
-            out_scale = float(inits[n.input[1]])
+        if n.op_type == "DequantizeLinear" and n.input[0] not in inits:
+            out_scale = float(inits[n.input[1]])  # the last activation DQ feeds the output
     for a, b in zip(got, ref):
-        assert np.max(np.abs(a - b)) <= out_scale * 1.0001
+        assert np.max(np.abs(a - b)) <= Q31_CASES[name] * out_scale * 1.0001

@@ -1,0 +1,55 @@
+/*
+ * cli.h — the `cstatic` command line: subcommands and their helpers.
+ *
+ * Every subcommand returns the process exit status: 0 success, 1 failure
+ * (the message is already printed, one line naming the thing), 2 usage.
+ */
+#ifndef CSTATIC_CLI_H
+#define CSTATIC_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
+
+int cs_cmd_compile(int argc, char **argv);
+int cs_cmd_run(int argc, char **argv);
+int cs_cmd_inspect(int argc, char **argv);
+
+/* "cstatic: error: …" on stderr; returns CS_EXIT_FAIL. */
+int cs_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a usage error, with a hint to --help; returns CS_EXIT_USAGE. */
+int cs_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Option matching: "--name=value" or "--name value" (or a short alias
+ * "-x value"). On a match advances *i past the value, sets *value and
+ * returns 1; returns -1 when the value is missing. */
+int cs_cli_opt(int argc, char **argv, int *i, const char *name, const char *alias,
+               const char **value);
+int cs_cli_is_help(const char *arg);
+
+/* ---- file system ---------------------------------------------------- */
+
+int cs_fs_is_dir(const char *path);
+int cs_fs_exists(const char *path);
+/* Modification time in nanoseconds, or -1 if missing. */
+int64_t cs_fs_mtime(const char *path);
+/* Remove a file or a directory tree; 0 on success. */
+int cs_fs_remove_tree(const char *path);
+/* A fresh empty directory next to `path` ("<dir>/.<base>.<tag>-XXXXXX"),
+ * so that rename() onto path stays on one file system. */
+cs_status cs_fs_make_sibling_temp(const char *path, const char *tag, char *out, size_t n);
+/* Read a whole file into a buffer aligned to `align` (free with free()). */
+cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t *size);
+
+/* ---- host build of a compiled model --------------------------------- */
+
+/* Compile DIR's lib*.c (and weights.c) with the host compiler into
+ * DIR/.build/model.so linked with the runtime library; reuse what is
+ * newer than its sources. Writes the .so path into so_path. */
+cs_status cs_host_build(const char *dir, char *so_path, size_t n);
+
+#endif

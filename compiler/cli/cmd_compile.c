@@ -1,0 +1,164 @@
+/*
+ * cstatic compile MODEL.onnx -o DIR: target → ONNX → passes → codegen.
+ *
+ * Atomic output: the files are written into a fresh sibling directory that
+ * replaces DIR only once everything succeeded, so a failed compile leaves
+ * an existing DIR as it was and never leaves a half-written one.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "codegen/codegen.h"
+#include "frontend/onnx.h"
+#include "passes/passes.h"
+#include "target.h"
+
+static const char usage[] =
+    "usage: cstatic compile MODEL.onnx -o DIR [options]\n"
+    "\n"
+    "Compile a quantized (QDQ) ONNX model into C: DIR/lib0.c [lib1.c ...],\n"
+    "lib0.h, weights.bin (or weights.c) and manifest.json.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR      output directory; replaced only if the compile\n"
+    "                        succeeds\n"
+    "  -t, --target STRING   target, e.g. \"c_static_lib -mcpu=c7x -requant=q31\"\n"
+    "                        (default \"c_static_lib\")\n"
+    "  --weights=bin|c       weights.bin loaded at run time (default), or\n"
+    "                        weights.c compiled into the model\n"
+    "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
+    "  -q, --quiet           print nothing on success\n"
+    "  -h, --help            this text\n";
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void human_bytes(size_t n, char *buf, size_t size) {
+  if (n < 10 * 1024) snprintf(buf, size, "%zu B", n);
+  else if (n < 10 * 1024 * 1024) snprintf(buf, size, "%.1f KiB", (double)n / 1024);
+  else snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+}
+
+/* Move tmp to dir, replacing an existing dir only now that tmp is
+ * complete. */
+static cs_status install(const char *tmp, const char *dir) {
+  if (!cs_fs_exists(dir)) {
+    if (rename(tmp, dir) != 0)
+      return cs_error(CS_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+    return CS_OK;
+  }
+  char old[4096];
+  cs_status st = cs_fs_make_sibling_temp(dir, "old", old, sizeof old);
+  if (st != CS_OK) return st;
+  if (rename(dir, old) != 0) {
+    int e = errno;
+    cs_fs_remove_tree(old);
+    return cs_error(CS_ERR_IO, "cannot replace %s: %s", dir, strerror(e));
+  }
+  if (rename(tmp, dir) != 0) {
+    int e = errno;
+    rename(old, dir); /* put the previous output back */
+    return cs_error(CS_ERR_IO, "cannot replace %s: %s", dir, strerror(e));
+  }
+  cs_fs_remove_tree(old);
+  return CS_OK;
+}
+
+int cs_cmd_compile(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
+  int quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    int r;
+    if (cs_cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return CS_EXIT_OK;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--output", "-o", &v))) {
+      if (r < 0) return cs_cli_usage_error("compile", "-o needs a directory");
+      out = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--target", "-t", &v))) {
+      if (r < 0) return cs_cli_usage_error("compile", "-t needs a target string");
+      target_str = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--weights", NULL, &v))) {
+      if (r < 0 || (strcmp(v, "bin") && strcmp(v, "c")))
+        return cs_cli_usage_error("compile", "--weights must be 'bin' or 'c'");
+      weights = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--dump-ir", NULL, &v))) {
+      if (r < 0 || strcmp(v, "after-all"))
+        return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
+      dump = v;
+    } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+      quiet = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cs_cli_usage_error("compile", "unknown option %s", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      return cs_cli_usage_error("compile", "unexpected argument %s (one model per compile)", argv[i]);
+    }
+  }
+  if (!model) return cs_cli_usage_error("compile", "no model given");
+  if (!out) return cs_cli_usage_error("compile", "no output directory given (-o DIR)");
+
+  /* "out/" and "out" are the same directory; rename() wants the latter. */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", out);
+  for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = '\0';
+  if (cs_fs_exists(dir) && !cs_fs_is_dir(dir))
+    return cs_cli_fail("output %s exists and is not a directory", dir);
+
+  double t0 = now_s();
+  cs_target target;
+  if (cs_target_parse(target_str, &target) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+
+  cs_graph *g = NULL;
+  if (cs_onnx_load(model, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
+    cs_graph_free(g);
+    return cs_cli_fail("%s", cs_error_message());
+  }
+
+  char tmp[4096];
+  if (cs_fs_make_sibling_temp(dir, "tmp", tmp, sizeof tmp) != CS_OK) {
+    cs_graph_free(g);
+    return cs_cli_fail("%s", cs_error_message());
+  }
+  cs_codegen_stats stats;
+  cs_codegen_options opt = {
+      .model_path = model, .weights_as_c = !strcmp(weights, "c"), .quiet = quiet, .stats = &stats};
+  cs_status st = cs_codegen_emit(g, &target, &opt, tmp);
+  cs_graph_free(g);
+  if (st == CS_OK) st = install(tmp, dir);
+  if (st != CS_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cs_error_message());
+    cs_fs_remove_tree(tmp);
+    return cs_cli_fail("%s", msg);
+  }
+  double dt = now_s() - t0;
+  if (!quiet) {
+    char wbuf[32];
+    human_bytes(stats.weights_bytes, wbuf, sizeof wbuf);
+    double ratio = stats.live_bytes_lower_bound
+                       ? (double)stats.arena_bytes / (double)stats.live_bytes_lower_bound
+                       : 1.0;
+    printf("compiled %s -> %s/ in %.2f s\n", model, dir, dt);
+    printf("  layers: %d (%d kernel calls) in %d file%s, %.3f %s\n", stats.layers, stats.kernel_calls,
+           stats.files, stats.files == 1 ? "" : "s",
+           stats.macs >= 1000000000 ? (double)stats.macs * 1e-9 : (double)stats.macs * 1e-6,
+           stats.macs >= 1000000000 ? "GMAC" : "MMAC");
+    printf("  arena: %zu bytes (live-bytes lower bound %zu, \xc3\x97%.3f)\n", stats.arena_bytes,
+           stats.live_bytes_lower_bound, ratio);
+    printf("  weights: %s (%s)\n", wbuf, opt.weights_as_c ? "weights.c" : "weights.bin");
+  }
+  return CS_EXIT_OK;
+}

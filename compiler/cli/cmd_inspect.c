@@ -1,0 +1,34 @@
+/* cstatic inspect MODEL.onnx: what the frontend sees in a model. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "frontend/onnx.h"
+
+static const char usage[] =
+    "usage: cstatic inspect MODEL.onnx\n"
+    "\n"
+    "Print a summary of an ONNX model: opset, inputs and outputs, op\n"
+    "histogram, unsupported ops and the quantization scheme.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help   this text\n";
+
+int cs_cmd_inspect(int argc, char **argv) {
+  const char *model = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (cs_cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return CS_EXIT_OK;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cs_cli_usage_error("inspect", "unknown option %s", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      return cs_cli_usage_error("inspect", "unexpected argument %s", argv[i]);
+    }
+  }
+  if (!model) return cs_cli_usage_error("inspect", "no model given");
+  if (cs_onnx_inspect(model, stdout) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  return CS_EXIT_OK;
+}

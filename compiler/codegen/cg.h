@@ -1,0 +1,117 @@
+/*
+ * cg.h — internals shared by the code generator's files (not a public API).
+ *
+ * One cs_cg context is built by cs_codegen_emit: the schedule, the C names
+ * of every tensor, the layer → file split. Each writer (lib0.h, lib*.c,
+ * weights, manifest) only reads it.
+ */
+#ifndef CSTATIC_CODEGEN_CG_H
+#define CSTATIC_CODEGEN_CG_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "codegen.h"
+#include "schedule/schedule.h"
+
+/* ---- growable string ------------------------------------------------ */
+
+typedef struct cs_sbuf {
+  char *s;
+  size_t len, cap;
+  int oom;
+} cs_sbuf;
+
+void cs_sbuf_printf(cs_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cs_sbuf_vprintf(cs_sbuf *b, const char *fmt, va_list ap);
+void cs_sbuf_puts(cs_sbuf *b, const char *s);
+void cs_sbuf_free(cs_sbuf *b);
+
+/* ---- C text helpers ------------------------------------------------- */
+
+/* Exact float literal: hex float with f suffix ("0x1.8p+1f"), INFINITY,
+ * -INFINITY or NAN (those need <math.h>). buf holds >= 40 bytes. */
+const char *cs_c_float(float f, char *buf);
+/* int32 literal; INT32_MIN as (-2147483647 - 1). buf >= 24 bytes. */
+const char *cs_c_int32(int32_t v, char *buf);
+/* Append s as the inside of a C comment (no comment terminator, no
+ * newlines, printable ASCII only). */
+void cs_c_comment_text(cs_sbuf *b, const char *s);
+/* Append s as a C string literal with quotes and escapes. */
+void cs_c_string(cs_sbuf *b, const char *s);
+/* "i8[1,3,224,224]" */
+void cs_c_shape_text(cs_sbuf *b, const cs_value *v);
+
+/* ---- kernels -------------------------------------------------------- */
+
+#define CS_KERNEL_MAX_INPUTS 4
+
+/* How one kernel op is called. A dtype of CS_DTYPE_UNDEF means the
+ * argument is `void *` (any dtype). */
+typedef struct cs_kernel_info {
+  cs_op op;
+  const char *fn;         /* runtime function, e.g. "tidsp_conv2d_i8" */
+  const char *param_type; /* its param struct, NULL for tidsp_copy */
+  int n_inputs;           /* pointer inputs; -1: variadic (concat) */
+  cs_dtype in[CS_KERNEL_MAX_INPUTS];
+  unsigned optional;      /* bit i: input i may be absent (NULL) */
+  cs_dtype out;
+} cs_kernel_info;
+
+/* NULL for a non-kernel op. */
+const cs_kernel_info *cs_kernel_info_of(cs_op op);
+/* Multiply-accumulates of a conv/matmul node, 0 for other ops. */
+int64_t cs_kernel_macs(const cs_node *n);
+/* Append the designated initializer of the node's param struct: "{.n = 1}"
+ * on one line when it fits after column col0, else "{" and the fields on
+ * lines indented by `indent`. Sets *needs_math when a literal needs
+ * <math.h>. `name` names the static array some params point to (concat's
+ * axis_len), whose definition is appended to `pre`. */
+cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *indent, size_t col0,
+                           const char *name, cs_sbuf *pre, cs_sbuf *b, int *needs_math);
+
+/* ---- the generation context ----------------------------------------- */
+
+enum { CS_LAYERS_PER_FILE = 40 };
+
+typedef struct cs_cg {
+  cs_graph *g;
+  const cs_target *t;
+  const cs_codegen_options *opt;
+  cs_schedule s;
+  char target_str[256];
+  char *model_name;     /* graph name or "model" */
+  char **macro;         /* [n_values]: W_… / A_… for weight and arena tensors */
+  int n_files;          /* lib0.c … lib{n_files-1}.c */
+  int *file_first_step; /* [n_files + 1] */
+  uint64_t weights_checksum;
+  int64_t total_macs;
+} cs_cg;
+
+/* Names every weight (W_…) and arena (A_…) tensor in cg->macro. */
+cs_status cs_cg_assign_names(cs_cg *cg);
+
+/* Writers; each returns CS_ERR_IO naming the file on failure. */
+cs_status cs_cg_write_header(cs_cg *cg, const char *path);
+cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir);
+cs_status cs_cg_write_weights(cs_cg *cg, const char *out_dir);
+cs_status cs_cg_write_manifest(cs_cg *cg, const char *path);
+
+/* Weights blob (docs/weights-format.md). */
+enum { CS_WEIGHTS_HEADER_BYTES = 64, CS_WEIGHTS_VERSION = 1 };
+uint64_t cs_fnv1a64(uint64_t h, const void *data, size_t n);
+#define CS_FNV1A64_INIT 0xcbf29ce484222325ull
+/* The checksum of the payload as laid out by the schedule. */
+uint64_t cs_cg_weights_checksum(const cs_cg *cg);
+
+/* Expression for the pointer to value v inside generated code (W, A,
+ * inputs, outputs in scope), cast to the kernel argument type (`void` for
+ * CS_DTYPE_UNDEF). Marks the macro it uses in used[v] (used may be NULL). */
+void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writable,
+                   char *used);
+
+/* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
+const char *cs_cg_tidsp_dtype_name(cs_dtype t);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * cs_codegen_emit: schedule the graph, name its tensors, split the layers
+ * into files, then run each writer. The writers only read the context.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+
+static cs_status check_out_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return cs_error(CS_ERR_IO, "output directory %s does not exist or cannot be read", dir);
+  struct dirent *e;
+  int empty = 1;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+  closedir(d);
+  if (!empty) return cs_error(CS_ERR_IO, "output directory %s is not empty", dir);
+  return CS_OK;
+}
+
+static size_t pow2_at_least(size_t v, size_t min) { return v < min ? min : v; }
+
+static void cg_free(cs_cg *cg) {
+  if (cg->macro)
+    for (int v = 0; v < cg->g->n_values; v++) free(cg->macro[v]);
+  free(cg->macro);
+  free(cg->file_first_step);
+  free(cg->model_name);
+  cs_schedule_free(&cg->s);
+}
+
+static cs_status split_files(cs_cg *cg) {
+  int n = cg->s.n_steps;
+  cg->n_files = n > 0 ? (n + CS_LAYERS_PER_FILE - 1) / CS_LAYERS_PER_FILE : 1;
+  cg->file_first_step = malloc(((size_t)cg->n_files + 1) * sizeof *cg->file_first_step);
+  if (!cg->file_first_step) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  /* Even parts: 41 layers → 21 + 20, not 40 + 1. */
+  for (int f = 0; f <= cg->n_files; f++)
+    cg->file_first_step[f] = (int)((int64_t)n * f / cg->n_files);
+  return CS_OK;
+}
+
+cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_options *opt,
+                          const char *out_dir) {
+  static const cs_codegen_options no_options;
+  if (!opt) opt = &no_options;
+  cs_status st = check_out_dir(out_dir);
+  if (st != CS_OK) return st;
+
+  cs_cg cg;
+  memset(&cg, 0, sizeof cg);
+  cg.g = g;
+  cg.t = t;
+  cg.opt = opt;
+  cs_target_format(t, cg.target_str, sizeof cg.target_str);
+  cg.model_name = strdup(g->name && *g->name ? g->name : "model");
+  if (!cg.model_name) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+
+  /* Tensors are aligned to the target's constants alignment, at least 16
+   * bytes so that every kernel's int32/float pointers are aligned. */
+  size_t align = pow2_at_least((size_t)(t->constants_byte_alignment > 0 ? t->constants_byte_alignment : 64), 16);
+  cs_schedule_options so = {
+      .arena_align = align,
+      .weights_align = align,
+      .weights_base = CS_WEIGHTS_HEADER_BYTES,
+      .alias_copies = !opt->no_copy_alias,
+  };
+  st = cs_schedule_build(g, &so, &cg.s);
+  if (st == CS_OK) st = cs_cg_assign_names(&cg);
+  if (st == CS_OK) st = split_files(&cg);
+  if (st == CS_OK) {
+    cg.weights_checksum = cs_cg_weights_checksum(&cg);
+    for (int k = 0; k < cg.s.n_steps; k++) cg.total_macs += cs_kernel_macs(&g->nodes[cg.s.order[k]]);
+  }
+  char path[4096];
+  if (st == CS_OK) st = cs_cg_write_sources(&cg, out_dir);
+  if (st == CS_OK) {
+    snprintf(path, sizeof path, "%s/lib0.h", out_dir);
+    st = cs_cg_write_header(&cg, path);
+  }
+  if (st == CS_OK) st = cs_cg_write_weights(&cg, out_dir);
+  if (st == CS_OK) {
+    snprintf(path, sizeof path, "%s/manifest.json", out_dir);
+    st = cs_cg_write_manifest(&cg, path);
+  }
+  if (st == CS_OK && opt->stats) {
+    cs_codegen_stats *s = opt->stats;
+    memset(s, 0, sizeof *s);
+    s->arena_bytes = cg.s.arena_size;
+    s->live_bytes_lower_bound = cg.s.live_lower_bound;
+    s->weights_bytes = cg.s.weights_size;
+    s->layers = cg.s.n_steps;
+    for (int k = 0; k < cg.s.n_steps; k++) s->kernel_calls += !cg.s.node_elided[cg.s.order[k]];
+    s->files = cg.n_files;
+    s->macs = cg.total_macs;
+  }
+  cg_free(&cg);
+  return st;
+}

@@ -1,0 +1,477 @@
+/*
+ * lib0.c, lib1.c …: one kernel call per layer in execution order.
+ *
+ * lib0.c holds the entry points (cg_main, model_run, model_check_weights),
+ * the descriptor and the first CS_LAYERS_PER_FILE layers; each further
+ * libN.c holds the next layers as cg_main_partN(), called from cg_main, so
+ * a big model compiles in parallel. Every file defines the W_/A_ offset
+ * macros it uses and nothing else.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+
+static const char *ctype(cs_dtype t) {
+  return t == CS_DTYPE_UNDEF ? "void" : cs_dtype_c_type(t);
+}
+
+static const char *node_name(const cs_node *n) { return n->name ? n->name : "?"; }
+
+void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writable,
+                   char *used) {
+  if (v < 0) {
+    cs_sbuf_puts(b, "NULL");
+    return;
+  }
+  const cs_loc *l = &cg->s.loc[v];
+  const char *q = writable ? "" : "const ";
+  switch (l->kind) {
+    case CS_LOC_CONST:
+      cs_sbuf_printf(b, "(%s%s *)(W + %s)", q, ctype(want), cg->macro[v]);
+      if (used) used[v] = 1;
+      break;
+    case CS_LOC_ARENA:
+      cs_sbuf_printf(b, "(%s%s *)(A + %s)", q, ctype(want), cg->macro[v]);
+      if (used) used[v] = 1;
+      break;
+    case CS_LOC_INPUT:
+      cs_sbuf_printf(b, "(%s%s *)inputs[%d]", q, ctype(want), l->index);
+      break;
+    case CS_LOC_OUTPUT:
+      cs_sbuf_printf(b, "(%s%s *)outputs[%d]", q, ctype(want), l->index);
+      break;
+    default:
+      cs_sbuf_puts(b, "NULL");
+      break;
+  }
+}
+
+/* The node's tensors against the kernel's signature. */
+static cs_status check_args(const cs_cg *cg, const cs_node *n, const cs_kernel_info *ki) {
+  const cs_graph *g = cg->g;
+  if (ki->n_inputs >= 0 && n->n_inputs != ki->n_inputs)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has %d inputs, %s takes %d",
+                    node_name(n), cs_op_name(n->op), n->n_inputs, ki->fn, ki->n_inputs);
+  if (ki->n_inputs < 0 && n->n_inputs < 1)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has no inputs", node_name(n),
+                    cs_op_name(n->op));
+  if (n->n_outputs != 1 || n->outputs[0] < 0)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has %d outputs, %s writes 1",
+                    node_name(n), cs_op_name(n->op), n->n_outputs, ki->fn);
+  for (int i = 0; i < n->n_inputs; i++) {
+    int v = n->inputs[i];
+    cs_dtype want = ki->n_inputs < 0 ? ki->in[0] : ki->in[i];
+    if (v < 0) {
+      if (ki->n_inputs >= 0 && (ki->optional & (1u << i))) continue;
+      return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) input %d is absent but %s requires it",
+                      node_name(n), cs_op_name(n->op), i, ki->fn);
+    }
+    if (want != CS_DTYPE_UNDEF && g->values[v].dtype != want)
+      return cs_error(CS_ERR_INTERNAL,
+                      "codegen: node '%s' (%s) input %d '%s' is %s, %s takes %s",
+                      node_name(n), cs_op_name(n->op), i, g->values[v].name ? g->values[v].name : "?",
+                      cs_dtype_name(g->values[v].dtype), ki->fn, cs_dtype_name(want));
+  }
+  int y = n->outputs[0];
+  if (ki->out != CS_DTYPE_UNDEF && g->values[y].dtype != ki->out)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) output '%s' is %s, %s writes %s",
+                    node_name(n), cs_op_name(n->op), g->values[y].name ? g->values[y].name : "?",
+                    cs_dtype_name(g->values[y].dtype), ki->fn, cs_dtype_name(ki->out));
+  if (n->op == CS_OP_K_COPY && n->k.copy_bytes > cs_value_nbytes(&g->values[y]))
+    return cs_error(CS_ERR_INTERNAL, "codegen: copy node '%s' copies %zu bytes into '%s' of %zu",
+                    node_name(n), n->k.copy_bytes, g->values[y].name ? g->values[y].name : "?",
+                    cs_value_nbytes(&g->values[y]));
+  return CS_OK;
+}
+
+/* The layer comment: kind, ONNX nodes, output tensor. */
+static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const cs_node *n) {
+  const cs_value *y = &cg->g->values[n->outputs[0]];
+  cs_sbuf_printf(b, "  /* %s: %s from ONNX ", label, cs_op_name(n->op));
+  cs_c_comment_text(b, n->origin && *n->origin ? n->origin : node_name(n));
+  cs_sbuf_puts(b, "\n   * out: ");
+  cs_c_comment_text(b, y->name);
+  cs_sbuf_puts(b, " ");
+  cs_c_shape_text(b, y);
+  cs_sbuf_puts(b, " */\n");
+}
+
+/* One kernel call in a block. in_expr/out_expr override the pointer of an
+ * argument (model_run's boundary conversions); NULL entries use storage. */
+static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *const *in_expr,
+                           const char *out_expr, char *used, int *needs_math) {
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  if (!ki)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' op %s is not a kernel op",
+                    node_name(n), cs_op_name(n->op));
+  cs_status st = check_args(cg, n, ki);
+  if (st != CS_OK) return st;
+  cs_sbuf pre = {0}, params = {0}, call = {0};
+  if (ki->param_type) {
+    size_t col0 = strlen("    static const  p = ") + strlen(ki->param_type);
+    st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
+    if (st != CS_OK) goto done;
+  }
+  cs_sbuf_puts(b, "  {\n");
+  if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
+  if (ki->param_type) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->param_type, params.s);
+
+  if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", ki->fn, n->k.copy_bytes);
+  else cs_sbuf_printf(&call, "%s(&p", ki->fn);
+  if (n->op == CS_OP_K_CONCAT) {
+    cs_sbuf_puts(&call, ",\n        (const void *const[]){");
+    for (int i = 0; i < n->n_inputs; i++) {
+      cs_sbuf_puts(&call, i ? ",\n                               " : "");
+      cs_cg_pointer(cg, &call, n->inputs[i], CS_DTYPE_UNDEF, 0, used);
+    }
+    cs_sbuf_puts(&call, "}");
+  } else {
+    for (int i = 0; i < n->n_inputs; i++) {
+      cs_sbuf_puts(&call, ",\n        ");
+      if (in_expr && in_expr[i]) cs_sbuf_puts(&call, in_expr[i]);
+      else cs_cg_pointer(cg, &call, n->inputs[i], ki->in[i], 0, used);
+    }
+  }
+  cs_sbuf_puts(&call, ",\n        ");
+  if (out_expr) cs_sbuf_puts(&call, out_expr);
+  else cs_cg_pointer(cg, &call, n->outputs[0], ki->out, 1, used);
+  cs_sbuf_puts(&call, ")");
+  cs_sbuf_printf(b, "    st = %s;\n    if (st != TIDSP_OK) return st;\n  }\n", call.s);
+done:
+  cs_sbuf_free(&pre);
+  cs_sbuf_free(&params);
+  cs_sbuf_free(&call);
+  return st;
+}
+
+static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, char *used, int *needs_math) {
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  char label[32];
+  snprintf(label, sizeof label, "layer %d", step);
+  layer_comment(cg, b, label, n);
+  if (cg->s.node_elided[cg->s.order[step]]) {
+    int x = n->inputs[0], y = n->outputs[0];
+    used[x] = used[y] = 1;
+    cs_sbuf_printf(b, "  /* elided: %s is %s's memory viewed as ", cg->macro[y], cg->macro[x]);
+    cs_c_shape_text(b, &cg->g->values[y]);
+    cs_sbuf_puts(b, " */\n");
+    return CS_OK;
+  }
+  return emit_call(cg, b, n, NULL, NULL, used, needs_math);
+}
+
+static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *what) {
+  cs_sbuf_printf(b, "/*\n * %s — %s\n *\n * Generated by cstatic from ", file, what);
+  cs_c_comment_text(b, cg->opt && cg->opt->model_path ? cg->opt->model_path : cg->model_name);
+  cs_sbuf_puts(b, "; do not edit.\n * target: ");
+  cs_c_comment_text(b, cg->target_str);
+  cs_sbuf_puts(b, "\n */\n");
+}
+
+/* Used values of one storage kind, sorted by offset (the blob's or the
+ * arena's layout, top to bottom). */
+static const cs_cg *sort_cg;
+static int cmp_offset(const void *a, const void *b) {
+  size_t oa = sort_cg->s.loc[*(const int *)a].offset, ob = sort_cg->s.loc[*(const int *)b].offset;
+  if (oa != ob) return oa < ob ? -1 : 1;
+  return *(const int *)a - *(const int *)b;
+}
+
+static int used_of_kind(const cs_cg *cg, const char *used, cs_loc_kind kind, int *ids) {
+  int n = 0;
+  for (int v = 0; v < cg->g->n_values; v++)
+    if (used[v] && cg->macro[v] && cg->s.loc[v].kind == kind) ids[n++] = v;
+  sort_cg = cg;
+  qsort(ids, (size_t)n, sizeof *ids, cmp_offset);
+  return n;
+}
+
+static void emit_macros(const cs_cg *cg, cs_sbuf *b, const char *used) {
+  const cs_graph *g = cg->g;
+  int *ids = malloc(((size_t)g->n_values + 1) * sizeof *ids);
+  if (!ids) {
+    b->oom = 1;
+    return;
+  }
+  int n = used_of_kind(cg, used, CS_LOC_CONST, ids);
+  if (n) cs_sbuf_puts(b, "\n/* Weights: byte offsets into the weights blob (docs/weights-format.md). */\n");
+  for (int i = 0; i < n; i++) {
+    int v = ids[i];
+    cs_sbuf_printf(b, "#define %s 0x%zx /* ", cg->macro[v], cg->s.loc[v].offset);
+    cs_c_shape_text(b, &g->values[v]);
+    cs_sbuf_puts(b, " ");
+    cs_c_comment_text(b, g->values[v].name);
+    cs_sbuf_puts(b, " */\n");
+  }
+  n = used_of_kind(cg, used, CS_LOC_ARENA, ids);
+  if (n)
+    cs_sbuf_puts(b, "\n/* Arena: byte offsets (DDR pool); tensors whose lifetimes do not overlap\n"
+                    " * share bytes. Live range in layers. */\n");
+  for (int i = 0; i < n; i++) {
+    int v = ids[i];
+    int last = cg->s.last_use[v] < cg->s.def_step[v] ? cg->s.def_step[v] : cg->s.last_use[v];
+    cs_sbuf_printf(b, "#define %s 0x%zx /* ", cg->macro[v], cg->s.loc[v].offset);
+    cs_c_shape_text(b, &g->values[v]);
+    cs_sbuf_printf(b, " layers %d-%d ", cg->s.def_step[v], last);
+    cs_c_comment_text(b, g->values[v].name);
+    cs_sbuf_puts(b, " */\n");
+  }
+  free(ids);
+}
+
+/* "layers 3-7", "layer 3", "no layers" */
+static void layer_range(char *buf, size_t n, int first, int end) {
+  if (end <= first) snprintf(buf, n, "no layers");
+  else if (end == first + 1) snprintf(buf, n, "layer %d", first);
+  else snprintf(buf, n, "layers %d-%d", first, end - 1);
+}
+
+static const char part_params[] =
+    "(const uint8_t *W, uint8_t *A, const void *const inputs[], void *const outputs[])";
+
+/* cg_main_partF: the layers of file F. */
+static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, char *used, int *needs_math) {
+  char range[64];
+  layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
+  range[0] = (char)(range[0] - 'a' + 'A');
+  cs_sbuf_printf(b, "\n/* %s. */\n%sint32_t cg_main_part%d%s {\n", range, f == 0 ? "static " : "", f,
+                 part_params);
+  cs_sbuf_puts(b, "  int32_t st = TIDSP_OK;\n  (void)W;\n  (void)A;\n  (void)inputs;\n  (void)outputs;\n\n");
+  for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++) {
+    cs_status st = emit_layer(cg, b, k, used, needs_math);
+    if (st != CS_OK) return st;
+  }
+  cs_sbuf_puts(b, "  return st;\n}\n");
+  return CS_OK;
+}
+
+static cs_status write_file(const char *dir, const char *name, const cs_sbuf *b) {
+  if (b->oom) return cs_error(CS_ERR_NOMEM, "codegen: out of memory writing %s", name);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (!f) return cs_error(CS_ERR_IO, "cannot write %s", path);
+  size_t n = fwrite(b->s ? b->s : "", 1, b->len, f);
+  int bad = n != b->len;
+  if (fclose(f) != 0) bad = 1;
+  if (bad) return cs_error(CS_ERR_IO, "cannot write %s (disk full?)", path);
+  return CS_OK;
+}
+
+static void includes(cs_sbuf *b, int needs_math) {
+  cs_sbuf_puts(b, "\n");
+  if (needs_math) cs_sbuf_puts(b, "#include <math.h>\n");
+  cs_sbuf_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"lib0.h\"\n");
+}
+
+/* ---- lib0.c: entry points ------------------------------------------- */
+
+static void tensor_info(const cs_cg *cg, cs_sbuf *b, int v, int quant_from_node, int raw) {
+  const cs_graph *g = cg->g;
+  const cs_value *val = &g->values[v];
+  char num[40], num2[24];
+  cs_sbuf_puts(b, "    {.name = ");
+  cs_c_string(b, val->name);
+  cs_sbuf_printf(b, ", .dtype = %s, .rank = %d, .shape = {", cs_cg_tidsp_dtype_name(val->dtype),
+                 val->rank);
+  for (int i = 0; i < val->rank; i++) cs_sbuf_printf(b, "%s%" PRId64, i ? ", " : "", val->shape[i]);
+  cs_sbuf_printf(b, "},\n     .numel = %" PRId64 ", .nbytes = %zu", cs_value_numel(val),
+                 cs_value_nbytes(val));
+  /* Quant params: the boundary conversion's (both entries describe the
+   * same real values), else the tensor's own per-tensor annotation. */
+  float scale = 1.0f;
+  int32_t zp = 0;
+  int quantized = 0;
+  if (quant_from_node >= 0) {
+    const cs_node *n = &g->nodes[quant_from_node];
+    scale = (float)cs_const_get_float(&g->values[n->inputs[0]], 0);
+    zp = (int32_t)cs_const_get_int(&g->values[n->inputs[1]], 0);
+    quantized = 1;
+  } else if (raw && val->quant && val->quant->count == 1) {
+    scale = val->quant->scale[0];
+    zp = val->quant->zero_point[0];
+    quantized = 1;
+  }
+  cs_sbuf_printf(b, ", .quantized = %d, .scale = %s, .zero_point = %s}", quantized,
+                 cs_c_float(scale, num), cs_c_int32(zp, num2));
+}
+
+static void tensor_infos(const cs_cg *cg, cs_sbuf *b, const char *name, int n,
+                         const cs_boundary_io *io, int raw) {
+  if (n == 0) return;
+  cs_sbuf_printf(b, "static const tidsp_tensor_info %s[%d] = {\n", name, n);
+  for (int i = 0; i < n; i++) {
+    tensor_info(cg, b, raw ? io[i].raw_value : io[i].value, io[i].node, raw);
+    cs_sbuf_puts(b, i + 1 < n ? ",\n" : "\n");
+  }
+  cs_sbuf_puts(b, "};\n");
+}
+
+static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
+  const cs_schedule *s = &cg->s;
+  int embedded = cg->opt && cg->opt->weights_as_c;
+  cs_sbuf_puts(b, "\n/* The raw entry: integer tensors in and out (lib0.h lists them). */\n"
+                  "int32_t cg_main(const void *weights, void *arena, const void *const inputs[],\n"
+                  "                void *const outputs[]) {\n");
+  cs_sbuf_printf(b, "  const uint8_t *W = (const uint8_t *)%s;\n",
+                 embedded ? "(weights != NULL ? weights : model_weights)" : "weights");
+  cs_sbuf_puts(b, "  uint8_t *A = (uint8_t *)arena;\n  int32_t st;\n");
+  cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
+                 s->arena_size ? " || A == NULL" : "");
+  for (int f = 0; f < cg->n_files; f++)
+    cs_sbuf_printf(b, "  st = cg_main_part%d(W, A, inputs, outputs);\n  if (st != TIDSP_OK) return st;\n", f);
+  for (int j = 0; j < s->n_outputs; j++) {
+    if (!s->output_copy[j]) continue;
+    int r = s->outputs[j].raw_value;
+    cs_sbuf_printf(b, "  /* output %d is also ", j);
+    cs_c_comment_text(b, cg->g->values[r].name);
+    cs_sbuf_puts(b, ", which is not written in place */\n");
+    cs_sbuf_printf(b, "  st = tidsp_copy(%zuu, ", cs_value_nbytes(&cg->g->values[r]));
+    cs_cg_pointer(cg, b, r, CS_DTYPE_UNDEF, 0, used);
+    cs_sbuf_printf(b, ", outputs[%d]);\n  if (st != TIDSP_OK) return st;\n", j);
+  }
+  cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");
+  return CS_OK;
+}
+
+static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_math) {
+  const cs_schedule *s = &cg->s;
+  const cs_graph *g = cg->g;
+  int embedded = cg->opt && cg->opt->weights_as_c;
+  int ni = s->n_inputs > 0 ? s->n_inputs : 1, no = s->n_outputs > 0 ? s->n_outputs : 1;
+  cs_sbuf_puts(b, "\n/* The model's own dtypes: quantize the inputs, run cg_main, dequantize the\n"
+                  " * outputs. The raw tensors are staged in the arena. */\n"
+                  "int32_t model_run(const void *weights, void *arena, const void *const inputs[],\n"
+                  "                  void *const outputs[]) {\n");
+  cs_sbuf_printf(b, "  const uint8_t *W = (const uint8_t *)%s;\n",
+                 embedded ? "(weights != NULL ? weights : model_weights)" : "weights");
+  cs_sbuf_printf(b, "  uint8_t *A = (uint8_t *)arena;\n  const void *raw_in[%d];\n  void *raw_out[%d];\n"
+                    "  int32_t st;\n", ni, no);
+  cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
+                 s->arena_size ? " || A == NULL" : "");
+  if (s->n_inputs == 0) cs_sbuf_puts(b, "  raw_in[0] = NULL;\n");
+  if (s->n_outputs == 0) cs_sbuf_puts(b, "  raw_out[0] = NULL;\n");
+  for (int i = 0; i < s->n_inputs; i++) {
+    const cs_boundary_io *io = &s->inputs[i];
+    if (io->node < 0) {
+      cs_sbuf_printf(b, "  raw_in[%d] = inputs[%d];\n", i, i);
+      continue;
+    }
+    char label[48], in_x[64], out_y[64];
+    snprintf(label, sizeof label, "input %d", i);
+    layer_comment(cg, b, label, &g->nodes[io->node]);
+    snprintf(in_x, sizeof in_x, "(const float *)inputs[%d]", i);
+    snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
+    const char *in_expr[3] = {NULL, NULL, in_x};
+    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math);
+    if (st != CS_OK) return st;
+    cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
+  }
+  for (int j = 0; j < s->n_outputs; j++) {
+    if (s->outputs[j].node < 0) cs_sbuf_printf(b, "  raw_out[%d] = outputs[%d];\n", j, j);
+    else cs_sbuf_printf(b, "  raw_out[%d] = A + A_RAW_OUTPUT%d;\n", j, j);
+  }
+  cs_sbuf_puts(b, "  st = cg_main(W, A, raw_in, raw_out);\n  if (st != TIDSP_OK) return st;\n");
+  for (int j = 0; j < s->n_outputs; j++) {
+    const cs_boundary_io *io = &s->outputs[j];
+    if (io->node < 0) continue;
+    char label[48], in_x[64], out_y[64];
+    snprintf(label, sizeof label, "output %d", j);
+    layer_comment(cg, b, label, &g->nodes[io->node]);
+    snprintf(in_x, sizeof in_x, "(const void *)(A + A_RAW_OUTPUT%d)", j);
+    snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
+    const char *in_expr[3] = {NULL, NULL, in_x};
+    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math);
+    if (st != CS_OK) return st;
+  }
+  cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");
+  return CS_OK;
+}
+
+static void emit_staging_macros(const cs_cg *cg, cs_sbuf *b) {
+  const cs_schedule *s = &cg->s;
+  int any = 0;
+  for (int i = 0; i < s->n_inputs; i++) any |= s->inputs[i].node >= 0;
+  for (int j = 0; j < s->n_outputs; j++) any |= s->outputs[j].node >= 0;
+  if (!any) return;
+  cs_sbuf_puts(b, "\n/* Arena: model_run's staging of cg_main's raw inputs and outputs. */\n");
+  for (int i = 0; i < s->n_inputs; i++) {
+    if (s->inputs[i].node < 0) continue;
+    cs_sbuf_printf(b, "#define A_RAW_INPUT%d 0x%zx /* ", i, s->input_staging[i]);
+    cs_c_shape_text(b, &cg->g->values[s->inputs[i].raw_value]);
+    cs_sbuf_puts(b, " */\n");
+  }
+  for (int j = 0; j < s->n_outputs; j++) {
+    if (s->outputs[j].node < 0) continue;
+    cs_sbuf_printf(b, "#define A_RAW_OUTPUT%d 0x%zx /* ", j, s->output_staging[j]);
+    cs_c_shape_text(b, &cg->g->values[s->outputs[j].raw_value]);
+    cs_sbuf_puts(b, " */\n");
+  }
+}
+
+static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
+  const cs_schedule *s = &cg->s;
+  int embedded = cg->opt && cg->opt->weights_as_c;
+  cs_sbuf_puts(b, "\n/* ---- descriptor: lets a host program drive any compiled model ---- */\n\n");
+  tensor_infos(cg, b, "model_inputs", s->n_inputs, s->inputs, 0);
+  tensor_infos(cg, b, "model_outputs", s->n_outputs, s->outputs, 0);
+  tensor_infos(cg, b, "model_raw_inputs", s->n_inputs, s->inputs, 1);
+  tensor_infos(cg, b, "model_raw_outputs", s->n_outputs, s->outputs, 1);
+  cs_sbuf_puts(b, "\nint32_t model_check_weights(const void *weights, size_t size) {\n");
+  if (embedded)
+    cs_sbuf_puts(b, "  if (weights == NULL) {\n    weights = model_weights;\n"
+                    "    size = MODEL_WEIGHTS_SIZE;\n  }\n");
+  cs_sbuf_puts(b, "  return tidsp_weights_check(weights, size, MODEL_WEIGHTS_SIZE, MODEL_WEIGHTS_COUNT,\n"
+                  "                             MODEL_WEIGHTS_ALIGN, MODEL_WEIGHTS_CHECKSUM);\n}\n");
+  cs_sbuf_puts(b, "\nconst tidsp_model_desc model_desc = {\n"
+                  "    .abi_version = TIDSP_MODEL_ABI_VERSION,\n"
+                  "    .name = MODEL_NAME,\n    .target = MODEL_TARGET,\n"
+                  "    .n_inputs = MODEL_NUM_INPUTS,\n    .n_outputs = MODEL_NUM_OUTPUTS,\n");
+  cs_sbuf_printf(b, "    .inputs = %s,\n    .outputs = %s,\n    .raw_inputs = %s,\n    .raw_outputs = %s,\n",
+                 s->n_inputs ? "model_inputs" : "NULL", s->n_outputs ? "model_outputs" : "NULL",
+                 s->n_inputs ? "model_raw_inputs" : "NULL",
+                 s->n_outputs ? "model_raw_outputs" : "NULL");
+  cs_sbuf_printf(b, "    .arena_size = MODEL_ARENA_SIZE,\n    .arena_align = MODEL_ARENA_ALIGN,\n"
+                    "    .live_bytes_lower_bound = MODEL_LIVE_BYTES_LOWER_BOUND,\n"
+                    "    .weights_size = MODEL_WEIGHTS_SIZE,\n    .weights_align = MODEL_WEIGHTS_ALIGN,\n"
+                    "    .weights_embedded = %s,\n"
+                    "    .run = model_run,\n    .run_raw = cg_main,\n"
+                    "    .check_weights = model_check_weights,\n"
+                    "    .status_str = tidsp_status_str};\n",
+                 embedded ? "model_weights" : "NULL");
+}
+
+cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
+  const cs_graph *g = cg->g;
+  char *used = malloc((size_t)g->n_values + 1);
+  if (!used) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  cs_status st = CS_OK;
+  for (int f = cg->n_files - 1; f >= 0 && st == CS_OK; f--) {
+    memset(used, 0, (size_t)g->n_values + 1);
+    int needs_math = 0;
+    cs_sbuf body = {0}, out = {0};
+    char file[32];
+    snprintf(file, sizeof file, "lib%d.c", f);
+    st = emit_part(cg, &body, f, used, &needs_math);
+    if (st == CS_OK && f == 0) st = emit_cg_main(cg, &body, used);
+    if (st == CS_OK && f == 0) st = emit_model_run(cg, &body, used, &needs_math);
+    if (st == CS_OK && f == 0) emit_descriptor(cg, &body);
+    if (st == CS_OK) {
+      char what[96], range[64];
+      layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
+      snprintf(what, sizeof what, "%s%s", f == 0 ? "entry points, descriptor and " : "", range);
+      banner(cg, &out, file, what);
+      includes(&out, needs_math);
+      emit_macros(cg, &out, used);
+      if (f == 0) emit_staging_macros(cg, &out);
+      cs_sbuf_puts(&out, body.s ? body.s : "");
+      st = write_file(out_dir, file, &out);
+    }
+    cs_sbuf_free(&body);
+    cs_sbuf_free(&out);
+  }
+  free(used);
+  return st;
+}

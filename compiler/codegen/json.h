@@ -1,0 +1,34 @@
+/*
+ * json.h — a small streaming JSON writer (manifest.json). Keys and strings
+ * are escaped; commas and indentation are tracked by nesting depth.
+ */
+#ifndef CSTATIC_CODEGEN_JSON_H
+#define CSTATIC_CODEGEN_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum { CS_JSON_MAX_DEPTH = 32 };
+
+typedef struct cs_json {
+  FILE *f;
+  int depth;
+  int count[CS_JSON_MAX_DEPTH]; /* members written at each depth */
+} cs_json;
+
+void cs_json_init(cs_json *j, FILE *f);
+/* key is NULL inside arrays (and for the top-level value). */
+void cs_json_begin_object(cs_json *j, const char *key);
+void cs_json_end_object(cs_json *j);
+void cs_json_begin_array(cs_json *j, const char *key);
+void cs_json_end_array(cs_json *j);
+void cs_json_string(cs_json *j, const char *key, const char *s);
+void cs_json_int(cs_json *j, const char *key, int64_t v);
+/* Non-finite numbers are written as null (JSON has no NaN). */
+void cs_json_double(cs_json *j, const char *key, double v);
+void cs_json_bool(cs_json *j, const char *key, int v);
+void cs_json_null(cs_json *j, const char *key);
+/* [a, b, c] on one line. */
+void cs_json_ints(cs_json *j, const char *key, const int64_t *v, int n);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * manifest.json: the compile's facts for tools and people — target, I/O of
+ * both entry points, memory, weights, one record per layer, totals.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+#include "json.h"
+
+static const char *np_dtype(cs_dtype t) {
+  switch (t) {
+    case CS_DTYPE_F32: return "float32";
+    case CS_DTYPE_I8: return "int8";
+    case CS_DTYPE_U8: return "uint8";
+    case CS_DTYPE_I16: return "int16";
+    case CS_DTYPE_U16: return "uint16";
+    case CS_DTYPE_I32: return "int32";
+    case CS_DTYPE_I64: return "int64";
+    case CS_DTYPE_BOOL: return "bool";
+    default: return "undefined";
+  }
+}
+
+static void shape(cs_json *j, const char *key, const cs_value *v) {
+  cs_json_ints(j, key, v->shape, v->rank);
+}
+
+static void io_entry(const cs_cg *cg, cs_json *j, const cs_boundary_io *io, int raw, int is_input) {
+  const cs_graph *g = cg->g;
+  const cs_value *v = &g->values[raw ? io->raw_value : io->value];
+  cs_json_begin_object(j, NULL);
+  cs_json_string(j, "name", v->name);
+  cs_json_string(j, "dtype", np_dtype(v->dtype));
+  shape(j, "shape", v);
+  if (io->node >= 0) {
+    const cs_node *n = &g->nodes[io->node];
+    cs_json_begin_object(j, "quant");
+    cs_json_double(j, "scale", cs_const_get_float(&g->values[n->inputs[0]], 0));
+    cs_json_int(j, "zero_point", cs_const_get_int(&g->values[n->inputs[1]], 0));
+    cs_json_end_object(j);
+    if (!raw) {
+      cs_json_string(j, "conversion", is_input ? "quantize" : "dequantize");
+      cs_json_string(j, "conversion_onnx_nodes", n->origin ? n->origin : n->name);
+    }
+  } else if (raw && v->quant && v->quant->count == 1) {
+    cs_json_begin_object(j, "quant");
+    cs_json_double(j, "scale", v->quant->scale[0]);
+    cs_json_int(j, "zero_point", v->quant->zero_point[0]);
+    cs_json_end_object(j);
+  } else {
+    cs_json_null(j, "quant");
+  }
+  cs_json_end_object(j);
+}
+
+static void entry(const cs_cg *cg, cs_json *j, const char *key, int raw) {
+  const cs_schedule *s = &cg->s;
+  cs_json_begin_object(j, key);
+  cs_json_begin_array(j, "inputs");
+  for (int i = 0; i < s->n_inputs; i++) io_entry(cg, j, &s->inputs[i], raw, 1);
+  cs_json_end_array(j);
+  cs_json_begin_array(j, "outputs");
+  for (int i = 0; i < s->n_outputs; i++) io_entry(cg, j, &s->outputs[i], raw, 0);
+  cs_json_end_array(j);
+  cs_json_end_object(j);
+}
+
+/* origin "a, b" → ["a", "b"] */
+static void onnx_nodes(cs_json *j, const cs_node *n) {
+  cs_json_begin_array(j, "onnx_nodes");
+  const char *o = n->origin && *n->origin ? n->origin : n->name;
+  if (o) {
+    char *copy = strdup(o);
+    char *p = copy;
+    while (p && *p) {
+      char *sep = strstr(p, ", ");
+      if (sep) *sep = '\0';
+      cs_json_string(j, NULL, p);
+      p = sep ? sep + 2 : NULL;
+    }
+    free(copy);
+  }
+  cs_json_end_array(j);
+}
+
+static int file_of_step(const cs_cg *cg, int step) {
+  for (int f = 0; f < cg->n_files; f++)
+    if (step < cg->file_first_step[f + 1]) return f;
+  return 0;
+}
+
+static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided) {
+  const cs_graph *g = cg->g;
+  cs_json_begin_array(j, "layers");
+  for (int k = 0; k < cg->s.n_steps; k++) {
+    int id = cg->s.order[k];
+    const cs_node *n = &g->nodes[id];
+    const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+    const cs_value *y = &g->values[n->outputs[0]];
+    char file[32];
+    snprintf(file, sizeof file, "lib%d.c", file_of_step(cg, k));
+    cs_json_begin_object(j, NULL);
+    cs_json_int(j, "index", k);
+    cs_json_string(j, "kernel", ki ? ki->fn : "?");
+    cs_json_string(j, "op", cs_op_name(n->op));
+    cs_json_string(j, "name", n->name);
+    onnx_nodes(j, n);
+    cs_json_begin_object(j, "output");
+    cs_json_string(j, "name", y->name);
+    cs_json_string(j, "dtype", np_dtype(y->dtype));
+    shape(j, "shape", y);
+    cs_json_end_object(j);
+    int64_t macs = cs_kernel_macs(n);
+    if (macs) cs_json_int(j, "macs", macs);
+    cs_json_string(j, "file", file);
+    cs_json_bool(j, "elided", cg->s.node_elided[id]);
+    cs_json_end_object(j);
+    if (cg->s.node_elided[id]) (*elided)++;
+    else (*calls)++;
+  }
+  cs_json_end_array(j);
+}
+
+static void kernel_histogram(const cs_cg *cg, cs_json *j) {
+  cs_json_begin_object(j, "kernels");
+  /* Walk the kernel ops in enum order: a stable key order. */
+  for (int op = 0; op < CS_OP_COUNT_; op++) {
+    const cs_kernel_info *ki = cs_kernel_info_of((cs_op)op);
+    if (!ki) continue;
+    int64_t count = 0;
+    for (int k = 0; k < cg->s.n_steps; k++) {
+      int id = cg->s.order[k];
+      if (cg->g->nodes[id].op == (cs_op)op && !cg->s.node_elided[id]) count++;
+    }
+    if (count) cs_json_int(j, ki->fn, count);
+  }
+  cs_json_end_object(j);
+}
+
+cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return cs_error(CS_ERR_IO, "cannot write %s", path);
+  const cs_schedule *s = &cg->s;
+  const cs_graph *g = cg->g;
+  cs_json jj, *j = &jj;
+  cs_json_init(j, f);
+  cs_json_begin_object(j, NULL);
+  cs_json_string(j, "format", "cstatic-manifest");
+  cs_json_int(j, "version", 1);
+  cs_json_string(j, "name", cg->model_name);
+  cs_json_string(j, "target", cg->target_str);
+  cs_json_string(j, "model", cg->opt && cg->opt->model_path ? cg->opt->model_path : "");
+  entry(cg, j, "model_run", 0);
+  entry(cg, j, "cg_main", 1);
+  cs_json_int(j, "arena_bytes", (int64_t)s->arena_size);
+  cs_json_int(j, "arena_align", (int64_t)s->arena_align);
+  cs_json_int(j, "live_bytes_lower_bound", (int64_t)s->live_lower_bound);
+  cs_json_double(j, "arena_ratio",
+                 s->live_lower_bound ? (double)s->arena_size / (double)s->live_lower_bound : 1.0);
+  cs_json_int(j, "weights_bytes", (int64_t)s->weights_size);
+
+  cs_json_begin_object(j, "weights");
+  int as_c = cg->opt && cg->opt->weights_as_c;
+  cs_json_string(j, "file", as_c ? "weights.c" : "weights.bin");
+  cs_json_string(j, "format", "CSWB v1 (docs/weights-format.md)");
+  cs_json_int(j, "bytes", (int64_t)s->weights_size);
+  cs_json_int(j, "align", (int64_t)s->weights_align);
+  cs_json_int(j, "count", s->n_weights);
+  char sum[24];
+  snprintf(sum, sizeof sum, "0x%016" PRIx64, cg->weights_checksum);
+  cs_json_string(j, "checksum_fnv1a64", sum);
+  cs_json_begin_array(j, "tensors");
+  for (int i = 0; i < s->n_weights; i++) {
+    int v = s->weights[i];
+    cs_json_begin_object(j, NULL);
+    cs_json_string(j, "name", g->values[v].name);
+    cs_json_string(j, "macro", cg->macro[v]);
+    cs_json_int(j, "offset", (int64_t)s->loc[v].offset);
+    cs_json_int(j, "bytes", (int64_t)cs_value_nbytes(&g->values[v]));
+    cs_json_string(j, "dtype", np_dtype(g->values[v].dtype));
+    shape(j, "shape", &g->values[v]);
+    cs_json_end_object(j);
+  }
+  cs_json_end_array(j);
+  cs_json_end_object(j);
+
+  cs_json_begin_array(j, "files");
+  cs_json_string(j, NULL, "lib0.h");
+  for (int i = 0; i < cg->n_files; i++) {
+    char file[32];
+    snprintf(file, sizeof file, "lib%d.c", i);
+    cs_json_string(j, NULL, file);
+  }
+  cs_json_string(j, NULL, as_c ? "weights.c" : "weights.bin");
+  cs_json_end_array(j);
+
+  int64_t calls = 0, elided = 0;
+  layers(cg, j, &calls, &elided);
+  cs_json_begin_object(j, "totals");
+  cs_json_int(j, "layers", s->n_steps);
+  cs_json_int(j, "kernel_calls", calls);
+  cs_json_int(j, "elided_copies", elided);
+  cs_json_int(j, "macs", cg->total_macs);
+  kernel_histogram(cg, j);
+  cs_json_end_object(j);
+  cs_json_end_object(j);
+  int bad = ferror(f);
+  if (fclose(f) != 0) bad = 1;
+  if (bad) return cs_error(CS_ERR_IO, "cannot write %s (disk full?)", path);
+  return CS_OK;
+}

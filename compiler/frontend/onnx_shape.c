@@ -1,0 +1,435 @@
+/*
+ * onnx_shape.c — shape and dtype inference for the ONNX ops the frontend
+ * accepts (ops.def), following the ONNX operator specs for opsets 13–21.
+ * This file holds the dispatcher, the shared helpers and the elementwise,
+ * matrix and softmax ops; windows (conv/pool) are in onnx_shape_window.c,
+ * layout ops in onnx_shape_layout.c, QDQ in onnx_shape_qdq.c.
+ */
+#include "onnx_internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define M(t) (1u << (t))
+#define D_F M(CS_DTYPE_F32)
+#define D_NUM                                                          \
+  (M(CS_DTYPE_F32) | M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | \
+   M(CS_DTYPE_U16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64))
+#define D_ALL (D_NUM | M(CS_DTYPE_BOOL))
+
+/* Arity and the dtypes input 0 may have (the ONNX type constraints
+ * restricted to the dtypes this compiler has). */
+typedef struct op_rule {
+  cs_op op;
+  int min_in, max_in, min_out, max_out;
+  unsigned dtypes;
+} op_rule;
+
+static const op_rule op_rules[] = {
+    {CS_OP_ADD, 2, 2, 1, 1, D_NUM},
+    {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F},
+    {CS_OP_CLIP, 1, 3, 1, 1, D_NUM},
+    {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL},
+    {CS_OP_CONV, 2, 3, 1, 1, D_F},
+    {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
+     M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
+         M(CS_DTYPE_I32)},
+    {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
+    {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
+    {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
+    {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F},
+    {CS_OP_HARD_SIGMOID, 1, 1, 1, 1, D_F},
+    {CS_OP_HARD_SWISH, 1, 1, 1, 1, D_F},
+    {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL},
+    {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
+    {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8)},
+    {CS_OP_MUL, 2, 2, 1, 1, D_NUM},
+    {CS_OP_PAD, 2, 4, 1, 1, D_ALL},
+    {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32)},
+    {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
+    {CS_OP_RELU, 1, 1, 1, 1,
+     D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
+    {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL},
+    {CS_OP_SIGMOID, 1, 1, 1, 1, D_F},
+    {CS_OP_SLICE, 3, 5, 1, 1, D_ALL},
+    {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
+    {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
+    {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
+    {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
+    {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
+};
+
+/* ---- helpers --------------------------------------------------------- */
+
+cs_status cs_onnx_node_err(const cs_onnx_infer *c, const cs_node *n,
+                           cs_status s, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  (void)c;
+  return cs_error(s, "node '%s' (%s): %s", n->name, cs_op_name(n->op), msg);
+}
+
+const cs_value *cs_onnx_in(const cs_onnx_infer *c, const cs_node *n, int j) {
+  if (j < 0 || j >= n->n_inputs || n->inputs[j] < 0) return NULL;
+  return &c->g->values[n->inputs[j]];
+}
+
+const char *cs_onnx_shape_str(int rank, const int64_t *shape) {
+  static char bufs[4][160];
+  static int next;
+  char *b = bufs[next++ & 3];
+  size_t k = 0;
+  b[k++] = '[';
+  for (int i = 0; i < rank && k < sizeof bufs[0] - 24; i++)
+    k += (size_t)snprintf(b + k, sizeof bufs[0] - k, "%s%lld", i ? "," : "",
+                          (long long)shape[i]);
+  b[k++] = ']';
+  b[k] = '\0';
+  return b;
+}
+
+cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
+                          cs_dtype dtype, int rank, const int64_t *shape) {
+  if (j >= n->n_outputs) return CS_OK; /* an omitted optional output */
+  cs_value *v = &c->g->values[n->outputs[j]];
+  if (rank > CS_MAX_RANK)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "output '%s' would have rank %d (at most %d "
+                            "supported)",
+                            v->name, rank, CS_MAX_RANK);
+  int64_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 1)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "output '%s' would be empty (shape %s); empty "
+                              "tensors are not supported",
+                              v->name, cs_onnx_shape_str(rank, shape));
+    if (shape[i] > CS_ONNX_MAX_NUMEL || (numel *= shape[i]) > CS_ONNX_MAX_NUMEL)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "output '%s' would have more than %d elements",
+                              v->name, CS_ONNX_MAX_NUMEL);
+  }
+  v->dtype = dtype;
+  v->rank = rank;
+  for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  return CS_OK;
+}
+
+static cs_status same_as_input(cs_onnx_infer *c, cs_node *n, int out, int in) {
+  const cs_value *x = cs_onnx_in(c, n, in);
+  return cs_onnx_set_out(c, n, out, x->dtype, x->rank, x->shape);
+}
+
+cs_status cs_onnx_const_ints(const cs_onnx_infer *c, const cs_node *n, int j,
+                             const char *what, int64_t *out, int max,
+                             int *count) {
+  const cs_value *v = cs_onnx_in(c, n, j);
+  if (!v)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "input %d (%s) is missing", j,
+                            what);
+  if (!v->data) {
+    if (v->producer >= 0) {
+      const cs_node *p = &c->g->nodes[v->producer];
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "input %d '%s' (%s) must be a constant, but it "
+                              "is computed at runtime by node '%s' (%s)",
+                              j, v->name, what, p->name, cs_op_name(p->op));
+    }
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "input %d '%s' (%s) must be a constant, but it is "
+                            "a graph input",
+                            j, v->name, what);
+  }
+  if (v->dtype != CS_DTYPE_I64 && v->dtype != CS_DTYPE_I32)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "input %d '%s' (%s) must be int64, not %s", j,
+                            v->name, what, cs_dtype_name(v->dtype));
+  if (v->rank > 1)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "input %d '%s' (%s) must be 1-D, not %s", j,
+                            v->name, what, cs_onnx_shape_str(v->rank, v->shape));
+  int64_t numel = cs_value_numel(v);
+  if (numel > max)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "input %d '%s' (%s) has %lld entries (at most %d)",
+                            j, v->name, what, (long long)numel, max);
+  for (int64_t i = 0; i < numel; i++) out[i] = cs_const_get_int(v, i);
+  *count = (int)numel;
+  return CS_OK;
+}
+
+cs_status cs_onnx_axis(const cs_onnx_infer *c, const cs_node *n, int64_t axis,
+                       int rank, const char *what, int *out) {
+  if (axis < -rank || axis >= rank)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "%s %lld is out of range for rank %d (valid: %d to "
+                            "%d)",
+                            what, (long long)axis, rank, -rank, rank - 1);
+  *out = (int)(axis < 0 ? axis + rank : axis);
+  return CS_OK;
+}
+
+/* Numpy (multidirectional) broadcasting of two shapes. */
+static cs_status broadcast(cs_onnx_infer *c, cs_node *n, const cs_value *a,
+                           const cs_value *b, int *rank, int64_t *shape) {
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - a->rank), ib = i - (r - b->rank);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "shapes %s ('%s') and %s ('%s') cannot be "
+                              "broadcast",
+                              cs_onnx_shape_str(a->rank, a->shape), a->name,
+                              cs_onnx_shape_str(b->rank, b->shape), b->name);
+    shape[i] = da == 1 ? db : da;
+  }
+  *rank = r;
+  return CS_OK;
+}
+
+static cs_status same_dtype(cs_onnx_infer *c, cs_node *n, const cs_value *a,
+                            const cs_value *b) {
+  if (a->dtype != b->dtype)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "inputs '%s' (%s) and '%s' (%s) must have the same "
+                            "dtype",
+                            a->name, cs_dtype_name(a->dtype), b->name,
+                            cs_dtype_name(b->dtype));
+  return CS_OK;
+}
+
+/* ---- elementwise ----------------------------------------------------- */
+
+static cs_status infer_binary(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  cs_status st = same_dtype(c, n, a, b);
+  if (st == CS_OK) st = broadcast(c, n, a, b, &rank, shape);
+  if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, a->dtype, rank, shape);
+  return st;
+}
+
+static cs_status infer_clip(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  static const char *const what[] = {"", "min", "max"};
+  for (int j = 1; j < 3; j++) {
+    const cs_value *b = cs_onnx_in(c, n, j);
+    if (!b) continue;
+    if (b->dtype != x->dtype)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "%s '%s' is %s but the input is %s", what[j],
+                              b->name, cs_dtype_name(b->dtype),
+                              cs_dtype_name(x->dtype));
+    if (cs_value_numel(b) != 1 || b->rank > 1)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "%s '%s' must be a scalar, not %s", what[j],
+                              b->name, cs_onnx_shape_str(b->rank, b->shape));
+  }
+  return same_as_input(c, n, 0, 0);
+}
+
+static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  int axis;
+  if (x->rank == 0)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "input '%s' is a scalar",
+                            x->name);
+  cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
+                              "axis", &axis);
+  return st != CS_OK ? st : same_as_input(c, n, 0, 0);
+}
+
+static cs_status infer_dropout(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *t = cs_onnx_in(c, n, 2);
+  if (t) {
+    if (!t->data)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "training_mode '%s' must be a constant", t->name);
+    if (cs_const_get_int(t, 0))
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "training_mode is true; only inference "
+                              "(training_mode = false) is supported");
+  }
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  cs_status st = cs_onnx_set_out(c, n, 0, x->dtype, x->rank, x->shape);
+  if (st == CS_OK) st = cs_onnx_set_out(c, n, 1, CS_DTYPE_BOOL, x->rank, x->shape);
+  return st;
+}
+
+/* ---- matrices -------------------------------------------------------- */
+
+static cs_status infer_gemm(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  const cs_value *bias = cs_onnx_in(c, n, 2);
+  cs_status st = same_dtype(c, n, a, b);
+  if (st != CS_OK) return st;
+  if (a->rank != 2 || b->rank != 2)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "A %s and B %s must both be 2-D",
+                            cs_onnx_shape_str(a->rank, a->shape),
+                            cs_onnx_shape_str(b->rank, b->shape));
+  int ta = cs_node_attr_int(n, "transA", 0) != 0;
+  int tb = cs_node_attr_int(n, "transB", 0) != 0;
+  int64_t m = a->shape[ta ? 1 : 0], k = a->shape[ta ? 0 : 1];
+  int64_t kb = b->shape[tb ? 1 : 0], nn = b->shape[tb ? 0 : 1];
+  if (k != kb)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "inner dimensions differ: A %s%s and B %s%s give "
+                            "K = %lld and %lld",
+                            cs_onnx_shape_str(a->rank, a->shape),
+                            ta ? " (transA)" : "",
+                            cs_onnx_shape_str(b->rank, b->shape),
+                            tb ? " (transB)" : "", (long long)k, (long long)kb);
+  int64_t shape[2] = {m, nn};
+  if (bias) {
+    /* C broadcasts one way to [M, N]. */
+    int ok = bias->rank <= 2 && bias->dtype == a->dtype;
+    for (int i = 0; ok && i < bias->rank; i++) {
+      int64_t want = shape[2 - bias->rank + i];
+      ok = bias->shape[i] == 1 || bias->shape[i] == want;
+    }
+    if (!ok)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "C '%s' %s %s does not broadcast to the output "
+                              "%s",
+                              bias->name, cs_dtype_name(bias->dtype),
+                              cs_onnx_shape_str(bias->rank, bias->shape),
+                              cs_onnx_shape_str(2, shape));
+  }
+  return cs_onnx_set_out(c, n, 0, a->dtype, 2, shape);
+}
+
+/* numpy.matmul: 1-D operands get a 1 prepended (A) or appended (B) that is
+ * dropped from the result; batch dims broadcast. */
+static cs_status infer_matmul(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  cs_status st = same_dtype(c, n, a, b);
+  if (st != CS_OK) return st;
+  if (a->rank < 1 || b->rank < 1)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "operands must have rank >= 1 (got %d and %d)",
+                            a->rank, b->rank);
+  cs_value va = *a, vb = *b;
+  int drop_m = 0, drop_n = 0;
+  if (va.rank == 1) {
+    va.rank = 2;
+    va.shape[1] = a->shape[0];
+    va.shape[0] = 1;
+    drop_m = 1;
+  }
+  if (vb.rank == 1) {
+    vb.rank = 2;
+    vb.shape[0] = b->shape[0];
+    vb.shape[1] = 1;
+    drop_n = 1;
+  }
+  int64_t k = va.shape[va.rank - 1], kb = vb.shape[vb.rank - 2];
+  if (k != kb)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "inner dimensions differ: '%s' %s and '%s' %s",
+                            a->name, cs_onnx_shape_str(a->rank, a->shape),
+                            b->name, cs_onnx_shape_str(b->rank, b->shape));
+  cs_value ba = va, bb = vb;
+  ba.rank -= 2;
+  bb.rank -= 2;
+  int64_t shape[CS_MAX_RANK + 2];
+  int rank;
+  st = broadcast(c, n, &ba, &bb, &rank, shape);
+  if (st != CS_OK) return st;
+  if (!drop_m) shape[rank++] = va.shape[va.rank - 2];
+  if (!drop_n) shape[rank++] = vb.shape[vb.rank - 1];
+  return cs_onnx_set_out(c, n, 0, a->dtype, rank, shape);
+}
+
+/* ---- dispatch -------------------------------------------------------- */
+
+static cs_status check_arity(cs_onnx_infer *c, cs_node *n, const op_rule *r) {
+  int max_in = r->max_in;
+  if (n->op == CS_OP_PAD && c->opset < 18) max_in = 3;           /* axes: 18 */
+  if (n->op == CS_OP_REDUCE_MEAN && c->opset < 18) max_in = 1;   /* axes: 18 */
+  if (n->n_inputs < r->min_in || n->n_inputs > max_in) {
+    if (max_in == INT_MAX)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "expects at least %d inputs, got %d", r->min_in,
+                              n->n_inputs);
+    const char *why = max_in < r->max_in ? " at opset < 18" : "";
+    if (r->min_in == max_in)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "expects %d input%s%s, got %d", r->min_in,
+                              r->min_in == 1 ? "" : "s", why, n->n_inputs);
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "expects %d to %d inputs%s, got %d", r->min_in,
+                            max_in, why, n->n_inputs);
+  }
+  if (n->n_outputs < r->min_out || n->n_outputs > r->max_out) {
+    if (r->min_out == r->max_out)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "expects %d output%s, got %d",
+                              r->min_out, r->min_out == 1 ? "" : "s",
+                              n->n_outputs);
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "expects %d to %d outputs, got %d", r->min_out,
+                            r->max_out == INT_MAX ? 1 << 30 : r->max_out,
+                            n->n_outputs);
+  }
+  int required = n->op == CS_OP_CONCAT ? n->n_inputs : r->min_in;
+  for (int j = 0; j < required; j++)
+    if (n->inputs[j] < 0)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                              "input %d is required but empty", j);
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  if (!(r->dtypes & M(x->dtype)))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "input '%s' has dtype %s, which this op does not "
+                            "take",
+                            x->name, cs_dtype_name(x->dtype));
+  return CS_OK;
+}
+
+cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
+  cs_node *n = &c->g->nodes[id];
+  const op_rule *r = NULL;
+  for (size_t i = 0; i < sizeof op_rules / sizeof op_rules[0]; i++)
+    if (op_rules[i].op == n->op) r = &op_rules[i];
+  if (!r)
+    return cs_onnx_node_err(c, n, CS_ERR_INTERNAL, "no shape inference rule");
+  cs_status st = check_arity(c, n, r);
+  if (st != CS_OK) return st;
+  switch (n->op) {
+    case CS_OP_ADD:
+    case CS_OP_MUL: return infer_binary(c, n);
+    case CS_OP_RELU:
+    case CS_OP_SIGMOID:
+    case CS_OP_HARD_SIGMOID:
+    case CS_OP_HARD_SWISH:
+    case CS_OP_IDENTITY: return same_as_input(c, n, 0, 0);
+    case CS_OP_CLIP: return infer_clip(c, n);
+    case CS_OP_SOFTMAX: return infer_softmax(c, n);
+    case CS_OP_DROPOUT: return infer_dropout(c, n);
+    case CS_OP_GEMM: return infer_gemm(c, n);
+    case CS_OP_MATMUL: return infer_matmul(c, n);
+    case CS_OP_CONV: return cs_onnx_infer_conv(c, n);
+    case CS_OP_MAX_POOL:
+    case CS_OP_AVERAGE_POOL: return cs_onnx_infer_pool(c, n);
+    case CS_OP_GLOBAL_AVERAGE_POOL: return cs_onnx_infer_global_pool(c, n);
+    case CS_OP_QUANTIZE_LINEAR: return cs_onnx_infer_quantize(c, n);
+    case CS_OP_DEQUANTIZE_LINEAR: return cs_onnx_infer_dequantize(c, n);
+    case CS_OP_RESHAPE: return cs_onnx_infer_reshape(c, n);
+    case CS_OP_FLATTEN: return cs_onnx_infer_flatten(c, n);
+    case CS_OP_TRANSPOSE: return cs_onnx_infer_transpose(c, n);
+    case CS_OP_CONCAT: return cs_onnx_infer_concat(c, n);
+    case CS_OP_SPLIT: return cs_onnx_infer_split(c, n);
+    case CS_OP_SLICE: return cs_onnx_infer_slice(c, n);
+    case CS_OP_SQUEEZE: return cs_onnx_infer_squeeze(c, n);
+    case CS_OP_UNSQUEEZE: return cs_onnx_infer_unsqueeze(c, n);
+    case CS_OP_PAD: return cs_onnx_infer_pad(c, n);
+    case CS_OP_REDUCE_MEAN: return cs_onnx_infer_reduce_mean(c, n);
+    default: break;
+  }
+  return cs_onnx_node_err(c, n, CS_ERR_INTERNAL, "no shape inference rule");
+}

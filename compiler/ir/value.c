@@ -1,0 +1,71 @@
+/*
+ * value.c — value sizes, quantization parameters, reading constants.
+ */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t cs_value_numel(const cs_value *v) {
+  int64_t n = 1;
+  for (int i = 0; i < v->rank; i++) n *= v->shape[i];
+  return n;
+}
+
+size_t cs_value_nbytes(const cs_value *v) {
+  return (size_t)cs_value_numel(v) * cs_dtype_size(v->dtype);
+}
+
+static void *quant_alloc(size_t n) {
+  void *p = calloc(1, n ? n : 1);
+  if (!p) {
+    fputs("cstatic: out of memory\n", stderr);
+    abort();
+  }
+  return p;
+}
+
+void cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
+                        const int32_t *zero_point) {
+  if (v->quant) {
+    free(v->quant->scale);
+    free(v->quant->zero_point);
+    free(v->quant);
+  }
+  cs_quant *q = quant_alloc(sizeof *q);
+  if (axis < 0) {
+    axis = -1;
+    count = 1;
+  }
+  if (count < 1) count = 1;
+  q->axis = axis;
+  q->count = count;
+  q->scale = quant_alloc(sizeof(float) * (size_t)count);
+  q->zero_point = quant_alloc(sizeof(int32_t) * (size_t)count);
+  memcpy(q->scale, scale, sizeof(float) * (size_t)count);
+  if (zero_point)
+    memcpy(q->zero_point, zero_point, sizeof(int32_t) * (size_t)count);
+  v->quant = q;
+}
+
+int64_t cs_const_get_int(const cs_value *v, int64_t i) {
+  if (!v->data || i < 0 || i >= cs_value_numel(v)) return 0;
+  switch (v->dtype) {
+    case CS_DTYPE_F32: return (int64_t)((const float *)v->data)[i];
+    case CS_DTYPE_I8: return ((const int8_t *)v->data)[i];
+    case CS_DTYPE_U8: return ((const uint8_t *)v->data)[i];
+    case CS_DTYPE_BOOL: return ((const uint8_t *)v->data)[i] != 0;
+    case CS_DTYPE_I16: return ((const int16_t *)v->data)[i];
+    case CS_DTYPE_U16: return ((const uint16_t *)v->data)[i];
+    case CS_DTYPE_I32: return ((const int32_t *)v->data)[i];
+    case CS_DTYPE_I64: return ((const int64_t *)v->data)[i];
+    case CS_DTYPE_UNDEF: break;
+  }
+  return 0;
+}
+
+double cs_const_get_float(const cs_value *v, int64_t i) {
+  if (!v->data || i < 0 || i >= cs_value_numel(v)) return 0.0;
+  if (v->dtype == CS_DTYPE_F32) return ((const float *)v->data)[i];
+  return (double)cs_const_get_int(v, i);
+}

@@ -1,0 +1,281 @@
+/*
+ * verify.c — structural checks of the graph, run after every pass in
+ * tests and debug builds. The first broken rule is reported, naming the
+ * node or value; CS_ERR_INTERNAL because a broken graph is a compiler bug.
+ */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define VERR(...) cs_error(CS_ERR_INTERNAL, "verify: " __VA_ARGS__)
+
+static const char *vname(const cs_graph *g, int id) {
+  return id >= 0 && id < g->n_values && g->values[id].name ? g->values[id].name
+                                                            : "?";
+}
+
+/* Dtype rules of the kernel ops: the output dtype, and which inputs are
+ * activations of that same dtype (kernel argument order). */
+typedef struct kernel_rule {
+  cs_op op;
+  cs_dtype out;      /* UNDEF: any integer (quantize) or same as input 0 */
+  int act[2];        /* input positions that must have dtype `out`, -1 none */
+} kernel_rule;
+
+static const kernel_rule kernel_rules[] = {
+    {CS_OP_K_DEQUANTIZE, CS_DTYPE_F32, {-1, -1}},
+    {CS_OP_K_CONV2D_I8, CS_DTYPE_I8, {0, -1}},
+    {CS_OP_K_CONV2D_F32, CS_DTYPE_F32, {0, 1}},
+    {CS_OP_K_MATMUL_I8, CS_DTYPE_I8, {0, -1}},
+    {CS_OP_K_MATMUL_F32, CS_DTYPE_F32, {0, 1}},
+    {CS_OP_K_ADD_I8, CS_DTYPE_I8, {0, 1}},
+    {CS_OP_K_MUL_I8, CS_DTYPE_I8, {0, 1}},
+    {CS_OP_K_BINARY_F32, CS_DTYPE_F32, {0, 1}},
+    {CS_OP_K_LUT_I8, CS_DTYPE_I8, {1, -1}},
+    {CS_OP_K_UNARY_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_MAXPOOL_I8, CS_DTYPE_I8, {0, -1}},
+    {CS_OP_K_MAXPOOL_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_AVGPOOL_I8, CS_DTYPE_I8, {1, -1}},
+    {CS_OP_K_AVGPOOL_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_GAP_I8, CS_DTYPE_I8, {1, -1}},
+    {CS_OP_K_GAP_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_REDUCE_MEAN_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_SOFTMAX_F32, CS_DTYPE_F32, {0, -1}},
+};
+
+static cs_status verify_kernel(const cs_graph *g, int id) {
+  const cs_node *n = &g->nodes[id];
+  if (n->n_outputs != 1)
+    return VERR("node %d '%s' (%s): a kernel op has exactly one output, not %d",
+                id, n->name, cs_op_name(n->op), n->n_outputs);
+  const cs_value *y = &g->values[n->outputs[0]];
+  if (n->op == CS_OP_K_QUANTIZE) {
+    if (!cs_dtype_is_int(y->dtype) || y->dtype == CS_DTYPE_I64)
+      return VERR("node %d '%s' (%s): output '%s' is %s, not an integer type",
+                  id, n->name, cs_op_name(n->op), y->name,
+                  cs_dtype_name(y->dtype));
+    return CS_OK;
+  }
+  for (size_t r = 0; r < sizeof kernel_rules / sizeof kernel_rules[0]; r++) {
+    const kernel_rule *k = &kernel_rules[r];
+    if (k->op != n->op) continue;
+    if (y->dtype != k->out)
+      return VERR("node %d '%s' (%s): output '%s' is %s, expected %s", id,
+                  n->name, cs_op_name(n->op), y->name, cs_dtype_name(y->dtype),
+                  cs_dtype_name(k->out));
+    for (int a = 0; a < 2; a++) {
+      int j = k->act[a];
+      if (j < 0) continue;
+      if (j >= n->n_inputs || n->inputs[j] < 0)
+        return VERR("node %d '%s' (%s): input %d is missing", id, n->name,
+                    cs_op_name(n->op), j);
+      const cs_value *x = &g->values[n->inputs[j]];
+      if (x->dtype != k->out)
+        return VERR("node %d '%s' (%s): input %d '%s' is %s, expected %s", id,
+                    n->name, cs_op_name(n->op), j, x->name,
+                    cs_dtype_name(x->dtype), cs_dtype_name(k->out));
+    }
+    return CS_OK;
+  }
+  /* Data movement (transpose, slice, concat, pad, copy): dtype preserved. */
+  for (int j = 0; j < n->n_inputs; j++) {
+    int v = n->inputs[j];
+    if (v < 0) continue;
+    if (g->values[v].dtype != y->dtype)
+      return VERR("node %d '%s' (%s): input %d '%s' is %s but output '%s' is %s",
+                  id, n->name, cs_op_name(n->op), j, g->values[v].name,
+                  cs_dtype_name(g->values[v].dtype), y->name,
+                  cs_dtype_name(y->dtype));
+    if (n->op != CS_OP_K_CONCAT) break; /* pad's value etc. live in k */
+  }
+  return CS_OK;
+}
+
+static cs_status verify_values(const cs_graph *g, const char *is_input) {
+  for (int i = 0; i < g->n_values; i++) {
+    const cs_value *v = &g->values[i];
+    if (v->rank < 0 || v->rank > CS_MAX_RANK)
+      return VERR("value %%%d '%s': rank %d out of [0, %d]", i, vname(g, i),
+                  v->rank, CS_MAX_RANK);
+    for (int d = 0; d < v->rank; d++)
+      if (v->shape[d] < 0)
+        return VERR("value %%%d '%s': dim %d is negative (%lld)", i,
+                    vname(g, i), d, (long long)v->shape[d]);
+    if (v->producer < -1 || v->producer >= g->n_nodes)
+      return VERR("value %%%d '%s': producer %d is not a node id", i,
+                  vname(g, i), v->producer);
+    if (v->producer >= 0) {
+      const cs_node *p = &g->nodes[v->producer];
+      int listed = 0;
+      for (int j = 0; j < p->n_outputs; j++) listed |= p->outputs[j] == i;
+      if (!listed)
+        return VERR("value %%%d '%s': producer is node %d '%s' (%s), which "
+                    "does not list it as an output",
+                    i, vname(g, i), v->producer, p->name, cs_op_name(p->op));
+      if (v->data)
+        return VERR("value %%%d '%s': a constant cannot have a producer "
+                    "(node %d '%s')",
+                    i, vname(g, i), v->producer, p->name);
+      if (is_input[i])
+        return VERR("value %%%d '%s': a graph input cannot have a producer "
+                    "(node %d '%s')",
+                    i, vname(g, i), v->producer, p->name);
+    }
+  }
+  return CS_OK;
+}
+
+static cs_status verify_node(const cs_graph *g, int id, const char *is_input) {
+  const cs_node *n = &g->nodes[id];
+  if ((int)n->op < 0 || n->op >= CS_OP_COUNT_)
+    return VERR("node %d '%s': op %d is not an op", id, n->name, (int)n->op);
+  const char *op = cs_op_name(n->op);
+  for (int j = 0; j < n->n_outputs; j++) {
+    int v = n->outputs[j];
+    if (v < 0 || v >= g->n_values)
+      return VERR("node %d '%s' (%s): output %d is value id %d, out of range "
+                  "[0, %d)",
+                  id, n->name, op, j, v, g->n_values);
+    const cs_value *val = &g->values[v];
+    if (val->producer != id) {
+      int p = val->producer;
+      if (p >= 0 && !g->nodes[p].dead)
+        return VERR("node %d '%s' (%s): output %%%d '%s' is also produced by "
+                    "node %d '%s'",
+                    id, n->name, op, v, val->name, p, g->nodes[p].name);
+      return VERR("node %d '%s' (%s): output %%%d '%s' has producer %d, not "
+                  "this node",
+                  id, n->name, op, v, val->name, p);
+    }
+    if (val->dtype == CS_DTYPE_UNDEF)
+      return VERR("node %d '%s' (%s): output %%%d '%s' has no dtype", id,
+                  n->name, op, v, val->name);
+    for (int k = 0; k < j; k++)
+      if (n->outputs[k] == v)
+        return VERR("node %d '%s' (%s): output %%%d '%s' is listed twice", id,
+                    n->name, op, v, val->name);
+  }
+  for (int j = 0; j < n->n_inputs; j++) {
+    int v = n->inputs[j];
+    if (v == -1) continue;
+    if (v < 0 || v >= g->n_values)
+      return VERR("node %d '%s' (%s): input %d is value id %d, out of range "
+                  "[0, %d)",
+                  id, n->name, op, j, v, g->n_values);
+    const cs_value *val = &g->values[v];
+    if (val->data || is_input[v]) continue;
+    int p = val->producer;
+    if (p < 0 || g->nodes[p].dead)
+      return VERR("node %d '%s' (%s): input %d %%%d '%s' is not defined (not "
+                  "a graph input, a constant, or the output of a live node)",
+                  id, n->name, op, j, v, val->name);
+  }
+  if (cs_op_is_kernel(n->op)) return verify_kernel(g, id);
+  return CS_OK;
+}
+
+/* A node on a cycle: run Kahn to find the nodes that can never be placed
+ * (each has an unplaced live predecessor), then walk predecessors n_nodes
+ * times from one of them, which must end on the cycle itself. */
+static int cycle_node(const cs_graph *g) {
+  int nn = g->n_nodes;
+  int *indeg = calloc((size_t)nn + 1, sizeof(int));
+  int *stack = calloc((size_t)nn + 1, sizeof(int));
+  char *placed = calloc((size_t)nn + 1, 1);
+  int u = -1;
+  if (!indeg || !stack || !placed) goto out;
+  for (int i = 0; i < nn; i++) {
+    const cs_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (int j = 0; j < n->n_inputs; j++) {
+      int v = n->inputs[j];
+      if (v < 0 || v >= g->n_values) continue;
+      int p = g->values[v].producer;
+      if (p >= 0 && p < nn && !g->nodes[p].dead) indeg[i]++;
+    }
+  }
+  int top = 0;
+  for (int i = 0; i < nn; i++)
+    if (!g->nodes[i].dead && indeg[i] == 0) stack[top++] = i;
+  while (top > 0) {
+    int i = stack[--top];
+    placed[i] = 1;
+    /* Successors: every live node reading an output of i, once per read. */
+    for (int s = 0; s < nn; s++) {
+      const cs_node *n = &g->nodes[s];
+      if (n->dead) continue;
+      for (int j = 0; j < n->n_inputs; j++) {
+        int v = n->inputs[j];
+        if (v >= 0 && v < g->n_values && g->values[v].producer == i &&
+            --indeg[s] == 0)
+          stack[top++] = s;
+      }
+    }
+  }
+  for (int i = 0; i < nn && u < 0; i++)
+    if (!g->nodes[i].dead && !placed[i]) u = i;
+  for (int step = 0; u >= 0 && step < nn; step++) {
+    const cs_node *n = &g->nodes[u];
+    int next = -1;
+    for (int j = 0; j < n->n_inputs && next < 0; j++) {
+      int v = n->inputs[j];
+      if (v < 0 || v >= g->n_values) continue;
+      int p = g->values[v].producer;
+      if (p >= 0 && p < nn && !g->nodes[p].dead && !placed[p]) next = p;
+    }
+    if (next < 0) break;
+    u = next;
+  }
+out:
+  free(indeg);
+  free(stack);
+  free(placed);
+  return u;
+}
+
+cs_status cs_graph_verify(const cs_graph *g) {
+  char *is_input = calloc((size_t)g->n_values + 1, 1);
+  int *order = calloc((size_t)g->n_nodes + 1, sizeof(int));
+  if (!is_input || !order) {
+    free(is_input);
+    free(order);
+    return cs_error(CS_ERR_NOMEM, "verify: out of memory");
+  }
+  cs_status st = CS_OK;
+  for (int i = 0; i < g->n_inputs && st == CS_OK; i++) {
+    int v = g->inputs[i];
+    if (v < 0 || v >= g->n_values)
+      st = VERR("graph input %d is value id %d, out of range [0, %d)", i, v,
+                g->n_values);
+    else if (g->values[v].data)
+      st = VERR("graph input %d '%s' is a constant", i, vname(g, v));
+    else
+      is_input[v] = 1;
+  }
+  if (st == CS_OK) st = verify_values(g, is_input);
+  for (int i = 0; i < g->n_nodes && st == CS_OK; i++)
+    if (!g->nodes[i].dead) st = verify_node(g, i, is_input);
+  for (int i = 0; i < g->n_outputs && st == CS_OK; i++) {
+    int v = g->outputs[i];
+    if (v < 0 || v >= g->n_values) {
+      st = VERR("graph output %d is value id %d, out of range [0, %d)", i, v,
+                g->n_values);
+    } else if (!g->values[v].data && !is_input[v]) {
+      int p = g->values[v].producer;
+      if (p < 0 || g->nodes[p].dead)
+        st = VERR("graph output %d %%%d '%s' is not defined (no live node "
+                  "produces it)",
+                  i, v, vname(g, v));
+    }
+  }
+  if (st == CS_OK && cs_graph_topo_order(g, order) < 0) {
+    int which = cycle_node(g);
+    st = VERR("the graph has a cycle (through node %d '%s' (%s))", which,
+              which >= 0 ? g->nodes[which].name : "?",
+              which >= 0 ? cs_op_name(g->nodes[which].op) : "?");
+  }
+  free(is_input);
+  free(order);
+  return st;
+}

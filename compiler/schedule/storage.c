@@ -1,0 +1,258 @@
+/*
+ * Storage: where each tensor lives.
+ *
+ *   constant read by a scheduled or boundary node → the weights blob
+ *   cg_main raw input i                           → inputs[i]
+ *   cg_main raw output j (written by a step)      → outputs[j]
+ *   anything else a step writes                   → the arena (memplan)
+ *
+ * model_run stages the raw I/O of boundary conversions in the arena too,
+ * planned like any tensor (inputs live from step 0, outputs until the
+ * epilogue), so one arena size serves both entry points.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+static const char *vname(const cs_graph *g, int v) {
+  return g->values[v].name ? g->values[v].name : "?";
+}
+
+int cs_schedule_storage_root(const cs_schedule *s, int v) {
+  while (v >= 0 && s->loc[v].alias_of >= 0) v = s->loc[v].alias_of;
+  return v;
+}
+
+static int add_weight(const cs_graph *g, cs_schedule *s, int v, char *seen) {
+  if (v < 0 || !g->values[v].data || seen[v]) return 0;
+  seen[v] = 1;
+  s->weights[s->n_weights++] = v;
+  return 1;
+}
+
+static void collect_weights_of_node(const cs_graph *g, cs_schedule *s, int node, char *seen) {
+  const cs_node *n = &g->nodes[node];
+  for (int i = 0; i < n->n_inputs; i++) add_weight(g, s, n->inputs[i], seen);
+}
+
+/* Constants in first-use order: model_run's input conversions, the steps,
+ * model_run's output conversions, the epilogue copies. */
+static cs_status place_weights(const cs_graph *g, const cs_schedule_options *opt,
+                               cs_schedule *s) {
+  s->weights = malloc(((size_t)g->n_values + 1) * sizeof *s->weights);
+  char *seen = calloc((size_t)g->n_values + 1, 1);
+  if (!s->weights || !seen) {
+    free(seen);
+    return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
+  }
+  s->n_weights = 0;
+  for (int i = 0; i < s->n_inputs; i++)
+    if (s->inputs[i].node >= 0) collect_weights_of_node(g, s, s->inputs[i].node, seen);
+  for (int k = 0; k < s->n_steps; k++)
+    if (!s->node_elided[s->order[k]]) collect_weights_of_node(g, s, s->order[k], seen);
+  for (int j = 0; j < s->n_outputs; j++)
+    if (s->outputs[j].node >= 0) collect_weights_of_node(g, s, s->outputs[j].node, seen);
+  for (int j = 0; j < s->n_outputs; j++)
+    if (s->output_copy[j]) add_weight(g, s, s->outputs[j].raw_value, seen);
+  free(seen);
+
+  s->weights_align = opt->weights_align;
+  size_t off = align_up(opt->weights_base, opt->weights_align);
+  for (int i = 0; i < s->n_weights; i++) {
+    int v = s->weights[i];
+    off = align_up(off, opt->weights_align);
+    s->loc[v].kind = CS_LOC_CONST;
+    s->loc[v].offset = off;
+    off += cs_value_nbytes(&g->values[v]);
+  }
+  s->weights_size = off;
+  return CS_OK;
+}
+
+/* k_copy whose input is an arena tensor that dies at the copy: the output
+ * is a view of the input, no call is emitted. */
+static void alias_copies(const cs_graph *g, cs_schedule *s) {
+  for (int k = 0; k < s->n_steps; k++) {
+    int id = s->order[k];
+    const cs_node *n = &g->nodes[id];
+    if (n->op != CS_OP_K_COPY || n->n_inputs != 1 || n->n_outputs != 1) continue;
+    int x = n->inputs[0], y = n->outputs[0];
+    if (x < 0 || y < 0 || x == y) continue;
+    if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
+    if (s->def_step[x] < 0 || s->last_use[x] != k) continue;
+    size_t ny = cs_value_nbytes(&g->values[y]);
+    if (n->k.copy_bytes != ny || ny > cs_value_nbytes(&g->values[x])) continue;
+    s->loc[y].alias_of = x;
+    s->node_elided[id] = 1;
+  }
+}
+
+cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
+                              cs_schedule *s) {
+  int nv = g->n_values;
+  s->loc = calloc((size_t)nv + 1, sizeof *s->loc);
+  s->input_staging = calloc((size_t)s->n_inputs + 1, sizeof *s->input_staging);
+  s->output_staging = calloc((size_t)s->n_outputs + 1, sizeof *s->output_staging);
+  if (!s->loc || !s->input_staging || !s->output_staging)
+    return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
+  for (int v = 0; v < nv; v++) s->loc[v].alias_of = -1;
+
+  /* Raw inputs; duplicate boundary quantizes share the first one's tensor. */
+  for (int i = 0; i < s->n_inputs; i++) {
+    int r = s->inputs[i].raw_value;
+    if (g->values[r].data)
+      return cs_error(CS_ERR_INTERNAL, "schedule: graph input '%s' is a constant", vname(g, r));
+    if (s->loc[r].kind == CS_LOC_NONE) {
+      s->loc[r].kind = CS_LOC_INPUT;
+      s->loc[r].index = i;
+    }
+    if (s->inputs[i].node < 0) continue;
+    for (int n = 0; n < g->n_nodes; n++) {
+      const cs_node *q = &g->nodes[n];
+      if (q->dead || q->op != CS_OP_K_QUANTIZE || q->n_inputs != 3 ||
+          q->inputs[2] != s->inputs[i].value || q->outputs[0] == r)
+        continue;
+      s->loc[q->outputs[0]].alias_of = r;
+      s->loc[q->outputs[0]].kind = CS_LOC_INPUT;
+      s->loc[q->outputs[0]].index = i;
+    }
+  }
+  /* Raw outputs: written in place when a step writes them, else copied in
+   * by the epilogue. */
+  for (int j = 0; j < s->n_outputs; j++) {
+    int r = s->outputs[j].raw_value;
+    if (s->loc[r].kind == CS_LOC_NONE && !g->values[r].data && s->def_step[r] >= 0) {
+      s->loc[r].kind = CS_LOC_OUTPUT;
+      s->loc[r].index = j;
+    } else {
+      if (!g->values[r].data && s->loc[r].kind == CS_LOC_NONE)
+        return cs_error(CS_ERR_INTERNAL, "schedule: graph output '%s' is computed by no node",
+                        vname(g, r));
+      s->output_copy[j] = 1;
+      s->last_use[r] = s->n_steps;
+    }
+  }
+  if (opt->alias_copies) alias_copies(g, s);
+
+  cs_status st = place_weights(g, opt, s);
+  if (st != CS_OK) return st;
+
+  /* Every value a step reads must now have a home or a producer. */
+  for (int k = 0; k < s->n_steps; k++) {
+    const cs_node *n = &g->nodes[s->order[k]];
+    for (int i = 0; i < n->n_inputs; i++) {
+      int v = n->inputs[i];
+      if (v < 0) continue;
+      int root = cs_schedule_storage_root(s, v);
+      if (s->loc[root].kind == CS_LOC_NONE && s->def_step[root] < 0)
+        return cs_error(CS_ERR_INTERNAL,
+                        "schedule: node '%s' reads tensor '%s', which no node computes",
+                        n->name ? n->name : "?", vname(g, v));
+    }
+  }
+
+  /* Arena tensors: one planner tensor per alias root, plus the staging
+   * buffers of model_run. */
+  int *tensor_of = malloc(((size_t)nv + 1) * sizeof *tensor_of);
+  cs_memplan_tensor *t = calloc((size_t)nv + (size_t)s->n_inputs + (size_t)s->n_outputs + 1,
+                                sizeof *t);
+  size_t *offsets = calloc((size_t)nv + (size_t)s->n_inputs + (size_t)s->n_outputs + 1,
+                           sizeof *offsets);
+  if (!tensor_of || !t || !offsets) {
+    free(tensor_of); free(t); free(offsets);
+    return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
+  }
+  int nt = 0;
+  for (int v = 0; v < nv; v++) tensor_of[v] = -1;
+  for (int v = 0; v < nv; v++) {
+    if (s->def_step[v] < 0 || s->loc[v].alias_of >= 0 || s->loc[v].kind != CS_LOC_NONE) continue;
+    s->loc[v].kind = CS_LOC_ARENA;
+    s->loc[v].pool = CS_POOL_DDR;
+    tensor_of[v] = nt;
+    t[nt].size = cs_value_nbytes(&g->values[v]);
+    t[nt].first = s->def_step[v];
+    t[nt].last = s->last_use[v] > s->def_step[v] ? s->last_use[v] : s->def_step[v];
+    t[nt].pool = CS_POOL_DDR;
+    nt++;
+  }
+  /* Fold each alias into its root's range and size. */
+  for (int v = 0; v < nv; v++) {
+    if (s->loc[v].alias_of < 0) continue;
+    int root = cs_schedule_storage_root(s, v);
+    s->loc[v].kind = s->loc[root].kind;
+    s->loc[v].index = s->loc[root].index;
+    s->loc[v].pool = s->loc[root].pool;
+    int ti = tensor_of[root];
+    if (ti < 0) continue;
+    size_t sz = cs_value_nbytes(&g->values[v]);
+    if (sz > t[ti].size) t[ti].size = sz;
+    if (s->last_use[v] > t[ti].last) t[ti].last = s->last_use[v];
+  }
+  int first_staging = nt;
+  for (int i = 0; i < s->n_inputs; i++) {
+    if (s->inputs[i].node < 0) continue;
+    int r = s->inputs[i].raw_value, last = 0;
+    for (int v = 0; v < nv; v++)
+      if ((v == r || cs_schedule_storage_root(s, v) == r) && s->last_use[v] > last)
+        last = s->last_use[v];
+    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(&g->values[r]), 0, last, CS_POOL_DDR};
+  }
+  for (int j = 0; j < s->n_outputs; j++) {
+    if (s->outputs[j].node < 0) continue;
+    int r = s->outputs[j].raw_value;
+    int first = s->output_copy[j] ? s->n_steps : s->def_step[r];
+    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(&g->values[r]), first, s->n_steps, CS_POOL_DDR};
+  }
+
+  size_t pool_size[CS_POOL_COUNT];
+  st = cs_memplan_solve(t, nt, opt->arena_align, offsets, pool_size);
+  if (st == CS_OK) {
+    for (int v = 0; v < nv; v++) {
+      int root = cs_schedule_storage_root(s, v);
+      if (s->loc[v].kind == CS_LOC_ARENA && tensor_of[root] >= 0)
+        s->loc[v].offset = offsets[tensor_of[root]];
+    }
+    int k = first_staging;
+    for (int i = 0; i < s->n_inputs; i++)
+      if (s->inputs[i].node >= 0) s->input_staging[i] = offsets[k++];
+    for (int j = 0; j < s->n_outputs; j++)
+      if (s->outputs[j].node >= 0) s->output_staging[j] = offsets[k++];
+    s->arena_size = pool_size[CS_POOL_DDR];
+    s->arena_align = opt->arena_align;
+    s->live_lower_bound = cs_memplan_lower_bound(t, nt, CS_POOL_DDR);
+  }
+  free(tensor_of);
+  free(t);
+  free(offsets);
+  return st;
+}
+
+cs_status cs_schedule_build(const cs_graph *g, const cs_schedule_options *opt,
+                            cs_schedule *s) {
+  memset(s, 0, sizeof *s);
+  cs_status st = cs_schedule_boundary(g, s);
+  if (st == CS_OK) st = cs_schedule_order(g, s);
+  if (st == CS_OK) st = cs_schedule_liveness(g, s);
+  if (st == CS_OK) st = cs_schedule_storage(g, opt, s);
+  if (st != CS_OK) cs_schedule_free(s);
+  return st;
+}
+
+void cs_schedule_free(cs_schedule *s) {
+  free(s->order);
+  free(s->node_step);
+  free(s->node_elided);
+  free(s->inputs);
+  free(s->outputs);
+  free(s->output_copy);
+  free(s->def_step);
+  free(s->last_use);
+  free(s->loc);
+  free(s->input_staging);
+  free(s->output_staging);
+  free(s->weights);
+  memset(s, 0, sizeof *s);
+}

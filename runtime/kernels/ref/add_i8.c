@@ -1,0 +1,91 @@
+/*
+ * add_i8.c — QLinearAdd with broadcasting.
+ *
+ * FLOAT mirrors ONNX Runtime's x86 kernel (MlasQLinearAddKernelAvx2Helper,
+ * compiled with FMA contraction) bit for bit. ORT runs it on uint8 data
+ * (int8 activations are rewritten to uint8, q + 128), so a and b enter as
+ * raw uint8 values, the zero points are the uint8 ones (zp + 128) and the
+ * result is saturated to the uint8 range before being shifted back.
+ *
+ * ORT splits the output into spans (runs of its innermost dimension of size
+ * > 1). When input A is a single value over each span, it swaps the
+ * operands and folds A into the kernel's constant first, which rounds
+ * differently:
+ *   otherwise:   v = fma(a, ra, fma(b, rb, f))
+ *   A per span:  v = fma(b, rb, fma(a, ra, f_swapped))
+ *   f         = fl(zc − fma(ra, za, fl(rb·zb)))   (p->f, from the compiler)
+ *   f_swapped = fl(zc − fma(rb, zb, fl(ra·za)))   (derived here)
+ * A per span: A's stride is 0 in the innermost output dim of size > 1, or
+ * the output has a single element (ORT then treats input A as the scalar).
+ * B per span needs no case of its own: folding B first is the general
+ * formula.
+ */
+#include "ref_internal.h"
+
+/* Does A hold one value over each of ORT's spans? */
+static int a_per_span(const tidsp_broadcast *bc) {
+  int32_t d;
+  for (d = bc->rank - 1; d >= 0; d--) {
+    if (bc->shape[d] > 1)
+      return bc->a_stride[d] == 0;
+  }
+  return 1;
+}
+
+int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y) {
+  tidsp_ref_bc_iter it;
+  int64_t r;
+  int32_t st, i;
+
+  if (!p || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_bc_init(&it, &p->bc);
+  if (st != TIDSP_OK)
+    return st;
+  if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
+      !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
+      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp))
+    return TIDSP_ERR_PARAM;
+
+  if (p->kind == TIDSP_REQUANT_FLOAT) {
+    const float ra = p->ra, rb = p->rb;
+    const float za = (float)(p->a_zp + TIDSP_REF_U8_OFFSET);
+    const float zb = (float)(p->b_zp + TIDSP_REF_U8_OFFSET);
+    const float zc = (float)(p->y_zp + TIDSP_REF_U8_OFFSET);
+    const int swapped = a_per_span(&p->bc);
+    const float f = swapped ? zc - fmaf(rb, zb, ra * za) : p->f;
+    /* clamp bounds in the uint8 domain */
+    const float lo = (float)(p->y_min + TIDSP_REF_U8_OFFSET);
+    const float hi = (float)(p->y_max + TIDSP_REF_U8_OFFSET);
+    for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
+      const int8_t *ar = a + it.a_off, *br = b + it.b_off;
+      int8_t *yr = y + (size_t)r * it.inner;
+      for (i = 0; i < it.inner; i++) {
+        const float av = (float)(ar[(ptrdiff_t)i * it.a_step] + TIDSP_REF_U8_OFFSET);
+        const float bv = (float)(br[(ptrdiff_t)i * it.b_step] + TIDSP_REF_U8_OFFSET);
+        float v = swapped ? fmaf(bv, rb, fmaf(av, ra, f)) : fmaf(av, ra, fmaf(bv, rb, f));
+        v = v > lo ? v : lo; /* a NaN saturates low, as cvtps2dq + packus */
+        v = v < hi ? v : hi;
+        yr[i] = (int8_t)(tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET);
+      }
+    }
+  } else if (p->kind == TIDSP_REQUANT_Q31) {
+    if (p->shift < 0 || p->shift > TIDSP_REF_MAX_SHIFT)
+      return TIDSP_ERR_PARAM;
+    for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
+      const int8_t *ar = a + it.a_off, *br = b + it.b_off;
+      int8_t *yr = y + (size_t)r * it.inner;
+      for (i = 0; i < it.inner; i++) {
+        int64_t acc =
+            (int64_t)(ar[(ptrdiff_t)i * it.a_step] - p->a_zp) * p->a_mult +
+            (int64_t)(br[(ptrdiff_t)i * it.b_step] - p->b_zp) * p->b_mult;
+        int64_t v = tidsp_ref_round_shift(acc, p->shift) + p->y_zp;
+        yr[i] = (int8_t)tidsp_ref_clamp_i64(v, p->y_min, p->y_max);
+      }
+    }
+  } else {
+    return TIDSP_ERR_PARAM;
+  }
+  return TIDSP_OK;
+}

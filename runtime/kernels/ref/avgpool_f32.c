@@ -1,0 +1,42 @@
+/*
+ * avgpool_f32.c — 2-D average pooling on float, NCHW: the sum of the taps
+ * inside the input in (h, w) order, divided by the count (taps inside the
+ * padded input when count_include_pad, else inside the real input).
+ */
+#include "ref_internal.h"
+
+int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
+                          float *y) {
+  int32_t st, oh, ow, kh, kw, inside, padded;
+  int64_t nc;
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_pool2d_check(p);
+  if (st == TIDSP_OK)
+    st = tidsp_ref_pool2d_check_nonempty(p);
+  if (st != TIDSP_OK)
+    return st;
+  for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
+    const float *xp = x + (size_t)nc * p->h_in * p->w_in;
+    float *yp = y + (size_t)nc * p->h_out * p->w_out;
+    for (oh = 0; oh < p->h_out; oh++) {
+      for (ow = 0; ow < p->w_out; ow++) {
+        float sum = 0.0f;
+        for (kh = 0; kh < p->k_h; kh++) {
+          int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
+          if (ih < 0 || ih >= p->h_in)
+            continue;
+          for (kw = 0; kw < p->k_w; kw++) {
+            int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
+            if (iw >= 0 && iw < p->w_in)
+              sum += xp[ih * p->w_in + iw];
+          }
+        }
+        tidsp_ref_pool2d_counts(p, oh, ow, &inside, &padded);
+        yp[(size_t)oh * p->w_out + ow] =
+            sum / (float)(p->count_include_pad ? padded : inside);
+      }
+    }
+  }
+  return TIDSP_OK;
+}

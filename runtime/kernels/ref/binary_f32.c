@@ -1,0 +1,43 @@
+/*
+ * binary_f32.c — broadcast float Add / Sub / Mul / Div.
+ */
+#include "ref_internal.h"
+
+int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
+                         const float *b, float *y) {
+  tidsp_ref_bc_iter it;
+  int64_t r;
+  int32_t st, i;
+
+  if (!p || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_bc_init(&it, &p->bc);
+  if (st != TIDSP_OK)
+    return st;
+  if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_DIV)
+    return TIDSP_ERR_PARAM;
+  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
+    const float *ar = a + it.a_off, *br = b + it.b_off;
+    float *yr = y + (size_t)r * it.inner;
+    const ptrdiff_t sa = it.a_step, sb = it.b_step;
+    switch (p->op) {
+    case TIDSP_BINARY_ADD:
+      for (i = 0; i < it.inner; i++)
+        yr[i] = ar[i * sa] + br[i * sb];
+      break;
+    case TIDSP_BINARY_SUB:
+      for (i = 0; i < it.inner; i++)
+        yr[i] = ar[i * sa] - br[i * sb];
+      break;
+    case TIDSP_BINARY_MUL:
+      for (i = 0; i < it.inner; i++)
+        yr[i] = ar[i * sa] * br[i * sb];
+      break;
+    default: /* TIDSP_BINARY_DIV */
+      for (i = 0; i < it.inner; i++)
+        yr[i] = ar[i * sa] / br[i * sb];
+      break;
+    }
+  }
+  return TIDSP_OK;
+}

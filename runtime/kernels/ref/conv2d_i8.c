@@ -1,0 +1,146 @@
+/*
+ * conv2d_i8.c — quantized 2-D convolution, NCHW × OIHW, exact int32
+ * accumulation then requantization.
+ *
+ * Loop order: per output channel, a tile of output rows is accumulated in a
+ * stack buffer; for each kernel tap (kh, kw) and input channel, one weight
+ * is held in a register while the innermost loop runs along an output row
+ * (contiguous input when stride_w = 1). Padding reads as x_zp, i.e.
+ * contributes (x_zp − x_zp)·w = 0, so each tap's rows and columns are
+ * clipped to the input once instead of being tested element by element.
+ *
+ * Each product |(x − x_zp)(w − w_zp)| ≤ 255² fits int16 × int16 → int32;
+ * with at most TIDSP_REF_MAX_TAPS products per output their sum fits int32
+ * exactly, and the bias is then added modulo 2³² like ORT's int32
+ * accumulator.
+ */
+#include <string.h>
+
+#include "conv_internal.h"
+
+/* Output columns that the innermost loop handles as one fixed-length block,
+ * which gcc -O2 vectorizes. */
+#define RUN_BLOCK 16
+
+/* as[j] += (xs[j·sw] − x_zp)·wv for j < len. A strided run is first
+ * gathered into a contiguous block so that the multiply-add vectorizes. */
+static void tap_run(const int8_t *restrict xs, int32_t sw, int32_t len,
+                    int16_t x_zp, int16_t wv, int32_t *restrict as) {
+  int32_t j = 0, t;
+  if (sw == 1) {
+    for (; j + RUN_BLOCK <= len; j += RUN_BLOCK) {
+      for (t = 0; t < RUN_BLOCK; t++)
+        as[j + t] += (int16_t)(xs[j + t] - x_zp) * wv;
+    }
+  } else {
+    int8_t blk[RUN_BLOCK];
+    for (; j + RUN_BLOCK <= len; j += RUN_BLOCK) {
+      for (t = 0; t < RUN_BLOCK; t++)
+        blk[t] = xs[(ptrdiff_t)(j + t) * sw];
+      for (t = 0; t < RUN_BLOCK; t++)
+        as[j + t] += (int16_t)(blk[t] - x_zp) * wv;
+    }
+  }
+  for (; j < len; j++)
+    as[j] += (int16_t)(xs[(ptrdiff_t)j * sw] - x_zp) * wv;
+}
+
+/* acc (tile layout) = Σ over the taps of output channel co. */
+static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
+                      const int8_t *w_co, int32_t cpg_in,
+                      const tidsp_ref_conv_tile *t, int32_t *acc) {
+  const size_t plane = (size_t)p->h_in * p->w_in;
+  const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
+  const int16_t x_zp = (int16_t)p->x_zp;
+  /* Whole input rows map one to one onto whole tile rows (and coff = 0
+   * means every column of the tap is inside). */
+  const int rows_contiguous = sh == 1 && sw == 1 && t->ow0 == 0 &&
+                              t->cols == p->w_in;
+  int32_t kh, kw, ci, r, rlo, rhi, clo, chi;
+
+  memset(acc, 0, sizeof(*acc) * (size_t)t->rows * t->cols);
+  for (kh = 0; kh < p->k_h; kh++) {
+    /* input row of tile row r is r·sh + roff */
+    const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
+    tidsp_ref_valid_range(roff, sh, p->h_in, t->rows, &rlo, &rhi);
+    if (rlo >= rhi)
+      continue;
+    for (kw = 0; kw < p->k_w; kw++) {
+      /* input column of tile column j is j·sw + coff */
+      const int64_t coff = (int64_t)t->ow0 * sw + (int64_t)kw * p->dil_w - p->pad_left;
+      const int8_t *w_tap = w_co + kh * p->k_w + kw;
+      tidsp_ref_valid_range(coff, sw, p->w_in, t->cols, &clo, &chi);
+      if (clo >= chi)
+        continue;
+      for (ci = 0; ci < cpg_in; ci++) {
+        const int16_t wv = (int16_t)(w_tap[(size_t)ci * ksz] - p->w_zp);
+        const int8_t *xs;
+        if (wv == 0)
+          continue;
+        xs = x_g + (size_t)ci * plane +
+             (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in + (int64_t)clo * sw + coff);
+        if (rows_contiguous && coff == 0) {
+          /* tile rows and input rows coincide: one run over all of them */
+          tap_run(xs, 1, (rhi - rlo) * t->cols, x_zp, wv, acc + (size_t)rlo * t->cols);
+          continue;
+        }
+        for (r = rlo; r < rhi; r++) {
+          tap_run(xs, sw, chi - clo, x_zp, wv, acc + (size_t)r * t->cols + clo);
+          xs += (ptrdiff_t)sh * p->w_in;
+        }
+      }
+    }
+  }
+}
+
+int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
+                        const int8_t *w, const int32_t *bias, const void *rq,
+                        int8_t *y) {
+  int32_t acc[TIDSP_REF_CONV_TILE];
+  tidsp_ref_rq plan;
+  tidsp_ref_conv_tile t;
+  int32_t st, n, co, r, j, cpg_in, cpg_out, tile_rows, tile_cols;
+
+  if (!p || !x || !w || !rq || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_conv2d_check(p);
+  if (st != TIDSP_OK)
+    return st;
+  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->w_zp))
+    return TIDSP_ERR_PARAM;
+  cpg_in = p->c_in / p->groups;
+  cpg_out = p->c_out / p->groups;
+  if ((int64_t)cpg_in * p->k_h * p->k_w > TIDSP_REF_MAX_TAPS)
+    return TIDSP_ERR_SHAPE;
+  st = tidsp_ref_rq_init(&plan, &p->rq, rq, p->c_out, TIDSP_REF_I8_MIN,
+                         TIDSP_REF_I8_MAX);
+  if (st != TIDSP_OK)
+    return st;
+
+  tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
+  for (n = 0; n < p->n; n++) {
+    for (co = 0; co < p->c_out; co++) {
+      const int32_t g = co / cpg_out;
+      const int8_t *x_g =
+          x + ((size_t)n * p->c_in + (size_t)g * cpg_in) * p->h_in * p->w_in;
+      const int8_t *w_co = w + (size_t)co * cpg_in * p->k_h * p->k_w;
+      const uint32_t b = bias ? (uint32_t)bias[co] : 0u;
+      int8_t *y_co = y + ((size_t)n * p->c_out + co) * p->h_out * p->w_out;
+      for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
+        t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
+        for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
+          t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
+          conv_tile(p, x_g, w_co, cpg_in, &t, acc);
+          for (r = 0; r < t.rows; r++) {
+            int8_t *y_row = y_co + (size_t)(t.oh0 + r) * p->w_out + t.ow0;
+            const int32_t *a = acc + (size_t)r * t.cols;
+            for (j = 0; j < t.cols; j++)
+              y_row[j] = (int8_t)tidsp_ref_rq_apply(
+                  &plan, co, tidsp_ref_u32_to_i32((uint32_t)a[j] + b));
+          }
+        }
+      }
+    }
+  }
+  return TIDSP_OK;
+}

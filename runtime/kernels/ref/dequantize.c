@@ -1,0 +1,54 @@
+/*
+ * dequantize.c — integer → float, as ONNX Runtime: y = fl(float(q − zp) · s)
+ * (the difference is exact; converting it to float rounds for |q − zp| > 2^24).
+ */
+#include "qdq_internal.h"
+
+int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
+                         const int32_t *zero_point, const void *x, float *y) {
+  int32_t o, c, i;
+  int32_t st = tidsp_ref_qdq_check(p, scale, zero_point, x, y);
+  if (st != TIDSP_OK)
+    return st;
+  for (o = 0; o < p->outer; o++) {
+    for (c = 0; c < p->channels; c++) {
+      size_t base = ((size_t)o * p->channels + c) * p->inner;
+      float *yr = y + base;
+      float s = scale[c];
+      int32_t zp = zero_point[c];
+      switch (p->dtype) {
+      case TIDSP_DTYPE_I8: {
+        const int8_t *xr = (const int8_t *)x + base;
+        for (i = 0; i < p->inner; i++)
+          yr[i] = (float)((int32_t)xr[i] - zp) * s;
+        break;
+      }
+      case TIDSP_DTYPE_U8: {
+        const uint8_t *xr = (const uint8_t *)x + base;
+        for (i = 0; i < p->inner; i++)
+          yr[i] = (float)((int32_t)xr[i] - zp) * s;
+        break;
+      }
+      case TIDSP_DTYPE_I16: {
+        const int16_t *xr = (const int16_t *)x + base;
+        for (i = 0; i < p->inner; i++)
+          yr[i] = (float)((int32_t)xr[i] - zp) * s;
+        break;
+      }
+      case TIDSP_DTYPE_U16: {
+        const uint16_t *xr = (const uint16_t *)x + base;
+        for (i = 0; i < p->inner; i++)
+          yr[i] = (float)((int32_t)xr[i] - zp) * s;
+        break;
+      }
+      default: { /* TIDSP_DTYPE_I32: the difference may not fit int32 */
+        const int32_t *xr = (const int32_t *)x + base;
+        for (i = 0; i < p->inner; i++)
+          yr[i] = (float)((int64_t)xr[i] - zp) * s;
+        break;
+      }
+      }
+    }
+  }
+  return TIDSP_OK;
+}

@@ -1,0 +1,41 @@
+/*
+ * matmul_i8.c — quantized matrix multiply Y[m][n] = X[m][k] · Wᵀ with W
+ * stored [n][k], per-column requantization.
+ *
+ * The sum runs in int64 (exact for any k) and is reduced modulo 2³² with
+ * the bias, which is what ORT's wrapping int32 accumulator computes.
+ */
+#include "ref_internal.h"
+
+int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
+                        const int8_t *w, const int32_t *bias, const void *rq,
+                        int8_t *y) {
+  tidsp_ref_rq plan;
+  int32_t st, i, j, kk;
+
+  if (!p || !x || !w || !rq || !y)
+    return TIDSP_ERR_NULL;
+  if (p->m < 0 || p->k < 0 || p->n < 1)
+    return TIDSP_ERR_SHAPE;
+  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->w_zp))
+    return TIDSP_ERR_PARAM;
+  st = tidsp_ref_rq_init(&plan, &p->rq, rq, p->n, TIDSP_REF_I8_MIN,
+                         TIDSP_REF_I8_MAX);
+  if (st != TIDSP_OK)
+    return st;
+
+  for (i = 0; i < p->m; i++) {
+    const int8_t *xr = x + (size_t)i * p->k;
+    int8_t *yr = y + (size_t)i * p->n;
+    for (j = 0; j < p->n; j++) {
+      const int8_t *wr = w + (size_t)j * p->k;
+      int64_t sum = 0;
+      uint32_t acc;
+      for (kk = 0; kk < p->k; kk++)
+        sum += (int32_t)(xr[kk] - p->x_zp) * (int32_t)(wr[kk] - p->w_zp);
+      acc = (uint32_t)sum + (bias ? (uint32_t)bias[j] : 0u);
+      yr[j] = (int8_t)tidsp_ref_rq_apply(&plan, j, tidsp_ref_u32_to_i32(acc));
+    }
+  }
+  return TIDSP_OK;
+}

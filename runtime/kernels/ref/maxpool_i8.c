@@ -1,0 +1,39 @@
+/*
+ * maxpool_i8.c — 2-D max pooling on int8, NCHW. Padding acts as −inf: only
+ * taps inside the input are compared (every window has one; checked first).
+ */
+#include "ref_internal.h"
+
+int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
+                         int8_t *y) {
+  int32_t st, oh, ow, kh, kw;
+  int64_t nc;
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_pool2d_check(p);
+  if (st == TIDSP_OK)
+    st = tidsp_ref_pool2d_check_nonempty(p);
+  if (st != TIDSP_OK)
+    return st;
+  for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
+    const int8_t *xp = x + (size_t)nc * p->h_in * p->w_in;
+    int8_t *yp = y + (size_t)nc * p->h_out * p->w_out;
+    for (oh = 0; oh < p->h_out; oh++) {
+      for (ow = 0; ow < p->w_out; ow++) {
+        int32_t m = TIDSP_REF_I8_MIN;
+        for (kh = 0; kh < p->k_h; kh++) {
+          int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
+          if (ih < 0 || ih >= p->h_in)
+            continue;
+          for (kw = 0; kw < p->k_w; kw++) {
+            int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
+            if (iw >= 0 && iw < p->w_in && xp[ih * p->w_in + iw] > m)
+              m = xp[ih * p->w_in + iw];
+          }
+        }
+        yp[(size_t)oh * p->w_out + ow] = (int8_t)m;
+      }
+    }
+  }
+  return TIDSP_OK;
+}

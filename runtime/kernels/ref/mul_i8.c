@@ -1,0 +1,58 @@
+/*
+ * mul_i8.c — QLinearMul with broadcasting.
+ *
+ * FLOAT mirrors ONNX Runtime's x86 kernel (MlasQLinearMulKernel, SSE2):
+ * the exact integer product is scaled by r, then the output zero point is
+ * added in float before rounding. ORT runs on uint8 data (int8 activations
+ * are rewritten to uint8, zero points + 128), so the zero point added here
+ * is the uint8 one, y_zp + 128, and the result is shifted back after
+ * saturation. Both roundings matter: fl(t + 200) and fl(t + 72) can differ
+ * in their last bit and round to different integers.
+ */
+#include "ref_internal.h"
+
+int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y) {
+  tidsp_ref_bc_iter it;
+  int64_t r;
+  int32_t st, i;
+
+  if (!p || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_bc_init(&it, &p->bc);
+  if (st != TIDSP_OK)
+    return st;
+  if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
+      !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
+      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp))
+    return TIDSP_ERR_PARAM;
+  if (p->kind == TIDSP_REQUANT_Q31 &&
+      (p->shift < 0 || p->shift > TIDSP_REF_MAX_SHIFT))
+    return TIDSP_ERR_PARAM;
+  if (p->kind != TIDSP_REQUANT_FLOAT && p->kind != TIDSP_REQUANT_Q31)
+    return TIDSP_ERR_PARAM;
+
+  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
+    const int8_t *ar = a + it.a_off, *br = b + it.b_off;
+    int8_t *yr = y + (size_t)r * it.inner;
+    for (i = 0; i < it.inner; i++) {
+      const int32_t prod = (ar[(ptrdiff_t)i * it.a_step] - p->a_zp) *
+                           (br[(ptrdiff_t)i * it.b_step] - p->b_zp);
+      if (p->kind == TIDSP_REQUANT_FLOAT) {
+        const float zp_u8 = (float)(p->y_zp + TIDSP_REF_U8_OFFSET);
+        const float lo = (float)(p->y_min + TIDSP_REF_U8_OFFSET);
+        const float hi = (float)(p->y_max + TIDSP_REF_U8_OFFSET);
+        float v = (float)prod * p->r;
+        v = v + zp_u8;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        yr[i] = (int8_t)(tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET);
+      } else {
+        int64_t v = tidsp_ref_round_shift((int64_t)prod * p->mult, p->shift) +
+                    p->y_zp;
+        yr[i] = (int8_t)tidsp_ref_clamp_i64(v, p->y_min, p->y_max);
+      }
+    }
+  }
+  return TIDSP_OK;
+}

@@ -1,0 +1,100 @@
+/*
+ * pad.c — Pad in constant, edge or reflect mode.
+ *
+ * Output index o of a dim maps to input index i = o − pad_begin; outside
+ * [0, n) constant mode writes the value, edge mode clamps, reflect mode
+ * mirrors about the end elements without repeating them (… c b | a b c |
+ * b a …), repeatedly for pads longer than the dim, i.e. periodically with
+ * period 2(n − 1). Negative pads crop.
+ */
+#include "ref_internal.h"
+
+/* Input index for output index o of a dim, or −1 for the constant value. */
+static int64_t map_index(int64_t o, int32_t begin, int32_t n, int32_t mode) {
+  int64_t i = o - begin, period;
+  if (i >= 0 && i < n)
+    return i;
+  switch (mode) {
+  case TIDSP_PAD_EDGE:
+    return i < 0 ? 0 : n - 1;
+  case TIDSP_PAD_REFLECT:
+    if (n == 1)
+      return 0;
+    period = 2 * ((int64_t)n - 1);
+    i %= period;
+    if (i < 0)
+      i += period;
+    return i < n ? i : period - i;
+  default:
+    return -1;
+  }
+}
+
+int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
+  int64_t in_stride[TIDSP_MAX_RANK];
+  int32_t out_shape[TIDSP_MAX_RANK], idx[TIDSP_MAX_RANK] = {0};
+  int32_t d, rank, inner, i;
+  int64_t total_in = 1, total_out = 1, rows = 1, r;
+  const uint8_t *xb = (const uint8_t *)x;
+  uint8_t *yb = (uint8_t *)y;
+  size_t es;
+
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  rank = p->rank;
+  if (rank < 0 || rank > TIDSP_MAX_RANK)
+    return TIDSP_ERR_SHAPE;
+  if (p->elem_size < 1 ||
+      (p->mode == TIDSP_PAD_CONSTANT && p->elem_size > (int32_t)sizeof(p->value)))
+    return TIDSP_ERR_PARAM;
+  if (p->mode != TIDSP_PAD_CONSTANT && p->mode != TIDSP_PAD_EDGE &&
+      p->mode != TIDSP_PAD_REFLECT)
+    return TIDSP_ERR_PARAM;
+  es = (size_t)p->elem_size;
+  for (d = rank - 1; d >= 0; d--) {
+    const int64_t out = (int64_t)p->pad_begin[d] + p->in_shape[d] + p->pad_end[d];
+    if (p->in_shape[d] < 0 || out < 0 || out > INT32_MAX)
+      return TIDSP_ERR_SHAPE;
+    out_shape[d] = (int32_t)out;
+    in_stride[d] = total_in;
+    total_in *= p->in_shape[d];
+    total_out *= out;
+  }
+  if (total_out == 0)
+    return TIDSP_OK;
+  /* Edge and reflect copy from the input: it must not be empty. */
+  if (p->mode != TIDSP_PAD_CONSTANT && total_in == 0)
+    return TIDSP_ERR_SHAPE;
+  inner = rank > 0 ? out_shape[rank - 1] : 1;
+  for (d = 0; d < rank - 1; d++)
+    rows *= out_shape[d];
+
+  for (r = 0; r < rows; r++) {
+    uint8_t *yr = yb + (size_t)r * inner * es;
+    int64_t row_off = 0; /* input offset of the outer dims, −1: constant */
+    for (d = 0; d < rank - 1; d++) {
+      int64_t id = map_index(idx[d], p->pad_begin[d], p->in_shape[d], p->mode);
+      if (id < 0) {
+        row_off = -1;
+        break;
+      }
+      row_off += id * in_stride[d];
+    }
+    for (i = 0; i < inner; i++) {
+      int64_t id = rank > 0 ? map_index(i, p->pad_begin[rank - 1],
+                                        p->in_shape[rank - 1], p->mode)
+                            : 0;
+      if (row_off < 0 || id < 0)
+        memcpy(yr + (size_t)i * es, p->value, es);
+      else
+        tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(row_off + id) * es,
+                            p->elem_size);
+    }
+    for (d = rank - 2; d >= 0; d--) {
+      if (++idx[d] < out_shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return TIDSP_OK;
+}

@@ -1,0 +1,193 @@
+/*
+ * ref_internal.h — helpers shared by the reference kernels (not public).
+ *
+ * The FLOAT requantization and the QLinear* float formulas must round
+ * exactly as ONNX Runtime does, one float operation at a time. A compiler
+ * that contracts a·b + c into one fused multiply-add (gcc in GNU mode on an
+ * FMA target, clang by default) would change results, so contraction is
+ * switched off for every reference kernel; the kernels call fmaf()
+ * explicitly where ORT fuses.
+ */
+#ifndef TIDSP_REF_INTERNAL_H
+#define TIDSP_REF_INTERNAL_H
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
+
+#define TIDSP_REF_I8_MIN (-128)
+#define TIDSP_REF_I8_MAX 127
+
+/* The largest right shift of the Q31 forms (an int64 product needs no more). */
+#define TIDSP_REF_MAX_SHIFT 62
+
+/* ORT's x86 QLinear kernels work on uint8 (it rewrites int8 activations to
+ * uint8, q + 128, before fusing), and their float formulas add the output
+ * zero point before rounding; the kernels here add the uint8 zero point so
+ * that the result rounds the same way. */
+#define TIDSP_REF_U8_OFFSET 128
+
+static inline int tidsp_ref_is_i8(int32_t v) {
+  return v >= TIDSP_REF_I8_MIN && v <= TIDSP_REF_I8_MAX;
+}
+
+/* Round to nearest, ties to even, in the default rounding mode (lrintf, as
+ * cvtps2dq does). Callers clamp v to a small range first. */
+static inline int32_t tidsp_ref_rne(float v) { return (int32_t)lrintf(v); }
+
+static inline int64_t tidsp_ref_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* floor(v / 2^s) for s in [0, 62], without relying on the implementation-
+ * defined right shift of a negative number. */
+static inline int64_t tidsp_ref_floor_shift(int64_t v, int32_t s) {
+  if (v >= 0)
+    return v >> s;
+  return -(((-(v + 1)) >> s) + 1);
+}
+
+/* round_shift(v, s) = (v + (s > 0 ? 2^(s−1) : 0)) >> s: round half toward
+ * +inf. |v| < 2^62 in every caller, so the addition cannot overflow. */
+static inline int64_t tidsp_ref_round_shift(int64_t v, int32_t s) {
+  int64_t half = s > 0 ? (int64_t)1 << (s - 1) : 0;
+  return tidsp_ref_floor_shift(v + half, s);
+}
+
+/* int32 accumulators wrap like ORT's (two's complement, mod 2^32): they are
+ * summed as uint32_t, which is defined to wrap, and read back here. */
+static inline int32_t tidsp_ref_u32_to_i32(uint32_t u) {
+  return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Requantization with its per-call constants hoisted out of the loops. */
+typedef struct tidsp_ref_rq {
+  int32_t kind;
+  int32_t per_channel;
+  int32_t zp, out_min, out_max;
+  float lo, hi; /* FLOAT: clamp bounds out_min − zp, out_max − zp */
+  const float *fmult;
+  const int32_t *qmult, *qshift;
+} tidsp_ref_rq;
+
+/* Validates params and data for `channels` channels and an output type of
+ * range [type_min, type_max]; fills *plan. */
+int32_t tidsp_ref_rq_init(tidsp_ref_rq *plan, const tidsp_requant_params *params,
+                          const void *data, int32_t channels, int32_t type_min,
+                          int32_t type_max);
+
+/* Requantize acc of channel c (c < channels, checked by the caller). */
+static inline int32_t tidsp_ref_rq_apply(const tidsp_ref_rq *plan, int32_t c,
+                                         int32_t acc) {
+  int32_t ci = plan->per_channel ? c : 0;
+  if (plan->kind == TIDSP_REQUANT_FLOAT) {
+    float v = (float)acc * plan->fmult[ci];
+    /* MLAS's max_ps/min_ps order: a NaN ends at the lower bound. */
+    v = v > plan->lo ? v : plan->lo;
+    v = v < plan->hi ? v : plan->hi;
+    return tidsp_ref_rne(v) + plan->zp;
+  } else {
+    int64_t v = tidsp_ref_round_shift((int64_t)acc * plan->qmult[ci],
+                                      plan->qshift[ci]) +
+                plan->zp;
+    return (int32_t)tidsp_ref_clamp_i64(v, plan->out_min, plan->out_max);
+  }
+}
+
+/* ------------------------------------------------------------------------
+ * Sliding-window geometry: the outputs o in [0, n_out) whose input index
+ * o·stride + off lies in [0, n_in), as the half-open range [*lo, *hi). */
+static inline void tidsp_ref_valid_range(int64_t off, int32_t stride,
+                                         int32_t n_in, int32_t n_out,
+                                         int32_t *lo, int32_t *hi) {
+  int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t last_in = (int64_t)n_in - 1 - off; /* o·stride ≤ last_in */
+  int64_t end = last_in < 0 ? 0 : last_in / stride + 1;
+  if (end > n_out)
+    end = n_out;
+  if (first > end)
+    first = end;
+  *lo = (int32_t)first;
+  *hi = (int32_t)end;
+}
+
+/* ------------------------------------------------------------------------
+ * Broadcast iteration: rows of the innermost output dimension; the outer
+ * dimensions advance like an odometer. */
+typedef struct tidsp_ref_bc_iter {
+  const tidsp_broadcast *bc;
+  int32_t idx[TIDSP_MAX_RANK];
+  ptrdiff_t a_off, b_off; /* element offsets of the current row */
+  int64_t rows;           /* number of rows */
+  int32_t inner;          /* row length */
+  int32_t a_step, b_step; /* operand strides along the row */
+} tidsp_ref_bc_iter;
+
+/* Validates bc (rank, shapes ≥ 0) and starts at the first row. */
+int32_t tidsp_ref_bc_init(tidsp_ref_bc_iter *it, const tidsp_broadcast *bc);
+
+static inline void tidsp_ref_bc_next(tidsp_ref_bc_iter *it) {
+  const tidsp_broadcast *bc = it->bc;
+  int32_t d;
+  for (d = bc->rank - 2; d >= 0; d--) {
+    it->a_off += bc->a_stride[d];
+    it->b_off += bc->b_stride[d];
+    if (++it->idx[d] < bc->shape[d])
+      return;
+    it->a_off -= (ptrdiff_t)bc->a_stride[d] * bc->shape[d];
+    it->b_off -= (ptrdiff_t)bc->b_stride[d] * bc->shape[d];
+    it->idx[d] = 0;
+  }
+}
+
+/* ------------------------------------------------------------------------
+ * Pooling geometry checks shared by the pool kernels. */
+int32_t tidsp_ref_pool2d_check(const tidsp_pool2d_params *p);
+
+/* TIDSP_ERR_SHAPE when some output window covers no input element. */
+int32_t tidsp_ref_pool2d_check_nonempty(const tidsp_pool2d_params *p);
+
+/* Taps i in [0, k) of one axis with 0 ≤ start + i·dil < limit. */
+int32_t tidsp_ref_taps_inside(int64_t start, int32_t k, int32_t dil,
+                              int64_t limit);
+
+/* Number of window taps of output (oh, ow) inside the real input, and inside
+ * the padded input (for count_include_pad). */
+void tidsp_ref_pool2d_counts(const tidsp_pool2d_params *p, int32_t oh,
+                             int32_t ow, int32_t *inside, int32_t *padded);
+
+/* ------------------------------------------------------------------------
+ * Data movement: copy one element of elem_size bytes. The common sizes get
+ * a constant-size memcpy, which compiles to one load and one store. */
+static inline void tidsp_ref_copy_elem(void *dst, const void *src,
+                                       int32_t elem_size) {
+  switch (elem_size) {
+  case 1:
+    *(uint8_t *)dst = *(const uint8_t *)src;
+    break;
+  case 2:
+    memcpy(dst, src, 2);
+    break;
+  case 4:
+    memcpy(dst, src, 4);
+    break;
+  case 8:
+    memcpy(dst, src, 8);
+    break;
+  default:
+    memcpy(dst, src, (size_t)elem_size);
+    break;
+  }
+}
+
+#endif /* TIDSP_REF_INTERNAL_H */

@@ -1,0 +1,82 @@
+/*
+ * requant.c — tidsp_requant_one and the validated requantization plan that
+ * every integer kernel uses, so that all of them round the same way.
+ */
+#include "ref_internal.h"
+
+/* Fills *plan from params without reading the multiplier table. */
+static int32_t plan_fill(tidsp_ref_rq *plan, const tidsp_requant_params *params,
+                         const void *data, int32_t channels) {
+  int32_t n;
+  if (!params || !data)
+    return TIDSP_ERR_NULL;
+  if (channels < 1)
+    return TIDSP_ERR_SHAPE;
+  if (params->kind != TIDSP_REQUANT_FLOAT && params->kind != TIDSP_REQUANT_Q31)
+    return TIDSP_ERR_PARAM;
+  if (params->out_min > params->out_max)
+    return TIDSP_ERR_PARAM;
+  /* The FLOAT form clamps to [out_min − zp, out_max − zp] before adding zp
+   * back: keep those differences inside int32. */
+  if (params->out_zp < -(1 << 30) || params->out_zp > (1 << 30) ||
+      params->out_min < -(1 << 30) || params->out_max > (1 << 30))
+    return TIDSP_ERR_PARAM;
+  n = params->per_channel ? channels : 1;
+  plan->kind = params->kind;
+  plan->per_channel = params->per_channel != 0;
+  plan->zp = params->out_zp;
+  plan->out_min = params->out_min;
+  plan->out_max = params->out_max;
+  plan->lo = (float)(params->out_min - params->out_zp);
+  plan->hi = (float)(params->out_max - params->out_zp);
+  plan->fmult = NULL;
+  plan->qmult = NULL;
+  plan->qshift = NULL;
+  if (params->kind == TIDSP_REQUANT_FLOAT) {
+    plan->fmult = (const float *)data;
+  } else {
+    plan->qmult = (const int32_t *)data; /* mult[n] then shift[n] */
+    plan->qshift = plan->qmult + n;
+  }
+  return TIDSP_OK;
+}
+
+static int32_t q31_entry_ok(const tidsp_ref_rq *plan, int32_t i) {
+  return plan->qmult[i] >= 0 && plan->qshift[i] >= 0 &&
+         plan->qshift[i] <= TIDSP_REF_MAX_SHIFT;
+}
+
+int32_t tidsp_ref_rq_init(tidsp_ref_rq *plan, const tidsp_requant_params *params,
+                          const void *data, int32_t channels, int32_t type_min,
+                          int32_t type_max) {
+  int32_t st, i, n;
+  if (!plan)
+    return TIDSP_ERR_NULL;
+  st = plan_fill(plan, params, data, channels);
+  if (st != TIDSP_OK)
+    return st;
+  if (plan->out_min < type_min || plan->out_max > type_max)
+    return TIDSP_ERR_PARAM;
+  if (plan->kind == TIDSP_REQUANT_Q31) {
+    n = plan->per_channel ? channels : 1;
+    for (i = 0; i < n; i++) {
+      if (!q31_entry_ok(plan, i))
+        return TIDSP_ERR_PARAM;
+    }
+  }
+  return TIDSP_OK;
+}
+
+int32_t tidsp_requant_one(const tidsp_requant_params *rq, const void *rq_data,
+                          int32_t channels, int32_t c, int32_t acc) {
+  tidsp_ref_rq plan;
+  if (c < 0 || c >= channels)
+    return 0;
+  if (plan_fill(&plan, rq, rq_data, channels) != TIDSP_OK)
+    return 0;
+  /* Only channel c is read: validate that entry, not the whole table. */
+  if (plan.kind == TIDSP_REQUANT_Q31 &&
+      !q31_entry_ok(&plan, plan.per_channel ? c : 0))
+    return 0;
+  return tidsp_ref_rq_apply(&plan, c, acc);
+}

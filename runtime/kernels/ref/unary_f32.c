@@ -1,0 +1,49 @@
+/*
+ * unary_f32.c — float Relu, Clip, Sigmoid, HardSigmoid, HardSwish.
+ * In place (y == x) is allowed.
+ */
+#include "ref_internal.h"
+
+static inline float hard_sigmoid(float x, float alpha, float beta) {
+  float v = alpha * x + beta;
+  v = v < 1.0f ? v : 1.0f;
+  return v > 0.0f ? v : 0.0f;
+}
+
+int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
+                        float *y) {
+  int32_t i;
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  if (p->n < 0)
+    return TIDSP_ERR_SHAPE;
+  switch (p->op) {
+  case TIDSP_UNARY_RELU:
+    for (i = 0; i < p->n; i++)
+      y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    break;
+  case TIDSP_UNARY_CLIP:
+    if (!(p->lo <= p->hi))
+      return TIDSP_ERR_PARAM;
+    for (i = 0; i < p->n; i++) {
+      float v = x[i] > p->lo ? x[i] : p->lo;
+      y[i] = v < p->hi ? v : p->hi;
+    }
+    break;
+  case TIDSP_UNARY_SIGMOID:
+    for (i = 0; i < p->n; i++)
+      y[i] = 1.0f / (1.0f + expf(-x[i]));
+    break;
+  case TIDSP_UNARY_HARDSIGMOID:
+    for (i = 0; i < p->n; i++)
+      y[i] = hard_sigmoid(x[i], p->alpha, p->beta);
+    break;
+  case TIDSP_UNARY_HARDSWISH: /* ONNX fixes alpha = 1/6, beta = 0.5 */
+    for (i = 0; i < p->n; i++)
+      y[i] = x[i] * hard_sigmoid(x[i], 1.0f / 6.0f, 0.5f);
+    break;
+  default:
+    return TIDSP_ERR_PARAM;
+  }
+  return TIDSP_OK;
+}

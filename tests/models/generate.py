@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Generate the model suite: quantized QDQ ONNX files and their inputs.
+
+    python tests/models/generate.py --out DIR [--models resnet18,...]
+                                    [--variants pt2e,ort_s8,ort_u8]
+
+writes, for each model M and variant V,
+    DIR/M_V.onnx        the quantized model (batch 1, input "input"
+                        [1,3,224,224] float32, output "logits" [1,1000])
+    DIR/M_inputs.npy    16 seeded test images, float32 [16,3,224,224]
+                        (16 batch-1 inputs stacked on the batch axis)
+Existing files are kept (DIR is a cache); delete a file to regenerate it.
+Everything is seeded: a rerun writes the same models.
+
+Variants:
+    pt2e    torchao PT2E + XNNPACK quantizer (int8 act, int8 per-channel
+            weights, float bias), exported with torch.onnx (dynamo)
+    ort_s8  ORT quantize_static on the float export, QDQ, int8 activations
+    ort_u8  the same with uint8 activations
+Each written file is checked: ONNX checker, int8 weights still feeding
+DequantizeLinear, runs in ONNX Runtime; a pt2e file is also compared with
+the PT2E module it came from.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import archs  # noqa: E402
+import export  # noqa: E402
+import quantize  # noqa: E402
+
+VARIANTS = ("pt2e", "ort_s8", "ort_u8")
+NUM_INPUTS = 16
+NUM_CALIB = 8
+INPUT_SEED = 1234   # test images
+CALIB_SEED = 99     # calibration images (disjoint from the test images)
+WEIGHT_SEED = 0
+
+
+def _log(msg):
+    print(msg, flush=True)
+
+
+def inputs_path(out, model):
+    return os.path.join(out, f"{model}_inputs.npy")
+
+
+def model_path(out, model, variant):
+    return os.path.join(out, f"{model}_{variant}.onnx")
+
+
+def _save_npy(path, arr):
+    tmp = path + ".tmp.npy"
+    np.save(tmp, arr)
+    os.replace(tmp, path)
+
+
+def _pt2e_parity(path, gm, x):
+    """Compare ORT on the exported file with the PT2E module on images x.
+
+    Both end in the same DequantizeLinear, so outputs are multiples of one
+    output scale; the two differ only where an intermediate value rounds the
+    other way (float summation order), so nearly all outputs must agree to
+    within a few quantization steps.
+    """
+    with torch.no_grad():
+        ref = torch.cat([gm(x[i:i + 1]) for i in range(len(x))]).numpy()
+    out = export.ort_run(path, x.numpy())
+    err = ref - out
+    sqnr = 10 * np.log10(np.sum(ref.astype(np.float64) ** 2)
+                         / max(np.sum(err.astype(np.float64) ** 2), 1e-30))
+    top1 = int(np.sum(ref.argmax(1) == out.argmax(1)))
+    if sqnr < 25.0:
+        raise RuntimeError(f"{path}: ORT output differs from the PT2E module's "
+                           f"(SQNR {sqnr:.1f} dB < 25 dB, top-1 {top1}/{len(x)})")
+    return f"vs PT2E module: SQNR {sqnr:.1f} dB, top-1 {top1}/{len(x)}"
+
+
+def generate_model(out, name, variants, check_images=2):
+    inp = inputs_path(out, name)
+    if not os.path.exists(inp):
+        x = archs.sample_images(NUM_INPUTS, INPUT_SEED).numpy()
+        _save_npy(inp, x)
+        _log(f"  wrote {inp} {x.shape}")
+    todo = [v for v in variants if not os.path.exists(model_path(out, name, v))]
+    if not todo:
+        return
+    model = archs.build(name, WEIGHT_SEED)
+    example = (archs.sample_images(1, INPUT_SEED),)
+    calib = archs.sample_images(NUM_CALIB, CALIB_SEED)
+    test = torch.from_numpy(np.load(inp)[:check_images])
+    float_path = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in todo:
+            t0 = time.time()
+            path = model_path(out, name, v)
+            part = path + ".part.onnx"
+            if v == "pt2e":
+                gm = quantize.pt2e_quantize(model, example, calib)
+                export.export_onnx(gm, example, part)
+                facts = export.check_qdq(part)
+                note = _pt2e_parity(part, gm, test)
+            else:
+                if float_path is None:
+                    float_path = os.path.join(tmp, "float.onnx")
+                    export.export_onnx(model, example, float_path)
+                quantize.ort_quantize(float_path, part, calib.numpy(), v[4:])
+                facts = export.check_qdq(part)
+                export.ort_run(part, test.numpy())
+                note = "runs in ORT"
+            os.replace(part, path)
+            _log(f"  wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB, "
+                 f"{sum(facts['ops'].values())} nodes, "
+                 f"{facts['weight_dqs']} int8 weights; {note}) "
+                 f"in {time.time() - t0:.1f} s")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="output (cache) directory")
+    ap.add_argument("--models", default=",".join(archs.ARCHS),
+                    help="comma-separated subset of: " + ", ".join(archs.ARCHS))
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated subset of: " + ", ".join(VARIANTS))
+    args = ap.parse_args(argv)
+    models = [m for m in args.models.split(",") if m]
+    variants = [v for v in args.variants.split(",") if v]
+    for m in models:
+        if m not in archs.ARCHS:
+            ap.error(f"unknown model '{m}' (known: {', '.join(archs.ARCHS)})")
+    for v in variants:
+        if v not in VARIANTS:
+            ap.error(f"unknown variant '{v}' (known: {', '.join(VARIANTS)})")
+    # one thread: the machine is shared, and float results (hence calibrated
+    # scales) then do not depend on the core count
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    t0 = time.time()
+    for m in models:
+        _log(f"{m}:")
+        generate_model(args.out, m, variants)
+    _log(f"done in {time.time() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""The two quantization flows of the model suite.
+
+- `pt2e_quantize`: PyTorch 2 Export quantization with torchao and the XNNPACK
+  quantizer torchao keeps for its tests: int8 per-tensor affine activations
+  (HistogramObserver), int8 symmetric per-channel weights in [-127, 127]
+  (axis 0), float bias. BN is folded into the conv by prepare_pt2e.
+- `ort_quantize`: ONNX Runtime's quantize_static on a float ONNX file, QDQ
+  format, per-channel int8 weights, int8 or uint8 activations (MinMax),
+  int32 bias.
+Both calibrate on the batches they are given, one image at a time.
+"""
+
+import copy
+import logging
+import os
+import tempfile
+import warnings
+
+import numpy as np
+import torch
+
+# torchao logs about optional CUDA extensions it cannot load on a CPU build
+logging.getLogger("torchao").setLevel(logging.ERROR)
+
+
+def pt2e_quantize(model, example, calib):
+    """PT2E-quantize an eval-mode `model`; returns the converted module.
+
+    example: tuple of example inputs for capture; calib: tensor [n, ...] of
+    calibration inputs, run one at a time at the example's batch size.
+    """
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "XNNPACKQuantizer is deprecated"
+        from torchao.testing.pt2e._xnnpack_quantizer import (
+            XNNPACKQuantizer, get_symmetric_quantization_config)
+        quantizer = XNNPACKQuantizer().set_global(
+            get_symmetric_quantization_config(is_per_channel=True))
+    # capture a copy: the captured module may share parameter storage with
+    # `model`, and prepare_pt2e folds BN into the conv weights in place
+    gm = torch.export.export(copy.deepcopy(model).eval(), example).module()
+    gm = prepare_pt2e(gm, quantizer)
+    b = example[0].shape[0]
+    with torch.no_grad():
+        for i in range(0, len(calib), b):
+            gm(calib[i:i + b])
+    gm = convert_pt2e(gm)
+    move_exported_model_to_eval(gm)
+    return gm
+
+
+class _CalibReader:
+    """onnxruntime.quantization.CalibrationDataReader over an array."""
+
+    def __init__(self, name, calib):
+        self._items = iter([{name: calib[i:i + 1]} for i in range(len(calib))])
+
+    def get_next(self):
+        return next(self._items, None)
+
+    def rewind(self):  # not needed by MinMax, part of the interface
+        raise NotImplementedError
+
+
+def ort_quantize(float_path, out_path, calib, activation):
+    """quantize_static `float_path` to `out_path`.
+
+    activation: "s8" (QInt8) or "u8" (QUInt8); calib: float32 array [n, ...]
+    fed one image at a time. The float model is first run through ORT's
+    quantization pre-processing (symbolic shape inference and ORT's basic
+    graph optimisations, which fold BatchNormalization into Conv).
+    """
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    act = {"s8": QuantType.QInt8, "u8": QuantType.QUInt8}[activation]
+    calib = np.ascontiguousarray(calib, dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        pre = os.path.join(tmp, "pre.onnx")
+        quant_pre_process(float_path, pre)
+        import onnx
+        name = onnx.load(pre, load_external_data=False).graph.input[0].name
+        quantize_static(pre, out_path + ".tmp", _CalibReader(name, calib),
+                        quant_format=QuantFormat.QDQ, per_channel=True,
+                        weight_type=QuantType.QInt8, activation_type=act,
+                        calibrate_method=CalibrationMethod.MinMax)
+    os.replace(out_path + ".tmp", out_path)

@@ -1,0 +1,420 @@
+/*
+ * Code generation end to end on hand-built kernel graphs: the files, the
+ * header's contract, warning-free C99, the weights blob and its check, and
+ * the generated model run by a harness (linked with the runtime, malloc
+ * wrapped and counted) against the same kernels called directly.
+ */
+#include "test_codegen_graphs.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "codegen/codegen.h"
+#include "cstatic/model.h"
+#include "target.h"
+#include "unit.h"
+
+static char src_dir[4096], tidsp_lib[4096];
+
+/* A generic host for any compiled model, driven by model_desc:
+ *   harness WEIGHTS|- IN.bin OUT.bin [raw]
+ * reads the inputs (concatenated raw bytes), runs model_run (or cg_main with
+ * "raw"), writes the outputs, prints "mallocs N status S". malloc, calloc,
+ * realloc and free are wrapped (-Wl,--wrap) and counted around the calls. */
+static const char harness_c[] =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"lib0.h\"\n"
+    "void *__real_malloc(size_t); void *__real_calloc(size_t, size_t);\n"
+    "void *__real_realloc(void *, size_t); void __real_free(void *);\n"
+    "static long counting, calls;\n"
+    "void *__wrap_malloc(size_t n) { calls += counting; return __real_malloc(n); }\n"
+    "void *__wrap_calloc(size_t a, size_t b) { calls += counting; return __real_calloc(a, b); }\n"
+    "void *__wrap_realloc(void *p, size_t n) { calls += counting; return __real_realloc(p, n); }\n"
+    "void __wrap_free(void *p) { calls += counting; __real_free(p); }\n"
+    "static void *slurp(const char *path, size_t align, size_t *n) {\n"
+    "  FILE *f = fopen(path, \"rb\"); void *buf = NULL; long len;\n"
+    "  if (!f) return NULL;\n"
+    "  fseek(f, 0, SEEK_END); len = ftell(f); fseek(f, 0, SEEK_SET);\n"
+    "  if (posix_memalign(&buf, align, (size_t)len + 1)) return NULL;\n"
+    "  if (fread(buf, 1, (size_t)len, f) != (size_t)len) return NULL;\n"
+    "  fclose(f); *n = (size_t)len; return buf;\n}\n"
+    "int main(int argc, char **argv) {\n"
+    "  const tidsp_model_desc *m = &model_desc;\n"
+    "  int raw = argc > 4 && !strcmp(argv[4], \"raw\");\n"
+    "  const tidsp_tensor_info *ii = raw ? m->raw_inputs : m->inputs;\n"
+    "  const tidsp_tensor_info *oi = raw ? m->raw_outputs : m->outputs;\n"
+    "  size_t wn = 0, xn = 0, off = 0; int i; int32_t st, chk;\n"
+    "  void *w = strcmp(argv[1], \"-\") ? slurp(argv[1], m->weights_align, &wn) : NULL;\n"
+    "  unsigned char *x = slurp(argv[2], 64, &xn), *y; void *arena;\n"
+    "  const void *in[16]; void *out[16]; size_t out_bytes = 0;\n"
+    "  if (!x) return 3;\n"
+    "  if (posix_memalign(&arena, m->arena_align, m->arena_size + 1)) return 3;\n"
+    "  for (i = 0; i < m->n_inputs; i++) { in[i] = x + off; off += ii[i].nbytes; }\n"
+    "  if (off != xn) { printf(\"input size %zu, expected %zu\\n\", xn, off); return 4; }\n"
+    "  for (i = 0; i < m->n_outputs; i++) out_bytes += oi[i].nbytes;\n"
+    "  y = malloc(out_bytes + 1); off = 0;\n"
+    "  for (i = 0; i < m->n_outputs; i++) { out[i] = y + off; off += oi[i].nbytes; }\n"
+    "  counting = 1;\n"
+    "  chk = model_check_weights(w, wn);\n"
+    "  st = raw ? cg_main(w, arena, in, out) : model_run(w, arena, in, out);\n"
+    "  if (st == TIDSP_OK) st = raw ? cg_main(w, arena, in, out) : model_run(w, arena, in, out);\n"
+    "  counting = 0;\n"
+    "  { FILE *f = fopen(argv[3], \"wb\"); fwrite(y, 1, out_bytes, f); fclose(f); }\n"
+    "  printf(\"mallocs %ld check %d status %d\\n\", calls, (int)chk, (int)st);\n"
+    "  return 0;\n}\n";
+
+static int write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return 0;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+static int write_bytes(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return 0;
+  size_t w = fwrite(p, 1, n, f);
+  return fclose(f) == 0 && w == n;
+}
+
+/* Emit g into a fresh dir; returns the dir (caller frees) or NULL. */
+static char *emit(cs_graph *g, int weights_as_c, cs_codegen_stats *stats) {
+  char *tmp = tg_temp_dir("codegen");
+  if (!tmp) return NULL;
+  char *dir = malloc(4200);
+  snprintf(dir, 4200, "%s/out", tmp);
+  free(tmp);
+  mkdir(dir, 0777);
+  cs_target t;
+  cs_target_default(&t);
+  cs_codegen_options opt = {.model_path = "tests/tiny.onnx", .weights_as_c = weights_as_c, .stats = stats};
+  cs_status st = cs_codegen_emit(g, &t, &opt, dir);
+  CHECK_MSG(st == CS_OK, "emit: %s", cs_error_message());
+  return dir;
+}
+
+static void parent_remove(char *dir) {
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  tg_remove_dir(dir);
+  free(dir);
+}
+
+/* Compile each generated .c strictly; returns 1 if all compile. */
+static int compiles_strictly(const char *dir, const char *files) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && for f in %s; do cc -std=c99 -Wall -Wextra -Werror -pedantic -I'%s/include' "
+           "-I. -c $f -o /dev/null || exit 1; done",
+           dir, files, src_dir);
+  return tg_system(cmd) == 0;
+}
+
+/* The runtime library was built like this test: with the sanitizers if
+ * this is the ASAN build, so the harness needs them too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_FLAGS "-fsanitize=address,undefined"
+#else
+#define HARNESS_FLAGS ""
+#endif
+
+/* Build the harness against the generated files; returns 1 on success. */
+static int build_harness(const char *dir, const char *files) {
+  char path[4400], cmd[12000];
+  snprintf(path, sizeof path, "%s/harness.c", dir);
+  if (!write_text(path, harness_c)) return 0;
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && cc -std=c99 -D_POSIX_C_SOURCE=200112L -O1 " HARNESS_FLAGS " -I'%s/include' -I. harness.c %s "
+           "'%s' -lm -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o harness",
+           dir, src_dir, files, tidsp_lib);
+  return tg_system(cmd) == 0;
+}
+
+/* Run the harness; returns malloc count (or -1) and fills out. */
+static long run_harness(const char *dir, const char *weights, const void *in, size_t in_n, void *out,
+                        size_t out_n, int raw, int *status) {
+  char path[4400], cmd[9000], line[256] = "";
+  snprintf(path, sizeof path, "%s/in.bin", dir);
+  if (!write_bytes(path, in, in_n)) return -1;
+  snprintf(cmd, sizeof cmd, "cd '%s' && ./harness %s in.bin out.bin %s", dir, weights, raw ? "raw" : "");
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  if (!fgets(line, sizeof line, p)) line[0] = '\0';
+  pclose(p);
+  long mallocs = -1;
+  int check = -99;
+  *status = -99;
+  if (sscanf(line, "mallocs %ld check %d status %d", &mallocs, &check, status) != 3) {
+    fprintf(stderr, "harness said: %s\n", line);
+    return -1;
+  }
+  CHECK_MSG(check == TIDSP_OK, "model_check_weights returned %d", check);
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  size_t n = 0;
+  char *data = tg_read_file(path, &n);
+  CHECK_MSG(data && n == out_n, "harness wrote %zu bytes, expected %zu", n, out_n);
+  if (data && n == out_n) memcpy(out, data, n);
+  free(data);
+  return mallocs;
+}
+
+/* The model of tg_conv_model, computed with the kernels directly. */
+static void reference_conv_model(cs_graph *g, int conv, const float *x, int8_t *z_raw, float *out) {
+  const cs_node *qn = NULL, *cn = &g->nodes[conv], *ln = NULL, *dn = NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].op == CS_OP_K_QUANTIZE) qn = &g->nodes[i];
+    if (g->nodes[i].op == CS_OP_K_LUT_I8) ln = &g->nodes[i];
+    if (g->nodes[i].op == CS_OP_K_DEQUANTIZE) dn = &g->nodes[i];
+  }
+  int8_t xq[192], y[256];
+  CHECK(tidsp_quantize(&qn->k.qdq, g->values[qn->inputs[0]].data, g->values[qn->inputs[1]].data, x, xq) == 0);
+  CHECK(tidsp_conv2d_i8(&cn->k.conv, xq, g->values[cn->inputs[1]].data, g->values[cn->inputs[2]].data,
+                        g->values[cn->inputs[3]].data, y) == 0);
+  CHECK(tidsp_lut_i8(&ln->k.lut, g->values[ln->inputs[0]].data, y, z_raw) == 0);
+  CHECK(tidsp_dequantize(&dn->k.qdq, g->values[dn->inputs[0]].data, g->values[dn->inputs[1]].data, z_raw,
+                         out) == 0);
+}
+
+static void emitted_files_and_header_contract(void) {
+  int conv;
+  cs_graph *g = tg_conv_model(&conv);
+  cs_codegen_stats stats;
+  char *dir = emit(g, 0, &stats);
+  char p[4400];
+  const char *files[] = {"lib0.c", "lib0.h", "weights.bin", "manifest.json"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    CHECK_MSG(access(p, R_OK) == 0, "%s missing", files[i]);
+  }
+  snprintf(p, sizeof p, "%s/lib1.c", dir);
+  CHECK(access(p, F_OK) != 0);
+
+  snprintf(p, sizeof p, "%s/lib0.h", dir);
+  char want[256];
+  snprintf(want, sizeof want, "#define MODEL_ARENA_SIZE %zuu\n", stats.arena_bytes);
+  CHECK(tg_file_contains(p, want));
+  snprintf(want, sizeof want, "#define MODEL_LIVE_BYTES_LOWER_BOUND %zuu\n", stats.live_bytes_lower_bound);
+  CHECK(tg_file_contains(p, want));
+  snprintf(want, sizeof want, "#define MODEL_WEIGHTS_SIZE %zuu\n", stats.weights_bytes);
+  CHECK(tg_file_contains(p, want));
+  CHECK(tg_file_contains(p, "#include \"cstatic/kernels.h\""));
+  CHECK(tg_file_contains(p, "#ifndef CSTATIC_MODEL_LIB0_H"));
+  CHECK(tg_file_contains(p, "#define MODEL_NUM_INPUTS 1\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_NUM_OUTPUTS 1\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_NAME \"input\"\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_DTYPE TIDSP_DTYPE_F32\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_SHAPE {1, 3, 8, 8}\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_NUMEL 192\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_RAW_DTYPE TIDSP_DTYPE_I8\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_SCALE 0x1p-5f"));
+  CHECK(tg_file_contains(p, "#define MODEL_INPUT0_ZERO_POINT -3\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_OUTPUT0_RAW_DTYPE TIDSP_DTYPE_I8\n"));
+  CHECK(tg_file_contains(p, "#define MODEL_OUTPUT0_ZERO_POINT 2\n"));
+  CHECK(tg_file_contains(p, "int32_t model_run(const void *weights, void *arena, const void *const inputs[],"));
+  CHECK(tg_file_contains(p, "int32_t cg_main(const void *weights, void *arena, const void *const inputs[],"));
+  CHECK(tg_file_contains(p, "int32_t model_check_weights(const void *weights, size_t size);"));
+  CHECK(tg_file_contains(p, "extern const tidsp_model_desc model_desc;"));
+
+  snprintf(p, sizeof p, "%s/lib0.c", dir);
+  CHECK(tg_file_contains(p, "/* layer 0: k_conv2d_i8 from ONNX /conv/Conv, /relu/Relu"));
+  CHECK(tg_file_contains(p, "#define W_CONV_WEIGHT 0x"));
+  CHECK(tg_file_contains(p, "i8[4,3,3,3] conv.weight */"));
+  CHECK(tg_file_contains(p, "st = tidsp_conv2d_i8(&p,"));
+  CHECK(tg_file_contains(p, "if (st != TIDSP_OK) return st;"));
+  CHECK(tg_file_contains(p, ".rq = {.kind = TIDSP_REQUANT_FLOAT, .per_channel = 1, .out_zp = -5"));
+  /* The reshape copy's input dies there: it becomes a view, no call. */
+  CHECK(tg_file_contains(p, "/* elided: A_RESHAPE_OUTPUT_0 is A_CONV_CONV_OUTPUT_0's memory"));
+  CHECK(!tg_file_contains(p, "tidsp_copy("));
+  CHECK(stats.layers == 3 && stats.kernel_calls == 2);
+  CHECK(stats.macs == 4 * 8 * 8 * 27);
+  CHECK(stats.arena_bytes >= stats.live_bytes_lower_bound);
+
+  snprintf(p, sizeof p, "%s/manifest.json", dir);
+  CHECK(tg_file_contains(p, "\"arena_bytes\": "));
+  CHECK(tg_file_contains(p, "\"kernel\": \"tidsp_conv2d_i8\""));
+  CHECK(tg_file_contains(p, "\"onnx_nodes\": [\n"));
+  CHECK(tg_file_contains(p, "\"macs\": 6912"));
+
+  CHECK_MSG(compiles_strictly(dir, "lib0.c"), "lib0.c does not compile warning-free as C99");
+  /* The output directory must be empty: a second emit into it fails. */
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_codegen_emit(g, &t, NULL, dir) == CS_ERR_IO);
+  parent_remove(dir);
+  cs_graph_free(g);
+}
+
+static void weights_blob_is_checked(void) {
+  cs_graph *g = tg_conv_model(NULL);
+  cs_codegen_stats stats;
+  char *dir = emit(g, 0, &stats);
+  char p[4400];
+  snprintf(p, sizeof p, "%s/weights.bin", dir);
+  size_t n = 0;
+  char *raw = tg_read_file(p, &n);
+  CHECK(raw && n == stats.weights_bytes);
+  void *blob = NULL;
+  CHECK(posix_memalign(&blob, 64, n + 64) == 0);
+  memcpy(blob, raw, n);
+  unsigned char *b = blob;
+  CHECK(memcmp(b, "CSWB", 4) == 0);
+  CHECK(b[4] == 1 && b[5] == 0); /* version 1, little-endian */
+  /* Header fields against the compile: count 8 = quantize scale/zp, weight,
+   * bias, requant, lut, dequantize scale/zp. */
+  CHECK(b[8] == 8);
+  CHECK(b[12] == 64);
+  uint64_t total = 0, payload = 0, sum = 0;
+  for (int i = 7; i >= 0; i--) {
+    total = total << 8 | b[16 + i];
+    payload = payload << 8 | b[24 + i];
+    sum = sum << 8 | b[32 + i];
+  }
+  CHECK(total == n && payload == 64);
+  CHECK(sum == tidsp_fnv1a64(TIDSP_FNV1A64_INIT, b + 64, n - 64));
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_OK);
+  CHECK(tidsp_weights_check(blob, n - 1, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
+  CHECK(tidsp_weights_check(NULL, n, n, 8, 64, sum) == TIDSP_ERR_NULL);
+  b[n - 1] ^= 1; /* payload corruption */
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
+  b[n - 1] ^= 1;
+  b[0] = 'X'; /* magic */
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
+  b[0] = 'C';
+  CHECK(tidsp_weights_check(blob, n, n, 9, 64, sum) == TIDSP_ERR_WEIGHTS);
+  memmove(b + 1, b, n); /* misaligned copy */
+  CHECK(tidsp_weights_check(b + 1, n, n, 8, 64, sum) == TIDSP_ERR_ALIGN);
+  free(blob);
+  free(raw);
+  parent_remove(dir);
+  cs_graph_free(g);
+}
+
+static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c) {
+  int conv;
+  cs_graph *g = tg_conv_model(&conv);
+  char *dir = emit(g, weights_as_c, NULL);
+  const char *files = weights_as_c ? "lib0.c weights.c" : "lib0.c";
+  CHECK_MSG(compiles_strictly(dir, files), "%s do not compile warning-free", files);
+  if (!build_harness(dir, files)) {
+    CHECK_MSG(0, "harness does not build in %s", dir);
+    parent_remove(dir);
+    cs_graph_free(g);
+    return;
+  }
+  float x[192], want[256], got[256];
+  int8_t want_raw[256], got_raw[256];
+  for (int i = 0; i < 192; i++) x[i] = sinf((float)i * 0.37f) * 3.0f;
+  reference_conv_model(g, conv, x, want_raw, want);
+  int status;
+  const char *w = weights_as_c ? "-" : "weights.bin";
+  long mallocs = run_harness(dir, w, x, sizeof x, got, sizeof got, 0, &status);
+  CHECK_MSG(mallocs == 0, "model_check_weights + 2x model_run made %ld allocator calls", mallocs);
+  CHECK(status == TIDSP_OK);
+  CHECK_MSG(memcmp(want, got, sizeof want) == 0, "model_run output differs from the kernels");
+
+  /* cg_main on the raw int8 input gives the raw int8 output. */
+  int8_t xq[192];
+  const cs_node *qn = NULL;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].op == CS_OP_K_QUANTIZE) qn = &g->nodes[i];
+  CHECK(tidsp_quantize(&qn->k.qdq, g->values[qn->inputs[0]].data, g->values[qn->inputs[1]].data, x, xq) == 0);
+  mallocs = run_harness(dir, w, xq, sizeof xq, got_raw, sizeof got_raw, 1, &status);
+  CHECK(mallocs == 0);
+  CHECK(status == TIDSP_OK);
+  CHECK_MSG(memcmp(want_raw, got_raw, sizeof want_raw) == 0, "cg_main output differs from the kernels");
+  parent_remove(dir);
+  cs_graph_free(g);
+}
+
+/* 100 LUT layers: the layers spread over lib0.c … lib2.c (at most 40 per
+ * file), each compiles alone, and the chain still computes the same. */
+static void large_models_split_into_files(void) {
+  enum { LAYERS = 100 };
+  cs_graph *g = cs_graph_new("lut_chain");
+  int64_t s[2] = {1, 32};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s);
+  int v = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, s);
+  tg_quantize(g, "q", x, v, 0.25f, 0);
+  for (int i = 0; i < LAYERS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "lut%d", i);
+    int y = cs_graph_add_value(g, name, CS_DTYPE_I8, 2, s);
+    tg_lut(g, name, v, y);
+    v = y;
+  }
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, s);
+  tg_dequantize(g, "dq", v, out, 0.25f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_codegen_stats stats;
+  char *dir = emit(g, 0, &stats);
+  CHECK(stats.files == 3 && stats.layers == LAYERS);
+  char p[4400];
+  snprintf(p, sizeof p, "%s/lib2.c", dir);
+  CHECK(access(p, R_OK) == 0);
+  CHECK(tg_file_contains(p, "int32_t cg_main_part2(const uint8_t *W, uint8_t *A"));
+  snprintf(p, sizeof p, "%s/lib3.c", dir);
+  CHECK(access(p, F_OK) != 0);
+  snprintf(p, sizeof p, "%s/lib0.h", dir);
+  CHECK(tg_file_contains(p, "int32_t cg_main_part1("));
+  /* Two live tensors at a time, whatever the depth. */
+  CHECK(stats.live_bytes_lower_bound == 64 && stats.arena_bytes <= 128 + 64);
+  const char *files = "lib0.c lib1.c lib2.c";
+  CHECK(compiles_strictly(dir, files));
+  if (build_harness(dir, files)) {
+    float xin[32], got[32];
+    for (int i = 0; i < 32; i++) xin[i] = (float)(i - 16) * 0.25f;
+    int status;
+    long mallocs = run_harness(dir, "weights.bin", xin, sizeof xin, got, sizeof got, 0, &status);
+    CHECK(mallocs == 0 && status == TIDSP_OK);
+    /* lut = clamp(2q + 3): q saturates after a few layers. */
+    for (int i = 0; i < 32; i++) {
+      int q = i - 16;
+      for (int k = 0; k < LAYERS; k++) q = 2 * q + 3 < -128 ? -128 : 2 * q + 3 > 127 ? 127 : 2 * q + 3;
+      CHECK_MSG(got[i] == (float)q * 0.25f, "element %d: %g, expected %g", i, (double)got[i],
+                (double)((float)q * 0.25f));
+    }
+  } else {
+    CHECK_MSG(0, "harness does not build");
+  }
+  parent_remove(dir);
+  cs_graph_free(g);
+}
+
+/* Graph errors name the node: a non-kernel op, a dtype mismatch. */
+static void unlowered_or_mistyped_nodes_are_errors(void) {
+  cs_graph *g = cs_graph_new("bad");
+  int64_t s[2] = {1, 4};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_F32, 2, s);
+  cs_graph_add_node(g, CS_OP_RELU, "/relu/Relu", "/relu/Relu", 1, &x, 1, &y);
+  tg_set_io(g, 1, &x, 1, &y);
+  char *tmp = tg_temp_dir("codegen_bad");
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_codegen_emit(g, &t, NULL, tmp) == CS_ERR_INTERNAL);
+  CHECK(strstr(cs_error_message(), "/relu/Relu") != NULL);
+  cs_graph_free(g);
+
+  g = cs_graph_new("bad2");
+  x = cs_graph_add_value(g, "x", CS_DTYPE_I8, 2, s);
+  y = cs_graph_add_value(g, "y", CS_DTYPE_F32, 2, s); /* lut writes i8 */
+  tg_lut(g, "/lut", x, y);
+  tg_set_io(g, 1, &x, 1, &y);
+  CHECK(cs_codegen_emit(g, &t, NULL, tmp) == CS_ERR_INTERNAL);
+  CHECK_MSG(strstr(cs_error_message(), "'/lut'") && strstr(cs_error_message(), "tidsp_lut_i8"), "%s",
+            cs_error_message());
+  cs_graph_free(g);
+  tg_remove_dir(tmp);
+  free(tmp);
+}
+
+int main(void) {
+  tg_source_dir(src_dir, sizeof src_dir);
+  tg_tidsp_lib(tidsp_lib, sizeof tidsp_lib);
+  emitted_files_and_header_contract();
+  weights_blob_is_checked();
+  generated_model_matches_kernels_and_never_mallocs(0);
+  generated_model_matches_kernels_and_never_mallocs(1);
+  large_models_split_into_files();
+  unlowered_or_mistyped_nodes_are_errors();
+  UNIT_MAIN_END();
+}

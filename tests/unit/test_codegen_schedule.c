@@ -1,0 +1,288 @@
+/*
+ * The schedule (compiler/schedule/schedule.h) on hand-built kernel graphs:
+ * the model boundary, storage, copy elision and the weights set, one test
+ * per policy.
+ */
+#include "test_codegen_graphs.h"
+
+#include "schedule/schedule.h"
+#include "unit.h"
+
+static const cs_schedule_options opts = {
+    .arena_align = 64, .weights_align = 64, .weights_base = 64, .alias_copies = 1};
+
+static int find(const cs_graph *g, cs_op op, int nth) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].dead && g->nodes[i].op == op && nth-- == 0) return i;
+  return -1;
+}
+
+static int build(cs_graph *g, cs_schedule *s, const cs_schedule_options *o) {
+  cs_status st = cs_schedule_build(g, o ? o : &opts, s);
+  CHECK_MSG(st == CS_OK, "schedule: %s", cs_error_message());
+  return st == CS_OK;
+}
+
+static void boundary_quantize_and_dequantize_run_outside_cg_main(void) {
+  cs_graph *g = tg_conv_model(NULL);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    int q = find(g, CS_OP_K_QUANTIZE, 0), dq = find(g, CS_OP_K_DEQUANTIZE, 0);
+    CHECK(s.inputs[0].node == q && s.inputs[0].raw_value == g->nodes[q].outputs[0]);
+    CHECK(s.outputs[0].node == dq && s.outputs[0].raw_value == g->nodes[dq].inputs[2]);
+    CHECK(s.node_step[q] == -1 && s.node_step[dq] == -1);
+    CHECK(s.n_steps == 3);
+    CHECK(s.loc[s.inputs[0].raw_value].kind == CS_LOC_INPUT);
+    CHECK(s.loc[s.outputs[0].raw_value].kind == CS_LOC_OUTPUT);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* x feeds a quantize and a float op: cg_main must take the float x. */
+static void input_read_by_another_op_stays_float(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 8};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, sh);
+  int r = cs_graph_add_value(g, "r", CS_DTYPE_F32, 2, sh);
+  tg_quantize(g, "q", x, xq, 0.5f, 0);
+  int u = tg_node(g, CS_OP_K_UNARY_F32, "relu", "relu", 1, &x, r);
+  g->nodes[u].k.unary = (tidsp_unary_f32_params){.n = 8, .op = TIDSP_UNARY_RELU};
+  int outs[2] = {xq, r};
+  tg_set_io(g, 1, &x, 2, outs);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.inputs[0].node == -1 && s.inputs[0].raw_value == x);
+    CHECK(s.n_steps == 2);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+static void quantizes_with_different_params_keep_the_float_input(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 8};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, sh), b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, sh);
+  tg_quantize(g, "qa", x, a, 0.5f, 0);
+  tg_quantize(g, "qb", x, b, 0.25f, 0);
+  int outs[2] = {a, b};
+  tg_set_io(g, 1, &x, 2, outs);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.inputs[0].node == -1);
+    CHECK(s.n_steps == 2);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* Two identical quantizes of x (e.g. a branch duplicated by an export):
+ * both are the boundary, the second one's output is the same raw input. */
+static void identical_quantizes_share_one_raw_input(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 8};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, sh), b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, sh);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, sh);
+  tg_quantize(g, "qa", x, a, 0.5f, 1);
+  tg_quantize(g, "qb", x, b, 0.5f, 1);
+  int in[2] = {a, b};
+  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y);
+  g->nodes[add].k.add.bc.rank = 1;
+  g->nodes[add].k.add.bc.shape[0] = 8;
+  tg_set_io(g, 1, &x, 1, &y);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.inputs[0].node == find(g, CS_OP_K_QUANTIZE, 0) && s.inputs[0].raw_value == a);
+    CHECK(s.n_steps == 1 && s.order[0] == add);
+    CHECK(s.loc[b].kind == CS_LOC_INPUT && s.loc[b].index == 0);
+    CHECK(cs_schedule_storage_root(&s, b) == a);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+static void per_channel_conversions_stay_inside(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {3, 4};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, sh);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_F32, 2, sh);
+  float scales[3] = {0.5f, 0.25f, 1.0f};
+  int32_t zps[3] = {0, 0, 0};
+  int64_t c3[1] = {3};
+  int in[3] = {cs_graph_add_const(g, "s", CS_DTYPE_F32, 1, c3, scales),
+               cs_graph_add_const(g, "z", CS_DTYPE_I32, 1, c3, zps), x};
+  int q = tg_node(g, CS_OP_K_QUANTIZE, "q", "q", 3, in, xq);
+  g->nodes[q].k.qdq = (tidsp_qdq_params){1, 3, 4, TIDSP_DTYPE_I8};
+  int in2[3] = {in[0], in[1], xq};
+  int dq = tg_node(g, CS_OP_K_DEQUANTIZE, "dq", "dq", 3, in2, y);
+  g->nodes[dq].k.qdq = (tidsp_qdq_params){1, 3, 4, TIDSP_DTYPE_I8};
+  tg_set_io(g, 1, &x, 1, &y);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.inputs[0].node == -1 && s.outputs[0].node == -1);
+    CHECK(s.n_steps == 2);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+static void copy_whose_input_dies_there_becomes_a_view(void) {
+  cs_graph *g = tg_conv_model(NULL);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    int c = find(g, CS_OP_K_COPY, 0);
+    int x = g->nodes[c].inputs[0], y = g->nodes[c].outputs[0];
+    CHECK(s.node_elided[c]);
+    CHECK(s.loc[y].kind == CS_LOC_ARENA && s.loc[y].offset == s.loc[x].offset);
+    cs_schedule_free(&s);
+  }
+  cs_schedule_options no_alias = opts;
+  no_alias.alias_copies = 0;
+  if (build(g, &s, &no_alias)) {
+    int c = find(g, CS_OP_K_COPY, 0);
+    CHECK(!s.node_elided[c]);
+    CHECK(s.loc[g->nodes[c].outputs[0]].offset != s.loc[g->nodes[c].inputs[0]].offset);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* x is copied, and x is read again later: the copy must stay a call. */
+static void copy_whose_input_lives_on_stays_a_call(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 64};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_I8, 2, sh);
+  int a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, sh), b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, sh);
+  int c2 = cs_graph_add_value(g, "c", CS_DTYPE_I8, 2, sh), y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, sh);
+  tg_lut(g, "l1", x, a);
+  int cp = tg_copy(g, "copy", a, b);
+  tg_lut(g, "l2", b, c2);
+  int in[2] = {a, c2};
+  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y);
+  g->nodes[add].k.add.bc.rank = 1;
+  tg_set_io(g, 1, &x, 1, &y);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.node_elided[cp]);
+    CHECK(s.loc[a].offset != s.loc[b].offset);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* An output that cg_main cannot write in place: a graph input passed
+ * through, and the same tensor returned twice. */
+static void outputs_not_written_in_place_are_copied_at_the_end(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 16};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_I8, 2, sh);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, sh);
+  tg_lut(g, "lut", x, y);
+  int outs[3] = {y, x, y};
+  tg_set_io(g, 1, &x, 3, outs);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.output_copy[0] && s.output_copy[1] && s.output_copy[2]);
+    CHECK(s.loc[y].kind == CS_LOC_OUTPUT && s.loc[y].index == 0);
+    CHECK(s.last_use[x] == s.n_steps); /* read by the epilogue */
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+static void weights_hold_only_constants_read_by_scheduled_nodes(void) {
+  cs_graph *g = tg_conv_model(NULL);
+  int64_t sh[1] = {1000};
+  char junk[1000] = {0};
+  int unused = cs_graph_add_const(g, "unused", CS_DTYPE_I8, 1, sh, junk);
+  /* A dead node's constants are not weights either. */
+  int64_t s16[2] = {1, 256};
+  int dead_out = cs_graph_add_value(g, "dead_out", CS_DTYPE_I8, 2, s16);
+  int lut = tg_lut(g, "dead_lut", g->nodes[find(g, CS_OP_K_LUT_I8, 0)].outputs[0], dead_out);
+  int dead_table = g->nodes[lut].inputs[0];
+  cs_graph_remove_node(g, lut);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.n_weights == 8);
+    CHECK(s.loc[unused].kind == CS_LOC_NONE);
+    CHECK(s.loc[dead_table].kind == CS_LOC_NONE);
+    size_t end = 64;
+    for (int i = 0; i < s.n_weights; i++) {
+      int v = s.weights[i];
+      CHECK(s.loc[v].kind == CS_LOC_CONST && s.loc[v].offset % 64 == 0 && s.loc[v].offset >= end);
+      end = s.loc[v].offset + cs_value_nbytes(&g->values[v]);
+    }
+    CHECK(s.weights_size == end);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* Every pair of arena tensors (and model_run staging buffers) alive at
+ * the same step lies in disjoint bytes. */
+static void arena_tensors_alive_together_never_overlap(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {1, 100};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int v = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, sh);
+  tg_quantize(g, "q", x, v, 0.1f, 0);
+  int skip = v;
+  for (int i = 0; i < 12; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "t%d", i);
+    int y = cs_graph_add_value(g, name, CS_DTYPE_I8, 2, sh);
+    if (i % 3 == 2) {
+      int in[2] = {v, skip};
+      int add = tg_node(g, CS_OP_K_ADD_I8, name, name, 2, in, y);
+      g->nodes[add].k.add.bc.rank = 1;
+      skip = y;
+    } else {
+      tg_lut(g, name, v, y);
+    }
+    v = y;
+  }
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, sh);
+  tg_dequantize(g, "dq", v, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    for (int a = 0; a < g->n_values; a++) {
+      if (s.loc[a].kind != CS_LOC_ARENA) continue;
+      CHECK(s.loc[a].offset % 64 == 0);
+      CHECK(s.loc[a].offset + cs_value_nbytes(&g->values[a]) <= s.arena_size);
+      for (int b = 0; b < a; b++) {
+        if (s.loc[b].kind != CS_LOC_ARENA) continue;
+        int a_last = s.last_use[a] > s.def_step[a] ? s.last_use[a] : s.def_step[a];
+        int b_last = s.last_use[b] > s.def_step[b] ? s.last_use[b] : s.def_step[b];
+        if (s.def_step[a] > b_last || s.def_step[b] > a_last) continue;
+        size_t ea = s.loc[a].offset + cs_value_nbytes(&g->values[a]);
+        size_t eb = s.loc[b].offset + cs_value_nbytes(&g->values[b]);
+        CHECK_MSG(ea <= s.loc[b].offset || eb <= s.loc[a].offset, "%s and %s overlap",
+                  g->values[a].name, g->values[b].name);
+      }
+    }
+    /* The input staging buffer is live until its last reader. */
+    CHECK(s.input_staging[0] + 100 <= s.arena_size);
+    CHECK(s.arena_size <= s.live_lower_bound * 11 / 10 + 64);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+int main(void) {
+  boundary_quantize_and_dequantize_run_outside_cg_main();
+  input_read_by_another_op_stays_float();
+  quantizes_with_different_params_keep_the_float_input();
+  identical_quantizes_share_one_raw_input();
+  per_channel_conversions_stay_inside();
+  copy_whose_input_dies_there_becomes_a_view();
+  copy_whose_input_lives_on_stays_a_call();
+  outputs_not_written_in_place_are_copied_at_the_end();
+  weights_hold_only_constants_read_by_scheduled_nodes();
+  arena_tensors_alive_together_never_overlap();
+  UNIT_MAIN_END();
+}

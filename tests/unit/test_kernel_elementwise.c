@@ -1,0 +1,461 @@
+/*
+ * test_kernel_elementwise.c — add_i8, mul_i8 (FLOAT and Q31), binary_f32,
+ * lut_i8 and unary_f32 against oracles that index by unravelling each
+ * output position (the kernels walk rows with an odometer). Random
+ * broadcasting of every kind (same shape, per-channel, scalar, ranks that
+ * differ, both operands broadcast), the ORT span rule of QLinearAdd,
+ * fused-Relu ranges, saturation, in-place, and guard bytes.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
+#include "unit.h"
+
+#define GUARD 32
+#define GUARD_BYTE 0xA5
+
+static uint64_t rng_state = 0xD1B54A32D192ED03ull;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+static int32_t rnd_range(int32_t lo, int32_t hi) {
+  return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
+}
+static float rnd_unit(void) { return (float)(rnd() & 0xFFFFFF) / 16777216.0f; }
+
+static void *guarded(size_t n) {
+  uint8_t *b = malloc(n + 2 * GUARD);
+  memset(b, GUARD_BYTE, n + 2 * GUARD);
+  return b + GUARD;
+}
+static int guards_ok(const void *p, size_t n) {
+  const uint8_t *b = (const uint8_t *)p;
+  size_t i;
+  for (i = 0; i < GUARD; i++) {
+    if (b[-1 - (ptrdiff_t)i] != GUARD_BYTE || b[n + i] != GUARD_BYTE)
+      return 0;
+  }
+  return 1;
+}
+static void guarded_free(void *p) { free((uint8_t *)p - GUARD); }
+
+/* ---- broadcasting ---------------------------------------------------------
+ * Operand shapes are right-aligned against the output as in numpy; a
+ * broadcast case records each operand's own shape. */
+typedef struct bcase {
+  tidsp_broadcast bc;
+  int32_t a_shape[TIDSP_MAX_RANK], b_shape[TIDSP_MAX_RANK]; /* padded to bc.rank */
+  int64_t n_out, n_a, n_b;
+} bcase;
+
+static void strides_of(const int32_t *shape, const int32_t *out, int32_t rank,
+                       int32_t *stride) {
+  int32_t d, acc = 1;
+  for (d = rank - 1; d >= 0; d--) {
+    stride[d] = shape[d] == 1 && out[d] != 1 ? 0 : acc;
+    acc *= shape[d];
+  }
+}
+
+static void random_bcase(bcase *c) {
+  int32_t d, rank = rnd_range(0, 4), kind = rnd_range(0, 5);
+  memset(c, 0, sizeof(*c));
+  c->bc.rank = rank;
+  c->n_out = c->n_a = c->n_b = 1;
+  for (d = 0; d < rank; d++) {
+    int32_t n = rnd() % 4 == 0 ? 1 : rnd_range(2, 9);
+    c->bc.shape[d] = n;
+    c->a_shape[d] = c->b_shape[d] = n;
+    switch (kind) {
+    case 0: break;                                        /* same shape */
+    case 1: if (d != 1) c->b_shape[d] = 1; break;         /* per-channel B */
+    case 2: if (d != 1) c->a_shape[d] = 1; break;         /* per-channel A */
+    case 3: c->b_shape[d] = 1; break;                     /* scalar B */
+    case 4: c->a_shape[d] = 1; break;                     /* scalar A */
+    default:                                              /* mixed */
+      if (rnd() & 1) c->a_shape[d] = 1; else if (rnd() & 1) c->b_shape[d] = 1;
+    }
+  }
+  for (d = 0; d < rank; d++) {
+    c->n_out *= c->bc.shape[d];
+    c->n_a *= c->a_shape[d];
+    c->n_b *= c->b_shape[d];
+  }
+  strides_of(c->a_shape, c->bc.shape, rank, c->bc.a_stride);
+  strides_of(c->b_shape, c->bc.shape, rank, c->bc.b_stride);
+}
+
+/* Offsets of output element i in A and B, by unravelling i. */
+static void operand_offsets(const bcase *c, int64_t i, int64_t *ao, int64_t *bo) {
+  int64_t a = 0, b = 0, sa = 1, sb = 1;
+  int32_t d;
+  for (d = c->bc.rank - 1; d >= 0; d--) {
+    int64_t idx = i % c->bc.shape[d];
+    i /= c->bc.shape[d];
+    a += (c->a_shape[d] == 1 ? 0 : idx) * sa;
+    b += (c->b_shape[d] == 1 ? 0 : idx) * sb;
+    sa *= c->a_shape[d];
+    sb *= c->b_shape[d];
+  }
+  *ao = a;
+  *bo = b;
+}
+
+/* ORT's span rule: is A one value over the innermost dim of size > 1? */
+static int oracle_a_per_span(const bcase *c) {
+  int32_t d;
+  for (d = c->bc.rank - 1; d >= 0; d--) {
+    if (c->bc.shape[d] > 1)
+      return c->a_shape[d] == 1;
+  }
+  return 1; /* one element */
+}
+
+static int64_t oracle_round_shift(int64_t p, int32_t s) {
+  int64_t dv = (int64_t)1 << s, num = p + (s > 0 ? dv / 2 : 0);
+  int64_t q = num / dv;
+  if (num % dv != 0 && num < 0)
+    q -= 1;
+  return q;
+}
+
+static int32_t clamp_i(int64_t v, int32_t lo, int32_t hi) {
+  return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* ---- QLinearAdd ---------------------------------------------------------- */
+
+static int32_t oracle_add(const tidsp_add_i8_params *p, const bcase *c, int32_t a,
+                          int32_t b) {
+  if (p->kind == TIDSP_REQUANT_FLOAT) {
+    const float za = (float)(p->a_zp + 128), zb = (float)(p->b_zp + 128),
+                zc = (float)(p->y_zp + 128);
+    const float au = (float)(a + 128), bu = (float)(b + 128);
+    float v;
+    if (oracle_a_per_span(c)) {
+      const float prod = p->ra * za;
+      const float fs = zc - fmaf(p->rb, zb, prod);
+      v = fmaf(bu, p->rb, fmaf(au, p->ra, fs));
+    } else {
+      v = fmaf(au, p->ra, fmaf(bu, p->rb, p->f));
+    }
+    if (!(v >= -1e9f))
+      v = -1e9f;
+    return clamp_i((int64_t)nearbyintf(v < 1e9f ? v : 1e9f), p->y_min + 128, p->y_max + 128) - 128;
+  } else {
+    int64_t acc = (int64_t)(a - p->a_zp) * p->a_mult + (int64_t)(b - p->b_zp) * p->b_mult;
+    return clamp_i(oracle_round_shift(acc, p->shift) + p->y_zp, p->y_min, p->y_max);
+  }
+}
+
+static void test_add_i8_random(void) {
+  int iter;
+  for (iter = 0; iter < 400; iter++) {
+    bcase c;
+    tidsp_add_i8_params p;
+    int8_t *a, *b, *y;
+    int64_t i;
+    int bad = 0;
+    random_bcase(&c);
+    memset(&p, 0, sizeof(p));
+    p.bc = c.bc;
+    p.kind = iter & 1 ? TIDSP_REQUANT_FLOAT : TIDSP_REQUANT_Q31;
+    p.a_zp = rnd_range(-128, 127);
+    p.b_zp = rnd_range(-128, 127);
+    p.y_zp = rnd_range(-128, 127);
+    p.y_min = iter % 5 == 0 ? p.y_zp : -128; /* fused Relu */
+    p.y_max = 127;
+    p.ra = ldexpf(rnd_unit() + 0.5f, -rnd_range(-1, 3));
+    p.rb = ldexpf(rnd_unit() + 0.5f, -rnd_range(-1, 3));
+    {
+      const float prod = p.rb * (float)(p.b_zp + 128);
+      p.f = (float)(p.y_zp + 128) - fmaf(p.ra, (float)(p.a_zp + 128), prod);
+    }
+    p.a_mult = (int32_t)(rnd() & 0x7FFFFFFF);
+    p.b_mult = (int32_t)(rnd() & 0x7FFFFFFF);
+    p.shift = rnd_range(28, 33);
+    a = malloc((size_t)c.n_a);
+    b = malloc((size_t)c.n_b);
+    y = guarded((size_t)c.n_out);
+    for (i = 0; i < c.n_a; i++)
+      a[i] = (int8_t)rnd_range(-128, 127);
+    for (i = 0; i < c.n_b; i++)
+      b[i] = (int8_t)rnd_range(-128, 127);
+    CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_OK);
+    for (i = 0; i < c.n_out && !bad; i++) {
+      int64_t ao, bo;
+      int32_t want;
+      operand_offsets(&c, i, &ao, &bo);
+      want = oracle_add(&p, &c, a[ao], b[bo]);
+      if (y[i] != want) {
+        CHECK_MSG(0, "add_i8 kind %d rank %d at %lld: got %d want %d", (int)p.kind,
+                  (int)c.bc.rank, (long long)i, (int)y[i], (int)want);
+        bad = 1;
+      }
+    }
+    CHECK(guards_ok(y, (size_t)c.n_out));
+    free(a);
+    free(b);
+    guarded_free(y);
+  }
+}
+
+/* Hand-computed: ratios 1 make the float form exact integer arithmetic. */
+static void test_add_i8_hand(void) {
+  tidsp_add_i8_params p;
+  int8_t a[4] = {-128, 0, 100, 127}, b[4] = {0, 5, 100, 127}, y[4];
+  memset(&p, 0, sizeof(p));
+  p.bc.rank = 1;
+  p.bc.shape[0] = 4;
+  p.bc.a_stride[0] = 1;
+  p.bc.b_stride[0] = 1;
+  p.kind = TIDSP_REQUANT_FLOAT;
+  p.ra = 1.0f;
+  p.rb = 1.0f;
+  p.a_zp = 0; p.b_zp = 0; p.y_zp = 0;
+  p.f = 128.0f - (128.0f + 128.0f); /* uint8 zero points: 128 each */
+  p.y_min = -128;
+  p.y_max = 127;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_OK);
+  CHECK(y[0] == -128 && y[1] == 5 && y[2] == 127 && y[3] == 127);
+  /* in place: y aliases a */
+  CHECK(tidsp_add_i8(&p, a, b, a) == TIDSP_OK);
+  CHECK(a[0] == -128 && a[1] == 5 && a[2] == 127);
+  /* Q31 with 0.5 multipliers and shift 31: (5·2^30 + 0) >> 31 = 2.5 → 3 */
+  p.kind = TIDSP_REQUANT_Q31;
+  p.a_mult = 1 << 30;
+  p.b_mult = 0;
+  p.shift = 31;
+  a[0] = 5; a[1] = -5; a[2] = 7; a[3] = -7;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_OK);
+  CHECK(y[0] == 3 && y[1] == -2 && y[2] == 4 && y[3] == -3);
+  /* errors */
+  p.shift = 63;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_ERR_PARAM);
+  p.shift = 31;
+  p.y_min = 5;
+  p.y_max = 4;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_ERR_PARAM);
+  p.y_min = -128;
+  p.y_max = 127;
+  p.kind = 9;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_ERR_PARAM);
+  p.kind = TIDSP_REQUANT_FLOAT;
+  p.bc.rank = 7;
+  CHECK(tidsp_add_i8(&p, a, b, y) == TIDSP_ERR_SHAPE);
+  p.bc.rank = 1;
+  CHECK(tidsp_add_i8(&p, NULL, b, y) == TIDSP_ERR_NULL);
+  CHECK(tidsp_add_i8(NULL, a, b, y) == TIDSP_ERR_NULL);
+}
+
+/* ---- QLinearMul ---------------------------------------------------------- */
+
+static int32_t oracle_mul(const tidsp_mul_i8_params *p, int32_t a, int32_t b) {
+  int32_t prod = (a - p->a_zp) * (b - p->b_zp);
+  if (p->kind == TIDSP_REQUANT_FLOAT) {
+    float t = (float)prod * p->r;
+    float v = t + (float)(p->y_zp + 128); /* ORT adds the uint8 zero point */
+    if (v > 1e9f)
+      v = 1e9f;
+    if (v < -1e9f)
+      v = -1e9f;
+    return clamp_i((int64_t)nearbyintf(v), p->y_min + 128, p->y_max + 128) - 128;
+  }
+  return clamp_i(oracle_round_shift((int64_t)prod * p->mult, p->shift) + p->y_zp, p->y_min,
+                 p->y_max);
+}
+
+static void test_mul_i8(void) {
+  int iter;
+  for (iter = 0; iter < 400; iter++) {
+    bcase c;
+    tidsp_mul_i8_params p;
+    int8_t *a, *b, *y;
+    int64_t i;
+    int bad = 0;
+    random_bcase(&c);
+    memset(&p, 0, sizeof(p));
+    p.bc = c.bc;
+    p.kind = iter & 1 ? TIDSP_REQUANT_FLOAT : TIDSP_REQUANT_Q31;
+    p.a_zp = rnd_range(-128, 127);
+    p.b_zp = rnd_range(-128, 127);
+    p.y_zp = rnd_range(-128, 127);
+    p.y_min = iter % 5 == 0 ? p.y_zp : -128;
+    p.y_max = iter % 7 == 0 ? 100 : 127;
+    p.r = ldexpf(rnd_unit() + 0.5f, -rnd_range(6, 10));
+    if (iter % 9 == 0)
+      p.r = 0.5f; /* exact ties */
+    p.mult = (int32_t)(rnd() & 0x7FFFFFFF);
+    p.shift = rnd_range(36, 42);
+    a = malloc((size_t)c.n_a);
+    b = malloc((size_t)c.n_b);
+    y = guarded((size_t)c.n_out);
+    for (i = 0; i < c.n_a; i++)
+      a[i] = (int8_t)rnd_range(-128, 127);
+    for (i = 0; i < c.n_b; i++)
+      b[i] = (int8_t)rnd_range(-128, 127);
+    CHECK(tidsp_mul_i8(&p, a, b, y) == TIDSP_OK);
+    for (i = 0; i < c.n_out && !bad; i++) {
+      int64_t ao, bo;
+      int32_t want;
+      operand_offsets(&c, i, &ao, &bo);
+      want = oracle_mul(&p, a[ao], b[bo]);
+      if (y[i] != want) {
+        CHECK_MSG(0, "mul_i8 kind %d at %lld: got %d want %d", (int)p.kind, (long long)i,
+                  (int)y[i], (int)want);
+        bad = 1;
+      }
+    }
+    CHECK(guards_ok(y, (size_t)c.n_out));
+    free(a);
+    free(b);
+    guarded_free(y);
+  }
+  {
+    tidsp_mul_i8_params p;
+    int8_t v = 0;
+    memset(&p, 0, sizeof(p));
+    p.kind = TIDSP_REQUANT_Q31;
+    p.shift = -1;
+    p.y_min = -128;
+    p.y_max = 127;
+    CHECK(tidsp_mul_i8(&p, &v, &v, &v) == TIDSP_ERR_PARAM);
+    p.shift = 0;
+    p.b_zp = 128;
+    CHECK(tidsp_mul_i8(&p, &v, &v, &v) == TIDSP_ERR_PARAM);
+    p.b_zp = 0;
+    CHECK(tidsp_mul_i8(&p, &v, &v, &v) == TIDSP_OK);
+    CHECK(tidsp_mul_i8(&p, &v, NULL, &v) == TIDSP_ERR_NULL);
+  }
+}
+
+/* ---- float binary, LUT, float unary ------------------------------------- */
+
+static void test_binary_f32(void) {
+  int iter;
+  for (iter = 0; iter < 200; iter++) {
+    bcase c;
+    tidsp_binary_f32_params p;
+    float *a, *b, *y;
+    int64_t i;
+    int bad = 0;
+    random_bcase(&c);
+    p.bc = c.bc;
+    p.op = iter % 4;
+    a = malloc(sizeof(float) * (size_t)c.n_a);
+    b = malloc(sizeof(float) * (size_t)c.n_b);
+    y = guarded(sizeof(float) * (size_t)c.n_out);
+    for (i = 0; i < c.n_a; i++)
+      a[i] = rnd_unit() * 4.0f - 2.0f;
+    for (i = 0; i < c.n_b; i++)
+      b[i] = rnd_unit() * 4.0f + 0.5f;
+    CHECK(tidsp_binary_f32(&p, a, b, y) == TIDSP_OK);
+    for (i = 0; i < c.n_out && !bad; i++) {
+      int64_t ao, bo;
+      float want;
+      operand_offsets(&c, i, &ao, &bo);
+      switch (p.op) {
+      case TIDSP_BINARY_ADD: want = a[ao] + b[bo]; break;
+      case TIDSP_BINARY_SUB: want = a[ao] - b[bo]; break;
+      case TIDSP_BINARY_MUL: want = a[ao] * b[bo]; break;
+      default: want = a[ao] / b[bo]; break;
+      }
+      if (memcmp(&want, &y[i], sizeof(float)) != 0) {
+        CHECK_MSG(0, "binary_f32 op %d at %lld: got %g want %g", (int)p.op, (long long)i,
+                  y[i], want);
+        bad = 1;
+      }
+    }
+    CHECK(guards_ok(y, sizeof(float) * (size_t)c.n_out));
+    free(a);
+    free(b);
+    guarded_free(y);
+  }
+  {
+    tidsp_binary_f32_params p;
+    float v = 1.0f;
+    memset(&p, 0, sizeof(p));
+    p.op = 4;
+    CHECK(tidsp_binary_f32(&p, &v, &v, &v) == TIDSP_ERR_PARAM);
+    p.op = TIDSP_BINARY_ADD; /* rank 0: one element */
+    CHECK(tidsp_binary_f32(&p, &v, &v, &v) == TIDSP_OK && v == 2.0f);
+  }
+}
+
+static void test_lut_i8(void) {
+  int8_t lut[256], x[300], y[300], *yg;
+  tidsp_lut_params p = {300};
+  int i;
+  for (i = 0; i < 256; i++)
+    lut[i] = (int8_t)(127 - i); /* index 0 is x = −128 */
+  for (i = 0; i < 300; i++)
+    x[i] = (int8_t)rnd_range(-128, 127);
+  yg = guarded(300);
+  CHECK(tidsp_lut_i8(&p, lut, x, yg) == TIDSP_OK);
+  for (i = 0; i < 300; i++)
+    CHECK(yg[i] == (int8_t)(127 - (x[i] + 128)));
+  CHECK(guards_ok(yg, 300));
+  memcpy(y, x, sizeof(x));
+  CHECK(tidsp_lut_i8(&p, lut, y, y) == TIDSP_OK); /* in place */
+  CHECK(memcmp(y, yg, 300) == 0);
+  guarded_free(yg);
+  CHECK(tidsp_lut_i8(&p, NULL, x, y) == TIDSP_ERR_NULL);
+  p.n = -1;
+  CHECK(tidsp_lut_i8(&p, lut, x, y) == TIDSP_ERR_SHAPE);
+}
+
+static void test_unary_f32(void) {
+  enum { N = 101 };
+  float x[N], *y;
+  tidsp_unary_f32_params p;
+  int op, i;
+  for (i = 0; i < N; i++)
+    x[i] = -5.0f + 0.1f * (float)i;
+  y = guarded(sizeof(x));
+  for (op = 0; op < 5; op++) {
+    memset(&p, 0, sizeof(p));
+    p.n = N;
+    p.op = op;
+    p.alpha = 0.2f;
+    p.beta = 0.5f;
+    p.lo = -1.0f;
+    p.hi = 2.5f;
+    CHECK(tidsp_unary_f32(&p, x, y) == TIDSP_OK);
+    for (i = 0; i < N; i++) {
+      double v = x[i], want;
+      switch (op) {
+      case TIDSP_UNARY_RELU: want = v > 0 ? v : 0; break;
+      case TIDSP_UNARY_CLIP: want = v < -1.0 ? -1.0 : (v > 2.5 ? 2.5 : v); break;
+      case TIDSP_UNARY_SIGMOID: want = 1.0 / (1.0 + exp(-v)); break;
+      case TIDSP_UNARY_HARDSIGMOID: want = fmax(0.0, fmin(1.0, 0.2 * v + 0.5)); break;
+      default: want = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5)); break;
+      }
+      CHECK_MSG(fabs(y[i] - want) <= 1e-6 * (fabs(want) + 1.0), "unary op %d x %g: got %g want %g",
+                op, v, y[i], want);
+    }
+    CHECK(guards_ok(y, sizeof(x)));
+  }
+  guarded_free(y);
+  p.op = 9;
+  CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
+  p.op = TIDSP_UNARY_CLIP;
+  p.lo = 3.0f;
+  p.hi = 1.0f;
+  CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
+}
+
+int main(void) {
+  test_add_i8_hand();
+  test_add_i8_random();
+  test_mul_i8();
+  test_binary_f32();
+  test_lut_i8();
+  test_unary_f32();
+  UNIT_MAIN_END();
+}

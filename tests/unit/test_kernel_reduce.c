@@ -1,0 +1,156 @@
+/*
+ * test_kernel_reduce.c — reduce_mean_f32 and softmax_f32 against double
+ * oracles that gather each output's elements by unravelling indices.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
+#include "unit.h"
+
+#define GUARD 32
+#define GUARD_BYTE 0xA5
+
+static uint64_t rng_state = 0x94D049BB133111EBull;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+static int32_t rnd_range(int32_t lo, int32_t hi) {
+  return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
+}
+static float rnd_unit(void) { return (float)(rnd() & 0xFFFFFF) / 16777216.0f; }
+
+static void *guarded(size_t n) {
+  uint8_t *b = malloc(n + 2 * GUARD);
+  memset(b, GUARD_BYTE, n + 2 * GUARD);
+  return b + GUARD;
+}
+static int guards_ok(const void *p, size_t n) {
+  const uint8_t *b = (const uint8_t *)p;
+  size_t i;
+  for (i = 0; i < GUARD; i++) {
+    if (b[-1 - (ptrdiff_t)i] != GUARD_BYTE || b[n + i] != GUARD_BYTE)
+      return 0;
+  }
+  return 1;
+}
+static void guarded_free(void *p) { free((uint8_t *)p - GUARD); }
+
+static void test_reduce_mean(void) {
+  int iter;
+  for (iter = 0; iter < 200; iter++) {
+    tidsp_reduce_params p;
+    int32_t out_shape[TIDSP_MAX_RANK], idx[TIDSP_MAX_RANK], d;
+    int64_t n_in = 1, n_out = 1, count = 1, i, o;
+    float *x, *y;
+    double *sum;
+    int bad = 0;
+    memset(&p, 0, sizeof(p));
+    p.rank = rnd_range(0, 5);
+    p.reduce_mask = p.rank ? (int32_t)(rnd() % (1u << p.rank)) : 0;
+    for (d = 0; d < p.rank; d++) {
+      p.in_shape[d] = rnd_range(1, 5);
+      out_shape[d] = (p.reduce_mask >> d) & 1 ? 1 : p.in_shape[d];
+      n_in *= p.in_shape[d];
+      n_out *= out_shape[d];
+      if ((p.reduce_mask >> d) & 1)
+        count *= p.in_shape[d];
+    }
+    x = malloc(sizeof(float) * (size_t)n_in);
+    y = guarded(sizeof(float) * (size_t)n_out);
+    sum = calloc((size_t)n_out, sizeof(double));
+    for (i = 0; i < n_in; i++)
+      x[i] = rnd_unit() * 2.0f - 1.0f;
+    CHECK(tidsp_reduce_mean_f32(&p, x, y) == TIDSP_OK);
+    for (i = 0; i < n_in; i++) {
+      int64_t r = i;
+      for (d = p.rank - 1; d >= 0; d--) {
+        idx[d] = (int32_t)(r % p.in_shape[d]);
+        r /= p.in_shape[d];
+      }
+      o = 0;
+      for (d = 0; d < p.rank; d++)
+        o = o * out_shape[d] + ((p.reduce_mask >> d) & 1 ? 0 : idx[d]);
+      sum[o] += x[i];
+    }
+    for (o = 0; o < n_out; o++)
+      if (fabs(sum[o] / count - y[o]) > 1e-6)
+        bad = 1;
+    CHECK_MSG(!bad, "reduce_mean rank %d mask %d", (int)p.rank, (int)p.reduce_mask);
+    CHECK(guards_ok(y, sizeof(float) * (size_t)n_out));
+    free(x);
+    free(sum);
+    guarded_free(y);
+  }
+  {
+    tidsp_reduce_params p;
+    float v = 1.0f;
+    memset(&p, 0, sizeof(p));
+    p.rank = 2;
+    p.in_shape[0] = p.in_shape[1] = 1;
+    p.reduce_mask = 4; /* dim 2 does not exist */
+    CHECK(tidsp_reduce_mean_f32(&p, &v, &v) == TIDSP_ERR_PARAM);
+    p.rank = 7;
+    CHECK(tidsp_reduce_mean_f32(&p, &v, &v) == TIDSP_ERR_SHAPE);
+  }
+}
+
+static void test_softmax(void) {
+  int iter;
+  for (iter = 0; iter < 100; iter++) {
+    tidsp_softmax_params p;
+    size_t n;
+    float *x, *y;
+    int32_t o, i, k, bad = 0;
+    p.outer = rnd_range(1, 4);
+    p.axis_len = rnd_range(1, 12);
+    p.inner = rnd_range(1, 5);
+    n = (size_t)p.outer * p.axis_len * p.inner;
+    x = malloc(n * sizeof(float));
+    y = guarded(n * sizeof(float));
+    for (i = 0; i < (int32_t)n; i++)
+      x[i] = (rnd_unit() - 0.5f) * (iter % 10 == 0 ? 200.0f : 8.0f); /* large: needs the max shift */
+    CHECK(tidsp_softmax_f32(&p, x, y) == TIDSP_OK);
+    for (o = 0; o < p.outer; o++)
+      for (i = 0; i < p.inner; i++) {
+        double m = -1e300, s = 0;
+        for (k = 0; k < p.axis_len; k++)
+          m = fmax(m, x[((size_t)o * p.axis_len + k) * p.inner + i]);
+        for (k = 0; k < p.axis_len; k++)
+          s += exp(x[((size_t)o * p.axis_len + k) * p.inner + i] - m);
+        for (k = 0; k < p.axis_len; k++) {
+          size_t at = ((size_t)o * p.axis_len + k) * p.inner + i;
+          if (fabs(exp(x[at] - m) / s - y[at]) > 1e-6)
+            bad = 1;
+        }
+      }
+    CHECK_MSG(!bad, "softmax %dx%dx%d", (int)p.outer, (int)p.axis_len, (int)p.inner);
+    CHECK(guards_ok(y, n * sizeof(float)));
+    { /* in place gives the same */
+      float *z = malloc(n * sizeof(float));
+      memcpy(z, x, n * sizeof(float));
+      CHECK(tidsp_softmax_f32(&p, z, z) == TIDSP_OK);
+      CHECK(memcmp(z, y, n * sizeof(float)) == 0);
+      free(z);
+    }
+    free(x);
+    guarded_free(y);
+  }
+  {
+    tidsp_softmax_params p = {1, 0, 1};
+    float v = 0.0f;
+    CHECK(tidsp_softmax_f32(&p, &v, &v) == TIDSP_ERR_SHAPE);
+    CHECK(tidsp_softmax_f32(NULL, &v, &v) == TIDSP_ERR_NULL);
+  }
+}
+
+int main(void) {
+  test_reduce_mean();
+  test_softmax();
+  UNIT_MAIN_END();
+}
