@@ -49,6 +49,7 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
   static const cs_codegen_options no_options;
   if (!opt) opt = &no_options;
   cs_status st = check_out_dir(out_dir);
+  if (st == CS_OK) st = cs_graph_verify(g);
   if (st != CS_OK) return st;
 
   cs_cg cg;

@@ -309,6 +309,15 @@ static void tensor_infos(const cs_cg *cg, cs_sbuf *b, const char *name, int n,
   cs_sbuf_puts(b, "};\n");
 }
 
+/* Unless -skip-runtime-checks=1: misaligned blobs and arenas are caller
+ * errors the kernels would not detect. */
+static void alignment_checks(const cs_cg *cg, cs_sbuf *b) {
+  if (cg->t->skip_runtime_checks) return;
+  cs_sbuf_puts(b, "  if (((uintptr_t)W & (MODEL_WEIGHTS_ALIGN - 1u)) != 0 ||\n"
+                  "      ((uintptr_t)A & (MODEL_ARENA_ALIGN - 1u)) != 0)\n"
+                  "    return TIDSP_ERR_ALIGN;\n");
+}
+
 static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
   const cs_schedule *s = &cg->s;
   int embedded = cg->opt && cg->opt->weights_as_c;
@@ -320,6 +329,7 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
   cs_sbuf_puts(b, "  uint8_t *A = (uint8_t *)arena;\n  int32_t st;\n");
   cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
                  s->arena_size ? " || A == NULL" : "");
+  alignment_checks(cg, b);
   for (int f = 0; f < cg->n_files; f++)
     cs_sbuf_printf(b, "  st = cg_main_part%d(W, A, inputs, outputs);\n  if (st != TIDSP_OK) return st;\n", f);
   for (int j = 0; j < s->n_outputs; j++) {
@@ -351,6 +361,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
                     "  int32_t st;\n", ni, no);
   cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
                  s->arena_size ? " || A == NULL" : "");
+  alignment_checks(cg, b);
   if (s->n_inputs == 0) cs_sbuf_puts(b, "  raw_in[0] = NULL;\n");
   if (s->n_outputs == 0) cs_sbuf_puts(b, "  raw_out[0] = NULL;\n");
   for (int i = 0; i < s->n_inputs; i++) {

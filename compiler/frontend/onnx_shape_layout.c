@@ -202,13 +202,19 @@ cs_status cs_onnx_infer_split(cs_onnx_infer *c, cs_node *n) {
       st = cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "num_outputs = %lld but the node has %d outputs",
                             (long long)na->i, nout);
-    else if (!na && c->opset < 18 && dim % nout != 0)
+    else if (!na && c->opset >= 18)
+      st = cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "needs a 'split' input or the num_outputs "
+                            "attribute (opset %d)",
+                            c->opset);
+    else if (!na && dim % nout != 0)
       st = cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "axis %d (%lld) does not split evenly into %d "
                             "outputs",
                             axis, (long long)dim, nout);
     else {
-      /* Opset 18: chunks of ceil(dim / n), the last one smaller. */
+      /* Equal chunks; from opset 18 (num_outputs) the last may be smaller:
+       * chunks of ceil(dim / n). */
       int64_t chunk = (dim + nout - 1) / nout;
       for (int i = 0; i < nout; i++)
         sizes[i] = i < nout - 1 ? chunk : dim - chunk * (nout - 1);
@@ -303,6 +309,11 @@ cs_status cs_onnx_infer_squeeze(cs_onnx_infer *c, cs_node *n) {
     st = cs_onnx_const_ints(c, n, 1, "axes", axes, CS_MAX_RANK, &na);
     if (st == CS_OK) st = axes_mask(c, n, axes, na, x->rank, "axis", &mask);
     if (st != CS_OK) return st;
+  }
+  if (mask == 0) { /* no axes, or an empty list (as ONNX Runtime): all 1s */
+    for (int d = 0; d < x->rank; d++)
+      if (x->shape[d] == 1) mask |= 1u << d;
+  } else {
     for (int d = 0; d < x->rank; d++)
       if ((mask & (1u << d)) && x->shape[d] != 1)
         return cs_onnx_node_err(c, n, CS_ERR_INVALID,
@@ -311,9 +322,6 @@ cs_status cs_onnx_infer_squeeze(cs_onnx_infer *c, cs_node *n) {
                                 d, x->name,
                                 cs_onnx_shape_str(x->rank, x->shape),
                                 (long long)x->shape[d]);
-  } else {
-    for (int d = 0; d < x->rank; d++)
-      if (x->shape[d] == 1) mask |= 1u << d;
   }
   int64_t out[CS_MAX_RANK];
   int r = 0;

@@ -50,7 +50,10 @@ static cs_status check_params(cs_onnx_infer *c, cs_node *n, const cs_value *x,
     q->axis = axis;
     q->count = (int)count;
   }
-  if (zp && (cs_value_numel(zp) != count || zp->rank != scale->rank))
+  /* Per-tensor: any one-element shapes (ORT writes scale [1] with a scalar
+   * zero point); per-axis: both 1-D of the same length. */
+  if (zp && (cs_value_numel(zp) != count || zp->rank > 1 ||
+             (q->axis >= 0 && zp->rank != 1)))
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "zero point '%s' %s must have the shape of scale "
                             "'%s' %s",

@@ -7,11 +7,12 @@
  *
  * Constants folded as ONNX Runtime's QLinearAdd/QLinearMul (x86), which
  * work on uint8 values (see kernels.h, "The uint8 domain"):
- *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fl(fl(ra·za) + fl(rb·zb)))
+ *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
  *        with za, zb, zy the uint8 zero points (int8 zp + 128)
  *   mul: r = fl(fl(as·bs) / ys)
- * Q31: add uses a common shift of 20 with M = round(s_in/ys · 2^20)
- * (integer-only), mul the Q31 form of as·bs/ys.
+ * Q31: add uses one shift for both operands, as large as keeps the larger
+ * multiplier below 2^30 (so each keeps ~30 bits of precision whatever the
+ * scale ratio), M = round(s_in/ys · 2^shift); mul the Q31 form of as·bs/ys.
  */
 #include <math.h>
 #include <string.h>
@@ -21,7 +22,13 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 
-enum { ADD_Q31_SHIFT = 20 };
+/* The shift of the Q31 add: max(ra, rb) · 2^shift < 2^30, within [0, 62]. */
+static int add_q31_shift(double ra, double rb) {
+  double m = ra > rb ? ra : rb;
+  int shift = 0;
+  while (shift < 62 && m * ldexp(1.0, shift + 1) < 1073741824.0) shift++;
+  return shift;
+}
 
 static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   const cs_node *n = cs_graph_node(g, id);
@@ -58,20 +65,20 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     p.y_min = ymin;
     p.y_max = ymax;
     if (t->requant == CS_REQUANT_Q31) {
-      double ma = (double)as / ys * (1 << ADD_Q31_SHIFT), mb = (double)bs / ys * (1 << ADD_Q31_SHIFT);
+      int shift = add_q31_shift((double)as / ys, (double)bs / ys);
+      double ma = ldexp((double)as / ys, shift), mb = ldexp((double)bs / ys, shift);
       if (!(ma < 2147483647.0 && mb < 2147483647.0)) goto done;
       p.kind = TIDSP_REQUANT_Q31;
       p.a_mult = (int32_t)llround(ma);
       p.b_mult = (int32_t)llround(mb);
-      p.shift = ADD_Q31_SHIFT;
+      p.shift = shift;
     } else {
       p.kind = TIDSP_REQUANT_FLOAT;
       p.ra = as / ys;
       p.rb = bs / ys;
       float za = (float)(p.a_zp + 128), zb = (float)(p.b_zp + 128), zy = (float)(p.y_zp + 128);
-      float sum = p.ra * za;
-      sum = sum + p.rb * zb;
-      p.f = zy - sum;
+      /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
+      p.f = zy - fmaf(p.ra, za, p.rb * zb);
     }
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
     cs_graph_node(g, k)->k.add = p;

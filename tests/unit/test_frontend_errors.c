@@ -160,6 +160,8 @@ static void test_bad_graphs(void) {
               "tensor 'w': int32_data[1] = 300 is out of range for i8");
   EXPECT_FAIL(DATA "m_bad_scale_zero.onnx", CS_ERR_INVALID,
               "scale 's'[0] = 0; a scale must be positive and finite");
+  EXPECT_FAIL(DATA "m_bad_split18.onnx", CS_ERR_INVALID,
+              "node 'split18' (Split): needs a 'split' input or the num_outputs attribute");
   EXPECT_FAIL(DATA "m_bad_ms_domain.onnx", CS_ERR_UNSUPPORTED,
               "unsupported op: QuantizeLinear [domain com.microsoft] (node 'q_ms')");
 }

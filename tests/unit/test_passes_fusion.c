@@ -150,7 +150,7 @@ static void test_add_match(void) {
     const tidsp_add_i8_params *p = &cs_graph_node(g, k)->k.add;
     float ra = 0.02f / 0.04f, rb = 0.03f / 0.04f;
     CHECK(p->ra == ra && p->rb == rb);
-    CHECK(p->f == 129.0f - (ra * 123.0f + rb * 135.0f));
+    CHECK(p->f == 129.0f - fmaf(ra, 123.0f, rb * 135.0f));
     CHECK(p->a_zp == -5 && p->b_zp == 7 && p->y_zp == 1);
   }
   cs_graph_free(g);

@@ -69,9 +69,9 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
       !tidsp_ref_is_i8(p->y_zp))
     return TIDSP_ERR_PARAM;
   /* A window's sum of (x − x_zp) must fit int32 (the Q31 path). */
-  taps = g->k_h * g->k_w;
   if ((int64_t)g->k_h * g->k_w > INT32_MAX / 255)
     return TIDSP_ERR_SHAPE;
+  taps = g->k_h * g->k_w;
 
   if (p->kind == TIDSP_REQUANT_FLOAT) {
     for (q = -128; q < 128; q++)

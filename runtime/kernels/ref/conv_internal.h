@@ -42,6 +42,9 @@ static inline int32_t tidsp_ref_conv2d_check(const tidsp_conv2d_params *p) {
     return TIDSP_ERR_PARAM;
   if (p->groups < 1 || p->c_in % p->groups != 0 || p->c_out % p->groups != 0)
     return TIDSP_ERR_SHAPE;
+  /* per-channel weight offsets are computed in int32 */
+  if ((int64_t)(p->c_in / p->groups) * p->k_h * p->k_w > INT32_MAX)
+    return TIDSP_ERR_SHAPE;
   return TIDSP_OK;
 }
 

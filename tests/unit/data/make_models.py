@@ -328,6 +328,9 @@ def bad_models():
     save(bad([oh.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], name="q_zero_scale")],
              x, [vi("y", TP.INT8, [1, 4])], [init("s", np.float32(0)), init("zp", np.int8(0))]),
          "m_bad_scale_zero.onnx")
+    save(bad([oh.make_node("Split", ["x"], ["a", "b"], name="split18", axis=1)], x,
+             [vi("a", TP.FLOAT, None), vi("b", TP.FLOAT, None)], opset=18),
+         "m_bad_split18.onnx")
     g = oh.make_graph([oh.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], name="q_ms",
                                     domain="com.microsoft")], "ms", x,
                       [vi("y", TP.INT16, [1, 4])],
