@@ -223,9 +223,6 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "a_zp", p->a_zp);
       field_int(&f, "b_zp", p->b_zp);
       field_int(&f, "y_zp", p->y_zp);
-      field_int(&f, "a_mult", p->a_mult);
-      field_int(&f, "b_mult", p->b_mult);
-      field_int(&f, "shift", p->shift);
       field_int(&f, "y_min", p->y_min);
       field_int(&f, "y_max", p->y_max);
       break;
@@ -235,8 +232,6 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       broadcast(&f, &p->bc);
       ENUM(&f, "kind", p->kind, requant_kinds);
       field_float(&f, "r", p->r);
-      field_int(&f, "mult", p->mult);
-      field_int(&f, "shift", p->shift);
       field_int(&f, "a_zp", p->a_zp);
       field_int(&f, "b_zp", p->b_zp);
       field_int(&f, "y_zp", p->y_zp);

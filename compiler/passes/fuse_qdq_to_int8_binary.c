@@ -10,9 +10,8 @@
  *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
  *        with za, zb, zy the uint8 zero points (int8 zp + 128)
  *   mul: r = fl(fl(as·bs) / ys)
- * Q31: add uses one shift for both operands, as large as keeps the larger
- * multiplier below 2^30 (so each keeps ~30 bits of precision whatever the
- * scale ratio), M = round(s_in/ys · 2^shift); mul the Q31 form of as·bs/ys.
+ * Q31 uses the same constants; its kernels evaluate the formula with
+ * integers only.
  */
 #include <math.h>
 #include <string.h>
@@ -21,14 +20,6 @@
 #include "pass_list.h"
 #include "pattern.h"
 #include "qdq_tail.h"
-
-/* The shift of the Q31 add: max(ra, rb) · 2^shift < 2^30, within [0, 62]. */
-static int add_q31_shift(double ra, double rb) {
-  double m = ra > rb ? ra : rb;
-  int shift = 0;
-  while (shift < 62 && m * ldexp(1.0, shift + 1) < 1073741824.0) shift++;
-  return shift;
-}
 
 static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   const cs_node *n = cs_graph_node(g, id);
@@ -64,22 +55,13 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     p.y_zp = tail.out.zp[0];
     p.y_min = ymin;
     p.y_max = ymax;
-    if (t->requant == CS_REQUANT_Q31) {
-      int shift = add_q31_shift((double)as / ys, (double)bs / ys);
-      double ma = ldexp((double)as / ys, shift), mb = ldexp((double)bs / ys, shift);
-      if (!(ma < 2147483647.0 && mb < 2147483647.0)) goto done;
-      p.kind = TIDSP_REQUANT_Q31;
-      p.a_mult = (int32_t)llround(ma);
-      p.b_mult = (int32_t)llround(mb);
-      p.shift = shift;
-    } else {
-      p.kind = TIDSP_REQUANT_FLOAT;
-      p.ra = as / ys;
-      p.rb = bs / ys;
-      float za = (float)(p.a_zp + 128), zb = (float)(p.b_zp + 128), zy = (float)(p.y_zp + 128);
-      /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
-      p.f = zy - fmaf(p.ra, za, p.rb * zb);
-    }
+    /* Q31 computes the same float formula with integers (kernels.h). */
+    p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+    p.ra = as / ys;
+    p.rb = bs / ys;
+    float za = (float)(p.a_zp + 128), zb = (float)(p.b_zp + 128), zy = (float)(p.y_zp + 128);
+    /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
+    p.f = zy - fmaf(p.ra, za, p.rb * zb);
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
     cs_graph_node(g, k)->k.add = p;
   } else {
@@ -91,13 +73,8 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     p.y_zp = tail.out.zp[0];
     p.y_min = ymin;
     p.y_max = ymax;
-    if (t->requant == CS_REQUANT_Q31) {
-      p.kind = TIDSP_REQUANT_Q31;
-      if (cs_q31_from_double((double)as * bs / ys, &p.mult, &p.shift) != CS_OK) { cs_error_clear(); goto done; }
-    } else {
-      p.kind = TIDSP_REQUANT_FLOAT;
-      p.r = (as * bs) / ys;
-    }
+    p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+    p.r = (as * bs) / ys;
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
     cs_graph_node(g, k)->k.mul = p;
   }

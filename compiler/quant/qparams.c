@@ -94,6 +94,21 @@ cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift) {
   return CS_OK;
 }
 
+cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift) {
+  if (!(f > 0.0f) || !isfinite(f))
+    return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g is not a positive finite number", (double)f);
+  int e;
+  float fr = frexpf(f, &e); /* f = fr · 2^e, fr in [0.5, 1) */
+  int32_t m = (int32_t)ldexpf(fr, 24); /* exact: a float has 24 significant bits */
+  int s = 24 - e;
+  while (s > 62 && (m & 1) == 0) { m >>= 1; s--; }
+  if (s < 0 || s > 62)
+    return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g is out of the Q31 range", (double)f);
+  *mult = m;
+  *shift = s;
+  return CS_OK;
+}
+
 double cs_q31_rel_error(double m, int32_t mult, int32_t shift) {
   double approx = ldexp((double)mult, -shift);
   return fabs(approx - m) / m;

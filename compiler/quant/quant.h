@@ -42,6 +42,11 @@ float cs_dequantize_one(int32_t q, float s, int32_t zp);
  * CS_ERR_UNSUPPORTED when m is not representable (≤ 0, NaN, too large). */
 cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift);
 
+/* The Q31 form of the float multiplier the FLOAT form uses: f = mult ·
+ * 2^−shift exactly (mult its 24-bit significand), so that the integer
+ * kernels reproduce the float formula bit for bit (kernels.h). */
+cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift);
+
 /* Relative error of a Q31 pair against the exact multiplier. */
 double cs_q31_rel_error(double m, int32_t mult, int32_t shift);
 
@@ -51,7 +56,8 @@ double cs_q31_rel_error(double m, int32_t mult, int32_t shift);
 
 /* The requantization blob of `count` channels in the target's form, as a
  * new constant named "<base>.rq": FLOAT → float mult_ort[count]; Q31 →
- * int32 mult[count] then int32 shift[count] from the exact multipliers.
+ * int32 mult[count] then int32 shift[count], the same float multipliers in
+ * integer form (`exact` is kept for the error report).
  * Fills rq->kind and rq->per_channel. Returns the value id or -1 (error
  * set). */
 int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,

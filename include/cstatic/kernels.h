@@ -23,13 +23,17 @@
  *                         v = fl(float(acc) · mult[c])        (RNE conversion)
  *                         v = clamp(v, out_min − zp, out_max − zp)   (float)
  *                         y = rne(v) + zp                     (lrintf, RNE)
- *  TIDSP_REQUANT_Q31    rq = int32 mult[C] followed by int32 shift[C],
- *                       integer only (targets without an FPU):
- *                         p = (int64)acc · mult[c]
- *                         v = (p + (shift > 0 ? 1 << (shift−1) : 0)) >> shift
- *                             (arithmetic shift: round half toward +inf)
- *                         y = clamp(v + zp, out_min, out_max)
- *                       mult in [0, 2^31), shift in [0, 62].
+ *  TIDSP_REQUANT_Q31    rq = int32 mult[C] followed by int32 shift[C]:
+ *                       the same float formula computed with integers only
+ *                       (targets without an FPU), bit-identical to FLOAT.
+ *                       mult · 2^−shift is the float multiplier exactly
+ *                       (mult = its 24-bit significand, shift in [0, 62]);
+ *                       every float32 rounding of the FLOAT formula is
+ *                       reproduced by an integer rounding to 24 significant
+ *                       bits, ties to even (runtime/kernels/ref/softfloat.h).
+ *                       Why not gemmlowp's single rounding: its one-step
+ *                       disagreements with ORT on a few elements per million
+ *                       grow through deep networks.
  *
  * out_min/out_max are the output dtype's range, narrowed by a fused
  * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)).
@@ -169,16 +173,13 @@ typedef struct tidsp_broadcast {
  *   swaps the operands, which rounds differently; the kernel then computes
  *     v = fmaf(b, rb, fmaf(a, ra, f_swapped)),
  *     f_swapped = fl(y_zp − fmaf(rb, b_zp, fl(ra·a_zp)))   (derived by the kernel)
- * Q31:
- *   acc = (a − a_zp)·a_mult + (b − b_zp)·b_mult   (int64)
- *   y = clamp(round_shift(acc, shift) + y_zp, y_min, y_max)
- *   round_shift(v, s) = (v + (s > 0 ? 1 << (s−1) : 0)) >> s */
+ * Q31: the same formula, constants and roundings in integer arithmetic
+ *   (ra, rb, f are read as float32 bit patterns, no FPU needed). */
 typedef struct tidsp_add_i8_params {
   tidsp_broadcast bc;
   int32_t kind; /* tidsp_requant_kind */
   float ra, rb, f;
   int32_t a_zp, b_zp, y_zp;
-  int32_t a_mult, b_mult, shift;
   int32_t y_min, y_max;
 } tidsp_add_i8_params;
 
@@ -188,12 +189,11 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
 /* QLinearMul. FLOAT: prod = (a − a_zp)(b − b_zp);
  *   y = clamp(rne(fl(fl(float(prod)·r) + y_zp)), y_min, y_max), r = fl(fl(as·bs)/ys)
  *   (y_zp is the uint8 zero point here; no fused multiply-add)
- * Q31: y = clamp(round_shift((int64)prod·mult, shift) + y_zp, y_min, y_max) */
+ * Q31: the same formula in integer arithmetic (r read as a bit pattern). */
 typedef struct tidsp_mul_i8_params {
   tidsp_broadcast bc;
   int32_t kind;
   float r;
-  int32_t mult, shift;
   int32_t a_zp, b_zp, y_zp;
   int32_t y_min, y_max;
 } tidsp_mul_i8_params;

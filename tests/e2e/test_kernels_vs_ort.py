@@ -27,6 +27,7 @@ from onnx import TensorProto, helper
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAX_RANK = 6
 REQUANT_FLOAT = 0
+REQUANT_Q31 = 1
 
 # Sizes and a few offsets of the ABI structs, compiled alongside the runtime
 # so that the ctypes mirrors below are checked against the C compiler.
@@ -94,14 +95,12 @@ class Broadcast(ctypes.Structure):
 class AddParams(ctypes.Structure):
     _fields_ = [("bc", Broadcast), ("kind", i32), ("ra", f32), ("rb", f32),
                 ("f", f32), ("a_zp", i32), ("b_zp", i32), ("y_zp", i32),
-                ("a_mult", i32), ("b_mult", i32), ("shift", i32),
                 ("y_min", i32), ("y_max", i32)]
 
 
 class MulParams(ctypes.Structure):
-    _fields_ = [("bc", Broadcast), ("kind", i32), ("r", f32), ("mult", i32),
-                ("shift", i32), ("a_zp", i32), ("b_zp", i32), ("y_zp", i32),
-                ("y_min", i32), ("y_max", i32)]
+    _fields_ = [("bc", Broadcast), ("kind", i32), ("r", f32), ("a_zp", i32),
+                ("b_zp", i32), ("y_zp", i32), ("y_min", i32), ("y_max", i32)]
 
 
 class Pool2dParams(ctypes.Structure):
@@ -393,6 +392,13 @@ def run_conv_case(lib, rng, c, mode, per_channel, w_zp):
     ours_u8 = (ours.astype(np.int16) + 128).astype(np.uint8)
     for level in LEVELS:
         check_equal(ours_u8, run_ort(model, {"x": x_u8}, level), f"QLinearConv {mode} {c}")
+    # Q31: the same multipliers as int32 significand + shift, integer only
+    p.rq.kind = REQUANT_Q31
+    ours_q31 = np.empty(out_shape, np.int8)
+    st = lib.tidsp_conv2d_i8(ctypes.byref(p), ptr(x_s8), ptr(w_s8), ptr(bias), ptr(q31_blob(mult if per_channel else mult[:1])),
+                             ptr(ours_q31))
+    assert st == 0, c
+    check_equal(ours_q31, ours, f"QLinearConv Q31 {mode} {c}")
 
     # The requantization formula, checked independently: exact acc from numpy,
     # then v = fl(float(acc)·M) → rne. Rounding ties away from zero or
@@ -406,6 +412,13 @@ def run_conv_case(lib, rng, c, mode, per_channel, w_zp):
     y_away = (np.trunc(np.clip(v, lo, hi) + np.copysign(np.float32(0.5), v)) + int(y_zp)).astype(np.uint8)
     unsaturated = int(np.count_nonzero((ours_u8 > 0) & (ours_u8 < 255)))
     return int(np.count_nonzero(y_away != y_rne)), unsaturated, ours_u8.size
+
+
+def q31_blob(mult):
+    """int32 significands then shifts: mult = m · 2^-s exactly."""
+    fr, e = np.frexp(mult.astype(np.float64))
+    m = np.ldexp(fr, 24).astype(np.int32)
+    return np.concatenate([m, (24 - e).astype(np.int32)]).astype(np.int32)
 
 
 def test_qlinearconv(lib):
@@ -526,23 +539,25 @@ def qlinear_binary_case(lib, rng, op, shape_a, shape_b, relu):
         # ORT's constant, contracted by its compiler: zc − fma(ra, za, fl(rb·zb))
         f = f32s(np.float32(y_zp) - fma32(ra, np.float32(a_zp), f32s(rb * np.float32(b_zp))))
         p = AddParams(bc, REQUANT_FLOAT, ra, rb, f, int(a_zp) - 128, int(b_zp) - 128,
-                      int(y_zp) - 128, 0, 0, 0, y_min, 127)
+                      int(y_zp) - 128, y_min, 127)
         fn = lib.tidsp_add_i8
     else:
         r = f32s(f32s(a_s * b_s) / y_s)
-        p = MulParams(bc, REQUANT_FLOAT, r, 0, 0, int(a_zp) - 128, int(b_zp) - 128,
+        p = MulParams(bc, REQUANT_FLOAT, r, int(a_zp) - 128, int(b_zp) - 128,
                       int(y_zp) - 128, y_min, 127)
         fn = lib.tidsp_mul_i8
     a_s8 = (a_u8.astype(np.int16) - 128).astype(np.int8)
     b_s8 = (b_u8.astype(np.int16) - 128).astype(np.int8)
-    ours = np.empty(out_shape, np.int8)
-    assert fn(ctypes.byref(p), ptr(a_s8), ptr(b_s8), ptr(ours)) == 0
-    ours_u8 = (ours.astype(np.int16) + 128).astype(np.uint8)
-    for level in LEVELS:
-        ref = run_ort(model, {"a": a_u8, "b": b_u8}, level)
-        if relu:
-            ref = np.maximum(ref, y_zp)
-        check_equal(ours_u8, ref, f"{op} {shape_a} {shape_b}")
+    for kind in (REQUANT_FLOAT, REQUANT_Q31):  # Q31: the same formula in integers
+        p.kind = kind
+        ours = np.empty(out_shape, np.int8)
+        assert fn(ctypes.byref(p), ptr(a_s8), ptr(b_s8), ptr(ours)) == 0
+        ours_u8 = (ours.astype(np.int16) + 128).astype(np.uint8)
+        for level in LEVELS:
+            ref = run_ort(model, {"a": a_u8, "b": b_u8}, level)
+            if relu:
+                ref = np.maximum(ref, y_zp)
+            check_equal(ours_u8, ref, f"{op} kind {kind} {shape_a} {shape_b}")
 
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")

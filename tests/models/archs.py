@@ -383,27 +383,32 @@ def _init_params(model, gen):
                     m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.05)
 
 
+STYLE = True
+
+
 def sample_images(n, seed):
     """n seeded float32 images [n, 3, 224, 224], roughly like normalised photos.
 
-    White noise would look the same to every network after global pooling
-    (every image gets the same class); a sum of smooth random fields at a few
-    scales plus per-image colour offsets gives inputs that differ in ways that
-    survive to the logits.
+    Each image has its own "style": random weights for smooth random fields
+    at a few scales, its own per-channel contrast and colour offset. Images
+    that differ only as samples of one stationary texture look the same to a
+    network after global pooling; differing statistics survive to the logits.
     """
     gen = torch.Generator().manual_seed(seed)
     size = INPUT_SHAPE[2:]
     x = torch.zeros((n,) + INPUT_SHAPE[1:])
-    for res, amp in ((4, 0.8), (14, 0.6), (56, 0.4)):
+    for res in (4, 14, 56):
         field = torch.randn((n, 3, res, res), generator=gen)
+        amp = torch.rand((n, 1, 1, 1), generator=gen) if STYLE else 0.6
         x += amp * F.interpolate(field, size=size, mode="bilinear",
                                  align_corners=False)
     x += 0.2 * torch.randn(x.shape, generator=gen)
-    # equal energy per image: deep random nets amplify an image that is
-    # merely louder than the others into an outlier (seen up to 60x in the
-    # MobileNetV3 logits), which would only test int8 saturation
     x = (x - x.mean((1, 2, 3), keepdim=True)) / x.std((1, 2, 3), keepdim=True)
-    x += 0.25 * torch.randn((n, 3, 1, 1), generator=gen)
+    if STYLE:
+        x *= 0.5 + torch.rand((n, 3, 1, 1), generator=gen)
+        x += 0.5 * torch.randn((n, 3, 1, 1), generator=gen)
+    else:
+        x += 0.25 * torch.randn((n, 3, 1, 1), generator=gen)
     return x.float()
 
 

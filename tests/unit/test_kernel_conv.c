@@ -49,30 +49,27 @@ static void guarded_free(void *p) { free((uint8_t *)p - GUARD); }
 
 /* ---- requant oracles (header formulas, other primitives) ---------------- */
 
-static int64_t oracle_round_shift(int64_t p, int32_t s) {
-  int64_t d = (int64_t)1 << s, num = p + (s > 0 ? d / 2 : 0);
-  int64_t q = num / d;
-  if (num % d != 0 && num < 0)
-    q -= 1;
-  return q;
-}
-
+/* Q31 is the FLOAT formula with the multiplier mult·2^−shift (exactly a
+ * float: mult is a 24-bit significand), computed with integers. */
 static int32_t oracle_requant(const tidsp_requant_params *rq, const void *data,
                               int32_t channels, int32_t c, int32_t acc) {
   int32_t ci = rq->per_channel ? c : 0;
-  if (rq->kind == TIDSP_REQUANT_FLOAT) {
-    float v = (float)acc * ((const float *)data)[ci];
+  {
+    float mult;
+    if (rq->kind == TIDSP_REQUANT_FLOAT) {
+      mult = ((const float *)data)[ci];
+    } else {
+      const int32_t *m = (const int32_t *)data;
+      int32_t n = rq->per_channel ? channels : 1;
+      mult = (float)ldexp((double)m[ci], -m[n + ci]);
+    }
+    float v = (float)acc * mult;
     float lo = (float)(rq->out_min - rq->out_zp), hi = (float)(rq->out_max - rq->out_zp);
     if (!(v >= lo))
       v = lo;
     if (v > hi)
       v = hi;
     return (int32_t)nearbyintf(v) + rq->out_zp;
-  } else {
-    const int32_t *m = (const int32_t *)data;
-    int32_t n = rq->per_channel ? channels : 1;
-    int64_t v = oracle_round_shift((int64_t)acc * m[ci], m[n + ci]) + rq->out_zp;
-    return (int32_t)(v < rq->out_min ? rq->out_min : (v > rq->out_max ? rq->out_max : v));
   }
 }
 
@@ -106,10 +103,8 @@ static void random_requant(tidsp_requant_params *rq, void *data, int32_t channel
       int32_t *t = (int32_t *)data;
       int32_t n = rq->per_channel ? channels : 1;
       if (c < n) {
-        t[c] = (int32_t)(f * 2147483648.0);
-        if (t[c] < 0)
-          t[c] = INT32_MAX;
-        t[n + c] = 31 - e;
+        t[c] = (int32_t)(f * 16777216.0); /* a 24-bit significand */
+        t[n + c] = 24 - e;
         if (t[n + c] > 62)
           t[n + c] = 62;
         if (t[n + c] < 0)

@@ -320,8 +320,8 @@ static void test_global_avgpool(void) {
     } else {
       int e;
       double f = frexp((rnd_unit() + 0.5) / p.hw, &e);
-      rq.q[0] = (int32_t)(f * 2147483648.0);
-      rq.q[1] = 31 - e;
+      rq.q[0] = (int32_t)(f * 16777216.0); /* a 24-bit significand */
+      rq.q[1] = 24 - e;
     }
     pf.nc = p.nc;
     pf.hw = p.hw;

@@ -60,15 +60,6 @@ static void test_status_and_dtype(void) {
 
 /* ---- requant ------------------------------------------------------------ */
 
-/* floor((p + half) / 2^s) by division, not by shifting. */
-static int64_t oracle_round_shift(int64_t p, int32_t s) {
-  int64_t d = (int64_t)1 << s, num = p + (s > 0 ? d / 2 : 0);
-  int64_t q = num / d;
-  if (num % d != 0 && num < 0)
-    q -= 1;
-  return q;
-}
-
 static int32_t oracle_requant_float(int32_t acc, float m, int32_t zp,
                                     int32_t lo, int32_t hi) {
   float v = (float)acc * m;
@@ -80,10 +71,11 @@ static int32_t oracle_requant_float(int32_t acc, float m, int32_t zp,
   return (int32_t)nearbyintf(v) + zp;
 }
 
+/* Q31 is the FLOAT formula with the float multiplier m·2^−s (m a 24-bit
+ * significand), computed with integers: the float oracle is its oracle. */
 static int32_t oracle_requant_q31(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                   int32_t lo, int32_t hi) {
-  int64_t v = oracle_round_shift((int64_t)acc * m, s) + zp;
-  return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+  return oracle_requant_float(acc, (float)ldexp((double)m, -s), zp, lo, hi);
 }
 
 static void test_requant_one(void) {
@@ -112,16 +104,26 @@ static void test_requant_one(void) {
     big.out_max = INT32_MAX / 4;
     CHECK(tidsp_requant_one(&big, &m, 1, 0, (1 << 24) + 3) == (1 << 23) + 2);
   }
-  /* Q31: round half toward +inf */
+  /* Q31: the same float formula in integers — ties to even, and float(acc)
+   * rounds to 24 bits exactly like the FLOAT form above. */
   rq.kind = TIDSP_REQUANT_Q31;
   rq.out_zp = 0;
   rq.out_min = -128;
-  q31[0] = 1 << 30; /* 0.5 in Q31 */
-  q31[1] = 31;
-  CHECK(tidsp_requant_one(&rq, q31, 1, 0, 5) == 3);
+  q31[0] = 1 << 23; /* 0.5 = 2^23 · 2^−24 */
+  q31[1] = 24;
+  CHECK(tidsp_requant_one(&rq, q31, 1, 0, 5) == 2);
+  CHECK(tidsp_requant_one(&rq, q31, 1, 0, 7) == 4);
   CHECK(tidsp_requant_one(&rq, q31, 1, 0, -5) == -2);
   CHECK(tidsp_requant_one(&rq, q31, 1, 0, 1000) == 127);
-  q31[1] = 0; /* shift 0: no rounding term */
+  {
+    tidsp_requant_params big = {TIDSP_REQUANT_Q31, 0, 0, INT32_MIN / 4, INT32_MAX / 4};
+    int32_t t[2] = {1 << 23, 24}; /* 0.5 */
+    CHECK(tidsp_requant_one(&big, t, 1, 0, (1 << 24) + 3) == (1 << 23) + 2);
+    t[0] = 1 << 23; t[1] = 47; /* 2^−24 */
+    big.out_min = -128; big.out_max = 127;
+    CHECK(tidsp_requant_one(&big, t, 1, 0, (1 << 24) + 1) == 1);
+  }
+  q31[1] = 0; /* shift 0 */
   q31[0] = 3;
   CHECK(tidsp_requant_one(&rq, q31, 1, 0, -40) == -120);
   /* invalid input answers 0 instead of crashing */
@@ -147,8 +149,8 @@ static void test_requant_one(void) {
     r.out_max = rnd_range(r.out_min, 127);
     for (c = 0; c < C; c++) {
       fm[c] = ldexpf(rnd_unit() + 0.5f, -rnd_range(8, 24));
-      qm[c] = (int32_t)(rnd() & 0x7FFFFFFF);
-      qm[C + c] = rnd_range(0, 62);
+      qm[c] = (int32_t)((rnd() & 0x7FFFFF) | 0x800000); /* a 24-bit significand */
+      qm[C + c] = rnd_range(24, 62);
     }
     c = rnd_range(0, C - 1);
     if (i & 1) {

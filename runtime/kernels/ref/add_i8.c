@@ -71,17 +71,34 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
       }
     }
   } else if (p->kind == TIDSP_REQUANT_Q31) {
-    if (p->shift < 0 || p->shift > TIDSP_REF_MAX_SHIFT)
-      return TIDSP_ERR_PARAM;
+    /* The FLOAT formula in integers (softfloat.h): same constants, same
+     * roundings, no FPU. */
+    const tidsp_sf ra = tidsp_sf_from_float(p->ra), rb = tidsp_sf_from_float(p->rb);
+    const int64_t za = p->a_zp + TIDSP_REF_U8_OFFSET, zb = p->b_zp + TIDSP_REF_U8_OFFSET;
+    const int64_t zc = p->y_zp + TIDSP_REF_U8_OFFSET;
+    const int swapped = a_per_span(&p->bc);
+    const int64_t lo = p->y_min + TIDSP_REF_U8_OFFSET, hi = p->y_max + TIDSP_REF_U8_OFFSET;
+    tidsp_sf f = tidsp_sf_from_float(p->f);
+    if (swapped) { /* f_swapped = fl(zc − fma(rb, zb, fl(ra·za))) */
+      tidsp_sf raza = tidsp_sf_round(ra.m * za, ra.s);
+      tidsp_sf u = tidsp_sf_add((tidsp_sf){rb.m * zb, rb.s}, raza);
+      f = tidsp_sf_add((tidsp_sf){zc, 0}, (tidsp_sf){-u.m, u.s});
+    }
     for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
       const int8_t *ar = a + it.a_off, *br = b + it.b_off;
       int8_t *yr = y + (size_t)r * it.inner;
       for (i = 0; i < it.inner; i++) {
-        int64_t acc =
-            (int64_t)(ar[(ptrdiff_t)i * it.a_step] - p->a_zp) * p->a_mult +
-            (int64_t)(br[(ptrdiff_t)i * it.b_step] - p->b_zp) * p->b_mult;
-        int64_t v = tidsp_ref_round_shift(acc, p->shift) + p->y_zp;
-        yr[i] = (int8_t)tidsp_ref_clamp_i64(v, p->y_min, p->y_max);
+        const int64_t av = ar[(ptrdiff_t)i * it.a_step] + TIDSP_REF_U8_OFFSET;
+        const int64_t bv = br[(ptrdiff_t)i * it.b_step] + TIDSP_REF_U8_OFFSET;
+        tidsp_sf v;
+        if (swapped) {
+          v = tidsp_sf_add((tidsp_sf){av * ra.m, ra.s}, f);
+          v = tidsp_sf_add((tidsp_sf){bv * rb.m, rb.s}, v);
+        } else {
+          v = tidsp_sf_add((tidsp_sf){bv * rb.m, rb.s}, f);
+          v = tidsp_sf_add((tidsp_sf){av * ra.m, ra.s}, v);
+        }
+        yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), lo, hi) - TIDSP_REF_U8_OFFSET);
       }
     }
   } else {

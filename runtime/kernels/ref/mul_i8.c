@@ -26,9 +26,6 @@ int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
       !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
       !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp))
     return TIDSP_ERR_PARAM;
-  if (p->kind == TIDSP_REQUANT_Q31 &&
-      (p->shift < 0 || p->shift > TIDSP_REF_MAX_SHIFT))
-    return TIDSP_ERR_PARAM;
   if (p->kind != TIDSP_REQUANT_FLOAT && p->kind != TIDSP_REQUANT_Q31)
     return TIDSP_ERR_PARAM;
 
@@ -48,9 +45,14 @@ int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
         v = v < hi ? v : hi;
         yr[i] = (int8_t)(tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET);
       } else {
-        int64_t v = tidsp_ref_round_shift((int64_t)prod * p->mult, p->shift) +
-                    p->y_zp;
-        yr[i] = (int8_t)tidsp_ref_clamp_i64(v, p->y_min, p->y_max);
+        /* The FLOAT formula in integers (softfloat.h). */
+        const tidsp_sf r = tidsp_sf_from_float(p->r);
+        tidsp_sf v = tidsp_sf_round((int64_t)prod * r.m, r.s);
+        v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + TIDSP_REF_U8_OFFSET, 0});
+        yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v),
+                                             p->y_min + TIDSP_REF_U8_OFFSET,
+                                             p->y_max + TIDSP_REF_U8_OFFSET) -
+                         TIDSP_REF_U8_OFFSET);
       }
     }
   }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cstatic/kernels.h"
+#include "softfloat.h"
 
 #define TIDSP_REF_I8_MIN (-128)
 #define TIDSP_REF_I8_MAX 127
@@ -97,10 +98,13 @@ static inline int32_t tidsp_ref_rq_apply(const tidsp_ref_rq *plan, int32_t c,
     v = v < plan->hi ? v : plan->hi;
     return tidsp_ref_rne(v) + plan->zp;
   } else {
-    int64_t v = tidsp_ref_round_shift((int64_t)acc * plan->qmult[ci],
-                                      plan->qshift[ci]) +
-                plan->zp;
-    return (int32_t)tidsp_ref_clamp_i64(v, plan->out_min, plan->out_max);
+    /* The same float32 formula in integers (softfloat.h):
+     * v = fl(fl(acc) · mult·2^−shift), y = rne(v). */
+    tidsp_sf a = tidsp_sf_round(acc, 0);
+    tidsp_sf v = tidsp_sf_round(a.m * plan->qmult[ci], a.s + plan->qshift[ci]);
+    int64_t y = tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), plan->out_min - plan->zp,
+                                    plan->out_max - plan->zp);
+    return (int32_t)y + plan->zp;
   }
 }
 

@@ -42,7 +42,8 @@ static int32_t plan_fill(tidsp_ref_rq *plan, const tidsp_requant_params *params,
 }
 
 static int32_t q31_entry_ok(const tidsp_ref_rq *plan, int32_t i) {
-  return plan->qmult[i] >= 0 && plan->qshift[i] >= 0 &&
+  /* mult: a float32 significand (< 2^24 + 1), so products stay exact. */
+  return plan->qmult[i] >= 0 && plan->qmult[i] <= (1 << 24) && plan->qshift[i] >= 0 &&
          plan->qshift[i] <= TIDSP_REF_MAX_SHIFT;
 }
 
