@@ -114,4 +114,20 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
 /* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
 const char *cs_cg_tidsp_dtype_name(cs_dtype t);
 
+/* ---- flavours: -mcpu=c7x / c66x (flavour.c) -------------------------- */
+
+/* 1 for c7x and c66x: TI headers, TVM_DSP_EXPORT on the entry points. */
+int cs_cg_is_dsp(const cs_cg *cg);
+/* 1 when lib0.c defines cg_main_dsp (c7x). */
+int cs_cg_has_dsp_entry(const cs_cg *cg);
+/* What goes before an exported definition or declaration: "TVM_DSP_EXPORT\n"
+ * on the DSP flavours, "" on the generic target. */
+const char *cs_cg_export(const cs_cg *cg);
+/* lib*.c: the TI intrinsics header (its host stand-in off the TI compiler). */
+void cs_cg_flavour_includes(const cs_cg *cg, cs_sbuf *b);
+/* lib0.h: cg_main_dsp's contract and declaration. */
+void cs_cg_flavour_header_decl(const cs_cg *cg, cs_sbuf *b);
+/* lib0.c: cg_main_dsp, after the descriptor. */
+void cs_cg_flavour_dsp_entry(const cs_cg *cg, cs_sbuf *b);
+
 #endif

@@ -66,8 +66,9 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
                    " * aligned to MODEL_WEIGHTS_ALIGN. Calls are not reentrant on one arena.\n */\n");
   cs_sbuf_puts(&b, "#ifndef CSTATIC_MODEL_LIB0_H\n#define CSTATIC_MODEL_LIB0_H\n\n"
                    "#include <stddef.h>\n#include <stdint.h>\n\n"
-                   "#include \"cstatic/kernels.h\"\n#include \"cstatic/model.h\"\n\n"
-                   "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+                   "#include \"cstatic/kernels.h\"\n#include \"cstatic/model.h\"\n");
+  if (cs_cg_is_dsp(cg)) cs_sbuf_puts(&b, "#include \"cstatic/platform/tidsp_dsp.h\"\n");
+  cs_sbuf_puts(&b, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   cs_sbuf_puts(&b, "#define MODEL_NAME ");
   cs_c_string(&b, cg->model_name);
   cs_sbuf_puts(&b, "\n#define MODEL_TARGET ");
@@ -90,23 +91,27 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
   for (int i = 0; i < s->n_inputs; i++) io_macros(cg, &b, "input", i, &s->inputs[i]);
   for (int j = 0; j < s->n_outputs; j++) io_macros(cg, &b, "output", j, &s->outputs[j]);
 
-  cs_sbuf_puts(&b,
-               "\n/* Run the model on its own dtypes (e.g. float32): quantizes the inputs,\n"
-               " * runs cg_main, dequantizes the outputs. inputs[i] / outputs[j] point at\n"
-               " * MODEL_INPUTi_NUMEL / MODEL_OUTPUTj_NUMEL elements of MODEL_*_DTYPE.\n"
-               " * Returns TIDSP_OK or the first kernel's error status. */\n"
-               "int32_t model_run(const void *weights, void *arena, const void *const inputs[],\n"
-               "                  void *const outputs[]);\n\n"
-               "/* The raw entry: the integer tensors after the boundary QuantizeLinear and\n"
-               " * before the final DequantizeLinear (MODEL_*_RAW_DTYPE). */\n"
-               "int32_t cg_main(const void *weights, void *arena, const void *const inputs[],\n"
-               "                void *const outputs[]);\n\n"
-               "/* TIDSP_OK if weights is this model's blob: size, magic, version, count,\n"
-               " * checksum and alignment. The entries assume a checked blob.");
+  const char *ex = cs_cg_export(cg);
+  cs_sbuf_printf(&b,
+                 "\n/* Run the model on its own dtypes (e.g. float32): quantizes the inputs,\n"
+                 " * runs cg_main, dequantizes the outputs. inputs[i] / outputs[j] point at\n"
+                 " * MODEL_INPUTi_NUMEL / MODEL_OUTPUTj_NUMEL elements of MODEL_*_DTYPE.\n"
+                 " * Returns TIDSP_OK or the first kernel's error status. */\n"
+                 "%sint32_t model_run(const void *weights, void *arena, const void *const inputs[],\n"
+                 "                  void *const outputs[]);\n\n"
+                 "/* The raw entry: the integer tensors after the boundary QuantizeLinear and\n"
+                 " * before the final DequantizeLinear (MODEL_*_RAW_DTYPE). */\n"
+                 "%sint32_t cg_main(const void *weights, void *arena, const void *const inputs[],\n"
+                 "                void *const outputs[]);\n\n"
+                 "/* TIDSP_OK if weights is this model's blob: size, magic, version, count,\n"
+                 " * checksum and alignment. The entries assume a checked blob.",
+                 ex, ex);
   if (embedded) cs_sbuf_puts(&b, " NULL checks\n * the embedded copy.");
-  cs_sbuf_puts(&b, " */\nint32_t model_check_weights(const void *weights, size_t size);\n\n"
-                   "/* The same facts as data, for generic hosts (cstatic run). */\n"
-                   "extern const tidsp_model_desc model_desc;\n");
+  cs_sbuf_printf(&b, " */\n%sint32_t model_check_weights(const void *weights, size_t size);\n\n"
+                     "/* The same facts as data, for generic hosts (cstatic run). */\n"
+                     "%sextern const tidsp_model_desc model_desc;\n",
+                 ex, ex);
+  cs_cg_flavour_header_decl(cg, &b);
   if (embedded)
     cs_sbuf_puts(&b, "\n/* weights.c: the blob compiled in; `weights` may be NULL. */\n"
                      "extern const uint8_t model_weights[MODEL_WEIGHTS_SIZE];\n");

@@ -1,7 +1,8 @@
 /*
  * lib0.c, lib1.c …: one kernel call per layer in execution order.
  *
- * lib0.c holds the entry points (cg_main, model_run, model_check_weights),
+ * lib0.c holds the entry points (cg_main, model_run, model_check_weights;
+ * cg_main_dsp on c7x: flavour.c),
  * the descriptor and the first CS_LAYERS_PER_FILE layers; each further
  * libN.c holds the next layers as cg_main_partN(), called from cg_main, so
  * a big model compiles in parallel. Every file defines the W_/A_ offset
@@ -260,10 +261,12 @@ static cs_status write_file(const char *dir, const char *name, const cs_sbuf *b)
   return CS_OK;
 }
 
-static void includes(cs_sbuf *b, int needs_math) {
+static void includes(const cs_cg *cg, cs_sbuf *b, int needs_math) {
   cs_sbuf_puts(b, "\n");
   if (needs_math) cs_sbuf_puts(b, "#include <math.h>\n");
-  cs_sbuf_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"lib0.h\"\n");
+  cs_sbuf_puts(b, "#include <stddef.h>\n#include <stdint.h>\n");
+  cs_cg_flavour_includes(cg, b);
+  cs_sbuf_puts(b, "\n#include \"lib0.h\"\n");
 }
 
 /* ---- lib0.c: entry points ------------------------------------------- */
@@ -309,10 +312,12 @@ static void tensor_infos(const cs_cg *cg, cs_sbuf *b, const char *name, int n,
   cs_sbuf_puts(b, "};\n");
 }
 
-/* Unless -skip-runtime-checks=1: misaligned blobs and arenas are caller
- * errors the kernels would not detect. */
-static void alignment_checks(const cs_cg *cg, cs_sbuf *b) {
+/* Unless -skip-runtime-checks=1 (the DSP default): null and misaligned
+ * blobs and arenas are caller errors the kernels would not detect. */
+static void argument_checks(const cs_cg *cg, cs_sbuf *b) {
   if (cg->t->skip_runtime_checks) return;
+  cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
+                 cg->s.arena_size ? " || A == NULL" : "");
   cs_sbuf_puts(b, "  if (((uintptr_t)W & (MODEL_WEIGHTS_ALIGN - 1u)) != 0 ||\n"
                   "      ((uintptr_t)A & (MODEL_ARENA_ALIGN - 1u)) != 0)\n"
                   "    return TIDSP_ERR_ALIGN;\n");
@@ -321,15 +326,14 @@ static void alignment_checks(const cs_cg *cg, cs_sbuf *b) {
 static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
   const cs_schedule *s = &cg->s;
   int embedded = cg->opt && cg->opt->weights_as_c;
-  cs_sbuf_puts(b, "\n/* The raw entry: integer tensors in and out (lib0.h lists them). */\n"
-                  "int32_t cg_main(const void *weights, void *arena, const void *const inputs[],\n"
-                  "                void *const outputs[]) {\n");
+  cs_sbuf_printf(b, "\n/* The raw entry: integer tensors in and out (lib0.h lists them). */\n"
+                    "%sint32_t cg_main(const void *weights, void *arena, const void *const inputs[],\n"
+                    "                void *const outputs[]) {\n",
+                 cs_cg_export(cg));
   cs_sbuf_printf(b, "  const uint8_t *W = (const uint8_t *)%s;\n",
                  embedded ? "(weights != NULL ? weights : model_weights)" : "weights");
   cs_sbuf_puts(b, "  uint8_t *A = (uint8_t *)arena;\n  int32_t st;\n");
-  cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
-                 s->arena_size ? " || A == NULL" : "");
-  alignment_checks(cg, b);
+  argument_checks(cg, b);
   for (int f = 0; f < cg->n_files; f++)
     cs_sbuf_printf(b, "  st = cg_main_part%d(W, A, inputs, outputs);\n  if (st != TIDSP_OK) return st;\n", f);
   for (int j = 0; j < s->n_outputs; j++) {
@@ -351,17 +355,16 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
   const cs_graph *g = cg->g;
   int embedded = cg->opt && cg->opt->weights_as_c;
   int ni = s->n_inputs > 0 ? s->n_inputs : 1, no = s->n_outputs > 0 ? s->n_outputs : 1;
-  cs_sbuf_puts(b, "\n/* The model's own dtypes: quantize the inputs, run cg_main, dequantize the\n"
-                  " * outputs. The raw tensors are staged in the arena. */\n"
-                  "int32_t model_run(const void *weights, void *arena, const void *const inputs[],\n"
-                  "                  void *const outputs[]) {\n");
+  cs_sbuf_printf(b, "\n/* The model's own dtypes: quantize the inputs, run cg_main, dequantize the\n"
+                    " * outputs. The raw tensors are staged in the arena. */\n"
+                    "%sint32_t model_run(const void *weights, void *arena, const void *const inputs[],\n"
+                    "                  void *const outputs[]) {\n",
+                 cs_cg_export(cg));
   cs_sbuf_printf(b, "  const uint8_t *W = (const uint8_t *)%s;\n",
                  embedded ? "(weights != NULL ? weights : model_weights)" : "weights");
   cs_sbuf_printf(b, "  uint8_t *A = (uint8_t *)arena;\n  const void *raw_in[%d];\n  void *raw_out[%d];\n"
                     "  int32_t st;\n", ni, no);
-  cs_sbuf_printf(b, "  if (W == NULL%s || inputs == NULL || outputs == NULL) return TIDSP_ERR_NULL;\n",
-                 s->arena_size ? " || A == NULL" : "");
-  alignment_checks(cg, b);
+  argument_checks(cg, b);
   if (s->n_inputs == 0) cs_sbuf_puts(b, "  raw_in[0] = NULL;\n");
   if (s->n_outputs == 0) cs_sbuf_puts(b, "  raw_out[0] = NULL;\n");
   for (int i = 0; i < s->n_inputs; i++) {
@@ -430,14 +433,15 @@ static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
   tensor_infos(cg, b, "model_outputs", s->n_outputs, s->outputs, 0);
   tensor_infos(cg, b, "model_raw_inputs", s->n_inputs, s->inputs, 1);
   tensor_infos(cg, b, "model_raw_outputs", s->n_outputs, s->outputs, 1);
-  cs_sbuf_puts(b, "\nint32_t model_check_weights(const void *weights, size_t size) {\n");
+  cs_sbuf_printf(b, "\n%sint32_t model_check_weights(const void *weights, size_t size) {\n",
+                 cs_cg_export(cg));
   if (embedded)
     cs_sbuf_puts(b, "  if (weights == NULL) {\n    weights = model_weights;\n"
                     "    size = MODEL_WEIGHTS_SIZE;\n  }\n");
   cs_sbuf_puts(b, "  return tidsp_weights_check(weights, size, MODEL_WEIGHTS_SIZE, MODEL_WEIGHTS_COUNT,\n"
                   "                             MODEL_WEIGHTS_ALIGN, MODEL_WEIGHTS_CHECKSUM);\n}\n");
-  cs_sbuf_puts(b, "\nconst tidsp_model_desc model_desc = {\n"
-                  "    .abi_version = TIDSP_MODEL_ABI_VERSION,\n"
+  cs_sbuf_printf(b, "\n%sconst tidsp_model_desc model_desc = {\n", cs_cg_export(cg));
+  cs_sbuf_puts(b, "    .abi_version = TIDSP_MODEL_ABI_VERSION,\n"
                   "    .name = MODEL_NAME,\n    .target = MODEL_TARGET,\n"
                   "    .n_inputs = MODEL_NUM_INPUTS,\n    .n_outputs = MODEL_NUM_OUTPUTS,\n");
   cs_sbuf_printf(b, "    .inputs = %s,\n    .outputs = %s,\n    .raw_inputs = %s,\n    .raw_outputs = %s,\n",
@@ -469,12 +473,13 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
     if (st == CS_OK && f == 0) st = emit_cg_main(cg, &body, used);
     if (st == CS_OK && f == 0) st = emit_model_run(cg, &body, used, &needs_math);
     if (st == CS_OK && f == 0) emit_descriptor(cg, &body);
+    if (st == CS_OK && f == 0) cs_cg_flavour_dsp_entry(cg, &body);
     if (st == CS_OK) {
       char what[96], range[64];
       layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
       snprintf(what, sizeof what, "%s%s", f == 0 ? "entry points, descriptor and " : "", range);
       banner(cg, &out, file, what);
-      includes(&out, needs_math);
+      includes(cg, &out, needs_math);
       emit_macros(cg, &out, used);
       if (f == 0) emit_staging_macros(cg, &out);
       cs_sbuf_puts(&out, body.s ? body.s : "");

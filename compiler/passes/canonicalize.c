@@ -104,6 +104,18 @@ cs_status pass_canonicalize(cs_graph *g, const cs_target *t) {
         return cs_error(CS_ERR_UNSUPPORTED, "node '%s': Dropout mask output is used (inference has no mask)", n->name);
     }
     cs_graph_remove_node(g, i);
+    /* A graph output keeps its ONNX name: the value that replaces it takes
+     * the name, unless that value is itself graph I/O. */
+    int in_is_io = cs_graph_is_output(g, in);
+    for (int k = 0; k < g->n_inputs; k++) in_is_io |= g->inputs[k] == in;
+    if (cs_graph_is_output(g, out) && !in_is_io) {
+      cs_value *iv = cs_graph_value(g, in), *ov = cs_graph_value(g, out);
+      char *name = ov->name ? strdup(ov->name) : NULL;
+      if (name) {
+        free(iv->name);
+        iv->name = name;
+      }
+    }
     cs_graph_replace_uses(g, out, in);
   }
   return to_int8(g);
