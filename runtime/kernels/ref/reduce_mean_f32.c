@@ -1,43 +1,41 @@
 /*
- * reduce_mean_f32.c — ReduceMean over the dims in reduce_mask.
+ * reduce_mean_f32.c — ReduceMean over the dims in reduce_mask, summed in
+ * ONNX Runtime's order (a float sum's result depends on its order).
  *
- * The input is walked once in row-major order and each element is added to
- * its output; restricted to one output, that order is the row-major order
- * of the reduced elements, as the header specifies. Then each sum is
- * divided by the number of reduced elements.
+ * ORT first drops size-1 dims and merges neighbouring dims of the same kind
+ * (kept K / reduced R), then picks a path by the resulting pattern:
+ *   KR, R  each output's block is contiguous: Eigen's vectorized sum
+ *          (ort_float.h), then / count. This is the common case: the mean
+ *          over H·W of an NCHW tensor (global pooling, x.mean([2, 3])).
+ *   RK     out = row 0, then += each further row, element by element.
+ *   RKR    for each kept index, Σ over the outer rows of the Eigen sum of
+ *          its contiguous inner block, in row order.
+ *   other  (non-adjacent reduced dims) one sequential sum per output in the
+ *          row-major order of its reduced elements.
+ * Then each sum is divided by the count (a true division).
+ * Not mirrored: KRK (a reduced block between two kept ones) which ORT sums
+ * with an MLAS GEMM against a vector of ones; the row-major order is used,
+ * which can differ from ORT in the last bit.
  */
-#include "ref_internal.h"
+#include "ort_float.h"
 
-int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
-                              float *y) {
+/* The generic order: walk the input once, adding each element to its
+ * output; for one output, that is the row-major order of its elements. */
+static void reduce_sum_rowmajor(const tidsp_reduce_params *p, const float *x,
+                                float *y, int64_t n_in, int64_t n_out) {
   int32_t idx[TIDSP_MAX_RANK] = {0};
   int64_t out_stride[TIDSP_MAX_RANK];
-  int64_t n_in = 1, n_out = 1, count = 1, i, o;
+  int64_t acc = 1, i, o;
   int32_t d;
-
-  if (!p || !x || !y)
-    return TIDSP_ERR_NULL;
-  if (p->rank < 0 || p->rank > TIDSP_MAX_RANK)
-    return TIDSP_ERR_SHAPE;
-  if (p->reduce_mask & ~((1 << p->rank) - 1))
-    return TIDSP_ERR_PARAM;
   for (d = p->rank - 1; d >= 0; d--) {
     const int reduced = (p->reduce_mask >> d) & 1;
-    if (p->in_shape[d] < 0)
-      return TIDSP_ERR_SHAPE;
-    out_stride[d] = reduced ? 0 : n_out;
-    n_in *= p->in_shape[d];
-    if (reduced)
-      count *= p->in_shape[d];
-    else
-      n_out *= p->in_shape[d];
+    out_stride[d] = reduced ? 0 : acc;
+    if (!reduced)
+      acc *= p->in_shape[d];
   }
-  if (n_in == 0)
-    return n_out == 0 ? TIDSP_OK : TIDSP_ERR_SHAPE; /* a mean of nothing */
-
   for (o = 0; o < n_out; o++)
     y[o] = 0.0f;
-  o = 0; /* output offset of the current input element */
+  o = 0;
   for (i = 0; i < n_in; i++) {
     y[o] += x[i];
     for (d = p->rank - 1; d >= 0; d--) {
@@ -48,7 +46,84 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
       idx[d] = 0;
     }
   }
-  for (o = 0; o < n_out; o++)
-    y[o] /= (float)count;
+}
+
+int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
+                              float *y) {
+  int64_t grp[TIDSP_MAX_RANK]; /* merged dims (size > 1) */
+  int grp_red[TIDSP_MAX_RANK];
+  int32_t n_grp = 0, d;
+  int64_t n_in = 1, n_out = 1, count = 1, i, r;
+  float div;
+
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  if (p->rank < 0 || p->rank > TIDSP_MAX_RANK)
+    return TIDSP_ERR_SHAPE;
+  if (p->reduce_mask & ~((1 << p->rank) - 1))
+    return TIDSP_ERR_PARAM;
+  for (d = 0; d < p->rank; d++) {
+    const int reduced = (p->reduce_mask >> d) & 1;
+    const int64_t s = p->in_shape[d];
+    if (s < 0)
+      return TIDSP_ERR_SHAPE;
+    n_in *= s;
+    if (reduced)
+      count *= s;
+    else
+      n_out *= s;
+    if (s == 1)
+      continue;
+    if (n_grp > 0 && grp_red[n_grp - 1] == reduced) {
+      grp[n_grp - 1] *= s;
+    } else {
+      grp[n_grp] = s;
+      grp_red[n_grp] = reduced;
+      n_grp++;
+    }
+  }
+  if (n_in == 0)
+    return n_out == 0 ? TIDSP_OK : TIDSP_ERR_SHAPE; /* a mean of nothing */
+  div = (float)count;
+
+  if (n_grp == 0 || (n_grp == 1 && !grp_red[0])) {
+    /* nothing to sum: every output is one element */
+    for (i = 0; i < n_out; i++)
+      y[i] = x[i] / div;
+    return TIDSP_OK;
+  }
+  if (grp_red[n_grp - 1] && (n_grp == 1 || (n_grp == 2 && !grp_red[0]))) {
+    /* R or KR: one contiguous block per output */
+    for (i = 0; i < n_out; i++)
+      y[i] = tidsp_ort_eigen_sum(x + i * count, count) / div;
+    return TIDSP_OK;
+  }
+  if (n_grp == 2 && grp_red[0]) {
+    /* RK: rows of n_out, added row by row */
+    for (i = 0; i < n_out; i++)
+      y[i] = x[i];
+    for (r = 1; r < count; r++) {
+      const float *xr = x + r * n_out;
+      for (i = 0; i < n_out; i++)
+        y[i] += xr[i];
+    }
+    for (i = 0; i < n_out; i++)
+      y[i] /= div;
+    return TIDSP_OK;
+  }
+  if (n_grp == 3 && grp_red[0]) {
+    /* RKR: [outer][kept][inner] */
+    const int64_t outer = grp[0], kept = grp[1], inner = grp[2];
+    for (i = 0; i < kept; i++) {
+      float v = 0.0f;
+      for (r = 0; r < outer; r++)
+        v += tidsp_ort_eigen_sum(x + (r * kept + i) * inner, inner);
+      y[i] = v / div;
+    }
+    return TIDSP_OK;
+  }
+  reduce_sum_rowmajor(p, x, y, n_in, n_out);
+  for (i = 0; i < n_out; i++)
+    y[i] /= div;
   return TIDSP_OK;
 }

@@ -1,8 +1,14 @@
 /*
  * unary_f32.c — float Relu, Clip, Sigmoid, HardSigmoid, HardSwish.
  * In place (y == x) is allowed.
+ *
+ * Rounded as ONNX Runtime's CPU kernels: Sigmoid is MLAS's logistic
+ * polynomial (ort_float.h), not 1/(1 + exp(−x)); HardSigmoid is Eigen's
+ * fl(fl(alpha·x) + beta) (no fused multiply-add), clamped to [0, 1];
+ * HardSwish is the ONNX function body, x · HardSigmoid(x) with alpha = 1/6
+ * (0.16666667f), beta = 0.5.
  */
-#include "ref_internal.h"
+#include "ort_float.h"
 
 static inline float hard_sigmoid(float x, float alpha, float beta) {
   float v = alpha * x + beta;
@@ -20,7 +26,7 @@ int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
   switch (p->op) {
   case TIDSP_UNARY_RELU:
     for (i = 0; i < p->n; i++)
-      y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      y[i] = 0.0f > x[i] ? 0.0f : x[i]; /* max(0, x): keeps −0 and NaN */
     break;
   case TIDSP_UNARY_CLIP:
     if (!(p->lo <= p->hi))
@@ -32,7 +38,7 @@ int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
     break;
   case TIDSP_UNARY_SIGMOID:
     for (i = 0; i < p->n; i++)
-      y[i] = 1.0f / (1.0f + expf(-x[i]));
+      y[i] = tidsp_ort_logistic(x[i]);
     break;
   case TIDSP_UNARY_HARDSIGMOID:
     for (i = 0; i < p->n; i++)

@@ -1,0 +1,164 @@
+/*
+ * ort_float.h — the float building blocks of ONNX Runtime's CPU kernels
+ * (x86-64 build, version 1.30), one rounding at a time, for the float
+ * fallback kernels (not public).
+ *
+ * Why: in a QDQ model, ops that ORT runs in float between a dequantize and a
+ * quantize (ReduceMean, Softmax, pooling, Sigmoid, …) are quantized right
+ * after; a last-bit difference in the float result flips a quantization step
+ * now and then. These helpers reproduce ORT's summation orders and
+ * polynomials exactly (established by reading ORT's source and confirmed on
+ * random data against onnxruntime 1.30, tests/e2e/test_float_ops_vs_ort.py):
+ *
+ *  - Eigen's vectorized sum (ReduceMean/ReduceSum over a contiguous block):
+ *    ORT's Eigen is compiled for SSE2, 4 floats per packet. The sum starts at
+ *    the first 16-byte-aligned element, runs two packet accumulators over
+ *    pairs of packets, then one more packet, adds the accumulators
+ *    lane-wise, reduces the packet as (l0 + l2) + (l1 + l3), and finally adds
+ *    the unaligned head and the tail one by one. The order therefore depends
+ *    on the address modulo 16: arena tensors are 64-byte aligned like ORT's
+ *    buffers, so using the real address gives ORT's order.
+ *  - MLAS's 4-lane sums (GlobalAveragePool): lane j sums elements j, j+4, …
+ *    from zero, the lanes reduce as (l0 + l2) + (l1 + l3), the tail is added
+ *    one by one.
+ *  - MLAS's exp for Softmax (the AVX512F kernel, chosen on AVX512F CPUs) and
+ *    logistic (the FMA3 kernel): polynomials evaluated with fused
+ *    multiply-adds, written here with fmaf().
+ */
+#ifndef TIDSP_ORT_FLOAT_H
+#define TIDSP_ORT_FLOAT_H
+
+#include "ref_internal.h"
+
+/* (l0 + l2) + (l1 + l3): SSE2's horizontal add of one packet (Eigen predux
+ * and MlasReduceAddFloat32x4 agree). */
+static inline float tidsp_ort_hsum4(const float l[4]) {
+  float a = l[0] + l[2];
+  float b = l[1] + l[3];
+  return a + b;
+}
+
+/* Eigen's sum of n ≥ 1 contiguous floats at x (see above). */
+static inline float tidsp_ort_eigen_sum(const float *x, int64_t n) {
+  /* First element on a 16-byte boundary (x is at least 4-byte aligned). */
+  int64_t head = (int64_t)((4u - (unsigned)(((uintptr_t)x >> 2) & 3u)) & 3u);
+  int64_t body, body2, i;
+  float p0[4], p1[4], res;
+  int j;
+
+  if (head > n)
+    head = n;
+  body = ((n - head) / 4) * 4;
+  body2 = ((n - head) / 8) * 8;
+  if (body == 0) {
+    res = x[0];
+    for (i = 1; i < n; i++)
+      res += x[i];
+    return res;
+  }
+  for (j = 0; j < 4; j++)
+    p0[j] = x[head + j];
+  if (body > 4) {
+    for (j = 0; j < 4; j++)
+      p1[j] = x[head + 4 + j];
+    for (i = head + 8; i < head + body2; i += 8) {
+      for (j = 0; j < 4; j++) {
+        p0[j] += x[i + j];
+        p1[j] += x[i + 4 + j];
+      }
+    }
+    for (j = 0; j < 4; j++)
+      p0[j] += p1[j];
+    if (body > body2) {
+      for (j = 0; j < 4; j++)
+        p0[j] += x[head + body2 + j];
+    }
+  }
+  res = tidsp_ort_hsum4(p0);
+  for (i = 0; i < head; i++)
+    res += x[i];
+  for (i = head + body; i < n; i++)
+    res += x[i];
+  return res;
+}
+
+/* The channel block of ORT's NCHWc layout on AVX512F CPUs (MLAS's
+ * MlasNchwcGetBlockSize: 16 floats, one zmm register). ORT's NCHWc
+ * transformer rewrites pooling on a tensor whose channel count is a
+ * multiple of it; those kernels sum each channel's taps in order. */
+#define TIDSP_ORT_NCHWC_BLOCK 16
+
+/* Σ x[i] in index order, from 0. */
+static inline float tidsp_ort_seq_sum(const float *x, int64_t n) {
+  float res = 0.0f;
+  int64_t i;
+  for (i = 0; i < n; i++)
+    res += x[i];
+  return res;
+}
+
+/* MLAS's 4-lane sum of n ≥ 0 floats (MlasPoolGlobalKernel's order). */
+static inline float tidsp_ort_mlas_sum4(const float *x, int64_t n) {
+  float l[4] = {0.0f, 0.0f, 0.0f, 0.0f}, res;
+  int64_t i = 0;
+  int j;
+  for (; i + 4 <= n; i += 4) {
+    for (j = 0; j < 4; j++)
+      l[j] += x[i + j];
+  }
+  res = tidsp_ort_hsum4(l);
+  for (; i < n; i++)
+    res += x[i];
+  return res;
+}
+
+/* MLAS's exp(v) of the softmax kernel, v = x − max ≤ 0 (AVX512F form):
+ *   v = max(v, −103.972084)
+ *   m = fma(v, log2(e), bias) − bias          (round to an integer)
+ *   r = fma(m, −ln2_hi, v); r = fma(m, −ln2_lo, r)
+ *   p = poly_0; p = fma(p, r, poly_k) for k = 1..4; p = fma(p, r, 1) twice
+ *   e = p · 2^m                               (vscalefps: one rounding)
+ * The constants are MLAS's (MlasExpConstants). */
+static inline float tidsp_ort_softmax_exp(float v) {
+  const float lower = -103.9720840454f;
+  const float bias = 12582912.0f; /* 1.5 · 2^23: rounds to an integer */
+  const float log2e = 1.44269504088896341f;
+  const float ln2_hi = -6.93145752e-1f;
+  const float ln2_lo = -1.42860677e-6f;
+  float m, r, p;
+  v = lower > v ? lower : v; /* vmaxps(lower, v): a NaN v stays NaN */
+  m = fmaf(v, log2e, bias) - bias;
+  r = fmaf(m, ln2_hi, v);
+  r = fmaf(m, ln2_lo, r);
+  p = 0x1.694000p-10f;
+  p = fmaf(p, r, 0x1.125edcp-7f);
+  p = fmaf(p, r, 0x1.555b5ap-5f);
+  p = fmaf(p, r, 0x1.555450p-3f);
+  p = fmaf(p, r, 0x1.fffff6p-2f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  return ldexpf(p, (int)m);
+}
+
+/* MLAS's logistic (the FMA3 kernel): an odd rational polynomial of x
+ * clamped to [−18, 18], p/q + 0.5, clamped below at 0. */
+static inline float tidsp_ort_logistic(float x) {
+  float x2, p, q, v;
+  x = -18.0f > x ? -18.0f : x; /* vmaxps/vminps keep a NaN x */
+  x = 18.0f < x ? 18.0f : x;
+  x2 = x * x;
+  p = fmaf(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+  p = fmaf(x2, p, 6.08574864600143e-05f);
+  p = fmaf(x2, p, 8.51377133304701e-03f);
+  p = fmaf(x2, p, 2.48287947061529e-01f);
+  q = fmaf(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+  q = fmaf(x2, q, 6.29106785017040e-06f);
+  q = fmaf(x2, q, 1.70198817374094e-03f);
+  q = fmaf(x2, q, 1.16817656904453e-01f);
+  q = fmaf(x2, q, 9.93151921023180e-01f);
+  p = x * p;
+  v = p / q + 0.5f;
+  return 0.0f > v ? 0.0f : v; /* vmaxps(0, v) */
+}
+
+#endif /* TIDSP_ORT_FLOAT_H */
