@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "conv_internal.h"
+#include "../kernel_variants.h"
 
 /* Output columns that the innermost loop handles as one fixed-length block,
  * which gcc -O2 vectorizes. */
@@ -93,9 +94,9 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
   }
 }
 
-int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
-                        const int8_t *w, const int32_t *bias, const void *rq,
-                        int8_t *y) {
+int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y) {
   int32_t acc[TIDSP_REF_CONV_TILE];
   tidsp_ref_rq plan;
   tidsp_ref_conv_tile t;

@@ -6,10 +6,11 @@
  * the bias, which is what ORT's wrapping int32 accumulator computes.
  */
 #include "ref_internal.h"
+#include "../kernel_variants.h"
 
-int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
-                        const int8_t *w, const int32_t *bias, const void *rq,
-                        int8_t *y) {
+int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y) {
   tidsp_ref_rq plan;
   int32_t st, i, j, kk;
 

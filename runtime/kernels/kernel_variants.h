@@ -1,0 +1,81 @@
+/*
+ * kernel_variants.h — the implementations behind the dispatched kernels of
+ * include/cstatic/kernels.h (internal to the runtime, tests and benchmarks).
+ *
+ * A kernel with variants has one public ABI name (tidsp_conv2d_i8) and one
+ * function per way of computing it, named with a `__` suffix:
+ *   __ref              runtime/kernels/ref: portable C, the oracle
+ *   __host_avx2        runtime/kernels/host: x86-64 AVX2
+ *   __host_avx512vnni  runtime/kernels/host: x86-64 AVX-512 VNNI
+ * Every variant takes the same arguments, validates the same way and returns
+ * the same bytes and status as __ref (the host ones call __ref for whatever
+ * they have no fast path for). The host variants exist only on x86.
+ *
+ * Which variant the public name runs is chosen once, by dispatch.c, from
+ * one table (tidsp_kernel_variants) — never by #if inside a kernel body.
+ */
+#ifndef TIDSP_KERNEL_VARIANTS_H
+#define TIDSP_KERNEL_VARIANTS_H
+
+#include "cstatic/kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TIDSP_HAVE_HOST_X86 1
+#else
+#define TIDSP_HAVE_HOST_X86 0
+#endif
+
+typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p,
+                                      const int8_t *x, const int8_t *w,
+                                      const int32_t *bias, const void *rq,
+                                      int8_t *y);
+typedef int32_t (*tidsp_matmul_i8_fn)(const tidsp_matmul_params *p,
+                                      const int8_t *x, const int8_t *w,
+                                      const int32_t *bias, const void *rq,
+                                      int8_t *y);
+
+int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y);
+int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y);
+
+#if TIDSP_HAVE_HOST_X86
+int32_t tidsp_conv2d_i8__host_avx2(const tidsp_conv2d_params *p,
+                                   const int8_t *x, const int8_t *w,
+                                   const int32_t *bias, const void *rq,
+                                   int8_t *y);
+int32_t tidsp_matmul_i8__host_avx2(const tidsp_matmul_params *p,
+                                   const int8_t *x, const int8_t *w,
+                                   const int32_t *bias, const void *rq,
+                                   int8_t *y);
+int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
+                                         const int8_t *x, const int8_t *w,
+                                         const int32_t *bias, const void *rq,
+                                         int8_t *y);
+int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
+                                         const int8_t *x, const int8_t *w,
+                                         const int32_t *bias, const void *rq,
+                                         int8_t *y);
+#endif
+
+/* One row of the variant table: a name, whether this CPU can run it, and
+ * its kernels. */
+typedef struct tidsp_kernel_variant {
+  const char *name; /* "host_avx512vnni", "host_avx2", "ref" */
+  int (*supported)(void);
+  tidsp_conv2d_i8_fn conv2d_i8;
+  tidsp_matmul_i8_fn matmul_i8;
+} tidsp_kernel_variant;
+
+/* The table, fastest first; the last row is "ref", always supported. */
+extern const tidsp_kernel_variant tidsp_kernel_variants[];
+extern const int32_t tidsp_kernel_variant_count;
+
+/* The variant the public names run: the first supported row of the table,
+ * or the one named by the environment variable TIDSP_KERNELS if it is
+ * supported. Chosen at the first call and then fixed. */
+const tidsp_kernel_variant *tidsp_kernel_variant_active(void);
+
+#endif /* TIDSP_KERNEL_VARIANTS_H */
