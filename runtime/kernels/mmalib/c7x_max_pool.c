@@ -1,0 +1,67 @@
+/*
+ * c7x_max_pool.c — c7x_int8_max_pool and c7x_int8_max_pool_tidl: int8 NCHW
+ * max pooling with symmetric padding that acts as −128 (the int8 minimum, so
+ * a padded tap never wins unless the whole window is padding). The _tidl
+ * symbol stands in for the TIDL-backed kernel; both share one body so the
+ * -tidl-kernels choice can never change a value.
+ */
+#include "mmalib_internal.h"
+
+static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
+                        int32_t H_in, int32_t W_in, int32_t H_out,
+                        int32_t W_out, int32_t kH, int32_t kW, int32_t sH,
+                        int32_t sW, int32_t pH, int32_t pW) {
+  int64_t nc, planes;
+  int32_t oh, ow, y, x;
+  if (!in || !out)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  if (N < 1 || C < 1 || H_in < 1 || W_in < 1 || H_out < 1 || W_out < 1 ||
+      kH < 1 || kW < 1 || sH < 1 || sW < 1 || pH < 0 || pW < 0)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  /* Each window starts inside the input (ceil-mode windows may hang past
+   * the padding; those taps are −128 too). */
+  if ((int64_t)(H_out - 1) * sH - pH >= H_in ||
+      (int64_t)(W_out - 1) * sW - pW >= W_in)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  planes = (int64_t)N * C;
+  if (planes * H_in * W_in > INT32_MAX || planes * H_out * W_out > INT32_MAX)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *ip = in + (size_t)nc * H_in * W_in;
+    int8_t *op = out + (size_t)nc * H_out * W_out;
+    for (oh = 0; oh < H_out; oh++) {
+      for (ow = 0; ow < W_out; ow++) {
+        int32_t m = MMALIB_I8_MIN;
+        for (y = 0; y < kH; y++) {
+          int64_t iy = (int64_t)oh * sH - pH + y;
+          if (iy < 0 || iy >= H_in)
+            continue;
+          for (x = 0; x < kW; x++) {
+            int64_t ix = (int64_t)ow * sW - pW + x;
+            if (ix >= 0 && ix < W_in && ip[iy * W_in + ix] > m)
+              m = ip[iy * W_in + ix];
+          }
+        }
+        op[(size_t)oh * W_out + ow] = (int8_t)m;
+      }
+    }
+  }
+  return TIDSP_MMALIB_OK;
+}
+
+int32_t c7x_int8_max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
+                          int32_t H_in, int32_t W_in, int32_t H_out,
+                          int32_t W_out, int32_t kH, int32_t kW, int32_t sH,
+                          int32_t sW, int32_t pH, int32_t pW) {
+  return max_pool(in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH,
+                  pW);
+}
+
+int32_t c7x_int8_max_pool_tidl(const int8_t *in, int8_t *out, int32_t N,
+                               int32_t C, int32_t H_in, int32_t W_in,
+                               int32_t H_out, int32_t W_out, int32_t kH,
+                               int32_t kW, int32_t sH, int32_t sW, int32_t pH,
+                               int32_t pW) {
+  return max_pool(in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH,
+                  pW);
+}

@@ -1,0 +1,48 @@
+/*
+ * mmalib_conv2d_sliced.c — mmalib_conv2d_i8_sliced: one output-channel tile
+ * of a conv whose weights exceed the L2 budget (InjectMMALIBDMA stages the
+ * input once and the weights tile by tile). The tile is an ordinary conv on
+ * the per-layer arrays advanced by oc_start, so a layer computed tile by
+ * tile equals the layer computed at once.
+ */
+#include "mmalib_internal.h"
+
+int32_t mmalib_conv2d_i8_sliced(const int8_t *input, const int8_t *kernel,
+                                const int32_t *bias, const uint8_t *scale,
+                                const uint8_t *shift, int8_t *output,
+                                int32_t C_in, int32_t H_in, int32_t W_in,
+                                int32_t C_out_tile, int32_t KH, int32_t KW,
+                                int32_t stride_h, int32_t stride_w,
+                                int32_t pad_top, int32_t pad_bottom,
+                                int32_t pad_left, int32_t pad_right,
+                                int32_t oc_start) {
+  tidsp_mmalib_conv_geom g;
+  const uint8_t *tile_shift;
+  int32_t st;
+  if (!input || !kernel || !output)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  /* The un-advanced output is the layer's buffer, which is aligned; the
+   * tile's first channel need not be (H_out·W_out is arbitrary). */
+  if (!mmalib_aligned(input) || !mmalib_aligned(kernel) ||
+      !mmalib_aligned(output))
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  if (oc_start < 0)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  st = tidsp_mmalib_conv_geom_init(&g, C_in, H_in, W_in, C_out_tile, KH, KW,
+                                   stride_h, stride_w, pad_top, pad_bottom,
+                                   pad_left, pad_right,
+                                   MMALIB_I8_MAX_REDUCTION);
+  if (st != TIDSP_MMALIB_OK)
+    return st;
+  /* The layer's last channel index must stay addressable. */
+  if ((int64_t)oc_start + C_out_tile > INT32_MAX ||
+      ((int64_t)oc_start + C_out_tile) * g.h_out * g.w_out > INT32_MAX)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  tile_shift = shift ? shift + oc_start : NULL;
+  if (!tidsp_mmalib_shifts_ok(tile_shift, C_out_tile))
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  tidsp_mmalib_conv2d_i8_run(&g, input, kernel, bias ? bias + oc_start : NULL,
+                             scale ? scale + oc_start : NULL, tile_shift,
+                             output + (size_t)oc_start * g.h_out * g.w_out);
+  return TIDSP_MMALIB_OK;
+}

@@ -1,0 +1,103 @@
+/*
+ * mmalib_internal.h — what the MMALIB reference kernels share (not public):
+ * the one requantization (so every kernel rounds the same way), the
+ * pointer-alignment test, and the conv geometry check used by conv2d,
+ * sliced, grouped_loop and depthwise.
+ */
+#ifndef TIDSP_MMALIB_INTERNAL_H
+#define TIDSP_MMALIB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cstatic/mmalib.h"
+
+#define MMALIB_I8_MIN (-128)
+#define MMALIB_I8_MAX 127
+#define MMALIB_I16_MIN (-32768)
+#define MMALIB_I16_MAX 32767
+
+/* Longest int8 reduction whose int32 accumulator cannot overflow:
+ * 131071 · (−128)·(−128) < 2^31. */
+#define MMALIB_I8_MAX_REDUCTION 131071
+
+/* |acc + bias| beyond this saturates any int16 output for every scale ≥ 1
+ * and shift ≤ 31 (2^54 / 2^31 = 2^23 > 32767), and ·255 still fits int64. */
+#define MMALIB_ACC_CLAMP ((int64_t)1 << 54)
+
+static inline int mmalib_aligned(const void *p) {
+  return ((uintptr_t)p & (uintptr_t)(TIDSP_MMALIB_ALIGN - 1)) == 0;
+}
+
+/* floor(v / 2^s), s in [0, 62], without the implementation-defined right
+ * shift of a negative number. */
+static inline int64_t mmalib_floor_shift(int64_t v, int32_t s) {
+  if (v >= 0)
+    return v >> s;
+  return -(((-(v + 1)) >> s) + 1);
+}
+
+/* floor((v + 2^(s−1)) / 2^s): round half toward +∞; s = 0 is exact. */
+static inline int64_t mmalib_round_shift(int64_t v, int32_t s) {
+  return mmalib_floor_shift(s > 0 ? v + ((int64_t)1 << (s - 1)) : v, s);
+}
+
+static inline int64_t mmalib_clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* a + b, saturated to ±MMALIB_ACC_CLAMP (the int16 path's int64 bias may be
+ * anything; beyond the clamp the output saturates the same either way). */
+static inline int64_t mmalib_add_clamped(int64_t a, int64_t b) {
+  a = mmalib_clamp64(a, -MMALIB_ACC_CLAMP, MMALIB_ACC_CLAMP);
+  b = mmalib_clamp64(b, -MMALIB_ACC_CLAMP, MMALIB_ACC_CLAMP);
+  return mmalib_clamp64(a + b, -MMALIB_ACC_CLAMP, MMALIB_ACC_CLAMP);
+}
+
+/* The per-channel requantization of mmalib.h, before saturation. NULL
+ * scale/shift mean 1/0. acc_bias is within ±MMALIB_ACC_CLAMP. */
+static inline int64_t mmalib_requant(int64_t acc_bias, const uint8_t *scale,
+                                     const uint8_t *shift, int32_t c) {
+  int64_t s = scale ? (int64_t)scale[c] : 1;
+  int32_t sh = shift ? (int32_t)shift[c] : 0;
+  return mmalib_round_shift(acc_bias * s, sh);
+}
+
+static inline int8_t mmalib_sat_i8(int64_t v) {
+  return (int8_t)mmalib_clamp64(v, MMALIB_I8_MIN, MMALIB_I8_MAX);
+}
+
+static inline int16_t mmalib_sat_i16(int64_t v) {
+  return (int16_t)mmalib_clamp64(v, MMALIB_I16_MIN, MMALIB_I16_MAX);
+}
+
+/* Every shift[0..n) within [0, TIDSP_MMALIB_MAX_SHIFT] (NULL: all 0). */
+int tidsp_mmalib_shifts_ok(const uint8_t *shift, int32_t n);
+
+/* One conv's geometry: c_in is the input channels one output channel reads
+ * (C_in/groups for grouped, 1 for depthwise). */
+typedef struct tidsp_mmalib_conv_geom {
+  int32_t c_in, h_in, w_in, c_out, kh, kw, stride;
+  int32_t pad_t, pad_l;
+  int32_t h_out, w_out;
+} tidsp_mmalib_conv_geom;
+
+/* Fills g and returns 0, or TIDSP_MMALIB_ERR_PRECONDITION for a bad shape:
+ * a size < 1, a negative pad, stride_h ≠ stride_w, a kernel larger than the
+ * padded input, a tensor over INT32_MAX elements, or a reduction
+ * (c_in·kh·kw) over max_reduction. */
+int32_t tidsp_mmalib_conv_geom_init(tidsp_mmalib_conv_geom *g, int32_t c_in, int32_t h_in,
+                              int32_t w_in, int32_t c_out, int32_t kh,
+                              int32_t kw, int32_t stride_h, int32_t stride_w,
+                              int32_t pad_t, int32_t pad_b, int32_t pad_l,
+                              int32_t pad_r, int64_t max_reduction);
+
+/* The conv loops, given a checked geometry. input points at the c_in planes
+ * this conv reads, kernel at [c_out][c_in][kh][kw], bias/scale/shift/output
+ * at the first output channel's entries (NULL bias/scale/shift allowed). */
+void tidsp_mmalib_conv2d_i8_run(const tidsp_mmalib_conv_geom *g, const int8_t *input,
+                          const int8_t *kernel, const int32_t *bias,
+                          const uint8_t *scale, const uint8_t *shift,
+                          int8_t *output);
+
+#endif
