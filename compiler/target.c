@@ -10,6 +10,7 @@ void cs_target_default(cs_target *t) {
   t->tidl_kernels = 1;
   t->constants_byte_alignment = 64;
   t->requant = CS_REQUANT_FLOAT;
+  t->kernels = CS_KERNELS_FAST;
 }
 
 static int parse_bool(const char *v, int *out) {
@@ -56,6 +57,10 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       if (!strcmp(val, "float")) t->requant = CS_REQUANT_FLOAT;
       else if (!strcmp(val, "q31")) t->requant = CS_REQUANT_Q31;
       else { st = cs_error(CS_ERR_USAGE, "target attribute -requant='%s': expected float or q31", val); break; }
+    } else if (!strcmp(key, "kernels")) {
+      if (!strcmp(val, "fast")) t->kernels = CS_KERNELS_FAST;
+      else if (!strcmp(val, "scalar")) t->kernels = CS_KERNELS_SCALAR;
+      else { st = cs_error(CS_ERR_USAGE, "target attribute -kernels='%s': expected fast or scalar", val); break; }
     } else if (!strcmp(key, "constants-byte-alignment")) {
       char *end;
       long a = strtol(val, &end, 10);
@@ -77,7 +82,7 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       else if (!strcmp(key, "skip-runtime-checks")) { t->skip_runtime_checks = b; skip_set = 1; }
       else { t->use_cpp_api = b; cpp_set = 1; }
     } else {
-      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment)", key);
+      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment)", key);
       break;
     }
   }
@@ -97,4 +102,7 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
            "-skip-runtime-checks=%d -use-cpp-api=%d -constants-byte-alignment=%d",
            cpu, t->mmalib, t->tidl_kernels, t->requant == CS_REQUANT_Q31 ? "q31" : "float",
            t->profile_layers, t->skip_runtime_checks, t->use_cpp_api, t->constants_byte_alignment);
+  size_t len = size ? strlen(buf) : 0;
+  if (t->kernels == CS_KERNELS_SCALAR && len + 1 < size)
+    snprintf(buf + len, size - len, " -kernels=scalar");
 }

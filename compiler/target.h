@@ -19,6 +19,11 @@ typedef enum cs_requant_form {
   CS_REQUANT_Q31        /* int32 multiplier + shift, integer only */
 } cs_requant_form;
 
+typedef enum cs_kernels_form {
+  CS_KERNELS_FAST = 0, /* the dispatched kernels (fastest variant of the CPU) */
+  CS_KERNELS_SCALAR    /* the portable reference loops: the baseline */
+} cs_kernels_form;
+
 typedef struct cs_target {
   cs_mcpu mcpu;
   int mmalib;                   /* -mmalib=1 */
@@ -28,6 +33,7 @@ typedef struct cs_target {
   int use_cpp_api;              /* default 1 on c7x/c66x */
   int constants_byte_alignment; /* default 64 */
   cs_requant_form requant;      /* -requant=float|q31 */
+  cs_kernels_form kernels;      /* -kernels=fast|scalar */
 } cs_target;
 
 /* Defaults for the generic C target. */
@@ -35,7 +41,9 @@ void cs_target_default(cs_target *t);
 /* Parse "c_static_lib [-key=value …]"; unknown keys or bad values are an
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
-/* The canonical string form (for manifest.json). */
+/* The canonical string form (for manifest.json). -kernels appears only
+ * when it is not the default (fast), so that existing targets keep their
+ * text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ir.h"
 
@@ -51,5 +52,25 @@ cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t
  * DIR/.build/model.so linked with the runtime library; reuse what is
  * newer than its sources. Writes the .so path into so_path. */
 cs_status cs_host_build(const char *dir, char *so_path, size_t n);
+
+/* ---- per-layer profile report (profile_report.c) -------------------- */
+
+/* One layer of `cstatic run --profile`: its time is the median over the
+ * timed runs of the layer's time in one run. */
+typedef struct cs_profile_row {
+  const char *name;   /* the layer (IR node) name */
+  const char *kernel; /* the runtime function it calls */
+  int64_t macs;       /* multiply-accumulates per run */
+  double ms;          /* milliseconds per run */
+} cs_profile_row;
+
+/* The table (layer, kernel, MACs, time, share, GMAC/s) and a total line;
+ * latency_ms > 0 is the end-to-end time printed beside the layers' sum. */
+void cs_profile_print(FILE *f, const cs_profile_row *rows, int n, double latency_ms);
+/* The same rows as CSV (a header line, then one line per layer). */
+cs_status cs_profile_write_csv(const char *path, const cs_profile_row *rows, int n);
+/* A horizontal bar chart of the layer times, as an SVG file. */
+cs_status cs_profile_write_svg(const char *path, const cs_profile_row *rows, int n,
+                               const char *title);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "codegen/codegen.h"
+#include "codegen/module.h"
 #include "frontend/onnx.h"
 #include "passes/passes.h"
 #include "target.h"
@@ -32,6 +33,9 @@ static const char usage[] =
     "                        (default \"c_static_lib\")\n"
     "  --weights=bin|c       weights.bin loaded at run time (default), or\n"
     "                        weights.c compiled into the model\n"
+    "  --emit=c|module       C sources only (default), or also DIR/lib0.out: the\n"
+    "                        C7x firmware's loadable module (-mcpu=c7x) with\n"
+    "                        weights.bin embedded\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
     "  -q, --quiet           print nothing on success\n"
     "  -h, --help            this text\n";
@@ -73,8 +77,26 @@ static cs_status install(const char *tmp, const char *dir) {
   return CS_OK;
 }
 
+#ifndef CS_C_COMPILER
+#define CS_C_COMPILER "cc"
+#endif
+#ifndef CS_SOURCE_DIR
+#define CS_SOURCE_DIR "."
+#endif
+
+/* --emit=module: the compiler and headers `cstatic run` uses (same
+ * environment overrides, CS_C_COMPILER and CS_SOURCE_DIR). */
+static cs_status build_module(const char *dir) {
+  const char *cc = getenv("CS_C_COMPILER"), *src = getenv("CS_SOURCE_DIR");
+  char include[4200];
+  snprintf(include, sizeof include, "%s/include", src && *src ? src : CS_SOURCE_DIR);
+  cs_module_options mo = {.cc = cc && *cc ? cc : CS_C_COMPILER, .include_dir = include};
+  return cs_module_build(dir, &mo);
+}
+
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
+  int emit_module = 0;
   int quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
@@ -92,6 +114,10 @@ int cs_cmd_compile(int argc, char **argv) {
       if (r < 0 || (strcmp(v, "bin") && strcmp(v, "c")))
         return cs_cli_usage_error("compile", "--weights must be 'bin' or 'c'");
       weights = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--emit", NULL, &v))) {
+      if (r < 0 || (strcmp(v, "c") && strcmp(v, "module")))
+        return cs_cli_usage_error("compile", "--emit must be 'c' or 'module'");
+      emit_module = !strcmp(v, "module");
     } else if ((r = cs_cli_opt(argc, argv, &i, "--dump-ir", NULL, &v))) {
       if (r < 0 || strcmp(v, "after-all"))
         return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
@@ -119,6 +145,10 @@ int cs_cmd_compile(int argc, char **argv) {
   double t0 = now_s();
   cs_target target;
   if (cs_target_parse(target_str, &target) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if (emit_module && target.mcpu != CS_MCPU_C7X)
+    return cs_cli_usage_error("compile", "--emit=module builds a C7x firmware module: it needs -t \"c_static_lib -mcpu=c7x\"");
+  if (emit_module && strcmp(weights, "bin"))
+    return cs_cli_usage_error("compile", "--emit=module embeds weights.bin; it does not go with --weights=c");
 
   cs_graph *g = NULL;
   if (cs_onnx_load(model, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
@@ -137,6 +167,7 @@ int cs_cmd_compile(int argc, char **argv) {
       .model_path = model, .weights_as_c = !strcmp(weights, "c"), .quiet = quiet, .stats = &stats};
   cs_status st = cs_codegen_emit(g, &target, &opt, tmp);
   cs_graph_free(g);
+  if (st == CS_OK && emit_module) st = build_module(tmp);
   if (st == CS_OK) st = install(tmp, dir);
   if (st != CS_OK) {
     char msg[1024];
@@ -159,6 +190,7 @@ int cs_cmd_compile(int argc, char **argv) {
     printf("  arena: %zu bytes (live-bytes lower bound %zu, \xc3\x97%.3f)\n", stats.arena_bytes,
            stats.live_bytes_lower_bound, ratio);
     printf("  weights: %s (%s)\n", wbuf, opt.weights_as_c ? "weights.c" : "weights.bin");
+    if (emit_module) printf("  module: %s/%s (weights embedded)\n", dir, CS_MODULE_FILE);
   }
   return CS_EXIT_OK;
 }

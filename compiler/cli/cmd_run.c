@@ -1,5 +1,6 @@
 /*
  * cstatic run DIR --input X.npy … --output Y.npy … [--repeat N]
+ *             [--profile] [--profile-csv FILE] [--profile-svg FILE]
  *
  * Builds DIR's C for the host (cached in DIR/.build), loads it, reads
  * model_desc, checks the weights, and runs model_run (the model's own
@@ -7,6 +8,10 @@
  * every input) runs k times on consecutive slices, the outputs
  * concatenated along axis 0. Everything is allocated before the first
  * inference; the model itself allocates nothing.
+ *
+ * --profile reads the model's per-layer table (-profile-layers=1): its
+ * counters are reset before each run and read after it, and each layer's
+ * time is the median over the timed runs (the warm-up excluded).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,7 +28,7 @@
 
 static const char usage[] =
     "usage: cstatic run DIR --input X.npy [--input ...] --output Y.npy [--output ...]\n"
-    "                   [--repeat N]\n"
+    "                   [--repeat N] [--profile] [--profile-csv FILE] [--profile-svg FILE]\n"
     "\n"
     "Build a compiled model (DIR from 'cstatic compile') for this machine and\n"
     "run it on .npy inputs, one --input per model input and one --output per\n"
@@ -36,6 +41,11 @@ static const char usage[] =
     "  -o, --output FILE   a .npy output to write (repeat for each model output)\n"
     "  --repeat N          after one warm-up, time N more inferences and print\n"
     "                      'latency_ms: <median>'\n"
+    "  --profile           print per-layer times (layer, kernel, MACs, time, share,\n"
+    "                      GMAC/s), the median over the --repeat runs; the model\n"
+    "                      must be compiled with -t \"c_static_lib -profile-layers=1\"\n"
+    "  --profile-csv FILE  write the per-layer table as CSV (implies profiling)\n"
+    "  --profile-svg FILE  write a bar chart of the layer times as SVG\n"
     "  -h, --help          this text\n";
 
 enum { MAX_IO = 64 };
@@ -84,6 +94,8 @@ int cs_cmd_run(int argc, char **argv) {
   const char *dir = NULL, *in_paths[MAX_IO], *out_paths[MAX_IO];
   int n_in = 0, n_out = 0;
   long repeat = 0;
+  int profile = 0;
+  const char *profile_csv = NULL, *profile_svg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
@@ -104,6 +116,14 @@ int cs_cmd_run(int argc, char **argv) {
       repeat = r < 0 ? -1 : strtol(v, &end, 10);
       if (r < 0 || errno || *end || repeat < 1 || repeat > 1000000)
         return cs_cli_usage_error("run", "--repeat needs a count in [1, 1000000]");
+    } else if (!strcmp(argv[i], "--profile")) {
+      profile = 1;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-csv", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--profile-csv needs a file name");
+      profile_csv = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-svg", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--profile-svg needs a file name");
+      profile_svg = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cs_cli_usage_error("run", "unknown option %s", argv[i]);
     } else if (!dir) {
@@ -122,6 +142,10 @@ int cs_cmd_run(int argc, char **argv) {
   memset(x, 0, sizeof x);
   memset(y, 0, sizeof y);
   double *times = NULL;
+  uint64_t *layer_times = NULL; /* [runs][layers] */
+  cs_profile_row *rows = NULL;
+  double *column = NULL;
+  int profiling = profile || profile_csv || profile_svg;
 
   char so_path[4096];
   if (cs_host_build(dir, so_path, sizeof so_path) != CS_OK) {
@@ -146,6 +170,11 @@ int cs_cmd_run(int argc, char **argv) {
   if (n_in != m->n_inputs) {
     cs_cli_fail("model '%s' has %d input%s, got %d --input", m->name, m->n_inputs,
                 m->n_inputs == 1 ? "" : "s", n_in);
+    goto done;
+  }
+  if (profiling && !m->profile) {
+    cs_cli_fail("model '%s' in %s was not compiled with per-layer profiling (compile it with "
+                "-t \"c_static_lib -profile-layers=1\")", m->name, dir);
     goto done;
   }
   if (n_out != m->n_outputs) {
@@ -214,11 +243,19 @@ int cs_cmd_run(int argc, char **argv) {
   /* One pass over the k slices is one inference of the whole input. */
   long runs = repeat > 0 ? repeat + 1 : 1;
   times = calloc((size_t)runs, sizeof *times);
-  if (!times) {
+  const tidsp_profile_table *prof = profiling ? m->profile : NULL;
+  int n_layers = prof ? prof->n_layers : 0;
+  if (prof) {
+    layer_times = calloc((size_t)runs * (size_t)(n_layers > 0 ? n_layers : 1), sizeof *layer_times);
+    rows = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *rows);
+    column = calloc((size_t)runs, sizeof *column);
+  }
+  if (!times || (prof && (!layer_times || !rows || !column))) {
     cs_cli_fail("out of memory");
     goto done;
   }
   for (long r = 0; r < runs; r++) {
+    if (prof) tidsp_profile_reset(prof);
     double t0 = now_ms();
     for (int64_t s = 0; s < k; s++) {
       const void *in[MAX_IO];
@@ -233,12 +270,43 @@ int cs_cmd_run(int argc, char **argv) {
       }
     }
     times[r] = now_ms() - t0;
+    for (int l = 0; l < n_layers; l++) layer_times[(size_t)r * (size_t)n_layers + (size_t)l] = prof->layers[l].total;
   }
   if (repeat > 0) {
     qsort(times + 1, (size_t)repeat, sizeof *times, cmp_double);
     double med = repeat % 2 ? times[1 + repeat / 2]
                             : 0.5 * (times[repeat / 2] + times[1 + repeat / 2]);
     printf("latency_ms: %.4f\n", med);
+  }
+  if (prof) {
+    /* Median of each layer over the timed runs (all runs after the warm-up;
+     * the only run without --repeat). */
+    long first = repeat > 0 ? 1 : 0, n_runs = runs - first;
+    double to_ms = strcmp(prof->clock_unit, "ns") == 0 ? 1e-6 : 1.0;
+    for (int l = 0; l < n_layers; l++) {
+      for (long r = 0; r < n_runs; r++)
+        column[r] = (double)layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l] * to_ms;
+      qsort(column, (size_t)n_runs, sizeof *column, cmp_double);
+      rows[l].name = prof->layers[l].name;
+      rows[l].kernel = prof->layers[l].kernel;
+      rows[l].macs = prof->layers[l].macs * k;
+      rows[l].ms = n_runs % 2 ? column[n_runs / 2] : 0.5 * (column[n_runs / 2 - 1] + column[n_runs / 2]);
+    }
+    qsort(times + first, (size_t)n_runs, sizeof *times, cmp_double);
+    double latency = n_runs % 2 ? times[first + n_runs / 2]
+                                : 0.5 * (times[first + n_runs / 2 - 1] + times[first + n_runs / 2]);
+    if (strcmp(prof->clock_unit, "ns") != 0)
+      printf("profile clock unit: %s (the time columns are in %s, not ms)\n", prof->clock_unit,
+             prof->clock_unit);
+    if (profile) cs_profile_print(stdout, rows, n_layers, latency);
+    if (profile_csv && cs_profile_write_csv(profile_csv, rows, n_layers) != CS_OK) {
+      cs_cli_fail("%s", cs_error_message());
+      goto done;
+    }
+    if (profile_svg && cs_profile_write_svg(profile_svg, rows, n_layers, m->name) != CS_OK) {
+      cs_cli_fail("%s", cs_error_message());
+      goto done;
+    }
   }
 
   for (int j = 0; j < n_out; j++) {
@@ -256,6 +324,9 @@ done:
   for (int i = 0; i < n_in; i++) cs_npy_free(&x[i]);
   for (int j = 0; j < MAX_IO; j++) free(y[j]);
   free(times);
+  free(layer_times);
+  free(rows);
+  free(column);
   free(arena);
   free(weights);
   /* The model's code stays mapped until exit: nothing calls it any more,

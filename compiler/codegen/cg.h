@@ -57,10 +57,15 @@ typedef struct cs_kernel_info {
   cs_dtype in[CS_KERNEL_MAX_INPUTS];
   unsigned optional;      /* bit i: input i may be absent (NULL) */
   cs_dtype out;
+  const char *scalar_fn;  /* -kernels=scalar: its reference loop, NULL when fn
+                             already is the only implementation */
 } cs_kernel_info;
 
 /* NULL for a non-kernel op. */
 const cs_kernel_info *cs_kernel_info_of(cs_op op);
+/* The function a call of this kernel names under target t: fn, or
+ * scalar_fn with -kernels=scalar. */
+const char *cs_kernel_fn(const cs_kernel_info *ki, const cs_target *t);
 /* Multiply-accumulates of a conv/matmul node, 0 for other ops. */
 int64_t cs_kernel_macs(const cs_node *n);
 /* Append the designated initializer of the node's param struct: "{.n = 1}"
@@ -91,6 +96,10 @@ typedef struct cs_cg {
 
 /* Names every weight (W_…) and arena (A_…) tensor in cg->macro. */
 cs_status cs_cg_assign_names(cs_cg *cg);
+
+/* Rows of the -profile-layers=1 table: every kernel call of model_run
+ * (boundary conversions and cg_main's non-elided layers). */
+int cs_cg_profile_rows(const cs_cg *cg);
 
 /* Writers; each returns CS_ERR_IO naming the file on failure. */
 cs_status cs_cg_write_header(cs_cg *cg, const char *path);

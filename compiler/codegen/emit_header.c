@@ -112,6 +112,13 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
                      "%sextern const tidsp_model_desc model_desc;\n",
                  ex, ex);
   cs_cg_flavour_header_decl(cg, &b);
+  if (cg->t->profile_layers)
+    cs_sbuf_printf(&b, "\n/* -profile-layers=1: per-layer timing (cstatic/profile.h), one row per\n"
+                       " * kernel call in execution order, model_run's boundary conversions\n"
+                       " * included; model_desc.profile points at it. */\n"
+                       "#define MODEL_PROFILE_LAYERS %du\n"
+                       "%sextern tidsp_layer_stat model_layer_stats[MODEL_PROFILE_LAYERS];\n",
+                   cs_cg_profile_rows(cg), ex);
   if (embedded)
     cs_sbuf_puts(&b, "\n/* weights.c: the blob compiled in; `weights` may be NULL. */\n"
                      "extern const uint8_t model_weights[MODEL_WEIGHTS_SIZE];\n");

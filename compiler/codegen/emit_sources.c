@@ -99,10 +99,53 @@ static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const 
   cs_sbuf_puts(b, " */\n");
 }
 
+/* ---- -profile-layers=1 ------------------------------------------------
+ * The rows of the profile table, in execution order: model_run's input
+ * conversions, cg_main's kernel calls (an elided copy has no row), the
+ * output conversions. A row index of -1: not profiled. */
+
+static int profile_input_rows(const cs_cg *cg) {
+  int r = 0;
+  for (int i = 0; i < cg->s.n_inputs; i++) r += cg->s.inputs[i].node >= 0;
+  return r;
+}
+
+static int profile_call_rows(const cs_cg *cg, int end_step) {
+  int r = 0;
+  for (int k = 0; k < end_step; k++) r += !cg->s.node_elided[cg->s.order[k]];
+  return r;
+}
+
+int cs_cg_profile_rows(const cs_cg *cg) {
+  int r = profile_input_rows(cg) + profile_call_rows(cg, cg->s.n_steps);
+  for (int j = 0; j < cg->s.n_outputs; j++) r += cg->s.outputs[j].node >= 0;
+  return r;
+}
+
+static int profile_row_of_step(const cs_cg *cg, int step) {
+  if (!cg->t->profile_layers) return -1;
+  return profile_input_rows(cg) + profile_call_rows(cg, step);
+}
+
+static int profile_row_of_input(const cs_cg *cg, int i) {
+  if (!cg->t->profile_layers) return -1;
+  int r = 0;
+  for (int k = 0; k < i; k++) r += cg->s.inputs[k].node >= 0;
+  return r;
+}
+
+static int profile_row_of_output(const cs_cg *cg, int j) {
+  if (!cg->t->profile_layers) return -1;
+  int r = profile_input_rows(cg) + profile_call_rows(cg, cg->s.n_steps);
+  for (int k = 0; k < j; k++) r += cg->s.outputs[k].node >= 0;
+  return r;
+}
+
 /* One kernel call in a block. in_expr/out_expr override the pointer of an
- * argument (model_run's boundary conversions); NULL entries use storage. */
+ * argument (model_run's boundary conversions); NULL entries use storage.
+ * row >= 0: time the call into that row of model_layer_stats. */
 static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *const *in_expr,
-                           const char *out_expr, char *used, int *needs_math) {
+                           const char *out_expr, char *used, int *needs_math, int row) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!ki)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' op %s is not a kernel op",
@@ -119,8 +162,9 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
   if (ki->param_type) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->param_type, params.s);
 
-  if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", ki->fn, n->k.copy_bytes);
-  else cs_sbuf_printf(&call, "%s(&p", ki->fn);
+  const char *fn = cs_kernel_fn(ki, cg->t);
+  if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
+  else cs_sbuf_printf(&call, "%s(&p", fn);
   if (n->op == CS_OP_K_CONCAT) {
     cs_sbuf_puts(&call, ",\n        (const void *const[]){");
     for (int i = 0; i < n->n_inputs; i++) {
@@ -139,7 +183,14 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (out_expr) cs_sbuf_puts(&call, out_expr);
   else cs_cg_pointer(cg, &call, n->outputs[0], ki->out, 1, used);
   cs_sbuf_puts(&call, ")");
-  cs_sbuf_printf(b, "    st = %s;\n    if (st != TIDSP_OK) return st;\n  }\n", call.s);
+  if (row >= 0)
+    cs_sbuf_printf(b, "    const uint64_t t0 = tidsp_profile_clock();\n"
+                      "    st = %s;\n"
+                      "    tidsp_profile_record(&model_layer_stats[%d], t0);\n"
+                      "    if (st != TIDSP_OK) return st;\n  }\n",
+                   call.s, row);
+  else
+    cs_sbuf_printf(b, "    st = %s;\n    if (st != TIDSP_OK) return st;\n  }\n", call.s);
 done:
   cs_sbuf_free(&pre);
   cs_sbuf_free(&params);
@@ -160,7 +211,7 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, char *used, int *ne
     cs_sbuf_puts(b, " */\n");
     return CS_OK;
   }
-  return emit_call(cg, b, n, NULL, NULL, used, needs_math);
+  return emit_call(cg, b, n, NULL, NULL, used, needs_math, profile_row_of_step(cg, step));
 }
 
 static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *what) {
@@ -379,7 +430,8 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
     snprintf(in_x, sizeof in_x, "(const float *)inputs[%d]", i);
     snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
     const char *in_expr[3] = {NULL, NULL, in_x};
-    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math);
+    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
+                             profile_row_of_input(cg, i));
     if (st != CS_OK) return st;
     cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
   }
@@ -397,7 +449,8 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
     snprintf(in_x, sizeof in_x, "(const void *)(A + A_RAW_OUTPUT%d)", j);
     snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
     const char *in_expr[3] = {NULL, NULL, in_x};
-    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math);
+    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
+                             profile_row_of_output(cg, j));
     if (st != CS_OK) return st;
   }
   cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");
@@ -423,6 +476,35 @@ static void emit_staging_macros(const cs_cg *cg, cs_sbuf *b) {
     cs_c_shape_text(b, &cg->g->values[s->outputs[j].raw_value]);
     cs_sbuf_puts(b, " */\n");
   }
+}
+
+/* One row's constants: the node's name, the function it calls, its MACs. */
+static void profile_row(const cs_cg *cg, cs_sbuf *b, const cs_node *n) {
+  cs_sbuf_puts(b, "    {");
+  cs_c_string(b, node_name(n));
+  cs_sbuf_puts(b, ", ");
+  cs_c_string(b, cs_kernel_fn(cs_kernel_info_of(n->op), cg->t));
+  cs_sbuf_printf(b, ", %" PRId64 ", 0, 0, 0},\n", cs_kernel_macs(n));
+}
+
+/* The profile table (-profile-layers=1): constants per row, zero counters. */
+static void emit_profile_table(const cs_cg *cg, cs_sbuf *b) {
+  const cs_schedule *s = &cg->s;
+  const cs_graph *g = cg->g;
+  if (!cg->t->profile_layers) return;
+  cs_sbuf_puts(b, "\n/* ---- per-layer profiling (-profile-layers=1, cstatic/profile.h) ---- */\n\n");
+  cs_sbuf_printf(b, "%stidsp_layer_stat model_layer_stats[MODEL_PROFILE_LAYERS] = {\n"
+                    "    /* name, kernel, macs, calls, total, last */\n",
+                 cs_cg_export(cg));
+  for (int i = 0; i < s->n_inputs; i++)
+    if (s->inputs[i].node >= 0) profile_row(cg, b, &g->nodes[s->inputs[i].node]);
+  for (int k = 0; k < s->n_steps; k++)
+    if (!s->node_elided[s->order[k]]) profile_row(cg, b, &g->nodes[s->order[k]]);
+  for (int j = 0; j < s->n_outputs; j++)
+    if (s->outputs[j].node >= 0) profile_row(cg, b, &g->nodes[s->outputs[j].node]);
+  cs_sbuf_puts(b, "};\n\nstatic const tidsp_profile_table model_profile = {\n"
+                  "    .n_layers = MODEL_PROFILE_LAYERS,\n    .layers = model_layer_stats,\n"
+                  "    .clock_unit = TIDSP_PROFILE_CLOCK_UNIT};\n");
 }
 
 static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
@@ -454,8 +536,9 @@ static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
                     "    .weights_embedded = %s,\n"
                     "    .run = model_run,\n    .run_raw = cg_main,\n"
                     "    .check_weights = model_check_weights,\n"
-                    "    .status_str = tidsp_status_str};\n",
-                 embedded ? "model_weights" : "NULL");
+                    "    .status_str = tidsp_status_str%s};\n",
+                 embedded ? "model_weights" : "NULL",
+                 cg->t->profile_layers ? ",\n    .profile = &model_profile" : "");
 }
 
 cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
@@ -472,6 +555,7 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
     st = emit_part(cg, &body, f, used, &needs_math);
     if (st == CS_OK && f == 0) st = emit_cg_main(cg, &body, used);
     if (st == CS_OK && f == 0) st = emit_model_run(cg, &body, used, &needs_math);
+    if (st == CS_OK && f == 0) emit_profile_table(cg, &body);
     if (st == CS_OK && f == 0) emit_descriptor(cg, &body);
     if (st == CS_OK && f == 0) cs_cg_flavour_dsp_entry(cg, &body);
     if (st == CS_OK) {

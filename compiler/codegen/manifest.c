@@ -105,7 +105,7 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
     snprintf(file, sizeof file, "lib%d.c", file_of_step(cg, k));
     cs_json_begin_object(j, NULL);
     cs_json_int(j, "index", k);
-    cs_json_string(j, "kernel", ki ? ki->fn : "?");
+    cs_json_string(j, "kernel", ki ? cs_kernel_fn(ki, cg->t) : "?");
     cs_json_string(j, "op", cs_op_name(n->op));
     cs_json_string(j, "name", n->name);
     onnx_nodes(j, n);
@@ -136,7 +136,7 @@ static void kernel_histogram(const cs_cg *cg, cs_json *j) {
       int id = cg->s.order[k];
       if (cg->g->nodes[id].op == (cs_op)op && !cg->s.node_elided[id]) count++;
     }
-    if (count) cs_json_int(j, ki->fn, count);
+    if (count) cs_json_int(j, cs_kernel_fn(ki, cg->t), count);
   }
   cs_json_end_object(j);
 }

@@ -142,6 +142,18 @@ int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias /* [n] or NULL */,
                         const void *rq, int8_t *y);
 
+/* tidsp_conv2d_i8 and tidsp_matmul_i8 run the fastest variant this CPU
+ * supports (runtime/kernels/dispatch.c). Their portable reference loops
+ * are also callable by name: code compiled with -kernels=scalar calls
+ * these, the scalar baseline, on any CPU. Same arguments, bytes and
+ * status. */
+int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y);
+int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
+                             const int8_t *w, const int32_t *bias,
+                             const void *rq, int8_t *y);
+
 typedef struct tidsp_matmul_f32_params {
   int32_t batch, m, k, n;
   int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */

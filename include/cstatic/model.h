@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "cstatic/kernels.h"
+#include "cstatic/profile.h"
 #include "cstatic/tidsp.h"
 
 #ifdef __cplusplus
@@ -32,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped when tidsp_model_desc or tidsp_tensor_info change layout. */
-#define TIDSP_MODEL_ABI_VERSION 1u
+#define TIDSP_MODEL_ABI_VERSION 2u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {
@@ -73,6 +74,9 @@ typedef struct tidsp_model_desc {
   tidsp_model_entry run_raw;
   int32_t (*check_weights)(const void *weights, size_t size);
   const char *(*status_str)(int32_t status);
+  /* Per-layer timing (cstatic/profile.h) when built with
+   * -profile-layers=1, else NULL. */
+  const tidsp_profile_table *profile;
 } tidsp_model_desc;
 
 /* ---- the weights blob (docs/weights-format.md) ------------------------

@@ -1,0 +1,327 @@
+"""cstatic benchmarks, side by side in one run (`make bench`).
+
+  (a) the spec's single conv layer (int8 conv 64->64, 56x56, 3x3,
+      per-channel): every kernel variant (bench/conv_bench.c), as GMAC/s and
+      as a share of this CPU's int8 peak (bench/vnni_peak.c);
+  (b) every suite model found (and the spec layer as a QDQ model): cstatic
+      with -kernels=scalar (the reference loops), cstatic fast (the default)
+      and ONNX Runtime, one thread each: median latency, ratios, peak RSS of
+      each process, and whether the outputs agree;
+  (c) compile time per model.
+
+Writes bench/results.md (or --out) with the CPU, the date and the exact
+commands. Every process runs alone, one after the other; the medians are
+over --repeat runs after one warm-up.
+
+usage: .venv/bin/python bench/run.py [--build DIR] [--repeat N] [--out FILE]
+                                     [--models GLOB ...]
+"""
+import argparse
+import datetime
+import glob
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+MODEL_DIRS = ["/tmp/lead_models", os.path.join(ROOT, "tests/models/out")]
+# The spec's figures for the same layer on the AM67A C7x at 1 GHz
+# (spec/mmalib-integration.txt "Performance").
+SPEC_CONV_MS = {"TVM loop-based (C7x scalar)": 45.2, "MMALIB (MMA, DDR-resident)": 1.67,
+                "MMALIB + L2 DMA prefetch": 0.48}
+
+commands = []  # every command run, for the report
+
+
+def run(cmd, env=None):
+    """Run cmd in its own process; return (stdout, wall seconds)."""
+    commands.append(" ".join(shlex.quote(c) for c in cmd))
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+    return p.stdout, wall
+
+
+def run_rss(cmd, env=None):
+    """Like run(), plus the command's own peak RSS in MiB (None if unknown).
+
+    /usr/bin/time measures it: the command is its child, forked from a tiny
+    process. (wait4 on a child of this Python process would not do: a
+    forked child's ru_maxrss includes the pages it shared with the parent
+    before exec, so every command would look as large as the benchmark.)"""
+    timer = "/usr/bin/time"
+    if not os.access(timer, os.X_OK):
+        out, wall = run(cmd, env)
+        return out, wall, None
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        out, wall = run([timer, "-f", "%M", "-o", rss.name] + cmd, env)
+        kib = rss.read().strip().splitlines()
+        return out, wall, int(kib[-1]) / 1024.0 if kib else None
+
+
+def latency(text):
+    m = re.search(r"latency_ms: ([0-9.]+)", text)
+    if not m:
+        raise RuntimeError(f"no latency_ms in:\n{text}")
+    return float(m.group(1))
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return platform.processor() or "unknown"
+    name = re.search(r"model name\s*:\s*(.*)", info)
+    flags = re.search(r"flags\s*:\s*(.*)", info)
+    mhz = re.search(r"cpu MHz\s*:\s*(.*)", info)
+    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "amx_int8") if flags and f in flags.group(1).split()]
+    return (f"{name.group(1).strip() if name else 'unknown'}, {os.cpu_count()} logical CPUs, "
+            f"{mhz.group(1).strip() + ' MHz, ' if mhz else ''}{' '.join(isa)}")
+
+
+# ---- (a) the spec's conv layer ------------------------------------------------
+
+def conv_layer(build, repeat, tmp):
+    out, _ = run([os.path.join(build, "bin/conv_bench"), str(max(repeat, 5))])
+    rows = []
+    for m in re.finditer(r"^\s+(\S+)\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s\s+x([0-9.]+) vs ref\s+(.*)$", out, re.M):
+        rows.append({"variant": m.group(1), "ms": float(m.group(2)), "gmacs": float(m.group(3)),
+                     "speedup": float(m.group(4)), "check": m.group(5).strip()})
+    active = re.search(r"active variant: (\S+)", out)
+    peak, peak_note = None, ""
+    exe = os.path.join(tmp, "vnni_peak")
+    cc = os.environ.get("CC", "cc")
+    try:
+        run([cc, "-O2", "-std=c99", "-mavx512f", "-mavx512vnni", os.path.join(ROOT, "bench/vnni_peak.c"),
+             "-o", exe])
+        pout, _ = run([exe])
+        peak = float(re.search(r"peak_gmacs: ([0-9.]+)", pout).group(1))
+        peak_note = "measured: bench/vnni_peak.c, 12 independent vpdpbusd zmm chains, best of 5"
+    except (RuntimeError, AttributeError) as e:
+        peak = 234.0
+        peak_note = f"not measurable here ({str(e).splitlines()[0]}); ~234 GMAC/s/thread as the issue states"
+    return rows, (active.group(1) if active else "?"), peak, peak_note, out
+
+
+def spec_conv_model(path):
+    """The spec's layer as a QDQ ONNX model (quantize_static, per-channel)."""
+    import onnx
+    from onnx import TensorProto, helper
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32)
+    b = (rng.standard_normal(64) * 0.1).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        "spec_conv64", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 56, 56])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten()),
+         helper.make_tensor("b", TensorProto.FLOAT, b.shape, b)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    fp = path + ".float.onnx"
+    onnx.save(m, fp)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": np.abs(rng.standard_normal((1, 64, 56, 56))).astype(np.float32)}
+                              for _ in range(4)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(fp, path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    x = np.abs(rng.standard_normal((1, 64, 56, 56))).astype(np.float32)
+    return x
+
+
+# ---- (b), (c) models ----------------------------------------------------------
+
+def find_models(patterns):
+    found = {}
+    if patterns:
+        for p in patterns:
+            for f in sorted(glob.glob(p)):
+                found.setdefault(os.path.basename(f), f)
+        return list(found.values())
+    for d in MODEL_DIRS:
+        for f in sorted(glob.glob(os.path.join(d, "*.onnx"))):
+            base = os.path.basename(f)
+            if ".part." in base or base.endswith(".float.onnx"):
+                continue
+            found.setdefault(base, f)  # the first directory wins
+    return list(found.values())
+
+
+def model_input(model_path, tmp):
+    """One batch of the suite's inputs (<arch>_inputs.npy beside the model)."""
+    arch = os.path.basename(model_path).split("_")[0]
+    npy = os.path.join(os.path.dirname(model_path), f"{arch}_inputs.npy")
+    if not os.path.exists(npy):
+        return None
+    x = np.load(npy)[:1].astype(np.float32)
+    path = os.path.join(tmp, f"{arch}_x.npy")
+    np.save(path, x)
+    return path
+
+
+def bench_model(name, onnx_path, x_path, build, repeat, tmp):
+    cstatic = os.path.join(build, "bin/cstatic")
+    r = {"name": name}
+    outs = {}
+    for form in ("scalar", "fast"):
+        d = os.path.join(tmp, f"{name}.{form}")
+        shutil.rmtree(d, ignore_errors=True)
+        target = "c_static_lib -kernels=scalar" if form == "scalar" else "c_static_lib"
+        _, wall = run([cstatic, "compile", onnx_path, "-o", d, "-t", target, "--quiet"])
+        r[f"compile_{form}_s"] = wall
+        y = os.path.join(tmp, f"{name}.{form}.y.npy")
+        # The first run builds lib*.c with the host C compiler (cached after).
+        _, wall = run([cstatic, "run", d, "-i", x_path, "-o", y])
+        r[f"cc_{form}_s"] = wall
+        out, _, rss = run_rss([cstatic, "run", d, "-i", x_path, "-o", y, "--repeat", str(repeat)])
+        r[f"{form}_ms"] = latency(out)
+        r[f"{form}_rss"] = rss
+        outs[form] = np.load(y)
+    y = os.path.join(tmp, f"{name}.ort.y.npy")
+    out, _, rss = run_rss([PY, os.path.join(ROOT, "bench/ort_run.py"), onnx_path, x_path, y, str(repeat)])
+    r["ort_ms"] = latency(out)
+    r["ort_rss"] = rss
+    outs["ort"] = np.load(y)
+    r["scalar_eq_fast"] = np.array_equal(outs["scalar"], outs["fast"])
+    r["fast_eq_ort"] = outs["fast"].shape == outs["ort"].shape and np.array_equal(outs["fast"], outs["ort"])
+    r["max_abs_diff_ort"] = float(np.max(np.abs(outs["fast"].astype(np.float64) - outs["ort"])))
+    return r
+
+
+# ---- report -------------------------------------------------------------------
+
+def mib(v):
+    return "n/a" if v is None else f"{v:.0f}"
+
+
+def report(args, cpu, conv, models, started, elapsed):
+    rows, active, peak, peak_note, conv_out = conv
+    L = []
+    L.append("# cstatic benchmarks\n")
+    L.append(f"- date: {started:%Y-%m-%d %H:%M} (local), {elapsed:.0f} s for the whole run")
+    L.append(f"- CPU: {cpu}")
+    L.append(f"- OS: {platform.platform()}; Python {platform.python_version()}; "
+             f"onnxruntime {__import__('onnxruntime').__version__}")
+    L.append(f"- build: {args.build} (cstatic and the runtime as CMake built them; generated "
+             "code built by `cstatic run` with `cc -O2 -std=c99`)")
+    L.append(f"- every number is a median of {args.repeat} runs after one warm-up, single thread, "
+             "one process at a time; the machine (2 vCPUs) is shared with other jobs, and runs of this script minutes apart differed by up to 2× on some rows: compare within a row, not across runs\n")
+    L.append("## (a) the spec's conv layer: int8 conv 64→64, 56×56, 3×3, stride 1, per-channel\n")
+    L.append(f"int8 peak of one core: **{peak:.1f} GMAC/s** ({peak_note}).\n")
+    L.append("| kernel variant | time (ms) | GMAC/s | share of int8 peak | speedup vs scalar | bytes |")
+    L.append("|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        L.append(f"| {r['variant']}{' (fast default)' if r['variant'] == active else ''}"
+                 f"{' (scalar)' if r['variant'] == 'ref' else ''} | {r['ms']:.3f} | {r['gmacs']:.2f} | "
+                 f"{100 * r['gmacs'] / peak:.1f} % | ×{r['speedup']:.2f} | {r['check']} |")
+    L.append("\nFor scale, the spec's figures for this layer on the AM67A C7x at 1 GHz: "
+             + ", ".join(f"{k} {v} ms" for k, v in SPEC_CONV_MS.items())
+             + " (96× MMALIB+DMA vs scalar there).\n")
+    L.append("## (b) models: cstatic scalar vs cstatic fast vs ONNX Runtime (1 thread)\n")
+    L.append("Latency is one inference of batch 1 (224×224 inputs for the suite models). "
+             "Peak RSS is the whole process (cstatic: the `cstatic run` CLI with the model, "
+             "weights, arena and .npy I/O; ORT: the Python interpreter, numpy and onnxruntime).\n")
+    L.append("| model | scalar ms | fast ms | ORT ms | fast vs scalar | fast vs ORT | "
+             "RSS scalar / fast / ORT (MiB) | scalar = fast | fast = ORT |")
+    L.append("|---|---:|---:|---:|---:|---:|---|---|---|")
+    for r in models:
+        if "error" in r:
+            L.append(f"| {r['name']} | error: {r['error']} | | | | | | | |")
+            continue
+        ort_eq = "bit-exact" if r["fast_eq_ort"] else f"max abs diff {r['max_abs_diff_ort']:.3g}"
+        L.append(f"| {r['name']} | {r['scalar_ms']:.2f} | {r['fast_ms']:.2f} | {r['ort_ms']:.2f} | "
+                 f"×{r['scalar_ms'] / r['fast_ms']:.2f} | ×{r['ort_ms'] / r['fast_ms']:.2f} "
+                 f"({'faster' if r['fast_ms'] < r['ort_ms'] else 'slower'}) | "
+                 f"{mib(r['scalar_rss'])} / {mib(r['fast_rss'])} / {mib(r['ort_rss'])} | "
+                 f"{'yes' if r['scalar_eq_fast'] else 'NO'} | {ort_eq} |")
+    L.append("\n\"fast vs ORT\" is ORT's time divided by cstatic fast's (above 1: cstatic is faster).\n")
+    L.append("## (c) compile time\n")
+    L.append("`cstatic compile` (ONNX → C, weights, manifest) and the first `cstatic run`, which "
+             "builds the generated C with the host compiler and runs once.\n")
+    L.append("| model | cstatic compile (s) | first run incl. C build (s) | "
+             "scalar: compile / first run (s) |")
+    L.append("|---|---:|---:|---:|")
+    for r in models:
+        if "error" in r:
+            continue
+        L.append(f"| {r['name']} | {r['compile_fast_s']:.2f} | {r['cc_fast_s']:.2f} | "
+                 f"{r['compile_scalar_s']:.2f} / {r['cc_scalar_s']:.2f} |")
+    L.append("\n## Commands\n")
+    L.append("```")
+    L.append(f"make bench   # = {os.path.relpath(PY, ROOT) if PY.startswith(ROOT) else PY} bench/run.py")
+    L.append(" ".join(shlex.quote(a) for a in [os.path.relpath(PY, ROOT) if PY.startswith(ROOT) else PY]
+                      + sys.argv))
+    L.append("```\n\nEvery process it ran, in order:\n\n```")
+    L.extend(commands)
+    L.append("```\n\nconv_bench's own output:\n\n```")
+    L.append(conv_out.rstrip())
+    L.append("```")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="CMake build directory")
+    ap.add_argument("--repeat", type=int, default=7, help="timed runs per measurement (median)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/results.md"))
+    ap.add_argument("--models", nargs="*", help="ONNX files (default: every suite model found)")
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    for exe in ("bin/cstatic", "bin/conv_bench"):
+        if not os.path.exists(os.path.join(args.build, exe)):
+            sys.exit(f"bench: {os.path.join(args.build, exe)} not found (build it: make build)")
+    started, t0 = datetime.datetime.now(), time.perf_counter()
+    cpu = cpu_model()
+    with tempfile.TemporaryDirectory(prefix="cstatic-bench-") as tmp:
+        print("(a) conv layer ...", flush=True)
+        conv = conv_layer(args.build, args.repeat, tmp)
+        work = []
+        spec = os.path.join(tmp, "spec_conv64.onnx")
+        x = spec_conv_model(spec)
+        np.save(os.path.join(tmp, "spec_x.npy"), x)
+        work.append(("spec_conv64 (1 layer)", spec, os.path.join(tmp, "spec_x.npy")))
+        for m in find_models(args.models):
+            xp = model_input(m, tmp)
+            if xp is None:
+                print(f"  skip {m}: no <arch>_inputs.npy beside it", flush=True)
+                continue
+            work.append((os.path.basename(m)[:-5], m, xp))
+        models = []
+        for name, path, xp in work:
+            print(f"(b) {name} ...", flush=True)
+            try:
+                models.append(bench_model(name.split(" ")[0], path, xp, args.build, args.repeat, tmp))
+                models[-1]["name"] = name
+            except RuntimeError as e:
+                models.append({"name": name, "error": str(e).splitlines()[0]})
+                print(f"  {e}", file=sys.stderr, flush=True)
+        text = report(args, cpu, conv, models, started, time.perf_counter() - t0)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

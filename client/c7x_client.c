@@ -1,0 +1,415 @@
+/*
+ * libc7x_arm_runtime: the host side of the compute protocol.
+ *
+ * One request at a time: send a packet, wait for the packet that answers
+ * it (same seq, type | C7X_MSG_RESPONSE, length as its header says). The
+ * shared region arrives once, with SHM_ATTACH, as a file descriptor.
+ */
+#define _GNU_SOURCE
+
+#include "c7x_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define C7X_DEFAULT_SOCKET "/tmp/c7x_fw.sock"
+
+struct c7x_client {
+  int sock;
+  uint32_t seq;
+  uint8_t *shared;
+  size_t shared_len;
+  uint8_t *staging, *result;
+  size_t staging_size, result_size;
+  uint64_t staging_addr, result_addr;
+  size_t input_data_offset; /* after the last module image */
+  size_t inputs_end;        /* end of create_input allocations */
+  char error[C7X_MSG_MAX];
+};
+
+static char open_error[512];
+
+static int set_error(c7x_client *c, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c ? c->error : open_error, c ? sizeof c->error : sizeof open_error, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+const char *c7x_client_open_error(void) { return open_error; }
+const char *c7x_client_last_error(const c7x_client *c) { return c ? c->error : open_error; }
+
+const char *c7x_strerror(int status) {
+  switch (status) {
+    case C7X_OK: return "ok";
+    case C7X_ERR_GENERIC: return "generic error";
+    case C7X_ERR_INVALID: return "invalid argument";
+    case C7X_ERR_NOMEM: return "out of memory";
+    case C7X_ERR_BUSY: return "busy";
+    case C7X_ERR_TIMEOUT: return "timeout";
+    case C7X_ERR_ADDR: return "bad address";
+    case C7X_ERR_SIZE: return "bad size";
+    case C7X_ERR_OP: return "unsupported operation";
+    case C7X_ERR_LOAD: return "module load failed";
+    case C7X_ERR_SYMBOL: return "unresolved symbol";
+    case C7X_ERR_CALL: return "model call failed";
+    case C7X_ERR_HANDLE: return "bad handle";
+    case C7X_ERR_WEIGHTS: return "bad weights";
+    case C7X_ERR_TENSOR: return "bad tensor";
+    case C7X_ERR_IO: return "firmware connection failed";
+    default: return "unknown status";
+  }
+}
+
+/* Send type + body; receive the response body into resp (up to
+ * resp_cap bytes, *resp_len set) and an optional file descriptor. */
+static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_len, void *resp,
+                    size_t resp_cap, size_t *resp_len, int *fd_out) {
+  uint8_t msg[C7X_MSG_MAX], in[C7X_MSG_MAX + 1];
+  c7x_msg_header h = {type, ++c->seq, (uint32_t)(sizeof h + body_len), 0};
+  if (sizeof h + body_len > C7X_MSG_MAX)
+    return set_error(c, C7X_ERR_SIZE, "request of %zu bytes exceeds %u", sizeof h + body_len, C7X_MSG_MAX);
+  memcpy(msg, &h, sizeof h);
+  if (body_len) memcpy(msg + sizeof h, body, body_len);
+  if (send(c->sock, msg, h.len, MSG_NOSIGNAL) != (ssize_t)h.len)
+    return set_error(c, C7X_ERR_IO, "sending to the firmware: %s", strerror(errno));
+
+  struct iovec iov = {in, sizeof in};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.buf;
+  mh.msg_controllen = sizeof ctl.buf;
+  ssize_t n;
+  do n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return set_error(c, C7X_ERR_IO, "the firmware closed the connection%s%s", n < 0 ? ": " : "",
+                     n < 0 ? strerror(errno) : " (did it crash?)");
+  int fd = -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+  if (fd_out) *fd_out = fd;
+  else if (fd >= 0) close(fd);
+
+  c7x_msg_header rh;
+  if ((size_t)n < sizeof rh || (mh.msg_flags & MSG_TRUNC)) {
+    if (fd_out && fd >= 0) close(fd);
+    return set_error(c, C7X_ERR_IO, "malformed response of %zd bytes", n);
+  }
+  memcpy(&rh, in, sizeof rh);
+  if (rh.type != (type | C7X_MSG_RESPONSE) || rh.seq != h.seq || rh.len != (uint32_t)n) {
+    if (fd_out && fd >= 0) close(fd);
+    return set_error(c, C7X_ERR_IO, "response type 0x%x seq %u len %u does not answer request 0x%x seq %u (%zd bytes)",
+                     rh.type, rh.seq, rh.len, type, h.seq, n);
+  }
+  size_t blen = (size_t)n - sizeof rh;
+  if (rh.status != C7X_OK) {
+    if (fd_out && fd >= 0) close(fd);
+    if (blen > 0) {
+      in[n < (ssize_t)sizeof in ? n : (ssize_t)sizeof in - 1] = '\0';
+      return set_error(c, rh.status, "%s", (const char *)in + sizeof rh);
+    }
+    return set_error(c, rh.status, "%s", c7x_strerror(rh.status));
+  }
+  if (blen > resp_cap) blen = resp_cap;
+  if (resp && blen) memcpy(resp, in + sizeof rh, blen);
+  if (resp_len) *resp_len = blen;
+  c->error[0] = '\0';
+  return C7X_OK;
+}
+
+c7x_client *c7x_client_open(void) { return c7x_client_open_path(NULL); }
+
+c7x_client *c7x_client_open_path(const char *path) {
+  if (!path) path = getenv("C7X_FW_SOCKET");
+  if (!path || !*path) path = C7X_DEFAULT_SOCKET;
+  struct sockaddr_un a;
+  if (strlen(path) >= sizeof a.sun_path) {
+    set_error(NULL, C7X_ERR_INVALID, "socket path %s is too long", path);
+    return NULL;
+  }
+  c7x_client *c = calloc(1, sizeof *c);
+  if (!c) {
+    set_error(NULL, C7X_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  if (c->sock < 0 || connect(c->sock, (struct sockaddr *)&a, sizeof a) != 0) {
+    set_error(NULL, C7X_ERR_IO, "cannot connect to the firmware at %s: %s (is c7x_fw running? "
+              "set C7X_FW_SOCKET)", path, strerror(errno));
+    if (c->sock >= 0) close(c->sock);
+    free(c);
+    return NULL;
+  }
+  c7x_shm_attach_resp r;
+  size_t rl = 0;
+  int fd = -1;
+  int s = transact(c, C7X_MSG_SHM_ATTACH, NULL, 0, &r, sizeof r, &rl, &fd);
+  if (s == C7X_OK && (rl != sizeof r || fd < 0))
+    s = set_error(c, C7X_ERR_IO, "SHM_ATTACH answered without the shared region");
+  if (s == C7X_OK) {
+    c->shared_len = (size_t)(r.staging_size + r.result_size);
+    void *p = mmap(NULL, c->shared_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) s = set_error(c, C7X_ERR_IO, "cannot map the shared region: %s", strerror(errno));
+    else c->shared = p;
+  }
+  if (fd >= 0) close(fd);
+  if (s != C7X_OK) {
+    set_error(NULL, s, "%s", c->error);
+    close(c->sock);
+    free(c);
+    return NULL;
+  }
+  c->staging = c->shared;
+  c->staging_size = (size_t)r.staging_size;
+  c->staging_addr = r.staging_addr;
+  c->result = c->shared + r.staging_size;
+  c->result_size = (size_t)r.result_size;
+  c->result_addr = r.result_addr;
+  return c;
+}
+
+void c7x_client_close(c7x_client *c) {
+  if (!c) return;
+  if (c->shared) munmap(c->shared, c->shared_len);
+  close(c->sock);
+  free(c);
+}
+
+int c7x_client_ping(c7x_client *c, uint32_t *version, uint64_t *uptime_us) {
+  c7x_ping_resp r;
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_PING, NULL, 0, &r, sizeof r, &n, NULL);
+  if (s != C7X_OK) return s;
+  if (n != sizeof r) return set_error(c, C7X_ERR_IO, "PING response of %zu bytes", n);
+  if (version) *version = r.version;
+  if (uptime_us) *uptime_us = r.uptime_us;
+  return C7X_OK;
+}
+
+int c7x_client_get_status(c7x_client *c, c7x_fw_status *st) {
+  c7x_status_resp r;
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_GET_STATUS, NULL, 0, &r, sizeof r, &n, NULL);
+  if (s != C7X_OK) return s;
+  if (n != sizeof r) return set_error(c, C7X_ERR_IO, "GET_STATUS response of %zu bytes", n);
+  st->version = r.version;
+  st->loaded_modules = r.loaded_modules;
+  st->uptime_us = r.uptime_us;
+  st->completed = r.completed;
+  st->failed = r.failed;
+  st->ddr_heap_size = r.ddr_heap_size;
+  st->ddr_heap_free = r.ddr_heap_free;
+  st->l2_size = r.l2_size;
+  st->l2_free = r.l2_free;
+  return C7X_OK;
+}
+
+void *c7x_client_get_input_buffer(c7x_client *c, size_t *size) {
+  if (size) *size = c->staging_size;
+  return c->staging;
+}
+
+void *c7x_client_get_output_buffer(c7x_client *c, size_t *size) {
+  if (size) *size = c->result_size;
+  return c->result;
+}
+
+size_t c7x_client_get_input_data_offset(const c7x_client *c) { return c->input_data_offset; }
+
+static size_t align64(size_t v) { return (v + 63) & ~(size_t)63; }
+
+void *c7x_client_create_input(c7x_client *c, size_t nbytes) {
+  size_t off = align64(c->inputs_end > c->input_data_offset ? c->inputs_end : c->input_data_offset);
+  if (off > c->staging_size || nbytes > c->staging_size - off) {
+    set_error(c, C7X_ERR_NOMEM, "create_input: %zu bytes do not fit the staging buffer (%zu of %zu used)",
+              nbytes, off, c->staging_size);
+    return NULL;
+  }
+  c->inputs_end = off + nbytes;
+  return c->staging + off;
+}
+
+void c7x_client_reset_inputs(c7x_client *c) { c->inputs_end = 0; }
+
+int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint32_t *handle) {
+  if (size == 0 || size > c->staging_size || size > UINT32_MAX)
+    return set_error(c, C7X_ERR_SIZE, "module image of %zu bytes does not fit the %zu-byte staging buffer",
+                     size, c->staging_size);
+  if (image != c->staging) memcpy(c->staging, image, size);
+  c7x_dyn_load_req q = {(uint32_t)size, 0, {0, 0}};
+  c7x_dyn_load_resp r;
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_DYN_LOAD, &q, sizeof q, &r, sizeof r, &n, NULL);
+  if (s != C7X_OK) return s;
+  if (n != sizeof r) return set_error(c, C7X_ERR_IO, "DYN_LOAD response of %zu bytes", n);
+  c->input_data_offset = align64(size);
+  c->inputs_end = 0;
+  *handle = r.handle;
+  return C7X_OK;
+}
+
+int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    return set_error(c, C7X_ERR_IO, "cannot read module %s: %s", path, strerror(e));
+  }
+  size_t size = (size_t)sb.st_size;
+  if (size == 0 || size > c->staging_size) {
+    close(fd);
+    return set_error(c, C7X_ERR_SIZE, "module %s: %zu bytes, the staging buffer holds %zu", path, size,
+                     c->staging_size);
+  }
+  /* Straight into the staging buffer: the image is not copied again. */
+  for (size_t done = 0; done < size;) {
+    ssize_t r = read(fd, c->staging + done, size - done);
+    if (r <= 0) {
+      int e = errno;
+      close(fd);
+      return set_error(c, C7X_ERR_IO, "reading module %s: %s", path, r < 0 ? strerror(e) : "short file");
+    }
+    done += (size_t)r;
+  }
+  close(fd);
+  return c7x_client_dyn_load_mem(c, c->staging, size, handle);
+}
+
+int c7x_client_dyn_unload(c7x_client *c, uint32_t handle) {
+  c7x_handle_req q = {handle, 0};
+  return transact(c, C7X_MSG_DYN_UNLOAD, &q, sizeof q, NULL, 0, NULL, NULL);
+}
+
+static void from_wire(const c7x_wire_tensor *w, void *data, c7x_tensor_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->data = data;
+  d->data_size = (size_t)w->size;
+  d->ndim = w->ndim;
+  d->dtype_code = w->dtype_code;
+  d->dtype_bits = w->dtype_bits;
+  for (int i = 0; i < C7X_MAX_NDIM; i++) d->shape[i] = w->shape[i];
+}
+
+int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int *n_in,
+                        c7x_tensor_desc *out, int *n_out) {
+  c7x_handle_req q = {handle, 0};
+  uint8_t r[C7X_MSG_MAX];
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_DYN_INFO, &q, sizeof q, r, sizeof r, &n, NULL);
+  if (s != C7X_OK) return s;
+  c7x_dyn_info_resp h;
+  if (n < sizeof h) return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes", n);
+  memcpy(&h, r, sizeof h);
+  if (n != sizeof h + (size_t)(h.num_inputs + h.num_outputs) * sizeof(c7x_wire_tensor))
+    return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes for %u + %u tensors", n,
+                     h.num_inputs, h.num_outputs);
+  if ((int)h.num_inputs > *n_in || (int)h.num_outputs > *n_out)
+    return set_error(c, C7X_ERR_SIZE, "module has %u inputs and %u outputs, room for %d and %d",
+                     h.num_inputs, h.num_outputs, *n_in, *n_out);
+  for (uint32_t i = 0; i < h.num_inputs + h.num_outputs; i++) {
+    c7x_wire_tensor w;
+    memcpy(&w, r + sizeof h + i * sizeof w, sizeof w);
+    from_wire(&w, NULL, i < h.num_inputs ? &in[i] : &out[i - h.num_inputs]);
+  }
+  *n_in = (int)h.num_inputs;
+  *n_out = (int)h.num_outputs;
+  return C7X_OK;
+}
+
+int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
+                     const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
+                     int *n_out, uint64_t *cycles) {
+  return c7x_client_infer_flags(c, handle, model_id, inputs, n_in, outputs, n_out, cycles, 0);
+}
+
+int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
+                           const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
+                           int *n_out, uint64_t *cycles, uint32_t flags) {
+  if (n_in < 0 || n_in > C7X_INFER_MAX_INLINE_INPUTS)
+    return set_error(c, C7X_ERR_INVALID, "%d inputs: at most %d travel in one INFER", n_in,
+                     C7X_INFER_MAX_INLINE_INPUTS);
+  uint8_t body[C7X_MSG_MAX];
+  c7x_infer_req q = {handle, model_id, (uint32_t)n_in, flags};
+  memcpy(body, &q, sizeof q);
+  /* Copies go after the create_input allocations. */
+  size_t scratch = align64(c->inputs_end > c->input_data_offset ? c->inputs_end : c->input_data_offset);
+  for (int i = 0; i < n_in; i++) {
+    const c7x_tensor_desc *d = &inputs[i];
+    if (d->ndim < 0 || d->ndim > C7X_MAX_NDIM)
+      return set_error(c, C7X_ERR_INVALID, "input %d: ndim %d outside [0, %d]", i, d->ndim, C7X_MAX_NDIM);
+    const uint8_t *p = (const uint8_t *)d->data;
+    size_t off;
+    if (!p) return set_error(c, C7X_ERR_INVALID, "input %d: no data", i);
+    if (p >= c->staging && p < c->staging + c->staging_size &&
+        d->data_size <= (size_t)(c->staging + c->staging_size - p)) {
+      off = (size_t)(p - c->staging); /* zero copy */
+    } else {
+      if (scratch > c->staging_size || d->data_size > c->staging_size - scratch)
+        return set_error(c, C7X_ERR_NOMEM, "input %d: %zu bytes do not fit the staging buffer", i, d->data_size);
+      memcpy(c->staging + scratch, p, d->data_size);
+      off = scratch;
+      scratch = align64(scratch + d->data_size);
+    }
+    c7x_wire_tensor w;
+    memset(&w, 0, sizeof w);
+    w.data_addr = c->staging_addr + off;
+    w.size = d->data_size;
+    w.ndim = d->ndim;
+    w.dtype_code = d->dtype_code;
+    w.dtype_bits = d->dtype_bits;
+    for (int k = 0; k < d->ndim; k++) w.shape[k] = d->shape[k];
+    memcpy(body + sizeof q + (size_t)i * sizeof w, &w, sizeof w);
+  }
+  uint8_t r[C7X_MSG_MAX];
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_INFER, body, sizeof q + (size_t)n_in * sizeof(c7x_wire_tensor), r, sizeof r,
+                   &n, NULL);
+  if (s != C7X_OK) return s;
+  c7x_infer_resp h;
+  if (n < sizeof h) return set_error(c, C7X_ERR_IO, "INFER response of %zu bytes", n);
+  memcpy(&h, r, sizeof h);
+  const uint8_t *descs = r + sizeof h;
+  if (h.descs_addr) { /* out of band, in the result buffer */
+    if (h.descs_addr < c->result_addr || h.descs_addr - c->result_addr > c->result_size ||
+        h.descs_size > c->result_size - (h.descs_addr - c->result_addr) ||
+        h.descs_size != h.num_outputs * sizeof(c7x_wire_tensor))
+      return set_error(c, C7X_ERR_IO, "INFER: output descriptors outside the result buffer");
+    descs = c->result + (h.descs_addr - c->result_addr);
+  } else if (n != sizeof h + h.num_outputs * sizeof(c7x_wire_tensor)) {
+    return set_error(c, C7X_ERR_IO, "INFER response of %zu bytes for %u outputs", n, h.num_outputs);
+  }
+  if ((int)h.num_outputs > *n_out)
+    return set_error(c, C7X_ERR_SIZE, "model has %u outputs, room for %d", h.num_outputs, *n_out);
+  for (uint32_t j = 0; j < h.num_outputs; j++) {
+    c7x_wire_tensor w;
+    memcpy(&w, descs + j * sizeof w, sizeof w);
+    if (w.data_addr < c->result_addr || w.data_addr - c->result_addr > c->result_size ||
+        w.size > c->result_size - (w.data_addr - c->result_addr))
+      return set_error(c, C7X_ERR_IO, "INFER: output %u outside the result buffer", j);
+    from_wire(&w, c->result + (w.data_addr - c->result_addr), &outputs[j]);
+  }
+  *n_out = (int)h.num_outputs;
+  if (cycles) *cycles = h.cycles;
+  return C7X_OK;
+}

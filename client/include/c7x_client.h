@@ -1,0 +1,105 @@
+/*
+ * c7x_client.h — the host (ARM-side) client of the C7x firmware:
+ * libc7x_arm_runtime's C API, used by the c7x_compute CLI (and, in a later
+ * slice, the Python C7xVirtualMachine through ctypes).
+ *
+ * A client holds one connection to the firmware (the socket in
+ * $C7X_FW_SOCKET, else /tmp/c7x_fw.sock) and maps the shared region:
+ *
+ *   staging (inputs, module images)            result (outputs)
+ *   ┌──────────────┬─────────────────────────┐ ┌───────────────────────┐
+ *   │ module image │ create_input() tensors… │ │ outputs of the last   │
+ *   │ [0, elf_size)│ [input_data_offset, …)  │ │ infer                 │
+ *   └──────────────┴─────────────────────────┘ └───────────────────────┘
+ *
+ * Zero copy: an input whose data already lies in the staging buffer (from
+ * c7x_client_create_input) is passed as it is; any other input is copied
+ * there first. Outputs are views of the result buffer, valid until the
+ * next infer on any client or close.
+ *
+ * Functions return C7X_OK or a C7X_ERR_* code (c7x_protocol.h);
+ * c7x_client_last_error gives the firmware's (or the client's) message.
+ * A client is not thread-safe.
+ */
+#ifndef CSTATIC_C7X_CLIENT_H
+#define CSTATIC_C7X_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "c7x_protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The host descriptor: data is a pointer in this process. */
+typedef struct c7x_tensor_desc {
+  void *data;
+  size_t data_size;
+  int32_t ndim;
+  int32_t dtype_code; /* 0 int, 1 uint, 2 float (DLPack) */
+  int32_t dtype_bits;
+  int32_t _pad;
+  int64_t shape[C7X_MAX_NDIM];
+} c7x_tensor_desc;
+
+/* The Python ctypes struct (_C7xTensorDesc) relies on this layout. */
+typedef char c7x_tensor_desc_is_80_bytes[sizeof(c7x_tensor_desc) == 80 ? 1 : -1];
+
+typedef struct c7x_client c7x_client;
+
+typedef struct c7x_fw_status {
+  uint32_t version, loaded_modules;
+  uint64_t uptime_us, completed, failed;
+  uint64_t ddr_heap_size, ddr_heap_free, l2_size, l2_free;
+} c7x_fw_status;
+
+/* Connect to the firmware and map the shared region; NULL on failure (the
+ * reason is in c7x_client_open_error()). path NULL: $C7X_FW_SOCKET, else
+ * /tmp/c7x_fw.sock. */
+c7x_client *c7x_client_open(void);
+c7x_client *c7x_client_open_path(const char *path);
+const char *c7x_client_open_error(void);
+void c7x_client_close(c7x_client *c);
+
+const char *c7x_client_last_error(const c7x_client *c);
+const char *c7x_strerror(int status);
+
+int c7x_client_ping(c7x_client *c, uint32_t *version, uint64_t *uptime_us);
+int c7x_client_get_status(c7x_client *c, c7x_fw_status *st);
+
+void *c7x_client_get_input_buffer(c7x_client *c, size_t *size);
+void *c7x_client_get_output_buffer(c7x_client *c, size_t *size);
+/* Where create_input allocations start: the size of the module image this
+ * client loaded last (rounded up to 64), 0 before any load. */
+size_t c7x_client_get_input_data_offset(const c7x_client *c);
+/* nbytes in the staging buffer (64-byte aligned), after the module image
+ * and earlier inputs; NULL when the staging buffer is full. */
+void *c7x_client_create_input(c7x_client *c, size_t nbytes);
+/* Forget every create_input allocation. */
+void c7x_client_reset_inputs(c7x_client *c);
+
+/* Load a module file (or image bytes) into the firmware. */
+int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle);
+int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint32_t *handle);
+int c7x_client_dyn_unload(c7x_client *c, uint32_t handle);
+/* A module's tensors (data NULL): *n_in / *n_out in = capacity, out = count. */
+int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int *n_in,
+                        c7x_tensor_desc *out, int *n_out);
+
+/* Run a module: outputs[0 .. *n_out) become views of the result buffer
+ * (*n_out in = capacity, out = count); cycles may be NULL. */
+int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
+                     const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
+                     int *n_out, uint64_t *cycles);
+/* The same with INFER flags (bits 0-15: repeat count). */
+int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
+                           const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
+                           int *n_out, uint64_t *cycles, uint32_t flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CSTATIC_C7X_CLIENT_H */

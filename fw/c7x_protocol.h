@@ -1,0 +1,184 @@
+/*
+ * c7x_protocol.h — the wire format between the host client (client/,
+ * libc7x_arm_runtime) and the C7x firmware (fw/, c7x_fw), shared by both.
+ *
+ * On the board the messages travel over the RPMsg channel "c7x-compute";
+ * the emulator carries the same bytes over a Unix-domain SOCK_SEQPACKET
+ * socket, which keeps message boundaries as RPMsg does. Every message is
+ * at most C7X_MSG_MAX bytes: a 16-byte header, then a body whose layout the
+ * type decides. All structs are packed and little-endian; the response to
+ * request type T has type T | C7X_MSG_RESPONSE and the request's seq.
+ *
+ * A response whose status is not C7X_OK carries, instead of its body, a
+ * NUL-terminated message naming what failed (e.g. the symbol a module
+ * needs and the firmware does not export).
+ *
+ * Bulk data never travels in messages: the shared DDR carve-out holds the
+ * staging buffer (module images, inputs) and the result buffer (outputs).
+ * Tensors in messages are 80-byte descriptors whose data_addr is a DSP
+ * virtual address inside one of those windows (C7X_STAGING_ADDR,
+ * C7X_RESULT_ADDR, as on the AM67A memory map).
+ *
+ * C99, no allocation.
+ */
+#ifndef CSTATIC_C7X_PROTOCOL_H
+#define CSTATIC_C7X_PROTOCOL_H
+
+#include <stdint.h>
+
+#define C7X_PROTOCOL_VERSION 1u
+#define C7X_MSG_MAX 512u
+#define C7X_MSG_RESPONSE 0x1000u
+
+/* Message types (request; the response is type | C7X_MSG_RESPONSE). */
+#define C7X_MSG_PING 0x0001u
+#define C7X_MSG_GET_STATUS 0x0003u
+/* Emulator only: the stand-in for mapping the carve-out from /dev/mem.
+ * The response carries the windows and, as SCM_RIGHTS ancillary data, the
+ * file descriptor of the shared region. */
+#define C7X_MSG_SHM_ATTACH 0x0005u
+#define C7X_MSG_DYN_LOAD 0x0010u
+#define C7X_MSG_DYN_UNLOAD 0x0012u
+/* A loaded module's input and output tensors (dtype and shape). */
+#define C7X_MSG_DYN_INFO 0x0014u
+#define C7X_MSG_MODEL_LOAD 0x0020u   /* not served yet: weights travel in modules */
+#define C7X_MSG_INFER 0x0021u
+#define C7X_MSG_MODEL_UNLOAD 0x0022u /* not served yet */
+#define C7X_MSG_INFER_LARGE 0x0023u  /* not served yet */
+
+/* Header status / client return codes. */
+#define C7X_OK 0
+#define C7X_ERR_GENERIC -1
+#define C7X_ERR_INVALID -2
+#define C7X_ERR_NOMEM -3
+#define C7X_ERR_BUSY -4
+#define C7X_ERR_TIMEOUT -5
+#define C7X_ERR_ADDR -6
+#define C7X_ERR_SIZE -7
+#define C7X_ERR_OP -8
+#define C7X_ERR_LOAD -9
+#define C7X_ERR_SYMBOL -10
+#define C7X_ERR_CALL -11
+#define C7X_ERR_HANDLE -12
+#define C7X_ERR_WEIGHTS -13
+#define C7X_ERR_TENSOR -14
+/* Client side only: the transport (socket, shared memory) failed. */
+#define C7X_ERR_IO -15
+
+/* The DSP memory map of the shared DDR carve-out. */
+#define C7X_STAGING_ADDR UINT64_C(0xC0000000)
+#define C7X_STAGING_SIZE_DEFAULT (468u << 20)
+#define C7X_RESULT_ADDR UINT64_C(0xDE000000)
+#define C7X_RESULT_SIZE_DEFAULT (32u << 20)
+
+#define C7X_MAX_NDIM 6
+/* Descriptors that fit a message after the INFER fields / response. */
+#define C7X_INFER_MAX_INLINE_INPUTS 6
+#define C7X_INFER_MAX_INLINE_OUTPUTS 5
+#define C7X_INFO_MAX_TENSORS 6
+
+#if defined(__GNUC__) || defined(__clang__)
+#define C7X_PACKED __attribute__((packed))
+#else
+#error "c7x_protocol.h needs packed structs (GCC or Clang)"
+#endif
+
+typedef struct C7X_PACKED c7x_msg_header {
+  uint32_t type;
+  uint32_t seq;
+  uint32_t len;   /* the whole message, header included */
+  int32_t status; /* requests: 0; responses: C7X_OK or C7X_ERR_* */
+} c7x_msg_header;
+
+/* The firmware's tensor_desc (same layout as tidsp_dsp_tensor). */
+typedef struct C7X_PACKED c7x_wire_tensor {
+  uint64_t data_addr; /* DSP virtual address */
+  uint64_t size;      /* bytes at data_addr */
+  int32_t ndim;
+  int32_t dtype_code; /* 0 int, 1 uint, 2 float */
+  int32_t dtype_bits;
+  int32_t reserved;
+  int64_t shape[C7X_MAX_NDIM];
+} c7x_wire_tensor;
+
+typedef struct C7X_PACKED c7x_ping_resp {
+  uint32_t version;
+  uint32_t reserved;
+  uint64_t uptime_us;
+} c7x_ping_resp;
+
+typedef struct C7X_PACKED c7x_status_resp {
+  uint32_t version;
+  uint32_t loaded_modules;
+  uint64_t uptime_us;
+  uint64_t completed; /* requests answered with C7X_OK */
+  uint64_t failed;    /* requests answered with an error */
+  uint64_t ddr_heap_size, ddr_heap_free;
+  uint64_t l2_size, l2_free;
+} c7x_status_resp;
+
+typedef struct C7X_PACKED c7x_shm_attach_resp {
+  uint64_t staging_addr, staging_size;
+  uint64_t result_addr, result_size;
+} c7x_shm_attach_resp;
+
+/* The module image is at the start of the staging buffer. */
+typedef struct C7X_PACKED c7x_dyn_load_req {
+  uint32_t elf_size;
+  uint32_t flags; /* 0 */
+  uint32_t reserved[2];
+} c7x_dyn_load_req;
+
+typedef struct C7X_PACKED c7x_dyn_load_resp {
+  uint32_t handle;
+  uint32_t text_size; /* executable segments */
+  uint32_t data_size; /* the other loadable segments (weights included) */
+  uint32_t arena_size;
+} c7x_dyn_load_resp;
+
+typedef struct C7X_PACKED c7x_handle_req {
+  uint32_t handle;
+  uint32_t reserved;
+} c7x_handle_req;
+
+/* DYN_INFO response: n_inputs + n_outputs descriptors, data_addr 0. */
+typedef struct C7X_PACKED c7x_dyn_info_resp {
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+} c7x_dyn_info_resp;
+
+/* flags: bits 0-15 repeat count (0 = 1); bit 16 reserved (KV-resident). */
+#define C7X_INFER_REPEAT_MASK 0xFFFFu
+typedef struct C7X_PACKED c7x_infer_req {
+  uint32_t handle;
+  uint32_t model_id; /* 0: the module's embedded weights */
+  uint32_t num_inputs;
+  uint32_t flags;
+  /* then num_inputs c7x_wire_tensor */
+} c7x_infer_req;
+
+/* Then num_outputs descriptors inline when num_outputs <=
+ * C7X_INFER_MAX_INLINE_OUTPUTS; otherwise they are in the result buffer
+ * at descs_addr (descs_size bytes) and none follow. */
+typedef struct C7X_PACKED c7x_infer_resp {
+  int32_t return_value; /* cg_main_dsp's tidsp_status */
+  uint32_t num_outputs;
+  uint64_t cycles;      /* emulated: nanoseconds of the whole run (1 GHz) */
+  uint64_t descs_addr;  /* 0 when inline */
+  uint32_t descs_size;
+  uint32_t reserved;
+} c7x_infer_resp;
+
+#define C7X_STATIC_ASSERT(name, cond) typedef char c7x_assert_##name[(cond) ? 1 : -1]
+C7X_STATIC_ASSERT(header_16, sizeof(c7x_msg_header) == 16);
+C7X_STATIC_ASSERT(tensor_80, sizeof(c7x_wire_tensor) == 80);
+C7X_STATIC_ASSERT(infer_req_fits,
+                  sizeof(c7x_msg_header) + sizeof(c7x_infer_req) +
+                          C7X_INFER_MAX_INLINE_INPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
+C7X_STATIC_ASSERT(infer_resp_fits,
+                  sizeof(c7x_msg_header) + sizeof(c7x_infer_resp) +
+                          C7X_INFER_MAX_INLINE_OUTPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
+C7X_STATIC_ASSERT(info_fits, sizeof(c7x_msg_header) + sizeof(c7x_dyn_info_resp) +
+                                     C7X_INFO_MAX_TENSORS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
+
+#endif /* CSTATIC_C7X_PROTOCOL_H */

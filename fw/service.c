@@ -1,0 +1,356 @@
+/*
+ * The compute service: one request in, one response out (c7x_protocol.h).
+ *
+ * Every request is checked before it is used: its length against the
+ * header and against what its type needs, its handle against the module
+ * table, its descriptors against the shared windows and the model's
+ * tensors. A failed check is an error response naming the thing.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fw.h"
+
+typedef struct reply {
+  uint8_t *buf;
+  size_t len;
+} reply;
+
+static size_t finish(fw_state *st, reply *r, const c7x_msg_header *rq, int32_t status) {
+  c7x_msg_header h;
+  h.type = (rq ? rq->type : 0) | C7X_MSG_RESPONSE;
+  h.seq = rq ? rq->seq : 0;
+  h.len = (uint32_t)r->len;
+  h.status = status;
+  memcpy(r->buf, &h, sizeof h);
+  if (status == C7X_OK) st->completed++;
+  else st->failed++;
+  return r->len;
+}
+
+/* An error response: the header and a NUL-terminated message. */
+static size_t error_reply(fw_state *st, reply *r, const c7x_msg_header *rq, int32_t status,
+                          const char *fmt, ...) {
+  va_list ap;
+  char *text = (char *)r->buf + sizeof(c7x_msg_header);
+  size_t room = C7X_MSG_MAX - sizeof(c7x_msg_header);
+  va_start(ap, fmt);
+  int w = vsnprintf(text, room, fmt, ap);
+  va_end(ap);
+  if (w < 0) w = 0;
+  size_t used = (size_t)w < room - 1 ? (size_t)w : room - 1;
+  r->len = sizeof(c7x_msg_header) + used + 1;
+  return finish(st, r, rq, status);
+}
+
+static void put(reply *r, const void *p, size_t n) {
+  memcpy(r->buf + r->len, p, n);
+  r->len += n;
+}
+
+/* ---- tensors -------------------------------------------------------------- */
+
+static int wire_dtype(int32_t dtype, int32_t *code, int32_t *bits) {
+  switch (dtype) {
+    case TIDSP_DTYPE_F32: *code = TIDSP_DSP_CODE_FLOAT; *bits = 32; return 1;
+    case TIDSP_DTYPE_I8: *code = TIDSP_DSP_CODE_INT; *bits = 8; return 1;
+    case TIDSP_DTYPE_U8: *code = TIDSP_DSP_CODE_UINT; *bits = 8; return 1;
+    case TIDSP_DTYPE_I16: *code = TIDSP_DSP_CODE_INT; *bits = 16; return 1;
+    case TIDSP_DTYPE_U16: *code = TIDSP_DSP_CODE_UINT; *bits = 16; return 1;
+    case TIDSP_DTYPE_I32: *code = TIDSP_DSP_CODE_INT; *bits = 32; return 1;
+    case TIDSP_DTYPE_I64: *code = TIDSP_DSP_CODE_INT; *bits = 64; return 1;
+    default: return 0;
+  }
+}
+
+static void dtype_text(char *b, size_t n, int32_t code, int32_t bits) {
+  const char *k = code == TIDSP_DSP_CODE_FLOAT ? "float" : code == TIDSP_DSP_CODE_UINT ? "uint"
+                  : code == TIDSP_DSP_CODE_INT ? "int" : "code?";
+  snprintf(b, n, "%s%d", k, (int)bits);
+}
+
+static void shape_text(char *b, size_t n, int32_t rank, const int64_t *shape) {
+  size_t len = (size_t)snprintf(b, n, "[");
+  for (int32_t i = 0; i < rank && i < C7X_MAX_NDIM && len < n; i++)
+    len += (size_t)snprintf(b + len, n - len, "%s%lld", i ? "," : "", (long long)shape[i]);
+  if (len < n) snprintf(b + len, n - len, "]");
+}
+
+static void info_to_wire(const tidsp_tensor_info *t, uint64_t addr, c7x_wire_tensor *w) {
+  memset(w, 0, sizeof *w);
+  w->data_addr = addr;
+  w->size = t->nbytes;
+  w->ndim = t->rank;
+  int32_t code = -1, bits = 0;
+  wire_dtype(t->dtype, &code, &bits);
+  w->dtype_code = code;
+  w->dtype_bits = bits;
+  for (int32_t i = 0; i < t->rank && i < C7X_MAX_NDIM; i++) w->shape[i] = t->shape[i];
+}
+
+/* The firmware pointer of [addr, addr + size) in the staging window, or
+ * NULL. */
+static uint8_t *staging_ptr(const fw_state *st, uint64_t addr, uint64_t size) {
+  if (addr < C7X_STAGING_ADDR) return NULL;
+  uint64_t off = addr - C7X_STAGING_ADDR;
+  if (off > st->staging_size || size > st->staging_size - off) return NULL;
+  return st->shared + off;
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+static size_t do_ping(fw_state *st, reply *r, const c7x_msg_header *h) {
+  c7x_ping_resp p;
+  memset(&p, 0, sizeof p);
+  p.version = C7X_PROTOCOL_VERSION;
+  p.uptime_us = fw_now_us() - st->start_us;
+  put(r, &p, sizeof p);
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_status(fw_state *st, reply *r, const c7x_msg_header *h) {
+  c7x_status_resp p;
+  memset(&p, 0, sizeof p);
+  p.version = C7X_PROTOCOL_VERSION;
+  for (int i = 0; i < FW_MAX_MODULES; i++) p.loaded_modules += st->modules[i].handle != 0;
+  p.uptime_us = fw_now_us() - st->start_us;
+  p.completed = st->completed;
+  p.failed = st->failed;
+  p.ddr_heap_size = st->ddr.size;
+  p.ddr_heap_free = fw_pool_free_bytes(&st->ddr);
+  p.l2_size = st->l2.size;
+  p.l2_free = fw_pool_free_bytes(&st->l2);
+  put(r, &p, sizeof p);
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_attach(fw_state *st, reply *r, const c7x_msg_header *h, int *send_fd) {
+  if (st->shared_fd < 0)
+    return error_reply(st, r, h, C7X_ERR_OP, "this firmware has no shared region to attach");
+  c7x_shm_attach_resp p;
+  p.staging_addr = C7X_STAGING_ADDR;
+  p.staging_size = st->staging_size;
+  p.result_addr = C7X_RESULT_ADDR;
+  p.result_size = st->result_size;
+  put(r, &p, sizeof p);
+  *send_fd = st->shared_fd;
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_load(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
+  c7x_dyn_load_req q;
+  memcpy(&q, body, sizeof q);
+  if (q.elf_size == 0 || q.elf_size > st->staging_size)
+    return error_reply(st, r, h, C7X_ERR_SIZE, "DYN_LOAD: elf_size %u outside (0, %zu] (the staging buffer)",
+                       q.elf_size, st->staging_size);
+  if (q.flags != 0) return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_LOAD: unknown flags 0x%x", q.flags);
+  char err[C7X_MSG_MAX];
+  fw_module *m = NULL;
+  int s = fw_module_load(st, st->shared, q.elf_size, &m, err, sizeof err);
+  if (s != C7X_OK) return error_reply(st, r, h, s, "DYN_LOAD: %s", err);
+  c7x_dyn_load_resp p;
+  p.handle = m->handle;
+  p.text_size = m->text_size;
+  p.data_size = m->data_size;
+  p.arena_size = (uint32_t)(m->desc->arena_size > UINT32_MAX ? UINT32_MAX : m->desc->arena_size);
+  put(r, &p, sizeof p);
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_unload(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
+  c7x_handle_req q;
+  memcpy(&q, body, sizeof q);
+  char err[256];
+  int s = fw_module_unload(st, q.handle, err, sizeof err);
+  if (s != C7X_OK) return error_reply(st, r, h, s, "DYN_UNLOAD: %s", err);
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
+  c7x_handle_req q;
+  memcpy(&q, body, sizeof q);
+  fw_module *m = fw_module_find(st, q.handle);
+  if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "DYN_INFO: no module with handle %u is loaded", q.handle);
+  const tidsp_model_desc *d = m->desc;
+  if (d->n_inputs + d->n_outputs > C7X_INFO_MAX_TENSORS)
+    return error_reply(st, r, h, C7X_ERR_SIZE, "DYN_INFO: %d inputs + %d outputs do not fit one message (at most %d)",
+                       d->n_inputs, d->n_outputs, C7X_INFO_MAX_TENSORS);
+  c7x_dyn_info_resp p = {(uint32_t)d->n_inputs, (uint32_t)d->n_outputs};
+  put(r, &p, sizeof p);
+  for (int32_t i = 0; i < d->n_inputs + d->n_outputs; i++) {
+    c7x_wire_tensor w;
+    info_to_wire(i < d->n_inputs ? &d->inputs[i] : &d->outputs[i - d->n_inputs], 0, &w);
+    put(r, &w, sizeof w);
+  }
+  return finish(st, r, h, C7X_OK);
+}
+
+/* An input descriptor against the model's tensor; C7X_OK or an error
+ * message in err. */
+static int check_input(const fw_state *st, const c7x_wire_tensor *w, const tidsp_tensor_info *t,
+                       int i, tidsp_dsp_tensor *out, char *err, size_t n_err) {
+  char want_dt[16], got_dt[16], want_sh[160], got_sh[160];
+  int32_t code = -1, bits = 0;
+  wire_dtype(t->dtype, &code, &bits);
+  dtype_text(want_dt, sizeof want_dt, code, bits);
+  dtype_text(got_dt, sizeof got_dt, w->dtype_code, w->dtype_bits);
+  shape_text(want_sh, sizeof want_sh, t->rank, t->shape);
+  int64_t got_shape[C7X_MAX_NDIM];
+  memcpy(got_shape, w->shape, sizeof got_shape);
+  shape_text(got_sh, sizeof got_sh, w->ndim, got_shape);
+  uint8_t *p = staging_ptr(st, w->data_addr, w->size);
+  if (!p) {
+    snprintf(err, n_err, "input %d '%s': data 0x%llx (+%llu bytes) is not inside the staging buffer "
+             "[0x%llx, 0x%llx)", i, t->name, (unsigned long long)w->data_addr,
+             (unsigned long long)w->size, (unsigned long long)C7X_STAGING_ADDR,
+             (unsigned long long)(C7X_STAGING_ADDR + st->staging_size));
+    return C7X_ERR_ADDR;
+  }
+  if (w->ndim < 0 || w->ndim > C7X_MAX_NDIM) {
+    snprintf(err, n_err, "input %d '%s': ndim %d outside [0, %d]", i, t->name, w->ndim, C7X_MAX_NDIM);
+    return C7X_ERR_TENSOR;
+  }
+  memcpy(out, w, sizeof *out);
+  out->data_addr = (uint64_t)(uintptr_t)p;
+  int32_t s = tidsp_dsp_tensor_check(out, t);
+  if (s == TIDSP_ERR_DTYPE) {
+    snprintf(err, n_err, "input %d '%s': dtype %s, the model takes %s", i, t->name, got_dt, want_dt);
+    return C7X_ERR_TENSOR;
+  }
+  if (s != TIDSP_OK) {
+    snprintf(err, n_err, "input %d '%s': %s%s, %llu bytes; the model takes %s%s, %zu bytes", i, t->name,
+             got_dt, got_sh, (unsigned long long)w->size, want_dt, want_sh, t->nbytes);
+    return C7X_ERR_TENSOR;
+  }
+  return C7X_OK;
+}
+
+static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body,
+                       size_t body_len) {
+  c7x_infer_req q;
+  memcpy(&q, body, sizeof q);
+  if (q.num_inputs > C7X_INFER_MAX_INLINE_INPUTS)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "INFER: %u inputs, at most %d travel inline",
+                       q.num_inputs, C7X_INFER_MAX_INLINE_INPUTS);
+  if (body_len != sizeof q + q.num_inputs * sizeof(c7x_wire_tensor))
+    return error_reply(st, r, h, C7X_ERR_SIZE, "INFER: %zu body bytes for %u inputs (expected %zu)",
+                       body_len, q.num_inputs, sizeof q + q.num_inputs * sizeof(c7x_wire_tensor));
+  fw_module *m = fw_module_find(st, q.handle);
+  if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "INFER: no module with handle %u is loaded", q.handle);
+  if (q.model_id != 0)
+    return error_reply(st, r, h, C7X_ERR_INVALID,
+                       "INFER: model_id %u: only 0 (the module's embedded weights) is served", q.model_id);
+  if (q.flags & ~C7X_INFER_REPEAT_MASK)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "INFER: unsupported flags 0x%x", q.flags & ~C7X_INFER_REPEAT_MASK);
+  const tidsp_model_desc *d = m->desc;
+  if ((int32_t)q.num_inputs != d->n_inputs)
+    return error_reply(st, r, h, C7X_ERR_TENSOR, "INFER: model '%s' takes %d input%s, got %u", d->name,
+                       d->n_inputs, d->n_inputs == 1 ? "" : "s", q.num_inputs);
+
+  tidsp_dsp_tensor in[C7X_INFER_MAX_INLINE_INPUTS], out[FW_MAX_TENSORS];
+  c7x_wire_tensor wout[FW_MAX_TENSORS];
+  char err[400];
+  for (uint32_t i = 0; i < q.num_inputs; i++) {
+    c7x_wire_tensor w;
+    memcpy(&w, body + sizeof q + i * sizeof w, sizeof w);
+    int s = check_input(st, &w, &d->inputs[i], (int)i, &in[i], err, sizeof err);
+    if (s != C7X_OK) return error_reply(st, r, h, s, "INFER: %s", err);
+  }
+  /* Outputs: consecutive in the result window, 64-byte aligned; with more
+   * than fit inline, their descriptors follow them there. */
+  size_t off = 0;
+  for (int32_t j = 0; j < d->n_outputs; j++) {
+    const tidsp_tensor_info *t = &d->outputs[j];
+    off = (off + 63) & ~(size_t)63;
+    if (t->nbytes > st->result_size || off > st->result_size - t->nbytes)
+      return error_reply(st, r, h, C7X_ERR_SIZE, "INFER: outputs need more than the %zu-byte result buffer",
+                         st->result_size);
+    info_to_wire(t, C7X_RESULT_ADDR + off, &wout[j]);
+    memcpy(&out[j], &wout[j], sizeof out[j]);
+    out[j].data_addr = (uint64_t)(uintptr_t)(st->shared + st->staging_size + off);
+    off += t->nbytes;
+  }
+  int inline_outs = d->n_outputs <= C7X_INFER_MAX_INLINE_OUTPUTS;
+  size_t descs_off = (off + 63) & ~(size_t)63, descs_size = (size_t)d->n_outputs * sizeof(c7x_wire_tensor);
+  if (!inline_outs && (descs_off > st->result_size || descs_size > st->result_size - descs_off))
+    return error_reply(st, r, h, C7X_ERR_SIZE, "INFER: output descriptors do not fit the result buffer");
+
+  unsigned repeat = q.flags & C7X_INFER_REPEAT_MASK;
+  if (repeat == 0) repeat = 1;
+  int32_t rv = TIDSP_OK;
+  uint64_t t0 = fw_now_us();
+  for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
+    rv = m->entry(m->weights, m->arena, in, d->n_inputs, out, d->n_outputs);
+  uint64_t t1 = fw_now_us();
+  if (rv != TIDSP_OK)
+    return error_reply(st, r, h, C7X_ERR_CALL, "INFER: model '%s': cg_main_dsp returned %d (%s)", d->name,
+                       (int)rv, tidsp_status_str(rv));
+
+  c7x_infer_resp p;
+  memset(&p, 0, sizeof p);
+  p.return_value = rv;
+  p.num_outputs = (uint32_t)d->n_outputs;
+  p.cycles = (t1 - t0) * 1000u; /* 1 GHz */
+  if (!inline_outs) {
+    memcpy(st->shared + st->staging_size + descs_off, wout, descs_size);
+    p.descs_addr = C7X_RESULT_ADDR + descs_off;
+    p.descs_size = (uint32_t)descs_size;
+  }
+  put(r, &p, sizeof p);
+  if (inline_outs) put(r, wout, descs_size);
+  return finish(st, r, h, C7X_OK);
+}
+
+/* Body bytes each request type needs (exactly, or at least for INFER). */
+static int body_size(uint32_t type, size_t *need, int *at_least) {
+  *at_least = 0;
+  switch (type) {
+    case C7X_MSG_PING: case C7X_MSG_GET_STATUS: case C7X_MSG_SHM_ATTACH: *need = 0; return 1;
+    case C7X_MSG_DYN_LOAD: *need = sizeof(c7x_dyn_load_req); return 1;
+    case C7X_MSG_DYN_UNLOAD: case C7X_MSG_DYN_INFO: *need = sizeof(c7x_handle_req); return 1;
+    case C7X_MSG_INFER: *need = sizeof(c7x_infer_req); *at_least = 1; return 1;
+    case C7X_MSG_MODEL_LOAD: case C7X_MSG_MODEL_UNLOAD: case C7X_MSG_INFER_LARGE:
+      *need = 0; *at_least = 1; return 1;
+    default: return 0;
+  }
+}
+
+size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *resp, int *send_fd) {
+  reply r = {resp, sizeof(c7x_msg_header)};
+  *send_fd = -1;
+  if (n < sizeof(c7x_msg_header))
+    return error_reply(st, &r, NULL, C7X_ERR_SIZE, "message of %zu bytes is shorter than its %zu-byte header",
+                       n, sizeof(c7x_msg_header));
+  c7x_msg_header h;
+  memcpy(&h, req, sizeof h);
+  if (h.type & C7X_MSG_RESPONSE)
+    return error_reply(st, &r, &h, C7X_ERR_OP, "message type 0x%x is a response, not a request", h.type);
+  if (n > C7X_MSG_MAX)
+    return error_reply(st, &r, &h, C7X_ERR_SIZE, "message of more than %u bytes", C7X_MSG_MAX);
+  if (h.len != n)
+    return error_reply(st, &r, &h, C7X_ERR_SIZE, "header says %u bytes, the message has %zu", h.len, n);
+  size_t need;
+  int at_least;
+  if (!body_size(h.type, &need, &at_least))
+    return error_reply(st, &r, &h, C7X_ERR_OP, "unknown message type 0x%x", h.type);
+  size_t body_len = n - sizeof h;
+  if (at_least ? body_len < need : body_len != need)
+    return error_reply(st, &r, &h, C7X_ERR_SIZE, "message type 0x%x: body of %zu bytes, expected %s%zu",
+                       h.type, body_len, at_least ? "at least " : "", need);
+  const uint8_t *body = req + sizeof h;
+  switch (h.type) {
+    case C7X_MSG_PING: return do_ping(st, &r, &h);
+    case C7X_MSG_GET_STATUS: return do_status(st, &r, &h);
+    case C7X_MSG_SHM_ATTACH: return do_attach(st, &r, &h, send_fd);
+    case C7X_MSG_DYN_LOAD: return do_load(st, &r, &h, body);
+    case C7X_MSG_DYN_UNLOAD: return do_unload(st, &r, &h, body);
+    case C7X_MSG_DYN_INFO: return do_info(st, &r, &h, body);
+    case C7X_MSG_INFER: return do_infer(st, &r, &h, body, body_len);
+    default:
+      return error_reply(st, &r, &h, C7X_ERR_OP,
+                         "message type 0x%x is not served by this firmware (weights travel in "
+                         "modules; at most %d inputs travel inline)",
+                         h.type, C7X_INFER_MAX_INLINE_INPUTS);
+  }
+}

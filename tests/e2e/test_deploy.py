@@ -1,0 +1,316 @@
+"""Deployment, first slice: `cstatic compile --emit=module`, the firmware
+emulator (c7x_fw) and the host client (c7x_compute, libc7x_arm_runtime).
+
+What is checked here:
+- the module is one ELF shared object with weights.bin, byte for byte, in
+  its own read-only .rodata.weights section between the
+  _binary_weights_bin_start/_end symbols, and its undefined symbols are only
+  what the firmware exports (tidsp_* runtime, a few C library functions);
+- load, infer and unload as separate c7x_compute invocations (handles live
+  in the firmware) give exactly the bytes of `cstatic run` on the same
+  compiled directory;
+- a module needing a symbol the firmware does not export fails to load,
+  naming the symbol, and the firmware keeps serving;
+- bad requests (wrong shape, unknown handle, malformed packets) get error
+  responses, never a crash.
+
+The firmware runs on a socket in the test's temp directory, with small
+pools; binaries default to the ones next to $CSTATIC_BIN
+($C7X_FW_BIN / $C7X_COMPUTE_BIN override them).
+"""
+import os
+import re
+import socket
+import struct
+import subprocess
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+BIN_DIR = os.path.dirname(CSTATIC)
+FW_BIN = os.environ.get("C7X_FW_BIN", os.path.join(BIN_DIR, "c7x_fw"))
+COMPUTE_BIN = os.environ.get("C7X_COMPUTE_BIN", os.path.join(BIN_DIR, "c7x_compute"))
+CC = os.environ.get("CC", "cc")
+
+C7X_ERR_SIZE, C7X_ERR_OP = -7, -8
+
+
+def run(*args, env=None, ok=True):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, env=env)
+    if ok:
+        assert p.returncode == 0, f"{' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def small_model(path):
+    """x f32[1,3,10,10] → Conv 3→6 3x3 + Relu → MaxPool 2x2 →
+    GlobalAveragePool → Flatten → Gemm 6→4 → y f32[1,4], QDQ by ORT."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    r = np.random.default_rng(7)
+    inits = [
+        numpy_helper.from_array((r.standard_normal((6, 3, 3, 3)) * 0.3).astype(np.float32), "w1"),
+        numpy_helper.from_array((r.standard_normal(6) * 0.1).astype(np.float32), "b1"),
+        numpy_helper.from_array((r.standard_normal((4, 6)) * 0.5).astype(np.float32), "wf"),
+        numpy_helper.from_array((r.standard_normal(4) * 0.1).astype(np.float32), "bf"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["m1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["m1"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "deploy_small",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    float_path = str(path) + ".float.onnx"
+    onnx.save(m, float_path)
+
+    class Calib(CalibrationDataReader):
+        def __init__(self):
+            rr = np.random.default_rng(5)
+            self.it = iter([{"x": rr.standard_normal((1, 3, 10, 10)).astype(np.float32)}
+                            for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(float_path, str(path), Calib(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("deploy")
+
+
+@pytest.fixture(scope="module")
+def compiled(work):
+    model = small_model(work / "small.onnx")
+    out = work / "c7x"
+    run(CSTATIC, "compile", model, "-o", out, "-t", "c_static_lib -mcpu=c7x", "--emit=module", "-q")
+    return out
+
+
+@pytest.fixture(scope="module")
+def firmware(work):
+    """c7x_fw on a private socket; yields the client environment."""
+    sock = str(work / "fw.sock")
+    log = open(work / "fw.log", "w")
+    p = subprocess.Popen([FW_BIN, "--socket", sock, "--ddr-heap-mib", "64", "--staging-mib", "16",
+                          "--result-mib", "4"], stdout=log, stderr=subprocess.STDOUT)
+    env = dict(os.environ, C7X_FW_SOCKET=sock)
+    deadline = time.time() + 10
+    while not os.path.exists(sock):
+        assert p.poll() is None, f"c7x_fw exited: {open(work / 'fw.log').read()}"
+        assert time.time() < deadline, "c7x_fw did not create its socket"
+        time.sleep(0.02)
+    yield env
+    alive = p.poll() is None
+    p.terminate()
+    p.wait(timeout=10)
+    log.close()
+    assert alive, f"c7x_fw died during the tests:\n{open(work / 'fw.log').read()}"
+
+
+def compute(env, *args, ok=True):
+    return run(COMPUTE_BIN, *args, env=env, ok=ok)
+
+
+def load(env, path):
+    p = compute(env, "load", path)
+    m = re.fullmatch(r"handle (\d+)\n", p.stdout)
+    assert m, p.stdout
+    return int(m.group(1))
+
+
+# ---- the module file ---------------------------------------------------------
+
+def elf_sections(data):
+    """{name: (offset, size, flags)} and {symbol: value} of .dynsym (ELF64 LE)."""
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1
+    e_type, = struct.unpack_from("<H", data, 16)
+    assert e_type == 3, "not a shared object (ET_DYN)"
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab = hdrs[shstrndx]
+
+    def name(tab, off):
+        start = tab[4] + off
+        return data[start:data.index(b"\0", start)].decode()
+
+    sections = {name(strtab, h[0]): (h[4], h[5], h[2]) for h in hdrs}
+    symbols = {}
+    for h in hdrs:
+        if h[1] == 11:  # SHT_DYNSYM
+            names = hdrs[h[6]]
+            for k in range(h[5] // 24):
+                st_name, st_info, st_other, st_shndx, st_value, st_size = struct.unpack_from(
+                    "<IBBHQQ", data, h[4] + k * 24)
+                if st_name:
+                    symbols[name(names, st_name)] = (st_value, st_shndx)
+    return sections, symbols
+
+
+def test_module_embeds_weights_in_rodata_weights(compiled):
+    data = (compiled / "lib0.out").read_bytes()
+    weights = (compiled / "weights.bin").read_bytes()
+    sections, symbols = elf_sections(data)
+    assert ".rodata.weights" in sections, sorted(sections)
+    off, size, flags = sections[".rodata.weights"]
+    assert data[off:off + size] == weights
+    assert flags & 0x2 and not flags & 0x1 and not flags & 0x4  # SHF_ALLOC, not WRITE/EXEC
+    start, end = symbols["_binary_weights_bin_start"][0], symbols["_binary_weights_bin_end"][0]
+    assert end - start == len(weights)
+    for name in ("_binary_weights_bin_size", "cg_main_dsp", "model_desc"):
+        assert symbols[name][1] != 0, f"{name} is not defined by the module"
+    # Nothing but the module in DIR besides the C outputs.
+    assert not (compiled / ".module").exists()
+
+
+def test_module_needs_only_what_the_firmware_exports(compiled):
+    listing = run(FW_BIN, "--list-exports").stdout.splitlines()
+    exports = {line.split()[1] for line in listing if not line.startswith("#")}
+    _, symbols = elf_sections((compiled / "lib0.out").read_bytes())
+    undefined = {n for n, (_, shndx) in symbols.items() if shndx == 0}
+    assert undefined, "a model module calls the runtime"
+    assert undefined <= exports, f"not exported: {sorted(undefined - exports)}"
+    assert all(n.startswith("tidsp_") or n in ("memcpy", "memset", "memmove", "memcmp")
+               for n in undefined), sorted(undefined)
+
+
+def test_emit_module_needs_the_c7x_target(work):
+    model = small_model(work / "tiny.onnx")
+    p = run(CSTATIC, "compile", model, "-o", work / "generic", "--emit=module", ok=False)
+    assert p.returncode == 2 and "-mcpu=c7x" in p.stderr
+    assert not (work / "generic").exists()
+
+
+# ---- load / infer / unload ---------------------------------------------------
+
+def test_cli_matches_cstatic_run_bit_for_bit(compiled, firmware, work):
+    x = np.random.default_rng(3).standard_normal((1, 3, 10, 10)).astype(np.float32)
+    np.save(work / "x.npy", x)
+    x.tofile(work / "x.bin")
+    run(CSTATIC, "run", compiled, "--input", work / "x.npy", "--output", work / "ref.npy")
+    ref = np.load(work / "ref.npy")
+
+    handle = load(firmware, compiled / "lib0.out")
+    info = compute(firmware, "info", handle).stdout
+    assert "input 0: float32[1,3,10,10] 1200 bytes" in info and "output 0: float32[1,4]" in info
+    p = compute(firmware, "infer", handle, 0, "--input", work / "x.bin", "--output",
+                work / "y.bin", "--dtype", "float32")
+    assert "output 0: float32[1,4] 16 bytes" in p.stdout and re.search(r"cycles: \d+", p.stdout)
+    y = (work / "y.bin").read_bytes()
+    assert y == ref.tobytes(), (np.frombuffer(y, np.float32), ref)
+
+    # The handle is still there for another process; a second module gets
+    # another handle and the same answer.
+    h2 = load(firmware, compiled / "lib0.out")
+    assert h2 != handle
+    compute(firmware, "infer", h2, 0, "-i", work / "x.bin", "-o", work / "y2.bin", "--repeat", "3")
+    assert (work / "y2.bin").read_bytes() == y
+    assert "2 modules loaded" in compute(firmware, "status").stdout
+
+    compute(firmware, "unload", handle)
+    compute(firmware, "unload", h2)
+    p = compute(firmware, "infer", handle, 0, "-i", work / "x.bin", "-o", work / "y.bin", ok=False)
+    assert p.returncode == 1 and f"handle {handle}" in p.stderr
+    p = compute(firmware, "unload", handle, ok=False)
+    assert p.returncode == 1 and "status -12" in p.stderr
+    st = compute(firmware, "status").stdout
+    assert "0 modules loaded" in st
+    free, total = map(int, re.search(r"DDR heap (\d+) of (\d+) bytes free", st).groups())
+    assert free == total == 64 << 20  # unload gave back the module and its arena
+
+
+def test_bad_inputs_get_errors_naming_them(compiled, firmware, work):
+    handle = load(firmware, compiled / "lib0.out")
+    np.zeros((1, 3, 10, 10), np.float32).tofile(work / "z.bin")
+    p = compute(firmware, "infer", handle, 0, "-i", work / "z.bin", "-o", work / "o.bin",
+                "--shape", "1,3,100", ok=False)
+    assert p.returncode == 1
+    assert "input 0 'x'" in p.stderr and "[1,3,10,10]" in p.stderr and "status -14" in p.stderr
+    p = compute(firmware, "infer", handle, 0, "-i", work / "z.bin", "-o", work / "o.bin",
+                "--dtype", "int8", ok=False)
+    assert p.returncode == 1 and "needs 300" in p.stderr
+    p = compute(firmware, "infer", handle, 7, "-i", work / "z.bin", "-o", work / "o.bin", ok=False)
+    assert p.returncode == 1 and "model_id 7" in p.stderr
+    compute(firmware, "unload", handle)
+
+
+def test_missing_symbol_fails_the_load_naming_it(firmware, work):
+    src = work / "needs_more.c"
+    src.write_text("int tidsp_not_in_this_firmware(int);\n"
+                   "__attribute__((visibility(\"default\"))) int cg_main_dsp(void) {\n"
+                   "  return tidsp_not_in_this_firmware(1);\n}\n")
+    mod = work / "needs_more.out"
+    run(CC, "-fPIC", "-shared", "-nostdlib", "-o", mod, src)
+    p = compute(firmware, "load", mod, ok=False)
+    assert p.returncode == 1
+    assert "tidsp_not_in_this_firmware" in p.stderr and "status -10" in p.stderr
+    assert "--tidl OFF" in p.stderr or "--tidl ON" in p.stderr
+    # Symbols the firmware process has but does not export (the C
+    # library's allocator, the firmware's own pool) are refused just the same:
+    # the table decides, not what the host's dynamic loader could find.
+    # A TIDL-off firmware (the default build) does not have the TIDL-backed
+    # max pool either.
+    tidl_off = "--tidl OFF" in run(FW_BIN, "--list-exports").stdout.splitlines()[0]
+    for sym in ("malloc", "fw_pool_alloc") + (("c7x_int8_max_pool_tidl",) if tidl_off else ()):
+        src2 = work / f"needs_{sym}.c"
+        src2.write_text(f"void *{sym}();\n"
+                        "__attribute__((visibility(\"default\"))) void *cg_main_dsp(void) {\n"
+                        f"  return {sym}(16);\n}}\n")
+        mod2 = work / f"needs_{sym}.out"
+        run(CC, "-fPIC", "-shared", "-nostdlib", "-o", mod2, src2)
+        p = compute(firmware, "load", mod2, ok=False)
+        assert p.returncode == 1 and f"does not export: {sym}" in p.stderr, p.stderr
+    # Not an ELF at all.
+    (work / "junk.out").write_bytes(b"junk" * 100)
+    p = compute(firmware, "load", work / "junk.out", ok=False)
+    assert p.returncode == 1 and "not an ELF" in p.stderr
+    compute(firmware, "ping")
+    assert "0 modules loaded" in compute(firmware, "status").stdout
+
+
+def test_malformed_packets_get_error_responses(firmware):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    s.connect(firmware["C7X_FW_SOCKET"])
+    try:
+        def ask(packet):
+            s.send(packet)
+            r = s.recv(1024)
+            t, seq, ln, status = struct.unpack_from("<IIIi", r)
+            assert ln == len(r) <= 512
+            text = r[16:].rstrip(b"\0").decode() if status else ""
+            return t, seq, status, text
+
+        # header length disagrees with the packet
+        t, seq, status, msg = ask(struct.pack("<IIIi", 1, 5, 99, 0))
+        assert (t, seq, status) == (0x1001, 5, C7X_ERR_SIZE) and "header says 99" in msg
+        # longer than 512 bytes
+        t, seq, status, msg = ask(struct.pack("<IIIi", 1, 6, 600, 0) + bytes(584))
+        assert status == C7X_ERR_SIZE and "512" in msg
+        # unknown type
+        t, seq, status, msg = ask(struct.pack("<IIIi", 0x77, 7, 16, 0))
+        assert (t, status) == (0x1077, C7X_ERR_OP)
+        # truncated header
+        t, seq, status, msg = ask(b"\x01\x00")
+        assert status == C7X_ERR_SIZE
+        # and a good PING still works on the same connection
+        t, seq, status, _ = ask(struct.pack("<IIIi", 1, 8, 16, 0))
+        assert (t, seq, status) == (0x1001, 8, 0)
+    finally:
+        s.close()
