@@ -225,6 +225,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "y_zp", p->y_zp);
       field_int(&f, "y_min", p->y_min);
       field_int(&f, "y_max", p->y_max);
+      field_int(&f, "domain_offset", p->domain_offset);
       break;
     }
     case CS_OP_K_MUL_I8: {
@@ -237,6 +238,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "y_zp", p->y_zp);
       field_int(&f, "y_min", p->y_min);
       field_int(&f, "y_max", p->y_max);
+      field_int(&f, "domain_offset", p->domain_offset);
       break;
     }
     case CS_OP_K_BINARY_F32:
@@ -272,6 +274,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "y_zp", p->y_zp);
       field_int(&f, "y_min", p->y_min);
       field_int(&f, "y_max", p->y_max);
+      field_int(&f, "domain_offset", p->domain_offset);
       break;
     }
     case CS_OP_K_GAP_I8:

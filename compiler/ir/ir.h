@@ -96,6 +96,8 @@ typedef struct cs_value {
   void *data;      /* constant payload or NULL */
   cs_quant *quant; /* optional, owned */
   int producer;    /* node id, or -1 for graph inputs and constants */
+  int from_u8;     /* an int8 activation the model had as uint8 (set by
+                    * Canonicalize; kernels.h "The uint8 domain") */
 } cs_value;
 
 int64_t cs_value_numel(const cs_value *v);

@@ -53,6 +53,7 @@ static cs_status to_int8(cs_graph *g) {
     n = cs_graph_node(g, i);
     n->inputs[2] = z;
     cs_graph_value(g, out)->dtype = CS_DTYPE_I8;
+    cs_graph_value(g, out)->from_u8 = 1;
   }
   /* Propagate through dtype-preserving ops and fix DequantizeLinear, in
    * topological order so that chains are followed. */
@@ -66,7 +67,10 @@ static cs_status to_int8(cs_graph *g) {
         cs_graph_value(g, n->inputs[0])->dtype == CS_DTYPE_I8) {
       for (int o = 0; o < n->n_outputs; o++) {
         cs_value *v = cs_graph_value(g, n->outputs[o]);
-        if (v->dtype == CS_DTYPE_U8) v->dtype = CS_DTYPE_I8;
+        if (v->dtype == CS_DTYPE_U8) {
+          v->dtype = CS_DTYPE_I8;
+          v->from_u8 = 1;
+        }
       }
     }
     if (n->op != CS_OP_DEQUANTIZE_LINEAR) continue;

@@ -8,7 +8,8 @@
  * Constants folded as ONNX Runtime's QLinearAdd/QLinearMul (x86), which
  * work on uint8 values (see kernels.h, "The uint8 domain"):
  *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
- *        with za, zb, zy the uint8 zero points (int8 zp + 128)
+ *        with za, zb, zy the zero points in ORT's domain: + 128 where the
+ *        model's activations were uint8 (kernels.h "The uint8 domain")
  *   mul: r = fl(fl(as·bs) / ys)
  * Q31 uses the same constants; its kernels evaluate the formula with
  * integers only.
@@ -46,6 +47,8 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   cs_output_clamp(&tail.out, tail.lo, tail.hi, &ymin, &ymax);
   int chain[1] = {id};
   int inputs[2] = {a_int, b_int};
+  /* ORT computes on uint8 where the model's activations were uint8. */
+  int domain = cs_graph_value(g, cs_graph_node(g, tail.q)->outputs[0])->from_u8 ? 128 : 0;
   if (n->op == CS_OP_ADD) {
     tidsp_add_i8_params p;
     memset(&p, 0, sizeof p);
@@ -59,7 +62,8 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
     p.ra = as / ys;
     p.rb = bs / ys;
-    float za = (float)(p.a_zp + 128), zb = (float)(p.b_zp + 128), zy = (float)(p.y_zp + 128);
+    p.domain_offset = domain;
+    float za = (float)(p.a_zp + domain), zb = (float)(p.b_zp + domain), zy = (float)(p.y_zp + domain);
     /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
     p.f = zy - fmaf(p.ra, za, p.rb * zb);
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
@@ -75,6 +79,7 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     p.y_max = ymax;
     p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
     p.r = (as * bs) / ys;
+    p.domain_offset = domain;
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
     cs_graph_node(g, k)->k.mul = p;
   }

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -46,6 +47,15 @@ static int cmp_order(const void *pa, const void *pb) {
   if (ka != kb) return ka > kb ? -1 : 1;
   if (ta->size != tb->size) return ta->size > tb->size ? -1 : 1;
   if (ta->first != tb->first) return ta->first < tb->first ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static const uint64_t *sort_keys;
+
+/* Larger key first; ties by index (deterministic). */
+static int cmp_by_key(const void *pa, const void *pb) {
+  int a = *(const int *)pa, b = *(const int *)pb;
+  if (sort_keys[a] != sort_keys[b]) return sort_keys[a] > sort_keys[b] ? -1 : 1;
   return a < b ? -1 : a > b;
 }
 
@@ -124,6 +134,11 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
   /* Greedy placement is not optimal for every order; try a few and keep
    * the smallest (ties keep the earlier order, largest-first). */
   size_t best_total = (size_t)-1;
+  int *best = malloc((size_t)n * sizeof *best);
+  if (!best) {
+    free(order); free(scratch); free(trial);
+    return cs_error(CS_ERR_NOMEM, "memory planner: out of memory for %d tensors", n);
+  }
   for (int kind = 0; kind < ORDER_COUNT_; kind++) {
     for (int i = 0; i < n; i++) order[i] = i;
     sort_tensors = t;
@@ -135,8 +150,40 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
       best_total = total(sizes);
       for (int i = 0; i < n; i++) offsets[i] = trial[i];
       for (int p = 0; p < CS_POOL_COUNT; p++) pool_size[p] = sizes[p];
+      memcpy(best, order, (size_t)n * sizeof *best);
     }
   }
+  /* Then randomized orders: largest first with each size scaled by a
+   * pseudo-random factor in [0.5, 1.5) (a fixed seed, so compiles are
+   * reproducible). Graphs whose big tensors chain through several steps
+   * (ShuffleNet's float concat/transpose/split) fragment under every fixed
+   * order; a few perturbed ones find a placement at the bound (measured:
+   * 1.25x → 1.00x on shufflenetv2_pt2e). */
+  {
+    uint64_t *key = malloc((size_t)n * sizeof *key);
+    uint32_t rng = 0x9E3779B9u;
+    int tries = key && n <= 4000 ? 64 : 0;
+    for (int it = 0; it < tries && best_total > 0; it++) {
+      for (int i = 0; i < n; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        double f = 0.5 + (double)(rng >> 8) / (double)(1u << 24); /* [0.5, 1.5) */
+        key[i] = (uint64_t)((double)t[i].size * f);
+        order[i] = i;
+      }
+      sort_keys = key;
+      qsort(order, (size_t)n, sizeof *order, cmp_by_key);
+      size_t sizes[CS_POOL_COUNT];
+      place(t, n, align, order, scratch, trial, sizes);
+      if (total(sizes) < best_total) {
+        best_total = total(sizes);
+        for (int i = 0; i < n; i++) offsets[i] = trial[i];
+        for (int p = 0; p < CS_POOL_COUNT; p++) pool_size[p] = sizes[p];
+        memcpy(best, order, (size_t)n * sizeof *best);
+      }
+    }
+    free(key);
+  }
+  free(best);
   free(order);
   free(scratch);
   free(trial);

@@ -38,14 +38,18 @@
  * out_min/out_max are the output dtype's range, narrowed by a fused
  * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)).
  *
- * The uint8 domain of FLOAT formulas: ONNX Runtime on x86 computes every
- * 8-bit QLinear op on uint8 values (it rewrites int8 activations to uint8
- * first, exactly). Where a FLOAT formula below adds a value or zero point
- * in float (add, mul, avgpool), the result only matches ORT bit for bit if
- * it is computed on the uint8 values: such kernels add 128 to every int8
- * input and zero point they use in float, and subtract 128 from the
- * rounded result; the compiler computes f (add) from the uint8 zero points.
- * Formulas that add the zero point after rounding are offset-invariant.
+ * The uint8 domain of FLOAT formulas: where a formula below adds a value
+ * or zero point in float before rounding (add, mul, avgpool), the result
+ * depends on whether ONNX Runtime ran the op on uint8 or on int8 values.
+ * On x86 ORT rewrites int8 activations to uint8 when it can (the uint8
+ * models, and int8 ones by default) and keeps int8 where int8 QLinear ops
+ * are allowed (ARM, or session.qdqisint8allowed). Such kernels take
+ * domain_offset: 128 adds 128 to every int8 input and zero point used in
+ * float and subtracts it from the rounded result (ORT's uint8 kernels);
+ * 0 computes on the int8 values. The compiler picks 128 for tensors that
+ * were uint8 in the model and 0 for int8 ones, and computes f (add) with
+ * the same offset. Formulas that add the zero point after rounding are
+ * offset-invariant.
  */
 #ifndef CSTATIC_KERNELS_H
 #define CSTATIC_KERNELS_H
@@ -193,6 +197,7 @@ typedef struct tidsp_add_i8_params {
   float ra, rb, f;
   int32_t a_zp, b_zp, y_zp;
   int32_t y_min, y_max;
+  int32_t domain_offset; /* 128 or 0: see "The uint8 domain" above */
 } tidsp_add_i8_params;
 
 int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
@@ -208,6 +213,7 @@ typedef struct tidsp_mul_i8_params {
   float r;
   int32_t a_zp, b_zp, y_zp;
   int32_t y_min, y_max;
+  int32_t domain_offset; /* 128 or 0: see "The uint8 domain" above */
 } tidsp_mul_i8_params;
 
 int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
@@ -300,6 +306,7 @@ typedef struct tidsp_avgpool_i8_params {
   int32_t kind;
   float x_scale, y_scale;
   int32_t x_zp, y_zp, y_min, y_max;
+  int32_t domain_offset; /* 128 or 0: see "The uint8 domain" above */
 } tidsp_avgpool_i8_params;
 
 int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,

@@ -95,12 +95,13 @@ class Broadcast(ctypes.Structure):
 class AddParams(ctypes.Structure):
     _fields_ = [("bc", Broadcast), ("kind", i32), ("ra", f32), ("rb", f32),
                 ("f", f32), ("a_zp", i32), ("b_zp", i32), ("y_zp", i32),
-                ("y_min", i32), ("y_max", i32)]
+                ("y_min", i32), ("y_max", i32), ("domain_offset", i32)]
 
 
 class MulParams(ctypes.Structure):
     _fields_ = [("bc", Broadcast), ("kind", i32), ("r", f32), ("a_zp", i32),
-                ("b_zp", i32), ("y_zp", i32), ("y_min", i32), ("y_max", i32)]
+                ("b_zp", i32), ("y_zp", i32), ("y_min", i32), ("y_max", i32),
+                ("domain_offset", i32)]
 
 
 class Pool2dParams(ctypes.Structure):
@@ -113,7 +114,7 @@ class Pool2dParams(ctypes.Structure):
 class AvgpoolI8Params(ctypes.Structure):
     _fields_ = [("pool", Pool2dParams), ("kind", i32), ("x_scale", f32),
                 ("y_scale", f32), ("x_zp", i32), ("y_zp", i32), ("y_min", i32),
-                ("y_max", i32)]
+                ("y_max", i32), ("domain_offset", i32)]
 
 
 class GapI8Params(ctypes.Structure):
@@ -539,12 +540,12 @@ def qlinear_binary_case(lib, rng, op, shape_a, shape_b, relu):
         # ORT's constant, contracted by its compiler: zc − fma(ra, za, fl(rb·zb))
         f = f32s(np.float32(y_zp) - fma32(ra, np.float32(a_zp), f32s(rb * np.float32(b_zp))))
         p = AddParams(bc, REQUANT_FLOAT, ra, rb, f, int(a_zp) - 128, int(b_zp) - 128,
-                      int(y_zp) - 128, y_min, 127)
+                      int(y_zp) - 128, y_min, 127, 128)
         fn = lib.tidsp_add_i8
     else:
         r = f32s(f32s(a_s * b_s) / y_s)
         p = MulParams(bc, REQUANT_FLOAT, r, int(a_zp) - 128, int(b_zp) - 128,
-                      int(y_zp) - 128, y_min, 127)
+                      int(y_zp) - 128, y_min, 127, 128)
         fn = lib.tidsp_mul_i8
     a_s8 = (a_u8.astype(np.int16) - 128).astype(np.int8)
     b_s8 = (b_u8.astype(np.int16) - 128).astype(np.int8)
@@ -649,7 +650,7 @@ def test_qlinear_average_pool(lib):
                            opset=17, ms=True)
         pool = Pool2dParams(n, c, h, w, h_out, w_out, k_h, k_w, s_h, s_w, 1, 1,
                             pads[0], pads[1], pads[2], pads[3], include_pad)
-        p = AvgpoolI8Params(pool, REQUANT_FLOAT, x_s, y_s, int(x_zp) - 128, int(y_zp) - 128, -128, 127)
+        p = AvgpoolI8Params(pool, REQUANT_FLOAT, x_s, y_s, int(x_zp) - 128, int(y_zp) - 128, -128, 127, 128)
         x_s8 = (x_u8.astype(np.int16) - 128).astype(np.int8)
         ours = np.empty((n, c, h_out, w_out), np.int8)
         assert lib.tidsp_avgpool_i8(ctypes.byref(p), None, ptr(x_s8), ptr(ours)) == 0

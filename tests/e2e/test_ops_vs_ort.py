@@ -219,8 +219,12 @@ def run_cstatic(model, inputs, tmp_path, requant="float", k=1):
 
 
 def run_ort(model, inputs):
+    """ORT with every QDQ group fused: int8 QLinear ops allowed, as ORT does
+    on ARM (on x86 it otherwise runs int8 layers that share an input in
+    float; see tests/models/ORT_FUSIONS.md)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
+    so.add_session_config_entry("session.qdqisint8allowed", "1")
     sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
     return sess.run(None, inputs)
 

@@ -13,11 +13,17 @@ consumers (common subexpression elimination).
 import collections
 import contextlib
 import io
+import logging
 import os
+import warnings
 
-import numpy as np
 import onnx
 import torch
+
+# the exporter logs one line per torchvision op it cannot register, and
+# torch's pytree logs deprecations: noise in every generator run
+for _name in ("torch.onnx", "torch.utils._pytree"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
 
 OPSET = 21
 INPUT_NAME = "input"
@@ -38,7 +44,8 @@ def export_onnx(model, example, path):
         model = torch.export.export(model, example)
     chatter = io.StringIO()
     try:
-        with contextlib.redirect_stdout(chatter):
+        with contextlib.redirect_stdout(chatter), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
             prog = torch.onnx.export(model, example, dynamo=True,
                                      opset_version=OPSET,
                                      input_names=[INPUT_NAME],
@@ -86,25 +93,3 @@ def check_qdq(path):
                          f"do not take an int8 weight through DequantizeLinear "
                          f"(first: {bad[0]}); was the QDQ folded to float?")
     return {"ops": op_histogram(model), "weight_dqs": len(weighted)}
-
-
-def ort_session(path, threads=1, optimized_path=None):
-    """An ORT CPU session as the suite uses it: default ORT_ENABLE_ALL,
-    `threads` intra-op threads (1: deterministic and comparable)."""
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    if optimized_path:
-        so.optimized_model_filepath = optimized_path
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-
-
-def ort_run(path, inputs, threads=1):
-    """Run a batch-1 model over every image of `inputs` [k, ...] and stack
-    the outputs along axis 0 (the `cstatic run` convention)."""
-    sess = ort_session(path, threads)
-    name = sess.get_inputs()[0].name
-    outs = [sess.run(None, {name: inputs[i:i + 1]})[0] for i in range(len(inputs))]
-    return np.concatenate(outs, axis=0)

@@ -37,8 +37,9 @@ def pt2e_quantize(model, example, calib):
             XNNPACKQuantizer, get_symmetric_quantization_config)
         quantizer = XNNPACKQuantizer().set_global(
             get_symmetric_quantization_config(is_per_channel=True))
-    # capture a copy: the captured module may share parameter storage with
-    # `model`, and prepare_pt2e folds BN into the conv weights in place
+    # capture a copy: the captured module shares parameter storage with
+    # `model`, which the ORT variants export afterwards; whatever PT2E does
+    # to its weights must not reach `model`
     gm = torch.export.export(copy.deepcopy(model).eval(), example).module()
     gm = prepare_pt2e(gm, quantizer)
     b = example[0].shape[0]
@@ -54,13 +55,14 @@ class _CalibReader:
     """onnxruntime.quantization.CalibrationDataReader over an array."""
 
     def __init__(self, name, calib):
-        self._items = iter([{name: calib[i:i + 1]} for i in range(len(calib))])
+        self._feeds = [{name: calib[i:i + 1]} for i in range(len(calib))]
+        self.rewind()
 
     def get_next(self):
         return next(self._items, None)
 
-    def rewind(self):  # not needed by MinMax, part of the interface
-        raise NotImplementedError
+    def rewind(self):
+        self._items = iter(self._feeds)
 
 
 def ort_quantize(float_path, out_path, calib, activation):

@@ -127,9 +127,10 @@ static int32_t clamp_i(int64_t v, int32_t lo, int32_t hi) {
 static int32_t oracle_add(const tidsp_add_i8_params *p, const bcase *c, int32_t a,
                           int32_t b) {
   {
-    const float za = (float)(p->a_zp + 128), zb = (float)(p->b_zp + 128),
-                zc = (float)(p->y_zp + 128);
-    const float au = (float)(a + 128), bu = (float)(b + 128);
+    const int32_t off = p->domain_offset;
+    const float za = (float)(p->a_zp + off), zb = (float)(p->b_zp + off),
+                zc = (float)(p->y_zp + off);
+    const float au = (float)(a + off), bu = (float)(b + off);
     float v;
     if (oracle_a_per_span(c)) {
       const float prod = p->ra * za;
@@ -140,7 +141,7 @@ static int32_t oracle_add(const tidsp_add_i8_params *p, const bcase *c, int32_t 
     }
     if (!(v >= -1e9f))
       v = -1e9f;
-    return clamp_i((int64_t)nearbyintf(v < 1e9f ? v : 1e9f), p->y_min + 128, p->y_max + 128) - 128;
+    return clamp_i((int64_t)nearbyintf(v < 1e9f ? v : 1e9f), p->y_min + off, p->y_max + off) - off;
   }
 }
 
@@ -156,6 +157,7 @@ static void test_add_i8_random(void) {
     memset(&p, 0, sizeof(p));
     p.bc = c.bc;
     p.kind = iter & 1 ? TIDSP_REQUANT_FLOAT : TIDSP_REQUANT_Q31;
+    p.domain_offset = iter % 4 < 2 ? 128 : 0;
     p.a_zp = rnd_range(-128, 127);
     p.b_zp = rnd_range(-128, 127);
     p.y_zp = rnd_range(-128, 127);
@@ -164,8 +166,8 @@ static void test_add_i8_random(void) {
     p.ra = ldexpf(rnd_unit() + 0.5f, -rnd_range(-1, 3));
     p.rb = ldexpf(rnd_unit() + 0.5f, -rnd_range(-1, 3));
     {
-      const float prod = p.rb * (float)(p.b_zp + 128);
-      p.f = (float)(p.y_zp + 128) - fmaf(p.ra, (float)(p.a_zp + 128), prod);
+      const float prod = p.rb * (float)(p.b_zp + p.domain_offset);
+      p.f = (float)(p.y_zp + p.domain_offset) - fmaf(p.ra, (float)(p.a_zp + p.domain_offset), prod);
     }
     a = malloc((size_t)c.n_a);
     b = malloc((size_t)c.n_b);
@@ -203,6 +205,7 @@ static void test_add_i8_hand(void) {
   p.bc.a_stride[0] = 1;
   p.bc.b_stride[0] = 1;
   p.kind = TIDSP_REQUANT_FLOAT;
+  p.domain_offset = 128;
   p.ra = 1.0f;
   p.rb = 1.0f;
   p.a_zp = 0; p.b_zp = 0; p.y_zp = 0;
@@ -246,12 +249,12 @@ static int32_t oracle_mul(const tidsp_mul_i8_params *p, int32_t a, int32_t b) {
   int32_t prod = (a - p->a_zp) * (b - p->b_zp);
   {
     float t = (float)prod * p->r;
-    float v = t + (float)(p->y_zp + 128); /* ORT adds the uint8 zero point */
+    float v = t + (float)(p->y_zp + p->domain_offset); /* ORT adds the uint8 zero point */
     if (v > 1e9f)
       v = 1e9f;
     if (v < -1e9f)
       v = -1e9f;
-    return clamp_i((int64_t)nearbyintf(v), p->y_min + 128, p->y_max + 128) - 128;
+    return clamp_i((int64_t)nearbyintf(v), p->y_min + p->domain_offset, p->y_max + p->domain_offset) - p->domain_offset;
   }
 }
 
@@ -267,6 +270,7 @@ static void test_mul_i8(void) {
     memset(&p, 0, sizeof(p));
     p.bc = c.bc;
     p.kind = iter & 1 ? TIDSP_REQUANT_FLOAT : TIDSP_REQUANT_Q31;
+    p.domain_offset = iter % 4 < 2 ? 128 : 0;
     p.a_zp = rnd_range(-128, 127);
     p.b_zp = rnd_range(-128, 127);
     p.y_zp = rnd_range(-128, 127);

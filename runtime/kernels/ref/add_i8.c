@@ -45,39 +45,40 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
     return st;
   if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
       !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
-      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp))
+      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp) ||
+      (p->domain_offset != 0 && p->domain_offset != 128))
     return TIDSP_ERR_PARAM;
 
   if (p->kind == TIDSP_REQUANT_FLOAT) {
     const float ra = p->ra, rb = p->rb;
-    const float za = (float)(p->a_zp + TIDSP_REF_U8_OFFSET);
-    const float zb = (float)(p->b_zp + TIDSP_REF_U8_OFFSET);
-    const float zc = (float)(p->y_zp + TIDSP_REF_U8_OFFSET);
+    const float za = (float)(p->a_zp + p->domain_offset);
+    const float zb = (float)(p->b_zp + p->domain_offset);
+    const float zc = (float)(p->y_zp + p->domain_offset);
     const int swapped = a_per_span(&p->bc);
     const float f = swapped ? zc - fmaf(rb, zb, ra * za) : p->f;
     /* clamp bounds in the uint8 domain */
-    const float lo = (float)(p->y_min + TIDSP_REF_U8_OFFSET);
-    const float hi = (float)(p->y_max + TIDSP_REF_U8_OFFSET);
+    const float lo = (float)(p->y_min + p->domain_offset);
+    const float hi = (float)(p->y_max + p->domain_offset);
     for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
       const int8_t *ar = a + it.a_off, *br = b + it.b_off;
       int8_t *yr = y + (size_t)r * it.inner;
       for (i = 0; i < it.inner; i++) {
-        const float av = (float)(ar[(ptrdiff_t)i * it.a_step] + TIDSP_REF_U8_OFFSET);
-        const float bv = (float)(br[(ptrdiff_t)i * it.b_step] + TIDSP_REF_U8_OFFSET);
+        const float av = (float)(ar[(ptrdiff_t)i * it.a_step] + p->domain_offset);
+        const float bv = (float)(br[(ptrdiff_t)i * it.b_step] + p->domain_offset);
         float v = swapped ? fmaf(bv, rb, fmaf(av, ra, f)) : fmaf(av, ra, fmaf(bv, rb, f));
         v = v > lo ? v : lo; /* a NaN saturates low, as cvtps2dq + packus */
         v = v < hi ? v : hi;
-        yr[i] = (int8_t)(tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET);
+        yr[i] = (int8_t)(tidsp_ref_rne(v) - p->domain_offset);
       }
     }
   } else if (p->kind == TIDSP_REQUANT_Q31) {
     /* The FLOAT formula in integers (softfloat.h): same constants, same
      * roundings, no FPU. */
     const tidsp_sf ra = tidsp_sf_from_float(p->ra), rb = tidsp_sf_from_float(p->rb);
-    const int64_t za = p->a_zp + TIDSP_REF_U8_OFFSET, zb = p->b_zp + TIDSP_REF_U8_OFFSET;
-    const int64_t zc = p->y_zp + TIDSP_REF_U8_OFFSET;
+    const int64_t za = p->a_zp + p->domain_offset, zb = p->b_zp + p->domain_offset;
+    const int64_t zc = p->y_zp + p->domain_offset;
     const int swapped = a_per_span(&p->bc);
-    const int64_t lo = p->y_min + TIDSP_REF_U8_OFFSET, hi = p->y_max + TIDSP_REF_U8_OFFSET;
+    const int64_t lo = p->y_min + p->domain_offset, hi = p->y_max + p->domain_offset;
     tidsp_sf f = tidsp_sf_from_float(p->f);
     if (swapped) { /* f_swapped = fl(zc − fma(rb, zb, fl(ra·za))) */
       tidsp_sf raza = tidsp_sf_round(ra.m * za, ra.s);
@@ -88,8 +89,8 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
       const int8_t *ar = a + it.a_off, *br = b + it.b_off;
       int8_t *yr = y + (size_t)r * it.inner;
       for (i = 0; i < it.inner; i++) {
-        const int64_t av = ar[(ptrdiff_t)i * it.a_step] + TIDSP_REF_U8_OFFSET;
-        const int64_t bv = br[(ptrdiff_t)i * it.b_step] + TIDSP_REF_U8_OFFSET;
+        const int64_t av = ar[(ptrdiff_t)i * it.a_step] + p->domain_offset;
+        const int64_t bv = br[(ptrdiff_t)i * it.b_step] + p->domain_offset;
         tidsp_sf v;
         if (swapped) {
           v = tidsp_sf_add((tidsp_sf){av * ra.m, ra.s}, f);
@@ -98,7 +99,7 @@ int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
           v = tidsp_sf_add((tidsp_sf){bv * rb.m, rb.s}, f);
           v = tidsp_sf_add((tidsp_sf){av * ra.m, ra.s}, v);
         }
-        yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), lo, hi) - TIDSP_REF_U8_OFFSET);
+        yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), lo, hi) - p->domain_offset);
       }
     }
   } else {

@@ -66,7 +66,8 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
     return st;
   if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
       !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->x_zp) ||
-      !tidsp_ref_is_i8(p->y_zp))
+      !tidsp_ref_is_i8(p->y_zp) ||
+      (p->domain_offset != 0 && p->domain_offset != 128))
     return TIDSP_ERR_PARAM;
   /* A window's sum of (x − x_zp) must fit int32 (the Q31 path). */
   if ((int64_t)g->k_h * g->k_w > INT32_MAX / 255)
@@ -98,14 +99,14 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
         tidsp_ref_pool2d_counts(g, oh, ow, &inside, &padded);
         count = g->count_include_pad ? taps : inside;
         if (p->kind == TIDSP_REQUANT_FLOAT) {
-          const float lo = (float)(p->y_min + TIDSP_REF_U8_OFFSET);
-          const float hi = (float)(p->y_max + TIDSP_REF_U8_OFFSET);
+          const float lo = (float)(p->y_min + p->domain_offset);
+          const float hi = (float)(p->y_max + p->domain_offset);
           float avg = window_sum_f32(g, xp, oh, ow, xf) / (float)count;
           float v = avg / p->y_scale;
-          v = v + (float)(p->y_zp + TIDSP_REF_U8_OFFSET);
+          v = v + (float)(p->y_zp + p->domain_offset);
           v = v > lo ? v : lo;
           v = v < hi ? v : hi;
-          out = tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET;
+          out = tidsp_ref_rne(v) - p->domain_offset;
         } else {
           int64_t v = tidsp_ref_round_shift(
                           (int64_t)window_sum_i32(g, xp, oh, ow, p->x_zp) *

@@ -24,7 +24,8 @@ int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
     return st;
   if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
       !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
-      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp))
+      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp) ||
+      (p->domain_offset != 0 && p->domain_offset != 128))
     return TIDSP_ERR_PARAM;
   if (p->kind != TIDSP_REQUANT_FLOAT && p->kind != TIDSP_REQUANT_Q31)
     return TIDSP_ERR_PARAM;
@@ -36,23 +37,23 @@ int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
       const int32_t prod = (ar[(ptrdiff_t)i * it.a_step] - p->a_zp) *
                            (br[(ptrdiff_t)i * it.b_step] - p->b_zp);
       if (p->kind == TIDSP_REQUANT_FLOAT) {
-        const float zp_u8 = (float)(p->y_zp + TIDSP_REF_U8_OFFSET);
-        const float lo = (float)(p->y_min + TIDSP_REF_U8_OFFSET);
-        const float hi = (float)(p->y_max + TIDSP_REF_U8_OFFSET);
+        const float zp_u8 = (float)(p->y_zp + p->domain_offset);
+        const float lo = (float)(p->y_min + p->domain_offset);
+        const float hi = (float)(p->y_max + p->domain_offset);
         float v = (float)prod * p->r;
         v = v + zp_u8;
         v = v > lo ? v : lo;
         v = v < hi ? v : hi;
-        yr[i] = (int8_t)(tidsp_ref_rne(v) - TIDSP_REF_U8_OFFSET);
+        yr[i] = (int8_t)(tidsp_ref_rne(v) - p->domain_offset);
       } else {
         /* The FLOAT formula in integers (softfloat.h). */
         const tidsp_sf r = tidsp_sf_from_float(p->r);
         tidsp_sf v = tidsp_sf_round((int64_t)prod * r.m, r.s);
-        v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + TIDSP_REF_U8_OFFSET, 0});
+        v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + p->domain_offset, 0});
         yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v),
-                                             p->y_min + TIDSP_REF_U8_OFFSET,
-                                             p->y_max + TIDSP_REF_U8_OFFSET) -
-                         TIDSP_REF_U8_OFFSET);
+                                             p->y_min + p->domain_offset,
+                                             p->y_max + p->domain_offset) -
+                         p->domain_offset);
       }
     }
   }

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Build the bundled demo model: a small CNN for scikit-learn's 8x8 digits.
+
+    .venv/bin/python examples/digits/make_model.py
+
+Trains (seeded, fixed train/test split), quantizes with PT2E exactly like the
+model suite (torchao + XNNPACK quantizer: int8 activations, int8 per-channel
+weights; tests/models/quantize.py), exports QDQ ONNX (tests/models/export.py)
+and writes, next to this script:
+    digits_int8.onnx      the quantized model, input "input" f32[1,1,8,8]
+                          (pixels / 16), output "logits" f32[1,10]
+    test_x.npy            f32[N,1,8,8] test images (N test images stacked on
+                          the batch axis: `cstatic run` runs the batch-1
+                          model N times)
+    test_y.npy            int64[N] their labels
+    float_accuracy.json   test accuracy of the float model (and, for
+                          reference, of the PT2E module and of ONNX Runtime
+                          on digits_int8.onnx)
+Rerunning writes the same files (seeds, one thread, deterministic kernels).
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+import export  # noqa: E402
+import ort_ref  # noqa: E402
+import quantize  # noqa: E402
+
+SEED = 0
+TEST_FRACTION = 0.2
+EPOCHS = 40
+BATCH = 32
+NUM_CALIB = 128
+
+
+class DigitsNet(nn.Module):
+    """conv3x3(1->8) relu, conv3x3(8->16) relu, maxpool 2, linear(256->10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(x))
+        x = self.pool(torch.relu(self.conv2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+def load_split():
+    """The digits as f32 [n,1,8,8] in [0, 1] and int64 labels, split once
+    (stratified, seeded) into train and test."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    d = load_digits()
+    x = (d.images / 16.0).astype(np.float32)[:, None, :, :]
+    y = d.target.astype(np.int64)
+    return train_test_split(x, y, test_size=TEST_FRACTION, random_state=SEED, stratify=y)
+
+
+def train(x, y):
+    torch.manual_seed(SEED)
+    model = DigitsNet()
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(SEED)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    model.train()
+    for _ in range(EPOCHS):
+        order = torch.randperm(len(xt), generator=gen)
+        for i in range(0, len(xt), BATCH):
+            idx = order[i:i + BATCH]
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
+            opt.step()
+    return model.eval()
+
+
+def accuracy(logits, y):
+    return float(np.mean(np.argmax(logits, axis=1) == y))
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    x_train, x_test, y_train, y_test = load_split()
+    model = train(x_train, y_train)
+    with torch.no_grad():
+        float_acc = accuracy(model(torch.from_numpy(x_test)).numpy(), y_test)
+
+    example = (torch.from_numpy(x_train[:1]),)
+    calib = torch.from_numpy(x_train[:NUM_CALIB])
+    gm = quantize.pt2e_quantize(model, example, calib)
+    with torch.no_grad():
+        pt2e_logits = torch.cat([gm(torch.from_numpy(x_test[i:i + 1]))
+                                 for i in range(len(x_test))]).numpy()
+    onnx_path = os.path.join(HERE, "digits_int8.onnx")
+    export.export_onnx(gm, example, onnx_path)
+    facts = export.check_qdq(onnx_path)
+    ort_acc = accuracy(ort_ref.run(onnx_path, x_test), y_test)
+
+    np.save(os.path.join(HERE, "test_x.npy"), np.ascontiguousarray(x_test))
+    np.save(os.path.join(HERE, "test_y.npy"), y_test)
+    info = {"float_accuracy": round(float_acc, 6),
+            "pt2e_module_accuracy": round(accuracy(pt2e_logits, y_test), 6),
+            "ort_int8_accuracy": round(ort_acc, 6),
+            "test_images": int(len(y_test)), "train_images": int(len(y_train)),
+            "seed": SEED}
+    with open(os.path.join(HERE, "float_accuracy.json"), "w") as f:
+        json.dump(info, f, indent=2)
+        f.write("\n")
+    print(f"wrote {os.path.relpath(onnx_path, ROOT)} ({os.path.getsize(onnx_path)} bytes, "
+          f"{sum(facts['ops'].values())} nodes), test_x.npy {x_test.shape}, test_y.npy, "
+          f"float_accuracy.json")
+    print(f"test accuracy: float {float_acc:.4f}, PT2E module {info['pt2e_module_accuracy']:.4f}, "
+          f"ORT int8 {ort_acc:.4f} ({len(y_test)} images)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The model suite end to end: cstatic against ONNX Runtime on the same file.
+
+For each model (ResNet-18, MobileNetV2, MobileNetV3-Small, ShuffleNetV2,
+GoogLeNet at 224x224, seeded weights), each quantization flow (PT2E,
+ORT quantize_static with int8 / uint8 activations) and each requantization
+form, compile with the CLI, run the 16 suite images (one batch-1 inference
+each) and compare the float32 [16, 1000] logits with ORT's:
+- float: the multiplier applied as ORT does, so the result must be ORT's
+  bit for bit: top-1 on 16/16 and >= 99% of the logits bit-identical;
+- q31: integer multiplier + shift; a value that lands within float rounding
+  of a .5 boundary may round the other way: top-1 >= 15/16 and SQNR >= 35 dB.
+The schedule must also keep the arena within 10% of the live-bytes bound.
+
+Every case fills a row of the session table (conftest.py). All cases run
+in `make test` (with the fast kernels the whole suite takes a few minutes).
+"""
+
+import json
+import math
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+MODELS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
+VARIANTS = ("pt2e", "ort_s8", "ort_u8")
+REQUANTS = ("float", "q31")
+
+NUM_IMAGES = 16
+ARENA_SLACK = 1.10
+ACCEPT = {  # requant -> (min top-1 agreements, min exact share, min SQNR dB)
+    "float": (16, 0.99, None),
+    "q31": (15, None, 35.0),
+}
+
+
+def _cases():
+    cases = []
+    for m in MODELS:
+        for v in VARIANTS:
+            for r in REQUANTS:
+                marks = ()
+                cases.append(pytest.param(m, v, r, id=f"{m}-{v}-{r}", marks=marks))
+    return cases
+
+
+def _cstatic(*args):
+    if not os.path.exists(CSTATIC):
+        pytest.fail(f"{CSTATIC} not found: build it first (make build)")
+    cmd = [CSTATIC, *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    assert p.returncode == 0, f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def compare(ref, out):
+    """top-1 agreements, share of bit-identical elements, SQNR in dB."""
+    top1 = int(np.sum(ref.argmax(axis=1) == out.argmax(axis=1)))
+    exact = float(np.mean(ref.view(np.uint32) == out.view(np.uint32)))
+    err = np.sum((ref.astype(np.float64) - out.astype(np.float64)) ** 2)
+    sig = np.sum(ref.astype(np.float64) ** 2)
+    sqnr = math.inf if err == 0 else 10.0 * math.log10(sig / err)
+    return top1, exact, sqnr
+
+
+@pytest.mark.parametrize("model,variant,requant", _cases())
+def test_model_matches_ort(model, variant, requant, model_suite, suite_table, tmp_path):
+    row = suite_table.row(model=model, variant=variant, requant=requant)
+    onnx_path = model_suite.model(model, variant)
+    inputs = model_suite.inputs(model)
+    ref = model_suite.ort_output(model, variant)
+    assert ref.shape == (NUM_IMAGES, 1000) and ref.dtype == np.float32
+
+    out_dir = tmp_path / "compiled"
+    out_npy = tmp_path / "out.npy"
+    row["result"] = "compile failed"
+    _cstatic("compile", onnx_path, "-o", out_dir, "-t", f"c_static_lib -requant={requant}")
+    row["result"] = "run failed"
+    _cstatic("run", out_dir, "--input", inputs, "--output", out_npy)
+    row["result"] = "bad output"
+
+    out = np.load(out_npy)
+    assert out.shape == ref.shape and out.dtype == np.float32, \
+        f"cstatic output {out.dtype}{list(out.shape)}, ORT {ref.dtype}{list(ref.shape)}"
+    top1, exact, sqnr = compare(ref, out)
+    row.update({"top-1": f"{top1}/{NUM_IMAGES}", "exact share": exact, "SQNR dB": sqnr})
+
+    with open(out_dir / "manifest.json") as f:
+        manifest = json.load(f)
+    arena, bound = manifest["arena_bytes"], manifest["live_bytes_lower_bound"]
+    ratio = arena / bound if bound else math.inf
+    row["arena ratio"] = ratio
+
+    min_top1, min_exact, min_sqnr = ACCEPT[requant]
+    failures = []
+    if top1 < min_top1:
+        failures.append(f"top-1 agrees on {top1}/{NUM_IMAGES} (need {min_top1})")
+    if min_exact is not None and exact < min_exact:
+        failures.append(f"bit-identical share {exact:.4f} (need {min_exact})")
+    if min_sqnr is not None and sqnr < min_sqnr:
+        failures.append(f"SQNR {sqnr:.1f} dB (need {min_sqnr})")
+    if ratio > ARENA_SLACK:
+        failures.append(f"arena {arena} B is {ratio:.3f}x the live-bytes bound {bound} B "
+                        f"(need <= {ARENA_SLACK})")
+    row["result"] = "FAIL" if failures else "ok"
+    assert not failures, f"{model} {variant} requant={requant}: " + "; ".join(failures)
