@@ -292,6 +292,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "rank", k->reduce.rank);
       field_ints(&f, "in_shape", k->reduce.in_shape, r);
       field_int(&f, "reduce_mask", k->reduce.reduce_mask);
+      field_int(&f, "channels_last_order", k->reduce.channels_last_order);
       break;
     }
     case CS_OP_K_SOFTMAX_F32:

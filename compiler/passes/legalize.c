@@ -286,6 +286,60 @@ static cs_status lower_pool(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* Is a fused int8 convolution among the producers of value v (searched
+ * backwards through every op)? */
+static int upstream_int8_conv(cs_graph *g, int v) {
+  int *stack = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  char *seen = calloc((size_t)g->n_values + 1, 1);
+  int top = 0, found = 0;
+  if (!stack || !seen) { free(stack); free(seen); return 0; }
+  stack[top++] = v;
+  seen[v] = 1;
+  while (top > 0 && !found) {
+    int p = cs_graph_value(g, stack[--top])->producer;
+    if (p < 0) continue;
+    const cs_node *n = cs_graph_node(g, p);
+    if (n->dead) continue;
+    if (n->op == CS_OP_K_CONV2D_I8) { found = 1; break; }
+    for (int i = 0; i < n->n_inputs; i++) {
+      int u = n->inputs[i];
+      if (u >= 0 && !seen[u]) { seen[u] = 1; stack[top++] = u; }
+    }
+  }
+  free(stack);
+  free(seen);
+  return found;
+}
+
+/* Does value v reach a fused int8 convolution (searched forwards through
+ * every op)? */
+static int downstream_int8_conv(cs_graph *g, int v) {
+  int *stack = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  char *seen = calloc((size_t)g->n_values + 1, 1);
+  int top = 0, found = 0;
+  if (!stack || !seen) { free(stack); free(seen); return 0; }
+  stack[top++] = v;
+  seen[v] = 1;
+  while (top > 0 && !found) {
+    int u = stack[--top];
+    for (int k = 0; k < g->n_nodes && !found; k++) {
+      const cs_node *n = cs_graph_node(g, k);
+      if (n->dead) continue;
+      int reads = 0;
+      for (int i = 0; i < n->n_inputs; i++) reads |= n->inputs[i] == u;
+      if (!reads) continue;
+      if (n->op == CS_OP_K_CONV2D_I8) { found = 1; break; }
+      for (int o = 0; o < n->n_outputs; o++) {
+        int w = n->outputs[o];
+        if (w >= 0 && !seen[w]) { seen[w] = 1; stack[top++] = w; }
+      }
+    }
+  }
+  free(stack);
+  free(seen);
+  return found;
+}
+
 static cs_status lower_reduce_mean(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
@@ -318,6 +372,14 @@ static cs_status lower_reduce_mean(cs_graph *g, int id) {
       p.reduce_mask |= 1 << a;
     }
   }
+  /* ONNX Runtime's layout transform keeps the tensors between int8
+   * convolutions in NHWC, so a mean over the trailing H, W of NCHW there
+   * (a squeeze-excitation pool, whose result feeds convolutions again) is a
+   * sum over outer dims, which rounds in another order (kernels.h). A
+   * final global pool that feeds a Gemm stays NCHW in ORT. */
+  if (x->rank == 4 && p.reduce_mask == 12 && upstream_int8_conv(g, n->inputs[0]) &&
+      downstream_int8_conv(g, n->outputs[0]))
+    p.channels_last_order = 1;
   int ins[1] = {n->inputs[0]};
   n = retarget(g, id, CS_OP_K_REDUCE_MEAN_F32, 1, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");

@@ -342,6 +342,12 @@ typedef struct tidsp_reduce_params {
   int32_t rank;
   int32_t in_shape[TIDSP_MAX_RANK];
   int32_t reduce_mask;
+  /* 1: the order ONNX Runtime uses after its NHWC layout transform (which
+   * it applies downstream of int8 convolutions): the reduced dims are then
+   * outer, and each output is a sequential sum in row-major order of its
+   * reduced elements. 0: ORT's order on the tensor as it is (e.g. Eigen's
+   * vectorized sum of a contiguous block). */
+  int32_t channels_last_order;
 } tidsp_reduce_params;
 
 int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,

@@ -43,7 +43,8 @@ SZ(tidsp_matmul_f32_params)
 
 
 class ReduceParams(ctypes.Structure):
-    _fields_ = [("rank", i32), ("in_shape", i32 * MAX_RANK), ("reduce_mask", i32)]
+    _fields_ = [("rank", i32), ("in_shape", i32 * MAX_RANK), ("reduce_mask", i32),
+                ("channels_last_order", i32)]
 
 
 class SoftmaxParams(ctypes.Structure):
@@ -201,6 +202,27 @@ def test_reduce_mean_trailing_random(lib):
         n_red = int(rng.integers(1, rank + 1))
         reduce_mean_case(lib, rng, shape, list(range(rank - n_red, rank)),
                          int(rng.integers(0, 2)), int(rng.choice([13, 18])))
+
+
+@pytest.mark.parametrize("shape", [(1, 96, 14, 14), (1, 576, 7, 7), (1, 16, 56, 56)])
+def test_reduce_mean_channels_last_order(lib, shape):
+    """After ORT's NHWC transform (downstream of int8 convs) the spatial mean
+    is ReduceMean over axes [1, 2] of NHWC; channels_last_order reproduces
+    it from the NCHW tensor."""
+    rng = np.random.default_rng(sum(shape) + 1)
+    x = aligned(rand(rng, shape))
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    node = helper.make_node("ReduceMean", ["x"], ["y"], axes=[1, 2], keepdims=1)
+    want = run_ort(node, {"x": nhwc}, 17, []).reshape(shape[0], shape[1], 1, 1)
+    p = ReduceParams()
+    p.rank = 4
+    for d, v in enumerate(shape):
+        p.in_shape[d] = v
+    p.reduce_mask = 12
+    p.channels_last_order = 1
+    y = empty(want.shape)
+    assert lib.tidsp_reduce_mean_f32(ctypes.byref(p), ptr(x), ptr(y)) == 0
+    assert_bits(y, want, f"ReduceMean NHWC order {shape}")
 
 
 def test_reduce_mean_misaligned(lib):

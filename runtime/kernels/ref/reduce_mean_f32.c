@@ -7,6 +7,9 @@
  *   KR, R  each output's block is contiguous: Eigen's vectorized sum
  *          (ort_float.h), then / count. This is the common case: the mean
  *          over H·W of an NCHW tensor (global pooling, x.mean([2, 3])).
+ *          With channels_last_order, ORT had moved the tensor to NHWC
+ *          (downstream of int8 convolutions), making it RK: a sequential
+ *          sum per channel in (h, w) order.
  *   RK     out = row 0, then += each further row, element by element.
  *   RKR    for each kept index, Σ over the outer rows of the Eigen sum of
  *          its contiguous inner block, in row order.
@@ -95,7 +98,8 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
   if (grp_red[n_grp - 1] && (n_grp == 1 || (n_grp == 2 && !grp_red[0]))) {
     /* R or KR: one contiguous block per output */
     for (i = 0; i < n_out; i++)
-      y[i] = tidsp_ort_eigen_sum(x + i * count, count) / div;
+      y[i] = (p->channels_last_order ? tidsp_ort_seq_sum(x + i * count, count)
+                                     : tidsp_ort_eigen_sum(x + i * count, count)) / div;
     return TIDSP_OK;
   }
   if (n_grp == 2 && grp_red[0]) {
