@@ -13,34 +13,8 @@
 #include "unit.h"
 
 #define GUARD 32
-#define GUARD_BYTE 0xA5
-
-static uint64_t rng_state = 0x853C49E6748FEA9Bull;
-static uint32_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state >> 11);
-}
-static int32_t rnd_range(int32_t lo, int32_t hi) {
-  return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
-}
-
-static void *guarded(size_t n) {
-  uint8_t *b = malloc(n + 2 * GUARD);
-  memset(b, GUARD_BYTE, n + 2 * GUARD);
-  return b + GUARD;
-}
-static int guards_ok(const void *p, size_t n) {
-  const uint8_t *b = (const uint8_t *)p;
-  size_t i;
-  for (i = 0; i < GUARD; i++) {
-    if (b[-1 - (ptrdiff_t)i] != GUARD_BYTE || b[n + i] != GUARD_BYTE)
-      return 0;
-  }
-  return 1;
-}
-static void guarded_free(void *p) { free((uint8_t *)p - GUARD); }
+#define KT_SEED 0x853C49E6748FEA9Bull
+#include "kernel_test_util.h"
 
 static const int32_t elem_sizes[] = {1, 2, 3, 4, 8};
 
