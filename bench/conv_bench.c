@@ -2,7 +2,10 @@
  * conv_bench.c — times every variant of tidsp_conv2d_i8 this CPU runs on
  * the spec's layer (int8 conv 64→64, 56×56, 3×3, stride 1, pad 1,
  * per-channel FLOAT requant) in one run, and checks that they all produce
- * the reference's bytes.
+ * the reference's bytes. Then the depthwise layers of MobileNetV2/V3 and
+ * ShuffleNetV2 (fewer channels): each variant's general conv2d_i8 against
+ * its depthwise entry dwconv2d_i8 (the one the dispatcher picks for them),
+ * one line each starting with "dw".
  *
  * usage: conv_bench [repeats]    (default 21; prints the median)
  */
@@ -23,6 +26,94 @@ static double now_s(void) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+
+/* Median seconds of `repeats` calls of f after one warm-up. */
+static double median_s(tidsp_conv2d_i8_fn f, const tidsp_conv2d_params *p,
+                       const int8_t *x, const int8_t *w, const int32_t *bias,
+                       const float *mult, int8_t *y, int repeats, double *t) {
+  int r;
+  f(p, x, w, bias, mult, y);
+  for (r = 0; r < repeats; r++) {
+    double t0 = now_s();
+    f(p, x, w, bias, mult, y);
+    t[r] = now_s() - t0;
+  }
+  qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+  return t[repeats / 2];
+}
+
+/* One depthwise layer (c channels, h×h input, k×k, stride s, pad k/2). */
+static int dw_layer(int32_t c, int32_t h, int32_t k, int32_t s, int repeats,
+                    double *t) {
+  tidsp_conv2d_params p;
+  int8_t *x, *w, *y_ref, *y;
+  int32_t *bias;
+  float *mult;
+  size_t nx, nw, ny, i;
+  int32_t v;
+  uint32_t seed = 777u;
+  int bad = 0;
+  memset(&p, 0, sizeof(p));
+  p.n = 1;
+  p.c_in = p.c_out = p.groups = c;
+  p.h_in = p.w_in = h;
+  p.k_h = p.k_w = k;
+  p.stride_h = p.stride_w = s;
+  p.dil_h = p.dil_w = 1;
+  p.pad_top = p.pad_left = k / 2;
+  p.h_out = p.w_out = (h + 2 * (k / 2) - k) / s + 1;
+  p.x_zp = -128;
+  p.w_zp = 0;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = -128;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  nx = (size_t)c * h * h;
+  nw = (size_t)c * k * k;
+  ny = (size_t)c * p.h_out * p.w_out;
+  x = malloc(nx);
+  w = malloc(nw);
+  y_ref = malloc(ny);
+  y = malloc(ny);
+  bias = malloc(sizeof(int32_t) * (size_t)c);
+  mult = malloc(sizeof(float) * (size_t)c);
+  for (i = 0; i < nx; i++)
+    x[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < nw; i++)
+    w[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < (size_t)c; i++) {
+    bias[i] = (int32_t)(lcg(&seed) >> 20) - 2048;
+    mult[i] = 2.0e-3f * (1.0f + (float)i / (float)c);
+  }
+  tidsp_conv2d_i8__ref(&p, x, w, bias, mult, y_ref);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    double general, direct;
+    int same;
+    if (!kv->supported())
+      continue;
+    memset(y, 0, ny);
+    general = median_s(kv->conv2d_i8, &p, x, w, bias, mult, y, repeats, t);
+    same = memcmp(y, y_ref, ny) == 0;
+    memset(y, 0, ny);
+    direct = median_s(kv->dwconv2d_i8, &p, x, w, bias, mult, y, repeats, t);
+    same = same && memcmp(y, y_ref, ny) == 0;
+    bad |= !same;
+    printf("dw c%d %dx%d k%d s%d  %-16s general %8.3f ms  depthwise %8.3f ms  x%.2f  %s\n",
+           (int)c, (int)h, (int)h, (int)k, (int)s, kv->name, general * 1e3,
+           direct * 1e3, general / direct, same ? "bit-exact" : "DIFFERS FROM REF");
+  }
+  free(x);
+  free(w);
+  free(y_ref);
+  free(y);
+  free(bias);
+  free(mult);
+  return bad;
 }
 
 int main(int argc, char **argv) {
@@ -108,6 +199,20 @@ int main(int argc, char **argv) {
            memcmp(y, y_ref, ny) == 0 ? "bit-exact" : "DIFFERS FROM REF");
   }
   printf("active variant: %s\n", tidsp_kernel_variant_active()->name);
+  /* MobileNetV2 112/56/28/14 (96→144→192→576 channels in the model),
+   * MobileNetV3-small 5×5, ShuffleNetV2 stride 2 */
+  {
+    int bad = 0;
+    bad |= dw_layer(32, 112, 3, 1, repeats, t);
+    bad |= dw_layer(96, 112, 3, 2, repeats, t);
+    bad |= dw_layer(144, 56, 3, 1, repeats, t);
+    bad |= dw_layer(192, 28, 3, 1, repeats, t);
+    bad |= dw_layer(576, 14, 3, 1, repeats, t);
+    bad |= dw_layer(96, 28, 5, 2, repeats, t);
+    bad |= dw_layer(116, 56, 3, 2, repeats, t);
+    if (bad)
+      return 1;
+  }
   free(x);
   free(w);
   free(y_ref);

@@ -2,10 +2,13 @@
 
   (a) the spec's single conv layer (int8 conv 64->64, 56x56, 3x3,
       per-channel): every kernel variant (bench/conv_bench.c), as GMAC/s and
-      as a share of this CPU's int8 peak (bench/vnni_peak.c);
+      as a share of this CPU's int8 peak (bench/vnni_peak.c); (a2) the
+      depthwise layers of MobileNetV2/V3 and ShuffleNetV2, each variant's
+      general conv against its depthwise entry (also conv_bench);
   (b) every suite model found (and the spec layer as a QDQ model): cstatic
       with -kernels=scalar (the reference loops), cstatic fast (the default)
-      and ONNX Runtime, one thread each: median latency, ratios, peak RSS of
+      and ONNX Runtime (default session options, and with every QDQ group
+      fused as int8), one thread each: median latency, ratios, peak RSS of
       each process, and whether the outputs agree;
   (c) compile time per model.
 
@@ -40,6 +43,7 @@ SPEC_CONV_MS = {"TVM loop-based (C7x scalar)": 45.2, "MMALIB (MMA, DDR-resident)
                 "MMALIB + L2 DMA prefetch": 0.48}
 
 commands = []  # every command run, for the report
+rows_dw = []  # conv_bench's depthwise layers
 
 
 def run(cmd, env=None):
@@ -99,6 +103,13 @@ def conv_layer(build, repeat, tmp):
     for m in re.finditer(r"^\s+(\S+)\s+([0-9.]+) ms\s+([0-9.]+) GMAC/s\s+x([0-9.]+) vs ref\s+(.*)$", out, re.M):
         rows.append({"variant": m.group(1), "ms": float(m.group(2)), "gmacs": float(m.group(3)),
                      "speedup": float(m.group(4)), "check": m.group(5).strip()})
+    dw = []
+    for m in re.finditer(r"^dw (c\d+ \d+x\d+ k\d+ s\d+)\s+(\S+)\s+general\s+([0-9.]+) ms\s+depthwise\s+"
+                         r"([0-9.]+) ms\s+x([0-9.]+)\s+(.*)$", out, re.M):
+        dw.append({"layer": m.group(1), "variant": m.group(2), "general": float(m.group(3)),
+                   "direct": float(m.group(4)), "check": m.group(6).strip()})
+    rows_dw.clear()
+    rows_dw.extend(dw)
     active = re.search(r"active variant: (\S+)", out)
     peak, peak_note = None, ""
     exe = os.path.join(tmp, "vnni_peak")
@@ -198,14 +209,19 @@ def bench_model(name, onnx_path, x_path, build, repeat, tmp):
         r[f"{form}_ms"] = latency(out)
         r[f"{form}_rss"] = rss
         outs[form] = np.load(y)
-    y = os.path.join(tmp, f"{name}.ort.y.npy")
-    out, _, rss = run_rss([PY, os.path.join(ROOT, "bench/ort_run.py"), onnx_path, x_path, y, str(repeat)])
-    r["ort_ms"] = latency(out)
-    r["ort_rss"] = rss
-    outs["ort"] = np.load(y)
+    # ORT as a user runs it (default session options, one thread), then with
+    # every QDQ group fused as int8 (the configuration cstatic matches)
+    for mode, key in (("default", "ort"), ("int8", "ort8")):
+        y = os.path.join(tmp, f"{name}.{key}.y.npy")
+        out, _, rss = run_rss([PY, os.path.join(ROOT, "bench/ort_run.py"), onnx_path, x_path, y,
+                               str(repeat), mode])
+        r[f"{key}_ms"] = latency(out)
+        r[f"{key}_rss"] = rss
+        outs[key] = np.load(y)
+        r[f"fast_eq_{key}"] = (outs["fast"].shape == outs[key].shape
+                               and np.array_equal(outs["fast"], outs[key]))
+        r[f"max_abs_diff_{key}"] = float(np.max(np.abs(outs["fast"].astype(np.float64) - outs[key])))
     r["scalar_eq_fast"] = np.array_equal(outs["scalar"], outs["fast"])
-    r["fast_eq_ort"] = outs["fast"].shape == outs["ort"].shape and np.array_equal(outs["fast"], outs["ort"])
-    r["max_abs_diff_ort"] = float(np.max(np.abs(outs["fast"].astype(np.float64) - outs["ort"])))
     return r
 
 
@@ -238,23 +254,48 @@ def report(args, cpu, conv, models, started, elapsed):
     L.append("\nFor scale, the spec's figures for this layer on the AM67A C7x at 1 GHz: "
              + ", ".join(f"{k} {v} ms" for k, v in SPEC_CONV_MS.items())
              + " (96× MMALIB+DMA vs scalar there).\n")
+    if rows_dw:
+        L.append("## (a2) depthwise layers: each variant's general conv2d_i8 vs its depthwise entry\n")
+        L.append("MobileNetV2/V3 and ShuffleNetV2 depthwise layer shapes (c channels, input h×w, "
+                 "k×k, stride s, pad k/2, per-channel FLOAT requant; bench/conv_bench.c). The "
+                 "dispatcher sends depthwise convolutions (c_in = groups) to the depthwise entry.\n")
+        L.append("| layer | variant | general (ms) | depthwise (ms) | speedup | bytes |")
+        L.append("|---|---|---:|---:|---:|---|")
+        for r in rows_dw:
+            L.append(f"| {r['layer']} | {r['variant']} | {r['general']:.3f} | {r['direct']:.3f} | "
+                     f"×{r['general'] / r['direct']:.2f} | {r['check']} |")
+        L.append("")
     L.append("## (b) models: cstatic scalar vs cstatic fast vs ONNX Runtime (1 thread)\n")
     L.append("Latency is one inference of batch 1 (224×224 inputs for the suite models). "
              "Peak RSS is the whole process (cstatic: the `cstatic run` CLI with the model, "
              "weights, arena and .npy I/O; ORT: the Python interpreter, numpy and onnxruntime).\n")
-    L.append("| model | scalar ms | fast ms | ORT ms | fast vs scalar | fast vs ORT | "
-             "RSS scalar / fast / ORT (MiB) | scalar = fast | fast = ORT |")
-    L.append("|---|---:|---:|---:|---:|---:|---|---|---|")
+    L.append("ORT is ONNX Runtime as a user runs it: default `SessionOptions` "
+             "(ORT_ENABLE_ALL) with `intra_op_num_threads = 1`. \"ORT int8\" adds "
+             "`session.qdqisint8allowed = 1`, which runs every QDQ group fused as int8 — the "
+             "configuration cstatic matches bit for bit (without it, ORT on x86 does not run "
+             "int8-activation QDQ groups as fused int8 kernels, so for the _s8 and _pt2e models it "
+             "times a different — often much faster — computation, and some of their outputs differ "
+             "from the int8-fused ones: last column).\n")
+    L.append("| model | scalar ms | fast ms | ORT ms | ORT int8 ms | fast vs scalar | fast vs ORT | "
+             "fast vs ORT int8 | RSS scalar / fast / ORT (MiB) | scalar = fast | fast = ORT int8 | "
+             "fast = ORT |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+
+    def eq(r, key):
+        return "bit-exact" if r[f"fast_eq_{key}"] else f"max abs diff {r[f'max_abs_diff_{key}']:.3g}"
+
+    def vs(r, key):
+        return f"×{r[key + '_ms'] / r['fast_ms']:.2f} ({'faster' if r['fast_ms'] < r[key + '_ms'] else 'slower'})"
+
     for r in models:
         if "error" in r:
-            L.append(f"| {r['name']} | error: {r['error']} | | | | | | | |")
+            L.append(f"| {r['name']} | error: {r['error']} | | | | | | | | | | |")
             continue
-        ort_eq = "bit-exact" if r["fast_eq_ort"] else f"max abs diff {r['max_abs_diff_ort']:.3g}"
         L.append(f"| {r['name']} | {r['scalar_ms']:.2f} | {r['fast_ms']:.2f} | {r['ort_ms']:.2f} | "
-                 f"×{r['scalar_ms'] / r['fast_ms']:.2f} | ×{r['ort_ms'] / r['fast_ms']:.2f} "
-                 f"({'faster' if r['fast_ms'] < r['ort_ms'] else 'slower'}) | "
+                 f"{r['ort8_ms']:.2f} | ×{r['scalar_ms'] / r['fast_ms']:.2f} | {vs(r, 'ort')} | "
+                 f"{vs(r, 'ort8')} | "
                  f"{mib(r['scalar_rss'])} / {mib(r['fast_rss'])} / {mib(r['ort_rss'])} | "
-                 f"{'yes' if r['scalar_eq_fast'] else 'NO'} | {ort_eq} |")
+                 f"{'yes' if r['scalar_eq_fast'] else 'NO'} | {eq(r, 'ort8')} | {eq(r, 'ort')} |")
     L.append("\n\"fast vs ORT\" is ORT's time divided by cstatic fast's (above 1: cstatic is faster).\n")
     L.append("## (c) compile time\n")
     L.append("`cstatic compile` (ONNX → C, weights, manifest) and the first `cstatic run`, which "

@@ -3,7 +3,15 @@
  *
  * One request at a time: send a packet, wait for the packet that answers
  * it (same seq, type | C7X_MSG_RESPONSE, length as its header says). The
- * shared region arrives once, with SHM_ATTACH, as a file descriptor.
+ * shared region arrives with SHM_ATTACH, as a file descriptor.
+ *
+ * Faults: when the firmware dies during a request (the connection closes)
+ * the client reconnects to the same socket, where the supervisor has
+ * started a new firmware, maps the new shared region at the same address
+ * (views handed out earlier stay valid memory) and asks it why
+ * (GET_FAULT): that text is the request's error, C7X_ERR_FAULT or
+ * C7X_ERR_TIMEOUT. With a client timeout set, a request that runs longer
+ * resets the firmware (C7X_MSG_RESET) the same way.
  */
 #define _GNU_SOURCE
 
@@ -11,6 +19,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +33,24 @@
 
 #define C7X_DEFAULT_SOCKET "/tmp/c7x_fw.sock"
 
+enum { INFO_CACHE = 8 };
+
+/* A module's tensors, as DYN_INFO gave them: inputs are checked against
+ * them before anything is written to the staging buffer. */
+typedef struct module_info {
+  uint32_t handle; /* 0: free */
+  int n_in, n_out;
+  c7x_tensor_desc in[C7X_INFER_MAX_INLINE_INPUTS];
+} module_info;
+
 struct c7x_client {
+  char path[108];
+  int timeout_ms; /* 0: wait for ever */
+  c7x_client_stats stats;
+  module_info info[INFO_CACHE];
+  unsigned info_next;
+  int recovering; /* inside reconnect(): a second loss is not recovered */
+  int attached;   /* opened: losing the firmware later is a fault */
   int sock;
   uint32_t seq;
   uint8_t *shared;
@@ -67,8 +94,18 @@ const char *c7x_strerror(int status) {
     case C7X_ERR_WEIGHTS: return "bad weights";
     case C7X_ERR_TENSOR: return "bad tensor";
     case C7X_ERR_IO: return "firmware connection failed";
+    case C7X_ERR_FAULT: return "firmware fault";
     default: return "unknown status";
   }
+}
+
+static int reconnect(c7x_client *c, int status, const char *why);
+static int attach(c7x_client *c);
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 /* Send type + body; receive the response body into resp (up to
@@ -79,10 +116,22 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
   c7x_msg_header h = {type, ++c->seq, (uint32_t)(sizeof h + body_len), 0};
   if (sizeof h + body_len > C7X_MSG_MAX)
     return set_error(c, C7X_ERR_SIZE, "request of %zu bytes exceeds %u", sizeof h + body_len, C7X_MSG_MAX);
+  if (c->sock < 0)
+    return set_error(c, C7X_ERR_IO, "not connected: the firmware at %s went away and did not come back", c->path);
   memcpy(msg, &h, sizeof h);
   if (body_len) memcpy(msg + sizeof h, body, body_len);
-  if (send(c->sock, msg, h.len, MSG_NOSIGNAL) != (ssize_t)h.len)
+  if (send(c->sock, msg, h.len, MSG_NOSIGNAL) != (ssize_t)h.len) {
+    /* The firmware died since the last request (another client's module
+     * may have crashed it): report that, and be connected to its
+     * successor for the next request. */
+    if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN) {
+      if (!c->attached || c->recovering)
+        return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it refuses clients beyond "
+                         "its limit, or it crashed)");
+      return reconnect(c, C7X_ERR_FAULT, NULL);
+    }
     return set_error(c, C7X_ERR_IO, "sending to the firmware: %s", strerror(errno));
+  }
 
   struct iovec iov = {in, sizeof in};
   union {
@@ -96,11 +145,31 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
   mh.msg_control = ctl.buf;
   mh.msg_controllen = sizeof ctl.buf;
   ssize_t n;
-  do n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0)
-    return set_error(c, C7X_ERR_IO, "the firmware closed the connection%s%s", n < 0 ? ": " : "",
-                     n < 0 ? strerror(errno) : " (did it crash?)");
+  double t0 = now_s();
+  for (;;) {
+    if (c->timeout_ms > 0) {
+      int left = c->timeout_ms - (int)((now_s() - t0) * 1000.0);
+      struct pollfd pf = {c->sock, POLLIN, 0};
+      int pr = left > 0 ? poll(&pf, 1, left) : 0;
+      if (pr < 0 && errno == EINTR) continue;
+      if (pr == 0) {
+        char why[128];
+        snprintf(why, sizeof why, "request timed out after %.3f s (client timeout)", c->timeout_ms / 1000.0);
+        if (!c->attached || c->recovering) return set_error(c, C7X_ERR_TIMEOUT, "%s", why);
+        return reconnect(c, C7X_ERR_TIMEOUT, why);
+      }
+    }
+    n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+    if (!c->attached || c->recovering)
+      return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it refuses clients beyond "
+                       "its limit, or it crashed)");
+    return reconnect(c, C7X_ERR_FAULT, NULL);
+  }
+  if (n < 0) return set_error(c, C7X_ERR_IO, "receiving from the firmware: %s", strerror(errno));
   int fd = -1;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
     if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(cm), sizeof fd);
@@ -136,62 +205,167 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
 
 c7x_client *c7x_client_open(void) { return c7x_client_open_path(NULL); }
 
-c7x_client *c7x_client_open_path(const char *path) {
-  if (!path) path = getenv("C7X_FW_SOCKET");
-  if (!path || !*path) path = C7X_DEFAULT_SOCKET;
+static int connect_to(const char *path) {
+  int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (sock < 0) return -1;
   struct sockaddr_un a;
-  if (strlen(path) >= sizeof a.sun_path) {
-    set_error(NULL, C7X_ERR_INVALID, "socket path %s is too long", path);
-    return NULL;
-  }
-  c7x_client *c = calloc(1, sizeof *c);
-  if (!c) {
-    set_error(NULL, C7X_ERR_NOMEM, "out of memory");
-    return NULL;
-  }
-  c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   memset(&a, 0, sizeof a);
   a.sun_family = AF_UNIX;
   snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-  if (c->sock < 0 || connect(c->sock, (struct sockaddr *)&a, sizeof a) != 0) {
-    set_error(NULL, C7X_ERR_IO, "cannot connect to the firmware at %s: %s (is c7x_fw running? "
-              "set C7X_FW_SOCKET)", path, strerror(errno));
-    if (c->sock >= 0) close(c->sock);
-    free(c);
-    return NULL;
+  if (connect(sock, (struct sockaddr *)&a, sizeof a) != 0) {
+    int e = errno;
+    close(sock);
+    errno = e;
+    return -1;
   }
+  return sock;
+}
+
+/* SHM_ATTACH and map the region; at the old address when it has the old
+ * size, so that pointers into it (create_input tensors, run_nocopy views)
+ * stay valid memory across a firmware restart. */
+static int attach(c7x_client *c) {
   c7x_shm_attach_resp r;
   size_t rl = 0;
   int fd = -1;
   int s = transact(c, C7X_MSG_SHM_ATTACH, NULL, 0, &r, sizeof r, &rl, &fd);
-  if (s == C7X_OK && (rl != sizeof r || fd < 0))
-    s = set_error(c, C7X_ERR_IO, "SHM_ATTACH answered without the shared region");
-  if (s == C7X_OK) {
-    c->shared_len = (size_t)(r.staging_size + r.result_size);
-    void *p = mmap(NULL, c->shared_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) s = set_error(c, C7X_ERR_IO, "cannot map the shared region: %s", strerror(errno));
-    else c->shared = p;
+  if (s != C7X_OK) return s;
+  if (rl != sizeof r || fd < 0) {
+    if (fd >= 0) close(fd);
+    return set_error(c, C7X_ERR_IO, "SHM_ATTACH answered without the shared region");
   }
-  if (fd >= 0) close(fd);
-  if (s != C7X_OK) {
-    set_error(NULL, s, "%s", c->error);
-    close(c->sock);
-    free(c);
-    return NULL;
+  size_t len = (size_t)(r.staging_size + r.result_size);
+  void *p;
+  if (c->shared && len == c->shared_len) {
+    p = mmap(c->shared, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  } else {
+    if (c->shared) munmap(c->shared, c->shared_len);
+    c->shared = NULL;
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
+  int e = errno;
+  close(fd);
+  if (p == MAP_FAILED) return set_error(c, C7X_ERR_IO, "cannot map the shared region: %s", strerror(e));
+  c->shared = p;
+  c->shared_len = len;
   c->staging = c->shared;
   c->staging_size = (size_t)r.staging_size;
   c->staging_addr = r.staging_addr;
   c->result = c->shared + r.staging_size;
   c->result_size = (size_t)r.result_size;
   c->result_addr = r.result_addr;
+  return C7X_OK;
+}
+
+/* The firmware died under a request (status C7X_ERR_FAULT), or did not
+ * answer in time (C7X_ERR_TIMEOUT; why says so): reset it if it still
+ * runs, reconnect to its successor and report what happened. Handles and
+ * module images are gone; create_input allocations are forgotten. */
+static int reconnect(c7x_client *c, int status, const char *why) {
+  c->stats.faults++;
+  memset(c->info, 0, sizeof c->info);
+  c->input_data_offset = 0;
+  c->inputs_end = 0;
+  if (status == C7X_ERR_TIMEOUT) {
+    /* The host's recovery: a RESET on a fresh connection ends the
+     * firmware even while the runaway module holds it; our own
+     * connection closes when it is gone. */
+    int r = connect_to(c->path);
+    if (r >= 0) {
+      c7x_msg_header h = {C7X_MSG_RESET, 0, sizeof h, 0};
+      send(r, &h, sizeof h, MSG_NOSIGNAL);
+      struct pollfd pf = {c->sock, POLLIN, 0};
+      poll(&pf, 1, 5000);
+      close(r);
+    }
+  }
+  close(c->sock);
+  c->sock = -1;
+  /* The supervisor restarts the firmware at once; allow it 5 s. */
+  double t0 = now_s();
+  while ((c->sock = connect_to(c->path)) < 0 && now_s() - t0 < 5.0) usleep(10000);
+  if (c->sock < 0)
+    return set_error(c, status == C7X_ERR_TIMEOUT ? status : C7X_ERR_IO,
+                     "%s; the firmware went away and no firmware answers at %s any more (is c7x_fw "
+                     "running supervised?)", why ? why : "the firmware closed the connection", c->path);
+  int saved = c->timeout_ms;
+  c->timeout_ms = 5000; /* the new firmware is idle */
+  c->recovering = 1;
+  int s = attach(c);
+  c7x_fault_resp fr;
+  uint8_t buf[C7X_MSG_MAX];
+  size_t n = 0;
+  if (s == C7X_OK) s = transact(c, C7X_MSG_GET_FAULT, NULL, 0, buf, sizeof buf, &n, NULL);
+  c->recovering = 0;
+  c->timeout_ms = saved;
+  c->stats.reconnects++;
+  if (s != C7X_OK) return set_error(c, C7X_ERR_IO, "the firmware went away; reconnecting: %s", c->error);
+  if (n < sizeof fr) return set_error(c, C7X_ERR_IO, "GET_FAULT response of %zu bytes", n);
+  memcpy(&fr, buf, sizeof fr);
+  buf[n < sizeof buf ? n : sizeof buf - 1] = '\0';
+  const char *text = (const char *)buf + sizeof fr;
+  if (status != C7X_ERR_TIMEOUT && fr.kind == C7X_FAULT_TIMEOUT) status = C7X_ERR_TIMEOUT;
+  if (why) return set_error(c, status, "%s; %s", why, *text ? text : "the firmware was reset");
+  return set_error(c, status, "%s", *text ? text : "the firmware closed the connection");
+}
+
+c7x_client *c7x_client_open_path(const char *path) {
+  if (!path) path = getenv("C7X_FW_SOCKET");
+  if (!path || !*path) path = C7X_DEFAULT_SOCKET;
+  c7x_client *c = calloc(1, sizeof *c);
+  if (!c) {
+    set_error(NULL, C7X_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  if (strlen(path) >= sizeof c->path) {
+    set_error(NULL, C7X_ERR_INVALID, "socket path %s is too long", path);
+    free(c);
+    return NULL;
+  }
+  snprintf(c->path, sizeof c->path, "%s", path);
+  const char *t = getenv("C7X_TIMEOUT_MS");
+  if (t && *t) c->timeout_ms = atoi(t);
+  c->sock = connect_to(path);
+  if (c->sock < 0) {
+    set_error(NULL, C7X_ERR_IO, "cannot connect to the firmware at %s: %s (is c7x_fw running? "
+              "set C7X_FW_SOCKET)", path, strerror(errno));
+    free(c);
+    return NULL;
+  }
+  int s = attach(c);
+  if (s != C7X_OK) {
+    set_error(NULL, s, "%s", c->error);
+    if (c->shared) munmap(c->shared, c->shared_len);
+    if (c->sock >= 0) close(c->sock);
+    free(c);
+    return NULL;
+  }
+  c->attached = 1;
   return c;
+}
+
+void c7x_client_set_timeout(c7x_client *c, int timeout_ms) { c->timeout_ms = timeout_ms > 0 ? timeout_ms : 0; }
+
+void c7x_client_get_stats(const c7x_client *c, c7x_client_stats *s) { *s = c->stats; }
+
+int c7x_client_get_fault(c7x_client *c, uint32_t *restarts, int32_t *kind, char *text, size_t n_text) {
+  uint8_t buf[C7X_MSG_MAX];
+  size_t n = 0;
+  int s = transact(c, C7X_MSG_GET_FAULT, NULL, 0, buf, sizeof buf, &n, NULL);
+  if (s != C7X_OK) return s;
+  c7x_fault_resp fr;
+  if (n < sizeof fr + 1 || buf[n - 1] != '\0') return set_error(c, C7X_ERR_IO, "GET_FAULT response of %zu bytes", n);
+  memcpy(&fr, buf, sizeof fr);
+  if (restarts) *restarts = fr.restarts;
+  if (kind) *kind = fr.kind;
+  if (text && n_text) snprintf(text, n_text, "%s", (const char *)buf + sizeof fr);
+  return C7X_OK;
 }
 
 void c7x_client_close(c7x_client *c) {
   if (!c) return;
   if (c->shared) munmap(c->shared, c->shared_len);
-  close(c->sock);
+  if (c->sock >= 0) close(c->sock);
   free(c);
 }
 
@@ -298,6 +472,8 @@ int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle) {
 
 int c7x_client_dyn_unload(c7x_client *c, uint32_t handle) {
   c7x_handle_req q = {handle, 0};
+  for (int i = 0; i < INFO_CACHE; i++)
+    if (c->info[i].handle == handle) c->info[i].handle = 0;
   return transact(c, C7X_MSG_DYN_UNLOAD, &q, sizeof q, NULL, 0, NULL, NULL);
 }
 
@@ -337,6 +513,54 @@ int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int
   return C7X_OK;
 }
 
+/* The module's inputs, from the cache or DYN_INFO. */
+static int module_inputs(c7x_client *c, uint32_t handle, const module_info **out) {
+  for (int i = 0; i < INFO_CACHE; i++)
+    if (c->info[i].handle == handle && handle) {
+      *out = &c->info[i];
+      return C7X_OK;
+    }
+  module_info m;
+  memset(&m, 0, sizeof m);
+  c7x_tensor_desc outs[C7X_INFO_MAX_TENSORS];
+  m.n_in = C7X_INFER_MAX_INLINE_INPUTS;
+  m.n_out = C7X_INFO_MAX_TENSORS;
+  int s = c7x_client_dyn_info(c, handle, m.in, &m.n_in, outs, &m.n_out);
+  if (s != C7X_OK) return s;
+  m.handle = handle;
+  module_info *slot = &c->info[c->info_next++ % INFO_CACHE];
+  *slot = m;
+  *out = slot;
+  return C7X_OK;
+}
+
+static const char *dtype_str(char *b, size_t n, int32_t code, int32_t bits) {
+  snprintf(b, n, "%s%d", code == 2 ? "float" : code == 1 ? "uint" : code == 0 ? "int" : "code?", (int)bits);
+  return b;
+}
+
+/* Count, dtype and size of every input, before anything is written. */
+static int check_inputs(c7x_client *c, uint32_t handle, const c7x_tensor_desc *inputs, int n_in) {
+  const module_info *m;
+  int s = module_inputs(c, handle, &m);
+  if (s != C7X_OK) return s;
+  if (n_in != m->n_in)
+    return set_error(c, C7X_ERR_TENSOR, "INFER: module %u takes %d input%s, got %d", handle, m->n_in,
+                     m->n_in == 1 ? "" : "s", n_in);
+  for (int i = 0; i < n_in; i++) {
+    const c7x_tensor_desc *d = &inputs[i], *w = &m->in[i];
+    char a[16], b[16];
+    if (d->dtype_code != w->dtype_code || d->dtype_bits != w->dtype_bits)
+      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: dtype %s, module %u takes %s", i,
+                       dtype_str(a, sizeof a, d->dtype_code, d->dtype_bits), handle,
+                       dtype_str(b, sizeof b, w->dtype_code, w->dtype_bits));
+    if (d->data_size != w->data_size)
+      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: %zu bytes, module %u takes %zu (%s)", i,
+                       d->data_size, handle, w->data_size, dtype_str(b, sizeof b, w->dtype_code, w->dtype_bits));
+  }
+  return C7X_OK;
+}
+
 int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
                      const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                      int *n_out, uint64_t *cycles) {
@@ -349,6 +573,9 @@ int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
   if (n_in < 0 || n_in > C7X_INFER_MAX_INLINE_INPUTS)
     return set_error(c, C7X_ERR_INVALID, "%d inputs: at most %d travel in one INFER", n_in,
                      C7X_INFER_MAX_INLINE_INPUTS);
+  if (!inputs && n_in) return set_error(c, C7X_ERR_INVALID, "INFER: no input descriptors");
+  int cs = check_inputs(c, handle, inputs, n_in);
+  if (cs != C7X_OK) return cs;
   uint8_t body[C7X_MSG_MAX];
   c7x_infer_req q = {handle, model_id, (uint32_t)n_in, flags};
   memcpy(body, &q, sizeof q);
@@ -364,10 +591,13 @@ int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
     if (p >= c->staging && p < c->staging + c->staging_size &&
         d->data_size <= (size_t)(c->staging + c->staging_size - p)) {
       off = (size_t)(p - c->staging); /* zero copy */
+      c->stats.inputs_zero_copy++;
     } else {
       if (scratch > c->staging_size || d->data_size > c->staging_size - scratch)
         return set_error(c, C7X_ERR_NOMEM, "input %d: %zu bytes do not fit the staging buffer", i, d->data_size);
       memcpy(c->staging + scratch, p, d->data_size);
+      c->stats.inputs_copied++;
+      c->stats.bytes_copied += d->data_size;
       off = scratch;
       scratch = align64(scratch + d->data_size);
     }
@@ -411,5 +641,6 @@ int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
   }
   *n_out = (int)h.num_outputs;
   if (cycles) *cycles = h.cycles;
+  c->stats.infers++;
   return C7X_OK;
 }

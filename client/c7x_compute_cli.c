@@ -8,6 +8,7 @@
  *                     --output out.bin [--output ...] [--dtype T] [--shape S]
  *                     [--repeat N]
  *   c7x_compute unload HANDLE
+ *   c7x_compute fault                     why the firmware last restarted
  *
  * Handles live in the firmware, so load, infer and unload may be separate
  * invocations. Inputs and outputs are raw little-endian bytes; an input's
@@ -37,7 +38,9 @@ static const char usage[] =
     "        [-d|--dtype float32|float16|int64|int32|int16|int8|uint16|uint8]\n"
     "        [-s|--shape 1,3,224,224[;...]] [--repeat N]\n"
     "  unload HANDLE             unload a module\n"
-    "The firmware's socket is $C7X_FW_SOCKET (default /tmp/c7x_fw.sock).\n";
+    "  fault                     why the firmware last restarted (crash, timeout, reset)\n"
+    "The firmware's socket is $C7X_FW_SOCKET (default /tmp/c7x_fw.sock); a request\n"
+    "unanswered after $C7X_TIMEOUT_MS ms (default: no limit) resets the firmware.\n";
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...) {
@@ -199,7 +202,7 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "ping") && strcmp(cmd, "status") && strcmp(cmd, "load") && strcmp(cmd, "info") &&
-      strcmp(cmd, "infer") && strcmp(cmd, "unload")) {
+      strcmp(cmd, "infer") && strcmp(cmd, "unload") && strcmp(cmd, "fault")) {
     fprintf(stderr, "c7x_compute: error: unknown command %s\n%s", cmd, usage);
     return 2;
   }
@@ -230,6 +233,14 @@ int main(int argc, char **argv) {
     if (argc != 3 || parse_u32(argv[2], &handle)) rc = fail("usage: c7x_compute unload HANDLE");
     else if ((s = c7x_client_dyn_unload(c, handle)) != C7X_OK) rc = fw_fail(c, "unload", s);
     else printf("unloaded %u\n", handle);
+  } else if (!strcmp(cmd, "fault")) {
+    uint32_t restarts;
+    int32_t kind;
+    char text[C7X_MSG_MAX];
+    s = c7x_client_get_fault(c, &restarts, &kind, text, sizeof text);
+    if (s != C7X_OK) rc = fw_fail(c, "fault", s);
+    else if (restarts == 0) printf("restarts 0\n");
+    else printf("restarts %u: %s\n", restarts, text);
   } else if (!strcmp(cmd, "info")) {
     c7x_tensor_desc in[MAX_IO], out[MAX_OUT];
     int ni = MAX_IO, no = MAX_OUT;

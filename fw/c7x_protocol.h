@@ -37,6 +37,13 @@
  * The response carries the windows and, as SCM_RIGHTS ancillary data, the
  * file descriptor of the shared region. */
 #define C7X_MSG_SHM_ATTACH 0x0005u
+/* Emulator only: why the firmware last restarted (c7x_fault_resp, then
+ * a NUL-terminated text; kind C7X_FAULT_NONE and "" if it never did). */
+#define C7X_MSG_GET_FAULT 0x0007u
+/* Emulator only: the host's recovery (remoteproc stop/start on the
+ * board): the firmware dies at once, unanswered, and its supervisor
+ * restarts it. A client sends it after its own request timeout. */
+#define C7X_MSG_RESET 0x0009u
 #define C7X_MSG_DYN_LOAD 0x0010u
 #define C7X_MSG_DYN_UNLOAD 0x0012u
 /* A loaded module's input and output tensors (dtype and shape). */
@@ -64,6 +71,9 @@
 #define C7X_ERR_TENSOR -14
 /* Client side only: the transport (socket, shared memory) failed. */
 #define C7X_ERR_IO -15
+/* Client side only: the firmware died (crashed, was reset) during the
+ * request; every handle died with it. */
+#define C7X_ERR_FAULT -16
 
 /* The DSP memory map of the shared DDR carve-out. */
 #define C7X_STAGING_ADDR UINT64_C(0xC0000000)
@@ -121,6 +131,19 @@ typedef struct C7X_PACKED c7x_shm_attach_resp {
   uint64_t staging_addr, staging_size;
   uint64_t result_addr, result_size;
 } c7x_shm_attach_resp;
+
+/* GET_FAULT kinds. */
+#define C7X_FAULT_NONE 0
+#define C7X_FAULT_CRASH 1   /* killed by a signal (SIGSEGV, SIGBUS, ...) */
+#define C7X_FAULT_TIMEOUT 2 /* ran past c7x_fw --timeout-ms */
+#define C7X_FAULT_RESET 3   /* reset by a client (C7X_MSG_RESET) */
+#define C7X_FAULT_EXIT 4    /* exited on its own */
+typedef struct C7X_PACKED c7x_fault_resp {
+  uint32_t restarts; /* since the supervisor started */
+  int32_t kind;      /* C7X_FAULT_* of the last restart */
+  uint32_t handle;   /* the module that was running, 0: none */
+  uint32_t reserved;
+} c7x_fault_resp;
 
 /* The module image is at the start of the staging buffer. */
 typedef struct C7X_PACKED c7x_dyn_load_req {

@@ -37,8 +37,25 @@ typedef struct fw_module {
   size_t weights_size;
   void *arena;         /* DDR heap */
   void *image;         /* DDR heap: the module's loadable span */
+  int image_fd;        /* the memfd dlopen read, open while loaded: dlopen
+                          matches loaded objects by path, and a reused
+                          /proc/self/fd/N would hand back another module */
   uint32_t text_size, data_size;
 } fw_module;
+
+/* What the firmware is running, in memory its supervisor shares: when the
+ * firmware dies, the supervisor names the request that killed it, and the
+ * next firmware tells clients (GET_FAULT). */
+typedef struct fw_run_state {
+  volatile uint32_t running_handle; /* 0: idle */
+  char running_model[64];
+  uint32_t timeout_ms;              /* per request; 0: none */
+  volatile uint32_t reset_requested;
+  uint32_t restarts;
+  int32_t last_kind;                /* C7X_FAULT_* */
+  uint32_t last_handle;
+  char last_fault[400];
+} fw_run_state;
 
 typedef struct fw_state {
   fw_pool ddr, l2;
@@ -48,6 +65,7 @@ typedef struct fw_state {
   fw_module modules[FW_MAX_MODULES];
   uint32_t next_handle;
   uint64_t start_us, completed, failed;
+  fw_run_state *run; /* NULL: unsupervised, no request timeout */
 } fw_state;
 
 /* ddr/l2: the pools' memory; shared: staging_size + result_size bytes. */

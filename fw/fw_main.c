@@ -4,25 +4,35 @@
  * Unix-domain SOCK_SEQPACKET socket, one message per packet as on the
  * board's RPMsg channel.
  *
- * Shared memory: one memfd (the shared DDR carve-out): the staging window
- * then the result window. Clients get its file descriptor by SHM_ATTACH
- * (SCM_RIGHTS) and map it; nothing is named in /dev/shm, and it goes away
- * with the firmware and its last client.
+ * Supervision (remoteproc recovery): c7x_fw binds the socket, then runs
+ * the firmware proper in a child process. A module that crashes or runs
+ * past --timeout-ms kills only that child, as a fault stops the DSP; the
+ * parent names what happened (signal, the handle and model that were
+ * running: the child notes them in a page both share) and starts a fresh
+ * child on the same listening socket. Handles die with the child, as they
+ * do on the board. --no-supervise runs the firmware in one process.
  *
- * Connections are served one at a time, in order; modules and their
- * handles belong to the firmware and outlive the connection that loaded
- * them.
+ * Connections: one thread each; requests are served one at a time (the
+ * DSP runs one thing at a time) under one lock. Each connection has its
+ * own shared region (one memfd: staging window then result window, handed
+ * over by SHM_ATTACH with SCM_RIGHTS), so two clients' inputs and outputs
+ * never mix. Modules and their handles belong to the firmware and outlive
+ * the connection that loaded them (the image is copied at load).
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exports.h"
@@ -30,16 +40,10 @@
 
 #define FW_DEFAULT_SOCKET "/tmp/c7x_fw.sock"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig) {
-  (void)sig;
-  stop = 1;
-}
-
 static const char usage[] =
     "usage: c7x_fw [--socket PATH] [--ddr-heap-mib N] [--l2-kib N]\n"
-    "              [--staging-mib N] [--result-mib N] [--list-exports]\n"
+    "              [--staging-mib N] [--result-mib N] [--timeout-ms N]\n"
+    "              [--no-supervise] [--list-exports]\n"
     "\n"
     "The C7x firmware emulator: loads DLOAD modules ('cstatic compile\n"
     "--emit=module') and runs them for c7x_compute / libc7x_arm_runtime.\n"
@@ -49,6 +53,10 @@ static const char usage[] =
     "  --l2-kib N         the L2 SRAM pool (default 448)\n"
     "  --staging-mib N    the staging window of the shared region (default 468, at most 480)\n"
     "  --result-mib N     the result window (default 32)\n"
+    "  --timeout-ms N     an INFER running longer is a fault: the firmware is\n"
+    "                     killed and restarted (default 0: no limit)\n"
+    "  --no-supervise     run the firmware in this process: a crashing module\n"
+    "                     ends it for good\n"
     "  --list-exports     print the export table and exit\n";
 
 static int parse_size(const char *opt, const char *v, unsigned long max, unsigned long *out) {
@@ -108,30 +116,158 @@ static int send_reply(int c, const uint8_t *buf, size_t n, int fd) {
   return sendmsg(c, &mh, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
 }
 
-static void serve(fw_state *st, int c) {
+/* ---- the firmware (the supervised child) ---------------------------------- */
+
+typedef struct fw_conn {
+  int sock, fd;
+  uint8_t *shared;
+} fw_conn;
+
+static fw_state st;
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t conn_region; /* staging + result bytes */
+static volatile int n_conns;
+enum { FW_MAX_CONNS = 32 };
+
+static void *serve(void *arg) {
+  fw_conn *cn = arg;
   uint8_t req[C7X_MSG_MAX + 1], resp[C7X_MSG_MAX];
-  while (!stop) {
+  for (;;) {
     struct iovec iov = {req, sizeof req};
     struct msghdr mh;
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    ssize_t n = recvmsg(c, &mh, MSG_CMSG_CLOEXEC);
+    ssize_t n = recvmsg(cn->sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return; /* the client went away */
+    if (n <= 0) break; /* the client went away */
+    /* RESET is the host's recovery and must work while a runaway module
+     * holds the lock: die now; the supervisor restarts the firmware. */
+    c7x_msg_header rh;
+    if ((size_t)n == sizeof rh && (memcpy(&rh, req, sizeof rh), rh.type == C7X_MSG_RESET) && rh.len == sizeof rh) {
+      if (st.run) st.run->reset_requested = 1;
+      kill(getpid(), SIGKILL);
+    }
     /* A truncated packet was longer than the buffer: report it as such. */
     size_t len = (mh.msg_flags & MSG_TRUNC) ? sizeof req : (size_t)n;
     int fd = -1;
-    size_t out = fw_handle_message(st, req, len, resp, &fd);
-    if (send_reply(c, resp, out, fd) != 0) return;
+    pthread_mutex_lock(&serve_lock);
+    st.shared = cn->shared; /* this connection's windows */
+    st.shared_fd = cn->fd;
+    size_t out = fw_handle_message(&st, req, len, resp, &fd);
+    st.shared = NULL;
+    st.shared_fd = -1;
+    pthread_mutex_unlock(&serve_lock);
+    if (send_reply(cn->sock, resp, out, fd) != 0) break;
   }
+  close(cn->sock);
+  munmap(cn->shared, conn_region);
+  close(cn->fd);
+  free(cn);
+  __atomic_sub_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* A connection's shared region: a sparse memfd, pages appear when used. */
+static fw_conn *new_conn(int sock) {
+  fw_conn *cn = calloc(1, sizeof *cn);
+  if (!cn) return NULL;
+  cn->sock = sock;
+  cn->fd = memfd_create("c7x_shared_ddr", MFD_CLOEXEC);
+  if (cn->fd < 0 || ftruncate(cn->fd, (off_t)conn_region) != 0) {
+    fprintf(stderr, "c7x_fw: error: cannot create a %zu-byte shared region: %s\n", conn_region, strerror(errno));
+    if (cn->fd >= 0) close(cn->fd);
+    free(cn);
+    return NULL;
+  }
+  void *p = mmap(NULL, conn_region, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, cn->fd, 0);
+  if (p == MAP_FAILED) {
+    fprintf(stderr, "c7x_fw: error: cannot map a shared region: %s\n", strerror(errno));
+    close(cn->fd);
+    free(cn);
+    return NULL;
+  }
+  cn->shared = p;
+  return cn;
+}
+
+static int run_firmware(int ls, size_t ddr_size, size_t l2_size, size_t staging, size_t result,
+                        fw_run_state *run) {
+  void *ddr = map_anon(ddr_size, "DDR heap"), *l2 = map_anon(l2_size, "L2 SRAM");
+  if (!ddr || !l2) return 1;
+  conn_region = staging + result;
+  fw_state_init(&st, ddr, ddr_size, l2, l2_size, NULL, staging, result, -1);
+  st.run = run;
+  signal(SIGPIPE, SIG_IGN);
+  for (;;) {
+    int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      fprintf(stderr, "c7x_fw: error: accept: %s\n", strerror(errno));
+      return 1;
+    }
+    fw_conn *cn = n_conns < FW_MAX_CONNS ? new_conn(c) : NULL;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (cn) __atomic_add_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
+    if (!cn || pthread_create(&t, &at, serve, cn) != 0) {
+      if (!cn) fprintf(stderr, "c7x_fw: refusing a connection: %d are open (at most %d)\n", n_conns, FW_MAX_CONNS);
+      close(c);
+      if (cn) {
+        munmap(cn->shared, conn_region);
+        close(cn->fd);
+        free(cn);
+        __atomic_sub_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
+      }
+    }
+    pthread_attr_destroy(&at);
+  }
+}
+
+/* ---- the supervisor ----------------------------------------------------- */
+
+static void describe_death(fw_run_state *run, int wstatus, unsigned timeout_ms) {
+  uint32_t h = run->running_handle;
+  char where[160] = "";
+  if (h) snprintf(where, sizeof where, " while running handle %u (model '%.64s')", h, run->running_model);
+  if (run->reset_requested) {
+    run->last_kind = C7X_FAULT_RESET;
+    snprintf(run->last_fault, sizeof run->last_fault, "firmware reset by a client%s", where);
+  } else if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGALRM && timeout_ms) {
+    run->last_kind = C7X_FAULT_TIMEOUT;
+    snprintf(run->last_fault, sizeof run->last_fault,
+             "request timed out after %.3f s (c7x_fw --timeout-ms %u)%s; the firmware was restarted",
+             timeout_ms / 1000.0, timeout_ms, where);
+  } else if (WIFSIGNALED(wstatus)) {
+    int sig = WTERMSIG(wstatus);
+    run->last_kind = C7X_FAULT_CRASH;
+    snprintf(run->last_fault, sizeof run->last_fault, "firmware fault%s: killed by SIG%s (%s); the firmware was restarted",
+             where, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", strsignal(sig));
+  } else {
+    run->last_kind = C7X_FAULT_EXIT;
+    snprintf(run->last_fault, sizeof run->last_fault, "firmware exited with status %d%s; it was restarted",
+             WEXITSTATUS(wstatus), where);
+  }
+  run->last_handle = h;
+  run->running_handle = 0;
+  run->reset_requested = 0;
+  run->restarts++;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv) {
   const char *sock_path = getenv("C7X_FW_SOCKET");
   if (!sock_path || !*sock_path) sock_path = FW_DEFAULT_SOCKET;
   unsigned long ddr_mib = 352, l2_kib = 448, staging_mib = C7X_STAGING_SIZE_DEFAULT >> 20,
-                result_mib = C7X_RESULT_SIZE_DEFAULT >> 20;
+                result_mib = C7X_RESULT_SIZE_DEFAULT >> 20, timeout_ms = 0;
+  int supervise = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -163,6 +299,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--result-mib")) {
       if (parse_size(a, v, 512, &result_mib)) return 2;
       i++;
+    } else if (!strcmp(a, "--timeout-ms")) {
+      if (parse_size(a, v, 86400000ul, &timeout_ms)) return 2;
+      i++;
+    } else if (!strcmp(a, "--no-supervise")) {
+      supervise = 0;
     } else {
       fprintf(stderr, "c7x_fw: error: unknown argument %s (try --help)\n", a);
       return 2;
@@ -178,56 +319,87 @@ int main(int argc, char **argv) {
     fprintf(stderr, "c7x_fw: error: a firmware already serves %s\n", sock_path);
     return 1;
   }
-
   size_t ddr_size = (size_t)ddr_mib << 20, l2_size = (size_t)l2_kib << 10;
   size_t staging = (size_t)staging_mib << 20, result = (size_t)result_mib << 20;
-  void *ddr = map_anon(ddr_size, "DDR heap"), *l2 = map_anon(l2_size, "L2 SRAM");
-  if (!ddr || !l2) return 1;
-  int shm_fd = memfd_create("c7x_shared_ddr", MFD_CLOEXEC);
-  if (shm_fd < 0 || ftruncate(shm_fd, (off_t)(staging + result)) != 0) {
-    fprintf(stderr, "c7x_fw: error: cannot create the %zu-byte shared region: %s\n", staging + result,
-            strerror(errno));
-    return 1;
-  }
-  void *shared = mmap(NULL, staging + result, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
-  if (shared == MAP_FAILED) {
-    fprintf(stderr, "c7x_fw: error: cannot map the shared region: %s\n", strerror(errno));
-    return 1;
-  }
-  static fw_state st;
-  fw_state_init(&st, ddr, ddr_size, l2, l2_size, shared, staging, result, shm_fd);
 
   int ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   memset(&addr, 0, sizeof addr);
   addr.sun_family = AF_UNIX;
   snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock_path);
   unlink(sock_path); /* a stale socket of a firmware that is gone */
-  if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(ls, 8) != 0) {
+  if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(ls, 16) != 0) {
     fprintf(stderr, "c7x_fw: error: cannot listen on %s: %s\n", sock_path, strerror(errno));
     return 1;
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
-  fprintf(stderr, "c7x_fw: %s; DDR heap %lu MiB, L2 %lu KiB, staging %lu MiB, result %lu MiB; listening on %s\n",
-          fw_build_options(), ddr_mib, l2_kib, staging_mib, result_mib, sock_path);
+  /* Shared with every firmware child: what ran when one died. */
+  fw_run_state *run = mmap(NULL, sizeof *run, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (run == MAP_FAILED) {
+    fprintf(stderr, "c7x_fw: error: cannot map the fault page: %s\n", strerror(errno));
+    return 1;
+  }
+  memset(run, 0, sizeof *run);
+  run->timeout_ms = (uint32_t)timeout_ms;
+  fprintf(stderr, "c7x_fw: %s; DDR heap %lu MiB, L2 %lu KiB, staging %lu MiB, result %lu MiB per client; "
+          "timeout %lu ms; %s; listening on %s\n", fw_build_options(), ddr_mib, l2_kib, staging_mib,
+          result_mib, timeout_ms, supervise ? "supervised" : "unsupervised", sock_path);
   fflush(stderr);
+  if (!supervise) {
+    int rc = run_firmware(ls, ddr_size, l2_size, staging, result, run);
+    unlink(sock_path);
+    return rc;
+  }
 
-  while (!stop) {
-    int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-    if (c < 0) {
-      if (errno == EINTR) continue;
-      fprintf(stderr, "c7x_fw: error: accept: %s\n", strerror(errno));
+  /* The supervisor waits for signals only: its firmware's death
+   * (SIGCHLD) or its own end (SIGTERM, SIGINT). Blocked and taken with
+   * sigtimedwait, none can slip in between a check and a wait. */
+  sigset_t wait_set, old_set;
+  sigemptyset(&wait_set);
+  sigaddset(&wait_set, SIGCHLD);
+  sigaddset(&wait_set, SIGTERM);
+  sigaddset(&wait_set, SIGINT);
+  sigprocmask(SIG_BLOCK, &wait_set, &old_set);
+  signal(SIGPIPE, SIG_IGN);
+  pid_t parent = getpid();
+  double last_start = -1.0;
+  int quit = 0;
+  while (!quit) {
+    /* A firmware that dies at once: do not spin, but still hear SIGTERM. */
+    double since = now_s() - last_start;
+    if (since < 0.2) {
+      struct timespec pause = {0, (long)((0.2 - since) * 1e9)};
+      int sig = sigtimedwait(&wait_set, NULL, &pause);
+      if (sig == SIGTERM || sig == SIGINT) break;
+    }
+    last_start = now_s();
+    pid_t child = fork();
+    if (child < 0) {
+      fprintf(stderr, "c7x_fw: error: cannot start the firmware: %s\n", strerror(errno));
       break;
     }
-    serve(&st, c);
-    close(c);
+    if (child == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the supervisor */
+      if (getppid() != parent) _exit(1);
+      sigprocmask(SIG_SETMASK, &old_set, NULL);
+      _exit(run_firmware(ls, ddr_size, l2_size, staging, result, run));
+    }
+    int ws = 0;
+    for (;;) {
+      int sig = sigwaitinfo(&wait_set, NULL);
+      if (sig == SIGTERM || sig == SIGINT) {
+        kill(child, SIGKILL);
+        waitpid(child, &ws, 0);
+        quit = 1;
+        break;
+      }
+      if (sig == SIGCHLD && waitpid(child, &ws, WNOHANG) == child) {
+        describe_death(run, ws, (unsigned)timeout_ms);
+        fprintf(stderr, "c7x_fw: %s (restart %u)\n", run->last_fault, run->restarts);
+        fflush(stderr);
+        break;
+      }
+    }
   }
   close(ls);
   unlink(sock_path);
-  fw_state_shutdown(&st);
   return 0;
 }

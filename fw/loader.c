@@ -68,6 +68,7 @@ static void release(fw_state *st, fw_module *m) {
   if (m->dl) dlclose(m->dl);
   if (m->arena) fw_pool_free(&st->ddr, m->arena);
   if (m->image) fw_pool_free(&st->ddr, m->image);
+  if (m->image_fd >= 0) close(m->image_fd);
   memset(m, 0, sizeof *m);
 }
 
@@ -119,6 +120,7 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
     return fail(err, n_err, C7X_ERR_NOMEM, "module table full: %d modules loaded (unload one)",
                 FW_MAX_MODULES);
   memset(m, 0, sizeof *m);
+  m->image_fd = -1;
   m->text_size = (uint32_t)(info.text_size > UINT32_MAX ? UINT32_MAX : info.text_size);
   m->data_size = (uint32_t)(info.data_size > UINT32_MAX ? UINT32_MAX : info.data_size);
   m->image = fw_pool_alloc(&st->ddr, (size_t)info.span, 4096);
@@ -141,8 +143,8 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
   }
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  m->image_fd = fd;
   m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd); /* the mappings keep the file */
   if (!m->dl) {
     const char *e = dlerror();
     status = fail(err, n_err, C7X_ERR_LOAD, "dynamic load failed: %s", e ? e : "unknown error");

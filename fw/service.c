@@ -6,9 +6,12 @@
  * table, its descriptors against the shared windows and the model's
  * tensors. A failed check is an error response naming the thing.
  */
+#define _GNU_SOURCE /* setitimer */
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "fw.h"
 
@@ -279,10 +282,30 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
   unsigned repeat = q.flags & C7X_INFER_REPEAT_MASK;
   if (repeat == 0) repeat = 1;
   int32_t rv = TIDSP_OK;
+  /* Name the request for the supervisor, should the module crash, and arm
+   * the request timeout: SIGALRM's default action ends the firmware, as a
+   * watchdog resets a hung DSP. */
+  fw_run_state *run = st->run;
+  if (run) {
+    snprintf(run->running_model, sizeof run->running_model, "%s", d->name);
+    run->running_handle = m->handle;
+    if (run->timeout_ms) {
+      struct itimerval it = {{0, 0}, {(time_t)(run->timeout_ms / 1000), (suseconds_t)(run->timeout_ms % 1000) * 1000}};
+      setitimer(ITIMER_REAL, &it, NULL);
+    }
+  }
   uint64_t t0 = fw_now_us();
   for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
     rv = m->entry(m->weights, m->arena, in, d->n_inputs, out, d->n_outputs);
   uint64_t t1 = fw_now_us();
+  if (run) {
+    if (run->timeout_ms) {
+      struct itimerval disarm;
+      memset(&disarm, 0, sizeof disarm);
+      setitimer(ITIMER_REAL, &disarm, NULL);
+    }
+    run->running_handle = 0;
+  }
   if (rv != TIDSP_OK)
     return error_reply(st, r, h, C7X_ERR_CALL, "INFER: model '%s': cg_main_dsp returned %d (%s)", d->name,
                        (int)rv, tidsp_status_str(rv));
@@ -302,11 +325,33 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
   return finish(st, r, h, C7X_OK);
 }
 
+static size_t do_fault(fw_state *st, reply *r, const c7x_msg_header *h) {
+  c7x_fault_resp p;
+  memset(&p, 0, sizeof p);
+  const char *text = "";
+  size_t text_cap = 1;
+  if (st->run) {
+    text_cap = sizeof st->run->last_fault;
+    p.restarts = st->run->restarts;
+    p.kind = st->run->last_kind;
+    p.handle = st->run->last_handle;
+    text = st->run->last_fault;
+  }
+  put(r, &p, sizeof p);
+  size_t room = C7X_MSG_MAX - r->len - 1, n = strnlen(text, text_cap);
+  if (n > room) n = room;
+  put(r, text, n);
+  r->buf[r->len++] = '\0';
+  return finish(st, r, h, C7X_OK);
+}
+
 /* Body bytes each request type needs (exactly, or at least for INFER). */
 static int body_size(uint32_t type, size_t *need, int *at_least) {
   *at_least = 0;
   switch (type) {
-    case C7X_MSG_PING: case C7X_MSG_GET_STATUS: case C7X_MSG_SHM_ATTACH: *need = 0; return 1;
+    case C7X_MSG_PING: case C7X_MSG_GET_STATUS: case C7X_MSG_SHM_ATTACH: case C7X_MSG_GET_FAULT:
+      *need = 0; return 1;
+    case C7X_MSG_RESET: *need = 0; *at_least = 1; return 1;
     case C7X_MSG_DYN_LOAD: *need = sizeof(c7x_dyn_load_req); return 1;
     case C7X_MSG_DYN_UNLOAD: case C7X_MSG_DYN_INFO: *need = sizeof(c7x_handle_req); return 1;
     case C7X_MSG_INFER: *need = sizeof(c7x_infer_req); *at_least = 1; return 1;
@@ -343,10 +388,14 @@ size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *re
     case C7X_MSG_PING: return do_ping(st, &r, &h);
     case C7X_MSG_GET_STATUS: return do_status(st, &r, &h);
     case C7X_MSG_SHM_ATTACH: return do_attach(st, &r, &h, send_fd);
+    case C7X_MSG_GET_FAULT: return do_fault(st, &r, &h);
     case C7X_MSG_DYN_LOAD: return do_load(st, &r, &h, body);
     case C7X_MSG_DYN_UNLOAD: return do_unload(st, &r, &h, body);
     case C7X_MSG_DYN_INFO: return do_info(st, &r, &h, body);
     case C7X_MSG_INFER: return do_infer(st, &r, &h, body, body_len);
+    case C7X_MSG_RESET:
+      return error_reply(st, &r, &h, C7X_ERR_OP, "RESET: a bare 16-byte header resets the firmware; "
+                         "this one has a body or a wrong length");
     default:
       return error_reply(st, &r, &h, C7X_ERR_OP,
                          "message type 0x%x is not served by this firmware (weights travel in "

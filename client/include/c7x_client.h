@@ -14,12 +14,22 @@
  *
  * Zero copy: an input whose data already lies in the staging buffer (from
  * c7x_client_create_input) is passed as it is; any other input is copied
- * there first. Outputs are views of the result buffer, valid until the
- * next infer on any client or close.
+ * there first (c7x_client_get_stats counts both). Outputs are views of
+ * the result buffer, valid until this client's next infer or close.
  *
  * Functions return C7X_OK or a C7X_ERR_* code (c7x_protocol.h);
  * c7x_client_last_error gives the firmware's (or the client's) message.
- * A client is not thread-safe.
+ * A client is not thread-safe; each client (connection) has its own
+ * staging and result windows, so clients in other threads or processes
+ * never see each other's tensors.
+ *
+ * Faults: a request during which the firmware dies (a module crashed, or
+ * ran past c7x_fw --timeout-ms or the client's own timeout) returns
+ * C7X_ERR_FAULT or C7X_ERR_TIMEOUT with the firmware supervisor's account
+ * ("firmware fault while running handle 3 (model 'm'): killed by SIGSEGV
+ * ..."). The client is then connected to the restarted firmware: every
+ * handle is gone (load the module again); the shared region is mapped
+ * again at the same address, with new (zeroed) contents.
  */
 #ifndef CSTATIC_C7X_CLIENT_H
 #define CSTATIC_C7X_CLIENT_H
@@ -49,6 +59,17 @@ typedef char c7x_tensor_desc_is_80_bytes[sizeof(c7x_tensor_desc) == 80 ? 1 : -1]
 
 typedef struct c7x_client c7x_client;
 
+/* What the client did, for tests and tuning: inputs passed in place (they
+ * were create_input tensors) or copied into the staging buffer. */
+typedef struct c7x_client_stats {
+  uint64_t infers;            /* answered INFERs */
+  uint64_t inputs_zero_copy;  /* inputs already in the staging buffer */
+  uint64_t inputs_copied;     /* inputs memcpy'd into it */
+  uint64_t bytes_copied;
+  uint64_t faults;            /* requests the firmware died under */
+  uint64_t reconnects;
+} c7x_client_stats;
+
 typedef struct c7x_fw_status {
   uint32_t version, loaded_modules;
   uint64_t uptime_us, completed, failed;
@@ -65,6 +86,14 @@ void c7x_client_close(c7x_client *c);
 
 const char *c7x_client_last_error(const c7x_client *c);
 const char *c7x_strerror(int status);
+
+/* A request that gets no answer in timeout_ms resets the firmware and
+ * fails with C7X_ERR_TIMEOUT; 0 (the default, or $C7X_TIMEOUT_MS) waits. */
+void c7x_client_set_timeout(c7x_client *c, int timeout_ms);
+void c7x_client_get_stats(const c7x_client *c, c7x_client_stats *stats);
+/* Why the firmware last restarted: restarts so far, kind C7X_FAULT_*,
+ * text ("" when it never did). */
+int c7x_client_get_fault(c7x_client *c, uint32_t *restarts, int32_t *kind, char *text, size_t n_text);
 
 int c7x_client_ping(c7x_client *c, uint32_t *version, uint64_t *uptime_us);
 int c7x_client_get_status(c7x_client *c, c7x_fw_status *st);
@@ -89,7 +118,9 @@ int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int
                         c7x_tensor_desc *out, int *n_out);
 
 /* Run a module: outputs[0 .. *n_out) become views of the result buffer
- * (*n_out in = capacity, out = count); cycles may be NULL. */
+ * (*n_out in = capacity, out = count); cycles may be NULL. The input
+ * count, dtypes and sizes are checked against the module (DYN_INFO,
+ * cached per handle) before any input is copied. */
 int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
                      const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                      int *n_out, uint64_t *cycles);

@@ -17,6 +17,7 @@
 #include "codegen/codegen.h"
 #include "codegen/module.h"
 #include "frontend/onnx.h"
+#include "passes/mmalib_report.h"
 #include "passes/passes.h"
 #include "target.h"
 
@@ -94,6 +95,21 @@ static cs_status build_module(const char *dir) {
   return cs_module_build(dir, &mo);
 }
 
+/* -mmalib=1: what each conv/matmul/add/pool became, then the summary. */
+static void print_offload(const cs_offload_report *r) {
+  char summary[256];
+  cs_mmalib_report_summary(r, summary, sizeof summary);
+  printf("  mmalib offload: %s\n", summary);
+  for (int i = 0; i < r->n; i++) {
+    const cs_offload_entry *e = &r->entries[i];
+    if (e->kernel[0])
+      printf("    %s '%s' -> %s (scale/shift rel err %.2g)\n", cs_offload_kind_name(e->kind), e->layer, e->kernel,
+             e->scale_rel_err < 0 ? 0.0 : e->scale_rel_err);
+    else
+      printf("    %s '%s': %s\n", cs_offload_kind_name(e->kind), e->layer, e->reason);
+  }
+}
+
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
   int emit_module = 0;
@@ -163,8 +179,11 @@ int cs_cmd_compile(int argc, char **argv) {
     return cs_cli_fail("%s", cs_error_message());
   }
   cs_codegen_stats stats;
-  cs_codegen_options opt = {
-      .model_path = model, .weights_as_c = !strcmp(weights, "c"), .quiet = quiet, .stats = &stats};
+  cs_codegen_options opt = {.model_path = model,
+                            .weights_as_c = !strcmp(weights, "c"),
+                            .quiet = quiet,
+                            .stats = &stats,
+                            .offload = target.mmalib ? cs_mmalib_report() : NULL};
   cs_status st = cs_codegen_emit(g, &target, &opt, tmp);
   cs_graph_free(g);
   if (st == CS_OK && emit_module) st = build_module(tmp);
@@ -191,6 +210,7 @@ int cs_cmd_compile(int argc, char **argv) {
            stats.live_bytes_lower_bound, ratio);
     printf("  weights: %s (%s)\n", wbuf, opt.weights_as_c ? "weights.c" : "weights.bin");
     if (emit_module) printf("  module: %s/%s (weights embedded)\n", dir, CS_MODULE_FILE);
+    if (target.mmalib) print_offload(cs_mmalib_report());
   }
   return CS_EXIT_OK;
 }

@@ -45,7 +45,7 @@ void cs_c_shape_text(cs_sbuf *b, const cs_value *v);
 
 /* ---- kernels -------------------------------------------------------- */
 
-#define CS_KERNEL_MAX_INPUTS 4
+#define CS_KERNEL_MAX_INPUTS 5
 
 /* How one kernel op is called. A dtype of CS_DTYPE_UNDEF means the
  * argument is `void *` (any dtype). */
@@ -66,6 +66,14 @@ const cs_kernel_info *cs_kernel_info_of(cs_op op);
 /* The function a call of this kernel names under target t: fn, or
  * scalar_fn with -kernels=scalar. */
 const char *cs_kernel_fn(const cs_kernel_info *ki, const cs_target *t);
+/* The int32 size arguments of an MMALIB extern kernel (the spec's exact
+ * argument list: fn(pointer inputs…, output, these…)), as a ", "-joined
+ * list of names; NULL for a tidsp_ kernel called with a param struct. */
+const char *cs_kernel_extern_args(cs_op op);
+/* Append ",\n<indent>[comment: name] value" for each int32 argument of an
+ * extern kernel node (its "mm_args"); CS_ERR_INTERNAL naming the node if
+ * their count does not match. */
+cs_status cs_kernel_extern_call_args(const cs_node *n, const char *indent, cs_sbuf *b);
 /* Multiply-accumulates of a conv/matmul node, 0 for other ops. */
 int64_t cs_kernel_macs(const cs_node *n);
 /* Append the designated initializer of the node's param struct: "{.n = 1}"

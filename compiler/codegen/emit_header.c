@@ -68,6 +68,8 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
                    "#include <stddef.h>\n#include <stdint.h>\n\n"
                    "#include \"cstatic/kernels.h\"\n#include \"cstatic/model.h\"\n");
   if (cs_cg_is_dsp(cg)) cs_sbuf_puts(&b, "#include \"cstatic/platform/tidsp_dsp.h\"\n");
+  /* -mmalib=1: the offloaded layers call the MMALIB externs directly. */
+  if (cg->t->mmalib) cs_sbuf_puts(&b, "#include \"cstatic/mmalib.h\"\n");
   cs_sbuf_puts(&b, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   cs_sbuf_puts(&b, "#define MODEL_NAME ");
   cs_c_string(&b, cg->model_name);

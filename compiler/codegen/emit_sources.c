@@ -163,7 +163,10 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (ki->param_type) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->param_type, params.s);
 
   const char *fn = cs_kernel_fn(ki, cg->t);
-  if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
+  /* An MMALIB extern (cs_kernel_extern_args): fn(pointers…, out, int32s…). */
+  int is_extern = cs_kernel_extern_args(n->op) != NULL;
+  if (is_extern) cs_sbuf_printf(&call, "%s(", fn);
+  else if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
   else cs_sbuf_printf(&call, "%s(&p", fn);
   if (n->op == CS_OP_K_CONCAT) {
     cs_sbuf_puts(&call, ",\n        (const void *const[]){");
@@ -174,7 +177,7 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
     cs_sbuf_puts(&call, "}");
   } else {
     for (int i = 0; i < n->n_inputs; i++) {
-      cs_sbuf_puts(&call, ",\n        ");
+      cs_sbuf_puts(&call, is_extern && i == 0 ? "\n        " : ",\n        ");
       if (in_expr && in_expr[i]) cs_sbuf_puts(&call, in_expr[i]);
       else cs_cg_pointer(cg, &call, n->inputs[i], ki->in[i], 0, used);
     }
@@ -182,6 +185,7 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   cs_sbuf_puts(&call, ",\n        ");
   if (out_expr) cs_sbuf_puts(&call, out_expr);
   else cs_cg_pointer(cg, &call, n->outputs[0], ki->out, 1, used);
+  if (is_extern && (st = cs_kernel_extern_call_args(n, "        ", &call)) != CS_OK) goto done;
   cs_sbuf_puts(&call, ")");
   if (row >= 0)
     cs_sbuf_printf(b, "    const uint64_t t0 = tidsp_profile_clock();\n"

@@ -9,6 +9,7 @@
 #define F32 CS_DTYPE_F32
 #define I8 CS_DTYPE_I8
 #define I32 CS_DTYPE_I32
+#define U8 CS_DTYPE_U8
 #define ANY CS_DTYPE_UNDEF
 
 static const cs_kernel_info kernels[] = {
@@ -40,7 +41,42 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_CONCAT, "tidsp_concat", "tidsp_concat_params", -1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_PAD, "tidsp_pad", "tidsp_pad_params", 1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_COPY, "tidsp_copy", NULL, 1, {ANY}, 0, ANY, NULL},
+    /* MMALIB offload (-mmalib=1): the spec's extern symbols, no param
+     * struct; their int32 arguments: kExternArgs below. */
+    {CS_OP_K_MMALIB_CONV2D_I8, "mmalib_conv2d_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
+    {CS_OP_K_MMALIB_CONV2D_I8_GROUPED, "mmalib_conv2d_i8_grouped_loop", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8,
+     NULL},
+    {CS_OP_K_MMALIB_DWCONV2D_I8, "mmalib_depthwise_conv2d_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
+    {CS_OP_K_MMALIB_FC_I8, "mmalib_matmul_bias_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
+    /* the params blob is `const c7x_residual_add_params *`: passed as void * */
+    {CS_OP_K_C7X_RESIDUAL_ADD_I8, "c7x_int8_residual_add_relu", NULL, 3, {I8, I8, ANY}, 0, I8, NULL},
+    {CS_OP_K_C7X_MAXPOOL_I8, "c7x_int8_max_pool", NULL, 1, {I8}, 0, I8, NULL},
+    {CS_OP_K_C7X_MAXPOOL_TIDL_I8, "c7x_int8_max_pool_tidl", NULL, 1, {I8}, 0, I8, NULL},
 };
+
+/* The int32 arguments after the output pointer, named as in
+ * include/cstatic/mmalib.h. */
+static const struct {
+  cs_op op;
+  const char *args;
+} kExternArgs[] = {
+    {CS_OP_K_MMALIB_CONV2D_I8,
+     "C_in, H_in, W_in, C_out, KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right"},
+    {CS_OP_K_MMALIB_CONV2D_I8_GROUPED,
+     "C_in, H_in, W_in, C_out, KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, groups"},
+    {CS_OP_K_MMALIB_DWCONV2D_I8,
+     "channels, H_in, W_in, KH, KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups"},
+    {CS_OP_K_MMALIB_FC_I8, "M, K, N"},
+    {CS_OP_K_C7X_RESIDUAL_ADD_I8, "n, has_relu"},
+    {CS_OP_K_C7X_MAXPOOL_I8, "N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW"},
+    {CS_OP_K_C7X_MAXPOOL_TIDL_I8, "N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW"},
+};
+
+const char *cs_kernel_extern_args(cs_op op) {
+  for (size_t i = 0; i < sizeof kExternArgs / sizeof kExternArgs[0]; i++)
+    if (kExternArgs[i].op == op) return kExternArgs[i].args;
+  return NULL;
+}
 
 const cs_kernel_info *cs_kernel_info_of(cs_op op) {
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
@@ -63,6 +99,25 @@ int64_t cs_kernel_macs(const cs_node *n) {
     }
     case CS_OP_K_MATMUL_I8:
       return (int64_t)n->k.matmul.m * n->k.matmul.k * n->k.matmul.n;
+    case CS_OP_K_MMALIB_CONV2D_I8:
+    case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
+    case CS_OP_K_MMALIB_DWCONV2D_I8:
+    case CS_OP_K_MMALIB_FC_I8: {
+      /* MACs from the weights (numel) times output positions. */
+      int cnt = 0;
+      const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+      if (!a) return 0;
+      if (n->op == CS_OP_K_MMALIB_FC_I8) return cnt == 3 ? a[0] * a[1] * a[2] : 0;
+      int dw = n->op == CS_OP_K_MMALIB_DWCONV2D_I8;
+      if (cnt < 12) return 0;
+      int64_t kh = a[dw ? 3 : 4], kw = a[dw ? 4 : 5], s = a[dw ? 5 : 6];
+      const int64_t *p = a + (dw ? 7 : 8);
+      if (s < 1) return 0;
+      int64_t ho = (a[1] + p[0] + p[1] - kh) / s + 1, wo = (a[2] + p[2] + p[3] - kw) / s + 1;
+      if (dw) return a[0] * ho * wo * kh * kw;
+      int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;
+      return a[3] * ho * wo * (a[0] / groups) * kh * kw;
+    }
     case CS_OP_K_MATMUL_F32:
       return (int64_t)n->k.matmul_f32.batch * n->k.matmul_f32.m * n->k.matmul_f32.k *
              n->k.matmul_f32.n;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "passes/mmalib_report.h"
 #include "json.h"
 
 static const char *np_dtype(cs_dtype t) {
@@ -141,6 +142,30 @@ static void kernel_histogram(const cs_cg *cg, cs_json *j) {
   cs_json_end_object(j);
 }
 
+/* -mmalib=1: per conv/matmul/add/pool, the kernel it became or the rule
+ * that declined it, and the summary line of the spec's table. */
+static void offload(const cs_cg *cg, cs_json *j) {
+  const cs_offload_report *r = cg->opt ? cg->opt->offload : NULL;
+  if (!cg->t->mmalib || !r) return;
+  char summary[256];
+  cs_mmalib_report_summary(r, summary, sizeof summary);
+  cs_json_begin_object(j, "offload");
+  cs_json_string(j, "summary", summary);
+  cs_json_begin_array(j, "layers");
+  for (int i = 0; i < r->n; i++) {
+    const cs_offload_entry *e = &r->entries[i];
+    cs_json_begin_object(j, NULL);
+    cs_json_string(j, "kind", cs_offload_kind_name(e->kind));
+    cs_json_string(j, "layer", e->layer);
+    if (e->kernel[0]) cs_json_string(j, "kernel", e->kernel);
+    else cs_json_string(j, "declined", e->reason);
+    if (e->scale_rel_err >= 0) cs_json_double(j, "scale_shift_max_rel_err", e->scale_rel_err);
+    cs_json_end_object(j);
+  }
+  cs_json_end_array(j);
+  cs_json_end_object(j);
+}
+
 cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   FILE *f = fopen(path, "wb");
   if (!f) return cs_error(CS_ERR_IO, "cannot write %s", path);
@@ -207,6 +232,7 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_int(j, "macs", cg->total_macs);
   kernel_histogram(cg, j);
   cs_json_end_object(j);
+  offload(cg, j);
   cs_json_end_object(j);
   int bad = ferror(f);
   if (fclose(f) != 0) bad = 1;

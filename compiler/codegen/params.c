@@ -391,3 +391,29 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
   cs_sbuf_puts(b, "}");
   return st;
 }
+
+/* MMALIB extern kernels: the int32 arguments after the output pointer,
+ * one per line with its name from the header, e.g. "/ * C_in * / 64". */
+cs_status cs_kernel_extern_call_args(const cs_node *n, const char *indent, cs_sbuf *b) {
+  const char *names = cs_kernel_extern_args(n->op);
+  int cnt = 0;
+  const int64_t *v = cs_node_attr_ints(n, "mm_args", &cnt);
+  int want = 0;
+  for (const char *p = names; p && *p; p++) want += *p == ',';
+  if (names) want++;
+  if (!names || !v || cnt != want)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has %d int32 arguments, its extern takes %d",
+                    n->name ? n->name : "?", cs_op_name(n->op), v ? cnt : 0, want);
+  const char *p = names;
+  for (int i = 0; i < cnt; i++) {
+    size_t len = strcspn(p, ",");
+    char num[24];
+    if (v[i] < INT32_MIN || v[i] > INT32_MAX)
+      return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' argument %.*s = %lld is not an int32",
+                      n->name ? n->name : "?", (int)len, p, (long long)v[i]);
+    cs_sbuf_printf(b, ",\n%s/* %.*s */ %s", indent, (int)len, p, cs_c_int32((int32_t)v[i], num));
+    p += len;
+    while (*p == ',' || *p == ' ') p++;
+  }
+  return CS_OK;
+}

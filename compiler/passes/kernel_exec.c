@@ -1,6 +1,87 @@
 #include <stdlib.h>
+#include <string.h>
 
+#include "cstatic/mmalib.h"
 #include "kernel_exec.h"
+
+/* ---- MMALIB extern kernels: positional int32 args from "mm_args"; the MMA
+ * kernels need 64-byte aligned activations/weights/output, which compile-
+ * time buffers (malloc'd constants) do not promise, so they run on aligned
+ * copies here. */
+
+static void *aligned_copy(const void *src, size_t n) {
+  size_t sz = (n + TIDSP_MMALIB_ALIGN - 1) / TIDSP_MMALIB_ALIGN * TIDSP_MMALIB_ALIGN;
+  void *p = aligned_alloc(TIDSP_MMALIB_ALIGN, sz ? sz : TIDSP_MMALIB_ALIGN);
+  if (p && src) memcpy(p, src, n);
+  return p;
+}
+
+static int32_t mm_exec(const cs_node *n, const void *const *in, void *const *out) {
+  int cnt = 0;
+  const int64_t *a64 = cs_node_attr_ints(n, "mm_args", &cnt);
+  if (!a64 || cnt > 16) return TIDSP_ERR_PARAM;
+  int32_t a[16] = {0};
+  for (int i = 0; i < cnt; i++) a[i] = (int32_t)a64[i];
+  if (n->op == CS_OP_K_C7X_RESIDUAL_ADD_I8)
+    return cnt == 2 ? c7x_int8_residual_add_relu(in[0], in[1], in[2], out[0], a[0], a[1]) : TIDSP_ERR_PARAM;
+  if (n->op == CS_OP_K_C7X_MAXPOOL_I8 || n->op == CS_OP_K_C7X_MAXPOOL_TIDL_I8) {
+    if (cnt != 12) return TIDSP_ERR_PARAM;
+    return (n->op == CS_OP_K_C7X_MAXPOOL_I8 ? c7x_int8_max_pool : c7x_int8_max_pool_tidl)(
+        in[0], out[0], a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+  }
+  /* conv family / FC: element counts of input, weights, output. */
+  size_t nx, nw, ny;
+  if (n->op == CS_OP_K_MMALIB_FC_I8) {
+    if (cnt != 3) return TIDSP_ERR_PARAM;
+    nx = (size_t)a[0] * a[1];
+    nw = (size_t)a[2] * a[1];
+    ny = (size_t)a[0] * a[2];
+  } else if (n->op == CS_OP_K_MMALIB_DWCONV2D_I8) {
+    if (cnt != 12 || a[5] < 1) return TIDSP_ERR_PARAM;
+    int64_t ho = (a[1] + a[7] + a[8] - a[3]) / a[5] + 1, wo = (a[2] + a[9] + a[10] - a[4]) / a[5] + 1;
+    if (ho < 1 || wo < 1) return TIDSP_ERR_PARAM;
+    nx = (size_t)a[0] * a[1] * a[2];
+    nw = (size_t)a[0] * a[3] * a[4];
+    ny = (size_t)a[0] * (size_t)ho * (size_t)wo;
+  } else {
+    int grouped = n->op == CS_OP_K_MMALIB_CONV2D_I8_GROUPED;
+    if (cnt != (grouped ? 13 : 12) || a[6] < 1) return TIDSP_ERR_PARAM;
+    int32_t groups = grouped ? a[12] : 1;
+    if (groups < 1) return TIDSP_ERR_PARAM;
+    int64_t ho = (a[1] + a[8] + a[9] - a[4]) / a[6] + 1, wo = (a[2] + a[10] + a[11] - a[5]) / a[6] + 1;
+    if (ho < 1 || wo < 1) return TIDSP_ERR_PARAM;
+    nx = (size_t)a[0] * a[1] * a[2];
+    nw = (size_t)a[3] * (size_t)(a[0] / groups) * a[4] * a[5];
+    ny = (size_t)a[3] * (size_t)ho * (size_t)wo;
+  }
+  int8_t *x = aligned_copy(in[0], nx), *w = aligned_copy(in[1], nw), *y = aligned_copy(NULL, ny);
+  int32_t st = TIDSP_ERR_NOMEM;
+  if (x && w && y) {
+    switch (n->op) {
+      case CS_OP_K_MMALIB_CONV2D_I8:
+        st = mmalib_conv2d_i8(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                              a[8], a[9], a[10], a[11]);
+        break;
+      case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
+        st = mmalib_conv2d_i8_grouped_loop(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5],
+                                           a[6], a[7], a[8], a[9], a[10], a[11], a[12]);
+        break;
+      case CS_OP_K_MMALIB_DWCONV2D_I8:
+        st = mmalib_depthwise_conv2d_i8(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                        a[7], a[8], a[9], a[10], a[11]);
+        break;
+      default:
+        st = mmalib_matmul_bias_i8(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2]);
+        break;
+    }
+    if (st == TIDSP_MMALIB_OK) memcpy(out[0], y, ny);
+    else st = TIDSP_ERR_PARAM;
+  }
+  free(x);
+  free(w);
+  free(y);
+  return st;
+}
 
 int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out) {
   const cs_kparams *k = &n->k;
@@ -41,6 +122,14 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
       free(axis_len);
       return st;
     }
+    case CS_OP_K_MMALIB_CONV2D_I8:
+    case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
+    case CS_OP_K_MMALIB_DWCONV2D_I8:
+    case CS_OP_K_MMALIB_FC_I8:
+    case CS_OP_K_C7X_RESIDUAL_ADD_I8:
+    case CS_OP_K_C7X_MAXPOOL_I8:
+    case CS_OP_K_C7X_MAXPOOL_TIDL_I8:
+      return mm_exec(n, in, out);
     default:
       return TIDSP_ERR_UNSUPPORTED;
   }

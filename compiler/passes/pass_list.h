@@ -11,6 +11,12 @@
 typedef cs_status (*cs_pass_fn)(cs_graph *g, const cs_target *t);
 
 cs_status pass_canonicalize(cs_graph *g, const cs_target *t);
+/* MMALIB offload (-mmalib=1; mmalib_*.c). */
+cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
+cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t);

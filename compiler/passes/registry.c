@@ -23,7 +23,13 @@ typedef struct cs_pass_entry {
 
 static const cs_pass_entry kPipeline[] = {
     {"Canonicalize", pass_canonicalize, CS_GROUP_ALWAYS},
-    /* 1. [MMALIB] get_mmalib_qdq_passes() go here: they must see intact QDQ. */
+    /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
+     * they run before every generic fusion and QDQ elimination. */
+    {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
+    {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},
+    {"FuseMMALIBQDQFC", pass_fuse_mmalib_qdq_fc, CS_GROUP_MMALIB},
+    {"FuseInt8ResidualAdd", pass_fuse_int8_residual_add, CS_GROUP_MMALIB},
+    {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
     {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},
     {"FuseQDQToAvgPool", pass_fuse_qdq_avg_pool, CS_GROUP_ALWAYS},

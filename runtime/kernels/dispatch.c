@@ -34,11 +34,12 @@ static int cpu_avx2(void) {
 const tidsp_kernel_variant tidsp_kernel_variants[] = {
 #if TIDSP_HAVE_HOST_X86
     {"host_avx512vnni", cpu_avx512vnni, tidsp_conv2d_i8__host_avx512vnni,
-     tidsp_matmul_i8__host_avx512vnni},
+     tidsp_matmul_i8__host_avx512vnni, tidsp_dwconv2d_i8__host_avx512vnni},
     {"host_avx2", cpu_avx2, tidsp_conv2d_i8__host_avx2,
-     tidsp_matmul_i8__host_avx2},
+     tidsp_matmul_i8__host_avx2, tidsp_dwconv2d_i8__host_avx2},
 #endif
-    {"ref", always, tidsp_conv2d_i8__ref, tidsp_matmul_i8__ref},
+    {"ref", always, tidsp_conv2d_i8__ref, tidsp_matmul_i8__ref,
+     tidsp_conv2d_i8__ref},
 };
 const int32_t tidsp_kernel_variant_count =
     (int32_t)(sizeof(tidsp_kernel_variants) / sizeof(tidsp_kernel_variants[0]));
@@ -71,7 +72,11 @@ const tidsp_kernel_variant *tidsp_kernel_variant_active(void) {
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias, const void *rq,
                         int8_t *y) {
-  return tidsp_kernel_variant_active()->conv2d_i8(p, x, w, bias, rq, y);
+  const tidsp_kernel_variant *v = tidsp_kernel_variant_active();
+  /* depthwise layers waste most of the general path's channel tiles */
+  if (tidsp_conv2d_is_depthwise(p))
+    return v->dwconv2d_i8(p, x, w, bias, rq, y);
+  return v->conv2d_i8(p, x, w, bias, rq, y);
 }
 
 int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,

@@ -58,16 +58,36 @@ int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y);
+/* Depthwise convolutions (c_in = groups) by a direct int16-pair path
+ * (runtime/kernels/host/dwconv2d_i8__*.c); any other parameters go to the
+ * same ISA's general conv2d above. */
+int32_t tidsp_dwconv2d_i8__host_avx2(const tidsp_conv2d_params *p,
+                                     const int8_t *x, const int8_t *w,
+                                     const int32_t *bias, const void *rq,
+                                     int8_t *y);
+int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
+                                           const int8_t *x, const int8_t *w,
+                                           const int32_t *bias, const void *rq,
+                                           int8_t *y);
 #endif
 
 /* One row of the variant table: a name, whether this CPU can run it, and
- * its kernels. */
+ * its kernels. dwconv2d_i8 is the row's convolution for depthwise
+ * parameters (tidsp_conv2d_is_depthwise); it accepts any parameters and
+ * answers exactly like conv2d_i8. */
 typedef struct tidsp_kernel_variant {
   const char *name; /* "host_avx512vnni", "host_avx2", "ref" */
   int (*supported)(void);
   tidsp_conv2d_i8_fn conv2d_i8;
   tidsp_matmul_i8_fn matmul_i8;
+  tidsp_conv2d_i8_fn dwconv2d_i8;
 } tidsp_kernel_variant;
+
+/* True when the dispatcher sends a convolution to dwconv2d_i8: one input
+ * channel per group, more than one group. */
+static inline int tidsp_conv2d_is_depthwise(const tidsp_conv2d_params *p) {
+  return p && p->groups > 1 && p->groups == p->c_in;
+}
 
 /* The table, fastest first; the last row is "ref", always supported. */
 extern const tidsp_kernel_variant tidsp_kernel_variants[];

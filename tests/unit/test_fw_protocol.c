@@ -135,5 +135,30 @@ int main(void) {
   CHECK(h.status == C7X_OK && sr.completed == 2 && sr.failed == 17 && sr.loaded_modules == 0);
   CHECK(sr.ddr_heap_size == sizeof ddr && sr.ddr_heap_free == sizeof ddr);
 
+  /* GET_FAULT: unsupervised, nothing to tell; with a supervisor's page,
+   * its account of the last restart. A body is refused. */
+  n = call(C7X_MSG_GET_FAULT, 20, 16, NULL, 0, 16, resp, &h);
+  c7x_fault_resp fr;
+  memcpy(&fr, resp + sizeof h, sizeof fr);
+  CHECK(h.status == C7X_OK && n == sizeof h + sizeof fr + 1 && resp[n - 1] == '\0');
+  CHECK(fr.restarts == 0 && fr.kind == C7X_FAULT_NONE && fr.handle == 0);
+  static fw_run_state run;
+  run.restarts = 2;
+  run.last_kind = C7X_FAULT_CRASH;
+  run.last_handle = 3;
+  strcpy(run.last_fault, "firmware fault while running handle 3: killed by SIGSEGV");
+  st.run = &run;
+  n = call(C7X_MSG_GET_FAULT, 21, 16, NULL, 0, 16, resp, &h);
+  memcpy(&fr, resp + sizeof h, sizeof fr);
+  CHECK(h.status == C7X_OK && fr.restarts == 2 && fr.kind == C7X_FAULT_CRASH && fr.handle == 3);
+  CHECK(!strcmp((const char *)resp + sizeof h + sizeof fr, run.last_fault) && resp[n - 1] == '\0');
+  /* The longest account still fits one message, NUL-terminated. */
+  memset(run.last_fault, 'x', sizeof run.last_fault - 1);
+  n = call(C7X_MSG_GET_FAULT, 22, 16, NULL, 0, 16, resp, &h);
+  CHECK(h.status == C7X_OK && n <= C7X_MSG_MAX && resp[n - 1] == '\0');
+  st.run = NULL;
+  n = call(C7X_MSG_GET_FAULT, 23, 20, junk, 4, 20, resp, &h);
+  CHECK(h.status == C7X_ERR_SIZE);
+
   UNIT_MAIN_END();
 }

@@ -1,0 +1,80 @@
+#include "mmalib_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "pattern.h"
+#include "quant/scale_shift.h"
+
+static int reach(cs_graph *g, int v, int depth) {
+  if (v < 0) return 1;
+  const cs_value *val = cs_graph_value(g, v);
+  if (val->data) return 1;
+  if (val->producer < 0 || depth > 64) return 0; /* a graph input (or too deep to prove) */
+  const cs_node *n = cs_graph_node(g, val->producer);
+  for (int i = 0; i < n->n_inputs; i++)
+    if (!reach(g, n->inputs[i], depth + 1)) return 0;
+  return 1;
+}
+
+int cs_mm_const_reachable(cs_graph *g, int v) { return reach(g, v, 0); }
+
+const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_qparams *wq,
+                       float o_s, int32_t o_zp, const int64_t *wsum, int channels,
+                       int32_t *bias_out, uint8_t *scale, uint8_t *shift, double *worst) {
+  const cs_value *bv = NULL;
+  int from_dq = 0;
+  if (bias >= 0) {
+    int bdq = cs_match_producer(g, bias, CS_OP_DEQUANTIZE_LINEAR);
+    if (bdq >= 0) {
+      bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
+      if (!bv->data || bv->dtype != CS_DTYPE_I32) return "bias is not a compile-time constant";
+      from_dq = 1;
+    } else {
+      bv = cs_graph_value(g, bias);
+      if (!bv->data || bv->dtype != CS_DTYPE_F32) return "bias is not a compile-time constant";
+    }
+    if (cs_value_numel(bv) != channels) return "bias length != output channels";
+  }
+  *worst = 0.0;
+  for (int c = 0; c < channels; c++) {
+    double ws = wq->scale[wq->count > 1 ? c : 0];
+    double dw = (double)d_s * ws;
+    double r = dw / (double)o_s;
+    double rel;
+    if (cs_float_to_scale_shift(r, &scale[c], &shift[c], &rel) != 0)
+      return "requant multiplier d_s*w_s/o_s not representable as s*2^-sh (s<=255, sh<=31)";
+    if (scale[c] == 0) return "requant multiplier d_s*w_s/o_s below 2^-32 (scale rounds to 0)";
+    if (rel > *worst) *worst = rel;
+    double b = 0.0;
+    if (bv) b = from_dq ? (double)((const int32_t *)bv->data)[c] : nearbyint(((const float *)bv->data)[c] / dw);
+    /* o_zp is folded through the multiplier the kernel really applies,
+     * s·2^−sh, not r (the fork's round(o_zp / r)): then the scale error
+     * multiplies only the real value (out − o_zp), never the zero point —
+     * with ReLU outputs (o_zp = −128) that halves the worst error and cuts
+     * the share of off-by-one outputs several-fold. */
+    double eff = ldexp((double)scale[c], -shift[c]);
+    b += -(double)d_zp * (double)wsum[c] + nearbyint((double)o_zp / eff);
+    if (b > 2147483647.0 || b < -2147483648.0) return "folded bias overflows int32";
+    bias_out[c] = (int32_t)b;
+  }
+  return NULL;
+}
+
+int cs_mm_act_is_saturation(const cs_qparams *out, float lo, float hi) {
+  int32_t mn, mx;
+  cs_output_clamp(out, lo, hi, &mn, &mx);
+  return mn == -128 && mx == 127;
+}
+
+void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
+                              const uint8_t *scale, const uint8_t *shift, int *ids) {
+  int64_t shape[1] = {channels};
+  ids[0] = cs_add_const_named(g, base, "mm_bias", CS_DTYPE_I32, 1, shape, bias);
+  ids[1] = cs_add_const_named(g, base, "mm_scale", CS_DTYPE_U8, 1, shape, scale);
+  ids[2] = cs_add_const_named(g, base, "mm_shift", CS_DTYPE_U8, 1, shape, shift);
+}
+
+void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args) {
+  cs_node_set_attr_ints(cs_graph_node(g, node), CS_MM_ARGS, n, args);
+}

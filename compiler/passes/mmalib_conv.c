@@ -1,0 +1,256 @@
+/*
+ * FuseMMALIBQDQConv2d / FuseMMALIBQDQDwConv2d — int8 convolutions offloaded
+ * to MMALIB (spec/mmalib-integration.txt "Supported Operations"):
+ *
+ *   Q( [Relu|Clip]( Conv( DQ(x:i8), DQ(w:i8 const, zp 0), [bias] ) ) )
+ *     groups = 1            → mmalib_conv2d_i8            (C_out % 64 == 0)
+ *     groups = C_in = C_out → mmalib_depthwise_conv2d_i8  (k 3/5/7 square,
+ *                                                          stride 1–2, 2 ⇒ k ≤ 5)
+ *     1 < groups ≠ C_in     → mmalib_conv2d_i8_grouped_loop (groups | C_in, C_out)
+ *   and for all: N = 1, stride_h = stride_w, dilation 1.
+ *
+ * Everything is folded at compile time (mmalib_common.h). MMALIB pads with
+ * 0, not the input zero point: when d_zp != 0 and the layer pads, an
+ * explicit k_pad with d_zp is inserted before the call and the conv runs
+ * unpadded (exact, instead of declining the layer).
+ *
+ * Every rule is checked before the graph is touched: a declined match
+ * leaves it exactly as it was for FuseQDQToInt8Conv2D, and the rule goes to
+ * the offload report.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/mmalib.h"
+#include "fused_common.h"
+#include "geometry.h"
+#include "mmalib_common.h"
+#include "mmalib_report.h"
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+typedef enum conv_kind { CONV_PLAIN, CONV_DEPTHWISE, CONV_GROUPED } conv_kind;
+
+static const char *const kExtern[] = {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8",
+                                      "mmalib_conv2d_i8_grouped_loop"};
+static const cs_op kOp[] = {CS_OP_K_MMALIB_CONV2D_I8, CS_OP_K_MMALIB_DWCONV2D_I8,
+                            CS_OP_K_MMALIB_CONV2D_I8_GROUPED};
+
+/* The geometry rules of the spec's table; NULL if eligible. */
+static const char *check_geometry(const cs_value *x, const cs_value *y, const cs_window2d *w, int64_t groups,
+                                  conv_kind *kind, char *why, size_t whylen) {
+  if (x->rank != 4 || y->rank != 4) return "not a 2-D (NCHW) convolution";
+  if (x->shape[0] != 1) { snprintf(why, whylen, "N != 1 (N=%lld)", (long long)x->shape[0]); return why; }
+  if (w->stride_h != w->stride_w) {
+    snprintf(why, whylen, "asymmetric stride (%d x %d)", w->stride_h, w->stride_w);
+    return why;
+  }
+  if (w->dil_h != 1 || w->dil_w != 1) {
+    snprintf(why, whylen, "dilation != 1 (%d x %d)", w->dil_h, w->dil_w);
+    return why;
+  }
+  int64_t c_in = x->shape[1], c_out = y->shape[1];
+  if (groups == 1) {
+    if (c_out % 64 != 0) { snprintf(why, whylen, "C_out %% 64 != 0 (C_out=%lld)", (long long)c_out); return why; }
+    *kind = CONV_PLAIN;
+  } else if (groups == c_in) {
+    if (c_out != c_in) {
+      snprintf(why, whylen, "depthwise channel multiplier != 1 (C_in=%lld, C_out=%lld)", (long long)c_in,
+               (long long)c_out);
+      return why;
+    }
+    if (w->k_h != w->k_w) { snprintf(why, whylen, "depthwise kernel not square (%dx%d)", w->k_h, w->k_w); return why; }
+    if (w->k_h != 3 && w->k_h != 5 && w->k_h != 7) {
+      snprintf(why, whylen, "depthwise kernel not 3x3/5x5/7x7 (%dx%d)", w->k_h, w->k_w);
+      return why;
+    }
+    if (w->stride_h < 1 || w->stride_h > 2) {
+      snprintf(why, whylen, "depthwise stride not 1-2 (stride=%d)", w->stride_h);
+      return why;
+    }
+    if (w->stride_h == 2 && w->k_h > 5) {
+      snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d)", w->k_h);
+      return why;
+    }
+    *kind = CONV_DEPTHWISE;
+  } else {
+    if (groups < 1 || c_in % groups != 0 || c_out % groups != 0) {
+      snprintf(why, whylen, "groups %lld does not divide C_in=%lld and C_out=%lld", (long long)groups,
+               (long long)c_in, (long long)c_out);
+      return why;
+    }
+    *kind = CONV_GROUPED;
+  }
+  if (c_in / groups * w->k_h * w->k_w > 131071) return "C_in*KH*KW > 131071 (int32 accumulator)";
+  /* The kernel derives H_out/W_out itself (floor); the graph's must agree. */
+  int64_t h_out = (x->shape[2] + w->pad_top + w->pad_bottom - w->k_h) / w->stride_h + 1;
+  int64_t w_out = (x->shape[3] + w->pad_left + w->pad_right - w->k_w) / w->stride_w + 1;
+  if (h_out != y->shape[2] || w_out != y->shape[3]) return "output shape differs from MMALIB's floor geometry";
+  return NULL;
+}
+
+static void decline(const cs_node *conv, conv_kind kind, const char *why) {
+  cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
+                       "%s", why);
+}
+
+static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
+  const cs_node *conv = cs_graph_node(g, conv_id);
+  conv_kind kind = CONV_PLAIN;
+  int64_t groups = cs_node_attr_int(conv, "group", 1);
+  if (conv->n_inputs < 2) return CS_OK;
+  {
+    const cs_value *x = cs_graph_value(g, conv->inputs[0]);
+    if (x->rank == 4 && groups > 1 && groups == x->shape[1]) kind = CONV_DEPTHWISE;
+  }
+  int xdq = cs_match_dq_i8(g, conv->inputs[0]);
+  cs_qparams xq, wq;
+  cs_qdq_tail tail;
+  if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
+    decline(conv, kind, "input is not DequantizeLinear(int8, per-tensor constant qparams)");
+    return CS_OK;
+  }
+  int wdq = -1;
+  if (!cs_match_weight_dq(g, conv->inputs[1], 0, &wq, &wdq)) {
+    cs_qparams_free(&xq);
+    decline(conv, kind, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel");
+    return CS_OK;
+  }
+  if (!cs_match_qdq_tail(g, conv->outputs[0], 1, &tail)) {
+    cs_qparams_free(&xq);
+    cs_qparams_free(&wq);
+    decline(conv, kind, "no [Relu|Clip] -> QuantizeLinear(int8) tail");
+    return CS_OK;
+  }
+  char why[200];
+  const char *rule = NULL;
+  cs_status st = CS_OK;
+  int32_t *bias = NULL;
+  uint8_t *scale = NULL, *shift = NULL;
+  int64_t *wsum = NULL;
+  cs_window2d win;
+  int x_in = cs_graph_node(g, xdq)->inputs[0];
+  int w_in = cs_graph_node(g, wdq)->inputs[0];
+  int y_out = cs_graph_node(g, tail.q)->outputs[0];
+  if (wq.zps[0] != 0) { snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d)", wq.zps[0]); rule = why; goto done; }
+  if (cs_mm_const_reachable(g, x_in)) { rule = "all-constant match (ConstReachability)"; goto done; }
+  if (t->constants_byte_alignment < TIDSP_MMALIB_ALIGN) {
+    snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors)",
+             t->constants_byte_alignment);
+    rule = why;
+    goto done;
+  }
+  if (cs_window2d_from_node(g, conv, &win) != CS_OK) { cs_error_clear(); rule = "not a 2-D window"; goto done; }
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]);
+  const cs_value *y = cs_graph_value(g, conv->outputs[0]);
+  rule = check_geometry(x, y, &win, groups, &kind, why, sizeof why);
+  if (rule) goto done;
+  int c_out = (int)y->shape[1];
+  if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
+  if (!cs_mm_act_is_saturation(&tail.out, tail.lo, tail.hi)) {
+    snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d)", tail.out.zp[0]);
+    rule = why;
+    goto done;
+  }
+  int padded = win.pad_top || win.pad_bottom || win.pad_left || win.pad_right;
+  int explicit_pad = padded && xq.zp[0] != 0;
+  /* The kernels need 64-byte aligned activations: arena tensors are, a
+   * caller's I/O buffer need not be (an explicit pad output is arena). */
+  if (!explicit_pad && cs_graph_value(g, x_in)->producer < 0) {
+    rule = "input is a graph input (64-byte alignment not guaranteed)";
+    goto done;
+  }
+  if (cs_graph_is_output(g, y_out)) { rule = "output is a graph output (64-byte alignment not guaranteed)"; goto done; }
+  /* Fold. */
+  const cs_value *wv = cs_graph_value(g, w_in);
+  int64_t per = cs_value_numel(wv) / c_out;
+  bias = malloc(sizeof *bias * (size_t)c_out);
+  scale = malloc((size_t)c_out);
+  shift = malloc((size_t)c_out);
+  wsum = calloc((size_t)c_out, sizeof *wsum);
+  if (!bias || !scale || !shift || !wsum) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+  for (int c = 0; c < c_out; c++)
+    for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
+  int32_t d_zp = xq.zp[0];
+  double worst = 0.0;
+  rule = cs_mm_fold(g, conv->n_inputs > 2 ? conv->inputs[2] : -1, xq.scale[0], d_zp, &wq, tail.out.scale[0],
+                    tail.out.zp[0], wsum, c_out, bias, scale, shift, &worst);
+  if (rule) goto done;
+
+  /* Eligible: rewrite. */
+  char base[256];
+  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
+  int64_t c_in = x->shape[1], h_in = x->shape[2], w_in_dim = x->shape[3];
+  cs_window2d kw = win;
+  int act_in = x_in;
+  if (explicit_pad) {
+    /* MMALIB pads with 0; pad with the input zero point explicitly. */
+    int64_t pshape[4] = {1, c_in, h_in + win.pad_top + win.pad_bottom, w_in_dim + win.pad_left + win.pad_right};
+    char pname[300];
+    snprintf(pname, sizeof pname, "%s.mm_padded", base);
+    int pv = cs_graph_add_value(g, pname, CS_DTYPE_I8, 4, pshape);
+    tidsp_pad_params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.rank = 4;
+    int64_t ishape[4] = {1, c_in, h_in, w_in_dim};
+    for (int d = 0; d < 4; d++) pp.in_shape[d] = (int32_t)ishape[d];
+    pp.pad_begin[2] = win.pad_top;
+    pp.pad_end[2] = win.pad_bottom;
+    pp.pad_begin[3] = win.pad_left;
+    pp.pad_end[3] = win.pad_right;
+    pp.elem_size = 1;
+    pp.mode = TIDSP_PAD_CONSTANT;
+    pp.value[0] = (uint8_t)(int8_t)d_zp;
+    int pid = cs_add_kernel(g, CS_OP_K_PAD, base, 1, &act_in, pv);
+    cs_graph_node(g, pid)->k.pad = pp;
+    cs_value_set_quant(cs_graph_value(g, pv), -1, 1, xq.scale, xq.zps);
+    act_in = pv;
+    h_in = pshape[2];
+    w_in_dim = pshape[3];
+    kw.pad_top = kw.pad_bottom = kw.pad_left = kw.pad_right = 0;
+  }
+  int rq[3];
+  cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
+  int inputs[5] = {act_in, w_in, rq[0], rq[1], rq[2]};
+  int chain[1] = {conv_id};
+  int id = cs_replace_chain(g, chain, 1, &tail, kOp[kind], 5, inputs);
+  int64_t args[13];
+  int na = 0;
+  if (kind == CONV_DEPTHWISE) {
+    int64_t a[] = {c_in, h_in, w_in_dim, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
+                   kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
+    na = (int)(sizeof a / sizeof a[0]);
+    memcpy(args, a, sizeof a);
+  } else {
+    int64_t a[] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
+                   kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
+    na = kind == CONV_GROUPED ? 13 : 12;
+    memcpy(args, a, sizeof a);
+  }
+  cs_mm_set_args(g, id, na, args);
+  cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
+                       cs_graph_node(g, conv_id)->name, kExtern[kind], worst, NULL);
+done:
+  if (rule && st == CS_OK) decline(cs_graph_node(g, conv_id), kind, rule);
+  free(bias);
+  free(scale);
+  free(shift);
+  free(wsum);
+  cs_qparams_free(&xq);
+  cs_qparams_free(&wq);
+  cs_qparams_free(&tail.out);
+  return st;
+}
+
+cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) {
+  int n = g->n_nodes;
+  for (int i = 0; i < n; i++) {
+    const cs_node *node = cs_graph_node(g, i);
+    if (node->dead || node->op != CS_OP_CONV) continue;
+    cs_status st = offload_one(g, t, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

@@ -1,0 +1,52 @@
+#include "mmalib_report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_list.h"
+
+static cs_offload_report report;
+static int cap;
+
+const cs_offload_report *cs_mmalib_report(void) { return &report; }
+
+void cs_mmalib_report_reset(void) {
+  free(report.entries);
+  report.entries = NULL;
+  report.n = 0;
+  cap = 0;
+}
+
+void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
+                          double scale_rel_err, const char *reason_fmt, ...) {
+  if (report.n == cap) {
+    int ncap = cap ? 2 * cap : 64;
+    cs_offload_entry *e = realloc(report.entries, sizeof *e * (size_t)ncap);
+    if (!e) return; /* the report is diagnostics: losing a line beats failing */
+    report.entries = e;
+    cap = ncap;
+  }
+  cs_offload_entry *e = &report.entries[report.n++];
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  snprintf(e->layer, sizeof e->layer, "%s", layer ? layer : "?");
+  e->scale_rel_err = scale_rel_err;
+  if (reason_fmt) {
+    va_list ap;
+    va_start(ap, reason_fmt);
+    vsnprintf(e->reason, sizeof e->reason, reason_fmt, ap);
+    va_end(ap);
+  } else {
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "?");
+  }
+}
+
+/* The first MMALIB pass: a fresh report per pipeline run. */
+cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t) {
+  (void)g;
+  (void)t;
+  cs_mmalib_report_reset();
+  return CS_OK;
+}

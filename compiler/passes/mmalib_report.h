@@ -1,0 +1,70 @@
+/*
+ * mmalib_report.h — the MMALIB offload report: for every conv / matmul /
+ * add / max pool the -mmalib=1 passes looked at, the kernel it became or
+ * the eligibility rule that declined it. Filled by the passes of the last
+ * cs_passes_run (reset by its first MMALIB pass); printed by `cstatic
+ * compile` and written to manifest.json "offload" by codegen, which only
+ * reads these plain structs.
+ */
+#ifndef CSTATIC_MMALIB_REPORT_H
+#define CSTATIC_MMALIB_REPORT_H
+
+#include <stdio.h>
+
+enum { CS_OFFLOAD_KINDS = 5 };
+
+/* Kinds, in the order of the spec's "Offloaded Layers" column. */
+typedef enum cs_offload_kind {
+  CS_OFFLOAD_CONV2D = 0,
+  CS_OFFLOAD_DWCONV2D,
+  CS_OFFLOAD_RES_ADD,
+  CS_OFFLOAD_FC,
+  CS_OFFLOAD_MAX_POOL,
+} cs_offload_kind;
+
+typedef struct cs_offload_entry {
+  cs_offload_kind kind;
+  char layer[160];      /* the ONNX node name */
+  char kernel[48];      /* extern symbol, "" when declined */
+  char reason[200];     /* the declining rule, "" when offloaded */
+  double scale_rel_err; /* worst |s·2^−sh − r| / r over channels; < 0: n/a */
+} cs_offload_entry;
+
+typedef struct cs_offload_report {
+  int n;
+  cs_offload_entry *entries;
+} cs_offload_report;
+
+/* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d". (Inline, like the
+ * summary: codegen reads the report without linking the passes.) */
+static inline const char *cs_offload_kind_name(cs_offload_kind k) {
+  static const char *const names[CS_OFFLOAD_KINDS] = {"conv2d", "dwconv2d", "res_add", "FC", "max_pool2d"};
+  return (int)k >= 0 && (int)k < CS_OFFLOAD_KINDS ? names[k] : "?";
+}
+
+/* The report of the last pipeline run (empty before one, or with
+ * -mmalib=0). */
+const cs_offload_report *cs_mmalib_report(void);
+void cs_mmalib_report_reset(void);
+/* Record one decision; reason NULL = offloaded to `kernel`. printf-style
+ * reason. */
+void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
+                          double scale_rel_err, const char *reason_fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* "20 conv2d, 8 res_add, 1 FC" (kinds with a zero count left out; "none"
+ * when nothing was offloaded) into buf. */
+static inline void cs_mmalib_report_summary(const cs_offload_report *r, char *buf, int size) {
+  int count[CS_OFFLOAD_KINDS] = {0};
+  for (int i = 0; i < r->n; i++)
+    if (r->entries[i].kernel[0]) count[r->entries[i].kind]++;
+  int len = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < CS_OFFLOAD_KINDS && len < size; k++) {
+    if (!count[k]) continue;
+    len += snprintf(buf + len, (size_t)(size - len), "%s%d %s", len ? ", " : "", count[k],
+                    cs_offload_kind_name((cs_offload_kind)k));
+  }
+  if (!len) snprintf(buf, (size_t)size, "none");
+}
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * MMALIB offload passes (-mmalib=1): for every eligibility rule of
+ * spec/mmalib-integration.txt "Supported Operations" and the FC
+ * "Eligibility Check", one graph that is offloaded and one declined for
+ * that rule. A declined match leaves the graph exactly as it was (the
+ * generic int8 path then takes it); an offloaded one runs within 1 LSB of
+ * the generic (ORT-exact) lowering, and its folded constants match a direct
+ * float computation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_build.h"
+#include "passes/mmalib_report.h"
+#include "passes/pass_list.h"
+#include "passes/passes.h"
+#include "quant/scale_shift.h"
+#include "unit.h"
+
+/* ---- graphs ---------------------------------------------------------- */
+
+typedef struct conv_spec {
+  int n, cin, cout, h, w, kh, kw, sh, sw, dh, dw, groups, pad;
+  int x_zp, o_zp, relu, w_zp, x_const, per_channel;
+} conv_spec;
+
+static conv_spec conv_default(void) {
+  conv_spec s = {1, 8, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, -128, 1, 0, 0, 1};
+  return s;
+}
+
+static int out_dim(int in, int k, int s, int d, int pad) { return (in + 2 * pad - d * (k - 1) - 1) / s + 1; }
+
+/* x → Q → DQ → Conv(DQ(w), b) → [Relu] → Q → DQ → y */
+static cs_graph *conv_graph(const conv_spec *s) {
+  cs_graph *g = cs_graph_new("conv");
+  int ho = out_dim(s->h, s->kh, s->sh, s->dh, s->pad), wo = out_dim(s->w, s->kw, s->sw, s->dw, s->pad);
+  int cpg = s->cin / s->groups;
+  int64_t xs[4] = {s->n, s->cin, s->h, s->w}, ws[4] = {s->cout, cpg, s->kh, s->kw}, ys[4] = {s->n, s->cout, ho, wo};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs), dq;
+  if (s->x_const) {
+    int n = s->n * s->cin * s->h * s->w;
+    int8_t *xd = malloc((size_t)n);
+    for (int i = 0; i < n; i++) xd[i] = (int8_t)((i * 13) % 200 - 100);
+    int xc = cs_graph_add_const(g, "xc", CS_DTYPE_I8, 4, xs, xd);
+    free(xd);
+    dq = gb_dq(g, "dq_in", xc, gb_scalar_f32(g, "s_in2", 0.05f), gb_scalar_i8(g, "z_in2", (int8_t)s->x_zp));
+  } else {
+    int q = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.05f), gb_scalar_i8(g, "z_in", (int8_t)s->x_zp));
+    dq = gb_dq(g, "dq_in", q, gb_scalar_f32(g, "s_in2", 0.05f), gb_scalar_i8(g, "z_in2", (int8_t)s->x_zp));
+  }
+  int nw = s->cout * cpg * s->kh * s->kw;
+  int8_t *wd = malloc((size_t)nw);
+  for (int i = 0; i < nw; i++) wd[i] = (int8_t)((i * 37) % 255 - 127);
+  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, wd);
+  free(wd);
+  int nc = s->per_channel ? s->cout : 1;
+  int64_t cs[1] = {nc};
+  float *wsc = malloc(sizeof(float) * (size_t)nc);
+  int8_t *wzp = calloc((size_t)nc, 1);
+  for (int o = 0; o < nc; o++) wsc[o] = 0.0004f * (float)(o % 7 + 1), wzp[o] = (int8_t)s->w_zp;
+  int wdq = gb_dq(g, "dq_w", w, cs_graph_add_const(g, "w_scale", CS_DTYPE_F32, 1, cs, wsc),
+                  cs_graph_add_const(g, "w_zp", CS_DTYPE_I8, 1, cs, wzp));
+  free(wsc);
+  free(wzp);
+  cs_node_set_attr_int(cs_graph_node(g, cs_graph_value(g, wdq)->producer), "axis", 0);
+  float *bias = malloc(sizeof(float) * (size_t)s->cout);
+  for (int o = 0; o < s->cout; o++) bias[o] = 0.01f * (float)(o % 9 - 4);
+  int64_t bs[1] = {s->cout};
+  int b = cs_graph_add_const(g, "b", CS_DTYPE_F32, 1, bs, bias);
+  free(bias);
+  int conv_id, cin[3] = {dq, wdq, b};
+  int cy = gb_node(g, CS_OP_CONV, "conv", 3, cin, CS_DTYPE_F32, 4, ys, &conv_id);
+  cs_node *cn = cs_graph_node(g, conv_id);
+  int64_t pads[4] = {s->pad, s->pad, s->pad, s->pad}, st[2] = {s->sh, s->sw}, dl[2] = {s->dh, s->dw};
+  int64_t ks[2] = {s->kh, s->kw};
+  cs_node_set_attr_ints(cn, "pads", 4, pads);
+  cs_node_set_attr_ints(cn, "strides", 2, st);
+  cs_node_set_attr_ints(cn, "dilations", 2, dl);
+  cs_node_set_attr_ints(cn, "kernel_shape", 2, ks);
+  cs_node_set_attr_int(cn, "group", s->groups);
+  int r = s->relu ? gb_node(g, CS_OP_RELU, "relu", 1, &cy, CS_DTYPE_F32, 4, ys, NULL) : cy;
+  int q2 = gb_q(g, "q_out", r, gb_scalar_f32(g, "s_out", 0.1f), gb_scalar_i8(g, "z_out", (int8_t)s->o_zp));
+  int y = gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.1f), gb_scalar_i8(g, "z_out2", (int8_t)s->o_zp));
+  gb_set_io(g, 1, &x, 1, &y);
+  return g;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int live_nodes(const cs_graph *g) {
+  int c = 0;
+  for (int i = 0; i < g->n_nodes; i++) c += !g->nodes[i].dead;
+  return c;
+}
+
+/* Run one MMALIB pass alone; a decline must leave the graph untouched and
+ * report `rule` (a substring). */
+static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *what, const char *rule) {
+  int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
+  cs_mmalib_report_reset();
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
+  CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
+            "%s: a declined match changed the graph", what);
+  const cs_offload_report *r = cs_mmalib_report();
+  int found = 0;
+  for (int i = 0; i < r->n; i++)
+    if (!r->entries[i].kernel[0] && strstr(r->entries[i].reason, rule)) found = 1;
+  CHECK_MSG(found, "%s: no decline with rule '%s' (%d entries, first: '%s')", what, rule, r->n,
+            r->n ? r->entries[0].reason : "");
+  cs_graph_free(g);
+}
+
+/* Deterministic input for x. */
+static float *make_input(int64_t n) {
+  float *x = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)sin((double)i * 0.37) * 3.0f;
+  return x;
+}
+
+/* Lower g1 with -mmalib=1 (must contain `op`) and g0 generically, run both
+ * on the same input and compare the outputs in output LSBs (≤ 1). */
+static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, float out_scale, const char *what) {
+  cs_target t1, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  cs_target_default(&t0);
+  CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
+  CHECK_MSG(gb_count_op(g1, op) == 1, "%s: expected one %s", what, cs_op_name(op));
+  CHECK_MSG(cs_passes_run(g0, &t0, NULL) == CS_OK, "%s: %s", what, cs_error_message());
+  const cs_value *xv = cs_graph_value(g1, g1->inputs[0]);
+  float *x = make_input(cs_value_numel(xv));
+  const void *in[1] = {x};
+  int32_t st1, st0;
+  void **b1 = gb_run(g1, in, &st1), **b0 = gb_run(g0, in, &st0);
+  CHECK_MSG(st1 == 0 && st0 == 0, "%s: run status %d / %d", what, st1, st0);
+  if (st1 == 0 && st0 == 0) {
+    const float *y1 = b1[g1->outputs[0]], *y0 = b0[g0->outputs[0]];
+    int64_t n = cs_value_numel(cs_graph_value(g1, g1->outputs[0]));
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double d = fabs((double)y1[i] - (double)y0[i]) / out_scale;
+      if (d > worst) worst = d;
+    }
+    CHECK_MSG(worst <= 1.0 + 1e-4, "%s: %.3f LSB from the generic path", what, worst);
+  }
+  gb_free_run(g1, b1);
+  gb_free_run(g0, b0);
+  free(x);
+  cs_graph_free(g1);
+  cs_graph_free(g0);
+}
+
+static void conv_offload(conv_spec s, cs_op op, const char *what) {
+  expect_offload(conv_graph(&s), conv_graph(&s), op, 0.1f, what);
+}
+
+static void conv_decline(conv_spec s, const char *what, const char *rule) {
+  expect_decline(conv_graph(&s), pass_fuse_mmalib_qdq_conv2d, what, rule);
+}
+
+/* ---- conv2d ----------------------------------------------------------- */
+
+static void test_conv_rules(void) {
+  conv_spec s = conv_default();
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv 8->64 3x3 pad 1");
+  /* N = 1 */
+  s = conv_default(); s.n = 2;
+  conv_decline(s, "conv N=2", "N != 1");
+  /* symmetric stride */
+  s = conv_default(); s.sh = s.sw = 2;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride 2x2");
+  s = conv_default(); s.sh = 1; s.sw = 2;
+  conv_decline(s, "conv stride 1x2", "asymmetric stride");
+  /* dilation = 1 */
+  s = conv_default(); s.dh = s.dw = 2; s.h = s.w = 8;
+  conv_decline(s, "conv dilation 2", "dilation != 1");
+  /* groups = 1 with C_out % 64 == 0 */
+  s = conv_default(); s.cout = 128;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv C_out 128");
+  s = conv_default(); s.cout = 40;
+  conv_decline(s, "conv C_out 40", "C_out % 64 != 0 (C_out=40)");
+  /* grouped (1 < g != C_in, g divides both) → grouped loop */
+  s = conv_default(); s.groups = 2;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8_GROUPED, "conv groups 2");
+  s = conv_default(); s.cin = 6; s.cout = 64; s.groups = 3;
+  conv_decline(s, "conv groups 3, C_out 64", "does not divide");
+  /* w_zp must be 0 */
+  s = conv_default(); s.w_zp = 2;
+  conv_decline(s, "conv w_zp 2", "w_zp != 0");
+  /* all-constant match: never offloaded */
+  s = conv_default(); s.x_const = 1;
+  conv_decline(s, "conv of a constant", "ConstReachability");
+  /* padded input with d_zp != 0: explicit pad with d_zp, still exact */
+  s = conv_default(); s.x_zp = 5;
+  {
+    cs_graph *g = conv_graph(&s);
+    cs_target t;
+    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    int p = gb_find_op(g, CS_OP_K_PAD);
+    CHECK_MSG(p >= 0, "d_zp=5 with padding: an explicit pad expected");
+    if (p >= 0) CHECK((int8_t)cs_graph_node(g, p)->k.pad.value[0] == 5);
+    int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
+    int cnt = 0;
+    const int64_t *a = k >= 0 ? cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt) : NULL;
+    CHECK(a && cnt == 12 && a[8] == 0 && a[9] == 0 && a[10] == 0 && a[11] == 0 && a[1] == 8 && a[2] == 8);
+    cs_graph_free(g);
+  }
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv d_zp 5 padded");
+  s = conv_default(); s.x_zp = 5; s.pad = 0;
+  {
+    cs_graph *g = conv_graph(&s);
+    cs_target t;
+    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    CHECK_MSG(gb_count_op(g, CS_OP_K_PAD) == 0, "no padding: no explicit pad");
+    cs_graph_free(g);
+  }
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv d_zp 5 unpadded");
+  /* ReLU is the kernel's saturation only with o_zp = −128 */
+  s = conv_default(); s.o_zp = 0;
+  conv_decline(s, "conv relu o_zp 0", "not int8 saturation");
+  s = conv_default(); s.o_zp = 3; s.relu = 0;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv no relu o_zp 3");
+  /* the arena/weights alignment must meet MMA's 64 bytes */
+  s = conv_default();
+  {
+    cs_graph *g = conv_graph(&s);
+    int nodes = g->n_nodes;
+    cs_target t;
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -constants-byte-alignment=32", &t) == CS_OK);
+    cs_mmalib_report_reset();
+    CHECK(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK);
+    CHECK(g->n_nodes == nodes && cs_mmalib_report()->n == 1 &&
+          strstr(cs_mmalib_report()->entries[0].reason, "constants-byte-alignment 32 < 64"));
+    cs_graph_free(g);
+  }
+  /* per-tensor weight scale */
+  s = conv_default(); s.per_channel = 0;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv per-tensor weights");
+}
+
+/* ---- depthwise -------------------------------------------------------- */
+
+static conv_spec dw(int k, int stride) {
+  conv_spec s = conv_default();
+  s.cin = s.cout = s.groups = 16;
+  s.kh = s.kw = k;
+  s.sh = s.sw = stride;
+  s.pad = k / 2;
+  s.h = s.w = 10;
+  return s;
+}
+
+static void test_depthwise_rules(void) {
+  conv_offload(dw(3, 1), CS_OP_K_MMALIB_DWCONV2D_I8, "dw 3x3 s1");
+  conv_offload(dw(5, 2), CS_OP_K_MMALIB_DWCONV2D_I8, "dw 5x5 s2");
+  conv_offload(dw(7, 1), CS_OP_K_MMALIB_DWCONV2D_I8, "dw 7x7 s1");
+  conv_decline(dw(7, 2), "dw 7x7 s2", "stride 2 requires k <= 5");
+  conv_spec z = dw(3, 2);
+  z.x_zp = 5;
+  conv_offload(z, CS_OP_K_MMALIB_DWCONV2D_I8, "dw 3x3 s2 d_zp 5 (explicit pad)");
+  z = conv_default(); z.sh = z.sw = 2; z.x_zp = -7; z.h = z.w = 9;
+  conv_offload(z, CS_OP_K_MMALIB_CONV2D_I8, "conv s2 d_zp -7 odd size (explicit pad)");
+  z = dw(3, 1); z.relu = 0; z.o_zp = 9; z.x_zp = 4;
+  conv_offload(z, CS_OP_K_MMALIB_DWCONV2D_I8, "dw linear o_zp 9");
+  conv_decline(dw(4, 1), "dw 4x4", "not 3x3/5x5/7x7");
+  conv_decline(dw(3, 3), "dw stride 3", "stride not 1-2");
+  conv_spec s = dw(3, 1); s.kw = 5;
+  conv_decline(s, "dw 3x5", "not square");
+  s = dw(3, 1); s.sw = 2;
+  conv_decline(s, "dw stride 1x2", "asymmetric stride");
+  s = dw(3, 1); s.dh = s.dw = 2;
+  conv_decline(s, "dw dilation 2", "dilation != 1");
+  s = dw(3, 1); s.n = 2;
+  conv_decline(s, "dw N=2", "N != 1");
+  s = dw(3, 1); s.cout = 32;
+  conv_decline(s, "dw multiplier 2", "channel multiplier");
+}
+
+/* ---- folded constants against a direct float computation -------------- */
+
+static void test_conv_folding(void) {
+  conv_spec s = conv_default();
+  s.x_zp = 5;
+  s.pad = 0;
+  s.o_zp = 3;
+  s.relu = 0;
+  cs_graph *g = conv_graph(&s);
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
+  CHECK(k >= 0);
+  if (k < 0) { cs_graph_free(g); return; }
+  const cs_node *n = cs_graph_node(g, k);
+  const int8_t *w = cs_graph_value(g, n->inputs[1])->data;
+  const int32_t *bias = cs_graph_value(g, n->inputs[2])->data;
+  const uint8_t *sc = cs_graph_value(g, n->inputs[3])->data, *sh = cs_graph_value(g, n->inputs[4])->data;
+  int per = s.cin * 9;
+  for (int o = 0; o < s.cout; o++) {
+    double ws = 0.0004 * (o % 7 + 1);
+    ws = (float)ws;
+    double r = 0.05f * ws / 0.1f;
+    double eff = ldexp(sc[o], -sh[o]);
+    CHECK_MSG(sc[o] >= 128 && fabs(eff - r) / r <= ldexp(1, -8), "ch %d: %u*2^-%u vs %g", o, sc[o], sh[o], r);
+    long wsum = 0;
+    for (int i = 0; i < per; i++) wsum += w[o * per + i];
+    double bf = 0.01f * (float)(o % 9 - 4);
+    double expect = nearbyint(bf / ((double)0.05f * ws)) - 5.0 * (double)wsum + nearbyint(3.0 / eff);
+    CHECK_MSG(bias[o] == expect, "ch %d: bias %d vs %.1f", o, bias[o], expect);
+  }
+  cs_graph_free(g);
+}
+
+static void test_scale_shift(void) {
+  uint8_t s, sh;
+  double e;
+  CHECK(cs_float_to_scale_shift(0.5, &s, &sh, &e) == 0 && s == 128 && sh == 8 && e == 0);
+  CHECK(cs_float_to_scale_shift(1e-3, &s, &sh, &e) == 0 && s >= 128 && e <= ldexp(1, -8));
+  CHECK(cs_float_to_scale_shift(200.0, &s, &sh, &e) == 0 && s == 200 && sh == 0);
+  CHECK(cs_float_to_scale_shift(255.6, &s, &sh, &e) == -1);
+  CHECK(cs_float_to_scale_shift(0.0, &s, &sh, &e) == -1);
+  CHECK(cs_float_to_scale_shift(NAN, &s, &sh, &e) == -1);
+  /* the largest error over a sweep stays within 2^-8 */
+  double worst = 0;
+  for (double r = 1e-6; r < 100; r *= 1.01) {
+    CHECK(cs_float_to_scale_shift(r, &s, &sh, &e) == 0);
+    if (e > worst) worst = e;
+  }
+  CHECK_MSG(worst <= ldexp(1, -8), "worst %g", worst);
+}
+
+/* ---- FC --------------------------------------------------------------- */
+
+typedef struct fc_spec {
+  int gemm, trans_b, k, n, w_zp, x_const, alpha2, bias_input, reshape;
+} fc_spec;
+
+/* x[1,K] → Q → DQ → Gemm(·, DQ(w), b) | MatMul(·, DQ(w)) → Add(b) → Q → DQ */
+static cs_graph *fc_graph(const fc_spec *s) {
+  cs_graph *g = cs_graph_new("fc");
+  int64_t xs[2] = {1, s->k}, ys[2] = {1, s->n};
+  int64_t wsh[2] = {s->trans_b ? s->n : s->k, s->trans_b ? s->k : s->n};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs), src = x;
+  if (s->x_const) {
+    int8_t *xd = calloc((size_t)s->k, 1);
+    src = cs_graph_add_const(g, "xc", CS_DTYPE_I8, 2, xs, xd);
+    free(xd);
+  } else {
+    src = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.05f), gb_scalar_i8(g, "z_in", -3));
+  }
+  int dq = gb_dq(g, "dq_in", src, gb_scalar_f32(g, "s_in2", 0.05f), gb_scalar_i8(g, "z_in2", -3));
+  int nw = s->k * s->n;
+  int8_t *wd = malloc((size_t)nw);
+  for (int i = 0; i < nw; i++) wd[i] = (int8_t)((i * 29) % 251 - 125);
+  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 2, wsh, wd);
+  free(wd);
+  int wdq = gb_dq(g, "dq_w", w, gb_scalar_f32(g, "w_s", 0.002f), gb_scalar_i8(g, "w_z", (int8_t)s->w_zp));
+  float *bias = malloc(sizeof(float) * (size_t)s->n);
+  for (int i = 0; i < s->n; i++) bias[i] = 0.02f * (float)(i % 5 - 2);
+  int64_t bs[1] = {s->n};
+  int b = s->bias_input ? gb_value(g, "bias_in", CS_DTYPE_F32, 1, bs) : cs_graph_add_const(g, "b", CS_DTYPE_F32, 1, bs, bias);
+  free(bias);
+  int y0, id;
+  if (s->gemm) {
+    int in[3] = {dq, wdq, b};
+    y0 = gb_node(g, CS_OP_GEMM, "gemm", 3, in, CS_DTYPE_F32, 2, ys, &id);
+    cs_node_set_attr_int(cs_graph_node(g, id), "transB", s->trans_b);
+    if (s->alpha2) {
+      cs_attr *a = cs_node_add_attr(cs_graph_node(g, id), "alpha", CS_ATTR_FLOAT);
+      a->f = 2.0f;
+    }
+  } else {
+    int in[2] = {dq, wdq};
+    if (s->reshape) { /* x [1, K] → [1, 1, K]: aten.linear's 3-D input */
+      int64_t x3[3] = {1, 1, s->k}, shp[1] = {3};
+      int64_t sd[3] = {1, 1, s->k};
+      int rin[2] = {dq, cs_graph_add_const(g, "shape_in", CS_DTYPE_I64, 1, shp, sd)};
+      in[0] = gb_node(g, CS_OP_RESHAPE, "reshape_in", 2, rin, CS_DTYPE_F32, 3, x3, NULL);
+    }
+    int64_t ys3[3] = {1, 1, s->n};
+    int mm = gb_node(g, CS_OP_MATMUL, "matmul", 2, in, CS_DTYPE_F32, s->reshape ? 3 : 2, s->reshape ? ys3 : ys, &id);
+    if (s->reshape) {
+      int64_t shp[1] = {2}, sd[2] = {1, s->n};
+      int rin[2] = {mm, cs_graph_add_const(g, "shape_out", CS_DTYPE_I64, 1, shp, sd)};
+      mm = gb_node(g, CS_OP_RESHAPE, "reshape_out", 2, rin, CS_DTYPE_F32, 2, ys, NULL);
+    }
+    int ain[2] = {mm, b};
+    y0 = gb_node(g, CS_OP_ADD, "bias_add", 2, ain, CS_DTYPE_F32, 2, ys, NULL);
+  }
+  int q2 = gb_q(g, "q_out", y0, gb_scalar_f32(g, "s_out", 0.2f), gb_scalar_i8(g, "z_out", 4));
+  int y = gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.2f), gb_scalar_i8(g, "z_out2", 4));
+  int ins[2] = {x, b};
+  gb_set_io(g, s->bias_input ? 2 : 1, ins, 1, &y);
+  return g;
+}
+
+static void test_fc_rules(void) {
+  fc_spec s = {1, 1, 128, 64, 0, 0, 0, 0, 0};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=1 K128 N64");
+  s = (fc_spec){1, 0, 64, 128, 0, 0, 0, 0, 0};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=0 (weight transposed)");
+  s = (fc_spec){0, 0, 64, 64, 0, 0, 0, 0, 0};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul + Add bias");
+  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 1};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Reshape + MatMul + Reshape + Add");
+  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "reshape FC N 40", "N % 64 != 0 (N=40)");
+  s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC K 40", "K % 64 != 0 (K=40)");
+  s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC N 1000", "N % 64 != 0 (N=1000)");
+  s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC w_zp 1", "w_zp != 0");
+  s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC constant data", "constant");
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 1, 0, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC alpha 2", "not a standard transpose");
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 0, 1, 0};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC bias input", "bias is not a compile-time constant");
+}
+
+/* ---- residual add ----------------------------------------------------- */
+
+/* y = Q([Relu](Add(DQ(a), DQ(b)))), operands swapped with `swap`. */
+static cs_graph *add_graph(int swap, int relu, int broadcast, int const_b) {
+  cs_graph *g = cs_graph_new("add");
+  int64_t s[4] = {1, 4, 5, 5}, sb[4] = {1, 4, 1, 1};
+  int a = gb_value(g, "a", CS_DTYPE_F32, 4, s), b = gb_value(g, "b", CS_DTYPE_F32, 4, broadcast ? sb : s);
+  int qa = gb_q(g, "qa", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int qb;
+  if (const_b) {
+    int8_t bd[100];
+    for (int i = 0; i < 100; i++) bd[i] = (int8_t)(i - 50);
+    qb = cs_graph_add_const(g, "bc", CS_DTYPE_I8, 4, s, bd);
+  } else {
+    qb = gb_q(g, "qb", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
+  }
+  int da = gb_dq(g, "da", qa, gb_scalar_f32(g, "sa2", 0.02f), gb_scalar_i8(g, "za2", -5));
+  int db = gb_dq(g, "db", qb, gb_scalar_f32(g, "sb2", 0.03f), gb_scalar_i8(g, "zb2", 7));
+  int in[2] = {swap ? db : da, swap ? da : db};
+  int y0 = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 4, s, NULL);
+  if (relu) y0 = gb_node(g, CS_OP_RELU, "relu", 1, &y0, CS_DTYPE_F32, 4, s, NULL);
+  int q = gb_q(g, "qy", y0, gb_scalar_f32(g, "sy", 0.04f), gb_scalar_i8(g, "zy", -20));
+  int y = gb_dq(g, "dy", q, gb_scalar_f32(g, "sy2", 0.04f), gb_scalar_i8(g, "zy2", -20));
+  int ins[2] = {a, b};
+  gb_set_io(g, const_b ? 1 : 2, ins, 1, &y);
+  return g;
+}
+
+static void run_add(int swap, int relu) {
+  cs_graph *g1 = add_graph(swap, relu, 0, 0), *g0 = add_graph(swap, relu, 0, 0);
+  cs_target t1, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  cs_target_default(&t0);
+  CHECK(cs_passes_run(g1, &t1, NULL) == CS_OK && cs_passes_run(g0, &t0, NULL) == CS_OK);
+  CHECK_MSG(gb_count_op(g1, CS_OP_K_C7X_RESIDUAL_ADD_I8) == 1, "add swap=%d relu=%d", swap, relu);
+  int k = gb_find_op(g1, CS_OP_K_C7X_RESIDUAL_ADD_I8);
+  if (k >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g1, k), "mm_args", &cnt);
+    CHECK(a && cnt == 2 && a[0] == 100 && a[1] == relu);
+  }
+  float xa[100], xb[100];
+  for (int i = 0; i < 100; i++) xa[i] = (float)sin(i * 0.7) * 2.5f, xb[i] = (float)cos(i * 0.3) * 3.5f;
+  const void *in[2] = {xa, xb};
+  int32_t s1, s0;
+  void **b1 = gb_run(g1, in, &s1), **b0 = gb_run(g0, in, &s0);
+  CHECK(s1 == 0 && s0 == 0);
+  double worst = 0;
+  for (int i = 0; i < 100 && s1 == 0 && s0 == 0; i++) {
+    double d = fabs(((float *)b1[g1->outputs[0]])[i] - ((float *)b0[g0->outputs[0]])[i]) / 0.04;
+    if (d > worst) worst = d;
+  }
+  CHECK_MSG(worst <= 1.0 + 1e-4, "add swap=%d relu=%d: %.3f LSB", swap, relu, worst);
+  gb_free_run(g1, b1);
+  gb_free_run(g0, b0);
+  cs_graph_free(g1);
+  cs_graph_free(g0);
+}
+
+static void test_residual_add_rules(void) {
+  for (int swap = 0; swap < 2; swap++)
+    for (int relu = 0; relu < 2; relu++) run_add(swap, relu);
+  expect_decline(add_graph(0, 0, 1, 0), pass_fuse_int8_residual_add, "broadcast add", "broadcasting");
+  expect_decline(add_graph(0, 0, 0, 1), pass_fuse_int8_residual_add, "constant operand", "ConstReachability");
+}
+
+/* ---- max pool --------------------------------------------------------- */
+
+static cs_graph *pool_graph(float out_scale) {
+  cs_graph *g = cs_graph_new("pool");
+  int64_t s[4] = {1, 3, 9, 9}, so[4] = {1, 3, 5, 5};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.05f), gb_scalar_i8(g, "z", 10));
+  int d = gb_dq(g, "d", q, gb_scalar_f32(g, "s2", 0.05f), gb_scalar_i8(g, "z2", 10));
+  int id;
+  int p = gb_node(g, CS_OP_MAX_POOL, "pool", 1, &d, CS_DTYPE_F32, 4, so, &id);
+  int64_t k[2] = {3, 3}, st[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
+  cs_node_set_attr_ints(cs_graph_node(g, id), "kernel_shape", 2, k);
+  cs_node_set_attr_ints(cs_graph_node(g, id), "strides", 2, st);
+  cs_node_set_attr_ints(cs_graph_node(g, id), "pads", 4, pads);
+  int q2 = gb_q(g, "q2", p, gb_scalar_f32(g, "s3", out_scale), gb_scalar_i8(g, "z3", 10));
+  int y = gb_dq(g, "d2", q2, gb_scalar_f32(g, "s4", out_scale), gb_scalar_i8(g, "z4", 10));
+  gb_set_io(g, 1, &x, 1, &y);
+  return g;
+}
+
+static void test_max_pool_rules(void) {
+  expect_offload(pool_graph(0.05f), pool_graph(0.05f), CS_OP_K_C7X_MAXPOOL_TIDL_I8, 0.05f, "max pool (TIDL)");
+  cs_graph *g = pool_graph(0.05f);
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -tidl-kernels=0", &t) == CS_OK);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_C7X_MAXPOOL_I8) == 1 && gb_count_op(g, CS_OP_K_C7X_MAXPOOL_TIDL_I8) == 0);
+  cs_graph_free(g);
+  expect_decline(pool_graph(0.07f), pass_fuse_qdq_to_tidl_max_pool, "max pool requantizing", "qparams differ");
+}
+
+/* ---- the generic target is untouched ---------------------------------- */
+
+static void test_generic_target_has_no_offload(void) {
+  conv_spec s = conv_default();
+  cs_graph *g = conv_graph(&s);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+  cs_graph_free(g);
+}
+
+int main(void) {
+  test_scale_shift();
+  test_conv_rules();
+  test_depthwise_rules();
+  test_conv_folding();
+  test_fc_rules();
+  test_residual_add_rules();
+  test_max_pool_rules();
+  test_generic_target_has_no_offload();
+  cs_mmalib_report_reset();
+  UNIT_MAIN_END();
+}
