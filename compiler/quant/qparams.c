@@ -108,8 +108,3 @@ cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift) {
   *shift = s;
   return CS_OK;
 }
-
-double cs_q31_rel_error(double m, int32_t mult, int32_t shift) {
-  double approx = ldexp((double)mult, -shift);
-  return fabs(approx - m) / m;
-}

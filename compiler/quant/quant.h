@@ -47,9 +47,6 @@ cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift);
  * kernels reproduce the float formula bit for bit (kernels.h). */
 cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift);
 
-/* Relative error of a Q31 pair against the exact multiplier. */
-double cs_q31_rel_error(double m, int32_t mult, int32_t shift);
-
 #endif
 
 /* ---- constants for kernels ----------------------------------------- */
