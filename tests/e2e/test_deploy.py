@@ -284,6 +284,36 @@ def test_missing_symbol_fails_the_load_naming_it(firmware, work):
     assert "0 modules loaded" in compute(firmware, "status").stdout
 
 
+def test_tidl_max_pool_needs_a_tidl_firmware(compiled, firmware, work):
+    """The spec's BeagleY-AI trap, caught at load: with -mmalib=1 the model's
+    MaxPool becomes the TIDL-backed c7x_int8_max_pool_tidl (-tidl-kernels=1,
+    the default), which a --tidl OFF firmware does not export, so the load
+    fails naming it; with -tidl-kernels=0 it is the scalar c7x_int8_max_pool
+    and the module loads and runs, with the output of `cstatic run`."""
+    if "--tidl OFF" not in run(FW_BIN, "--list-exports").stdout.splitlines()[0]:
+        pytest.skip("this c7x_fw is built with TIDL")
+    x = np.random.default_rng(4).standard_normal((1, 3, 10, 10)).astype(np.float32)
+    np.save(work / "xmp.npy", x)
+    x.tofile(work / "xmp.bin")
+    for tidl in (1, 0):
+        out = work / f"maxpool_tidl{tidl}"
+        run(CSTATIC, "compile", work / "small.onnx", "-o", out, "-t",
+            f"c_static_lib -mcpu=c7x -mmalib=1 -tidl-kernels={tidl}", "--emit=module", "-q")
+        src = "".join(f.read_text() for f in sorted(out.glob("lib*.c")))
+        assert ("c7x_int8_max_pool_tidl(" in src) == bool(tidl)
+        assert "c7x_int8_max_pool(" in src or tidl
+        if tidl:
+            p = compute(firmware, "load", out / "lib0.out", ok=False)
+            assert p.returncode == 1 and "does not export: c7x_int8_max_pool_tidl" in p.stderr, p.stderr
+            continue
+        run(CSTATIC, "run", out, "--input", work / "xmp.npy", "--output", work / "mp_ref.npy")
+        handle = load(firmware, out / "lib0.out")
+        compute(firmware, "infer", handle, 0, "-i", work / "xmp.bin", "-o", work / "mp.bin",
+                "--dtype", "float32")
+        assert (work / "mp.bin").read_bytes() == np.load(work / "mp_ref.npy").tobytes()
+        compute(firmware, "unload", handle)
+
+
 def test_malformed_packets_get_error_responses(firmware):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(10)
