@@ -339,6 +339,22 @@ def test_malformed_packets_get_error_responses(firmware):
         # truncated header
         t, seq, status, msg = ask(b"\x01\x00")
         assert status == C7X_ERR_SIZE
+        # The transport is message-based, as RPMsg is: a message is never
+        # reassembled from pieces. Delivered byte by byte, or split in two,
+        # every piece is a malformed message of its own and gets its own
+        # error reply; nothing is buffered across packets.
+        ping = struct.pack("<IIIi", 1, 9, 16, 0)
+        for b in range(len(ping)):
+            t, seq, status, msg = ask(ping[b:b + 1])
+            assert status == C7X_ERR_SIZE and "shorter than" in msg
+        for cut in (3, 8, 15):
+            for piece in (ping[:cut], ping[cut:]):
+                t, seq, status, msg = ask(piece)
+                assert status == C7X_ERR_SIZE
+        # an INFER split after its header: the header's length names the rest
+        infer_hdr = struct.pack("<IIIi", 0x21, 10, 16 + 16 + 80, 0)
+        t, seq, status, msg = ask(infer_hdr)
+        assert (t, seq, status) == (0x1021, 10, C7X_ERR_SIZE) and "header says 112" in msg
         # and a good PING still works on the same connection
         t, seq, status, _ = ask(struct.pack("<IIIi", 1, 8, 16, 0))
         assert (t, seq, status) == (0x1001, 8, 0)

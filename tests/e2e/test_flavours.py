@@ -16,10 +16,8 @@ What is checked here:
   them too, and with -skip-runtime-checks=0 rejects bad descriptors;
 - -constants-byte-alignment sets the blob's and the arena's alignment.
 
-The small model (built here with onnx.helper and ORT's quantize_static)
-keeps the default run well under a minute. The suite models (the cache of
-tests/models/generate.py, tests/models/out, or $CSTATIC_SUITE_DIR) are the
-`slow` part.
+The small model is built here with onnx.helper and ORT's quantize_static;
+the suite models come from the session's model_suite fixture (conftest.py).
 """
 import ctypes
 import glob
@@ -38,7 +36,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 INCLUDE = os.path.join(ROOT, "include")
 STUB_DIR = os.path.join(INCLUDE, "cstatic", "platform", "ti_stub")
-SUITE_DIR = os.environ.get("CSTATIC_SUITE_DIR", os.path.join(ROOT, "tests", "models", "out"))
 CC = os.environ.get("CC", "cc")
 
 FLAVOURS = {"c7x": "c7x.h", "c66x": "c6x.h"}
@@ -364,20 +361,20 @@ def test_constants_byte_alignment_sets_the_blob_and_arena_alignment(small, tmp_p
     assert offsets and all(o % want == 0 for o in offsets)
 
 
-# ---- the suite models (slow) -------------------------------------------------------
+# ---- the suite models ---------------------------------------------------------------
 
-def suite_models():
-    return sorted(p for p in glob.glob(os.path.join(SUITE_DIR, "*.onnx"))
-                  if not p.endswith(".part.onnx"))
+SUITE_MODELS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
+SUITE_VARIANTS = ("pt2e", "ort_s8", "ort_u8")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("flavour", sorted(FLAVOURS))
-@pytest.mark.parametrize("model", suite_models() or [None],
-                         ids=lambda p: os.path.basename(p)[:-5] if p else "none")
-def test_suite_model_flavours_compile_strictly(model, flavour, tmp_path):
-    if model is None:
-        pytest.skip(f"no suite models in {SUITE_DIR} (tests/models/generate.py --out it)")
-    d = compile_model(model, tmp_path / flavour, f"c_static_lib -mcpu={flavour}")
-    check_flavour_text(d, flavour)
-    cc_strict(d)
+@pytest.mark.parametrize("variant", SUITE_VARIANTS)
+@pytest.mark.parametrize("model", SUITE_MODELS)
+def test_suite_model_flavours_compile_strictly(model, variant, model_suite, tmp_path):
+    """Every suite model's c7x and c66x C compiles with the host compiler
+    against the stand-in headers, warning-free (the model_suite fixture of
+    conftest.py generates the models once per session)."""
+    path = model_suite.model(model, variant)
+    for flavour in sorted(FLAVOURS):
+        d = compile_model(path, tmp_path / flavour, f"c_static_lib -mcpu={flavour}")
+        check_flavour_text(d, flavour)
+        cc_strict(d)
