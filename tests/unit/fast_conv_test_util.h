@@ -1,0 +1,82 @@
+/*
+ * fast_conv_test_util.h — the pieces shared by the fast-kernel tests
+ * (test_kernel_fast_conv.c, test_kernel_fast_dwconv.c): random data,
+ * requant blobs of either kind, one convolution case and its geometry.
+ * Include after kernel_test_util.h.
+ */
+#ifndef CSTATIC_FAST_CONV_TEST_UTIL_H
+#define CSTATIC_FAST_CONV_TEST_UTIL_H
+
+static void fill_i8(int8_t *v, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    v[i] = (int8_t)rnd_range(-128, 127);
+}
+
+/* Requant data of `kind` for `channels` channels (1 when per-tensor).
+ * `gain` scales the multipliers: > 1 saturates most outputs. Returns a
+ * malloc'ed blob (floats, or int32 mult[] then shift[]). */
+static void *make_rq(tidsp_requant_params *rq, int32_t kind, int32_t channels,
+                     int32_t per_channel, int32_t k_taps, float gain) {
+  const int32_t n = per_channel ? channels : 1;
+  int32_t i;
+  /* typical scale: an output of ~±100 for a sum of k products of ~±100² */
+  const float base = gain * 100.0f / (10000.0f * (float)sqrt((double)(k_taps > 0 ? k_taps : 1)));
+  rq->kind = kind;
+  rq->per_channel = per_channel;
+  rq->out_zp = rnd_range(-20, 20);
+  if (rnd() % 4 == 0) { /* fused Relu */
+    rq->out_min = rq->out_zp;
+    rq->out_max = 127;
+  } else {
+    rq->out_min = -128;
+    rq->out_max = 127;
+  }
+  if (kind == TIDSP_REQUANT_FLOAT) {
+    float *m = malloc(sizeof(float) * (size_t)n);
+    for (i = 0; i < n; i++)
+      m[i] = base * (0.25f + 1.5f * rnd_unit());
+    return m;
+  } else {
+    int32_t *m = malloc(sizeof(int32_t) * 2 * (size_t)n);
+    for (i = 0; i < n; i++) {
+      float f = base * (0.25f + 1.5f * rnd_unit());
+      int e;
+      float fr = frexpf(f, &e); /* f = fr·2^e, fr in [0.5, 1) */
+      m[i] = (int32_t)(fr * 16777216.0f); /* a 24-bit significand */
+      m[n + i] = 24 - e;
+      if (m[n + i] < 0)
+        m[n + i] = 0;
+      if (m[n + i] > 62)
+        m[n + i] = 62;
+    }
+    return m;
+  }
+}
+
+/* One convolution case, run on every supported variant. */
+typedef struct conv_case {
+  int32_t n, c_in, c_out, groups, h_in, w_in, k_h, k_w;
+  int32_t stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+  int32_t extra_h, extra_w; /* outputs past the natural size */
+  int32_t x_zp, w_zp, kind, per_channel, with_bias, big_bias;
+  int32_t odd_mult; /* FLOAT multipliers NaN, +inf, −inf, 0 on channels 0..3 */
+  float gain;
+} conv_case;
+
+/* Multipliers no compiler emits, whose clamp order still decides the
+ * output (NaN must end at out_min, as in ORT's max_ps/min_ps). */
+static void set_odd_mults(float *m, int32_t n) {
+  const float odd[4] = {NAN, INFINITY, -INFINITY, 0.0f};
+  int32_t i;
+  for (i = 0; i < n && i < 4; i++)
+    m[i] = odd[i];
+}
+
+static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pad) {
+  int32_t eff = d * (k - 1) + 1, o = (in + 2 * pad - eff) / s + 1;
+  return o < 0 ? 0 : o;
+}
+
+
+#endif
