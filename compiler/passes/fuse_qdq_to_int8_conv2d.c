@@ -71,7 +71,7 @@ int cs_match_weight_dq(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq_ou
   return 1;
 }
 
-static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id, int *changed) {
+static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
   if (conv->n_inputs < 2) return CS_OK;
   int xdq = cs_match_dq_i8(g, conv->inputs[0]);
@@ -89,7 +89,6 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id, int *cha
   if (st != CS_OK) { cs_error_clear(); goto decline; }
   const cs_value *x = cs_graph_value(g, conv->inputs[0]);
   const cs_value *y = cs_graph_value(g, conv->outputs[0]);
-  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
   int c_out = (int)y->shape[1];
   if (wq.count != 1 && wq.count != c_out) goto decline;
   char base[256];
@@ -134,11 +133,9 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id, int *cha
   p.rq.out_zp = tail.out.zp[0];
   cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
   int inputs[4] = {cs_graph_node(g, xdq)->inputs[0], cs_graph_node(g, wdq)->inputs[0], no_bias ? -1 : bias, rq};
-  (void)wv;
   int chain[1] = {conv_id};
   int id = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_CONV2D_I8, 4, inputs);
   cs_graph_node(g, id)->k.conv = p;
-  *changed = 1;
   st = CS_OK;
   goto out;
 decline:
@@ -155,8 +152,7 @@ cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t) {
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
     if (node->dead || node->op != CS_OP_CONV) continue;
-    int changed = 0;
-    cs_status st = fuse_one(g, t, i, &changed);
+    cs_status st = fuse_one(g, t, i);
     if (st != CS_OK) return st;
   }
   return CS_OK;

@@ -44,7 +44,8 @@ cs_status cs_qparams_read(cs_graph *g, const cs_node *n, cs_qparams *qp) {
     qp->zp[0] = zpv ? (int32_t)cs_const_get_int(zpv, 0) : 0;
     qp->zps = qp->zp;
   } else {
-    const cs_value *data = n->op == CS_OP_QUANTIZE_LINEAR ? x : x;
+    /* The axis indexes the data input (float for Q, integer for DQ). */
+    const cs_value *data = x;
     int64_t axis = cs_node_attr_int(n, "axis", 1);
     if (axis < 0) axis += data->rank;
     if (axis < 0 || axis >= data->rank || data->shape[axis] != count)
