@@ -27,6 +27,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from test_kernels_vs_ort import Broadcast, broadcast_params  # one mirror of tidsp_broadcast
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAX_RANK = 6
 i32 = ctypes.c_int32
@@ -63,11 +65,6 @@ class Pool2dParams(ctypes.Structure):
 
 class UnaryParams(ctypes.Structure):
     _fields_ = [("n", i32), ("op", i32), ("alpha", f32), ("beta", f32), ("lo", f32), ("hi", f32)]
-
-
-class Broadcast(ctypes.Structure):
-    _fields_ = [("rank", i32), ("shape", i32 * MAX_RANK), ("a_stride", i32 * MAX_RANK),
-                ("b_stride", i32 * MAX_RANK)]
 
 
 class BinaryParams(ctypes.Structure):
@@ -401,23 +398,6 @@ def test_hard_sigmoid_swish_relu_clip(lib):
     assert_bits(y, want, "Clip")
 
 
-def broadcast_params(shape_a, shape_b):
-    out = np.broadcast_shapes(tuple(shape_a), tuple(shape_b))
-    rank = len(out)
-    bc = Broadcast()
-    bc.rank = rank
-
-    def strides(shape):
-        shape = [1] * (rank - len(shape)) + list(shape)
-        st, acc = [0] * rank, 1
-        for d in range(rank - 1, -1, -1):
-            st[d] = 0 if shape[d] == 1 and out[d] != 1 else acc
-            acc *= shape[d]
-        return st
-
-    for d, (s, sa, sb) in enumerate(zip(out, strides(shape_a), strides(shape_b))):
-        bc.shape[d], bc.a_stride[d], bc.b_stride[d] = s, sa, sb
-    return bc, list(out)
 
 
 @pytest.mark.parametrize("op", list(BINARY))
