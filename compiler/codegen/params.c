@@ -194,6 +194,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
         field_int(&f, "x_zp", p->x_zp);
         field_int(&f, "w_zp", p->w_zp);
         requant(&f, "rq", &p->rq);
+        if (p->w_row_stride) field_int(&f, "w_row_stride", p->w_row_stride);
       }
       break;
     }
@@ -204,6 +205,7 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "x_zp", k->matmul.x_zp);
       field_int(&f, "w_zp", k->matmul.w_zp);
       requant(&f, "rq", &k->matmul.rq);
+      if (k->matmul.w_row_stride) field_int(&f, "w_row_stride", k->matmul.w_row_stride);
       break;
     case CS_OP_K_MATMUL_F32:
       field_int(&f, "batch", k->matmul_f32.batch);

@@ -120,6 +120,12 @@ typedef struct tidsp_conv2d_params {
   int32_t groups;
   int32_t x_zp, w_zp;       /* i8 only */
   tidsp_requant_params rq;  /* i8 only; channels = c_out */
+  /* i8 only: bytes from one output channel's weight row to the next
+   * (row = c_in/groups·k_h·k_w taps in OIHW order). 0 means dense rows.
+   * The compiler pre-packs weights for the host by padding each row with
+   * zero bytes to a multiple of 64 (one AMX/zmm row), so that fast kernels
+   * load whole aligned rows; every variant reads only the first K bytes. */
+  int32_t w_row_stride;
 } tidsp_conv2d_params;
 
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
@@ -140,6 +146,7 @@ typedef struct tidsp_matmul_params {
   int32_t m, k, n;
   int32_t x_zp, w_zp;
   tidsp_requant_params rq;
+  int32_t w_row_stride; /* bytes between W rows ([n][k]); 0 = k (dense) */
 } tidsp_matmul_params;
 
 int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
