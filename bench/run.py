@@ -2,7 +2,7 @@
 
   (a) the spec's single conv layer (int8 conv 64->64, 56x56, 3x3,
       per-channel): every kernel variant (bench/conv_bench.c), as GMAC/s and
-      as a share of this CPU's int8 peak (bench/vnni_peak.c); (a2) the
+      as a share of this CPU's int8 peaks (bench/vnni_peak.c, bench/amx_peak.c); (a2) the
       depthwise layers of MobileNetV2/V3 and ShuffleNetV2, each variant's
       general conv against its depthwise entry (also conv_bench);
   (b) every suite model found (and the spec layer as a QDQ model): cstatic
@@ -111,19 +111,25 @@ def conv_layer(build, repeat, tmp):
     rows_dw.clear()
     rows_dw.extend(dw)
     active = re.search(r"active variant: (\S+)", out)
-    peak, peak_note = None, ""
-    exe = os.path.join(tmp, "vnni_peak")
+    peaks = {"vnni": measure_peak("vnni_peak", ["-mavx512f", "-mavx512vnni"], tmp,
+                                  "bench/vnni_peak.c, 12 independent vpdpbusd zmm chains, best of 5"),
+             "amx": measure_peak("amx_peak", [], tmp,
+                                 "bench/amx_peak.c, 6 independent tdpbssd tile chains, best of 5")}
+    if peaks["vnni"][0] is None:
+        peaks["vnni"] = (234.0, "not measurable here; ~234 GMAC/s/thread as the issue states")
+    return rows, (active.group(1) if active else "?"), peaks, out
+
+
+def measure_peak(name, flags, tmp, how):
+    """(GMAC/s, note) of one of the peak programs, or (None, why not)."""
+    exe = os.path.join(tmp, name)
     cc = os.environ.get("CC", "cc")
     try:
-        run([cc, "-O2", "-std=c99", "-mavx512f", "-mavx512vnni", os.path.join(ROOT, "bench/vnni_peak.c"),
-             "-o", exe])
+        run([cc, "-O2", "-std=c99", *flags, os.path.join(ROOT, f"bench/{name}.c"), "-o", exe])
         pout, _ = run([exe])
-        peak = float(re.search(r"peak_gmacs: ([0-9.]+)", pout).group(1))
-        peak_note = "measured: bench/vnni_peak.c, 12 independent vpdpbusd zmm chains, best of 5"
+        return float(re.search(r"peak_gmacs: ([0-9.]+)", pout).group(1)), f"measured: {how}"
     except (RuntimeError, AttributeError) as e:
-        peak = 234.0
-        peak_note = f"not measurable here ({str(e).splitlines()[0]}); ~234 GMAC/s/thread as the issue states"
-    return rows, (active.group(1) if active else "?"), peak, peak_note, out
+        return None, f"not measurable here ({str(e).splitlines()[0]})"
 
 
 def spec_conv_model(path):
@@ -231,8 +237,43 @@ def mib(v):
     return "n/a" if v is None else f"{v:.0f}"
 
 
+def acceptance(rows, active, vnni, amx, models):
+    """The speed issue's acceptance points, each with the measured value."""
+    L = ["## Acceptance points of the speed issue, as measured in this run\n",
+         "| point | target | measured | met |", "|---|---|---|---|"]
+
+    def line(point, target, value, ok):
+        L.append(f"| {point} | {target} | {value} | {'yes' if ok else 'NO'} |")
+
+    fast = next((r for r in rows if r["variant"] == active), None)
+    if fast:
+        line(f"spec conv: {active} vs scalar", "≥ ×96", f"×{fast['speedup']:.1f}", fast["speedup"] >= 96)
+        share = 100 * fast["gmacs"] / vnni
+        line(f"spec conv: {active} share of the VNNI int8 peak", "≥ 50 %", f"{share:.1f} %", share >= 50)
+        if amx:
+            amx_share = 100 * fast["gmacs"] / amx
+            line(f"spec conv: {active} share of the AMX int8 peak", "(≥ 50 % if the peak is AMX's)",
+                 f"{amx_share:.1f} %", amx_share >= 50)
+    by_name = {r["name"]: r for r in models if "error" not in r}
+    for name in sorted(n for n in by_name if n.startswith("resnet18")):
+        r = by_name[name]
+        ratio = r["scalar_ms"] / r["fast_ms"]
+        line(f"{name}: fast vs scalar", "≥ ×47", f"×{ratio:.1f}", ratio >= 47)
+    for arch in ("resnet18", "mobilenetv2"):
+        for variant, limit in (("pt2e", 0.6), ("ort_u8", 1.2)):
+            r = by_name.get(f"{arch}_{variant}")
+            if r:
+                ratio = r["fast_ms"] / r["ort_ms"]
+                line(f"{arch}_{variant}: cstatic fast latency / ORT latency", f"≤ {limit}",
+                     f"{ratio:.2f} ({r['fast_ms']:.2f} / {r['ort_ms']:.2f} ms)", ratio <= limit)
+    L.append("")
+    return L
+
+
 def report(args, cpu, conv, models, started, elapsed):
-    rows, active, peak, peak_note, conv_out = conv
+    rows, active, peaks, conv_out = conv
+    vnni, vnni_note = peaks["vnni"]
+    amx, amx_note = peaks["amx"]
     L = []
     L.append("# cstatic benchmarks\n")
     L.append(f"- date: {started:%Y-%m-%d %H:%M} (local), {elapsed:.0f} s for the whole run")
@@ -244,13 +285,17 @@ def report(args, cpu, conv, models, started, elapsed):
     L.append(f"- every number is a median of {args.repeat} runs after one warm-up, single thread, "
              "one process at a time; the machine (2 vCPUs) is shared with other jobs, and runs of this script minutes apart differed by up to 2× on some rows: compare within a row, not across runs\n")
     L.append("## (a) the spec's conv layer: int8 conv 64→64, 56×56, 3×3, stride 1, per-channel\n")
-    L.append(f"int8 peak of one core: **{peak:.1f} GMAC/s** ({peak_note}).\n")
-    L.append("| kernel variant | time (ms) | GMAC/s | share of int8 peak | speedup vs scalar | bytes |")
-    L.append("|---|---:|---:|---:|---:|---|")
+    L.append(f"int8 peak of one core with the vector unit (AVX-512 VNNI): **{vnni:.1f} GMAC/s** ({vnni_note}); "
+             + (f"with the matrix unit (AMX): **{amx:.1f} GMAC/s** ({amx_note})." if amx else
+                f"AMX: {amx_note}.") + "\n")
+    L.append("| kernel variant | time (ms) | GMAC/s | share of VNNI peak | share of AMX peak | "
+             "speedup vs scalar | bytes |")
+    L.append("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
+        amx_share = f"{100 * r['gmacs'] / amx:.1f} %" if amx else "n/a"
         L.append(f"| {r['variant']}{' (fast default)' if r['variant'] == active else ''}"
                  f"{' (scalar)' if r['variant'] == 'ref' else ''} | {r['ms']:.3f} | {r['gmacs']:.2f} | "
-                 f"{100 * r['gmacs'] / peak:.1f} % | ×{r['speedup']:.2f} | {r['check']} |")
+                 f"{100 * r['gmacs'] / vnni:.1f} % | {amx_share} | ×{r['speedup']:.2f} | {r['check']} |")
     L.append("\nFor scale, the spec's figures for this layer on the AM67A C7x at 1 GHz: "
              + ", ".join(f"{k} {v} ms" for k, v in SPEC_CONV_MS.items())
              + " (96× MMALIB+DMA vs scalar there).\n")
@@ -297,6 +342,7 @@ def report(args, cpu, conv, models, started, elapsed):
                  f"{mib(r['scalar_rss'])} / {mib(r['fast_rss'])} / {mib(r['ort_rss'])} | "
                  f"{'yes' if r['scalar_eq_fast'] else 'NO'} | {eq(r, 'ort8')} | {eq(r, 'ort')} |")
     L.append("\n\"fast vs ORT\" is ORT's time divided by cstatic fast's (above 1: cstatic is faster).\n")
+    L.extend(acceptance(rows, active, vnni, amx, models))
     L.append("## (c) compile time\n")
     L.append("`cstatic compile` (ONNX → C, weights, manifest) and the first `cstatic run`, which "
              "builds the generated C with the host compiler and runs once.\n")
