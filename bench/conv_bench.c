@@ -2,13 +2,26 @@
  * conv_bench.c — times every variant of tidsp_conv2d_i8 this CPU runs on
  * the spec's layer (int8 conv 64→64, 56×56, 3×3, stride 1, pad 1,
  * per-channel FLOAT requant) in one run, and checks that they all produce
- * the reference's bytes. Then the depthwise layers of MobileNetV2/V3 and
- * ShuffleNetV2 (fewer channels): each variant's general conv2d_i8 against
- * its depthwise entry dwconv2d_i8 (the one the dispatcher picks for them),
- * one line each starting with "dw".
+ * the reference's bytes; then the same layer with weight rows 640 bytes
+ * apart (w_row_stride: the compiler pads host weight rows with zeros to a
+ * multiple of 64, which leaves this layer's 576-byte rows as they are, so
+ * the rows get one spare 64-byte unit) on the fast variants
+ * ("<variant>/w640" rows), and the fastest variant against the next one
+ * ("ratio" line). Then ResNet-18 and MobileNetV2 layer shapes
+ * (1×1 and k×k), the AMX / AVX-512 VNNI variants side by side, the first
+ * also with zero-padded weight rows when K is not a multiple of 64 (the
+ * compiler's host packing), bytes checked against the reference (one line
+ * each starting with "shape"; the reference and AVX2 are left out, too slow
+ * to repeat). Then the depthwise
+ * layers of MobileNetV2/V3 and ShuffleNetV2 (fewer channels): each
+ * variant's general conv2d_i8 against its depthwise entry dwconv2d_i8 (the
+ * one the dispatcher picks for them), one line each starting with "dw".
  *
- * usage: conv_bench [repeats]    (default 21; prints the median)
+ * usage: conv_bench [repeats]    (default 21; prints the median of the
+ *                                thread CPU time per call)
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +30,14 @@
 
 #include "../runtime/kernels/kernel_variants.h"
 
+/* The calling thread's CPU time: the machine is shared, and time spent
+ * descheduled is not the kernel's (on an idle machine it is wall time). */
 static double now_s(void) {
   struct timespec t;
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
@@ -29,6 +48,17 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+
+/* A copy of `rows` dense rows of `taps` bytes, `stride` bytes apart (the
+ * padding zero, as the compiler writes it). */
+static int8_t *pad_rows(const int8_t *w, int32_t rows, int32_t taps,
+                        int32_t stride) {
+  int8_t *wp = calloc((size_t)rows, (size_t)stride);
+  int32_t r;
+  for (r = 0; r < rows; r++)
+    memcpy(wp + (size_t)r * stride, w + (size_t)r * taps, (size_t)taps);
+  return wp;
+}
 
 /* Median seconds of `repeats` calls of f after one warm-up. */
 static double median_s(tidsp_conv2d_i8_fn f, const tidsp_conv2d_params *p,
@@ -116,17 +146,112 @@ static int dw_layer(int32_t c, int32_t h, int32_t k, int32_t s, int repeats,
   return bad;
 }
 
-int main(int argc, char **argv) {
-  const int repeats = argc > 1 ? atoi(argv[1]) : 21;
+/* One ResNet-18 / MobileNetV2 layer shape (c_in → c_out, h×h input, k×k,
+ * stride s, pad k/2, per-channel FLOAT requant, x_zp −128): the fast
+ * variants but AVX2 on one line, each as a multiple of the first one's
+ * time, and whether each gave the reference's bytes. */
+static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h,
+                       int32_t k, int32_t s, int repeats, double *t) {
   tidsp_conv2d_params p;
   int8_t *x, *w, *y_ref, *y;
   int32_t *bias;
   float *mult;
-  double *t, macs, ref_median = 0.0;
   size_t nx, nw, ny, i;
   int32_t v;
-  int r;
+  uint32_t seed = 4242u;
+  const int32_t taps = c_in * k * k;
+  double macs, first = 0.0;
+  int bad = 0;
+  memset(&p, 0, sizeof(p));
+  p.n = 1;
+  p.c_in = c_in;
+  p.c_out = c_out;
+  p.groups = 1;
+  p.h_in = p.w_in = h;
+  p.k_h = p.k_w = k;
+  p.stride_h = p.stride_w = s;
+  p.dil_h = p.dil_w = 1;
+  p.pad_top = p.pad_left = k / 2;
+  p.h_out = p.w_out = (h + 2 * (k / 2) - k) / s + 1;
+  p.x_zp = -128;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = -128;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  nx = (size_t)c_in * h * h;
+  nw = (size_t)c_out * c_in * k * k;
+  ny = (size_t)c_out * p.h_out * p.w_out;
+  macs = (double)ny * c_in * k * k;
+  x = malloc(nx);
+  w = malloc(nw);
+  y_ref = malloc(ny);
+  y = malloc(ny);
+  bias = malloc(sizeof(int32_t) * (size_t)c_out);
+  mult = malloc(sizeof(float) * (size_t)c_out);
+  for (i = 0; i < nx; i++)
+    x[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < nw; i++)
+    w[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < (size_t)c_out; i++) {
+    bias[i] = (int32_t)(lcg(&seed) >> 20) - 2048;
+    mult[i] = 4.0e-3f / (float)(c_in * k * k) * (1.0f + (float)i / (float)c_out);
+  }
+  tidsp_conv2d_i8__ref(&p, x, w, bias, mult, y_ref);
+  printf("shape %-11s %4d->%-4d %3dx%-3d k%d s%d %7.1f MMAC", model, (int)c_in,
+         (int)c_out, (int)h, (int)h, (int)k, (int)s, macs * 1e-6);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    double med;
+    int same;
+    if (!kv->supported() || strcmp(kv->name, "ref") == 0 || strcmp(kv->name, "host_avx2") == 0)
+      continue;
+    memset(y, 0, ny);
+    med = median_s(kv->conv2d_i8, &p, x, w, bias, mult, y, repeats, t);
+    same = memcmp(y, y_ref, ny) == 0;
+    printf("  %s %.3f ms %.0f GMAC/s", kv->name, med * 1e3, macs / med * 1e-9);
+    if (first > 0.0) { /* the table lists the fastest first */
+      printf(" (first x%.2f)", med / first);
+    } else {
+      first = med;
+      if (taps % 64) { /* the same with the compiler's padded rows */
+        const int32_t stride = (taps + 63) / 64 * 64;
+        int8_t *w_pad = pad_rows(w, c_out, taps, stride);
+        tidsp_conv2d_params p_pad = p;
+        p_pad.w_row_stride = stride;
+        memset(y, 0, ny);
+        med = median_s(kv->conv2d_i8, &p_pad, x, w_pad, bias, mult, y, repeats, t);
+        same = same && memcmp(y, y_ref, ny) == 0;
+        printf(" (/w%d %.3f ms)", (int)stride, med * 1e3);
+        free(w_pad);
+      }
+    }
+    if (!same)
+      printf(" DIFFERS FROM REF");
+    bad |= !same;
+  }
+  printf("\n");
+  free(x);
+  free(w);
+  free(y_ref);
+  free(y);
+  free(bias);
+  free(mult);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  const int repeats = argc > 1 ? atoi(argv[1]) : 21;
+  tidsp_conv2d_params p, p_pad;
+  int8_t *x, *w, *w_pad, *y_ref, *y;
+  int32_t *bias;
+  float *mult;
+  double *t, macs, ref_median = 0.0, med_of[8] = {0};
+  const char *name_of[8] = {0};
+  size_t nx, nw, ny, i;
+  int32_t v, nmed = 0, taps, stride;
   uint32_t s = 12345u;
+  int bad = 0;
 
   if (repeats < 1) {
     fprintf(stderr, "conv_bench: repeats must be >= 1, got '%s'\n", argv[1]);
@@ -168,57 +293,89 @@ int main(int argc, char **argv) {
     bias[i] = (int32_t)((s = s * 1664525u + 1013904223u) >> 16) - 32768;
     mult[i] = 2.0e-4f * (1.0f + (float)i / 64.0f);
   }
+  /* padded weight rows: 576 taps already fill 9 units of 64 bytes (the
+   * compiler's host packing keeps them), so one spare unit */
+  taps = p.c_in * p.k_h * p.k_w;
+  stride = (taps + 63) / 64 * 64 + 64;
+  w_pad = pad_rows(w, p.c_out, taps, stride);
+  p_pad = p;
+  p_pad.w_row_stride = stride;
   macs = (double)ny * p.c_in * p.k_h * p.k_w;
   if (tidsp_conv2d_i8__ref(&p, x, w, bias, mult, y_ref) != TIDSP_OK) {
     fprintf(stderr, "conv_bench: the reference rejected the layer\n");
     return 1;
   }
-  printf("conv 64->64 56x56 3x3 s1 p1, per-channel FLOAT, %.1f MMAC, median of %d\n",
+  printf("conv 64->64 56x56 3x3 s1 p1, per-channel FLOAT, %.1f MMAC, median of %d "
+         "(thread CPU time)\n",
          macs * 1e-6, repeats);
   /* the table lists the fastest first and ends with ref: time ref first */
   for (v = tidsp_kernel_variant_count - 1; v >= 0; v--) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
     double med;
+    int same, padded;
     if (!kv->supported()) {
-      printf("  %-16s not supported on this CPU\n", kv->name);
+      printf("  %-20s not supported on this CPU\n", kv->name);
       continue;
     }
-    memset(y, 0, ny);
-    kv->conv2d_i8(&p, x, w, bias, mult, y); /* warm-up */
-    for (r = 0; r < repeats; r++) {
-      double t0 = now_s();
-      kv->conv2d_i8(&p, x, w, bias, mult, y);
-      t[r] = now_s() - t0;
+    for (padded = 0; padded <= (v < tidsp_kernel_variant_count - 1); padded++) {
+      char label[32];
+      memset(y, 0, ny);
+      med = median_s(kv->conv2d_i8, padded ? &p_pad : &p, x, padded ? w_pad : w, bias,
+                     mult, y, repeats, t);
+      if (v == tidsp_kernel_variant_count - 1)
+        ref_median = med;
+      same = memcmp(y, y_ref, ny) == 0;
+      bad |= !same;
+      if (padded)
+        snprintf(label, sizeof(label), "%s/w%d", kv->name, (int)stride);
+      else
+        snprintf(label, sizeof(label), "%s", kv->name);
+      printf("  %-20s %8.3f ms  %7.2f GMAC/s  x%.2f vs ref  %s\n", label, med * 1e3,
+             macs / med * 1e-9, ref_median / med, same ? "bit-exact" : "DIFFERS FROM REF");
+      if (!padded && nmed < 8) {
+        name_of[nmed] = kv->name;
+        med_of[nmed++] = med;
+      }
     }
-    qsort(t, (size_t)repeats, sizeof(double), cmp_double);
-    med = t[repeats / 2];
-    if (v == tidsp_kernel_variant_count - 1)
-      ref_median = med;
-    printf("  %-16s %8.3f ms  %7.2f GMAC/s  x%.2f vs ref  %s\n", kv->name,
-           med * 1e3, macs / med * 1e-9, ref_median / med,
-           memcmp(y, y_ref, ny) == 0 ? "bit-exact" : "DIFFERS FROM REF");
   }
   printf("active variant: %s\n", tidsp_kernel_variant_active()->name);
+  /* timed slowest first: the last two are the fastest and the next one */
+  if (nmed >= 3)
+    printf("ratio %s vs %s: x%.2f, vs ref: x%.2f (same run)\n", name_of[nmed - 1],
+           name_of[nmed - 2], med_of[nmed - 2] / med_of[nmed - 1],
+           med_of[0] / med_of[nmed - 1]);
+  /* ResNet-18 (stem, stages 1-4 3×3, downsampling 1×1 s2) and MobileNetV2
+   * (stem, expansion and projection 1×1, the last 1×1) */
+  bad |= shape_layer("resnet18", 3, 64, 224, 7, 2, repeats, t);
+  bad |= shape_layer("resnet18", 64, 64, 56, 3, 1, repeats, t);
+  bad |= shape_layer("resnet18", 64, 128, 56, 3, 2, repeats, t);
+  bad |= shape_layer("resnet18", 64, 128, 56, 1, 2, repeats, t);
+  bad |= shape_layer("resnet18", 128, 128, 28, 3, 1, repeats, t);
+  bad |= shape_layer("resnet18", 256, 256, 14, 3, 1, repeats, t);
+  bad |= shape_layer("resnet18", 256, 512, 14, 3, 2, repeats, t);
+  bad |= shape_layer("resnet18", 512, 512, 7, 3, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 3, 32, 224, 3, 2, repeats, t);
+  bad |= shape_layer("mobilenetv2", 16, 96, 112, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 96, 24, 56, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 144, 24, 56, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 32, 192, 28, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 320, 1280, 7, 1, 1, repeats, t);
   /* MobileNetV2 112/56/28/14 (96→144→192→576 channels in the model),
    * MobileNetV3-small 5×5, ShuffleNetV2 stride 2 */
-  {
-    int bad = 0;
-    bad |= dw_layer(32, 112, 3, 1, repeats, t);
-    bad |= dw_layer(96, 112, 3, 2, repeats, t);
-    bad |= dw_layer(144, 56, 3, 1, repeats, t);
-    bad |= dw_layer(192, 28, 3, 1, repeats, t);
-    bad |= dw_layer(576, 14, 3, 1, repeats, t);
-    bad |= dw_layer(96, 28, 5, 2, repeats, t);
-    bad |= dw_layer(116, 56, 3, 2, repeats, t);
-    if (bad)
-      return 1;
-  }
+  bad |= dw_layer(32, 112, 3, 1, repeats, t);
+  bad |= dw_layer(96, 112, 3, 2, repeats, t);
+  bad |= dw_layer(144, 56, 3, 1, repeats, t);
+  bad |= dw_layer(192, 28, 3, 1, repeats, t);
+  bad |= dw_layer(576, 14, 3, 1, repeats, t);
+  bad |= dw_layer(96, 28, 5, 2, repeats, t);
+  bad |= dw_layer(116, 56, 3, 2, repeats, t);
   free(x);
   free(w);
+  free(w_pad);
   free(y_ref);
   free(y);
   free(bias);
   free(mult);
   free(t);
-  return 0;
+  return bad;
 }

@@ -98,8 +98,14 @@ typedef struct tidsp_qdq_params {
 
 int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
                        const int32_t *zero_point, const float *x, void *y);
+int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,
+                            const int32_t *zero_point, const float *x,
+                            void *y);
 int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
                          const int32_t *zero_point, const void *x, float *y);
+int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
+                              const int32_t *zero_point, const void *x,
+                              float *y);
 
 /* ------------------------------------------------------------------------
  * Convolution, NCHW, weights OIHW ([c_out][c_in/groups][k_h][k_w]).
@@ -165,6 +171,13 @@ int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
                              const void *rq, int8_t *y);
 
+/* The same holds for the other kernels with host variants below
+ * (tidsp_add_i8, tidsp_mul_i8, tidsp_quantize, tidsp_dequantize,
+ * tidsp_lut_i8, tidsp_maxpool_i8, tidsp_maxpool_f32,
+ * tidsp_global_avgpool_i8, tidsp_transpose, tidsp_slice): each public name
+ * dispatches, and its reference
+ * loop is callable as <name>__ref, declared after the public one. */
+
 typedef struct tidsp_matmul_f32_params {
   int32_t batch, m, k, n;
   int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */
@@ -209,6 +222,8 @@ typedef struct tidsp_add_i8_params {
 
 int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
                      const int8_t *b, int8_t *y);
+int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
+                          const int8_t *b, int8_t *y);
 
 /* QLinearMul. FLOAT: prod = (a − a_zp)(b − b_zp);
  *   y = clamp(rne(fl(fl(float(prod)·r) + y_zp)), y_min, y_max), r = fl(fl(as·bs)/ys)
@@ -225,6 +240,8 @@ typedef struct tidsp_mul_i8_params {
 
 int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
                      const int8_t *b, int8_t *y);
+int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
+                          const int8_t *b, int8_t *y);
 
 typedef enum tidsp_binary_op {
   TIDSP_BINARY_ADD = 0,
@@ -257,6 +274,8 @@ typedef struct tidsp_lut_params {
 
 int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut /* [256] */,
                      const int8_t *x, int8_t *y);
+int32_t tidsp_lut_i8__ref(const tidsp_lut_params *p, const int8_t *lut,
+                          const int8_t *x, int8_t *y);
 
 typedef enum tidsp_unary_op {
   TIDSP_UNARY_RELU = 0,
@@ -291,8 +310,12 @@ typedef struct tidsp_pool2d_params {
 
 int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
                          int8_t *y);
+int32_t tidsp_maxpool_i8__ref(const tidsp_pool2d_params *p, const int8_t *x,
+                              int8_t *y);
 int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
+int32_t tidsp_maxpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
+                               float *y);
 int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
 
@@ -330,6 +353,9 @@ typedef struct tidsp_gap_i8_params {
 
 int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
                                 const int8_t *x, int8_t *y);
+int32_t tidsp_global_avgpool_i8__ref(const tidsp_gap_i8_params *p,
+                                     const void *rq, const int8_t *x,
+                                     int8_t *y);
 
 typedef struct tidsp_gap_f32_params {
   int32_t nc, hw;
@@ -379,6 +405,8 @@ typedef struct tidsp_transpose_params {
 
 int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
                         void *y);
+int32_t tidsp_transpose__ref(const tidsp_transpose_params *p, const void *x,
+                             void *y);
 
 /* y[i…] = x[start + i·step …] per dim; steps may be negative. */
 typedef struct tidsp_slice_params {
@@ -391,6 +419,7 @@ typedef struct tidsp_slice_params {
 } tidsp_slice_params;
 
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
+int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
 
 /* Concatenate n_inputs tensors viewed as [outer][axis_len[i]·inner_bytes]. */
 typedef struct tidsp_concat_params {

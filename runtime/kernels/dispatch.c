@@ -27,19 +27,52 @@ static int cpu_avx512vnni(void) {
 }
 static int cpu_avx2(void) {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
+  /* FMA: the AVX2 add_i8 mirrors ORT's fused multiply-adds (every AVX2
+   * CPU has it) */
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+#endif
+
+/* The non-convolution kernels of a row, in field order (add_i8, mul_i8,
+ * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
+ * transpose, slice).
+ * The AVX-512 set needs F + BW, which every AVX-512 row checks. */
+#define REF_OTHERS                                                          \
+  tidsp_add_i8__ref, tidsp_mul_i8__ref, tidsp_quantize__ref,                \
+      tidsp_dequantize__ref, tidsp_lut_i8__ref, tidsp_maxpool_i8__ref,      \
+      tidsp_maxpool_f32__ref, tidsp_global_avgpool_i8__ref,                 \
+      tidsp_transpose__ref, tidsp_slice__ref
+#if TIDSP_HAVE_HOST_X86
+#define HOST_AVX512_OTHERS                                                  \
+  tidsp_add_i8__host_avx512, tidsp_mul_i8__host_avx512,                     \
+      tidsp_quantize__host_avx512, tidsp_dequantize__host_avx512,           \
+      tidsp_lut_i8__host_avx512, tidsp_maxpool_i8__host_avx512,             \
+      tidsp_maxpool_f32__host_avx512, tidsp_global_avgpool_i8__host_avx512, \
+      tidsp_transpose__host, tidsp_slice__host
+#define HOST_AVX2_OTHERS                                                    \
+  tidsp_add_i8__host_avx2, tidsp_mul_i8__host_avx2,                         \
+      tidsp_quantize__host_avx2, tidsp_dequantize__host_avx2,               \
+      tidsp_lut_i8__ref, tidsp_maxpool_i8__host_avx2,                       \
+      tidsp_maxpool_f32__host_avx2, tidsp_global_avgpool_i8__host_avx2,     \
+      tidsp_transpose__host, tidsp_slice__host
 #endif
 
 const tidsp_kernel_variant tidsp_kernel_variants[] = {
 #if TIDSP_HAVE_HOST_X86
+    /* AMX tiles for the convolutions and matrix multiplies (the check also
+     * asks Linux for the tile state); depthwise stays on AVX-512 VNNI */
+    {"host_amx", tidsp_host_amx_supported, tidsp_conv2d_i8__host_amx,
+     tidsp_matmul_i8__host_amx, tidsp_dwconv2d_i8__host_avx512vnni,
+     HOST_AVX512_OTHERS},
     {"host_avx512vnni", cpu_avx512vnni, tidsp_conv2d_i8__host_avx512vnni,
-     tidsp_matmul_i8__host_avx512vnni, tidsp_dwconv2d_i8__host_avx512vnni},
+     tidsp_matmul_i8__host_avx512vnni, tidsp_dwconv2d_i8__host_avx512vnni,
+     HOST_AVX512_OTHERS},
     {"host_avx2", cpu_avx2, tidsp_conv2d_i8__host_avx2,
-     tidsp_matmul_i8__host_avx2, tidsp_dwconv2d_i8__host_avx2},
+     tidsp_matmul_i8__host_avx2, tidsp_dwconv2d_i8__host_avx2,
+     HOST_AVX2_OTHERS},
 #endif
     {"ref", always, tidsp_conv2d_i8__ref, tidsp_matmul_i8__ref,
-     tidsp_conv2d_i8__ref},
+     tidsp_conv2d_i8__ref, REF_OTHERS},
 };
 const int32_t tidsp_kernel_variant_count =
     (int32_t)(sizeof(tidsp_kernel_variants) / sizeof(tidsp_kernel_variants[0]));
@@ -83,4 +116,53 @@ int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias, const void *rq,
                         int8_t *y) {
   return tidsp_kernel_variant_active()->matmul_i8(p, x, w, bias, rq, y);
+}
+
+int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y) {
+  return tidsp_kernel_variant_active()->add_i8(p, a, b, y);
+}
+
+int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
+                     const int8_t *b, int8_t *y) {
+  return tidsp_kernel_variant_active()->mul_i8(p, a, b, y);
+}
+
+int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
+                       const int32_t *zero_point, const float *x, void *y) {
+  return tidsp_kernel_variant_active()->quantize(p, scale, zero_point, x, y);
+}
+
+int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
+                         const int32_t *zero_point, const void *x, float *y) {
+  return tidsp_kernel_variant_active()->dequantize(p, scale, zero_point, x, y);
+}
+
+int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut,
+                     const int8_t *x, int8_t *y) {
+  return tidsp_kernel_variant_active()->lut_i8(p, lut, x, y);
+}
+
+int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
+                         int8_t *y) {
+  return tidsp_kernel_variant_active()->maxpool_i8(p, x, y);
+}
+
+int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
+                          float *y) {
+  return tidsp_kernel_variant_active()->maxpool_f32(p, x, y);
+}
+
+int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
+                                const int8_t *x, int8_t *y) {
+  return tidsp_kernel_variant_active()->global_avgpool_i8(p, rq, x, y);
+}
+
+int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
+                        void *y) {
+  return tidsp_kernel_variant_active()->transpose(p, x, y);
+}
+
+int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y) {
+  return tidsp_kernel_variant_active()->slice(p, x, y);
 }

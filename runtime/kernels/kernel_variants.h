@@ -7,6 +7,7 @@
  *   __ref              runtime/kernels/ref: portable C, the oracle
  *   __host_avx2        runtime/kernels/host: x86-64 AVX2
  *   __host_avx512vnni  runtime/kernels/host: x86-64 AVX-512 VNNI
+ *   __host_amx         runtime/kernels/host: x86-64 AMX-INT8 (+ AVX-512)
  * Every variant takes the same arguments, validates the same way and returns
  * the same bytes and status as __ref (the host ones call __ref for whatever
  * they have no fast path for). The host variants exist only on x86.
@@ -33,6 +34,40 @@ typedef int32_t (*tidsp_matmul_i8_fn)(const tidsp_matmul_params *p,
                                       const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq,
                                       int8_t *y);
+/* The non-convolution kernels with variants (same signatures as their
+ * public names in kernels.h). */
+typedef int32_t (*tidsp_add_i8_fn)(const tidsp_add_i8_params *p,
+                                   const int8_t *a, const int8_t *b, int8_t *y);
+typedef int32_t (*tidsp_mul_i8_fn)(const tidsp_mul_i8_params *p,
+                                   const int8_t *a, const int8_t *b, int8_t *y);
+typedef int32_t (*tidsp_quantize_fn)(const tidsp_qdq_params *p,
+                                     const float *scale,
+                                     const int32_t *zero_point, const float *x,
+                                     void *y);
+typedef int32_t (*tidsp_dequantize_fn)(const tidsp_qdq_params *p,
+                                       const float *scale,
+                                       const int32_t *zero_point,
+                                       const void *x, float *y);
+typedef int32_t (*tidsp_lut_i8_fn)(const tidsp_lut_params *p,
+                                   const int8_t *lut, const int8_t *x,
+                                   int8_t *y);
+typedef int32_t (*tidsp_maxpool_i8_fn)(const tidsp_pool2d_params *p,
+                                       const int8_t *x, int8_t *y);
+typedef int32_t (*tidsp_maxpool_f32_fn)(const tidsp_pool2d_params *p,
+                                        const float *x, float *y);
+typedef int32_t (*tidsp_global_avgpool_i8_fn)(const tidsp_gap_i8_params *p,
+                                              const void *rq, const int8_t *x,
+                                              int8_t *y);
+typedef int32_t (*tidsp_transpose_fn)(const tidsp_transpose_params *p,
+                                      const void *x, void *y);
+typedef int32_t (*tidsp_slice_fn)(const tidsp_slice_params *p, const void *x,
+                                  void *y);
+
+/* Data movement that copies contiguous runs with memcpy (portable C,
+ * runtime/kernels/host/movement__host.c), for the host rows. */
+int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
+                              void *y);
+int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y);
 
 int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
@@ -58,6 +93,19 @@ int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y);
+/* AMX (conv2d_i8__host_amx.c, matmul_i8__host_amx.c). They also need
+ * AVX-512 F/BW/VL/VNNI/VBMI, and on Linux the process must ask for the tile
+ * state: tidsp_host_amx_supported() checks all of it (once, cached) and
+ * makes that request; the kernels answer through __ref when it is 0. */
+int tidsp_host_amx_supported(void);
+int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
+                                  const int8_t *x, const int8_t *w,
+                                  const int32_t *bias, const void *rq,
+                                  int8_t *y);
+int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
+                                  const int8_t *x, const int8_t *w,
+                                  const int32_t *bias, const void *rq,
+                                  int8_t *y);
 /* Depthwise convolutions (c_in = groups) by a direct int16-pair path
  * (runtime/kernels/host/dwconv2d_i8__*.c); any other parameters go to the
  * same ISA's general conv2d above. */
@@ -69,6 +117,52 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                            const int8_t *x, const int8_t *w,
                                            const int32_t *bias, const void *rq,
                                            int8_t *y);
+/* Elementwise, quantize/dequantize and pooling (runtime/kernels/host/
+ * eltwise_i8__*.c, qdq__*.c, pool__*.c). The AVX-512 ones need only F and
+ * BW (any row whose CPU check implies those may use them); lut_i8 also
+ * wants VBMI and checks for it itself, once. No AVX2 lut_i8: rows without
+ * AVX-512 use the reference table walk. */
+int32_t tidsp_add_i8__host_avx512(const tidsp_add_i8_params *p,
+                                  const int8_t *a, const int8_t *b, int8_t *y);
+int32_t tidsp_mul_i8__host_avx512(const tidsp_mul_i8_params *p,
+                                  const int8_t *a, const int8_t *b, int8_t *y);
+int32_t tidsp_quantize__host_avx512(const tidsp_qdq_params *p,
+                                    const float *scale,
+                                    const int32_t *zero_point, const float *x,
+                                    void *y);
+int32_t tidsp_dequantize__host_avx512(const tidsp_qdq_params *p,
+                                      const float *scale,
+                                      const int32_t *zero_point, const void *x,
+                                      float *y);
+int32_t tidsp_lut_i8__host_avx512(const tidsp_lut_params *p, const int8_t *lut,
+                                  const int8_t *x, int8_t *y);
+int32_t tidsp_maxpool_i8__host_avx512(const tidsp_pool2d_params *p,
+                                      const int8_t *x, int8_t *y);
+int32_t tidsp_maxpool_f32__host_avx512(const tidsp_pool2d_params *p,
+                                       const float *x, float *y);
+int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
+                                             const void *rq, const int8_t *x,
+                                             int8_t *y);
+/* AVX2 (+ FMA, checked by the host_avx2 row). */
+int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
+                                const int8_t *b, int8_t *y);
+int32_t tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a,
+                                const int8_t *b, int8_t *y);
+int32_t tidsp_quantize__host_avx2(const tidsp_qdq_params *p,
+                                  const float *scale,
+                                  const int32_t *zero_point, const float *x,
+                                  void *y);
+int32_t tidsp_dequantize__host_avx2(const tidsp_qdq_params *p,
+                                    const float *scale,
+                                    const int32_t *zero_point, const void *x,
+                                    float *y);
+int32_t tidsp_maxpool_i8__host_avx2(const tidsp_pool2d_params *p,
+                                    const int8_t *x, int8_t *y);
+int32_t tidsp_maxpool_f32__host_avx2(const tidsp_pool2d_params *p,
+                                     const float *x, float *y);
+int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
+                                           const void *rq, const int8_t *x,
+                                           int8_t *y);
 #endif
 
 /* One row of the variant table: a name, whether this CPU can run it, and
@@ -76,11 +170,23 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
  * parameters (tidsp_conv2d_is_depthwise); it accepts any parameters and
  * answers exactly like conv2d_i8. */
 typedef struct tidsp_kernel_variant {
-  const char *name; /* "host_avx512vnni", "host_avx2", "ref" */
+  const char *name; /* "host_amx", "host_avx512vnni", "host_avx2", "ref" */
   int (*supported)(void);
   tidsp_conv2d_i8_fn conv2d_i8;
   tidsp_matmul_i8_fn matmul_i8;
   tidsp_conv2d_i8_fn dwconv2d_i8;
+  /* The other dispatched kernels; a row without a fast version of one
+   * points at its __ref. */
+  tidsp_add_i8_fn add_i8;
+  tidsp_mul_i8_fn mul_i8;
+  tidsp_quantize_fn quantize;
+  tidsp_dequantize_fn dequantize;
+  tidsp_lut_i8_fn lut_i8;
+  tidsp_maxpool_i8_fn maxpool_i8;
+  tidsp_maxpool_f32_fn maxpool_f32;
+  tidsp_global_avgpool_i8_fn global_avgpool_i8;
+  tidsp_transpose_fn transpose;
+  tidsp_slice_fn slice;
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input

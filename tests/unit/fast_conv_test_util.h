@@ -62,7 +62,25 @@ typedef struct conv_case {
   int32_t x_zp, w_zp, kind, per_channel, with_bias, big_bias;
   int32_t odd_mult; /* FLOAT multipliers NaN, +inf, −inf, 0 on channels 0..3 */
   float gain;
+  /* w_row_stride = taps + w_row_pad when w_row_pad > 0 (0: dense rows);
+   * the padding bytes hold w_poison, which no kernel may read */
+  int32_t w_row_pad, w_poison;
 } conv_case;
+
+/* A copy of `rows` dense weight rows of `taps` bytes, rows taps + pad
+ * bytes apart, the pad bytes set to poison. Exactly sized (the last row
+ * ends at its last weight): a read past it shows under ASan. */
+static inline int8_t *pad_rows(const int8_t *w, int32_t rows, int32_t taps,
+                               int32_t pad, int32_t poison) {
+  const size_t stride = (size_t)taps + (size_t)pad;
+  const size_t n = rows > 0 ? (size_t)(rows - 1) * stride + (size_t)taps : 1;
+  int8_t *wp = malloc(n ? n : 1);
+  int32_t r;
+  memset(wp, poison, n);
+  for (r = 0; r < rows; r++)
+    memcpy(wp + (size_t)r * stride, w + (size_t)r * taps, (size_t)taps);
+  return wp;
+}
 
 /* Multipliers no compiler emits, whose clamp order still decides the
  * output (NaN must end at out_min, as in ORT's max_ps/min_ps). */

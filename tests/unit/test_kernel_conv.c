@@ -383,6 +383,7 @@ static void test_matmul_i8(void) {
       w[i] = (int8_t)rnd_range(-128, 127);
     for (j = 0; j < n; j++)
       bias[j] = iter % 7 == 0 ? INT32_MIN + rnd_range(0, 100) : rnd_range(-30000, 30000);
+    memset(&p, 0, sizeof(p)); /* dense W rows (w_row_stride 0) */
     p.m = m; p.k = k; p.n = n;
     p.x_zp = rnd_range(-128, 127);
     p.w_zp = iter % 2 ? 0 : rnd_range(-128, 127);
@@ -409,9 +410,15 @@ static void test_matmul_i8(void) {
     free(rqd);
   }
   {
-    tidsp_matmul_params p = {1, 1, 0, 0, 0, {TIDSP_REQUANT_FLOAT, 0, 0, -128, 127}};
+    tidsp_matmul_params p;
     int8_t v = 0;
     float m = 1.0f;
+    memset(&p, 0, sizeof(p)); /* n = 0: no output columns */
+    p.m = 1;
+    p.k = 1;
+    p.rq.kind = TIDSP_REQUANT_FLOAT;
+    p.rq.out_min = -128;
+    p.rq.out_max = 127;
     CHECK(tidsp_matmul_i8(&p, &v, &v, NULL, &m, &v) == TIDSP_ERR_SHAPE);
     p.n = 1;
     CHECK(tidsp_matmul_i8(&p, &v, NULL, NULL, &m, &v) == TIDSP_ERR_NULL);

@@ -13,11 +13,28 @@
  * per-tensor and per-channel requant of both kinds (Q31 delegates to the
  * reference), and guard bytes around every output. Invalid arguments must
  * give the reference's status.
+ *
+ * The AMX variant's own edges (amx_internal.h): reduction lengths around
+ * its 64-tap steps (the overlapping last step, and K < 64 with and without
+ * 4 | K), its 1024-tap chunks, output channels around its 16-row tiles
+ * (the shifted last tile) and 128-row blocks, more channels than it keeps
+ * constants for, 1×1 … 7×7 kernels, strides 1/2 (its two gathers) and 3
+ * (the generic one), wide kernels, dilation, groups; and weight rows with
+ * w_row_stride padding that holds poison (every variant must read only
+ * the first K bytes of a row and give the dense rows' bytes). The AMX
+ * cases run on every variant; without AMX they print why AMX is skipped.
  */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS */
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "../../runtime/kernels/kernel_variants.h"
 #include "cstatic/kernels.h"
@@ -29,9 +46,9 @@
 #include "fast_conv_test_util.h"
 
 static void run_conv_case(const conv_case *cc) {
-  tidsp_conv2d_params p;
+  tidsp_conv2d_params p, p_pad;
   size_t nx, nw, ny;
-  int8_t *x, *w, *y_ref, *y;
+  int8_t *x, *w, *y_ref, *y, *w_pad = NULL;
   int32_t *bias = NULL, i, v, st_ref;
   void *rqd;
   int32_t cpg_in = cc->c_in / cc->groups;
@@ -75,27 +92,37 @@ static void run_conv_case(const conv_case *cc) {
   y_ref = guarded(ny);
   st_ref = tidsp_conv2d_i8__ref(&p, x, w, bias, rqd, y_ref);
   CHECK_MSG(st_ref == TIDSP_OK, "ref status %d", (int)st_ref);
+  if (cc->w_row_pad > 0) { /* the same weights in padded rows */
+    const int32_t taps = cpg_in * cc->k_h * cc->k_w;
+    w_pad = pad_rows(w, p.c_out, taps, cc->w_row_pad, cc->w_poison);
+    p_pad = p;
+    p_pad.w_row_stride = taps + cc->w_row_pad;
+  }
   for (v = 0; v < tidsp_kernel_variant_count; v++) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
-    int32_t st;
+    int32_t st, padded;
     if (!kv->supported())
       continue;
-    y = guarded(ny);
-    st = kv->conv2d_i8(&p, x, w, bias, rqd, y);
-    CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
-    CHECK_MSG(memcmp(y, y_ref, ny) == 0,
-              "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
-              "zp %d,%d kind %d pc %d",
-              kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
-              p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
-              p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
-              (int)p.rq.per_channel);
-    CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
-    guarded_free(y);
+    for (padded = 0; padded <= (w_pad != NULL); padded++) {
+      const tidsp_conv2d_params *pp = padded ? &p_pad : &p;
+      y = guarded(ny);
+      st = kv->conv2d_i8(pp, x, padded ? w_pad : w, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
+      CHECK_MSG(memcmp(y, y_ref, ny) == 0,
+                "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
+                "zp %d,%d kind %d pc %d w_row_stride %d",
+                kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
+                p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
+                p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
+                (int)p.rq.per_channel, (int)pp->w_row_stride);
+      CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
+      guarded_free(y);
+    }
   }
   guarded_free(y_ref);
   free(x);
   free(w);
+  free(w_pad);
   free(bias);
   free(rqd);
 }
@@ -245,6 +272,176 @@ static void test_conv_resnet_like(void) {
   run_conv_case(&c);
 }
 
+/* ---- the AMX variant's edges (run on every variant) ---------------------- */
+
+/* 1 when the host_amx row runs here; else says once why its cases only
+ * test the other variants. */
+static int amx_here(void) {
+  static int said;
+  int32_t v;
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    if (strcmp(tidsp_kernel_variants[v].name, "host_amx") == 0 &&
+        tidsp_kernel_variants[v].supported())
+      return 1;
+  }
+  if (!said)
+    printf("host_amx: skipped, this CPU/OS has no AMX-INT8 tiles for us "
+           "(its cases still run on the other variants)\n");
+  said = 1;
+  return 0;
+}
+
+/* Pads rows to the next multiple of 64 bytes (what the compiler does for
+ * the host), or by `odd` bytes when that is 0, with a poison byte. */
+static void pad_like_compiler(conv_case *c, int32_t taps, int32_t odd, int32_t poison) {
+  c->w_row_pad = taps % 64 ? 64 - taps % 64 : odd;
+  c->w_poison = poison;
+}
+
+/* Reduction lengths around the 64-tap steps and 1024-tap chunks (1×1), and
+ * the K of common k×k layers (3×3×3 = 27, 7×7×3 = 147, …). */
+static void test_amx_reduction(void) {
+  static const int32_t ks[] = {1, 2, 3, 4, 5, 7, 8, 12, 60, 61, 62, 63, 64, 65, 66,
+                               67, 68, 127, 128, 129, 130, 191, 192, 193, 1023,
+                               1024, 1025, 1087, 1088, 1089, 2048, 2049, 3001};
+  static const int32_t kk[][3] = {{1, 3, 1}, {3, 3, 1}, {7, 3, 1}, {8, 3, 1},
+                                  {14, 3, 2}, {15, 3, 1}, {1, 5, 1}, {2, 5, 2},
+                                  {3, 5, 1}, {3, 7, 2}, {4, 7, 1}}; /* c_in, k, s */
+  size_t i;
+  (void)amx_here();
+  for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+    conv_case c = base_case();
+    c.k_h = c.k_w = 1;
+    c.pad_top = c.pad_left = 0;
+    c.c_in = ks[i];
+    c.c_out = i % 2 ? 17 : 33;
+    c.h_in = 3;
+    c.w_in = i % 3 ? 5 : 21;
+    c.x_zp = rnd_range(-128, 127);
+    c.w_zp = i % 3 == 1 ? 0 : rnd_range(-128, 127);
+    if (i % 2)
+      pad_like_compiler(&c, ks[i], 64, 0x7F);
+    run_conv_case(&c);
+  }
+  for (i = 0; i < sizeof(kk) / sizeof(kk[0]); i++) {
+    conv_case c = base_case();
+    c.c_in = kk[i][0];
+    c.k_h = c.k_w = kk[i][1];
+    c.stride_h = c.stride_w = kk[i][2];
+    c.pad_top = c.pad_left = kk[i][1] / 2;
+    c.c_out = i % 2 ? 16 : 24;
+    c.h_in = 7;
+    c.w_in = 9 + (int32_t)i;
+    c.w_zp = i % 2 ? 0 : -3;
+    if (i % 3 == 0)
+      pad_like_compiler(&c, c.c_in * c.k_h * c.k_w, 5, -128);
+    run_conv_case(&c);
+  }
+}
+
+/* Output channels around the 16-row tiles (shifted last tile, fewer than
+ * 16) and the 128-row blocks, with K < 64 (copied A rows when 4 ∤ K),
+ * K = 64 and a K tail; and more channels than the per-call constants. */
+static void test_amx_channels(void) {
+  static const int32_t c_outs[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63,
+                                   64, 65, 127, 128, 129, 143, 144, 145, 160, 257};
+  static const int32_t c_ins[] = {3, 4, 10}; /* 3×3: K = 27, 36, 90 */
+  size_t i, j;
+  for (i = 0; i < sizeof(c_outs) / sizeof(c_outs[0]); i++) {
+    for (j = 0; j < sizeof(c_ins) / sizeof(c_ins[0]); j++) {
+      conv_case c = base_case();
+      c.c_in = c_ins[j];
+      c.c_out = c_outs[i];
+      c.h_in = 3;
+      c.w_in = j == 1 ? 4 : 9;
+      c.w_zp = j == 2 ? 7 : 0;
+      c.per_channel = (int32_t)((i + j) % 2);
+      if (i % 4 == 0)
+        pad_like_compiler(&c, c.c_in * 9, 3, 0x55);
+      run_conv_case(&c);
+    }
+  }
+  { /* channels past TIDSP_AMX_CMAX (2048) */
+    conv_case c = base_case();
+    c.k_h = c.k_w = 1;
+    c.pad_top = c.pad_left = 0;
+    c.c_in = 5;
+    c.c_out = 2050;
+    c.h_in = 1;
+    c.w_in = 3;
+    c.w_zp = 2;
+    run_conv_case(&c);
+    c.k_h = c.k_w = 3; /* K = 45: copied rows, per block */
+    c.pad_top = c.pad_left = 1;
+    c.c_out = 2100;
+    c.h_in = c.w_in = 2;
+    run_conv_case(&c);
+    c.c_in = 8; /* K = 72: a tail step */
+    c.c_out = 2065;
+    c.w_zp = 0;
+    run_conv_case(&c);
+  }
+}
+
+/* Kernel sizes 1/3/5/7, strides 1/2 (the fast gathers, with one or several
+ * output rows per block) and 3 (the generic gather), dilation, output
+ * widths around the 16-pixel tiles and 64-pixel blocks, a kernel wider
+ * than the per-block column geometry, and groups. */
+static void test_amx_geometry(void) {
+  static const int32_t widths[] = {5, 13, 16, 17, 31, 33, 64, 65, 70, 129, 131};
+  static const int32_t ksz[] = {1, 3, 5, 7};
+  size_t i, j;
+  int t;
+  for (i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+    for (j = 0; j < sizeof(ksz) / sizeof(ksz[0]); j++) {
+      conv_case c = base_case();
+      c.k_h = c.k_w = ksz[j];
+      c.stride_h = c.stride_w = (int32_t)(1 + (i + j) % 3);
+      c.dil_h = c.dil_w = (int32_t)(1 + (i * 3 + j) % 2);
+      c.pad_top = c.pad_left = (int32_t)(ksz[j] / 2 * c.dil_h);
+      c.c_in = (int32_t)(2 + j * 3);
+      c.c_out = (int32_t)(12 + 5 * j);
+      c.w_in = widths[i];
+      c.h_in = (int32_t)(1 + i % 6);
+      c.x_zp = rnd_range(-128, 127);
+      c.w_zp = j % 2 ? 0 : rnd_range(-128, 127);
+      if (out_dim(c.h_in, c.k_h, c.stride_h, c.dil_h, c.pad_top) < 1)
+        c.h_in = c.dil_h * (c.k_h - 1) + 1;
+      run_conv_case(&c);
+    }
+  }
+  { /* wider than KW_MAX = 16 taps */
+    conv_case c = base_case();
+    c.k_h = 1;
+    c.k_w = 17;
+    c.pad_top = 0;
+    c.pad_left = 8;
+    c.w_in = 40;
+    c.h_in = 3;
+    run_conv_case(&c);
+    c.stride_w = 2;
+    run_conv_case(&c);
+  }
+  for (t = 0; t < 24; t++) { /* grouped, not depthwise */
+    conv_case c = base_case();
+    const int32_t cpg_in = (int32_t[]){3, 16, 20, 70}[t % 4];
+    const int32_t cpg_out = (int32_t[]){1, 5, 16, 17, 40, 33}[t % 6];
+    c.groups = 2 + t % 3;
+    c.c_in = cpg_in * c.groups;
+    c.c_out = cpg_out * c.groups;
+    c.k_h = c.k_w = t % 2 ? 1 : 3;
+    c.pad_top = c.pad_left = c.k_h / 2;
+    c.stride_h = c.stride_w = 1 + t % 2;
+    c.h_in = 5;
+    c.w_in = 11;
+    c.n = 1 + t % 2;
+    c.w_zp = t % 3 ? 0 : 4;
+    if (t % 5 == 0)
+      pad_like_compiler(&c, cpg_in * c.k_h * c.k_w, 2, 0x7F);
+    run_conv_case(&c);
+  }
+}
+
 /* Invalid arguments: every variant answers like the reference. */
 static void test_conv_errors(void) {
   conv_case cc = base_case();
@@ -268,7 +465,7 @@ static void test_conv_errors(void) {
   good.rq.per_channel = 1;
   good.rq.out_min = -128;
   good.rq.out_max = 127;
-  for (k = 0; k < 12; k++) {
+  for (k = 0; k < 15; k++) {
     const void *rqd = m;
     const int8_t *xp = x, *wp = w;
     int8_t *yp = y;
@@ -287,8 +484,14 @@ static void test_conv_errors(void) {
     case 9: p.stride_h = 0; break;
     case 10: p.h_out = 0; break; /* nothing to do: OK */
     case 11: p.c_in = 40000; p.groups = 1; break; /* too many taps */
+    case 12: p.w_row_stride = 2 * 9 - 1; break; /* shorter than a row */
+    case 13: p.w_row_stride = -1; break;
+    case 14: p.w_row_stride = 2 * 9; break; /* exactly a row: OK */
     }
     st_ref = tidsp_conv2d_i8__ref(&p, xp, wp, NULL, rqd, yp);
+    if (k >= 12)
+      CHECK_MSG(st_ref == (k == 14 ? TIDSP_OK : TIDSP_ERR_SHAPE),
+                "ref w_row_stride case %d: status %d", (int)k, (int)st_ref);
     for (v = 0; v < tidsp_kernel_variant_count; v++) {
       const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
       if (!kv->supported())
@@ -301,14 +504,213 @@ static void test_conv_errors(void) {
   }
 }
 
+/* Small planes with several output rows per 64-pixel block: strides 1/2
+ * in each direction, dilation, pads wider than the kernel reach, outputs
+ * narrower and wider than the input (the AMX gathers group block rows into
+ * 128-byte windows, or take them as consecutive bytes). */
+static void test_amx_windows(void) {
+  int t;
+  for (t = 0; t < 80; t++) {
+    conv_case c = base_case();
+    c.c_in = rnd_range(1, 6);
+    c.c_out = rnd_range(1, 20);
+    c.k_h = rnd_range(1, 5);
+    c.k_w = rnd_range(1, 5);
+    c.stride_h = rnd_range(1, 2);
+    c.stride_w = rnd_range(1, 2);
+    c.dil_h = rnd_range(1, 2);
+    c.dil_w = rnd_range(1, 2);
+    c.pad_top = rnd_range(0, 3);
+    c.pad_left = rnd_range(0, 3);
+    c.h_in = rnd_range(1, 16);
+    c.w_in = rnd_range(1, 40);
+    c.n = rnd_range(1, 2);
+    if (out_dim(c.h_in, c.k_h, c.stride_h, c.dil_h, c.pad_top) < 1 ||
+        out_dim(c.w_in, c.k_w, c.stride_w, c.dil_w, c.pad_left) < 1) {
+      c.k_h = c.k_w = 1;
+      c.pad_top = c.pad_left = rnd_range(0, 2);
+    }
+    c.extra_h = rnd() % 3 == 0;
+    c.extra_w = rnd() % 3 == 0;
+    c.x_zp = rnd_range(-128, 127);
+    c.w_zp = t % 2 ? 0 : rnd_range(-128, 127);
+    run_conv_case(&c);
+  }
+}
+
+#if defined(__linux__)
+/* n bytes that end (at_end) or start exactly at an inaccessible page: a
+ * kernel that reads one byte past (or before) them faults. */
+typedef struct fenced {
+  uint8_t *map;
+  size_t map_len;
+  int8_t *data;
+} fenced;
+
+static fenced fence(const int8_t *src, size_t n, int at_end) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const size_t body = (n + page - 1) / page * page;
+  fenced f;
+  f.map_len = body + 2 * page;
+  f.map = mmap(NULL, f.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (f.map == MAP_FAILED) {
+    f.map = NULL;
+    f.data = NULL;
+    return f;
+  }
+  mprotect(f.map, page, PROT_NONE);
+  mprotect(f.map + page + body, page, PROT_NONE);
+  f.data = (int8_t *)(at_end ? f.map + page + body - n : f.map + page);
+  memcpy(f.data, src, n);
+  return f;
+}
+
+static void unfence(fenced *f) {
+  if (f->map)
+    munmap(f->map, f->map_len);
+}
+
+/* Every variant on inputs and weights fenced by inaccessible pages, on the
+ * shapes whose tails the AMX kernels handle by copying or shifting: a read
+ * outside the tensors would crash the test. */
+static void test_fenced(void) {
+  static const int32_t shapes[][8] = {
+      /* c_in, c_out, k, stride, h, w, w_row_pad, groups */
+      {3, 17, 3, 1, 5, 7, 0, 1},   /* K = 27 < 64, 4 ∤ K: copied A rows */
+      {3, 33, 3, 2, 9, 11, 0, 1},  /* stride 2 windows */
+      {1, 5, 1, 1, 4, 4, 0, 1},    /* K = 1 */
+      {7, 19, 3, 1, 6, 9, 0, 1},   /* K = 63 */
+      {15, 18, 3, 2, 7, 13, 5, 1}, /* K = 135: shifted last step, padded */
+      {65, 20, 1, 1, 3, 70, 0, 1}, /* K = 65, two pixel blocks */
+      {10, 34, 3, 1, 8, 8, 0, 2},  /* groups, 17 rows per group */
+  };
+  size_t i;
+  int at_end;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    for (at_end = 0; at_end <= 1; at_end++) {
+      tidsp_conv2d_params p;
+      const int32_t *sh = shapes[i];
+      const int32_t taps = sh[0] / sh[7] * sh[2] * sh[2];
+      const int32_t stride = taps + sh[6];
+      size_t nx, nw, ny;
+      int8_t *x, *w, *y_ref, *y;
+      fenced fx, fw;
+      float *m;
+      int32_t v, c;
+      memset(&p, 0, sizeof(p));
+      p.n = 1;
+      p.c_in = sh[0];
+      p.c_out = sh[1];
+      p.groups = sh[7];
+      p.k_h = p.k_w = sh[2];
+      p.stride_h = p.stride_w = sh[3];
+      p.dil_h = p.dil_w = 1;
+      p.pad_top = p.pad_left = sh[2] / 2;
+      p.h_in = sh[4];
+      p.w_in = sh[5];
+      p.h_out = out_dim(p.h_in, p.k_h, p.stride_h, 1, p.pad_top);
+      p.w_out = out_dim(p.w_in, p.k_w, p.stride_w, 1, p.pad_left);
+      p.x_zp = 5;
+      p.w_zp = (int32_t)i % 2 ? 3 : 0;
+      p.w_row_stride = sh[6] ? stride : 0;
+      p.rq.kind = TIDSP_REQUANT_FLOAT;
+      p.rq.per_channel = 1;
+      p.rq.out_min = -128;
+      p.rq.out_max = 127;
+      nx = (size_t)p.c_in * p.h_in * p.w_in;
+      nw = (size_t)(p.c_out - 1) * (size_t)stride + (size_t)taps;
+      ny = (size_t)p.c_out * p.h_out * p.w_out;
+      x = malloc(nx);
+      w = malloc(nw);
+      m = malloc(sizeof(float) * (size_t)p.c_out);
+      fill_i8(x, nx);
+      fill_i8(w, nw);
+      for (c = 0; c < p.c_out; c++)
+        m[c] = 0.002f;
+      fx = fence(x, nx, at_end);
+      fw = fence(w, nw, at_end);
+      y_ref = guarded(ny);
+      CHECK(fx.data && fw.data);
+      CHECK(tidsp_conv2d_i8__ref(&p, x, w, NULL, m, y_ref) == TIDSP_OK);
+      for (v = 0; v < tidsp_kernel_variant_count && fx.data && fw.data; v++) {
+        const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+        if (!kv->supported())
+          continue;
+        y = guarded(ny);
+        CHECK(kv->conv2d_i8(&p, fx.data, fw.data, NULL, m, y) == TIDSP_OK);
+        CHECK_MSG(memcmp(y, y_ref, ny) == 0, "%s fenced conv case %d", kv->name, (int)i);
+        guarded_free(y);
+      }
+      { /* the same weights as a matrix multiply: X = the first rows of x */
+        tidsp_matmul_params mp;
+        const int32_t mm_m = (int32_t)(nx / (size_t)taps) < 40 ? (int32_t)(nx / (size_t)taps) : 40;
+        int8_t *my_ref = guarded((size_t)mm_m * p.c_out), *my;
+        fenced fmx = fence(x, (size_t)mm_m * taps, at_end);
+        memset(&mp, 0, sizeof(mp));
+        mp.m = mm_m;
+        mp.k = taps;
+        mp.n = p.c_out;
+        mp.x_zp = p.x_zp;
+        mp.w_zp = p.w_zp;
+        mp.rq = p.rq;
+        mp.w_row_stride = p.w_row_stride;
+        CHECK(tidsp_matmul_i8__ref(&mp, x, w, NULL, m, my_ref) == TIDSP_OK);
+        for (v = 0; v < tidsp_kernel_variant_count && fmx.data && fw.data; v++) {
+          const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+          if (!kv->supported())
+            continue;
+          my = guarded((size_t)mm_m * p.c_out);
+          CHECK(kv->matmul_i8(&mp, fmx.data, fw.data, NULL, m, my) == TIDSP_OK);
+          CHECK_MSG(memcmp(my, my_ref, (size_t)mm_m * p.c_out) == 0, "%s fenced matmul case %d",
+                    kv->name, (int)i);
+          guarded_free(my);
+        }
+        unfence(&fmx);
+        guarded_free(my_ref);
+      }
+      unfence(&fx);
+      unfence(&fw);
+      guarded_free(y_ref);
+      free(x);
+      free(w);
+      free(m);
+    }
+  }
+}
+#else
+static void test_fenced(void) {
+  printf("fenced tests: skipped (no mmap on this platform)\n");
+}
+#endif
+
 /* ---- matmul -------------------------------------------------------------- */
 
-static void run_matmul_case(int32_t m, int32_t k, int32_t n, int32_t x_zp,
-                            int32_t w_zp, int32_t kind, int32_t per_channel,
-                            int32_t with_bias, int32_t big_bias, float gain,
-                            int32_t odd_mult) {
-  tidsp_matmul_params p;
-  int8_t *x = malloc((size_t)m * k + 1), *w = malloc((size_t)n * k + 1);
+typedef struct mm_case {
+  int32_t m, k, n, x_zp, w_zp, kind, per_channel, with_bias, big_bias;
+  float gain;
+  int32_t odd_mult;
+  int32_t w_row_pad, w_poison; /* as in conv_case */
+} mm_case;
+
+static mm_case mm(int32_t m, int32_t k, int32_t n, int32_t x_zp, int32_t w_zp) {
+  mm_case c;
+  memset(&c, 0, sizeof(c));
+  c.m = m;
+  c.k = k;
+  c.n = n;
+  c.x_zp = x_zp;
+  c.w_zp = w_zp;
+  c.kind = TIDSP_REQUANT_FLOAT;
+  c.per_channel = 1;
+  c.with_bias = 1;
+  c.gain = 1.0f;
+  return c;
+}
+
+static void run_matmul_case(const mm_case *c) {
+  tidsp_matmul_params p, p_pad;
+  const int32_t m = c->m, k = c->k, n = c->n;
+  int8_t *x = malloc((size_t)m * k + 1), *w = malloc((size_t)n * k + 1), *w_pad = NULL;
   int8_t *y_ref = guarded((size_t)m * n), *y;
   int32_t *bias = NULL, i, v, st_ref;
   void *rqd;
@@ -316,37 +718,46 @@ static void run_matmul_case(int32_t m, int32_t k, int32_t n, int32_t x_zp,
   p.m = m;
   p.k = k;
   p.n = n;
-  p.x_zp = x_zp;
-  p.w_zp = w_zp;
-  rqd = make_rq(&p.rq, kind, n, per_channel, k, gain);
-  if (odd_mult && kind == TIDSP_REQUANT_FLOAT)
-    set_odd_mults(rqd, per_channel ? n : 1);
+  p.x_zp = c->x_zp;
+  p.w_zp = c->w_zp;
+  rqd = make_rq(&p.rq, c->kind, n, c->per_channel, k, c->gain);
+  if (c->odd_mult && c->kind == TIDSP_REQUANT_FLOAT)
+    set_odd_mults(rqd, c->per_channel ? n : 1);
   fill_i8(x, (size_t)m * k);
   fill_i8(w, (size_t)n * k);
-  if (with_bias) {
+  if (c->with_bias) {
     bias = malloc(sizeof(int32_t) * (size_t)n);
     for (i = 0; i < n; i++)
-      bias[i] = big_bias ? (int32_t)(rnd() ^ (rnd() << 21)) : rnd_range(-20000, 20000);
+      bias[i] = c->big_bias ? (int32_t)(rnd() ^ (rnd() << 21)) : rnd_range(-20000, 20000);
   }
   st_ref = tidsp_matmul_i8__ref(&p, x, w, bias, rqd, y_ref);
   CHECK_MSG(st_ref == TIDSP_OK, "ref matmul status %d", (int)st_ref);
+  if (c->w_row_pad > 0) {
+    w_pad = pad_rows(w, n, k, c->w_row_pad, c->w_poison);
+    p_pad = p;
+    p_pad.w_row_stride = k + c->w_row_pad;
+  }
   for (v = 0; v < tidsp_kernel_variant_count; v++) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
-    int32_t st;
+    int32_t st, padded;
     if (!kv->supported())
       continue;
-    y = guarded((size_t)m * n);
-    st = kv->matmul_i8(&p, x, w, bias, rqd, y);
-    CHECK_MSG(st == st_ref, "%s matmul status %d", kv->name, (int)st);
-    CHECK_MSG(memcmp(y, y_ref, (size_t)m * n) == 0,
-              "%s matmul m%d k%d n%d zp %d,%d kind %d pc %d", kv->name, m, k, n,
-              x_zp, w_zp, kind, per_channel);
-    CHECK_MSG(guards_ok(y, (size_t)m * n), "%s matmul wrote outside", kv->name);
-    guarded_free(y);
+    for (padded = 0; padded <= (w_pad != NULL); padded++) {
+      y = guarded((size_t)m * n);
+      st = kv->matmul_i8(padded ? &p_pad : &p, x, padded ? w_pad : w, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s matmul status %d", kv->name, (int)st);
+      CHECK_MSG(memcmp(y, y_ref, (size_t)m * n) == 0,
+                "%s matmul m%d k%d n%d zp %d,%d kind %d pc %d w_row_stride %d", kv->name,
+                m, k, n, c->x_zp, c->w_zp, c->kind, c->per_channel,
+                padded ? (int)p_pad.w_row_stride : 0);
+      CHECK_MSG(guards_ok(y, (size_t)m * n), "%s matmul wrote outside", kv->name);
+      guarded_free(y);
+    }
   }
   guarded_free(y_ref);
   free(x);
   free(w);
+  free(w_pad);
   free(bias);
   free(rqd);
 }
@@ -358,21 +769,100 @@ static void test_matmul(void) {
   int t;
   for (a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
     for (b = 0; b < sizeof(ns) / sizeof(ns[0]); b++) {
+      mm_case c;
       if (ks[a] * ns[b] > 1000000)
         continue;
-      run_matmul_case(rnd_range(1, 3), ks[a], ns[b], rnd_range(-128, 127),
-                      (int32_t)(b % 2) * rnd_range(-128, 127),
-                      TIDSP_REQUANT_FLOAT, (int32_t)(a % 2), 1, 0, 1.0f, 0);
+      c = mm(rnd_range(1, 3), ks[a], ns[b], rnd_range(-128, 127),
+             (int32_t)(b % 2) * rnd_range(-128, 127));
+      c.per_channel = (int32_t)(a % 2);
+      run_matmul_case(&c);
     }
   }
-  run_matmul_case(1, 40000, 3, -128, 77, TIDSP_REQUANT_FLOAT, 1, 1, 1, 1.0f, 0);
-  run_matmul_case(3, 70, 9, 5, 0, TIDSP_REQUANT_FLOAT, 1, 1, 0, 1.0f, 1);
-  for (t = 0; t < 100; t++)
-    run_matmul_case(rnd_range(1, 9), rnd_range(1, 200), rnd_range(1, 20),
-                    rnd_range(-128, 127), rnd() % 2 ? 0 : rnd_range(-128, 127),
-                    rnd() % 4 == 0 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT,
-                    (int32_t)(rnd() % 2), rnd() % 4 != 0, rnd() % 5 == 0,
-                    rnd() % 6 == 0 ? 50.0f : 1.0f, 0);
+  {
+    mm_case c = mm(1, 40000, 3, -128, 77);
+    c.big_bias = 1;
+    run_matmul_case(&c);
+    c = mm(3, 70, 9, 5, 0);
+    c.odd_mult = 1;
+    run_matmul_case(&c);
+  }
+  for (t = 0; t < 100; t++) {
+    mm_case c = mm(rnd_range(1, 9), rnd_range(1, 200), rnd_range(1, 20),
+                   rnd_range(-128, 127), rnd() % 2 ? 0 : rnd_range(-128, 127));
+    c.kind = rnd() % 4 == 0 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+    c.per_channel = (int32_t)(rnd() % 2);
+    c.with_bias = rnd() % 4 != 0;
+    c.big_bias = rnd() % 5 == 0;
+    c.gain = rnd() % 6 == 0 ? 50.0f : 1.0f;
+    run_matmul_case(&c);
+  }
+}
+
+/* Weight rows w_row_stride apart with poison in the padding, on random
+ * layers and matrix products: every variant must give the dense bytes. */
+static void test_row_stride(void) {
+  static const int32_t poisons[] = {0x7F, -128, 0x55, -1};
+  int t;
+  for (t = 0; t < 40; t++) {
+    conv_case c = base_case();
+    c.c_in = rnd_range(1, 24);
+    c.c_out = rnd_range(1, 40);
+    c.k_h = c.k_w = rnd_range(1, 3) * 2 - 1;
+    c.pad_top = c.pad_left = c.k_h / 2;
+    c.h_in = rnd_range(2, 6);
+    c.w_in = rnd_range(2, 20);
+    c.x_zp = rnd_range(-128, 127);
+    c.w_zp = t % 2 ? 0 : rnd_range(-128, 127);
+    c.kind = t % 5 == 0 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+    c.w_row_pad = t % 3 == 0 ? rnd_range(1, 9) : 0;
+    if (c.w_row_pad == 0)
+      pad_like_compiler(&c, c.c_in * c.k_h * c.k_w, 64, 0);
+    c.w_poison = poisons[t % 4];
+    run_conv_case(&c);
+  }
+  for (t = 0; t < 30; t++) {
+    mm_case c = mm(rnd_range(1, 40), rnd_range(1, 300), rnd_range(1, 40),
+                   rnd_range(-128, 127), t % 2 ? 0 : rnd_range(-128, 127));
+    c.w_row_pad = t % 3 == 0 ? rnd_range(1, 9) : (64 - c.k % 64);
+    c.w_poison = poisons[t % 4];
+    c.per_channel = t % 2;
+    run_matmul_case(&c);
+  }
+}
+
+/* The AMX matrix multiply's edges: every m up to 33 (rows of X are its
+ * B columns, 16 per tile), m around its 64-row blocks, k around the 64-tap
+ * steps and 1024-tap chunks, n around the 16-row tiles and 128-row blocks,
+ * and more columns than its per-call constants. */
+static void test_matmul_amx_edges(void) {
+  static const int32_t ks[] = {1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 1025};
+  static const int32_t ns[] = {1, 15, 16, 17, 31, 33, 64, 129};
+  static const int32_t ms[] = {63, 64, 65, 130};
+  int32_t m;
+  size_t i;
+  (void)amx_here();
+  for (m = 1; m <= 33; m++) {
+    mm_case c = mm(m, ks[rnd() % 11], ns[rnd() % 8], rnd_range(-128, 127),
+                   m % 2 ? 0 : rnd_range(-128, 127));
+    c.per_channel = m % 3 != 0;
+    c.gain = m % 7 == 0 ? 50.0f : 1.0f;
+    run_matmul_case(&c);
+  }
+  for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+    mm_case c = mm(ms[i % 4], ks[i], ns[i % 8], rnd_range(-128, 127), (int32_t)i - 5);
+    if (i % 2)
+      c.w_row_pad = 64 - ks[i] % 64;
+    c.w_poison = 0x7F;
+    run_matmul_case(&c);
+  }
+  {
+    mm_case c = mm(3, 5, 2050, 9, -4); /* past TIDSP_AMX_CMAX = 2048 */
+    run_matmul_case(&c);
+    c = mm(2, 70, 2049, -128, 0);
+    run_matmul_case(&c);
+    c = mm(17, 2049, 20, 1, 1); /* three chunks */
+    run_matmul_case(&c);
+  }
 }
 
 static void test_matmul_errors(void) {
@@ -380,7 +870,7 @@ static void test_matmul_errors(void) {
   int8_t v8[4] = {0};
   float m = 0.5f;
   int32_t k, v;
-  for (k = 0; k < 6; k++) {
+  for (k = 0; k < 9; k++) {
     int32_t st_ref;
     const void *rqd = &m;
     memset(&p, 0, sizeof(p));
@@ -396,8 +886,13 @@ static void test_matmul_errors(void) {
     case 3: p.rq.out_min = -129; break;
     case 4: p.m = 0; break; /* nothing to do: OK */
     case 5: p.k = -1; break;
+    case 6: p.w_row_stride = 1; break; /* shorter than a row of k = 2 */
+    case 7: p.w_row_stride = -2; break;
+    case 8: p.w_row_stride = 2; break; /* exactly a row: OK */
     }
     st_ref = tidsp_matmul_i8__ref(&p, v8, v8, NULL, rqd, v8);
+    CHECK_MSG((k == 6 || k == 7) == (st_ref == TIDSP_ERR_SHAPE) || k == 0 || k == 5,
+              "ref matmul error case %d: status %d", (int)k, (int)st_ref);
     for (v = 0; v < tidsp_kernel_variant_count; v++) {
       const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
       if (!kv->supported())
@@ -429,8 +924,15 @@ int main(void) {
   test_conv_reduction();
   test_conv_random();
   test_conv_resnet_like();
+  test_amx_reduction();
+  test_amx_channels();
+  test_amx_geometry();
+  test_amx_windows();
+  test_fenced();
+  test_row_stride();
   test_conv_errors();
   test_matmul();
+  test_matmul_amx_edges();
   test_matmul_errors();
   UNIT_MAIN_END();
 }

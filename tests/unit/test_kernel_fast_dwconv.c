@@ -1,18 +1,26 @@
 /*
  * test_kernel_fast_dwconv.c — the depthwise entries of tidsp_kernel_variants
- * (dwconv2d_i8: the direct vpmaddwd path of runtime/kernels/host/dwconv2d_*)
- * and the dispatched tidsp_conv2d_i8 on depthwise parameters, against
- * tidsp_conv2d_i8__ref, byte for byte and status for status.
+ * (dwconv2d_i8: the byte-quad vpdpbusd path of
+ * runtime/kernels/host/dwconv2d_i8__host_avx512vnni.c, the int16-pair path
+ * of __host_avx2) and the dispatched tidsp_conv2d_i8 on depthwise
+ * parameters, against tidsp_conv2d_i8__ref, byte for byte and status for
+ * status.
  *
- * Generated cases put the output width at, below and above the 8/16-lane
- * vectors and the 256-column strip, planes below and above the 4096-value
- * small-plane buffer of the AVX-512 path (flat order vs row by row), use 1×1 to 7×7 kernels (and some the
- * path does not cover: strides 3, dilated stride 2, > 64 taps, which must
- * fall back with the same bytes), strides 1 and 2, pads that reach past the
- * input, dilations, channel multipliers > 1, nonzero x_zp and w_zp,
- * saturating multipliers, NaN/inf multipliers, int32-wrapping biases,
- * per-tensor and per-channel requant of both kinds (Q31 delegates to the
- * reference), and guard bytes around every output.
+ * Generated cases put the output width at, below and above the 8/16/64-lane
+ * vectors and groups and the strips of both paths (256 and ~510 columns),
+ * the height at 1, 2 and past a band (tall planes), use 1×1 to 7×7 kernels
+ * (and some the paths do not cover: strides 3, dilations, > 64 taps, which
+ * must fall back with the same bytes), strides 1 and 2, symmetric,
+ * asymmetric and missing pads and outputs past or short of the natural
+ * size, channel multipliers > 1 and batches (planes double-buffered), x_zp
+ * −128 and 127, w_zp ≠ 0 with weights at the extremes (w − w_zp = ±255 needs
+ * three signed byte sets), saturating multipliers, NaN/inf multipliers,
+ * int32-wrapping biases, multipliers around 0.5 and far off it, fused
+ * Relu/Relu6 ranges, output zero points at
+ * and past the int16 packing limit, per-tensor and per-channel requant of
+ * both kinds (Q31 delegates to the reference), weight rows w_row_stride
+ * apart with poison in the padding (and invalid strides: the reference's
+ * status), and guard bytes around every output.
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,11 +36,20 @@
 #include "kernel_test_util.h"
 #include "fast_conv_test_util.h"
 
-static void run_conv_case(const conv_case *cc) {
-  tidsp_conv2d_params p;
+/* What a case changes after make_rq, and how it fills the weights. */
+typedef struct dw_opts {
+  int32_t set_out;               /* use out_zp, out_min, out_max below */
+  int32_t out_zp, out_min, out_max;
+  int32_t w_extremes;            /* weights only −128 and 127 */
+  const float *mults;            /* FLOAT multipliers, repeated over the */
+  int32_t n_mults;               /* channels (when n_mults > 0) */
+} dw_opts;
+
+static void run_dw(const conv_case *cc, const dw_opts *o) {
+  tidsp_conv2d_params p, p_pad;
   size_t nx, nw, ny;
-  int8_t *x, *w, *y_ref, *y;
-  int32_t *bias = NULL, i, v, st_ref;
+  int8_t *x, *w, *w_pad = NULL, *y_ref, *y;
+  int32_t *bias = NULL, i, v, st_ref, padded;
   void *rqd;
   int32_t cpg_in = cc->c_in / cc->groups;
 
@@ -59,14 +76,27 @@ static void run_conv_case(const conv_case *cc) {
                 cpg_in * cc->k_h * cc->k_w, cc->gain);
   if (cc->odd_mult && cc->kind == TIDSP_REQUANT_FLOAT)
     set_odd_mults(rqd, cc->per_channel ? cc->c_out : 1);
+  if (o && o->n_mults > 0 && cc->kind == TIDSP_REQUANT_FLOAT) {
+    for (i = 0; i < (cc->per_channel ? cc->c_out : 1); i++)
+      ((float *)rqd)[i] = o->mults[i % o->n_mults];
+  }
+  if (o && o->set_out) {
+    p.rq.out_zp = o->out_zp;
+    p.rq.out_min = o->out_min;
+    p.rq.out_max = o->out_max;
+  }
 
   nx = (size_t)p.n * p.c_in * p.h_in * p.w_in;
   nw = (size_t)p.c_out * cpg_in * p.k_h * p.k_w;
   ny = (size_t)p.n * p.c_out * p.h_out * p.w_out;
-  x = malloc(nx);
+  x = malloc(nx ? nx : 1);
   w = malloc(nw); /* exactly sized: an overread shows under ASan */
   fill_i8(x, nx);
   fill_i8(w, nw);
+  if (o && o->w_extremes) {
+    for (i = 0; i < (int32_t)nw; i++)
+      w[i] = (int8_t)(rnd() % 2 ? 127 : -128);
+  }
   if (cc->with_bias) {
     bias = malloc(sizeof(int32_t) * (size_t)p.c_out);
     for (i = 0; i < p.c_out; i++)
@@ -75,33 +105,47 @@ static void run_conv_case(const conv_case *cc) {
   y_ref = guarded(ny);
   st_ref = tidsp_conv2d_i8__ref(&p, x, w, bias, rqd, y_ref);
   CHECK_MSG(st_ref == TIDSP_OK, "ref status %d", (int)st_ref);
+  if (cc->w_row_pad > 0) { /* the same weights in padded rows */
+    const int32_t taps = cpg_in * cc->k_h * cc->k_w;
+    w_pad = pad_rows(w, p.c_out, taps, cc->w_row_pad, cc->w_poison);
+    p_pad = p;
+    p_pad.w_row_stride = taps + cc->w_row_pad;
+  }
   for (v = 0; v <= tidsp_kernel_variant_count; v++) {
     /* every row's depthwise entry, then the dispatched public name */
     const tidsp_kernel_variant *kv =
         v < tidsp_kernel_variant_count ? &tidsp_kernel_variants[v] : tidsp_kernel_variant_active();
-    int32_t st;
     if (!kv->supported())
       continue;
-    y = guarded(ny);
-    st = v < tidsp_kernel_variant_count ? kv->dwconv2d_i8(&p, x, w, bias, rqd, y)
-                                        : tidsp_conv2d_i8(&p, x, w, bias, rqd, y);
-    CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
-    CHECK_MSG(memcmp(y, y_ref, ny) == 0,
-              "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
-              "zp %d,%d kind %d pc %d",
-              kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
-              p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
-              p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
-              (int)p.rq.per_channel);
-    CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
-    guarded_free(y);
+    for (padded = 0; padded <= (w_pad != NULL); padded++) {
+      const tidsp_conv2d_params *pp = padded ? &p_pad : &p;
+      const int8_t *wp = padded ? w_pad : w;
+      int32_t st;
+      y = guarded(ny);
+      st = v < tidsp_kernel_variant_count ? kv->dwconv2d_i8(pp, x, wp, bias, rqd, y)
+                                          : tidsp_conv2d_i8(pp, x, wp, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
+      CHECK_MSG(memcmp(y, y_ref, ny) == 0,
+                "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
+                "zp %d,%d kind %d pc %d out zp %d [%d, %d] w_row_stride %d",
+                kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
+                p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
+                p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
+                (int)p.rq.per_channel, (int)p.rq.out_zp, (int)p.rq.out_min,
+                (int)p.rq.out_max, (int)pp->w_row_stride);
+      CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
+      guarded_free(y);
+    }
   }
   guarded_free(y_ref);
   free(x);
   free(w);
+  free(w_pad);
   free(bias);
   free(rqd);
 }
+
+static void run_conv_case(const conv_case *cc) { run_dw(cc, NULL); }
 
 static conv_case dw_case(int32_t c, int32_t mult, int32_t h, int32_t w_in, int32_t k,
                          int32_t s) {
@@ -126,11 +170,13 @@ static conv_case dw_case(int32_t c, int32_t mult, int32_t h, int32_t w_in, int32
   return cc;
 }
 
-/* Output widths around the vector widths (8, 16) and the strip (256), for
- * the MobileNet/ShuffleNet kernels, strides 1 and 2. */
+/* Output widths around the vector widths (8, 16), the 64-output groups and
+ * the strips (AVX2: 256 columns; AVX-512: 510 at stride 1, 254 at stride
+ * 2 for 3×3), for the MobileNet/ShuffleNet kernels, strides 1 and 2. */
 static void test_dw_widths(void) {
   static const int32_t widths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33,
-                                   56, 112, 255, 256, 257, 513, 530};
+                                   56, 63, 64, 65, 112, 253, 254, 255, 256, 257,
+                                   509, 510, 511, 513, 530};
   static const int32_t ks[] = {3, 5, 7};
   size_t i, k;
   int32_t s;
@@ -138,7 +184,7 @@ static void test_dw_widths(void) {
     for (k = 0; k < 3; k++) {
       for (s = 1; s <= 2; s++) {
         conv_case c = dw_case(3, 1, rnd_range(1, 9), widths[i], ks[k], s);
-        /* planes past 4096 padded values take the row path */
+        /* taller planes for the wide rows */
         if (widths[i] >= 56)
           c.h_in = widths[i] > 256 ? 9 : rnd_range(37, 80);
         c.x_zp = rnd_range(-128, 127);
@@ -231,7 +277,232 @@ static void test_dw_random(void) {
     c.with_bias = rnd() % 4 != 0;
     c.big_bias = rnd() % 5 == 0;
     c.gain = rnd() % 6 == 0 ? 50.0f : 1.0f;
+    if (rnd() % 4 == 0) {
+      c.w_row_pad = rnd_range(1, 20);
+      c.w_poison = rnd_range(-128, 127);
+    }
     run_conv_case(&c);
+  }
+}
+
+/* The input size along one axis that gives `out` outputs of a k-tap,
+ * stride-s window with `pad` on both sides, and the outputs past the
+ * natural size (negative: short of it) when no input is that small. */
+static void fit_axis(int32_t out, int32_t k, int32_t s, int32_t pad,
+                     int32_t *in, int32_t *extra) {
+  *in = (out - 1) * s + k - 2 * pad;
+  if (*in < 1)
+    *in = 1;
+  *extra = out - out_dim(*in, k, s, 1, pad);
+}
+
+/* Output widths around the 16-lane vectors and 64-output groups (1, 15,
+ * 16, 17, 31, 33, 64, 65), heights 1, 2 and 5, 3×3/5×5/7×7, strides 1 and
+ * 2, and pads: k/2 on all sides, none, top only or left only, and random
+ * top/left with more padding at the bottom/right; x_zp at its extremes. */
+static void test_dw_edges(void) {
+  static const int32_t widths[] = {1, 15, 16, 17, 31, 33, 64, 65};
+  static const int32_t heights[] = {1, 2, 5};
+  size_t wi;
+  int32_t k, s, mode, t = 0;
+  for (wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
+    for (k = 3; k <= 7; k += 2) {
+      for (s = 1; s <= 2; s++) {
+        for (mode = 0; mode < 4; mode++, t++) {
+          conv_case c = dw_case(2, 1 + (t % 5 == 0), 1, 1, k, s);
+          const int32_t h_out = heights[t % 3];
+          switch (mode) {
+          case 0: c.pad_top = c.pad_left = k / 2; break;
+          case 1: c.pad_top = c.pad_left = 0; break;
+          case 2:
+            c.pad_top = t % 2 ? k / 2 : 0;
+            c.pad_left = t % 2 ? 0 : k / 2;
+            break;
+          default:
+            c.pad_top = rnd_range(0, k / 2);
+            c.pad_left = rnd_range(0, k / 2);
+            break;
+          }
+          fit_axis(widths[wi], k, s, c.pad_left, &c.w_in, &c.extra_w);
+          fit_axis(h_out, k, s, c.pad_top, &c.h_in, &c.extra_h);
+          if (mode == 3) { /* a shorter input: padding at the bottom/right */
+            if (c.w_in > 1) {
+              c.w_in--;
+              c.extra_w = widths[wi] - out_dim(c.w_in, k, s, 1, c.pad_left);
+            }
+            if (c.h_in > 1) {
+              c.h_in--;
+              c.extra_h = h_out - out_dim(c.h_in, k, s, 1, c.pad_top);
+            }
+          }
+          c.x_zp = t % 2 ? 127 : -128;
+          c.w_zp = t % 3 == 0 ? rnd_range(-128, 127) : 0;
+          c.per_channel = t % 4 != 3;
+          c.gain = t % 7 == 0 ? 80.0f : 1.0f;
+          run_conv_case(&c);
+        }
+      }
+    }
+  }
+}
+
+/* Zero points: x_zp −128, 127, 0; w_zp 0, ±1, 127, −128, 64, with random
+ * weights and with weights only −128 and 127 (w − w_zp up to ±255, which
+ * the AVX-512 path splits into two or three signed byte sets). */
+static void test_dw_zero_points(void) {
+  static const int32_t xzps[] = {-128, 127, 0, -5};
+  static const int32_t wzps[] = {0, 1, -1, 127, -128, 64};
+  size_t i, j;
+  int32_t e;
+  for (i = 0; i < sizeof(xzps) / sizeof(xzps[0]); i++) {
+    for (j = 0; j < sizeof(wzps) / sizeof(wzps[0]); j++) {
+      for (e = 0; e < 2; e++) {
+        conv_case c = dw_case(3, 1 + e, 9, 21 + (int32_t)j, e ? 5 : 3, 1 + (int32_t)(i + j) % 2);
+        dw_opts o;
+        memset(&o, 0, sizeof(o));
+        o.w_extremes = e;
+        c.x_zp = xzps[i];
+        c.w_zp = wzps[j];
+        c.per_channel = (int32_t)(i % 2);
+        run_dw(&c, &o);
+      }
+    }
+  }
+}
+
+/* Output ranges: full, fused Relu6 (a narrow range above the zero point),
+ * narrowed on both sides, a single value; output zero points at the int16
+ * packing limit of the AVX-512 path (±16384) and past it (which falls
+ * back), and the largest the reference accepts. */
+static void test_dw_out_ranges(void) {
+  static const int32_t outs[][3] = {/* zp, min, max */
+                                    {-128, -128, 127}, {-128, -128, -81},
+                                    {10, -20, 30},     {5, 5, 5},
+                                    {127, -128, 127},  {16384, -128, 127},
+                                    {-16384, -128, 127}, {16385, -128, 127},
+                                    {-16385, -100, 100}, {1 << 30, -128, 127}};
+  size_t i;
+  int32_t t;
+  for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+    for (t = 0; t < 4; t++) {
+      conv_case c = dw_case(3, 1, 7 + t, 19 + 3 * t, t < 2 ? 3 : 5, 1 + t % 2);
+      dw_opts o;
+      memset(&o, 0, sizeof(o));
+      o.set_out = 1;
+      o.out_zp = outs[i][0];
+      o.out_min = outs[i][1];
+      o.out_max = outs[i][2];
+      c.per_channel = t % 2;
+      c.gain = t == 3 ? 80.0f : 1.0f;
+      c.x_zp = rnd_range(-128, 127);
+      run_dw(&c, &o);
+    }
+  }
+}
+
+/* Multipliers around 0.5 (the AVX-512 path clamps in integers below it,
+ * in floats above it), far above it, tiny, negative, with biases that
+ * make |acc| reach 2³¹ (so |acc·m| reaches 2³⁰ at m = 0.5). */
+static void test_dw_multipliers(void) {
+  static const float mults[] = {0.5f, -0.5f, 0.49999997f, 0.50000006f, 2.0f,
+                                1.0e6f, 1.0e-9f, -1.0e-3f, 0.25f, -0.50000006f};
+  int32_t t;
+  for (t = 0; t < 8; t++) {
+    conv_case c = dw_case(10, 1, 6 + t, 20 + 5 * t, t < 4 ? 3 : 5, 1 + t % 2);
+    dw_opts o;
+    memset(&o, 0, sizeof(o));
+    o.mults = mults + t % 3;
+    o.n_mults = (int32_t)(sizeof(mults) / sizeof(mults[0])) - t % 3;
+    c.big_bias = t % 2;
+    c.x_zp = rnd_range(-128, 127);
+    if (t >= 6) { /* per-tensor: one multiplier for all channels */
+      c.per_channel = 0;
+      o.mults = mults + (t == 6 ? 0 : 3);
+      o.n_mults = 1;
+    }
+    run_dw(&c, &o);
+  }
+}
+
+/* Weight rows w_row_stride apart with poison in the padding: no variant may
+ * read it. */
+static void test_dw_w_row_stride(void) {
+  static const int32_t pads[] = {1, 3, 7, 55, 64 - 9};
+  size_t i;
+  int32_t k, t = 0;
+  for (i = 0; i < sizeof(pads) / sizeof(pads[0]); i++) {
+    for (k = 3; k <= 7; k += 2, t++) {
+      conv_case c = dw_case(3, 1 + t % 2, 11, 17 + t, k, 1 + t % 2);
+      c.w_row_pad = pads[i];
+      c.w_poison = t % 2 ? 0x5A : -1;
+      c.w_zp = t % 3 == 2 ? rnd_range(-128, 127) : 0;
+      run_conv_case(&c);
+    }
+  }
+}
+
+/* Planes taller than one band of converted rows, wider than one strip,
+ * both, batches (the AVX-512 path converts the next plane while it
+ * computes one), multipliers, and different vertical and horizontal
+ * strides. */
+static void test_dw_bands_strips(void) {
+  conv_case c;
+  c = dw_case(2, 1, 300, 112, 3, 1);
+  run_conv_case(&c);
+  c = dw_case(2, 1, 301, 112, 3, 2);
+  run_conv_case(&c);
+  c = dw_case(2, 1, 260, 40, 5, 1);
+  c.w_zp = 3;
+  run_conv_case(&c);
+  c = dw_case(2, 1, 5, 1100, 3, 1);
+  run_conv_case(&c);
+  c = dw_case(2, 1, 7, 1030, 7, 2);
+  run_conv_case(&c);
+  c = dw_case(2, 1, 9, 700, 5, 2);
+  c.extra_w = 3;
+  run_conv_case(&c);
+  c = dw_case(3, 2, 70, 600, 3, 1);
+  c.n = 2;
+  run_conv_case(&c);
+  c = dw_case(1, 3, 40, 90, 3, 2);
+  c.n = 3;
+  run_conv_case(&c);
+  c = dw_case(3, 1, 30, 40, 3, 1);
+  c.stride_h = 2;
+  run_conv_case(&c);
+  c.stride_h = 1;
+  c.stride_w = 2;
+  run_conv_case(&c);
+  c = dw_case(2, 1, 33, 29, 5, 2);
+  c.stride_h = 1;
+  c.k_h = 3;
+  c.pad_top = 1;
+  run_conv_case(&c);
+}
+
+/* Dilations: vertical ones (the AVX-512 path reads the rows kh·dil_h
+ * apart from its band), up to and past the rows its band holds, and
+ * horizontal ones (which it hands to the int16-pair path). */
+static void test_dw_dilations(void) {
+  static const int32_t dils[][3] = {/* k, dil_h, dil_w */
+                                    {3, 2, 1}, {3, 4, 1}, {5, 4, 1}, {3, 8, 1},
+                                    {3, 9, 1}, {7, 3, 1}, {3, 1, 2}, {5, 2, 3}};
+  size_t i;
+  int32_t s;
+  for (i = 0; i < sizeof(dils) / sizeof(dils[0]); i++) {
+    for (s = 1; s <= 2; s++) {
+      const int32_t k = dils[i][0];
+      conv_case c = dw_case(3, 1, 40, 37, k, s);
+      c.dil_h = dils[i][1];
+      c.dil_w = dils[i][2];
+      c.pad_top = (k / 2) * c.dil_h;
+      c.pad_left = (k / 2) * c.dil_w;
+      c.x_zp = rnd_range(-128, 127);
+      c.w_zp = s == 2 ? rnd_range(-128, 127) : 0;
+      if (i % 3 == 0)
+        c.h_in = 5; /* the dilated taps mostly in the padding */
+      run_conv_case(&c);
+    }
   }
 }
 
@@ -261,7 +532,7 @@ static void test_dw_not_depthwise(void) {
   p.rq.out_min = -128;
   p.rq.out_max = 127;
   CHECK(tidsp_conv2d_is_depthwise(&p));
-  for (k = 0; k < 7; k++) {
+  for (k = 0; k < 10; k++) {
     tidsp_conv2d_params q = p;
     const void *rqd = m;
     const int8_t *xp = x;
@@ -274,6 +545,9 @@ static void test_dw_not_depthwise(void) {
     case 4: q.stride_w = 0; break;
     case 5: q.c_out = 3; break; /* not a multiple of groups */
     case 6: q.w_out = 0; break; /* nothing to do: OK */
+    case 7: q.w_row_stride = -1; break;
+    case 8: q.w_row_stride = 8; break; /* shorter than a row of 9 */
+    case 9: q.w_row_stride = 9; break; /* exactly a row: OK */
     }
     st_ref = tidsp_conv2d_i8__ref(&q, xp, w, NULL, rqd, y);
     for (v = 0; v < tidsp_kernel_variant_count; v++) {
@@ -293,6 +567,13 @@ int main(void) {
   test_dw_models();
   test_dw_requant();
   test_dw_random();
+  test_dw_edges();
+  test_dw_zero_points();
+  test_dw_out_ranges();
+  test_dw_multipliers();
+  test_dw_w_row_stride();
+  test_dw_bands_strips();
+  test_dw_dilations();
   test_dw_not_depthwise();
   UNIT_MAIN_END();
 }

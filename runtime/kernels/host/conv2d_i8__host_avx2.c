@@ -164,6 +164,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   int32_t tile[COB * LANES] __attribute__((aligned(32)));
   const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
   const int32_t K = cpg_in * p->k_h * p->k_w;
+  const size_t w_stride = tidsp_host_conv_w_stride(p); /* row co at w + co·stride */
   const size_t in_plane = (size_t)p->h_in * p->w_in;
   const size_t out_plane = (size_t)p->h_out * p->w_out;
   int32_t n, g, cb0, k0, i0, i;
@@ -191,7 +192,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
               const int32_t mr = cb - i0 < MR ? cb - i0 : MR;
               for (i = 0; i < MR; i++) {
                 const int32_t co = co_g + cb0 + i0 + (i < mr ? i : mr - 1);
-                pack_weights(w + (size_t)co * K + k0, kc, p->w_zp,
+                pack_weights(w + (size_t)co * w_stride + k0, kc, p->w_zp,
                              wpair + (size_t)i * (KC / 2));
               }
               micro_kernel(xbuf, (kc + 1) / 2, wpair, mr, k0 == 0,

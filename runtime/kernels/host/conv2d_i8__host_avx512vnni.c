@@ -4,9 +4,10 @@
  *
  * The convolution is a matrix product per group, out[co][pixel] =
  * Σ_k w[co][k]·x_col[k][pixel] over k = (ci, kh, kw) in OIHW order, so a
- * weight row is read as stored. A vector holds 64 output pixels of one
- * block (tidsp_host_block); for each chunk of at most KC taps the block's
- * input columns are gathered ("im2col") into a stack buffer laid out
+ * weight row is read as stored (row co at w + co·w_row_stride, dense when
+ * 0; only its first K bytes are read). A vector holds 64 output pixels of
+ * one block (tidsp_host_block); for each chunk of at most KC taps the
+ * block's input columns are gathered ("im2col") into a stack buffer laid out
  *   xbuf[k/4][pixel 0..63][k%4]          (u8, 256 bytes per quad of taps)
  * so that one vpdpbusd multiplies 16 pixels × 4 taps by a broadcast
  * quad of weights. The micro-kernel keeps MR output channels × 64 pixels in
@@ -43,6 +44,7 @@ enum {
 typedef struct vnni_conv {
   const tidsp_conv2d_params *p;
   int32_t cpg_in, cpg_out, K;
+  size_t w_stride; /* bytes between weight rows (w_row_stride or K) */
   uint8_t *xbuf;   /* [KC/4][LANES][4] */
   int32_t *tile;   /* [COB][LANES] accumulators */
   __m512i *usum;   /* [4] Σu per pixel, when w_zp ≠ 0 */
@@ -263,6 +265,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   c.cpg_in = p->c_in / p->groups;
   c.cpg_out = p->c_out / p->groups;
   c.K = c.cpg_in * p->k_h * p->k_w;
+  c.w_stride = tidsp_host_conv_w_stride(p);
   c.xbuf = xbuf;
   c.tile = tile;
   c.usum = usum;
@@ -281,7 +284,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
           for (i = 0; i < cb; i++) {
             const int32_t co = co_g + cb0 + i;
             const uint32_t bv = bias ? (uint32_t)bias[co] : 0u;
-            const uint32_t sw = (uint32_t)row_sum(w + (size_t)co * c.K, c.K);
+            const uint32_t sw = (uint32_t)row_sum(w + (size_t)co * c.w_stride, c.K);
             cconst[i] = bv - u_zp * sw + (uint32_t)c.K * u_zp * (uint32_t)p->w_zp;
           }
           for (k0 = 0; k0 < c.K; k0 += KC) {
@@ -299,7 +302,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
               const int8_t *wr[MR];
               for (i = 0; i < MR; i++) {
                 const int32_t co = co_g + cb0 + i0 + (i < mr ? i : mr - 1);
-                wr[i] = w + (size_t)co * c.K + k0;
+                wr[i] = w + (size_t)co * c.w_stride + k0;
               }
               micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, k0 == 0,
                            tile + (size_t)i0 * LANES);

@@ -1,13 +1,27 @@
 /*
  * dwconv2d_i8__host_avx2.c — tidsp_conv2d_i8 for depthwise parameters with
- * AVX2 (vpmaddwd on 8 int32 lanes): the same row-by-row direct path as
- * dwconv2d_i8__host_avx512vnni.c (see there and dwconv_internal.h; not its
- * small-plane variant), with the row conversion done by unmasked 16-byte
- * loads inside the row and zeros written outside it.
+ * AVX2: vpmaddwd on int16 pairs into 8 int32 lanes, row by row (the
+ * int16-pair path of dwconv_internal.h). It also runs the depthwise
+ * convolutions with horizontal dilation for the AVX-512 VNNI entry.
+ *
+ * Per output channel co (input channel co / multiplier) and strip of at
+ * most DW_COLS output columns, each input row that a tap reads is converted
+ * once into a ring slot:
+ *   stride_w 1: P[c] = (R[c], R[c + dil_w]) int16 pairs, so that lane j of
+ *               the load at P + j + kw·dil_w holds taps kw and kw + 1 of
+ *               output j;
+ *   stride_w 2: R itself, whose int16 pairs (R[2j + kw], R[2j + kw + 1])
+ *               are exactly the 32-bit lanes of the load at R + 2j + kw;
+ * where R[c] = x[ih][c0 + c] − x_zp (0 outside the row, converted by
+ * unmasked 16-byte loads inside the row) and c0 is the input column of the
+ * strip's first output's first tap. An output row is then ⌈k_w/2⌉·k_h
+ * multiply-adds per 8 outputs, kept in one register, and the FLOAT
+ * requantization is the same float operations as the reference's.
  *
  * Stack: DW_RING + 3 slots of DW_SLOT int32 (about 25 KiB). Parameters the
  * direct path does not cover go to tidsp_conv2d_i8__host_avx2 (which in
- * turn sends Q31 and invalid inputs to the reference).
+ * turn sends Q31 and invalid inputs to the reference); output zero points
+ * past ±16384 (dwconv_internal.h) go to the reference.
  */
 #include <string.h>
 
@@ -149,7 +163,8 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
   int32_t wp[DW_MAX_TAPS]; /* weight pairs, kernel row after kernel row */
   const int32_t *rows[DW_RING], *wrow[DW_RING];
   dw_rq rq;
-  const int32_t cpg_out = p->c_out / p->groups, ksz = p->k_h * p->k_w;
+  const int32_t cpg_out = p->c_out / p->groups;
+  const size_t w_stride = tidsp_host_conv_w_stride(p);
   const int32_t npairs = (p->k_w + 1) / 2;
   const size_t in_plane = (size_t)p->h_in * p->w_in;
   const size_t out_plane = (size_t)p->h_out * p->w_out;
@@ -171,7 +186,7 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
       const __m256i bv = _mm256_set1_epi32(bias ? bias[co] : 0);
       const __m256 m = _mm256_set1_ps(mult[p->rq.per_channel ? co : 0]);
       for (kh = 0; kh < p->k_h; kh++)
-        tidsp_host_dw_wpairs(w + (size_t)co * ksz + (size_t)kh * p->k_w, p->k_w,
+        tidsp_host_dw_wpairs(w + (size_t)co * w_stride + (size_t)kh * p->k_w, p->k_w,
                              p->w_zp, wp + kh * npairs);
       for (ow0 = 0; ow0 < p->w_out; ow0 += DW_COLS) {
         s.cols = p->w_out - ow0 < DW_COLS ? p->w_out - ow0 : DW_COLS;
@@ -244,7 +259,8 @@ int32_t tidsp_dwconv2d_i8__host_avx2(const tidsp_conv2d_params *p,
                                      const int32_t *bias, const void *rq,
                                      int8_t *y) {
   if (!tidsp_host_dw_fast_ok(p, x, w, rq, y))
-    return tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y);
+    return tidsp_host_dw_zp_ok(p) ? tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y)
+                                  : tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
   dw_fast(p, x, w, bias, (const float *)rq, y);
   return TIDSP_OK;
 }

@@ -1,29 +1,63 @@
 /*
  * dwconv2d_i8__host_avx512vnni.c — tidsp_conv2d_i8 for depthwise
- * parameters with AVX-512 VNNI (vpdpwssd: vpmaddwd and the accumulation in
- * one instruction, 16 int32 lanes), the direct path of dwconv_internal.h.
+ * parameters with AVX-512 VNNI: vpdpbusd (four u8 × s8 products summed
+ * into each of 16 int32 lanes) on plain loads of a converted input band.
  *
- * Per output channel co (input channel co / multiplier) and strip of at
- * most DW_COLS output columns, each input row that a tap reads is converted
- * once into a ring slot:
- *   stride_w 1: P[c] = (R[c], R[c + dil_w]) int16 pairs, so that lane j of
- *               the load at P + j + kw·dil_w holds taps kw and kw + 1 of
- *               output j;
- *   stride_w 2: R itself, whose int16 pairs (R[2j + kw], R[2j + kw + 1])
- *               are exactly the 32-bit lanes of the load at R + 2j + kw;
- * where R[c] = x[ih][c0 + c] − x_zp (0 outside the row) and c0 is the input
- * column of the strip's first output's first tap. An output row is then
- * ⌈k_w/2⌉·k_h multiply-adds per 16 outputs, kept in one register, and the
- * FLOAT requantization is the same float operations as the reference's.
+ * Unsigned inputs. vpdpbusd wants one unsigned operand, so every input
+ * byte x is stored as u = x + 128 and every padding byte as zu = x_zp + 128;
+ * the weights w' = w − w_zp stay signed (dwconv_internal.h splits a w'
+ * outside [−128, 127] into several signed sets). Then
+ *   Σ (x − x_zp)·w' = Σ u·w' − zu·Σ w'
+ * over all taps (a padding tap contributes zu·w' − zu·w' = 0), so the
+ * accumulators start at init = bias − zu·Σ w'. Everything is int32
+ * arithmetic modulo 2³², like the reference's accumulator (whose exact sum
+ * it equals).
  *
- * Planes of at most PLANE_MAX padded values with stride_h = stride_w (and
- * with stride 2, rows of at most 8 outputs) take a variant without rows:
- * see plane_channel below.
+ * The band buffer. A band of output rows [oh0, oh0 + rows) and a strip of
+ * output columns [ow0, ow0 + cols) read input rows that are converted once
+ * into buf, split by row parity when stride_h = 2 (plane π holds the input
+ * rows oh0·sh − pad_top + π + sh·t, t < nt), each row padded to Wp = sw·Wq
+ * bytes, Wq ≥ cols − 1 + ⌈k_w/sw⌉:
  *
- * Stack: DW_RING + 3 slots of DW_SLOT int32 (about 25 KiB), plus 36 KiB in
- * plane_channel. Parameters the direct path does not cover go to
- * tidsp_conv2d_i8__host_avx512vnni (which in turn sends Q31 and invalid
- * inputs to the reference).
+ *   buf: | plane 0: nt rows of Wp | plane 1 (sh = 2) | slack |
+ *
+ * The conversion writes buf in 64-byte chunks: each starts as x_zp (the
+ * padding), gathers its runs of input bytes (pieces of input rows; their
+ * addresses and masks are worked out once per band, as they are the same
+ * for every channel) with merging masked loads, and is stored xor 0x80.
+ * The next plane is converted into a second buffer before the current one
+ * is computed, so that the loads of the computation do not wait on the
+ * stores of the conversion.
+ *
+ * Output (oh0 + r, ow0 + c) is flat output g = r·Wq + c; its tap (kh, kw)
+ * is byte sw·g + off(kh) + kw with off(kh) = ((d mod sh)·nt + ⌊d/sh⌋)·Wp,
+ * d = kh·dil_h, for every r and c. So the band is one long row of flat outputs, and the
+ * (Wq − cols) outputs at the end of each row are computed and dropped.
+ *
+ * Byte quads by phase. The taps 4q .. 4q+3 of kernel row kh (zero weights
+ * past k_w) of flat output g are the four bytes at sw·g + off(kh) + 4q: a
+ * plain 64-byte load at sw·g0 + d gives, in int32 lane l, the quad of
+ * output g0 + (4/sw)·l + d/sw. Four such loads (phases) cover 64
+ * consecutive outputs:
+ *
+ *   sw = 1: acc a (a < 4) lane l = output g0 + 4l + a       (d = a)
+ *   sw = 2: acc a         lane l = output g0 + 32·(a/2) + 2l + a%2
+ *                                                     (d = 64·(a/2) + 2·(a%2))
+ *
+ * so a group of 64 outputs costs 4·k_h·⌈k_w/4⌉ loads and vpdpbusd and no
+ * shuffle. The FLOAT requantization is the reference's float operations in
+ * vectors (product, max, min, round to nearest even); the four results are
+ * packed to 64 bytes (packs, zero point added in int16, packs) and put in
+ * output order by one vpshufb (plus one vpermd when sw = 2), then stored
+ * by masked stores, one per output row the group touches.
+ *
+ * Stack: two band buffers of DW_BUF_DATA + DW_BUF_SLACK bytes and the band
+ * geometry (output segments, input runs): about 46 KiB. Parameters the
+ * path does not cover go to the int16-pair path of
+ * dwconv2d_i8__host_avx2.c (horizontal dilation, kernels > 16) when it
+ * covers them, else to tidsp_conv2d_i8__host_avx512vnni (strides > 2),
+ * which sends Q31 and invalid inputs on to the reference; output zero
+ * points past ±16384 (dwconv_internal.h) go to the reference.
  */
 #include <string.h>
 
@@ -33,336 +67,448 @@
 #include <immintrin.h>
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-enum { LANES = 16 };
+enum { GROUP = 64 /* flat outputs per group */ };
 
-/* The geometry of one strip. */
-typedef struct dw_strip {
-  int64_t c0;       /* input column of buffer index 0 */
-  int32_t cols;     /* output columns in the strip */
-  int32_t cols_up;  /* cols rounded up to LANES */
-  int32_t r_len;    /* int16 values of R to build */
-  int32_t p_len;    /* int32 pairs of P to build (stride 1) */
-  int32_t pair_d;   /* distance of the second value of a pair (stride 1) */
-} dw_strip;
+/* What every channel of the layer shares. */
+typedef struct dw_layer {
+  const tidsp_conv2d_params *p;
+  int32_t sw, sh, nq, taps; /* strides, quads per kernel row, k_h·nq */
+  int32_t kq;               /* plane rows a band reads beyond its own:
+                               ⌊(k_h − 1)·dil_h/sh⌋ + 1 */
+  int32_t qoff[16];         /* band_fast: 4 weight bytes holding quad t */
+  int32_t qshift[16];       /* band_fast: right shift that aligns them */
+  uint32_t qmask[16];       /* band_fast: then its taps inside k_w */
+  __m512i zu;               /* bytes: the padding value x_zp + 128 */
+  __m512i xzp;              /* bytes: x_zp */
+  __m512i c80;              /* bytes 0x80 */
+  __m512i zp16;             /* int16 out_zp */
+  __m512i perm;             /* sw = 2: vpermd gathering 16-output blocks */
+  __m512i shuf;             /* vpshufb into output order */
+  __m512 lo, hi;            /* clamp bounds out_min − zp, out_max − zp */
+  __m512i omin, omax;       /* bytes out_min, out_max */
+} dw_layer;
 
-/* Lanes [lo, hi) of a 32-lane mask, clipped to [0, 32). */
-static inline __mmask32 range_mask32(int64_t lo, int64_t hi) {
+enum {
+  MAX_GROUPS = 256, /* groups of a band */
+  MAX_SEGS = 512,   /* row segments of a band's groups: ≤ groups + rows */
+  MAX_CHUNKS = DW_BUF_DATA / 64, /* 64-byte chunks of the converted rows */
+  MAX_RUNS = 512    /* input runs of the chunks: ≤ chunks + input rows */
+};
+
+/* The geometry of one band of one strip, the same for every channel, and
+ * where its groups' outputs go: group i stores its 64 bytes under mask
+ * seg_mask[k] at y_c + seg_off[k] for k in [gseg[i], gseg[i + 1]). */
+typedef struct dw_band {
+  int32_t ow0, cols;   /* output columns of the strip */
+  int32_t oh0, rows;   /* output rows of the band */
+  int32_t wq, wp, nt;  /* flat output pitch, buffer row pitch, plane rows */
+  int32_t ng;          /* flat outputs: (rows − 1)·wq + cols */
+  int64_t c_base;      /* input column of buffer column 0 */
+  int32_t off[DW_MAX_K * DW_MAX_NQ]; /* byte offset of tap quad (kh, q) */
+  int32_t gseg[MAX_GROUPS + 1];
+  ptrdiff_t seg_off[MAX_SEGS];
+  __mmask64 seg_mask[MAX_SEGS];
+  /* chunk j of the converted rows gathers runs k in [crun[j], crun[j + 1]):
+   * the input bytes at x_c + run_off[k] + i for the set bits i of
+   * run_mask[k] (a piece of one input row) */
+  int32_t chunks;
+  int32_t crun[MAX_CHUNKS + 1];
+  ptrdiff_t run_off[MAX_RUNS];
+  __mmask64 run_mask[MAX_RUNS];
+} dw_band;
+
+/* Lanes [lo, hi) of a 64-lane mask, clipped to [0, 64). */
+static inline __mmask64 range_mask64(int64_t lo, int64_t hi) {
   uint64_t m;
   if (lo < 0)
     lo = 0;
-  if (hi > 32)
-    hi = 32;
+  if (hi > 64)
+    hi = 64;
   if (lo >= hi)
     return 0;
-  m = ((uint64_t)1 << hi) - ((uint64_t)1 << lo);
-  return (__mmask32)m;
+  m = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+  return (__mmask64)(m & ~(((uint64_t)1 << lo) - 1));
 }
 
-/* R[0, r_len rounded up to 32) = x_row[c0 + c] − x_zp, 0 outside the row.
- * Masked-out bytes are never read. */
-static TARGET void build_r(const tidsp_conv2d_params *p, const int8_t *x_row,
-                           const dw_strip *s, int16_t *r) {
-  const __m512i zp8 = _mm512_set1_epi8((char)p->x_zp);
-  const __m512i zp16 = _mm512_set1_epi16((short)p->x_zp);
-  int32_t c;
-  for (c = 0; c < s->r_len; c += 32) {
-    const int64_t first = s->c0 + c; /* input column of lane 0 */
-    const __mmask32 m = range_mask32(-first, (int64_t)p->w_in - first);
-    __m512i v = zp8;
-    if (m) /* a 64-byte load of which only the low 32 lanes can be set */
-      v = _mm512_mask_loadu_epi8(zp8, (__mmask64)m, (const void *)((uintptr_t)x_row + (uintptr_t)first));
-    _mm512_storeu_si512((void *)(r + c),
-                        _mm512_sub_epi16(_mm512_cvtepi8_epi16(_mm512_castsi512_si256(v)), zp16));
+/* Converts the band's input rows of plane x_c into buf, chunk by chunk
+ * (see the file comment). The slack after the chunks is band_slack's. */
+static TARGET void convert_band(const dw_layer *L, const dw_band *b,
+                                const int8_t *x_c, uint8_t *buf) {
+  const __m512i xzp = L->xzp, c80 = L->c80;
+  const uintptr_t base = (uintptr_t)x_c;
+  int32_t j, k = 0;
+  for (j = 0; j < b->chunks; j++) {
+    __m512i v = xzp;
+    for (; k < b->crun[j + 1]; k++)
+      /* bytes outside the run are not read (fault-suppressed) */
+      v = _mm512_mask_loadu_epi8(v, b->run_mask[k], (const void *)(base + (uintptr_t)b->run_off[k]));
+    _mm512_storeu_si512((void *)(buf + (size_t)64 * j), _mm512_xor_si512(v, c80));
   }
 }
 
-/* Converts input row x_row into a ring slot (see the file comment). */
-static TARGET void build_slot(const tidsp_conv2d_params *p, const int8_t *x_row,
-                              const dw_strip *s, int16_t *tmp, int32_t *slot) {
-  int32_t c;
-  if (p->stride_w == 2) {
-    build_r(p, x_row, s, (int16_t *)slot);
-    return;
+/* The dropped lanes of the last groups read up to DW_BUF_SLACK bytes past
+ * the chunks: keep them defined (once per band and buffer). */
+static void band_slack(const dw_band *b, uint8_t *buf) {
+  memset(buf + (size_t)64 * b->chunks, 0, DW_BUF_SLACK);
+}
+
+/* Requantizes the four accumulators of a group and returns its 64 output
+ * bytes in flat order. The reference computes, per value,
+ *   y = rne(clamp(fl(acc·m), lo, hi)) + zp,  lo = out_min − zp, hi = out_max − zp.
+ * CLAMP_F: those float operations (max, min: NaN → lo), then packs that
+ * never saturate (|out_zp| ≤ 16384: the values fit int16, y fits int8).
+ * Otherwise (for |m| ≤ 0.5, so that |fl(acc·m)| ≤ 2³⁰ rounds to an int32
+ * n = rne(fl(acc·m)) exactly): lo and hi are integers, so rne(clamp(v)) =
+ * clamp(n) and y = clamp(n + zp, out_min, out_max), which the saturating
+ * packs (int32 → int16, + zp in int16, → int8) and an int8 max and min
+ * give exactly: a value they saturate is beyond ±(32767 − 16384) before
+ * the zero point, far outside [out_min, out_max]. */
+ALWAYS_INLINE TARGET __m512i finish(const __m512i *acc, const dw_layer *L,
+                                    __m512 mult, const int32_t SW,
+                                    const int CLAMP_F) {
+  __m512i q[4], p01, p23, v;
+  int32_t a;
+#pragma GCC unroll 4
+  for (a = 0; a < 4; a++) {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[a]), mult);
+    if (CLAMP_F) {
+      f = _mm512_max_ps(f, L->lo); /* f > lo ? f : lo (NaN → lo) */
+      f = _mm512_min_ps(f, L->hi); /* f < hi ? f : hi */
+    }
+    q[a] = _mm512_cvtps_epi32(f);
   }
-  build_r(p, x_row, s, tmp);
-  for (c = 0; c < s->p_len; c += LANES) {
-    const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(tmp + c)));
-    const __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(tmp + c + s->pair_d)));
-    _mm512_storeu_si512((void *)(slot + c), _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), L->zp16);
+  p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), L->zp16);
+  v = _mm512_packs_epi16(p01, p23);
+  if (!CLAMP_F)
+    v = _mm512_min_epi8(_mm512_max_epi8(v, L->omin), L->omax);
+  if (SW == 2)
+    v = _mm512_permutexvar_epi32(L->perm, v);
+  return _mm512_shuffle_epi8(v, L->shuf);
+}
+
+/* True when the channel's multiplier m allows finish without the float
+ * clamp: |m| ≤ 0.5 (false for NaN). */
+static inline int rq_int_clamp_ok(float m) { return m <= 0.5f && m >= -0.5f; }
+
+/* All groups of one channel's band: output g0 + ... of group g0 is
+ * init + Σ_t dpbusd(bytes at sw·g0 + off[t] + phase, wq[t]). T and SW are
+ * constants where this is inlined for the common kernels, so that the
+ * loops unroll and the broadcast weights stay in registers. */
+ALWAYS_INLINE TARGET void band_groups(const dw_layer *L, const dw_band *b,
+                                      const uint8_t *buf, const int32_t *wq,
+                                      const size_t *off, __m512i init,
+                                      __m512 mult, int8_t *y_c, const int32_t T,
+                                      const int32_t SW, const int CLAMP_F) {
+  int32_t g0, gi, t, a, k;
+  for (g0 = 0, gi = 0; g0 < b->ng; g0 += GROUP, gi++) {
+    const uint8_t *base = buf + (size_t)SW * g0;
+    __m512i acc[4], v;
+#pragma GCC unroll 4
+    for (a = 0; a < 4; a++)
+      acc[a] = init;
+#pragma GCC unroll 16
+    for (t = 0; t < T; t++) {
+      const __m512i wv = _mm512_set1_epi32(wq[t]);
+      const uint8_t *src = base + off[t];
+#pragma GCC unroll 4
+      for (a = 0; a < 4; a++) {
+        const int32_t d = SW == 1 ? a : 64 * (a / 2) + 2 * (a % 2);
+        acc[a] = _mm512_dpbusd_epi32(acc[a], _mm512_loadu_si512((const void *)(src + d)), wv);
+      }
+    }
+    v = finish(acc, L, mult, SW, CLAMP_F);
+    for (k = b->gseg[gi]; k < b->gseg[gi + 1]; k++)
+      /* the first lanes may lie before y_c: masked off, never written */
+      _mm512_mask_storeu_epi8((void *)((uintptr_t)y_c + (uintptr_t)b->seg_off[k]),
+                              b->seg_mask[k], v);
   }
 }
 
-/* The requantization of one output channel, as vectors. */
-typedef struct dw_rq {
-  __m512 lo, hi, m;
-  __m512i zp, bv;
-} dw_rq;
-
-/* Requantizes 16 accumulators and stores the first n ≤ 16 outputs. */
-static inline __attribute__((always_inline)) TARGET void
-store16(__m512i acc, const dw_rq *r, int32_t n, int8_t *y) {
-  const __mmask64 sm = n >= LANES ? (__mmask64)0xFFFF : (((__mmask64)1 << n) - 1);
-  __m512i a = _mm512_add_epi32(acc, r->bv);
-  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), r->m);
-  v = _mm512_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
-  v = _mm512_min_ps(v, r->hi); /* v < hi ? v : hi */
-  a = _mm512_add_epi32(_mm512_cvtps_epi32(v), r->zp);
-  _mm512_mask_storeu_epi8((void *)y, sm, _mm512_castsi128_si512(_mm512_cvtsepi32_epi8(a)));
+/* One output channel's band when w_zp = 0 (so w' = w, one signed set),
+ * T ≤ 16 tap quads and |mult| ≤ 0.5 (finish's integer clamp): each quad
+ * is one 4-byte load of the weight row inside its k_h·k_w bytes, shifted
+ * and masked to its taps, and zu·Σ w' is T vpdpbusd of zu by the quads. */
+ALWAYS_INLINE TARGET void band_fast(const dw_layer *L, const dw_band *b,
+                                    const uint8_t *buf, const int8_t *w_row,
+                                    int32_t bias, float mult, int8_t *y_c,
+                                    const int32_t T, const int32_t SW) {
+  int32_t wq[16];
+  size_t off[16];
+  __m512i corr = _mm512_setzero_si512();
+  int32_t t;
+#pragma GCC unroll 16
+  for (t = 0; t < T; t++) {
+    uint32_t u;
+    memcpy(&u, w_row + L->qoff[t], sizeof(u));
+    wq[t] = (int32_t)((u >> L->qshift[t]) & L->qmask[t]);
+    off[t] = (size_t)b->off[t];
+    corr = _mm512_dpbusd_epi32(corr, L->zu, _mm512_set1_epi32(wq[t]));
+  }
+  band_groups(L, b, buf, wq, off, _mm512_sub_epi32(_mm512_set1_epi32(bias), corr),
+              _mm512_set1_ps(mult), y_c, T, SW, 0);
 }
 
-/* One output row of `cols` outputs: Σ over the nv input rows in reach and
- * their np tap pairs of dpwssd(rows[i] + j + q·pair_step, wrow[i][q]).
- * Inlined with constant nv and np for the 3×3, 5×5 and 7×7 kernels, so the
- * broadcast weights stay in registers. */
-static inline __attribute__((always_inline)) TARGET void
-row_fixed(const int32_t *const *rows, const int32_t *const *wrow, int32_t nv,
-          int32_t np, int32_t pair_step, int32_t cols, int8_t *y_row,
-          const dw_rq *r) {
-  __m512i wv[7][4];
-  int32_t i, q, j0;
-  for (i = 0; i < nv; i++)
-    for (q = 0; q < np; q++)
-      wv[i][q] = _mm512_set1_epi32(wrow[i][q]);
-  for (j0 = 0; j0 < cols; j0 += LANES) {
-    __m512i acc = _mm512_setzero_si512();
-    for (i = 0; i < nv; i++)
-      for (q = 0; q < np; q++)
-        acc = _mm512_dpwssd_epi32(
-            acc, _mm512_loadu_si512((const void *)(rows[i] + j0 + q * pair_step)), wv[i][q]);
-    store16(acc, r, cols - j0, y_row + j0);
+/* One instance per common kernel (3×3, 5×5, 7×7: 3, 10, 14 tap quads;
+ * horizontal strides 1 and 2) and a generic one. */
+typedef void (*band_fn)(const dw_layer *, const dw_band *, const uint8_t *,
+                        const int8_t *, int32_t, float, int8_t *);
+
+#define DW_BAND_FN(name, T, SW)                                                  \
+  static TARGET void name(const dw_layer *L, const dw_band *b,                 \
+                          const uint8_t *buf, const int8_t *w_row,             \
+                          int32_t bias, float mult, int8_t *y_c) {             \
+    band_fast(L, b, buf, w_row, bias, mult, y_c, T, SW);                       \
   }
-}
+DW_BAND_FN(band_t3s1, 3, 1)
+DW_BAND_FN(band_t3s2, 3, 2)
+DW_BAND_FN(band_t10s1, 10, 1)
+DW_BAND_FN(band_t10s2, 10, 2)
+DW_BAND_FN(band_t14s1, 14, 1)
+DW_BAND_FN(band_t14s2, 14, 2)
+#undef DW_BAND_FN
 
-/* row_fixed for any nv and np (border rows, other kernel sizes). */
-static TARGET void row_any(const int32_t *const *rows, const int32_t *const *wrow,
-                           int32_t nv, int32_t np, int32_t pair_step,
-                           int32_t cols, int8_t *y_row, const dw_rq *r) {
-  int32_t i, q, j0;
-  for (j0 = 0; j0 < cols; j0 += LANES) {
-    __m512i acc = _mm512_setzero_si512();
-    for (i = 0; i < nv; i++)
-      for (q = 0; q < np; q++)
-        acc = _mm512_dpwssd_epi32(
-            acc, _mm512_loadu_si512((const void *)(rows[i] + j0 + q * pair_step)),
-            _mm512_set1_epi32(wrow[i][q]));
-    store16(acc, r, cols - j0, y_row + j0);
-  }
-}
-
-/* ------------------------------------------------------------------------
- * Small planes (stride_h = stride_w, padded input ≤ PLANE_MAX values): the
- * whole padded input plane, Hp rows of pitch Wp, is converted at once, and
- * the outputs are computed in flat order g = oh·Wp + ow, where every tap is
- * a fixed offset: stride 1 reads P[g + kh·dil_h·Wp + kw·dil_w], stride 2
- * reads the int16 pairs of R at 2g + kh·dil_h·Wp + kw (2g is input row
- * 2·oh, column 2·ow). The lanes with ow ≥ w_out compute discarded values,
- * and there is no per-row work but one copy of w_out bytes, so 7×7 and
- * 14×14 planes fill the vectors instead of one partial vector per row.
- * Stack: PLANE_MAX·(2·2 + 4 + 1) bytes (36 KiB) while it runs. */
-enum { PLANE_MAX = 4096 };
-
-typedef struct dw_plane {
-  int32_t wp, hp;   /* padded plane: Hp rows of pitch Wp */
-  int32_t ng;       /* flat outputs: (h_out − 1)·Wp + w_out */
-  int32_t p_len;    /* P pairs to build, a multiple of LANES (stride 1) */
-  int32_t r_len;    /* R values to build or zero, a multiple of 32 */
-  int32_t nt;       /* tap pairs: k_h·⌈k_w/2⌉ */
-  int32_t offb[DW_MAX_TAPS]; /* byte offset of tap pair t from lane g */
-} dw_plane;
-
-/* Fills g for p; returns 0 when the plane path does not apply. With
- * stride 2 only half of the flat lanes are outputs, so rows of more than
- * LANES/2 outputs are better served by the row path. */
-static int plane_setup(const tidsp_conv2d_params *p, dw_plane *g) {
-  const int32_t st = p->stride_w, np = (p->k_w + 1) / 2;
-  const int32_t pair_d = p->k_w > 1 ? p->dil_w : 1;
-  int64_t wp, hp, ng, ngu, reach, p_len, r_len;
-  int32_t kh, q;
-  if (p->stride_h != st || (st == 2 && p->w_out > LANES / 2))
-    return 0;
-  wp = (int64_t)(p->w_out - 1) * st + (int64_t)(p->k_w - 1) * p->dil_w + 1;
-  wp = (wp + st - 1) / st * st;
-  hp = (int64_t)(p->h_out - 1) * st + (int64_t)(p->k_h - 1) * p->dil_h + 1;
-  if (wp * hp > PLANE_MAX)
-    return 0;
-  ng = (int64_t)(p->h_out - 1) * wp + p->w_out;
-  ngu = (ng + LANES - 1) / LANES * LANES;
-  reach = (int64_t)(p->k_h - 1) * p->dil_h * wp; /* the last kernel row */
-  if (st == 1) {
-    p_len = (ngu + reach + (int64_t)(p->k_w - 1) * p->dil_w + LANES - 1) / LANES * LANES;
-    r_len = p_len + pair_d + LANES;
-  } else {
-    p_len = 0;
-    r_len = 2 * ngu + reach + p->k_w + 1;
-  }
-  r_len = (r_len + 31) / 32 * 32;
-  if (p_len > PLANE_MAX || r_len > 2 * PLANE_MAX || hp * wp + 32 > 2 * PLANE_MAX)
-    return 0;
-  g->wp = (int32_t)wp;
-  g->hp = (int32_t)hp;
-  g->ng = (int32_t)ng;
-  g->p_len = (int32_t)p_len;
-  g->r_len = (int32_t)r_len;
-  g->nt = p->k_h * np;
-  for (kh = 0; kh < p->k_h; kh++) {
-    for (q = 0; q < np; q++) {
-      const int64_t row = (int64_t)kh * p->dil_h * wp;
-      g->offb[kh * np + q] = st == 1 ? (int32_t)(4 * (row + 2 * q * p->dil_w))
-                                     : (int32_t)(2 * (row + 2 * q));
+/* Any kernel, any w_zp, any multiplier: the quads of dwconv_internal.h,
+ * all weight sets one after the other, and the float clamp. */
+static TARGET void band_any(const dw_layer *L, const dw_band *b,
+                            const uint8_t *buf, const int8_t *w_row,
+                            int32_t bias, float mult, int8_t *y_c) {
+  enum { MAX_Q = DW_MAX_SETS * DW_MAX_K * DW_MAX_NQ };
+  const tidsp_conv2d_params *p = L->p;
+  dw_weights W;
+  int32_t wq[MAX_Q], s, t, n = 0;
+  size_t off[MAX_Q];
+  const uint32_t sum_w = tidsp_host_dw_weights(p, w_row, &W);
+  const __m512i init = _mm512_set1_epi32((int32_t)((uint32_t)bias - (uint32_t)(p->x_zp + 128) * sum_w));
+  for (s = 0; s < W.ns; s++) {
+    for (t = 0; t < L->taps; t++, n++) {
+      wq[n] = W.q[s][t];
+      off[n] = (size_t)b->off[t];
     }
   }
-  return 1;
+  if (L->sw == 1)
+    band_groups(L, b, buf, wq, off, init, _mm512_set1_ps(mult), y_c, n, 1, 1);
+  else
+    band_groups(L, b, buf, wq, off, init, _mm512_set1_ps(mult), y_c, n, 2, 1);
 }
 
-/* One output channel through the plane path; x_c is its input plane. */
-static TARGET void plane_channel(const tidsp_conv2d_params *p, const dw_plane *g,
-                                 const int8_t *x_c, const int32_t *wp,
-                                 const dw_rq *rq, int8_t *y_c) {
-  int16_t r[2 * PLANE_MAX] __attribute__((aligned(64)));
-  int32_t pp[PLANE_MAX] __attribute__((aligned(64)));
-  int8_t yb[PLANE_MAX + 2 * LANES] __attribute__((aligned(64)));
-  const int32_t pair_d = p->k_w > 1 ? p->dil_w : 1;
-  const char *buf = p->stride_w == 1 ? (const char *)pp : (const char *)r;
-  dw_strip s;
-  int32_t row, c, g0, t, oh;
+/* The specialized instance for the layer's kernel, or NULL. */
+static band_fn pick_band(const dw_layer *L) {
+  static const band_fn fns[3][2] = {{band_t3s1, band_t3s2},
+                                    {band_t10s1, band_t10s2},
+                                    {band_t14s1, band_t14s2}};
+  const tidsp_conv2d_params *p = L->p;
+  if (p->k_h != p->k_w || p->k_h < 3 || p->k_h > 7 || p->k_h % 2 == 0)
+    return NULL;
+  return fns[(p->k_h - 3) / 2][L->sw - 1];
+}
 
-  s.c0 = -(int64_t)p->pad_left;
-  s.r_len = g->wp;
-  /* rows in order: each build_r may run past its row, into the next one,
-   * which is written after it */
-  for (row = 0; row < g->hp; row++) {
-    const int64_t ih = (int64_t)row - p->pad_top;
-    if (ih >= 0 && ih < p->h_in)
-      build_r(p, x_c + (size_t)ih * p->w_in, &s, r + (size_t)row * g->wp);
-    else
-      memset(r + (size_t)row * g->wp, 0, sizeof(int16_t) * (size_t)g->wp);
+static TARGET void layer_init(const tidsp_conv2d_params *p, dw_layer *L) {
+  int32_t idx[16], i;
+  int8_t sh[64];
+  L->p = p;
+  L->sw = p->stride_w;
+  L->sh = p->stride_h;
+  L->nq = (p->k_w + 3) / 4;
+  L->taps = p->k_h * L->nq;
+  L->kq = (p->k_h - 1) * p->dil_h / L->sh + 1;
+  for (i = 0; i < L->taps && i < 16; i++) {
+    /* quad (kh, q): nt taps at kh·k_w + 4q, read as 4 bytes from there
+     * (the rest masked off) or, for the last one, ending at the last tap
+     * (K ≥ 4 for the kernels of band_fast): no byte past the row is read */
+    const int32_t kh = i / L->nq, q = i % L->nq, K = p->k_h * p->k_w;
+    const int32_t nt = p->k_w - 4 * q < 4 ? p->k_w - 4 * q : 4;
+    L->qoff[i] = kh * p->k_w + 4 * q;
+    L->qshift[i] = 0;
+    L->qmask[i] = nt == 4 ? ~0u : ((uint32_t)1 << (8 * nt)) - 1;
+    if (L->qoff[i] + 4 > K && K >= 4) {
+      L->qshift[i] = 8 * (L->qoff[i] + 4 - K);
+      L->qoff[i] = K - 4;
+    }
   }
-  if (g->hp * g->wp < g->r_len)
-    memset(r + (size_t)g->hp * g->wp, 0,
-           sizeof(int16_t) * (size_t)(g->r_len - g->hp * g->wp));
-  for (c = 0; c < g->p_len; c += LANES) {
-    const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r + c)));
-    const __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r + c + pair_d)));
-    _mm512_store_si512((void *)(pp + c), _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  L->zu = _mm512_set1_epi8((char)(p->x_zp + 128));
+  L->xzp = _mm512_set1_epi8((char)p->x_zp);
+  L->c80 = _mm512_set1_epi8((char)0x80);
+  L->zp16 = _mm512_set1_epi16((short)p->rq.out_zp);
+  L->lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
+  L->hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
+  L->omin = _mm512_set1_epi8((char)p->rq.out_min);
+  L->omax = _mm512_set1_epi8((char)p->rq.out_max);
+  /* After the packs, 128-bit lane i holds bytes [acc0 | acc1 | acc2 |
+   * acc3] of int32 lanes 4i .. 4i+3 (four bytes each).
+   * sw = 1: byte 4a + m of lane i is output 16i + 4m + a.
+   * sw = 2: dwords (lane i) are outputs 8i + {0,2,4,6}, 8i + {1,3,5,7},
+   * 32 + 8i + even, 32 + 8i + odd; the vpermd brings outputs 16m .. 16m+15
+   * into lane m, where byte 4b + j is output 16m + 8·(b/2) + 2j + b%2. */
+  for (i = 0; i < 64; i++) { /* vpshufb indexes within its 128-bit lane */
+    const int32_t d = i % 16;
+    sh[i] = (int8_t)(L->sw == 1 ? 4 * (d % 4) + d / 4
+                                : 8 * (d / 8) + 4 * (d % 2) + (d % 8) / 2);
   }
-  for (g0 = 0; g0 < g->ng; g0 += LANES) {
-    const char *b = buf + (size_t)4 * g0;
-    __m512i acc = _mm512_setzero_si512();
-    for (t = 0; t < g->nt; t++)
-      acc = _mm512_dpwssd_epi32(acc, _mm512_loadu_si512((const void *)(b + g->offb[t])),
-                                _mm512_set1_epi32(wp[t]));
-    store16(acc, rq, LANES, yb + g0);
+  for (i = 0; i < 16; i++) {
+    static const int32_t lane_dw[4][4] = {{0, 1, 4, 5}, {8, 9, 12, 13},
+                                          {2, 3, 6, 7}, {10, 11, 14, 15}};
+    idx[i] = lane_dw[i / 4][i % 4];
   }
-  for (oh = 0; oh < p->h_out; oh++)
-    memcpy(y_c + (size_t)oh * p->w_out, yb + (size_t)oh * g->wp, (size_t)p->w_out);
+  L->shuf = _mm512_loadu_si512((const void *)sh);
+  L->perm = _mm512_loadu_si512((const void *)idx);
+}
+
+/* Output columns of a strip: Wp = sw·(cols − 1 + ⌈k_w/sw⌉) ≤ DW_MAX_WP. */
+static int32_t strip_cols(const dw_layer *L) {
+  return DW_MAX_WP / L->sw + 1 - (L->p->k_w + L->sw - 1) / L->sw;
+}
+
+/* Sets the strip fields of b for output columns from b->ow0. */
+static void strip_init(const dw_layer *L, int32_t max_cols, dw_band *b) {
+  const tidsp_conv2d_params *p = L->p;
+  b->cols = p->w_out - b->ow0 < max_cols ? p->w_out - b->ow0 : max_cols;
+  b->wq = b->cols - 1 + (p->k_w + L->sw - 1) / L->sw;
+  b->wp = L->sw * b->wq;
+  b->c_base = (int64_t)b->ow0 * L->sw - p->pad_left;
+}
+
+/* The most output rows of a band from b->oh0 (≥ 1): its converted rows
+ * fit DW_BUF_DATA, its groups MAX_GROUPS, its segments MAX_SEGS and its
+ * input runs MAX_RUNS. */
+static int32_t band_max_rows(const dw_layer *L, const dw_band *b) {
+  int32_t rows = DW_BUF_DATA / (L->sh * b->wp) - L->kq + 1;
+  const int32_t by_groups = (int32_t)(((int64_t)(MAX_GROUPS - 1) * GROUP) / b->wq);
+  if (rows > by_groups)
+    rows = by_groups;
+  if (rows > MAX_SEGS - MAX_GROUPS)
+    rows = MAX_SEGS - MAX_GROUPS;
+  /* input rows sh·(rows − 1 + kq), one run each per chunk they touch */
+  if (rows > (MAX_RUNS - MAX_CHUNKS) / L->sh - L->kq + 1)
+    rows = (MAX_RUNS - MAX_CHUNKS) / L->sh - L->kq + 1;
+  return rows;
+}
+
+/* The chunks and runs of the band (see dw_band): buffer row t of plane pi
+ * holds input row ih = oh0·sh − pad_top + pi + sh·t, its buffer column c
+ * input column c_base + c; the input columns in [0, w_in) are cut at the
+ * 64-byte chunk boundaries of buf. */
+static void band_runs(const dw_layer *L, dw_band *b) {
+  const tidsp_conv2d_params *p = L->p;
+  const int64_t ih0 = (int64_t)b->oh0 * L->sh - p->pad_top;
+  const int64_t c_lo = b->c_base < 0 ? -b->c_base : 0; /* buffer columns */
+  const int64_t c_hi = (int64_t)p->w_in - b->c_base < b->wp ? (int64_t)p->w_in - b->c_base : b->wp;
+  int32_t pi, t, j = 0, nr = 0;
+  b->chunks = (L->sh * b->nt * b->wp + 63) / 64;
+  b->crun[0] = 0;
+  for (pi = 0; pi < L->sh; pi++) {
+    for (t = 0; t < b->nt; t++) {
+      const int64_t ih = ih0 + pi + (int64_t)L->sh * t;
+      const int64_t row = ((int64_t)pi * b->nt + t) * b->wp; /* in buf */
+      int64_t a = row + c_lo;
+      if (ih < 0 || ih >= p->h_in || c_lo >= c_hi)
+        continue;
+      while (a < row + c_hi) { /* one run per chunk the row touches */
+        const int64_t cj = a / 64, end = row + c_hi < 64 * (cj + 1) ? row + c_hi : 64 * (cj + 1);
+        for (; j < cj; j++)
+          b->crun[j + 1] = nr;
+        /* chunk byte i ← input byte (ih·w_in + c_base + a − row) + i − (a − 64·cj) */
+        b->run_off[nr] = (ptrdiff_t)(ih * p->w_in + b->c_base + (a - row) - (a - 64 * cj));
+        b->run_mask[nr] = range_mask64(a - 64 * cj, end - 64 * cj);
+        nr++;
+        a = end;
+      }
+    }
+  }
+  for (; j < b->chunks; j++)
+    b->crun[j + 1] = nr;
+}
+
+/* Sets the band fields of b for output rows from b->oh0: tap offsets and
+ * the output segments of every group. */
+static void band_init(const dw_layer *L, int32_t max_rows, dw_band *b) {
+  const tidsp_conv2d_params *p = L->p;
+  int32_t kh, q, g0, gi, r, ns = 0;
+  b->rows = p->h_out - b->oh0 < max_rows ? p->h_out - b->oh0 : max_rows;
+  b->nt = b->rows - 1 + L->kq;
+  b->ng = (b->rows - 1) * b->wq + b->cols;
+  for (kh = 0; kh < p->k_h; kh++) {
+    const int32_t dy = kh * p->dil_h; /* input row of tap row kh, from the first */
+    for (q = 0; q < L->nq; q++)
+      b->off[kh * L->nq + q] = ((dy % L->sh) * b->nt + dy / L->sh) * b->wp + 4 * q;
+  }
+  for (g0 = 0, gi = 0, r = 0; g0 < b->ng; g0 += GROUP, gi++) {
+    b->gseg[gi] = ns;
+    for (; r < b->rows; r++) {
+      const int32_t rs = r * b->wq; /* flat index of the row's column 0 */
+      const int32_t lo = rs > g0 ? rs - g0 : 0;
+      const int32_t hi = rs + b->cols - g0;
+      if (lo >= GROUP)
+        break;
+      if (hi > lo) {
+        /* lane l is output column ow0 + g0 + l − rs of row oh0 + r */
+        b->seg_off[ns] = (ptrdiff_t)(b->oh0 + r) * p->w_out + b->ow0 + (g0 - rs);
+        b->seg_mask[ns] = range_mask64(lo, hi);
+        ns++;
+      }
+      if (hi > GROUP)
+        break; /* the row goes on in the next group */
+    }
+  }
+  b->gseg[gi] = ns;
+  band_runs(L, b);
+}
+
+/* Computes the cpg_out output channels of input plane pl (= n·c_in + ci)
+ * from its converted band. */
+static TARGET void band_outputs(const dw_layer *L, const dw_band *b,
+                                band_fn fixed, const uint8_t *buf, int64_t pl,
+                                const int8_t *w, const int32_t *bias,
+                                const float *mult, int8_t *y) {
+  const tidsp_conv2d_params *p = L->p;
+  const int32_t cpg_out = p->c_out / p->groups;
+  const size_t w_stride = tidsp_host_conv_w_stride(p);
+  const size_t out_plane = (size_t)p->h_out * p->w_out;
+  const int32_t ci = (int32_t)(pl % p->c_in);
+  int32_t j;
+  for (j = 0; j < cpg_out; j++) {
+    const int32_t co = ci * cpg_out + j;
+    const float m = mult[p->rq.per_channel ? co : 0];
+    const band_fn fn = fixed && p->w_zp == 0 && rq_int_clamp_ok(m) ? fixed : band_any;
+    /* output plane n·c_out + co = pl·cpg_out + j */
+    fn(L, b, buf, w + (size_t)co * w_stride, bias ? bias[co] : 0, m,
+       y + ((size_t)pl * cpg_out + j) * out_plane);
+  }
 }
 
 static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
                            const int8_t *w, const int32_t *bias,
                            const float *mult, int8_t *y) {
-  int32_t ring[DW_RING][DW_SLOT] __attribute__((aligned(64)));
-  int16_t tmp[2 * DW_SLOT] __attribute__((aligned(64)));
-  int32_t zero_slot[DW_SLOT] __attribute__((aligned(64)));
-  int64_t tag[DW_RING];
-  int32_t wp[DW_MAX_TAPS]; /* weight pairs, kernel row after kernel row */
-  const int32_t *rows[DW_RING], *wrow[DW_RING];
-  dw_rq rq;
-  const int32_t cpg_out = p->c_out / p->groups, ksz = p->k_h * p->k_w;
-  const int32_t npairs = (p->k_w + 1) / 2;
+  /* two band buffers: the next plane is converted before the current one
+   * is computed, so that the computation's loads do not wait on the
+   * conversion's stores */
+  uint8_t buf[2][DW_BUF_DATA + DW_BUF_SLACK] __attribute__((aligned(64)));
   const size_t in_plane = (size_t)p->h_in * p->w_in;
-  const size_t out_plane = (size_t)p->h_out * p->w_out;
-  /* int32 offset of tap pair q in a slot: kw = 2q at P + 2q·dil_w
-   * (stride 1), or at int16 2q = int32 q of R (stride 2) */
-  const int32_t pair_step = p->stride_w == 1 ? 2 * p->dil_w : 1;
-  int32_t n, co, ow0, oh, kh, i, nv;
-  dw_strip s;
-  dw_plane pl;
-  int use_plane;
+  const int64_t planes = (int64_t)p->n * p->c_in;
+  dw_layer L;
+  dw_band b;
+  band_fn fixed;
+  int32_t max_cols, max_rows, cur;
+  int64_t pl;
 
-  memset(&pl, 0, sizeof(pl));
-  use_plane = plane_setup(p, &pl);
-  rq.lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  rq.hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  rq.zp = _mm512_set1_epi32(p->rq.out_zp);
-  s.pair_d = p->k_w > 1 ? p->dil_w : 1;
-  memset(zero_slot, 0, sizeof(zero_slot));
-  for (n = 0; n < p->n; n++) {
-    for (co = 0; co < p->c_out; co++) {
-      const int8_t *x_c = x + ((size_t)n * p->c_in + (size_t)(co / cpg_out)) * in_plane;
-      int8_t *y_c = y + ((size_t)n * p->c_out + co) * out_plane;
-      const __m512i bv = _mm512_set1_epi32(bias ? bias[co] : 0);
-      const __m512 m = _mm512_set1_ps(mult[p->rq.per_channel ? co : 0]);
-      for (kh = 0; kh < p->k_h; kh++)
-        tidsp_host_dw_wpairs(w + (size_t)co * ksz + (size_t)kh * p->k_w, p->k_w,
-                             p->w_zp, wp + kh * npairs);
-      rq.bv = bv;
-      rq.m = m;
-      if (use_plane) {
-        plane_channel(p, &pl, x_c, wp, &rq, y_c);
-        continue;
-      }
-      for (ow0 = 0; ow0 < p->w_out; ow0 += DW_COLS) {
-        s.cols = p->w_out - ow0 < DW_COLS ? p->w_out - ow0 : DW_COLS;
-        s.cols_up = (s.cols + LANES - 1) / LANES * LANES;
-        s.c0 = (int64_t)ow0 * p->stride_w - p->pad_left;
-        if (p->stride_w == 1) {
-          s.p_len = s.cols_up + (p->k_w - 1) * p->dil_w;
-          s.r_len = (s.p_len + LANES - 1) / LANES * LANES + s.pair_d;
-        } else {
-          s.p_len = 0;
-          s.r_len = 2 * s.cols_up + p->k_w + 1;
-        }
-        for (i = 0; i < DW_RING; i++)
-          tag[i] = -1;
-        for (oh = 0; oh < p->h_out; oh++) {
-          int8_t *y_row = y_c + (size_t)oh * p->w_out + ow0;
-          nv = 0;
-          for (kh = 0; kh < p->k_h; kh++) {
-            const int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-            int32_t slot;
-            if (ih < 0 || ih >= p->h_in) {
-              /* a row of padding: zeros, so that every output row runs
-               * the same specialized k_h-row loop */
-              rows[nv] = zero_slot;
-              wrow[nv] = wp + kh * npairs;
-              nv++;
-              continue;
-            }
-            slot = (int32_t)(ih & (DW_RING - 1)); /* ih ≥ 0, DW_RING = 2^k */
-            if (tag[slot] != ih) {
-              build_slot(p, x_c + (size_t)ih * p->w_in, &s, tmp, ring[slot]);
-              tag[slot] = ih;
-            }
-            rows[nv] = ring[slot];
-            wrow[nv] = wp + kh * npairs;
-            nv++;
-          }
-          rq.bv = bv;
-          rq.m = m;
-          if (nv == 3 && npairs == 2)
-            row_fixed(rows, wrow, 3, 2, pair_step, s.cols, y_row, &rq);
-          else if (nv == 5 && npairs == 3)
-            row_fixed(rows, wrow, 5, 3, pair_step, s.cols, y_row, &rq);
-          else if (nv == 7 && npairs == 4)
-            row_fixed(rows, wrow, 7, 4, pair_step, s.cols, y_row, &rq);
-          else
-            row_any(rows, wrow, nv, npairs, pair_step, s.cols, y_row, &rq);
-          /* Convert the next output row's new input rows now rather than
-           * just before their first loads, which would then wait on the
-           * stores (a load spanning two recent stores is not forwarded). */
-          for (kh = 0; oh + 1 < p->h_out && kh < p->k_h; kh++) {
-            const int64_t ih = (int64_t)(oh + 1) * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-            int32_t slot;
-            if (ih < 0 || ih >= p->h_in)
-              continue;
-            slot = (int32_t)(ih & (DW_RING - 1));
-            if (tag[slot] != ih) {
-              build_slot(p, x_c + (size_t)ih * p->w_in, &s, tmp, ring[slot]);
-              tag[slot] = ih;
-            }
-          }
-        }
+  layer_init(p, &L);
+  fixed = pick_band(&L);
+  max_cols = strip_cols(&L);
+  for (b.ow0 = 0; b.ow0 < p->w_out; b.ow0 += b.cols) {
+    strip_init(&L, max_cols, &b);
+    max_rows = band_max_rows(&L, &b);
+    for (b.oh0 = 0; b.oh0 < p->h_out; b.oh0 += b.rows) {
+      band_init(&L, max_rows, &b);
+      band_slack(&b, buf[0]);
+      band_slack(&b, buf[1]);
+      cur = 0;
+      convert_band(&L, &b, x, buf[0]);
+      for (pl = 0; pl < planes; pl++, cur ^= 1) {
+        if (pl + 1 < planes)
+          convert_band(&L, &b, x + (size_t)(pl + 1) * in_plane, buf[cur ^ 1]);
+        band_outputs(&L, &b, fixed, buf[cur], pl, w, bias, mult, y);
       }
     }
   }
@@ -372,8 +518,12 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                            const int8_t *x, const int8_t *w,
                                            const int32_t *bias, const void *rq,
                                            int8_t *y) {
-  if (!tidsp_host_dw_fast_ok(p, x, w, rq, y))
-    return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
+  if (!tidsp_host_dw_quad_ok(p, x, w, rq, y)) {
+    if (tidsp_host_dw_fast_ok(p, x, w, rq, y)) /* every AVX-512 CPU has AVX2 */
+      return tidsp_dwconv2d_i8__host_avx2(p, x, w, bias, rq, y);
+    return tidsp_host_dw_zp_ok(p) ? tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y)
+                                  : tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+  }
   dw_fast(p, x, w, bias, (const float *)rq, y);
   return TIDSP_OK;
 }

@@ -1,26 +1,142 @@
 /*
  * dwconv_internal.h — what the host depthwise int8 convolutions share (not
- * public): when the direct path applies, and its fixed buffer sizes.
+ * public): when their direct paths apply, and the weight preparation.
  *
  * A depthwise convolution (one input channel per group: c_in = groups,
  * c_out = groups·multiplier) has K = k_h·k_w taps per output, so the
  * im2col matrix product of the general host kernels fills one row of their
  * MR-channel tiles and a few taps of their reduction: most of each vector is
- * padding. The direct path instead runs along an output row: per output
- * channel, the input rows that its taps read are converted once into int16
- * differences x − x_zp (0 in the padding) in a ring of row buffers, and each
- * pair of horizontal taps (kw, kw + 1) is one multiply-add of a vector of
- * (x[·+kw], x[·+kw+1]) int16 pairs by the broadcast pair
- * (w[kw] − w_zp, w[kw+1] − w_zp) into int32 lanes (vpmaddwd, or vpdpwssd
- * which also adds). Every product and pair sum is exact (|pair| ≤ 2·255²)
- * and K ≤ DW_MAX_TAPS keeps the sum exact, so the accumulator is the
- * reference's bit for bit.
+ * padding. The direct paths work on one input plane at a time instead:
+ *
+ *  - AVX-512 VNNI (dwconv2d_i8__host_avx512vnni.c): the plane is converted
+ *    to unsigned bytes x + 128 in a padded band buffer, and every four
+ *    horizontal taps of a kernel row are one vpdpbusd of a plain load of
+ *    that buffer by a broadcast quad of signed weights (the byte quads
+ *    below), 16 outputs per instruction;
+ *  - AVX2 (dwconv2d_i8__host_avx2.c): the input rows are converted to
+ *    int16 differences x − x_zp (0 in the padding), and each pair of
+ *    horizontal taps is one vpmaddwd of (x[·+kw], x[·+kw+1]) int16 pairs
+ *    by the broadcast weight pair, 8 outputs per instruction.
+ *
+ * Every product and partial sum is exact and K is bounded, so both
+ * accumulators equal the reference's bit for bit (modulo 2³² with the
+ * bias, like it).
  */
 #ifndef TIDSP_HOST_DWCONV_INTERNAL_H
 #define TIDSP_HOST_DWCONV_INTERNAL_H
 
+#include <string.h>
+
 #include "host_internal.h"
 
+/* ------------------------------------------------------------------------
+ * The AVX-512 VNNI byte-quad path (dwconv2d_i8__host_avx512vnni.c). */
+enum {
+  DW_MAX_K = 16,        /* k_h and k_w */
+  DW_MAX_NQ = 4,        /* tap quads per kernel row: ⌈k_w/4⌉ */
+  DW_MAX_SETS = 3,      /* signed weight sets that sum to w − w_zp */
+  DW_MAX_WP = 512,      /* bytes per converted input row of a strip */
+  DW_BUF_DATA = 12288,  /* converted rows of a band: ≥ (DW_MAX_K + 2)·DW_MAX_WP */
+  DW_BUF_SLACK = 256    /* defined bytes after them (read by dropped lanes) */
+};
+
+/* One output channel's weights w' = w − w_zp as signed byte quads: quad q
+ * of kernel row kh of set s is q[s][kh·⌈k_w/4⌉ + q], taps 4q .. 4q+3 in
+ * bytes 0..3 (zero past k_w). A w' in [−128, 127] is set 0 alone; the
+ * others (only with w_zp ≠ 0) are clamped into set 0 and the remainder
+ * into sets 1 and 2 (|w'| ≤ 255 = 127 + 127 + 1). ns is the number of
+ * sets in use. */
+typedef struct dw_weights {
+  int32_t q[DW_MAX_SETS][DW_MAX_K * DW_MAX_NQ];
+  int32_t ns;
+} dw_weights;
+
+/* Fills *out from one channel's k_h·k_w weights; returns Σ w' mod 2³².
+ * (The generic kernel's preparation; the 3×3, 5×5 and 7×7 kernels with
+ * w_zp = 0 load their quads straight from the weight row.) */
+static inline uint32_t tidsp_host_dw_weights(const tidsp_conv2d_params *p,
+                                            const int8_t *w_row,
+                                            dw_weights *out) {
+  const int32_t nq = (p->k_w + 3) / 4;
+  uint32_t sum = 0;
+  int32_t kh, q, t, s;
+  out->ns = 1;
+  if (p->w_zp == 0) {
+    for (kh = 0; kh < p->k_h; kh++) {
+      const int8_t *wr = w_row + (size_t)kh * p->k_w;
+      for (q = 0; q < nq; q++) {
+        const int32_t nt = p->k_w - 4 * q < 4 ? p->k_w - 4 * q : 4;
+        uint32_t b = 0;
+        for (t = 0; t < nt; t++) {
+          b |= (uint32_t)(uint8_t)wr[4 * q + t] << (8 * t);
+          sum += (uint32_t)(int32_t)wr[4 * q + t];
+        }
+        out->q[0][kh * nq + q] = (int32_t)b;
+      }
+    }
+    return sum;
+  }
+  for (kh = 0; kh < p->k_h; kh++) {
+    for (q = 0; q < nq; q++) {
+      uint32_t b[DW_MAX_SETS] = {0, 0, 0};
+      for (t = 0; t < 4 && 4 * q + t < p->k_w; t++) {
+        int32_t rest = w_row[kh * p->k_w + 4 * q + t] - p->w_zp;
+        sum += (uint32_t)rest;
+        for (s = 0; s < DW_MAX_SETS && rest != 0; s++) {
+          const int32_t part = rest < -128 ? -128 : (rest > 127 ? 127 : rest);
+          b[s] |= (uint32_t)(uint8_t)(int8_t)part << (8 * t);
+          rest -= part;
+          if (s + 1 > out->ns)
+            out->ns = s + 1;
+        }
+      }
+      for (s = 0; s < DW_MAX_SETS; s++)
+        out->q[s][kh * nq + q] = (int32_t)b[s];
+    }
+  }
+  return sum;
+}
+
+/* An output zero point whose clamp bounds out_min − zp, out_max − zp are
+ * small exact floats (|out_zp| ≤ 16384), so that every requantized value
+ * lies in [out_min, out_max]: the fast paths' packs and saturating
+ * narrowing then agree with the reference's (int8_t) cast. The reference
+ * accepts zero points up to 2³⁰, whose inexact bounds can wrap that cast;
+ * the depthwise entries send those to it. */
+static inline int tidsp_host_dw_zp_ok(const tidsp_conv2d_params *p) {
+  return p->rq.out_zp >= -16384 && p->rq.out_zp <= 16384;
+}
+
+/* True when the byte-quad path runs the convolution: depthwise (one input
+ * channel per group), strides 1 or 2, no horizontal dilation (the four
+ * taps of a quad are adjacent bytes), kernels up to DW_MAX_K spanning at
+ * most DW_MAX_K + 1 input rows (the band buffer holds them), and an output
+ * zero point that keeps the clamped values in int16. */
+static inline int tidsp_host_dw_quad_ok(const tidsp_conv2d_params *p,
+                                        const int8_t *x, const int8_t *w,
+                                        const void *rq, const int8_t *y) {
+  /* (this also checks w_row_stride) */
+  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
+    return 0;
+  if (p->groups != p->c_in)
+    return 0;
+  if (p->stride_h < 1 || p->stride_h > 2 || p->stride_w < 1 || p->stride_w > 2)
+    return 0;
+  if (p->dil_w != 1)
+    return 0;
+  if (p->k_h > DW_MAX_K || p->k_w > DW_MAX_K || (int64_t)(p->k_h - 1) * p->dil_h > DW_MAX_K)
+    return 0;
+  if (!tidsp_host_dw_zp_ok(p))
+    return 0;
+  /* columns j·stride_w − pad_left and rows stay far inside int32 */
+  if (p->w_out > (1 << 24) || p->w_in > (1 << 24) || p->pad_left > (1 << 24) ||
+      p->h_out > (1 << 24) || p->pad_top > (1 << 24))
+    return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * The int16-pair path (dwconv2d_i8__host_avx2.c). */
 enum {
   DW_COLS = 256,     /* output columns per strip of a row */
   DW_RING = 16,      /* input rows kept converted (a power of 2) */
@@ -39,7 +155,7 @@ enum {
 static inline int tidsp_host_dw_fast_ok(const tidsp_conv2d_params *p,
                                         const int8_t *x, const int8_t *w,
                                         const void *rq, const int8_t *y) {
-  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
+  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y) || !tidsp_host_dw_zp_ok(p))
     return 0;
   if (p->groups != p->c_in)
     return 0;

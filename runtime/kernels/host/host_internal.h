@@ -35,6 +35,9 @@ static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
     return 0;
   if ((int64_t)(p->c_in / p->groups) * p->k_h * p->k_w > TIDSP_REF_MAX_TAPS)
     return 0;
+  if (tidsp_ref_w_row_stride(p->w_row_stride,
+                             (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w) < 0)
+    return 0;
   if (p->n == 0 || p->h_out == 0 || p->w_out == 0)
     return 0;
   return tidsp_host_rq_float_ok(&p->rq);
@@ -48,9 +51,21 @@ static inline int tidsp_host_matmul_fast_ok(const tidsp_matmul_params *p,
     return 0;
   if (p->m < 1 || p->k < 0 || p->n < 1)
     return 0;
+  if (tidsp_ref_w_row_stride(p->w_row_stride, p->k) < 0)
+    return 0;
   if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->w_zp))
     return 0;
   return tidsp_host_rq_float_ok(&p->rq);
+}
+
+/* Bytes between weight rows of a convolution / matrix multiply that
+ * tidsp_host_*_fast_ok accepted (w_row_stride, or the dense row length). */
+static inline size_t tidsp_host_conv_w_stride(const tidsp_conv2d_params *p) {
+  return (size_t)tidsp_ref_w_row_stride(
+      p->w_row_stride, (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w);
+}
+static inline size_t tidsp_host_matmul_w_stride(const tidsp_matmul_params *p) {
+  return (size_t)tidsp_ref_w_row_stride(p->w_row_stride, p->k);
 }
 
 /* The FLOAT requantization of kernels.h, one value (same operations, in the

@@ -31,6 +31,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
                                const int8_t *w, const int32_t *bias,
                                const float *mult, int8_t *y) {
   const int32_t K = p->k, kv = K - K % 16;
+  const size_t w_stride = tidsp_host_matmul_w_stride(p); /* row j at w + j·stride */
   const __m256i xzp = _mm256_set1_epi16((short)p->x_zp);
   const __m256i wzp = _mm256_set1_epi16((short)p->w_zp);
   const float lo = (float)(p->rq.out_min - p->rq.out_zp);
@@ -41,7 +42,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
     const int32_t nj = p->n - j0 < NJ ? p->n - j0 : NJ;
     const int8_t *wr[NJ];
     for (jj = 0; jj < NJ; jj++)
-      wr[jj] = w + (size_t)(j0 + (jj < nj ? jj : nj - 1)) * K;
+      wr[jj] = w + (size_t)(j0 + (jj < nj ? jj : nj - 1)) * w_stride;
     for (i = 0; i < p->m; i++) {
       const int8_t *xr = x + (size_t)i * K;
       int8_t *yr = y + (size_t)i * p->n + j0;

@@ -2,8 +2,9 @@
  * matmul_i8__host_avx512vnni.c — tidsp_matmul_i8 with AVX-512 VNNI.
  *
  * Y[i][j] = Σ_k (x[i][k] − x_zp)(w[j][k] − w_zp) with both operands read as
- * stored (rows of k): a vector holds 64 consecutive k of one row of X and
- * of one row of W, vpdpbusd sums them four at a time, and one horizontal
+ * stored (rows of k; row j of W at w + j·w_row_stride, dense when 0, only
+ * its first k bytes read): a vector holds 64 consecutive k of one row of X
+ * and of one row of W, vpdpbusd sums them four at a time, and one horizontal
  * sum per output finishes. NJ rows of W are kept in flight so that each
  * load of X serves NJ outputs. Masked loads read the tail of k without
  * passing the end of a row.
@@ -29,6 +30,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
                                const int8_t *w, const int32_t *bias,
                                const float *mult, int8_t *y) {
   const int32_t K = p->k;
+  const size_t w_stride = tidsp_host_matmul_w_stride(p);
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i bias8 = _mm512_set1_epi8((char)0x80);
   const __m512i pad = _mm512_set1_epi8(-128); /* u = 0 past the row */
@@ -45,7 +47,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
     for (jj = 0; jj < NJ; jj++) {
       const int32_t j = j0 + (jj < nj ? jj : nj - 1);
       __m512i s = _mm512_setzero_si512();
-      wr[jj] = w + (size_t)j * K;
+      wr[jj] = w + (size_t)j * w_stride;
       for (k = 0; k < K; k += 64) {
         const int32_t len = K - k < 64 ? K - k : 64;
         const __mmask64 m = len == 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);

@@ -19,6 +19,9 @@
  * the output has a single element (ORT then treats input A as the scalar).
  * B per span needs no case of its own: folding B first is the general
  * formula.
+ *
+ * This is tidsp_add_i8__ref, the oracle: the public tidsp_add_i8 dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
@@ -32,8 +35,8 @@ static int a_per_span(const tidsp_broadcast *bc) {
   return 1;
 }
 
-int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
-                     const int8_t *b, int8_t *y) {
+int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
+                          const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
   int32_t st, i;

@@ -1,6 +1,8 @@
 /*
  * conv2d_i8.c — quantized 2-D convolution, NCHW × OIHW, exact int32
- * accumulation then requantization.
+ * accumulation then requantization. Output channel co's weights start at
+ * w + co·w_row_stride (dense rows when the stride is 0); only the first
+ * c_in/groups·k_h·k_w bytes of a row are read.
  *
  * Loop order: per output channel, a tile of output rows is accumulated in a
  * stack buffer; for each kernel tap (kh, kw) and input channel, one weight
@@ -101,6 +103,7 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   tidsp_ref_rq plan;
   tidsp_ref_conv_tile t;
   int32_t st, n, co, r, j, cpg_in, cpg_out, tile_rows, tile_cols;
+  int64_t w_stride;
 
   if (!p || !x || !w || !rq || !y)
     return TIDSP_ERR_NULL;
@@ -113,6 +116,9 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   cpg_out = p->c_out / p->groups;
   if ((int64_t)cpg_in * p->k_h * p->k_w > TIDSP_REF_MAX_TAPS)
     return TIDSP_ERR_SHAPE;
+  w_stride = tidsp_ref_w_row_stride(p->w_row_stride, (int64_t)cpg_in * p->k_h * p->k_w);
+  if (w_stride < 0)
+    return TIDSP_ERR_SHAPE;
   st = tidsp_ref_rq_init(&plan, &p->rq, rq, p->c_out, TIDSP_REF_I8_MIN,
                          TIDSP_REF_I8_MAX);
   if (st != TIDSP_OK)
@@ -124,7 +130,7 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
       const int32_t g = co / cpg_out;
       const int8_t *x_g =
           x + ((size_t)n * p->c_in + (size_t)g * cpg_in) * p->h_in * p->w_in;
-      const int8_t *w_co = w + (size_t)co * cpg_in * p->k_h * p->k_w;
+      const int8_t *w_co = w + (size_t)co * (size_t)w_stride;
       const uint32_t b = bias ? (uint32_t)bias[co] : 0u;
       int8_t *y_co = y + ((size_t)n * p->c_out + co) * p->h_out * p->w_out;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {

@@ -1,5 +1,6 @@
 /*
- * conv_internal.h — geometry validation shared by conv2d_i8 and conv2d_f32.
+ * conv_internal.h — geometry validation shared by conv2d_i8 and conv2d_f32,
+ * and the weight-row stride of the int8 convolution and matrix multiply.
  */
 #ifndef TIDSP_REF_CONV_INTERNAL_H
 #define TIDSP_REF_CONV_INTERNAL_H
@@ -46,6 +47,19 @@ static inline int32_t tidsp_ref_conv2d_check(const tidsp_conv2d_params *p) {
   if ((int64_t)(p->c_in / p->groups) * p->k_h * p->k_w > INT32_MAX)
     return TIDSP_ERR_SHAPE;
   return TIDSP_OK;
+}
+
+/* Bytes from one weight row of `taps` int8 weights to the next, given the
+ * w_row_stride field of tidsp_conv2d_params / tidsp_matmul_params: 0 means
+ * dense rows (taps); otherwise it must hold a whole row. Returns −1 for a
+ * stride that does not (negative, or nonzero and below taps), which the
+ * kernels answer with TIDSP_ERR_SHAPE. */
+static inline int64_t tidsp_ref_w_row_stride(int32_t w_row_stride, int64_t taps) {
+  if (w_row_stride == 0)
+    return taps;
+  if (w_row_stride < 0 || w_row_stride < taps)
+    return -1;
+  return w_row_stride;
 }
 
 #endif /* TIDSP_REF_CONV_INTERNAL_H */

@@ -1,11 +1,14 @@
 /*
  * dequantize.c — integer → float, as ONNX Runtime: y = fl(float(q − zp) · s)
  * (the difference is exact; converting it to float rounds for |q − zp| > 2^24).
+ *
+ * This is tidsp_dequantize__ref, the oracle: the public tidsp_dequantize dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "qdq_internal.h"
 
-int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
-                         const int32_t *zero_point, const void *x, float *y) {
+int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
+                              const int32_t *zero_point, const void *x, float *y) {
   int32_t o, c, i;
   int32_t st = tidsp_ref_qdq_check(p, scale, zero_point, x, y);
   if (st != TIDSP_OK)

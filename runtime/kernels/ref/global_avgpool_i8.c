@@ -4,11 +4,14 @@
  * (ORT: MlasQLinearGlobalAveragePoolNchw → MlasRequantizeOutput, with
  * mult = fl(x_scale / fl(y_scale·hw)) computed at compile time). The sum
  * wraps modulo 2³² like ORT's int32 accumulator.
+ *
+ * This is tidsp_global_avgpool_i8__ref, the oracle: the public tidsp_global_avgpool_i8 dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
-                                const int8_t *x, int8_t *y) {
+int32_t tidsp_global_avgpool_i8__ref(const tidsp_gap_i8_params *p, const void *rq,
+                                     const int8_t *x, int8_t *y) {
   tidsp_ref_rq plan;
   int32_t st, c, i;
   if (!p || !rq || !x || !y)

@@ -2,11 +2,14 @@
  * maxpool_f32.c — 2-D max pooling on float, NCHW. Padding acts as −inf:
  * only taps inside the input are compared (every window has one; checked
  * first). A NaN tap never wins a comparison.
+ *
+ * This is tidsp_maxpool_f32__ref, the oracle: the public tidsp_maxpool_f32 dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
-                          float *y) {
+int32_t tidsp_maxpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
+                               float *y) {
   int32_t st, oh, ow, kh, kw;
   int64_t nc;
   if (!p || !x || !y)

@@ -1,11 +1,14 @@
 /*
  * maxpool_i8.c — 2-D max pooling on int8, NCHW. Padding acts as −inf: only
  * taps inside the input are compared (every window has one; checked first).
+ *
+ * This is tidsp_maxpool_i8__ref, the oracle: the public tidsp_maxpool_i8 dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
-                         int8_t *y) {
+int32_t tidsp_maxpool_i8__ref(const tidsp_pool2d_params *p, const int8_t *x,
+                              int8_t *y) {
   int32_t st, oh, ow, kh, kw;
   int64_t nc;
   if (!p || !x || !y)

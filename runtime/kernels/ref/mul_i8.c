@@ -8,11 +8,14 @@
  * is the uint8 one, y_zp + 128, and the result is shifted back after
  * saturation. Both roundings matter: fl(t + 200) and fl(t + 72) can differ
  * in their last bit and round to different integers.
+ *
+ * This is tidsp_mul_i8__ref, the oracle: the public tidsp_mul_i8 dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
-                     const int8_t *b, int8_t *y) {
+int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
+                          const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
   int32_t st, i;

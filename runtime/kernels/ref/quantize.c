@@ -7,6 +7,9 @@
  * 8- and 16-bit types those bounds are exact floats and rounding is
  * monotonic, so clamping the rounded integer instead gives the same result;
  * it also stays exact for int32, whose bounds a float cannot hold.
+ *
+ * This is tidsp_quantize__ref, the oracle: the public tidsp_quantize dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "qdq_internal.h"
 
@@ -20,8 +23,8 @@ static inline int64_t quantize_value(float x, float s, int64_t zp, int64_t qmin,
   return tidsp_ref_clamp_i64((int64_t)llrintf(v) + zp, qmin, qmax);
 }
 
-int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
-                       const int32_t *zero_point, const float *x, void *y) {
+int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,
+                            const int32_t *zero_point, const float *x, void *y) {
   int64_t qmin = 0, qmax = 0;
   int32_t o, c, i;
   int32_t st = tidsp_ref_qdq_check(p, scale, zero_point, x, y);

@@ -1,10 +1,13 @@
 /*
  * slice.c — strided slice: y[i…] = x[start + i·step …] per dim; steps may
  * be negative. Every index read is checked to lie inside the input first.
+ *
+ * This is tidsp_slice__ref, the oracle: the public tidsp_slice dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y) {
+int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y) {
   int64_t in_stride[TIDSP_MAX_RANK];
   int32_t idx[TIDSP_MAX_RANK] = {0};
   int32_t d, rank, inner, i;

@@ -2,11 +2,14 @@
  * transpose.c — permute the dims of a dense tensor: output dim i is input
  * dim perm[i]. Walks the output in order; the input offset advances by the
  * input stride of the corresponding dim.
+ *
+ * This is tidsp_transpose__ref, the oracle: the public tidsp_transpose dispatches to
+ * a host variant (runtime/kernels/dispatch.c) that must give the same bytes.
  */
 #include "ref_internal.h"
 
-int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
-                        void *y) {
+int32_t tidsp_transpose__ref(const tidsp_transpose_params *p, const void *x,
+                             void *y) {
   int64_t in_stride[TIDSP_MAX_RANK], step[TIDSP_MAX_RANK];
   int32_t out_shape[TIDSP_MAX_RANK], idx[TIDSP_MAX_RANK] = {0};
   int32_t seen = 0, d, rank, inner, i;

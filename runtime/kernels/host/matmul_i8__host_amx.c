@@ -1,0 +1,182 @@
+/*
+ * matmul_i8__host_amx.c — tidsp_matmul_i8 with Intel AMX.
+ *
+ * Y[i][j] = Σ_k (x[i][k] − x_zp)(w[j][k] − w_zp): the rows of W are the A
+ * tiles as stored (amx_internal.h: any w_row_stride, tails without reading
+ * past a row) and Xᵀ is the B operand, packed per block of 64 rows of X:
+ *   panel[step][tile t][k/4 within the step][16 rows of X][k%4]
+ * i.e. for each 16 rows of X and step, the 16 × 16 matrix of their 4-byte
+ * groups transposed (unpacks and 128-bit shuffles). Rows are read with
+ * masked loads that stop at k, rows past m are zeros. The sums C[j][i]
+ * come back per row of W; one vector gather per 16 columns of Y collects
+ * them into a row of Y for the requantization and a contiguous store.
+ *
+ * Zero points, modulo 2³² like the reference's reduction of its exact sum:
+ *   Σ (x − x_zp)(w − w_zp) = Σ x·w − x_zp·Σw − w_zp·Σx + k·x_zp·w_zp
+ * with Σw per row of W (once per call up to TIDSP_AMX_CMAX rows) and Σx
+ * per row of X (only when w_zp ≠ 0); the bias is added modulo 2³², then
+ * the FLOAT requantization with the reference's float operations.
+ *
+ * Stack ~105 KiB (panel, accumulators, constants). Q31 requantization,
+ * k = 0 and inputs the reference rejects go to tidsp_matmul_i8__ref, as
+ * does every call where AMX is unavailable (tidsp_host_amx_supported).
+ */
+#include <string.h>
+
+#include "amx_internal.h"
+
+#if TIDSP_HAVE_HOST_X86
+
+#define TARGET TIDSP_AMX_TARGET
+
+/* Transposes 16 rows of 16 dwords in place: r[q] becomes (r₀[q], …, r₁₅[q]). */
+static inline TARGET void transpose16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  int32_t i, e;
+  for (i = 0; i < 16; i += 2) { /* pairs of rows, within 128-bit lanes */
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (i = 0; i < 16; i += 4) { /* u[i + e], lane L: rows i..i+3 of column 4L + e */
+    u[i + 0] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (e = 0; e < 4; e++) { /* 4 × 4 transpose of the 128-bit lanes */
+    const __m512i x0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x44);
+    const __m512i x1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xEE);
+    const __m512i x2 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x44);
+    const __m512i x3 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xEE);
+    r[0 + e] = _mm512_shuffle_i32x4(x0, x2, 0x88);
+    r[4 + e] = _mm512_shuffle_i32x4(x0, x2, 0xDD);
+    r[8 + e] = _mm512_shuffle_i32x4(x1, x3, 0x88);
+    r[12 + e] = _mm512_shuffle_i32x4(x1, x3, 0xDD);
+  }
+}
+
+/* Packs steps [s0, s1) of the mb rows of X at xb (k bytes each). */
+static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
+                              int32_t ns, int32_t ka, int32_t s0, int32_t s1,
+                              uint8_t *panel) {
+  int32_t s, t, i, q;
+  for (s = s0; s < s1; s++) {
+    const int32_t off = tidsp_amx_step_off(K, ns, s);
+    const int32_t real = tidsp_amx_step_first(s);
+    /* bytes [off, off + 64) of a row that hold taps of this step */
+    const int32_t lo = real - off, hi = K - off < 64 ? K - off : 64;
+    const __mmask64 m = (hi - lo == 64 ? ~(__mmask64)0 : (((__mmask64)1 << (hi - lo)) - 1)) << lo;
+    uint8_t *dst = panel + (size_t)(s - s0) * 4 * TIDSP_AMX_TILE_BYTES;
+    for (t = 0; t < 4 && 16 * t < mb; t++) {
+      __m512i r[16];
+      for (i = 0; i < 16; i++) {
+        const int32_t row = 16 * t + i;
+        r[i] = row < mb ? _mm512_maskz_loadu_epi8(
+                              m, (const void *)((uintptr_t)(xb + (size_t)row * K) + (uintptr_t)off))
+                        : _mm512_setzero_si512();
+      }
+      transpose16(r);
+      for (q = 0; q < ka / 4; q++)
+        _mm512_store_si512((void *)(dst + (size_t)t * TIDSP_AMX_TILE_BYTES + 64 * q), r[q]);
+    }
+  }
+}
+
+/* Requantizes the block's sums of W rows [r_lo, r_hi) (columns r of Y) for
+ * its mb rows of X and stores them into Y's rows yb (n bytes apart).
+ * cconst[r − c_base]; xsum[i] = Σx of row i of the block. */
+static TARGET void requant_store(const tidsp_matmul_params *p,
+                                 const tidsp_amx_gemm *g, int32_t *acc,
+                                 int32_t r_lo, int32_t r_hi,
+                                 const uint32_t *cconst, int32_t c_base,
+                                 const float *mult, const int32_t *xsum,
+                                 int32_t mb, int8_t *yb) {
+  const __m512 lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
+  const __m512 hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
+  const __m512i zp = _mm512_set1_epi32(p->rq.out_zp);
+  int32_t r0, i, l;
+  for (r0 = r_lo; r0 < r_hi; r0 += 16) {
+    const int32_t nr = r_hi - r0 < 16 ? r_hi - r0 : 16;
+    const __mmask16 mk = (__mmask16)((1u << nr) - 1u);
+    int32_t off[16], cc[16];
+    __m512i voff, vcc;
+    __m512 vm;
+    for (i = 0; i < 16; i++) {
+      const int32_t r = r0 + (i < nr ? i : 0);
+      off[i] = (int32_t)(tidsp_amx_acc_row(g, acc, r_lo, r_hi, r) - acc);
+      cc[i] = (int32_t)cconst[r - c_base];
+    }
+    voff = _mm512_loadu_si512(off);
+    vcc = _mm512_loadu_si512(cc);
+    vm = p->rq.per_channel ? _mm512_maskz_loadu_ps(mk, mult + r0)
+                           : _mm512_set1_ps(mult[0]);
+    for (l = 0; l < mb; l++) {
+      __m512i a = _mm512_i32gather_epi32(_mm512_add_epi32(voff, _mm512_set1_epi32(l)),
+                                         (const void *)acc, 4);
+      a = _mm512_add_epi32(a, vcc);
+      if (p->w_zp != 0)
+        a = _mm512_sub_epi32(a, _mm512_set1_epi32((int)((uint32_t)p->w_zp * (uint32_t)xsum[l])));
+      _mm_mask_storeu_epi8(yb + (size_t)l * p->n + r0, mk,
+                           tidsp_amx_rq16(a, vm, lo, hi, zp));
+    }
+  }
+}
+
+static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
+                              const int8_t *w, const int32_t *bias,
+                              const float *mult, int8_t *y) {
+  uint8_t panel[TIDSP_AMX_PANEL_BYTES] __attribute__((aligned(64)));
+  int32_t acc[TIDSP_AMX_ACC_INTS] __attribute__((aligned(64)));
+  uint32_t cconst[TIDSP_AMX_CMAX];
+  int32_t xsum[TIDSP_AMX_LANES];
+  tidsp_amx_gemm g;
+  const int32_t K = p->k, N = p->n;
+  const int whole = N <= TIDSP_AMX_CMAX; /* constants once per call */
+  int32_t i0, r_lo, s0, i;
+
+  /* the A copy (4 ∤ K < 64) lives past the one step such a panel uses */
+  tidsp_amx_gemm_init(&g, w, tidsp_host_matmul_w_stride(p), N, K,
+                      (int8_t *)panel + 4 * TIDSP_AMX_TILE_BYTES);
+  tidsp_amx_configure(g.mr, g.ka);
+  if (whole)
+    tidsp_amx_row_consts(&g, 0, N, bias, p->x_zp, p->w_zp, cconst);
+  for (i0 = 0; i0 < p->m; i0 += TIDSP_AMX_LANES) {
+    const int32_t mb = p->m - i0 < TIDSP_AMX_LANES ? p->m - i0 : TIDSP_AMX_LANES;
+    const int8_t *xb = x + (size_t)i0 * K;
+    int packed = 0; /* the panel holds the whole reduction */
+    if (p->w_zp != 0) {
+      for (i = 0; i < mb; i++)
+        xsum[i] = tidsp_amx_row_sum(xb + (size_t)i * K, K);
+    }
+    for (r_lo = 0; r_lo < N; r_lo += TIDSP_AMX_COB) {
+      const int32_t r_hi = N - r_lo < TIDSP_AMX_COB ? N : r_lo + TIDSP_AMX_COB;
+      if (!whole)
+        tidsp_amx_row_consts(&g, r_lo, r_hi, bias, p->x_zp, p->w_zp, cconst);
+      for (s0 = 0; s0 < g.ns; s0 += TIDSP_AMX_SC) {
+        const int32_t s1 = g.ns - s0 < TIDSP_AMX_SC ? g.ns : s0 + TIDSP_AMX_SC;
+        if (!packed) {
+          pack_panel(xb, mb, K, g.ns, g.ka, s0, s1, panel);
+          packed = s0 == 0 && s1 == g.ns;
+        }
+        tidsp_amx_block(&g, r_lo, r_hi, panel, s0, s1, (mb + 15) / 16, acc);
+      }
+      TIDSP_AMX_BARRIER(acc);
+      requant_store(p, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, mult, xsum,
+                    mb, y + (size_t)i0 * N);
+    }
+  }
+  _tile_release();
+}
+
+int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
+                                  const int8_t *x, const int8_t *w,
+                                  const int32_t *bias, const void *rq,
+                                  int8_t *y) {
+  if (!tidsp_host_amx_supported() || !tidsp_host_matmul_fast_ok(p, x, w, rq, y) ||
+      p->k == 0)
+    return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
+  matmul_amx(p, x, w, bias, (const float *)rq, y);
+  return TIDSP_OK;
+}
+
+#endif /* TIDSP_HAVE_HOST_X86 */

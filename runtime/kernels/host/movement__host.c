@@ -1,0 +1,142 @@
+/*
+ * movement__host.c — tidsp_transpose and tidsp_slice for the host rows:
+ * portable C that copies whole contiguous runs with memcpy (which the C
+ * library vectorizes) instead of one element at a time.
+ *
+ * The walk over the output is first coalesced: dims of size 1 are dropped
+ * and an output dim is merged into the next inner one when stepping it
+ * moves the input exactly as far as stepping the inner one to its end.
+ * When the innermost coalesced dim then reads the input contiguously
+ * (ShuffleNet's channel shuffle and channel split: runs of whole H·W
+ * planes) each output row is one memcpy; otherwise, for rows shorter than
+ * MIN_RUN bytes, and for anything the reference rejects, the reference
+ * runs. A copy is exact, so the bytes are the reference's.
+ */
+#include <string.h>
+
+#include "../kernel_variants.h"
+#include "../ref/ref_internal.h"
+
+/* Shorter rows are left to the reference's element loop. */
+enum { MIN_RUN = 16 };
+
+/* A walk over a dense output: shape[], and the input element step of each
+ * output dim; rows of the last dim. */
+typedef struct copy_walk {
+  int32_t rank;
+  int64_t shape[TIDSP_MAX_RANK];
+  int64_t step[TIDSP_MAX_RANK];
+} copy_walk;
+
+/* Drops size-1 dims and merges contiguous ones (w has rank ≥ 1 after). */
+static void walk_coalesce(copy_walk *w) {
+  copy_walk t;
+  int32_t d, r = 0;
+  for (d = w->rank - 1; d >= 0; d--) { /* innermost first */
+    if (w->shape[d] == 1)
+      continue;
+    if (r > 0 && t.step[r - 1] * t.shape[r - 1] == w->step[d]) {
+      t.shape[r - 1] *= w->shape[d];
+      continue;
+    }
+    t.shape[r] = w->shape[d];
+    t.step[r] = w->step[d];
+    r++;
+  }
+  if (r == 0) {
+    t.shape[0] = 1;
+    t.step[0] = 1;
+    r = 1;
+  }
+  w->rank = r;
+  for (d = 0; d < r; d++) {
+    w->shape[d] = t.shape[r - 1 - d];
+    w->step[d] = t.step[r - 1 - d];
+  }
+}
+
+/* True when the coalesced walk copies runs of at least MIN_RUN bytes. */
+static int walk_fast(const copy_walk *w, size_t es) {
+  return w->step[w->rank - 1] == 1 &&
+         (size_t)w->shape[w->rank - 1] * es >= MIN_RUN;
+}
+
+/* y (dense, in walk order) = the input runs starting at in_off. */
+static void walk_copy(const copy_walk *w, const uint8_t *x, int64_t in_off,
+                      size_t es, uint8_t *y) {
+  int64_t idx[TIDSP_MAX_RANK] = {0};
+  const size_t run = (size_t)w->shape[w->rank - 1] * es;
+  int64_t rows = 1, r;
+  int32_t d;
+  for (d = 0; d < w->rank - 1; d++)
+    rows *= w->shape[d];
+  for (r = 0; r < rows; r++, y += run) {
+    memcpy(y, x + (size_t)in_off * es, run);
+    for (d = w->rank - 2; d >= 0; d--) {
+      in_off += w->step[d];
+      if (++idx[d] < w->shape[d])
+        break;
+      in_off -= w->step[d] * w->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
+                              void *y) {
+  int64_t in_stride[TIDSP_MAX_RANK], total = 1;
+  copy_walk w;
+  int32_t d, seen = 0;
+  if (!p || !x || !y || p->rank < 1 || p->rank > TIDSP_MAX_RANK ||
+      p->elem_size < 1)
+    return tidsp_transpose__ref(p, x, y);
+  for (d = p->rank - 1; d >= 0; d--) {
+    if (p->in_shape[d] < 1) /* invalid, or nothing to copy */
+      return tidsp_transpose__ref(p, x, y);
+    in_stride[d] = total;
+    total *= p->in_shape[d];
+  }
+  for (d = 0; d < p->rank; d++) {
+    if (p->perm[d] < 0 || p->perm[d] >= p->rank || (seen >> p->perm[d]) & 1)
+      return tidsp_transpose__ref(p, x, y);
+    seen |= 1 << p->perm[d];
+    w.shape[d] = p->in_shape[p->perm[d]];
+    w.step[d] = in_stride[p->perm[d]];
+  }
+  w.rank = p->rank;
+  walk_coalesce(&w);
+  if (!walk_fast(&w, (size_t)p->elem_size))
+    return tidsp_transpose__ref(p, x, y);
+  walk_copy(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
+  return TIDSP_OK;
+}
+
+int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y) {
+  int64_t in_stride[TIDSP_MAX_RANK], total = 1, in_off = 0;
+  copy_walk w;
+  int32_t d;
+  if (!p || !x || !y || p->rank < 1 || p->rank > TIDSP_MAX_RANK ||
+      p->elem_size < 1)
+    return tidsp_slice__ref(p, x, y);
+  for (d = p->rank - 1; d >= 0; d--) {
+    if (p->in_shape[d] < 1 || p->out_shape[d] < 1)
+      return tidsp_slice__ref(p, x, y);
+    in_stride[d] = total;
+    total *= p->in_shape[d];
+  }
+  for (d = 0; d < p->rank; d++) {
+    const int64_t last = (int64_t)p->start[d] + (int64_t)(p->out_shape[d] - 1) * p->step[d];
+    if (p->step[d] == 0 || p->start[d] < 0 || p->start[d] >= p->in_shape[d] ||
+        last < 0 || last >= p->in_shape[d])
+      return tidsp_slice__ref(p, x, y);
+    in_off += (int64_t)p->start[d] * in_stride[d];
+    w.shape[d] = p->out_shape[d];
+    w.step[d] = (int64_t)p->step[d] * in_stride[d];
+  }
+  w.rank = p->rank;
+  walk_coalesce(&w);
+  if (!walk_fast(&w, (size_t)p->elem_size))
+    return tidsp_slice__ref(p, x, y);
+  walk_copy(&w, (const uint8_t *)x, in_off, (size_t)p->elem_size, (uint8_t *)y);
+  return TIDSP_OK;
+}

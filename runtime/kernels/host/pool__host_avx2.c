@@ -1,0 +1,204 @@
+/*
+ * pool__host_avx2.c — tidsp_maxpool_i8, tidsp_maxpool_f32 and
+ * tidsp_global_avgpool_i8 with AVX2: the scheme of pool__host_avx512.c
+ * (see there, and pool_internal.h) with 32-byte vectors. Without masked
+ * loads, the last partial vector of an input row is handled one element at
+ * a time with the same comparison; stride-2 outputs keep the even bytes of
+ * each pair with a mask and vpackuswb (even floats with vshufps).
+ */
+#include "pool_internal.h"
+
+#if TIDSP_HAVE_HOST_X86
+#include <immintrin.h>
+
+#define TARGET __attribute__((target("avx2")))
+
+enum { CAP_I8 = 4096, CAP_F32 = 2048 };
+
+/* ---- maxpool_i8 ----------------------------------------------------------------- */
+
+static TARGET void window_max_i8(const int8_t *buf, int32_t k_w, int32_t dil,
+                                 int32_t n, int8_t *out) {
+  int32_t j, k;
+  for (j = 0; j < n; j += 32) {
+    __m256i m = _mm256_loadu_si256((const __m256i *)(buf + j));
+    for (k = 1; k < k_w; k++)
+      m = _mm256_max_epi8(m, _mm256_loadu_si256((const __m256i *)(buf + j + k * dil)));
+    _mm256_storeu_si256((__m256i *)(out + j), m);
+  }
+}
+
+static TARGET void maxpool_i8_fast(const tidsp_pool2d_params *p,
+                                   const tidsp_host_pool_row *g,
+                                   const int8_t *x, int8_t *y) {
+  int8_t buf[CAP_I8 + TIDSP_HOST_POOL_SLACK];
+  int8_t h[CAP_I8 + TIDSP_HOST_POOL_SLACK];
+  int8_t out[32];
+  int8_t *row = buf + p->pad_left;
+  const int64_t planes = (int64_t)p->n * p->c;
+  const __m256i low_bytes = _mm256_set1_epi16(0x00FF);
+  const int32_t w_vec = p->w_in & ~31;
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j;
+  memset(buf, TIDSP_REF_I8_MIN, (size_t)g->span + TIDSP_HOST_POOL_SLACK);
+  memset(h, TIDSP_REF_I8_MIN, (size_t)g->h_len + TIDSP_HOST_POOL_SLACK);
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)nc * p->h_in * p->w_in;
+    int8_t *yp = y + (size_t)nc * p->h_out * p->w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += p->w_out) {
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      memcpy(row, xp + tidsp_host_pool_row_offset(p, oh, kh_lo), (size_t)p->w_in);
+      for (kh = kh_lo + 1; kh < kh_hi; kh++) {
+        const int8_t *xr = xp + tidsp_host_pool_row_offset(p, oh, kh);
+        for (j = 0; j < w_vec; j += 32) {
+          const __m256i v = _mm256_loadu_si256((const __m256i *)(xr + j));
+          _mm256_storeu_si256((__m256i *)(row + j),
+                              _mm256_max_epi8(v, _mm256_loadu_si256((const __m256i *)(row + j))));
+        }
+        for (; j < p->w_in; j++)
+          row[j] = xr[j] > row[j] ? xr[j] : row[j];
+      }
+      window_max_i8(buf, p->k_w, p->dil_w, g->h_len, h);
+      if (p->stride_w == 1) {
+        memcpy(yp, h, (size_t)p->w_out);
+      } else if (p->stride_w == 2) {
+        for (j = 0; j < p->w_out; j += 32) {
+          /* the low (even) byte of each pair, as 0…255, packed in order */
+          const __m256i e0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(h + 2 * j)), low_bytes);
+          const __m256i e1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(h + 2 * j + 32)), low_bytes);
+          const __m256i b = _mm256_permute4x64_epi64(_mm256_packus_epi16(e0, e1), 0xD8);
+          if (p->w_out - j >= 32) {
+            _mm256_storeu_si256((__m256i *)(yp + j), b);
+          } else {
+            _mm256_storeu_si256((__m256i *)out, b);
+            memcpy(yp + j, out, (size_t)(p->w_out - j));
+          }
+        }
+      } else {
+        for (j = 0; j < p->w_out; j++)
+          yp[j] = h[(size_t)j * p->stride_w];
+      }
+    }
+  }
+}
+
+int32_t tidsp_maxpool_i8__host_avx2(const tidsp_pool2d_params *p,
+                                    const int8_t *x, int8_t *y) {
+  tidsp_host_pool_row g;
+  if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_I8, &g))
+    return tidsp_maxpool_i8__ref(p, x, y);
+  maxpool_i8_fast(p, &g, x, y);
+  return TIDSP_OK;
+}
+
+/* ---- maxpool_f32 ---------------------------------------------------------------- */
+
+/* The fold m = t > m ? t : m from −inf over buf[j + k·dil], k < k_w. */
+static TARGET void window_max_f32(const float *buf, int32_t k_w, int32_t dil,
+                                  int32_t n, float *out) {
+  const __m256 ninf = _mm256_set1_ps(-INFINITY);
+  int32_t j, k;
+  for (j = 0; j < n; j += 8) {
+    __m256 m = ninf;
+    for (k = 0; k < k_w; k++)
+      m = _mm256_max_ps(_mm256_loadu_ps(buf + j + k * dil), m);
+    _mm256_storeu_ps(out + j, m);
+  }
+}
+
+static TARGET void maxpool_f32_fast(const tidsp_pool2d_params *p,
+                                    const tidsp_host_pool_row *g,
+                                    const float *x, float *y) {
+  float buf[CAP_F32 + TIDSP_HOST_POOL_SLACK];
+  float h[CAP_F32 + TIDSP_HOST_POOL_SLACK];
+  float *row = buf + p->pad_left;
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int32_t o_vec = p->w_out & ~7;
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j;
+  for (j = 0; j < g->span + TIDSP_HOST_POOL_SLACK; j++)
+    buf[j] = -INFINITY;
+  for (j = 0; j < g->h_len + TIDSP_HOST_POOL_SLACK; j++)
+    h[j] = -INFINITY;
+  for (nc = 0; nc < planes; nc++) {
+    const float *xp = x + (size_t)nc * p->h_in * p->w_in;
+    float *yp = y + (size_t)nc * p->h_out * p->w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += p->w_out) {
+      for (j = 0; j < p->w_out; j++)
+        yp[j] = -INFINITY;
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      for (kh = kh_lo; kh < kh_hi; kh++) {
+        memcpy(row, xp + tidsp_host_pool_row_offset(p, oh, kh), sizeof(float) * (size_t)p->w_in);
+        window_max_f32(buf, p->k_w, p->dil_w, g->h_len, h);
+        /* fold this row's window maxima t into the output: t > m ? t : m */
+        if (p->stride_w == 1) {
+          for (j = 0; j < o_vec; j += 8)
+            _mm256_storeu_ps(yp + j, _mm256_max_ps(_mm256_loadu_ps(h + j), _mm256_loadu_ps(yp + j)));
+        } else if (p->stride_w == 2) {
+          for (j = 0; j < o_vec; j += 8) {
+            /* even lanes of h[2j, 2j + 16): per 128-bit lane, then in order */
+            const __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(h + 2 * j),
+                                               _mm256_loadu_ps(h + 2 * j + 8), 0x88);
+            const __m256 t = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+            _mm256_storeu_ps(yp + j, _mm256_max_ps(t, _mm256_loadu_ps(yp + j)));
+          }
+        } else {
+          j = 0;
+        }
+        for (; j < p->w_out; j++) {
+          const float t = h[(size_t)j * p->stride_w];
+          yp[j] = t > yp[j] ? t : yp[j];
+        }
+      }
+    }
+  }
+}
+
+int32_t tidsp_maxpool_f32__host_avx2(const tidsp_pool2d_params *p,
+                                     const float *x, float *y) {
+  tidsp_host_pool_row g;
+  if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_F32, &g))
+    return tidsp_maxpool_f32__ref(p, x, y);
+  maxpool_f32_fast(p, &g, x, y);
+  return TIDSP_OK;
+}
+
+/* ---- global_avgpool_i8 ---------------------------------------------------------- */
+
+static TARGET int64_t sum_i8(const int8_t *x, int32_t n) {
+  const __m256i bias = _mm256_set1_epi8((char)0x80);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i acc = zero;
+  int64_t s, lanes[4];
+  int32_t i;
+  for (i = 0; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + i)), bias);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero)); /* Σ (x + 128) */
+  }
+  _mm256_storeu_si256((__m256i *)lanes, acc);
+  s = lanes[0] + lanes[1] + lanes[2] + lanes[3] - (int64_t)128 * i;
+  for (; i < n; i++)
+    s += x[i];
+  return s;
+}
+
+int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
+                                           const void *rq, const int8_t *x,
+                                           int8_t *y) {
+  tidsp_ref_rq plan;
+  int32_t c;
+  if (!p || !rq || !x || !y || p->nc < 0 || p->hw < 1 ||
+      !tidsp_ref_is_i8(p->x_zp) || p->rq.per_channel ||
+      tidsp_ref_rq_init(&plan, &p->rq, rq, 1, TIDSP_REF_I8_MIN,
+                        TIDSP_REF_I8_MAX) != TIDSP_OK)
+    return tidsp_global_avgpool_i8__ref(p, rq, x, y);
+  for (c = 0; c < p->nc; c++) {
+    /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
+    const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
+                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * p->hw, p->hw);
+    y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
+  }
+  return TIDSP_OK;
+}
+
+#endif /* TIDSP_HAVE_HOST_X86 */

@@ -1,0 +1,347 @@
+/*
+ * pool__host_avx512.c — tidsp_maxpool_i8, tidsp_maxpool_f32 and
+ * tidsp_global_avgpool_i8 with AVX-512 (F + BW).
+ *
+ * Max pooling, stride_w 1 or 2 (the direct kernels): each output vector
+ * of one row is computed in registers from masked loads straight from the
+ * input rows, one per window tap, lanes outside the row reading the type's
+ * lowest value (never a winner, as the reference's skipped padding taps);
+ * the masks are the same for every row and plane and are computed once.
+ *   int8:  vpmaxsb over all taps (max is exact and order-free); stride 2
+ *          loads 64 consecutive columns and vpmovwb keeps the even bytes.
+ *   float: the order matters (a NaN never wins a comparison, and +0 / −0
+ *          keep the first one met), so each input row of the window is
+ *          reduced along the window, then the rows are folded in kh order,
+ *          every step m = t > m ? t : m (maxps(t, m)) from −inf: the same
+ *          first maximum as the reference's row-major scan.
+ * Other strides use padded row buffers (pool_internal.h) with the same
+ * orders, and keep every stride_w-th window maximum.
+ * Global average pooling sums each plane with vpsadbw on x + 128 (exact
+ * in 64 bits; the int32 wrap-around of the reference is applied after),
+ * then requantizes it with the reference's own plan.
+ */
+#include "pool_internal.h"
+
+#if TIDSP_HAVE_HOST_X86
+#include <immintrin.h>
+
+#define TARGET __attribute__((target("avx512f,avx512bw")))
+
+/* Padded rows of at most this many int8 / float elements. */
+enum { CAP_I8 = 4096, CAP_F32 = 2048 };
+
+static inline __mmask64 mask64(int64_t n) {
+  return n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+}
+static inline __mmask32 mask32(int64_t n) {
+  return n >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << n) - 1);
+}
+static inline __mmask16 mask16(int64_t n) {
+  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
+}
+
+/* Lanes t in [lo, hi) ∩ [0, 64) of a 64-lane mask. */
+static inline uint64_t lanes64(int64_t lo, int64_t hi) {
+  if (lo < 0)
+    lo = 0;
+  if (hi > 64)
+    hi = 64;
+  if (lo >= hi)
+    return 0;
+  return (hi == 64 ? ~(uint64_t)0 : (((uint64_t)1 << hi) - 1)) & ~(((uint64_t)1 << lo) - 1);
+}
+
+/* The address of element `base` of a row (base may be negative: only the
+ * lanes of the row are then loaded, masked, and nothing outside it). */
+static inline const void *row_at(const void *row, int64_t base, int32_t esz) {
+  return (const void *)((uintptr_t)row + (uintptr_t)(base * esz));
+}
+
+/* The direct kernels' load masks, the same for every row and plane:
+ * masks[c·k_w + k] has lane t set when input column
+ * stride_w·c·step − pad_left + k·dil_w + t (t < lanes) lies in the row,
+ * for the output vectors c = 0, 1, … of `step` outputs. 0 when they would
+ * not fit MAX_MASKS (the caller then takes the row-buffer path). */
+enum { MAX_MASKS = 1024 };
+
+static int direct_masks(const tidsp_pool2d_params *p, int32_t step,
+                        int32_t lanes, uint64_t *masks) {
+  const int64_t vectors = ((int64_t)p->w_out + step - 1) / step;
+  int64_t c, k, base;
+  if (vectors * p->k_w > MAX_MASKS)
+    return 0;
+  for (c = 0; c < vectors; c++) {
+    for (k = 0; k < p->k_w; k++) {
+      base = (int64_t)p->stride_w * c * step - p->pad_left + k * p->dil_w;
+      masks[c * p->k_w + k] = lanes64(-base, (int64_t)p->w_in - base) &
+                              lanes64(0, lanes);
+    }
+  }
+  return 1;
+}
+
+/* ---- maxpool_i8 ----------------------------------------------------------------- */
+
+/* Stride 1 or 2 along the row: each output vector is the max of masked
+ * loads straight from the input rows, one per window tap; lanes outside the
+ * row read −128 (the mask keeps the load inside the row). */
+static TARGET void maxpool_i8_direct(const tidsp_pool2d_params *p,
+                                     const uint64_t *masks, const int8_t *x,
+                                     int8_t *y) {
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out;
+  const int32_t pl = p->pad_left, s = p->stride_w;
+  const int32_t step = s == 1 ? 64 : 32; /* outputs per vector */
+  const __m512i low = _mm512_set1_epi8((char)TIDSP_REF_I8_MIN);
+  const size_t row_step = (size_t)p->dil_h * (size_t)w_in;
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j, k;
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)nc * p->h_in * w_in;
+    int8_t *yp = y + (size_t)nc * p->h_out * w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
+      const uint64_t *mj = masks;
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      for (j = 0; j < w_out; j += step, mj += k_w) {
+        const int8_t *xr = xp + tidsp_host_pool_row_offset(p, oh, kh_lo);
+        __m512i v = low;
+        for (kh = kh_lo; kh < kh_hi; kh++, xr += row_step) {
+          /* lane t of tap k: input column s·j − pad_left + k·dil_w + t */
+          int64_t base = (int64_t)s * j - pl;
+          for (k = 0; k < k_w; k++, base += dw)
+            v = _mm512_max_epi8(v, _mm512_mask_loadu_epi8(low, (__mmask64)mj[k], row_at(xr, base, 1)));
+        }
+        if (s == 1) /* lane t is output j + t */
+          _mm512_mask_storeu_epi8(yp + j, mask64(w_out - j), v);
+        else /* lane 2t is output j + t: keep the low byte of each pair */
+          _mm512_mask_cvtepi16_storeu_epi8(yp + j, mask32(w_out - j), v);
+      }
+    }
+  }
+}
+
+/* Other strides: padded row buffers (pool_internal.h), column maxima of the
+ * window's rows, window maxima along the row, every stride_w-th kept. */
+static TARGET void maxpool_i8_rows(const tidsp_pool2d_params *p,
+                                   const tidsp_host_pool_row *g,
+                                   const int8_t *x, int8_t *y) {
+  int8_t buf[CAP_I8 + TIDSP_HOST_POOL_SLACK];
+  int8_t h[CAP_I8 + TIDSP_HOST_POOL_SLACK];
+  int8_t *row = buf + p->pad_left;
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out;
+  const size_t row_step = (size_t)p->dil_h * (size_t)w_in;
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j, k;
+  memset(buf, TIDSP_REF_I8_MIN, (size_t)g->span + TIDSP_HOST_POOL_SLACK);
+  memset(h, TIDSP_REF_I8_MIN, (size_t)g->h_len + TIDSP_HOST_POOL_SLACK);
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)nc * p->h_in * w_in;
+    int8_t *yp = y + (size_t)nc * p->h_out * w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      for (j = 0; j < w_in; j += 64) {
+        const __mmask64 m = mask64(w_in - j);
+        const int8_t *xr = xp + tidsp_host_pool_row_offset(p, oh, kh_lo) + j;
+        __m512i v = _mm512_maskz_loadu_epi8(m, xr);
+        for (kh = kh_lo + 1; kh < kh_hi; kh++) {
+          xr += row_step;
+          v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(m, xr));
+        }
+        _mm512_mask_storeu_epi8(row + j, m, v);
+      }
+      for (j = 0; j < g->h_len; j += 64) {
+        __m512i v = _mm512_loadu_si512((const void *)(buf + j));
+        for (k = 1; k < k_w; k++)
+          v = _mm512_max_epi8(v, _mm512_loadu_si512((const void *)(buf + j + k * dw)));
+        _mm512_storeu_si512((void *)(h + j), v);
+      }
+      for (j = 0; j < w_out; j++)
+        yp[j] = h[(size_t)j * p->stride_w];
+    }
+  }
+}
+
+int32_t tidsp_maxpool_i8__host_avx512(const tidsp_pool2d_params *p,
+                                      const int8_t *x, int8_t *y) {
+  uint64_t masks[MAX_MASKS];
+  tidsp_host_pool_row g;
+  if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_I8, &g))
+    return tidsp_maxpool_i8__ref(p, x, y);
+  if (p->stride_w <= 2 && direct_masks(p, p->stride_w == 1 ? 64 : 32, 64, masks))
+    maxpool_i8_direct(p, masks, x, y);
+  else
+    maxpool_i8_rows(p, &g, x, y);
+  return TIDSP_OK;
+}
+
+/* ---- maxpool_f32 ---------------------------------------------------------------- */
+
+/* The fold t = v > t ? v : t from −inf over the k_w window taps of input
+ * row xr for 16 consecutive positions from column base, lanes of tap k
+ * masked by m[k] (maxps(v, t) is exactly v > t ? v : t; columns outside
+ * the row read −inf). */
+static inline TARGET __m512 window16_f32(const float *xr, int64_t base,
+                                         const uint64_t *m, int32_t k_w,
+                                         int32_t dil) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  __m512 t = ninf;
+  int32_t k;
+  for (k = 0; k < k_w; k++, base += dil)
+    t = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)m[k], row_at(xr, base, 4)), t);
+  return t;
+}
+
+/* Stride 1 or 2: per output vector, each input row of the window (in kh
+ * order) is reduced along the window and folded into the output from
+ * −inf, all in registers. masks: direct_masks for 16 outputs, lanes 16
+ * (stride 2: masks for the second 16 positions follow, see the caller). */
+static TARGET void maxpool_f32_direct(const tidsp_pool2d_params *p,
+                                      const uint64_t *masks,
+                                      const uint64_t *masks_hi, const float *x,
+                                      float *y) {
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out;
+  const int32_t pl = p->pad_left;
+  const size_t row_step = (size_t)p->dil_h * (size_t)w_in;
+  /* even lanes of two vectors: 0, 2, …, 30 */
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12,
+                                        10, 8, 6, 4, 2, 0);
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j;
+  for (nc = 0; nc < planes; nc++) {
+    const float *xp = x + (size_t)nc * p->h_in * w_in;
+    float *yp = y + (size_t)nc * p->h_out * w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
+      const uint64_t *mj = masks, *mj_hi = masks_hi;
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      for (j = 0; j < w_out; j += 16, mj += k_w, mj_hi += k_w) {
+        const float *xr = xp + tidsp_host_pool_row_offset(p, oh, kh_lo);
+        __m512 acc = _mm512_set1_ps(-INFINITY);
+        for (kh = kh_lo; kh < kh_hi; kh++, xr += row_step) {
+          __m512 t;
+          if (p->stride_w == 1) {
+            t = window16_f32(xr, (int64_t)j - pl, mj, k_w, dw);
+          } else {
+            const int64_t base = 2 * (int64_t)j - pl;
+            t = _mm512_permutex2var_ps(window16_f32(xr, base, mj, k_w, dw), even,
+                                       window16_f32(xr, base + 16, mj_hi, k_w, dw));
+          }
+          acc = _mm512_max_ps(t, acc); /* t > acc ? t : acc */
+        }
+        _mm512_mask_storeu_ps(yp + j, mask16(w_out - j), acc);
+      }
+    }
+  }
+}
+
+/* Other strides: padded row buffers, each window row reduced then folded
+ * into the output row in kh order. */
+static TARGET void maxpool_f32_rows(const tidsp_pool2d_params *p,
+                                    const tidsp_host_pool_row *g,
+                                    const float *x, float *y) {
+  float buf[CAP_F32 + TIDSP_HOST_POOL_SLACK];
+  float h[CAP_F32 + TIDSP_HOST_POOL_SLACK];
+  float *row = buf + p->pad_left;
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out;
+  int64_t nc;
+  int32_t oh, kh, kh_lo, kh_hi, j, k;
+  for (j = 0; j < g->span + TIDSP_HOST_POOL_SLACK; j++)
+    buf[j] = -INFINITY;
+  for (j = 0; j < g->h_len + TIDSP_HOST_POOL_SLACK; j++)
+    h[j] = -INFINITY;
+  for (nc = 0; nc < planes; nc++) {
+    const float *xp = x + (size_t)nc * p->h_in * w_in;
+    float *yp = y + (size_t)nc * p->h_out * w_out;
+    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      for (kh = kh_lo; kh < kh_hi; kh++) {
+        const float *xr = xp + tidsp_host_pool_row_offset(p, oh, kh);
+        for (j = 0; j < w_in; j += 16) {
+          const __mmask16 m = mask16(w_in - j);
+          _mm512_mask_storeu_ps(row + j, m, _mm512_maskz_loadu_ps(m, xr + j));
+        }
+        for (j = 0; j < g->h_len; j += 16) {
+          __m512 t = _mm512_set1_ps(-INFINITY);
+          for (k = 0; k < k_w; k++)
+            t = _mm512_max_ps(_mm512_loadu_ps(buf + j + k * dw), t);
+          _mm512_storeu_ps(h + j, t);
+        }
+        for (j = 0; j < w_out; j++) {
+          const float t = h[(size_t)j * p->stride_w];
+          const float acc = kh == kh_lo ? -INFINITY : yp[j];
+          yp[j] = t > acc ? t : acc;
+        }
+      }
+    }
+  }
+}
+
+int32_t tidsp_maxpool_f32__host_avx512(const tidsp_pool2d_params *p,
+                                       const float *x, float *y) {
+  uint64_t masks[MAX_MASKS];
+  tidsp_host_pool_row g;
+  if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_F32, &g))
+    return tidsp_maxpool_f32__ref(p, x, y);
+  if (p->stride_w == 1 && direct_masks(p, 16, 16, masks)) {
+    maxpool_f32_direct(p, masks, masks, x, y);
+  } else if (p->stride_w == 2 && direct_masks(p, 16, 32, masks)) {
+    /* a 32-position mask per tap: its low 16 lanes for the first vector,
+     * its high 16 for the second */
+    int32_t i, n = ((p->w_out + 15) / 16) * p->k_w;
+    if (n > MAX_MASKS / 2)
+      n = 0;
+    for (i = 0; i < n; i++) {
+      masks[MAX_MASKS / 2 + i] = masks[i] >> 16;
+      masks[i] &= 0xFFFF;
+    }
+    if (n > 0)
+      maxpool_f32_direct(p, masks, masks + MAX_MASKS / 2, x, y);
+    else
+      maxpool_f32_rows(p, &g, x, y);
+  } else {
+    maxpool_f32_rows(p, &g, x, y);
+  }
+  return TIDSP_OK;
+}
+
+/* ---- global_avgpool_i8 ---------------------------------------------------------- */
+
+/* Σ x over n int8 values, exactly. */
+static TARGET int64_t sum_i8(const int8_t *x, int32_t n) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i acc = zero;
+  int32_t i;
+  for (i = 0; i + 64 <= n; i += 64) {
+    const __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), bias);
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, zero)); /* Σ (x + 128) */
+  }
+  if (i < n) { /* lanes past the end read as −128, i.e. 0 after the xor */
+    const __m512i v = _mm512_xor_si512(_mm512_mask_loadu_epi8(bias, mask64(n - i), x + i), bias);
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, zero));
+  }
+  return (int64_t)_mm512_reduce_add_epi64(acc) - (int64_t)128 * n;
+}
+
+int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
+                                             const void *rq, const int8_t *x,
+                                             int8_t *y) {
+  tidsp_ref_rq plan;
+  int32_t c;
+  if (!p || !rq || !x || !y || p->nc < 0 || p->hw < 1 ||
+      !tidsp_ref_is_i8(p->x_zp) || p->rq.per_channel ||
+      tidsp_ref_rq_init(&plan, &p->rq, rq, 1, TIDSP_REF_I8_MIN,
+                        TIDSP_REF_I8_MAX) != TIDSP_OK)
+    return tidsp_global_avgpool_i8__ref(p, rq, x, y);
+  for (c = 0; c < p->nc; c++) {
+    /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
+    const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
+                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * p->hw, p->hw);
+    y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
+  }
+  return TIDSP_OK;
+}
+
+#endif /* TIDSP_HAVE_HOST_X86 */

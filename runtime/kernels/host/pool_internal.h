@@ -1,0 +1,73 @@
+/*
+ * pool_internal.h — the row geometry of the fast host max-pooling kernels
+ * (pool__host_*.c; not public, portable C).
+ *
+ * Max pooling of one output row is done on a padded copy of input rows:
+ *   buf[pad_left + iw] = the input value at column iw; every other
+ *   position holds the type's lowest value (−128, −inf), which never wins
+ *   a max, so a padding tap (or a tap past the padding of a ceil-mode
+ *   window) changes nothing, as the reference's skipped taps.
+ *   Window maxima H[j] = max over kw of buf[j + kw·dil_w], j < h_len,
+ *   and output ow = H[ow·stride_w].
+ * The buffers live on the stack: rows wider than the cap go to the
+ * reference.
+ */
+#ifndef TIDSP_HOST_POOL_INTERNAL_H
+#define TIDSP_HOST_POOL_INTERNAL_H
+
+#include "../kernel_variants.h"
+#include "../ref/ref_internal.h"
+
+/* Extra elements after `span` that a vector may read or write past the
+ * last needed position (a whole vector of 64 int8 or 2·16 floats). */
+#define TIDSP_HOST_POOL_SLACK 64
+
+typedef struct tidsp_host_pool_row {
+  int32_t span;  /* buffer positions the windows can reach */
+  int32_t h_len; /* window maxima per output row: (w_out − 1)·stride_w + 1 */
+} tidsp_host_pool_row;
+
+/* True when the reference would pool (valid geometry, every window covers
+ * an input element), there is some output, and the padded row fits `cap`
+ * elements; fills *g. */
+static inline int tidsp_host_pool_plan(const tidsp_pool2d_params *p,
+                                       int32_t cap, tidsp_host_pool_row *g) {
+  int64_t reach, span;
+  if (tidsp_ref_pool2d_check(p) != TIDSP_OK ||
+      tidsp_ref_pool2d_check_nonempty(p) != TIDSP_OK)
+    return 0;
+  if (p->n == 0 || p->c == 0 || p->h_out == 0 || p->w_out == 0)
+    return 0;
+  reach = (int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1;
+  span = (int64_t)p->pad_left + p->w_in;
+  if (reach > span)
+    span = reach;
+  if (span > cap)
+    return 0;
+  g->span = (int32_t)span;
+  g->h_len = (int32_t)((int64_t)(p->w_out - 1) * p->stride_w + 1);
+  return 1;
+}
+
+/* The window taps kh in [*lo, *hi) of output row oh that fall on input
+ * rows (oh·stride_h − pad_top + kh·dil_h in [0, h_in)): a contiguous
+ * range, never empty once tidsp_host_pool_plan has accepted p. */
+static inline void tidsp_host_pool_taps(const tidsp_pool2d_params *p,
+                                        int32_t oh, int32_t *lo, int32_t *hi) {
+  const int64_t ih0 = (int64_t)oh * p->stride_h - p->pad_top;
+  if (p->dil_h == 1) { /* the usual case, without divisions */
+    *lo = ih0 >= 0 ? 0 : (int32_t)-ih0;
+    *hi = ih0 + p->k_h <= p->h_in ? p->k_h : (int32_t)(p->h_in - ih0);
+    return;
+  }
+  tidsp_ref_valid_range(ih0, p->dil_h, p->h_in, p->k_h, lo, hi);
+}
+
+/* The first element of input row (oh·stride_h − pad_top + kh·dil_h). */
+static inline size_t tidsp_host_pool_row_offset(const tidsp_pool2d_params *p,
+                                                int32_t oh, int32_t kh) {
+  return (size_t)((int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h) *
+         (size_t)p->w_in;
+}
+
+#endif /* TIDSP_HOST_POOL_INTERNAL_H */
