@@ -4,6 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Packed weight rows are for the host's fast kernels (kernels.h
+ * w_row_stride): the DSP targets and the scalar baseline keep dense rows. */
+static int pack_weights_default(const cs_target *t) {
+  return t->mcpu == CS_MCPU_GENERIC && t->kernels == CS_KERNELS_FAST;
+}
+
 void cs_target_default(cs_target *t) {
   memset(t, 0, sizeof *t);
   t->mcpu = CS_MCPU_GENERIC;
@@ -11,6 +17,7 @@ void cs_target_default(cs_target *t) {
   t->constants_byte_alignment = 64;
   t->requant = CS_REQUANT_FLOAT;
   t->kernels = CS_KERNELS_FAST;
+  t->pack_weights = pack_weights_default(t);
 }
 
 static int parse_bool(const char *v, int *out) {
@@ -24,7 +31,7 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
   if (!s || !*s) return CS_OK;
   char *copy = strdup(s);
   if (!copy) return cs_error(CS_ERR_NOMEM, "out of memory");
-  int skip_set = 0, cpp_set = 0;
+  int skip_set = 0, cpp_set = 0, pack_set = 0;
   cs_status st = CS_OK;
   int first = 1;
   for (char *tok = strtok(copy, " \t"); tok; tok = strtok(NULL, " \t")) {
@@ -71,7 +78,7 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       t->constants_byte_alignment = (int)a;
     } else if (!strcmp(key, "mmalib") || !strcmp(key, "tidl-kernels") ||
                !strcmp(key, "profile-layers") || !strcmp(key, "skip-runtime-checks") ||
-               !strcmp(key, "use-cpp-api")) {
+               !strcmp(key, "use-cpp-api") || !strcmp(key, "pack-weights")) {
       if (!parse_bool(val, &b)) {
         st = cs_error(CS_ERR_USAGE, "target attribute -%s='%s': expected 0 or 1", key, val);
         break;
@@ -80,9 +87,10 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       else if (!strcmp(key, "tidl-kernels")) t->tidl_kernels = b;
       else if (!strcmp(key, "profile-layers")) t->profile_layers = b;
       else if (!strcmp(key, "skip-runtime-checks")) { t->skip_runtime_checks = b; skip_set = 1; }
+      else if (!strcmp(key, "pack-weights")) { t->pack_weights = b; pack_set = 1; }
       else { t->use_cpp_api = b; cpp_set = 1; }
     } else {
-      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment)", key);
+      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment, pack-weights)", key);
       break;
     }
   }
@@ -91,6 +99,9 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
     if (!skip_set) t->skip_runtime_checks = 1;
     if (!cpp_set) t->use_cpp_api = 1;
   }
+  /* After the loop: the default follows -mcpu and -kernels wherever they
+   * appear in the string. */
+  if (st == CS_OK && !pack_set) t->pack_weights = pack_weights_default(t);
   free(copy);
   return st;
 }
@@ -105,4 +116,7 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   size_t len = size ? strlen(buf) : 0;
   if (t->kernels == CS_KERNELS_SCALAR && len + 1 < size)
     snprintf(buf + len, size - len, " -kernels=scalar");
+  len = size ? strlen(buf) : 0;
+  if ((t->pack_weights != 0) != pack_weights_default(t) && len + 1 < size)
+    snprintf(buf + len, size - len, " -pack-weights=%d", t->pack_weights != 0);
 }

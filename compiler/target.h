@@ -34,6 +34,10 @@ typedef struct cs_target {
   int constants_byte_alignment; /* default 64 */
   cs_requant_form requant;      /* -requant=float|q31 */
   cs_kernels_form kernels;      /* -kernels=fast|scalar */
+  /* -pack-weights: int8 conv/matmul weight rows padded with zeros to a
+   * multiple of 64 bytes (kernels.h w_row_stride) for the host's fast
+   * kernels. Default 1 on the generic target with -kernels=fast, else 0. */
+  int pack_weights;
 } cs_target;
 
 /* Defaults for the generic C target. */
@@ -41,9 +45,9 @@ void cs_target_default(cs_target *t);
 /* Parse "c_static_lib [-key=value …]"; unknown keys or bad values are an
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
-/* The canonical string form (for manifest.json). -kernels appears only
- * when it is not the default (fast), so that existing targets keep their
- * text. */
+/* The canonical string form (for manifest.json). -kernels and
+ * -pack-weights appear only when they are not their defaults, so that
+ * existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 
 #endif

@@ -8,36 +8,44 @@
 
 #define F32 CS_DTYPE_F32
 #define I8 CS_DTYPE_I8
+#define I16 CS_DTYPE_I16
 #define I32 CS_DTYPE_I32
+#define I64 CS_DTYPE_I64
 #define U8 CS_DTYPE_U8
 #define ANY CS_DTYPE_UNDEF
 
 static const cs_kernel_info kernels[] = {
     /* op, function, params, n_inputs, input dtypes, optional mask, output
      * [, the reference loop of a dispatched kernel (-kernels=scalar)] */
-    {CS_OP_K_QUANTIZE, "tidsp_quantize", "tidsp_qdq_params", 3, {F32, I32, F32}, 0, ANY, NULL},
-    {CS_OP_K_DEQUANTIZE, "tidsp_dequantize", "tidsp_qdq_params", 3, {F32, I32, ANY}, 0, F32, NULL},
+    {CS_OP_K_QUANTIZE, "tidsp_quantize", "tidsp_qdq_params", 3, {F32, I32, F32}, 0, ANY,
+     "tidsp_quantize__ref"},
+    {CS_OP_K_DEQUANTIZE, "tidsp_dequantize", "tidsp_qdq_params", 3, {F32, I32, ANY}, 0, F32,
+     "tidsp_dequantize__ref"},
     {CS_OP_K_CONV2D_I8, "tidsp_conv2d_i8", "tidsp_conv2d_params", 4, {I8, I8, I32, ANY}, 1u << 2, I8,
      "tidsp_conv2d_i8__ref"},
     {CS_OP_K_CONV2D_F32, "tidsp_conv2d_f32", "tidsp_conv2d_params", 3, {F32, F32, F32}, 1u << 2, F32, NULL},
     {CS_OP_K_MATMUL_I8, "tidsp_matmul_i8", "tidsp_matmul_params", 4, {I8, I8, I32, ANY}, 1u << 2, I8,
      "tidsp_matmul_i8__ref"},
     {CS_OP_K_MATMUL_F32, "tidsp_matmul_f32", "tidsp_matmul_f32_params", 3, {F32, F32, F32}, 1u << 2, F32, NULL},
-    {CS_OP_K_ADD_I8, "tidsp_add_i8", "tidsp_add_i8_params", 2, {I8, I8}, 0, I8, NULL},
-    {CS_OP_K_MUL_I8, "tidsp_mul_i8", "tidsp_mul_i8_params", 2, {I8, I8}, 0, I8, NULL},
+    {CS_OP_K_ADD_I8, "tidsp_add_i8", "tidsp_add_i8_params", 2, {I8, I8}, 0, I8, "tidsp_add_i8__ref"},
+    {CS_OP_K_MUL_I8, "tidsp_mul_i8", "tidsp_mul_i8_params", 2, {I8, I8}, 0, I8, "tidsp_mul_i8__ref"},
     {CS_OP_K_BINARY_F32, "tidsp_binary_f32", "tidsp_binary_f32_params", 2, {F32, F32}, 0, F32, NULL},
-    {CS_OP_K_LUT_I8, "tidsp_lut_i8", "tidsp_lut_params", 2, {I8, I8}, 0, I8, NULL},
+    {CS_OP_K_LUT_I8, "tidsp_lut_i8", "tidsp_lut_params", 2, {I8, I8}, 0, I8, "tidsp_lut_i8__ref"},
     {CS_OP_K_UNARY_F32, "tidsp_unary_f32", "tidsp_unary_f32_params", 1, {F32}, 0, F32, NULL},
-    {CS_OP_K_MAXPOOL_I8, "tidsp_maxpool_i8", "tidsp_pool2d_params", 1, {I8}, 0, I8, NULL},
-    {CS_OP_K_MAXPOOL_F32, "tidsp_maxpool_f32", "tidsp_pool2d_params", 1, {F32}, 0, F32, NULL},
+    {CS_OP_K_MAXPOOL_I8, "tidsp_maxpool_i8", "tidsp_pool2d_params", 1, {I8}, 0, I8,
+     "tidsp_maxpool_i8__ref"},
+    {CS_OP_K_MAXPOOL_F32, "tidsp_maxpool_f32", "tidsp_pool2d_params", 1, {F32}, 0, F32,
+     "tidsp_maxpool_f32__ref"},
     {CS_OP_K_AVGPOOL_I8, "tidsp_avgpool_i8", "tidsp_avgpool_i8_params", 2, {ANY, I8}, 1u << 0, I8, NULL},
     {CS_OP_K_AVGPOOL_F32, "tidsp_avgpool_f32", "tidsp_pool2d_params", 1, {F32}, 0, F32, NULL},
-    {CS_OP_K_GAP_I8, "tidsp_global_avgpool_i8", "tidsp_gap_i8_params", 2, {ANY, I8}, 0, I8, NULL},
+    {CS_OP_K_GAP_I8, "tidsp_global_avgpool_i8", "tidsp_gap_i8_params", 2, {ANY, I8}, 0, I8,
+     "tidsp_global_avgpool_i8__ref"},
     {CS_OP_K_GAP_F32, "tidsp_global_avgpool_f32", "tidsp_gap_f32_params", 1, {F32}, 0, F32, NULL},
     {CS_OP_K_REDUCE_MEAN_F32, "tidsp_reduce_mean_f32", "tidsp_reduce_params", 1, {F32}, 0, F32, NULL},
     {CS_OP_K_SOFTMAX_F32, "tidsp_softmax_f32", "tidsp_softmax_params", 1, {F32}, 0, F32, NULL},
-    {CS_OP_K_TRANSPOSE, "tidsp_transpose", "tidsp_transpose_params", 1, {ANY}, 0, ANY, NULL},
-    {CS_OP_K_SLICE, "tidsp_slice", "tidsp_slice_params", 1, {ANY}, 0, ANY, NULL},
+    {CS_OP_K_TRANSPOSE, "tidsp_transpose", "tidsp_transpose_params", 1, {ANY}, 0, ANY,
+     "tidsp_transpose__ref"},
+    {CS_OP_K_SLICE, "tidsp_slice", "tidsp_slice_params", 1, {ANY}, 0, ANY, "tidsp_slice__ref"},
     {CS_OP_K_CONCAT, "tidsp_concat", "tidsp_concat_params", -1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_PAD, "tidsp_pad", "tidsp_pad_params", 1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_COPY, "tidsp_copy", NULL, 1, {ANY}, 0, ANY, NULL},
@@ -50,6 +58,12 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_MMALIB_FC_I8, "mmalib_matmul_bias_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
     /* the params blob is `const c7x_residual_add_params *`: passed as void * */
     {CS_OP_K_C7X_RESIDUAL_ADD_I8, "c7x_int8_residual_add_relu", NULL, 3, {I8, I8, ANY}, 0, I8, NULL},
+    /* int16: int64 bias; the legalize path's matmul has no bias/scale/shift */
+    {CS_OP_K_MMALIB_CONV2D_I16, "mmalib_conv2d_i16", NULL, 5, {I16, I16, I64, U8, U8}, 1u << 2, I16, NULL},
+    {CS_OP_K_MMALIB_DWCONV2D_I16, "mmalib_depthwise_conv2d_i16", NULL, 5, {I16, I16, I64, U8, U8}, 0, I16, NULL},
+    {CS_OP_K_MMALIB_FC_I16, "mmalib_matmul_bias_i16", NULL, 5, {I16, I16, I64, U8, U8}, 0, I16, NULL},
+    {CS_OP_K_MMALIB_MATMUL_I16, "mmalib_matmul_i16", NULL, 2, {I16, I16}, 0, I16, NULL},
+    {CS_OP_K_C7X_RESIDUAL_ADD_I16, "c7x_int16_residual_add_relu", NULL, 3, {I16, I16, ANY}, 0, I16, NULL},
     {CS_OP_K_C7X_MAXPOOL_I8, "c7x_int8_max_pool", NULL, 1, {I8}, 0, I8, NULL},
     {CS_OP_K_C7X_MAXPOOL_TIDL_I8, "c7x_int8_max_pool_tidl", NULL, 1, {I8}, 0, I8, NULL},
 };
@@ -68,6 +82,13 @@ static const struct {
      "channels, H_in, W_in, KH, KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups"},
     {CS_OP_K_MMALIB_FC_I8, "M, K, N"},
     {CS_OP_K_C7X_RESIDUAL_ADD_I8, "n, has_relu"},
+    {CS_OP_K_MMALIB_CONV2D_I16,
+     "C_in, H_in, W_in, C_out, KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right"},
+    {CS_OP_K_MMALIB_DWCONV2D_I16,
+     "channels, H_in, W_in, KH, KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups"},
+    {CS_OP_K_MMALIB_FC_I16, "M, K, N"},
+    {CS_OP_K_MMALIB_MATMUL_I16, "M, K, N, shift"},
+    {CS_OP_K_C7X_RESIDUAL_ADD_I16, "n, has_relu"},
     {CS_OP_K_C7X_MAXPOOL_I8, "N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW"},
     {CS_OP_K_C7X_MAXPOOL_TIDL_I8, "N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW"},
 };
@@ -102,13 +123,18 @@ int64_t cs_kernel_macs(const cs_node *n) {
     case CS_OP_K_MMALIB_CONV2D_I8:
     case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
     case CS_OP_K_MMALIB_DWCONV2D_I8:
-    case CS_OP_K_MMALIB_FC_I8: {
+    case CS_OP_K_MMALIB_FC_I8:
+    case CS_OP_K_MMALIB_CONV2D_I16:
+    case CS_OP_K_MMALIB_DWCONV2D_I16:
+    case CS_OP_K_MMALIB_FC_I16:
+    case CS_OP_K_MMALIB_MATMUL_I16: {
       /* MACs from the weights (numel) times output positions. */
       int cnt = 0;
       const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
       if (!a) return 0;
-      if (n->op == CS_OP_K_MMALIB_FC_I8) return cnt == 3 ? a[0] * a[1] * a[2] : 0;
-      int dw = n->op == CS_OP_K_MMALIB_DWCONV2D_I8;
+      if (n->op == CS_OP_K_MMALIB_FC_I8 || n->op == CS_OP_K_MMALIB_FC_I16 || n->op == CS_OP_K_MMALIB_MATMUL_I16)
+        return cnt >= 3 ? a[0] * a[1] * a[2] : 0;
+      int dw = n->op == CS_OP_K_MMALIB_DWCONV2D_I8 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16;
       if (cnt < 12) return 0;
       int64_t kh = a[dw ? 3 : 4], kw = a[dw ? 4 : 5], s = a[dw ? 5 : 6];
       const int64_t *p = a + (dw ? 7 : 8);

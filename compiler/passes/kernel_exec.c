@@ -24,19 +24,25 @@ static int32_t mm_exec(const cs_node *n, const void *const *in, void *const *out
   for (int i = 0; i < cnt; i++) a[i] = (int32_t)a64[i];
   if (n->op == CS_OP_K_C7X_RESIDUAL_ADD_I8)
     return cnt == 2 ? c7x_int8_residual_add_relu(in[0], in[1], in[2], out[0], a[0], a[1]) : TIDSP_ERR_PARAM;
+  if (n->op == CS_OP_K_C7X_RESIDUAL_ADD_I16)
+    return cnt == 2 ? c7x_int16_residual_add_relu(in[0], in[1], in[2], out[0], a[0], a[1]) : TIDSP_ERR_PARAM;
   if (n->op == CS_OP_K_C7X_MAXPOOL_I8 || n->op == CS_OP_K_C7X_MAXPOOL_TIDL_I8) {
     if (cnt != 12) return TIDSP_ERR_PARAM;
     return (n->op == CS_OP_K_C7X_MAXPOOL_I8 ? c7x_int8_max_pool : c7x_int8_max_pool_tidl)(
         in[0], out[0], a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
   }
-  /* conv family / FC: element counts of input, weights, output. */
+  /* conv family / FC / matmul: element counts of input, weights, output. */
   size_t nx, nw, ny;
-  if (n->op == CS_OP_K_MMALIB_FC_I8) {
-    if (cnt != 3) return TIDSP_ERR_PARAM;
+  size_t esz = n->op == CS_OP_K_MMALIB_CONV2D_I16 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16 ||
+                       n->op == CS_OP_K_MMALIB_FC_I16 || n->op == CS_OP_K_MMALIB_MATMUL_I16
+                   ? sizeof(int16_t)
+                   : sizeof(int8_t);
+  if (n->op == CS_OP_K_MMALIB_FC_I8 || n->op == CS_OP_K_MMALIB_FC_I16 || n->op == CS_OP_K_MMALIB_MATMUL_I16) {
+    if (cnt != (n->op == CS_OP_K_MMALIB_MATMUL_I16 ? 4 : 3)) return TIDSP_ERR_PARAM;
     nx = (size_t)a[0] * a[1];
     nw = (size_t)a[2] * a[1];
     ny = (size_t)a[0] * a[2];
-  } else if (n->op == CS_OP_K_MMALIB_DWCONV2D_I8) {
+  } else if (n->op == CS_OP_K_MMALIB_DWCONV2D_I8 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16) {
     if (cnt != 12 || a[5] < 1) return TIDSP_ERR_PARAM;
     int64_t ho = (a[1] + a[7] + a[8] - a[3]) / a[5] + 1, wo = (a[2] + a[9] + a[10] - a[4]) / a[5] + 1;
     if (ho < 1 || wo < 1) return TIDSP_ERR_PARAM;
@@ -54,7 +60,10 @@ static int32_t mm_exec(const cs_node *n, const void *const *in, void *const *out
     nw = (size_t)a[3] * (size_t)(a[0] / groups) * a[4] * a[5];
     ny = (size_t)a[3] * (size_t)ho * (size_t)wo;
   }
-  int8_t *x = aligned_copy(in[0], nx), *w = aligned_copy(in[1], nw), *y = aligned_copy(NULL, ny);
+  nx *= esz;
+  nw *= esz;
+  ny *= esz;
+  void *x = aligned_copy(in[0], nx), *w = aligned_copy(in[1], nw), *y = aligned_copy(NULL, ny);
   int32_t st = TIDSP_ERR_NOMEM;
   if (x && w && y) {
     switch (n->op) {
@@ -69,6 +78,20 @@ static int32_t mm_exec(const cs_node *n, const void *const *in, void *const *out
       case CS_OP_K_MMALIB_DWCONV2D_I8:
         st = mmalib_depthwise_conv2d_i8(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
                                         a[7], a[8], a[9], a[10], a[11]);
+        break;
+      case CS_OP_K_MMALIB_CONV2D_I16:
+        st = mmalib_conv2d_i16(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                               a[8], a[9], a[10], a[11]);
+        break;
+      case CS_OP_K_MMALIB_DWCONV2D_I16:
+        st = mmalib_depthwise_conv2d_i16(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                         a[7], a[8], a[9], a[10], a[11]);
+        break;
+      case CS_OP_K_MMALIB_FC_I16:
+        st = mmalib_matmul_bias_i16(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2]);
+        break;
+      case CS_OP_K_MMALIB_MATMUL_I16:
+        st = mmalib_matmul_i16(x, w, y, a[0], a[1], a[2], a[3]);
         break;
       default:
         st = mmalib_matmul_bias_i8(x, w, in[2], in[3], in[4], y, a[0], a[1], a[2]);
@@ -127,6 +150,11 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_MMALIB_DWCONV2D_I8:
     case CS_OP_K_MMALIB_FC_I8:
     case CS_OP_K_C7X_RESIDUAL_ADD_I8:
+    case CS_OP_K_MMALIB_CONV2D_I16:
+    case CS_OP_K_MMALIB_DWCONV2D_I16:
+    case CS_OP_K_MMALIB_FC_I16:
+    case CS_OP_K_MMALIB_MATMUL_I16:
+    case CS_OP_K_C7X_RESIDUAL_ADD_I16:
     case CS_OP_K_C7X_MAXPOOL_I8:
     case CS_OP_K_C7X_MAXPOOL_TIDL_I8:
       return mm_exec(n, in, out);

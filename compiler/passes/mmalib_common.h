@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ir.h"
+#include "qdq_tail.h"
 #include "quant/quant.h"
 
 #define CS_MM_ARGS "mm_args"
@@ -41,5 +42,59 @@ void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const
                               const uint8_t *scale, const uint8_t *shift, int *ids);
 
 void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args);
+
+/* ---- int16 (mmalib_*_i16.c: the spec's int16 QDQ path, symmetric only) --
+ *
+ *   DQ(x:i16, d_s, 0) → op(·, DQ(w:i16 const, w_s[c], 0)) → [bias] → [Relu|Clip]
+ *     → Q(·, o_s, 0):i16
+ *
+ * The kernels saturate to the int16 range and apply no ReLU (the fork's
+ * int16 ReLU clips nothing); a fused ReLU becomes a second call, the int16
+ * residual add with params {m_x 1, m_skip 0, shift 0} and has_relu = 1,
+ * which is max(y, 0) exactly and needs no new firmware symbol. */
+
+/* v is DequantizeLinear of an int16 tensor (any qparams): the DQ node id,
+ * else -1. Decides whether an int16 pass reports on a layer at all. */
+int cs_mm_dq_i16(cs_graph *g, int v);
+/* The DQ(int16) node of v with constant per-tensor qparams (filled, release
+ * with cs_qparams_free), else -1. */
+int cs_mm_dq_i16_params(cs_graph *g, int v, cs_qparams *qp);
+/* w is DQ(int16 constant), per-tensor or per-axis on `axis`, with one zero
+ * point for all channels: fills qp and the DQ node id. */
+int cs_mm_weight_dq_i16(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq);
+/* v → [Relu | Clip] → QuantizeLinear(:int16, per-tensor constant), every
+ * link single-consumer (qdq_tail.h's int8 matcher, for int16). */
+int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail);
+
+/* The fused activation of an int16 tail as the kernels can apply it: 0 none
+ * (the clamp is the int16 range), 1 ReLU (the clamp is [o_zp = 0, 32767]),
+ * -1 anything else (*mn, *mx: the clamp, for the decline message). */
+int cs_mm_i16_act(const cs_qdq_tail *tail, int32_t *mn, int32_t *mx);
+
+/* The first symmetric-only rule an int16 layer breaks, in why (NULL if
+ * none): w_zp, d_zp, o_zp must all be 0. */
+const char *cs_mm_i16_zero_points(const cs_qparams *wq, const cs_qparams *xq, const cs_qparams *out,
+                                  char *why, size_t whylen);
+
+/* The int16 fold, per output channel c (d_zp = o_zp = 0):
+ *   r[c]    = d_s·w_s[c]/o_s                → scale[c], shift[c]
+ *   bias[c] = round_half_even(b[c] / (d_s·w_s[c]))      (int64)
+ * b: a float constant, or DQ(int32 constant) — its integers directly when
+ * its scale is fl(d_s·w_s[c]) with zero point 0 (ORT's bias quantization),
+ * else its dequantized values. Same contract as cs_mm_fold. */
+const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *wq, float o_s,
+                           int channels, int64_t *bias_out, uint8_t *scale, uint8_t *shift,
+                           double *worst);
+
+/* cs_mm_add_requant_consts with an int64 bias (NULL: no bias constant,
+ * ids[0] = -1). */
+void cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
+                                  const uint8_t *scale, const uint8_t *shift, int *ids);
+
+/* Take over an int16 QDQ chain (cs_replace_chain) with kernel `op`; with
+ * relu, the kernel writes a new int16 value and the ReLU call (above)
+ * produces the Q's output. Returns the kernel node id. */
+int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs_qdq_tail *tail, int relu,
+                            cs_op op, int n_inputs, const int *inputs);
 
 #endif

@@ -19,16 +19,36 @@ void cs_mmalib_report_reset(void) {
   cap = 0;
 }
 
+static cs_offload_entry *find(const char *layer) {
+  if (!layer || !*layer) return NULL;
+  char key[sizeof report.entries->layer]; /* compared as stored (truncated) */
+  snprintf(key, sizeof key, "%s", layer);
+  for (int i = 0; i < report.n; i++)
+    if (!strcmp(report.entries[i].layer, key)) return &report.entries[i];
+  return NULL;
+}
+
+void cs_mmalib_report_forget(const char *layer) {
+  cs_offload_entry *e = find(layer);
+  if (!e) return;
+  int i = (int)(e - report.entries);
+  memmove(e, e + 1, sizeof *e * (size_t)(report.n - i - 1));
+  report.n--;
+}
+
 void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
                           double scale_rel_err, const char *reason_fmt, ...) {
-  if (report.n == cap) {
-    int ncap = cap ? 2 * cap : 64;
-    cs_offload_entry *e = realloc(report.entries, sizeof *e * (size_t)ncap);
-    if (!e) return; /* the report is diagnostics: losing a line beats failing */
-    report.entries = e;
-    cap = ncap;
+  cs_offload_entry *e = find(layer);
+  if (!e) {
+    if (report.n == cap) {
+      int ncap = cap ? 2 * cap : 64;
+      cs_offload_entry *grown = realloc(report.entries, sizeof *grown * (size_t)ncap);
+      if (!grown) return; /* the report is diagnostics: losing a line beats failing */
+      report.entries = grown;
+      cap = ncap;
+    }
+    e = &report.entries[report.n++];
   }
-  cs_offload_entry *e = &report.entries[report.n++];
   memset(e, 0, sizeof *e);
   e->kind = kind;
   snprintf(e->layer, sizeof e->layer, "%s", layer ? layer : "?");

@@ -5,13 +5,18 @@
  * cs_passes_run (reset by its first MMALIB pass); printed by `cstatic
  * compile` and written to manifest.json "offload" by codegen, which only
  * reads these plain structs.
+ *
+ * One entry per layer: the int8 passes run first and look at every layer;
+ * a later pass (int16, legalize) records only layers of its own kind (an
+ * int16 QDQ pattern, a float op with no quantization), and its decision
+ * replaces the int8 pass's "not int8" decline for that layer.
  */
 #ifndef CSTATIC_MMALIB_REPORT_H
 #define CSTATIC_MMALIB_REPORT_H
 
 #include <stdio.h>
 
-enum { CS_OFFLOAD_KINDS = 5 };
+enum { CS_OFFLOAD_KINDS = 6 };
 
 /* Kinds, in the order of the spec's "Offloaded Layers" column. */
 typedef enum cs_offload_kind {
@@ -20,6 +25,7 @@ typedef enum cs_offload_kind {
   CS_OFFLOAD_RES_ADD,
   CS_OFFLOAD_FC,
   CS_OFFLOAD_MAX_POOL,
+  CS_OFFLOAD_MATMUL, /* the int16 legalize path's plain matmul (no bias) */
 } cs_offload_kind;
 
 typedef struct cs_offload_entry {
@@ -35,10 +41,11 @@ typedef struct cs_offload_report {
   cs_offload_entry *entries;
 } cs_offload_report;
 
-/* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d". (Inline, like the
- * summary: codegen reads the report without linking the passes.) */
+/* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d", "matmul". (Inline,
+ * like the summary: codegen reads the report without linking the passes.) */
 static inline const char *cs_offload_kind_name(cs_offload_kind k) {
-  static const char *const names[CS_OFFLOAD_KINDS] = {"conv2d", "dwconv2d", "res_add", "FC", "max_pool2d"};
+  static const char *const names[CS_OFFLOAD_KINDS] = {"conv2d", "dwconv2d", "res_add",
+                                                      "FC",     "max_pool2d", "matmul"};
   return (int)k >= 0 && (int)k < CS_OFFLOAD_KINDS ? names[k] : "?";
 }
 
@@ -47,10 +54,14 @@ static inline const char *cs_offload_kind_name(cs_offload_kind k) {
 const cs_offload_report *cs_mmalib_report(void);
 void cs_mmalib_report_reset(void);
 /* Record one decision; reason NULL = offloaded to `kernel`. printf-style
- * reason. */
+ * reason. A layer (non-empty name) that already has an entry gets this one
+ * in its place. */
 void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
                           double scale_rel_err, const char *reason_fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Drop the entry of a layer that a later fusion consumed (e.g. an FC's bias
+ * Add, which the residual-add pass had declined). */
+void cs_mmalib_report_forget(const char *layer);
 /* "20 conv2d, 8 res_add, 1 FC" (kinds with a zero count left out; "none"
  * when nothing was offloaded) into buf. */
 static inline void cs_mmalib_report_summary(const cs_offload_report *r, char *buf, int size) {

@@ -16,6 +16,11 @@ cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
 cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);   /* mmalib_conv_i16.c */
+cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t); /* mmalib_conv_i16.c */
+cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t);
+cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int16 legalize path */
 cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);
@@ -24,8 +29,10 @@ cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_matmul(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t);
+cs_status pass_fold_clamp_lut(cs_graph *g, const cs_target *t);
 cs_status pass_dce(cs_graph *g, const cs_target *t);
 cs_status pass_legalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_constants(cs_graph *g, const cs_target *t);
+cs_status pass_pack_weights(cs_graph *g, const cs_target *t); /* -pack-weights=1 */
 
 #endif

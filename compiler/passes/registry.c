@@ -13,6 +13,7 @@
 typedef enum cs_pass_group {
   CS_GROUP_ALWAYS = 0,
   CS_GROUP_MMALIB, /* only with -mmalib=1 (the offload passes) */
+  CS_GROUP_PACK_WEIGHTS, /* only with -pack-weights=1 (host fast kernels) */
 } cs_pass_group;
 
 typedef struct cs_pass_entry {
@@ -29,6 +30,11 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQFC", pass_fuse_mmalib_qdq_fc, CS_GROUP_MMALIB},
     {"FuseInt8ResidualAdd", pass_fuse_int8_residual_add, CS_GROUP_MMALIB},
+    /* the int16 QDQ passes: after the int8 ones, before FuseQDQToInt8Conv2D */
+    {"FuseMMALIBQDQConv2dI16", pass_fuse_mmalib_qdq_conv2d_i16, CS_GROUP_MMALIB},
+    {"FuseMMALIBQDQDwConv2dI16", pass_fuse_mmalib_qdq_dwconv2d_i16, CS_GROUP_MMALIB},
+    {"FuseMMALIBQDQFCI16", pass_fuse_mmalib_qdq_fc_i16, CS_GROUP_MMALIB},
+    {"FuseInt16ResidualAdd", pass_fuse_int16_residual_add, CS_GROUP_MMALIB},
     {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
     {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},
@@ -38,15 +44,24 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseQDQToInt8Binary", pass_fuse_qdq_to_int8_binary, CS_GROUP_ALWAYS},
     {"EliminateQDQRoundTrip", pass_eliminate_qdq_round_trip, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},
+    /* After the fusions, and after DCE has dropped the dequantizes they
+     * left unread: a clamp table folds into its producer's clamp. */
+    {"FoldClampLUT", pass_fold_clamp_lut, CS_GROUP_ALWAYS},
+    /* 10. [MMALIB] LegalizeOps(custom map): float conv/matmul → int16 MMA
+     * first, then every other op as without MMALIB. */
+    {"LegalizeMMALIBInt16", pass_legalize_mmalib_i16, CS_GROUP_MMALIB},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},
+    /* Last: the final kernel calls and their constant weights are known. */
+    {"PackWeights", pass_pack_weights, CS_GROUP_PACK_WEIGHTS},
 };
 
 static int group_enabled(cs_pass_group grp, const cs_target *t) {
   switch (grp) {
     case CS_GROUP_ALWAYS: return 1;
     case CS_GROUP_MMALIB: return t->mmalib;
+    case CS_GROUP_PACK_WEIGHTS: return t->pack_weights;
   }
   return 0;
 }

@@ -1,0 +1,212 @@
+/*
+ * mmalib_i16_common.c — what the int16 MMALIB passes share (mmalib_common.h
+ * "int16"): the int16 QDQ matchers, the symmetric-only rules, the int64
+ * bias fold and the ReLU call after a kernel that cannot clamp.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/mmalib.h"
+#include "mmalib_common.h"
+#include "pattern.h"
+#include "quant/scale_shift.h"
+
+/* Beyond 2^53 a double no longer holds every integer, and the kernels
+ * saturate |acc + bias| at 2^54 anyway (any such bias saturates the
+ * output): a larger fold is a model error, not something to round. */
+#define I16_BIAS_LIMIT 9007199254740992.0 /* 2^53 */
+
+int cs_mm_dq_i16(cs_graph *g, int v) {
+  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return -1;
+  return cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype == CS_DTYPE_I16 ? dq : -1;
+}
+
+int cs_mm_dq_i16_params(cs_graph *g, int v, cs_qparams *qp) {
+  int dq = cs_mm_dq_i16(g, v);
+  if (dq < 0) return -1;
+  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) {
+    cs_error_clear();
+    return -1;
+  }
+  if (!cs_qparams_per_tensor(qp)) {
+    cs_qparams_free(qp);
+    return -1;
+  }
+  return dq;
+}
+
+int cs_mm_weight_dq_i16(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq) {
+  int dq = cs_match_producer(g, w, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return 0;
+  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0]);
+  if (!wv->data || wv->dtype != CS_DTYPE_I16) return 0;
+  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) {
+    cs_error_clear();
+    return 0;
+  }
+  int ok = cs_qparams_per_tensor(qp) || qp->axis == axis;
+  for (int c = 1; ok && c < qp->count; c++) ok = qp->zps[c] == qp->zps[0];
+  if (!ok) {
+    cs_qparams_free(qp);
+    return 0;
+  }
+  *wdq = dq;
+  return 1;
+}
+
+static int clip_bound(cs_graph *g, const cs_node *n, int idx, const char *attr, float dflt, float *out) {
+  if (n->n_inputs > idx && n->inputs[idx] >= 0) {
+    const cs_value *v = cs_graph_value(g, n->inputs[idx]);
+    if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
+    *out = ((const float *)v->data)[0];
+    return 1;
+  }
+  *out = cs_node_attr_float(n, attr, dflt);
+  return 1;
+}
+
+int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail) {
+  tail->act = -1;
+  tail->q = -1;
+  tail->lo = -INFINITY;
+  tail->hi = INFINITY;
+  int c = cs_match_single_consumer(g, v);
+  if (c < 0) return 0;
+  const cs_node *n = cs_graph_node(g, c);
+  if (n->op == CS_OP_RELU || n->op == CS_OP_CLIP) {
+    if (n->op == CS_OP_RELU) tail->lo = 0.0f;
+    else if (!clip_bound(g, n, 1, "min", -INFINITY, &tail->lo) || !clip_bound(g, n, 2, "max", INFINITY, &tail->hi))
+      return 0;
+    tail->act = c;
+    c = cs_match_single_consumer(g, n->outputs[0]);
+    if (c < 0) return 0;
+    n = cs_graph_node(g, c);
+  }
+  if (n->op != CS_OP_QUANTIZE_LINEAR || cs_graph_value(g, n->outputs[0])->dtype != CS_DTYPE_I16) return 0;
+  if (cs_qparams_read(g, n, &tail->out) != CS_OK) {
+    cs_error_clear();
+    return 0;
+  }
+  if (!cs_qparams_per_tensor(&tail->out)) {
+    cs_qparams_free(&tail->out);
+    return 0;
+  }
+  tail->q = c;
+  return 1;
+}
+
+int cs_mm_i16_act(const cs_qdq_tail *tail, int32_t *mn, int32_t *mx) {
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, mn, mx);
+  if (*mx != INT16_MAX) return -1;
+  if (*mn == INT16_MIN) return 0;
+  return *mn == 0 && tail->out.zp[0] == 0 ? 1 : -1;
+}
+
+const char *cs_mm_i16_zero_points(const cs_qparams *wq, const cs_qparams *xq, const cs_qparams *out,
+                                  char *why, size_t whylen) {
+  if (wq->zps[0] != 0) snprintf(why, whylen, "w_zp != 0 (w_zp=%d)", wq->zps[0]);
+  else if (xq->zp[0] != 0) snprintf(why, whylen, "d_zp != 0 (d_zp=%d; int16 is symmetric only)", xq->zp[0]);
+  else if (out->zp[0] != 0) snprintf(why, whylen, "o_zp != 0 (o_zp=%d; int16 is symmetric only)", out->zp[0]);
+  else return NULL;
+  return why;
+}
+
+const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *wq, float o_s,
+                           int channels, int64_t *bias_out, uint8_t *scale, uint8_t *shift,
+                           double *worst) {
+  const cs_value *bv = NULL;
+  cs_qparams bq;
+  int from_dq = 0;
+  if (bias >= 0) {
+    int bdq = cs_match_producer(g, bias, CS_OP_DEQUANTIZE_LINEAR);
+    if (bdq >= 0) {
+      bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
+      if (!bv->data || bv->dtype != CS_DTYPE_I32) return "bias is not a compile-time constant";
+      if (cs_qparams_read(g, cs_graph_node(g, bdq), &bq) != CS_OK) {
+        cs_error_clear();
+        return "bias DequantizeLinear qparams are not constants";
+      }
+      if (bq.count != 1 && bq.count != channels) {
+        cs_qparams_free(&bq);
+        return "bias scale count != output channels";
+      }
+      from_dq = 1;
+    } else {
+      bv = cs_graph_value(g, bias);
+      if (!bv->data || bv->dtype != CS_DTYPE_F32) return "bias is not a compile-time constant";
+    }
+    if (cs_value_numel(bv) != channels) {
+      if (from_dq) cs_qparams_free(&bq);
+      return "bias length != output channels";
+    }
+  }
+  const char *rule = NULL;
+  *worst = 0.0;
+  for (int c = 0; c < channels && !rule; c++) {
+    float ws = wq->scale[wq->count > 1 ? c : 0];
+    double dw = (double)d_s * ws;
+    double rel;
+    if (cs_float_to_scale_shift(dw / (double)o_s, &scale[c], &shift[c], &rel) != 0) {
+      rule = "requant multiplier d_s*w_s/o_s not representable as s*2^-sh (s<=255, sh<=31)";
+      break;
+    }
+    if (scale[c] == 0) {
+      rule = "requant multiplier d_s*w_s/o_s below 2^-32 (scale rounds to 0)";
+      break;
+    }
+    if (rel > *worst) *worst = rel;
+    double b = 0.0;
+    if (bv && from_dq) {
+      int k = bq.count > 1 ? c : 0;
+      int32_t q = ((const int32_t *)bv->data)[c];
+      if (bq.scale[k] == (float)((float)d_s * ws) && bq.zps[k] == 0) b = (double)q; /* already in acc units */
+      else b = nearbyint((double)cs_dequantize_one(q, bq.scale[k], bq.zps[k]) / dw);
+    } else if (bv) {
+      b = nearbyint((double)((const float *)bv->data)[c] / dw);
+    }
+    if (!(fabs(b) <= I16_BIAS_LIMIT)) rule = "folded bias beyond 2^53 (or not finite)";
+    else bias_out[c] = (int64_t)b;
+  }
+  if (from_dq) cs_qparams_free(&bq);
+  return rule;
+}
+
+void cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
+                                  const uint8_t *scale, const uint8_t *shift, int *ids) {
+  int64_t shape[1] = {channels};
+  ids[0] = bias ? cs_add_const_named(g, base, "mm_bias", CS_DTYPE_I64, 1, shape, bias) : -1;
+  ids[1] = cs_add_const_named(g, base, "mm_scale", CS_DTYPE_U8, 1, shape, scale);
+  ids[2] = cs_add_const_named(g, base, "mm_shift", CS_DTYPE_U8, 1, shape, shift);
+}
+
+int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs_qdq_tail *tail, int relu,
+                            cs_op op, int n_inputs, const int *inputs) {
+  const char *relu_name = tail->act >= 0 ? cs_graph_node(g, tail->act)->name : "relu";
+  char origin[256];
+  snprintf(origin, sizeof origin, "%s", relu_name ? relu_name : "relu");
+  int out = cs_graph_node(g, tail->q)->outputs[0];
+  int id = cs_replace_chain(g, nodes, n_nodes, tail, op, n_inputs, inputs);
+  if (!relu) return id;
+  /* kernel → pre (new) → ReLU → out */
+  const cs_value *ov = cs_graph_value(g, out);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, ov->shape, sizeof shape);
+  char name[512];
+  snprintf(name, sizeof name, "%s.pre_relu", ov->name ? ov->name : "y");
+  int pre = cs_graph_add_value(g, name, CS_DTYPE_I16, ov->rank, shape);
+  cs_value_set_quant(cs_graph_value(g, pre), -1, 1, tail->out.scale, tail->out.zps);
+  cs_graph_node(g, id)->outputs[0] = pre;
+  cs_graph_value(g, pre)->producer = id;
+  c7x_residual_add_params p;
+  memset(&p, 0, sizeof p);
+  p.m_x = 1; /* y·1 + y·0, shift 0: y itself, then max(y, zp_out = 0) */
+  int64_t pshape[1] = {(int64_t)sizeof p};
+  int pv = cs_add_const_named(g, name, "relu_params", CS_DTYPE_U8, 1, pshape, &p);
+  int rin[3] = {pre, pre, pv};
+  int r = cs_add_kernel(g, CS_OP_K_C7X_RESIDUAL_ADD_I16, origin, 3, rin, out);
+  int64_t args[2] = {cs_value_numel(cs_graph_value(g, out)), 1};
+  cs_mm_set_args(g, r, 2, args);
+  return id;
+}

@@ -1,0 +1,114 @@
+/*
+ * PackWeights — int8 weight rows padded at compile time into the layout the
+ * host's fast kernels load (kernels.h w_row_stride), instead of at inference:
+ *
+ *   k_conv2d_i8(x, W:i8[c_out][c_in/g][k_h][k_w], b, rq)   (not depthwise)
+ *   k_matmul_i8(x, W:i8[n][k], b, rq)
+ *     → the same call on W':i8[rows][round_up(K, 64)] (zero tail),
+ *       w_row_stride = round_up(K, 64)
+ *
+ * A row is one output channel's K taps (K = c_in/groups·k_h·k_w, or k), and
+ * 64 bytes is one zmm register / AMX tile row, so every row starts aligned
+ * (the blob aligns each tensor to 64) and is read as whole vectors.
+ *
+ * Rules, in order (a declined node is left exactly as it was):
+ *   1. the node is k_conv2d_i8 or k_matmul_i8 with dense rows (stride 0);
+ *   2. a conv is not depthwise (groups == c_in > 1): depthwise kernels read
+ *      one k_h·k_w plane per channel, which padding would only spread out;
+ *   3. the weight is an int8 compile-time constant;
+ *   4. its element count is rows·K (the parameters describe it);
+ *   5. K is not already a multiple of 64 (then dense rows are packed rows).
+ *
+ * A weight read by several nodes gets one packed copy, shared by every
+ * reader this pass packs; other readers (and a graph output) keep the dense
+ * original, which the schedule drops from weights.bin once nothing reads it.
+ * The target attribute -pack-weights switches this pass in the registry.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_list.h"
+#include "pattern.h"
+
+enum { PACK_ROW_ALIGN = 64, WEIGHT_INPUT = 1 };
+
+/* Rows and K of a packable node's weight, or 0 when rules 1–2 decline. */
+static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
+  if (n->op == CS_OP_K_CONV2D_I8) {
+    const tidsp_conv2d_params *p = &n->k.conv;
+    if (p->w_row_stride != 0) return 0;
+    if (p->groups == p->c_in && p->c_in > 1) return 0; /* depthwise */
+    if (p->groups < 1 || p->c_in % p->groups != 0) return 0;
+    *rows = p->c_out;
+    *k = (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w;
+    return *rows > 0 && *k > 0;
+  }
+  if (n->op == CS_OP_K_MATMUL_I8) {
+    const tidsp_matmul_params *p = &n->k.matmul;
+    if (p->w_row_stride != 0) return 0;
+    *rows = p->n;
+    *k = p->k;
+    return *rows > 0 && *k > 0;
+  }
+  return 0;
+}
+
+/* The packed copy of dense weight w ([rows][k] bytes): a new constant
+ * "<w>.packed" with per-output-channel quantization carried over. */
+static int add_packed(cs_graph *g, int w, int64_t rows, int64_t k, int64_t stride) {
+  int64_t shape[2] = {rows, stride};
+  char name[512];
+  snprintf(name, sizeof name, "%s", cs_graph_value(g, w)->name ? cs_graph_value(g, w)->name : "weight");
+  int id = cs_add_const_named(g, name, "packed", CS_DTYPE_I8, 2, shape, NULL); /* zero-filled */
+  const cs_value *src = cs_graph_value(g, w); /* re-read: adding may move values */
+  cs_value *dst = cs_graph_value(g, id);
+  const int8_t *s = src->data;
+  int8_t *d = dst->data;
+  for (int64_t r = 0; r < rows; r++) memcpy(d + r * stride, s + r * k, (size_t)k);
+  const cs_quant *q = src->quant;
+  if (q && (q->axis < 0 || (q->axis == 0 && q->count == rows)))
+    cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point);
+  return id;
+}
+
+cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
+  (void)t; /* the registry decides whether this pass runs */
+  int n_src = g->n_values;
+  /* packed[w]: the packed copy of dense weight w, -1 if none yet. */
+  int *packed = malloc(sizeof(int) * (size_t)(n_src ? n_src : 1));
+  int64_t *packed_k = malloc(sizeof(int64_t) * (size_t)(n_src ? n_src : 1));
+  if (!packed || !packed_k) {
+    free(packed);
+    free(packed_k);
+    return cs_error(CS_ERR_NOMEM, "PackWeights: out of memory");
+  }
+  for (int v = 0; v < n_src; v++) packed[v] = -1;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    cs_node *n = cs_graph_node(g, i);
+    int64_t rows, k;
+    if (n->dead || !packable_geometry(n, &rows, &k)) continue;
+    if (n->n_inputs <= WEIGHT_INPUT) continue;
+    int w = n->inputs[WEIGHT_INPUT];
+    if (w < 0 || w >= n_src || !cs_match_is_const(g, w)) continue;
+    const cs_value *wv = cs_graph_value(g, w);
+    if (wv->dtype != CS_DTYPE_I8 || cs_value_numel(wv) != rows * k) continue;
+    if (k % PACK_ROW_ALIGN == 0) continue;
+    int64_t stride = (k + PACK_ROW_ALIGN - 1) / PACK_ROW_ALIGN * PACK_ROW_ALIGN;
+    if (stride > INT32_MAX) continue;
+    /* Readers of one weight share its packed copy when they agree on the
+     * row length (the element count fixes the rows then too). */
+    int id = packed[w] >= 0 && packed_k[w] == k ? packed[w] : add_packed(g, w, rows, k, stride);
+    if (packed[w] < 0) {
+      packed[w] = id;
+      packed_k[w] = k;
+    }
+    n->inputs[WEIGHT_INPUT] = id;
+    if (n->op == CS_OP_K_CONV2D_I8) n->k.conv.w_row_stride = (int32_t)stride;
+    else n->k.matmul.w_row_stride = (int32_t)stride;
+  }
+  free(packed);
+  free(packed_k);
+  return CS_OK;
+}

@@ -1,0 +1,75 @@
+"""Pre-packed weights (-pack-weights=1) give the same outputs, bit for bit,
+as dense weights (-pack-weights=0).
+
+Two suite models, compiled both ways and run on the first suite images with
+the kernels this CPU dispatches to (and once more with the reference kernels,
+TIDSP_KERNELS=ref, which must honour w_row_stride as well):
+- mobilenetv2 (pt2e): 1x1 and 3x3 convolutions (some with K a multiple of 64,
+  left dense), depthwise ones (never packed);
+- shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, every
+  one padded.
+The packed build's manifest must list the padded copies ("<weight>.packed",
+[rows, multiple of 64]), the dense build none.
+"""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+NUM_IMAGES = 2
+ROW_ALIGN = 64
+
+
+def cstatic(*args, env=None):
+    if not os.path.exists(CSTATIC):
+        pytest.fail(f"{CSTATIC} not found: build it first (make build)")
+    cmd = [CSTATIC, *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def packed_tensors(out_dir):
+    with open(os.path.join(out_dir, "manifest.json")) as f:
+        man = json.load(f)
+    return man, [t for t in man["weights"]["tensors"] if t["name"].endswith(".packed")]
+
+
+@pytest.mark.parametrize("model,variant", [("mobilenetv2", "pt2e"), ("shufflenetv2", "ort_s8")])
+def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
+    onnx_path = model_suite.model(model, variant)
+    x = np.load(model_suite.inputs(model))[:NUM_IMAGES]
+    inputs = tmp_path / "x.npy"
+    np.save(inputs, x)
+
+    outs, dense_bytes = {}, None
+    for pack in (0, 1):
+        out_dir = tmp_path / f"pack{pack}"
+        cstatic("compile", onnx_path, "-o", out_dir, "-t", f"c_static_lib -pack-weights={pack}", "-q")
+        man, packed = packed_tensors(out_dir)
+        if pack:
+            assert packed, "no weight was packed"
+            for t in packed:
+                assert t["dtype"] == "int8" and len(t["shape"]) == 2, t
+                assert t["shape"][1] % ROW_ALIGN == 0, t
+                assert t["bytes"] == t["shape"][0] * t["shape"][1], t
+            assert man["weights"]["bytes"] > dense_bytes, "packed weights must be larger"
+        else:
+            assert not packed, [t["name"] for t in packed]
+            dense_bytes = man["weights"]["bytes"]
+        y = tmp_path / f"y{pack}.npy"
+        cstatic("run", out_dir, "--input", inputs, "--output", y)
+        outs[pack] = np.load(y)
+        if pack:
+            y_ref = tmp_path / "y_ref.npy"
+            cstatic("run", out_dir, "--input", inputs, "--output", y_ref,
+                    env={**os.environ, "TIDSP_KERNELS": "ref"})
+            outs["ref"] = np.load(y_ref)
+
+    assert outs[0].shape == outs[1].shape == (NUM_IMAGES, 1000)
+    assert outs[0].tobytes() == outs[1].tobytes(), "packed and dense weights disagree"
+    assert outs["ref"].tobytes() == outs[1].tobytes(), "reference kernels disagree on packed weights"
