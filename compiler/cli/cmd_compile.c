@@ -102,9 +102,11 @@ static void print_offload(const cs_offload_report *r) {
   printf("  mmalib offload: %s\n", summary);
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];
-    if (e->kernel[0])
+    if (e->kernel[0] && e->scale_rel_err >= 0)
       printf("    %s '%s' -> %s (scale/shift rel err %.2g)\n", cs_offload_kind_name(e->kind), e->layer, e->kernel,
-             e->scale_rel_err < 0 ? 0.0 : e->scale_rel_err);
+             e->scale_rel_err);
+    else if (e->kernel[0]) /* no requantization (e.g. the int16 legalize path) */
+      printf("    %s '%s' -> %s\n", cs_offload_kind_name(e->kind), e->layer, e->kernel);
     else
       printf("    %s '%s': %s\n", cs_offload_kind_name(e->kind), e->layer, e->reason);
   }

@@ -96,6 +96,8 @@ static void print_kparams(const cs_node *n, FILE *f) {
         fprintf(f, " x_zp=%d w_zp=%d rq=%s%s zp=%d [%d,%d]", (int)c->x_zp,
                 (int)c->w_zp, rq_kind(&c->rq), c->rq.per_channel ? "/pc" : "",
                 (int)c->rq.out_zp, (int)c->rq.out_min, (int)c->rq.out_max);
+      if (n->op == CS_OP_K_CONV2D_I8 && c->w_row_stride)
+        fprintf(f, " w_row_stride=%d", (int)c->w_row_stride);
       break;
     }
     case CS_OP_K_MATMUL_I8: {
@@ -104,6 +106,7 @@ static void print_kparams(const cs_node *n, FILE *f) {
               (int)m->m, (int)m->k, (int)m->n, (int)m->x_zp, (int)m->w_zp,
               rq_kind(&m->rq), m->rq.per_channel ? "/pc" : "",
               (int)m->rq.out_zp, (int)m->rq.out_min, (int)m->rq.out_max);
+      if (m->w_row_stride) fprintf(f, " w_row_stride=%d", (int)m->w_row_stride);
       break;
     }
     case CS_OP_K_MATMUL_F32: {
