@@ -3,6 +3,7 @@
 
     python tests/models/generate.py --out DIR [--models resnet18,...]
                                     [--variants pt2e,ort_s8,ort_u8]
+                                    [--variants c7x_i8,c7x_i16]
 
 writes, for each model M and variant V,
     DIR/M_V.onnx        the quantized model (batch 1, input "input"
@@ -17,8 +18,13 @@ Variants:
             weights, float bias), exported with torch.onnx (dynamo)
     ort_s8  ORT quantize_static on the float export, QDQ, int8 activations
     ort_u8  the same with uint8 activations
-Each written file is checked: ONNX checker, int8 weights still feeding
-DequantizeLinear, runs in ONNX Runtime; a pt2e file is also compared with
+Written only when asked for with --variants (not part of the default suite):
+    c7x_i8  PT2E with cstatic's C7xMMAQuantizer("int8") (int8 affine act,
+            int8 per-channel symmetric weights, float bias), same export
+    c7x_i16 the same with C7xMMAQuantizer("int16") (int16 symmetric act,
+            int16 per-channel weights)
+Each written file is checked: ONNX checker, int8 (int16) weights still feeding
+DequantizeLinear, runs in ONNX Runtime; a pt2e/c7x file is also compared with
 the PT2E module it came from.
 """
 
@@ -32,12 +38,15 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python"))
 import archs  # noqa: E402
 import export  # noqa: E402
 import ort_ref  # noqa: E402
 import quantize  # noqa: E402
 
-VARIANTS = ("pt2e", "ort_s8", "ort_u8")
+VARIANTS = ("pt2e", "ort_s8", "ort_u8")          # the default suite
+EXTRA_VARIANTS = {"c7x_i8": "int8", "c7x_i16": "int16"}  # C7xMMAQuantizer dtype
 NUM_INPUTS = 16
 NUM_CALIB = 8
 INPUT_SEED = 1234   # test images
@@ -63,8 +72,9 @@ def _save_npy(path, arr):
     os.replace(tmp, path)
 
 
-def _pt2e_parity(path, gm, x):
-    """Compare ORT on the exported file with the PT2E module on images x.
+def _pt2e_parity(path, gm, x, level=None):
+    """Compare ORT on the exported file with the PT2E module on images x
+    (ORT graph optimization `level`: default ORT_ENABLE_ALL).
 
     They cannot agree bit for bit: ORT quantizes the float bias to int32 and
     requantizes in integer, the module runs float convolutions, so a few
@@ -76,7 +86,7 @@ def _pt2e_parity(path, gm, x):
     """
     with torch.no_grad():
         ref = torch.cat([gm(x[i:i + 1]) for i in range(len(x))]).numpy()
-    out = ort_ref.run(path, x.numpy())
+    out = ort_ref.run(path, x.numpy(), level=level)
     err = ref - out
     sqnr = 10 * np.log10(np.sum(ref.astype(np.float64) ** 2)
                          / max(np.sum(err.astype(np.float64) ** 2), 1e-30))
@@ -85,6 +95,21 @@ def _pt2e_parity(path, gm, x):
         raise RuntimeError(f"{path}: ORT output differs from the PT2E module's "
                            f"(SQNR {sqnr:.1f} dB < 10 dB, top-1 {top1}/{len(x)})")
     return f"vs PT2E module: SQNR {sqnr:.1f} dB, top-1 {top1}/{len(x)}"
+
+
+def ort_level(variant):
+    """The ORT graph optimization level a variant's reference runs at: None
+    (ORT_ENABLE_ALL) except for int16 QDQ, which runs unoptimized. ORT 1.30's
+    WeightBiasQuantization (a basic-level rewrite) turns a float Conv/Gemm
+    bias into int32 at scale d_s*w_s; with int16 activations and weights
+    (scales ~1e-4 and ~1e-6) the bias overflows int32 and saturates
+    (ResNet-18: -11 dB against the PT2E module). ORT has no integer kernel
+    for int16 QDQ groups anyway, so unoptimized it runs the file's exact
+    semantics: DequantizeLinear, float op, QuantizeLinear."""
+    if variant == "c7x_i16":
+        import onnxruntime as ort
+        return ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return None
 
 
 def generate_model(out, name, variants, check_images=4):
@@ -106,11 +131,15 @@ def generate_model(out, name, variants, check_images=4):
             t0 = time.time()
             path = model_path(out, name, v)
             part = path + ".part.onnx"
-            if v == "pt2e":
-                gm = quantize.pt2e_quantize(model, example, calib)
+            if v == "pt2e" or v in EXTRA_VARIANTS:
+                quantizer = None
+                if v in EXTRA_VARIANTS:
+                    from cstatic import C7xMMAQuantizer
+                    quantizer = C7xMMAQuantizer(EXTRA_VARIANTS[v])
+                gm = quantize.pt2e_quantize(model, example, calib, quantizer)
                 export.export_onnx(gm, example, part)
                 facts = export.check_qdq(part)
-                note = _pt2e_parity(part, gm, test)
+                note = _pt2e_parity(part, gm, test, ort_level(v))
             else:
                 if float_path is None:
                     float_path = os.path.join(tmp, "float.onnx")
@@ -122,7 +151,7 @@ def generate_model(out, name, variants, check_images=4):
             os.replace(part, path)
             _log(f"  wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB, "
                  f"{sum(facts['ops'].values())} nodes, "
-                 f"{facts['weight_dqs']} int8 weights; {note}) "
+                 f"{facts['weight_dqs']} quantized weights; {note}) "
                  f"in {time.time() - t0:.1f} s")
 
 
@@ -132,7 +161,8 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(archs.ARCHS),
                     help="comma-separated subset of: " + ", ".join(archs.ARCHS))
     ap.add_argument("--variants", default=",".join(VARIANTS),
-                    help="comma-separated subset of: " + ", ".join(VARIANTS))
+                    help="comma-separated subset of: "
+                    + ", ".join(VARIANTS + tuple(EXTRA_VARIANTS)))
     args = ap.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
     variants = [v for v in args.variants.split(",") if v]
@@ -140,8 +170,9 @@ def main(argv=None):
         if m not in archs.ARCHS:
             ap.error(f"unknown model '{m}' (known: {', '.join(archs.ARCHS)})")
     for v in variants:
-        if v not in VARIANTS:
-            ap.error(f"unknown variant '{v}' (known: {', '.join(VARIANTS)})")
+        if v not in VARIANTS and v not in EXTRA_VARIANTS:
+            known = ", ".join(VARIANTS + tuple(EXTRA_VARIANTS))
+            ap.error(f"unknown variant '{v}' (known: {known})")
     # one thread: the machine is shared, and float results (hence calibrated
     # scales) then do not depend on the core count
     torch.set_num_threads(1)

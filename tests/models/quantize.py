@@ -1,7 +1,8 @@
 """The two quantization flows of the model suite.
 
-- `pt2e_quantize`: PyTorch 2 Export quantization with torchao and the XNNPACK
-  quantizer torchao keeps for its tests: int8 per-tensor affine activations
+- `pt2e_quantize`: PyTorch 2 Export quantization (cstatic.quantize_pt2e)
+  with torchao and, by default, the XNNPACK quantizer torchao keeps for its
+  tests: int8 per-tensor affine activations
   (HistogramObserver), int8 symmetric per-channel weights in [-127, 127]
   (axis 0), float bias. BN is folded into the conv by prepare_pt2e.
 - `ort_quantize`: ONNX Runtime's quantize_static on a float ONNX file, QDQ
@@ -10,45 +11,41 @@
 Both calibrate on the batches they are given, one image at a time.
 """
 
-import copy
 import logging
 import os
+import sys
 import tempfile
 import warnings
 
 import numpy as np
-import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python"))
 
 # torchao logs about optional CUDA extensions it cannot load on a CPU build
 logging.getLogger("torchao").setLevel(logging.ERROR)
 
 
-def pt2e_quantize(model, example, calib):
+def pt2e_quantize(model, example, calib, quantizer=None):
     """PT2E-quantize an eval-mode `model`; returns the converted module.
 
     example: tuple of example inputs for capture; calib: tensor [n, ...] of
-    calibration inputs, run one at a time at the example's batch size.
+    calibration inputs, run one at a time at the example's batch size;
+    quantizer: the XNNPACK quantizer above unless given (the c7x variants
+    pass cstatic's C7xMMAQuantizer). The flow itself is cstatic's
+    quantize_pt2e, which captures a copy: the captured module shares
+    parameter storage with `model`, which the ORT variants export
+    afterwards; whatever PT2E does to its weights must not reach `model`.
     """
-    from torchao.quantization.pt2e import move_exported_model_to_eval
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "XNNPACKQuantizer is deprecated"
-        from torchao.testing.pt2e._xnnpack_quantizer import (
-            XNNPACKQuantizer, get_symmetric_quantization_config)
-        quantizer = XNNPACKQuantizer().set_global(
-            get_symmetric_quantization_config(is_per_channel=True))
-    # capture a copy: the captured module shares parameter storage with
-    # `model`, which the ORT variants export afterwards; whatever PT2E does
-    # to its weights must not reach `model`
-    gm = torch.export.export(copy.deepcopy(model).eval(), example).module()
-    gm = prepare_pt2e(gm, quantizer)
-    b = example[0].shape[0]
-    with torch.no_grad():
-        for i in range(0, len(calib), b):
-            gm(calib[i:i + b])
-    gm = convert_pt2e(gm)
-    move_exported_model_to_eval(gm)
-    return gm
+    from cstatic import quantize_pt2e
+    if quantizer is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "XNNPACKQuantizer is deprecated"
+            from torchao.testing.pt2e._xnnpack_quantizer import (
+                XNNPACKQuantizer, get_symmetric_quantization_config)
+            quantizer = XNNPACKQuantizer().set_global(
+                get_symmetric_quantization_config(is_per_channel=True))
+    return quantize_pt2e(model, example, calib, quantizer)
 
 
 class _CalibReader:
