@@ -78,3 +78,33 @@ void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const
 void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args) {
   cs_node_set_attr_ints(cs_graph_node(g, node), CS_MM_ARGS, n, args);
 }
+
+void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s) {
+  const cs_node *mm = cs_graph_node(g, mm_id);
+  int is_gemm = mm->op == CS_OP_GEMM;
+  s->data = mm->inputs[0];
+  s->rs_in = s->rs_out = s->add_id = -1;
+  s->bias = is_gemm && mm->n_inputs > 2 ? mm->inputs[2] : -1;
+  s->tail_from = mm->outputs[0];
+  if (is_gemm) return;
+  int r = cs_match_producer(g, s->data, CS_OP_RESHAPE);
+  if (r >= 0 && cs_match_single_consumer(g, s->data) == mm_id) {
+    s->rs_in = r;
+    s->data = cs_graph_node(g, r)->inputs[0];
+  }
+  int c = cs_match_single_consumer(g, mm->outputs[0]);
+  if (s->rs_in >= 0 && c >= 0 && cs_graph_node(g, c)->op == CS_OP_RESHAPE) {
+    s->rs_out = c;
+    s->tail_from = cs_graph_node(g, c)->outputs[0];
+    c = cs_match_single_consumer(g, s->tail_from);
+  }
+  if (c >= 0 && cs_graph_node(g, c)->op == CS_OP_ADD) {
+    const cs_node *a = cs_graph_node(g, c);
+    int other = a->inputs[0] == s->tail_from ? a->inputs[1] : a->inputs[0];
+    if (cs_match_is_const(g, other) && cs_graph_value(g, other)->dtype == CS_DTYPE_F32) {
+      s->add_id = c;
+      s->bias = other;
+      s->tail_from = a->outputs[0];
+    }
+  }
+}

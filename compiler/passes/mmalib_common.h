@@ -43,6 +43,21 @@ void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const
 
 void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args);
 
+/* The FC patterns around a MatMul/Gemm (int8 and int16 FC passes): for a
+ * MatMul, aten.linear's input Reshape (read only by the MatMul), then
+ * [output Reshape] → [Add of a float constant: the bias]; a Gemm takes its
+ * bias as input 2 and has neither. A float bias: a DQ'd one would carry
+ * its own scale. */
+typedef struct cs_mm_fc_shape {
+  int data;      /* the value the FC reads (before the input Reshape) */
+  int rs_in;     /* the input Reshape, or -1 */
+  int rs_out;    /* the output Reshape, or -1 */
+  int add_id;    /* the bias Add, or -1 */
+  int bias;      /* Gemm input 2 or the Add's constant, or -1 */
+  int tail_from; /* where the [Relu|Clip] → QuantizeLinear tail starts */
+} cs_mm_fc_shape;
+void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s);
+
 /* ---- int16 (mmalib_*_i16.c: the spec's int16 QDQ path, symmetric only) --
  *
  *   DQ(x:i16, d_s, 0) → op(·, DQ(w:i16 const, w_s[c], 0)) → [bias] → [Relu|Clip]

@@ -40,15 +40,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
    * MatMul → Reshape → [Add] → Q. A row-major reshape that keeps the last
    * dim is the identity on the [M][K] / [M][N] buffers the kernel reads and
    * writes, so both reshapes fold away. */
-  int rs_in = -1, rs_out = -1;
-  int x_val = mm->inputs[0];
-  if (!is_gemm) {
-    int r = cs_match_producer(g, x_val, CS_OP_RESHAPE);
-    if (r >= 0 && cs_match_single_consumer(g, x_val) == mm_id) {
-      rs_in = r;
-      x_val = cs_graph_node(g, r)->inputs[0];
-    }
-  }
+  cs_mm_fc_shape fc;
+  cs_mm_fc_shape_of(g, mm_id, &fc);
+  int rs_in = fc.rs_in, rs_out = fc.rs_out;
+  int x_val = fc.data;
   int xdq = cs_match_dq_i8(g, x_val);
   cs_qparams xq, wq;
   cs_qdq_tail tail;
@@ -62,28 +57,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     decline(mm, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel");
     return CS_OK;
   }
-  /* MatMul's bias is a following Add with a constant operand. */
-  int bias = is_gemm && mm->n_inputs > 2 ? mm->inputs[2] : -1;
-  int add_id = -1;
-  int tail_from = mm->outputs[0];
-  if (!is_gemm) {
-    int c = cs_match_single_consumer(g, mm->outputs[0]);
-    if (rs_in >= 0 && c >= 0 && cs_graph_node(g, c)->op == CS_OP_RESHAPE) {
-      rs_out = c;
-      tail_from = cs_graph_node(g, c)->outputs[0];
-      c = cs_match_single_consumer(g, tail_from);
-    }
-    if (c >= 0 && cs_graph_node(g, c)->op == CS_OP_ADD) {
-      const cs_node *a = cs_graph_node(g, c);
-      int other = a->inputs[0] == tail_from ? a->inputs[1] : a->inputs[0];
-      /* A float constant: a DQ'd bias would carry its own scale. */
-      if (cs_match_is_const(g, other) && cs_graph_value(g, other)->dtype == CS_DTYPE_F32) {
-        add_id = c;
-        bias = other;
-        tail_from = a->outputs[0];
-      }
-    }
-  }
+  int bias = fc.bias, add_id = fc.add_id, tail_from = fc.tail_from;
   if (!cs_match_qdq_tail(g, tail_from, 1, &tail)) {
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);

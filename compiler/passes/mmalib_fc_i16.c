@@ -26,22 +26,6 @@ static void decline(const cs_node *n, const char *why) {
   cs_mmalib_report_add(CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);
 }
 
-/* The data input of a MatMul/Gemm, looking through aten.linear's input
- * Reshape (a MatMul's only consumer): *rs_in is that Reshape or -1. */
-static int data_of(cs_graph *g, int mm_id, int *rs_in) {
-  const cs_node *mm = cs_graph_node(g, mm_id);
-  int x = mm->inputs[0];
-  *rs_in = -1;
-  if (mm->op == CS_OP_MATMUL) {
-    int r = cs_match_producer(g, x, CS_OP_RESHAPE);
-    if (r >= 0 && cs_match_single_consumer(g, x) == mm_id) {
-      *rs_in = r;
-      x = cs_graph_node(g, r)->inputs[0];
-    }
-  }
-  return x;
-}
-
 static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   const cs_node *mm = cs_graph_node(g, mm_id);
   int is_gemm = mm->op == CS_OP_GEMM;
@@ -51,8 +35,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     decline(mm, "Gemm with transA != 0 or alpha/beta != 1 (not a standard transpose)");
     return CS_OK;
   }
-  int rs_in, rs_out = -1;
-  int x_val = data_of(g, mm_id, &rs_in);
+  cs_mm_fc_shape fc;
+  cs_mm_fc_shape_of(g, mm_id, &fc);
+  int rs_in = fc.rs_in, rs_out = fc.rs_out;
+  int x_val = fc.data;
   cs_qparams xq, wq;
   cs_qdq_tail tail;
   int xdq = cs_mm_dq_i16_params(g, x_val, &xq);
@@ -66,27 +52,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     decline(mm, "weight is not DequantizeLinear(int16 constant) per-tensor or per-output-channel");
     return CS_OK;
   }
-  /* MatMul's bias is a following Add with a float constant operand. */
-  int bias = is_gemm && mm->n_inputs > 2 ? mm->inputs[2] : -1;
-  int add_id = -1;
-  int tail_from = mm->outputs[0];
-  if (!is_gemm) {
-    int c = cs_match_single_consumer(g, mm->outputs[0]);
-    if (rs_in >= 0 && c >= 0 && cs_graph_node(g, c)->op == CS_OP_RESHAPE) {
-      rs_out = c;
-      tail_from = cs_graph_node(g, c)->outputs[0];
-      c = cs_match_single_consumer(g, tail_from);
-    }
-    if (c >= 0 && cs_graph_node(g, c)->op == CS_OP_ADD) {
-      const cs_node *a = cs_graph_node(g, c);
-      int other = a->inputs[0] == tail_from ? a->inputs[1] : a->inputs[0];
-      if (cs_match_is_const(g, other) && cs_graph_value(g, other)->dtype == CS_DTYPE_F32) {
-        add_id = c;
-        bias = other;
-        tail_from = a->outputs[0];
-      }
-    }
-  }
+  int bias = fc.bias, add_id = fc.add_id, tail_from = fc.tail_from;
   if (!cs_mm_qdq_tail_i16(g, tail_from, &tail)) {
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
@@ -187,8 +153,9 @@ cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t) {
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
     if (node->dead || (node->op != CS_OP_GEMM && node->op != CS_OP_MATMUL) || node->n_inputs < 2) continue;
-    int rs_in;
-    if (cs_mm_dq_i16(g, data_of(g, i, &rs_in)) < 0) continue;
+    cs_mm_fc_shape fc;
+    cs_mm_fc_shape_of(g, i, &fc);
+    if (cs_mm_dq_i16(g, fc.data) < 0) continue;
     cs_status st = offload_one(g, t, i);
     if (st != CS_OK) return st;
   }
