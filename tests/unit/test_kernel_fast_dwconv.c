@@ -53,29 +53,7 @@ static void run_dw(const conv_case *cc, const dw_opts *o) {
   void *rqd;
   int32_t cpg_in = cc->c_in / cc->groups;
 
-  memset(&p, 0, sizeof(p));
-  p.n = cc->n;
-  p.c_in = cc->c_in;
-  p.h_in = cc->h_in;
-  p.w_in = cc->w_in;
-  p.c_out = cc->c_out;
-  p.k_h = cc->k_h;
-  p.k_w = cc->k_w;
-  p.stride_h = cc->stride_h;
-  p.stride_w = cc->stride_w;
-  p.dil_h = cc->dil_h;
-  p.dil_w = cc->dil_w;
-  p.pad_top = cc->pad_top;
-  p.pad_left = cc->pad_left;
-  p.groups = cc->groups;
-  p.h_out = out_dim(cc->h_in, cc->k_h, cc->stride_h, cc->dil_h, cc->pad_top) + cc->extra_h;
-  p.w_out = out_dim(cc->w_in, cc->k_w, cc->stride_w, cc->dil_w, cc->pad_left) + cc->extra_w;
-  p.x_zp = cc->x_zp;
-  p.w_zp = cc->w_zp;
-  rqd = make_rq(&p.rq, cc->kind, cc->c_out, cc->per_channel,
-                cpg_in * cc->k_h * cc->k_w, cc->gain);
-  if (cc->odd_mult && cc->kind == TIDSP_REQUANT_FLOAT)
-    set_odd_mults(rqd, cc->per_channel ? cc->c_out : 1);
+  rqd = conv_case_params(cc, &p);
   if (o && o->n_mults > 0 && cc->kind == TIDSP_REQUANT_FLOAT) {
     for (i = 0; i < (cc->per_channel ? cc->c_out : 1); i++)
       ((float *)rqd)[i] = o->mults[i % o->n_mults];
