@@ -18,6 +18,13 @@ void cs_target_default(cs_target *t) {
   t->requant = CS_REQUANT_FLOAT;
   t->kernels = CS_KERNELS_FAST;
   t->pack_weights = pack_weights_default(t);
+  t->l2_budget = CS_L2_BUDGET_DEFAULT;
+}
+
+/* The spec runs InjectMMALIBDMA in the c7x pipeline only: the other
+ * targets have no L2 SRAM scratch to stage into. */
+int cs_target_stages_l2(const cs_target *t) {
+  return t->mcpu == CS_MCPU_C7X && t->mmalib && t->l2_budget > 0;
 }
 
 static int parse_bool(const char *v, int *out) {
@@ -76,6 +83,15 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
         break;
       }
       t->constants_byte_alignment = (int)a;
+    } else if (!strcmp(key, "l2-budget")) {
+      char *end;
+      long a = strtol(val, &end, 10);
+      if (end == val || *end || a < 0 || a > CS_L2_BUDGET_MAX) {
+        st = cs_error(CS_ERR_USAGE, "target attribute -l2-budget='%s': expected bytes in [0, %ld] (0: no L2 staging)",
+                      val, CS_L2_BUDGET_MAX);
+        break;
+      }
+      t->l2_budget = a;
     } else if (!strcmp(key, "mmalib") || !strcmp(key, "tidl-kernels") ||
                !strcmp(key, "profile-layers") || !strcmp(key, "skip-runtime-checks") ||
                !strcmp(key, "use-cpp-api") || !strcmp(key, "pack-weights")) {
@@ -90,7 +106,7 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       else if (!strcmp(key, "pack-weights")) { t->pack_weights = b; pack_set = 1; }
       else { t->use_cpp_api = b; cpp_set = 1; }
     } else {
-      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment, pack-weights)", key);
+      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment, pack-weights, l2-budget)", key);
       break;
     }
   }
@@ -119,4 +135,7 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   len = size ? strlen(buf) : 0;
   if ((t->pack_weights != 0) != pack_weights_default(t) && len + 1 < size)
     snprintf(buf + len, size - len, " -pack-weights=%d", t->pack_weights != 0);
+  len = size ? strlen(buf) : 0;
+  if (t->l2_budget != CS_L2_BUDGET_DEFAULT && len + 1 < size)
+    snprintf(buf + len, size - len, " -l2-budget=%ld", t->l2_budget);
 }

@@ -38,16 +38,26 @@ typedef struct cs_target {
    * multiple of 64 bytes (kernels.h w_row_stride) for the host's fast
    * kernels. Default 1 on the generic target with -kernels=fast, else 0. */
   int pack_weights;
+  /* -l2-budget=BYTES: the L2 SRAM bytes InjectMMALIBDMA may stage one
+   * MMALIB call's guard, input and weights into (-mcpu=c7x -mmalib=1 only;
+   * 0 turns staging off). Default CS_L2_BUDGET_DEFAULT, the spec's 384 KB
+   * (half of AM67A's 1.25 MB L2). */
+  long l2_budget;
 } cs_target;
+
+#define CS_L2_BUDGET_DEFAULT (384L * 1024)
+#define CS_L2_BUDGET_MAX (16L * 1024 * 1024)
 
 /* Defaults for the generic C target. */
 void cs_target_default(cs_target *t);
 /* Parse "c_static_lib [-key=value …]"; unknown keys or bad values are an
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
-/* The canonical string form (for manifest.json). -kernels and
- * -pack-weights appear only when they are not their defaults, so that
+/* The canonical string form (for manifest.json). -kernels, -pack-weights
+ * and -l2-budget appear only when they are not their defaults, so that
  * existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
+/* 1 when MMALIB calls are staged into L2 SRAM (InjectMMALIBDMA). */
+int cs_target_stages_l2(const cs_target *t);
 
 #endif

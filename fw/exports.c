@@ -5,8 +5,10 @@
  * definitions once the table has allowed them).
  *
  * The runtime part lists every function of the public runtime headers
- * (cstatic/kernels.h, tidsp.h, model.h, profile.h, mmalib.h); test_fw_exports
- * checks that each kernel the code generator can emit is here.
+ * (cstatic/kernels.h, tidsp.h, model.h, profile.h, dma.h, mmalib.h) that a
+ * module may call; test_fw_exports checks that each kernel the code
+ * generator can emit is here. Not tidsp_l2_bind: the firmware binds its L2
+ * SRAM for each inference (service.c), and a module must not rebind it.
  */
 #include "exports.h"
 
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cstatic/dma.h"
 #include "cstatic/kernels.h"
 #include "cstatic/model.h"
 #include "cstatic/profile.h"
@@ -45,6 +48,11 @@ static const fw_export table[] = {
     /* -profile-layers=1 (cstatic/profile.h) */
     E(tidsp_profile_clock, "runtime"),
     E(tidsp_profile_reset, "runtime"),
+    /* DMA staging into L2 (cstatic/dma.h): the platform's engine and SRAM,
+     * not MMALIB's, so in every firmware whatever its build options. */
+    E(tidsp_dma_copy, "runtime"),
+    E(tidsp_dma_wait, "runtime"),
+    E(tidsp_l2_scratch, "runtime"),
 
     /* kernels: cstatic/kernels.h */
     E(tidsp_requant_one, "runtime"),

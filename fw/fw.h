@@ -36,6 +36,9 @@ typedef struct fw_module {
   const void *weights; /* NULL: the module's own (--weights=c) */
   size_t weights_size;
   void *arena;         /* DDR heap */
+  void *l2;            /* L2 SRAM pool: desc->l2_size bytes, TIDSP_L2_ALIGN
+                          aligned, bound for each of its inferences; NULL
+                          when the model stages nothing in L2 */
   void *image;         /* DDR heap: the module's loadable span */
   int image_fd;        /* the memfd dlopen read, open while loaded: dlopen
                           matches loaded objects by path, and a reused

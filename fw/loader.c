@@ -5,11 +5,13 @@
  * export table BEFORE the dynamic loader sees it, because the host's
  * loader would otherwise resolve them against anything in the process
  * (all of libc). A module the table does not cover is refused, naming the
- * symbols; then the DDR heap is charged for the module's loadable span and
- * its arena, the image is handed to dlopen (RTLD_NOW | RTLD_LOCAL: every
+ * symbols; then the DDR heap is charged for the module's loadable span, the
+ * image is handed to dlopen (RTLD_NOW | RTLD_LOCAL: every
  * reference bound now, nothing of it visible to other modules) from an
  * anonymous memory file, and its entry, descriptor and embedded weights
- * are looked up and checked.
+ * are looked up and checked; last, the model's L2 scratch (desc->l2_size,
+ * from the L2 SRAM pool) and its arena (DDR heap) are allocated. Every
+ * failure releases all the load took.
  *
  * Host emulation limit: the code itself is mapped where the host's loader
  * puts it; the DDR heap holds a reservation of the same size, so heap
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cstatic/dma.h"
 #include "elf_syms.h"
 #include "exports.h"
 #include "fw.h"
@@ -67,6 +70,7 @@ fw_module *fw_module_find(fw_state *st, uint32_t handle) {
 static void release(fw_state *st, fw_module *m) {
   if (m->dl) dlclose(m->dl);
   if (m->arena) fw_pool_free(&st->ddr, m->arena);
+  if (m->l2) fw_pool_free(&st->l2, m->l2);
   if (m->image) fw_pool_free(&st->ddr, m->image);
   if (m->image_fd >= 0) close(m->image_fd);
   memset(m, 0, sizeof *m);
@@ -92,10 +96,10 @@ static int check_symbol(void *ctx, const char *name) {
   return 0;
 }
 
-static int nomem(fw_state *st, char *err, size_t n_err, const char *what, size_t need) {
+static int nomem(const fw_pool *p, char *err, size_t n_err, const char *what, size_t need) {
   return fail(err, n_err, C7X_ERR_NOMEM,
-              "%s: %s needs %zu bytes, largest free block is %zu of %zu (%zu free)", st->ddr.name,
-              what, need, fw_pool_largest_free(&st->ddr), st->ddr.size, fw_pool_free_bytes(&st->ddr));
+              "%s: %s needs %zu bytes, largest free block is %zu of %zu (%zu free)", p->name, what,
+              need, fw_pool_largest_free(p), p->size, fw_pool_free_bytes(p));
 }
 
 int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out, char *err,
@@ -124,7 +128,7 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
   m->text_size = (uint32_t)(info.text_size > UINT32_MAX ? UINT32_MAX : info.text_size);
   m->data_size = (uint32_t)(info.data_size > UINT32_MAX ? UINT32_MAX : info.data_size);
   m->image = fw_pool_alloc(&st->ddr, (size_t)info.span, 4096);
-  if (!m->image) return nomem(st, err, n_err, "the module", (size_t)info.span);
+  if (!m->image) return nomem(&st->ddr, err, n_err, "the module", (size_t)info.span);
 
   int status = C7X_OK;
   int fd = memfd_create("c7x_module", MFD_CLOEXEC);
@@ -194,10 +198,19 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
       goto bad;
     }
   }
+  if (d->l2_size > 0) {
+    m->l2 = fw_pool_alloc(&st->l2, d->l2_size, TIDSP_L2_ALIGN);
+    if (!m->l2) {
+      char what[96];
+      snprintf(what, sizeof what, "model '%.64s' (its L2 scratch)", d->name ? d->name : "?");
+      status = nomem(&st->l2, err, n_err, what, d->l2_size);
+      goto bad;
+    }
+  }
   size_t align = d->arena_align < 64 ? 64 : d->arena_align;
   m->arena = fw_pool_alloc(&st->ddr, d->arena_size, align);
   if (!m->arena) {
-    status = nomem(st, err, n_err, "the model's arena", d->arena_size);
+    status = nomem(&st->ddr, err, n_err, "the model's arena", d->arena_size);
     goto bad;
   }
   m->handle = st->next_handle++;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "cstatic/dma.h"
 #include "fw.h"
 
 typedef struct reply {
@@ -99,6 +100,27 @@ static uint8_t *staging_ptr(const fw_state *st, uint64_t addr, uint64_t size) {
   uint64_t off = addr - C7X_STAGING_ADDR;
   if (off > st->staging_size || size > st->staging_size - off) return NULL;
   return st->shared + off;
+}
+
+/* ---- running a module ------------------------------------------------------- */
+
+/* repeat inferences of m with its L2 scratch bound (NULL, 0 when it has
+ * none: unbound, so a model that asks anyway gets TIDSP_ERR_L2). Before
+ * the region is unbound every DMA queue is drained: the host engine defers
+ * copies, and one a module left pending would otherwise run at the next
+ * request's first wait, from and into buffers this module may have
+ * released by then (on the board, the DSP's DMA finishes before the
+ * firmware replies). */
+static int32_t run_bound(fw_module *m, const tidsp_dsp_tensor *in, const tidsp_dsp_tensor *out,
+                         unsigned repeat) {
+  const tidsp_model_desc *d = m->desc;
+  /* m->l2 comes from the pool aligned to TIDSP_L2_ALIGN: the bind holds. */
+  int32_t rv = tidsp_l2_bind(m->l2, m->l2 ? d->l2_size : 0);
+  for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
+    rv = m->entry(m->weights, m->arena, in, d->n_inputs, out, d->n_outputs);
+  for (int32_t q = 0; q < TIDSP_DMA_QUEUES; q++) tidsp_dma_wait(q, 0);
+  tidsp_l2_bind(NULL, 0);
+  return rv;
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -281,7 +303,6 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
 
   unsigned repeat = q.flags & C7X_INFER_REPEAT_MASK;
   if (repeat == 0) repeat = 1;
-  int32_t rv = TIDSP_OK;
   /* Name the request for the supervisor, should the module crash, and arm
    * the request timeout: SIGALRM's default action ends the firmware, as a
    * watchdog resets a hung DSP. */
@@ -295,8 +316,7 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
     }
   }
   uint64_t t0 = fw_now_us();
-  for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
-    rv = m->entry(m->weights, m->arena, in, d->n_inputs, out, d->n_outputs);
+  int32_t rv = run_bound(m, in, out, repeat);
   uint64_t t1 = fw_now_us();
   if (run) {
     if (run->timeout_ms) {

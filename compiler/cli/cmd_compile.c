@@ -213,6 +213,11 @@ int cs_cmd_compile(int argc, char **argv) {
     printf("  weights: %s (%s)\n", wbuf, opt.weights_as_c ? "weights.c" : "weights.bin");
     if (emit_module) printf("  module: %s/%s (weights embedded)\n", dir, CS_MODULE_FILE);
     if (target.mmalib) print_offload(cs_mmalib_report());
+    if (stats.l2_budget)
+      printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "
+             "%d sliced, %d in DDR\n",
+             stats.l2_budget, stats.l2_bytes, stats.l2_input_weights, stats.l2_input, stats.l2_sliced,
+             stats.l2_ddr);
   }
   return CS_EXIT_OK;
 }

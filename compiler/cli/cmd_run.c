@@ -7,7 +7,9 @@
  * dtypes) on the inputs. An input batch k times the model's (same k for
  * every input) runs k times on consecutive slices, the outputs
  * concatenated along axis 0. Everything is allocated before the first
- * inference; the model itself allocates nothing.
+ * inference; the model itself allocates nothing. A model that stages data
+ * in L2 SRAM (model_desc.l2_size > 0, -mcpu=c7x -mmalib=1) gets a region
+ * of that size, bound for all its runs.
  *
  * --profile reads the model's per-layer table (-profile-layers=1): its
  * counters are reset before each run and read after it, and each layer's
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cstatic/dma.h"
 #include "cstatic/model.h"
 #include "npy.h"
 
@@ -136,7 +139,8 @@ int cs_cmd_run(int argc, char **argv) {
   if (!cs_fs_is_dir(dir)) return cs_cli_fail("model directory %s does not exist", dir);
 
   int rc = CS_EXIT_FAIL;
-  void *so = NULL, *weights = NULL, *arena = NULL;
+  void *so = NULL, *weights = NULL, *arena = NULL, *l2 = NULL;
+  int32_t (*l2_bind)(void *, size_t) = NULL;
   cs_npy x[MAX_IO];
   void *y[MAX_IO];
   memset(x, 0, sizeof x);
@@ -231,6 +235,24 @@ int cs_cmd_run(int argc, char **argv) {
     arena = NULL;
     cs_cli_fail("out of memory for the %zu-byte arena", m->arena_size);
     goto done;
+  }
+  if (m->l2_size > 0) {
+    /* The model's .so links its own copy of the runtime (host_build.c) and
+     * reads the L2 binding of that copy, not of this binary's: bind through
+     * the .so's tidsp_l2_bind. It is absent only when the model never calls
+     * tidsp_l2_scratch (l2.c holds both), and then there is nothing to bind. */
+    *(void **)&l2_bind = dlsym(so, "tidsp_l2_bind");
+    if (posix_memalign(&l2, TIDSP_L2_ALIGN, m->l2_size) != 0) {
+      l2 = NULL;
+      cs_cli_fail("out of memory for the model's %zu-byte L2 scratch", m->l2_size);
+      goto done;
+    }
+    int32_t st = l2_bind ? l2_bind(l2, m->l2_size) : TIDSP_OK;
+    if (st != TIDSP_OK) {
+      cs_cli_fail("model '%s': binding its %zu-byte L2 scratch failed: %s", m->name, m->l2_size,
+                  m->status_str(st));
+      goto done;
+    }
   }
   for (int j = 0; j < n_out; j++) {
     if (posix_memalign(&y[j], 64, m->outputs[j].nbytes * (size_t)k + 1) != 0) {
@@ -328,6 +350,8 @@ done:
   free(rows);
   free(column);
   free(arena);
+  if (l2_bind) l2_bind(NULL, 0);
+  free(l2);
   free(weights);
   /* The model's code stays mapped until exit: nothing calls it any more,
    * and unloading first would only add an exit-order hazard. */

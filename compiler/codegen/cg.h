@@ -128,6 +128,18 @@ uint64_t cs_cg_weights_checksum(const cs_cg *cg);
 void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writable,
                    char *used);
 
+/* ---- InjectMMALIBDMA's C (emit_l2.c; the plan: schedule l2) ---------- */
+
+/* 1 when the step's MMALIB call is staged through L2 / file f has one. */
+int cs_cg_step_staged(const cs_cg *cg, int step);
+int cs_cg_part_staged(const cs_cg *cg, int f);
+/* The kernel's pointer to the L2 copy of input i (0 data, 1 weights). */
+void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size);
+/* Inside a call's block: the DMA copies and the wait before the call. */
+void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, char *used);
+/* A whole sliced conv layer: the block with its output-channel loop. */
+cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *used, int row);
+
 /* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
 const char *cs_cg_tidsp_dtype_name(cs_dtype t);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "cstatic/mmalib.h"
 
 static cs_status check_out_dir(const char *dir) {
   DIR *d = opendir(dir);
@@ -69,7 +70,11 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
       .weights_align = align,
       .weights_base = CS_WEIGHTS_HEADER_BYTES,
       .alias_copies = !opt->no_copy_alias,
+      .l2_budget = cs_target_stages_l2(t) ? (size_t)t->l2_budget : 0,
   };
+  /* -mmalib=1: intermediate activations on 128 bytes (mmalib-integration
+   * "Limitations"; more than MMA's 64). */
+  if (t->mmalib) so.arena_align = pow2_at_least(so.arena_align, TIDSP_MMALIB_ACT_ALIGN);
   st = cs_schedule_build(g, &so, &cg.s);
   if (st == CS_OK) st = cs_cg_assign_names(&cg);
   if (st == CS_OK) st = split_files(&cg);
@@ -98,6 +103,15 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
     for (int k = 0; k < cg.s.n_steps; k++) s->kernel_calls += !cg.s.node_elided[cg.s.order[k]];
     s->files = cg.n_files;
     s->macs = cg.total_macs;
+    s->l2_budget = cg.s.l2_budget;
+    s->l2_bytes = cg.s.l2_size;
+    for (int k = 0; cg.s.l2 && k < cg.s.n_steps; k++) {
+      cs_l2_kind kind = cg.s.l2[k].kind;
+      s->l2_input_weights += kind == CS_L2_INPUT_WEIGHTS;
+      s->l2_input += kind == CS_L2_INPUT;
+      s->l2_sliced += kind == CS_L2_SLICED;
+      s->l2_ddr += kind == CS_L2_DDR;
+    }
   }
   cg_free(&cg);
   return st;

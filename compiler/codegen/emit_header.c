@@ -70,6 +70,8 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
   if (cs_cg_is_dsp(cg)) cs_sbuf_puts(&b, "#include \"cstatic/platform/tidsp_dsp.h\"\n");
   /* -mmalib=1: the offloaded layers call the MMALIB externs directly. */
   if (cg->t->mmalib) cs_sbuf_puts(&b, "#include \"cstatic/mmalib.h\"\n");
+  /* Staged MMALIB calls (-mcpu=c7x -mmalib=1) copy through L2 SRAM. */
+  if (s->l2_size) cs_sbuf_puts(&b, "#include \"cstatic/dma.h\"\n");
   cs_sbuf_puts(&b, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   cs_sbuf_puts(&b, "#define MODEL_NAME ");
   cs_c_string(&b, cg->model_name);
@@ -82,6 +84,9 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
                  s->arena_align);
   cs_sbuf_printf(&b, "/* Max over layers of the bytes live at once: no plan can use less. */\n"
                      "#define MODEL_LIVE_BYTES_LOWER_BOUND %zuu\n", s->live_lower_bound);
+  cs_sbuf_printf(&b, "/* L2 SRAM scratch the staged MMALIB calls use (0: none); bind at least\n"
+                     " * this many bytes with tidsp_l2_bind (cstatic/dma.h) before a call. */\n"
+                     "#define MODEL_L2_SIZE %zuu\n", s->l2_size);
   cs_sbuf_printf(&b, "\n/* Weights blob (docs/weights-format.md): header + %d tensors. */\n"
                      "#define MODEL_WEIGHTS_SIZE %zuu\n#define MODEL_WEIGHTS_ALIGN %zuu\n"
                      "#define MODEL_WEIGHTS_COUNT %du\n#define MODEL_WEIGHTS_CHECKSUM UINT64_C(0x%016" PRIx64 ")\n"

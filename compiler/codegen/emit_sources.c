@@ -142,10 +142,13 @@ static int profile_row_of_output(const cs_cg *cg, int j) {
 }
 
 /* One kernel call in a block. in_expr/out_expr override the pointer of an
- * argument (model_run's boundary conversions); NULL entries use storage.
- * row >= 0: time the call into that row of model_layer_stats. */
+ * argument (model_run's boundary conversions, L2 copies); NULL entries use
+ * storage. row >= 0: time the call into that row of model_layer_stats.
+ * l2_step >= 0: the call of that step is staged through L2 (its DMA copies
+ * precede it in the block and count in its time). */
 static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *const *in_expr,
-                           const char *out_expr, char *used, int *needs_math, int row) {
+                           const char *out_expr, char *used, int *needs_math, int row,
+                           int l2_step) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!ki)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' op %s is not a kernel op",
@@ -187,14 +190,11 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   else cs_cg_pointer(cg, &call, n->outputs[0], ki->out, 1, used);
   if (is_extern && (st = cs_kernel_extern_call_args(n, "        ", &call)) != CS_OK) goto done;
   cs_sbuf_puts(&call, ")");
-  if (row >= 0)
-    cs_sbuf_printf(b, "    const uint64_t t0 = tidsp_profile_clock();\n"
-                      "    st = %s;\n"
-                      "    tidsp_profile_record(&model_layer_stats[%d], t0);\n"
-                      "    if (st != TIDSP_OK) return st;\n  }\n",
-                   call.s, row);
-  else
-    cs_sbuf_printf(b, "    st = %s;\n    if (st != TIDSP_OK) return st;\n  }\n", call.s);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
+  if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
+  cs_sbuf_printf(b, "    st = %s;\n", call.s);
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
 done:
   cs_sbuf_free(&pre);
   cs_sbuf_free(&params);
@@ -215,7 +215,22 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, char *used, int *ne
     cs_sbuf_puts(b, " */\n");
     return CS_OK;
   }
-  return emit_call(cg, b, n, NULL, NULL, used, needs_math, profile_row_of_step(cg, step));
+  int row = profile_row_of_step(cg, step);
+  if (!cs_cg_step_staged(cg, step)) return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1);
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  cs_status st = ki ? check_args(cg, n, ki) : cs_error(CS_ERR_INTERNAL, "codegen: node '%s' is not a kernel op",
+                                                       node_name(n));
+  if (st != CS_OK) return st;
+  if (cg->s.l2[step].kind == CS_L2_SLICED) return cs_cg_emit_sliced_layer(cg, b, step, used, row);
+  char in0[64], in1[64];
+  const char *in_expr[8] = {0}; /* MMALIB calls take 5 tensors */
+  cs_cg_l2_pointer(cg, step, 0, ki->in[0], in0, sizeof in0);
+  in_expr[0] = in0;
+  if (cg->s.l2[step].kind == CS_L2_INPUT_WEIGHTS) {
+    cs_cg_l2_pointer(cg, step, 1, ki->in[1], in1, sizeof in1);
+    in_expr[1] = in1;
+  }
+  return emit_call(cg, b, n, in_expr, NULL, used, needs_math, row, step);
 }
 
 static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *what) {
@@ -294,7 +309,11 @@ static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, char *used, int *needs_
   range[0] = (char)(range[0] - 'a' + 'A');
   cs_sbuf_printf(b, "\n/* %s. */\n%sint32_t cg_main_part%d%s {\n", range, f == 0 ? "static " : "", f,
                  part_params);
-  cs_sbuf_puts(b, "  int32_t st = TIDSP_OK;\n  (void)W;\n  (void)A;\n  (void)inputs;\n  (void)outputs;\n\n");
+  cs_sbuf_puts(b, "  int32_t st = TIDSP_OK;\n  (void)W;\n  (void)A;\n  (void)inputs;\n  (void)outputs;\n");
+  if (cs_cg_part_staged(cg, f))
+    cs_sbuf_puts(b, "  uint8_t *const L2 = (uint8_t *)tidsp_l2_scratch(MODEL_L2_SIZE);\n"
+                    "  if (L2 == NULL) return TIDSP_ERR_L2;\n");
+  cs_sbuf_puts(b, "\n");
   for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++) {
     cs_status st = emit_layer(cg, b, k, used, needs_math);
     if (st != CS_OK) return st;
@@ -389,6 +408,10 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
                  embedded ? "(weights != NULL ? weights : model_weights)" : "weights");
   cs_sbuf_puts(b, "  uint8_t *A = (uint8_t *)arena;\n  int32_t st;\n");
   argument_checks(cg, b);
+  /* Before the first layer: a missing L2 scratch fails the call, not a
+   * layer half-way through. */
+  if (s->l2_size)
+    cs_sbuf_puts(b, "  if (tidsp_l2_scratch(MODEL_L2_SIZE) == NULL) return TIDSP_ERR_L2;\n");
   for (int f = 0; f < cg->n_files; f++)
     cs_sbuf_printf(b, "  st = cg_main_part%d(W, A, inputs, outputs);\n  if (st != TIDSP_OK) return st;\n", f);
   for (int j = 0; j < s->n_outputs; j++) {
@@ -435,7 +458,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
     snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
     const char *in_expr[3] = {NULL, NULL, in_x};
     cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_input(cg, i));
+                             profile_row_of_input(cg, i), -1);
     if (st != CS_OK) return st;
     cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
   }
@@ -454,7 +477,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_ma
     snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
     const char *in_expr[3] = {NULL, NULL, in_x};
     cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_output(cg, j));
+                             profile_row_of_output(cg, j), -1);
     if (st != CS_OK) return st;
   }
   cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");
@@ -536,6 +559,7 @@ static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
                  s->n_outputs ? "model_raw_outputs" : "NULL");
   cs_sbuf_printf(b, "    .arena_size = MODEL_ARENA_SIZE,\n    .arena_align = MODEL_ARENA_ALIGN,\n"
                     "    .live_bytes_lower_bound = MODEL_LIVE_BYTES_LOWER_BOUND,\n"
+                    "    .l2_size = MODEL_L2_SIZE,\n"
                     "    .weights_size = MODEL_WEIGHTS_SIZE,\n    .weights_align = MODEL_WEIGHTS_ALIGN,\n"
                     "    .weights_embedded = %s,\n"
                     "    .run = model_run,\n    .run_raw = cg_main,\n"

@@ -119,6 +119,11 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
     if (macs) cs_json_int(j, "macs", macs);
     cs_json_string(j, "file", file);
     cs_json_bool(j, "elided", cg->s.node_elided[id]);
+    if (cg->s.l2 && cg->s.l2[k].kind != CS_L2_NONE) {
+      char what[256];
+      cs_l2_stage_describe(&cg->s.l2[k], cg->s.l2_budget, what, sizeof what);
+      cs_json_string(j, "l2", what);
+    }
     cs_json_end_object(j);
     if (cg->s.node_elided[id]) (*elided)++;
     else (*calls)++;
@@ -187,6 +192,10 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_double(j, "arena_ratio",
                  s->live_lower_bound ? (double)s->arena_size / (double)s->live_lower_bound : 1.0);
   cs_json_int(j, "weights_bytes", (int64_t)s->weights_size);
+  /* InjectMMALIBDMA: the budget and the L2 scratch the model needs
+   * (l2_budget 0: no staging). */
+  cs_json_int(j, "l2_budget", (int64_t)s->l2_budget);
+  cs_json_int(j, "l2_bytes", (int64_t)s->l2_size);
 
   cs_json_begin_object(j, "weights");
   int as_c = cg->opt && cg->opt->weights_as_c;

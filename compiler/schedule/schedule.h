@@ -49,7 +49,28 @@ typedef struct cs_schedule_options {
   size_t weights_align; /* power of two */
   size_t weights_base;  /* offset of the first tensor in the blob (header) */
   int alias_copies;     /* elide k_copy whose input dies there */
+  size_t l2_budget;     /* > 0: stage MMALIB calls into L2 (l2plan.c) */
 } cs_schedule_options;
+
+/* InjectMMALIBDMA's decision for one step (schedule/l2plan.c). */
+typedef enum cs_l2_kind {
+  CS_L2_NONE = 0,      /* not a kernel the spec stages (or staging is off) */
+  CS_L2_DDR,           /* a staged kernel whose input alone exceeds the budget */
+  CS_L2_INPUT,         /* input in L2, weights read from DDR */
+  CS_L2_INPUT_WEIGHTS, /* input and weights in L2 */
+  CS_L2_SLICED         /* input in L2, weights staged chunk_cout output
+                          channels at a time: mmalib_conv2d_i8_sliced per chunk */
+} cs_l2_kind;
+
+/* Offsets are into the model's L2 scratch (base aligned to 128): the guard
+ * occupies [0, input_off), which keeps the input off L2's first bytes. */
+typedef struct cs_l2_stage {
+  cs_l2_kind kind;
+  size_t input_off, input_bytes;
+  size_t weight_off, weight_bytes; /* the whole weights, or one chunk's (SLICED) */
+  int chunk_cout, n_chunks;        /* SLICED */
+  size_t weight_bytes_total;       /* the layer's weights (all kinds but NONE) */
+} cs_l2_stage;
 
 typedef struct cs_schedule {
   /* order */
@@ -78,6 +99,10 @@ typedef struct cs_schedule {
   int *weights;          /* value ids */
   size_t weights_size;   /* blob bytes, header included */
   size_t weights_align;
+  /* L2 staging (opt->l2_budget > 0; else NULL / 0) */
+  cs_l2_stage *l2;       /* [n_steps] */
+  size_t l2_budget;
+  size_t l2_size;        /* scratch bytes the model needs: the largest step's */
 } cs_schedule;
 
 /* Build the whole schedule. Every live node must be a kernel op. Errors
@@ -92,6 +117,11 @@ cs_status cs_schedule_boundary(const cs_graph *g, cs_schedule *s);
 cs_status cs_schedule_liveness(const cs_graph *g, cs_schedule *s);
 cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
                               cs_schedule *s);
+/* Plan L2 staging of every MMALIB call the spec stages (after storage). */
+cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
+/* "input 25088 B + weights 36864 B in L2", "input in L2, weights in 4
+ * chunks of 128 channels (weights 294912 B > budget)", … into buf. */
+void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_t size);
 
 /* The pointer a step reads for value v resolves through aliases to this
  * value's storage. */

@@ -237,6 +237,7 @@ cs_status cs_schedule_build(const cs_graph *g, const cs_schedule_options *opt,
   if (st == CS_OK) st = cs_schedule_order(g, s);
   if (st == CS_OK) st = cs_schedule_liveness(g, s);
   if (st == CS_OK) st = cs_schedule_storage(g, opt, s);
+  if (st == CS_OK && opt->l2_budget > 0) st = cs_schedule_l2(g, opt->l2_budget, s);
   if (st != CS_OK) cs_schedule_free(s);
   return st;
 }
@@ -254,5 +255,6 @@ void cs_schedule_free(cs_schedule *s) {
   free(s->input_staging);
   free(s->output_staging);
   free(s->weights);
+  free(s->l2);
   memset(s, 0, sizeof *s);
 }

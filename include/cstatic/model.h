@@ -5,7 +5,8 @@
  * Every generated lib0.c defines `const tidsp_model_desc model_desc`, so a
  * host program (cstatic run, a firmware loader) can drive any compiled
  * model without its lib0.h: read the I/O infos, allocate arena_size bytes
- * aligned to arena_align, check the weights, call run or run_raw.
+ * aligned to arena_align, bind l2_size bytes of L2 SRAM when l2_size > 0
+ * (tidsp_l2_bind, cstatic/dma.h), check the weights, call run or run_raw.
  *
  * Two entry points, same signature:
  *   run     — the model's own dtypes (e.g. float32 in and out); quantizes
@@ -33,7 +34,7 @@ extern "C" {
 #endif
 
 /* Bumped when tidsp_model_desc or tidsp_tensor_info change layout. */
-#define TIDSP_MODEL_ABI_VERSION 2u
+#define TIDSP_MODEL_ABI_VERSION 3u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {
@@ -68,6 +69,9 @@ typedef struct tidsp_model_desc {
   const tidsp_tensor_info *raw_outputs;
   size_t arena_size, arena_align;
   size_t live_bytes_lower_bound;
+  /* L2 SRAM the staged MMALIB calls use (-mcpu=c7x -mmalib=1; 0: none):
+   * the bound region (tidsp_l2_bind) must hold this many bytes. */
+  size_t l2_size;
   size_t weights_size, weights_align;
   const void *weights_embedded; /* non-NULL when built with --weights=c */
   tidsp_model_entry run;

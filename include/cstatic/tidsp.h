@@ -24,7 +24,8 @@ extern "C" {
   X(TIDSP_ERR_ALIGN, -5, "pointer not aligned as the kernel requires")   \
   X(TIDSP_ERR_NOMEM, -6, "arena too small")                              \
   X(TIDSP_ERR_WEIGHTS, -7, "weights blob missing, truncated or corrupt") \
-  X(TIDSP_ERR_UNSUPPORTED, -8, "operation not supported by this build")
+  X(TIDSP_ERR_UNSUPPORTED, -8, "operation not supported by this build") \
+  X(TIDSP_ERR_L2, -9, "L2 SRAM scratch not bound or smaller than the model needs")
 
 typedef enum tidsp_status {
 #define TIDSP_X_ENUM(name, value, text) name = value,

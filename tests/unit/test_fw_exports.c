@@ -53,6 +53,16 @@ int main(void) {
   /* What every lib0.c calls besides kernels. */
   CHECK(fw_export_find("tidsp_weights_check") && fw_export_find("tidsp_status_str"));
   CHECK(fw_export_find("memcpy") && fw_export_find("memset"));
+  /* What a c7x -mmalib=1 module's staged calls use (cstatic/dma.h), in
+   * every firmware; never tidsp_l2_bind: the firmware binds its L2 SRAM
+   * for each inference, and a module must not rebind it. */
+  const char *dma[] = {"tidsp_dma_copy", "tidsp_dma_wait", "tidsp_l2_scratch"};
+  for (size_t i = 0; i < sizeof dma / sizeof dma[0]; i++) {
+    const fw_export *d = fw_export_find(dma[i]);
+    CHECK_MSG(d && !strcmp(d->group, "runtime"), "%s is not exported in group runtime (%s)", dma[i],
+              fw_build_options());
+  }
+  CHECK(fw_export_find("tidsp_l2_bind") == NULL);
   /* No allocator: a module runs on its arena. */
   CHECK(!fw_export_find("malloc") && !fw_export_find("free"));
   CHECK(fw_export_find("tidsp_made_up") == NULL);

@@ -1,0 +1,108 @@
+/*
+ * emit_l2.c — the C of InjectMMALIBDMA (schedule/l2plan.c decides): a staged
+ * MMALIB call copies its input (and weights) into the L2 scratch with
+ * tidsp_dma_copy, waits, and reads the L2 copies; a sliced conv loops over
+ * output-channel chunks, one weights copy and one mmalib_conv2d_i8_sliced
+ * call per chunk. `L2` is the scratch base each cg_main_partF takes from
+ * tidsp_l2_scratch (cstatic/dma.h).
+ */
+#include <string.h>
+
+#include "cg.h"
+
+int cs_cg_step_staged(const cs_cg *cg, int step) {
+  if (!cg->s.l2) return 0;
+  cs_l2_kind k = cg->s.l2[step].kind;
+  return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED;
+}
+
+int cs_cg_part_staged(const cs_cg *cg, int f) {
+  for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++)
+    if (cs_cg_step_staged(cg, k)) return 1;
+  return 0;
+}
+
+static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
+  char what[256];
+  cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
+  cs_sbuf_printf(b, "    /* InjectMMALIBDMA: %s */\n", what);
+}
+
+static void copy(cs_sbuf *b, size_t l2_off, const char *src, size_t bytes, const char *fail) {
+  cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, %s, %zuu, 0u);\n    if (st != TIDSP_OK) %s;\n",
+                 l2_off, src, bytes, fail);
+}
+
+/* The L2 copy of input i (0: data, 1: weights) as the kernel's pointer. */
+void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  snprintf(buf, size, "(const %s *)(L2 + %zu)", cs_dtype_c_type(dtype),
+           i == 0 ? l2->input_off : l2->weight_off);
+}
+
+void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, char *used) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  cs_sbuf src = {0};
+  comment(cg, b, step);
+  cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
+  copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
+  if (l2->kind == CS_L2_INPUT_WEIGHTS) {
+    src.len = 0;
+    cs_cg_pointer(cg, &src, n->inputs[1], CS_DTYPE_UNDEF, 0, used);
+    copy(b, l2->weight_off, src.s, l2->weight_bytes, "return st");
+  }
+  cs_sbuf_puts(b, "    st = tidsp_dma_wait(0, 0);\n    if (st != TIDSP_OK) return st;\n");
+  cs_sbuf_free(&src);
+}
+
+/* The conv's int32 arguments with C_out → the chunk's n_oc, then oc_start. */
+static const char *const kConvArgs[12] = {"C_in",     "H_in",       "W_in",     "C_out_tile",
+                                          "KH",       "KW",         "stride_h", "stride_w",
+                                          "pad_top",  "pad_bottom", "pad_left", "pad_right"};
+
+cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *used, int row) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  int cnt = 0;
+  const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+  int wv = n->inputs[1];
+  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || !a || cnt != 12 || cg->s.loc[wv].kind != CS_LOC_CONST)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be sliced", n->name ? n->name : "?",
+                    cs_op_name(n->op));
+  size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
+  cs_sbuf src = {0};
+  cs_sbuf_puts(b, "  {\n");
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
+  cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
+  copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
+  used[wv] = 1;
+  cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
+                    "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
+                 (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout);
+  cs_sbuf_printf(b, "      st = tidsp_dma_copy(0, L2 + %zu, W + %s + (size_t)oc * %zuu, (size_t)n_oc * %zuu, 0u);\n"
+                    "      if (st != TIDSP_OK) break;\n"
+                    "      st = tidsp_dma_wait(0, 0);\n      if (st != TIDSP_OK) break;\n",
+                 l2->weight_off, cg->macro[wv], per_channel, per_channel);
+  char in0[64], in1[64];
+  cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
+  cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
+  cs_sbuf_printf(b, "      st = mmalib_conv2d_i8_sliced(\n          %s,\n          %s", in0, in1);
+  static const cs_dtype tail[3] = {CS_DTYPE_I32, CS_DTYPE_U8, CS_DTYPE_U8};
+  for (int i = 2; i < 5; i++) {
+    cs_sbuf_puts(b, ",\n          ");
+    cs_cg_pointer(cg, b, n->inputs[i], tail[i - 2], 0, used);
+  }
+  cs_sbuf_puts(b, ",\n          ");
+  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  for (int i = 0; i < 12; i++) {
+    if (i == 3) cs_sbuf_printf(b, ",\n          /* %s */ n_oc", kConvArgs[i]);
+    else cs_sbuf_printf(b, ",\n          /* %s */ %d", kConvArgs[i], (int)a[i]);
+  }
+  cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      if (st != TIDSP_OK) break;\n    }\n");
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  cs_sbuf_free(&src);
+  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+}

@@ -1,0 +1,151 @@
+/*
+ * l2plan.c — InjectMMALIBDMA's plan (spec/c-static-lib-backend.txt "DMA
+ * Injection Pipeline", spec/te-extern-dispatch.txt "Injected TIR
+ * Structure"): for each MMALIB call the spec stages, whether its input and
+ * weights are copied from DDR into L2 SRAM before the call, and where.
+ *
+ * Per step, the L2 scratch holds a guard, the input, then the weights (each
+ * start rounded up to 128 bytes, the spec's activation alignment). The
+ * guard (pad_top · W_in · elem bytes, at least 128) keeps the input off
+ * L2's first bytes, where the C7x streaming engine's backward prefetch
+ * would underflow. Decisions, in the spec's order:
+ *   - guard + input > budget: the call reads DDR (no staging at all);
+ *   - guard + input + weights ≤ budget: both are staged;
+ *   - a plain ungrouped int8 conv: weights staged by output-channel chunks
+ *     (as many channels as fit, a multiple of 64 when at least 64 fit),
+ *     one mmalib_conv2d_i8_sliced call per chunk;
+ *   - otherwise: the input alone.
+ * Unlike the spec's check (input ≤ budget), the guard counts against the
+ * budget: it is L2 the step really occupies. Bias, scale and shift stay in
+ * DDR (the spec stages input and weights only). Steps reuse the same bytes
+ * (one call at a time), so the model needs the largest step's footprint.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "schedule.h"
+
+enum { L2_ALIGN = 128, MMA_WIDTH = 64 };
+
+static size_t align_up(size_t v) { return (v + L2_ALIGN - 1) / L2_ALIGN * L2_ALIGN; }
+
+/* The spec's seven staged kernels (not the bias-less matmuls, not the
+ * residual adds and pools: those always read DDR). */
+static int is_staged_kernel(cs_op op) {
+  switch (op) {
+    case CS_OP_K_MMALIB_CONV2D_I8:
+    case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
+    case CS_OP_K_MMALIB_CONV2D_I16:
+    case CS_OP_K_MMALIB_DWCONV2D_I8:
+    case CS_OP_K_MMALIB_DWCONV2D_I16:
+    case CS_OP_K_MMALIB_FC_I8:
+    case CS_OP_K_MMALIB_FC_I16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+static int is_dwconv(cs_op op) { return op == CS_OP_K_MMALIB_DWCONV2D_I8 || op == CS_OP_K_MMALIB_DWCONV2D_I16; }
+static int is_fc(cs_op op) { return op == CS_OP_K_MMALIB_FC_I8 || op == CS_OP_K_MMALIB_FC_I16; }
+
+/* pad_top · W_in · elem, at least 128 (FC has no padding: 128). */
+static cs_status guard_bytes(const cs_node *n, size_t elem, size_t *out) {
+  *out = L2_ALIGN;
+  if (is_fc(n->op)) return CS_OK;
+  int cnt = 0;
+  const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+  int pad_top = is_dwconv(n->op) ? 7 : 8;
+  if (!a || cnt < 12)
+    return cs_error(CS_ERR_INTERNAL, "L2 planner: node '%s' (%s) has no conv geometry (mm_args)",
+                    n->name ? n->name : "?", cs_op_name(n->op));
+  size_t g = (size_t)(a[pad_top] > 0 ? a[pad_top] : 0) * (size_t)(a[2] > 0 ? a[2] : 0) * elem;
+  if (g > *out) *out = align_up(g);
+  return CS_OK;
+}
+
+static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                      size_t guard, cs_l2_stage *st) {
+  const cs_value *x = &g->values[n->inputs[0]];
+  int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
+  st->input_off = guard;
+  st->input_bytes = cs_value_nbytes(x);
+  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  if (guard + st->input_bytes > budget) {
+    st->kind = CS_L2_DDR;
+    return;
+  }
+  st->kind = CS_L2_INPUT;
+  /* Weights are staged only from the blob (the passes only offload
+   * constant weights; anything else is read where it lies). */
+  if (wv < 0 || s->loc[cs_schedule_storage_root(s, wv)].kind != CS_LOC_CONST) return;
+  size_t woff = align_up(guard + st->input_bytes);
+  if (woff + st->weight_bytes_total <= budget) {
+    st->kind = CS_L2_INPUT_WEIGHTS;
+    st->weight_off = woff;
+    st->weight_bytes = st->weight_bytes_total;
+    return;
+  }
+  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || woff >= budget) return;
+  const cs_value *w = &g->values[wv];
+  int64_t c_out = w->rank > 0 ? w->shape[0] : 0;
+  if (c_out <= 0) return;
+  size_t per_channel = st->weight_bytes_total / (size_t)c_out;
+  size_t fit = per_channel ? (budget - woff) / per_channel : 0;
+  if (fit >= MMA_WIDTH) fit = fit / MMA_WIDTH * MMA_WIDTH;
+  if (fit < 1) return;
+  st->kind = CS_L2_SLICED;
+  st->weight_off = woff;
+  st->chunk_cout = (int)fit;
+  st->n_chunks = (int)((c_out + (int64_t)fit - 1) / (int64_t)fit);
+  st->weight_bytes = fit * per_channel;
+}
+
+cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
+  free(s->l2);
+  s->l2 = calloc((size_t)(s->n_steps > 0 ? s->n_steps : 1), sizeof *s->l2);
+  if (!s->l2) return cs_error(CS_ERR_NOMEM, "L2 planner: out of memory");
+  s->l2_budget = budget;
+  s->l2_size = 0;
+  for (int k = 0; k < s->n_steps; k++) {
+    const cs_node *n = &g->nodes[s->order[k]];
+    if (!is_staged_kernel(n->op) || s->node_elided[s->order[k]] || n->n_inputs < 1) continue;
+    size_t guard;
+    cs_status st = guard_bytes(n, cs_dtype_size(g->values[n->inputs[0]].dtype), &guard);
+    if (st != CS_OK) return st;
+    cs_l2_stage *p = &s->l2[k];
+    plan_step(g, s, n, budget, guard, p);
+    size_t end = p->kind == CS_L2_DDR ? 0
+                 : p->weight_bytes ? p->weight_off + p->weight_bytes
+                                   : p->input_off + p->input_bytes;
+    if (end > s->l2_size) s->l2_size = end;
+  }
+  s->l2_size = align_up(s->l2_size);
+  return CS_OK;
+}
+
+void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_t size) {
+  switch (st->kind) {
+    case CS_L2_NONE:
+      snprintf(buf, size, "not staged");
+      break;
+    case CS_L2_DDR:
+      snprintf(buf, size, "DDR: guard %zu B + input %zu B > L2 budget %zu B", st->input_off,
+               st->input_bytes, budget);
+      break;
+    case CS_L2_INPUT:
+      snprintf(buf, size, "input %zu B in L2; weights %zu B read from DDR (> L2 budget %zu B)",
+               st->input_bytes, st->weight_bytes_total, budget);
+      break;
+    case CS_L2_INPUT_WEIGHTS:
+      snprintf(buf, size, "input %zu B + weights %zu B in L2", st->input_bytes, st->weight_bytes);
+      break;
+    case CS_L2_SLICED:
+      snprintf(buf, size,
+               "input %zu B in L2; weights %zu B > L2 budget %zu B: %d chunks of %d output channels "
+               "(%zu B) through mmalib_conv2d_i8_sliced",
+               st->input_bytes, st->weight_bytes_total, budget, st->n_chunks, st->chunk_cout,
+               st->weight_bytes);
+      break;
+  }
+}

@@ -1,0 +1,204 @@
+"""InjectMMALIBDMA end to end: with -mcpu=c7x -mmalib=1 the MMALIB calls
+stage their input (and weights) into L2 SRAM through the DMA API
+(cstatic/dma.h) and read the L2 copies; oversized conv weights go through
+mmalib_conv2d_i8_sliced chunk by chunk; inputs larger than the budget stay
+in DDR (spec/c-static-lib-backend.txt "DMA Injection Pipeline").
+
+Staging moves bytes, never changes them: every build below must give the
+output of the unstaged build bit for bit. The host DMA defers each copy
+until a wait needs it (runtime/dma/dma_host.c), so a missing or misplaced
+wait in the generated code shows up here as a different output.
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+BUDGET = 384 * 1024
+
+
+def cstatic(*args, ok=True):
+    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=600)
+    if ok:
+        assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
+    return p
+
+
+def float_model(path):
+    """x [1,32,112,112] → conv 32→64 s2 (input > budget: DDR) → conv 64→64
+    (input + weights fit) → depthwise 3×3 → conv 64→256 s2 → conv 256→256
+    (weights 576 KB > budget: sliced) → GAP → FC 256→128."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+
+    def conv(src, cin, cout, stride=1, groups=1, name=""):
+        w = (rng.normal(size=(cout, cin // groups, 3, 3)) * np.sqrt(2.0 / (9 * cin // groups)))
+        w *= np.linspace(0.5, 2.0, cout)[:, None, None, None]
+        b = rng.normal(size=(cout,)) * 0.1
+        inits.extend([numpy_helper.from_array(w.astype(np.float32), f"{name}_w"),
+                      numpy_helper.from_array(b.astype(np.float32), f"{name}_b")])
+        nodes.append(helper.make_node("Conv", [src, f"{name}_w", f"{name}_b"], [f"{name}_c"], name=name,
+                                      kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride, stride],
+                                      group=groups))
+        nodes.append(helper.make_node("Relu", [f"{name}_c"], [f"{name}_r"], name=f"{name}_relu"))
+        return f"{name}_r"
+
+    t = conv("x", 32, 64, stride=2, name="conv_ddr")
+    t = conv(t, 64, 64, name="conv_staged")
+    t = conv(t, 64, 64, groups=64, name="dw")
+    t = conv(t, 64, 256, stride=2, name="conv_wide")
+    t = conv(t, 256, 256, name="conv_sliced")
+    nodes.append(helper.make_node("GlobalAveragePool", [t], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+    fw = rng.normal(size=(128, 256)) / 16.0
+    inits.append(numpy_helper.from_array(fw.astype(np.float32), "fc_w"))
+    inits.append(numpy_helper.from_array((rng.normal(size=(128,)) * 0.1).astype(np.float32), "fc_b"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc", transB=1))
+    graph = helper.make_graph(nodes, "l2dma",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 112, 112])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 128])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    d = tmp_path_factory.mktemp("l2dma")
+    f, q = d / "f.onnx", d / "q.onnx"
+    float_model(str(f))
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(1)
+            self.data = iter([{"x": rng.normal(size=(1, 32, 112, 112)).astype(np.float32)} for _ in range(2)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(str(f), str(q), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"WeightSymmetric": True})
+    x = np.random.default_rng(7).normal(size=(1, 32, 112, 112)).astype(np.float32)
+    np.save(d / "x.npy", x)
+    return d, q
+
+
+def build(d, q, target, tag):
+    out = d / tag
+    if not out.exists():
+        out.mkdir()
+        p = cstatic("compile", q, "-o", out, "-t", target)
+        (out / "compile.txt").write_text(p.stdout)
+        cstatic("run", out, "--input", d / "x.npy", "--output", d / f"{tag}.npy")
+    man = json.loads((out / "manifest.json").read_text())
+    src = "".join(f.read_text() for f in sorted(out.glob("lib*.c")))
+    return np.load(d / f"{tag}.npy"), man, src, (out / "compile.txt").read_text()
+
+
+def l2_of(man):
+    return {s["name"]: s["l2"] for s in man["layers"] if "l2" in s}
+
+
+def test_staged_build_equals_unstaged_and_takes_each_decision(model):
+    d, q = model
+    ref, man0, src0, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
+    host, man_host, _, _ = build(d, q, "c_static_lib -mmalib=1", "host")
+    y, man, src, text = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1", "dma")
+    assert np.array_equal(ref, host)
+    assert np.array_equal(y, ref), "L2 staging changed the output"
+    # -l2-budget=0 and the generic target stage nothing
+    assert man0["l2_budget"] == 0 and man0["l2_bytes"] == 0 and "tidsp_dma_copy" not in src0
+    assert man["l2_budget"] == BUDGET and 0 < man["l2_bytes"] <= BUDGET
+    assert man["l2_bytes"] % 128 == 0
+    # -mmalib=1: activations on 128 bytes (mmalib-integration "Limitations")
+    assert man["arena_align"] == man_host["arena_align"] == man0["arena_align"] == 128
+    kinds = sorted(l2_of(man).values())
+    # one decision of each kind, named in the manifest and the summary line
+    assert sum(v.startswith("DDR: guard") for v in kinds) == 1, kinds
+    assert sum("through mmalib_conv2d_i8_sliced" in v for v in kinds) == 1, kinds
+    assert sum(v.endswith("B in L2") and "+ weights" in v for v in kinds) == 4, kinds
+    assert "L2 staging (InjectMMALIBDMA, budget 393216 B" in text
+    assert "4 input+weights, 0 input only, 1 sliced, 1 in DDR" in text
+    sliced = next(v for v in kinds if "sliced" in v)
+    assert "weights 589824 B > L2 budget 393216 B: 4 chunks of 64 output channels" in sliced
+    # the C: copies, a wait before every staged call, the chunk loop, the
+    # scratch taken once per part and checked before the first layer
+    assert src.count("tidsp_dma_copy(") == 4 * 2 + 2 and src.count("tidsp_dma_wait(0, 0)") == 5
+    assert "mmalib_conv2d_i8_sliced(" in src and "for (int32_t oc = 0; oc < 256; oc += 64)" in src
+    assert "if (tidsp_l2_scratch(MODEL_L2_SIZE) == NULL) return TIDSP_ERR_L2;" in src
+    assert f"#define MODEL_L2_SIZE {man['l2_bytes']}u" in (d / "dma" / "lib0.h").read_text()
+
+
+@pytest.mark.parametrize("budget", [300_000, 131_072, 20_000])
+def test_smaller_budgets_change_the_plan_not_the_output(model, budget):
+    d, q = model
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
+    y, man, src, _ = build(d, q, f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={budget}", f"b{budget}")
+    assert np.array_equal(y, ref)
+    assert man["l2_bytes"] <= budget
+    l2 = l2_of(man)
+    assert len(l2) == 6 and man["target"].endswith(f"-l2-budget={budget}")
+    if budget == 20_000:  # only the FC's input fits, and its weights (32 KB) do not
+        assert sum(v.startswith("DDR") for v in l2.values()) == 5, l2
+        assert sum(v.startswith("input 256 B in L2; weights 32768 B read from DDR") for v in l2.values()) == 1
+
+
+def test_bad_budget_is_a_clear_error(model, tmp_path):
+    _, q = model
+    for bad in ("abc", "-1", "99999999999", ""):
+        p = cstatic("compile", q, "-o", tmp_path / "o", "-t", f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={bad}",
+                    ok=False)
+        assert p.returncode != 0 and "-l2-budget" in p.stderr, p.stderr
+        assert "expected bytes in [0, 16777216]" in p.stderr or "has no value" in p.stderr, p.stderr
+
+
+def test_staged_module_through_the_firmware(model):
+    """The firmware (its --mmalib build) gives a staged module its L2 scratch
+    from the L2 SRAM pool at load and binds it around each inference: the
+    output is `cstatic run`'s, and a pool smaller than the module's L2 need
+    fails the load naming both sizes."""
+    import deploy_util
+    d, q = model
+    fw_bin = os.path.join(deploy_util.BIN_DIR, "c7x_fw_mmalib")
+    assert os.path.exists(fw_bin), f"{fw_bin} not built"
+    out = d / "module"
+    cstatic("compile", q, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1", "--emit=module", "-q")
+    l2_bytes = json.loads((out / "manifest.json").read_text())["l2_bytes"]
+    assert l2_bytes > 0
+    x = np.load(d / "x.npy")
+    x.tofile(d / "x.bin")
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
+
+    saved = deploy_util.FW_BIN
+    deploy_util.FW_BIN = fw_bin
+    try:
+        (d / "fw_big").mkdir(exist_ok=True)
+        fw = deploy_util.Firmware(d / "fw_big")
+        try:
+            h = fw.load(out / "lib0.out")
+            for _ in range(2):  # the binding holds for every inference
+                fw.compute("infer", h, 0, "-i", d / "x.bin", "-o", d / "y.bin")
+                assert (d / "y.bin").read_bytes() == ref.tobytes(), "firmware output differs from cstatic run"
+            fw.compute("unload", h)
+        finally:
+            fw.stop()
+        # an L2 pool (64 KiB) smaller than the module needs: the load fails, cleanly
+        (d / "fw_small").mkdir(exist_ok=True)
+        fw = deploy_util.Firmware(d / "fw_small", "--l2-kib", "64")
+        try:
+            p = fw.compute("load", out / "lib0.out", ok=False)
+            assert p.returncode != 0 and str(l2_bytes) in p.stderr and "L2" in p.stderr, p.stderr
+            fw.compute("ping")
+        finally:
+            fw.stop()
+    finally:
+        deploy_util.FW_BIN = saved
