@@ -36,7 +36,9 @@
  *                       grow through deep networks.
  *
  * out_min/out_max are the output dtype's range, narrowed by a fused
- * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)).
+ * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)). out_zp is a value of the
+ * output dtype (the kernels with an 8-bit output return TIDSP_ERR_PARAM for
+ * any other).
  *
  * The uint8 domain of FLOAT formulas: where a formula below adds a value
  * or zero point in float before rounding (add, mul, avgpool), the result

@@ -43,6 +43,7 @@ typedef struct dw_opts {
   int32_t w_extremes;            /* weights only −128 and 127 */
   const float *mults;            /* FLOAT multipliers, repeated over the */
   int32_t n_mults;               /* channels (when n_mults > 0) */
+  int32_t expect;                /* the reference's status (TIDSP_OK = 0) */
 } dw_opts;
 
 static void run_dw(const conv_case *cc, const dw_opts *o) {
@@ -82,7 +83,7 @@ static void run_dw(const conv_case *cc, const dw_opts *o) {
   }
   y_ref = guarded(ny);
   st_ref = tidsp_conv2d_i8__ref(&p, x, w, bias, rqd, y_ref);
-  CHECK_MSG(st_ref == TIDSP_OK, "ref status %d", (int)st_ref);
+  CHECK_MSG(st_ref == (o ? o->expect : TIDSP_OK), "ref status %d", (int)st_ref);
   if (cc->w_row_pad > 0) { /* the same weights in padded rows */
     const int32_t taps = cpg_in * cc->k_h * cc->k_w;
     w_pad = pad_rows(w, p.c_out, taps, cc->w_row_pad, cc->w_poison);
@@ -349,16 +350,17 @@ static void test_dw_zero_points(void) {
 }
 
 /* Output ranges: full, fused Relu6 (a narrow range above the zero point),
- * narrowed on both sides, a single value; output zero points at the int16
- * packing limit of the AVX-512 path (±16384) and past it (which falls
- * back), and the largest the reference accepts. */
+ * narrowed on both sides, a single value, zero points at both ends of
+ * int8; zero points outside int8 (not a value of the output type) are
+ * refused by the reference and every variant alike. */
 static void test_dw_out_ranges(void) {
-  static const int32_t outs[][3] = {/* zp, min, max */
-                                    {-128, -128, 127}, {-128, -128, -81},
-                                    {10, -20, 30},     {5, 5, 5},
-                                    {127, -128, 127},  {16384, -128, 127},
-                                    {-16384, -128, 127}, {16385, -128, 127},
-                                    {-16385, -100, 100}, {1 << 30, -128, 127}};
+  static const int32_t outs[][4] = {/* zp, min, max, status */
+                                    {-128, -128, 127, TIDSP_OK}, {-128, -128, -81, TIDSP_OK},
+                                    {10, -20, 30, TIDSP_OK},     {5, 5, 5, TIDSP_OK},
+                                    {127, -128, 127, TIDSP_OK},  {128, -128, 127, TIDSP_ERR_PARAM},
+                                    {-129, -100, 100, TIDSP_ERR_PARAM},
+                                    {16384, -128, 127, TIDSP_ERR_PARAM},
+                                    {1 << 30, -128, 127, TIDSP_ERR_PARAM}};
   size_t i;
   int32_t t;
   for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
@@ -370,6 +372,7 @@ static void test_dw_out_ranges(void) {
       o.out_zp = outs[i][0];
       o.out_min = outs[i][1];
       o.out_max = outs[i][2];
+      o.expect = outs[i][3];
       c.per_channel = t % 2;
       c.gain = t == 3 ? 80.0f : 1.0f;
       c.x_zp = rnd_range(-128, 127);

@@ -20,8 +20,8 @@
  *
  * Stack: DW_RING + 3 slots of DW_SLOT int32 (about 25 KiB). Parameters the
  * direct path does not cover go to tidsp_conv2d_i8__host_avx2 (which in
- * turn sends Q31 and invalid inputs to the reference); output zero points
- * past ±16384 (dwconv_internal.h) go to the reference.
+ * turn sends Q31 and invalid inputs, e.g. a zero point outside int8, to the
+ * reference).
  */
 #include <string.h>
 
@@ -259,8 +259,7 @@ int32_t tidsp_dwconv2d_i8__host_avx2(const tidsp_conv2d_params *p,
                                      const int32_t *bias, const void *rq,
                                      int8_t *y) {
   if (!tidsp_host_dw_fast_ok(p, x, w, rq, y))
-    return tidsp_host_dw_zp_ok(p) ? tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y)
-                                  : tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+    return tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y);
   dw_fast(p, x, w, bias, (const float *)rq, y);
   return TIDSP_OK;
 }

@@ -56,8 +56,8 @@
  * path does not cover go to the int16-pair path of
  * dwconv2d_i8__host_avx2.c (horizontal dilation, kernels > 16) when it
  * covers them, else to tidsp_conv2d_i8__host_avx512vnni (strides > 2),
- * which sends Q31 and invalid inputs on to the reference; output zero
- * points past ±16384 (dwconv_internal.h) go to the reference.
+ * which sends Q31 and invalid inputs (e.g. a zero point outside int8) on to
+ * the reference.
  */
 #include <string.h>
 
@@ -158,12 +158,12 @@ static void band_slack(const dw_band *b, uint8_t *buf) {
  * bytes in flat order. The reference computes, per value,
  *   y = rne(clamp(fl(acc·m), lo, hi)) + zp,  lo = out_min − zp, hi = out_max − zp.
  * CLAMP_F: those float operations (max, min: NaN → lo), then packs that
- * never saturate (|out_zp| ≤ 16384: the values fit int16, y fits int8).
+ * never saturate (out_zp is an int8: the values fit int16, y fits int8).
  * Otherwise (for |m| ≤ 0.5, so that |fl(acc·m)| ≤ 2³⁰ rounds to an int32
  * n = rne(fl(acc·m)) exactly): lo and hi are integers, so rne(clamp(v)) =
  * clamp(n) and y = clamp(n + zp, out_min, out_max), which the saturating
  * packs (int32 → int16, + zp in int16, → int8) and an int8 max and min
- * give exactly: a value they saturate is beyond ±(32767 − 16384) before
+ * give exactly: a value they saturate is beyond ±(32767 − 128) before
  * the zero point, far outside [out_min, out_max]. */
 ALWAYS_INLINE TARGET __m512i finish(const __m512i *acc, const dw_layer *L,
                                     __m512 mult, const int32_t SW,
@@ -521,8 +521,7 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
   if (!tidsp_host_dw_quad_ok(p, x, w, rq, y)) {
     if (tidsp_host_dw_fast_ok(p, x, w, rq, y)) /* every AVX-512 CPU has AVX2 */
       return tidsp_dwconv2d_i8__host_avx2(p, x, w, bias, rq, y);
-    return tidsp_host_dw_zp_ok(p) ? tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y)
-                                  : tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+    return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
   }
   dw_fast(p, x, w, bias, (const float *)rq, y);
   return TIDSP_OK;

@@ -97,16 +97,6 @@ static inline uint32_t tidsp_host_dw_weights(const tidsp_conv2d_params *p,
   return sum;
 }
 
-/* An output zero point whose clamp bounds out_min − zp, out_max − zp are
- * small exact floats (|out_zp| ≤ 16384), so that every requantized value
- * lies in [out_min, out_max]: the fast paths' packs and saturating
- * narrowing then agree with the reference's (int8_t) cast. The reference
- * accepts zero points up to 2³⁰, whose inexact bounds can wrap that cast;
- * the depthwise entries send those to it. */
-static inline int tidsp_host_dw_zp_ok(const tidsp_conv2d_params *p) {
-  return p->rq.out_zp >= -16384 && p->rq.out_zp <= 16384;
-}
-
 /* True when the byte-quad path runs the convolution: depthwise (one input
  * channel per group), strides 1 or 2, no horizontal dilation (the four
  * taps of a quad are adjacent bytes), kernels up to DW_MAX_K spanning at
@@ -125,8 +115,6 @@ static inline int tidsp_host_dw_quad_ok(const tidsp_conv2d_params *p,
   if (p->dil_w != 1)
     return 0;
   if (p->k_h > DW_MAX_K || p->k_w > DW_MAX_K || (int64_t)(p->k_h - 1) * p->dil_h > DW_MAX_K)
-    return 0;
-  if (!tidsp_host_dw_zp_ok(p))
     return 0;
   /* columns j·stride_w − pad_left and rows stay far inside int32 */
   if (p->w_out > (1 << 24) || p->w_in > (1 << 24) || p->pad_left > (1 << 24) ||
@@ -155,7 +143,7 @@ enum {
 static inline int tidsp_host_dw_fast_ok(const tidsp_conv2d_params *p,
                                         const int8_t *x, const int8_t *w,
                                         const void *rq, const int8_t *y) {
-  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y) || !tidsp_host_dw_zp_ok(p))
+  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return 0;
   if (p->groups != p->c_in)
     return 0;

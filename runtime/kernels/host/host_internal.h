@@ -20,7 +20,7 @@
 static inline int tidsp_host_rq_float_ok(const tidsp_requant_params *rq) {
   return rq->kind == TIDSP_REQUANT_FLOAT && rq->out_min <= rq->out_max &&
          rq->out_min >= TIDSP_REF_I8_MIN && rq->out_max <= TIDSP_REF_I8_MAX &&
-         rq->out_zp >= -(1 << 30) && rq->out_zp <= (1 << 30);
+         rq->out_zp >= TIDSP_REF_I8_MIN && rq->out_zp <= TIDSP_REF_I8_MAX;
 }
 
 /* True when the convolution has a FLOAT fast path and some output. */

@@ -56,7 +56,10 @@ int32_t tidsp_ref_rq_init(tidsp_ref_rq *plan, const tidsp_requant_params *params
   st = plan_fill(plan, params, data, channels);
   if (st != TIDSP_OK)
     return st;
-  if (plan->out_min < type_min || plan->out_max > type_max)
+  /* The zero point is a value of the output type (ONNX's y_zero_point):
+   * one outside it is a compiler bug, not a model to round somehow. */
+  if (plan->out_min < type_min || plan->out_max > type_max ||
+      plan->zp < type_min || plan->zp > type_max)
     return TIDSP_ERR_PARAM;
   if (plan->kind == TIDSP_REQUANT_Q31) {
     n = plan->per_channel ? channels : 1;
