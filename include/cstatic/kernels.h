@@ -34,6 +34,19 @@
  *                       Why not gemmlowp's single rounding: its one-step
  *                       disagreements with ORT on a few elements per million
  *                       grow through deep networks.
+ *  TIDSP_REQUANT_SCALE_SHIFT  rq = const tidsp_scale_shift *: MMALIB's
+ *                       requantization (cstatic/mmalib.h), 8-bit scale and
+ *                       shift per channel (scale[0]/shift[0] for all when
+ *                       per_channel == 0; a NULL array means scale 1 /
+ *                       shift 0):
+ *                         v = acc · scale[c]                  (int64, exact)
+ *                         y = clamp(floor((v + 2^(shift[c]−1)) / 2^shift[c]),
+ *                                   out_min, out_max)   (shift 0: y = v)
+ *                       i.e. round half toward +∞. out_zp must be 0 (MMALIB
+ *                       folds the output zero point into the bias) and
+ *                       shift[c] ≤ 31. The mmalib_* host emulation runs
+ *                       its int8 conv/matmul through the dispatched kernels
+ *                       with this kind.
  *
  * out_min/out_max are the output dtype's range, narrowed by a fused
  * Relu/Clip (e.g. Relu → out_min = max(qmin, zp)). out_zp is a value of the
@@ -69,8 +82,17 @@ extern "C" {
 
 typedef enum tidsp_requant_kind {
   TIDSP_REQUANT_FLOAT = 0,
-  TIDSP_REQUANT_Q31 = 1
+  TIDSP_REQUANT_Q31 = 1,
+  TIDSP_REQUANT_SCALE_SHIFT = 2
 } tidsp_requant_kind;
+
+/* The `rq` of TIDSP_REQUANT_SCALE_SHIFT. */
+typedef struct tidsp_scale_shift {
+  const uint8_t *scale; /* [channels] or NULL (1) */
+  const uint8_t *shift; /* [channels] or NULL (0), each ≤ 31 */
+} tidsp_scale_shift;
+
+#define TIDSP_SCALE_SHIFT_MAX_SHIFT 31
 
 typedef struct tidsp_requant_params {
   int32_t kind;        /* tidsp_requant_kind */

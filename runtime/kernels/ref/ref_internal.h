@@ -79,6 +79,7 @@ typedef struct tidsp_ref_rq {
   float lo, hi; /* FLOAT: clamp bounds out_min − zp, out_max − zp */
   const float *fmult;
   const int32_t *qmult, *qshift;
+  const uint8_t *scale, *shift; /* SCALE_SHIFT (NULL: 1 / 0) */
 } tidsp_ref_rq;
 
 /* Validates params and data for `channels` channels and an output type of
@@ -91,6 +92,12 @@ int32_t tidsp_ref_rq_init(tidsp_ref_rq *plan, const tidsp_requant_params *params
 static inline int32_t tidsp_ref_rq_apply(const tidsp_ref_rq *plan, int32_t c,
                                          int32_t acc) {
   int32_t ci = plan->per_channel ? c : 0;
+  if (plan->kind == TIDSP_REQUANT_SCALE_SHIFT) {
+    /* MMALIB's: |acc · scale| < 2^39, exact in int64 */
+    int64_t v = (int64_t)acc * (plan->scale ? plan->scale[ci] : 1);
+    v = tidsp_ref_round_shift(v, plan->shift ? plan->shift[ci] : 0);
+    return (int32_t)tidsp_ref_clamp_i64(v, plan->out_min, plan->out_max);
+  }
   if (plan->kind == TIDSP_REQUANT_FLOAT) {
     float v = (float)acc * plan->fmult[ci];
     /* MLAS's max_ps/min_ps order: a NaN ends at the lower bound. */

@@ -12,7 +12,11 @@ static int32_t plan_fill(tidsp_ref_rq *plan, const tidsp_requant_params *params,
     return TIDSP_ERR_NULL;
   if (channels < 1)
     return TIDSP_ERR_SHAPE;
-  if (params->kind != TIDSP_REQUANT_FLOAT && params->kind != TIDSP_REQUANT_Q31)
+  if (params->kind != TIDSP_REQUANT_FLOAT && params->kind != TIDSP_REQUANT_Q31 &&
+      params->kind != TIDSP_REQUANT_SCALE_SHIFT)
+    return TIDSP_ERR_PARAM;
+  /* MMALIB folds the output zero point into the bias. */
+  if (params->kind == TIDSP_REQUANT_SCALE_SHIFT && params->out_zp != 0)
     return TIDSP_ERR_PARAM;
   if (params->out_min > params->out_max)
     return TIDSP_ERR_PARAM;
@@ -32,13 +36,23 @@ static int32_t plan_fill(tidsp_ref_rq *plan, const tidsp_requant_params *params,
   plan->fmult = NULL;
   plan->qmult = NULL;
   plan->qshift = NULL;
-  if (params->kind == TIDSP_REQUANT_FLOAT) {
+  plan->scale = NULL;
+  plan->shift = NULL;
+  if (params->kind == TIDSP_REQUANT_SCALE_SHIFT) {
+    const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
+    plan->scale = ss->scale;
+    plan->shift = ss->shift;
+  } else if (params->kind == TIDSP_REQUANT_FLOAT) {
     plan->fmult = (const float *)data;
   } else {
     plan->qmult = (const int32_t *)data; /* mult[n] then shift[n] */
     plan->qshift = plan->qmult + n;
   }
   return TIDSP_OK;
+}
+
+static int32_t shift_entry_ok(const tidsp_ref_rq *plan, int32_t i) {
+  return !plan->shift || plan->shift[i] <= TIDSP_SCALE_SHIFT_MAX_SHIFT;
 }
 
 static int32_t q31_entry_ok(const tidsp_ref_rq *plan, int32_t i) {
@@ -61,12 +75,12 @@ int32_t tidsp_ref_rq_init(tidsp_ref_rq *plan, const tidsp_requant_params *params
   if (plan->out_min < type_min || plan->out_max > type_max ||
       plan->zp < type_min || plan->zp > type_max)
     return TIDSP_ERR_PARAM;
-  if (plan->kind == TIDSP_REQUANT_Q31) {
-    n = plan->per_channel ? channels : 1;
-    for (i = 0; i < n; i++) {
-      if (!q31_entry_ok(plan, i))
-        return TIDSP_ERR_PARAM;
-    }
+  n = plan->per_channel ? channels : 1;
+  for (i = 0; i < n; i++) {
+    if (plan->kind == TIDSP_REQUANT_Q31 ? !q31_entry_ok(plan, i)
+        : plan->kind == TIDSP_REQUANT_SCALE_SHIFT ? !shift_entry_ok(plan, i)
+                                                  : 0)
+      return TIDSP_ERR_PARAM;
   }
   return TIDSP_OK;
 }
@@ -81,6 +95,9 @@ int32_t tidsp_requant_one(const tidsp_requant_params *rq, const void *rq_data,
   /* Only channel c is read: validate that entry, not the whole table. */
   if (plan.kind == TIDSP_REQUANT_Q31 &&
       !q31_entry_ok(&plan, plan.per_channel ? c : 0))
+    return 0;
+  if (plan.kind == TIDSP_REQUANT_SCALE_SHIFT &&
+      !shift_entry_ok(&plan, plan.per_channel ? c : 0))
     return 0;
   return tidsp_ref_rq_apply(&plan, c, acc);
 }
