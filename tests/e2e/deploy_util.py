@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+from cstatic_cli import CSTATIC, ROOT
+
 BIN_DIR = os.path.dirname(CSTATIC)
 FW_BIN = os.environ.get("C7X_FW_BIN", os.path.join(BIN_DIR, "c7x_fw"))
 COMPUTE_BIN = os.environ.get("C7X_COMPUTE_BIN", os.path.join(BIN_DIR, "c7x_compute"))

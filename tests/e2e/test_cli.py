@@ -16,16 +16,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from cstatic_cli import ROOT, cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
-
-
-def cstatic(*args, ok=True):
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if ok:
-        assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def one_line_error(p, *needles, code=1):

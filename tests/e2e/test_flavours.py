@@ -31,9 +31,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from cstatic_cli import ROOT, cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 INCLUDE = os.path.join(ROOT, "include")
 STUB_DIR = os.path.join(INCLUDE, "cstatic", "platform", "ti_stub")
 CC = os.environ.get("CC", "cc")
@@ -43,12 +42,6 @@ ENTRIES = ("model_run", "cg_main", "model_check_weights", "model_desc")
 
 # tidsp_status values (include/cstatic/tidsp.h)
 TIDSP_OK, ERR_NULL, ERR_SHAPE, ERR_DTYPE, ERR_PARAM = 0, -1, -2, -3, -4
-
-
-def cstatic(*args):
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def compile_model(model, out, target, *extra):

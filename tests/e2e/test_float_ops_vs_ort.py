@@ -22,7 +22,6 @@ import os
 import subprocess
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper

@@ -12,21 +12,12 @@ wait in the generated code shows up here as a different output.
 
 import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
+from cstatic_cli import cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 BUDGET = 384 * 1024
-
-
-def cstatic(*args, ok=True):
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=600)
-    if ok:
-        assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def float_model(path):

@@ -23,17 +23,8 @@ import numpy as np
 import pytest
 
 from conftest import MODELS_OUT, ORT_CONFIG, ort_ref
+from cstatic_cli import cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
-
-
-def cstatic(*args):
-    if not os.path.exists(CSTATIC):
-        pytest.fail(f"{CSTATIC} not found: build it first")
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=3600)
-    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def float_model(path, c=64, hw=56, k=3, pool=False, seed=0):

@@ -40,21 +40,12 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from cstatic_cli import ROOT, cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 INCLUDE = os.path.join(ROOT, "include")
 STUB_DIR = os.path.join(INCLUDE, "cstatic", "platform", "ti_stub")
 CC = os.environ.get("CC", "cc")
 QMAX = 32767
-
-
-def cstatic(*args):
-    if not os.path.exists(CSTATIC):
-        pytest.fail(f"{CSTATIC} not found: build it first")
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 # ---- a tiny PT2E-like int16 QDQ builder -------------------------------------

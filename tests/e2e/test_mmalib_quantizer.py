@@ -30,16 +30,14 @@ are scalar, 115 MMAC).
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 from conftest import ORT_CONFIG, ort_ref
+from cstatic_cli import ROOT, cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import torch  # noqa: E402
@@ -49,14 +47,6 @@ nn = torch.nn
 N_CALIB = 4
 N_IMAGES = 4
 SQNR_MIN = 30.0
-
-
-def cstatic(*args):
-    if not os.path.exists(CSTATIC):
-        pytest.fail(f"{CSTATIC} not found: build it first")
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 # ---------------------------------------------------------------- the layers

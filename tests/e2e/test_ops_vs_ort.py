@@ -6,9 +6,6 @@ the compiled model must match ORT bit for bit on every element, except where
 ORT itself computes in float with its own kernels (noted per case with the
 share of exact elements required and why).
 """
-import os
-import subprocess
-import sys
 
 import numpy as np
 import onnx
@@ -18,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_static)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+from cstatic_cli import cstatic
+
 OPSET = 17
 
 
@@ -194,15 +191,9 @@ def _build(tmp_path, name, act):
     return qp, shapes
 
 
-def _cstatic(*args):
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True)
-    assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p.stdout
-
-
 def run_cstatic(model, inputs, tmp_path, requant="float", k=1):
     out_dir = tmp_path / f"{model.stem}_{requant}"
-    _cstatic("compile", model, "-o", out_dir, "-t", f"c_static_lib -requant={requant}", "-q")
+    cstatic("compile", model, "-o", out_dir, "-t", f"c_static_lib -requant={requant}", "-q")
     in_args, out_args = [], []
     for i, (name, arr) in enumerate(inputs.items()):
         p = tmp_path / f"in_{name}.npy"
@@ -214,7 +205,7 @@ def run_cstatic(model, inputs, tmp_path, requant="float", k=1):
         p = tmp_path / f"out_{j}.npy"
         out_args += ["--output", p]
         outs.append(p)
-    _cstatic("run", out_dir, *in_args, *out_args)
+    cstatic("run", out_dir, *in_args, *out_args)
     return [np.load(p) for p in outs]
 
 

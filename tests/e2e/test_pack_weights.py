@@ -13,24 +13,13 @@ The packed build's manifest must list the padded copies ("<weight>.packed",
 """
 import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
+from cstatic_cli import cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 NUM_IMAGES = 2
 ROW_ALIGN = 64
-
-
-def cstatic(*args, env=None):
-    if not os.path.exists(CSTATIC):
-        pytest.fail(f"{CSTATIC} not found: build it first (make build)")
-    cmd = [CSTATIC, *map(str, args)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
-    assert p.returncode == 0, f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def packed_tensors(out_dir):

@@ -14,25 +14,16 @@ import io
 import json
 import os
 import re
-import subprocess
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from cstatic_cli import cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 
 PROFILE_MARKERS = ("tidsp_profile", "model_layer_stats", "MODEL_PROFILE", "model_profile")
-
-
-def cstatic(*args, ok=True):
-    p = subprocess.run([CSTATIC, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if ok:
-        assert p.returncode == 0, f"cstatic {' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def build_qdq_model(path):

@@ -17,14 +17,11 @@ in `make test` (with the fast kernels the whole suite takes a few minutes).
 
 import json
 import math
-import os
-import subprocess
 
 import numpy as np
 import pytest
+from cstatic_cli import cstatic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 MODELS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
 VARIANTS = ("pt2e", "ort_s8", "ort_u8")
 REQUANTS = ("float", "q31")
@@ -45,15 +42,6 @@ def _cases():
                 marks = ()
                 cases.append(pytest.param(m, v, r, id=f"{m}-{v}-{r}", marks=marks))
     return cases
-
-
-def _cstatic(*args):
-    if not os.path.exists(CSTATIC):
-        pytest.fail(f"{CSTATIC} not found: build it first (make build)")
-    cmd = [CSTATIC, *map(str, args)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    assert p.returncode == 0, f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
-    return p
 
 
 def compare(ref, out):
@@ -77,9 +65,9 @@ def test_model_matches_ort(model, variant, requant, model_suite, suite_table, tm
     out_dir = tmp_path / "compiled"
     out_npy = tmp_path / "out.npy"
     row["result"] = "compile failed"
-    _cstatic("compile", onnx_path, "-o", out_dir, "-t", f"c_static_lib -requant={requant}")
+    cstatic("compile", onnx_path, "-o", out_dir, "-t", f"c_static_lib -requant={requant}")
     row["result"] = "run failed"
-    _cstatic("run", out_dir, "--input", inputs, "--output", out_npy)
+    cstatic("run", out_dir, "--input", inputs, "--output", out_npy)
     row["result"] = "bad output"
 
     out = np.load(out_npy)
