@@ -108,8 +108,11 @@ static int32_t mm_exec(const cs_node *n, const void *const *in, void *const *out
 
 /* The reference loops, never the dispatched fast variants: what the
  * compiler folds must not depend on the CPU it runs on (nor touch its AMX
- * state); the variants are bit-exact with these anyway. */
+ * state); the variants are bit-exact with these anyway. The MMALIB
+ * emulation calls the dispatched conv/matmul itself, hence the pin. */
 int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out) {
+  static int pinned;
+  if (!pinned) pinned = tidsp_kernels_select("ref") == TIDSP_OK;
   const cs_kparams *k = &n->k;
   switch (n->op) {
     case CS_OP_K_QUANTIZE: return tidsp_quantize__ref(&k->qdq, in[0], in[1], in[2], out[0]);

@@ -101,6 +101,15 @@ typedef struct tidsp_requant_params {
   int32_t out_min, out_max;
 } tidsp_requant_params;
 
+/* The dispatched kernels (tidsp_conv2d_i8, …) pick the fastest row of
+ * this build's variant table for the CPU at their first call (the
+ * TIDSP_KERNELS environment variable names a row instead). Pin a row by
+ * name now, for this copy of the runtime: "ref" (the reference loops;
+ * what the compiler folds constants with), "host_amx", "host_avx512vnni",
+ * "host_avx2". TIDSP_OK; TIDSP_ERR_PARAM for an unknown name or NULL;
+ * TIDSP_ERR_UNSUPPORTED for a row this CPU or build cannot run. */
+int32_t tidsp_kernels_select(const char *row);
+
 /* Requantize one accumulator of channel c (shared by all integer kernels so
  * that every kernel rounds the same way). Returns 0 for invalid input (NULL,
  * c outside [0, channels), unknown kind, Q31 entry out of range). */

@@ -9,6 +9,7 @@
  * pointer. TIDSP_KERNELS=<name> in the environment picks a row by name
  * (e.g. "ref" to compare against the reference on the same build); an
  * unknown or unsupported name falls back to the automatic choice.
+ * tidsp_kernels_select pins a row from code (the compiler pins "ref").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,21 @@ const tidsp_kernel_variant *tidsp_kernel_variant_active(void) {
   if (!active)
     active = choose();
   return active;
+}
+
+int32_t tidsp_kernels_select(const char *row) {
+  int32_t i;
+  if (!row)
+    return TIDSP_ERR_PARAM;
+  for (i = 0; i < tidsp_kernel_variant_count; i++) {
+    if (strcmp(row, tidsp_kernel_variants[i].name) == 0) {
+      if (!tidsp_kernel_variants[i].supported())
+        return TIDSP_ERR_UNSUPPORTED;
+      active = &tidsp_kernel_variants[i];
+      return TIDSP_OK;
+    }
+  }
+  return TIDSP_ERR_PARAM;
 }
 
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,

@@ -13,15 +13,58 @@ static void fill_i8(int8_t *v, size_t n) {
     v[i] = (int8_t)rnd_range(-128, 127);
 }
 
+/* One SCALE_SHIFT entry near the multiplier f (scale·2^−shift ≈ f), or,
+ * one time in three, an edge: shift 0 or 31, scale 0 or 255, or a small
+ * shift where ties (…·5 after the shift) are common. */
+static void make_scale_shift(float f, uint8_t *scale, uint8_t *shift) {
+  int32_t sh = 0, sc;
+  switch (rnd() % 15) {
+  case 0: *scale = (uint8_t)rnd_range(0, 255); *shift = 0; return;
+  case 1: *scale = 255; *shift = 31; return;
+  case 2: *scale = (uint8_t)rnd_range(1, 255); *shift = 31; return;
+  case 3: *scale = 0; *shift = (uint8_t)rnd_range(0, 31); return;
+  case 4: *scale = 255; *shift = (uint8_t)rnd_range(0, 31); return;
+  case 5: *scale = (uint8_t)rnd_range(1, 3); *shift = (uint8_t)rnd_range(1, 4); return;
+  default: break;
+  }
+  while (sh < 31 && f * (float)(1u << (sh + 1)) <= 255.0f)
+    sh++; /* the largest shift that keeps the scale in 8 bits */
+  sc = (int32_t)(f * (float)(1u << sh) + 0.5f);
+  *scale = (uint8_t)(sc < 1 ? 1 : (sc > 255 ? 255 : sc));
+  *shift = (uint8_t)sh;
+}
+
 /* Requant data of `kind` for `channels` channels (1 when per-tensor).
  * `gain` scales the multipliers: > 1 saturates most outputs. Returns a
- * malloc'ed blob (floats, or int32 mult[] then shift[]). */
+ * malloc'ed blob (floats; int32 mult[] then shift[]; or a
+ * tidsp_scale_shift followed by its scale[] and shift[], either of which
+ * may be NULL). */
 static void *make_rq(tidsp_requant_params *rq, int32_t kind, int32_t channels,
                      int32_t per_channel, int32_t k_taps, float gain) {
   const int32_t n = per_channel ? channels : 1;
   int32_t i;
   /* typical scale: an output of ~±100 for a sum of k products of ~±100² */
   const float base = gain * 100.0f / (10000.0f * (float)sqrt((double)(k_taps > 0 ? k_taps : 1)));
+  if (kind == TIDSP_REQUANT_SCALE_SHIFT) {
+    tidsp_scale_shift *ss = malloc(sizeof(*ss) + 2 * (size_t)n);
+    uint8_t *scale = (uint8_t *)(ss + 1), *shift = scale + n;
+    rq->kind = kind;
+    rq->per_channel = per_channel;
+    rq->out_zp = 0; /* MMALIB folds it into the bias */
+    rq->out_min = -128;
+    rq->out_max = 127;
+    if (rnd() % 4 == 0) { /* fused Relu */
+      rq->out_min = 0;
+    } else if (rnd() % 4 == 0) { /* a narrowed range */
+      rq->out_min = rnd_range(-128, 0);
+      rq->out_max = rnd_range(rq->out_min, 127);
+    }
+    for (i = 0; i < n; i++)
+      make_scale_shift(base * (0.25f + 1.5f * rnd_unit()), &scale[i], &shift[i]);
+    ss->scale = rnd() % 8 == 0 ? NULL : scale;
+    ss->shift = rnd() % 8 == 0 ? NULL : shift;
+    return ss;
+  }
   rq->kind = kind;
   rq->per_channel = per_channel;
   rq->out_zp = rnd_range(-20, 20);

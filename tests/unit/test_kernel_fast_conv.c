@@ -10,9 +10,15 @@
  * with groups (dense, grouped, depthwise), strides 1/2/3, pads, dilations,
  * output sizes that reach past the input, nonzero x_zp and w_zp, large
  * biases (int32 wrap-around), saturating multipliers, fused-Relu ranges,
- * per-tensor and per-channel requant of both kinds (Q31 delegates to the
- * reference), and guard bytes around every output. Invalid arguments must
- * give the reference's status.
+ * per-tensor and per-channel requant of every kind (Q31 delegates to the
+ * reference; every FLOAT case runs again with SCALE_SHIFT, MMALIB's
+ * requantization, whose random entries include shifts 0 and 31, scales 0
+ * and 255, NULL tables and narrowed ranges), and guard bytes around every
+ * output; depthwise cases also run on each row's depthwise entry. Invalid
+ * arguments must give the reference's status. SCALE_SHIFT also gets
+ * accumulators placed by hand on its ties and limits (test_ss_edges), the
+ * depthwise direct paths (test_ss_depthwise), and its invalid arguments,
+ * which must leave the output unwritten (test_ss_errors).
  *
  * The AMX variant's own edges (amx_internal.h): reduction lengths around
  * its 64-tap steps (the overlapping last step, and K < 64 with and without
@@ -45,7 +51,7 @@
 #include "kernel_test_util.h"
 #include "fast_conv_test_util.h"
 
-static void run_conv_case(const conv_case *cc) {
+static void run_conv_case_kind(const conv_case *cc) {
   tidsp_conv2d_params p, p_pad;
   size_t nx, nw, ny;
   int8_t *x, *w, *y_ref, *y, *w_pad = NULL;
@@ -95,6 +101,17 @@ static void run_conv_case(const conv_case *cc) {
                 (int)p.rq.per_channel, (int)pp->w_row_stride);
       CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
       guarded_free(y);
+      if (!tidsp_conv2d_is_depthwise(pp))
+        continue;
+      /* the row's depthwise entry (what the dispatcher calls for these) */
+      y = guarded(ny);
+      st = kv->dwconv2d_i8(pp, x, padded ? w_pad : w, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s dwconv status %d", kv->name, (int)st);
+      CHECK_MSG(memcmp(y, y_ref, ny) == 0 && guards_ok(y, ny),
+                "%s dwconv c%d->%d %dx%d k%dx%d s%d,%d d%d,%d kind %d pc %d", kv->name,
+                p.c_in, p.c_out, p.h_in, p.w_in, p.k_h, p.k_w, p.stride_h, p.stride_w,
+                p.dil_h, p.dil_w, (int)p.rq.kind, (int)p.rq.per_channel);
+      guarded_free(y);
     }
   }
   guarded_free(y_ref);
@@ -103,6 +120,17 @@ static void run_conv_case(const conv_case *cc) {
   free(w_pad);
   free(bias);
   free(rqd);
+}
+
+/* A case as given and, when it is a plain FLOAT one, the same geometry
+ * with SCALE_SHIFT requantization (MMALIB's, make_scale_shift). */
+static void run_conv_case(const conv_case *cc) {
+  run_conv_case_kind(cc);
+  if (cc->kind == TIDSP_REQUANT_FLOAT && !cc->odd_mult) {
+    conv_case c = *cc;
+    c.kind = TIDSP_REQUANT_SCALE_SHIFT;
+    run_conv_case_kind(&c);
+  }
 }
 
 static conv_case base_case(void) {
@@ -685,7 +713,7 @@ static mm_case mm(int32_t m, int32_t k, int32_t n, int32_t x_zp, int32_t w_zp) {
   return c;
 }
 
-static void run_matmul_case(const mm_case *c) {
+static void run_matmul_case_kind(const mm_case *c) {
   tidsp_matmul_params p, p_pad;
   const int32_t m = c->m, k = c->k, n = c->n;
   int8_t *x = malloc((size_t)m * k + 1), *w = malloc((size_t)n * k + 1), *w_pad = NULL;
@@ -738,6 +766,16 @@ static void run_matmul_case(const mm_case *c) {
   free(w_pad);
   free(bias);
   free(rqd);
+}
+
+/* A case as given and, when it is a plain FLOAT one, with SCALE_SHIFT. */
+static void run_matmul_case(const mm_case *c) {
+  run_matmul_case_kind(c);
+  if (c->kind == TIDSP_REQUANT_FLOAT && !c->odd_mult) {
+    mm_case s = *c;
+    s.kind = TIDSP_REQUANT_SCALE_SHIFT;
+    run_matmul_case_kind(&s);
+  }
 }
 
 static void test_matmul(void) {
@@ -881,6 +919,297 @@ static void test_matmul_errors(void) {
   }
 }
 
+/* ---- SCALE_SHIFT requantization ------------------------------------------ */
+
+/* True when no byte of a guarded(n) buffer was written. */
+static int untouched(const void *y, size_t n) {
+  const uint8_t *b = (const uint8_t *)y;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (b[i] != GUARD_BYTE)
+      return 0;
+  }
+  return 1;
+}
+
+/* Every supported variant's conv2d_i8 (and dwconv2d_i8 for depthwise
+ * parameters) against the reference: status, bytes, guards, and on an
+ * error no byte written. */
+static void check_conv_variants(const tidsp_conv2d_params *p, const int8_t *x,
+                                const int8_t *w, const int32_t *bias, const void *rqd,
+                                size_t ny, const char *what) {
+  int8_t *y_ref = guarded(ny), *y;
+  const int32_t st_ref = tidsp_conv2d_i8__ref(p, x, w, bias, rqd, y_ref);
+  int32_t v, entry;
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    if (!kv->supported())
+      continue;
+    for (entry = 0; entry <= tidsp_conv2d_is_depthwise(p); entry++) {
+      int32_t st;
+      y = guarded(ny);
+      st = (entry ? kv->dwconv2d_i8 : kv->conv2d_i8)(p, x, w, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s %s %s: status %d, ref %d", kv->name,
+                entry ? "dwconv" : "conv", what, (int)st, (int)st_ref);
+      CHECK_MSG(memcmp(y, y_ref, ny) == 0, "%s %s %s: bytes differ", kv->name,
+                entry ? "dwconv" : "conv", what);
+      if (st_ref != TIDSP_OK)
+        CHECK_MSG(untouched(y, ny), "%s %s %s: wrote on an error", kv->name,
+                  entry ? "dwconv" : "conv", what);
+      CHECK_MSG(guards_ok(y, ny), "%s %s %s: wrote outside", kv->name,
+                entry ? "dwconv" : "conv", what);
+      guarded_free(y);
+    }
+  }
+  guarded_free(y_ref);
+}
+
+static void check_matmul_variants(const tidsp_matmul_params *p, const int8_t *x,
+                                  const int8_t *w, const int32_t *bias, const void *rqd,
+                                  const char *what) {
+  const size_t ny = p->m > 0 && p->n > 0 ? (size_t)p->m * (size_t)p->n : 1;
+  int8_t *y_ref = guarded(ny), *y;
+  const int32_t st_ref = tidsp_matmul_i8__ref(p, x, w, bias, rqd, y_ref);
+  int32_t v;
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    int32_t st;
+    if (!kv->supported())
+      continue;
+    y = guarded(ny);
+    st = kv->matmul_i8(p, x, w, bias, rqd, y);
+    CHECK_MSG(st == st_ref, "%s matmul %s: status %d, ref %d", kv->name, what, (int)st,
+              (int)st_ref);
+    CHECK_MSG(memcmp(y, y_ref, ny) == 0, "%s matmul %s: bytes differ", kv->name, what);
+    if (st_ref != TIDSP_OK)
+      CHECK_MSG(untouched(y, ny), "%s matmul %s: wrote on an error", kv->name, what);
+    CHECK_MSG(guards_ok(y, ny), "%s matmul %s: wrote outside", kv->name, what);
+    guarded_free(y);
+  }
+  guarded_free(y_ref);
+}
+
+/* One SCALE_SHIFT edge pair per channel: every scale of SS_SCALES with
+ * every shift of SS_SHIFTS, three channels each (see test_ss_edges). */
+static const uint8_t SS_SCALES[] = {0, 1, 2, 3, 12, 127, 128, 255};
+static const uint8_t SS_SHIFTS[] = {0, 1, 2, 3, 7, 8, 15, 16, 23, 30, 31};
+#define SS_PAIRS ((int32_t)(sizeof(SS_SCALES) * sizeof(SS_SHIFTS)))
+
+/* A bias that puts acc = bias + x·w (x = 0 at pixel 0) on a tie of
+ * (scale, shift) near the output t: acc·scale ≡ 2^(sh−1) mod 2^sh. With
+ * scale = 2^a·odd that is acc = (2j + 1)·2^(sh−1−a) (a < sh); for shift 0
+ * (no rounding) or a ≥ sh there are no ties, and acc is just near t. Where
+ * t·2^sh / scale is past int32 (large shifts, small scales), the tie
+ * nearest 0 of t's sign. */
+static int32_t tie_bias(int32_t scale, int32_t sh, int32_t t) {
+  const int64_t lim = INT32_MAX - 256; /* room for x·w */
+  int32_t a = 0;
+  int64_t unit, j, acc;
+  if (scale == 0)
+    return t * 977; /* any: the output is 0 */
+  if (sh == 0)
+    return t / scale;
+  while (((scale >> a) & 1) == 0)
+    a++;
+  if (a >= sh) { /* acc·scale is a multiple of 2^sh */
+    acc = ((int64_t)t << sh) / scale;
+    return (int32_t)(acc > lim ? lim : (acc < -lim ? -lim : acc));
+  }
+  unit = (int64_t)1 << (sh - 1 - a);
+  j = ((int64_t)t << sh) / ((int64_t)scale * 2 * unit);
+  acc = (2 * j + 1) * unit;
+  if (acc > lim || acc < -lim)
+    acc = t >= 0 ? unit : -unit;
+  return (int32_t)acc;
+}
+
+/* SCALE_SHIFT with accumulators placed by hand: a 1×1 convolution of one
+ * input channel with x_zp = w_zp = 0 has acc = bias[co] + x·w[co], so with
+ * w = ±1 the bias decides where the 256 input values put the accumulators.
+ * Three channels per (scale, shift) pair: ties near a positive output (x =
+ * 0 at pixel 0 lands on one; for shifts ≤ 8 the 256 consecutive values
+ * meet ties of both signs anyway), ties near a negative one, and a bias
+ * that wraps or saturates (int32 limits, ±2^30, random). Output ranges:
+ * full, Relu, narrowed; per-channel and per-tensor (each pair as entry 0);
+ * NULL scale and/or shift. The same accumulators through the matrix
+ * multiply (k = 1, W = the weights, X = the input plane). */
+static void test_ss_edges(void) {
+  enum { CH = 3 * SS_PAIRS, H = 5, W = 70 };
+  static const int32_t wild[] = {INT32_MAX, INT32_MAX - 100, INT32_MIN, INT32_MIN + 100,
+                                 1 << 30, -(1 << 30), (1 << 30) + 1, -(1 << 30) - 1,
+                                 1 << 23, -(1 << 23), 0};
+  static const int32_t ranges[][2] = {{-128, 127}, {0, 127}, {-5, 7}, {-128, -128}, {127, 127}};
+  tidsp_conv2d_params p;
+  tidsp_matmul_params mp;
+  tidsp_scale_shift ss;
+  uint8_t scale[CH], shift[CH];
+  int8_t x[H * W], w[CH];
+  int32_t bias[CH], c, i, r, pc, nulls;
+  char what[96];
+  for (i = 0; i < H * W; i++)
+    x[i] = (int8_t)(i < 3 ? (i == 0 ? 0 : (i == 1 ? 1 : -1)) : rnd_range(-128, 127));
+  for (c = 0; c < CH; c++) {
+    const int32_t pair = c / 3, kind = c % 3;
+    const int32_t sc = SS_SCALES[pair / (int32_t)sizeof(SS_SHIFTS)];
+    const int32_t sh = SS_SHIFTS[pair % (int32_t)sizeof(SS_SHIFTS)];
+    scale[c] = (uint8_t)sc;
+    shift[c] = (uint8_t)sh;
+    w[c] = (int8_t)(kind == 2 ? rnd_range(-128, 127) : (rnd() % 2 ? 1 : -1));
+    if (kind == 0)
+      bias[c] = tie_bias(sc, sh, rnd_range(0, 100));
+    else if (kind == 1)
+      bias[c] = tie_bias(sc, sh, rnd_range(-100, -1));
+    else
+      bias[c] = rnd() % 2 ? wild[rnd() % (sizeof(wild) / sizeof(wild[0]))]
+                          : (int32_t)(rnd() ^ (rnd() << 21));
+  }
+  memset(&p, 0, sizeof(p));
+  p.n = 1;
+  p.c_in = 1;
+  p.h_in = p.h_out = H;
+  p.w_in = p.w_out = W;
+  p.c_out = CH;
+  p.k_h = p.k_w = 1;
+  p.stride_h = p.stride_w = p.dil_h = p.dil_w = 1;
+  p.groups = 1;
+  p.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
+  memset(&mp, 0, sizeof(mp));
+  mp.m = H * W;
+  mp.k = 1;
+  mp.n = CH;
+  mp.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
+  for (r = 0; r < (int32_t)(sizeof(ranges) / sizeof(ranges[0])); r++) {
+    for (nulls = 0; nulls < 4; nulls++) {
+      ss.scale = nulls & 1 ? NULL : scale;
+      ss.shift = nulls & 2 ? NULL : shift;
+      p.rq.per_channel = 1;
+      p.rq.out_min = mp.rq.out_min = ranges[r][0];
+      p.rq.out_max = mp.rq.out_max = ranges[r][1];
+      mp.rq.per_channel = 1;
+      snprintf(what, sizeof(what), "ss edges [%d, %d] nulls %d", ranges[r][0], ranges[r][1],
+               (int)nulls);
+      check_conv_variants(&p, x, w, bias, &ss, (size_t)CH * H * W, what);
+      check_matmul_variants(&mp, x, w, bias, &ss, what);
+    }
+  }
+  /* per-tensor: entry 0 for all channels; the table starts at each pair */
+  p.rq.per_channel = mp.rq.per_channel = 0;
+  p.rq.out_min = mp.rq.out_min = -128;
+  p.rq.out_max = mp.rq.out_max = 127;
+  for (pc = 0; pc < CH; pc += 3) {
+    ss.scale = scale + pc;
+    ss.shift = shift + pc;
+    snprintf(what, sizeof(what), "ss per-tensor scale %d shift %d", scale[pc], shift[pc]);
+    check_conv_variants(&p, x, w, bias, &ss, (size_t)CH * H * W, what);
+    check_matmul_variants(&mp, x, w, bias, &ss, what);
+  }
+}
+
+/* Depthwise layers with SCALE_SHIFT on the rows' depthwise entries: the
+ * direct paths' specialized 3×3 / 5×5 / 7×7 kernels (w_zp = 0) at strides
+ * 1 and 2, their generic kernel (w_zp ≠ 0, other sizes), channel
+ * multipliers, horizontal dilation (the int16-pair path), several strips
+ * and bands, and stride 3 (the general conv). */
+static void test_ss_depthwise(void) {
+  static const int32_t shapes[][6] = {
+      /* k, stride, h_in, w_in, channels per group, dilation */
+      {3, 1, 9, 13, 1, 1},  {3, 2, 17, 33, 1, 1}, {5, 1, 12, 40, 2, 1},
+      {5, 2, 11, 70, 1, 1}, {7, 1, 15, 20, 1, 1}, {7, 2, 23, 31, 1, 1},
+      {4, 1, 8, 8, 1, 1},   {3, 1, 10, 30, 1, 2}, {3, 3, 10, 30, 1, 1},
+      {3, 1, 60, 500, 1, 1}, {1, 1, 5, 9, 3, 1}};
+  size_t i;
+  int32_t zp, pc;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    for (zp = 0; zp < 2; zp++) {
+      for (pc = 0; pc < 2; pc++) {
+        conv_case c = base_case();
+        c.groups = c.c_in = 6;
+        c.c_out = 6 * shapes[i][4];
+        c.k_h = c.k_w = shapes[i][0];
+        c.stride_h = c.stride_w = shapes[i][1];
+        c.h_in = shapes[i][2];
+        c.w_in = shapes[i][3];
+        c.dil_h = c.dil_w = shapes[i][5];
+        c.pad_top = c.pad_left = shapes[i][0] / 2;
+        c.x_zp = rnd_range(-128, 127);
+        c.w_zp = zp ? rnd_range(-128, 127) : 0;
+        c.kind = TIDSP_REQUANT_SCALE_SHIFT;
+        c.per_channel = pc;
+        c.big_bias = rnd() % 4 == 0;
+        c.gain = rnd() % 4 == 0 ? 30.0f : 1.0f;
+        run_conv_case_kind(&c);
+      }
+    }
+  }
+}
+
+/* Arguments the reference rejects for SCALE_SHIFT (out_zp ≠ 0, a shift
+ * over 31 in an entry the call reads, a range outside int8 or empty, no
+ * data) give its status on every variant and write nothing; a bad shift
+ * past entry 0 of a per-tensor table is never read and is fine. */
+static void test_ss_errors(void) {
+  enum { C = 3, HW = 6 };
+  tidsp_conv2d_params good, p;
+  tidsp_matmul_params gm, mp;
+  uint8_t scale[C] = {3, 200, 255}, shift[C];
+  tidsp_scale_shift ss;
+  int8_t x[C * HW * HW], w[C * C * 9];
+  int32_t bias[C] = {100, -5000, 70000}, k;
+  char what[64];
+  fill_i8(x, sizeof(x));
+  fill_i8(w, sizeof(w));
+  memset(&good, 0, sizeof(good));
+  good.n = 1;
+  good.c_in = C;
+  good.h_in = good.w_in = good.h_out = good.w_out = HW;
+  good.c_out = C;
+  good.k_h = good.k_w = 3;
+  good.stride_h = good.stride_w = good.dil_h = good.dil_w = 1;
+  good.pad_top = good.pad_left = 1;
+  good.groups = 1;
+  good.x_zp = 7;
+  good.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
+  good.rq.per_channel = 1;
+  good.rq.out_min = -128;
+  good.rq.out_max = 127;
+  memset(&gm, 0, sizeof(gm));
+  gm.m = 5;
+  gm.k = 9;
+  gm.n = C;
+  gm.x_zp = -3;
+  gm.w_zp = 2;
+  gm.rq = good.rq;
+  for (k = 0; k < 13; k++) {
+    const void *rqd = &ss;
+    shift[0] = 4;
+    shift[1] = 9;
+    shift[2] = 31;
+    ss.scale = scale;
+    ss.shift = shift;
+    p = good;
+    switch (k) {
+    case 0: break; /* valid */
+    case 1: p.rq.out_zp = 1; break;
+    case 2: p.rq.out_zp = -1; p.rq.out_min = -1; break;
+    case 3: shift[0] = 32; break;
+    case 4: shift[1] = 32; break;
+    case 5: shift[2] = 255; break;
+    case 6: p.rq.per_channel = 0; shift[0] = 32; break;
+    case 7: p.rq.per_channel = 0; shift[1] = 32; shift[2] = 200; break; /* unread: OK */
+    case 8: p.rq.out_max = 128; break;
+    case 9: p.rq.out_min = 3; p.rq.out_max = 2; break;
+    case 10: rqd = NULL; break;
+    case 11: p.groups = C; shift[1] = 32; break; /* depthwise */
+    case 12: p.groups = C; break;                /* depthwise, valid */
+    }
+    snprintf(what, sizeof(what), "ss error case %d", (int)k);
+    check_conv_variants(&p, x, w, bias, rqd, (size_t)C * HW * HW, what);
+    mp = gm;
+    mp.rq = p.rq;
+    check_matmul_variants(&mp, x, w, bias, rqd, what);
+  }
+}
+
 /* The table ends with the reference and the dispatcher picks a supported
  * row. */
 static void test_table(void) {
@@ -912,5 +1241,8 @@ int main(void) {
   test_matmul();
   test_matmul_amx_edges();
   test_matmul_errors();
+  test_ss_edges();
+  test_ss_depthwise();
+  test_ss_errors();
   UNIT_MAIN_END();
 }

@@ -11,6 +11,16 @@
  * orders, i16 with int64 bias, MMALIB-882, alignment and precondition
  * rejections (which must leave the output untouched), and one full int8
  * conv layer 64→64 56×56 3×3 within 1 LSB of the exact float reference.
+ *
+ * The int8 conv / FC wrappers compute through the dispatched generic
+ * kernels when that is exact and through MMALIB's scalar loops otherwise
+ * (mmalib_internal.h). The random cases above take the dispatched path;
+ * test_path_bound drives each wrapper with extreme operands to a bias at
+ * and one past the int32 bound on both signs (past it the dispatched
+ * kernel would wrap, so agreeing with the oracle there proves the scalar
+ * path ran) and checks which path the wrappers' shared computation reports
+ * taking; test_dispatched_vs_scalar compares the two paths directly on
+ * random geometry, requiring the dispatched one to accept every case.
  */
 #include <math.h>
 #include <stddef.h>
@@ -18,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../runtime/kernels/mmalib/mmalib_internal.h"
 #include "cstatic/mmalib.h"
 #include "unit.h"
 
@@ -1015,6 +1026,289 @@ static void test_max_pool(void) {
   }
 }
 
+/* ---- the dispatched path and its int32 bound --------------------------------------- */
+
+/* The wrappers with an int8 conv or FC inside. */
+enum { W_CONV, W_SLICED, W_GROUPED, W_DW, W_FC, W_COUNT };
+static const char *const wrapper_name[W_COUNT] = {"conv2d_i8", "conv2d_i8_sliced",
+                                                  "grouped_loop", "depthwise_i8",
+                                                  "matmul_bias_i8"};
+
+/* One layer: conv family c_in → c_out on hw×hw with a k×k kernel, stride 1,
+ * padding pad on every side; FC: M = hw, K = c_in, N = c_out. */
+typedef struct layer {
+  int which, c_in, hw, c_out, k, groups, pad;
+} layer;
+
+static int layer_ho(const layer *l) {
+  return l->which == W_FC ? l->hw : l->hw + 2 * l->pad - l->k + 1;
+}
+static size_t layer_nin(const layer *l) {
+  return (size_t)l->c_in * l->hw * (l->which == W_FC ? 1 : l->hw);
+}
+static size_t layer_nw(const layer *l) {
+  return (size_t)l->c_out * (l->c_in / l->groups) * l->k * l->k;
+}
+static size_t layer_nout(const layer *l) {
+  return (size_t)l->c_out * layer_ho(l) * (l->which == W_FC ? 1 : layer_ho(l));
+}
+static int64_t layer_taps(const layer *l) { return (int64_t)(l->c_in / l->groups) * l->k * l->k; }
+
+/* The public wrapper on the whole layer (sliced: two tiles, channel 0 and
+ * channels [1, c_out), each staged into its own aligned weight buffer). */
+static int32_t run_wrapper(const layer *l, const int8_t *in, const int8_t *w, const int32_t *bias,
+                           const uint8_t *scale, const uint8_t *shift, int8_t *out) {
+  int k = l->k, pd = l->pad;
+  switch (l->which) {
+  case W_CONV:
+    return mmalib_conv2d_i8(in, w, bias, scale, shift, out, l->c_in, l->hw, l->hw, l->c_out, k, k,
+                            1, 1, pd, pd, pd, pd);
+  case W_SLICED: {
+    size_t per_oc = (size_t)l->c_in * k * k;
+    buf t0 = buf_new(per_oc), t1 = buf_new(per_oc * (l->c_out - 1));
+    int32_t st;
+    memcpy(t0.p, w, per_oc);
+    memcpy(t1.p, w + per_oc, per_oc * (l->c_out - 1));
+    st = mmalib_conv2d_i8_sliced(in, (int8_t *)t0.p, bias, scale, shift, out, l->c_in, l->hw,
+                                 l->hw, 1, k, k, 1, 1, pd, pd, pd, pd, 0);
+    if (st == OK)
+      st = mmalib_conv2d_i8_sliced(in, (int8_t *)t1.p, bias, scale, shift, out, l->c_in, l->hw,
+                                   l->hw, l->c_out - 1, k, k, 1, 1, pd, pd, pd, pd, 1);
+    buf_free(&t0);
+    buf_free(&t1);
+    return st;
+  }
+  case W_GROUPED:
+    return mmalib_conv2d_i8_grouped_loop(in, w, bias, scale, shift, out, l->c_in, l->hw, l->hw,
+                                         l->c_out, k, k, 1, 1, pd, pd, pd, pd, l->groups);
+  case W_DW:
+    return mmalib_depthwise_conv2d_i8(in, w, bias, scale, shift, out, l->c_in, l->hw, l->hw, k,
+                                      k, 1, 1, pd, pd, pd, pd, l->c_in);
+  default:
+    return mmalib_matmul_bias_i8(in, w, bias, scale, shift, out, l->hw, l->c_in, l->c_out);
+  }
+}
+
+/* The wrappers' internal computation of the same layer in one call
+ * (sliced: as the plain conv, the path both tiles take). compute = 0: the
+ * dispatched path alone, its status; 1: the wrappers' choice, 1 when it
+ * took the dispatched path and 0 when the scalar one. */
+static int32_t run_internal(const layer *l, int compute, const int8_t *in, const int8_t *w,
+                            const int32_t *bias, const uint8_t *scale, const uint8_t *shift,
+                            int8_t *out) {
+  tidsp_mmalib_conv_geom g;
+  int grp = l->groups, pd = l->pad;
+  if (l->which == W_FC)
+    return compute ? tidsp_mmalib_matmul_bias_i8_compute(in, w, bias, scale, shift, out, l->hw,
+                                                         l->c_in, l->c_out)
+                   : tidsp_mmalib_matmul_bias_i8_dispatched(in, w, bias, scale, shift, out,
+                                                            l->hw, l->c_in, l->c_out);
+  if (tidsp_mmalib_conv_geom_init(&g, l->c_in / grp, l->hw, l->hw, l->c_out / grp, l->k, l->k,
+                                  1, 1, pd, pd, pd, pd, MMALIB_I8_MAX_REDUCTION) != OK)
+    return -100;
+  return compute ? tidsp_mmalib_conv2d_i8_compute(&g, grp, in, w, bias, scale, shift, out)
+                 : tidsp_mmalib_conv2d_i8_dispatched(&g, grp, in, w, bias, scale, shift, out);
+}
+
+/* Oracle accumulators (bias excluded) of the layer, malloc'd. */
+static int64_t *layer_acc(const layer *l, const int8_t *in, const int8_t *w) {
+  int32_t *wi = widen_i8(in, layer_nin(l)), *ww = widen_i8(w, layer_nw(l));
+  int64_t *acc;
+  int ho, wo;
+  if (l->which == W_FC) {
+    int m, n, k;
+    acc = calloc(layer_nout(l), sizeof(int64_t));
+    for (m = 0; m < l->hw; m++)
+      for (n = 0; n < l->c_out; n++)
+        for (k = 0; k < l->c_in; k++)
+          acc[(size_t)m * l->c_out + n] +=
+              (int64_t)wi[(size_t)m * l->c_in + k] * ww[(size_t)n * l->c_in + k];
+  } else {
+    acc = oracle_conv(wi, ww, l->c_in, l->hw, l->hw, l->c_out, l->k, l->k, 1, l->pad, l->pad,
+                      l->pad, l->pad, l->groups, &ho, &wo);
+  }
+  free(wi);
+  free(ww);
+  return acc;
+}
+
+/* Output channel of output element j. */
+static int layer_channel(const layer *l, size_t j) {
+  if (l->which == W_FC)
+    return (int)(j % (size_t)l->c_out);
+  return (int)(j / ((size_t)layer_ho(l) * layer_ho(l)));
+}
+
+static int64_t wrap_i32(int64_t v) {
+  uint32_t u = (uint32_t)(uint64_t)v;
+  return u <= 0x7FFFFFFFu ? (int64_t)(int32_t)u : (int64_t)u - ((int64_t)1 << 32);
+}
+
+/* Every input −128 and every weight wv (−128: each product +16384, 127:
+ * −16256); channel c_out − 1's bias = b, the others 0; scale 1, shift 31,
+ * which tells a wrapped accumulator from the true one by its sign. Checks
+ * the wrapper against the oracle, the dispatched path's acceptance
+ * (want_dispatched) and, past the bound, that wrapping would have shown. */
+static void check_bound_case(const layer *l, int8_t wv, int64_t b, int want_dispatched) {
+  size_t nin = layer_nin(l), nw = layer_nw(l), nout = layer_nout(l), j;
+  buf bi = buf_new(nin), bw = buf_new(nw), bo = buf_new(nout), bd = buf_new(nout);
+  int32_t *bias = calloc((size_t)l->c_out, sizeof(int32_t));
+  uint8_t *scale = malloc((size_t)l->c_out), *shift = malloc((size_t)l->c_out);
+  int64_t *acc;
+  int32_t st;
+  int bad = 0, wrap_shows = 0;
+  memset(bi.p, 0x80, nin);
+  memset(bw.p, (uint8_t)wv, nw);
+  memset(scale, 1, (size_t)l->c_out);
+  memset(shift, 31, (size_t)l->c_out);
+  bias[l->c_out - 1] = (int32_t)b;
+  acc = layer_acc(l, (int8_t *)bi.p, (int8_t *)bw.p);
+  st = run_wrapper(l, (int8_t *)bi.p, (int8_t *)bw.p, bias, scale, shift, (int8_t *)bo.p);
+  CHECK_MSG(st == OK, "%s bound case: status %d", wrapper_name[l->which], st);
+  for (j = 0; j < nout; j++) {
+    int c = layer_channel(l, j);
+    int64_t want = oracle_requant(acc[j], bias[c], 1, 31, -128, 127);
+    bad += (int8_t)bo.p[j] != want;
+    wrap_shows |= oracle_requant(wrap_i32(acc[j] + bias[c]), 0, 1, 31, -128, 127) != want;
+  }
+  CHECK_MSG(bad == 0, "%s, weights %d, bias %lld: %d mismatches", wrapper_name[l->which], wv,
+            (long long)b, bad);
+  CHECK(buf_guards_ok(&bo));
+  /* the decision: accepted at the bound (same bytes), refused past it
+   * (nothing written), where an int32 accumulator would have wrapped */
+  memset(bd.p, GUARD_BYTE, nout);
+  CHECK_MSG(run_internal(l, 1, (int8_t *)bi.p, (int8_t *)bw.p, bias, scale, shift,
+                         (int8_t *)bd.p) == want_dispatched,
+            "%s, bias %lld: the %s path was not taken", wrapper_name[l->which], (long long)b,
+            want_dispatched ? "dispatched" : "scalar");
+  CHECK(memcmp(bd.p, bo.p, nout) == 0);
+  memset(bd.p, GUARD_BYTE, nout);
+  st = run_internal(l, 0, (int8_t *)bi.p, (int8_t *)bw.p, bias, scale, shift, (int8_t *)bd.p);
+  if (want_dispatched) {
+    CHECK_MSG(st == TIDSP_OK, "%s, bias %lld at the bound: dispatched path refused (%d)",
+              wrapper_name[l->which], (long long)b, st);
+    CHECK(memcmp(bd.p, bo.p, nout) == 0);
+  } else {
+    CHECK_MSG(st == TIDSP_ERR_UNSUPPORTED, "%s, bias %lld past the bound: dispatched path took it",
+              wrapper_name[l->which], (long long)b);
+    CHECK(buf_untouched(&bd));
+    /* (a refusal for the reduction length alone needs no wrap) */
+    if (l->which == W_FC || layer_taps(l) <= MMALIB_GENERIC_CONV_MAX_TAPS)
+      CHECK_MSG(wrap_shows, "%s, bias %lld: the case cannot tell the paths apart",
+                wrapper_name[l->which], (long long)b);
+  }
+  free(acc);
+  free(bias);
+  free(scale);
+  free(shift);
+  buf_free(&bi);
+  buf_free(&bw);
+  buf_free(&bo);
+  buf_free(&bd);
+}
+
+static void test_path_bound(void) {
+  static const layer layers[] = {
+      /* which, c_in, hw, c_out, k, groups, pad */
+      {W_CONV, 4, 5, 3, 3, 1, 0},    {W_CONV, 4, 5, 3, 3, 1, 1}, /* padded: border taps fewer */
+      {W_SLICED, 4, 5, 3, 3, 1, 0},  {W_GROUPED, 4, 5, 4, 3, 2, 0},
+      {W_DW, 3, 6, 3, 3, 3, 0},      {W_DW, 2, 7, 2, 5, 2, 0},
+      {W_FC, 100, 2, 3, 1, 1, 0},
+  };
+  int t;
+  for (t = 0; t < (int)(sizeof(layers) / sizeof(layers[0])); t++) {
+    const layer *l = &layers[t];
+    int64_t taps = layer_taps(l);
+    int64_t hi = (int64_t)INT32_MAX - taps * 16384, lo = (int64_t)INT32_MIN + taps * 16256;
+    CHECK(tidsp_mmalib_i8_fits_int32(taps, NULL, 0));
+    check_bound_case(l, -128, hi, 1);
+    check_bound_case(l, -128, hi + 1, 0);
+    check_bound_case(l, 127, lo, 1);
+    check_bound_case(l, 127, lo - 1, 0);
+  }
+  /* a reduction longer than the generic conv takes stays scalar, whatever
+   * the bias; one at its limit is dispatched */
+  {
+    layer at = {W_CONV, 33025, 1, 2, 1, 1, 0}, past = {W_CONV, 3670, 3, 2, 3, 1, 0};
+    int64_t hi_at = (int64_t)INT32_MAX - (int64_t)33025 * 16384;
+    CHECK(layer_taps(&past) == 33030);
+    check_bound_case(&at, -128, hi_at, 1);
+    check_bound_case(&past, -128, 0, 0);
+  }
+  CHECK(!tidsp_mmalib_i8_fits_int32(131072, NULL, 0)); /* 131072·16384 = 2^31 */
+  CHECK(tidsp_mmalib_i8_fits_int32(131071, NULL, 0));
+  CHECK(!tidsp_mmalib_i8_fits_int32(0, NULL, 0));
+}
+
+/* Random layers, including pads wider than the kernel (outputs made of
+ * padding only): the dispatched path accepts each and writes the scalar
+ * path's bytes. */
+static void test_dispatched_vs_scalar(void) {
+  int t;
+  for (t = 0; t < 80; t++) {
+    layer l;
+    size_t nin, nw, nout;
+    buf bi, bw, bd, bs;
+    int32_t *bias;
+    uint8_t *scale, *shift;
+    int i, st, null_q = t % 9 == 4;
+    l.which = t % 4 == 3 ? W_FC : (t % 4 == 2 ? W_DW : (t % 4 == 1 ? W_GROUPED : W_CONV));
+    l.k = l.which == W_DW ? (int[]){3, 5, 7}[t % 3] : rnd_range(1, 5);
+    l.groups = l.which == W_GROUPED ? rnd_range(2, 3) : 1;
+    l.c_in = l.which == W_FC ? rnd_range(1, 600) : l.groups * rnd_range(1, 8);
+    l.c_out = l.which == W_FC ? rnd_range(1, 90) : l.groups * rnd_range(1, 8);
+    if (l.which == W_DW)
+      l.c_out = l.groups = l.c_in;
+    l.hw = l.which == W_FC ? rnd_range(1, 6) : rnd_range(1, 20);
+    l.pad = l.which == W_FC ? 0 : rnd_range(0, l.k + 1);
+    if (l.which != W_FC && l.hw + 2 * l.pad < l.k)
+      l.hw = l.k;
+    nin = layer_nin(&l);
+    nw = layer_nw(&l);
+    nout = layer_nout(&l);
+    bi = buf_new(nin);
+    bw = buf_new(nw);
+    bd = buf_new(nout);
+    bs = buf_new(nout);
+    bias = malloc(sizeof(int32_t) * l.c_out);
+    scale = malloc(l.c_out);
+    shift = malloc(l.c_out);
+    fill_i8((int8_t *)bi.p, nin);
+    fill_i8((int8_t *)bw.p, nw);
+    for (i = 0; i < l.c_out; i++)
+      bias[i] = rnd_range(-1000000, 1000000);
+    random_requant(scale, shift, l.c_out, (int)layer_taps(&l), 5000, 60);
+    st = run_internal(&l, 0, (int8_t *)bi.p, (int8_t *)bw.p, null_q ? NULL : bias,
+                      null_q ? NULL : scale, null_q ? NULL : shift, (int8_t *)bd.p);
+    CHECK_MSG(st == TIDSP_OK, "%s case %d: the dispatched path refused (%d)",
+              wrapper_name[l.which], t, st);
+    if (l.which == W_FC) {
+      tidsp_mmalib_matmul_bias_i8_scalar((int8_t *)bi.p, (int8_t *)bw.p, null_q ? NULL : bias,
+                                         null_q ? NULL : scale, null_q ? NULL : shift,
+                                         (int8_t *)bs.p, l.hw, l.c_in, l.c_out);
+    } else {
+      tidsp_mmalib_conv_geom g;
+      CHECK(tidsp_mmalib_conv_geom_init(&g, l.c_in / l.groups, l.hw, l.hw, l.c_out / l.groups,
+                                        l.k, l.k, 1, 1, l.pad, l.pad, l.pad, l.pad,
+                                        MMALIB_I8_MAX_REDUCTION) == OK);
+      tidsp_mmalib_conv2d_i8_scalar(&g, l.groups, (int8_t *)bi.p, (int8_t *)bw.p,
+                                    null_q ? NULL : bias, null_q ? NULL : scale,
+                                    null_q ? NULL : shift, (int8_t *)bs.p);
+    }
+    CHECK_MSG(memcmp(bd.p, bs.p, nout) == 0,
+              "%s case %d (c_in %d hw %d c_out %d k %d groups %d pad %d): paths differ",
+              wrapper_name[l.which], t, l.c_in, l.hw, l.c_out, l.k, l.groups, l.pad);
+    CHECK(buf_guards_ok(&bd) && buf_guards_ok(&bs));
+    free(bias);
+    free(scale);
+    free(shift);
+    buf_free(&bi);
+    buf_free(&bw);
+    buf_free(&bd);
+    buf_free(&bs);
+  }
+}
+
 /* ---- preconditions: alignment and shapes, output untouched ------------------------ */
 static void test_rejections(void) {
   buf in = buf_new(4096), w = buf_new(4096), out = buf_new(4096);
@@ -1229,6 +1523,8 @@ int main(void) {
   test_residual_random();
   test_max_pool();
   test_rejections();
+  test_path_bound();
+  test_dispatched_vs_scalar();
   test_layer_within_1lsb();
   UNIT_MAIN_END();
 }

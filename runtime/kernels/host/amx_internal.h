@@ -41,7 +41,7 @@
 
 #include <string.h>
 
-#include "host_internal.h"
+#include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>

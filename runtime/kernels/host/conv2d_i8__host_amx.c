@@ -27,7 +27,8 @@
  * TIDSP_AMX_CMAX channels), Σx per pixel from the panel rows (only when
  * w_zp ≠ 0); padding reads x_zp, taps that the panel zeroes contribute
  * nothing to either sum. The bias is added modulo 2³², then the FLOAT
- * requantization with the reference's float operations (tidsp_amx_rq16).
+ * requantization with the reference's float operations (tidsp_amx_rq16),
+ * or SCALE_SHIFT in int64 lanes (tidsp_host_ss16, rq_internal.h).
  *
  * Stack: a 64 KiB panel, 32 KiB of accumulators, 8 KiB of per-channel
  * constants, 7 KiB of block geometry (~112 KiB). Q31 requantization and inputs the reference
@@ -440,31 +441,38 @@ static TARGET void pack_panel(amx_conv *c, int32_t ns, int32_t ka, int32_t s0,
 
 /* Requantizes rows [r_lo, r_hi) of the group (output channels co_g + r)
  * for the block's `lanes` pixels and stores them. cconst[r − c_base]. The
- * loop is specialized (constants after inlining) for full blocks and for
- * w_zp = 0, where there is no Σx term. */
+ * loop is specialized (constants after inlining) for full blocks, for
+ * w_zp = 0, where there is no Σx term, and for the requantization kind
+ * (ss: SCALE_SHIFT, else FLOAT). */
 static inline __attribute__((always_inline)) TARGET void requant_rows(
     const amx_conv *c, const tidsp_amx_gemm *g, int32_t *acc, int32_t r_lo,
-    int32_t r_hi, const uint32_t *cconst, int32_t c_base, const float *mult,
+    int32_t r_hi, const uint32_t *cconst, int32_t c_base, const tidsp_host_rq *q,
     int32_t co_g, int32_t lanes, int8_t *y_block, size_t out_plane,
-    const int full, const int with_xsum) {
+    const int full, const int with_xsum, const int ss) {
   const tidsp_conv2d_params *p = c->p;
-  const __m512 lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  const __m512 hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  const __m512i zp = _mm512_set1_epi32(p->rq.out_zp);
+  const __m512 lo = _mm512_set1_ps(q->lo);
+  const __m512 hi = _mm512_set1_ps(q->hi);
+  const __m512i zp = _mm512_set1_epi32(q->zp);
   const __mmask64 store_mask = bit_range(0, lanes);
   const int32_t nt = full ? 4 : (lanes + 15) / 16;
   __m512i corr[4];
   const int32_t *a = acc;
+  tidsp_host_ss16_consts k;
   int32_t r, t;
+  tidsp_host_ss16_init(&k, q); /* (for FLOAT too: a few zero vectors) */
   for (t = 0; t < 4; t++) /* −w_zp·Σx per pixel */
     corr[t] = with_xsum ? _mm512_mullo_epi32(c->xsum[t], _mm512_set1_epi32(-p->w_zp))
                         : _mm512_setzero_si512();
   for (r = r_lo; r < r_hi; r++) {
     const int32_t co = co_g + r;
-    const __m512 m = _mm512_set1_ps(mult[p->rq.per_channel ? co : 0]);
     const __m512i cc = _mm512_set1_epi32((int)cconst[r - c_base]);
+    __m512 m = lo;
     __m128i out[4];
     __m512i o;
+    if (ss)
+      tidsp_host_ss16_channel(&k, q, co);
+    else
+      m = _mm512_set1_ps(tidsp_host_rq_mult(q, co));
     /* a slot holds 16 consecutive rows: look it up at each 16th row */
     a = (r - r_lo) % 16 == 0 ? tidsp_amx_acc_row(g, acc, r_lo, r_hi, r) : a + 64;
     for (t = 0; t < 4; t++) {
@@ -472,7 +480,7 @@ static inline __attribute__((always_inline)) TARGET void requant_rows(
         __m512i s = _mm512_add_epi32(_mm512_load_si512(a + 16 * t), cc);
         if (with_xsum)
           s = _mm512_add_epi32(s, corr[t]);
-        out[t] = tidsp_amx_rq16(s, m, lo, hi, zp);
+        out[t] = ss ? tidsp_host_ss16(s, &k) : tidsp_amx_rq16(s, m, lo, hi, zp);
       } else {
         out[t] = _mm_setzero_si128();
       }
@@ -491,23 +499,33 @@ static inline __attribute__((always_inline)) TARGET void requant_rows(
 static TARGET void requant_store(const amx_conv *c, const tidsp_amx_gemm *g,
                                  int32_t *acc, int32_t r_lo, int32_t r_hi,
                                  const uint32_t *cconst, int32_t c_base,
-                                 const float *mult, int32_t co_g, int32_t lanes,
+                                 const tidsp_host_rq *q, int32_t co_g, int32_t lanes,
                                  int8_t *y_block, size_t out_plane) {
   const int full = lanes == TIDSP_AMX_LANES;
-  if (c->p->w_zp != 0)
-    requant_rows(c, g, acc, r_lo, r_hi, cconst, c_base, mult, co_g, lanes, y_block,
-                 out_plane, 0, 1);
-  else if (full)
-    requant_rows(c, g, acc, r_lo, r_hi, cconst, c_base, mult, co_g, lanes, y_block,
-                 out_plane, 1, 0);
-  else
-    requant_rows(c, g, acc, r_lo, r_hi, cconst, c_base, mult, co_g, lanes, y_block,
-                 out_plane, 0, 0);
+#define REQUANT_ROWS(full_, xsum_, ss_)                                           \
+  requant_rows(c, g, acc, r_lo, r_hi, cconst, c_base, q, co_g, lanes, y_block, \
+               out_plane, full_, xsum_, ss_)
+  if (tidsp_host_rq_is_ss(q)) {
+    if (c->p->w_zp != 0)
+      REQUANT_ROWS(0, 1, 1);
+    else if (full)
+      REQUANT_ROWS(1, 0, 1);
+    else
+      REQUANT_ROWS(0, 0, 1);
+  } else {
+    if (c->p->w_zp != 0)
+      REQUANT_ROWS(0, 1, 0);
+    else if (full)
+      REQUANT_ROWS(1, 0, 0);
+    else
+      REQUANT_ROWS(0, 0, 0);
+  }
+#undef REQUANT_ROWS
 }
 
 static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
                             const int8_t *w, const int32_t *bias,
-                            const float *mult, int8_t *y) {
+                            const tidsp_host_rq *q, int8_t *y) {
   uint8_t panel[TIDSP_AMX_PANEL_BYTES] __attribute__((aligned(64)));
   int32_t acc[TIDSP_AMX_ACC_INTS] __attribute__((aligned(64)));
   uint32_t cconst[TIDSP_AMX_CMAX];
@@ -566,8 +584,8 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
             }
             tidsp_amx_block(&g, r_lo, r_hi, panel, s0, s1, nct, acc);
           }
-          requant_store(&c, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, mult,
-                        co_g, lanes, y_block, out_plane);
+          requant_store(&c, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, q, co_g,
+                        lanes, y_block, out_plane);
         }
       } while (tidsp_host_block_next(&c.b, p->h_out, p->w_out, TIDSP_AMX_LANES));
     }
@@ -579,9 +597,11 @@ int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
                                   const int8_t *x, const int8_t *w,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_amx_supported() || !tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-  conv_amx(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  conv_amx(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

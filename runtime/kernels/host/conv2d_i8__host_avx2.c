@@ -10,14 +10,15 @@
  * Each pair of products is at most 2·255² in magnitude, so vpmaddwd never
  * overflows; the int32 sums wrap like the reference's (K ≤ 33025 keeps the
  * exact sum inside int32) and the bias is added modulo 2³².
- * Requantization is the FLOAT formula with the same float operations.
+ * Requantization is the FLOAT formula with the same float operations, or
+ * SCALE_SHIFT in exact double arithmetic (rq_internal.h).
  *
  * Stack: KC·32 + MR·KC·2 + COB·16·4 bytes (28 KiB). Q31 requantization and
  * inputs the reference rejects go to tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 
-#include "host_internal.h"
+#include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -117,28 +118,37 @@ static TARGET void micro_kernel(const int16_t *xbuf, int32_t np,
 
 /* Requantizes the block's accumulators of output channels [co0, co0 + cb)
  * and stores the block's `lanes` outputs of each. */
-static TARGET void requant_store(const tidsp_conv2d_params *p,
-                                 const int32_t *tile, const int32_t *bias,
-                                 const float *mult, int32_t co0, int32_t cb,
+static TARGET void requant_store(const tidsp_host_rq *q, const int32_t *tile,
+                                 const int32_t *bias, int32_t co0, int32_t cb,
                                  int32_t lanes, int8_t *y_block, size_t plane) {
-  const __m256 lo = _mm256_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  const __m256 hi = _mm256_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  const __m256i zp = _mm256_set1_epi32(p->rq.out_zp);
+  const __m256 lo = _mm256_set1_ps(q->lo);
+  const __m256 hi = _mm256_set1_ps(q->hi);
+  const __m256i zp = _mm256_set1_epi32(q->zp);
+  const int ss = tidsp_host_rq_is_ss(q);
   int32_t i, j;
   for (i = 0; i < cb; i++) {
     const int32_t co = co0 + i;
-    const __m256 m = _mm256_set1_ps(mult[p->rq.per_channel ? co : 0]);
     const __m256i bv = _mm256_set1_epi32(bias ? bias[co] : 0);
     __m256i r[2];
     __m128i o;
-    for (j = 0; j < 2; j++) {
-      __m256i a = _mm256_load_si256((const __m256i *)(tile + i * LANES + 8 * j));
-      __m256 v;
-      a = _mm256_add_epi32(a, bv);
-      v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
-      v = _mm256_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
-      v = _mm256_min_ps(v, hi); /* v < hi ? v : hi */
-      r[j] = _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+    if (ss) {
+      tidsp_host_ss8_consts k;
+      tidsp_host_ss8_channel(&k, q, co);
+      for (j = 0; j < 2; j++) {
+        const __m256i a = _mm256_load_si256((const __m256i *)(tile + i * LANES + 8 * j));
+        r[j] = tidsp_host_ss8(_mm256_add_epi32(a, bv), &k);
+      }
+    } else {
+      const __m256 m = _mm256_set1_ps(tidsp_host_rq_mult(q, co));
+      for (j = 0; j < 2; j++) {
+        __m256i a = _mm256_load_si256((const __m256i *)(tile + i * LANES + 8 * j));
+        __m256 v;
+        a = _mm256_add_epi32(a, bv);
+        v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
+        v = _mm256_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
+        v = _mm256_min_ps(v, hi); /* v < hi ? v : hi */
+        r[j] = _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+      }
     }
     /* values are inside [out_min, out_max] ⊂ int8: the saturating packs
      * only narrow */
@@ -158,7 +168,7 @@ static TARGET void requant_store(const tidsp_conv2d_params *p,
 
 static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
-                             const float *mult, int8_t *y) {
+                             const tidsp_host_rq *q, int8_t *y) {
   int16_t xbuf[KC * LANES] __attribute__((aligned(32)));
   int32_t wpair[MR * (KC / 2)] __attribute__((aligned(32)));
   int32_t tile[COB * LANES] __attribute__((aligned(32)));
@@ -199,8 +209,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                            tile + (size_t)i0 * LANES);
             }
           }
-          requant_store(p, tile, bias, mult, co_g + cb0, cb, lanes, y_block,
-                        out_plane);
+          requant_store(q, tile, bias, co_g + cb0, cb, lanes, y_block, out_plane);
         }
       } while (tidsp_host_block_next(&b, p->h_out, p->w_out, LANES));
     }
@@ -211,9 +220,11 @@ int32_t tidsp_conv2d_i8__host_avx2(const tidsp_conv2d_params *p,
                                    const int8_t *x, const int8_t *w,
                                    const int32_t *bias, const void *rq,
                                    int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-  conv_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  conv_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -20,14 +20,15 @@
  * visits it) and Σu per pixel (only when w_zp ≠ 0). Every term is taken modulo 2³² (vpdpbusd and vpaddd wrap),
  * and the exact sum fits int32 (K ≤ 33025), so the accumulator equals the
  * reference's bit for bit; the bias is added modulo 2³² like ORT's.
- * Requantization is the FLOAT formula with the same float operations.
+ * Requantization is the FLOAT formula with the same float operations, or
+ * SCALE_SHIFT in int64 lanes (rq_internal.h).
  *
  * Stack: KC·64 + COB·64·4 bytes (96 KiB). Q31 requantization and inputs the
  * reference rejects go to tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 
-#include "host_internal.h"
+#include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -209,33 +210,44 @@ static TARGET int32_t row_sum(const int8_t *w, int32_t K) {
 
 /* Requantizes the block's accumulators of output channels
  * [co0, co0 + cb) and stores the block's `lanes` outputs of each. */
-static TARGET void requant_store(const vnni_conv *c, const float *mult, int32_t co0, int32_t cb,
-                                 const uint32_t *cconst, int32_t lanes,
+static TARGET void requant_store(const vnni_conv *c, const tidsp_host_rq *q, int32_t co0,
+                                 int32_t cb, const uint32_t *cconst, int32_t lanes,
                                  int8_t *y_block, size_t plane) {
   const tidsp_conv2d_params *p = c->p;
-  const __m512 lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  const __m512 hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  const __m512i zp = _mm512_set1_epi32(p->rq.out_zp);
+  const __m512 lo = _mm512_set1_ps(q->lo);
+  const __m512 hi = _mm512_set1_ps(q->hi);
+  const __m512i zp = _mm512_set1_epi32(q->zp);
   const __mmask64 store_mask =
       lanes == 64 ? ~(__mmask64)0 : (((__mmask64)1 << lanes) - 1);
+  const int ss = tidsp_host_rq_is_ss(q);
+  tidsp_host_ss16_consts k;
   __m512i corr[4];
   int32_t i, j;
+  tidsp_host_ss16_init(&k, q); /* (for FLOAT too: a few zero vectors) */
   for (j = 0; j < 4; j++) /* −w_zp·Σu per pixel */
     corr[j] = _mm512_mullo_epi32(c->usum[j], _mm512_set1_epi32(-p->w_zp));
   for (i = 0; i < cb; i++) {
     const int32_t co = co0 + i;
-    const __m512 m = _mm512_set1_ps(mult[p->rq.per_channel ? co : 0]);
     const __m512i cc = _mm512_set1_epi32((int)cconst[i]);
     __m128i out[4];
-    for (j = 0; j < 4; j++) {
-      __m512i a = _mm512_load_si512(c->tile + i * LANES + 16 * j);
-      __m512 v;
-      a = _mm512_add_epi32(_mm512_add_epi32(a, cc), corr[j]);
-      v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
-      v = _mm512_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
-      v = _mm512_min_ps(v, hi); /* v < hi ? v : hi */
-      a = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
-      out[j] = _mm512_cvtsepi32_epi8(a);
+    if (ss) {
+      tidsp_host_ss16_channel(&k, q, co);
+      for (j = 0; j < 4; j++) {
+        __m512i a = _mm512_load_si512(c->tile + i * LANES + 16 * j);
+        out[j] = tidsp_host_ss16(_mm512_add_epi32(_mm512_add_epi32(a, cc), corr[j]), &k);
+      }
+    } else {
+      const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(q, co));
+      for (j = 0; j < 4; j++) {
+        __m512i a = _mm512_load_si512(c->tile + i * LANES + 16 * j);
+        __m512 v;
+        a = _mm512_add_epi32(_mm512_add_epi32(a, cc), corr[j]);
+        v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
+        v = _mm512_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
+        v = _mm512_min_ps(v, hi); /* v < hi ? v : hi */
+        a = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
+        out[j] = _mm512_cvtsepi32_epi8(a);
+      }
     }
     {
       __m512i o = _mm512_castsi128_si512(out[0]);
@@ -249,7 +261,7 @@ static TARGET void requant_store(const vnni_conv *c, const float *mult, int32_t 
 
 static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
-                             const float *mult, int8_t *y) {
+                             const tidsp_host_rq *q, int8_t *y) {
   uint8_t xbuf[KC * LANES] __attribute__((aligned(64)));
   int32_t tile[COB * LANES] __attribute__((aligned(64)));
   uint32_t cconst[COB];
@@ -308,8 +320,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                            tile + (size_t)i0 * LANES);
             }
           }
-          requant_store(&c, mult, co_g + cb0, cb, cconst, lanes,
-                        y_block, out_plane);
+          requant_store(&c, q, co_g + cb0, cb, cconst, lanes, y_block, out_plane);
         }
       } while (tidsp_host_block_next(&b, p->h_out, p->w_out, LANES));
     }
@@ -320,9 +331,11 @@ int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-  conv_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  conv_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

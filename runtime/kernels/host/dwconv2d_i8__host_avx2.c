@@ -16,7 +16,8 @@
  * unmasked 16-byte loads inside the row) and c0 is the input column of the
  * strip's first output's first tap. An output row is then ⌈k_w/2⌉·k_h
  * multiply-adds per 8 outputs, kept in one register, and the FLOAT
- * requantization is the same float operations as the reference's.
+ * requantization is the same float operations as the reference's (or
+ * SCALE_SHIFT in exact double arithmetic, rq_internal.h).
  *
  * Stack: DW_RING + 3 slots of DW_SLOT int32 (about 25 KiB). Parameters the
  * direct path does not cover go to tidsp_conv2d_i8__host_avx2 (which in
@@ -86,21 +87,28 @@ static TARGET void build_slot(const tidsp_conv2d_params *p, const int8_t *x_row,
   }
 }
 
-/* The requantization of one output channel, as vectors. */
+/* The requantization of one output channel, as vectors: FLOAT (lo, hi, m,
+ * zp) or, when ss, SCALE_SHIFT (k). */
 typedef struct dw_rq {
   __m256 lo, hi, m;
   __m256i zp, bv;
+  int ss;
+  tidsp_host_ss8_consts k;
 } dw_rq;
 
 /* Requantizes 8 accumulators and stores the first n ≤ 8 outputs. */
 static inline __attribute__((always_inline)) TARGET void
 store8(__m256i acc, const dw_rq *r, int32_t n, int8_t *y) {
   __m256i a = _mm256_add_epi32(acc, r->bv);
-  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), r->m);
   __m128i o;
-  v = _mm256_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
-  v = _mm256_min_ps(v, r->hi); /* v < hi ? v : hi */
-  a = _mm256_add_epi32(_mm256_cvtps_epi32(v), r->zp);
+  if (r->ss) {
+    a = tidsp_host_ss8(a, &r->k);
+  } else {
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), r->m);
+    v = _mm256_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
+    v = _mm256_min_ps(v, r->hi); /* v < hi ? v : hi */
+    a = _mm256_add_epi32(_mm256_cvtps_epi32(v), r->zp);
+  }
   /* values are inside [out_min, out_max] ⊂ int8: the saturating packs only
    * narrow; bytes 0..7 are lanes 0..7 */
   a = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, a), 0xD8);
@@ -155,7 +163,7 @@ static TARGET void row_any(const int32_t *const *rows, const int32_t *const *wro
 
 static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
                            const int8_t *w, const int32_t *bias,
-                           const float *mult, int8_t *y) {
+                           const tidsp_host_rq *q, int8_t *y) {
   int32_t ring[DW_RING][DW_SLOT] __attribute__((aligned(32)));
   int16_t tmp[2 * DW_SLOT] __attribute__((aligned(32)));
   int32_t zero_slot[DW_SLOT] __attribute__((aligned(32)));
@@ -174,9 +182,11 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
   int32_t n, co, ow0, oh, kh, i, nv;
   dw_strip s;
 
-  rq.lo = _mm256_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  rq.hi = _mm256_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  rq.zp = _mm256_set1_epi32(p->rq.out_zp);
+  memset(&rq, 0, sizeof(rq));
+  rq.lo = _mm256_set1_ps(q->lo);
+  rq.hi = _mm256_set1_ps(q->hi);
+  rq.zp = _mm256_set1_epi32(q->zp);
+  rq.ss = tidsp_host_rq_is_ss(q);
   s.pair_d = p->k_w > 1 ? p->dil_w : 1;
   memset(zero_slot, 0, sizeof(zero_slot));
   for (n = 0; n < p->n; n++) {
@@ -184,7 +194,9 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
       const int8_t *x_c = x + ((size_t)n * p->c_in + (size_t)(co / cpg_out)) * in_plane;
       int8_t *y_c = y + ((size_t)n * p->c_out + co) * out_plane;
       const __m256i bv = _mm256_set1_epi32(bias ? bias[co] : 0);
-      const __m256 m = _mm256_set1_ps(mult[p->rq.per_channel ? co : 0]);
+      const __m256 m = rq.ss ? _mm256_setzero_ps() : _mm256_set1_ps(tidsp_host_rq_mult(q, co));
+      if (rq.ss)
+        tidsp_host_ss8_channel(&rq.k, q, co);
       for (kh = 0; kh < p->k_h; kh++)
         tidsp_host_dw_wpairs(w + (size_t)co * w_stride + (size_t)kh * p->k_w, p->k_w,
                              p->w_zp, wp + kh * npairs);
@@ -258,9 +270,11 @@ int32_t tidsp_dwconv2d_i8__host_avx2(const tidsp_conv2d_params *p,
                                      const int8_t *x, const int8_t *w,
                                      const int32_t *bias, const void *rq,
                                      int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_dw_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y);
-  dw_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  dw_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -46,10 +46,12 @@
  *
  * so a group of 64 outputs costs 4·k_h·⌈k_w/4⌉ loads and vpdpbusd and no
  * shuffle. The FLOAT requantization is the reference's float operations in
- * vectors (product, max, min, round to nearest even); the four results are
- * packed to 64 bytes (packs, zero point added in int16, packs) and put in
- * output order by one vpshufb (plus one vpermd when sw = 2), then stored
- * by masked stores, one per output row the group touches.
+ * vectors (product, max, min, round to nearest even), SCALE_SHIFT is
+ * tidsp_host_ss16_i32 (rq_internal.h: exact, already clamped); the
+ * four results are packed to 64 bytes (packs, zero point added in int16,
+ * packs) and put in output order by one vpshufb (plus one vpermd when
+ * sw = 2), then stored by masked stores, one per output row the group
+ * touches.
  *
  * Stack: two band buffers of DW_BUF_DATA + DW_BUF_SLACK bytes and the band
  * geometry (output segments, input runs): about 46 KiB. Parameters the
@@ -88,7 +90,15 @@ typedef struct dw_layer {
   __m512i shuf;             /* vpshufb into output order */
   __m512 lo, hi;            /* clamp bounds out_min − zp, out_max − zp */
   __m512i omin, omax;       /* bytes out_min, out_max */
+  int ss;                   /* SCALE_SHIFT (else FLOAT) */
 } dw_layer;
+
+/* One output channel's requantization: the FLOAT multiplier, or the
+ * SCALE_SHIFT constants. */
+typedef struct dw_chan_rq {
+  __m512 mult;
+  tidsp_host_ss16_consts ss;
+} dw_chan_rq;
 
 enum {
   MAX_GROUPS = 256, /* groups of a band */
@@ -155,7 +165,9 @@ static void band_slack(const dw_band *b, uint8_t *buf) {
 }
 
 /* Requantizes the four accumulators of a group and returns its 64 output
- * bytes in flat order. The reference computes, per value,
+ * bytes in flat order. SS: SCALE_SHIFT, whose int32 results are inside
+ * [out_min, out_max] (out_zp = 0), so the packs below only narrow. FLOAT:
+ * the reference computes, per value,
  *   y = rne(clamp(fl(acc·m), lo, hi)) + zp,  lo = out_min − zp, hi = out_max − zp.
  * CLAMP_F: those float operations (max, min: NaN → lo), then packs that
  * never saturate (out_zp is an int8: the values fit int16, y fits int8).
@@ -166,13 +178,18 @@ static void band_slack(const dw_band *b, uint8_t *buf) {
  * give exactly: a value they saturate is beyond ±(32767 − 128) before
  * the zero point, far outside [out_min, out_max]. */
 ALWAYS_INLINE TARGET __m512i finish(const __m512i *acc, const dw_layer *L,
-                                    __m512 mult, const int32_t SW,
-                                    const int CLAMP_F) {
+                                    const dw_chan_rq *r, const int32_t SW,
+                                    const int CLAMP_F, const int SS) {
   __m512i q[4], p01, p23, v;
   int32_t a;
 #pragma GCC unroll 4
   for (a = 0; a < 4; a++) {
-    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[a]), mult);
+    __m512 f;
+    if (SS) {
+      q[a] = tidsp_host_ss16_i32(acc[a], &r->ss);
+      continue;
+    }
+    f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[a]), r->mult);
     if (CLAMP_F) {
       f = _mm512_max_ps(f, L->lo); /* f > lo ? f : lo (NaN → lo) */
       f = _mm512_min_ps(f, L->hi); /* f < hi ? f : hi */
@@ -182,7 +199,7 @@ ALWAYS_INLINE TARGET __m512i finish(const __m512i *acc, const dw_layer *L,
   p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), L->zp16);
   p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), L->zp16);
   v = _mm512_packs_epi16(p01, p23);
-  if (!CLAMP_F)
+  if (!CLAMP_F && !SS)
     v = _mm512_min_epi8(_mm512_max_epi8(v, L->omin), L->omax);
   if (SW == 2)
     v = _mm512_permutexvar_epi32(L->perm, v);
@@ -200,8 +217,9 @@ static inline int rq_int_clamp_ok(float m) { return m <= 0.5f && m >= -0.5f; }
 ALWAYS_INLINE TARGET void band_groups(const dw_layer *L, const dw_band *b,
                                       const uint8_t *buf, const int32_t *wq,
                                       const size_t *off, __m512i init,
-                                      __m512 mult, int8_t *y_c, const int32_t T,
-                                      const int32_t SW, const int CLAMP_F) {
+                                      const dw_chan_rq *r, int8_t *y_c, const int32_t T,
+                                      const int32_t SW, const int CLAMP_F,
+                                      const int SS) {
   int32_t g0, gi, t, a, k;
   for (g0 = 0, gi = 0; g0 < b->ng; g0 += GROUP, gi++) {
     const uint8_t *base = buf + (size_t)SW * g0;
@@ -219,7 +237,7 @@ ALWAYS_INLINE TARGET void band_groups(const dw_layer *L, const dw_band *b,
         acc[a] = _mm512_dpbusd_epi32(acc[a], _mm512_loadu_si512((const void *)(src + d)), wv);
       }
     }
-    v = finish(acc, L, mult, SW, CLAMP_F);
+    v = finish(acc, L, r, SW, CLAMP_F, SS);
     for (k = b->gseg[gi]; k < b->gseg[gi + 1]; k++)
       /* the first lanes may lie before y_c: masked off, never written */
       _mm512_mask_storeu_epi8((void *)((uintptr_t)y_c + (uintptr_t)b->seg_off[k]),
@@ -228,13 +246,14 @@ ALWAYS_INLINE TARGET void band_groups(const dw_layer *L, const dw_band *b,
 }
 
 /* One output channel's band when w_zp = 0 (so w' = w, one signed set),
- * T ≤ 16 tap quads and |mult| ≤ 0.5 (finish's integer clamp): each quad
- * is one 4-byte load of the weight row inside its k_h·k_w bytes, shifted
- * and masked to its taps, and zu·Σ w' is T vpdpbusd of zu by the quads. */
+ * T ≤ 16 tap quads and, for FLOAT, |mult| ≤ 0.5 (finish's integer clamp):
+ * each quad is one 4-byte load of the weight row inside its k_h·k_w
+ * bytes, shifted and masked to its taps, and zu·Σ w' is T vpdpbusd of zu
+ * by the quads. */
 ALWAYS_INLINE TARGET void band_fast(const dw_layer *L, const dw_band *b,
                                     const uint8_t *buf, const int8_t *w_row,
-                                    int32_t bias, float mult, int8_t *y_c,
-                                    const int32_t T, const int32_t SW) {
+                                    int32_t bias, const dw_chan_rq *r, int8_t *y_c,
+                                    const int32_t T, const int32_t SW, const int SS) {
   int32_t wq[16];
   size_t off[16];
   __m512i corr = _mm512_setzero_si512();
@@ -248,33 +267,40 @@ ALWAYS_INLINE TARGET void band_fast(const dw_layer *L, const dw_band *b,
     corr = _mm512_dpbusd_epi32(corr, L->zu, _mm512_set1_epi32(wq[t]));
   }
   band_groups(L, b, buf, wq, off, _mm512_sub_epi32(_mm512_set1_epi32(bias), corr),
-              _mm512_set1_ps(mult), y_c, T, SW, 0);
+              r, y_c, T, SW, 0, SS);
 }
 
 /* One instance per common kernel (3×3, 5×5, 7×7: 3, 10, 14 tap quads;
- * horizontal strides 1 and 2) and a generic one. */
+ * horizontal strides 1 and 2) and requantization kind, and a generic one. */
 typedef void (*band_fn)(const dw_layer *, const dw_band *, const uint8_t *,
-                        const int8_t *, int32_t, float, int8_t *);
+                        const int8_t *, int32_t, const dw_chan_rq *, int8_t *);
 
-#define DW_BAND_FN(name, T, SW)                                                  \
+#define DW_BAND_FN(name, T, SW, SS)                                              \
   static TARGET void name(const dw_layer *L, const dw_band *b,                 \
                           const uint8_t *buf, const int8_t *w_row,             \
-                          int32_t bias, float mult, int8_t *y_c) {             \
-    band_fast(L, b, buf, w_row, bias, mult, y_c, T, SW);                       \
+                          int32_t bias, const dw_chan_rq *r, int8_t *y_c) {    \
+    band_fast(L, b, buf, w_row, bias, r, y_c, T, SW, SS);                      \
   }
-DW_BAND_FN(band_t3s1, 3, 1)
-DW_BAND_FN(band_t3s2, 3, 2)
-DW_BAND_FN(band_t10s1, 10, 1)
-DW_BAND_FN(band_t10s2, 10, 2)
-DW_BAND_FN(band_t14s1, 14, 1)
-DW_BAND_FN(band_t14s2, 14, 2)
+DW_BAND_FN(band_t3s1, 3, 1, 0)
+DW_BAND_FN(band_t3s2, 3, 2, 0)
+DW_BAND_FN(band_t10s1, 10, 1, 0)
+DW_BAND_FN(band_t10s2, 10, 2, 0)
+DW_BAND_FN(band_t14s1, 14, 1, 0)
+DW_BAND_FN(band_t14s2, 14, 2, 0)
+DW_BAND_FN(band_t3s1_ss, 3, 1, 1)
+DW_BAND_FN(band_t3s2_ss, 3, 2, 1)
+DW_BAND_FN(band_t10s1_ss, 10, 1, 1)
+DW_BAND_FN(band_t10s2_ss, 10, 2, 1)
+DW_BAND_FN(band_t14s1_ss, 14, 1, 1)
+DW_BAND_FN(band_t14s2_ss, 14, 2, 1)
 #undef DW_BAND_FN
 
 /* Any kernel, any w_zp, any multiplier: the quads of dwconv_internal.h,
- * all weight sets one after the other, and the float clamp. */
+ * all weight sets one after the other, and the float clamp (or
+ * SCALE_SHIFT). */
 static TARGET void band_any(const dw_layer *L, const dw_band *b,
                             const uint8_t *buf, const int8_t *w_row,
-                            int32_t bias, float mult, int8_t *y_c) {
+                            int32_t bias, const dw_chan_rq *r, int8_t *y_c) {
   enum { MAX_Q = DW_MAX_SETS * DW_MAX_K * DW_MAX_NQ };
   const tidsp_conv2d_params *p = L->p;
   dw_weights W;
@@ -288,21 +314,27 @@ static TARGET void band_any(const dw_layer *L, const dw_band *b,
       off[n] = (size_t)b->off[t];
     }
   }
-  if (L->sw == 1)
-    band_groups(L, b, buf, wq, off, init, _mm512_set1_ps(mult), y_c, n, 1, 1);
+  if (L->ss && L->sw == 1)
+    band_groups(L, b, buf, wq, off, init, r, y_c, n, 1, 0, 1);
+  else if (L->ss)
+    band_groups(L, b, buf, wq, off, init, r, y_c, n, 2, 0, 1);
+  else if (L->sw == 1)
+    band_groups(L, b, buf, wq, off, init, r, y_c, n, 1, 1, 0);
   else
-    band_groups(L, b, buf, wq, off, init, _mm512_set1_ps(mult), y_c, n, 2, 1);
+    band_groups(L, b, buf, wq, off, init, r, y_c, n, 2, 1, 0);
 }
 
 /* The specialized instance for the layer's kernel, or NULL. */
 static band_fn pick_band(const dw_layer *L) {
-  static const band_fn fns[3][2] = {{band_t3s1, band_t3s2},
-                                    {band_t10s1, band_t10s2},
-                                    {band_t14s1, band_t14s2}};
+  static const band_fn fns[2][3][2] = {
+      {{band_t3s1, band_t3s2}, {band_t10s1, band_t10s2}, {band_t14s1, band_t14s2}},
+      {{band_t3s1_ss, band_t3s2_ss},
+       {band_t10s1_ss, band_t10s2_ss},
+       {band_t14s1_ss, band_t14s2_ss}}};
   const tidsp_conv2d_params *p = L->p;
   if (p->k_h != p->k_w || p->k_h < 3 || p->k_h > 7 || p->k_h % 2 == 0)
     return NULL;
-  return fns[(p->k_h - 3) / 2][L->sw - 1];
+  return fns[L->ss != 0][(p->k_h - 3) / 2][L->sw - 1];
 }
 
 static TARGET void layer_init(const tidsp_conv2d_params *p, dw_layer *L) {
@@ -336,6 +368,7 @@ static TARGET void layer_init(const tidsp_conv2d_params *p, dw_layer *L) {
   L->hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
   L->omin = _mm512_set1_epi8((char)p->rq.out_min);
   L->omax = _mm512_set1_epi8((char)p->rq.out_max);
+  L->ss = p->rq.kind == TIDSP_REQUANT_SCALE_SHIFT;
   /* After the packs, 128-bit lane i holds bytes [acc0 | acc1 | acc2 |
    * acc3] of int32 lanes 4i .. 4i+3 (four bytes each).
    * sw = 1: byte 4a + m of lane i is output 16i + 4m + a.
@@ -461,26 +494,36 @@ static void band_init(const dw_layer *L, int32_t max_rows, dw_band *b) {
 static TARGET void band_outputs(const dw_layer *L, const dw_band *b,
                                 band_fn fixed, const uint8_t *buf, int64_t pl,
                                 const int8_t *w, const int32_t *bias,
-                                const float *mult, int8_t *y) {
+                                const tidsp_host_rq *q, int8_t *y) {
   const tidsp_conv2d_params *p = L->p;
   const int32_t cpg_out = p->c_out / p->groups;
   const size_t w_stride = tidsp_host_conv_w_stride(p);
   const size_t out_plane = (size_t)p->h_out * p->w_out;
   const int32_t ci = (int32_t)(pl % p->c_in);
   int32_t j;
+  dw_chan_rq r;
+  r.mult = _mm512_setzero_ps();
+  tidsp_host_ss16_init(&r.ss, q); /* (for FLOAT too: a few zero vectors) */
   for (j = 0; j < cpg_out; j++) {
     const int32_t co = ci * cpg_out + j;
-    const float m = mult[p->rq.per_channel ? co : 0];
-    const band_fn fn = fixed && p->w_zp == 0 && rq_int_clamp_ok(m) ? fixed : band_any;
+    band_fn fn = fixed && p->w_zp == 0 ? fixed : band_any;
+    if (L->ss) {
+      tidsp_host_ss16_channel(&r.ss, q, co);
+    } else {
+      const float m = tidsp_host_rq_mult(q, co);
+      r.mult = _mm512_set1_ps(m);
+      if (!rq_int_clamp_ok(m))
+        fn = band_any;
+    }
     /* output plane n·c_out + co = pl·cpg_out + j */
-    fn(L, b, buf, w + (size_t)co * w_stride, bias ? bias[co] : 0, m,
+    fn(L, b, buf, w + (size_t)co * w_stride, bias ? bias[co] : 0, &r,
        y + ((size_t)pl * cpg_out + j) * out_plane);
   }
 }
 
 static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
                            const int8_t *w, const int32_t *bias,
-                           const float *mult, int8_t *y) {
+                           const tidsp_host_rq *q, int8_t *y) {
   /* two band buffers: the next plane is converted before the current one
    * is computed, so that the computation's loads do not wait on the
    * conversion's stores */
@@ -508,7 +551,7 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
       for (pl = 0; pl < planes; pl++, cur ^= 1) {
         if (pl + 1 < planes)
           convert_band(&L, &b, x + (size_t)(pl + 1) * in_plane, buf[cur ^ 1]);
-        band_outputs(&L, &b, fixed, buf[cur], pl, w, bias, mult, y);
+        band_outputs(&L, &b, fixed, buf[cur], pl, w, bias, q, y);
       }
     }
   }
@@ -518,12 +561,14 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                            const int8_t *x, const int8_t *w,
                                            const int32_t *bias, const void *rq,
                                            int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_dw_quad_ok(p, x, w, rq, y)) {
     if (tidsp_host_dw_fast_ok(p, x, w, rq, y)) /* every AVX-512 CPU has AVX2 */
       return tidsp_dwconv2d_i8__host_avx2(p, x, w, bias, rq, y);
     return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
   }
-  dw_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  dw_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -27,7 +27,7 @@
 
 #include <string.h>
 
-#include "host_internal.h"
+#include "rq_internal.h"
 
 /* ------------------------------------------------------------------------
  * The AVX-512 VNNI byte-quad path (dwconv2d_i8__host_avx512vnni.c). */

@@ -2,8 +2,9 @@
  * host_internal.h — what the fast host kernels share (not public).
  *
  * A host kernel runs its fast path only on inputs that the reference would
- * accept and whose requantization kind it implements (FLOAT for now); on
- * anything else it calls the __ref variant, which then returns the same
+ * accept and whose requantization kind it implements (the conv and matmul
+ * paths: FLOAT and SCALE_SHIFT, rq_internal.h; the other kernels: FLOAT);
+ * on anything else it calls the __ref variant, which then returns the same
  * bytes or the same error. So the eligibility tests below only need to be
  * conservative, never exhaustive.
  */
@@ -23,7 +24,29 @@ static inline int tidsp_host_rq_float_ok(const tidsp_requant_params *rq) {
          rq->out_zp >= TIDSP_REF_I8_MIN && rq->out_zp <= TIDSP_REF_I8_MAX;
 }
 
-/* True when the convolution has a FLOAT fast path and some output. */
+/* FLOAT, or SCALE_SHIFT of an 8-bit output that the reference accepts for
+ * `channels` channels: out_zp = 0 and every shift entry that the call
+ * reads (all channels, or entry 0 when per-tensor) at most 31. */
+static inline int tidsp_host_rq_ok(const tidsp_requant_params *rq,
+                                   const void *data, int32_t channels) {
+  if (rq->kind == TIDSP_REQUANT_SCALE_SHIFT) {
+    const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
+    const int32_t n = rq->per_channel ? channels : 1;
+    int32_t i;
+    if (rq->out_zp != 0 || rq->out_min > rq->out_max ||
+        rq->out_min < TIDSP_REF_I8_MIN || rq->out_max > TIDSP_REF_I8_MAX)
+      return 0;
+    for (i = 0; ss->shift && i < n; i++) {
+      if (ss->shift[i] > TIDSP_SCALE_SHIFT_MAX_SHIFT)
+        return 0;
+    }
+    return 1;
+  }
+  return tidsp_host_rq_float_ok(rq);
+}
+
+/* True when the convolution has a fast path (FLOAT or SCALE_SHIFT) and
+ * some output. */
 static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
                                           const int8_t *x, const int8_t *w,
                                           const void *rq, const int8_t *y) {
@@ -40,10 +63,11 @@ static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
     return 0;
   if (p->n == 0 || p->h_out == 0 || p->w_out == 0)
     return 0;
-  return tidsp_host_rq_float_ok(&p->rq);
+  return tidsp_host_rq_ok(&p->rq, rq, p->c_out);
 }
 
-/* True when the matrix multiply has a FLOAT fast path and some output. */
+/* True when the matrix multiply has a fast path (FLOAT or SCALE_SHIFT)
+ * and some output. */
 static inline int tidsp_host_matmul_fast_ok(const tidsp_matmul_params *p,
                                             const int8_t *x, const int8_t *w,
                                             const void *rq, const int8_t *y) {
@@ -55,7 +79,7 @@ static inline int tidsp_host_matmul_fast_ok(const tidsp_matmul_params *p,
     return 0;
   if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->w_zp))
     return 0;
-  return tidsp_host_rq_float_ok(&p->rq);
+  return tidsp_host_rq_ok(&p->rq, rq, p->n);
 }
 
 /* Bytes between weight rows of a convolution / matrix multiply that

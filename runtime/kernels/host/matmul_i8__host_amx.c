@@ -15,7 +15,9 @@
  *   Σ (x − x_zp)(w − w_zp) = Σ x·w − x_zp·Σw − w_zp·Σx + k·x_zp·w_zp
  * with Σw per row of W (once per call up to TIDSP_AMX_CMAX rows) and Σx
  * per row of X (only when w_zp ≠ 0); the bias is added modulo 2³², then
- * the FLOAT requantization with the reference's float operations.
+ * the FLOAT requantization with the reference's float operations, or
+ * SCALE_SHIFT in int64 lanes (rq_internal.h), 16 columns of Y (channels) a
+ * vector.
  *
  * Stack ~105 KiB (panel, accumulators, constants). Q31 requantization,
  * k = 0 and inputs the reference rejects go to tidsp_matmul_i8__ref, as
@@ -82,6 +84,20 @@ static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
   }
 }
 
+/* The sums of the block's mb rows of X for the W rows whose accumulator
+ * rows start at the 16 offsets voff (in int32), plus vcc and minus
+ * w_zp·Σx: row l of X in the lanes. */
+static inline __attribute__((always_inline)) TARGET __m512i gather_sums(
+    const tidsp_matmul_params *p, const int32_t *acc, __m512i voff, __m512i vcc,
+    const int32_t *xsum, int32_t l) {
+  __m512i a = _mm512_i32gather_epi32(_mm512_add_epi32(voff, _mm512_set1_epi32(l)),
+                                     (const void *)acc, 4);
+  a = _mm512_add_epi32(a, vcc);
+  if (p->w_zp != 0)
+    a = _mm512_sub_epi32(a, _mm512_set1_epi32((int)((uint32_t)p->w_zp * (uint32_t)xsum[l])));
+  return a;
+}
+
 /* Requantizes the block's sums of W rows [r_lo, r_hi) (columns r of Y) for
  * its mb rows of X and stores them into Y's rows yb (n bytes apart).
  * cconst[r − c_base]; xsum[i] = Σx of row i of the block. */
@@ -89,18 +105,17 @@ static TARGET void requant_store(const tidsp_matmul_params *p,
                                  const tidsp_amx_gemm *g, int32_t *acc,
                                  int32_t r_lo, int32_t r_hi,
                                  const uint32_t *cconst, int32_t c_base,
-                                 const float *mult, const int32_t *xsum,
+                                 const tidsp_host_rq *q, const int32_t *xsum,
                                  int32_t mb, int8_t *yb) {
-  const __m512 lo = _mm512_set1_ps((float)(p->rq.out_min - p->rq.out_zp));
-  const __m512 hi = _mm512_set1_ps((float)(p->rq.out_max - p->rq.out_zp));
-  const __m512i zp = _mm512_set1_epi32(p->rq.out_zp);
+  const __m512 lo = _mm512_set1_ps(q->lo);
+  const __m512 hi = _mm512_set1_ps(q->hi);
+  const __m512i zp = _mm512_set1_epi32(q->zp);
   int32_t r0, i, l;
   for (r0 = r_lo; r0 < r_hi; r0 += 16) {
     const int32_t nr = r_hi - r0 < 16 ? r_hi - r0 : 16;
     const __mmask16 mk = (__mmask16)((1u << nr) - 1u);
     int32_t off[16], cc[16];
     __m512i voff, vcc;
-    __m512 vm;
     for (i = 0; i < 16; i++) {
       const int32_t r = r0 + (i < nr ? i : 0);
       off[i] = (int32_t)(tidsp_amx_acc_row(g, acc, r_lo, r_hi, r) - acc);
@@ -108,23 +123,26 @@ static TARGET void requant_store(const tidsp_matmul_params *p,
     }
     voff = _mm512_loadu_si512(off);
     vcc = _mm512_loadu_si512(cc);
-    vm = p->rq.per_channel ? _mm512_maskz_loadu_ps(mk, mult + r0)
-                           : _mm512_set1_ps(mult[0]);
-    for (l = 0; l < mb; l++) {
-      __m512i a = _mm512_i32gather_epi32(_mm512_add_epi32(voff, _mm512_set1_epi32(l)),
-                                         (const void *)acc, 4);
-      a = _mm512_add_epi32(a, vcc);
-      if (p->w_zp != 0)
-        a = _mm512_sub_epi32(a, _mm512_set1_epi32((int)((uint32_t)p->w_zp * (uint32_t)xsum[l])));
-      _mm_mask_storeu_epi8(yb + (size_t)l * p->n + r0, mk,
-                           tidsp_amx_rq16(a, vm, lo, hi, zp));
+    if (tidsp_host_rq_is_ss(q)) { /* lane i: channel r0 + i */
+      tidsp_host_ss16_consts k;
+      tidsp_host_ss16_lanes(&k, q, r0, nr);
+      for (l = 0; l < mb; l++)
+        _mm_mask_storeu_epi8(yb + (size_t)l * p->n + r0, mk,
+                             tidsp_host_ss16(gather_sums(p, acc, voff, vcc, xsum, l), &k));
+    } else {
+      const __m512 vm = q->per_channel ? _mm512_maskz_loadu_ps(mk, q->mult + r0)
+                                       : _mm512_set1_ps(q->mult[0]);
+      for (l = 0; l < mb; l++)
+        _mm_mask_storeu_epi8(
+            yb + (size_t)l * p->n + r0, mk,
+            tidsp_amx_rq16(gather_sums(p, acc, voff, vcc, xsum, l), vm, lo, hi, zp));
     }
   }
 }
 
 static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
                               const int8_t *w, const int32_t *bias,
-                              const float *mult, int8_t *y) {
+                              const tidsp_host_rq *q, int8_t *y) {
   uint8_t panel[TIDSP_AMX_PANEL_BYTES] __attribute__((aligned(64)));
   int32_t acc[TIDSP_AMX_ACC_INTS] __attribute__((aligned(64)));
   uint32_t cconst[TIDSP_AMX_CMAX];
@@ -161,8 +179,8 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
         tidsp_amx_block(&g, r_lo, r_hi, panel, s0, s1, (mb + 15) / 16, acc);
       }
       TIDSP_AMX_BARRIER(acc);
-      requant_store(p, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, mult, xsum,
-                    mb, y + (size_t)i0 * N);
+      requant_store(p, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, q, xsum, mb,
+                    y + (size_t)i0 * N);
     }
   }
   _tile_release();
@@ -172,10 +190,12 @@ int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
                                   const int8_t *x, const int8_t *w,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_amx_supported() || !tidsp_host_matmul_fast_ok(p, x, w, rq, y) ||
       p->k == 0)
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
-  matmul_amx(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  matmul_amx(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -7,11 +7,12 @@
  * overflow) and one horizontal sum per output finishes; the last k % 16
  * run in scalar code. NJ rows of W share each load of X. Sums wrap modulo
  * 2³² as the reference's reduction of its int64 sum does; the bias is added
- * modulo 2³². Requantization is the FLOAT formula (tidsp_host_rq_float).
+ * modulo 2³². Requantization is the FLOAT or the SCALE_SHIFT formula, one
+ * value at a time (tidsp_host_rq_one).
  * Q31 requantization and inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
-#include "host_internal.h"
+#include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -29,13 +30,11 @@ static TARGET uint32_t hsum(__m256i v) {
 
 static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
                                const int8_t *w, const int32_t *bias,
-                               const float *mult, int8_t *y) {
+                               const tidsp_host_rq *q, int8_t *y) {
   const int32_t K = p->k, kv = K - K % 16;
   const size_t w_stride = tidsp_host_matmul_w_stride(p); /* row j at w + j·stride */
   const __m256i xzp = _mm256_set1_epi16((short)p->x_zp);
   const __m256i wzp = _mm256_set1_epi16((short)p->w_zp);
-  const float lo = (float)(p->rq.out_min - p->rq.out_zp);
-  const float hi = (float)(p->rq.out_max - p->rq.out_zp);
   int32_t i, j0, jj, k;
 
   for (j0 = 0; j0 < p->n; j0 += NJ) {
@@ -63,8 +62,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
         for (k = kv; k < K; k++)
           a += (uint32_t)((int32_t)(xr[k] - p->x_zp) * (int32_t)(wr[jj][k] - p->w_zp));
         a += bias ? (uint32_t)bias[j0 + jj] : 0u;
-        yr[jj] = tidsp_host_rq_float(mult[p->rq.per_channel ? j0 + jj : 0], lo,
-                                     hi, p->rq.out_zp, a);
+        yr[jj] = tidsp_host_rq_one(q, j0 + jj, a);
       }
     }
   }
@@ -74,9 +72,11 @@ int32_t tidsp_matmul_i8__host_avx2(const tidsp_matmul_params *p,
                                    const int8_t *x, const int8_t *w,
                                    const int32_t *bias, const void *rq,
                                    int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_matmul_fast_ok(p, x, w, rq, y))
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
-  matmul_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  matmul_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -13,11 +13,12 @@
  *   Σ (x − x_zp)(w − w_zp) = Σ u·w − u_zp·Σw − w_zp·Σu + k·u_zp·w_zp
  * (u_zp = x_zp + 128), all modulo 2³², which is how the reference reduces
  * its exact int64 sum; the bias is added modulo 2³² too. Requantization is
- * the FLOAT formula, one value at a time (tidsp_host_rq_float).
+ * the FLOAT or the SCALE_SHIFT formula, one value at a time
+ * (tidsp_host_rq_one).
  * Q31 requantization and inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
-#include "host_internal.h"
+#include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -28,7 +29,7 @@ enum { NJ = 4 }; /* columns of Y (rows of W) per pass over a row of X */
 
 static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
                                const int8_t *w, const int32_t *bias,
-                               const float *mult, int8_t *y) {
+                               const tidsp_host_rq *q, int8_t *y) {
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
   const __m512i ones = _mm512_set1_epi8(1);
@@ -36,8 +37,6 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
   const __m512i pad = _mm512_set1_epi8(-128); /* u = 0 past the row */
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
   const uint32_t kconst = (uint32_t)K * u_zp * (uint32_t)p->w_zp;
-  const float lo = (float)(p->rq.out_min - p->rq.out_zp);
-  const float hi = (float)(p->rq.out_max - p->rq.out_zp);
   int32_t i, j0, jj, k;
 
   for (j0 = 0; j0 < p->n; j0 += NJ) {
@@ -75,8 +74,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
         int8_t *yr = y + (size_t)i * p->n + j0;
         for (jj = 0; jj < nj; jj++) {
           const uint32_t a = (uint32_t)_mm512_reduce_add_epi32(acc[jj]) + cconst[jj] - ucorr;
-          yr[jj] = tidsp_host_rq_float(mult[p->rq.per_channel ? j0 + jj : 0], lo,
-                                       hi, p->rq.out_zp, a);
+          yr[jj] = tidsp_host_rq_one(q, j0 + jj, a);
         }
       }
     }
@@ -87,9 +85,11 @@ int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y) {
+  tidsp_host_rq q;
   if (!tidsp_host_matmul_fast_ok(p, x, w, rq, y))
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
-  matmul_fast(p, x, w, bias, (const float *)rq, y);
+  tidsp_host_rq_init(&q, &p->rq, rq);
+  matmul_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 

@@ -5,7 +5,8 @@
  * are skipped rather than read), then bias, scale, half-up shift, saturate.
  * The fork's C_out chunking (32 / 16 / 1024 channels per MMALIB call) only
  * bounds the MMA's working set; it does not change any value, so there is
- * none here.
+ * none here. The int8 conv runs through the dispatched generic kernel when
+ * that is exact (mmalib_i8_dispatched.c); the loops below are the fallback.
  */
 #include "mmalib_internal.h"
 
@@ -19,10 +20,12 @@ static void tap_range(int64_t start, int32_t k, int32_t n, int32_t *lo,
   *hi = (int32_t)(b < k ? b : k);
 }
 
-void tidsp_mmalib_conv2d_i8_run(const tidsp_mmalib_conv_geom *g,
-                                const int8_t *input, const int8_t *kernel,
-                                const int32_t *bias, const uint8_t *scale,
-                                const uint8_t *shift, int8_t *output) {
+/* One group: input at its g->c_in planes, kernel at [g->c_out][g->c_in]
+ * [kh][kw], bias/scale/shift/output at its first output channel. */
+static void conv_i8_group(const tidsp_mmalib_conv_geom *g,
+                          const int8_t *input, const int8_t *kernel,
+                          const int32_t *bias, const uint8_t *scale,
+                          const uint8_t *shift, int8_t *output) {
   const size_t plane = (size_t)g->h_in * g->w_in;
   const size_t ksize = (size_t)g->kh * g->kw;
   int32_t oc, oh, ow, ic, y, x, y0, y1, x0, x1;
@@ -53,6 +56,23 @@ void tidsp_mmalib_conv2d_i8_run(const tidsp_mmalib_conv_geom *g,
   }
 }
 
+void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
+                                   int32_t groups, const int8_t *input,
+                                   const int8_t *kernel, const int32_t *bias,
+                                   const uint8_t *scale, const uint8_t *shift,
+                                   int8_t *output) {
+  const size_t in_group = (size_t)g->c_in * g->h_in * g->w_in;
+  const size_t w_oc = (size_t)g->c_in * g->kh * g->kw;
+  const size_t out_oc = (size_t)g->h_out * g->w_out;
+  int32_t k;
+  for (k = 0; k < groups; k++) {
+    const size_t oc0 = (size_t)k * g->c_out;
+    conv_i8_group(g, input + k * in_group, kernel + oc0 * w_oc,
+                  bias ? bias + oc0 : NULL, scale ? scale + oc0 : NULL,
+                  shift ? shift + oc0 : NULL, output + oc0 * out_oc);
+  }
+}
+
 int32_t mmalib_conv2d_i8(const int8_t *input, const int8_t *kernel,
                          const int32_t *bias, const uint8_t *scale,
                          const uint8_t *shift, int8_t *output, int32_t C_in,
@@ -75,7 +95,8 @@ int32_t mmalib_conv2d_i8(const int8_t *input, const int8_t *kernel,
     return st;
   if (!tidsp_mmalib_shifts_ok(shift, C_out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  tidsp_mmalib_conv2d_i8_run(&g, input, kernel, bias, scale, shift, output);
+  (void)tidsp_mmalib_conv2d_i8_compute(&g, 1, input, kernel, bias, scale,
+                                       shift, output);
   return TIDSP_MMALIB_OK;
 }
 

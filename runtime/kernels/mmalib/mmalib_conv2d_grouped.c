@@ -5,6 +5,8 @@
  * fork loops like this because MMALIB's numGroupsPerKernel corrupted
  * results on hardware. Every group has the same geometry, so one check up
  * front covers them all and no group can fail after another has written.
+ * The groups are computed together, as one grouped generic conv when that
+ * is exact (mmalib_internal.h).
  */
 #include "mmalib_internal.h"
 
@@ -15,7 +17,7 @@ int32_t mmalib_conv2d_i8_grouped_loop(
     int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_bottom,
     int32_t pad_left, int32_t pad_right, int32_t groups) {
   tidsp_mmalib_conv_geom g;
-  int32_t st, k, cin_g, cout_g;
+  int32_t st, cin_g, cout_g;
   /* Unlike the plain conv, NULL requant arrays are refused (as the fork). */
   if (!input || !kernel || !output || !bias || !scale || !shift)
     return TIDSP_MMALIB_ERR_PRECONDITION;
@@ -38,12 +40,7 @@ int32_t mmalib_conv2d_i8_grouped_loop(
       (int64_t)C_out * g.h_out * g.w_out > INT32_MAX ||
       !tidsp_mmalib_shifts_ok(shift, C_out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  for (k = 0; k < groups; k++) {
-    size_t oc0 = (size_t)k * cout_g;
-    tidsp_mmalib_conv2d_i8_run(
-        &g, input + (size_t)k * cin_g * H_in * W_in,
-        kernel + oc0 * cin_g * KH * KW, bias + oc0, scale + oc0, shift + oc0,
-        output + oc0 * g.h_out * g.w_out);
-  }
+  (void)tidsp_mmalib_conv2d_i8_compute(&g, groups, input, kernel, bias, scale,
+                                       shift, output);
   return TIDSP_MMALIB_OK;
 }

@@ -8,6 +8,10 @@
  * is stored straight at its compact position (row oh at oh·W_out), which is
  * the compacted result without the workspace: exactly C·H_out·W_out
  * elements are written, whatever W_out is.
+ *
+ * The int8 kernel is the grouped conv with one channel per group, computed
+ * like the other int8 convs (mmalib_internal.h: the dispatched generic
+ * kernel when exact, else the scalar conv loops).
  */
 #include "mmalib_internal.h"
 
@@ -48,7 +52,7 @@ int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
                                    int32_t pad_t, int32_t pad_b, int32_t pad_l,
                                    int32_t pad_r, int32_t num_groups) {
   tidsp_mmalib_conv_geom g;
-  int32_t st, c, oh, ow, y, x;
+  int32_t st;
   st = dw_check(&g, input, weights, output, shift, channels, H_in, W_in, KH,
                 KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r,
                 num_groups);
@@ -57,28 +61,10 @@ int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
   /* MMALIB's int8 depthwise kernels: 3×3, 5×5, 7×7; stride 2 up to 5×5. */
   if ((KH != 3 && KH != 5 && KH != 7) || (stride_h == 2 && KH > 5))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  for (c = 0; c < channels; c++) {
-    const int8_t *in = input + (size_t)c * H_in * W_in;
-    const int8_t *w = weights + (size_t)c * KH * KW;
-    int8_t *out = output + (size_t)c * g.h_out * g.w_out;
-    for (oh = 0; oh < g.h_out; oh++) {
-      for (ow = 0; ow < g.w_out; ow++) {
-        int32_t acc = 0;
-        for (y = 0; y < KH; y++) {
-          int64_t iy = (int64_t)oh * g.stride - pad_t + y;
-          if (iy < 0 || iy >= H_in)
-            continue; /* padded row: contributes 0 */
-          for (x = 0; x < KW; x++) {
-            int64_t ix = (int64_t)ow * g.stride - pad_l + x;
-            if (ix >= 0 && ix < W_in)
-              acc += (int32_t)in[iy * W_in + ix] * w[y * KW + x];
-          }
-        }
-        out[(size_t)oh * g.w_out + ow] = mmalib_sat_i8(mmalib_requant(
-            (int64_t)acc + (bias ? bias[c] : 0), scale, shift, c));
-      }
-    }
-  }
+  /* channels groups of one input and one output channel each */
+  g.c_out = 1;
+  (void)tidsp_mmalib_conv2d_i8_compute(&g, channels, input, weights, bias,
+                                       scale, shift, output);
   return TIDSP_MMALIB_OK;
 }
 

@@ -1,8 +1,10 @@
 /*
  * mmalib_internal.h — what the MMALIB reference kernels share (not public):
  * the one requantization (so every kernel rounds the same way), the
- * pointer-alignment test, and the conv geometry check used by conv2d,
- * sliced, grouped_loop and depthwise.
+ * pointer-alignment test, the conv geometry check used by conv2d, sliced,
+ * grouped_loop and depthwise, and the one int8 conv / FC computation behind
+ * them: the dispatched generic kernel when it is bit-exact, else MMALIB's
+ * scalar loops.
  */
 #ifndef TIDSP_MMALIB_INTERNAL_H
 #define TIDSP_MMALIB_INTERNAL_H
@@ -10,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cstatic/kernels.h"
 #include "cstatic/mmalib.h"
 
 #define MMALIB_I8_MIN (-128)
@@ -92,12 +95,81 @@ int32_t tidsp_mmalib_conv_geom_init(tidsp_mmalib_conv_geom *g, int32_t c_in, int
                               int32_t pad_t, int32_t pad_b, int32_t pad_l,
                               int32_t pad_r, int64_t max_reduction);
 
-/* The conv loops, given a checked geometry. input points at the c_in planes
- * this conv reads, kernel at [c_out][c_in][kh][kw], bias/scale/shift/output
- * at the first output channel's entries (NULL bias/scale/shift allowed). */
-void tidsp_mmalib_conv2d_i8_run(const tidsp_mmalib_conv_geom *g, const int8_t *input,
-                          const int8_t *kernel, const int32_t *bias,
-                          const uint8_t *scale, const uint8_t *shift,
-                          int8_t *output);
+/* ---- the int8 conv and FC after a wrapper's checks ----------------------
+ *
+ * MMALIB sums int8 products exactly in int32 and adds the bias in int64;
+ * the generic tidsp_conv2d_i8 / tidsp_matmul_i8 add the bias into a
+ * wrapping int32 accumulator. With x_zp = w_zp = 0, out_zp = 0, zero
+ * padding and TIDSP_REQUANT_SCALE_SHIFT (MMALIB's requantization) the two
+ * agree exactly when every reachable Σx·w + bias fits int32, i.e. for
+ * `taps` products (each in [−128·127, 128·128]):
+ *   INT32_MIN + taps·16256 ≤ bias[c] ≤ INT32_MAX − taps·16384  for every c.
+ * Then the wrappers run the dispatched kernel (the fast host variants);
+ * otherwise, and for a reduction longer than the generic conv accepts,
+ * MMALIB's scalar loops. */
+
+/* tidsp_conv2d_i8's reduction limit (kernels.h: c_in/groups·k_h·k_w ≤
+ * 33025). */
+#define MMALIB_GENERIC_CONV_MAX_TAPS 33025
+
+/* 1 when the bound above holds for bias[0..n) (NULL: all 0). */
+int tidsp_mmalib_i8_fits_int32(int64_t taps, const int32_t *bias, int32_t n);
+
+/* A conv of `groups` independent groups, each of geometry g (g->c_in input
+ * and g->c_out output channels): group k reads input planes from k·g->c_in
+ * and writes output channels from k·g->c_out; kernel is
+ * [groups·g->c_out][g->c_in][kh][kw]; bias/scale/shift/output start at the
+ * first output channel (NULL bias/scale/shift: 0/1/0). groups = 1 is the
+ * plain (or sliced) conv, groups = channels with c_in = c_out = 1 the
+ * depthwise one. The caller has checked g, the shifts and that the whole
+ * input and output stay within INT32_MAX elements. */
+
+/* Through the dispatched tidsp_conv2d_i8: TIDSP_OK with every output
+ * written, or (nothing written) TIDSP_ERR_UNSUPPORTED when the result
+ * could differ from MMALIB's (the bound above, or a reduction over
+ * MMALIB_GENERIC_CONV_MAX_TAPS), else the kernel's own status. */
+int32_t tidsp_mmalib_conv2d_i8_dispatched(const tidsp_mmalib_conv_geom *g,
+                                          int32_t groups, const int8_t *input,
+                                          const int8_t *kernel,
+                                          const int32_t *bias,
+                                          const uint8_t *scale,
+                                          const uint8_t *shift, int8_t *output);
+
+/* MMALIB's arithmetic by direct loops (the fallback, and the oracle the
+ * dispatched path is tested against); any geometry the checks pass. */
+void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
+                                   int32_t groups, const int8_t *input,
+                                   const int8_t *kernel, const int32_t *bias,
+                                   const uint8_t *scale, const uint8_t *shift,
+                                   int8_t *output);
+
+/* The dispatched path when it succeeds, else the scalar one. Returns 1
+ * when the dispatched kernel computed the output, 0 when the scalar loops
+ * did (for tests; the wrappers succeed either way). */
+int tidsp_mmalib_conv2d_i8_compute(const tidsp_mmalib_conv_geom *g,
+                                   int32_t groups, const int8_t *input,
+                                   const int8_t *kernel, const int32_t *bias,
+                                   const uint8_t *scale, const uint8_t *shift,
+                                   int8_t *output);
+
+/* The FC output[m][n] = requant_n(Σ_k input[m][k]·weights[n][k] + bias[n])
+ * (mmalib_matmul_bias_i8 after its checks), the same three ways. The
+ * weights' [N][K] layout is tidsp_matmul_i8's W, so nothing is copied. */
+int32_t tidsp_mmalib_matmul_bias_i8_dispatched(
+    const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const uint8_t *scale, const uint8_t *shift, int8_t *output, int32_t M,
+    int32_t K, int32_t N);
+void tidsp_mmalib_matmul_bias_i8_scalar(const int8_t *input,
+                                        const int8_t *weights,
+                                        const int32_t *bias,
+                                        const uint8_t *scale,
+                                        const uint8_t *shift, int8_t *output,
+                                        int32_t M, int32_t K, int32_t N);
+int tidsp_mmalib_matmul_bias_i8_compute(const int8_t *input,
+                                        const int8_t *weights,
+                                        const int32_t *bias,
+                                        const uint8_t *scale,
+                                        const uint8_t *shift, int8_t *output,
+                                        int32_t M, int32_t K, int32_t N);
 
 #endif

@@ -3,6 +3,12 @@
  * shift, no bias: the int16 legalize path) and mmalib_matmul_bias_{i8,i16}
  * (the FC: input[M][K] against weights[N][K], per-output-channel
  * requantization). Same arithmetic and rounding as the convs (mmalib.h).
+ *
+ * The int8 FC runs through the dispatched tidsp_matmul_i8 when that is
+ * exact (mmalib_i8_dispatched.c): its W is [N][K], the FC's own layout.
+ * mmalib_matmul_i8 stays scalar: its B is [K][N], which tidsp_matmul_i8
+ * could only take transposed, i.e. copied at every call; and the compiler
+ * emits no int8 plain matmul (its MMALIB matmul offload is the int16 one).
  */
 #include "mmalib_internal.h"
 
@@ -60,27 +66,37 @@ int32_t mmalib_matmul_i16(const int16_t *src0, const int16_t *src1,
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_matmul_bias_i8(const int8_t *input, const int8_t *weights,
-                              const int32_t *bias, const uint8_t *scale,
-                              const uint8_t *shift, int8_t *output, int32_t M,
-                              int32_t K, int32_t N) {
+void tidsp_mmalib_matmul_bias_i8_scalar(const int8_t *input,
+                                        const int8_t *weights,
+                                        const int32_t *bias,
+                                        const uint8_t *scale,
+                                        const uint8_t *shift, int8_t *output,
+                                        int32_t M, int32_t K, int32_t N) {
   int32_t m, n, k;
-  int32_t st = mm_check(input, weights, output, M, K, N);
-  if (st != TIDSP_MMALIB_OK)
-    return st;
-  if (K > MMALIB_I8_MAX_REDUCTION || !tidsp_mmalib_shifts_ok(shift, N))
-    return TIDSP_MMALIB_ERR_PRECONDITION;
   for (m = 0; m < M; m++) {
     const int8_t *x = input + (size_t)m * K;
     for (n = 0; n < N; n++) {
       const int8_t *w = weights + (size_t)n * K;
-      int32_t acc = 0;
+      int32_t acc = 0; /* exact: K ≤ MMALIB_I8_MAX_REDUCTION */
       for (k = 0; k < K; k++)
         acc += (int32_t)x[k] * w[k];
       output[(size_t)m * N + n] = mmalib_sat_i8(mmalib_requant(
           (int64_t)acc + (bias ? bias[n] : 0), scale, shift, n));
     }
   }
+}
+
+int32_t mmalib_matmul_bias_i8(const int8_t *input, const int8_t *weights,
+                              const int32_t *bias, const uint8_t *scale,
+                              const uint8_t *shift, int8_t *output, int32_t M,
+                              int32_t K, int32_t N) {
+  int32_t st = mm_check(input, weights, output, M, K, N);
+  if (st != TIDSP_MMALIB_OK)
+    return st;
+  if (K > MMALIB_I8_MAX_REDUCTION || !tidsp_mmalib_shifts_ok(shift, N))
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  (void)tidsp_mmalib_matmul_bias_i8_compute(input, weights, bias, scale,
+                                            shift, output, M, K, N);
   return TIDSP_MMALIB_OK;
 }
 

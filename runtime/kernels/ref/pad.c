@@ -30,10 +30,23 @@ static int64_t map_index(int64_t o, int32_t begin, int32_t n, int32_t mode) {
   }
 }
 
+/* count copies of the es-byte value at y. */
+static void fill(uint8_t *y, const uint8_t *value, size_t es, int32_t count) {
+  int32_t i;
+  if (count <= 0)
+    return;
+  if (es == 1) {
+    memset(y, value[0], (size_t)count);
+    return;
+  }
+  for (i = 0; i < count; i++)
+    memcpy(y + (size_t)i * es, value, es);
+}
+
 int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
   int64_t in_stride[TIDSP_MAX_RANK];
   int32_t out_shape[TIDSP_MAX_RANK], idx[TIDSP_MAX_RANK] = {0};
-  int32_t d, rank, inner, i;
+  int32_t d, rank, inner, i, lo, hi;
   int64_t total_in = 1, total_out = 1, rows = 1, r;
   const uint8_t *xb = (const uint8_t *)x;
   uint8_t *yb = (uint8_t *)y;
@@ -80,15 +93,38 @@ int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
       }
       row_off += id * in_stride[d];
     }
-    for (i = 0; i < inner; i++) {
-      int64_t id = rank > 0 ? map_index(i, p->pad_begin[rank - 1],
-                                        p->in_shape[rank - 1], p->mode)
-                            : 0;
-      if (row_off < 0 || id < 0)
-        memcpy(yr + (size_t)i * es, p->value, es);
-      else
-        tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(row_off + id) * es,
-                            p->elem_size);
+    /* The output columns [lo, hi) that read input columns in order are
+     * one copy (MMALIB's zero-point padding runs here once per conv); in
+     * constant mode the rest is a fill, else each element is mapped. */
+    lo = hi = 0;
+    if (rank > 0 && row_off >= 0) {
+      const int64_t b = p->pad_begin[rank - 1], n = p->in_shape[rank - 1];
+      lo = b < 0 ? 0 : (b > inner ? inner : (int32_t)b);
+      hi = b + n < inner ? (int32_t)(b + n > lo ? b + n : lo) : inner;
+      if (hi > lo)
+        memcpy(yr + (size_t)lo * es, xb + (size_t)(row_off + lo - b) * es, (size_t)(hi - lo) * es);
+    }
+    if (p->mode == TIDSP_PAD_CONSTANT && rank > 0) {
+      if (hi <= lo) {
+        fill(yr, p->value, es, inner);
+      } else {
+        fill(yr, p->value, es, lo);
+        fill(yr + (size_t)hi * es, p->value, es, inner - hi);
+      }
+    } else {
+      for (i = 0; i < inner; i++) {
+        int64_t id;
+        if (i == lo && hi > lo) {
+          i = hi - 1;
+          continue;
+        }
+        id = rank > 0 ? map_index(i, p->pad_begin[rank - 1], p->in_shape[rank - 1], p->mode) : 0;
+        if (row_off < 0 || id < 0)
+          memcpy(yr + (size_t)i * es, p->value, es);
+        else
+          tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(row_off + id) * es,
+                              p->elem_size);
+      }
     }
     for (d = rank - 2; d >= 0; d--) {
       if (++idx[d] < out_shape[d])
