@@ -195,7 +195,6 @@ def test_staged_module_through_the_firmware(model):
         deploy_util.FW_BIN = saved
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
 @pytest.mark.parametrize("name", ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet"))
 def test_suite_model_staged_equals_host(name, variant, model_suite, tmp_path):

@@ -238,7 +238,7 @@ def _suite_run(name, variant, tmp_path_factory):
 @pytest.mark.xfail(strict=False, reason="the suite's untrained networks amplify any 1-LSB difference: see above")
 @pytest.mark.parametrize("name", SUITE)
 @pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
-def test_suite_model_with_mmalib(name, variant, tmp_path_factory):
+def test_suite_model_with_mmalib(name, variant, model_suite, tmp_path_factory):
     run = _suite_run(name, variant, tmp_path_factory)
     if run is None:
         pytest.skip(f"{name}_{variant} not generated")
@@ -249,10 +249,9 @@ def test_suite_model_with_mmalib(name, variant, tmp_path_factory):
     assert sqnr >= 30.0
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", SUITE)
 @pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
-def test_suite_model_with_mmalib_as_close_to_float_as_ort(name, variant, tmp_path_factory):
+def test_suite_model_with_mmalib_as_close_to_float_as_ort(name, variant, model_suite, tmp_path_factory):
     """Against the float network the file was quantized from (generate.py's
     archs.build(name, WEIGHT_SEED)), the -mmalib=1 build is as good as ORT's
     int8: SQNR within 1 dB of ORT's and top-1 at most 2 images fewer
