@@ -201,10 +201,11 @@ def bench_model(name, onnx_path, x_path, build, repeat, tmp):
     cstatic = os.path.join(build, "bin/cstatic")
     r = {"name": name}
     outs = {}
-    for form in ("scalar", "fast"):
+    targets = {"scalar": "c_static_lib -kernels=scalar", "fast": "c_static_lib",
+               "mmalib": "c_static_lib -mmalib=1"}  # the MMALIB path, emulated on the host
+    for form, target in targets.items():
         d = os.path.join(tmp, f"{name}.{form}")
         shutil.rmtree(d, ignore_errors=True)
-        target = "c_static_lib -kernels=scalar" if form == "scalar" else "c_static_lib"
         _, wall = run([cstatic, "compile", onnx_path, "-o", d, "-t", target, "--quiet"])
         r[f"compile_{form}_s"] = wall
         y = os.path.join(tmp, f"{name}.{form}.y.npy")
@@ -321,10 +322,13 @@ def report(args, cpu, conv, models, started, elapsed):
              "int8-activation QDQ groups as fused int8 kernels, so for the _s8 and _pt2e models it "
              "times a different — often much faster — computation, and some of their outputs differ "
              "from the int8-fused ones: last column).\n")
-    L.append("| model | scalar ms | fast ms | ORT ms | ORT int8 ms | fast vs scalar | fast vs ORT | "
-             "fast vs ORT int8 | RSS scalar / fast / ORT (MiB) | scalar = fast | fast = ORT int8 | "
-             "fast = ORT |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+    L.append("\"-mmalib=1 ms\" is the same file compiled for the MMALIB offload and run in host "
+             "emulation (the mmalib_* kernels on the fast conv/matmul, bit-exact with their "
+             "scalar reference; not ORT's numbers, see the offload issue).\n")
+    L.append("| model | scalar ms | fast ms | -mmalib=1 ms | ORT ms | ORT int8 ms | fast vs scalar | "
+             "fast vs ORT | fast vs ORT int8 | RSS scalar / fast / ORT (MiB) | scalar = fast | "
+             "fast = ORT int8 | fast = ORT |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|")
 
     def eq(r, key):
         return "bit-exact" if r[f"fast_eq_{key}"] else f"max abs diff {r[f'max_abs_diff_{key}']:.3g}"
@@ -334,9 +338,10 @@ def report(args, cpu, conv, models, started, elapsed):
 
     for r in models:
         if "error" in r:
-            L.append(f"| {r['name']} | error: {r['error']} | | | | | | | | | | |")
+            L.append(f"| {r['name']} | error: {r['error']} | | | | | | | | | | | |")
             continue
-        L.append(f"| {r['name']} | {r['scalar_ms']:.2f} | {r['fast_ms']:.2f} | {r['ort_ms']:.2f} | "
+        L.append(f"| {r['name']} | {r['scalar_ms']:.2f} | {r['fast_ms']:.2f} | {r['mmalib_ms']:.2f} | "
+                 f"{r['ort_ms']:.2f} | "
                  f"{r['ort8_ms']:.2f} | ×{r['scalar_ms'] / r['fast_ms']:.2f} | {vs(r, 'ort')} | "
                  f"{vs(r, 'ort8')} | "
                  f"{mib(r['scalar_rss'])} / {mib(r['fast_rss'])} / {mib(r['ort_rss'])} | "

@@ -945,6 +945,31 @@ static void test_residual_random(void) {
 }
 
 /* ---- max pool ---------------------------------------------------------------------- */
+/* Pads as wide as the kernel: the first windows hold only padding, which
+ * c7x gives −128 (the dispatched generic pool refuses such windows, so
+ * this is the scalar fallback); every other output is its window's max. */
+static void test_max_pool_all_padding_windows(void) {
+  enum { H = 4, W = 5, K = 2, P = 2, HO = H + P - 1, WO = W + P - 1 }; /* last windows start inside */
+  int8_t in[H * W], out[HO * WO];
+  int y, x, ky, kx, bad = 0;
+  for (y = 0; y < H * W; y++)
+    in[y] = (int8_t)(y * 37 % 200 - 100);
+  CHECK(c7x_int8_max_pool(in, out, 1, 1, H, W, HO, WO, K, K, 1, 1, P, P) == OK);
+  for (y = 0; y < HO; y++)
+    for (x = 0; x < WO; x++) {
+      int m = -128;
+      for (ky = 0; ky < K; ky++)
+        for (kx = 0; kx < K; kx++) {
+          int iy = y - P + ky, ix = x - P + kx;
+          if (iy >= 0 && iy < H && ix >= 0 && ix < W && in[iy * W + ix] > m)
+            m = in[iy * W + ix];
+        }
+      bad += out[y * WO + x] != m;
+    }
+  CHECK_MSG(bad == 0, "all-padding windows: %d mismatches", bad);
+  CHECK(out[0] == -128 && out[WO - 1] == -128); /* row 0: rows −2, −1 */
+}
+
 static void test_max_pool(void) {
   int t;
   for (t = 0; t < 60; t++) {
@@ -1522,6 +1547,7 @@ int main(void) {
   test_residual_by_hand();
   test_residual_random();
   test_max_pool();
+  test_max_pool_all_padding_windows();
   test_rejections();
   test_path_bound();
   test_dispatched_vs_scalar();

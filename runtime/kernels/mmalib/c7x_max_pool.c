@@ -4,7 +4,13 @@
  * a padded tap never wins unless the whole window is padding). The _tidl
  * symbol stands in for the TIDL-backed kernel; both share one body so the
  * -tidl-kernels choice can never change a value.
+ *
+ * On the host the body is the dispatched tidsp_maxpool_i8, whose padding
+ * never wins either (it compares in-input taps only, from −128): the same
+ * bytes, at vector speed. It refuses a window with no tap in the input,
+ * which c7x gives −128; those calls run the scalar loop here.
  */
+#include "cstatic/kernels.h"
 #include "mmalib_internal.h"
 
 static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
@@ -26,6 +32,26 @@ static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
   planes = (int64_t)N * C;
   if (planes * H_in * W_in > INT32_MAX || planes * H_out * W_out > INT32_MAX)
     return TIDSP_MMALIB_ERR_PRECONDITION;
+  {
+    tidsp_pool2d_params p;
+    p.n = N;
+    p.c = C;
+    p.h_in = H_in;
+    p.w_in = W_in;
+    p.h_out = H_out;
+    p.w_out = W_out;
+    p.k_h = kH;
+    p.k_w = kW;
+    p.stride_h = sH;
+    p.stride_w = sW;
+    p.dil_h = 1;
+    p.dil_w = 1;
+    p.pad_top = p.pad_bottom = pH;
+    p.pad_left = p.pad_right = pW;
+    p.count_include_pad = 0;
+    if (tidsp_maxpool_i8(&p, in, out) == TIDSP_OK)
+      return TIDSP_MMALIB_OK;
+  }
   for (nc = 0; nc < planes; nc++) {
     const int8_t *ip = in + (size_t)nc * H_in * W_in;
     int8_t *op = out + (size_t)nc * H_out * W_out;
