@@ -143,6 +143,7 @@ cs_status cs_onnx_infer_transpose(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_concat(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_split(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_slice(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_gather(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_squeeze(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_unsqueeze(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_pad(cs_onnx_infer *c, cs_node *n);

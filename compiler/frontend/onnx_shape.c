@@ -37,6 +37,7 @@ static const op_rule op_rules[] = {
          M(CS_DTYPE_I32)},
     {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
+    {CS_OP_GATHER, 2, 2, 1, 1, D_ALL},
     {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F},
     {CS_OP_HARD_SIGMOID, 1, 1, 1, 1, D_F},
@@ -425,6 +426,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_CONCAT: return cs_onnx_infer_concat(c, n);
     case CS_OP_SPLIT: return cs_onnx_infer_split(c, n);
     case CS_OP_SLICE: return cs_onnx_infer_slice(c, n);
+    case CS_OP_GATHER: return cs_onnx_infer_gather(c, n);
     case CS_OP_SQUEEZE: return cs_onnx_infer_squeeze(c, n);
     case CS_OP_UNSQUEEZE: return cs_onnx_infer_unsqueeze(c, n);
     case CS_OP_PAD: return cs_onnx_infer_pad(c, n);

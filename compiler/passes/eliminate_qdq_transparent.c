@@ -22,7 +22,7 @@
 static int is_movement(cs_op op) {
   switch (op) {
     case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
-    case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_MAX_POOL:
+    case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_MAX_POOL: case CS_OP_GATHER:
       return 1;
     default:
       return 0;

@@ -492,6 +492,43 @@ static cs_status lower_slice(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* Gather with constant, evenly spaced indices (start, start + s, …: what
+ * torch.export writes for the as_strided of an adaptive pool) is a strided
+ * slice along the axis. Its [outer][count][inner] result is, byte for byte,
+ * the output's [outer][indices…][inner], so the k_slice writes the output
+ * directly. Any other index list would need a gather kernel. */
+static cs_status lower_gather(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  const cs_value *idx = cs_graph_value(g, n->inputs[1]);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  const int64_t axis = cs_node_attr_int(n, "axis", 0), dim = x->shape[axis];
+  const int64_t count = cs_value_numel(idx);
+  if (count < 1) return unsupported(n, "no indices");
+  int64_t first = cs_const_get_int(idx, 0), step = 1;
+  if (first < 0) first += dim;
+  for (int64_t i = 1; i < count; i++) {
+    int64_t v = cs_const_get_int(idx, i);
+    if (v < 0) v += dim;
+    if (i == 1) step = v - first;
+    if (step == 0 || v != first + i * step)
+      return unsupported(n, "indices are not evenly spaced (only strided gathers are supported)");
+  }
+  tidsp_slice_params p;
+  slice_init(&p, x, x);
+  p.out_shape[axis] = (int32_t)count;
+  p.start[axis] = (int32_t)first;
+  p.step[axis] = (int32_t)step;
+  if (cs_value_numel(y) != cs_value_numel(x) / dim * count)
+    return cs_error(CS_ERR_INTERNAL, "node '%s': Gather output of %lld elements, its slice %lld", n->name,
+                    (long long)cs_value_numel(y), (long long)(cs_value_numel(x) / dim * count));
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_SLICE, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.slice = p;
+  return CS_OK;
+}
+
 static cs_status lower_split(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
@@ -619,6 +656,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_IDENTITY: case CS_OP_DROPOUT: st = lower_copy(g, i); break;
       case CS_OP_TRANSPOSE: st = lower_transpose(g, i); break;
       case CS_OP_SLICE: st = lower_slice(g, i); break;
+      case CS_OP_GATHER: st = lower_gather(g, i); break;
       case CS_OP_SPLIT: st = lower_split(g, i); break;
       case CS_OP_CONCAT: st = lower_concat(g, i); break;
       case CS_OP_PAD: st = lower_pad(g, i); break;
