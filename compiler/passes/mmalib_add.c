@@ -10,10 +10,8 @@
  * The kernel's ReLU clamps at zp_out, the quantized zero, which is exact;
  * a Clip narrower than the int8 range is declined.
  */
-#include <math.h>
-#include <string.h>
+#include <stdio.h>
 
-#include "cstatic/mmalib.h"
 #include "mmalib_common.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
@@ -22,13 +20,6 @@
 
 static void decline(const cs_node *n, const char *why) {
   cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, n->name, NULL, -1.0, "%s", why);
-}
-
-static int same_shape(const cs_value *a, const cs_value *b) {
-  if (a->rank != b->rank) return 0;
-  for (int d = 0; d < a->rank; d++)
-    if (a->shape[d] != b->shape[d]) return 0;
-  return 1;
 }
 
 static cs_status offload_one(cs_graph *g, int add_id) {
@@ -54,13 +45,6 @@ static cs_status offload_one(cs_graph *g, int add_id) {
   const char *rule = NULL;
   char why[200];
   int a_in = cs_graph_node(g, adq)->inputs[0], b_in = cs_graph_node(g, bdq)->inputs[0];
-  const cs_value *av = cs_graph_value(g, a_in), *bv = cs_graph_value(g, b_in);
-  int y = cs_graph_node(g, tail.q)->outputs[0];
-  if (cs_mm_const_reachable(g, a_in) || cs_mm_const_reachable(g, b_in)) {
-    rule = "an operand is constant (ConstReachability; not a residual add)";
-    goto done;
-  }
-  if (!same_shape(av, bv) || !same_shape(av, cs_graph_value(g, y))) { rule = "broadcasting add"; goto done; }
   int32_t mn, mx;
   cs_output_clamp(&tail.out, tail.lo, tail.hi, &mn, &mx);
   int relu = tail.act >= 0;
@@ -70,32 +54,8 @@ static cs_status offload_one(cs_graph *g, int add_id) {
     rule = why;
     goto done;
   }
-  double ra = (double)aq.scale[0] / tail.out.scale[0], rb = (double)bq.scale[0] / tail.out.scale[0];
-  double big = ra > rb ? ra : rb;
-  if (!(big > 0) || !isfinite(big) || big >= 1073741824.0) { rule = "input/output scale ratio out of range"; goto done; }
-  int shift = 0;
-  while (shift < 62 && ldexp(big, shift + 1) < 1073741824.0) shift++;
-  c7x_residual_add_params p;
-  memset(&p, 0, sizeof p);
-  p.m_x = (int32_t)nearbyint(ldexp(ra, shift));
-  p.m_skip = (int32_t)nearbyint(ldexp(rb, shift));
-  p.shift = shift;
-  p.zp_x = (int8_t)aq.zp[0];
-  p.zp_skip = (int8_t)bq.zp[0];
-  p.zp_out = (int8_t)tail.out.zp[0];
-  char base[256];
-  snprintf(base, sizeof base, "%s", add->name ? add->name : "add");
-  int64_t shape[1] = {16};
-  int pv = cs_add_const_named(g, base, "mm_params", CS_DTYPE_U8, 1, shape, &p);
-  int64_t n = cs_value_numel(cs_graph_value(g, y));
-  int inputs[3] = {a_in, b_in, pv};
-  int chain[1] = {add_id};
-  int id = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_C7X_RESIDUAL_ADD_I8, 3, inputs);
-  int64_t args[2] = {n, relu};
-  cs_mm_set_args(g, id, 2, args);
-  double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
-  cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, "c7x_int8_residual_add_relu",
-                       ea > eb ? ea : eb, NULL);
+  rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu, CS_OP_K_C7X_RESIDUAL_ADD_I8,
+                            "c7x_int8_residual_add_relu");
 done:
   if (rule) decline(cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);

@@ -1,8 +1,12 @@
 #include "mmalib_common.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "cstatic/mmalib.h"
+#include "mmalib_report.h"
 #include "pattern.h"
 #include "quant/scale_shift.h"
 
@@ -107,4 +111,48 @@ void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s) {
       s->tail_from = a->outputs[0];
     }
   }
+}
+
+static int same_shape(const cs_value *a, const cs_value *b) {
+  if (a->rank != b->rank) return 0;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d]) return 0;
+  return 1;
+}
+
+const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
+                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
+                               const char *kernel) {
+  const cs_value *av = cs_graph_value(g, a_in), *bv = cs_graph_value(g, b_in);
+  int y = cs_graph_node(g, tail->q)->outputs[0];
+  if (cs_mm_const_reachable(g, a_in) || cs_mm_const_reachable(g, b_in))
+    return "an operand is constant (ConstReachability; not a residual add)";
+  if (!same_shape(av, bv) || !same_shape(av, cs_graph_value(g, y))) return "broadcasting add";
+  double ra = (double)aq->scale[0] / tail->out.scale[0], rb = (double)bq->scale[0] / tail->out.scale[0];
+  double big = ra > rb ? ra : rb;
+  if (!(big > 0) || !isfinite(big) || big >= 1073741824.0) return "input/output scale ratio out of range";
+  int shift = 0;
+  while (shift < 62 && ldexp(big, shift + 1) < 1073741824.0) shift++;
+  c7x_residual_add_params p;
+  memset(&p, 0, sizeof p);
+  p.m_x = (int32_t)nearbyint(ldexp(ra, shift));
+  p.m_skip = (int32_t)nearbyint(ldexp(rb, shift));
+  p.shift = shift;
+  p.zp_x = (int8_t)aq->zp[0];
+  p.zp_skip = (int8_t)bq->zp[0];
+  p.zp_out = (int8_t)tail->out.zp[0];
+  const cs_node *add = cs_graph_node(g, add_id);
+  char base[256];
+  snprintf(base, sizeof base, "%s", add->name ? add->name : "add");
+  int64_t shape[1] = {(int64_t)sizeof p};
+  int pv = cs_add_const_named(g, base, "mm_params", CS_DTYPE_U8, 1, shape, &p);
+  int64_t n = cs_value_numel(cs_graph_value(g, y));
+  int inputs[3] = {a_in, b_in, pv};
+  int chain[1] = {add_id};
+  int id = cs_replace_chain(g, chain, 1, tail, op, 3, inputs);
+  int64_t args[2] = {n, relu};
+  cs_mm_set_args(g, id, 2, args);
+  double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
+  cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
+  return NULL;
 }

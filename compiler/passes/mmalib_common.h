@@ -81,6 +81,20 @@ int cs_mm_weight_dq_i16(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq);
  * link single-consumer (qdq_tail.h's int8 matcher, for int16). */
 int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail);
 
+/* ---- residual add (mmalib_add.c int8, mmalib_add_i16.c int16) ---------
+ * The rest of a residual add once the pass matched its DQ operands (a_in,
+ * b_in: the quantized tensors, aq/bq their per-tensor qparams), its tail
+ * and its activation (relu): both operands must be activations (not
+ * ConstReachable) of the output's shape, and both scale ratios
+ * a_s/o_s, b_s/o_s representable. m = round(ratio · 2^shift) with the
+ * largest shift (≤ 62) keeping both below 2^30; the 16-byte params blob,
+ * the chain replaced by kernel `op` (`kernel` its symbol) and the report
+ * entry (worst relative multiplier error). Returns NULL when replaced, else
+ * the rule that declines (the graph is then unchanged). */
+const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
+                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
+                               const char *kernel);
+
 /* The fused activation of an int16 tail as the kernels can apply it: 0 none
  * (the clamp is the int16 range), 1 ReLU (the clamp is [o_zp = 0, 32767]),
  * -1 anything else (*mn, *mx: the clamp, for the decline message). */
