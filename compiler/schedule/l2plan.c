@@ -134,8 +134,13 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
                st->input_bytes, budget);
       break;
     case CS_L2_INPUT:
-      snprintf(buf, size, "input %zu B in L2; weights %zu B read from DDR (> L2 budget %zu B)",
-               st->input_bytes, st->weight_bytes_total, budget);
+      /* weights over what is left of the budget, or not in the blob */
+      if (align_up(st->input_off + st->input_bytes) + st->weight_bytes_total > budget)
+        snprintf(buf, size, "input %zu B in L2; weights %zu B read from DDR (> L2 budget %zu B)",
+                 st->input_bytes, st->weight_bytes_total, budget);
+      else
+        snprintf(buf, size, "input %zu B in L2; weights %zu B read from DDR (not constant)",
+                 st->input_bytes, st->weight_bytes_total);
       break;
     case CS_L2_INPUT_WEIGHTS:
       snprintf(buf, size, "input %zu B + weights %zu B in L2", st->input_bytes, st->weight_bytes);

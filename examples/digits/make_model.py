@@ -68,14 +68,16 @@ def load_split():
     return train_test_split(x, y, test_size=TEST_FRACTION, random_state=SEED, stratify=y)
 
 
-def train(x, y):
+def train(x, y, make=DigitsNet, epochs=EPOCHS):
+    """Seeded Adam training of make() on (x, y); returns it in eval mode
+    (also used by tests/e2e/test_mmalib_trained.py for its own network)."""
     torch.manual_seed(SEED)
-    model = DigitsNet()
+    model = make()
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     gen = torch.Generator().manual_seed(SEED)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     model.train()
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         order = torch.randperm(len(xt), generator=gen)
         for i in range(0, len(xt), BATCH):
             idx = order[i:i + BATCH]

@@ -12,14 +12,14 @@ bar against ORT on the 360 test images, quantized both ways (PT2E and ORT
 quantize_static), and keep the float model's accuracy.
 """
 import json
+import os
 
 import numpy as np
 import pytest
 
 from conftest import ORT_CONFIG, _load, ort_ref
-from cstatic_cli import cstatic
+from cstatic_cli import ROOT, cstatic
 
-SEED = 0
 EPOCHS = 12
 CH = 64
 
@@ -60,28 +60,16 @@ def _net():
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """(directory, float logits on the test images, test images, labels)."""
+    import importlib.util
+
     import torch
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-    torch.manual_seed(SEED)
+    spec = importlib.util.spec_from_file_location(
+        "cs_digits_make_model", os.path.join(ROOT, "examples", "digits", "make_model.py"))
+    digits = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(digits)  # the demo's split and training loop
     torch.set_num_threads(1)
-    d = load_digits()
-    x = (d.images / 16.0).astype(np.float32)[:, None, :, :]
-    x_tr, x_te, y_tr, y_te = train_test_split(x, d.target.astype(np.int64), test_size=0.2,
-                                              random_state=SEED, stratify=d.target)
-    model = _net()
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    gen = torch.Generator().manual_seed(SEED)
-    xt, yt = torch.from_numpy(x_tr), torch.from_numpy(y_tr)
-    model.train()
-    for _ in range(EPOCHS):
-        order = torch.randperm(len(xt), generator=gen)
-        for i in range(0, len(xt), 32):
-            idx = order[i:i + 32]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(xt[idx]), yt[idx]).backward()
-            opt.step()
-    model.eval()
+    x_tr, x_te, y_tr, y_te = digits.load_split()
+    model = digits.train(x_tr, y_tr, make=_net, epochs=EPOCHS)
     out = tmp_path_factory.mktemp("trained")
     with torch.no_grad():
         float_logits = model(torch.from_numpy(x_te)).numpy()

@@ -157,6 +157,9 @@ static void test_weights_not_in_the_blob_stay_where_they_are(void) {
   c.weights_const = 0;
   cs_l2_stage st = plan(&c, 1 << 20, NULL);
   CHECK(st.kind == CS_L2_INPUT && st.weight_bytes == 0);
+  char buf[256];
+  cs_l2_stage_describe(&st, 1 << 20, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "read from DDR (not constant)") != NULL, "%s", buf);
 }
 
 static void test_kernels_the_spec_never_stages(void) {
