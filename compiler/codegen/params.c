@@ -59,9 +59,10 @@ static const char *const dtypes[] = {NULL, "TIDSP_DTYPE_F32", "TIDSP_DTYPE_I8", 
                                      "TIDSP_DTYPE_I16", "TIDSP_DTYPE_U16", "TIDSP_DTYPE_I32",
                                      "TIDSP_DTYPE_I64"};
 static const char *const binary_ops[] = {"TIDSP_BINARY_ADD", "TIDSP_BINARY_SUB", "TIDSP_BINARY_MUL",
-                                         "TIDSP_BINARY_DIV"};
+                                         "TIDSP_BINARY_DIV", "TIDSP_BINARY_POW"};
 static const char *const unary_ops[] = {"TIDSP_UNARY_RELU", "TIDSP_UNARY_CLIP", "TIDSP_UNARY_SIGMOID",
-                                        "TIDSP_UNARY_HARDSIGMOID", "TIDSP_UNARY_HARDSWISH"};
+                                        "TIDSP_UNARY_HARDSIGMOID", "TIDSP_UNARY_HARDSWISH", "TIDSP_UNARY_ERF",
+                                        "TIDSP_UNARY_GELU", "TIDSP_UNARY_GELU_TANH"};
 static const char *const pad_modes[] = {"TIDSP_PAD_CONSTANT", "TIDSP_PAD_EDGE", "TIDSP_PAD_REFLECT"};
 #define ENUM(f, name, v, table) field_enum(f, name, v, table, (int)(sizeof table / sizeof table[0]))
 
@@ -207,6 +208,19 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       requant(&f, "rq", &k->matmul.rq);
       if (k->matmul.w_row_stride) field_int(&f, "w_row_stride", k->matmul.w_row_stride);
       break;
+    case CS_OP_K_BATCH_MATMUL_I8: {
+      const tidsp_batch_matmul_i8_params *p = &k->batch_matmul;
+      field_int(&f, "batch", p->batch);
+      field_int(&f, "m", p->m);
+      field_int(&f, "k", p->k);
+      field_int(&f, "n", p->n);
+      field_int(&f, "a_batch_stride", p->a_batch_stride);
+      field_int(&f, "b_batch_stride", p->b_batch_stride);
+      field_int(&f, "a_zp", p->a_zp);
+      field_int(&f, "b_zp", p->b_zp);
+      requant(&f, "rq", &p->rq);
+      break;
+    }
     case CS_OP_K_MATMUL_F32:
       field_int(&f, "batch", k->matmul_f32.batch);
       field_int(&f, "m", k->matmul_f32.m);
@@ -301,6 +315,18 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "outer", k->softmax.outer);
       field_int(&f, "axis_len", k->softmax.axis_len);
       field_int(&f, "inner", k->softmax.inner);
+      break;
+    case CS_OP_K_SOFTMAX_I8:
+      field_int(&f, "outer", k->softmax_i8.outer);
+      field_int(&f, "axis_len", k->softmax_i8.axis_len);
+      field_int(&f, "inner", k->softmax_i8.inner);
+      field_float(&f, "y_recip", k->softmax_i8.y_recip);
+      field_int(&f, "y_zp", k->softmax_i8.y_zp);
+      break;
+    case CS_OP_K_LAYER_NORM_F32:
+      field_int(&f, "outer", k->layer_norm.outer);
+      field_int(&f, "norm", k->layer_norm.norm);
+      field_float(&f, "epsilon", k->layer_norm.epsilon);
       break;
     case CS_OP_K_TRANSPOSE: {
       int r = clamp_rank(k->transpose.rank);

@@ -35,18 +35,23 @@ static const op_rule op_rules[] = {
     {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
      M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
          M(CS_DTYPE_I32)},
+    {CS_OP_DIV, 2, 2, 1, 1, D_NUM},
     {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
+    {CS_OP_ERF, 1, 1, 1, 1, D_F},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
     {CS_OP_GATHER, 2, 2, 1, 1, D_ALL},
+    {CS_OP_GELU, 1, 1, 1, 1, D_F},
     {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F},
     {CS_OP_HARD_SIGMOID, 1, 1, 1, 1, D_F},
     {CS_OP_HARD_SWISH, 1, 1, 1, 1, D_F},
     {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL},
+    {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F},
     {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8)},
     {CS_OP_MUL, 2, 2, 1, 1, D_NUM},
     {CS_OP_PAD, 2, 4, 1, 1, D_ALL},
+    {CS_OP_POW, 2, 2, 1, 1, D_F},
     {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32)},
     {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_RELU, 1, 1, 1, 1,
@@ -57,6 +62,7 @@ static const op_rule op_rules[] = {
     {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
     {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
     {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
+    {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
 };
@@ -246,6 +252,64 @@ static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
 }
 
+static int64_t numel_from(const cs_value *x, int axis) {
+  int64_t n = 1;
+  for (int i = axis; i < x->rank; i++) n *= x->shape[i];
+  return n;
+}
+
+static cs_status infer_gelu(cs_onnx_infer *c, cs_node *n) {
+  const char *approx = cs_node_attr_string(n, "approximate", "none");
+  if (strcmp(approx, "none") && strcmp(approx, "tanh"))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "approximate is \"%s\"; ONNX allows \"none\" or "
+                            "\"tanh\"",
+                            approx);
+  return same_as_input(c, n, 0, 0);
+}
+
+/* LayerNormalization (opset 17): Y has X's shape; scale and bias have the
+ * normalized shape X.shape[axis:] (leading 1s allowed); the optional Mean
+ * and InvStdDev outputs keep X.shape[:axis] and put 1 in the rest. */
+static cs_status infer_layer_norm(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  int axis;
+  if (x->rank == 0)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "input '%s' is a scalar",
+                            x->name);
+  cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
+                              "axis", &axis);
+  if (st != CS_OK) return st;
+  if (cs_node_attr_int(n, "stash_type", 1) != 1)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "stash_type %lld; only 1 (float32) is supported",
+                            (long long)cs_node_attr_int(n, "stash_type", 1));
+  static const char *const what[] = {"", "Scale", "B"};
+  for (int j = 1; j < 3; j++) {
+    const cs_value *p = cs_onnx_in(c, n, j);
+    if (!p) continue;
+    int ok = p->dtype == x->dtype && p->rank <= x->rank;
+    for (int i = 0; ok && i < p->rank; i++) {
+      int xi = x->rank - p->rank + i;
+      ok = xi >= axis ? p->shape[i] == x->shape[xi] : p->shape[i] == 1;
+    }
+    if (!ok || cs_value_numel(p) != numel_from(x, axis))
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "%s '%s' %s %s must be %s with the normalized "
+                              "shape %s",
+                              what[j], p->name, cs_dtype_name(p->dtype),
+                              cs_onnx_shape_str(p->rank, p->shape),
+                              cs_dtype_name(x->dtype),
+                              cs_onnx_shape_str(x->rank - axis, x->shape + axis));
+  }
+  st = same_as_input(c, n, 0, 0);
+  int64_t stat[CS_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) stat[i] = i < axis ? x->shape[i] : 1;
+  for (int j = 1; st == CS_OK && j < 3; j++)
+    st = cs_onnx_set_out(c, n, j, CS_DTYPE_F32, x->rank, stat);
+  return st;
+}
+
 static cs_status infer_dropout(cs_onnx_infer *c, cs_node *n) {
   const cs_value *t = cs_onnx_in(c, n, 2);
   if (t) {
@@ -403,14 +467,20 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
   if (st != CS_OK) return st;
   switch (n->op) {
     case CS_OP_ADD:
-    case CS_OP_MUL: return infer_binary(c, n);
+    case CS_OP_SUB:
+    case CS_OP_MUL:
+    case CS_OP_DIV:
+    case CS_OP_POW: return infer_binary(c, n);
     case CS_OP_RELU:
+    case CS_OP_ERF:
     case CS_OP_SIGMOID:
     case CS_OP_HARD_SIGMOID:
     case CS_OP_HARD_SWISH:
     case CS_OP_IDENTITY: return same_as_input(c, n, 0, 0);
     case CS_OP_CLIP: return infer_clip(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);
+    case CS_OP_GELU: return infer_gelu(c, n);
+    case CS_OP_LAYER_NORMALIZATION: return infer_layer_norm(c, n);
     case CS_OP_DROPOUT: return infer_dropout(c, n);
     case CS_OP_GEMM: return infer_gemm(c, n);
     case CS_OP_MATMUL: return infer_matmul(c, n);

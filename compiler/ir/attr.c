@@ -68,6 +68,11 @@ float cs_node_attr_float(const cs_node *n, const char *name, float dflt) {
   return dflt;
 }
 
+const char *cs_node_attr_string(const cs_node *n, const char *name, const char *dflt) {
+  const cs_attr *a = find_attr(n, name);
+  return a && a->kind == CS_ATTR_STRING && a->s ? a->s : dflt;
+}
+
 const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
                                  int *n_out) {
   const cs_attr *a = find_attr(n, name);

@@ -141,6 +141,7 @@ typedef union cs_kparams {
   tidsp_conv2d_params conv;
   tidsp_matmul_params matmul;
   tidsp_matmul_f32_params matmul_f32;
+  tidsp_batch_matmul_i8_params batch_matmul;
   tidsp_add_i8_params add;
   tidsp_mul_i8_params mul;
   tidsp_binary_f32_params binary;
@@ -152,6 +153,8 @@ typedef union cs_kparams {
   tidsp_gap_f32_params gap_f32;
   tidsp_reduce_params reduce;
   tidsp_softmax_params softmax;
+  tidsp_softmax_i8_params softmax_i8;
+  tidsp_layer_norm_params layer_norm;
   tidsp_transpose_params transpose;
   tidsp_slice_params slice;
   tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */
@@ -230,6 +233,8 @@ cs_attr *cs_node_add_attr(cs_node *n, const char *name, cs_attr_kind kind);
 const cs_attr *cs_node_attr(const cs_node *n, const char *name);
 int64_t cs_node_attr_int(const cs_node *n, const char *name, int64_t dflt);
 float cs_node_attr_float(const cs_node *n, const char *name, float dflt);
+/* A string attr's text, or dflt if absent or not a string. */
+const char *cs_node_attr_string(const cs_node *n, const char *name, const char *dflt);
 /* Returns the attr's ints (count in *n_out) or NULL if absent. */
 const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
                                  int *n_out);

@@ -109,6 +109,14 @@ static void print_kparams(const cs_node *n, FILE *f) {
       if (m->w_row_stride) fprintf(f, " w_row_stride=%d", (int)m->w_row_stride);
       break;
     }
+    case CS_OP_K_BATCH_MATMUL_I8: {
+      const tidsp_batch_matmul_i8_params *m = &k->batch_matmul;
+      fprintf(f, "batch=%d m=%d k=%d n=%d a_stride=%d b_stride=%d a_zp=%d b_zp=%d rq=%s zp=%d [%d,%d]",
+              (int)m->batch, (int)m->m, (int)m->k, (int)m->n, (int)m->a_batch_stride,
+              (int)m->b_batch_stride, (int)m->a_zp, (int)m->b_zp, rq_kind(&m->rq), (int)m->rq.out_zp,
+              (int)m->rq.out_min, (int)m->rq.out_max);
+      break;
+    }
     case CS_OP_K_MATMUL_F32: {
       const tidsp_matmul_f32_params *m = &k->matmul_f32;
       fprintf(f, "batch=%d m=%d k=%d n=%d a_stride=%d b_stride=%d",
@@ -170,6 +178,15 @@ static void print_kparams(const cs_node *n, FILE *f) {
     case CS_OP_K_SOFTMAX_F32:
       fprintf(f, "outer=%d axis_len=%d inner=%d", (int)k->softmax.outer,
               (int)k->softmax.axis_len, (int)k->softmax.inner);
+      break;
+    case CS_OP_K_SOFTMAX_I8:
+      fprintf(f, "outer=%d axis_len=%d inner=%d y_recip=%g y_zp=%d", (int)k->softmax_i8.outer,
+              (int)k->softmax_i8.axis_len, (int)k->softmax_i8.inner, (double)k->softmax_i8.y_recip,
+              (int)k->softmax_i8.y_zp);
+      break;
+    case CS_OP_K_LAYER_NORM_F32:
+      fprintf(f, "outer=%d norm=%d epsilon=%g", (int)k->layer_norm.outer, (int)k->layer_norm.norm,
+              (double)k->layer_norm.epsilon);
       break;
     case CS_OP_K_TRANSPOSE:
       print_i32s("in", k->transpose.rank, k->transpose.in_shape, f);

@@ -29,6 +29,7 @@ static const kernel_rule kernel_rules[] = {
     {CS_OP_K_CONV2D_F32, CS_DTYPE_F32, {0, 1}},
     {CS_OP_K_MATMUL_I8, CS_DTYPE_I8, {0, -1}},
     {CS_OP_K_MATMUL_F32, CS_DTYPE_F32, {0, 1}},
+    {CS_OP_K_BATCH_MATMUL_I8, CS_DTYPE_I8, {0, 1}},
     {CS_OP_K_ADD_I8, CS_DTYPE_I8, {0, 1}},
     {CS_OP_K_MUL_I8, CS_DTYPE_I8, {0, 1}},
     {CS_OP_K_BINARY_F32, CS_DTYPE_F32, {0, 1}},
@@ -42,6 +43,8 @@ static const kernel_rule kernel_rules[] = {
     {CS_OP_K_GAP_F32, CS_DTYPE_F32, {0, -1}},
     {CS_OP_K_REDUCE_MEAN_F32, CS_DTYPE_F32, {0, -1}},
     {CS_OP_K_SOFTMAX_F32, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_SOFTMAX_I8, CS_DTYPE_I8, {1, -1}},
+    {CS_OP_K_LAYER_NORM_F32, CS_DTYPE_F32, {0, 1}},
 };
 
 static cs_status verify_kernel(const cs_graph *g, int id) {

@@ -121,6 +121,8 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_CONV2D_F32: return tidsp_conv2d_f32(&k->conv, in[0], in[1], in[2], out[0]);
     case CS_OP_K_MATMUL_I8: return tidsp_matmul_i8__ref(&k->matmul, in[0], in[1], in[2], in[3], out[0]);
     case CS_OP_K_MATMUL_F32: return tidsp_matmul_f32(&k->matmul_f32, in[0], in[1], in[2], out[0]);
+    case CS_OP_K_BATCH_MATMUL_I8:
+      return tidsp_batch_matmul_i8(&k->batch_matmul, in[0], in[1], in[2], out[0]);
     case CS_OP_K_ADD_I8: return tidsp_add_i8__ref(&k->add, in[0], in[1], out[0]);
     case CS_OP_K_MUL_I8: return tidsp_mul_i8__ref(&k->mul, in[0], in[1], out[0]);
     case CS_OP_K_BINARY_F32: return tidsp_binary_f32(&k->binary, in[0], in[1], out[0]);
@@ -134,6 +136,8 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_GAP_F32: return tidsp_global_avgpool_f32(&k->gap_f32, in[0], out[0]);
     case CS_OP_K_REDUCE_MEAN_F32: return tidsp_reduce_mean_f32(&k->reduce, in[0], out[0]);
     case CS_OP_K_SOFTMAX_F32: return tidsp_softmax_f32(&k->softmax, in[0], out[0]);
+    case CS_OP_K_SOFTMAX_I8: return tidsp_softmax_i8(&k->softmax_i8, in[0], in[1], out[0]);
+    case CS_OP_K_LAYER_NORM_F32: return tidsp_layer_norm_f32(&k->layer_norm, in[0], in[1], in[2], out[0]);
     case CS_OP_K_TRANSPOSE: return tidsp_transpose__ref(&k->transpose, in[0], out[0]);
     case CS_OP_K_SLICE: return tidsp_slice__ref(&k->slice, in[0], out[0]);
     case CS_OP_K_PAD: return tidsp_pad(&k->pad, in[0], out[0]);

@@ -183,13 +183,20 @@ static cs_status lower_matmul(cs_graph *g, int id) {
 
 static cs_status lower_binary(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
-  if (!require_f32(g, n)) return unsupported(n, "an Add/Mul on integers must be a complete QDQ pattern");
+  if (!require_f32(g, n))
+    return unsupported(n, "an Add/Sub/Mul/Div/Pow on integers must be a complete QDQ pattern");
   tidsp_binary_f32_params p;
   memset(&p, 0, sizeof p);
   if (!cs_broadcast_init(cs_graph_value(g, n->inputs[0]), cs_graph_value(g, n->inputs[1]),
                          cs_graph_value(g, n->outputs[0]), &p.bc))
     return unsupported(n, "operand shapes do not broadcast");
-  p.op = n->op == CS_OP_ADD ? TIDSP_BINARY_ADD : TIDSP_BINARY_MUL;
+  switch (n->op) {
+    case CS_OP_ADD: p.op = TIDSP_BINARY_ADD; break;
+    case CS_OP_SUB: p.op = TIDSP_BINARY_SUB; break;
+    case CS_OP_MUL: p.op = TIDSP_BINARY_MUL; break;
+    case CS_OP_DIV: p.op = TIDSP_BINARY_DIV; break;
+    default: p.op = TIDSP_BINARY_POW; break;
+  }
   int ins[2] = {n->inputs[0], n->inputs[1]};
   n = retarget(g, id, CS_OP_K_BINARY_F32, 2, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
@@ -215,6 +222,11 @@ static cs_status lower_unary(cs_graph *g, int id) {
   switch (n->op) {
     case CS_OP_RELU: p.op = TIDSP_UNARY_RELU; break;
     case CS_OP_SIGMOID: p.op = TIDSP_UNARY_SIGMOID; break;
+    case CS_OP_ERF: p.op = TIDSP_UNARY_ERF; break;
+    case CS_OP_GELU:
+      p.op = strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? TIDSP_UNARY_GELU
+                                                                            : TIDSP_UNARY_GELU_TANH;
+      break;
     case CS_OP_HARD_SWISH: p.op = TIDSP_UNARY_HARDSWISH; p.alpha = 1.0f / 6.0f; p.beta = 0.5f; break;
     case CS_OP_HARD_SIGMOID:
       p.op = TIDSP_UNARY_HARDSIGMOID;
@@ -404,6 +416,32 @@ static cs_status lower_softmax(cs_graph *g, int id) {
 }
 
 /* ---- data movement (any dtype) ---------------------------------------- */
+
+/* LayerNormalization: Mean and InvStdDev (training outputs) must be
+ * unused; Y is one kernel call over [outer][norm]. */
+static cs_status lower_layer_norm(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  for (int j = 1; j < n->n_outputs; j++) {
+    int c;
+    if (n->outputs[j] >= 0 &&
+        (cs_graph_consumers(g, n->outputs[j], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[j])))
+      return unsupported(n, j == 1 ? "the Mean output is used; only Y is supported"
+                                   : "the InvStdDev output is used; only Y is supported");
+  }
+  if (!require_f32(g, n))
+    return unsupported(n, "LayerNormalization on integers must sit between DequantizeLinear and QuantizeLinear");
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  int64_t axis = cs_node_attr_int(n, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  tidsp_layer_norm_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)prod(x->shape, (int)axis, x->rank),
+                               cs_node_attr_float(n, "epsilon", 1e-5f)};
+  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  n = retarget(g, id, CS_OP_K_LAYER_NORM_F32, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->n_outputs = 1;
+  n->k.layer_norm = p;
+  return CS_OK;
+}
 
 static cs_status lower_copy(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
@@ -646,9 +684,11 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_CONV: st = lower_conv(g, i); break;
       case CS_OP_GEMM: st = lower_gemm(g, i); break;
       case CS_OP_MATMUL: st = lower_matmul(g, i); break;
-      case CS_OP_ADD: case CS_OP_MUL: st = lower_binary(g, i); break;
+      case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
+      case CS_OP_POW: st = lower_binary(g, i); break;
       case CS_OP_RELU: case CS_OP_CLIP: case CS_OP_SIGMOID: case CS_OP_HARD_SIGMOID:
-      case CS_OP_HARD_SWISH: st = lower_unary(g, i); break;
+      case CS_OP_HARD_SWISH: case CS_OP_ERF: case CS_OP_GELU: st = lower_unary(g, i); break;
+      case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
       case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;
       case CS_OP_SOFTMAX: st = lower_softmax(g, i); break;

@@ -25,8 +25,10 @@ cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_softmax(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_matmul(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_int8_batch_matmul(cs_graph *g, const cs_target *t); /* two runtime operands */
 cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t);
 cs_status pass_fold_clamp_lut(cs_graph *g, const cs_target *t);

@@ -1,4 +1,7 @@
 #include <math.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
 
 #include "unary_fns.h"
 
@@ -18,6 +21,17 @@ static float hard_swish(float x, const float *a) {
   return x * hard_sigmoid(x, hs_args);
 }
 
+/* Erf and Gelu through the runtime's float kernel, so a table entry is the
+ * float path's value bit for bit (ONNX Runtime's polynomials). */
+static float runtime_unary(float x, int32_t op) {
+  tidsp_unary_f32_params p = {1, op, 0.0f, 0.0f, 0.0f, 0.0f};
+  float y = 0.0f;
+  return tidsp_unary_f32(&p, &x, &y) == TIDSP_OK ? y : NAN;
+}
+static float erf_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_ERF); }
+static float gelu(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU); }
+static float gelu_tanh(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU_TANH); }
+
 static int const_scalar(cs_graph *g, const cs_node *n, int idx, float *out) {
   if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1; /* absent: keep default */
   const cs_value *v = cs_graph_value(g, n->inputs[idx]);
@@ -31,6 +45,9 @@ cs_unary_fn cs_unary_fn_of(cs_graph *g, const cs_node *n, float args[2]) {
     case CS_OP_RELU: return relu;
     case CS_OP_SIGMOID: return sigmoid;
     case CS_OP_HARD_SWISH: return hard_swish;
+    case CS_OP_ERF: return erf_fn;
+    case CS_OP_GELU:
+      return strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? gelu : gelu_tanh;
     case CS_OP_HARD_SIGMOID:
       args[0] = cs_node_attr_float(n, "alpha", 0.2f);
       args[1] = cs_node_attr_float(n, "beta", 0.5f);

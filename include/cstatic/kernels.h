@@ -192,6 +192,23 @@ int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias /* [n] or NULL */,
                         const void *rq, int8_t *y);
 
+/* Matrix multiply of two runtime int8 tensors (ONNX Runtime's
+ * QLinearMatMul; attention's Q·Kᵀ and A·V), batched:
+ *   Y[b][i][j] = rq( Σ_k (A[b][i][k] − a_zp)(B[b][k][j] − b_zp) )
+ * A is [batch][m][k], B is [batch][k][n] (not transposed), Y [batch][m][n];
+ * a batch stride of 0 broadcasts that operand. Per-tensor requant
+ * (channels = 1). */
+typedef struct tidsp_batch_matmul_i8_params {
+  int32_t batch, m, k, n;
+  int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */
+  int32_t a_zp, b_zp;
+  tidsp_requant_params rq;
+} tidsp_batch_matmul_i8_params;
+
+int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
+                              const int8_t *a, const int8_t *b, const void *rq,
+                              int8_t *y);
+
 /* tidsp_conv2d_i8 and tidsp_matmul_i8 run the fastest variant this CPU
  * supports (runtime/kernels/dispatch.c). Their portable reference loops
  * are also callable by name: code compiled with -kernels=scalar calls
@@ -280,7 +297,8 @@ typedef enum tidsp_binary_op {
   TIDSP_BINARY_ADD = 0,
   TIDSP_BINARY_SUB = 1,
   TIDSP_BINARY_MUL = 2,
-  TIDSP_BINARY_DIV = 3
+  TIDSP_BINARY_DIV = 3,
+  TIDSP_BINARY_POW = 4  /* ORT's: b == 2 → a·a, b == 3 → a·a·a, else powf */
 } tidsp_binary_op;
 
 typedef struct tidsp_binary_f32_params {
@@ -299,7 +317,8 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
  * f32: op with its attributes:
  *   RELU max(x,0); CLIP min(max(x,lo),hi); SIGMOID 1/(1+exp(−x));
  *   HARDSIGMOID max(0,min(1, alpha·x + beta)); HARDSWISH x·hardsigmoid(x)
- *   with alpha = 1/6, beta = 0.5.
+ *   with alpha = 1/6, beta = 0.5; ERF erf(x); GELU x·(1 + erf(x/√2))/2;
+ *   GELU_TANH x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2.
  * ---------------------------------------------------------------------- */
 typedef struct tidsp_lut_params {
   int32_t n;
@@ -315,7 +334,10 @@ typedef enum tidsp_unary_op {
   TIDSP_UNARY_CLIP = 1,
   TIDSP_UNARY_SIGMOID = 2,
   TIDSP_UNARY_HARDSIGMOID = 3,
-  TIDSP_UNARY_HARDSWISH = 4
+  TIDSP_UNARY_HARDSWISH = 4,
+  TIDSP_UNARY_ERF = 5,
+  TIDSP_UNARY_GELU = 6,      /* ONNX Gelu, approximate = "none" */
+  TIDSP_UNARY_GELU_TANH = 7  /* ONNX Gelu, approximate = "tanh" */
 } tidsp_unary_op;
 
 typedef struct tidsp_unary_f32_params {
@@ -425,6 +447,34 @@ typedef struct tidsp_softmax_params {
 
 int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x,
                           float *y);
+
+/* int8 Softmax over the middle axis of [outer][axis_len][inner], as ONNX
+ * Runtime's QLinearSoftmax: table[j] = exp((j − 255 + shift)·x_scale)
+ * (built at compile time; shift keeps the row sums finite), per row
+ *   e_k = table[x_k − max + 255],  s = Σ e_k (float, in order),
+ *   y_k = sat(nearbyintf(fl(e_k · y_recip) / s) + y_zp)
+ * with y_recip = floor(1 / y_scale) as ORT takes it. */
+typedef struct tidsp_softmax_i8_params {
+  int32_t outer, axis_len, inner;
+  float y_recip;
+  int32_t y_zp;
+} tidsp_softmax_i8_params;
+
+int32_t tidsp_softmax_i8(const tidsp_softmax_i8_params *p,
+                         const float *table /* [256] */, const int8_t *x,
+                         int8_t *y);
+
+/* LayerNormalization over the last `norm` elements of each of `outer`
+ * rows: y = (x − mean) / sqrt(var + epsilon) · scale + bias, population
+ * variance; scale and bias have `norm` entries (bias may be NULL). */
+typedef struct tidsp_layer_norm_params {
+  int32_t outer, norm;
+  float epsilon;
+} tidsp_layer_norm_params;
+
+int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
+                             const float *scale, const float *bias /* or NULL */,
+                             float *y);
 
 /* ------------------------------------------------------------------------
  * Data movement: dtype-agnostic, elem_size bytes per element.

@@ -39,7 +39,7 @@ ABI_PROBE = r"""
 #define SZ(t) size_t probe_sizeof_##t(void) { return sizeof(t); }
 SZ(tidsp_reduce_params) SZ(tidsp_softmax_params) SZ(tidsp_gap_f32_params)
 SZ(tidsp_pool2d_params) SZ(tidsp_unary_f32_params) SZ(tidsp_binary_f32_params)
-SZ(tidsp_matmul_f32_params)
+SZ(tidsp_matmul_f32_params) SZ(tidsp_layer_norm_params)
 """
 
 
@@ -66,6 +66,10 @@ class UnaryParams(ctypes.Structure):
     _fields_ = [("n", i32), ("op", i32), ("alpha", f32), ("beta", f32), ("lo", f32), ("hi", f32)]
 
 
+class LayerNormParams(ctypes.Structure):
+    _fields_ = [("outer", i32), ("norm", i32), ("epsilon", f32)]
+
+
 class BinaryParams(ctypes.Structure):
     _fields_ = [("bc", Broadcast), ("op", i32)]
 
@@ -74,7 +78,8 @@ class MatmulParams(ctypes.Structure):
     _fields_ = [(n, i32) for n in ("batch", "m", "k", "n", "a_batch_stride", "b_batch_stride")]
 
 
-UNARY = {"Relu": 0, "Clip": 1, "Sigmoid": 2, "HardSigmoid": 3, "HardSwish": 4}
+UNARY = {"Relu": 0, "Clip": 1, "Sigmoid": 2, "HardSigmoid": 3, "HardSwish": 4, "Erf": 5,
+         "Gelu": 6, "GeluTanh": 7}
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
 
 
@@ -94,12 +99,13 @@ def lib(tmp_path_factory):
                       ("tidsp_gap_f32_params", GapParams), ("tidsp_pool2d_params", Pool2dParams),
                       ("tidsp_unary_f32_params", UnaryParams),
                       ("tidsp_binary_f32_params", BinaryParams),
-                      ("tidsp_matmul_f32_params", MatmulParams)):
+                      ("tidsp_matmul_f32_params", MatmulParams),
+                      ("tidsp_layer_norm_params", LayerNormParams)):
         fn = getattr(L, "probe_sizeof_" + name)
         fn.restype = ctypes.c_size_t
         assert fn() == ctypes.sizeof(cls), name
     for name in ("reduce_mean_f32", "softmax_f32", "global_avgpool_f32", "avgpool_f32",
-                 "unary_f32", "binary_f32", "matmul_f32"):
+                 "unary_f32", "binary_f32", "matmul_f32", "layer_norm_f32"):
         getattr(L, "tidsp_" + name).restype = i32
     return L
 
@@ -397,6 +403,83 @@ def test_hard_sigmoid_swish_relu_clip(lib):
     assert_bits(y, want, "Clip")
 
 
+
+def _edge_inputs(rng):
+    """unary_inputs plus the branch points of MLAS's erf (0.921875, 3.725,
+    3.925, scaled by √2 for Gelu) a few ulp either side, ±0 and infinities."""
+    pts = []
+    for c in (0.921875, 3.725, 3.925, 0.921875 * 2 ** 0.5, 3.925 * 2 ** 0.5, 9.0):
+        v = np.float32(c)
+        for k in range(-3, 4):
+            pts += [np.nextafter(v, np.float32(np.inf) if k > 0 else np.float32(-np.inf)) if k else v]
+    pts = np.array(pts, np.float32)
+    return np.concatenate([unary_inputs(rng), pts, -pts,
+                           np.array([np.inf, -np.inf, 1e-40, -1e-40], np.float32)])
+
+
+@pytest.mark.skipif("avx512f" not in _cpu_flags(), reason="mirrors MLAS's AVX512F erf kernel")
+def test_erf_gelu(lib):
+    rng = np.random.default_rng(43)
+    x = _edge_inputs(rng)
+    unary_case(lib, x, "Erf", helper.make_node("Erf", ["x"], ["y"]), 17)
+    unary_case(lib, x, "Gelu", helper.make_node("Gelu", ["x"], ["y"]), 20)
+    unary_case(lib, x, "GeluTanh", helper.make_node("Gelu", ["x"], ["y"], approximate="tanh"), 20)
+    # ORT fuses the decomposed form (as torch exports nn.GELU before opset
+    # 20) into its Gelu kernel: the same bits as the Gelu op
+    xs = aligned(x)
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n)
+             for n, v in (("sqrt2", 1.4142135381698608), ("one", 1.0), ("half", 0.5))]
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    want = ort.InferenceSession(m.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"]).run(None, {"x": xs})[0]
+    p = UnaryParams(x.size, UNARY["Gelu"], 0.0, 0.0, 0.0, 0.0)
+    y = empty(x.shape)
+    assert lib.tidsp_unary_f32(ctypes.byref(p), ptr(xs), ptr(y)) == 0
+    assert_bits(y, want, "Div/Erf/Add/Mul/Mul (fused by ORT)")
+
+
+@pytest.mark.skipif("avx2" not in _cpu_flags() or "fma" not in _cpu_flags(),
+                    reason="mirrors MLAS's AVX2 LayerNorm kernel")
+@pytest.mark.parametrize("norm", (1, 3, 7, 8, 9, 12, 13, 64, 197, 768))
+def test_layer_norm(lib, norm):
+    rng = np.random.default_rng(60 + norm)
+    for eps, with_bias, offset in ((1e-5, True, 0.0), (1e-6, False, 3.0), (1e-12, True, -500.0)):
+        x = aligned(rand(rng, (5, norm)) + np.float32(offset))
+        scale = aligned(rng.uniform(0.5, 1.5, norm).astype(np.float32))
+        bias = aligned(rand(rng, norm, 0.3))
+        inits = [numpy_helper.from_array(scale.copy(), "s")]
+        ins = ["x", "s"]
+        if with_bias:
+            inits.append(numpy_helper.from_array(bias.copy(), "b"))
+            ins.append("b")
+        node = helper.make_node("LayerNormalization", ins, ["y"], axis=-1, epsilon=eps)
+        want = run_ort(node, {"x": x}, 17, inits)
+        p = LayerNormParams(5, norm, eps)
+        y = empty(x.shape)
+        assert lib.tidsp_layer_norm_f32(ctypes.byref(p), ptr(x), ptr(scale),
+                                        ptr(bias) if with_bias else None, ptr(y)) == 0
+        assert_bits(y, want, f"LayerNormalization norm {norm} eps {eps} bias {with_bias}")
+
+
+def test_pow(lib):
+    rng = np.random.default_rng(70)
+    for e in (2.0, 3.0, 0.5, -0.5, 1.7):
+        a = aligned(np.abs(rand(rng, 500, 3.0)) + np.float32(1e-3))
+        b = aligned(np.array([e], np.float32))
+        want = run_ort(helper.make_node("Pow", ["a", "b"], ["y"]), {"a": a, "b": b}, 17)
+        bc, out = broadcast_params([500], [1])
+        p = BinaryParams(bc, 4)
+        y = empty(out)
+        assert lib.tidsp_binary_f32(ctypes.byref(p), ptr(a), ptr(b), ptr(y)) == 0
+        assert_bits(y, want, f"Pow exponent {e}")
 
 
 @pytest.mark.parametrize("op", list(BINARY))

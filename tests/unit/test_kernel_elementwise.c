@@ -337,7 +337,7 @@ static void test_binary_f32(void) {
     tidsp_binary_f32_params p;
     float v = 1.0f;
     memset(&p, 0, sizeof(p));
-    p.op = 4;
+    p.op = 5; /* one past TIDSP_BINARY_POW */
     CHECK(tidsp_binary_f32(&p, &v, &v, &v) == TIDSP_ERR_PARAM);
     p.op = TIDSP_BINARY_ADD; /* rank 0: one element */
     CHECK(tidsp_binary_f32(&p, &v, &v, &v) == TIDSP_OK && v == 2.0f);

@@ -1,7 +1,18 @@
 /*
- * binary_f32.c — broadcast float Add / Sub / Mul / Div.
+ * binary_f32.c — broadcast float Add / Sub / Mul / Div / Pow.
+ *
+ * Pow as ONNX Runtime's CPU kernel: an exponent of exactly 2 or 3 is
+ * multiplied out (x·x, x·x·x), any other goes to powf.
  */
 #include "ref_internal.h"
+
+static float pow_ort(float x, float e) {
+  if (e == 2.0f)
+    return x * x;
+  if (e == 3.0f)
+    return x * x * x;
+  return powf(x, e);
+}
 
 int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
                          const float *b, float *y) {
@@ -14,7 +25,7 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
   st = tidsp_ref_bc_init(&it, &p->bc);
   if (st != TIDSP_OK)
     return st;
-  if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_DIV)
+  if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_POW)
     return TIDSP_ERR_PARAM;
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
     const float *ar = a + it.a_off, *br = b + it.b_off;
@@ -33,9 +44,13 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
       for (i = 0; i < it.inner; i++)
         yr[i] = ar[i * sa] * br[i * sb];
       break;
-    default: /* TIDSP_BINARY_DIV */
+    case TIDSP_BINARY_DIV:
       for (i = 0; i < it.inner; i++)
         yr[i] = ar[i * sa] / br[i * sb];
+      break;
+    default: /* TIDSP_BINARY_POW */
+      for (i = 0; i < it.inner; i++)
+        yr[i] = pow_ort(ar[i * sa], br[i * sb]);
       break;
     }
   }

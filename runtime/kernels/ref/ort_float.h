@@ -161,4 +161,88 @@ static inline float tidsp_ort_logistic(float x) {
   return 0.0f > v ? 0.0f : v; /* vmaxps(0, v) */
 }
 
+/* MLAS's erf, as ORT 1.30 runs it on AVX512F CPUs (the AVX512F kernel,
+ * per element): |x| clamped to 3.925 (a NaN passes through), an odd
+ * polynomial in |x| for |x| ≤ 0.921875, else 1 − exp(−q(|x|)) with MLAS's
+ * exp; every Horner step is one fused multiply-add; the sign is or-ed back.
+ * (AVX2-only CPUs run MLAS's FMA3 kernel, which clamps at 3.725: erf of
+ * |x| in (3.725, 3.925] may differ in the last bit there.) */
+static inline float tidsp_ort_erf(float x) {
+  static const float small[6] = {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f,
+                                 1.12818025e-1f, -3.76124859e-1f, 1.28379151e-1f};
+  static const float big[7] = {1.72948930e-5f, -3.83208680e-4f, 3.88393435e-3f,
+                               -2.42545605e-2f, 1.06777847e-1f, 6.34846687e-1f,
+                               1.28717512e-1f};
+  static const float expc[7] = {1.38319808e-3f, 8.37550033e-3f, 4.16689515e-2f,
+                                1.66664466e-1f, 4.99999851e-1f, 1.0f, 1.0f};
+  const float rnd = 12582912.0f; /* 1.5 · 2^23: rounds to an integer */
+  float a = fabsf(x), s, r, b, m, f, e;
+  int i;
+  if (a != a)
+    return x;
+  a = a < 3.925f ? a : 3.925f;
+  if (!(a > 0.921875f)) {
+    s = a * a;
+    r = small[0];
+    for (i = 1; i < 6; i++)
+      r = fmaf(r, s, small[i]);
+    r = fmaf(r, a, a);
+    return copysignf(r, x);
+  }
+  b = big[0];
+  for (i = 1; i < 7; i++)
+    b = fmaf(b, a, big[i]);
+  b = -fmaf(b, a, a);
+  b = b > -88.3762626647949f ? b : -88.3762626647949f;
+  m = fmaf(1.44269504088896341f, b, rnd) - rnd;
+  f = fmaf(m, -6.93145752e-1f, b);
+  f = fmaf(m, -1.42860677e-6f, f);
+  e = expc[0];
+  for (i = 1; i < 7; i++)
+    e = fmaf(e, f, expc[i]);
+  return copysignf(1.0f - ldexpf(e, (int)m), x);
+}
+
+/* MLAS's tanh (MlasComputeTanh): clamp to ±9, an odd rational polynomial
+ * (degree 13 over 6) with fused multiply-adds, one true division. */
+static inline float tidsp_ort_tanh(float v) {
+  static const float p_c[7] = {-2.76076847742355e-16f, 2.00018790482477e-13f,
+                               -8.60467152213735e-11f, 5.12229709037114e-08f,
+                               1.48572235717979e-05f, 6.37261928875436e-04f,
+                               4.89352455891786e-03f};
+  static const float q_c[4] = {1.19825839466702e-06f, 1.18534705686654e-04f,
+                               2.26843463243900e-03f, 4.89352518554385e-03f};
+  float s, p, q;
+  int i;
+  if (v != v)
+    return v;
+  v = v > -9.0f ? v : -9.0f;
+  v = v < 9.0f ? v : 9.0f;
+  s = v * v;
+  p = fmaf(s, p_c[0], p_c[1]);
+  for (i = 2; i < 7; i++)
+    p = fmaf(p, s, p_c[i]);
+  p = p * v;
+  q = fmaf(s, q_c[0], q_c[1]);
+  for (i = 2; i < 4; i++)
+    q = fmaf(q, s, q_c[i]);
+  return p / q;
+}
+
+/* ORT's Gelu kernel (opset 20; also what its GeluFusion makes of
+ * Div(√2) → Erf → Add(1) → Mul(x) → Mul(0.5)): x·(1/√2) is a multiply,
+ * then (0.5·x)·(erf + 1) with separate roundings. */
+static inline float tidsp_ort_gelu(float x) {
+  if (x != x)
+    return x;
+  return (0.5f * x) * (tidsp_ort_erf(x * 0.70710678118654752440f) + 1.0f);
+}
+
+/* approximate = "tanh": u = x·((c·x)·x + b), c = 0.044715·b, no FMA. */
+static inline float tidsp_ort_gelu_tanh(float x) {
+  const float b = 0.7978845608028654f, c = 0.035677408136300125f;
+  const float u = x * ((c * x) * x + b);
+  return (0.5f * x) * (tidsp_ort_tanh(u) + 1.0f);
+}
+
 #endif /* TIDSP_ORT_FLOAT_H */

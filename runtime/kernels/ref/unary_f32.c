@@ -48,6 +48,18 @@ int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
     for (i = 0; i < p->n; i++)
       y[i] = x[i] * hard_sigmoid(x[i], 1.0f / 6.0f, 0.5f);
     break;
+  case TIDSP_UNARY_ERF:
+    for (i = 0; i < p->n; i++)
+      y[i] = tidsp_ort_erf(x[i]);
+    break;
+  case TIDSP_UNARY_GELU:
+    for (i = 0; i < p->n; i++)
+      y[i] = tidsp_ort_gelu(x[i]);
+    break;
+  case TIDSP_UNARY_GELU_TANH:
+    for (i = 0; i < p->n; i++)
+      y[i] = tidsp_ort_gelu_tanh(x[i]);
+    break;
   default:
     return TIDSP_ERR_PARAM;
   }

@@ -1,0 +1,72 @@
+/*
+ * FuseQDQToInt8Softmax — an 8-bit Softmax between a dequantize and a
+ * quantize, as ONNX Runtime's QLinearSoftmax (which ORT substitutes for
+ * this pattern):
+ *
+ *   Q( Softmax( DQ(x:i8) ) ) : i8   → k_softmax_i8(exp_table, x)
+ *
+ * The 256-entry exp table is computed here, as ORT builds it: for a row of
+ * D elements, shift = max(0, ln(FLT_MAX / D) − 5) / x_scale (so that D
+ * table entries cannot overflow a float sum), and
+ *   table[j] = (float)exp((j − 255 + shift) · x_scale)     (in double).
+ * The output uses y_recip = floor(1 / y_scale), ORT's integer reciprocal.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "pass_list.h"
+#include "pattern.h"
+#include "qdq_tail.h"
+
+static cs_status fuse(cs_graph *g, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  int xdq = cs_match_dq_i8(g, n->inputs[0]);
+  cs_qparams xq;
+  cs_qdq_tail tail;
+  if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
+  if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); return CS_OK; }
+  int x_int = cs_graph_node(g, xdq)->inputs[0];
+  const cs_value *x = cs_graph_value(g, x_int);
+  int64_t axis = cs_node_attr_int(n, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  float xs = xq.scale[0], ys = tail.out.scale[0];
+  if (axis >= 0 && axis < x->rank && xs > 0.0f && ys > 0.0f) {
+    tidsp_softmax_i8_params p;
+    memset(&p, 0, sizeof p);
+    p.outer = 1;
+    p.inner = 1;
+    for (int d = 0; d < axis; d++) p.outer *= (int32_t)x->shape[d];
+    p.axis_len = (int32_t)x->shape[axis];
+    for (int d = (int)axis + 1; d < x->rank; d++) p.inner *= (int32_t)x->shape[d];
+    p.y_recip = floorf(1.0f / ys);
+    p.y_zp = tail.out.zp[0];
+    double shift = log((double)(FLT_MAX / (float)p.axis_len));
+    shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)xs;
+    float table[256];
+    for (int j = 0; j < 256; j++) table[j] = (float)exp(((double)j - 255.0 + shift) * (double)xs);
+    char base[256];
+    snprintf(base, sizeof base, "%s", n->name ? n->name : "softmax");
+    int64_t shape[1] = {256};
+    int t = cs_add_const_named(g, base, "exp_table", CS_DTYPE_F32, 1, shape, table);
+    int inputs[2] = {t, x_int};
+    int chain[1] = {id};
+    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_SOFTMAX_I8, 2, inputs);
+    cs_graph_node(g, k)->k.softmax_i8 = p;
+  }
+  cs_qparams_free(&xq);
+  cs_qparams_free(&tail.out);
+  return CS_OK;
+}
+
+cs_status pass_fuse_qdq_softmax(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_SOFTMAX) continue;
+    cs_status st = fuse(g, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

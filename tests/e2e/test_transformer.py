@@ -1,0 +1,66 @@
+"""A transformer encoder (tests/models/transformer.py: LayerNorm, multi-head
+self-attention, GELU MLP, residual adds) through cstatic, against ONNX
+Runtime.
+
+The quantized variants must equal ORT bit for bit, the way ORT runs them
+with the suite's configuration (ORT_ENABLE_ALL, session.qdqisint8allowed=1):
+QGemm for the linear layers, QLinearMatMul for Q·Kᵀ and A·V (two runtime
+operands), QLinearSoftmax for the attention weights, QLinearAdd/Mul where
+ORT fuses them, and float LayerNormalization, Erf/Gelu and Div between
+DequantizeLinear and QuantizeLinear. The float model cannot be bit-exact
+(ORT's float MatMul is MLAS SGEMM with FMA and its own blocking), so it is
+held to 100 dB SQNR and the same top-1.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ORT_CONFIG, ort_ref
+from cstatic_cli import ROOT, cstatic
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    import transformer
+    out = tmp_path_factory.mktemp("transformer")
+    transformer.generate(str(out))
+    x = transformer.sample_inputs(16, seed=5)
+    np.save(out / "x.npy", x)
+    return out, x
+
+
+def _run(out, variant, target=None):
+    d = out / f"out_{variant}" if target is None else out / f"out_{variant}_{abs(hash(target))}"
+    args = ["compile", out / f"{variant}.onnx", "-o", d] + (["-t", target] if target else [])
+    cstatic(*args)
+    cstatic("run", d, "--input", out / "x.npy", "--output", d / "y.npy")
+    return np.load(d / "y.npy")
+
+
+def _sqnr(ref, y):
+    ref = ref.astype(np.float64)
+    return 10 * np.log10((ref ** 2).sum() / max(((y - ref) ** 2).sum(), 1e-30))
+
+
+@pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
+def test_quantized_transformer_equals_ort(models, variant):
+    out, x = models
+    ref = ort_ref.run(str(out / f"{variant}.onnx"), x, config=ORT_CONFIG)
+    y = _run(out, variant).reshape(ref.shape)
+    same = float(np.mean(y == ref))
+    print(f"{variant}: identical {same:.4f}, SQNR {_sqnr(ref, y):.1f} dB")
+    assert same == 1.0
+
+
+def test_float_transformer_close_to_ort(models):
+    out, x = models
+    ref = ort_ref.run(str(out / "float.onnx"), x, config=ORT_CONFIG)
+    y = _run(out, "float").reshape(ref.shape)
+    print(f"float: SQNR {_sqnr(ref, y):.1f} dB")
+    assert _sqnr(ref, y) >= 100.0
+    assert (y.argmax(1) == ref.argmax(1)).all()
