@@ -11,6 +11,7 @@
 #include "graph_build.h"
 #include "passes/passes.h"
 #include "quant/quant.h"
+#include "passes/pattern.h"
 #include "unit.h"
 
 enum { CIN = 4, COUT = 8, H = 6, W = 6 };
@@ -257,7 +258,86 @@ static void test_fold_constant(void) {
   cs_graph_free(g);
 }
 
+/* Q(MatMul(DQ(a), DQ(b))) with two runtime operands: a k_batch_matmul_i8
+ * with ORT's multiplier fl(fl(as·bs)/ys), b broadcast over a's batch; a
+ * product that is also a graph output (fan-out) stays on the float path. */
+static void test_batch_matmul(int fuse) {
+  cs_graph *g = cs_graph_new("bmm");
+  int64_t sa[4] = {1, 2, 5, 8}, sb[4] = {1, 1, 8, 3}, sy[4] = {1, 2, 5, 3};
+  int a = gb_value(g, "a", CS_DTYPE_F32, 4, sa);
+  int b = gb_value(g, "b", CS_DTYPE_F32, 4, sb);
+  int qa = gb_q(g, "qa", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int qb = gb_q(g, "qb", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
+  int da = gb_dq(g, "da", qa, gb_scalar_f32(g, "sa2", 0.02f), gb_scalar_i8(g, "za2", -5));
+  int db = gb_dq(g, "db", qb, gb_scalar_f32(g, "sb2", 0.03f), gb_scalar_i8(g, "zb2", 7));
+  int in[2] = {da, db};
+  int mm = gb_node(g, CS_OP_MATMUL, "matmul", 2, in, CS_DTYPE_F32, 4, sy, NULL);
+  int qy = gb_q(g, "qy", mm, gb_scalar_f32(g, "sy", 0.5f), gb_scalar_i8(g, "zy", 2));
+  int y = gb_dq(g, "dy", qy, gb_scalar_f32(g, "sy2", 0.5f), gb_scalar_i8(g, "zy2", 2));
+  int ins[2] = {a, b}, outs[2] = {y, mm};
+  gb_set_io(g, 2, ins, fuse ? 1 : 2, outs);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_BATCH_MATMUL_I8);
+  CHECK_MSG((k >= 0) == fuse && gb_count_op(g, CS_OP_K_MATMUL_F32) == !fuse, "fuse %d", fuse);
+  if (k >= 0) {
+    const tidsp_batch_matmul_i8_params *p = &cs_graph_node(g, k)->k.batch_matmul;
+    CHECK(p->batch == 2 && p->m == 5 && p->k == 8 && p->n == 3);
+    CHECK(p->a_batch_stride == 40 && p->b_batch_stride == 0);
+    CHECK(p->a_zp == -5 && p->b_zp == 7 && p->rq.out_zp == 2);
+    const cs_value *rq = cs_graph_value(g, cs_graph_node(g, k)->inputs[2]);
+    CHECK(rq->data && ((const float *)rq->data)[0] == (0.02f * 0.03f) / 0.5f);
+  }
+  cs_graph_free(g);
+}
+
+/* Q(Softmax(DQ(x))) → k_softmax_i8 with ORT's table and floor(1/ys); a
+ * per-axis output quantization declines (float softmax). */
+static void test_softmax_i8(int per_tensor) {
+  cs_graph *g = cs_graph_new("softmax");
+  int64_t s[3] = {1, 4, 16};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 3, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.1f), gb_scalar_i8(g, "z", 3));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.1f), gb_scalar_i8(g, "z2", 3));
+  int sm = gb_node(g, CS_OP_SOFTMAX, "softmax", 1, &dq, CS_DTYPE_F32, 3, s, NULL);
+  int ys, yz;
+  if (per_tensor) {
+    ys = gb_scalar_f32(g, "ys", 1.0f / 256.0f);
+    yz = gb_scalar_i8(g, "yz", -128);
+  } else {
+    int64_t c[1] = {4};
+    float scales[4] = {1.0f / 256, 1.0f / 256, 1.0f / 256, 1.0f / 256};
+    int8_t zps[4] = {-128, -128, -128, -128};
+    ys = cs_add_const_named(g, "ys", "v", CS_DTYPE_F32, 1, c, scales);
+    yz = cs_add_const_named(g, "yz", "v", CS_DTYPE_I8, 1, c, zps);
+  }
+  int qy = gb_q(g, "qy", sm, ys, yz);
+  if (!per_tensor) cs_node_set_attr_int(cs_graph_node(g, cs_graph_value(g, qy)->producer), "axis", 1);
+  int y = gb_dq(g, "dy", qy, gb_scalar_f32(g, "ys2", 1.0f / 256.0f), gb_scalar_i8(g, "yz2", -128));
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_SOFTMAX_I8);
+  CHECK_MSG((k >= 0) == per_tensor, "per_tensor %d", per_tensor);
+  CHECK(gb_count_op(g, CS_OP_K_SOFTMAX_F32) == !per_tensor);
+  if (k >= 0) {
+    const tidsp_softmax_i8_params *p = &cs_graph_node(g, k)->k.softmax_i8;
+    CHECK(p->outer == 4 && p->axis_len == 16 && p->inner == 1);
+    CHECK(p->y_recip == 256.0f && p->y_zp == -128);
+    const float *table = cs_graph_value(g, cs_graph_node(g, k)->inputs[0])->data;
+    /* ratios of neighbouring entries are exp(x_scale) */
+    CHECK(table && fabs(table[255] / table[254] - exp(0.1f)) < 1e-5);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_batch_matmul(1);
+  test_batch_matmul(0);
+  test_softmax_i8(1);
+  test_softmax_i8(0);
   test_conv_match();
   test_conv_q31();
   test_conv_decline((conv_case){1, 0, 0}, "non-constant weights");

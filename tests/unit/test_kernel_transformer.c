@@ -1,0 +1,173 @@
+/*
+ * test_kernel_transformer.c — the attention and normalization kernels:
+ * batch_matmul_i8 (two runtime operands, batch broadcast) and softmax_i8
+ * against oracles that index the tensors independently, layer_norm_f32
+ * against a double-precision oracle, and each kernel's refusals.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
+#include "unit.h"
+
+#define KT_SEED 0x2545F4914F6CDD1Dull
+#include "kernel_test_util.h"
+
+static void test_batch_matmul(void) {
+  for (int iter = 0; iter < 300; iter++) {
+    tidsp_batch_matmul_i8_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = rnd_range(1, 4);
+    p.m = rnd_range(1, 9);
+    p.k = rnd_range(1, 40);
+    p.n = rnd_range(1, 9);
+    int a_bc = p.batch > 1 && rnd() % 3 == 0, b_bc = p.batch > 1 && !a_bc && rnd() % 3 == 0;
+    p.a_batch_stride = a_bc ? 0 : p.m * p.k;
+    p.b_batch_stride = b_bc ? 0 : p.k * p.n;
+    p.a_zp = rnd_range(-128, 127);
+    p.b_zp = rnd_range(-128, 127);
+    p.rq.kind = TIDSP_REQUANT_FLOAT;
+    p.rq.out_zp = rnd_range(-20, 20);
+    p.rq.out_min = -128;
+    p.rq.out_max = 127;
+    float mult = 1e-4f + rnd_unit() * 5e-3f;
+    int na = (a_bc ? 1 : p.batch) * p.m * p.k, nb = (b_bc ? 1 : p.batch) * p.k * p.n;
+    int ny = p.batch * p.m * p.n;
+    int8_t *a = malloc((size_t)na), *b = malloc((size_t)nb), *y = guarded((size_t)ny);
+    for (int i = 0; i < na; i++) a[i] = (int8_t)rnd_range(-128, 127);
+    for (int i = 0; i < nb; i++) b[i] = (int8_t)rnd_range(-128, 127);
+    CHECK(tidsp_batch_matmul_i8(&p, a, b, &mult, y) == TIDSP_OK);
+    int bad = 0;
+    for (int bi = 0; bi < p.batch; bi++)
+      for (int i = 0; i < p.m; i++)
+        for (int j = 0; j < p.n; j++) {
+          int64_t acc = 0;
+          for (int kk = 0; kk < p.k; kk++) {
+            int av = a[(a_bc ? 0 : bi) * p.m * p.k + i * p.k + kk];
+            int bv = b[(b_bc ? 0 : bi) * p.k * p.n + kk * p.n + j];
+            acc += (int64_t)(av - p.a_zp) * (bv - p.b_zp);
+          }
+          int32_t want = tidsp_requant_one(&p.rq, &mult, 1, 0, (int32_t)acc);
+          bad += y[(bi * p.m + i) * p.n + j] != want;
+        }
+    CHECK_MSG(bad == 0, "batch %d m %d k %d n %d: %d wrong", p.batch, p.m, p.k, p.n, bad);
+    CHECK(guards_ok(y, (size_t)ny));
+    free(a);
+    free(b);
+    guarded_free(y);
+  }
+  tidsp_batch_matmul_i8_params p = {1, 1, 1, 1, 1, 1, 0, 0, {TIDSP_REQUANT_FLOAT, 0, 0, -128, 127}};
+  int8_t v = 1;
+  float m = 1.0f;
+  CHECK(tidsp_batch_matmul_i8(NULL, &v, &v, &m, &v) == TIDSP_ERR_NULL);
+  p.k = 0;
+  CHECK(tidsp_batch_matmul_i8(&p, &v, &v, &m, &v) == TIDSP_ERR_SHAPE);
+  p.k = 1;
+  p.a_zp = 200;
+  CHECK(tidsp_batch_matmul_i8(&p, &v, &v, &m, &v) == TIDSP_ERR_PARAM);
+}
+
+/* The kernel's output dequantized is the exact softmax within one output
+ * step (plus the table's float rounding). */
+static void test_softmax_i8(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    tidsp_softmax_i8_params p;
+    p.outer = rnd_range(1, 4);
+    p.axis_len = rnd_range(1, 70);
+    p.inner = rnd_range(1, 4);
+    p.y_recip = 255.0f;
+    p.y_zp = -128;
+    float xs = 0.01f + rnd_unit() * 0.2f;
+    double shift = log((double)(3.4028234663852886e38f / (float)p.axis_len));
+    shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / xs;
+    float table[256];
+    for (int j = 0; j < 256; j++) table[j] = (float)exp(((double)j - 255.0 + shift) * xs);
+    int n = p.outer * p.axis_len * p.inner;
+    int8_t *x = malloc((size_t)n), *y = guarded((size_t)n);
+    for (int i = 0; i < n; i++) x[i] = (int8_t)rnd_range(-128, 127);
+    CHECK(tidsp_softmax_i8(&p, table, x, y) == TIDSP_OK);
+    int bad = 0;
+    for (int o = 0; o < p.outer; o++)
+      for (int in = 0; in < p.inner; in++) {
+        double mx = -1e9, sum = 0.0;
+        for (int k = 0; k < p.axis_len; k++) {
+          double v = x[(o * p.axis_len + k) * p.inner + in] * (double)xs;
+          mx = v > mx ? v : mx;
+        }
+        for (int k = 0; k < p.axis_len; k++)
+          sum += exp(x[(o * p.axis_len + k) * p.inner + in] * (double)xs - mx);
+        for (int k = 0; k < p.axis_len; k++) {
+          int idx = (o * p.axis_len + k) * p.inner + in;
+          double want = exp(x[idx] * (double)xs - mx) / sum;
+          double got = (y[idx] - p.y_zp) / 255.0;
+          bad += fabs(got - want) > 0.5 / 255.0 + 1e-6;
+        }
+      }
+    CHECK_MSG(bad == 0, "outer %d len %d inner %d: %d off", p.outer, p.axis_len, p.inner, bad);
+    CHECK(guards_ok(y, (size_t)n));
+    free(x);
+    guarded_free(y);
+  }
+  tidsp_softmax_i8_params p = {1, 0, 1, 255.0f, -128};
+  float t[256] = {0};
+  int8_t v = 0;
+  CHECK(tidsp_softmax_i8(&p, t, &v, &v) == TIDSP_ERR_SHAPE);
+  p.axis_len = 1;
+  p.y_zp = 300;
+  CHECK(tidsp_softmax_i8(&p, t, &v, &v) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_softmax_i8(&p, NULL, &v, &v) == TIDSP_ERR_NULL);
+}
+
+static void test_layer_norm(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    tidsp_layer_norm_params p = {rnd_range(1, 5), rnd_range(1, 80), 1e-5f};
+    int n = p.outer * p.norm, with_bias = rnd() & 1;
+    float *x = malloc(sizeof(float) * (size_t)n), *y = guarded(sizeof(float) * (size_t)n);
+    float *s = malloc(sizeof(float) * (size_t)p.norm), *b = malloc(sizeof(float) * (size_t)p.norm);
+    for (int i = 0; i < n; i++) x[i] = (rnd_unit() - 0.5f) * 8.0f + 3.0f;
+    for (int i = 0; i < p.norm; i++) {
+      s[i] = 0.5f + rnd_unit();
+      b[i] = rnd_unit() - 0.5f;
+    }
+    CHECK(tidsp_layer_norm_f32(&p, x, s, with_bias ? b : NULL, y) == TIDSP_OK);
+    int bad = 0;
+    for (int r = 0; r < p.outer; r++) {
+      double mean = 0.0, var = 0.0;
+      for (int h = 0; h < p.norm; h++) mean += x[r * p.norm + h];
+      mean /= p.norm;
+      for (int h = 0; h < p.norm; h++) var += (x[r * p.norm + h] - mean) * (x[r * p.norm + h] - mean);
+      var /= p.norm;
+      for (int h = 0; h < p.norm; h++) {
+        double want = (x[r * p.norm + h] - mean) / sqrt(var + 1e-5) * s[h] + (with_bias ? b[h] : 0.0);
+        bad += fabs(y[r * p.norm + h] - want) > 1e-4 * (1.0 + fabs(want));
+      }
+    }
+    CHECK_MSG(bad == 0, "outer %d norm %d: %d off", p.outer, p.norm, bad);
+    CHECK(guards_ok(y, sizeof(float) * (size_t)n));
+    /* in place gives the same bytes */
+    float *z = malloc(sizeof(float) * (size_t)n);
+    memcpy(z, x, sizeof(float) * (size_t)n);
+    CHECK(tidsp_layer_norm_f32(&p, z, s, with_bias ? b : NULL, z) == TIDSP_OK);
+    CHECK(memcmp(z, y, sizeof(float) * (size_t)n) == 0);
+    free(z);
+    free(x);
+    free(s);
+    free(b);
+    guarded_free(y);
+  }
+  tidsp_layer_norm_params p = {1, 0, 1e-5f};
+  float v = 0.0f;
+  CHECK(tidsp_layer_norm_f32(&p, &v, &v, NULL, &v) == TIDSP_ERR_SHAPE);
+  CHECK(tidsp_layer_norm_f32(NULL, &v, &v, NULL, &v) == TIDSP_ERR_NULL);
+  p.norm = 1;
+  CHECK(tidsp_layer_norm_f32(&p, &v, NULL, NULL, &v) == TIDSP_ERR_NULL);
+}
+
+int main(void) {
+  test_batch_matmul();
+  test_softmax_i8();
+  test_layer_norm();
+  UNIT_MAIN_END();
+}
