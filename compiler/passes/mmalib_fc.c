@@ -5,6 +5,8 @@
  *   Q( [Relu|Clip]( Gemm( DQ(x:i8), DQ(w:i8 const, zp 0), [C] ) ) )
  *   Q( [Relu|Clip]( [Add(·, bias)]( MatMul( DQ(x:i8), DQ(w:i8 const, zp 0) ) ) ) )
  *   Q( [Relu|Clip]( [Add(·, bias)]( Reshape( MatMul( Reshape( DQ(x:i8) ), DQ(w) ) ) ) ) )
+ * where a MatMul's weight may also be Transpose[1,0](DQ(w [N][K])), as
+ * PT2E exports nn.Linear (the "standard last-two-dim transpose").
  *
  * Rules: w_zp zero, weight int8 2-D, data int8 and not constant, K % 64 == 0,
  * N % 64 == 0, Gemm only with alpha = beta = 1 and transA = 0 (its transB is
@@ -24,6 +26,17 @@
 
 static void decline(const cs_node *n, const char *why) {
   cs_mmalib_report_add(CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);
+}
+
+/* A Transpose[1,0] of a 2-D value read only by this MatMul, else -1. */
+static int weight_transpose(cs_graph *g, int w) {
+  int tr = cs_match_producer(g, w, CS_OP_TRANSPOSE);
+  if (tr < 0 || cs_match_single_consumer(g, w) < 0) return -1;
+  const cs_node *t = cs_graph_node(g, tr);
+  if (cs_graph_value(g, t->inputs[0])->rank != 2) return -1;
+  int cnt = 0;
+  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
+  return !perm || (cnt == 2 && perm[0] == 1 && perm[1] == 0) ? tr : -1;
 }
 
 static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
@@ -51,8 +64,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     decline(mm, "data is not DequantizeLinear(int8, per-tensor constant qparams)");
     return CS_OK;
   }
-  int wdq = -1;
-  if (!cs_match_weight_dq(g, mm->inputs[1], trans_b ? 0 : 1, &wq, &wdq)) {
+  int wdq = -1, tr_id = is_gemm ? -1 : weight_transpose(g, mm->inputs[1]);
+  if (tr_id >= 0) trans_b = 1;
+  int w_val = tr_id >= 0 ? cs_graph_node(g, tr_id)->inputs[0] : mm->inputs[1];
+  if (!cs_match_weight_dq(g, w_val, trans_b ? 0 : 1, &wq, &wdq)) {
     cs_qparams_free(&xq);
     decline(mm, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel");
     return CS_OK;
@@ -132,8 +147,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   int rq[3];
   cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq);
   int inputs[5] = {x_in, w_nk, rq[0], rq[1], rq[2]};
-  int chain[4] = {rs_in, mm_id, rs_out, add_id};
-  int id = cs_replace_chain(g, chain, 4, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
+  int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
+  int id = cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
   int64_t args[3] = {m, k, n_out};
   cs_mm_set_args(g, id, 3, args);
   cs_mmalib_report_add(CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name, "mmalib_matmul_bias_i8", worst, NULL);

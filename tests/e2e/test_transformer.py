@@ -64,3 +64,25 @@ def test_float_transformer_close_to_ort(models):
     print(f"float: SQNR {_sqnr(ref, y):.1f} dB")
     assert _sqnr(ref, y) >= 100.0
     assert (y.argmax(1) == ref.argmax(1)).all()
+
+
+@pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
+def test_transformer_with_mmalib(models, variant):
+    """-mmalib=1: every Linear (K, N multiples of 64; the 10-class head is
+    declined) becomes mmalib_matmul_bias_i8 and every residual add
+    c7x_int8_residual_add_relu; attention stays on the generic int8 kernels.
+    MMALIB's 8-bit scale keeps each FC within 1 LSB of ORT, so the bar is
+    the offload issue's: SQNR ≥ 30 dB and top-1 agreement ≥ 15/16."""
+    import json
+    out, x = models
+    d = out / f"mm_{variant}"
+    cstatic("compile", out / f"{variant}.onnx", "-o", d, "-t", "c_static_lib -mmalib=1")
+    cstatic("run", d, "--input", out / "x.npy", "--output", d / "y.npy")
+    ref = ort_ref.run(str(out / f"{variant}.onnx"), x, config=ORT_CONFIG)
+    y = np.load(d / "y.npy").reshape(ref.shape)
+    summary = json.loads((d / "manifest.json").read_text())["offload"]["summary"]
+    agree = int((y.argmax(1) == ref.argmax(1)).sum())
+    print(f"{variant} -mmalib=1: {summary}; SQNR {_sqnr(ref, y):.1f} dB, top-1 {agree}/16")
+    assert summary == "4 res_add, 8 FC", summary
+    assert _sqnr(ref, y) >= 30.0
+    assert agree >= 15

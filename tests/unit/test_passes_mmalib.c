@@ -339,13 +339,15 @@ static void test_scale_shift(void) {
 
 typedef struct fc_spec {
   int gemm, trans_b, k, n, w_zp, x_const, alpha2, bias_input, reshape;
+  int transpose; /* MatMul: weight [N][K] through Transpose[1,0] (PT2E's nn.Linear) */
 } fc_spec;
 
 /* x[1,K] → Q → DQ → Gemm(·, DQ(w), b) | MatMul(·, DQ(w)) → Add(b) → Q → DQ */
 static cs_graph *fc_graph(const fc_spec *s) {
   cs_graph *g = cs_graph_new("fc");
   int64_t xs[2] = {1, s->k}, ys[2] = {1, s->n};
-  int64_t wsh[2] = {s->trans_b ? s->n : s->k, s->trans_b ? s->k : s->n};
+  int nk = s->trans_b || s->transpose;
+  int64_t wsh[2] = {nk ? s->n : s->k, nk ? s->k : s->n};
   int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs), src = x;
   if (s->x_const) {
     int8_t *xd = calloc((size_t)s->k, 1);
@@ -377,6 +379,13 @@ static cs_graph *fc_graph(const fc_spec *s) {
     }
   } else {
     int in[2] = {dq, wdq};
+    if (s->transpose) {
+      int64_t kn[2] = {s->k, s->n};
+      int tid;
+      in[1] = gb_node(g, CS_OP_TRANSPOSE, "w_transpose", 1, &wdq, CS_DTYPE_F32, 2, kn, &tid);
+      int64_t perm[2] = {1, 0};
+      cs_node_set_attr_ints(cs_graph_node(g, tid), "perm", 2, perm);
+    }
     if (s->reshape) { /* x [1, K] → [1, 1, K]: aten.linear's 3-D input */
       int64_t x3[3] = {1, 1, s->k}, shp[1] = {3};
       int64_t sd[3] = {1, 1, s->k};
@@ -401,27 +410,31 @@ static cs_graph *fc_graph(const fc_spec *s) {
 }
 
 static void test_fc_rules(void) {
-  fc_spec s = {1, 1, 128, 64, 0, 0, 0, 0, 0};
+  fc_spec s = {1, 1, 128, 64, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=1 K128 N64");
-  s = (fc_spec){1, 0, 64, 128, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 0, 64, 128, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=0 (weight transposed)");
-  s = (fc_spec){0, 0, 64, 64, 0, 0, 0, 0, 0};
+  s = (fc_spec){0, 0, 64, 64, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul + Add bias");
-  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 1};
+  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 1, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Reshape + MatMul + Reshape + Add");
-  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1};
+  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 0, 1};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul(x, Transpose(DQ(w[N][K])))");
+  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 0, 1};
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "transposed FC N 40", "N % 64 != 0 (N=40)");
+  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "reshape FC N 40", "N % 64 != 0 (N=40)");
-  s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC K 40", "K % 64 != 0 (K=40)");
-  s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC N 1000", "N % 64 != 0 (N=1000)");
-  s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC w_zp 1", "w_zp != 0");
-  s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC constant data", "constant");
-  s = (fc_spec){1, 1, 64, 64, 0, 0, 1, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 1, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC alpha 2", "not a standard transpose");
-  s = (fc_spec){1, 1, 64, 64, 0, 0, 0, 1, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 0, 1, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC bias input", "bias is not a compile-time constant");
 }
 
