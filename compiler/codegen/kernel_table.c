@@ -48,6 +48,8 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_SOFTMAX_I8, "tidsp_softmax_i8", "tidsp_softmax_i8_params", 2, {F32, I8}, 0, I8, NULL},
     {CS_OP_K_LAYER_NORM_F32, "tidsp_layer_norm_f32", "tidsp_layer_norm_params", 3, {F32, F32, F32}, 1u << 2,
      F32, NULL},
+    {CS_OP_K_LAYER_NORM_I8, "tidsp_layer_norm_i8", "tidsp_layer_norm_i8_params", 3, {I8, F32, F32}, 1u << 2, I8,
+     NULL},
     {CS_OP_K_TRANSPOSE, "tidsp_transpose", "tidsp_transpose_params", 1, {ANY}, 0, ANY,
      "tidsp_transpose__ref"},
     {CS_OP_K_SLICE, "tidsp_slice", "tidsp_slice_params", 1, {ANY}, 0, ANY, "tidsp_slice__ref"},

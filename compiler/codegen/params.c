@@ -128,6 +128,12 @@ static void requant(fields *f, const char *name, const tidsp_requant_params *rq)
   nested_end(f, &tmp);
 }
 
+static void layer_norm_fields(fields *f, const tidsp_layer_norm_params *p) {
+  field_int(f, "outer", p->outer);
+  field_int(f, "norm", p->norm);
+  field_float(f, "epsilon", p->epsilon);
+}
+
 static void broadcast(fields *f, const tidsp_broadcast *bc) {
   cs_sbuf tmp = {0};
   fields g = nested_begin(f, "bc", &tmp);
@@ -324,10 +330,19 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_int(&f, "y_zp", k->softmax_i8.y_zp);
       break;
     case CS_OP_K_LAYER_NORM_F32:
-      field_int(&f, "outer", k->layer_norm.outer);
-      field_int(&f, "norm", k->layer_norm.norm);
-      field_float(&f, "epsilon", k->layer_norm.epsilon);
+      layer_norm_fields(&f, &k->layer_norm);
       break;
+    case CS_OP_K_LAYER_NORM_I8: {
+      cs_sbuf tmp = {0};
+      fields ln = nested_begin(&f, "ln", &tmp);
+      layer_norm_fields(&ln, &k->layer_norm_i8.ln);
+      nested_end(&f, &tmp);
+      field_int(&f, "x_zp", k->layer_norm_i8.x_zp);
+      field_float(&f, "x_scale", k->layer_norm_i8.x_scale);
+      field_int(&f, "y_zp", k->layer_norm_i8.y_zp);
+      field_float(&f, "y_scale", k->layer_norm_i8.y_scale);
+      break;
+    }
     case CS_OP_K_TRANSPOSE: {
       int r = clamp_rank(k->transpose.rank);
       field_int(&f, "rank", k->transpose.rank);

@@ -155,6 +155,7 @@ typedef union cs_kparams {
   tidsp_softmax_params softmax;
   tidsp_softmax_i8_params softmax_i8;
   tidsp_layer_norm_params layer_norm;
+  tidsp_layer_norm_i8_params layer_norm_i8;
   tidsp_transpose_params transpose;
   tidsp_slice_params slice;
   tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */

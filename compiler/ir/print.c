@@ -188,6 +188,11 @@ static void print_kparams(const cs_node *n, FILE *f) {
       fprintf(f, "outer=%d norm=%d epsilon=%g", (int)k->layer_norm.outer, (int)k->layer_norm.norm,
               (double)k->layer_norm.epsilon);
       break;
+    case CS_OP_K_LAYER_NORM_I8:
+      fprintf(f, "outer=%d norm=%d epsilon=%g x_zp=%d y_zp=%d", (int)k->layer_norm_i8.ln.outer,
+              (int)k->layer_norm_i8.ln.norm, (double)k->layer_norm_i8.ln.epsilon, (int)k->layer_norm_i8.x_zp,
+              (int)k->layer_norm_i8.y_zp);
+      break;
     case CS_OP_K_TRANSPOSE:
       print_i32s("in", k->transpose.rank, k->transpose.in_shape, f);
       print_i32s("perm", k->transpose.rank, k->transpose.perm, f);

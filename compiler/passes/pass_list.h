@@ -26,6 +26,7 @@ cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_softmax(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_layer_norm(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_conv2d(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_matmul(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_to_int8_batch_matmul(cs_graph *g, const cs_target *t); /* two runtime operands */

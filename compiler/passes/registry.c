@@ -40,6 +40,7 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},
     {"FuseQDQToAvgPool", pass_fuse_qdq_avg_pool, CS_GROUP_ALWAYS},
     {"FuseQDQToInt8Softmax", pass_fuse_qdq_softmax, CS_GROUP_ALWAYS},
+    {"FuseQDQToInt8LayerNorm", pass_fuse_qdq_layer_norm, CS_GROUP_ALWAYS},
     {"FuseQDQToInt8Conv2D", pass_fuse_qdq_to_int8_conv2d, CS_GROUP_ALWAYS},
     {"FuseQDQToInt8MatMul", pass_fuse_qdq_to_int8_matmul, CS_GROUP_ALWAYS},
     {"FuseQDQToInt8BatchMatMul", pass_fuse_qdq_to_int8_batch_matmul, CS_GROUP_ALWAYS},

@@ -476,6 +476,20 @@ int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
                              const float *scale, const float *bias /* or NULL */,
                              float *y);
 
+/* DequantizeLinear → LayerNormalization → QuantizeLinear (int8, per
+ * tensor) in one call, the same bytes as the three float-path kernels. */
+typedef struct tidsp_layer_norm_i8_params {
+  tidsp_layer_norm_params ln;
+  int32_t x_zp;
+  float x_scale;
+  int32_t y_zp;
+  float y_scale;
+} tidsp_layer_norm_i8_params;
+
+int32_t tidsp_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                            const float *scale, const float *bias /* or NULL */,
+                            int8_t *y);
+
 /* ------------------------------------------------------------------------
  * Data movement: dtype-agnostic, elem_size bytes per element.
  * ---------------------------------------------------------------------- */

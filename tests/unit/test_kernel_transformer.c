@@ -165,7 +165,61 @@ static void test_layer_norm(void) {
   CHECK(tidsp_layer_norm_f32(&p, &v, NULL, NULL, &v) == TIDSP_ERR_NULL);
 }
 
+/* The int8 form equals dequantize → layer_norm_f32 → quantize, byte for
+ * byte, and may run in place. */
+static void test_layer_norm_i8(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    tidsp_layer_norm_i8_params p;
+    memset(&p, 0, sizeof p);
+    p.ln.outer = rnd_range(1, 5);
+    p.ln.norm = rnd_range(1, 80);
+    p.ln.epsilon = 1e-5f;
+    p.x_zp = rnd_range(-30, 30);
+    p.x_scale = 0.01f + rnd_unit() * 0.1f;
+    p.y_zp = rnd_range(-30, 30);
+    p.y_scale = 0.005f + rnd_unit() * 0.05f;
+    int n = p.ln.outer * p.ln.norm, with_bias = rnd() & 1;
+    int8_t *x = malloc((size_t)n), *y = guarded((size_t)n), *want = malloc((size_t)n);
+    float *xf = malloc(sizeof(float) * (size_t)n), *yf = malloc(sizeof(float) * (size_t)n);
+    float *s = malloc(sizeof(float) * (size_t)p.ln.norm), *b = malloc(sizeof(float) * (size_t)p.ln.norm);
+    for (int i = 0; i < n; i++) x[i] = (int8_t)rnd_range(-128, 127);
+    for (int i = 0; i < p.ln.norm; i++) {
+      s[i] = 0.5f + rnd_unit();
+      b[i] = rnd_unit() - 0.5f;
+    }
+    tidsp_qdq_params dq = {n, 1, 1, TIDSP_DTYPE_I8}, q = dq;
+    int32_t xz = p.x_zp, yz = p.y_zp;
+    CHECK(tidsp_dequantize(&dq, &p.x_scale, &xz, x, xf) == TIDSP_OK);
+    CHECK(tidsp_layer_norm_f32(&p.ln, xf, s, with_bias ? b : NULL, yf) == TIDSP_OK);
+    CHECK(tidsp_quantize(&q, &p.y_scale, &yz, yf, want) == TIDSP_OK);
+    CHECK(tidsp_layer_norm_i8(&p, x, s, with_bias ? b : NULL, y) == TIDSP_OK);
+    CHECK_MSG(memcmp(y, want, (size_t)n) == 0, "outer %d norm %d", p.ln.outer, p.ln.norm);
+    CHECK(guards_ok(y, (size_t)n));
+    CHECK(tidsp_layer_norm_i8(&p, x, s, with_bias ? b : NULL, x) == TIDSP_OK);
+    CHECK(memcmp(x, want, (size_t)n) == 0);
+    free(x);
+    free(want);
+    free(xf);
+    free(yf);
+    free(s);
+    free(b);
+    guarded_free(y);
+  }
+  tidsp_layer_norm_i8_params p;
+  memset(&p, 0, sizeof p);
+  p.ln.outer = 1;
+  p.ln.norm = 1;
+  float v = 1.0f;
+  int8_t q = 0;
+  CHECK(tidsp_layer_norm_i8(&p, &q, &v, NULL, &q) == TIDSP_ERR_PARAM); /* y_scale 0 */
+  p.y_scale = 1.0f;
+  p.x_zp = 500;
+  CHECK(tidsp_layer_norm_i8(&p, &q, &v, NULL, &q) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_layer_norm_i8(&p, &q, NULL, NULL, &q) == TIDSP_ERR_NULL);
+}
+
 int main(void) {
+  test_layer_norm_i8();
   test_batch_matmul();
   test_softmax_i8();
   test_layer_norm();

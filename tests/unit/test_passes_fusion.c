@@ -333,7 +333,51 @@ static void test_softmax_i8(int per_tensor) {
   cs_graph_free(g);
 }
 
+/* Q(LayerNormalization(DQ(x), scale, bias)) → one k_layer_norm_i8; when
+ * the Mean output is read too, the float path stays (and refuses it). */
+static void test_layer_norm_i8(int fuse) {
+  cs_graph *g = cs_graph_new("ln");
+  int64_t s[3] = {1, 4, 16}, c[1] = {16}, st[3] = {1, 4, 1};
+  float scale[16], bias[16];
+  for (int i = 0; i < 16; i++) scale[i] = 1.0f + 0.01f * (float)i, bias[i] = 0.1f * (float)(i % 3);
+  int x = gb_value(g, "x", CS_DTYPE_F32, 3, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.1f), gb_scalar_i8(g, "z", 3));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.1f), gb_scalar_i8(g, "z2", 3));
+  int in[3] = {dq, cs_graph_add_const(g, "gamma", CS_DTYPE_F32, 1, c, scale),
+               cs_graph_add_const(g, "beta", CS_DTYPE_F32, 1, c, bias)};
+  int id;
+  int ln = gb_node(g, CS_OP_LAYER_NORMALIZATION, "ln", 3, in, CS_DTYPE_F32, 3, s, &id);
+  int mean = gb_value(g, "mean", CS_DTYPE_F32, 3, st);
+  cs_node *n = cs_graph_node(g, id);
+  n->outputs = realloc(n->outputs, 2 * sizeof(int));
+  n->outputs[1] = mean;
+  n->n_outputs = 2;
+  cs_graph_value(g, mean)->producer = id;
+  int qy = gb_q(g, "qy", ln, gb_scalar_f32(g, "ys", 0.05f), gb_scalar_i8(g, "yz", -2));
+  int y = gb_dq(g, "dy", qy, gb_scalar_f32(g, "ys2", 0.05f), gb_scalar_i8(g, "yz2", -2));
+  int outs[2] = {y, mean};
+  gb_set_io(g, 1, &x, fuse ? 1 : 2, outs);
+  cs_target t;
+  cs_target_default(&t);
+  cs_status r = cs_passes_run(g, &t, NULL);
+  if (fuse) {
+    CHECK(r == CS_OK && gb_count_op(g, CS_OP_K_LAYER_NORM_I8) == 1 && gb_count_op(g, CS_OP_K_LAYER_NORM_F32) == 0);
+    int k = gb_find_op(g, CS_OP_K_LAYER_NORM_I8);
+    if (k >= 0) {
+      const tidsp_layer_norm_i8_params *p = &cs_graph_node(g, k)->k.layer_norm_i8;
+      CHECK(p->ln.outer == 4 && p->ln.norm == 16 && p->x_zp == 3 && p->y_zp == -2);
+      CHECK(p->x_scale == 0.1f && p->y_scale == 0.05f);
+    }
+  } else {
+    CHECK_MSG(r == CS_ERR_UNSUPPORTED, "a used Mean output is refused by name, got %d", (int)r);
+    cs_error_clear();
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_layer_norm_i8(1);
+  test_layer_norm_i8(0);
   test_batch_matmul(1);
   test_batch_matmul(0);
   test_softmax_i8(1);

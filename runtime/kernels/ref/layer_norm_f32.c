@@ -16,7 +16,15 @@
  *   y    = fma((x − mean) · inv, scale, bias).
  * Shorter rows (ORT's scalar fallback): Welford's running mean and M2 in
  * float, sd = sqrtf(M2 / N + epsilon), y = ((x − mean) / sd) · scale + bias.
- * In place (y == x) is allowed: a row is read fully before it is written.
+ *
+ * The int8 form (tidsp_layer_norm_i8) is DequantizeLinear → this →
+ * QuantizeLinear in one call, each element dequantized as ORT does
+ * (fl((q − zp) · s)) whenever a pass reads it, and quantized as
+ * tidsp_quantize; so it equals the three-kernel float path bit for bit
+ * without a float buffer.
+ *
+ * In place (y == x) is allowed: the last pass reads each element before it
+ * writes it.
  */
 #include <math.h>
 
@@ -24,75 +32,144 @@
 
 #define LN_MLAS_MIN 8
 
-static void row_mlas(const float *x, const float *scale, const float *bias,
-                     float *y, int32_t n, float epsilon) {
+/* Element i of a row as float, and the store of result i. */
+typedef float (*ln_load)(const void *row, int32_t i, const void *ctx);
+typedef void (*ln_store)(void *row, int32_t i, float v, const void *ctx);
+
+static void row_mlas(const void *x, ln_load ld, const void *lctx, const float *scale,
+                     const float *bias, void *y, ln_store sto, const void *sctx,
+                     int32_t n, float epsilon) {
   double l[4] = {0.0, 0.0, 0.0, 0.0}, dsum;
   float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   float mean, var, inv;
   int32_t i = 0, j;
   for (; i + 4 <= n; i += 4)
     for (j = 0; j < 4; j++)
-      l[j] += (double)x[i + j];
+      l[j] += (double)ld(x, i + j, lctx);
   dsum = (l[0] + l[2]) + (l[1] + l[3]);
   for (; i < n; i++)
-    dsum += (double)x[i];
+    dsum += (double)ld(x, i, lctx);
   mean = (float)(dsum / (double)n);
   for (i = 0; i + 8 <= n; i += 8)
     for (j = 0; j < 8; j++) {
-      const float d = x[i + j] - mean;
+      const float d = ld(x, i + j, lctx) - mean;
       v[j] = fmaf(d, d, v[j]);
     }
   var = ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
   if (n - i >= 4) {
     for (j = 0; j < 4; j++, i++) {
-      const float d = x[i] - mean;
+      const float d = ld(x, i, lctx) - mean;
       const float sq = d * d;
       var = var + sq;
     }
   }
   for (; i < n; i++) {
-    const float d = x[i] - mean;
+    const float d = ld(x, i, lctx) - mean;
     var = fmaf(d, d, var);
   }
   inv = 1.0f / sqrtf(var / (float)n + epsilon);
   for (i = 0; i < n; i++) {
-    const float c = (x[i] - mean) * inv;
-    y[i] = fmaf(c, scale[i], bias ? bias[i] : 0.0f);
+    const float c = (ld(x, i, lctx) - mean) * inv;
+    sto(y, i, fmaf(c, scale[i], bias ? bias[i] : 0.0f), sctx);
   }
 }
 
-static void row_welford(const float *x, const float *scale, const float *bias,
-                        float *y, int32_t n, float epsilon) {
+static void row_welford(const void *x, ln_load ld, const void *lctx, const float *scale,
+                        const float *bias, void *y, ln_store sto, const void *sctx,
+                        int32_t n, float epsilon) {
   float cnt = 0.0f, mean = 0.0f, m2 = 0.0f, sd;
   int32_t i;
   for (i = 0; i < n; i++) {
+    const float xi = ld(x, i, lctx);
     float d, d2;
     cnt += 1.0f;
-    d = x[i] - mean;
+    d = xi - mean;
     mean += d / cnt;
-    d2 = x[i] - mean;
+    d2 = xi - mean;
     m2 += d * d2;
   }
   sd = sqrtf(m2 / (float)n + epsilon);
   for (i = 0; i < n; i++) {
-    const float v = ((x[i] - mean) / sd) * scale[i];
-    y[i] = bias ? v + bias[i] : v;
+    const float v = ((ld(x, i, lctx) - mean) / sd) * scale[i];
+    sto(y, i, bias ? v + bias[i] : v, sctx);
   }
+}
+
+static void rows(const void *x, size_t x_elem, ln_load ld, const void *lctx, const float *scale,
+                 const float *bias, void *y, size_t y_elem, ln_store sto, const void *sctx,
+                 int32_t outer, int32_t n, float epsilon) {
+  int32_t r;
+  for (r = 0; r < outer; r++) {
+    const size_t off = (size_t)r * (size_t)n;
+    const void *xr = (const char *)x + off * x_elem;
+    void *yr = (char *)y + off * y_elem;
+    if (n >= LN_MLAS_MIN)
+      row_mlas(xr, ld, lctx, scale, bias, yr, sto, sctx, n, epsilon);
+    else
+      row_welford(xr, ld, lctx, scale, bias, yr, sto, sctx, n, epsilon);
+  }
+}
+
+static float load_f32(const void *row, int32_t i, const void *ctx) {
+  (void)ctx;
+  return ((const float *)row)[i];
+}
+
+static void store_f32(void *row, int32_t i, float v, const void *ctx) {
+  (void)ctx;
+  ((float *)row)[i] = v;
 }
 
 int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
                              const float *scale, const float *bias, float *y) {
-  int32_t r;
   if (!p || !x || !scale || !y)
     return TIDSP_ERR_NULL;
   if (p->outer < 0 || p->norm < 1)
     return TIDSP_ERR_SHAPE;
-  for (r = 0; r < p->outer; r++) {
-    const size_t off = (size_t)r * (size_t)p->norm;
-    if (p->norm >= LN_MLAS_MIN)
-      row_mlas(x + off, scale, bias, y + off, p->norm, p->epsilon);
-    else
-      row_welford(x + off, scale, bias, y + off, p->norm, p->epsilon);
-  }
+  rows(x, sizeof(float), load_f32, NULL, scale, bias, y, sizeof(float), store_f32, NULL,
+       p->outer, p->norm, p->epsilon);
+  return TIDSP_OK;
+}
+
+typedef struct q8 {
+  int32_t zp;
+  float s;
+} q8;
+
+static float load_i8(const void *row, int32_t i, const void *ctx) {
+  const q8 *q = ctx;
+  return (float)((int32_t)((const int8_t *)row)[i] - q->zp) * q->s;
+}
+
+/* tidsp_quantize's rounding: fl(v / s), half to even, + zp, saturated;
+ * NaN → −128. */
+static void store_i8(void *row, int32_t i, float v, const void *ctx) {
+  const q8 *q = ctx;
+  const float t = v / q->s;
+  int64_t r;
+  if (!(t > -4.0e18f))
+    r = -128;
+  else if (t > 4.0e18f)
+    r = 127;
+  else
+    r = tidsp_ref_clamp_i64((int64_t)llrintf(t) + q->zp, -128, 127);
+  ((int8_t *)row)[i] = (int8_t)r;
+}
+
+int32_t tidsp_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                            const float *scale, const float *bias, int8_t *y) {
+  q8 in, out;
+  if (!p || !x || !scale || !y)
+    return TIDSP_ERR_NULL;
+  if (p->ln.outer < 0 || p->ln.norm < 1)
+    return TIDSP_ERR_SHAPE;
+  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f))
+    return TIDSP_ERR_PARAM;
+  in.zp = p->x_zp;
+  in.s = p->x_scale;
+  out.zp = p->y_zp;
+  out.s = p->y_scale;
+  rows(x, 1, load_i8, &in, scale, bias, y, 1, store_i8, &out, p->ln.outer, p->ln.norm,
+       p->ln.epsilon);
   return TIDSP_OK;
 }
