@@ -185,6 +185,22 @@ def find_models(patterns):
     return list(found.values())
 
 
+def transformer_models(tmp):
+    """The test suite's two-block transformer encoder (tests/models/
+    transformer.py), quantized by ORT (int8 and uint8 activations; its PT2E
+    variant trips an ORT_ENABLE_ALL optimizer bug in ORT's default session,
+    see tests/e2e/test_transformer.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import transformer
+    d = os.path.join(tmp, "transformer")
+    os.makedirs(d, exist_ok=True)
+    transformer.generate(d)
+    x = os.path.join(d, "x.npy")
+    np.save(x, transformer.sample_inputs(1, seed=5))
+    return [(f"transformer_{v} (2 blocks)", os.path.join(d, f"{v}.onnx"), x) for v in ("ort_s8", "ort_u8")]
+
+
 def model_input(model_path, tmp):
     """One batch of the suite's inputs (<arch>_inputs.npy beside the model)."""
     arch = os.path.basename(model_path).split("_")[0]
@@ -393,6 +409,7 @@ def main():
         x = spec_conv_model(spec)
         np.save(os.path.join(tmp, "spec_x.npy"), x)
         work.append(("spec_conv64 (1 layer)", spec, os.path.join(tmp, "spec_x.npy")))
+        work.extend(transformer_models(tmp))
         for m in find_models(args.models):
             xp = model_input(m, tmp)
             if xp is None:

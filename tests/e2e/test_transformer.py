@@ -10,6 +10,11 @@ ORT fuses them, and float LayerNormalization, Erf/Gelu and Div between
 DequantizeLinear and QuantizeLinear. The float model cannot be bit-exact
 (ORT's float MatMul is MLAS SGEMM with FMA and its own blocking), so it is
 held to 100 dB SQNR and the same top-1.
+
+(ORT's own default session, ORT_ENABLE_ALL without qdqisint8allowed, cannot
+load the PT2E variant: its MatMul+Add → Gemm rewrite of the 3-D Linear
+inserts a QuantizeLinear whose output_dtype INT8 contradicts its UINT8 zero
+point. The suite's configuration loads it.)
 """
 import os
 import sys
