@@ -56,6 +56,7 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_CONCAT, "tidsp_concat", "tidsp_concat_params", -1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_PAD, "tidsp_pad", "tidsp_pad_params", 1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_COPY, "tidsp_copy", NULL, 1, {ANY}, 0, ANY, NULL},
+    {CS_OP_K_DEQUANT_VECMATMUL, "c7x_dequantize_vecmatmul", NULL, 3, {F32, I8, F32}, 0, F32, NULL},
     /* MMALIB offload (-mmalib=1): the spec's extern symbols, no param
      * struct; their int32 arguments: kExternArgs below. */
     {CS_OP_K_MMALIB_CONV2D_I8, "mmalib_conv2d_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
@@ -88,6 +89,7 @@ static const struct {
     {CS_OP_K_MMALIB_DWCONV2D_I8,
      "channels, H_in, W_in, KH, KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups"},
     {CS_OP_K_MMALIB_FC_I8, "M, K, N"},
+    {CS_OP_K_DEQUANT_VECMATMUL, "M, K, N"},
     {CS_OP_K_C7X_RESIDUAL_ADD_I8, "n, has_relu"},
     {CS_OP_K_MMALIB_CONV2D_I16,
      "C_in, H_in, W_in, C_out, KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right"},
@@ -134,12 +136,14 @@ int64_t cs_kernel_macs(const cs_node *n) {
     case CS_OP_K_MMALIB_CONV2D_I16:
     case CS_OP_K_MMALIB_DWCONV2D_I16:
     case CS_OP_K_MMALIB_FC_I16:
-    case CS_OP_K_MMALIB_MATMUL_I16: {
+    case CS_OP_K_MMALIB_MATMUL_I16:
+    case CS_OP_K_DEQUANT_VECMATMUL: {
       /* MACs from the weights (numel) times output positions. */
       int cnt = 0;
       const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
       if (!a) return 0;
-      if (n->op == CS_OP_K_MMALIB_FC_I8 || n->op == CS_OP_K_MMALIB_FC_I16 || n->op == CS_OP_K_MMALIB_MATMUL_I16)
+      if (n->op == CS_OP_K_MMALIB_FC_I8 || n->op == CS_OP_K_MMALIB_FC_I16 || n->op == CS_OP_K_MMALIB_MATMUL_I16 ||
+          n->op == CS_OP_K_DEQUANT_VECMATMUL)
         return cnt >= 3 ? a[0] * a[1] * a[2] : 0;
       int dw = n->op == CS_OP_K_MMALIB_DWCONV2D_I8 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16;
       if (cnt < 12) return 0;

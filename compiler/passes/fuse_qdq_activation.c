@@ -7,6 +7,11 @@
  *
  * lut[q] = Q_y(f(DQ_x(q))) with f in float32 — the same values the float
  * path DQ → f → Q produces (and ONNX Runtime's QLinear lookup tables).
+ *
+ * A Reshape/Flatten/Squeeze/Unsqueeze between f and the Q (ORT's quantizer
+ * leaves one after a Gelu it does not quantize) is taken into the chain:
+ * quantizing commutes with a row-major reshape, and the table is
+ * elementwise, so its output simply has the reshaped shape.
  */
 #include <string.h>
 
@@ -14,6 +19,16 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 #include "unary_fns.h"
+
+/* The reshape-like node that alone reads v (and is not a graph output),
+ * else -1. */
+static int reshape_between(cs_graph *g, int v) {
+  int c = cs_match_single_consumer(g, v);
+  if (c < 0) return -1;
+  cs_op op = cs_graph_node(g, c)->op;
+  int is_reshape = op == CS_OP_RESHAPE || op == CS_OP_FLATTEN || op == CS_OP_SQUEEZE || op == CS_OP_UNSQUEEZE;
+  return is_reshape && cs_graph_node(g, c)->inputs[0] == v ? c : -1;
+}
 
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
   (void)t;
@@ -28,14 +43,16 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     cs_qparams xq;
     if (!cs_match_dq_params(g, xdq, &xq)) continue;
     cs_qdq_tail tail;
-    if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); continue; }
+    int reshape = reshape_between(g, n->outputs[0]);
+    int from = reshape >= 0 ? cs_graph_node(g, reshape)->outputs[0] : n->outputs[0];
+    if (!cs_match_qdq_tail(g, from, 0, &tail)) { cs_qparams_free(&xq); continue; }
     char base[256];
     snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
     int lut = cs_lut_const(g, base, f, args, &xq, &tail.out);
     int x_int = cs_graph_node(g, xdq)->inputs[0];
     int inputs[2] = {lut, x_int};
-    int chain[1] = {i};
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_LUT_I8, 2, inputs);
+    int chain[2] = {i, reshape};
+    int k = cs_replace_chain(g, chain, 2, &tail, CS_OP_K_LUT_I8, 2, inputs);
     cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
     cs_qparams_free(&xq);
     cs_qparams_free(&tail.out);

@@ -53,6 +53,9 @@ static const cs_pass_entry kPipeline[] = {
     /* 10. [MMALIB] LegalizeOps(custom map): float conv/matmul → int16 MMA
      * first, then every other op as without MMALIB. */
     {"LegalizeMMALIBInt16", pass_legalize_mmalib_i16, CS_GROUP_MMALIB},
+    /* 9. weight-only int8 linear layers (after the MMALIB int16 path had
+     * its pick, before what is left is legalized to float kernels) */
+    {"FuseDequantizeMatmul", pass_fuse_dequantize_matmul, CS_GROUP_ALWAYS},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},

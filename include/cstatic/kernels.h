@@ -209,6 +209,17 @@ int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
                               const int8_t *a, const int8_t *b, const void *rq,
                               int8_t *y);
 
+/* Weight-only int8 matrix multiply (the spec's FuseDequantizeMatmul, an
+ * LLM's linear layers): float activations, int8 weights [N][K] with one
+ * float scale per output column, float out:
+ *   out[m][n] = (Σ_k act[m][k] · w[n][k]) · scale[n]
+ * summed in float in k order, then one multiply (a bias stays a separate
+ * add). The weights stay int8 in memory: a quarter of their float size.
+ * TIDSP_ERR_SHAPE for M, K or N < 1. */
+int32_t c7x_dequantize_vecmatmul(const float *act, const int8_t *w,
+                                 const float *scale, float *out, int32_t M,
+                                 int32_t K, int32_t N);
+
 /* tidsp_conv2d_i8 and tidsp_matmul_i8 run the fastest variant this CPU
  * supports (runtime/kernels/dispatch.c). Their portable reference loops
  * are also callable by name: code compiled with -kernels=scalar calls

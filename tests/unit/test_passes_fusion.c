@@ -375,7 +375,31 @@ static void test_layer_norm_i8(int fuse) {
   cs_graph_free(g);
 }
 
+/* DQ → Gelu → Reshape → Q (ORT's quantizer leaves the reshape of a
+ * 3-D Linear input between an unquantized Gelu and its Q): one table. */
+static void test_activation_lut_through_reshape(void) {
+  cs_graph *g = cs_graph_new("gelu_reshape");
+  int64_t s[3] = {1, 4, 8}, s2[2] = {4, 8}, shp[1] = {2}, sd[2] = {4, 8};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 3, s);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.05f), gb_scalar_i8(g, "z", 1));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.05f), gb_scalar_i8(g, "z2", 1));
+  int ge = gb_node(g, CS_OP_GELU, "gelu", 1, &dq, CS_DTYPE_F32, 3, s, NULL);
+  int rin[2] = {ge, cs_graph_add_const(g, "shape", CS_DTYPE_I64, 1, shp, sd)};
+  int r = gb_node(g, CS_OP_RESHAPE, "reshape", 2, rin, CS_DTYPE_F32, 2, s2, NULL);
+  int qy = gb_q(g, "qy", r, gb_scalar_f32(g, "ys", 0.04f), gb_scalar_i8(g, "yz", -10));
+  int y = gb_dq(g, "dy", qy, gb_scalar_f32(g, "ys2", 0.04f), gb_scalar_i8(g, "yz2", -10));
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_LUT_I8) == 1 && gb_count_op(g, CS_OP_K_UNARY_F32) == 0);
+  int k = gb_find_op(g, CS_OP_K_LUT_I8);
+  CHECK(k >= 0 && cs_graph_node(g, k)->k.lut.n == 32);
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_activation_lut_through_reshape();
   test_layer_norm_i8(1);
   test_layer_norm_i8(0);
   test_batch_matmul(1);

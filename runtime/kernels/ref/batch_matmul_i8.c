@@ -6,11 +6,13 @@
  */
 #include "ref_internal.h"
 
+#define COLS 64
+
 int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
                               const int8_t *a, const int8_t *b, const void *rq,
                               int8_t *y) {
   tidsp_ref_rq plan;
-  int32_t st, bi, i, j, kk;
+  int32_t st, bi, i, j, j0, kk;
 
   if (!p || !a || !b || !rq || !y)
     return TIDSP_ERR_NULL;
@@ -29,13 +31,22 @@ int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
     int8_t *yb = y + (size_t)bi * (size_t)p->m * (size_t)p->n;
     for (i = 0; i < p->m; i++) {
       const int8_t *ar = ab + (size_t)i * (size_t)p->k;
-      for (j = 0; j < p->n; j++) {
-        int64_t sum = 0;
-        for (kk = 0; kk < p->k; kk++)
-          sum += (int32_t)(ar[kk] - p->a_zp) *
-                 (int32_t)(bb[(size_t)kk * (size_t)p->n + j] - p->b_zp);
-        yb[(size_t)i * (size_t)p->n + j] = (int8_t)tidsp_ref_rq_apply(
-            &plan, 0, tidsp_ref_u32_to_i32((uint32_t)sum));
+      int8_t *yr = yb + (size_t)i * (size_t)p->n;
+      /* B is read along its rows: COLS accumulators at a time, each the
+       * k-ordered sum wrapped to 32 bits (as the int64 sum cast would). */
+      for (j0 = 0; j0 < p->n; j0 += COLS) {
+        const int32_t jn = p->n - j0 < COLS ? p->n - j0 : COLS;
+        uint32_t acc[COLS];
+        for (j = 0; j < jn; j++)
+          acc[j] = 0u;
+        for (kk = 0; kk < p->k; kk++) {
+          const int32_t av = ar[kk] - p->a_zp;
+          const int8_t *br = bb + (size_t)kk * (size_t)p->n + (size_t)j0;
+          for (j = 0; j < jn; j++)
+            acc[j] += (uint32_t)(av * (br[j] - p->b_zp));
+        }
+        for (j = 0; j < jn; j++)
+          yr[j0 + j] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc[j]));
       }
     }
   }

@@ -1,0 +1,102 @@
+/*
+ * FuseDequantizeMatmul — weight-only int8 linear layers (the spec's step 9,
+ * the LLM path): a float activation times a dequantized int8 constant
+ *
+ *   MatMul( act:f32, Transpose[swap last two]( DQ(w:i8 [N][K], s, zp 0) ) )
+ *   MatMul( act:f32, DQ(w:i8 [K][N], s, zp 0) )
+ *     → c7x_dequantize_vecmatmul(act, w[N][K], scale[N])      M, K, N
+ *
+ * so the weights stay int8 (a quarter of the float weights FoldConstant
+ * would otherwise write). The scale is per tensor or per output column;
+ * the zero point must be 0. Declined (left to the float path): an
+ * activation that is itself a compile-time constant (ConstReachability:
+ * fold it instead), a weight of rank other than 2, a transpose or
+ * dequantize that something else also reads. Runs after the QDQ fusions
+ * (which take quantized activations) and the MMALIB int16 legalization
+ * (which has first pick under -mmalib=1), before LegalizeOps. A bias Add
+ * after the MatMul stays a float add, as in the spec.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fused_common.h"
+#include "mmalib_common.h"
+#include "pass_list.h"
+#include "pattern.h"
+
+static int swaps_last_two(const cs_node *t, int rank) {
+  int cnt = 0;
+  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
+  if (rank != 2) return 0;
+  return !perm || (cnt == 2 && perm[0] == 1 && perm[1] == 0);
+}
+
+static cs_status fuse(cs_graph *g, int mm_id) {
+  const cs_node *mm = cs_graph_node(g, mm_id);
+  const cs_value *act = cs_graph_value(g, mm->inputs[0]);
+  if (act->dtype != CS_DTYPE_F32 || act->data || act->rank < 1 || cs_mm_const_reachable(g, mm->inputs[0]))
+    return CS_OK;
+  int w = mm->inputs[1], tr = cs_match_producer(g, w, CS_OP_TRANSPOSE);
+  if (tr >= 0) {
+    if (cs_match_single_consumer(g, w) < 0) return CS_OK;
+    w = cs_graph_node(g, tr)->inputs[0];
+    if (!swaps_last_two(cs_graph_node(g, tr), cs_graph_value(g, w)->rank)) return CS_OK;
+  }
+  int nk = tr >= 0; /* the constant is [N][K] */
+  cs_qparams wq;
+  int wdq = -1;
+  if (cs_match_single_consumer(g, w) < 0 || !cs_match_weight_dq(g, w, nk ? 0 : 1, &wq, &wdq)) return CS_OK;
+  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
+  cs_status st = CS_OK;
+  float *scale = NULL;
+  int8_t *wt = NULL;
+  if (wv->rank != 2 || wq.zps[0] != 0) goto done;
+  int64_t n_out = nk ? wv->shape[0] : wv->shape[1], k = nk ? wv->shape[1] : wv->shape[0];
+  if (act->shape[act->rank - 1] != k || (wq.count != 1 && wq.count != n_out)) goto done;
+  int64_t m = cs_value_numel(act) / k;
+  if (m > INT32_MAX || k > INT32_MAX || n_out > INT32_MAX) goto done;
+  char base[256];
+  snprintf(base, sizeof base, "%s", mm->name ? mm->name : "matmul");
+  scale = malloc(sizeof(float) * (size_t)n_out);
+  if (!scale) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+  for (int64_t j = 0; j < n_out; j++) scale[j] = wq.scale[wq.count > 1 ? j : 0];
+  int64_t sshape[1] = {n_out};
+  int s_id = cs_add_const_named(g, base, "wo_scale", CS_DTYPE_F32, 1, sshape, scale);
+  int w_id = cs_graph_node(g, wdq)->inputs[0];
+  if (!nk) {
+    wt = malloc((size_t)(n_out * k));
+    if (!wt) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    const int8_t *src = wv->data;
+    for (int64_t kk = 0; kk < k; kk++)
+      for (int64_t j = 0; j < n_out; j++) wt[j * k + kk] = src[kk * n_out + j];
+    int64_t shape[2] = {n_out, k};
+    w_id = cs_add_const_named(g, base, "wo_weight_nk", CS_DTYPE_I8, 2, shape, wt);
+  }
+  int nodes[3] = {wdq, tr, mm_id};
+  char *origin = cs_origin_join(g, nodes, 3);
+  int out = cs_graph_node(g, mm_id)->outputs[0];
+  int inputs[3] = {cs_graph_node(g, mm_id)->inputs[0], w_id, s_id};
+  for (int i = 0; i < 3; i++)
+    if (nodes[i] >= 0) cs_graph_remove_node(g, nodes[i]);
+  int id = cs_add_kernel(g, CS_OP_K_DEQUANT_VECMATMUL, origin, 3, inputs, out);
+  free(origin);
+  int64_t args[3] = {m, k, n_out};
+  cs_mm_set_args(g, id, 3, args);
+done:
+  free(scale);
+  free(wt);
+  cs_qparams_free(&wq);
+  return st;
+}
+
+cs_status pass_fuse_dequantize_matmul(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_MATMUL || n->n_inputs != 2) continue;
+    cs_status st = fuse(g, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}
