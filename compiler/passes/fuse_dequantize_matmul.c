@@ -2,7 +2,8 @@
  * FuseDequantizeMatmul — weight-only int8 linear layers (the spec's step 9,
  * the LLM path): a float activation times a dequantized int8 constant
  *
- *   MatMul( act:f32, Transpose[swap last two]( DQ(w:i8 [N][K], s, zp 0) ) )
+ *   MatMul( act:f32, Transpose[swap]( DQ(w:i8 [N][K], s, zp 0) ) )
+ *   MatMul( act:f32, DQ( Transpose[swap](w:i8 [N][K]), s, zp 0 ) )
  *   MatMul( act:f32, DQ(w:i8 [K][N], s, zp 0) )
  *     → c7x_dequantize_vecmatmul(act, w[N][K], scale[N])      M, K, N
  *
@@ -31,26 +32,58 @@ static int swaps_last_two(const cs_node *t, int rank) {
   return !perm || (cnt == 2 && perm[0] == 1 && perm[1] == 0);
 }
 
+/* Transpose node `tr` swaps the two axes of a 2-D value. */
+static int is_swap(cs_graph *g, int tr) {
+  const cs_node *t = cs_graph_node(g, tr);
+  return swaps_last_two(t, cs_graph_value(g, t->inputs[0])->rank);
+}
+
+/* The weight of MatMul input v: an int8 constant behind a dequantize, with
+ * a Transpose before or after it (EliminateQDQTransparent sinks the DQ
+ * below a Transpose, so DQ(Transpose(w)) is the usual form by now).
+ * Returns the DQ node id and sets *w_const, *nk (the constant is [N][K]),
+ * *axis (the quantization axis that means "per output column") and *tr. */
+static int match_weight(cs_graph *g, int v, int *w_const, int *nk, int *axis, int *tr) {
+  *tr = cs_match_producer(g, v, CS_OP_TRANSPOSE);
+  if (*tr >= 0) { /* Transpose(DQ(w [N][K])) */
+    if (cs_match_single_consumer(g, v) < 0 || !is_swap(g, *tr)) return -1;
+    v = cs_graph_node(g, *tr)->inputs[0];
+  }
+  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0 || cs_match_single_consumer(g, v) < 0) return -1;
+  int w = cs_graph_node(g, dq)->inputs[0];
+  *nk = *tr >= 0;
+  *axis = *tr >= 0 ? 0 : 1;
+  int inner = cs_match_producer(g, w, CS_OP_TRANSPOSE);
+  if (*tr < 0 && inner >= 0) { /* DQ(Transpose(w [N][K])) */
+    if (cs_match_single_consumer(g, w) < 0 || !is_swap(g, inner)) return -1;
+    *tr = inner;
+    *nk = 1;
+    w = cs_graph_node(g, inner)->inputs[0];
+  }
+  const cs_value *wv = cs_graph_value(g, w);
+  if (!wv->data || wv->dtype != CS_DTYPE_I8 || wv->rank != 2) return -1;
+  *w_const = w;
+  return dq;
+}
+
 static cs_status fuse(cs_graph *g, int mm_id) {
   const cs_node *mm = cs_graph_node(g, mm_id);
   const cs_value *act = cs_graph_value(g, mm->inputs[0]);
   if (act->dtype != CS_DTYPE_F32 || act->data || act->rank < 1 || cs_mm_const_reachable(g, mm->inputs[0]))
     return CS_OK;
-  int w = mm->inputs[1], tr = cs_match_producer(g, w, CS_OP_TRANSPOSE);
-  if (tr >= 0) {
-    if (cs_match_single_consumer(g, w) < 0) return CS_OK;
-    w = cs_graph_node(g, tr)->inputs[0];
-    if (!swaps_last_two(cs_graph_node(g, tr), cs_graph_value(g, w)->rank)) return CS_OK;
-  }
-  int nk = tr >= 0; /* the constant is [N][K] */
+  int w_const, nk, axis, tr;
+  int wdq = match_weight(g, mm->inputs[1], &w_const, &nk, &axis, &tr);
+  if (wdq < 0) return CS_OK;
   cs_qparams wq;
-  int wdq = -1;
-  if (cs_match_single_consumer(g, w) < 0 || !cs_match_weight_dq(g, w, nk ? 0 : 1, &wq, &wdq)) return CS_OK;
-  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
+  if (cs_qparams_read(g, cs_graph_node(g, wdq), &wq) != CS_OK) { cs_error_clear(); return CS_OK; }
+  const cs_value *wv = cs_graph_value(g, w_const);
   cs_status st = CS_OK;
   float *scale = NULL;
   int8_t *wt = NULL;
-  if (wv->rank != 2 || wq.zps[0] != 0) goto done;
+  if (!cs_qparams_per_tensor(&wq) && wq.axis != axis) goto done;
+  for (int c = 0; c < wq.count; c++)
+    if (wq.zps[c] != 0) goto done;
   int64_t n_out = nk ? wv->shape[0] : wv->shape[1], k = nk ? wv->shape[1] : wv->shape[0];
   if (act->shape[act->rank - 1] != k || (wq.count != 1 && wq.count != n_out)) goto done;
   int64_t m = cs_value_numel(act) / k;
@@ -62,7 +95,7 @@ static cs_status fuse(cs_graph *g, int mm_id) {
   for (int64_t j = 0; j < n_out; j++) scale[j] = wq.scale[wq.count > 1 ? j : 0];
   int64_t sshape[1] = {n_out};
   int s_id = cs_add_const_named(g, base, "wo_scale", CS_DTYPE_F32, 1, sshape, scale);
-  int w_id = cs_graph_node(g, wdq)->inputs[0];
+  int w_id = w_const;
   if (!nk) {
     wt = malloc((size_t)(n_out * k));
     if (!wt) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }

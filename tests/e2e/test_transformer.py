@@ -91,3 +91,41 @@ def test_transformer_with_mmalib(models, variant):
     assert summary == "4 res_add, 8 FC", summary
     assert _sqnr(ref, y) >= 30.0
     assert agree >= 15
+
+
+@pytest.mark.parametrize("fw_name,target", (("c7x_fw", "c_static_lib -mcpu=c7x"),
+                                            ("c7x_fw_mmalib", "c_static_lib -mcpu=c7x -mmalib=1")))
+def test_transformer_module_through_the_firmware(models, fw_name, target):
+    """The encoder as a C7x module (LayerNorm, attention and softmax kernels
+    resolved against the firmware's export table; with -mmalib=1 also the
+    MMALIB FCs and the L2 staging): the firmware's output is the host
+    build's, byte for byte."""
+    import deploy_util
+    out, x = models
+    fw_bin = os.path.join(deploy_util.BIN_DIR, fw_name)
+    assert os.path.exists(fw_bin), f"{fw_bin} not built"
+    tag = fw_name
+    mod = out / f"module_{tag}"
+    cstatic("compile", out / "ort_s8.onnx", "-o", mod, "-t", target, "--emit=module", "-q")
+    host = out / f"host_{tag}"
+    cstatic("compile", out / "ort_s8.onnx", "-o", host, "-t", target, "-q")
+    x1 = out / "x1.npy"
+    np.save(x1, x[:1])
+    cstatic("run", host, "--input", x1, "--output", host / "y.npy")
+    ref = np.load(host / "y.npy").astype(np.float32)
+    x[:1].astype(np.float32).tofile(out / "x1.bin")
+    saved = deploy_util.FW_BIN
+    deploy_util.FW_BIN = fw_bin
+    try:
+        work = out / f"fw_{tag}"
+        work.mkdir(exist_ok=True)
+        fw = deploy_util.Firmware(work)
+        try:
+            h = fw.load(mod / "lib0.out")
+            fw.compute("infer", h, 0, "-i", out / "x1.bin", "-o", out / "y1.bin")
+            assert (out / "y1.bin").read_bytes() == ref.tobytes(), "firmware output differs from cstatic run"
+            fw.compute("unload", h)
+        finally:
+            fw.stop()
+    finally:
+        deploy_util.FW_BIN = saved

@@ -218,7 +218,44 @@ static void test_layer_norm_i8(void) {
   CHECK(tidsp_layer_norm_i8(&p, &q, NULL, NULL, &q) == TIDSP_ERR_NULL);
 }
 
+/* Weight-only int8 linear: float dot products of the int8 weights, scaled
+ * once per column; every K (no K mod 8 tail dropped, unlike TI's fork). */
+static void test_dequantize_vecmatmul(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    int32_t M = rnd_range(1, 6), K = rnd_range(1, 70), N = rnd_range(1, 20);
+    float *act = malloc(sizeof(float) * (size_t)(M * K)), *scale = malloc(sizeof(float) * (size_t)N);
+    int8_t *w = malloc((size_t)(N * K));
+    float *out = guarded(sizeof(float) * (size_t)(M * N));
+    for (int i = 0; i < M * K; i++) act[i] = rnd_unit() * 4.0f - 2.0f;
+    for (int i = 0; i < N * K; i++) w[i] = (int8_t)rnd_range(-127, 127);
+    for (int i = 0; i < N; i++) scale[i] = 0.001f + rnd_unit() * 0.01f;
+    CHECK(c7x_dequantize_vecmatmul(act, w, scale, out, M, K, N) == TIDSP_OK);
+    int bad = 0;
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        double want = 0.0, mag = 0.0;
+        for (int k = 0; k < K; k++) {
+          want += (double)act[m * K + k] * w[n * K + k];
+          mag += fabs((double)act[m * K + k] * w[n * K + k]);
+        }
+        want *= scale[n];
+        bad += fabs(out[m * N + n] - want) > 1e-6 * (mag * scale[n] + 1e-3);
+      }
+    CHECK_MSG(bad == 0, "M %d K %d N %d: %d off", M, K, N, bad);
+    CHECK(guards_ok(out, sizeof(float) * (size_t)(M * N)));
+    free(act);
+    free(scale);
+    free(w);
+    guarded_free(out);
+  }
+  float f = 0.0f;
+  int8_t q = 0;
+  CHECK(c7x_dequantize_vecmatmul(&f, &q, &f, &f, 1, 0, 1) == TIDSP_ERR_SHAPE);
+  CHECK(c7x_dequantize_vecmatmul(NULL, &q, &f, &f, 1, 1, 1) == TIDSP_ERR_NULL);
+}
+
 int main(void) {
+  test_dequantize_vecmatmul();
   test_layer_norm_i8();
   test_batch_matmul();
   test_softmax_i8();

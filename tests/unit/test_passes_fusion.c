@@ -398,7 +398,53 @@ static void test_activation_lut_through_reshape(void) {
   cs_graph_free(g);
 }
 
+/* MatMul(act, Transpose(DQ(w[N][K]))) and MatMul(act, DQ(w[K][N])) with
+ * float activations: c7x_dequantize_vecmatmul with int8 weights in [N][K]
+ * and the scales per column; a nonzero weight zero point declines. */
+static void test_dequantize_matmul(int transposed, int w_zp) {
+  cs_graph *g = cs_graph_new("wo");
+  enum { M = 3, K = 8, N = 5 };
+  int64_t xs[2] = {M, K}, ys[2] = {M, N}, wsh[2] = {transposed ? N : K, transposed ? K : N};
+  int8_t wd[K * N];
+  for (int i = 0; i < K * N; i++) wd[i] = (int8_t)(i * 7 % 23 - 11);
+  int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs);
+  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 2, wsh, wd);
+  int wdq = gb_dq(g, "dq_w", w, gb_scalar_f32(g, "w_s", 0.01f), gb_scalar_i8(g, "w_z", (int8_t)w_zp));
+  int b = wdq;
+  if (transposed) {
+    int64_t kn[2] = {K, N}, perm[2] = {1, 0};
+    int tid;
+    b = gb_node(g, CS_OP_TRANSPOSE, "t", 1, &wdq, CS_DTYPE_F32, 2, kn, &tid);
+    cs_node_set_attr_ints(cs_graph_node(g, tid), "perm", 2, perm);
+  }
+  int in[2] = {x, b};
+  int y = gb_node(g, CS_OP_MATMUL, "mm", 2, in, CS_DTYPE_F32, 2, ys, NULL);
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int k = gb_find_op(g, CS_OP_K_DEQUANT_VECMATMUL);
+  CHECK_MSG((k >= 0) == (w_zp == 0), "transposed %d w_zp %d", transposed, w_zp);
+  if (k >= 0) {
+    const cs_node *n = cs_graph_node(g, k);
+    const cs_value *wv = cs_graph_value(g, n->inputs[1]), *sv = cs_graph_value(g, n->inputs[2]);
+    CHECK(wv->dtype == CS_DTYPE_I8 && wv->shape[0] == N && wv->shape[1] == K);
+    const int8_t *wn = wv->data;
+    int ok = 1;
+    for (int nn = 0; nn < N; nn++)
+      for (int kk = 0; kk < K; kk++) ok &= wn[nn * K + kk] == wd[transposed ? nn * K + kk : kk * N + nn];
+    CHECK(ok && cs_value_numel(sv) == N && ((const float *)sv->data)[N - 1] == 0.01f);
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+    CHECK(a && cnt == 3 && a[0] == M && a[1] == K && a[2] == N);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_dequantize_matmul(1, 0);
+  test_dequantize_matmul(0, 0);
+  test_dequantize_matmul(1, 3);
   test_activation_lut_through_reshape();
   test_layer_norm_i8(1);
   test_layer_norm_i8(0);
