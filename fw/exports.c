@@ -90,6 +90,7 @@ static const fw_export table[] = {
     E(c7x_dequantize_vecmatmul, "runtime"),
     E(tidsp_softmax_i8, "runtime"),
     E(tidsp_batch_matmul_i8, "runtime"),
+    E(tidsp_batch_matmul_i8__ref, "runtime"),
     E(tidsp_transpose, "runtime"),
     E(tidsp_transpose__ref, "runtime"),
     E(tidsp_slice, "runtime"),

@@ -28,7 +28,7 @@ static const cs_kernel_info kernels[] = {
      "tidsp_matmul_i8__ref"},
     {CS_OP_K_MATMUL_F32, "tidsp_matmul_f32", "tidsp_matmul_f32_params", 3, {F32, F32, F32}, 1u << 2, F32, NULL},
     {CS_OP_K_BATCH_MATMUL_I8, "tidsp_batch_matmul_i8", "tidsp_batch_matmul_i8_params", 3, {I8, I8, ANY}, 0,
-     I8, NULL},
+     I8, "tidsp_batch_matmul_i8__ref"},
     {CS_OP_K_ADD_I8, "tidsp_add_i8", "tidsp_add_i8_params", 2, {I8, I8}, 0, I8, "tidsp_add_i8__ref"},
     {CS_OP_K_MUL_I8, "tidsp_mul_i8", "tidsp_mul_i8_params", 2, {I8, I8}, 0, I8, "tidsp_mul_i8__ref"},
     {CS_OP_K_BINARY_F32, "tidsp_binary_f32", "tidsp_binary_f32_params", 2, {F32, F32}, 0, F32, NULL},
@@ -127,6 +127,8 @@ int64_t cs_kernel_macs(const cs_node *n) {
       int64_t cin_per_group = p->groups > 0 ? p->c_in / p->groups : p->c_in;
       return (int64_t)p->n * p->c_out * p->h_out * p->w_out * cin_per_group * p->k_h * p->k_w;
     }
+    case CS_OP_K_BATCH_MATMUL_I8:
+      return (int64_t)n->k.batch_matmul.batch * n->k.batch_matmul.m * n->k.batch_matmul.k * n->k.batch_matmul.n;
     case CS_OP_K_MATMUL_I8:
       return (int64_t)n->k.matmul.m * n->k.matmul.k * n->k.matmul.n;
     case CS_OP_K_MMALIB_CONV2D_I8:

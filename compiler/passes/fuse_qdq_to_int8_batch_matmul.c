@@ -3,7 +3,13 @@
  * (attention's Q·Kᵀ and A·V), as ONNX Runtime's QLinearMatMul:
  *
  *   Q( [Relu|Clip]( MatMul( DQ(a:i8), DQ(b:i8) ) ) )   both per tensor
- *     → k_batch_matmul_i8(a, b, rq)
+ *     → k_batch_matmul_i8(a, bᵀ, rq)
+ *
+ * The kernel reads B transposed ([..., N, K] rows, so each batch is one
+ * tidsp_matmul_i8 on the fastest variant): when b is itself a Transpose
+ * that swaps the last two axes (attention's Kᵀ), its input is used and the
+ * transpose disappears; otherwise a Transpose of b is inserted (int8, cheap
+ * beside the product).
  *
  * a is [..., M, K], b [..., K, N]; each operand's leading (batch) dims are
  * either the output's or all 1 (broadcast); other broadcasts and 1-D
@@ -30,6 +36,47 @@ static int64_t batch_stride(const cs_value *v, const cs_value *y) {
     if ((j < 0 ? 1 : v->shape[j]) != y->shape[i]) return -1;
   }
   return v->shape[v->rank - 1] * v->shape[v->rank - 2];
+}
+
+static int swaps_last_two(const cs_node *t, int rank) {
+  int cnt = 0;
+  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
+  if (rank < 2) return 0;
+  if (!perm) return rank == 2;
+  if (cnt != rank || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1) return 0;
+  for (int i = 0; i < rank - 2; i++)
+    if (perm[i] != i) return 0;
+  return 1;
+}
+
+/* B transposed: the input of a last-two-axes Transpose that only this
+ * MatMul reads, through its DQ `bdq` (*drop = the Transpose; the DQ goes
+ * with it), or a new Transpose of b. -1 on out of memory. */
+static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *drop) {
+  *drop = -1;
+  int tr = cs_match_producer(g, b_int, CS_OP_TRANSPOSE);
+  if (tr >= 0 && cs_match_single_consumer(g, b_int) >= 0 &&
+      cs_match_single_consumer(g, cs_graph_node(g, bdq)->outputs[0]) >= 0 &&
+      swaps_last_two(cs_graph_node(g, tr), cs_graph_value(g, b_int)->rank)) {
+    *drop = tr;
+    return cs_graph_node(g, tr)->inputs[0];
+  }
+  const cs_value *b = cs_graph_value(g, b_int);
+  int rank = b->rank;
+  int64_t shape[CS_MAX_RANK], perm[CS_MAX_RANK];
+  for (int i = 0; i < rank; i++) shape[i] = b->shape[i], perm[i] = i;
+  shape[rank - 2] = b->shape[rank - 1];
+  shape[rank - 1] = b->shape[rank - 2];
+  perm[rank - 2] = rank - 1;
+  perm[rank - 1] = rank - 2;
+  char name[300];
+  snprintf(name, sizeof name, "%s.b_t", base);
+  int bt = cs_graph_add_value(g, name, CS_DTYPE_I8, rank, shape);
+  if (bt < 0) return -1;
+  int t = cs_graph_add_node(g, CS_OP_TRANSPOSE, name, base, 1, &b_int, 1, &bt);
+  if (t < 0) return -1;
+  cs_node_set_attr_ints(cs_graph_node(g, t), "perm", rank, perm);
+  return bt;
 }
 
 static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
@@ -73,10 +120,16 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
         p.b_zp = bq.zp[0];
         p.rq.out_zp = tail.out.zp[0];
         cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
-        int inputs[3] = {a_int, b_int, rq};
-        int chain[1] = {id};
-        int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_BATCH_MATMUL_I8, 3, inputs);
-        cs_graph_node(g, k)->k.batch_matmul = p;
+        int drop;
+        int bt = b_transposed(g, b_int, bdq, base, &drop);
+        if (bt < 0) {
+          st = cs_error(CS_ERR_NOMEM, "out of memory");
+        } else {
+          int inputs[3] = {a_int, bt, rq};
+          int chain[3] = {id, drop >= 0 ? bdq : -1, drop};
+          int k = cs_replace_chain(g, chain, 3, &tail, CS_OP_K_BATCH_MATMUL_I8, 3, inputs);
+          cs_graph_node(g, k)->k.batch_matmul = p;
+        }
       }
     }
   }

@@ -122,7 +122,7 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_MATMUL_I8: return tidsp_matmul_i8__ref(&k->matmul, in[0], in[1], in[2], in[3], out[0]);
     case CS_OP_K_MATMUL_F32: return tidsp_matmul_f32(&k->matmul_f32, in[0], in[1], in[2], out[0]);
     case CS_OP_K_BATCH_MATMUL_I8:
-      return tidsp_batch_matmul_i8(&k->batch_matmul, in[0], in[1], in[2], out[0]);
+      return tidsp_batch_matmul_i8__ref(&k->batch_matmul, in[0], in[1], in[2], out[0]);
     case CS_OP_K_ADD_I8: return tidsp_add_i8__ref(&k->add, in[0], in[1], out[0]);
     case CS_OP_K_MUL_I8: return tidsp_mul_i8__ref(&k->mul, in[0], in[1], out[0]);
     case CS_OP_K_BINARY_F32: return tidsp_binary_f32(&k->binary, in[0], in[1], out[0]);

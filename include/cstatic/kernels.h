@@ -194,10 +194,11 @@ int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
 
 /* Matrix multiply of two runtime int8 tensors (ONNX Runtime's
  * QLinearMatMul; attention's Q·Kᵀ and A·V), batched:
- *   Y[b][i][j] = rq( Σ_k (A[b][i][k] − a_zp)(B[b][k][j] − b_zp) )
- * A is [batch][m][k], B is [batch][k][n] (not transposed), Y [batch][m][n];
- * a batch stride of 0 broadcasts that operand. Per-tensor requant
- * (channels = 1). */
+ *   Y[b][i][j] = rq( Σ_k (A[b][i][k] − a_zp)(Bt[b][j][k] − b_zp) )
+ * A is [batch][m][k], Bt is B transposed, [batch][n][k] (the compiler
+ * transposes B, or takes the Kᵀ the graph has), Y [batch][m][n]; a batch
+ * stride of 0 broadcasts that operand. Per-tensor requant (per_channel 0);
+ * one tidsp_matmul_i8 per batch (so the fastest variant). */
 typedef struct tidsp_batch_matmul_i8_params {
   int32_t batch, m, k, n;
   int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */
@@ -206,8 +207,11 @@ typedef struct tidsp_batch_matmul_i8_params {
 } tidsp_batch_matmul_i8_params;
 
 int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
-                              const int8_t *a, const int8_t *b, const void *rq,
-                              int8_t *y);
+                              const int8_t *a, const int8_t *b_t,
+                              const void *rq, int8_t *y);
+int32_t tidsp_batch_matmul_i8__ref(const tidsp_batch_matmul_i8_params *p,
+                                   const int8_t *a, const int8_t *b_t,
+                                   const void *rq, int8_t *y);
 
 /* Weight-only int8 matrix multiply (the spec's FuseDequantizeMatmul, an
  * LLM's linear layers): float activations, int8 weights [N][K] with one

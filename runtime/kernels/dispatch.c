@@ -134,6 +134,13 @@ int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
   return tidsp_kernel_variant_active()->matmul_i8(p, x, w, bias, rq, y);
 }
 
+int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
+                              const int8_t *a, const int8_t *b_t,
+                              const void *rq, int8_t *y) {
+  return tidsp_batch_matmul_i8_with(p, a, b_t, rq, y,
+                                    tidsp_kernel_variant_active()->matmul_i8);
+}
+
 int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
                      const int8_t *b, int8_t *y) {
   return tidsp_kernel_variant_active()->add_i8(p, a, b, y);

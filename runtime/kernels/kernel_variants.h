@@ -34,6 +34,13 @@ typedef int32_t (*tidsp_matmul_i8_fn)(const tidsp_matmul_params *p,
                                       const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq,
                                       int8_t *y);
+/* The batch loop of tidsp_batch_matmul_i8 over a given matmul
+ * (runtime/kernels/ref/batch_matmul_i8.c). */
+int32_t tidsp_batch_matmul_i8_with(const tidsp_batch_matmul_i8_params *p,
+                                   const int8_t *a, const int8_t *b_t,
+                                   const void *rq, int8_t *y,
+                                   tidsp_matmul_i8_fn matmul);
+
 /* The non-convolution kernels with variants (same signatures as their
  * public names in kernels.h). */
 typedef int32_t (*tidsp_add_i8_fn)(const tidsp_add_i8_params *p,

@@ -1,6 +1,7 @@
 /*
  * test_kernel_transformer.c — the attention and normalization kernels:
- * batch_matmul_i8 (two runtime operands, batch broadcast) and softmax_i8
+ * batch_matmul_i8 (two runtime operands, B transposed, batch broadcast;
+ * the dispatched kernel and __ref give the same bytes) and softmax_i8
  * against oracles that index the tensors independently, layer_norm_f32
  * against a double-precision oracle, and each kernel's refusals.
  */
@@ -38,7 +39,11 @@ static void test_batch_matmul(void) {
     int8_t *a = malloc((size_t)na), *b = malloc((size_t)nb), *y = guarded((size_t)ny);
     for (int i = 0; i < na; i++) a[i] = (int8_t)rnd_range(-128, 127);
     for (int i = 0; i < nb; i++) b[i] = (int8_t)rnd_range(-128, 127);
-    CHECK(tidsp_batch_matmul_i8(&p, a, b, &mult, y) == TIDSP_OK);
+    CHECK(tidsp_batch_matmul_i8__ref(&p, a, b, &mult, y) == TIDSP_OK);
+    int8_t *yf = malloc((size_t)ny);
+    CHECK(tidsp_batch_matmul_i8(&p, a, b, &mult, yf) == TIDSP_OK);
+    CHECK(memcmp(yf, y, (size_t)ny) == 0);
+    free(yf);
     int bad = 0;
     for (int bi = 0; bi < p.batch; bi++)
       for (int i = 0; i < p.m; i++)
@@ -46,7 +51,7 @@ static void test_batch_matmul(void) {
           int64_t acc = 0;
           for (int kk = 0; kk < p.k; kk++) {
             int av = a[(a_bc ? 0 : bi) * p.m * p.k + i * p.k + kk];
-            int bv = b[(b_bc ? 0 : bi) * p.k * p.n + kk * p.n + j];
+            int bv = b[(b_bc ? 0 : bi) * p.k * p.n + j * p.k + kk]; /* Bt [n][k] */
             acc += (int64_t)(av - p.a_zp) * (bv - p.b_zp);
           }
           int32_t want = tidsp_requant_one(&p.rq, &mult, 1, 0, (int32_t)acc);

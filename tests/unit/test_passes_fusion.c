@@ -285,6 +285,9 @@ static void test_batch_matmul(int fuse) {
     const tidsp_batch_matmul_i8_params *p = &cs_graph_node(g, k)->k.batch_matmul;
     CHECK(p->batch == 2 && p->m == 5 && p->k == 8 && p->n == 3);
     CHECK(p->a_batch_stride == 40 && p->b_batch_stride == 0);
+    /* B [1,1,8,3] is read transposed: a Transpose to [1,1,3,8] was added */
+    const cs_value *bt = cs_graph_value(g, cs_graph_node(g, k)->inputs[1]);
+    CHECK(bt->rank == 4 && bt->shape[2] == 3 && bt->shape[3] == 8 && gb_count_op(g, CS_OP_K_TRANSPOSE) == 1);
     CHECK(p->a_zp == -5 && p->b_zp == 7 && p->rq.out_zp == 2);
     const cs_value *rq = cs_graph_value(g, cs_graph_node(g, k)->inputs[2]);
     CHECK(rq->data && ((const float *)rq->data)[0] == (0.02f * 0.03f) / 0.5f);

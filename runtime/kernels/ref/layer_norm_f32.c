@@ -32,11 +32,20 @@
 
 #define LN_MLAS_MIN 8
 
-/* Element i of a row as float, and the store of result i. */
+/* Element i of a row as float, and the store of result i. The row
+ * functions are forced inline so that each kernel gets its own copy with
+ * the loader and storer called directly (and inlined), not through a
+ * pointer per element. */
+#if defined(__GNUC__)
+#define LN_INLINE static inline __attribute__((always_inline))
+#else
+#define LN_INLINE static inline
+#endif
+
 typedef float (*ln_load)(const void *row, int32_t i, const void *ctx);
 typedef void (*ln_store)(void *row, int32_t i, float v, const void *ctx);
 
-static void row_mlas(const void *x, ln_load ld, const void *lctx, const float *scale,
+LN_INLINE void row_mlas(const void *x, ln_load ld, const void *lctx, const float *scale,
                      const float *bias, void *y, ln_store sto, const void *sctx,
                      int32_t n, float epsilon) {
   double l[4] = {0.0, 0.0, 0.0, 0.0}, dsum;
@@ -74,7 +83,7 @@ static void row_mlas(const void *x, ln_load ld, const void *lctx, const float *s
   }
 }
 
-static void row_welford(const void *x, ln_load ld, const void *lctx, const float *scale,
+LN_INLINE void row_welford(const void *x, ln_load ld, const void *lctx, const float *scale,
                         const float *bias, void *y, ln_store sto, const void *sctx,
                         int32_t n, float epsilon) {
   float cnt = 0.0f, mean = 0.0f, m2 = 0.0f, sd;
@@ -95,7 +104,7 @@ static void row_welford(const void *x, ln_load ld, const void *lctx, const float
   }
 }
 
-static void rows(const void *x, size_t x_elem, ln_load ld, const void *lctx, const float *scale,
+LN_INLINE void rows(const void *x, size_t x_elem, ln_load ld, const void *lctx, const float *scale,
                  const float *bias, void *y, size_t y_elem, ln_store sto, const void *sctx,
                  int32_t outer, int32_t n, float epsilon) {
   int32_t r;
