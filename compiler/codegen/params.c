@@ -386,6 +386,13 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_text(&f, text);
       break;
     }
+    case CS_OP_K_GATHER:
+      field_int(&f, "outer", k->gather.outer);
+      field_int(&f, "axis_dim", k->gather.axis_dim);
+      field_int(&f, "inner_bytes", k->gather.inner_bytes);
+      field_int(&f, "count", k->gather.count);
+      field_int(&f, "index_bytes", k->gather.index_bytes);
+      break;
     case CS_OP_K_PAD: {
       const tidsp_pad_params *p = &k->pad;
       int r = clamp_rank(p->rank);

@@ -238,10 +238,10 @@ cs_status cs_onnx_infer_split(cs_onnx_infer *c, cs_node *n) {
 /* ONNX Slice: negative starts/ends count from the end, then clamp to
  * [0, dim] (step > 0) or [0, dim−1] / [−1, dim−1] (step < 0); an end of
  * INT32_MAX or INT64_MAX is the end of the axis in the step's direction. */
-/* Gather with constant indices (what torch.export writes for, e.g., the
- * as_strided of an adaptive pool): out = data[:axis] + indices.shape +
- * data[axis+1:]. Every index is checked against [−dim, dim) here (a
- * negative one counts from the end). */
+/* Gather: out = data[:axis] + indices.shape + data[axis+1:]. Constant
+ * indices (what torch.export writes for, e.g., the as_strided of an
+ * adaptive pool) are checked against [−dim, dim) here (a negative one
+ * counts from the end); runtime ones (an embedding lookup) by the kernel. */
 cs_status cs_onnx_infer_gather(cs_onnx_infer *c, cs_node *n) {
   const cs_value *x = cs_onnx_in(c, n, 0);
   cs_value *idx = (cs_value *)cs_onnx_in(c, n, 1);
@@ -251,18 +251,14 @@ cs_status cs_onnx_infer_gather(cs_onnx_infer *c, cs_node *n) {
                             (long long)axis, x->rank);
   if (axis < 0) axis += x->rank;
   cs_node_set_attr_int(n, "axis", axis);
-  if (!idx->data)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "indices '%s' must be a constant (a runtime gather is not supported)",
-                            idx->name);
   if (idx->dtype != CS_DTYPE_I64 && idx->dtype != CS_DTYPE_I32)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "indices '%s' must be int32 or int64, not %s",
                             idx->name, cs_dtype_name(idx->dtype));
   if (x->rank - 1 + idx->rank > CS_MAX_RANK)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "output rank %d exceeds %d",
                             x->rank - 1 + idx->rank, CS_MAX_RANK);
-  const int64_t dim = x->shape[axis], count = cs_value_numel(idx);
-  for (int64_t i = 0; i < count; i++) {
+  const int64_t dim = x->shape[axis], count = idx->data ? cs_value_numel(idx) : 0;
+  for (int64_t i = 0; i < count; i++) { /* runtime indices: the kernel checks them */
     int64_t v = cs_const_get_int(idx, i);
     if (v < -dim || v >= dim)
       return cs_onnx_node_err(c, n, CS_ERR_INVALID, "indices[%lld] = %lld is outside [%lld, %lld)",

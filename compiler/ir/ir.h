@@ -160,6 +160,7 @@ typedef union cs_kparams {
   tidsp_slice_params slice;
   tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */
   tidsp_pad_params pad;
+  tidsp_gather_params gather;
   size_t copy_bytes;
 } cs_kparams;
 

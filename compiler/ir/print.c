@@ -208,6 +208,11 @@ static void print_kparams(const cs_node *n, FILE *f) {
       fprintf(f, "n_inputs=%d outer=%d inner_bytes=%d", (int)k->concat.n_inputs,
               (int)k->concat.outer, (int)k->concat.inner_bytes);
       break;
+    case CS_OP_K_GATHER:
+      fprintf(f, "outer=%d axis_dim=%d inner_bytes=%d count=%d index_bytes=%d", (int)k->gather.outer,
+              (int)k->gather.axis_dim, (int)k->gather.inner_bytes, (int)k->gather.count,
+              (int)k->gather.index_bytes);
+      break;
     case CS_OP_K_PAD:
       print_i32s("in", k->pad.rank, k->pad.in_shape, f);
       print_i32s("begin", k->pad.rank, k->pad.pad_begin, f);

@@ -535,6 +535,26 @@ static cs_status lower_slice(cs_graph *g, int id) {
  * slice along the axis. Its [outer][count][inner] result is, byte for byte,
  * the output's [outer][indices…][inner], so the k_slice writes the output
  * directly. Any other index list would need a gather kernel. */
+/* Runtime (or unevenly spaced constant) indices: k_gather copies one row
+ * of the trailing dims per index. */
+static cs_status lower_gather_rows(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  const cs_value *idx = cs_graph_value(g, n->inputs[1]);
+  const int64_t axis = cs_node_attr_int(n, "axis", 0);
+  int64_t inner = prod(x->shape, (int)axis + 1, x->rank) * (int64_t)cs_dtype_size(x->dtype);
+  int64_t count = cs_value_numel(idx);
+  if (inner > INT32_MAX || count > INT32_MAX || x->shape[axis] > INT32_MAX)
+    return unsupported(n, "Gather too large for the kernel's 32-bit sizes");
+  tidsp_gather_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)x->shape[axis], (int32_t)inner,
+                           (int32_t)count, (int32_t)cs_dtype_size(idx->dtype)};
+  int ins[2] = {n->inputs[0], n->inputs[1]};
+  n = retarget(g, id, CS_OP_K_GATHER, 2, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.gather = p;
+  return CS_OK;
+}
+
 static cs_status lower_gather(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
@@ -542,6 +562,7 @@ static cs_status lower_gather(cs_graph *g, int id) {
   const cs_value *y = cs_graph_value(g, n->outputs[0]);
   const int64_t axis = cs_node_attr_int(n, "axis", 0), dim = x->shape[axis];
   const int64_t count = cs_value_numel(idx);
+  if (!idx->data) return lower_gather_rows(g, id);
   if (count < 1) return unsupported(n, "no indices");
   int64_t first = cs_const_get_int(idx, 0), step = 1;
   if (first < 0) first += dim;
@@ -549,8 +570,7 @@ static cs_status lower_gather(cs_graph *g, int id) {
     int64_t v = cs_const_get_int(idx, i);
     if (v < 0) v += dim;
     if (i == 1) step = v - first;
-    if (step == 0 || v != first + i * step)
-      return unsupported(n, "indices are not evenly spaced (only strided gathers are supported)");
+    if (step == 0 || v != first + i * step) return lower_gather_rows(g, id);
   }
   tidsp_slice_params p;
   slice_init(&p, x, x);

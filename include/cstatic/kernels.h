@@ -533,6 +533,20 @@ typedef struct tidsp_slice_params {
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
 int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
 
+/* Gather along one axis with indices known only at run time (an
+ * embedding lookup): data viewed as [outer][axis_dim][inner_bytes],
+ * y[o][i] = data[o][indices[i]] for the `count` indices (int32 or int64 per
+ * index_bytes 4 or 8; a negative index counts from the end).
+ * TIDSP_ERR_PARAM for an index outside [−axis_dim, axis_dim): nothing is
+ * read out of bounds. */
+typedef struct tidsp_gather_params {
+  int32_t outer, axis_dim, inner_bytes, count;
+  int32_t index_bytes;
+} tidsp_gather_params;
+
+int32_t tidsp_gather(const tidsp_gather_params *p, const void *data,
+                     const void *indices, void *y);
+
 /* Concatenate n_inputs tensors viewed as [outer][axis_len[i]·inner_bytes]. */
 typedef struct tidsp_concat_params {
   int32_t n_inputs;

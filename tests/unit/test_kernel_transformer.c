@@ -259,7 +259,52 @@ static void test_dequantize_vecmatmul(void) {
   CHECK(c7x_dequantize_vecmatmul(NULL, &q, &f, &f, 1, 1, 1) == TIDSP_ERR_NULL);
 }
 
+/* Embedding lookups: rows copied per index, negative indices from the end,
+ * an out-of-range index refused before anything is written. */
+static void test_gather(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    tidsp_gather_params p = {rnd_range(1, 4), rnd_range(1, 12), rnd_range(0, 24), rnd_range(0, 9),
+                             (rnd() & 1) ? 8 : 4};
+    int nd = p.outer * p.axis_dim * p.inner_bytes, ny = p.outer * p.count * p.inner_bytes;
+    uint8_t *data = malloc((size_t)nd + 1), *y = guarded((size_t)ny + 1);
+    int64_t idx64[9];
+    int32_t idx32[9];
+    for (int i = 0; i < nd; i++) data[i] = (uint8_t)rnd();
+    for (int i = 0; i < p.count; i++) idx64[i] = idx32[i] = rnd_range(-p.axis_dim, p.axis_dim - 1);
+    const void *idx = p.index_bytes == 8 ? (const void *)idx64 : (const void *)idx32;
+    CHECK(tidsp_gather(&p, data, idx, y) == TIDSP_OK);
+    int bad = 0;
+    for (int o = 0; o < p.outer; o++)
+      for (int i = 0; i < p.count; i++) {
+        int64_t v = idx64[i] < 0 ? idx64[i] + p.axis_dim : idx64[i];
+        bad += memcmp(y + (o * p.count + i) * p.inner_bytes, data + (o * p.axis_dim + v) * p.inner_bytes,
+                      (size_t)p.inner_bytes) != 0;
+      }
+    CHECK_MSG(bad == 0, "outer %d dim %d inner %d count %d", p.outer, p.axis_dim, p.inner_bytes, p.count);
+    CHECK(guards_ok(y, (size_t)ny + 1));
+    if (p.count > 0) { /* one index past the end: refused, y untouched */
+      memset(y, 0x5A, (size_t)ny);
+      idx64[p.count - 1] = idx32[p.count - 1] = p.axis_dim;
+      CHECK(tidsp_gather(&p, data, idx, y) == TIDSP_ERR_PARAM);
+      int touched = 0;
+      for (int i = 0; i < ny; i++) touched += y[i] != 0x5A;
+      CHECK(touched == 0);
+    }
+    free(data);
+    guarded_free(y);
+  }
+  tidsp_gather_params p = {1, 1, 1, 1, 2};
+  int64_t i0 = 0;
+  uint8_t b = 0;
+  CHECK(tidsp_gather(&p, &b, &i0, &b) == TIDSP_ERR_PARAM);
+  p.index_bytes = 8;
+  p.axis_dim = 0;
+  CHECK(tidsp_gather(&p, &b, &i0, &b) == TIDSP_ERR_SHAPE);
+  CHECK(tidsp_gather(NULL, &b, &i0, &b) == TIDSP_ERR_NULL);
+}
+
 int main(void) {
+  test_gather();
   test_dequantize_vecmatmul();
   test_layer_norm_i8();
   test_batch_matmul();
