@@ -88,6 +88,7 @@ static const fw_export table[] = {
     E(tidsp_layer_norm_f32, "runtime"),
     E(tidsp_layer_norm_i8, "runtime"),
     E(tidsp_gather, "runtime"),
+    E(tidsp_where, "runtime"),
     E(c7x_dequantize_vecmatmul, "runtime"),
     E(tidsp_softmax_i8, "runtime"),
     E(tidsp_batch_matmul_i8, "runtime"),

@@ -386,6 +386,13 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_text(&f, text);
       break;
     }
+    case CS_OP_K_WHERE: {
+      broadcast(&f, &k->where.bc);
+      int r = clamp_rank(k->where.bc.rank);
+      field_ints(&f, "c_stride", k->where.c_stride, r);
+      field_int(&f, "elem_size", k->where.elem_size);
+      break;
+    }
     case CS_OP_K_GATHER:
       field_int(&f, "outer", k->gather.outer);
       field_int(&f, "axis_dim", k->gather.axis_dim);

@@ -65,6 +65,7 @@ static const op_rule op_rules[] = {
     {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
+    {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL)},
 };
 
 /* ---- helpers --------------------------------------------------------- */
@@ -250,6 +251,21 @@ static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
   cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
                               "axis", &axis);
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
+}
+
+/* Where(cond: bool, X, Y): X and Y one dtype, all three broadcast. */
+static cs_status infer_where(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *cond = cs_onnx_in(c, n, 0), *x = cs_onnx_in(c, n, 1), *y = cs_onnx_in(c, n, 2);
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  cs_status st = same_dtype(c, n, x, y);
+  if (st == CS_OK) st = broadcast(c, n, x, y, &rank, shape);
+  if (st != CS_OK) return st;
+  cs_value xy = *x;
+  xy.rank = rank;
+  for (int i = 0; i < rank; i++) xy.shape[i] = shape[i];
+  st = broadcast(c, n, cond, &xy, &rank, shape);
+  return st != CS_OK ? st : cs_onnx_set_out(c, n, 0, x->dtype, rank, shape);
 }
 
 static int64_t numel_from(const cs_value *x, int axis) {
@@ -480,6 +496,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_CLIP: return infer_clip(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);
     case CS_OP_GELU: return infer_gelu(c, n);
+    case CS_OP_WHERE: return infer_where(c, n);
     case CS_OP_LAYER_NORMALIZATION: return infer_layer_norm(c, n);
     case CS_OP_DROPOUT: return infer_dropout(c, n);
     case CS_OP_GEMM: return infer_gemm(c, n);

@@ -161,6 +161,7 @@ typedef union cs_kparams {
   tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */
   tidsp_pad_params pad;
   tidsp_gather_params gather;
+  tidsp_where_params where;
   size_t copy_bytes;
 } cs_kparams;
 

@@ -208,6 +208,10 @@ static void print_kparams(const cs_node *n, FILE *f) {
       fprintf(f, "n_inputs=%d outer=%d inner_bytes=%d", (int)k->concat.n_inputs,
               (int)k->concat.outer, (int)k->concat.inner_bytes);
       break;
+    case CS_OP_K_WHERE:
+      print_i32s("out", k->where.bc.rank, k->where.bc.shape, f);
+      fprintf(f, " elem=%d", (int)k->where.elem_size);
+      break;
     case CS_OP_K_GATHER:
       fprintf(f, "outer=%d axis_dim=%d inner_bytes=%d count=%d index_bytes=%d", (int)k->gather.outer,
               (int)k->gather.axis_dim, (int)k->gather.inner_bytes, (int)k->gather.count,

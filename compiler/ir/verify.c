@@ -83,7 +83,17 @@ static cs_status verify_kernel(const cs_graph *g, int id) {
     }
     return CS_OK;
   }
-  /* Data movement (transpose, slice, concat, pad, copy): dtype preserved. */
+  /* Data movement (transpose, slice, concat, pad, copy, gather, where):
+   * dtype preserved (where's input 0 is its bool condition). */
+  if (n->op == CS_OP_K_WHERE) {
+    if (n->n_inputs != 3 || n->inputs[0] < 0 || g->values[n->inputs[0]].dtype != CS_DTYPE_BOOL)
+      return VERR("node %d '%s' (%s): input 0 must be a bool condition", id, n->name, cs_op_name(n->op));
+    for (int j = 1; j < 3; j++)
+      if (n->inputs[j] < 0 || g->values[n->inputs[j]].dtype != y->dtype)
+        return VERR("node %d '%s' (%s): input %d is not %s like the output", id, n->name, cs_op_name(n->op), j,
+                    cs_dtype_name(y->dtype));
+    return CS_OK;
+  }
   for (int j = 0; j < n->n_inputs; j++) {
     int v = n->inputs[j];
     if (v < 0) continue;

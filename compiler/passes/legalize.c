@@ -443,6 +443,25 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* Where on any dtype (the condition bool): a select with broadcasting. */
+static cs_status lower_where(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *c = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, n->outputs[0]);
+  tidsp_where_params p;
+  memset(&p, 0, sizeof p);
+  tidsp_broadcast cb;
+  if (!cs_broadcast_init(cs_graph_value(g, n->inputs[1]), cs_graph_value(g, n->inputs[2]), y, &p.bc) ||
+      !cs_broadcast_init(c, c, y, &cb))
+    return unsupported(n, "operand shapes do not broadcast");
+  memcpy(p.c_stride, cb.a_stride, sizeof p.c_stride);
+  p.elem_size = (int32_t)cs_dtype_size(y->dtype);
+  int ins[3] = {n->inputs[0], n->inputs[1], n->inputs[2]};
+  n = retarget(g, id, CS_OP_K_WHERE, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.where = p;
+  return CS_OK;
+}
+
 static cs_status lower_copy(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
@@ -717,6 +736,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_TRANSPOSE: st = lower_transpose(g, i); break;
       case CS_OP_SLICE: st = lower_slice(g, i); break;
       case CS_OP_GATHER: st = lower_gather(g, i); break;
+      case CS_OP_WHERE: st = lower_where(g, i); break;
       case CS_OP_SPLIT: st = lower_split(g, i); break;
       case CS_OP_CONCAT: st = lower_concat(g, i); break;
       case CS_OP_PAD: st = lower_pad(g, i); break;

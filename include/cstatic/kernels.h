@@ -533,6 +533,18 @@ typedef struct tidsp_slice_params {
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
 int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
 
+/* Where: out = cond ? x : y elementwise with numpy broadcasting (bc's a is
+ * x, b is y; c_stride the condition's strides per output dim), any dtype of
+ * elem_size bytes; cond is bool, one byte per element (0 false). */
+typedef struct tidsp_where_params {
+  tidsp_broadcast bc;
+  int32_t c_stride[TIDSP_MAX_RANK];
+  int32_t elem_size;
+} tidsp_where_params;
+
+int32_t tidsp_where(const tidsp_where_params *p, const void *cond,
+                    const void *x, const void *y, void *out);
+
 /* Gather along one axis with indices known only at run time (an
  * embedding lookup): data viewed as [outer][axis_dim][inner_bytes],
  * y[o][i] = data[o][indices[i]] for the `count` indices (int32 or int64 per

@@ -65,8 +65,9 @@ class _CalibReader:
 def ort_quantize(float_path, out_path, calib, activation):
     """quantize_static `float_path` to `out_path`.
 
-    activation: "s8" (QInt8) or "u8" (QUInt8); calib: float32 array [n, ...]
-    fed one image at a time. The float model is first run through ORT's
+    activation: "s8" (QInt8) or "u8" (QUInt8); calib: array [n, ...] fed
+    one sample at a time (float inputs as float32; token ids keep their
+    integer dtype). The float model is first run through ORT's
     quantization pre-processing (symbolic shape inference and ORT's basic
     graph optimisations, which fold BatchNormalization into Conv).
     """
@@ -74,7 +75,9 @@ def ort_quantize(float_path, out_path, calib, activation):
                                           QuantType, quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
     act = {"s8": QuantType.QInt8, "u8": QuantType.QUInt8}[activation]
-    calib = np.ascontiguousarray(calib, dtype=np.float32)
+    calib = np.ascontiguousarray(calib)
+    if calib.dtype.kind == "f":
+        calib = calib.astype(np.float32)
     with tempfile.TemporaryDirectory() as tmp:
         pre = os.path.join(tmp, "pre.onnx")
         quant_pre_process(float_path, pre)

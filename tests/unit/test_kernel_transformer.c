@@ -303,7 +303,65 @@ static void test_gather(void) {
   CHECK(tidsp_gather(NULL, &b, &i0, &b) == TIDSP_ERR_NULL);
 }
 
+/* Where with every operand broadcast in turn (a causal mask [1,1,T,T]
+ * against scores [1,H,T,T], a scalar fill): each output equals the
+ * operand its condition picks, found by unravelling the output index. */
+static void test_where(void) {
+  for (int iter = 0; iter < 200; iter++) {
+    tidsp_where_params p;
+    memset(&p, 0, sizeof p);
+    int r = rnd_range(1, 4), n = 1;
+    int32_t cs[4], xs[4], ys[4]; /* operand dims: 1 or the output's */
+    p.bc.rank = r;
+    p.elem_size = 4;
+    for (int d = 0; d < r; d++) {
+      p.bc.shape[d] = rnd_range(1, 5);
+      n *= p.bc.shape[d];
+      cs[d] = rnd() & 1 ? p.bc.shape[d] : 1;
+      xs[d] = rnd() & 1 ? p.bc.shape[d] : 1;
+      ys[d] = rnd() & 1 ? p.bc.shape[d] : 1;
+    }
+    int nc = 1, nx = 1, ny = 1;
+    for (int d = r - 1; d >= 0; d--) { /* row-major strides, 0 where broadcast */
+      p.c_stride[d] = cs[d] == 1 ? 0 : nc;
+      p.bc.a_stride[d] = xs[d] == 1 ? 0 : nx;
+      p.bc.b_stride[d] = ys[d] == 1 ? 0 : ny;
+      nc *= cs[d], nx *= xs[d], ny *= ys[d];
+    }
+    uint8_t *c = malloc((size_t)nc);
+    float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)ny);
+    float *out = guarded(sizeof(float) * (size_t)n);
+    for (int i = 0; i < nc; i++) c[i] = (uint8_t)(rnd() & 1);
+    for (int i = 0; i < nx; i++) x[i] = (float)i;
+    for (int i = 0; i < ny; i++) y[i] = -1.0f - (float)i;
+    CHECK(tidsp_where(&p, c, x, y, out) == TIDSP_OK);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+      int rem = i, oc = 0, ox = 0, oy = 0;
+      for (int d = r - 1; d >= 0; d--) {
+        int id = rem % p.bc.shape[d];
+        rem /= p.bc.shape[d];
+        oc += id * p.c_stride[d], ox += id * p.bc.a_stride[d], oy += id * p.bc.b_stride[d];
+      }
+      bad += out[i] != (c[oc] ? x[ox] : y[oy]);
+    }
+    CHECK_MSG(bad == 0, "rank %d: %d wrong", r, bad);
+    CHECK(guards_ok(out, sizeof(float) * (size_t)n));
+    free(c);
+    free(x);
+    free(y);
+    guarded_free(out);
+  }
+  tidsp_where_params p;
+  memset(&p, 0, sizeof p);
+  float v = 0.0f;
+  uint8_t c = 1;
+  CHECK(tidsp_where(&p, &c, &v, &v, &v) == TIDSP_ERR_SHAPE); /* elem_size 0 */
+  CHECK(tidsp_where(NULL, &c, &v, &v, &v) == TIDSP_ERR_NULL);
+}
+
 int main(void) {
+  test_where();
   test_gather();
   test_dequantize_vecmatmul();
   test_layer_norm_i8();
