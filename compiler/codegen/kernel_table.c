@@ -59,6 +59,7 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_GATHER, "tidsp_gather", "tidsp_gather_params", 2, {ANY, ANY}, 0, ANY, NULL},
     {CS_OP_K_WHERE, "tidsp_where", "tidsp_where_params", 3, {ANY, ANY, ANY}, 0, ANY, NULL},
     {CS_OP_K_DEQUANT_VECMATMUL, "c7x_dequantize_vecmatmul", NULL, 3, {F32, I8, F32}, 0, F32, NULL},
+    {CS_OP_K_SDPA_DECODE, "c7x_sdpa_decode", NULL, 4, {F32, F32, F32, F32}, 1u << 3, F32, NULL},
     /* MMALIB offload (-mmalib=1): the spec's extern symbols, no param
      * struct; their int32 arguments: kExternArgs below. */
     {CS_OP_K_MMALIB_CONV2D_I8, "mmalib_conv2d_i8", NULL, 5, {I8, I8, I32, U8, U8}, 0, I8, NULL},
@@ -92,6 +93,7 @@ static const struct {
      "channels, H_in, W_in, KH, KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups"},
     {CS_OP_K_MMALIB_FC_I8, "M, K, N"},
     {CS_OP_K_DEQUANT_VECMATMUL, "M, K, N"},
+    {CS_OP_K_SDPA_DECODE, "nq, nkv, hd, L"},
     {CS_OP_K_C7X_RESIDUAL_ADD_I8, "n, has_relu"},
     {CS_OP_K_MMALIB_CONV2D_I16,
      "C_in, H_in, W_in, C_out, KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right"},

@@ -47,6 +47,7 @@ static const kernel_rule kernel_rules[] = {
     {CS_OP_K_LAYER_NORM_F32, CS_DTYPE_F32, {0, 1}},
     {CS_OP_K_LAYER_NORM_I8, CS_DTYPE_I8, {0, -1}},
     {CS_OP_K_DEQUANT_VECMATMUL, CS_DTYPE_F32, {0, -1}},
+    {CS_OP_K_SDPA_DECODE, CS_DTYPE_F32, {0, 1}},
 };
 
 static cs_status verify_kernel(const cs_graph *g, int id) {

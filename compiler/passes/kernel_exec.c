@@ -164,6 +164,13 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
       if (!a || cnt != 3) return TIDSP_ERR_PARAM;
       return c7x_dequantize_vecmatmul(in[0], in[1], in[2], out[0], (int32_t)a[0], (int32_t)a[1], (int32_t)a[2]);
     }
+    case CS_OP_K_SDPA_DECODE: {
+      int cnt = 0;
+      const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+      if (!a || cnt != 4) return TIDSP_ERR_PARAM;
+      return c7x_sdpa_decode(in[0], in[1], in[2], in[3], out[0], (int32_t)a[0], (int32_t)a[1], (int32_t)a[2],
+                             (int32_t)a[3]);
+    }
     case CS_OP_K_MMALIB_CONV2D_I8:
     case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
     case CS_OP_K_MMALIB_DWCONV2D_I8:

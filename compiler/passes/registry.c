@@ -14,6 +14,7 @@ typedef enum cs_pass_group {
   CS_GROUP_ALWAYS = 0,
   CS_GROUP_MMALIB, /* only with -mmalib=1 (the offload passes) */
   CS_GROUP_PACK_WEIGHTS, /* only with -pack-weights=1 (host fast kernels) */
+  CS_GROUP_C7X, /* only with -mcpu=c7x (the C7x custom kernels) */
 } cs_pass_group;
 
 typedef struct cs_pass_entry {
@@ -56,6 +57,7 @@ static const cs_pass_entry kPipeline[] = {
     /* 9. weight-only int8 linear layers (after the MMALIB int16 path had
      * its pick, before what is left is legalized to float kernels) */
     {"FuseDequantizeMatmul", pass_fuse_dequantize_matmul, CS_GROUP_ALWAYS},
+    {"FuseSDPADecode", pass_fuse_sdpa_decode, CS_GROUP_C7X},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},
@@ -68,6 +70,7 @@ static int group_enabled(cs_pass_group grp, const cs_target *t) {
     case CS_GROUP_ALWAYS: return 1;
     case CS_GROUP_MMALIB: return t->mmalib;
     case CS_GROUP_PACK_WEIGHTS: return t->pack_weights;
+    case CS_GROUP_C7X: return t->mcpu == CS_MCPU_C7X;
   }
   return 0;
 }

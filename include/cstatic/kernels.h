@@ -224,6 +224,18 @@ int32_t c7x_dequantize_vecmatmul(const float *act, const int8_t *w,
                                  const float *scale, float *out, int32_t M,
                                  int32_t K, int32_t N);
 
+/* One decode step of scaled dot-product attention over a KV cache (the
+ * spec's c7x_sdpa_decode; float): Q [nq][hd] (one query position), K and
+ * V [nkv][L][hd], an additive mask [L] shared by every head (or NULL),
+ * out [nq][hd]. Query head h reads KV head h / (nq / nkv):
+ *   s_j = (q·k_j) / sqrtf(hd) + mask_j,   w = softmax(s) (max subtracted,
+ *   expf, then times 1/Σ),   out = Σ_j w_j v_j
+ * dot products and sums in float in index order. TIDSP_ERR_SHAPE for a
+ * size < 1 or nq not a multiple of nkv. */
+int32_t c7x_sdpa_decode(const float *q, const float *k, const float *v,
+                        const float *mask, float *out, int32_t nq,
+                        int32_t nkv, int32_t hd, int32_t L);
+
 /* tidsp_conv2d_i8 and tidsp_matmul_i8 run the fastest variant this CPU
  * supports (runtime/kernels/dispatch.c). Their portable reference loops
  * are also callable by name: code compiled with -kernels=scalar calls

@@ -137,14 +137,19 @@ def _decode_step_model(path):
     return ins
 
 
-def test_kv_cache_decode_step_matches_ort(tmp_path):
+@pytest.mark.parametrize("target", ("c_static_lib", "c_static_lib -mcpu=c7x"))
+def test_kv_cache_decode_step_matches_ort(tmp_path, target):
+    """On the host the attention runs as float kernels rounded as ORT's;
+    with -mcpu=c7x it is one c7x_sdpa_decode call (FuseSDPADecode)."""
     import onnxruntime as ort
     ins = _decode_step_model(tmp_path / "step.onnx")
     args = []
     for k, v in ins.items():
         np.save(tmp_path / f"{k}.npy", v)
         args += ["--input", tmp_path / f"{k}.npy"]
-    cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "out", "-q")
+    cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "out", "-t", target, "-q")
+    lib = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("lib*.c")))
+    assert lib.count("c7x_sdpa_decode(") == (1 if "c7x" in target else 0)
     cstatic("run", tmp_path / "out", *args, "--output", tmp_path / "y.npy", "--output", tmp_path / "k.npy",
             "--output", tmp_path / "v.npy")
     ref = ort.InferenceSession(str(tmp_path / "step.onnx"), providers=["CPUExecutionProvider"]).run(None, ins)

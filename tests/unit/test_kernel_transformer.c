@@ -360,7 +360,52 @@ static void test_where(void) {
   CHECK(tidsp_where(NULL, &c, &v, &v, &v) == TIDSP_ERR_NULL);
 }
 
+/* One attention decode step against a double oracle: grouped KV heads
+ * (nq a multiple of nkv), with and without a mask (−inf entries). */
+static void test_sdpa_decode(void) {
+  for (int iter = 0; iter < 150; iter++) {
+    int32_t nkv = rnd_range(1, 3), nq = nkv * rnd_range(1, 3), hd = rnd_range(1, 20), L = rnd_range(1, 24);
+    int with_mask = rnd() & 1;
+    float *q = malloc(sizeof(float) * (size_t)(nq * hd)), *k = malloc(sizeof(float) * (size_t)(nkv * L * hd));
+    float *v = malloc(sizeof(float) * (size_t)(nkv * L * hd)), *mask = malloc(sizeof(float) * (size_t)L);
+    float *out = guarded(sizeof(float) * (size_t)(nq * hd));
+    for (int i = 0; i < nq * hd; i++) q[i] = rnd_unit() * 2.0f - 1.0f;
+    for (int i = 0; i < nkv * L * hd; i++) k[i] = rnd_unit() * 2.0f - 1.0f, v[i] = rnd_unit() * 2.0f - 1.0f;
+    for (int j = 0; j < L; j++) mask[j] = j > 0 && (rnd() % 4 == 0) ? -INFINITY : rnd_unit() - 0.5f;
+    CHECK(c7x_sdpa_decode(q, k, v, with_mask ? mask : NULL, out, nq, nkv, hd, L) == TIDSP_OK);
+    int bad = 0;
+    for (int h = 0; h < nq; h++) {
+      const float *kh = k + (size_t)(h / (nq / nkv)) * L * hd, *vh = v + (size_t)(h / (nq / nkv)) * L * hd;
+      double s[24], mx = -INFINITY, sum = 0.0;
+      for (int j = 0; j < L; j++) {
+        double d = 0.0;
+        for (int i = 0; i < hd; i++) d += (double)q[h * hd + i] * kh[j * hd + i];
+        s[j] = d / sqrt((double)hd) + (with_mask ? mask[j] : 0.0);
+        mx = s[j] > mx ? s[j] : mx;
+      }
+      for (int j = 0; j < L; j++) sum += exp(s[j] - mx);
+      for (int i = 0; i < hd; i++) {
+        double want = 0.0;
+        for (int j = 0; j < L; j++) want += exp(s[j] - mx) / sum * vh[j * hd + i];
+        bad += fabs(out[h * hd + i] - want) > 1e-5;
+      }
+    }
+    CHECK_MSG(bad == 0, "nq %d nkv %d hd %d L %d mask %d: %d off", nq, nkv, hd, L, with_mask, bad);
+    CHECK(guards_ok(out, sizeof(float) * (size_t)(nq * hd)));
+    free(q);
+    free(k);
+    free(v);
+    free(mask);
+    guarded_free(out);
+  }
+  float f = 0.0f;
+  CHECK(c7x_sdpa_decode(&f, &f, &f, NULL, &f, 3, 2, 1, 1) == TIDSP_ERR_SHAPE); /* nq % nkv */
+  CHECK(c7x_sdpa_decode(&f, &f, &f, NULL, &f, 1, 1, 0, 1) == TIDSP_ERR_SHAPE);
+  CHECK(c7x_sdpa_decode(NULL, &f, &f, NULL, &f, 1, 1, 1, 1) == TIDSP_ERR_NULL);
+}
+
 int main(void) {
+  test_sdpa_decode();
   test_where();
   test_gather();
   test_dequantize_vecmatmul();

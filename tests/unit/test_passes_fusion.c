@@ -444,7 +444,48 @@ static void test_dequantize_matmul(int transposed, int w_zp) {
   cs_graph_free(g);
 }
 
+/* MatMul(Softmax(Add(Div(MatMul(Q, Transpose(K)), √hd), mask)), V) with
+ * Q [1,2,1,8], K/V [1,2,6,8]: one c7x_sdpa_decode under -mcpu=c7x; a
+ * scale other than 1/√hd, or the host target, keeps the float kernels. */
+static void test_sdpa_decode(const char *target, float divisor, int fuse) {
+  cs_graph *g = cs_graph_new("sdpa");
+  int64_t qs[4] = {1, 2, 1, 8}, ks[4] = {1, 2, 6, 8}, kts[4] = {1, 2, 8, 6}, ss[4] = {1, 2, 1, 6};
+  int64_t ms[4] = {1, 1, 1, 6}, perm[4] = {0, 1, 3, 2};
+  int q = gb_value(g, "q", CS_DTYPE_F32, 4, qs), k = gb_value(g, "k", CS_DTYPE_F32, 4, ks);
+  int v = gb_value(g, "v", CS_DTYPE_F32, 4, ks), mask = gb_value(g, "mask", CS_DTYPE_F32, 4, ms);
+  int tid;
+  int kt = gb_node(g, CS_OP_TRANSPOSE, "kt", 1, &k, CS_DTYPE_F32, 4, kts, &tid);
+  cs_node_set_attr_ints(cs_graph_node(g, tid), "perm", 4, perm);
+  int in1[2] = {q, kt};
+  int s = gb_node(g, CS_OP_MATMUL, "qk", 2, in1, CS_DTYPE_F32, 4, ss, NULL);
+  int in2[2] = {s, gb_scalar_f32(g, "div", divisor)};
+  int sd = gb_node(g, CS_OP_DIV, "scale", 2, in2, CS_DTYPE_F32, 4, ss, NULL);
+  int in3[2] = {sd, mask};
+  int sm = gb_node(g, CS_OP_ADD, "mask_add", 2, in3, CS_DTYPE_F32, 4, ss, NULL);
+  int p = gb_node(g, CS_OP_SOFTMAX, "softmax", 1, &sm, CS_DTYPE_F32, 4, ss, NULL);
+  int in4[2] = {p, v};
+  int o = gb_node(g, CS_OP_MATMUL, "av", 2, in4, CS_DTYPE_F32, 4, qs, NULL);
+  int ins[4] = {q, k, v, mask};
+  gb_set_io(g, 4, ins, 1, &o);
+  cs_target t;
+  CHECK(cs_target_parse(target, &t) == CS_OK);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  int kk = gb_find_op(g, CS_OP_K_SDPA_DECODE);
+  CHECK_MSG((kk >= 0) == fuse && gb_count_op(g, CS_OP_K_SOFTMAX_F32) == !fuse, "%s divisor %g", target,
+            (double)divisor);
+  if (kk >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, kk), "mm_args", &cnt);
+    CHECK(a && cnt == 4 && a[0] == 2 && a[1] == 2 && a[2] == 8 && a[3] == 6);
+    CHECK(cs_graph_node(g, kk)->inputs[1] == k && cs_graph_node(g, kk)->inputs[3] == mask);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_sdpa_decode("c_static_lib -mcpu=c7x", sqrtf(8.0f), 1);
+  test_sdpa_decode("c_static_lib -mcpu=c7x", 2.0f * sqrtf(8.0f), 0);
+  test_sdpa_decode("c_static_lib", sqrtf(8.0f), 0);
   test_dequantize_matmul(1, 0);
   test_dequantize_matmul(0, 0);
   test_dequantize_matmul(1, 3);

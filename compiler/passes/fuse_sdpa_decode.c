@@ -1,0 +1,186 @@
+/*
+ * FuseSDPADecode — one decode step of attention over a KV cache becomes one
+ * c7x_sdpa_decode call (the spec's ti_fuse_sdpa_decode; -mcpu=c7x only, as
+ * there: on other targets the float kernels keep ONNX Runtime's rounding):
+ *
+ *   MatMul( Softmax( [Add(·, mask)]( S ) ), V )
+ *   S = MatMul( [Mul(Q, c1)], [Mul(Kᵀ, c2)] ) [· c3 | / c3]
+ *   Kᵀ = Transpose[swap last two](K) | Reshape(Transpose[0,2,1](Reshape(K)))
+ *
+ * (the second Kᵀ and the split scale are what torch exports for
+ * scaled_dot_product_attention). Rules, each declining to the float path:
+ * Q [1, nq, 1, hd] (one query position), K and V [1, nkv, L, hd] with
+ * nkv = nq, every scale a float constant and their product 1/√hd (the
+ * kernel's), the mask float with L elements broadcast over heads, every
+ * intermediate read only by the next node, Softmax over the last axis.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmalib_common.h"
+#include "pass_list.h"
+#include "pattern.h"
+
+typedef struct sdpa {
+  int nodes[12];
+  int n_nodes;
+  int q, k, v, mask;
+  double scale;
+} sdpa;
+
+static int only_reader(cs_graph *g, int v) { return cs_match_single_consumer(g, v) >= 0; }
+
+static void take(sdpa *m, int node) {
+  if (node >= 0 && m->n_nodes < 12) m->nodes[m->n_nodes++] = node;
+}
+
+/* v = Mul(x, c) with c a float scalar constant (either order): x, *c. */
+static int scaled(cs_graph *g, int v, double *c, int *node) {
+  int mul = cs_match_producer(g, v, CS_OP_MUL);
+  *node = -1;
+  if (mul < 0 || !only_reader(g, v)) return v;
+  const cs_node *n = cs_graph_node(g, mul);
+  for (int j = 0; j < 2; j++) {
+    const cs_value *cv = cs_graph_value(g, n->inputs[j]);
+    if (cv->data && cv->dtype == CS_DTYPE_F32 && cs_value_numel(cv) == 1) {
+      *c *= ((const float *)cv->data)[0];
+      *node = mul;
+      return n->inputs[1 - j];
+    }
+  }
+  return v;
+}
+
+static int perm_is(const cs_node *t, const int64_t *want, int rank) {
+  int cnt = 0;
+  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
+  if (!perm || cnt != rank) return 0;
+  for (int i = 0; i < rank; i++)
+    if (perm[i] != want[i]) return 0;
+  return 1;
+}
+
+/* Kᵀ → K (rank 4), recording the transpose (and reshapes). */
+static int untranspose(cs_graph *g, int kt, sdpa *m) {
+  static const int64_t swap4[4] = {0, 1, 3, 2}, swap3[3] = {0, 2, 1};
+  int tr = cs_match_producer(g, kt, CS_OP_TRANSPOSE);
+  if (tr >= 0 && only_reader(g, kt) && perm_is(cs_graph_node(g, tr), swap4, 4)) {
+    take(m, tr);
+    return cs_graph_node(g, tr)->inputs[0];
+  }
+  int r2 = cs_match_producer(g, kt, CS_OP_RESHAPE);
+  if (r2 < 0 || !only_reader(g, kt)) return -1;
+  int t3 = cs_graph_node(g, r2)->inputs[0];
+  tr = cs_match_producer(g, t3, CS_OP_TRANSPOSE);
+  if (tr < 0 || !only_reader(g, t3) || !perm_is(cs_graph_node(g, tr), swap3, 3)) return -1;
+  int k3 = cs_graph_node(g, tr)->inputs[0];
+  int r1 = cs_match_producer(g, k3, CS_OP_RESHAPE);
+  if (r1 < 0 || !only_reader(g, k3)) return -1;
+  int k = cs_graph_node(g, r1)->inputs[0];
+  const cs_value *kv = cs_graph_value(g, k), *k3v = cs_graph_value(g, k3), *ktv = cs_graph_value(g, kt);
+  /* [1, H, L, hd] → [H, L, hd] → [H, hd, L] → [1, H, hd, L] */
+  if (kv->rank != 4 || k3v->rank != 3 || ktv->rank != 4 || kv->shape[0] != 1 ||
+      k3v->shape[0] != kv->shape[1] || k3v->shape[1] != kv->shape[2] || k3v->shape[2] != kv->shape[3] ||
+      ktv->shape[1] != kv->shape[1] || ktv->shape[2] != kv->shape[3] || ktv->shape[3] != kv->shape[2])
+    return -1;
+  take(m, r2);
+  take(m, tr);
+  take(m, r1);
+  return k;
+}
+
+/* v comes from the product (MatMul) or its scaling (Mul, Div). */
+static int is_score(cs_graph *g, int v) {
+  return cs_match_producer(g, v, CS_OP_MATMUL) >= 0 || cs_match_producer(g, v, CS_OP_MUL) >= 0 ||
+         cs_match_producer(g, v, CS_OP_DIV) >= 0;
+}
+
+static int match(cs_graph *g, int root, sdpa *m) {
+  memset(m, 0, sizeof *m);
+  m->mask = -1;
+  m->scale = 1.0;
+  const cs_node *o = cs_graph_node(g, root);
+  if (o->n_inputs != 2) return 0;
+  m->v = o->inputs[1];
+  int sm = cs_match_producer(g, o->inputs[0], CS_OP_SOFTMAX);
+  if (sm < 0 || !only_reader(g, o->inputs[0])) return 0;
+  take(m, root);
+  take(m, sm);
+  int s = cs_graph_node(g, sm)->inputs[0];
+  const cs_value *sv = cs_graph_value(g, s);
+  int64_t axis = cs_node_attr_int(cs_graph_node(g, sm), "axis", -1);
+  if (axis != -1 && axis != sv->rank - 1) return 0;
+  int add = cs_match_producer(g, s, CS_OP_ADD);
+  if (add >= 0 && only_reader(g, s)) {
+    const cs_node *a = cs_graph_node(g, add);
+    int j = is_score(g, a->inputs[0]) ? 0 : 1; /* the other operand is the mask */
+    m->mask = a->inputs[1 - j];
+    s = a->inputs[j];
+    take(m, add);
+  }
+  int post = -1;
+  int mm = cs_match_producer(g, s, CS_OP_MATMUL);
+  if (mm < 0) { /* a scale after the product: Mul by c or Div by c */
+    int div = cs_match_producer(g, s, CS_OP_DIV);
+    if (div >= 0 && only_reader(g, s)) {
+      const cs_value *cv = cs_graph_value(g, cs_graph_node(g, div)->inputs[1]);
+      if (!cv->data || cv->dtype != CS_DTYPE_F32 || cs_value_numel(cv) != 1) return 0;
+      m->scale /= ((const float *)cv->data)[0];
+      take(m, div);
+      s = cs_graph_node(g, div)->inputs[0];
+    } else {
+      s = scaled(g, s, &m->scale, &post);
+      if (post < 0) return 0;
+      take(m, post);
+    }
+    mm = cs_match_producer(g, s, CS_OP_MATMUL);
+  }
+  if (mm < 0 || !only_reader(g, s)) return 0;
+  take(m, mm);
+  int mq, mk;
+  m->q = scaled(g, cs_graph_node(g, mm)->inputs[0], &m->scale, &mq);
+  int kt = scaled(g, cs_graph_node(g, mm)->inputs[1], &m->scale, &mk);
+  take(m, mq);
+  take(m, mk);
+  m->k = untranspose(g, kt, m);
+  return m->k >= 0;
+}
+
+static int eligible(cs_graph *g, const sdpa *m, int64_t *args) {
+  const cs_value *q = cs_graph_value(g, m->q), *k = cs_graph_value(g, m->k), *v = cs_graph_value(g, m->v);
+  if (q->dtype != CS_DTYPE_F32 || k->dtype != CS_DTYPE_F32 || v->dtype != CS_DTYPE_F32) return 0;
+  if (q->rank != 4 || k->rank != 4 || v->rank != 4 || q->shape[0] != 1 || q->shape[2] != 1 || k->shape[0] != 1)
+    return 0;
+  int64_t nq = q->shape[1], hd = q->shape[3], nkv = k->shape[1], L = k->shape[2];
+  if (k->shape[3] != hd || nkv != nq || memcmp(v->shape, k->shape, sizeof(int64_t) * 4) != 0) return 0;
+  if (fabs(m->scale * sqrt((double)hd) - 1.0) > 1e-6) return 0;
+  if (m->mask >= 0) {
+    const cs_value *mv = cs_graph_value(g, m->mask);
+    if (mv->dtype != CS_DTYPE_F32 || cs_value_numel(mv) != L || mv->rank < 1 || mv->shape[mv->rank - 1] != L)
+      return 0;
+  }
+  if (cs_mm_const_reachable(g, m->q)) return 0; /* ConstReachability: fold, never offload */
+  args[0] = nq, args[1] = nkv, args[2] = hd, args[3] = L;
+  return 1;
+}
+
+cs_status pass_fuse_sdpa_decode(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_MATMUL) continue;
+    sdpa m;
+    int64_t args[4];
+    if (!match(g, i, &m) || !eligible(g, &m, args)) continue;
+    char *origin = cs_origin_join(g, m.nodes, m.n_nodes);
+    int out = cs_graph_node(g, i)->outputs[0];
+    for (int j = 0; j < m.n_nodes; j++) cs_graph_remove_node(g, m.nodes[j]);
+    int inputs[4] = {m.q, m.k, m.v, m.mask};
+    int id = cs_add_kernel(g, CS_OP_K_SDPA_DECODE, origin, 4, inputs, out);
+    free(origin);
+    cs_mm_set_args(g, id, 4, args);
+  }
+  return CS_OK;
+}
