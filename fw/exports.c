@@ -87,6 +87,8 @@ static const fw_export table[] = {
     E(tidsp_softmax_f32, "runtime"),
     E(tidsp_layer_norm_f32, "runtime"),
     E(tidsp_layer_norm_i8, "runtime"),
+    E(tidsp_layer_norm_f32__ref, "runtime"),
+    E(tidsp_layer_norm_i8__ref, "runtime"),
     E(tidsp_gather, "runtime"),
     E(tidsp_where, "runtime"),
     E(c7x_dequantize_vecmatmul, "runtime"),

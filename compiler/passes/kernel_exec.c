@@ -137,8 +137,8 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_REDUCE_MEAN_F32: return tidsp_reduce_mean_f32(&k->reduce, in[0], out[0]);
     case CS_OP_K_SOFTMAX_F32: return tidsp_softmax_f32(&k->softmax, in[0], out[0]);
     case CS_OP_K_SOFTMAX_I8: return tidsp_softmax_i8(&k->softmax_i8, in[0], in[1], out[0]);
-    case CS_OP_K_LAYER_NORM_F32: return tidsp_layer_norm_f32(&k->layer_norm, in[0], in[1], in[2], out[0]);
-    case CS_OP_K_LAYER_NORM_I8: return tidsp_layer_norm_i8(&k->layer_norm_i8, in[0], in[1], in[2], out[0]);
+    case CS_OP_K_LAYER_NORM_F32: return tidsp_layer_norm_f32__ref(&k->layer_norm, in[0], in[1], in[2], out[0]);
+    case CS_OP_K_LAYER_NORM_I8: return tidsp_layer_norm_i8__ref(&k->layer_norm_i8, in[0], in[1], in[2], out[0]);
     case CS_OP_K_TRANSPOSE: return tidsp_transpose__ref(&k->transpose, in[0], out[0]);
     case CS_OP_K_SLICE: return tidsp_slice__ref(&k->slice, in[0], out[0]);
     case CS_OP_K_PAD: return tidsp_pad(&k->pad, in[0], out[0]);

@@ -502,6 +502,9 @@ typedef struct tidsp_layer_norm_params {
 int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
                              const float *scale, const float *bias /* or NULL */,
                              float *y);
+int32_t tidsp_layer_norm_f32__ref(const tidsp_layer_norm_params *p,
+                                  const float *x, const float *scale,
+                                  const float *bias, float *y);
 
 /* DequantizeLinear → LayerNormalization → QuantizeLinear (int8, per
  * tensor) in one call, the same bytes as the three float-path kernels. */
@@ -516,6 +519,9 @@ typedef struct tidsp_layer_norm_i8_params {
 int32_t tidsp_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                             const float *scale, const float *bias /* or NULL */,
                             int8_t *y);
+int32_t tidsp_layer_norm_i8__ref(const tidsp_layer_norm_i8_params *p,
+                                 const int8_t *x, const float *scale,
+                                 const float *bias, int8_t *y);
 
 /* ------------------------------------------------------------------------
  * Data movement: dtype-agnostic, elem_size bytes per element.

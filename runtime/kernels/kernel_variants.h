@@ -34,6 +34,17 @@ typedef int32_t (*tidsp_matmul_i8_fn)(const tidsp_matmul_params *p,
                                       const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq,
                                       int8_t *y);
+typedef int32_t (*tidsp_layer_norm_f32_fn)(const tidsp_layer_norm_params *p, const float *x,
+                                           const float *scale, const float *bias, float *y);
+typedef int32_t (*tidsp_layer_norm_i8_fn)(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                                          const float *scale, const float *bias, int8_t *y);
+#if TIDSP_HAVE_HOST_X86
+int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const float *x,
+                                       const float *scale, const float *bias, float *y);
+int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                                      const float *scale, const float *bias, int8_t *y);
+#endif
+
 /* The batch loop of tidsp_batch_matmul_i8 over a given matmul
  * (runtime/kernels/ref/batch_matmul_i8.c). */
 int32_t tidsp_batch_matmul_i8_with(const tidsp_batch_matmul_i8_params *p,
@@ -194,6 +205,8 @@ typedef struct tidsp_kernel_variant {
   tidsp_global_avgpool_i8_fn global_avgpool_i8;
   tidsp_transpose_fn transpose;
   tidsp_slice_fn slice;
+  tidsp_layer_norm_f32_fn layer_norm_f32;
+  tidsp_layer_norm_i8_fn layer_norm_i8;
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input

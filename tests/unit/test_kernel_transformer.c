@@ -151,6 +151,12 @@ static void test_layer_norm(void) {
     }
     CHECK_MSG(bad == 0, "outer %d norm %d: %d off", p.outer, p.norm, bad);
     CHECK(guards_ok(y, sizeof(float) * (size_t)n));
+    /* the reference loops (what -kernels=scalar and the compiler run) give
+     * the dispatched variant's bytes */
+    float *r = malloc(sizeof(float) * (size_t)n);
+    CHECK(tidsp_layer_norm_f32__ref(&p, x, s, with_bias ? b : NULL, r) == TIDSP_OK);
+    CHECK(memcmp(r, y, sizeof(float) * (size_t)n) == 0);
+    free(r);
     /* in place gives the same bytes */
     float *z = malloc(sizeof(float) * (size_t)n);
     memcpy(z, x, sizeof(float) * (size_t)n);
@@ -199,6 +205,10 @@ static void test_layer_norm_i8(void) {
     CHECK(tidsp_quantize(&q, &p.y_scale, &yz, yf, want) == TIDSP_OK);
     CHECK(tidsp_layer_norm_i8(&p, x, s, with_bias ? b : NULL, y) == TIDSP_OK);
     CHECK_MSG(memcmp(y, want, (size_t)n) == 0, "outer %d norm %d", p.ln.outer, p.ln.norm);
+    int8_t *r = malloc((size_t)n);
+    CHECK(tidsp_layer_norm_i8__ref(&p, x, s, with_bias ? b : NULL, r) == TIDSP_OK);
+    CHECK(memcmp(r, y, (size_t)n) == 0);
+    free(r);
     CHECK(guards_ok(y, (size_t)n));
     CHECK(tidsp_layer_norm_i8(&p, x, s, with_bias ? b : NULL, x) == TIDSP_OK);
     CHECK(memcmp(x, want, (size_t)n) == 0);
