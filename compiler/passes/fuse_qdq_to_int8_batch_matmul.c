@@ -104,16 +104,18 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
       float ort = (as * bs) / ys;
       tidsp_batch_matmul_i8_params p;
       memset(&p, 0, sizeof p);
+      /* sizes first: adding constants may move the value array a, b, y
+       * point into */
+      p.batch = (int32_t)batch;
+      p.m = (int32_t)a->shape[a->rank - 2];
+      p.k = (int32_t)a->shape[a->rank - 1];
+      p.n = (int32_t)b->shape[b->rank - 1];
       char base[256];
       snprintf(base, sizeof base, "%s", n->name ? n->name : "matmul");
       int rq = cs_requant_blob(g, base, t, 1, &exact, &ort, &p.rq);
       if (rq < 0) {
         cs_error_clear();
       } else {
-        p.batch = (int32_t)batch;
-        p.m = (int32_t)a->shape[a->rank - 2];
-        p.k = (int32_t)a->shape[a->rank - 1];
-        p.n = (int32_t)b->shape[b->rank - 1];
         p.a_batch_stride = (int32_t)sa;
         p.b_batch_stride = (int32_t)sb;
         p.a_zp = aq.zp[0];
