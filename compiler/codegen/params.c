@@ -62,7 +62,8 @@ static const char *const binary_ops[] = {"TIDSP_BINARY_ADD", "TIDSP_BINARY_SUB",
                                          "TIDSP_BINARY_DIV", "TIDSP_BINARY_POW"};
 static const char *const unary_ops[] = {"TIDSP_UNARY_RELU", "TIDSP_UNARY_CLIP", "TIDSP_UNARY_SIGMOID",
                                         "TIDSP_UNARY_HARDSIGMOID", "TIDSP_UNARY_HARDSWISH", "TIDSP_UNARY_ERF",
-                                        "TIDSP_UNARY_GELU", "TIDSP_UNARY_GELU_TANH"};
+                                        "TIDSP_UNARY_GELU", "TIDSP_UNARY_GELU_TANH", "TIDSP_UNARY_SQRT",
+                                        "TIDSP_UNARY_NEG", "TIDSP_UNARY_RECIPROCAL"};
 static const char *const pad_modes[] = {"TIDSP_PAD_CONSTANT", "TIDSP_PAD_EDGE", "TIDSP_PAD_REFLECT"};
 #define ENUM(f, name, v, table) field_enum(f, name, v, table, (int)(sizeof table / sizeof table[0]))
 

@@ -50,8 +50,10 @@ static const op_rule op_rules[] = {
     {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8)},
     {CS_OP_MUL, 2, 2, 1, 1, D_NUM},
+    {CS_OP_NEG, 1, 1, 1, 1, D_F},
     {CS_OP_PAD, 2, 4, 1, 1, D_ALL},
     {CS_OP_POW, 2, 2, 1, 1, D_F},
+    {CS_OP_RECIPROCAL, 1, 1, 1, 1, D_F},
     {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32)},
     {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_RELU, 1, 1, 1, 1,
@@ -61,6 +63,7 @@ static const op_rule op_rules[] = {
     {CS_OP_SLICE, 3, 5, 1, 1, D_ALL},
     {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
     {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
+    {CS_OP_SQRT, 1, 1, 1, 1, D_F},
     {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
     {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
@@ -489,6 +492,9 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_POW: return infer_binary(c, n);
     case CS_OP_RELU:
     case CS_OP_ERF:
+    case CS_OP_SQRT:
+    case CS_OP_NEG:
+    case CS_OP_RECIPROCAL:
     case CS_OP_SIGMOID:
     case CS_OP_HARD_SIGMOID:
     case CS_OP_HARD_SWISH:

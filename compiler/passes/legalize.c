@@ -223,6 +223,9 @@ static cs_status lower_unary(cs_graph *g, int id) {
     case CS_OP_RELU: p.op = TIDSP_UNARY_RELU; break;
     case CS_OP_SIGMOID: p.op = TIDSP_UNARY_SIGMOID; break;
     case CS_OP_ERF: p.op = TIDSP_UNARY_ERF; break;
+    case CS_OP_SQRT: p.op = TIDSP_UNARY_SQRT; break;
+    case CS_OP_NEG: p.op = TIDSP_UNARY_NEG; break;
+    case CS_OP_RECIPROCAL: p.op = TIDSP_UNARY_RECIPROCAL; break;
     case CS_OP_GELU:
       p.op = strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? TIDSP_UNARY_GELU
                                                                             : TIDSP_UNARY_GELU_TANH;
@@ -726,7 +729,8 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
       case CS_OP_POW: st = lower_binary(g, i); break;
       case CS_OP_RELU: case CS_OP_CLIP: case CS_OP_SIGMOID: case CS_OP_HARD_SIGMOID:
-      case CS_OP_HARD_SWISH: case CS_OP_ERF: case CS_OP_GELU: st = lower_unary(g, i); break;
+      case CS_OP_HARD_SWISH: case CS_OP_ERF: case CS_OP_GELU: case CS_OP_SQRT: case CS_OP_NEG:
+      case CS_OP_RECIPROCAL: st = lower_unary(g, i); break;
       case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
       case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;

@@ -32,6 +32,10 @@ static float erf_fn(float x, const float *a) { (void)a; return runtime_unary(x, 
 static float gelu(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU); }
 static float gelu_tanh(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU_TANH); }
 
+static float sqrt_fn(float x, const float *a) { (void)a; return sqrtf(x); }
+static float neg(float x, const float *a) { (void)a; return -x; }
+static float reciprocal(float x, const float *a) { (void)a; return 1.0f / x; }
+
 static int const_scalar(cs_graph *g, const cs_node *n, int idx, float *out) {
   if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1; /* absent: keep default */
   const cs_value *v = cs_graph_value(g, n->inputs[idx]);
@@ -46,6 +50,9 @@ cs_unary_fn cs_unary_fn_of(cs_graph *g, const cs_node *n, float args[2]) {
     case CS_OP_SIGMOID: return sigmoid;
     case CS_OP_HARD_SWISH: return hard_swish;
     case CS_OP_ERF: return erf_fn;
+    case CS_OP_SQRT: return sqrt_fn;
+    case CS_OP_NEG: return neg;
+    case CS_OP_RECIPROCAL: return reciprocal;
     case CS_OP_GELU:
       return strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? gelu : gelu_tanh;
     case CS_OP_HARD_SIGMOID:

@@ -345,7 +345,8 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
  *   RELU max(x,0); CLIP min(max(x,lo),hi); SIGMOID 1/(1+exp(−x));
  *   HARDSIGMOID max(0,min(1, alpha·x + beta)); HARDSWISH x·hardsigmoid(x)
  *   with alpha = 1/6, beta = 0.5; ERF erf(x); GELU x·(1 + erf(x/√2))/2;
- *   GELU_TANH x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2.
+ *   GELU_TANH x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2; SQRT, NEG,
+ *   RECIPROCAL (correctly rounded, as every ONNX runtime computes them).
  * ---------------------------------------------------------------------- */
 typedef struct tidsp_lut_params {
   int32_t n;
@@ -364,7 +365,10 @@ typedef enum tidsp_unary_op {
   TIDSP_UNARY_HARDSWISH = 4,
   TIDSP_UNARY_ERF = 5,
   TIDSP_UNARY_GELU = 6,      /* ONNX Gelu, approximate = "none" */
-  TIDSP_UNARY_GELU_TANH = 7  /* ONNX Gelu, approximate = "tanh" */
+  TIDSP_UNARY_GELU_TANH = 7, /* ONNX Gelu, approximate = "tanh" */
+  TIDSP_UNARY_SQRT = 8,      /* IEEE sqrtf */
+  TIDSP_UNARY_NEG = 9,
+  TIDSP_UNARY_RECIPROCAL = 10 /* 1 / x, one rounding */
 } tidsp_unary_op;
 
 typedef struct tidsp_unary_f32_params {

@@ -157,3 +157,46 @@ def test_kv_cache_decode_step_matches_ort(tmp_path, target):
         got = np.load(tmp_path / f"{name}.npy")
         print(f"decode step {name}: SQNR {_sqnr(want, got):.1f} dB")
         assert got.shape == want.shape and _sqnr(want, got) >= 100.0
+
+
+def test_llama_style_rmsnorm_mlp_matches_ort(tmp_path):
+    """LLaMA's RMSNorm (x · rsqrt(mean(x²) + ε) · w: Pow, ReduceMean, Add,
+    Sqrt, Reciprocal/Div, Mul as torch exports it) and its SiLU-gated MLP
+    (down(silu(gate(x)) · up(x))), float: ≥ 100 dB against ORT (which fuses
+    the norm into its SimplifiedLayerNormalization kernel at this level)."""
+    import onnxruntime as ort
+    import torch
+    import torch.nn as nn
+
+    import export
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.w = nn.Parameter(torch.rand(d) + 0.5)
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+    class Block(nn.Module):
+        def __init__(self, d=64, h=172):
+            super().__init__()
+            self.norm = RMSNorm(d)
+            self.gate, self.up, self.down = nn.Linear(d, h, bias=False), nn.Linear(d, h, bias=False), \
+                nn.Linear(h, d, bias=False)
+
+        def forward(self, x):
+            y = self.norm(x)
+            return x + self.down(nn.functional.silu(self.gate(y)) * self.up(y))
+
+    torch.manual_seed(0)
+    x = np.random.default_rng(2).standard_normal((1, 8, 64)).astype(np.float32)
+    export.export_qdq_onnx(Block().eval(), (torch.from_numpy(x),), str(tmp_path / "m.onnx"),
+                           input_names=["x"], output_names=["y"])
+    np.save(tmp_path / "x.npy", x)
+    cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", "-q")
+    cstatic("run", tmp_path / "out", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    want = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.load(tmp_path / "y.npy")
+    print(f"RMSNorm + SiLU MLP: SQNR {_sqnr(want, got):.1f} dB")
+    assert _sqnr(want, got) >= 100.0

@@ -374,7 +374,7 @@ static void test_unary_f32(void) {
   for (i = 0; i < N; i++)
     x[i] = -5.0f + 0.1f * (float)i;
   y = guarded(sizeof(x));
-  for (op = 0; op < 5; op++) {
+  for (op = 0; op <= TIDSP_UNARY_RECIPROCAL; op++) {
     memset(&p, 0, sizeof(p));
     p.n = N;
     p.op = op;
@@ -390,7 +390,20 @@ static void test_unary_f32(void) {
       case TIDSP_UNARY_CLIP: want = v < -1.0 ? -1.0 : (v > 2.5 ? 2.5 : v); break;
       case TIDSP_UNARY_SIGMOID: want = 1.0 / (1.0 + exp(-v)); break;
       case TIDSP_UNARY_HARDSIGMOID: want = fmax(0.0, fmin(1.0, 0.2 * v + 0.5)); break;
-      default: want = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5)); break;
+      case TIDSP_UNARY_HARDSWISH: want = v * fmax(0.0, fmin(1.0, v / 6.0 + 0.5)); break;
+      case TIDSP_UNARY_ERF: want = erf(v); break;
+      case TIDSP_UNARY_GELU: want = 0.5 * v * (1.0 + erf(v / sqrt(2.0))); break;
+      case TIDSP_UNARY_GELU_TANH:
+        want = 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+        break;
+      case TIDSP_UNARY_SQRT: want = sqrt(v); break;
+      case TIDSP_UNARY_NEG: want = -v; break;
+      default: want = 1.0 / (double)x[i]; break;
+      }
+      if (isnan(want) || isinf(want)) {
+        CHECK_MSG(isnan(want) ? isnan(y[i]) : y[i] == (float)want, "unary op %d x %g: got %g want %g", op, v,
+                  y[i], want);
+        continue;
       }
       CHECK_MSG(fabs(y[i] - want) <= 1e-6 * (fabs(want) + 1.0), "unary op %d x %g: got %g want %g",
                 op, v, y[i], want);
@@ -398,7 +411,7 @@ static void test_unary_f32(void) {
     CHECK(guards_ok(y, sizeof(x)));
   }
   guarded_free(y);
-  p.op = 9;
+  p.op = TIDSP_UNARY_RECIPROCAL + 1;
   CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
   p.op = TIDSP_UNARY_CLIP;
   p.lo = 3.0f;

@@ -1,5 +1,6 @@
 /*
- * unary_f32.c — float Relu, Clip, Sigmoid, HardSigmoid, HardSwish.
+ * unary_f32.c — float Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Erf,
+ * Gelu (both forms), Sqrt, Neg, Reciprocal.
  * In place (y == x) is allowed.
  *
  * Rounded as ONNX Runtime's CPU kernels: Sigmoid is MLAS's logistic
@@ -55,6 +56,18 @@ int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
   case TIDSP_UNARY_GELU:
     for (i = 0; i < p->n; i++)
       y[i] = tidsp_ort_gelu(x[i]);
+    break;
+  case TIDSP_UNARY_SQRT:
+    for (i = 0; i < p->n; i++)
+      y[i] = sqrtf(x[i]);
+    break;
+  case TIDSP_UNARY_NEG:
+    for (i = 0; i < p->n; i++)
+      y[i] = -x[i];
+    break;
+  case TIDSP_UNARY_RECIPROCAL:
+    for (i = 0; i < p->n; i++)
+      y[i] = 1.0f / x[i];
     break;
   case TIDSP_UNARY_GELU_TANH:
     for (i = 0; i < p->n; i++)
