@@ -100,12 +100,12 @@ def test_ort_quantized_decoder_with_infinite_scale_is_refused(decoder, tmp_path)
     assert not (tmp_path / "out").exists()
 
 
-def _decode_step_model(path):
+def _decode_step_model(path, mask_input=True):
     """One decode step of an attention layer with a KV cache, as an LLM runs
     it token by token: the new token's hidden state, the cached keys and
-    values of the 15 earlier positions and an additive mask in; the
-    attention output and the grown caches out (torch's
-    scaled_dot_product_attention, exported by dynamo)."""
+    values of the 15 earlier positions and an additive mask in (or the mask
+    a constant of the model); the attention output and the grown caches out
+    (torch's scaled_dot_product_attention, exported by dynamo)."""
     import torch
     import torch.nn as nn
 
@@ -117,23 +117,32 @@ def _decode_step_model(path):
         def __init__(self):
             super().__init__()
             self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            m = torch.zeros(1, 1, 1, past + 1)
+            m[..., :3] = float("-inf")
+            self.register_buffer("mask", m)
 
-        def forward(self, x, past_k, past_v, mask):
+        def forward(self, x, past_k, past_v, mask=None):
+            if mask is None:
+                mask = self.mask
             q, k, v = self.qkv(x).reshape(1, 1, 3, h, hd).permute(2, 0, 3, 1, 4)
             k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
             a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
             return self.proj(a.transpose(1, 2).reshape(1, 1, d)), k, v
 
     torch.manual_seed(0)
-    ex = (torch.randn(1, 1, d), torch.randn(1, h, past, hd), torch.randn(1, h, past, hd),
-          torch.zeros(1, 1, 1, past + 1))
-    export.export_qdq_onnx(Step().eval(), ex, str(path), input_names=["x", "past_k", "past_v", "mask"],
-                           output_names=["y", "k", "v"])
+    ex = (torch.randn(1, 1, d), torch.randn(1, h, past, hd), torch.randn(1, h, past, hd))
+    names = ["x", "past_k", "past_v"]
+    if mask_input:
+        ex += (torch.zeros(1, 1, 1, past + 1),)
+        names.append("mask")
+    export.export_qdq_onnx(Step().eval(), ex, str(path), input_names=names, output_names=["y", "k", "v"])
     rng = np.random.default_rng(1)
     ins = {"x": rng.standard_normal((1, 1, d)), "past_k": rng.standard_normal((1, h, past, hd)),
            "past_v": rng.standard_normal((1, h, past, hd)), "mask": np.zeros((1, 1, 1, past + 1))}
     ins = {k: v.astype(np.float32) for k, v in ins.items()}
     ins["mask"][..., :3] = -np.inf  # the first three positions masked out
+    if not mask_input:
+        del ins["mask"]
     return ins
 
 
@@ -200,3 +209,37 @@ def test_llama_style_rmsnorm_mlp_matches_ort(tmp_path):
     got = np.load(tmp_path / "y.npy")
     print(f"RMSNorm + SiLU MLP: SQNR {_sqnr(want, got):.1f} dB")
     assert _sqnr(want, got) >= 100.0
+
+
+def test_kv_cache_decode_step_through_the_firmware(tmp_path):
+    """The decode step as a C7x module (c7x_sdpa_decode resolved against the
+    firmware's exports), driven as on the board: three inputs (hidden state,
+    both caches; the mask a constant: a request carries at most six tensor
+    descriptors, INFER_LARGE is not served yet), three outputs (attention
+    output, both grown caches), each byte-identical to the same build run on
+    the host."""
+    import deploy_util
+    ins = _decode_step_model(tmp_path / "step.onnx", mask_input=False)
+    target = "c_static_lib -mcpu=c7x"
+    cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "mod", "-t", target, "--emit=module", "-q")
+    cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "host", "-t", target, "-q")
+    run_args, fw_args = [], []
+    for k, v in ins.items():
+        np.save(tmp_path / f"{k}.npy", v)
+        v.tofile(tmp_path / f"{k}.bin")
+        run_args += ["--input", tmp_path / f"{k}.npy"]
+        fw_args += ["-i", tmp_path / f"{k}.bin"]
+    outs = ("y", "k", "v")
+    cstatic("run", tmp_path / "host", *run_args,
+            *[a for o in outs for a in ("--output", tmp_path / f"{o}.npy")])
+    (tmp_path / "fw").mkdir()
+    fw = deploy_util.Firmware(tmp_path / "fw")
+    try:
+        h = fw.load(tmp_path / "mod" / "lib0.out")
+        fw.compute("infer", h, 0, *fw_args, *[a for o in outs for a in ("-o", tmp_path / f"{o}.bin")])
+        for o in outs:
+            want = np.load(tmp_path / f"{o}.npy").astype(np.float32)
+            assert (tmp_path / f"{o}.bin").read_bytes() == want.tobytes(), f"output {o} differs from cstatic run"
+        fw.compute("unload", h)
+    finally:
+        fw.stop()
