@@ -40,7 +40,7 @@ enum { INFO_CACHE = 8 };
 typedef struct module_info {
   uint32_t handle; /* 0: free */
   int n_in, n_out;
-  c7x_tensor_desc in[C7X_INFER_MAX_INLINE_INPUTS];
+  c7x_tensor_desc in[C7X_MAX_TENSORS];
 } module_info;
 
 struct c7x_client {
@@ -487,29 +487,46 @@ static void from_wire(const c7x_wire_tensor *w, void *data, c7x_tensor_desc *d) 
   for (int i = 0; i < C7X_MAX_NDIM; i++) d->shape[i] = w->shape[i];
 }
 
+/* DYN_INFO, page by page (at most C7X_INFO_MAX_TENSORS descriptors per
+ * response) until every input and output is known. */
 int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int *n_in,
                         c7x_tensor_desc *out, int *n_out) {
-  c7x_handle_req q = {handle, 0};
-  uint8_t r[C7X_MSG_MAX];
-  size_t n = 0;
-  int s = transact(c, C7X_MSG_DYN_INFO, &q, sizeof q, r, sizeof r, &n, NULL);
-  if (s != C7X_OK) return s;
-  c7x_dyn_info_resp h;
-  if (n < sizeof h) return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes", n);
-  memcpy(&h, r, sizeof h);
-  if (n != sizeof h + (size_t)(h.num_inputs + h.num_outputs) * sizeof(c7x_wire_tensor))
-    return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes for %u + %u tensors", n,
-                     h.num_inputs, h.num_outputs);
-  if ((int)h.num_inputs > *n_in || (int)h.num_outputs > *n_out)
-    return set_error(c, C7X_ERR_SIZE, "module has %u inputs and %u outputs, room for %d and %d",
-                     h.num_inputs, h.num_outputs, *n_in, *n_out);
-  for (uint32_t i = 0; i < h.num_inputs + h.num_outputs; i++) {
-    c7x_wire_tensor w;
-    memcpy(&w, r + sizeof h + i * sizeof w, sizeof w);
-    from_wire(&w, NULL, i < h.num_inputs ? &in[i] : &out[i - h.num_inputs]);
-  }
-  *n_in = (int)h.num_inputs;
-  *n_out = (int)h.num_outputs;
+  uint32_t first = 0, total = 0, n_inputs = 0;
+  do {
+    c7x_handle_req q = {handle, first};
+    uint8_t r[C7X_MSG_MAX];
+    size_t n = 0;
+    int s = transact(c, C7X_MSG_DYN_INFO, &q, sizeof q, r, sizeof r, &n, NULL);
+    if (s != C7X_OK) return s;
+    c7x_dyn_info_resp h;
+    if (n < sizeof h) return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes", n);
+    memcpy(&h, r, sizeof h);
+    if (h.num_inputs > C7X_MAX_TENSORS || h.num_outputs > C7X_MAX_TENSORS)
+      return set_error(c, C7X_ERR_IO, "DYN_INFO: %u inputs and %u outputs (at most %d each)", h.num_inputs,
+                       h.num_outputs, C7X_MAX_TENSORS);
+    if (first == 0) {
+      if ((int)h.num_inputs > *n_in || (int)h.num_outputs > *n_out)
+        return set_error(c, C7X_ERR_SIZE, "module has %u inputs and %u outputs, room for %d and %d",
+                         h.num_inputs, h.num_outputs, *n_in, *n_out);
+      n_inputs = h.num_inputs;
+      total = h.num_inputs + h.num_outputs;
+    } else if (h.num_inputs + h.num_outputs != total || h.num_inputs != n_inputs) {
+      return set_error(c, C7X_ERR_IO, "DYN_INFO: the module's tensor counts changed between pages");
+    }
+    uint32_t want = total - first > C7X_INFO_MAX_TENSORS ? C7X_INFO_MAX_TENSORS : total - first;
+    if (n != sizeof h + (size_t)want * sizeof(c7x_wire_tensor))
+      return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes for tensors %u..%u of %u", n, first,
+                       first + want, total);
+    for (uint32_t i = 0; i < want; i++) {
+      c7x_wire_tensor w;
+      uint32_t k = first + i;
+      memcpy(&w, r + sizeof h + i * sizeof w, sizeof w);
+      from_wire(&w, NULL, k < n_inputs ? &in[k] : &out[k - n_inputs]);
+    }
+    first += want;
+  } while (first < total);
+  *n_in = (int)n_inputs;
+  *n_out = (int)(total - n_inputs);
   return C7X_OK;
 }
 
@@ -522,9 +539,9 @@ static int module_inputs(c7x_client *c, uint32_t handle, const module_info **out
     }
   module_info m;
   memset(&m, 0, sizeof m);
-  c7x_tensor_desc outs[C7X_INFO_MAX_TENSORS];
-  m.n_in = C7X_INFER_MAX_INLINE_INPUTS;
-  m.n_out = C7X_INFO_MAX_TENSORS;
+  c7x_tensor_desc outs[C7X_MAX_TENSORS];
+  m.n_in = C7X_MAX_TENSORS;
+  m.n_out = C7X_MAX_TENSORS;
   int s = c7x_client_dyn_info(c, handle, m.in, &m.n_in, outs, &m.n_out);
   if (s != C7X_OK) return s;
   m.handle = handle;
@@ -570,15 +587,16 @@ int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
 int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
                            const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                            int *n_out, uint64_t *cycles, uint32_t flags) {
-  if (n_in < 0 || n_in > C7X_INFER_MAX_INLINE_INPUTS)
-    return set_error(c, C7X_ERR_INVALID, "%d inputs: at most %d travel in one INFER", n_in,
-                     C7X_INFER_MAX_INLINE_INPUTS);
+  if (n_in < 0 || n_in > C7X_MAX_TENSORS)
+    return set_error(c, C7X_ERR_INVALID, "%d inputs: at most %d", n_in, C7X_MAX_TENSORS);
   if (!inputs && n_in) return set_error(c, C7X_ERR_INVALID, "INFER: no input descriptors");
   int cs = check_inputs(c, handle, inputs, n_in);
   if (cs != C7X_OK) return cs;
-  uint8_t body[C7X_MSG_MAX];
+  /* Up to C7X_INFER_MAX_INLINE_INPUTS descriptors travel in the INFER
+   * message; more go to the staging buffer (after the inputs) and the
+   * request is INFER_LARGE. */
+  c7x_wire_tensor wire[C7X_MAX_TENSORS];
   c7x_infer_req q = {handle, model_id, (uint32_t)n_in, flags};
-  memcpy(body, &q, sizeof q);
   /* Copies go after the create_input allocations. */
   size_t scratch = align64(c->inputs_end > c->input_data_offset ? c->inputs_end : c->input_data_offset);
   for (int i = 0; i < n_in; i++) {
@@ -609,12 +627,26 @@ int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
     w.dtype_code = d->dtype_code;
     w.dtype_bits = d->dtype_bits;
     for (int k = 0; k < d->ndim; k++) w.shape[k] = d->shape[k];
-    memcpy(body + sizeof q + (size_t)i * sizeof w, &w, sizeof w);
+    wire[i] = w;
   }
-  uint8_t r[C7X_MSG_MAX];
-  size_t n = 0;
-  int s = transact(c, C7X_MSG_INFER, body, sizeof q + (size_t)n_in * sizeof(c7x_wire_tensor), r, sizeof r,
-                   &n, NULL);
+  uint8_t body[C7X_MSG_MAX], r[C7X_MSG_MAX];
+  size_t n = 0, descs_bytes = (size_t)n_in * sizeof(c7x_wire_tensor);
+  int s;
+  if (n_in <= C7X_INFER_MAX_INLINE_INPUTS) {
+    memcpy(body, &q, sizeof q);
+    memcpy(body + sizeof q, wire, descs_bytes);
+    s = transact(c, C7X_MSG_INFER, body, sizeof q + descs_bytes, r, sizeof r, &n, NULL);
+  } else {
+    if (scratch > c->staging_size || descs_bytes > c->staging_size - scratch)
+      return set_error(c, C7X_ERR_NOMEM, "INFER: %d input descriptors do not fit the staging buffer", n_in);
+    memcpy(c->staging + scratch, wire, descs_bytes);
+    c7x_infer_large_req lq;
+    memset(&lq, 0, sizeof lq);
+    lq.infer = q;
+    lq.descs_addr = c->staging_addr + scratch;
+    lq.descs_size = (uint32_t)descs_bytes;
+    s = transact(c, C7X_MSG_INFER_LARGE, &lq, sizeof lq, r, sizeof r, &n, NULL);
+  }
   if (s != C7X_OK) return s;
   c7x_infer_resp h;
   if (n < sizeof h) return set_error(c, C7X_ERR_IO, "INFER response of %zu bytes", n);

@@ -26,7 +26,7 @@
 
 #include "c7x_client.h"
 
-enum { MAX_IO = C7X_INFER_MAX_INLINE_INPUTS, MAX_OUT = 64 };
+enum { MAX_IO = C7X_MAX_TENSORS, MAX_OUT = C7X_MAX_TENSORS };
 
 static const char usage[] =
     "usage: c7x_compute COMMAND ...\n"

@@ -51,7 +51,9 @@
 #define C7X_MSG_MODEL_LOAD 0x0020u   /* not served yet: weights travel in modules */
 #define C7X_MSG_INFER 0x0021u
 #define C7X_MSG_MODEL_UNLOAD 0x0022u /* not served yet */
-#define C7X_MSG_INFER_LARGE 0x0023u  /* not served yet */
+/* INFER with the input descriptors in the staging buffer (more than fit a
+ * message: a decode step with many KV-cache tensors). */
+#define C7X_MSG_INFER_LARGE 0x0023u
 
 /* Header status / client return codes. */
 #define C7X_OK 0
@@ -86,6 +88,8 @@
 #define C7X_INFER_MAX_INLINE_INPUTS 6
 #define C7X_INFER_MAX_INLINE_OUTPUTS 5
 #define C7X_INFO_MAX_TENSORS 6
+/* Tensors a module may have on each side (INFER_LARGE, paged DYN_INFO). */
+#define C7X_MAX_TENSORS 64
 
 #if defined(__GNUC__) || defined(__clang__)
 #define C7X_PACKED __attribute__((packed))
@@ -159,12 +163,15 @@ typedef struct C7X_PACKED c7x_dyn_load_resp {
   uint32_t arena_size;
 } c7x_dyn_load_resp;
 
+/* DYN_UNLOAD; DYN_INFO, whose `first` pages through the tensors. */
 typedef struct C7X_PACKED c7x_handle_req {
   uint32_t handle;
-  uint32_t reserved;
+  uint32_t first; /* DYN_INFO: index of the first tensor wanted (inputs, then outputs); else 0 */
 } c7x_handle_req;
 
-/* DYN_INFO response: n_inputs + n_outputs descriptors, data_addr 0. */
+/* DYN_INFO response: the totals, then the descriptors (data_addr 0) of
+ * tensors first, first + 1, … — as many as fit (C7X_INFO_MAX_TENSORS); a
+ * client asks again from the next index until it has them all. */
 typedef struct C7X_PACKED c7x_dyn_info_resp {
   uint32_t num_inputs;
   uint32_t num_outputs;
@@ -179,6 +186,15 @@ typedef struct C7X_PACKED c7x_infer_req {
   uint32_t flags;
   /* then num_inputs c7x_wire_tensor */
 } c7x_infer_req;
+
+/* INFER_LARGE: the INFER fields, then where the num_inputs descriptors lie
+ * in the staging buffer (descs_size = num_inputs · 80 bytes). */
+typedef struct C7X_PACKED c7x_infer_large_req {
+  c7x_infer_req infer;
+  uint64_t descs_addr;
+  uint32_t descs_size;
+  uint32_t reserved;
+} c7x_infer_large_req;
 
 /* Then num_outputs descriptors inline when num_outputs <=
  * C7X_INFER_MAX_INLINE_OUTPUTS; otherwise they are in the result buffer
@@ -195,6 +211,7 @@ typedef struct C7X_PACKED c7x_infer_resp {
 #define C7X_STATIC_ASSERT(name, cond) typedef char c7x_assert_##name[(cond) ? 1 : -1]
 C7X_STATIC_ASSERT(header_16, sizeof(c7x_msg_header) == 16);
 C7X_STATIC_ASSERT(tensor_80, sizeof(c7x_wire_tensor) == 80);
+C7X_STATIC_ASSERT(infer_large_48, sizeof(c7x_infer_large_req) == 32);
 C7X_STATIC_ASSERT(infer_req_fits,
                   sizeof(c7x_msg_header) + sizeof(c7x_infer_req) +
                           C7X_INFER_MAX_INLINE_INPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);

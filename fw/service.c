@@ -198,12 +198,13 @@ static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uin
   fw_module *m = fw_module_find(st, q.handle);
   if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "DYN_INFO: no module with handle %u is loaded", q.handle);
   const tidsp_model_desc *d = m->desc;
-  if (d->n_inputs + d->n_outputs > C7X_INFO_MAX_TENSORS)
-    return error_reply(st, r, h, C7X_ERR_SIZE, "DYN_INFO: %d inputs + %d outputs do not fit one message (at most %d)",
-                       d->n_inputs, d->n_outputs, C7X_INFO_MAX_TENSORS);
+  int32_t total = d->n_inputs + d->n_outputs;
+  if (q.first > (uint32_t)total)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_INFO: first tensor %u, the module has %d", q.first, total);
+  int32_t end = total - (int32_t)q.first > C7X_INFO_MAX_TENSORS ? (int32_t)q.first + C7X_INFO_MAX_TENSORS : total;
   c7x_dyn_info_resp p = {(uint32_t)d->n_inputs, (uint32_t)d->n_outputs};
   put(r, &p, sizeof p);
-  for (int32_t i = 0; i < d->n_inputs + d->n_outputs; i++) {
+  for (int32_t i = (int32_t)q.first; i < end; i++) {
     c7x_wire_tensor w;
     info_to_wire(i < d->n_inputs ? &d->inputs[i] : &d->outputs[i - d->n_inputs], 0, &w);
     put(r, &w, sizeof w);
@@ -251,16 +252,11 @@ static int check_input(const fw_state *st, const c7x_wire_tensor *w, const tidsp
   return C7X_OK;
 }
 
-static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body,
-                       size_t body_len) {
-  c7x_infer_req q;
-  memcpy(&q, body, sizeof q);
-  if (q.num_inputs > C7X_INFER_MAX_INLINE_INPUTS)
-    return error_reply(st, r, h, C7X_ERR_INVALID, "INFER: %u inputs, at most %d travel inline",
-                       q.num_inputs, C7X_INFER_MAX_INLINE_INPUTS);
-  if (body_len != sizeof q + q.num_inputs * sizeof(c7x_wire_tensor))
-    return error_reply(st, r, h, C7X_ERR_SIZE, "INFER: %zu body bytes for %u inputs (expected %zu)",
-                       body_len, q.num_inputs, sizeof q + q.num_inputs * sizeof(c7x_wire_tensor));
+/* INFER and INFER_LARGE once their input descriptors are found (`descs`:
+ * num_inputs packed c7x_wire_tensor, in the message or the staging
+ * buffer). */
+static size_t run_infer(fw_state *st, reply *r, const c7x_msg_header *h, c7x_infer_req q,
+                        const uint8_t *descs) {
   fw_module *m = fw_module_find(st, q.handle);
   if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "INFER: no module with handle %u is loaded", q.handle);
   if (q.model_id != 0)
@@ -273,12 +269,12 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
     return error_reply(st, r, h, C7X_ERR_TENSOR, "INFER: model '%s' takes %d input%s, got %u", d->name,
                        d->n_inputs, d->n_inputs == 1 ? "" : "s", q.num_inputs);
 
-  tidsp_dsp_tensor in[C7X_INFER_MAX_INLINE_INPUTS], out[FW_MAX_TENSORS];
+  tidsp_dsp_tensor in[FW_MAX_TENSORS], out[FW_MAX_TENSORS];
   c7x_wire_tensor wout[FW_MAX_TENSORS];
   char err[400];
   for (uint32_t i = 0; i < q.num_inputs; i++) {
     c7x_wire_tensor w;
-    memcpy(&w, body + sizeof q + i * sizeof w, sizeof w);
+    memcpy(&w, descs + i * sizeof w, sizeof w);
     int s = check_input(st, &w, &d->inputs[i], (int)i, &in[i], err, sizeof err);
     if (s != C7X_OK) return error_reply(st, r, h, s, "INFER: %s", err);
   }
@@ -345,6 +341,38 @@ static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const ui
   return finish(st, r, h, C7X_OK);
 }
 
+static size_t do_infer(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body,
+                       size_t body_len) {
+  c7x_infer_req q;
+  memcpy(&q, body, sizeof q);
+  if (q.num_inputs > C7X_INFER_MAX_INLINE_INPUTS)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "INFER: %u inputs, at most %d travel inline (more: INFER_LARGE)",
+                       q.num_inputs, C7X_INFER_MAX_INLINE_INPUTS);
+  if (body_len != sizeof q + q.num_inputs * sizeof(c7x_wire_tensor))
+    return error_reply(st, r, h, C7X_ERR_SIZE, "INFER: %zu body bytes for %u inputs (expected %zu)",
+                       body_len, q.num_inputs, sizeof q + q.num_inputs * sizeof(c7x_wire_tensor));
+  return run_infer(st, r, h, q, body + sizeof q);
+}
+
+static size_t do_infer_large(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
+  c7x_infer_large_req q;
+  memcpy(&q, body, sizeof q);
+  if (q.infer.num_inputs > FW_MAX_TENSORS)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "INFER_LARGE: %u inputs, at most %d", q.infer.num_inputs,
+                       FW_MAX_TENSORS);
+  if (q.descs_size != q.infer.num_inputs * sizeof(c7x_wire_tensor))
+    return error_reply(st, r, h, C7X_ERR_SIZE, "INFER_LARGE: %u descriptor bytes for %u inputs (expected %zu)",
+                       q.descs_size, q.infer.num_inputs, q.infer.num_inputs * sizeof(c7x_wire_tensor));
+  const uint8_t *descs = staging_ptr(st, q.descs_addr, q.descs_size);
+  if (!descs && q.descs_size)
+    return error_reply(st, r, h, C7X_ERR_ADDR,
+                       "INFER_LARGE: descriptors 0x%llx (+%u bytes) are not inside the staging buffer",
+                       (unsigned long long)q.descs_addr, q.descs_size);
+  /* the descriptors are copied out as they are read: staging is the
+   * client's, the run must not depend on it changing underneath */
+  return run_infer(st, r, h, q.infer, descs ? descs : body);
+}
+
 static size_t do_fault(fw_state *st, reply *r, const c7x_msg_header *h) {
   c7x_fault_resp p;
   memset(&p, 0, sizeof p);
@@ -375,7 +403,8 @@ static int body_size(uint32_t type, size_t *need, int *at_least) {
     case C7X_MSG_DYN_LOAD: *need = sizeof(c7x_dyn_load_req); return 1;
     case C7X_MSG_DYN_UNLOAD: case C7X_MSG_DYN_INFO: *need = sizeof(c7x_handle_req); return 1;
     case C7X_MSG_INFER: *need = sizeof(c7x_infer_req); *at_least = 1; return 1;
-    case C7X_MSG_MODEL_LOAD: case C7X_MSG_MODEL_UNLOAD: case C7X_MSG_INFER_LARGE:
+    case C7X_MSG_INFER_LARGE: *need = sizeof(c7x_infer_large_req); return 1;
+    case C7X_MSG_MODEL_LOAD: case C7X_MSG_MODEL_UNLOAD:
       *need = 0; *at_least = 1; return 1;
     default: return 0;
   }
@@ -413,13 +442,14 @@ size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *re
     case C7X_MSG_DYN_UNLOAD: return do_unload(st, &r, &h, body);
     case C7X_MSG_DYN_INFO: return do_info(st, &r, &h, body);
     case C7X_MSG_INFER: return do_infer(st, &r, &h, body, body_len);
+    case C7X_MSG_INFER_LARGE: return do_infer_large(st, &r, &h, body);
     case C7X_MSG_RESET:
       return error_reply(st, &r, &h, C7X_ERR_OP, "RESET: a bare 16-byte header resets the firmware; "
                          "this one has a body or a wrong length");
     default:
       return error_reply(st, &r, &h, C7X_ERR_OP,
                          "message type 0x%x is not served by this firmware (weights travel in "
-                         "modules; at most %d inputs travel inline)",
-                         h.type, C7X_INFER_MAX_INLINE_INPUTS);
+                         "modules)",
+                         h.type);
   }
 }

@@ -213,13 +213,12 @@ def test_llama_style_rmsnorm_mlp_matches_ort(tmp_path):
 
 def test_kv_cache_decode_step_through_the_firmware(tmp_path):
     """The decode step as a C7x module (c7x_sdpa_decode resolved against the
-    firmware's exports), driven as on the board: three inputs (hidden state,
-    both caches; the mask a constant: a request carries at most six tensor
-    descriptors, INFER_LARGE is not served yet), three outputs (attention
-    output, both grown caches), each byte-identical to the same build run on
-    the host."""
+    firmware's exports), driven as on the board: four inputs (hidden state,
+    both caches, the mask), three outputs (attention output, both grown
+    caches; DYN_INFO answers the seven in two pages), each byte-identical to
+    the same build run on the host."""
     import deploy_util
-    ins = _decode_step_model(tmp_path / "step.onnx", mask_input=False)
+    ins = _decode_step_model(tmp_path / "step.onnx")
     target = "c_static_lib -mcpu=c7x"
     cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "mod", "-t", target, "--emit=module", "-q")
     cstatic("compile", tmp_path / "step.onnx", "-o", tmp_path / "host", "-t", target, "-q")

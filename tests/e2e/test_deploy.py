@@ -360,3 +360,61 @@ def test_malformed_packets_get_error_responses(firmware):
         assert (t, seq, status) == (0x1001, 8, 0)
     finally:
         s.close()
+
+
+def test_many_tensors_through_the_firmware(tmp_path):
+    """A module with 8 inputs and 9 outputs (as a decode step with the KV
+    caches of several layers has): the client pages DYN_INFO (17 tensors,
+    six per message), sends the input descriptors through the staging
+    buffer (INFER_LARGE: more than six do not fit a message) and reads the
+    output descriptors from the result buffer; every output equals
+    `cstatic run`'s."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    import deploy_util
+    from cstatic_cli import cstatic
+    n = 8
+    nodes, outs = [], []
+    acc = "a0"
+    for i in range(1, n):
+        nodes.append(helper.make_node("Add", [acc, f"a{i}"], [f"s{i}"]))
+        acc = f"s{i}"
+    nodes.append(helper.make_node("Identity", [acc], ["sum"]))
+    outs.append(helper.make_tensor_value_info("sum", TensorProto.FLOAT, [4]))
+    for i in range(n):
+        nodes.append(helper.make_node("Mul", [f"a{i}", "two"], [f"d{i}"]))
+        outs.append(helper.make_tensor_value_info(f"d{i}", TensorProto.FLOAT, [4]))
+    g = helper.make_graph(nodes, "many", [helper.make_tensor_value_info(f"a{i}", TensorProto.FLOAT, [4])
+                                          for i in range(n)], outs,
+                          [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "many.onnx")
+    target = "c_static_lib -mcpu=c7x"
+    cstatic("compile", tmp_path / "many.onnx", "-o", tmp_path / "mod", "-t", target, "--emit=module", "-q")
+    cstatic("compile", tmp_path / "many.onnx", "-o", tmp_path / "host", "-t", target, "-q")
+    rng = np.random.default_rng(0)
+    run_args, fw_args = [], []
+    for i in range(n):
+        a = rng.standard_normal(4).astype(np.float32)
+        np.save(tmp_path / f"a{i}.npy", a)
+        a.tofile(tmp_path / f"a{i}.bin")
+        run_args += ["--input", tmp_path / f"a{i}.npy"]
+        fw_args += ["-i", tmp_path / f"a{i}.bin"]
+    names = ["sum"] + [f"d{i}" for i in range(n)]
+    cstatic("run", tmp_path / "host", *run_args, *[a for o in names for a in ("--output", tmp_path / f"{o}.npy")])
+    (tmp_path / "fw").mkdir()
+    fw = deploy_util.Firmware(tmp_path / "fw")
+    try:
+        h = fw.load(tmp_path / "mod" / "lib0.out")
+        info = fw.compute("info", h).stdout
+        assert info.count("input") >= n and info.count("output") >= n + 1, info
+        fw.compute("infer", h, 0, *fw_args, *[a for o in names for a in ("-o", tmp_path / f"{o}.bin")])
+        for o in names:
+            want = np.load(tmp_path / f"{o}.npy").astype(np.float32)
+            assert (tmp_path / f"{o}.bin").read_bytes() == want.tobytes(), f"output {o} differs"
+        fw.compute("unload", h)
+    finally:
+        fw.stop()
