@@ -145,7 +145,8 @@ class _Function:
 
 
 class C7xVirtualMachine:
-    MAX_OUTPUTS = 64
+    MAX_TENSORS = 64  # per side (C7X_MAX_TENSORS)
+    MAX_OUTPUTS = MAX_TENSORS
 
     def __init__(self, module_path, socket=None, timeout_s=None):
         self._lib = _load_library()
@@ -178,9 +179,9 @@ class C7xVirtualMachine:
         self._check(self._lib.c7x_client_dyn_load(self._client, os.fsencode(self._module_path),
                                                   ctypes.byref(h)), f"loading {self._module_path}")
         self._handle = h.value
-        ins = (_C7xTensorDesc * 6)()
-        outs = (_C7xTensorDesc * 6)()
-        n_in, n_out = ctypes.c_int(6), ctypes.c_int(6)
+        ins = (_C7xTensorDesc * self.MAX_TENSORS)()
+        outs = (_C7xTensorDesc * self.MAX_TENSORS)()
+        n_in, n_out = ctypes.c_int(self.MAX_TENSORS), ctypes.c_int(self.MAX_TENSORS)
         self._check(self._lib.c7x_client_dyn_info(self._client, self._handle, ins, ctypes.byref(n_in),
                                                   outs, ctypes.byref(n_out)), "module info")
         self.input_specs = [(_shape(ins[i]), _dtype(ins[i])) for i in range(n_in.value)]

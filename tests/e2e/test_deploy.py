@@ -416,5 +416,12 @@ def test_many_tensors_through_the_firmware(tmp_path):
             want = np.load(tmp_path / f"{o}.npy").astype(np.float32)
             assert (tmp_path / f"{o}.bin").read_bytes() == want.tobytes(), f"output {o} differs"
         fw.compute("unload", h)
+        # the Python client too (C7xVirtualMachine over the same library)
+        from cstatic.c7x import C7xVirtualMachine
+        with C7xVirtualMachine(tmp_path / "mod" / "lib0.out", socket=fw.sock) as vm:
+            assert len(vm.input_specs) == n and len(vm.output_specs) == n + 1
+            ys = vm["main"](*[np.load(tmp_path / f"a{i}.npy") for i in range(n)])
+            for o, y in zip(names, ys):
+                assert y.tobytes() == np.load(tmp_path / f"{o}.npy").astype(np.float32).tobytes(), o
     finally:
         fw.stop()
