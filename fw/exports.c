@@ -91,6 +91,7 @@ static const fw_export table[] = {
     E(tidsp_layer_norm_i8__ref, "runtime"),
     E(tidsp_gather, "runtime"),
     E(tidsp_where, "runtime"),
+    E(tidsp_expand, "runtime"),
     E(c7x_dequantize_vecmatmul, "runtime"),
     E(c7x_sdpa_decode, "runtime"),
     E(tidsp_softmax_i8, "runtime"),

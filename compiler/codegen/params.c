@@ -63,7 +63,8 @@ static const char *const binary_ops[] = {"TIDSP_BINARY_ADD", "TIDSP_BINARY_SUB",
 static const char *const unary_ops[] = {"TIDSP_UNARY_RELU", "TIDSP_UNARY_CLIP", "TIDSP_UNARY_SIGMOID",
                                         "TIDSP_UNARY_HARDSIGMOID", "TIDSP_UNARY_HARDSWISH", "TIDSP_UNARY_ERF",
                                         "TIDSP_UNARY_GELU", "TIDSP_UNARY_GELU_TANH", "TIDSP_UNARY_SQRT",
-                                        "TIDSP_UNARY_NEG", "TIDSP_UNARY_RECIPROCAL"};
+                                        "TIDSP_UNARY_NEG", "TIDSP_UNARY_RECIPROCAL", "TIDSP_UNARY_TANH",
+                                        "TIDSP_UNARY_EXP", "TIDSP_UNARY_SIN", "TIDSP_UNARY_COS"};
 static const char *const pad_modes[] = {"TIDSP_PAD_CONSTANT", "TIDSP_PAD_EDGE", "TIDSP_PAD_REFLECT"};
 #define ENUM(f, name, v, table) field_enum(f, name, v, table, (int)(sizeof table / sizeof table[0]))
 
@@ -385,6 +386,14 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       char text[128];
       snprintf(text, sizeof text, ".axis_len = %s", name);
       field_text(&f, text);
+      break;
+    }
+    case CS_OP_K_EXPAND: {
+      int r = clamp_rank(k->expand.rank);
+      field_int(&f, "rank", k->expand.rank);
+      field_ints(&f, "shape", k->expand.shape, r);
+      field_ints(&f, "in_stride", k->expand.in_stride, r);
+      field_int(&f, "elem_size", k->expand.elem_size);
       break;
     }
     case CS_OP_K_WHERE: {

@@ -32,12 +32,15 @@ static const op_rule op_rules[] = {
     {CS_OP_CLIP, 1, 3, 1, 1, D_NUM},
     {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL},
     {CS_OP_CONV, 2, 3, 1, 1, D_F},
+    {CS_OP_COS, 1, 1, 1, 1, D_F},
     {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
      M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
          M(CS_DTYPE_I32)},
     {CS_OP_DIV, 2, 2, 1, 1, D_NUM},
     {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
     {CS_OP_ERF, 1, 1, 1, 1, D_F},
+    {CS_OP_EXP, 1, 1, 1, 1, D_F},
+    {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
     {CS_OP_GATHER, 2, 2, 1, 1, D_ALL},
     {CS_OP_GELU, 1, 1, 1, 1, D_F},
@@ -60,12 +63,14 @@ static const op_rule op_rules[] = {
      D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL},
     {CS_OP_SIGMOID, 1, 1, 1, 1, D_F},
+    {CS_OP_SIN, 1, 1, 1, 1, D_F},
     {CS_OP_SLICE, 3, 5, 1, 1, D_ALL},
     {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
     {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
     {CS_OP_SQRT, 1, 1, 1, 1, D_F},
     {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
     {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
+    {CS_OP_TANH, 1, 1, 1, 1, D_F},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL)},
@@ -254,6 +259,23 @@ static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
   cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
                               "axis", &axis);
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
+}
+
+/* Expand(input, shape: constant int64): numpy broadcast of the input's
+ * shape and `shape` (either may be the larger). */
+static cs_status infer_expand(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  int64_t want[CS_MAX_RANK];
+  int cnt = 0;
+  cs_status st = cs_onnx_const_ints(c, n, 1, "shape", want, CS_MAX_RANK, &cnt);
+  if (st != CS_OK) return st;
+  cs_value target = *x;
+  target.rank = cnt;
+  for (int i = 0; i < cnt; i++) target.shape[i] = want[i];
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  st = broadcast(c, n, x, &target, &rank, shape);
+  return st != CS_OK ? st : cs_onnx_set_out(c, n, 0, x->dtype, rank, shape);
 }
 
 /* Where(cond: bool, X, Y): X and Y one dtype, all three broadcast. */
@@ -495,6 +517,10 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_SQRT:
     case CS_OP_NEG:
     case CS_OP_RECIPROCAL:
+    case CS_OP_TANH:
+    case CS_OP_EXP:
+    case CS_OP_SIN:
+    case CS_OP_COS:
     case CS_OP_SIGMOID:
     case CS_OP_HARD_SIGMOID:
     case CS_OP_HARD_SWISH:
@@ -503,6 +529,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_SOFTMAX: return infer_softmax(c, n);
     case CS_OP_GELU: return infer_gelu(c, n);
     case CS_OP_WHERE: return infer_where(c, n);
+    case CS_OP_EXPAND: return infer_expand(c, n);
     case CS_OP_LAYER_NORMALIZATION: return infer_layer_norm(c, n);
     case CS_OP_DROPOUT: return infer_dropout(c, n);
     case CS_OP_GEMM: return infer_gemm(c, n);

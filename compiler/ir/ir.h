@@ -162,6 +162,7 @@ typedef union cs_kparams {
   tidsp_pad_params pad;
   tidsp_gather_params gather;
   tidsp_where_params where;
+  tidsp_expand_params expand;
   size_t copy_bytes;
 } cs_kparams;
 

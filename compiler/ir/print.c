@@ -208,6 +208,10 @@ static void print_kparams(const cs_node *n, FILE *f) {
       fprintf(f, "n_inputs=%d outer=%d inner_bytes=%d", (int)k->concat.n_inputs,
               (int)k->concat.outer, (int)k->concat.inner_bytes);
       break;
+    case CS_OP_K_EXPAND:
+      print_i32s("out", k->expand.rank, k->expand.shape, f);
+      fprintf(f, " elem=%d", (int)k->expand.elem_size);
+      break;
     case CS_OP_K_WHERE:
       print_i32s("out", k->where.bc.rank, k->where.bc.shape, f);
       fprintf(f, " elem=%d", (int)k->where.elem_size);

@@ -17,7 +17,7 @@ static int preserves_dtype(cs_op op) {
   switch (op) {
     case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
     case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_CONCAT:
-    case CS_OP_MAX_POOL: case CS_OP_PAD: case CS_OP_IDENTITY: case CS_OP_GATHER:
+    case CS_OP_MAX_POOL: case CS_OP_PAD: case CS_OP_IDENTITY: case CS_OP_GATHER: case CS_OP_EXPAND:
       return 1;
     default:
       return 0;

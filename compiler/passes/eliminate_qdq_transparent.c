@@ -3,7 +3,8 @@
  *
  *   op( DQ(x:i8) ) → DQ( op(x) )      op ∈ {Reshape, Flatten, Transpose,
  *                                      Squeeze, Unsqueeze, Slice, Split,
- *                                      MaxPool, Concat (equal params)}
+ *                                      MaxPool, Gather, Expand,
+ *                                      Concat (equal params)}
  *   Q( Concat( DQ(x0), DQ(x1), … ) ) → Concat( x0', x1', … )
  *        xi' = xi, or k_lut_i8 rescaling xi to the Q's parameters
  *
@@ -23,6 +24,7 @@ static int is_movement(cs_op op) {
   switch (op) {
     case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
     case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_MAX_POOL: case CS_OP_GATHER:
+    case CS_OP_EXPAND:
       return 1;
     default:
       return 0;

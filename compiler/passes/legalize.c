@@ -226,6 +226,10 @@ static cs_status lower_unary(cs_graph *g, int id) {
     case CS_OP_SQRT: p.op = TIDSP_UNARY_SQRT; break;
     case CS_OP_NEG: p.op = TIDSP_UNARY_NEG; break;
     case CS_OP_RECIPROCAL: p.op = TIDSP_UNARY_RECIPROCAL; break;
+    case CS_OP_TANH: p.op = TIDSP_UNARY_TANH; break;
+    case CS_OP_EXP: p.op = TIDSP_UNARY_EXP; break;
+    case CS_OP_SIN: p.op = TIDSP_UNARY_SIN; break;
+    case CS_OP_COS: p.op = TIDSP_UNARY_COS; break;
     case CS_OP_GELU:
       p.op = strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? TIDSP_UNARY_GELU
                                                                             : TIDSP_UNARY_GELU_TANH;
@@ -443,6 +447,25 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
   n->n_outputs = 1;
   n->k.layer_norm = p;
+  return CS_OK;
+}
+
+/* Expand on any dtype: a broadcast copy (the shape input is constant). */
+static cs_status lower_expand(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, n->outputs[0]);
+  tidsp_expand_params p;
+  memset(&p, 0, sizeof p);
+  tidsp_broadcast bc;
+  if (!cs_broadcast_init(x, x, y, &bc)) return unsupported(n, "the input does not broadcast to the output");
+  p.rank = bc.rank;
+  memcpy(p.shape, bc.shape, sizeof p.shape);
+  memcpy(p.in_stride, bc.a_stride, sizeof p.in_stride);
+  p.elem_size = (int32_t)cs_dtype_size(y->dtype);
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_EXPAND, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.expand = p;
   return CS_OK;
 }
 
@@ -730,7 +753,8 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_POW: st = lower_binary(g, i); break;
       case CS_OP_RELU: case CS_OP_CLIP: case CS_OP_SIGMOID: case CS_OP_HARD_SIGMOID:
       case CS_OP_HARD_SWISH: case CS_OP_ERF: case CS_OP_GELU: case CS_OP_SQRT: case CS_OP_NEG:
-      case CS_OP_RECIPROCAL: st = lower_unary(g, i); break;
+      case CS_OP_RECIPROCAL: case CS_OP_TANH: case CS_OP_EXP: case CS_OP_SIN: case CS_OP_COS:
+        st = lower_unary(g, i); break;
       case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
       case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;
@@ -741,6 +765,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_SLICE: st = lower_slice(g, i); break;
       case CS_OP_GATHER: st = lower_gather(g, i); break;
       case CS_OP_WHERE: st = lower_where(g, i); break;
+      case CS_OP_EXPAND: st = lower_expand(g, i); break;
       case CS_OP_SPLIT: st = lower_split(g, i); break;
       case CS_OP_CONCAT: st = lower_concat(g, i); break;
       case CS_OP_PAD: st = lower_pad(g, i); break;

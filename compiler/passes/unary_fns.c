@@ -35,6 +35,10 @@ static float gelu_tanh(float x, const float *a) { (void)a; return runtime_unary(
 static float sqrt_fn(float x, const float *a) { (void)a; return sqrtf(x); }
 static float neg(float x, const float *a) { (void)a; return -x; }
 static float reciprocal(float x, const float *a) { (void)a; return 1.0f / x; }
+static float tanh_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_TANH); }
+static float exp_fn(float x, const float *a) { (void)a; return expf(x); }
+static float sin_fn(float x, const float *a) { (void)a; return sinf(x); }
+static float cos_fn(float x, const float *a) { (void)a; return cosf(x); }
 
 static int const_scalar(cs_graph *g, const cs_node *n, int idx, float *out) {
   if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1; /* absent: keep default */
@@ -53,6 +57,10 @@ cs_unary_fn cs_unary_fn_of(cs_graph *g, const cs_node *n, float args[2]) {
     case CS_OP_SQRT: return sqrt_fn;
     case CS_OP_NEG: return neg;
     case CS_OP_RECIPROCAL: return reciprocal;
+    case CS_OP_TANH: return tanh_fn;
+    case CS_OP_EXP: return exp_fn;
+    case CS_OP_SIN: return sin_fn;
+    case CS_OP_COS: return cos_fn;
     case CS_OP_GELU:
       return strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? gelu : gelu_tanh;
     case CS_OP_HARD_SIGMOID:

@@ -368,7 +368,11 @@ typedef enum tidsp_unary_op {
   TIDSP_UNARY_GELU_TANH = 7, /* ONNX Gelu, approximate = "tanh" */
   TIDSP_UNARY_SQRT = 8,      /* IEEE sqrtf */
   TIDSP_UNARY_NEG = 9,
-  TIDSP_UNARY_RECIPROCAL = 10 /* 1 / x, one rounding */
+  TIDSP_UNARY_RECIPROCAL = 10, /* 1 / x, one rounding */
+  TIDSP_UNARY_TANH = 11,       /* MLAS's tanh, as ORT's Tanh */
+  TIDSP_UNARY_EXP = 12,        /* expf, sinf, cosf: the C library's (ORT's */
+  TIDSP_UNARY_SIN = 13,        /* Eigen polynomials differ in the last   */
+  TIDSP_UNARY_COS = 14         /* bits) */
 } tidsp_unary_op;
 
 typedef struct tidsp_unary_f32_params {
@@ -554,6 +558,18 @@ typedef struct tidsp_slice_params {
 
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
 int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
+
+/* Expand: x broadcast to the output shape (numpy rules), any dtype of
+ * elem_size bytes; in_stride is x's element stride per output dim (0 where
+ * x is broadcast). */
+typedef struct tidsp_expand_params {
+  int32_t rank;
+  int32_t shape[TIDSP_MAX_RANK];
+  int32_t in_stride[TIDSP_MAX_RANK];
+  int32_t elem_size;
+} tidsp_expand_params;
+
+int32_t tidsp_expand(const tidsp_expand_params *p, const void *x, void *y);
 
 /* Where: out = cond ? x : y elementwise with numpy broadcasting (bc's a is
  * x, b is y; c_stride the condition's strides per output dim), any dtype of

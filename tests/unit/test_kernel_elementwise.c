@@ -374,7 +374,7 @@ static void test_unary_f32(void) {
   for (i = 0; i < N; i++)
     x[i] = -5.0f + 0.1f * (float)i;
   y = guarded(sizeof(x));
-  for (op = 0; op <= TIDSP_UNARY_RECIPROCAL; op++) {
+  for (op = 0; op <= TIDSP_UNARY_COS; op++) {
     memset(&p, 0, sizeof(p));
     p.n = N;
     p.op = op;
@@ -398,7 +398,11 @@ static void test_unary_f32(void) {
         break;
       case TIDSP_UNARY_SQRT: want = sqrt(v); break;
       case TIDSP_UNARY_NEG: want = -v; break;
-      default: want = 1.0 / (double)x[i]; break;
+      case TIDSP_UNARY_RECIPROCAL: want = 1.0 / (double)x[i]; break;
+      case TIDSP_UNARY_TANH: want = tanh(v); break;
+      case TIDSP_UNARY_EXP: want = exp(v); break;
+      case TIDSP_UNARY_SIN: want = sin(v); break;
+      default: want = cos(v); break;
       }
       if (isnan(want) || isinf(want)) {
         CHECK_MSG(isnan(want) ? isnan(y[i]) : y[i] == (float)want, "unary op %d x %g: got %g want %g", op, v,
@@ -411,7 +415,7 @@ static void test_unary_f32(void) {
     CHECK(guards_ok(y, sizeof(x)));
   }
   guarded_free(y);
-  p.op = TIDSP_UNARY_RECIPROCAL + 1;
+  p.op = TIDSP_UNARY_COS + 1;
   CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
   p.op = TIDSP_UNARY_CLIP;
   p.lo = 3.0f;

@@ -1,6 +1,8 @@
 /*
  * unary_f32.c — float Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Erf,
- * Gelu (both forms), Sqrt, Neg, Reciprocal.
+ * Gelu (both forms), Sqrt, Neg, Reciprocal, Tanh (MLAS's, bit for bit as
+ * ORT), Exp, Sin, Cos (the C library's: ORT's Eigen versions may differ in
+ * the last bit).
  * In place (y == x) is allowed.
  *
  * Rounded as ONNX Runtime's CPU kernels: Sigmoid is MLAS's logistic
@@ -68,6 +70,22 @@ int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
   case TIDSP_UNARY_RECIPROCAL:
     for (i = 0; i < p->n; i++)
       y[i] = 1.0f / x[i];
+    break;
+  case TIDSP_UNARY_TANH:
+    for (i = 0; i < p->n; i++)
+      y[i] = tidsp_ort_tanh(x[i]);
+    break;
+  case TIDSP_UNARY_EXP:
+    for (i = 0; i < p->n; i++)
+      y[i] = expf(x[i]);
+    break;
+  case TIDSP_UNARY_SIN:
+    for (i = 0; i < p->n; i++)
+      y[i] = sinf(x[i]);
+    break;
+  case TIDSP_UNARY_COS:
+    for (i = 0; i < p->n; i++)
+      y[i] = cosf(x[i]);
     break;
   case TIDSP_UNARY_GELU_TANH:
     for (i = 0; i < p->n; i++)

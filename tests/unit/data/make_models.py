@@ -263,7 +263,7 @@ def unsupported():
         oh.make_node("Relu", ["x"], ["a"], name="ok_relu"),
         oh.make_node("LSTM", ["a", "W", "R"], ["b"], name="lstm_1", hidden_size=2),
         oh.make_node("Foo", ["b"], ["c"], name="n7", domain="com.x"),
-        oh.make_node("Cos", ["c"], ["d"]),  # unnamed
+        oh.make_node("Det", ["c"], ["d"]),  # unnamed
     ]
     g = oh.make_graph(nodes, "unsup",
                       [vi("x", TP.FLOAT, [1, 2, 4]), vi("W", TP.FLOAT, [1, 8, 4]),
