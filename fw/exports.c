@@ -92,6 +92,7 @@ static const fw_export table[] = {
     E(tidsp_gather, "runtime"),
     E(tidsp_where, "runtime"),
     E(tidsp_expand, "runtime"),
+    E(tidsp_cast, "runtime"),
     E(c7x_dequantize_vecmatmul, "runtime"),
     E(c7x_sdpa_decode, "runtime"),
     E(tidsp_softmax_i8, "runtime"),

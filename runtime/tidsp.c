@@ -21,6 +21,7 @@ size_t tidsp_dtype_size(int32_t dtype) {
     return 4;
   case TIDSP_DTYPE_I8:
   case TIDSP_DTYPE_U8:
+  case TIDSP_DTYPE_BOOL:
     return 1;
   case TIDSP_DTYPE_I16:
   case TIDSP_DTYPE_U16:

@@ -31,12 +31,13 @@ static const struct {
     {"<i4", TIDSP_DTYPE_I32, 4, "int32"},   {"<i8", TIDSP_DTYPE_I64, 8, "int64"},
     {"<f2", 0, 2, "float16"},               {"<f8", 0, 8, "float64"},
     {"<u2", 0, 2, "uint16"},                {"<u4", 0, 4, "uint32"},
-    {"<u8", 0, 8, "uint64"},                {"|b1", 0, 1, "bool"},
+    {"<u8", 0, 8, "uint64"},                {"|b1", TIDSP_DTYPE_BOOL, 1, "bool"},
 };
 
 const char *cs_npy_dtype_name(int32_t dtype) {
   switch (dtype) {
     case TIDSP_DTYPE_F32: return "float32";
+    case TIDSP_DTYPE_BOOL: return "bool";
     case TIDSP_DTYPE_I8: return "int8";
     case TIDSP_DTYPE_U8: return "uint8";
     case TIDSP_DTYPE_I16: return "int16";

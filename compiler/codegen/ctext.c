@@ -96,6 +96,7 @@ const char *cs_cg_tidsp_dtype_name(cs_dtype t) {
     case CS_DTYPE_U16: return "TIDSP_DTYPE_U16";
     case CS_DTYPE_I32: return "TIDSP_DTYPE_I32";
     case CS_DTYPE_I64: return "TIDSP_DTYPE_I64";
+    case CS_DTYPE_BOOL: return "TIDSP_DTYPE_BOOL";
     default: return "0";
   }
 }

@@ -59,6 +59,7 @@ static const cs_kernel_info kernels[] = {
     {CS_OP_K_GATHER, "tidsp_gather", "tidsp_gather_params", 2, {ANY, ANY}, 0, ANY, NULL},
     {CS_OP_K_WHERE, "tidsp_where", "tidsp_where_params", 3, {ANY, ANY, ANY}, 0, ANY, NULL},
     {CS_OP_K_EXPAND, "tidsp_expand", "tidsp_expand_params", 1, {ANY}, 0, ANY, NULL},
+    {CS_OP_K_CAST, "tidsp_cast", "tidsp_cast_params", 1, {ANY}, 0, ANY, NULL},
     {CS_OP_K_DEQUANT_VECMATMUL, "c7x_dequantize_vecmatmul", NULL, 3, {F32, I8, F32}, 0, F32, NULL},
     {CS_OP_K_SDPA_DECODE, "c7x_sdpa_decode", NULL, 4, {F32, F32, F32, F32}, 1u << 3, F32, NULL},
     /* MMALIB offload (-mmalib=1): the spec's extern symbols, no param

@@ -57,7 +57,7 @@ static void field_enum(fields *f, const char *name, int32_t v, const char *const
 static const char *const requant_kinds[] = {"TIDSP_REQUANT_FLOAT", "TIDSP_REQUANT_Q31"};
 static const char *const dtypes[] = {NULL, "TIDSP_DTYPE_F32", "TIDSP_DTYPE_I8", "TIDSP_DTYPE_U8",
                                      "TIDSP_DTYPE_I16", "TIDSP_DTYPE_U16", "TIDSP_DTYPE_I32",
-                                     "TIDSP_DTYPE_I64"};
+                                     "TIDSP_DTYPE_I64", "TIDSP_DTYPE_BOOL"};
 static const char *const binary_ops[] = {"TIDSP_BINARY_ADD", "TIDSP_BINARY_SUB", "TIDSP_BINARY_MUL",
                                          "TIDSP_BINARY_DIV", "TIDSP_BINARY_POW"};
 static const char *const unary_ops[] = {"TIDSP_UNARY_RELU", "TIDSP_UNARY_CLIP", "TIDSP_UNARY_SIGMOID",
@@ -388,6 +388,11 @@ static cs_status params_body(const cs_node *n, fields *fp, const char *name, cs_
       field_text(&f, text);
       break;
     }
+    case CS_OP_K_CAST:
+      field_int(&f, "n", k->cast.n);
+      ENUM(&f, "from", k->cast.from, dtypes);
+      ENUM(&f, "to", k->cast.to, dtypes);
+      break;
     case CS_OP_K_EXPAND: {
       int r = clamp_rank(k->expand.rank);
       field_int(&f, "rank", k->expand.rank);

@@ -29,6 +29,7 @@ typedef struct op_rule {
 static const op_rule op_rules[] = {
     {CS_OP_ADD, 2, 2, 1, 1, D_NUM},
     {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F},
+    {CS_OP_CAST, 1, 1, 1, 1, D_ALL},
     {CS_OP_CLIP, 1, 3, 1, 1, D_NUM},
     {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL},
     {CS_OP_CONV, 2, 3, 1, 1, D_F},
@@ -259,6 +260,17 @@ static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
   cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
                               "axis", &axis);
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
+}
+
+/* Cast: the input's shape in dtype `to` (float32, the integer types we
+ * have and bool; float16/double/string are refused by name). */
+static cs_status infer_cast(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  int64_t to = cs_node_attr_int(n, "to", 0);
+  cs_dtype dt = cs_onnx_dtype((int32_t)to);
+  if (dt == CS_DTYPE_UNDEF)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "cast to %s is not supported", cs_onnx_dtype_name((int32_t)to));
+  return cs_onnx_set_out(c, n, 0, dt, x->rank, x->shape);
 }
 
 /* Expand(input, shape: constant int64): numpy broadcast of the input's
@@ -530,6 +542,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_GELU: return infer_gelu(c, n);
     case CS_OP_WHERE: return infer_where(c, n);
     case CS_OP_EXPAND: return infer_expand(c, n);
+    case CS_OP_CAST: return infer_cast(c, n);
     case CS_OP_LAYER_NORMALIZATION: return infer_layer_norm(c, n);
     case CS_OP_DROPOUT: return infer_dropout(c, n);
     case CS_OP_GEMM: return infer_gemm(c, n);

@@ -58,7 +58,7 @@ int32_t cs_dtype_to_tidsp(cs_dtype t) {
     case CS_DTYPE_U16: return TIDSP_DTYPE_U16;
     case CS_DTYPE_I32: return TIDSP_DTYPE_I32;
     case CS_DTYPE_I64: return TIDSP_DTYPE_I64;
-    case CS_DTYPE_BOOL:
+    case CS_DTYPE_BOOL: return TIDSP_DTYPE_BOOL;
     case CS_DTYPE_UNDEF: break;
   }
   return 0;

@@ -163,6 +163,7 @@ typedef union cs_kparams {
   tidsp_gather_params gather;
   tidsp_where_params where;
   tidsp_expand_params expand;
+  tidsp_cast_params cast;
   size_t copy_bytes;
 } cs_kparams;
 

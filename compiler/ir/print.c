@@ -208,6 +208,9 @@ static void print_kparams(const cs_node *n, FILE *f) {
       fprintf(f, "n_inputs=%d outer=%d inner_bytes=%d", (int)k->concat.n_inputs,
               (int)k->concat.outer, (int)k->concat.inner_bytes);
       break;
+    case CS_OP_K_CAST:
+      fprintf(f, "n=%d from=%d to=%d", (int)k->cast.n, (int)k->cast.from, (int)k->cast.to);
+      break;
     case CS_OP_K_EXPAND:
       print_i32s("out", k->expand.rank, k->expand.shape, f);
       fprintf(f, " elem=%d", (int)k->expand.elem_size);

@@ -86,6 +86,7 @@ static cs_status verify_kernel(const cs_graph *g, int id) {
   }
   /* Data movement (transpose, slice, concat, pad, copy, gather, where):
    * dtype preserved (where's input 0 is its bool condition). */
+  if (n->op == CS_OP_K_CAST) return CS_OK; /* changes the dtype by definition */
   if (n->op == CS_OP_K_WHERE) {
     if (n->n_inputs != 3 || n->inputs[0] < 0 || g->values[n->inputs[0]].dtype != CS_DTYPE_BOOL)
       return VERR("node %d '%s' (%s): input 0 must be a bool condition", id, n->name, cs_op_name(n->op));

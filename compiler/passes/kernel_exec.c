@@ -145,6 +145,7 @@ int32_t cs_kernel_exec(const cs_node *n, const void *const *in, void *const *out
     case CS_OP_K_GATHER: return tidsp_gather(&k->gather, in[0], in[1], out[0]);
     case CS_OP_K_WHERE: return tidsp_where(&k->where, in[0], in[1], in[2], out[0]);
     case CS_OP_K_EXPAND: return tidsp_expand(&k->expand, in[0], out[0]);
+    case CS_OP_K_CAST: return tidsp_cast(&k->cast, in[0], out[0]);
     case CS_OP_K_COPY: return tidsp_copy(k->copy_bytes, in[0], out[0]);
     case CS_OP_K_CONCAT: {
       int cnt = 0;

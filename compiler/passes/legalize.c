@@ -450,6 +450,18 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   return CS_OK;
 }
 
+static cs_status lower_cast(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, n->outputs[0]);
+  tidsp_cast_params p = {(int32_t)cs_value_numel(x), cs_dtype_to_tidsp(x->dtype), cs_dtype_to_tidsp(y->dtype)};
+  if (!p.from || !p.to) return unsupported(n, "cast between these dtypes is not supported");
+  int ins[1] = {n->inputs[0]};
+  n = retarget(g, id, CS_OP_K_CAST, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.cast = p;
+  return CS_OK;
+}
+
 /* Expand on any dtype: a broadcast copy (the shape input is constant). */
 static cs_status lower_expand(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
@@ -766,6 +778,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_GATHER: st = lower_gather(g, i); break;
       case CS_OP_WHERE: st = lower_where(g, i); break;
       case CS_OP_EXPAND: st = lower_expand(g, i); break;
+      case CS_OP_CAST: st = lower_cast(g, i); break;
       case CS_OP_SPLIT: st = lower_split(g, i); break;
       case CS_OP_CONCAT: st = lower_concat(g, i); break;
       case CS_OP_PAD: st = lower_pad(g, i); break;

@@ -559,6 +559,17 @@ typedef struct tidsp_slice_params {
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
 int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
 
+/* Cast between float32, the integer types and bool (tidsp_dtype codes):
+ * integer → float rounds to nearest even; float → integer truncates toward
+ * zero and saturates at the type's range (NaN → 0); integer → narrower
+ * integer wraps (two's complement); anything → bool is != 0; bool → 0/1. */
+typedef struct tidsp_cast_params {
+  int32_t n;
+  int32_t from, to;
+} tidsp_cast_params;
+
+int32_t tidsp_cast(const tidsp_cast_params *p, const void *x, void *y);
+
 /* Expand: x broadcast to the output shape (numpy rules), any dtype of
  * elem_size bytes; in_stride is x's element stride per output dim (0 where
  * x is broadcast). */

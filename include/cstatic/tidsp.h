@@ -45,7 +45,8 @@ typedef enum tidsp_dtype {
   TIDSP_DTYPE_I16 = 4,
   TIDSP_DTYPE_U16 = 5,
   TIDSP_DTYPE_I32 = 6,
-  TIDSP_DTYPE_I64 = 7
+  TIDSP_DTYPE_I64 = 7,
+  TIDSP_DTYPE_BOOL = 8 /* one byte, 0 or 1 (Cast only) */
 } tidsp_dtype;
 
 /* Size in bytes of one element, 0 for an unknown dtype. */

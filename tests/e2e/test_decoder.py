@@ -248,9 +248,9 @@ def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path):
     """A LLaMA-style attention decode step: rotary position embedding from
     a runtime position (Sin, Cos, Neg, Concat of halves), grouped-query
     attention (8 query heads over 2 KV heads: the caches expanded with
-    Expand + Reshape, as repeat_kv writes it), the grown caches out. Float,
-    against ORT: ≥ 100 dB on every output. (The position is a float input:
-    Cast is not supported yet.)"""
+    Expand + Reshape, as repeat_kv writes it), the grown caches out; the
+    position an int64 input cast to float. Float, against ORT: ≥ 100 dB on
+    every output."""
     import onnxruntime as ort
     import torch
     import torch.nn as nn
@@ -276,7 +276,7 @@ def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path):
             q = self.wq(x).view(1, 1, h, hd).transpose(1, 2)
             k = self.wk(x).view(1, 1, kvh, hd).transpose(1, 2)
             v = self.wv(x).view(1, 1, kvh, hd).transpose(1, 2)
-            f = pos[:, None] * self.inv_freq[None, :]
+            f = pos[:, None].float() * self.inv_freq[None, :]
             emb = torch.cat([f, f], -1)
             cos, sin = emb.cos(), emb.sin()
             q, k = q * cos + self.rot(q) * sin, k * cos + self.rot(k) * sin
@@ -289,9 +289,9 @@ def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path):
 
     torch.manual_seed(0)
     rng = np.random.default_rng(3)
-    ins = {"x": rng.standard_normal((1, 1, d)), "pos": np.array([float(past)]),
+    ins = {"x": rng.standard_normal((1, 1, d)), "pos": np.array([past], np.int64),
            "past_k": rng.standard_normal((1, kvh, past, hd)), "past_v": rng.standard_normal((1, kvh, past, hd))}
-    ins = {k: v.astype(np.float32) for k, v in ins.items()}
+    ins = {k: v if v.dtype == np.int64 else v.astype(np.float32) for k, v in ins.items()}
     export.export_qdq_onnx(Step().eval(), tuple(torch.from_numpy(v) for v in ins.values()),
                            str(tmp_path / "llama.onnx"), input_names=list(ins), output_names=["y", "k", "v"])
     args = []

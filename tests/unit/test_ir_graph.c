@@ -235,7 +235,7 @@ static void test_dtype_status(void) {
   CHECK(!strcmp(cs_dtype_name(CS_DTYPE_U8), "u8"));
   CHECK(!strcmp(cs_dtype_c_type(CS_DTYPE_I16), "int16_t"));
   CHECK(cs_dtype_to_tidsp(CS_DTYPE_I8) == TIDSP_DTYPE_I8);
-  CHECK(cs_dtype_to_tidsp(CS_DTYPE_BOOL) == 0);
+  CHECK(cs_dtype_to_tidsp(CS_DTYPE_BOOL) == TIDSP_DTYPE_BOOL);
   CHECK(cs_dtype_is_int(CS_DTYPE_U16) && !cs_dtype_is_int(CS_DTYPE_F32) &&
         !cs_dtype_is_int(CS_DTYPE_BOOL));
   int64_t lo, hi;

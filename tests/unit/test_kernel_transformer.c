@@ -414,7 +414,43 @@ static void test_sdpa_decode(void) {
   CHECK(c7x_sdpa_decode(NULL, &f, &f, NULL, &f, 1, 1, 1, 1) == TIDSP_ERR_NULL);
 }
 
+/* Cast's edges: float → int truncates and saturates (NaN → 0), int → int
+ * wraps, anything → bool is != 0; Expand broadcasts like numpy. */
+static void test_cast_expand(void) {
+  const float f[6] = {1.9f, -1.9f, 300.0f, -300.0f, NAN, 0.0f};
+  int8_t i8[6];
+  uint8_t b[6];
+  tidsp_cast_params c = {6, TIDSP_DTYPE_F32, TIDSP_DTYPE_I8};
+  CHECK(tidsp_cast(&c, f, i8) == TIDSP_OK);
+  CHECK(i8[0] == 1 && i8[1] == -1 && i8[2] == 127 && i8[3] == -128 && i8[4] == 0 && i8[5] == 0);
+  c.to = TIDSP_DTYPE_BOOL;
+  CHECK(tidsp_cast(&c, f, b) == TIDSP_OK);
+  CHECK(b[0] == 1 && b[4] == 1 && b[5] == 0); /* NaN != 0 */
+  const int64_t v[3] = {300, -1, (int64_t)1 << 40};
+  int32_t i32[3];
+  float g[3];
+  c = (tidsp_cast_params){3, TIDSP_DTYPE_I64, TIDSP_DTYPE_I8};
+  CHECK(tidsp_cast(&c, v, i8) == TIDSP_OK && i8[0] == 44 && i8[1] == -1 && i8[2] == 0); /* wraps */
+  c.to = TIDSP_DTYPE_I32;
+  CHECK(tidsp_cast(&c, v, i32) == TIDSP_OK && i32[0] == 300 && i32[2] == 0);
+  c.to = TIDSP_DTYPE_F32;
+  CHECK(tidsp_cast(&c, v, g) == TIDSP_OK && g[0] == 300.0f && g[2] == 1099511627776.0f);
+  c.to = 99;
+  CHECK(tidsp_cast(&c, v, g) == TIDSP_ERR_DTYPE);
+  /* Expand [3,1] → [2,3,4] */
+  const float x[3] = {1.0f, 2.0f, 3.0f};
+  float y[24];
+  tidsp_expand_params e = {3, {2, 3, 4}, {0, 1, 0}, 4};
+  CHECK(tidsp_expand(&e, x, y) == TIDSP_OK);
+  int bad = 0;
+  for (int i = 0; i < 24; i++) bad += y[i] != x[(i / 4) % 3];
+  CHECK(bad == 0);
+  e.elem_size = 0;
+  CHECK(tidsp_expand(&e, x, y) == TIDSP_ERR_SHAPE);
+}
+
 int main(void) {
+  test_cast_expand();
   test_sdpa_decode();
   test_where();
   test_gather();
