@@ -8,9 +8,11 @@
  *   Kᵀ = Transpose[swap last two](K) | Reshape(Transpose[0,2,1](Reshape(K)))
  *
  * (the second Kᵀ and the split scale are what torch exports for
- * scaled_dot_product_attention). Rules, each declining to the float path:
+ * scaled_dot_product_attention; K and V may come through repeat_kv's
+ * Reshape(Expand(Unsqueeze(·, 2))), grouped-query attention, which the
+ * kernel reads unrepeated). Rules, each declining to the float path:
  * Q [1, nq, 1, hd] (one query position), K and V [1, nkv, L, hd] with
- * nkv = nq, every scale a float constant and their product 1/√hd (the
+ * nq a multiple of nkv, every scale a float constant and their product 1/√hd (the
  * kernel's), the mask float with L elements broadcast over heads, every
  * intermediate read only by the next node, Softmax over the last axis.
  */
@@ -23,7 +25,7 @@
 #include "pattern.h"
 
 typedef struct sdpa {
-  int nodes[12];
+  int nodes[20];
   int n_nodes;
   int q, k, v, mask;
   double scale;
@@ -32,7 +34,7 @@ typedef struct sdpa {
 static int only_reader(cs_graph *g, int v) { return cs_match_single_consumer(g, v) >= 0; }
 
 static void take(sdpa *m, int node) {
-  if (node >= 0 && m->n_nodes < 12) m->nodes[m->n_nodes++] = node;
+  if (node >= 0 && m->n_nodes < 20) m->nodes[m->n_nodes++] = node;
 }
 
 /* v = Mul(x, c) with c a float scalar constant (either order): x, *c. */
@@ -61,7 +63,50 @@ static int perm_is(const cs_node *t, const int64_t *want, int rank) {
   return 1;
 }
 
-/* Kᵀ → K (rank 4), recording the transpose (and reshapes). */
+/* Grouped-query attention as repeat_kv writes it: e [1, kvh, rep, L, hd] =
+ * Expand(Unsqueeze(base [1, kvh, L, hd], axis 2)), each read only once.
+ * Returns base (recording both nodes), or -1. */
+static int repeat_source(cs_graph *g, int e, sdpa *m) {
+  const cs_value *ev = cs_graph_value(g, e);
+  int ex = cs_match_producer(g, e, CS_OP_EXPAND);
+  if (ev->rank != 5 || ex < 0 || !only_reader(g, e)) return -1;
+  int u = cs_graph_node(g, ex)->inputs[0];
+  int un = cs_match_producer(g, u, CS_OP_UNSQUEEZE);
+  if (un < 0 || !only_reader(g, u)) return -1;
+  const cs_node *unode = cs_graph_node(g, un);
+  const cs_value *axes = unode->n_inputs > 1 ? cs_graph_value(g, unode->inputs[1]) : NULL;
+  int cnt = 0;
+  const int64_t *attr = cs_node_attr_ints(unode, "axes", &cnt);
+  int64_t axis = axes && axes->data && cs_value_numel(axes) == 1 ? cs_const_get_int(axes, 0)
+                 : attr && cnt == 1                             ? attr[0]
+                                                                : -99;
+  int base = unode->inputs[0];
+  const cs_value *bv = cs_graph_value(g, base);
+  if ((axis != 2 && axis != -3) || bv->rank != 4 || ev->shape[0] != 1 || ev->shape[1] != bv->shape[1] ||
+      ev->shape[3] != bv->shape[2] || ev->shape[4] != bv->shape[3])
+    return -1;
+  take(m, ex);
+  take(m, un);
+  return base;
+}
+
+/* V, or V's repeat_kv source: Reshape(e) [1, kvh·rep, L, hd] of a repeat. */
+static int unrepeat_v(cs_graph *g, int v, sdpa *m) {
+  int r = cs_match_producer(g, v, CS_OP_RESHAPE);
+  if (r < 0 || !only_reader(g, v)) return v;
+  int e = cs_graph_node(g, r)->inputs[0];
+  const cs_value *ev = cs_graph_value(g, e), *vv = cs_graph_value(g, v);
+  if (ev->rank != 5 || vv->rank != 4 || vv->shape[1] != ev->shape[1] * ev->shape[2]) return v;
+  sdpa trial = *m;
+  int base = repeat_source(g, e, &trial);
+  if (base < 0) return v;
+  *m = trial;
+  take(m, r);
+  return base;
+}
+
+/* Kᵀ → K (rank 4), recording the transpose (and reshapes); a repeat_kv
+ * expansion in front of the first reshape is looked through too. */
 static int untranspose(cs_graph *g, int kt, sdpa *m) {
   static const int64_t swap4[4] = {0, 1, 3, 2}, swap3[3] = {0, 2, 1};
   int tr = cs_match_producer(g, kt, CS_OP_TRANSPOSE);
@@ -78,12 +123,24 @@ static int untranspose(cs_graph *g, int kt, sdpa *m) {
   int r1 = cs_match_producer(g, k3, CS_OP_RESHAPE);
   if (r1 < 0 || !only_reader(g, k3)) return -1;
   int k = cs_graph_node(g, r1)->inputs[0];
-  const cs_value *kv = cs_graph_value(g, k), *k3v = cs_graph_value(g, k3), *ktv = cs_graph_value(g, kt);
-  /* [1, H, L, hd] → [H, L, hd] → [H, hd, L] → [1, H, hd, L] */
-  if (kv->rank != 4 || k3v->rank != 3 || ktv->rank != 4 || kv->shape[0] != 1 ||
-      k3v->shape[0] != kv->shape[1] || k3v->shape[1] != kv->shape[2] || k3v->shape[2] != kv->shape[3] ||
-      ktv->shape[1] != kv->shape[1] || ktv->shape[2] != kv->shape[3] || ktv->shape[3] != kv->shape[2])
+  const cs_value *k3v = cs_graph_value(g, k3), *ktv = cs_graph_value(g, kt);
+  int64_t heads, len, hd;
+  sdpa trial = *m;
+  if (cs_graph_value(g, k)->rank == 5) { /* [1, kvh, rep, L, hd] → [H, L, hd] */
+    const cs_value *ev = cs_graph_value(g, k);
+    heads = ev->shape[1] * ev->shape[2], len = ev->shape[3], hd = ev->shape[4];
+    k = repeat_source(g, k, &trial);
+    if (k < 0) return -1;
+  } else {
+    const cs_value *kv = cs_graph_value(g, k);
+    if (kv->rank != 4 || kv->shape[0] != 1) return -1;
+    heads = kv->shape[1], len = kv->shape[2], hd = kv->shape[3];
+  }
+  /* [.., H, L, hd] → [H, L, hd] → [H, hd, L] → [1, H, hd, L] */
+  if (k3v->rank != 3 || ktv->rank != 4 || k3v->shape[0] != heads || k3v->shape[1] != len ||
+      k3v->shape[2] != hd || ktv->shape[1] != heads || ktv->shape[2] != hd || ktv->shape[3] != len)
     return -1;
+  *m = trial;
   take(m, r2);
   take(m, tr);
   take(m, r1);
@@ -144,7 +201,9 @@ static int match(cs_graph *g, int root, sdpa *m) {
   take(m, mq);
   take(m, mk);
   m->k = untranspose(g, kt, m);
-  return m->k >= 0;
+  if (m->k < 0) return 0;
+  m->v = unrepeat_v(g, m->v, m);
+  return 1;
 }
 
 static int eligible(cs_graph *g, const sdpa *m, int64_t *args) {
@@ -153,7 +212,7 @@ static int eligible(cs_graph *g, const sdpa *m, int64_t *args) {
   if (q->rank != 4 || k->rank != 4 || v->rank != 4 || q->shape[0] != 1 || q->shape[2] != 1 || k->shape[0] != 1)
     return 0;
   int64_t nq = q->shape[1], hd = q->shape[3], nkv = k->shape[1], L = k->shape[2];
-  if (k->shape[3] != hd || nkv != nq || memcmp(v->shape, k->shape, sizeof(int64_t) * 4) != 0) return 0;
+  if (k->shape[3] != hd || nq % nkv != 0 || memcmp(v->shape, k->shape, sizeof(int64_t) * 4) != 0) return 0;
   if (fabs(m->scale * sqrt((double)hd) - 1.0) > 1e-6) return 0;
   if (m->mask >= 0) {
     const cs_value *mv = cs_graph_value(g, m->mask);

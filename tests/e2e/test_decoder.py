@@ -244,13 +244,15 @@ def test_kv_cache_decode_step_through_the_firmware(tmp_path):
         fw.stop()
 
 
-def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path):
+@pytest.mark.parametrize("target", ("c_static_lib", "c_static_lib -mcpu=c7x"))
+def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path, target):
     """A LLaMA-style attention decode step: rotary position embedding from
     a runtime position (Sin, Cos, Neg, Concat of halves), grouped-query
     attention (8 query heads over 2 KV heads: the caches expanded with
     Expand + Reshape, as repeat_kv writes it), the grown caches out; the
     position an int64 input cast to float. Float, against ORT: ≥ 100 dB on
-    every output."""
+    every output. With -mcpu=c7x the attention is one c7x_sdpa_decode call
+    reading the two KV heads unrepeated."""
     import onnxruntime as ort
     import torch
     import torch.nn as nn
@@ -298,7 +300,9 @@ def test_llama_style_gqa_rotary_decode_step_matches_ort(tmp_path):
     for k, v in ins.items():
         np.save(tmp_path / f"{k}.npy", v)
         args += ["--input", tmp_path / f"{k}.npy"]
-    cstatic("compile", tmp_path / "llama.onnx", "-o", tmp_path / "out", "-q")
+    cstatic("compile", tmp_path / "llama.onnx", "-o", tmp_path / "out", "-t", target, "-q")
+    lib = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("lib*.c")))
+    assert lib.count("c7x_sdpa_decode(") == (1 if "c7x" in target else 0)
     cstatic("run", tmp_path / "out", *args, *[a for o in "ykv" for a in ("--output", tmp_path / f"{o}.npy")])
     ref = ort.InferenceSession(str(tmp_path / "llama.onnx"), providers=["CPUExecutionProvider"]).run(None, ins)
     for name, want in zip("ykv", ref):
