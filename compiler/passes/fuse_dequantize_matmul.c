@@ -25,19 +25,6 @@
 #include "pass_list.h"
 #include "pattern.h"
 
-static int swaps_last_two(const cs_node *t, int rank) {
-  int cnt = 0;
-  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
-  if (rank != 2) return 0;
-  return !perm || (cnt == 2 && perm[0] == 1 && perm[1] == 0);
-}
-
-/* Transpose node `tr` swaps the two axes of a 2-D value. */
-static int is_swap(cs_graph *g, int tr) {
-  const cs_node *t = cs_graph_node(g, tr);
-  return swaps_last_two(t, cs_graph_value(g, t->inputs[0])->rank);
-}
-
 /* The weight of MatMul input v: an int8 constant behind a dequantize, with
  * a Transpose before or after it (EliminateQDQTransparent sinks the DQ
  * below a Transpose, so DQ(Transpose(w)) is the usual form by now).
@@ -46,7 +33,7 @@ static int is_swap(cs_graph *g, int tr) {
 static int match_weight(cs_graph *g, int v, int *w_const, int *nk, int *axis, int *tr) {
   *tr = cs_match_producer(g, v, CS_OP_TRANSPOSE);
   if (*tr >= 0) { /* Transpose(DQ(w [N][K])) */
-    if (cs_match_single_consumer(g, v) < 0 || !is_swap(g, *tr)) return -1;
+    if (cs_match_single_consumer(g, v) < 0 || !cs_match_swaps_last_two(g, *tr, 2)) return -1;
     v = cs_graph_node(g, *tr)->inputs[0];
   }
   int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
@@ -56,7 +43,7 @@ static int match_weight(cs_graph *g, int v, int *w_const, int *nk, int *axis, in
   *axis = *tr >= 0 ? 0 : 1;
   int inner = cs_match_producer(g, w, CS_OP_TRANSPOSE);
   if (*tr < 0 && inner >= 0) { /* DQ(Transpose(w [N][K])) */
-    if (cs_match_single_consumer(g, w) < 0 || !is_swap(g, inner)) return -1;
+    if (cs_match_single_consumer(g, w) < 0 || !cs_match_swaps_last_two(g, inner, 2)) return -1;
     *tr = inner;
     *nk = 1;
     w = cs_graph_node(g, inner)->inputs[0];

@@ -38,17 +38,6 @@ static int64_t batch_stride(const cs_value *v, const cs_value *y) {
   return v->shape[v->rank - 1] * v->shape[v->rank - 2];
 }
 
-static int swaps_last_two(const cs_node *t, int rank) {
-  int cnt = 0;
-  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
-  if (rank < 2) return 0;
-  if (!perm) return rank == 2;
-  if (cnt != rank || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1) return 0;
-  for (int i = 0; i < rank - 2; i++)
-    if (perm[i] != i) return 0;
-  return 1;
-}
-
 /* B transposed: the input of a last-two-axes Transpose that only this
  * MatMul reads, through its DQ `bdq` (*drop = the Transpose; the DQ goes
  * with it), or a new Transpose of b. -1 on out of memory. */
@@ -57,7 +46,7 @@ static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *
   int tr = cs_match_producer(g, b_int, CS_OP_TRANSPOSE);
   if (tr >= 0 && cs_match_single_consumer(g, b_int) >= 0 &&
       cs_match_single_consumer(g, cs_graph_node(g, bdq)->outputs[0]) >= 0 &&
-      swaps_last_two(cs_graph_node(g, tr), cs_graph_value(g, b_int)->rank)) {
+      cs_match_swaps_last_two(g, tr, 0)) {
     *drop = tr;
     return cs_graph_node(g, tr)->inputs[0];
   }

@@ -54,15 +54,6 @@ static int scaled(cs_graph *g, int v, double *c, int *node) {
   return v;
 }
 
-static int perm_is(const cs_node *t, const int64_t *want, int rank) {
-  int cnt = 0;
-  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
-  if (!perm || cnt != rank) return 0;
-  for (int i = 0; i < rank; i++)
-    if (perm[i] != want[i]) return 0;
-  return 1;
-}
-
 /* Grouped-query attention as repeat_kv writes it: e [1, kvh, rep, L, hd] =
  * Expand(Unsqueeze(base [1, kvh, L, hd], axis 2)), each read only once.
  * Returns base (recording both nodes), or -1. */
@@ -108,9 +99,8 @@ static int unrepeat_v(cs_graph *g, int v, sdpa *m) {
 /* Kᵀ → K (rank 4), recording the transpose (and reshapes); a repeat_kv
  * expansion in front of the first reshape is looked through too. */
 static int untranspose(cs_graph *g, int kt, sdpa *m) {
-  static const int64_t swap4[4] = {0, 1, 3, 2}, swap3[3] = {0, 2, 1};
   int tr = cs_match_producer(g, kt, CS_OP_TRANSPOSE);
-  if (tr >= 0 && only_reader(g, kt) && perm_is(cs_graph_node(g, tr), swap4, 4)) {
+  if (tr >= 0 && only_reader(g, kt) && cs_match_swaps_last_two(g, tr, 4)) {
     take(m, tr);
     return cs_graph_node(g, tr)->inputs[0];
   }
@@ -118,7 +108,7 @@ static int untranspose(cs_graph *g, int kt, sdpa *m) {
   if (r2 < 0 || !only_reader(g, kt)) return -1;
   int t3 = cs_graph_node(g, r2)->inputs[0];
   tr = cs_match_producer(g, t3, CS_OP_TRANSPOSE);
-  if (tr < 0 || !only_reader(g, t3) || !perm_is(cs_graph_node(g, tr), swap3, 3)) return -1;
+  if (tr < 0 || !only_reader(g, t3) || !cs_match_swaps_last_two(g, tr, 3)) return -1;
   int k3 = cs_graph_node(g, tr)->inputs[0];
   int r1 = cs_match_producer(g, k3, CS_OP_RESHAPE);
   if (r1 < 0 || !only_reader(g, k3)) return -1;

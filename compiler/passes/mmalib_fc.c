@@ -32,11 +32,7 @@ static void decline(const cs_node *n, const char *why) {
 static int weight_transpose(cs_graph *g, int w) {
   int tr = cs_match_producer(g, w, CS_OP_TRANSPOSE);
   if (tr < 0 || cs_match_single_consumer(g, w) < 0) return -1;
-  const cs_node *t = cs_graph_node(g, tr);
-  if (cs_graph_value(g, t->inputs[0])->rank != 2) return -1;
-  int cnt = 0;
-  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
-  return !perm || (cnt == 2 && perm[0] == 1 && perm[1] == 0) ? tr : -1;
+  return cs_match_swaps_last_two(g, tr, 2) ? tr : -1;
 }
 
 static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {

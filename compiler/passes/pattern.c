@@ -12,6 +12,18 @@ int cs_match_producer(cs_graph *g, int v, cs_op op) {
   return (!n->dead && n->op == op) ? p : -1;
 }
 
+int cs_match_swaps_last_two(cs_graph *g, int tr, int rank) {
+  const cs_node *t = cs_graph_node(g, tr);
+  int r = cs_graph_value(g, t->inputs[0])->rank, cnt = 0;
+  if (r < 2 || (rank && r != rank)) return 0;
+  const int64_t *perm = cs_node_attr_ints(t, "perm", &cnt);
+  if (!perm) return r == 2;
+  if (cnt != r || perm[r - 1] != r - 2 || perm[r - 2] != r - 1) return 0;
+  for (int i = 0; i < r - 2; i++)
+    if (perm[i] != i) return 0;
+  return 1;
+}
+
 int cs_match_single_consumer(cs_graph *g, int v) {
   if (v < 0 || cs_graph_is_output(g, v)) return -1;
   int c[2];

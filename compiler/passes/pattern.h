@@ -10,6 +10,11 @@
 
 /* The live node that produces value v if its op is `op`, else -1. */
 int cs_match_producer(cs_graph *g, int v, cs_op op);
+/* Transpose node `tr` swaps exactly the last two axes of its input and
+ * keeps the others (no perm: ONNX reverses all axes, the same only for a
+ * 2-D input). With rank >= 2, `rank` must equal the input's rank; rank 0
+ * accepts any. */
+int cs_match_swaps_last_two(cs_graph *g, int tr, int rank);
 /* The only consumer of v (v not a graph output), else -1. */
 int cs_match_single_consumer(cs_graph *g, int v);
 /* Value v is a compile-time constant. */

@@ -21,8 +21,10 @@ static float hard_swish(float x, const float *a) {
   return x * hard_sigmoid(x, hs_args);
 }
 
-/* Erf and Gelu through the runtime's float kernel, so a table entry is the
- * float path's value bit for bit (ONNX Runtime's polynomials). */
+/* The ops added with the transformer work go through the runtime's float
+ * kernel, so a table entry is the float path's value bit for bit (ONNX
+ * Runtime's polynomials for Erf, Gelu, Tanh) and each function has one
+ * implementation. */
 static float runtime_unary(float x, int32_t op) {
   tidsp_unary_f32_params p = {1, op, 0.0f, 0.0f, 0.0f, 0.0f};
   float y = 0.0f;
@@ -32,13 +34,13 @@ static float erf_fn(float x, const float *a) { (void)a; return runtime_unary(x, 
 static float gelu(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU); }
 static float gelu_tanh(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_GELU_TANH); }
 
-static float sqrt_fn(float x, const float *a) { (void)a; return sqrtf(x); }
-static float neg(float x, const float *a) { (void)a; return -x; }
-static float reciprocal(float x, const float *a) { (void)a; return 1.0f / x; }
+static float sqrt_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_SQRT); }
+static float neg(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_NEG); }
+static float reciprocal(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_RECIPROCAL); }
 static float tanh_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_TANH); }
-static float exp_fn(float x, const float *a) { (void)a; return expf(x); }
-static float sin_fn(float x, const float *a) { (void)a; return sinf(x); }
-static float cos_fn(float x, const float *a) { (void)a; return cosf(x); }
+static float exp_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_EXP); }
+static float sin_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_SIN); }
+static float cos_fn(float x, const float *a) { (void)a; return runtime_unary(x, TIDSP_UNARY_COS); }
 
 static int const_scalar(cs_graph *g, const cs_node *n, int idx, float *out) {
   if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1; /* absent: keep default */
