@@ -70,6 +70,9 @@ def ort_logits(x):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
+    # exact int8 sums on every CPU (ORT's AVX2 u8s8 kernel saturates int16
+    # pair sums without this; see tests/models/ort_ref.py)
+    so.add_session_config_entry("session.x64quantprecision", "1")
     sess = ort.InferenceSession(MODEL, so, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     return np.concatenate([sess.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))])

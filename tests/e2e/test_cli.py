@@ -16,6 +16,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from conftest import ort_ref
 from cstatic_cli import ROOT, cstatic
 
 
@@ -90,6 +91,8 @@ def compiled(model, tmp_path_factory):
 def ort_run(model, x):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
+    for key, value in ort_ref.exact_int8_config(str(model)).items():
+        so.add_session_config_entry(key, value)
     return ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
 
 

@@ -24,6 +24,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from conftest import ort_ref
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAX_RANK = 6
 REQUANT_FLOAT = 0
@@ -160,6 +162,8 @@ def run_ort(model, feeds, level):
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.graph_optimization_level = level
+    for key, value in ort_ref.exact_int8_config(model).items():
+        so.add_session_config_entry(key, value)
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)[0]
 

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_static)
 
+from conftest import ort_ref
 from cstatic_cli import cstatic
 
 OPSET = 17
@@ -216,6 +217,8 @@ def run_ort(model, inputs):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.add_session_config_entry("session.qdqisint8allowed", "1")
+    for key, value in ort_ref.exact_int8_config(str(model), {"session.qdqisint8allowed": "1"}).items():
+        so.add_session_config_entry(key, value)
     sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
     return sess.run(None, inputs)
 

@@ -9,10 +9,46 @@ import os
 import numpy as np
 
 
+# The reference sums int8 products exactly on every CPU. On x86 without VNNI
+# (AVX2: vpmaddubsw) ORT's u8s8 GEMM adds pairs of products in int16 with
+# saturation; it runs that kernel for uint8 activations, and for int8 ones
+# too unless int8 QLinear ops are allowed (it rewrites them to uint8). The
+# session config entry "session.x64quantprecision" makes those kernels widen
+# to int16 first (exact, as its VNNI, AMX and ARM kernels are). ORT's native
+# int8 path (session.qdqisint8allowed=1) is exact already and has no int8
+# kernel under that option, so it is set only where uint8 kernels run.
+EXACT_INT8 = {"session.x64quantprecision": "1"}
+
+
+def _has_uint8_activations(model):
+    """True when a QuantizeLinear of `model` (a path, bytes or ModelProto)
+    produces uint8 (a uint8 zero point, or none: uint8 is the default)."""
+    import onnx
+    if isinstance(model, (str, os.PathLike)):
+        model = onnx.load(str(model), load_external_data=False)
+    elif isinstance(model, bytes):
+        model = onnx.load_from_string(model)
+    zp_type = {t.name: t.data_type for t in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "QuantizeLinear":
+            zp = n.input[2] if len(n.input) > 2 and n.input[2] else None
+            if zp is None or zp_type.get(zp) == onnx.TensorProto.UINT8:
+                return True
+    return False
+
+
+def exact_int8_config(model, config=None):
+    """EXACT_INT8 when ORT would run `model` on uint8 kernels with this
+    session config, else {} (see above)."""
+    int8_allowed = (config or {}).get("session.qdqisint8allowed") == "1"
+    return EXACT_INT8 if not int8_allowed or _has_uint8_activations(model) else {}
+
+
 def session(path, threads=1, config=None, optimized_path=None, level=None):
     """An ORT CPU session: ORT_ENABLE_ALL unless `level` is given, `threads`
-    intra-op threads (1: reproducible), session config entries `config`
-    (e.g. {"session.qdqisint8allowed": "1"})."""
+    intra-op threads (1: reproducible), exact int8 accumulation
+    (exact_int8_config) and the session config entries `config` (e.g.
+    {"session.qdqisint8allowed": "1"})."""
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
@@ -21,7 +57,7 @@ def session(path, threads=1, config=None, optimized_path=None, level=None):
     so.log_severity_level = 3
     if level is not None:
         so.graph_optimization_level = level
-    for key, value in (config or {}).items():
+    for key, value in {**exact_int8_config(path, config), **(config or {})}.items():
         so.add_session_config_entry(key, value)
     if optimized_path:
         so.optimized_model_filepath = optimized_path
