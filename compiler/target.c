@@ -1,5 +1,6 @@
 #include "target.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,22 +11,14 @@ static int pack_weights_default(const cs_target *t) {
   return t->mcpu == CS_MCPU_GENERIC && t->kernels == CS_KERNELS_FAST;
 }
 
-void cs_target_default(cs_target *t) {
-  memset(t, 0, sizeof *t);
-  t->mcpu = CS_MCPU_GENERIC;
-  t->tidl_kernels = 1;
-  t->constants_byte_alignment = 64;
-  t->requant = CS_REQUANT_FLOAT;
-  t->kernels = CS_KERNELS_FAST;
-  t->pack_weights = pack_weights_default(t);
-  t->l2_budget = CS_L2_BUDGET_DEFAULT;
-}
-
 /* The spec runs InjectMMALIBDMA in the c7x pipeline only: the other
  * targets have no L2 SRAM scratch to stage into. */
 int cs_target_stages_l2(const cs_target *t) {
   return t->mcpu == CS_MCPU_C7X && t->mmalib && t->l2_budget > 0;
 }
+
+/* ---- one setter per attribute: value text → field, or an error naming
+ * the attribute and what it accepts ------------------------------------ */
 
 static int parse_bool(const char *v, int *out) {
   if (!strcmp(v, "1") || !strcmp(v, "true")) { *out = 1; return 1; }
@@ -33,12 +26,166 @@ static int parse_bool(const char *v, int *out) {
   return 0;
 }
 
+static cs_status bad_value(const char *key, const char *val, const char *expected) {
+  return cs_error(CS_ERR_USAGE, "target attribute -%s='%s': expected %s", key, val, expected);
+}
+
+static cs_status set_mcpu(cs_target *t, const char *key, const char *v) {
+  if (!strcmp(v, "c7x")) t->mcpu = CS_MCPU_C7X;
+  else if (!strcmp(v, "c66x")) t->mcpu = CS_MCPU_C66X;
+  else if (!strcmp(v, "generic") || !strcmp(v, "host")) t->mcpu = CS_MCPU_GENERIC;
+  else return bad_value(key, v, "c7x, c66x or generic");
+  return CS_OK;
+}
+
+static cs_status set_requant(cs_target *t, const char *key, const char *v) {
+  if (!strcmp(v, "float")) t->requant = CS_REQUANT_FLOAT;
+  else if (!strcmp(v, "q31")) t->requant = CS_REQUANT_Q31;
+  else return bad_value(key, v, "float or q31");
+  return CS_OK;
+}
+
+static cs_status set_kernels(cs_target *t, const char *key, const char *v) {
+  if (!strcmp(v, "fast")) t->kernels = CS_KERNELS_FAST;
+  else if (!strcmp(v, "scalar")) t->kernels = CS_KERNELS_SCALAR;
+  else return bad_value(key, v, "fast or scalar");
+  return CS_OK;
+}
+
+static cs_status set_alignment(cs_target *t, const char *key, const char *v) {
+  char *end;
+  long a = strtol(v, &end, 10);
+  if (end == v || *end || a < 1 || a > 4096 || (a & (a - 1)))
+    return bad_value(key, v, "a power of two in [1, 4096]");
+  t->constants_byte_alignment = (int)a;
+  return CS_OK;
+}
+
+static cs_status set_l2_budget(cs_target *t, const char *key, const char *v) {
+  char *end;
+  long a = strtol(v, &end, 10);
+  if (end == v || *end || a < 0 || a > CS_L2_BUDGET_MAX)
+    return cs_error(CS_ERR_USAGE, "target attribute -%s='%s': expected bytes in [0, %ld] (0: no L2 staging)",
+                    key, v, CS_L2_BUDGET_MAX);
+  t->l2_budget = a;
+  return CS_OK;
+}
+
+/* The 0/1 attributes, one setter each. */
+#define BOOL_SETTER(fn, field)                                           \
+  static cs_status fn(cs_target *t, const char *key, const char *v) {    \
+    if (!parse_bool(v, &t->field)) return bad_value(key, v, "0 or 1"); \
+    return CS_OK;                                                        \
+  }
+BOOL_SETTER(set_mmalib, mmalib)
+BOOL_SETTER(set_tidl_kernels, tidl_kernels)
+BOOL_SETTER(set_profile_layers, profile_layers)
+BOOL_SETTER(set_skip_runtime_checks, skip_runtime_checks)
+BOOL_SETTER(set_use_cpp_api, use_cpp_api)
+BOOL_SETTER(set_pack_weights, pack_weights)
+#undef BOOL_SETTER
+
+/* ---- the table: every attribute once ---------------------------------
+ *
+ * `dflt` is the value the generic target starts from (cs_target_default
+ * applies it through the setter, so the printed default is the real one);
+ * `derived` says when the default follows other attributes instead (the
+ * code that derives it is derive_defaults below). The order is the order
+ * of `cstatic compile --help` and of the error listing the known names. */
+typedef enum attr_id {
+  A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
+  A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
+  A_L2_BUDGET, N_ATTRS
+} attr_id;
+
+typedef struct attr {
+  const char *name;
+  const char *values;  /* what it accepts, for --help */
+  const char *dflt;    /* default on the generic target */
+  const char *derived; /* NULL, or how the default changes with other attributes */
+  const char *help;
+  cs_status (*set)(cs_target *, const char *key, const char *value);
+} attr;
+
+static const attr attrs[N_ATTRS] = {
+    [A_MCPU] = {"mcpu", "generic|c7x|c66x", "generic", NULL,
+                "the CPU: any C99 target (the host), or TI's C7x / C66x DSP flavour", set_mcpu},
+    [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
+                  "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
+    [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
+                        "with -mmalib=1: max pools call the TIDL-backed kernel "
+                        "(c7x_int8_max_pool_tidl) instead of c7x_int8_max_pool",
+                        set_tidl_kernels},
+    [A_REQUANT] = {"requant", "float|q31", "float", NULL,
+                   "requantization: ORT-exact float multiplier, or integer-only int32 multiplier "
+                   "and shift (bit-identical results)",
+                   set_requant},
+    [A_KERNELS] = {"kernels", "fast|scalar", "fast", NULL,
+                   "dispatched fast kernels (AMX/AVX-512/AVX2/C picked at start-up), or the "
+                   "portable reference loops",
+                   set_kernels},
+    [A_PROFILE_LAYERS] = {"profile-layers", "0|1", "0", NULL,
+                          "time every kernel call (cstatic run --profile, model_desc.profile)",
+                          set_profile_layers},
+    [A_SKIP_RUNTIME_CHECKS] = {"skip-runtime-checks", "0|1", "0", "1 with -mcpu=c7x|c66x",
+                               "leave out the entry points' argument checks (null pointers, "
+                               "alignment, the DSP entry's tensor descriptors)",
+                               set_skip_runtime_checks},
+    [A_USE_CPP_API] = {"use-cpp-api", "0|1", "0", "1 with -mcpu=c7x|c66x",
+                       "the spec's attribute, recorded in the target string (it "
+                       "does not change the generated C)", set_use_cpp_api},
+    [A_CONSTANTS_BYTE_ALIGNMENT] = {"constants-byte-alignment", "N", "64", NULL,
+                                    "alignment of weight tensors and arena blocks (a power of "
+                                    "two in [1, 4096]; at least 16 is used)",
+                                    set_alignment},
+    [A_PACK_WEIGHTS] = {"pack-weights", "0|1", "1", "0 with -mcpu=c7x|c66x or -kernels=scalar",
+                        "pad int8 conv/matmul weight rows to 64 bytes for the host's fast kernels",
+                        set_pack_weights},
+    [A_L2_BUDGET] = {"l2-budget", "BYTES", "393216", NULL,
+                     "with -mcpu=c7x -mmalib=1: L2 SRAM bytes one staged MMALIB call may use "
+                     "(0: no staging)",
+                     set_l2_budget},
+};
+
+static int find_attr(const char *name) {
+  for (int i = 0; i < N_ATTRS; i++)
+    if (!strcmp(attrs[i].name, name)) return i;
+  return -1;
+}
+
+/* The defaults that follow other attributes, wherever those appear in the
+ * string (the table's `derived` column says the same in words). */
+static void derive_defaults(cs_target *t, const int given[N_ATTRS]) {
+  if (t->mcpu != CS_MCPU_GENERIC) {
+    /* DSP defaults (spec: "When mcpu=c7x is set, the following defaults apply"). */
+    if (!given[A_SKIP_RUNTIME_CHECKS]) t->skip_runtime_checks = 1;
+    if (!given[A_USE_CPP_API]) t->use_cpp_api = 1;
+  }
+  if (!given[A_PACK_WEIGHTS]) t->pack_weights = pack_weights_default(t);
+}
+
+void cs_target_default(cs_target *t) {
+  memset(t, 0, sizeof *t);
+  /* The table's defaults are valid values (tests/unit/test_ir_target.c
+   * checks each), so no setter fails here. */
+  for (int i = 0; i < N_ATTRS; i++) attrs[i].set(t, attrs[i].name, attrs[i].dflt);
+  static const int none[N_ATTRS];
+  derive_defaults(t, none);
+}
+
+static void known_names(char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < N_ATTRS && len + 1 < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", attrs[i].name);
+}
+
 cs_status cs_target_parse(const char *s, cs_target *t) {
   cs_target_default(t);
   if (!s || !*s) return CS_OK;
   char *copy = strdup(s);
   if (!copy) return cs_error(CS_ERR_NOMEM, "out of memory");
-  int skip_set = 0, cpp_set = 0, pack_set = 0;
+  int given[N_ATTRS] = {0};
   cs_status st = CS_OK;
   int first = 1;
   for (char *tok = strtok(copy, " \t"); tok; tok = strtok(NULL, " \t")) {
@@ -61,66 +208,51 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
       break;
     }
     *val++ = '\0';
-    int b = 0;
-    if (!strcmp(key, "mcpu")) {
-      if (!strcmp(val, "c7x")) t->mcpu = CS_MCPU_C7X;
-      else if (!strcmp(val, "c66x")) t->mcpu = CS_MCPU_C66X;
-      else if (!strcmp(val, "generic") || !strcmp(val, "host")) t->mcpu = CS_MCPU_GENERIC;
-      else { st = cs_error(CS_ERR_USAGE, "target attribute -mcpu='%s': expected c7x, c66x or generic", val); break; }
-    } else if (!strcmp(key, "requant")) {
-      if (!strcmp(val, "float")) t->requant = CS_REQUANT_FLOAT;
-      else if (!strcmp(val, "q31")) t->requant = CS_REQUANT_Q31;
-      else { st = cs_error(CS_ERR_USAGE, "target attribute -requant='%s': expected float or q31", val); break; }
-    } else if (!strcmp(key, "kernels")) {
-      if (!strcmp(val, "fast")) t->kernels = CS_KERNELS_FAST;
-      else if (!strcmp(val, "scalar")) t->kernels = CS_KERNELS_SCALAR;
-      else { st = cs_error(CS_ERR_USAGE, "target attribute -kernels='%s': expected fast or scalar", val); break; }
-    } else if (!strcmp(key, "constants-byte-alignment")) {
-      char *end;
-      long a = strtol(val, &end, 10);
-      if (*end || a < 1 || a > 4096 || (a & (a - 1))) {
-        st = cs_error(CS_ERR_USAGE, "target attribute -constants-byte-alignment='%s': expected a power of two in [1, 4096]", val);
-        break;
-      }
-      t->constants_byte_alignment = (int)a;
-    } else if (!strcmp(key, "l2-budget")) {
-      char *end;
-      long a = strtol(val, &end, 10);
-      if (end == val || *end || a < 0 || a > CS_L2_BUDGET_MAX) {
-        st = cs_error(CS_ERR_USAGE, "target attribute -l2-budget='%s': expected bytes in [0, %ld] (0: no L2 staging)",
-                      val, CS_L2_BUDGET_MAX);
-        break;
-      }
-      t->l2_budget = a;
-    } else if (!strcmp(key, "mmalib") || !strcmp(key, "tidl-kernels") ||
-               !strcmp(key, "profile-layers") || !strcmp(key, "skip-runtime-checks") ||
-               !strcmp(key, "use-cpp-api") || !strcmp(key, "pack-weights")) {
-      if (!parse_bool(val, &b)) {
-        st = cs_error(CS_ERR_USAGE, "target attribute -%s='%s': expected 0 or 1", key, val);
-        break;
-      }
-      if (!strcmp(key, "mmalib")) t->mmalib = b;
-      else if (!strcmp(key, "tidl-kernels")) t->tidl_kernels = b;
-      else if (!strcmp(key, "profile-layers")) t->profile_layers = b;
-      else if (!strcmp(key, "skip-runtime-checks")) { t->skip_runtime_checks = b; skip_set = 1; }
-      else if (!strcmp(key, "pack-weights")) { t->pack_weights = b; pack_set = 1; }
-      else { t->use_cpp_api = b; cpp_set = 1; }
-    } else {
-      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: mcpu, mmalib, tidl-kernels, requant, kernels, profile-layers, skip-runtime-checks, use-cpp-api, constants-byte-alignment, pack-weights, l2-budget)", key);
+    int a = find_attr(key);
+    if (a < 0) {
+      char known[512];
+      known_names(known, sizeof known);
+      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: %s)", key, known);
       break;
     }
+    if ((st = attrs[a].set(t, key, val)) != CS_OK) break;
+    given[a] = 1;
   }
-  if (st == CS_OK && t->mcpu != CS_MCPU_GENERIC) {
-    /* DSP defaults (spec: "When mcpu=c7x is set, the following defaults apply"). */
-    if (!skip_set) t->skip_runtime_checks = 1;
-    if (!cpp_set) t->use_cpp_api = 1;
-  }
-  /* After the loop: the default follows -mcpu and -kernels wherever they
-   * appear in the string. */
-  if (st == CS_OK && !pack_set) t->pack_weights = pack_weights_default(t);
+  if (st == CS_OK) derive_defaults(t, given);
   free(copy);
   return st;
 }
+
+/* Words of `text` on lines of at most `width` columns, each indented. */
+static void print_wrapped(FILE *f, const char *text, int indent, int width) {
+  const char *p = text;
+  while (*p) {
+    int room = width - indent, len = (int)strlen(p);
+    if (len > room) {
+      len = room;
+      while (len > 0 && p[len] != ' ') len--;
+      if (len == 0) len = room; /* one word longer than the line */
+    }
+    fprintf(f, "%*s%.*s\n", indent, "", len, p);
+    p += len;
+    while (*p == ' ') p++;
+  }
+}
+
+void cs_target_print_attributes(FILE *f) {
+  for (int i = 0; i < N_ATTRS; i++) {
+    const attr *a = &attrs[i];
+    fprintf(f, "  -%s=%s  (default: %s%s%s)\n", a->name, a->values, a->dflt, a->derived ? "; " : "",
+            a->derived ? a->derived : "");
+    print_wrapped(f, a->help, 6, 78);
+  }
+}
+
+int cs_target_attribute_count(void) { return N_ATTRS; }
+
+const char *cs_target_attribute_name(int i) { return i >= 0 && i < N_ATTRS ? attrs[i].name : NULL; }
+
+const char *cs_target_attribute_default(int i) { return i >= 0 && i < N_ATTRS ? attrs[i].dflt : NULL; }
 
 void cs_target_format(const cs_target *t, char *buf, size_t size) {
   const char *cpu = t->mcpu == CS_MCPU_C7X ? "c7x" : t->mcpu == CS_MCPU_C66X ? "c66x" : "generic";

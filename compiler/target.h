@@ -6,6 +6,8 @@
 #ifndef CSTATIC_TARGET_H
 #define CSTATIC_TARGET_H
 
+#include <stdio.h>
+
 #include "ir.h"
 
 typedef enum cs_mcpu {
@@ -57,6 +59,14 @@ cs_status cs_target_parse(const char *s, cs_target *t);
  * and -l2-budget appear only when they are not their defaults, so that
  * existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
+/* Every attribute: "-name=values  (default: …)" and its help, wrapped
+ * (`cstatic compile --help`). */
+void cs_target_print_attributes(FILE *f);
+/* The attribute table, for tests and docs checks: count, names and the
+ * default value text of the generic target. */
+int cs_target_attribute_count(void);
+const char *cs_target_attribute_name(int i);
+const char *cs_target_attribute_default(int i);
 /* 1 when MMALIB calls are staged into L2 SRAM (InjectMMALIBDMA). */
 int cs_target_stages_l2(const cs_target *t);
 

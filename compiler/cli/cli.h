@@ -18,6 +18,7 @@ enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
 int cs_cmd_compile(int argc, char **argv);
 int cs_cmd_run(int argc, char **argv);
 int cs_cmd_inspect(int argc, char **argv);
+int cs_cmd_build(int argc, char **argv);
 
 /* "cstatic: error: …" on stderr; returns CS_EXIT_FAIL. */
 int cs_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -45,6 +46,19 @@ int cs_fs_remove_tree(const char *path);
 cs_status cs_fs_make_sibling_temp(const char *path, const char *tag, char *out, size_t n);
 /* Read a whole file into a buffer aligned to `align` (free with free()). */
 cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t *size);
+
+/* ---- what generated C is built with (toolchain.c) ------------------- */
+
+typedef struct cs_toolchain {
+  char cc[4096];          /* the host C compiler */
+  char include_dir[4096]; /* holding cstatic/model.h, … */
+  char tidsp_lib[4096];   /* libtidsp.a (position-independent) */
+} cs_toolchain;
+
+/* The compiler, headers and runtime library beside this cstatic binary
+ * (or from CS_C_COMPILER, CS_INCLUDE_DIR, CS_TIDSP_LIB); an error when the
+ * headers are missing. */
+cs_status cs_toolchain_find(cs_toolchain *tc);
 
 /* ---- host build of a compiled model --------------------------------- */
 

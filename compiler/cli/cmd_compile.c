@@ -39,7 +39,9 @@ static const char usage[] =
     "                        weights.bin embedded\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
     "  -q, --quiet           print nothing on success\n"
-    "  -h, --help            this text\n";
+    "  -h, --help            this text\n"
+    "\n"
+    "target attributes (-t \"c_static_lib -NAME=VALUE ...\"):\n";
 
 static double now_s(void) {
   struct timespec ts;
@@ -78,20 +80,12 @@ static cs_status install(const char *tmp, const char *dir) {
   return CS_OK;
 }
 
-#ifndef CS_C_COMPILER
-#define CS_C_COMPILER "cc"
-#endif
-#ifndef CS_SOURCE_DIR
-#define CS_SOURCE_DIR "."
-#endif
-
-/* --emit=module: the compiler and headers `cstatic run` uses (same
- * environment overrides, CS_C_COMPILER and CS_SOURCE_DIR). */
+/* --emit=module: the compiler and headers `cstatic run` uses. */
 static cs_status build_module(const char *dir) {
-  const char *cc = getenv("CS_C_COMPILER"), *src = getenv("CS_SOURCE_DIR");
-  char include[4200];
-  snprintf(include, sizeof include, "%s/include", src && *src ? src : CS_SOURCE_DIR);
-  cs_module_options mo = {.cc = cc && *cc ? cc : CS_C_COMPILER, .include_dir = include};
+  cs_toolchain tc;
+  cs_status st = cs_toolchain_find(&tc);
+  if (st != CS_OK) return st;
+  cs_module_options mo = {.cc = tc.cc, .include_dir = tc.include_dir};
   return cs_module_build(dir, &mo);
 }
 
@@ -121,6 +115,7 @@ int cs_cmd_compile(int argc, char **argv) {
     int r;
     if (cs_cli_is_help(argv[i])) {
       fputs(usage, stdout);
+      cs_target_print_attributes(stdout);
       return CS_EXIT_OK;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--output", "-o", &v))) {
       if (r < 0) return cs_cli_usage_error("compile", "-o needs a directory");

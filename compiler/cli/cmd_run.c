@@ -2,22 +2,23 @@
  * cstatic run DIR --input X.npy … --output Y.npy … [--repeat N]
  *             [--profile] [--profile-csv FILE] [--profile-svg FILE]
  *
- * Builds DIR's C for the host (cached in DIR/.build), loads it, reads
- * model_desc, checks the weights, and runs model_run (the model's own
- * dtypes) on the inputs. An input batch k times the model's (same k for
- * every input) runs k times on consecutive slices, the outputs
- * concatenated along axis 0. Everything is allocated before the first
- * inference; the model itself allocates nothing. A model that stages data
- * in L2 SRAM (model_desc.l2_size > 0, -mcpu=c7x -mmalib=1) gets a region
- * of that size, bound for all its runs.
+ * Builds DIR's C for the host and loads it (host_model.c), reads the
+ * inputs, and runs model_run (the model's own dtypes) on them. An input
+ * batch k times the model's (same k for every input) runs k times on
+ * consecutive slices, the outputs concatenated along axis 0. Everything is
+ * allocated before the first inference; the model itself allocates
+ * nothing.
  *
  * --profile reads the model's per-layer table (-profile-layers=1): its
  * counters are reset before each run and read after it, and each layer's
  * time is the median over the timed runs (the warm-up excluded).
+ *
+ * One function per step (run_steps lists them): parse_args, load the
+ * model, check_io, read_inputs, prepare the model, alloc_outputs, run_all,
+ * report_latency, report_profile, write_outputs.
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "cstatic/dma.h"
-#include "cstatic/model.h"
+#include "host_model.h"
 #include "npy.h"
 
 static const char usage[] =
@@ -53,15 +53,85 @@ static const char usage[] =
 
 enum { MAX_IO = 64 };
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+typedef struct run_args {
+  const char *dir;
+  const char *in_paths[MAX_IO], *out_paths[MAX_IO];
+  int n_in, n_out;
+  long repeat; /* timed runs after the warm-up; 0: one untimed run */
+  int profile; /* print the table */
+  const char *profile_csv, *profile_svg;
+} run_args;
+
+/* The run's buffers: inputs as read, outputs k slices long, and per run
+ * the end-to-end time and each layer's counter. */
+typedef struct run_state {
+  cs_npy x[MAX_IO];
+  void *y[MAX_IO];
+  int64_t k; /* model batches per input */
+  long runs; /* warm-up included */
+  double *times;         /* [runs] ms */
+  uint64_t *layer_times; /* [runs][layers], clock units */
+} run_state;
+
+static int profiling(const run_args *a) { return a->profile || a->profile_csv || a->profile_svg; }
+
+/* Returns -1 when parsing went on, else the exit status to return. */
+static int parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    int r;
+    if (cs_cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return CS_EXIT_OK;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--input", "-i", &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--input needs a .npy file");
+      if (a->n_in == MAX_IO) return cs_cli_usage_error("run", "more than %d inputs", MAX_IO);
+      a->in_paths[a->n_in++] = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--output", "-o", &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--output needs a .npy file");
+      if (a->n_out == MAX_IO) return cs_cli_usage_error("run", "more than %d outputs", MAX_IO);
+      a->out_paths[a->n_out++] = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--repeat", NULL, &v))) {
+      char *end;
+      errno = 0;
+      a->repeat = r < 0 ? -1 : strtol(v, &end, 10);
+      if (r < 0 || errno || *end || a->repeat < 1 || a->repeat > 1000000)
+        return cs_cli_usage_error("run", "--repeat needs a count in [1, 1000000]");
+    } else if (!strcmp(argv[i], "--profile")) {
+      a->profile = 1;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-csv", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--profile-csv needs a file name");
+      a->profile_csv = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-svg", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--profile-svg needs a file name");
+      a->profile_svg = v;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cs_cli_usage_error("run", "unknown option %s", argv[i]);
+    } else if (!a->dir) {
+      a->dir = argv[i];
+    } else {
+      return cs_cli_usage_error("run", "unexpected argument %s", argv[i]);
+    }
+  }
+  if (!a->dir) return cs_cli_usage_error("run", "no model directory given");
+  if (!cs_fs_is_dir(a->dir)) return cs_cli_fail("model directory %s does not exist", a->dir);
+  return -1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* The arguments fit the model: as many files as inputs and outputs, and a
+ * profile table when one is asked for. */
+static int check_io(const run_args *a, const tidsp_model_desc *m) {
+  if (a->n_in != m->n_inputs)
+    return cs_cli_fail("model '%s' has %d input%s, got %d --input", m->name, m->n_inputs,
+                       m->n_inputs == 1 ? "" : "s", a->n_in);
+  if (profiling(a) && !m->profile)
+    return cs_cli_fail("model '%s' in %s was not compiled with per-layer profiling (compile it with "
+                       "-t \"c_static_lib -profile-layers=1\")", m->name, a->dir);
+  if (a->n_out != m->n_outputs)
+    return cs_cli_fail("model '%s' has %d output%s, got %d --output", m->name, m->n_outputs,
+                       m->n_outputs == 1 ? "" : "s", a->n_out);
+  return CS_EXIT_OK;
 }
 
 static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
@@ -93,268 +163,175 @@ static int64_t batch_factor(const cs_npy *x, const tidsp_tensor_info *info, int 
   return info->rank == 0 ? 1 : x->shape[0] / info->shape[0];
 }
 
-int cs_cmd_run(int argc, char **argv) {
-  const char *dir = NULL, *in_paths[MAX_IO], *out_paths[MAX_IO];
-  int n_in = 0, n_out = 0;
-  long repeat = 0;
-  int profile = 0;
-  const char *profile_csv = NULL, *profile_svg = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    int r;
-    if (cs_cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return CS_EXIT_OK;
-    } else if ((r = cs_cli_opt(argc, argv, &i, "--input", "-i", &v))) {
-      if (r < 0) return cs_cli_usage_error("run", "--input needs a .npy file");
-      if (n_in == MAX_IO) return cs_cli_usage_error("run", "more than %d inputs", MAX_IO);
-      in_paths[n_in++] = v;
-    } else if ((r = cs_cli_opt(argc, argv, &i, "--output", "-o", &v))) {
-      if (r < 0) return cs_cli_usage_error("run", "--output needs a .npy file");
-      if (n_out == MAX_IO) return cs_cli_usage_error("run", "more than %d outputs", MAX_IO);
-      out_paths[n_out++] = v;
-    } else if ((r = cs_cli_opt(argc, argv, &i, "--repeat", NULL, &v))) {
-      char *end;
-      errno = 0;
-      repeat = r < 0 ? -1 : strtol(v, &end, 10);
-      if (r < 0 || errno || *end || repeat < 1 || repeat > 1000000)
-        return cs_cli_usage_error("run", "--repeat needs a count in [1, 1000000]");
-    } else if (!strcmp(argv[i], "--profile")) {
-      profile = 1;
-    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-csv", NULL, &v))) {
-      if (r < 0) return cs_cli_usage_error("run", "--profile-csv needs a file name");
-      profile_csv = v;
-    } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-svg", NULL, &v))) {
-      if (r < 0) return cs_cli_usage_error("run", "--profile-svg needs a file name");
-      profile_svg = v;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cs_cli_usage_error("run", "unknown option %s", argv[i]);
-    } else if (!dir) {
-      dir = argv[i];
-    } else {
-      return cs_cli_usage_error("run", "unexpected argument %s", argv[i]);
-    }
+/* Read every input and agree on one batch factor k. */
+static int read_inputs(const run_args *a, const tidsp_model_desc *m, run_state *s) {
+  for (int i = 0; i < a->n_in; i++) {
+    if (cs_npy_read(a->in_paths[i], &s->x[i]) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+    int64_t ki = batch_factor(&s->x[i], &m->inputs[i], i, a->in_paths[i]);
+    if (ki == 0) return CS_EXIT_FAIL;
+    if (i == 0) s->k = ki;
+    else if (ki != s->k)
+      return cs_cli_fail("input %d '%s' (%s) holds %lld batches but input 0 holds %lld", i, m->inputs[i].name,
+                         a->in_paths[i], (long long)ki, (long long)s->k);
   }
-  if (!dir) return cs_cli_usage_error("run", "no model directory given");
-  if (!cs_fs_is_dir(dir)) return cs_cli_fail("model directory %s does not exist", dir);
+  if (s->k > 1)
+    for (int j = 0; j < a->n_out; j++)
+      if (m->outputs[j].rank == 0)
+        return cs_cli_fail("output %d '%s' is a scalar: cannot concatenate %lld batches", j, m->outputs[j].name,
+                           (long long)s->k);
+  return CS_EXIT_OK;
+}
 
-  int rc = CS_EXIT_FAIL;
-  void *so = NULL, *weights = NULL, *arena = NULL, *l2 = NULL;
-  int32_t (*l2_bind)(void *, size_t) = NULL;
-  cs_npy x[MAX_IO];
-  void *y[MAX_IO];
-  memset(x, 0, sizeof x);
-  memset(y, 0, sizeof y);
-  double *times = NULL;
-  uint64_t *layer_times = NULL; /* [runs][layers] */
-  cs_profile_row *rows = NULL;
-  double *column = NULL;
-  int profiling = profile || profile_csv || profile_svg;
+/* Output buffers k slices long, and the timing tables. */
+static int alloc_outputs(const run_args *a, const tidsp_model_desc *m, run_state *s) {
+  for (int j = 0; j < a->n_out; j++) {
+    if (posix_memalign(&s->y[j], 64, m->outputs[j].nbytes * (size_t)s->k + 1) != 0) {
+      s->y[j] = NULL;
+      return cs_cli_fail("out of memory for output %d", j);
+    }
+  }
+  s->runs = a->repeat > 0 ? a->repeat + 1 : 1;
+  s->times = calloc((size_t)s->runs, sizeof *s->times);
+  int n_layers = profiling(a) && m->profile->n_layers > 0 ? m->profile->n_layers : 1;
+  if (profiling(a)) s->layer_times = calloc((size_t)s->runs * (size_t)n_layers, sizeof *s->layer_times);
+  if (!s->times || (profiling(a) && !s->layer_times)) return cs_cli_fail("out of memory");
+  return CS_EXIT_OK;
+}
 
-  char so_path[4096];
-  if (cs_host_build(dir, so_path, sizeof so_path) != CS_OK) {
-    cs_cli_fail("%s", cs_error_message());
-    goto done;
-  }
-  so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    cs_cli_fail("cannot load %s: %s", so_path, dlerror());
-    goto done;
-  }
-  const tidsp_model_desc *m = dlsym(so, "model_desc");
-  if (!m) {
-    cs_cli_fail("%s has no model_desc (not built by this cstatic?)", so_path);
-    goto done;
-  }
-  if (m->abi_version != TIDSP_MODEL_ABI_VERSION) {
-    cs_cli_fail("%s: model ABI version %u, this cstatic runs %u (recompile the model)", dir,
-                m->abi_version, TIDSP_MODEL_ABI_VERSION);
-    goto done;
-  }
-  if (n_in != m->n_inputs) {
-    cs_cli_fail("model '%s' has %d input%s, got %d --input", m->name, m->n_inputs,
-                m->n_inputs == 1 ? "" : "s", n_in);
-    goto done;
-  }
-  if (profiling && !m->profile) {
-    cs_cli_fail("model '%s' in %s was not compiled with per-layer profiling (compile it with "
-                "-t \"c_static_lib -profile-layers=1\")", m->name, dir);
-    goto done;
-  }
-  if (n_out != m->n_outputs) {
-    cs_cli_fail("model '%s' has %d output%s, got %d --output", m->name, m->n_outputs,
-                m->n_outputs == 1 ? "" : "s", n_out);
-    goto done;
-  }
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
-  int64_t k = 1;
-  for (int i = 0; i < n_in; i++) {
-    if (cs_npy_read(in_paths[i], &x[i]) != CS_OK) {
-      cs_cli_fail("%s", cs_error_message());
-      goto done;
-    }
-    int64_t ki = batch_factor(&x[i], &m->inputs[i], i, in_paths[i]);
-    if (ki == 0) goto done;
-    if (i == 0) k = ki;
-    else if (ki != k) {
-      cs_cli_fail("input %d '%s' (%s) holds %lld batches but input 0 holds %lld", i,
-                  m->inputs[i].name, in_paths[i], (long long)ki, (long long)k);
-      goto done;
-    }
-  }
-  if (k > 1)
-    for (int j = 0; j < n_out; j++)
-      if (m->outputs[j].rank == 0) {
-        cs_cli_fail("output %d '%s' is a scalar: cannot concatenate %lld batches", j,
-                    m->outputs[j].name, (long long)k);
-        goto done;
-      }
-
-  if (m->weights_embedded) {
-    if (m->check_weights(NULL, 0) != TIDSP_OK) {
-      cs_cli_fail("%s: the embedded weights fail their check", dir);
-      goto done;
-    }
-  } else {
-    char wpath[4096];
-    size_t wsize = 0;
-    snprintf(wpath, sizeof wpath, "%s/weights.bin", dir);
-    if (cs_fs_read_aligned(wpath, m->weights_align, &weights, &wsize) != CS_OK) {
-      cs_cli_fail("%s", cs_error_message());
-      goto done;
-    }
-    int32_t st = m->check_weights(weights, wsize);
-    if (st != TIDSP_OK) {
-      cs_cli_fail("%s: %s (%zu bytes; the model expects %zu)", wpath, m->status_str(st), wsize,
-                  m->weights_size);
-      goto done;
-    }
-  }
-  size_t align = m->arena_align < sizeof(void *) ? sizeof(void *) : m->arena_align;
-  if (posix_memalign(&arena, align, m->arena_size ? m->arena_size : 1) != 0) {
-    arena = NULL;
-    cs_cli_fail("out of memory for the %zu-byte arena", m->arena_size);
-    goto done;
-  }
-  if (m->l2_size > 0) {
-    /* The model's .so links its own copy of the runtime (host_build.c) and
-     * reads the L2 binding of that copy, not of this binary's: bind through
-     * the .so's tidsp_l2_bind. It is absent only when the model never calls
-     * tidsp_l2_scratch (l2.c holds both), and then there is nothing to bind. */
-    *(void **)&l2_bind = dlsym(so, "tidsp_l2_bind");
-    if (posix_memalign(&l2, TIDSP_L2_ALIGN, m->l2_size) != 0) {
-      l2 = NULL;
-      cs_cli_fail("out of memory for the model's %zu-byte L2 scratch", m->l2_size);
-      goto done;
-    }
-    int32_t st = l2_bind ? l2_bind(l2, m->l2_size) : TIDSP_OK;
-    if (st != TIDSP_OK) {
-      cs_cli_fail("model '%s': binding its %zu-byte L2 scratch failed: %s", m->name, m->l2_size,
-                  m->status_str(st));
-      goto done;
-    }
-  }
-  for (int j = 0; j < n_out; j++) {
-    if (posix_memalign(&y[j], 64, m->outputs[j].nbytes * (size_t)k + 1) != 0) {
-      y[j] = NULL;
-      cs_cli_fail("out of memory for output %d", j);
-      goto done;
-    }
-  }
-
-  /* One pass over the k slices is one inference of the whole input. */
-  long runs = repeat > 0 ? repeat + 1 : 1;
-  times = calloc((size_t)runs, sizeof *times);
-  const tidsp_profile_table *prof = profiling ? m->profile : NULL;
-  int n_layers = prof ? prof->n_layers : 0;
-  if (prof) {
-    layer_times = calloc((size_t)runs * (size_t)(n_layers > 0 ? n_layers : 1), sizeof *layer_times);
-    rows = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *rows);
-    column = calloc((size_t)runs, sizeof *column);
-  }
-  if (!times || (prof && (!layer_times || !rows || !column))) {
-    cs_cli_fail("out of memory");
-    goto done;
-  }
-  for (long r = 0; r < runs; r++) {
+/* Every run: one pass over the k slices is one inference of the whole
+ * input; its time and, when profiling, each layer's counter are kept. */
+static int run_all(const run_args *a, const cs_host_model *hm, run_state *s) {
+  const tidsp_model_desc *m = hm->desc;
+  const tidsp_profile_table *prof = profiling(a) ? m->profile : NULL;
+  for (long r = 0; r < s->runs; r++) {
     if (prof) tidsp_profile_reset(prof);
     double t0 = now_ms();
-    for (int64_t s = 0; s < k; s++) {
+    for (int64_t slice = 0; slice < s->k; slice++) {
       const void *in[MAX_IO];
       void *out[MAX_IO];
-      for (int i = 0; i < n_in; i++) in[i] = (const char *)x[i].data + (size_t)s * m->inputs[i].nbytes;
-      for (int j = 0; j < n_out; j++) out[j] = (char *)y[j] + (size_t)s * m->outputs[j].nbytes;
-      int32_t st = m->run(m->weights_embedded ? NULL : weights, arena, in, out);
-      if (st != TIDSP_OK) {
-        cs_cli_fail("model '%s' failed%s: %s (status %d)", m->name, k > 1 ? " on a batch slice" : "",
-                    m->status_str(st), st);
-        goto done;
+      for (int i = 0; i < a->n_in; i++) in[i] = (const char *)s->x[i].data + (size_t)slice * m->inputs[i].nbytes;
+      for (int j = 0; j < a->n_out; j++) out[j] = (char *)s->y[j] + (size_t)slice * m->outputs[j].nbytes;
+      if (cs_host_model_run(hm, in, out) != CS_OK) {
+        if (s->k > 1)
+          return cs_cli_fail("%s (on batch slice %lld of %lld)", cs_error_message(), (long long)slice,
+                             (long long)s->k);
+        return cs_cli_fail("%s", cs_error_message());
       }
     }
-    times[r] = now_ms() - t0;
-    for (int l = 0; l < n_layers; l++) layer_times[(size_t)r * (size_t)n_layers + (size_t)l] = prof->layers[l].total;
+    s->times[r] = now_ms() - t0;
+    for (int l = 0; prof && l < prof->n_layers; l++)
+      s->layer_times[(size_t)r * (size_t)prof->n_layers + (size_t)l] = prof->layers[l].total;
   }
-  if (repeat > 0) {
-    qsort(times + 1, (size_t)repeat, sizeof *times, cmp_double);
-    double med = repeat % 2 ? times[1 + repeat / 2]
-                            : 0.5 * (times[repeat / 2] + times[1 + repeat / 2]);
-    printf("latency_ms: %.4f\n", med);
-  }
-  if (prof) {
-    /* Median of each layer over the timed runs (all runs after the warm-up;
-     * the only run without --repeat). */
-    long first = repeat > 0 ? 1 : 0, n_runs = runs - first;
-    double to_ms = strcmp(prof->clock_unit, "ns") == 0 ? 1e-6 : 1.0;
-    for (int l = 0; l < n_layers; l++) {
-      for (long r = 0; r < n_runs; r++)
-        column[r] = (double)layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l] * to_ms;
-      qsort(column, (size_t)n_runs, sizeof *column, cmp_double);
-      rows[l].name = prof->layers[l].name;
-      rows[l].kernel = prof->layers[l].kernel;
-      rows[l].macs = prof->layers[l].macs * k;
-      rows[l].ms = n_runs % 2 ? column[n_runs / 2] : 0.5 * (column[n_runs / 2 - 1] + column[n_runs / 2]);
-    }
-    qsort(times + first, (size_t)n_runs, sizeof *times, cmp_double);
-    double latency = n_runs % 2 ? times[first + n_runs / 2]
-                                : 0.5 * (times[first + n_runs / 2 - 1] + times[first + n_runs / 2]);
-    if (strcmp(prof->clock_unit, "ns") != 0)
-      printf("profile clock unit: %s (the time columns are in %s, not ms)\n", prof->clock_unit,
-             prof->clock_unit);
-    if (profile) cs_profile_print(stdout, rows, n_layers, latency);
-    if (profile_csv && cs_profile_write_csv(profile_csv, rows, n_layers) != CS_OK) {
-      cs_cli_fail("%s", cs_error_message());
-      goto done;
-    }
-    if (profile_svg && cs_profile_write_svg(profile_svg, rows, n_layers, m->name) != CS_OK) {
-      cs_cli_fail("%s", cs_error_message());
-      goto done;
-    }
-  }
+  return CS_EXIT_OK;
+}
 
-  for (int j = 0; j < n_out; j++) {
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorts v). */
+static double median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The runs the reports use: all runs after the warm-up, or the only run
+ * without --repeat. */
+static long first_timed(const run_args *a) { return a->repeat > 0 ? 1 : 0; }
+
+static void report_latency(const run_args *a, run_state *s) {
+  if (a->repeat <= 0) return;
+  double *timed = malloc((size_t)a->repeat * sizeof *timed);
+  if (!timed) return;
+  memcpy(timed, s->times + 1, (size_t)a->repeat * sizeof *timed);
+  printf("latency_ms: %.4f\n", median(timed, a->repeat));
+  free(timed);
+}
+
+/* Each layer's median over the timed runs, then the table, CSV and SVG. */
+static int report_profile(const run_args *a, const tidsp_model_desc *m, run_state *s) {
+  const tidsp_profile_table *prof = profiling(a) ? m->profile : NULL;
+  if (!prof) return CS_EXIT_OK;
+  int n_layers = prof->n_layers;
+  long first = first_timed(a), n_runs = s->runs - first;
+  cs_profile_row *rows = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *rows);
+  double *column = calloc((size_t)s->runs, sizeof *column);
+  int rc = CS_EXIT_OK;
+  if (!rows || !column) {
+    rc = cs_cli_fail("out of memory");
+    goto done;
+  }
+  double to_ms = strcmp(prof->clock_unit, "ns") == 0 ? 1e-6 : 1.0;
+  for (int l = 0; l < n_layers; l++) {
+    for (long r = 0; r < n_runs; r++)
+      column[r] = (double)s->layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l] * to_ms;
+    rows[l].name = prof->layers[l].name;
+    rows[l].kernel = prof->layers[l].kernel;
+    rows[l].macs = prof->layers[l].macs * s->k;
+    rows[l].ms = median(column, n_runs);
+  }
+  memcpy(column, s->times + first, (size_t)n_runs * sizeof *column);
+  double latency = median(column, n_runs);
+  if (strcmp(prof->clock_unit, "ns") != 0)
+    printf("profile clock unit: %s (the time columns are in %s, not ms)\n", prof->clock_unit, prof->clock_unit);
+  if (a->profile) cs_profile_print(stdout, rows, n_layers, latency);
+  if (a->profile_csv && cs_profile_write_csv(a->profile_csv, rows, n_layers) != CS_OK)
+    rc = cs_cli_fail("%s", cs_error_message());
+  else if (a->profile_svg && cs_profile_write_svg(a->profile_svg, rows, n_layers, m->name) != CS_OK)
+    rc = cs_cli_fail("%s", cs_error_message());
+done:
+  free(rows);
+  free(column);
+  return rc;
+}
+
+static int write_outputs(const run_args *a, const tidsp_model_desc *m, const run_state *s) {
+  for (int j = 0; j < a->n_out; j++) {
     const tidsp_tensor_info *o = &m->outputs[j];
     int64_t shape[TIDSP_MAX_RANK];
     for (int d = 0; d < o->rank; d++) shape[d] = o->shape[d];
-    if (o->rank > 0) shape[0] *= k;
-    if (cs_npy_write(out_paths[j], o->dtype, o->rank, shape, y[j]) != CS_OK) {
-      cs_cli_fail("%s", cs_error_message());
-      goto done;
-    }
+    if (o->rank > 0) shape[0] *= s->k;
+    if (cs_npy_write(a->out_paths[j], o->dtype, o->rank, shape, s->y[j]) != CS_OK)
+      return cs_cli_fail("%s", cs_error_message());
   }
-  rc = CS_EXIT_OK;
-done:
-  for (int i = 0; i < n_in; i++) cs_npy_free(&x[i]);
-  for (int j = 0; j < MAX_IO; j++) free(y[j]);
-  free(times);
-  free(layer_times);
-  free(rows);
-  free(column);
-  free(arena);
-  if (l2_bind) l2_bind(NULL, 0);
-  free(l2);
-  free(weights);
-  /* The model's code stays mapped until exit: nothing calls it any more,
-   * and unloading first would only add an exit-order hazard. */
-  (void)so;
+  return CS_EXIT_OK;
+}
+
+/* The steps in order; the first failure's message is printed. */
+static int run_steps(const run_args *a, cs_host_model *hm, run_state *s) {
+  int rc;
+  if (cs_host_model_load(a->dir, hm) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if ((rc = check_io(a, hm->desc)) != CS_EXIT_OK) return rc;
+  if ((rc = read_inputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
+  if (cs_host_model_prepare(hm, a->dir) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if ((rc = alloc_outputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
+  if ((rc = run_all(a, hm, s)) != CS_EXIT_OK) return rc;
+  report_latency(a, s);
+  if ((rc = report_profile(a, hm->desc, s)) != CS_EXIT_OK) return rc;
+  return write_outputs(a, hm->desc, s);
+}
+
+int cs_cmd_run(int argc, char **argv) {
+  run_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0) return rc;
+  cs_host_model hm;
+  run_state s;
+  memset(&hm, 0, sizeof hm);
+  memset(&s, 0, sizeof s);
+  s.k = 1;
+  rc = run_steps(&a, &hm, &s);
+  for (int i = 0; i < a.n_in; i++) cs_npy_free(&s.x[i]);
+  for (int j = 0; j < MAX_IO; j++) free(s.y[j]);
+  free(s.times);
+  free(s.layer_times);
+  cs_host_model_close(&hm);
   return rc;
 }

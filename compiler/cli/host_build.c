@@ -4,9 +4,9 @@
  * runtime library. Objects and the .so are reused while they are newer
  * than what they are built from, so a second run starts at once.
  *
- * The compiler, the include directory and the runtime library are the ones
- * this cstatic was built with (CMake defines CS_C_COMPILER, CS_SOURCE_DIR,
- * CS_TIDSP_LIB); the environment variables of the same names override them.
+ * The compiler, the runtime headers and the runtime library are found by
+ * cs_toolchain_find (toolchain.c): beside the cstatic binary, in the build
+ * tree and in an installed prefix alike.
  */
 #define _XOPEN_SOURCE 700
 
@@ -21,22 +21,7 @@
 
 #include "cli.h"
 
-#ifndef CS_C_COMPILER
-#define CS_C_COMPILER "cc"
-#endif
-#ifndef CS_SOURCE_DIR
-#define CS_SOURCE_DIR "."
-#endif
-#ifndef CS_TIDSP_LIB
-#define CS_TIDSP_LIB "libtidsp.a"
-#endif
-
 enum { MAX_SOURCES = 4096, MAX_JOBS = 2 };
-
-static const char *setting(const char *env, const char *dflt) {
-  const char *v = getenv(env);
-  return v && *v ? v : dflt;
-}
 
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -85,9 +70,10 @@ static int reap(job *jobs, int *n_jobs, char *failed, size_t n_failed) {
 }
 
 cs_status cs_host_build(const char *dir, char *so_path, size_t n) {
-  const char *cc = setting("CS_C_COMPILER", CS_C_COMPILER);
-  const char *src_dir = setting("CS_SOURCE_DIR", CS_SOURCE_DIR);
-  const char *tidsp = setting("CS_TIDSP_LIB", CS_TIDSP_LIB);
+  cs_toolchain tc;
+  cs_status tst = cs_toolchain_find(&tc);
+  if (tst != CS_OK) return tst;
+  const char *cc = tc.cc, *tidsp = tc.tidsp_lib;
   if (strlen(dir) > 2048) return cs_error(CS_ERR_IO, "model directory path is too long: %.64s...", dir);
   char path[4096], build[2100], include[4200], dir_inc[2100];
   snprintf(path, sizeof path, "%s/lib0.c", dir);
@@ -97,11 +83,12 @@ cs_status cs_host_build(const char *dir, char *so_path, size_t n) {
   if (header_time < 0) return cs_error(CS_ERR_IO, "%s: lib0.h is missing", dir);
   int64_t lib_time = cs_fs_mtime(tidsp);
   if (lib_time < 0)
-    return cs_error(CS_ERR_IO, "runtime library %s not found (build the 'tidsp' target)", tidsp);
+    return cs_error(CS_ERR_IO, "runtime library %s not found (build the 'tidsp' target, or set CS_TIDSP_LIB)",
+                    tidsp);
   snprintf(build, sizeof build, "%s/.build", dir);
   if (mkdir(build, 0777) != 0 && errno != EEXIST)
     return cs_error(CS_ERR_IO, "cannot create %s: %s", build, strerror(errno));
-  snprintf(include, sizeof include, "-I%s/include", src_dir);
+  snprintf(include, sizeof include, "-I%s", tc.include_dir);
   snprintf(dir_inc, sizeof dir_inc, "-I%s", dir);
 
   DIR *d = opendir(dir);

@@ -3,6 +3,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cstatic/model.h"
+
+#ifndef CS_VERSION
+#define CS_VERSION "unknown"
+#endif
 
 static const char usage[] =
     "usage: cstatic <command> [options]\n"
@@ -13,9 +18,11 @@ static const char usage[] =
     "commands:\n"
     "  compile MODEL.onnx -o DIR   generate lib0.c, lib0.h, weights and manifest\n"
     "  run DIR --input X.npy ...   build DIR for this machine and run it\n"
+    "  build DIR                   build DIR for this machine as a shared library\n"
     "  inspect MODEL.onnx          summarize a model (ops, I/O, quantization)\n"
     "\n"
-    "'cstatic <command> --help' describes a command.\n";
+    "'cstatic <command> --help' describes a command; 'cstatic --version' prints\n"
+    "the version.\n";
 
 static const struct {
   const char *name;
@@ -23,6 +30,7 @@ static const struct {
 } commands[] = {
     {"compile", cs_cmd_compile},
     {"run", cs_cmd_run},
+    {"build", cs_cmd_build},
     {"inspect", cs_cmd_inspect},
 };
 
@@ -35,7 +43,11 @@ int main(int argc, char **argv) {
     fputs(usage, stdout);
     return CS_EXIT_OK;
   }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+    printf("cstatic %s (model ABI %u)\n", CS_VERSION, TIDSP_MODEL_ABI_VERSION);
+    return CS_EXIT_OK;
+  }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-  return cs_cli_usage_error(NULL, "unknown command '%s' (commands: compile, run, inspect)", argv[1]);
+  return cs_cli_usage_error(NULL, "unknown command '%s' (commands: compile, run, build, inspect)", argv[1]);
 }

@@ -16,8 +16,9 @@ of TVM's from_exported_program:
     export_qdq_onnx(quantized, example_inputs, "model.onnx")
     # cstatic compile model.onnx -o out -t "c_static_lib -mmalib=1"
 
-(quantize_pt2e(model, example_inputs, calibration, quantizer) below does
-the capture, prepare, calibration and convert in one call.)
+(quantize_pt2e(model, example_inputs, calibration, "c7x") below does
+the capture, prepare, calibration and convert in one call; its default,
+"generic", is the XNNPACK int8 quantizer for targets without MMALIB.)
 
 Every quantized layer then has the pattern the offload passes match:
 
@@ -242,7 +243,45 @@ class C7xMMAQuantizer(Quantizer):
         self.annotated += 1
 
 
-def quantize_pt2e(model, example_inputs, calibration, quantizer):
+def generic_quantizer():
+    """The quantizer of preset "generic": PyTorch's XNNPACK quantizer with
+    its symmetric per-channel config -- int8 per-tensor affine activations
+    (HistogramObserver), int8 symmetric per-channel weights in [-127, 127]
+    (axis 0), float bias. What the model suite and the digits example use;
+    every layer it quantizes compiles to an integer kernel that matches
+    ONNX Runtime bit for bit. Its home is ExecuTorch; torchao keeps the
+    copy used here (torchao is needed for PT2E anyway), ExecuTorch's when
+    a torchao without it is installed."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "XNNPACKQuantizer is deprecated"
+        try:
+            from torchao.testing.pt2e._xnnpack_quantizer import (
+                XNNPACKQuantizer, get_symmetric_quantization_config)
+        except ImportError:
+            from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+                XNNPACKQuantizer, get_symmetric_quantization_config)
+        return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+
+
+QUANTIZERS = ("generic", "c7x", "c7x-int16")
+
+
+def _quantizer(q):
+    """A Quantizer instance, or one of QUANTIZERS by name."""
+    if not isinstance(q, str):
+        return q
+    if q == "generic":
+        return generic_quantizer()
+    if q == "c7x":
+        return C7xMMAQuantizer("int8")
+    if q == "c7x-int16":
+        return C7xMMAQuantizer("int16")
+    raise ValueError(f"quantizer must be a PT2E Quantizer or one of "
+                     f"{', '.join(map(repr, QUANTIZERS))}, not {q!r}")
+
+
+def quantize_pt2e(model, example_inputs, calibration, quantizer="generic"):
     """The PT2E flow in one call: capture, prepare_pt2e, calibrate,
     convert_pt2e; returns the converted module (in eval mode), ready for
     export_qdq_onnx.
@@ -250,12 +289,15 @@ def quantize_pt2e(model, example_inputs, calibration, quantizer):
     model: an nn.Module (captured from a deep copy, so nothing PT2E does to
     the weights reaches it); example_inputs: tuple of example tensors;
     calibration: a tensor [n, ...] run through the model example_inputs[0]'s
-    batch size at a time; quantizer: e.g. C7xMMAQuantizer("int8").
+    batch size at a time; quantizer: "generic" (int8, for any target: see
+    generic_quantizer), "c7x" / "c7x-int16" (C7xMMAQuantizer, the patterns
+    the -mmalib=1 offload matches), or any PT2E Quantizer instance.
     """
     import copy
 
     from torchao.quantization.pt2e import move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    quantizer = _quantizer(quantizer)
     gm = torch.export.export(copy.deepcopy(model).eval(), example_inputs).module()
     gm = prepare_pt2e(gm, quantizer)
     b = example_inputs[0].shape[0]

@@ -14,10 +14,6 @@ Both calibrate on the batches they are given, one image at a time.
 import logging
 import os
 import sys
-import tempfile
-import warnings
-
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "python"))
@@ -31,60 +27,26 @@ def pt2e_quantize(model, example, calib, quantizer=None):
 
     example: tuple of example inputs for capture; calib: tensor [n, ...] of
     calibration inputs, run one at a time at the example's batch size;
-    quantizer: the XNNPACK quantizer above unless given (the c7x variants
+    quantizer: cstatic's "generic" (XNNPACK) quantizer unless given (the c7x variants
     pass cstatic's C7xMMAQuantizer). The flow itself is cstatic's
     quantize_pt2e, which captures a copy: the captured module shares
     parameter storage with `model`, which the ORT variants export
     afterwards; whatever PT2E does to its weights must not reach `model`.
     """
     from cstatic import quantize_pt2e
-    if quantizer is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "XNNPACKQuantizer is deprecated"
-            from torchao.testing.pt2e._xnnpack_quantizer import (
-                XNNPACKQuantizer, get_symmetric_quantization_config)
-            quantizer = XNNPACKQuantizer().set_global(
-                get_symmetric_quantization_config(is_per_channel=True))
-    return quantize_pt2e(model, example, calib, quantizer)
-
-
-class _CalibReader:
-    """onnxruntime.quantization.CalibrationDataReader over an array."""
-
-    def __init__(self, name, calib):
-        self._feeds = [{name: calib[i:i + 1]} for i in range(len(calib))]
-        self.rewind()
-
-    def get_next(self):
-        return next(self._items, None)
-
-    def rewind(self):
-        self._items = iter(self._feeds)
+    return quantize_pt2e(model, example, calib, quantizer or "generic")
 
 
 def ort_quantize(float_path, out_path, calib, activation):
-    """quantize_static `float_path` to `out_path`.
+    """quantize_static `float_path` to `out_path`: cstatic.quantize_onnx's
+    "generic" preset, with activations "s8" (QInt8) or "u8" (QUInt8).
 
-    activation: "s8" (QInt8) or "u8" (QUInt8); calib: array [n, ...] fed
-    one sample at a time (float inputs as float32; token ids keep their
-    integer dtype). The float model is first run through ORT's
-    quantization pre-processing (symbolic shape inference and ORT's basic
-    graph optimisations, which fold BatchNormalization into Conv).
+    calib: array [n, ...] fed one sample at a time (float inputs as
+    float32; token ids keep their integer dtype). The float model is first
+    run through ORT's quantization pre-processing (symbolic shape inference
+    and ORT's basic graph optimisations, which fold BatchNormalization into
+    Conv).
     """
-    from onnxruntime.quantization import (CalibrationMethod, QuantFormat,
-                                          QuantType, quantize_static)
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-    act = {"s8": QuantType.QInt8, "u8": QuantType.QUInt8}[activation]
-    calib = np.ascontiguousarray(calib)
-    if calib.dtype.kind == "f":
-        calib = calib.astype(np.float32)
-    with tempfile.TemporaryDirectory() as tmp:
-        pre = os.path.join(tmp, "pre.onnx")
-        quant_pre_process(float_path, pre)
-        import onnx
-        name = onnx.load(pre, load_external_data=False).graph.input[0].name
-        quantize_static(pre, out_path + ".tmp", _CalibReader(name, calib),
-                        quant_format=QuantFormat.QDQ, per_channel=True,
-                        weight_type=QuantType.QInt8, activation_type=act,
-                        calibrate_method=CalibrationMethod.MinMax)
-    os.replace(out_path + ".tmp", out_path)
+    from cstatic import quantize_onnx
+    quantize_onnx(float_path, calib, "generic", out=out_path,
+                  activation={"s8": "int8", "u8": "uint8"}[activation])

@@ -1,0 +1,116 @@
+/*
+ * test_ir_target.c — the target string and its one attribute table: every
+ * default the table prints is the default the parser applies; the derived
+ * defaults follow -mcpu and -kernels wherever they appear; errors name the
+ * attribute; the canonical text of the default target does not change.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <stdlib.h>
+#include <string.h>
+
+#include "target.h"
+#include "unit.h"
+
+static int same(const cs_target *a, const cs_target *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* "-NAME=DEFAULT" for every attribute is the default target. */
+static void test_table_defaults_are_the_real_defaults(void) {
+  cs_target d, t;
+  cs_target_default(&d);
+  CHECK(cs_target_attribute_count() >= 11);
+  for (int i = 0; i < cs_target_attribute_count(); i++) {
+    char s[256];
+    snprintf(s, sizeof s, "c_static_lib -%s=%s", cs_target_attribute_name(i), cs_target_attribute_default(i));
+    CHECK_MSG(cs_target_parse(s, &t) == CS_OK, "%s: %s", s, cs_error_message());
+    CHECK_MSG(same(&d, &t), "%s differs from the default target", s);
+  }
+  CHECK(cs_target_attribute_name(cs_target_attribute_count()) == NULL);
+  CHECK(cs_target_attribute_name(-1) == NULL);
+  cs_target e;
+  CHECK(cs_target_parse(NULL, &e) == CS_OK && same(&d, &e));
+  CHECK(cs_target_parse("", &e) == CS_OK && same(&d, &e));
+  CHECK(cs_target_parse("c_static_lib", &e) == CS_OK && same(&d, &e));
+}
+
+static void test_canonical_text_of_the_default_target(void) {
+  cs_target t;
+  cs_target_default(&t);
+  char buf[512];
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK(!strcmp(buf, "c_static_lib -mcpu=generic -mmalib=0 -tidl-kernels=1 -requant=float -profile-layers=0 "
+                     "-skip-runtime-checks=0 -use-cpp-api=0 -constants-byte-alignment=64"));
+  CHECK(t.l2_budget == CS_L2_BUDGET_DEFAULT && t.pack_weights == 1 && t.kernels == CS_KERNELS_FAST);
+}
+
+static void test_derived_defaults(void) {
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.skip_runtime_checks == 1 && t.use_cpp_api == 1 && t.pack_weights == 0);
+  CHECK(cs_target_parse("c_static_lib -mcpu=c66x -skip-runtime-checks=0", &t) == CS_OK);
+  CHECK(t.skip_runtime_checks == 0 && t.use_cpp_api == 1);
+  CHECK(cs_target_parse("c_static_lib -kernels=scalar", &t) == CS_OK);
+  CHECK(t.pack_weights == 0 && t.skip_runtime_checks == 0);
+  /* An explicit value wins wherever -mcpu stands. */
+  CHECK(cs_target_parse("c_static_lib -pack-weights=1 -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.pack_weights == 1 && t.mcpu == CS_MCPU_C7X);
+  CHECK(cs_target_parse("c_static_lib -use-cpp-api=0 -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.use_cpp_api == 0);
+  CHECK(cs_target_parse("-mcpu=host -requant=q31 -l2-budget=0 -constants-byte-alignment=128", &t) == CS_OK);
+  CHECK(t.mcpu == CS_MCPU_GENERIC && t.requant == CS_REQUANT_Q31 && t.l2_budget == 0 &&
+        t.constants_byte_alignment == 128);
+}
+
+static void check_error(const char *s, const char *needle) {
+  cs_target t;
+  CHECK_MSG(cs_target_parse(s, &t) == CS_ERR_USAGE, "%s parsed", s);
+  CHECK_MSG(strstr(cs_error_message(), needle) != NULL, "%s: '%s' lacks '%s'", s, cs_error_message(), needle);
+}
+
+static void test_errors_name_the_attribute(void) {
+  check_error("c_static_lib -mcpu=z80", "-mcpu='z80': expected c7x, c66x or generic");
+  check_error("c_static_lib -mmalib=2", "-mmalib='2': expected 0 or 1");
+  check_error("c_static_lib -constants-byte-alignment=48", "power of two");
+  check_error("c_static_lib -constants-byte-alignment=", "power of two");
+  check_error("c_static_lib -l2-budget=-1", "expected bytes in [0, 16777216]");
+  check_error("c_static_lib -kernels", "has no value");
+  check_error("tvm -mcpu=c7x", "kind 'tvm' is not c_static_lib");
+  check_error("c_static_lib mcpu=c7x", "expected -key=value");
+  /* An unknown name lists every known one, from the table. */
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mcpus=c7x", &t) == CS_ERR_USAGE);
+  const char *msg = cs_error_message();
+  CHECK(strstr(msg, "unknown target attribute -mcpus") != NULL);
+  for (int i = 0; i < cs_target_attribute_count(); i++)
+    CHECK_MSG(strstr(msg, cs_target_attribute_name(i)) != NULL, "%s not listed", cs_target_attribute_name(i));
+}
+
+/* --help prints each attribute with "default: <the table's default>". */
+static void test_help_lists_every_attribute_with_its_default(void) {
+  char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  cs_target_print_attributes(f);
+  fclose(f);
+  for (int i = 0; i < cs_target_attribute_count(); i++) {
+    char head[128];
+    snprintf(head, sizeof head, "  -%s=", cs_target_attribute_name(i));
+    const char *p = strstr(text, head);
+    CHECK_MSG(p != NULL, "%s missing from the help", head);
+    if (!p) continue;
+    char want[128];
+    snprintf(want, sizeof want, "default: %s", cs_target_attribute_default(i));
+    const char *d = strstr(p, "default: ");
+    CHECK_MSG(d && !strncmp(d, want, strlen(want)), "%s: no '%s' after it", head, want);
+  }
+  CHECK(strstr(text, "-use-cpp-api=0|1  (default: 0; 1 with -mcpu=c7x|c66x)\n") != NULL);
+  free(text);
+}
+
+int main(void) {
+  test_table_defaults_are_the_real_defaults();
+  test_canonical_text_of_the_default_target();
+  test_derived_defaults();
+  test_errors_name_the_attribute();
+  test_help_lists_every_attribute_with_its_default();
+  UNIT_MAIN_END();
+}
