@@ -37,17 +37,24 @@ install(TARGETS c7x_fw c7x_fw_mmalib c7x_compute c7x_arm_runtime
   LIBRARY DESTINATION lib)
 install(FILES client/include/c7x_client.h DESTINATION include)
 
+# The package files are written into the build tree at the paths they have
+# in a prefix, so the build tree is a prefix for consumers too
+# (`cstatic --prefix` prints either): build/lib/cmake/cstatic (with the
+# build tree's targets) and build/lib/pkgconfig/cstatic.pc.
+set(CS_BUILD_CMAKEDIR ${CMAKE_BINARY_DIR}/${CS_INSTALL_CMAKEDIR})
 install(EXPORT cstaticTargets NAMESPACE cstatic:: DESTINATION ${CS_INSTALL_CMAKEDIR})
+export(EXPORT cstaticTargets NAMESPACE cstatic:: FILE ${CS_BUILD_CMAKEDIR}/cstaticTargets.cmake)
 configure_package_config_file(cmake/cstaticConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/cstaticConfig.cmake
+  ${CS_BUILD_CMAKEDIR}/cstaticConfig.cmake
   INSTALL_DESTINATION ${CS_INSTALL_CMAKEDIR})
-write_basic_package_version_file(${CMAKE_BINARY_DIR}/cstaticConfigVersion.cmake
+write_basic_package_version_file(${CS_BUILD_CMAKEDIR}/cstaticConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
+configure_file(cmake/cstaticAddModel.cmake ${CS_BUILD_CMAKEDIR}/cstaticAddModel.cmake COPYONLY)
 install(FILES
-  ${CMAKE_BINARY_DIR}/cstaticConfig.cmake
-  ${CMAKE_BINARY_DIR}/cstaticConfigVersion.cmake
+  ${CS_BUILD_CMAKEDIR}/cstaticConfig.cmake
+  ${CS_BUILD_CMAKEDIR}/cstaticConfigVersion.cmake
   cmake/cstaticAddModel.cmake
   DESTINATION ${CS_INSTALL_CMAKEDIR})
 
-configure_file(cmake/cstatic.pc.in ${CMAKE_BINARY_DIR}/cstatic.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/cstatic.pc DESTINATION lib/pkgconfig)
+configure_file(cmake/cstatic.pc.in ${CMAKE_BINARY_DIR}/lib/pkgconfig/cstatic.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/lib/pkgconfig/cstatic.pc DESTINATION lib/pkgconfig)

@@ -59,6 +59,9 @@ typedef struct cs_toolchain {
  * (or from CS_C_COMPILER, CS_INCLUDE_DIR, CS_TIDSP_LIB); an error when the
  * headers are missing. */
 cs_status cs_toolchain_find(cs_toolchain *tc);
+/* The prefix this cstatic binary belongs to (the directory above its
+ * bin/): the build tree, an install prefix, or the pip package's. */
+cs_status cs_toolchain_prefix(char *out, size_t n);
 
 /* ---- host build of a compiled model --------------------------------- */
 

@@ -21,8 +21,10 @@ static const char usage[] =
     "  build DIR                   build DIR for this machine as a shared library\n"
     "  inspect MODEL.onnx          summarize a model (ops, I/O, quantization)\n"
     "\n"
-    "'cstatic <command> --help' describes a command; 'cstatic --version' prints\n"
-    "the version.\n";
+    "'cstatic <command> --help' describes a command. 'cstatic --version' prints\n"
+    "the version; 'cstatic --prefix' the directory holding bin/cstatic, the\n"
+    "runtime (lib/libtidsp.a, include/cstatic/), the CMake package\n"
+    "(lib/cmake/cstatic) and lib/pkgconfig/cstatic.pc.\n";
 
 static const struct {
   const char *name;
@@ -45,6 +47,12 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
     printf("cstatic %s (model ABI %u)\n", CS_VERSION, TIDSP_MODEL_ABI_VERSION);
+    return CS_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--prefix")) {
+    char prefix[4096];
+    if (cs_toolchain_prefix(prefix, sizeof prefix) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+    printf("%s\n", prefix);
     return CS_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,5 +70,18 @@ cs_status cs_toolchain_find(cs_toolchain *tc) {
   if (!cs_fs_exists(header))
     return cs_error(CS_ERR_IO, "runtime headers not found: %s is missing (%s; set CS_INCLUDE_DIR)", header,
                     inc ? "CS_INCLUDE_DIR" : "the include/ directory beside the cstatic binary's bin/");
+  return CS_OK;
+}
+
+cs_status cs_toolchain_prefix(char *out, size_t n) {
+  char dir[PATH_MAX], up[PATH_MAX + 4];
+  cs_status st = exe_dir(dir, sizeof dir);
+  if (st != CS_OK) return st;
+  snprintf(up, sizeof up, "%s/..", dir);
+  char *real = realpath(up, NULL);
+  if (!real) return cs_error(CS_ERR_IO, "cannot resolve %s: %s", up, strerror(errno));
+  int len = snprintf(out, n, "%s", real);
+  free(real);
+  if (len < 0 || (size_t)len >= n) return cs_error(CS_ERR_IO, "path too long");
   return CS_OK;
 }

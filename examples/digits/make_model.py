@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Build the bundled demo model: a small CNN for scikit-learn's 8x8 digits.
 
-    .venv/bin/python examples/digits/make_model.py
+    python examples/digits/make_model.py     (with the cstatic package
+                                              installed, or PYTHONPATH=python)
 
-Trains (seeded, fixed train/test split), quantizes with PT2E exactly like the
-model suite (torchao + XNNPACK quantizer: int8 activations, int8 per-channel
-weights; tests/models/quantize.py), exports QDQ ONNX (tests/models/export.py)
-and writes, next to this script:
+Trains (seeded, fixed train/test split), quantizes with the cstatic
+package's PT2E flow (cstatic.quantize_pt2e, its "generic" quantizer: int8
+activations, int8 per-channel weights), exports QDQ ONNX
+(cstatic.export_qdq_onnx) and writes, next to this script:
     digits_int8.onnx      the quantized model, input "input" f32[1,1,8,8]
                           (pixels / 16), output "logits" f32[1,10]
+    digits_float.onnx     the float model before quantization (the input of
+                          cstatic.quantize_onnx in docs/user-guide.md)
     test_x.npy            f32[N,1,8,8] test images (N test images stacked on
                           the batch axis: `cstatic run` runs the batch-1
                           model N times)
@@ -21,18 +24,15 @@ Rerunning writes the same files (seeds, one thread, deterministic kernels).
 
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 
+import cstatic
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
-import export  # noqa: E402
-import ort_ref  # noqa: E402
-import quantize  # noqa: E402
 
 SEED = 0
 TEST_FRACTION = 0.2
@@ -91,6 +91,17 @@ def accuracy(logits, y):
     return float(np.mean(np.argmax(logits, axis=1) == y))
 
 
+def ort_logits(path, x):
+    """ONNX Runtime on every image of x, one at a time (int8 QLinear
+    kernels allowed, as ORT runs QDQ models on ARM)."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.add_session_config_entry("session.qdqisint8allowed", "1")
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return np.concatenate([sess.run(None, {"input": x[i:i + 1]})[0] for i in range(len(x))])
+
+
 def main():
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -101,14 +112,16 @@ def main():
 
     example = (torch.from_numpy(x_train[:1]),)
     calib = torch.from_numpy(x_train[:NUM_CALIB])
-    gm = quantize.pt2e_quantize(model, example, calib)
+    names = dict(input_names=["input"], output_names=["logits"])
+    cstatic.export_qdq_onnx(model, example, os.path.join(HERE, "digits_float.onnx"), **names)
+    gm = cstatic.quantize_pt2e(model, example, calib)  # the "generic" quantizer
     with torch.no_grad():
         pt2e_logits = torch.cat([gm(torch.from_numpy(x_test[i:i + 1]))
                                  for i in range(len(x_test))]).numpy()
     onnx_path = os.path.join(HERE, "digits_int8.onnx")
-    export.export_onnx(gm, example, onnx_path)
-    facts = export.check_qdq(onnx_path)
-    ort_acc = accuracy(ort_ref.run(onnx_path, x_test), y_test)
+    cstatic.export_qdq_onnx(gm, example, onnx_path, **names)
+    facts = cstatic.check_qdq(onnx_path)
+    ort_acc = accuracy(ort_logits(onnx_path, x_test), y_test)
 
     np.save(os.path.join(HERE, "test_x.npy"), np.ascontiguousarray(x_test))
     np.save(os.path.join(HERE, "test_y.npy"), y_test)
@@ -121,8 +134,8 @@ def main():
         json.dump(info, f, indent=2)
         f.write("\n")
     print(f"wrote {os.path.relpath(onnx_path, ROOT)} ({os.path.getsize(onnx_path)} bytes, "
-          f"{sum(facts['ops'].values())} nodes), test_x.npy {x_test.shape}, test_y.npy, "
-          f"float_accuracy.json")
+          f"{sum(facts['ops'].values())} nodes), digits_float.onnx, test_x.npy {x_test.shape}, "
+          f"test_y.npy, float_accuracy.json")
     print(f"test accuracy: float {float_acc:.4f}, PT2E module {info['pt2e_module_accuracy']:.4f}, "
           f"ORT int8 {ort_acc:.4f} ({len(y_test)} images)")
 

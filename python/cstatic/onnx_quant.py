@@ -6,16 +6,19 @@ quantize_static, set up the way cstatic compiles best.
 
 The presets (PRESETS below):
 - "generic": QDQ format, int8 activations (per-tensor affine, MinMax
-  calibration), int8 symmetric per-channel weights, int32 bias. Every
-  quantized layer becomes an integer kernel that matches ORT bit for bit
-  (with -requant=float); int8 rather than uint8 activations because ORT's
-  own u8 x s8 kernels on x86 CPUs without VNNI saturate int16 pair sums,
-  so its uint8 results are not the exact ones cstatic computes.
-- "c7x": the same scheme with the weights and activations checked against
-  what the -mmalib=1 offload (MMALIB's int8 kernels) takes: symmetric
-  per-channel int8 weights (zero point 0), int8 activations, bias folded at
-  compile time; a relu's range [0, max] gives zero point -128, the int8
-  saturation MMALIB applies. Compile its result with
+  calibration), int8 symmetric per-channel weights, int32 bias: ORT's
+  defaults for quantize_static with per-channel weights. Every quantized
+  layer becomes an integer kernel that matches ORT bit for bit (with
+  -requant=float). activation="uint8" gives uint8 activations, which
+  compile as well.
+- "c7x": the pattern the -mmalib=1 offload (MMALIB's int8 kernels)
+  matches, spelled out so that no change of ORT's defaults moves it:
+  int8 activations (never uint8), symmetric per-channel int8 weights (zero
+  point 0, which MMALIB requires), and the Relu / Clip after a conv or
+  matmul kept in the graph (QDQKeepRemovableActivations), so every layer
+  is Q(Relu(Conv(DQ(x), DQ(w)))) as C7xMMAQuantizer writes it; a relu's
+  range [0, max] gives zero point -128, the int8 saturation MMALIB
+  applies. Its numerics equal "generic"'s. Compile its result with
   -t "c_static_lib -mcpu=c7x -mmalib=1".
 
 The float model is first run through ORT's quantization pre-processing
@@ -101,7 +104,8 @@ def _settings(preset: str, activation: Optional[str]):
                     activation_type=act[activation or "int8"],
                     calibrate_method=CalibrationMethod.MinMax)
     if preset == "c7x":
-        settings["extra_options"] = {"WeightSymmetric": True, "ActivationSymmetric": False}
+        settings["extra_options"] = {"WeightSymmetric": True, "ActivationSymmetric": False,
+                                     "QDQKeepRemovableActivations": True}
     return settings
 
 

@@ -20,6 +20,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS_SRC = os.path.join(ROOT, "tests", "models")
+
+# The tests use this checkout's Python package (python/cstatic), which
+# finds this checkout's build (build/bin/cstatic, or $CSTATIC_BIN).
+sys.path.insert(0, os.path.join(ROOT, "python"))
 MODELS_OUT = os.path.join(MODELS_SRC, "out")
 
 
