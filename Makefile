@@ -4,9 +4,11 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BUILD   := build
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PKGS := protobuf-c-compiler libprotobuf-c-dev
+# pkg-config: the install-and-consume test builds a program with it
+APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config
+# scikit-build-core: `pip install -e . --no-build-isolation` (pyproject.toml)
 PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
-            pytest torch==2.13.0 torchao==0.18.0 scikit-learn
+            pytest torch==2.13.0 torchao==0.18.0 scikit-learn scikit-build-core
 
 .PHONY: all setup build demo test test-slow unit e2e asan clean bench
 

@@ -229,7 +229,12 @@ class Model:
         if p.returncode != 0:
             raise RuntimeError(p.stderr.strip() or f"cstatic build {self.dir} failed ({p.returncode})")
         so_path = p.stdout.strip().splitlines()[-1]
-        lib = ctypes.CDLL(so_path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        try:
+            lib = ctypes.CDLL(so_path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as exc:
+            hint = (" (built by a sanitizer build of cstatic: run it with `cstatic run`, or point "
+                    "CSTATIC_BIN at a plain build)" if "san" in str(exc) else "")
+            raise RuntimeError(f"cannot load {so_path}: {exc}{hint}") from exc
         desc = abi.ModelDesc.in_dll(lib, "model_desc")
         if desc.abi_version != abi.abi_version:
             raise RuntimeError(f"{self.dir}: model ABI version {desc.abi_version}, this cstatic runs "

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import ORT_CONFIG, ort_ref
+import cstatic as cstatic_api
 from cstatic_cli import ROOT, cstatic
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
@@ -47,9 +48,8 @@ def _ort(path, ids):
 
 def _run(out, variant, target="c_static_lib"):
     d = out / f"out_{variant}_{target.replace(' ', '_').replace('=', '')}"
-    cstatic("compile", out / f"decoder_{variant}.onnx", "-o", d, "-t", target, "-q")
-    cstatic("run", d, "--input", out / "ids.npy", "--output", d / "y.npy")
-    return np.load(d / "y.npy"), d
+    m = cstatic_api.compile(out / f"decoder_{variant}.onnx", target, out=d)
+    return m.run(np.load(out / "ids.npy")), d
 
 
 def _sqnr(ref, y):

@@ -15,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_static)
 
+import cstatic
 from conftest import ort_ref
-from cstatic_cli import cstatic
 
 OPSET = 17
 
@@ -192,22 +192,11 @@ def _build(tmp_path, name, act):
     return qp, shapes
 
 
-def run_cstatic(model, inputs, tmp_path, requant="float", k=1):
-    out_dir = tmp_path / f"{model.stem}_{requant}"
-    cstatic("compile", model, "-o", out_dir, "-t", f"c_static_lib -requant={requant}", "-q")
-    in_args, out_args = [], []
-    for i, (name, arr) in enumerate(inputs.items()):
-        p = tmp_path / f"in_{name}.npy"
-        np.save(p, arr)
-        in_args += ["--input", p]
-    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    outs = []
-    for j, o in enumerate(sess.get_outputs()):
-        p = tmp_path / f"out_{j}.npy"
-        out_args += ["--output", p]
-        outs.append(p)
-    cstatic("run", out_dir, *in_args, *out_args)
-    return [np.load(p) for p in outs]
+def run_cstatic(model, inputs, tmp_path, requant="float"):
+    """The compiled model's outputs (a list) on the feeds `inputs`."""
+    m = cstatic.compile(model, f"c_static_lib -requant={requant}", out=tmp_path / f"{model.stem}_{requant}")
+    out = m.run(*(inputs[t.name] for t in m.inputs))
+    return out if isinstance(out, list) else [out]
 
 
 def run_ort(model, inputs):

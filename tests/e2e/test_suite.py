@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from cstatic_cli import cstatic
+import cstatic
 
 MODELS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
 VARIANTS = ("pt2e", "ort_s8", "ort_u8")
@@ -63,14 +63,12 @@ def test_model_matches_ort(model, variant, requant, model_suite, suite_table, tm
     assert ref.shape == (NUM_IMAGES, 1000) and ref.dtype == np.float32
 
     out_dir = tmp_path / "compiled"
-    out_npy = tmp_path / "out.npy"
     row["result"] = "compile failed"
-    cstatic("compile", onnx_path, "-o", out_dir, "-t", f"c_static_lib -requant={requant}")
+    compiled = cstatic.compile(onnx_path, f"c_static_lib -requant={requant}", out=out_dir)
     row["result"] = "run failed"
-    cstatic("run", out_dir, "--input", inputs, "--output", out_npy)
+    out = compiled.run(np.load(inputs))  # NUM_IMAGES images through the batch-1 model
     row["result"] = "bad output"
 
-    out = np.load(out_npy)
     assert out.shape == ref.shape and out.dtype == np.float32, \
         f"cstatic output {out.dtype}{list(out.shape)}, ORT {ref.dtype}{list(ref.shape)}"
     top1, exact, sqnr = compare(ref, out)

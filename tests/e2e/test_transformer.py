@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import ORT_CONFIG, ort_ref
+import cstatic as cstatic_api
 from cstatic_cli import ROOT, cstatic
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
@@ -39,12 +40,8 @@ def models(tmp_path_factory):
     return out, x
 
 
-def _run(out, variant, target=None):
-    d = out / f"out_{variant}" if target is None else out / f"out_{variant}_{abs(hash(target))}"
-    args = ["compile", out / f"{variant}.onnx", "-o", d] + (["-t", target] if target else [])
-    cstatic(*args)
-    cstatic("run", d, "--input", out / "x.npy", "--output", d / "y.npy")
-    return np.load(d / "y.npy")
+def _run(out, variant, target="c_static_lib"):
+    return cstatic_api.compile(out / f"{variant}.onnx", target).run(np.load(out / "x.npy"))
 
 
 def _sqnr(ref, y):

@@ -22,7 +22,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import ort_ref
-from cstatic_cli import cstatic
+import cstatic
 
 D, H, T = 64, 256, 8
 
@@ -74,11 +74,8 @@ def _model(path, seed=0):
 def test_weight_only_mlp_keeps_int8_weights_and_matches_ort(tmp_path):
     int8_bytes = _model(str(tmp_path / "mlp.onnx"))
     x = np.random.default_rng(3).standard_normal((4, T, D)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
     d = tmp_path / "out"
-    cstatic("compile", tmp_path / "mlp.onnx", "-o", d)
-    cstatic("run", d, "--input", tmp_path / "x.npy", "--output", d / "y.npy")
-    y = np.load(d / "y.npy")
+    y = cstatic.compile(tmp_path / "mlp.onnx", out=d).run(x)
     import onnxruntime as ort
     ref = ort_ref.run(str(tmp_path / "mlp.onnx"), x,
                       level=ort.GraphOptimizationLevel.ORT_ENABLE_BASIC).reshape(y.shape)
