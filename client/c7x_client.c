@@ -11,7 +11,10 @@
  * (views handed out earlier stay valid memory) and asks it why
  * (GET_FAULT): that text is the request's error, C7X_ERR_FAULT or
  * C7X_ERR_TIMEOUT. With a client timeout set, a request that runs longer
- * resets the firmware (C7X_MSG_RESET) the same way.
+ * resets the firmware (C7X_MSG_RESET, with the handles this client holds)
+ * the same way; when the firmware refuses (other clients' modules are
+ * loaded) the request fails with C7X_ERR_TIMEOUT and the reason, and the
+ * connection stays: the late response is skipped when it comes.
  */
 #define _GNU_SOURCE
 
@@ -38,7 +41,7 @@ enum { INFO_CACHE = 8 };
 /* A module's tensors, as DYN_INFO gave them: inputs are checked against
  * them before anything is written to the staging buffer. */
 typedef struct module_info {
-  uint32_t handle; /* 0: free */
+  uint64_t handle; /* 0: free */
   int n_in, n_out;
   c7x_tensor_desc in[C7X_MAX_TENSORS];
 } module_info;
@@ -49,6 +52,8 @@ struct c7x_client {
   c7x_client_stats stats;
   module_info info[INFO_CACHE];
   unsigned info_next;
+  uint64_t held[C7X_RESET_MAX_HANDLES]; /* handles loaded or used here: RESET's proof */
+  int n_held;
   int recovering; /* inside reconnect(): a second loss is not recovered */
   int attached;   /* opened: losing the firmware later is a fault */
   int sock;
@@ -64,39 +69,80 @@ struct c7x_client {
 };
 
 static char open_error[512];
+static int open_status;
 
+static int set_error(c7x_client *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int set_error(c7x_client *c, int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(c ? c->error : open_error, c ? sizeof c->error : sizeof open_error, fmt, ap);
   va_end(ap);
+  if (!c) open_status = status;
   return status;
 }
 
 const char *c7x_client_open_error(void) { return open_error; }
+int c7x_client_open_status(void) { return open_status; }
 const char *c7x_client_last_error(const c7x_client *c) { return c ? c->error : open_error; }
 
+static const c7x_status_info statuses[] = {
+#define C7X_STATUS_ROW(name, value, text) {value, #name, text},
+    C7X_STATUS_LIST(C7X_STATUS_ROW)
+#undef C7X_STATUS_ROW
+};
+
+const c7x_status_info *c7x_status_table(size_t *n) {
+  *n = sizeof statuses / sizeof statuses[0];
+  return statuses;
+}
+
 const char *c7x_strerror(int status) {
-  switch (status) {
-    case C7X_OK: return "ok";
-    case C7X_ERR_GENERIC: return "generic error";
-    case C7X_ERR_INVALID: return "invalid argument";
-    case C7X_ERR_NOMEM: return "out of memory";
-    case C7X_ERR_BUSY: return "busy";
-    case C7X_ERR_TIMEOUT: return "timeout";
-    case C7X_ERR_ADDR: return "bad address";
-    case C7X_ERR_SIZE: return "bad size";
-    case C7X_ERR_OP: return "unsupported operation";
-    case C7X_ERR_LOAD: return "module load failed";
-    case C7X_ERR_SYMBOL: return "unresolved symbol";
-    case C7X_ERR_CALL: return "model call failed";
-    case C7X_ERR_HANDLE: return "bad handle";
-    case C7X_ERR_WEIGHTS: return "bad weights";
-    case C7X_ERR_TENSOR: return "bad tensor";
-    case C7X_ERR_IO: return "firmware connection failed";
-    case C7X_ERR_FAULT: return "firmware fault";
-    default: return "unknown status";
+  for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+    if (statuses[i].value == status) return statuses[i].text;
+  return "unknown status";
+}
+
+/* Remember a handle this client loaded or used (RESET presents them). */
+static void hold(c7x_client *c, uint64_t handle) {
+  for (int i = 0; i < c->n_held; i++)
+    if (c->held[i] == handle) return;
+  if (c->n_held == C7X_RESET_MAX_HANDLES) { /* forget the oldest */
+    memmove(c->held, c->held + 1, (C7X_RESET_MAX_HANDLES - 1) * sizeof c->held[0]);
+    c->n_held--;
   }
+  c->held[c->n_held++] = handle;
+}
+
+static void forget(c7x_client *c, uint64_t handle) {
+  for (int i = 0; i < c->n_held; i++)
+    if (c->held[i] == handle) {
+      memmove(c->held + i, c->held + i + 1, (size_t)(c->n_held - i - 1) * sizeof c->held[0]);
+      c->n_held--;
+      return;
+    }
+}
+
+/* The firmware's C7X_MSG_REFUSED on a connection it does not serve: its
+ * status, with the client's error set to its reason; else 0. */
+static int refused(c7x_client *c, const uint8_t *buf, size_t n) {
+  c7x_msg_header h;
+  if (n < sizeof h) return 0;
+  memcpy(&h, buf, sizeof h);
+  if (h.type != (C7X_MSG_REFUSED | C7X_MSG_RESPONSE)) return 0;
+  char text[C7X_MSG_MAX];
+  size_t len = n - sizeof h < sizeof text - 1 ? n - sizeof h : sizeof text - 1;
+  memcpy(text, buf + sizeof h, len);
+  text[len] = '\0';
+  return set_error(c, h.status < 0 ? h.status : C7X_ERR_BUSY, "%s (firmware at %s)",
+                   *text ? text : "the firmware refused the connection", c->path);
+}
+
+/* After the connection failed: the refusal's status if the firmware said
+ * why first, else 0. */
+static int take_refusal(c7x_client *c) {
+  uint8_t buf[C7X_MSG_MAX];
+  ssize_t n = recv(c->sock, buf, sizeof buf, MSG_DONTWAIT);
+  return n > 0 ? refused(c, buf, (size_t)n) : 0;
 }
 
 static int reconnect(c7x_client *c, int status, const char *why);
@@ -125,28 +171,20 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
      * may have crashed it): report that, and be connected to its
      * successor for the next request. */
     if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN) {
+      int rs = take_refusal(c);
+      if (rs) return rs;
       if (!c->attached || c->recovering)
-        return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it refuses clients beyond "
-                         "its limit, or it crashed)");
+        return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it crashed, or was reset)");
       return reconnect(c, C7X_ERR_FAULT, NULL);
     }
     return set_error(c, C7X_ERR_IO, "sending to the firmware: %s", strerror(errno));
   }
 
-  struct iovec iov = {in, sizeof in};
-  union {
-    struct cmsghdr align;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.buf;
-  mh.msg_controllen = sizeof ctl.buf;
   ssize_t n;
+  int fd = -1;
+  c7x_msg_header rh;
   double t0 = now_s();
-  for (;;) {
+  for (;;) { /* until the response to this request */
     if (c->timeout_ms > 0) {
       int left = c->timeout_ms - (int)((now_s() - t0) * 1000.0);
       struct pollfd pf = {c->sock, POLLIN, 0};
@@ -159,29 +197,48 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
         return reconnect(c, C7X_ERR_TIMEOUT, why);
       }
     }
+    struct iovec iov = {in, sizeof in};
+    union {
+      struct cmsghdr align;
+      char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof ctl.buf;
     n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+      if (!c->attached || c->recovering)
+        return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it crashed, or was reset)");
+      return reconnect(c, C7X_ERR_FAULT, NULL);
+    }
+    if (n < 0) return set_error(c, C7X_ERR_IO, "receiving from the firmware: %s", strerror(errno));
+    fd = -1;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    if ((size_t)n < sizeof rh || (mh.msg_flags & MSG_TRUNC)) {
+      if (fd >= 0) close(fd);
+      return set_error(c, C7X_ERR_IO, "malformed response of %zd bytes", n);
+    }
+    memcpy(&rh, in, sizeof rh);
+    int rs = refused(c, in, (size_t)n);
+    if (rs) {
+      if (fd >= 0) close(fd);
+      return rs;
+    }
+    /* The late answer to a request that timed out here (its RESET was
+     * refused): skip it. */
+    if ((rh.type & C7X_MSG_RESPONSE) && rh.seq != h.seq && h.seq - rh.seq < (1u << 30)) {
+      if (fd >= 0) close(fd);
+      continue;
+    }
     break;
   }
-  if (n == 0 || (n < 0 && errno == ECONNRESET)) {
-    if (!c->attached || c->recovering)
-      return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it refuses clients beyond "
-                       "its limit, or it crashed)");
-    return reconnect(c, C7X_ERR_FAULT, NULL);
-  }
-  if (n < 0) return set_error(c, C7X_ERR_IO, "receiving from the firmware: %s", strerror(errno));
-  int fd = -1;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(cm), sizeof fd);
   if (fd_out) *fd_out = fd;
   else if (fd >= 0) close(fd);
-
-  c7x_msg_header rh;
-  if ((size_t)n < sizeof rh || (mh.msg_flags & MSG_TRUNC)) {
-    if (fd_out && fd >= 0) close(fd);
-    return set_error(c, C7X_ERR_IO, "malformed response of %zd bytes", n);
-  }
-  memcpy(&rh, in, sizeof rh);
   if (rh.type != (type | C7X_MSG_RESPONSE) || rh.seq != h.seq || rh.len != (uint32_t)n) {
     if (fd_out && fd >= 0) close(fd);
     return set_error(c, C7X_ERR_IO, "response type 0x%x seq %u len %u does not answer request 0x%x seq %u (%zd bytes)",
@@ -261,24 +318,65 @@ static int attach(c7x_client *c) {
  * answer in time (C7X_ERR_TIMEOUT; why says so): reset it if it still
  * runs, reconnect to its successor and report what happened. Handles and
  * module images are gone; create_input allocations are forgotten. */
-static int reconnect(c7x_client *c, int status, const char *why) {
-  c->stats.faults++;
-  memset(c->info, 0, sizeof c->info);
-  c->input_data_offset = 0;
-  c->inputs_end = 0;
-  if (status == C7X_ERR_TIMEOUT) {
-    /* The host's recovery: a RESET on a fresh connection ends the
-     * firmware even while the runaway module holds it; our own
-     * connection closes when it is gone. */
-    int r = connect_to(c->path);
-    if (r >= 0) {
-      c7x_msg_header h = {C7X_MSG_RESET, 0, sizeof h, 0};
-      send(r, &h, sizeof h, MSG_NOSIGNAL);
-      struct pollfd pf = {c->sock, POLLIN, 0};
-      poll(&pf, 1, 5000);
-      close(r);
+/* The host's recovery from a request that does not end: a RESET, on a
+ * fresh connection (ours is busy with the request), presenting every
+ * handle this client holds. 1 when the firmware went (our connection
+ * closed), 0 when it refused (the reason in refusal). */
+static int request_reset(c7x_client *c, char *refusal, size_t n_refusal) {
+  int r = connect_to(c->path);
+  if (r < 0) return 1; /* nothing answers: the firmware is gone already */
+  uint8_t msg[C7X_MSG_MAX];
+  c7x_reset_req q = {(uint32_t)c->n_held, 0};
+  c7x_msg_header h = {C7X_MSG_RESET, 0, (uint32_t)(sizeof h + sizeof q + (size_t)c->n_held * sizeof(uint64_t)), 0};
+  memcpy(msg, &h, sizeof h);
+  memcpy(msg + sizeof h, &q, sizeof q);
+  memcpy(msg + sizeof h + sizeof q, c->held, (size_t)c->n_held * sizeof(uint64_t));
+  send(r, msg, h.len, MSG_NOSIGNAL);
+  /* Granted: the firmware dies, both connections close. Refused: the
+   * fresh one hears why at once. */
+  int gone = 1;
+  struct pollfd pf[2] = {{c->sock, 0, 0}, {r, POLLIN, 0}}; /* ours: only its hang-up */
+  double t0 = now_s();
+  while (now_s() - t0 < 5.0) {
+    int pr = poll(pf, 2, 100);
+    if (pr < 0 && errno != EINTR) break;
+    if (pf[0].revents & (POLLHUP | POLLERR)) break;
+    if (pf[1].revents & POLLIN) {
+      uint8_t in[C7X_MSG_MAX + 1];
+      ssize_t n = recv(r, in, sizeof in - 1, 0);
+      c7x_msg_header rh;
+      if (n > (ssize_t)sizeof rh) {
+        memcpy(&rh, in, sizeof rh);
+        if (rh.status != C7X_OK) {
+          in[n] = '\0';
+          snprintf(refusal, n_refusal, "%s", (const char *)in + sizeof rh);
+          gone = 0;
+        }
+      }
+      break;
     }
   }
+  close(r);
+  return gone;
+}
+
+/* The firmware died under a request (status C7X_ERR_FAULT), or did not
+ * answer in time (C7X_ERR_TIMEOUT; why says so): reset it if it still
+ * runs, reconnect to its successor and report what happened. Handles and
+ * module images are gone; create_input allocations are forgotten. When
+ * the firmware refuses the reset, nothing is lost: the request fails, the
+ * connection stays. */
+static int reconnect(c7x_client *c, int status, const char *why) {
+  if (status == C7X_ERR_TIMEOUT) {
+    char refusal[C7X_MSG_MAX];
+    if (!request_reset(c, refusal, sizeof refusal))
+      return set_error(c, C7X_ERR_TIMEOUT, "%s; the firmware was not reset: %s", why, refusal);
+  }
+  c->stats.faults++;
+  memset(c->info, 0, sizeof c->info);
+  c->n_held = 0;
+  c->input_data_offset = 0;
+  c->inputs_end = 0;
   close(c->sock);
   c->sock = -1;
   /* The supervisor restarts the firmware at once; allow it 5 s. */
@@ -333,6 +431,11 @@ c7x_client *c7x_client_open_path(const char *path) {
     return NULL;
   }
   int s = attach(c);
+  uint32_t version = 0;
+  if (s == C7X_OK) s = c7x_client_ping(c, &version, NULL);
+  if (s == C7X_OK && version != C7X_PROTOCOL_VERSION)
+    s = set_error(c, C7X_ERR_IO, "the firmware at %s speaks protocol %u, this client %u (rebuild one of them)", path,
+                  version, C7X_PROTOCOL_VERSION);
   if (s != C7X_OK) {
     set_error(NULL, s, "%s", c->error);
     if (c->shared) munmap(c->shared, c->shared_len);
@@ -425,7 +528,7 @@ void *c7x_client_create_input(c7x_client *c, size_t nbytes) {
 
 void c7x_client_reset_inputs(c7x_client *c) { c->inputs_end = 0; }
 
-int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint32_t *handle) {
+int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint64_t *handle) {
   if (size == 0 || size > c->staging_size || size > UINT32_MAX)
     return set_error(c, C7X_ERR_SIZE, "module image of %zu bytes does not fit the %zu-byte staging buffer",
                      size, c->staging_size);
@@ -439,10 +542,11 @@ int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint3
   c->input_data_offset = align64(size);
   c->inputs_end = 0;
   *handle = r.handle;
+  hold(c, r.handle);
   return C7X_OK;
 }
 
-int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle) {
+int c7x_client_dyn_load(c7x_client *c, const char *path, uint64_t *handle) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat sb;
   if (fd < 0 || fstat(fd, &sb) != 0) {
@@ -470,11 +574,13 @@ int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle) {
   return c7x_client_dyn_load_mem(c, c->staging, size, handle);
 }
 
-int c7x_client_dyn_unload(c7x_client *c, uint32_t handle) {
-  c7x_handle_req q = {handle, 0};
+int c7x_client_dyn_unload(c7x_client *c, uint64_t handle) {
+  c7x_handle_req q = {handle, 0, 0};
   for (int i = 0; i < INFO_CACHE; i++)
     if (c->info[i].handle == handle) c->info[i].handle = 0;
-  return transact(c, C7X_MSG_DYN_UNLOAD, &q, sizeof q, NULL, 0, NULL, NULL);
+  int s = transact(c, C7X_MSG_DYN_UNLOAD, &q, sizeof q, NULL, 0, NULL, NULL);
+  if (s == C7X_OK || s == C7X_ERR_HANDLE) forget(c, handle);
+  return s;
 }
 
 static void from_wire(const c7x_wire_tensor *w, void *data, c7x_tensor_desc *d) {
@@ -489,11 +595,11 @@ static void from_wire(const c7x_wire_tensor *w, void *data, c7x_tensor_desc *d) 
 
 /* DYN_INFO, page by page (at most C7X_INFO_MAX_TENSORS descriptors per
  * response) until every input and output is known. */
-int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int *n_in,
+int c7x_client_dyn_info(c7x_client *c, uint64_t handle, c7x_tensor_desc *in, int *n_in,
                         c7x_tensor_desc *out, int *n_out) {
   uint32_t first = 0, total = 0, n_inputs = 0;
   do {
-    c7x_handle_req q = {handle, first};
+    c7x_handle_req q = {handle, first, 0};
     uint8_t r[C7X_MSG_MAX];
     size_t n = 0;
     int s = transact(c, C7X_MSG_DYN_INFO, &q, sizeof q, r, sizeof r, &n, NULL);
@@ -527,11 +633,12 @@ int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int
   } while (first < total);
   *n_in = (int)n_inputs;
   *n_out = (int)(total - n_inputs);
+  hold(c, handle); /* it answered: a module this client can name */
   return C7X_OK;
 }
 
 /* The module's inputs, from the cache or DYN_INFO. */
-static int module_inputs(c7x_client *c, uint32_t handle, const module_info **out) {
+static int module_inputs(c7x_client *c, uint64_t handle, const module_info **out) {
   for (int i = 0; i < INFO_CACHE; i++)
     if (c->info[i].handle == handle && handle) {
       *out = &c->info[i];
@@ -557,34 +664,34 @@ static const char *dtype_str(char *b, size_t n, int32_t code, int32_t bits) {
 }
 
 /* Count, dtype and size of every input, before anything is written. */
-static int check_inputs(c7x_client *c, uint32_t handle, const c7x_tensor_desc *inputs, int n_in) {
+static int check_inputs(c7x_client *c, uint64_t handle, const c7x_tensor_desc *inputs, int n_in) {
   const module_info *m;
   int s = module_inputs(c, handle, &m);
   if (s != C7X_OK) return s;
   if (n_in != m->n_in)
-    return set_error(c, C7X_ERR_TENSOR, "INFER: module %u takes %d input%s, got %d", handle, m->n_in,
+    return set_error(c, C7X_ERR_TENSOR, "INFER: module %llu takes %d input%s, got %d", (unsigned long long)handle, m->n_in,
                      m->n_in == 1 ? "" : "s", n_in);
   for (int i = 0; i < n_in; i++) {
     const c7x_tensor_desc *d = &inputs[i], *w = &m->in[i];
     char a[16], b[16];
     if (d->dtype_code != w->dtype_code || d->dtype_bits != w->dtype_bits)
-      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: dtype %s, module %u takes %s", i,
-                       dtype_str(a, sizeof a, d->dtype_code, d->dtype_bits), handle,
+      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: dtype %s, module %llu takes %s", i,
+                       dtype_str(a, sizeof a, d->dtype_code, d->dtype_bits), (unsigned long long)handle,
                        dtype_str(b, sizeof b, w->dtype_code, w->dtype_bits));
     if (d->data_size != w->data_size)
-      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: %zu bytes, module %u takes %zu (%s)", i,
-                       d->data_size, handle, w->data_size, dtype_str(b, sizeof b, w->dtype_code, w->dtype_bits));
+      return set_error(c, C7X_ERR_TENSOR, "INFER: input %d: %zu bytes, module %llu takes %zu (%s)", i,
+                       d->data_size, (unsigned long long)handle, w->data_size, dtype_str(b, sizeof b, w->dtype_code, w->dtype_bits));
   }
   return C7X_OK;
 }
 
-int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
+int c7x_client_infer(c7x_client *c, uint64_t handle, uint32_t model_id,
                      const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                      int *n_out, uint64_t *cycles) {
   return c7x_client_infer_flags(c, handle, model_id, inputs, n_in, outputs, n_out, cycles, 0);
 }
 
-int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
+int c7x_client_infer_flags(c7x_client *c, uint64_t handle, uint32_t model_id,
                            const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                            int *n_out, uint64_t *cycles, uint32_t flags) {
   if (n_in < 0 || n_in > C7X_MAX_TENSORS)
@@ -596,7 +703,7 @@ int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
    * message; more go to the staging buffer (after the inputs) and the
    * request is INFER_LARGE. */
   c7x_wire_tensor wire[C7X_MAX_TENSORS];
-  c7x_infer_req q = {handle, model_id, (uint32_t)n_in, flags};
+  c7x_infer_req q = {handle, model_id, (uint32_t)n_in, flags, 0};
   /* Copies go after the create_input allocations. */
   size_t scratch = align64(c->inputs_end > c->input_data_offset ? c->inputs_end : c->input_data_offset);
   for (int i = 0; i < n_in; i++) {

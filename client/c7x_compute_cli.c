@@ -2,7 +2,7 @@
  * c7x_compute — the host CLI of the C7x firmware (links libc7x_arm_runtime).
  *
  *   c7x_compute ping | status
- *   c7x_compute load FILE                 prints "handle N"
+ *   c7x_compute load FILE                 prints "handle N" (64 bits, decimal)
  *   c7x_compute info HANDLE
  *   c7x_compute infer HANDLE MODEL_ID --input in.bin [--input ...]
  *                     --output out.bin [--output ...] [--dtype T] [--shape S]
@@ -11,7 +11,8 @@
  *   c7x_compute fault                     why the firmware last restarted
  *
  * Handles live in the firmware, so load, infer and unload may be separate
- * invocations. Inputs and outputs are raw little-endian bytes; an input's
+ * invocations (a handle is a capability: whoever has the number may use
+ * the module). Inputs and outputs are raw little-endian bytes; an input's
  * shape and dtype default to the module's (DYN_INFO), --shape
  * "1,3,224,224" (inputs separated by ';') and --dtype override them and the
  * firmware checks what is sent.
@@ -57,14 +58,26 @@ static int fw_fail(c7x_client *c, const char *what, int s) {
   return fail("%s: %s (%s, status %d)", what, c7x_client_last_error(c), c7x_strerror(s), s);
 }
 
-static int parse_u32(const char *s, uint32_t *out) {
+static int parse_u64(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
-  unsigned long v = s ? strtoul(s, &end, 10) : 0;
-  if (!s || !*s || errno || *end || v > UINT32_MAX) return -1;
+  if (!s || !*s || *s == '-' || *s == '+') return -1;
+  int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  unsigned long long v = strtoull(s, &end, hex ? 16 : 10);
+  if (errno || *end) return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out) {
+  uint64_t v;
+  if (parse_u64(s, &v) || v > UINT32_MAX) return -1;
   *out = (uint32_t)v;
   return 0;
 }
+
+/* A handle: decimal as `load` prints it, or 0x-prefixed hexadecimal. */
+static int parse_handle(const char *s, uint64_t *out) { return parse_u64(s, out); }
 
 static const struct {
   const char *name;
@@ -118,8 +131,9 @@ static int read_file_into(const char *path, void *dst, size_t want) {
 }
 
 static int cmd_infer(c7x_client *c, int argc, char **argv) {
-  uint32_t handle, model_id;
-  if (argc < 4 || parse_u32(argv[2], &handle) || parse_u32(argv[3], &model_id))
+  uint64_t handle;
+  uint32_t model_id;
+  if (argc < 4 || parse_handle(argv[2], &handle) || parse_u32(argv[3], &model_id))
     return fail("usage: c7x_compute infer HANDLE MODEL_ID --input in.bin --output out.bin");
   const char *in_paths[MAX_IO], *out_paths[MAX_OUT], *dtype = NULL, *shape = NULL;
   int n_in = 0, n_outp = 0;
@@ -149,9 +163,12 @@ static int cmd_infer(c7x_client *c, int argc, char **argv) {
   int wn_in = MAX_IO, wn_out = MAX_OUT;
   int s = c7x_client_dyn_info(c, handle, want_in, &wn_in, want_out, &wn_out);
   if (s != C7X_OK) return fw_fail(c, "info", s);
-  if (n_in != wn_in) return fail("module %u takes %d input%s, got %d --input", handle, wn_in, wn_in == 1 ? "" : "s", n_in);
+  if (n_in != wn_in)
+    return fail("module %llu takes %d input%s, got %d --input", (unsigned long long)handle, wn_in, wn_in == 1 ? "" : "s",
+                n_in);
   if (n_outp != wn_out)
-    return fail("module %u has %d output%s, got %d --output", handle, wn_out, wn_out == 1 ? "" : "s", n_outp);
+    return fail("module %llu has %d output%s, got %d --output", (unsigned long long)handle, wn_out,
+                wn_out == 1 ? "" : "s", n_outp);
   const char *sh = shape;
   for (int i = 0; i < n_in; i++) {
     in[i] = want_in[i];
@@ -207,9 +224,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   c7x_client *c = c7x_client_open();
-  if (!c) return fail("%s", c7x_client_open_error());
+  if (!c) {
+    int os = c7x_client_open_status();
+    return fail("%s (%s, status %d)", c7x_client_open_error(), c7x_strerror(os), os);
+  }
   int rc = 0, s;
-  uint32_t handle;
+  uint64_t handle;
   if (!strcmp(cmd, "ping")) {
     uint32_t version;
     uint64_t up;
@@ -228,11 +248,11 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "load")) {
     if (argc != 3) rc = fail("usage: c7x_compute load FILE");
     else if ((s = c7x_client_dyn_load(c, argv[2], &handle)) != C7X_OK) rc = fw_fail(c, argv[2], s);
-    else printf("handle %u\n", handle);
+    else printf("handle %llu\n", (unsigned long long)handle);
   } else if (!strcmp(cmd, "unload")) {
-    if (argc != 3 || parse_u32(argv[2], &handle)) rc = fail("usage: c7x_compute unload HANDLE");
+    if (argc != 3 || parse_handle(argv[2], &handle)) rc = fail("usage: c7x_compute unload HANDLE");
     else if ((s = c7x_client_dyn_unload(c, handle)) != C7X_OK) rc = fw_fail(c, "unload", s);
-    else printf("unloaded %u\n", handle);
+    else printf("unloaded %llu\n", (unsigned long long)handle);
   } else if (!strcmp(cmd, "fault")) {
     uint32_t restarts;
     int32_t kind;
@@ -244,7 +264,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "info")) {
     c7x_tensor_desc in[MAX_IO], out[MAX_OUT];
     int ni = MAX_IO, no = MAX_OUT;
-    if (argc != 3 || parse_u32(argv[2], &handle)) rc = fail("usage: c7x_compute info HANDLE");
+    if (argc != 3 || parse_handle(argv[2], &handle)) rc = fail("usage: c7x_compute info HANDLE");
     else if ((s = c7x_client_dyn_info(c, handle, in, &ni, out, &no)) != C7X_OK) rc = fw_fail(c, "info", s);
     else {
       for (int i = 0; i < ni; i++) print_tensor("input", i, &in[i]);

@@ -1,8 +1,7 @@
 /*
  * The export table. Every entry takes the address of the firmware's own
- * definition, so the linker keeps it in c7x_fw (which is linked with
- * -rdynamic: the dynamic loader binds a module's references to these very
- * definitions once the table has allowed them).
+ * definition: the linker keeps it in c7x_fw, and the loader (elf_load.c)
+ * writes exactly that address into a module's references to it.
  *
  * The runtime part lists every function of the public runtime headers
  * (cstatic/kernels.h, tidsp.h, model.h, profile.h, dma.h, mmalib.h) that a

@@ -26,7 +26,7 @@
 
 typedef struct fw_export {
   const char *name;
-  void (*addr)(void); /* the firmware's definition (keeps it linked in) */
+  void (*addr)(void); /* the firmware's definition: what a module's reference binds to */
   const char *group;  /* "libc", "runtime", "mmalib", "tidl" */
 } fw_export;
 

@@ -14,10 +14,11 @@
 #ifndef CSTATIC_FW_H
 #define CSTATIC_FW_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "c7x_protocol.h"
+#include "cstatic/c7x_protocol.h"
 #include "cstatic/model.h"
 #include "cstatic/platform/tidsp_dsp.h"
 #include "pool.h"
@@ -28,21 +29,28 @@ typedef int32_t (*fw_dsp_entry)(const void *weights, void *arena, const tidsp_ds
                                 int32_t num_inputs, const tidsp_dsp_tensor *outputs,
                                 int32_t num_outputs);
 
+enum { FW_NAME_MAX = 64 };
+
+/* A loaded module. Everything the firmware reads about it after DYN_LOAD
+ * is here, checked and copied at load (desc, names): module memory is the
+ * module's to change, the firmware never trusts it twice. */
 typedef struct fw_module {
-  uint32_t handle; /* 0: free slot */
-  void *dl;
-  const tidsp_model_desc *desc;
-  fw_dsp_entry entry;
+  uint64_t handle; /* 0: free slot; else 64 random bits, the capability */
+  tidsp_model_desc desc; /* inputs/outputs point at tensors[], name at name;
+                            no entry points (the firmware calls only
+                            cg_main_dsp); profile points into the module */
+  tidsp_tensor_info tensors[2 * FW_MAX_TENSORS]; /* inputs, then outputs */
+  char name[FW_NAME_MAX];
+  char tensor_names[2 * FW_MAX_TENSORS][FW_NAME_MAX];
+  fw_dsp_entry entry;  /* cg_main_dsp in the module's executable pages */
   const void *weights; /* NULL: the module's own (--weights=c) */
   size_t weights_size;
   void *arena;         /* DDR heap */
-  void *l2;            /* L2 SRAM pool: desc->l2_size bytes, TIDSP_L2_ALIGN
+  void *l2;            /* L2 SRAM pool: desc.l2_size bytes, TIDSP_L2_ALIGN
                           aligned, bound for each of its inferences; NULL
                           when the model stages nothing in L2 */
-  void *image;         /* DDR heap: the module's loadable span */
-  int image_fd;        /* the memfd dlopen read, open while loaded: dlopen
-                          matches loaded objects by path, and a reused
-                          /proc/self/fd/N would hand back another module */
+  uint8_t *image;      /* DDR heap: the placed segments, image_span bytes */
+  size_t image_span;
   uint32_t text_size, data_size;
 } fw_module;
 
@@ -50,13 +58,13 @@ typedef struct fw_module {
  * firmware dies, the supervisor names the request that killed it, and the
  * next firmware tells clients (GET_FAULT). */
 typedef struct fw_run_state {
-  volatile uint32_t running_handle; /* 0: idle */
+  volatile uint64_t running_handle; /* 0: idle */
   char running_model[64];
   uint32_t timeout_ms;              /* per request; 0: none */
   volatile uint32_t reset_requested;
   uint32_t restarts;
   int32_t last_kind;                /* C7X_FAULT_* */
-  uint32_t last_handle;
+  uint64_t last_handle;
   char last_fault[400];
 } fw_run_state;
 
@@ -66,8 +74,10 @@ typedef struct fw_state {
   size_t staging_size, result_size;
   int shared_fd;   /* handed to clients by SHM_ATTACH */
   fw_module modules[FW_MAX_MODULES];
-  uint32_t next_handle;
-  uint64_t start_us, completed, failed;
+  /* Held while a handle is given to or taken from a slot, and by RESET's
+   * check, which runs beside a request that may never end. */
+  pthread_mutex_t table_lock;
+  uint64_t start_us, completed, failed; /* counters: atomic adds */
   fw_run_state *run; /* NULL: unsupervised, no request timeout */
 } fw_state;
 
@@ -81,14 +91,22 @@ void fw_state_shutdown(fw_state *st);
  * reports a truncated message so). Writes the response into resp
  * (C7X_MSG_MAX bytes) and returns its length; *send_fd is set to a file
  * descriptor to pass with it, or -1. Never fails: a bad request gets an
- * error response. */
+ * error response. A RESET that is granted is answered C7X_OK with no body:
+ * the transport ends the firmware instead of sending it (fw_main.c asks
+ * fw_handle_reset first, without waiting for a running request). */
 size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *resp, int *send_fd);
 
-/* Loader (loader.c): status C7X_OK or C7X_ERR_*, message in err. */
+/* A request of type C7X_MSG_RESET: 1 when the firmware may be reset (the
+ * sender holds every loaded module's handle); else 0 and the error
+ * response in resp, *resp_len bytes. Takes only st->table_lock. */
+int fw_handle_reset(fw_state *st, const uint8_t *req, size_t n, uint8_t *resp, size_t *resp_len);
+
+/* Loader (loader.c): status C7X_OK or C7X_ERR_*, message in err. The
+ * image is copied before it is read (it may be client-writable memory). */
 int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out, char *err,
                    size_t n_err);
-int fw_module_unload(fw_state *st, uint32_t handle, char *err, size_t n_err);
-fw_module *fw_module_find(fw_state *st, uint32_t handle);
+int fw_module_unload(fw_state *st, uint64_t handle, char *err, size_t n_err);
+fw_module *fw_module_find(fw_state *st, uint64_t handle);
 
 uint64_t fw_now_us(void);
 

@@ -12,12 +12,14 @@
  * child on the same listening socket. Handles die with the child, as they
  * do on the board. --no-supervise runs the firmware in one process.
  *
- * Connections: one thread each; requests are served one at a time (the
- * DSP runs one thing at a time) under one lock. Each connection has its
+ * Connections: one thread each, at most FW_MAX_CONNS (one more hears
+ * C7X_MSG_REFUSED and why); requests are served one at a time (the DSP
+ * runs one thing at a time) under one lock; RESET is decided beside it. Each connection has its
  * own shared region (one memfd: staging window then result window, handed
  * over by SHM_ATTACH with SCM_RIGHTS), so two clients' inputs and outputs
  * never mix. Modules and their handles belong to the firmware and outlive
- * the connection that loaded them (the image is copied at load).
+ * the connection that loaded them (the image is copied at load); a handle
+ * is a capability: whoever presents it may use the module.
  */
 #define _GNU_SOURCE
 
@@ -142,11 +144,19 @@ static void *serve(void *arg) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break; /* the client went away */
     /* RESET is the host's recovery and must work while a runaway module
-     * holds the lock: die now; the supervisor restarts the firmware. */
+     * holds the lock: decided without it (fw_handle_reset takes only the
+     * module table's lock); granted, the firmware dies now and the
+     * supervisor restarts it; refused, the sender hears why at once. */
     c7x_msg_header rh;
-    if ((size_t)n == sizeof rh && (memcpy(&rh, req, sizeof rh), rh.type == C7X_MSG_RESET) && rh.len == sizeof rh) {
-      if (st.run) st.run->reset_requested = 1;
-      kill(getpid(), SIGKILL);
+    if ((size_t)n >= sizeof rh && (memcpy(&rh, req, sizeof rh), rh.type == C7X_MSG_RESET) &&
+        !(mh.msg_flags & MSG_TRUNC)) {
+      size_t out = 0;
+      if (fw_handle_reset(&st, req, (size_t)n, resp, &out)) {
+        if (st.run) st.run->reset_requested = 1;
+        kill(getpid(), SIGKILL);
+      }
+      if (send_reply(cn->sock, resp, out, -1) != 0) break;
+      continue;
     }
     /* A truncated packet was longer than the buffer: report it as such. */
     size_t len = (mh.msg_flags & MSG_TRUNC) ? sizeof req : (size_t)n;
@@ -166,6 +176,26 @@ static void *serve(void *arg) {
   free(cn);
   __atomic_sub_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
   return NULL;
+}
+
+/* A connection the firmware does not serve hears why (C7X_MSG_REFUSED,
+ * c7x_protocol.h) before it is closed; why NULL: the connection limit. */
+static void refuse(int c, const char *why) {
+  uint8_t msg[C7X_MSG_MAX];
+  char text[256];
+  if (why) snprintf(text, sizeof text, "the firmware refused the connection: %s", why);
+  else
+    snprintf(text, sizeof text, "the firmware refused the connection: it serves at most %d clients at once and %d "
+             "are connected (close one and retry)", FW_MAX_CONNS, n_conns);
+  fprintf(stderr, "c7x_fw: %s\n", text);
+  c7x_msg_header h = {C7X_MSG_REFUSED | C7X_MSG_RESPONSE, 0, 0, C7X_ERR_BUSY};
+  size_t len = sizeof h + strlen(text) + 1;
+  h.len = (uint32_t)len;
+  memcpy(msg, &h, sizeof h);
+  memcpy(msg + sizeof h, text, len - sizeof h);
+  /* a fresh connection's buffer is empty: never blocks the accept loop */
+  send(c, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  close(c);
 }
 
 /* A connection's shared region: a sparse memfd, pages appear when used. */
@@ -213,8 +243,7 @@ static int run_firmware(int ls, size_t ddr_size, size_t l2_size, size_t staging,
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     if (cn) __atomic_add_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
     if (!cn || pthread_create(&t, &at, serve, cn) != 0) {
-      if (!cn) fprintf(stderr, "c7x_fw: refusing a connection: %d are open (at most %d)\n", n_conns, FW_MAX_CONNS);
-      close(c);
+      refuse(c, cn ? "cannot start a thread for it" : n_conns >= FW_MAX_CONNS ? NULL : "cannot map a shared region for it");
       if (cn) {
         munmap(cn->shared, conn_region);
         close(cn->fd);
@@ -229,9 +258,11 @@ static int run_firmware(int ls, size_t ddr_size, size_t l2_size, size_t staging,
 /* ---- the supervisor ----------------------------------------------------- */
 
 static void describe_death(fw_run_state *run, int wstatus, unsigned timeout_ms) {
-  uint32_t h = run->running_handle;
+  uint64_t h = run->running_handle;
   char where[160] = "";
-  if (h) snprintf(where, sizeof where, " while running handle %u (model '%.64s')", h, run->running_model);
+  if (h)
+    snprintf(where, sizeof where, " while running handle %llu (model '%.64s')", (unsigned long long)h,
+             run->running_model);
   if (run->reset_requested) {
     run->last_kind = C7X_FAULT_RESET;
     snprintf(run->last_fault, sizeof run->last_fault, "firmware reset by a client%s", where);

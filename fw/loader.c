@@ -1,38 +1,51 @@
 /*
- * The emulator's DLOAD: check a module image, then load it.
+ * The firmware's DYN_LOAD and DYN_UNLOAD: a module image in, a handle out.
  *
- * Order matters: the image's undefined symbols are checked against the
- * export table BEFORE the dynamic loader sees it, because the host's
- * loader would otherwise resolve them against anything in the process
- * (all of libc). A module the table does not cover is refused, naming the
- * symbols; then the DDR heap is charged for the module's loadable span, the
- * image is handed to dlopen (RTLD_NOW | RTLD_LOCAL: every
- * reference bound now, nothing of it visible to other modules) from an
- * anonymous memory file, and its entry, descriptor and embedded weights
- * are looked up and checked; last, the model's L2 scratch (desc->l2_size,
- * from the L2 SRAM pool) and its arena (DDR heap) are allocated. Every
- * failure releases all the load took.
- *
- * Host emulation limit: the code itself is mapped where the host's loader
- * puts it; the DDR heap holds a reservation of the same size, so heap
- * exhaustion behaves as on the board.
+ * Order matters:
+ *   1. the image is copied out of the staging buffer, which the client can
+ *      still write, into private memory; nothing is read before that;
+ *   2. fw_elf_parse checks every header, segment and relocation of the
+ *      copy, and resolves each undefined symbol against the export table
+ *      (only against it: a module the table does not cover is refused,
+ *      naming every missing symbol);
+ *   3. the DDR heap gives the loadable span (the module occupies nothing
+ *      else), fw_elf_place copies and relocates the segments there and
+ *      fw_elf_protect gives each page its segment's permissions;
+ *   4. cg_main_dsp, model_desc and the weights are found in the module's
+ *      own symbol table; the descriptor is checked field by field and
+ *      copied, the weights are checked by the firmware (tidsp_weights_check
+ *      on the blob's own header: no module code runs before its entry);
+ *   5. the model's L2 scratch (L2 SRAM pool) and arena (DDR heap), then a
+ *      handle: 64 bits from getrandom, unused, never 0.
+ * Every failure releases all the load took; the private copy goes either
+ * way.
  */
 #define _GNU_SOURCE
 
-#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cstatic/dma.h"
-#include "elf_syms.h"
+#include "elf_load.h"
 #include "exports.h"
 #include "fw.h"
 
+#if defined(__x86_64__)
+#define FW_HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define FW_HOST_MACHINE EM_AARCH64
+#else
+#error "loader.c: the firmware loads modules of its own machine; add it to elf_load.c"
+#endif
+
+static int fail(char *err, size_t n, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t n, int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -52,157 +65,322 @@ void fw_state_init(fw_state *st, void *ddr, size_t ddr_size, void *l2, size_t l2
   memset(st, 0, sizeof *st);
   fw_pool_init(&st->ddr, "DDR heap", ddr, ddr_size);
   fw_pool_init(&st->l2, "L2 SRAM", l2, l2_size);
+  pthread_mutex_init(&st->table_lock, NULL);
   st->shared = (uint8_t *)shared;
   st->staging_size = staging_size;
   st->result_size = result_size;
   st->shared_fd = shared_fd;
-  st->next_handle = 1;
   st->start_us = fw_now_us();
 }
 
-fw_module *fw_module_find(fw_state *st, uint32_t handle) {
+fw_module *fw_module_find(fw_state *st, uint64_t handle) {
   if (handle == 0) return NULL;
   for (int i = 0; i < FW_MAX_MODULES; i++)
     if (st->modules[i].handle == handle) return &st->modules[i];
   return NULL;
 }
 
+static void set_handle(fw_state *st, fw_module *m, uint64_t handle) {
+  pthread_mutex_lock(&st->table_lock);
+  m->handle = handle;
+  pthread_mutex_unlock(&st->table_lock);
+}
+
 static void release(fw_state *st, fw_module *m) {
-  if (m->dl) dlclose(m->dl);
+  set_handle(st, m, 0);
   if (m->arena) fw_pool_free(&st->ddr, m->arena);
   if (m->l2) fw_pool_free(&st->l2, m->l2);
-  if (m->image) fw_pool_free(&st->ddr, m->image);
-  if (m->image_fd >= 0) close(m->image_fd);
+  if (m->image) {
+    /* Plain heap memory again before the pool hands it out (cannot fail on
+     * pages this process mapped). */
+    fw_elf_unprotect(m->image, m->image_span);
+    fw_pool_free(&st->ddr, m->image);
+  }
   memset(m, 0, sizeof *m);
 }
+
+/* ---- symbols: the export table ------------------------------------------ */
 
 /* The missing symbols, listed into a message. */
 typedef struct missing_list {
   char names[400];
   size_t len;
   int count;
-  const char *first;
 } missing_list;
 
-static int check_symbol(void *ctx, const char *name) {
-  missing_list *ml = (missing_list *)ctx;
-  if (fw_export_find(name)) return 0;
-  ml->count++;
-  if (ml->len < sizeof ml->names) {
-    int w = snprintf(ml->names + ml->len, sizeof ml->names - ml->len, "%s%s",
-                     ml->count > 1 ? ", " : "", name);
-    if (w > 0) ml->len += (size_t)w;
+static int resolve_export(void *ctx, const char *name, uint64_t *addr) {
+  const fw_export *e = fw_export_find(name);
+  if (e) {
+    *addr = (uint64_t)(uintptr_t)e->addr;
+    return 0;
   }
-  return 0;
+  missing_list *ml = (missing_list *)ctx;
+  if (ml) {
+    ml->count++;
+    if (ml->len < sizeof ml->names) {
+      int w = snprintf(ml->names + ml->len, sizeof ml->names - ml->len, "%s%s", ml->count > 1 ? ", " : "", name);
+      if (w > 0) ml->len += (size_t)w;
+    }
+  }
+  return -1;
 }
 
 static int nomem(const fw_pool *p, char *err, size_t n_err, const char *what, size_t need) {
-  return fail(err, n_err, C7X_ERR_NOMEM,
-              "%s: %s needs %zu bytes, largest free block is %zu of %zu (%zu free)", p->name, what,
-              need, fw_pool_largest_free(p), p->size, fw_pool_free_bytes(p));
+  return fail(err, n_err, C7X_ERR_NOMEM, "%s: %s needs %zu bytes, largest free block is %zu of %zu (%zu free)",
+              p->name, what, need, fw_pool_largest_free(p), p->size, fw_pool_free_bytes(p));
 }
 
-int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out, char *err,
-                   size_t n_err) {
-  fw_elf_info info;
+/* ---- reading the placed module -------------------------------------------- */
+
+/* A placed image: vaddr v is at mem + (v - e->lo). */
+typedef struct placed {
+  const fw_elf *e;
+  uint8_t *mem;
+} placed;
+
+/* The firmware address of [addr, addr + len) when it lies in one readable
+ * segment of the module (addr: a pointer the module holds), else NULL. */
+static const uint8_t *readable(const placed *p, uint64_t addr, uint64_t len) {
+  uint64_t mem = (uint64_t)(uintptr_t)p->mem;
+  if (addr < mem || addr - mem > p->e->span) return NULL;
+  uint64_t v = addr - mem + p->e->lo;
+  uint32_t flags;
+  if (!fw_elf_in_segment(p->e, v, len ? len : 1, &flags) || !(flags & (PF_R | PF_W | PF_X))) return NULL;
+  return p->mem + (v - p->e->lo);
+}
+
+/* Copy the NUL-terminated string at addr (inside a readable segment) into
+ * out, truncated to cap - 1 bytes; 0, or -1 when it is not in the module or
+ * does not end there. NULL is "". */
+static int copy_string(const placed *p, uint64_t addr, char *out, size_t cap) {
+  out[0] = '\0';
+  if (addr == 0) return 0;
+  const uint8_t *s = readable(p, addr, 1);
+  if (!s) return -1;
+  /* up to the end of its segment */
+  uint64_t v = addr - (uint64_t)(uintptr_t)p->mem + p->e->lo, end = 0;
+  for (int i = 0; i < p->e->n_seg; i++)
+    if (v >= p->e->seg[i].vaddr && v - p->e->seg[i].vaddr < p->e->seg[i].memsz)
+      end = p->e->seg[i].vaddr + p->e->seg[i].memsz;
+  const uint8_t *nul = memchr(s, '\0', (size_t)(end - v));
+  if (!nul) return -1;
+  size_t n = (size_t)(nul - s) < cap - 1 ? (size_t)(nul - s) : cap - 1;
+  memcpy(out, s, n);
+  out[n] = '\0';
+  return 0;
+}
+
+static uint64_t ptr_value(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+/* One tensor info of the module's descriptor into m->tensors[k]. */
+static int copy_tensor(const placed *p, fw_module *m, int k, const char *kind, int i, const uint8_t *at,
+                       char *err, size_t n_err) {
+  tidsp_tensor_info t;
+  memcpy(&t, at, sizeof t);
+  if (copy_string(p, ptr_value(t.name), m->tensor_names[k], FW_NAME_MAX) != 0)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: %s %d: name outside the module", kind, i);
+  t.name = m->tensor_names[k];
+  size_t dsize = tidsp_dtype_size(t.dtype);
+  if (dsize == 0) return fail(err, n_err, C7X_ERR_LOAD, "model_desc: %s %d '%s': unknown dtype %d", kind, i, t.name, t.dtype);
+  if (t.rank < 0 || t.rank > TIDSP_DSP_MAX_NDIM)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: %s %d '%s': rank %d outside [0, %d]", kind, i, t.name, t.rank,
+                TIDSP_DSP_MAX_NDIM);
+  uint64_t numel = 1;
+  for (int32_t d = 0; d < t.rank; d++) {
+    if (t.shape[d] < 0 || (t.shape[d] > 0 && numel > (UINT64_C(1) << 48) / (uint64_t)t.shape[d]))
+      return fail(err, n_err, C7X_ERR_LOAD, "model_desc: %s %d '%s': dimension %d is %lld", kind, i, t.name, d,
+                  (long long)t.shape[d]);
+    numel *= (uint64_t)t.shape[d];
+  }
+  if ((uint64_t)t.numel != numel || (uint64_t)t.nbytes != numel * dsize)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: %s %d '%s': %lld elements in %zu bytes, its shape holds %llu",
+                kind, i, t.name, (long long)t.numel, t.nbytes, (unsigned long long)numel);
+  m->tensors[k] = t;
+  return C7X_OK;
+}
+
+/* The module's model_desc, checked and copied into m->desc. */
+static int copy_desc(const placed *p, fw_module *m, const fw_elf_symbol *sym, char *err, size_t n_err) {
+  const uint8_t *at = readable(p, ptr_value(p->mem) + (sym->vaddr - p->e->lo), sizeof(tidsp_model_desc));
+  if (!at) return fail(err, n_err, C7X_ERR_LOAD, "model_desc (%zu bytes at 0x%llx) is not inside the module",
+                       sizeof(tidsp_model_desc), (unsigned long long)sym->vaddr);
+  tidsp_model_desc d;
+  memcpy(&d, at, sizeof d);
+  if (d.abi_version != TIDSP_MODEL_ABI_VERSION)
+    return fail(err, n_err, C7X_ERR_LOAD, "module ABI version %u, this firmware runs %u", d.abi_version,
+                TIDSP_MODEL_ABI_VERSION);
+  if (copy_string(p, ptr_value(d.name), m->name, sizeof m->name) != 0)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: name outside the module");
+  if (d.n_inputs < 0 || d.n_outputs < 0 || d.n_inputs > FW_MAX_TENSORS || d.n_outputs > FW_MAX_TENSORS)
+    return fail(err, n_err, C7X_ERR_LOAD, "module has %d inputs and %d outputs (at most %d each)", d.n_inputs,
+                d.n_outputs, FW_MAX_TENSORS);
+  const tidsp_tensor_info *lists[2] = {d.inputs, d.outputs};
+  int counts[2] = {d.n_inputs, d.n_outputs}, k = 0;
+  for (int side = 0; side < 2; side++) {
+    const char *kind = side ? "output" : "input";
+    const uint8_t *arr = counts[side] ? readable(p, ptr_value(lists[side]), (uint64_t)counts[side] * sizeof(tidsp_tensor_info)) : NULL;
+    if (counts[side] && !arr)
+      return fail(err, n_err, C7X_ERR_LOAD, "model_desc: the %d %s infos are not inside the module", counts[side], kind);
+    for (int i = 0; i < counts[side]; i++, k++) {
+      int s = copy_tensor(p, m, k, kind, i, arr + (size_t)i * sizeof(tidsp_tensor_info), err, n_err);
+      if (s != C7X_OK) return s;
+    }
+  }
+  if (d.arena_align > (1u << 20) || (d.arena_align & (d.arena_align - 1)))
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: arena alignment %zu (a power of two up to 1 MiB)", d.arena_align);
+  if (d.weights_align > 4096 || (d.weights_align & (d.weights_align - 1)))
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: weights alignment %zu (a power of two up to 4096)", d.weights_align);
+  if (d.weights_embedded && !readable(p, ptr_value(d.weights_embedded), d.weights_size))
+    return fail(err, n_err, C7X_ERR_WEIGHTS, "model_desc: compiled-in weights (%zu bytes) are not inside the module",
+                d.weights_size);
+  if (d.profile && !readable(p, ptr_value(d.profile), sizeof(tidsp_profile_table)))
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: the profile table is not inside the module");
+  /* What the firmware keeps: no entry points (it calls only cg_main_dsp),
+   * the profile table where the module updates it. */
+  d.name = m->name;
+  d.target = NULL;
+  d.inputs = m->tensors;
+  d.outputs = m->tensors + d.n_inputs;
+  d.raw_inputs = d.raw_outputs = NULL;
+  d.run = d.run_raw = NULL;
+  d.check_weights = NULL;
+  d.status_str = NULL;
+  m->desc = d;
+  return C7X_OK;
+}
+
+/* The blob is the model's weights: the size and alignment its descriptor
+ * states, its header intact, its payload what the header's checksum says.
+ * The firmware's own check: the module's check_weights is module code. */
+static int check_weights(const uint8_t *blob, size_t size, const tidsp_model_desc *d, char *err, size_t n_err) {
+  uint32_t count = 0;
+  uint64_t checksum = 0;
+  if (size >= TIDSP_WEIGHTS_HEADER_SIZE) {
+    memcpy(&count, blob + 8, sizeof count);
+    memcpy(&checksum, blob + 32, sizeof checksum);
+  }
+  int32_t s = tidsp_weights_check(blob, size, d->weights_size, count, d->weights_align, checksum);
+  if (s != TIDSP_OK)
+    return fail(err, n_err, C7X_ERR_WEIGHTS, "embedded weights (%zu bytes, model expects %zu): %s", size,
+                d->weights_size, tidsp_status_str(s));
+  return C7X_OK;
+}
+
+/* cg_main_dsp, model_desc and the weights, from the module's own symbols. */
+static int find_model(const placed *p, fw_module *m, char *err, size_t n_err) {
+  fw_elf_symbol entry, desc;
+  const char *absent = fw_elf_find(p->e, "cg_main_dsp", &entry) != 0  ? "cg_main_dsp"
+                       : fw_elf_find(p->e, "model_desc", &desc) != 0 ? "model_desc"
+                                                                       : NULL;
+  if (absent)
+    return fail(err, n_err, C7X_ERR_SYMBOL, "module does not export %s (compile it with -t \"c_static_lib -mcpu=c7x\")",
+                absent);
+  if (!(entry.flags & PF_X))
+    return fail(err, n_err, C7X_ERR_LOAD, "cg_main_dsp (0x%llx) is not in an executable segment",
+                (unsigned long long)entry.vaddr);
+  m->entry = (fw_dsp_entry)(uintptr_t)(ptr_value(p->mem) + (entry.vaddr - p->e->lo));
+  int s = copy_desc(p, m, &desc, err, n_err);
+  if (s != C7X_OK) return s;
+  const tidsp_model_desc *d = &m->desc;
+  if (d->weights_embedded) {
+    m->weights = NULL; /* the module passes its own */
+    return check_weights((const uint8_t *)d->weights_embedded, d->weights_size, d, err, n_err);
+  }
+  fw_elf_symbol start, size_sym;
+  if (fw_elf_find(p->e, "_binary_weights_bin_start", &start) != 0 ||
+      fw_elf_find(p->e, "_binary_weights_bin_size", &size_sym) != 0)
+    return fail(err, n_err, C7X_ERR_WEIGHTS, "module has no embedded weights (_binary_weights_bin_start/_size; build "
+                "it with 'cstatic compile --emit=module')");
+  const uint8_t *size_at = readable(p, ptr_value(p->mem) + (size_sym.vaddr - p->e->lo), 8);
+  if (!size_at) return fail(err, n_err, C7X_ERR_WEIGHTS, "_binary_weights_bin_size is not inside the module");
+  uint64_t wsize;
+  memcpy(&wsize, size_at, sizeof wsize);
+  const uint8_t *blob = readable(p, ptr_value(p->mem) + (start.vaddr - p->e->lo), wsize);
+  if (!blob)
+    return fail(err, n_err, C7X_ERR_WEIGHTS, "embedded weights (%llu bytes at 0x%llx) are not inside the module",
+                (unsigned long long)wsize, (unsigned long long)start.vaddr);
+  m->weights = blob;
+  m->weights_size = (size_t)wsize;
+  return check_weights(blob, (size_t)wsize, d, err, n_err);
+}
+
+/* A fresh handle: 64 random bits, not 0, not in use. */
+static int new_handle(fw_state *st, uint64_t *out, char *err, size_t n_err) {
+  for (int tries = 0; tries < 8; tries++) {
+    uint64_t h = 0;
+    if (getrandom(&h, sizeof h, 0) != (ssize_t)sizeof h)
+      return fail(err, n_err, C7X_ERR_GENERIC, "getrandom: %s", strerror(errno));
+    if (h != 0 && !fw_module_find(st, h)) {
+      *out = h;
+      return C7X_OK;
+    }
+  }
+  return fail(err, n_err, C7X_ERR_GENERIC, "no fresh handle from getrandom");
+}
+
+int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out, char *err, size_t n_err) {
+  /* 1. One copy, out of memory the client can write. */
+  if (size == 0) return fail(err, n_err, C7X_ERR_SIZE, "empty module image");
+  uint8_t *copy = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (copy == MAP_FAILED)
+    return fail(err, n_err, C7X_ERR_NOMEM, "cannot take a private copy of the %zu-byte module image: %s", size,
+                strerror(errno));
+  memcpy(copy, image, size);
+
+  fw_elf e;
   missing_list ml;
   memset(&ml, 0, sizeof ml);
-  if (fw_elf_scan(image, size, &info, check_symbol, &ml, err, n_err) != 0) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", err);
-    return fail(err, n_err, C7X_ERR_LOAD, "module image: %s", why);
-  }
-  if (ml.count)
-    return fail(err, n_err, C7X_ERR_SYMBOL,
-                "module needs %d symbol%s this firmware (%s) does not export: %s", ml.count,
-                ml.count == 1 ? "" : "s", fw_build_options(), ml.names);
-
+  char why[300];
   fw_module *m = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  int status = C7X_OK;
+  int s = fw_elf_parse(&e, copy, size, FW_HOST_MACHINE, page > 0 ? (uint64_t)page : 4096u, resolve_export, &ml,
+                       why, sizeof why);
+  if (s == FW_ELF_ERR_SYMBOL) {
+    status = fail(err, n_err, C7X_ERR_SYMBOL, "module needs %d symbol%s this firmware (%s) does not export: %s",
+                  ml.count, ml.count == 1 ? "" : "s", fw_build_options(), ml.names);
+    goto done;
+  }
+  if (s != FW_ELF_OK) {
+    status = fail(err, n_err, C7X_ERR_LOAD, "module image: %s", why);
+    goto done;
+  }
+
   for (int i = 0; i < FW_MAX_MODULES && !m; i++)
     if (st->modules[i].handle == 0) m = &st->modules[i];
-  if (!m)
-    return fail(err, n_err, C7X_ERR_NOMEM, "module table full: %d modules loaded (unload one)",
-                FW_MAX_MODULES);
+  if (!m) {
+    status = fail(err, n_err, C7X_ERR_NOMEM, "module table full: %d modules loaded (unload one)", FW_MAX_MODULES);
+    goto done;
+  }
   memset(m, 0, sizeof *m);
-  m->image_fd = -1;
-  m->text_size = (uint32_t)(info.text_size > UINT32_MAX ? UINT32_MAX : info.text_size);
-  m->data_size = (uint32_t)(info.data_size > UINT32_MAX ? UINT32_MAX : info.data_size);
-  m->image = fw_pool_alloc(&st->ddr, (size_t)info.span, 4096);
-  if (!m->image) return nomem(&st->ddr, err, n_err, "the module", (size_t)info.span);
+  m->text_size = (uint32_t)(e.text_size > UINT32_MAX ? UINT32_MAX : e.text_size);
+  m->data_size = (uint32_t)(e.data_size > UINT32_MAX ? UINT32_MAX : e.data_size);
 
-  int status = C7X_OK;
-  int fd = memfd_create("c7x_module", MFD_CLOEXEC);
-  if (fd < 0) {
-    status = fail(err, n_err, C7X_ERR_LOAD, "memfd_create: %s", strerror(errno));
+  /* 3. The DDR heap is the only memory the module occupies. */
+  m->image = e.span <= SIZE_MAX ? fw_pool_alloc(&st->ddr, (size_t)e.span, (size_t)e.align) : NULL;
+  if (!m->image) {
+    status = nomem(&st->ddr, err, n_err, "the module", (size_t)(e.span > SIZE_MAX ? SIZE_MAX : e.span));
     goto bad;
   }
-  for (size_t done = 0; done < size;) {
-    ssize_t w = write(fd, (const uint8_t *)image + done, size - done);
-    if (w <= 0) {
-      status = fail(err, n_err, C7X_ERR_LOAD, "writing the module image: %s", strerror(errno));
-      close(fd);
-      goto bad;
-    }
-    done += (size_t)w;
-  }
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  m->image_fd = fd;
-  m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!m->dl) {
-    const char *e = dlerror();
-    status = fail(err, n_err, C7X_ERR_LOAD, "dynamic load failed: %s", e ? e : "unknown error");
+  m->image_span = (size_t)e.span;
+  if (fw_elf_place(&e, m->image, resolve_export, NULL, why, sizeof why) != FW_ELF_OK ||
+      fw_elf_protect(&e, m->image, why, sizeof why) != FW_ELF_OK) {
+    status = fail(err, n_err, C7X_ERR_LOAD, "module image: %s", why);
     goto bad;
   }
-  m->entry = (fw_dsp_entry)dlsym(m->dl, "cg_main_dsp");
-  m->desc = (const tidsp_model_desc *)dlsym(m->dl, "model_desc");
-  if (!m->entry || !m->desc) {
-    status = fail(err, n_err, C7X_ERR_SYMBOL,
-                  "module does not export %s (compile it with -t \"c_static_lib -mcpu=c7x\")",
-                  !m->entry ? "cg_main_dsp" : "model_desc");
-    goto bad;
-  }
-  const tidsp_model_desc *d = m->desc;
-  if (d->abi_version != TIDSP_MODEL_ABI_VERSION) {
-    status = fail(err, n_err, C7X_ERR_LOAD, "module ABI version %u, this firmware runs %u",
-                  d->abi_version, TIDSP_MODEL_ABI_VERSION);
-    goto bad;
-  }
-  if (d->n_inputs < 0 || d->n_outputs < 0 || d->n_inputs > FW_MAX_TENSORS ||
-      d->n_outputs > FW_MAX_TENSORS) {
-    status = fail(err, n_err, C7X_ERR_LOAD, "module has %d inputs and %d outputs (at most %d each)",
-                  d->n_inputs, d->n_outputs, FW_MAX_TENSORS);
-    goto bad;
-  }
-  if (d->weights_embedded) {
-    m->weights = NULL;
-    if (d->check_weights(NULL, 0) != TIDSP_OK) {
-      status = fail(err, n_err, C7X_ERR_WEIGHTS, "the module's compiled-in weights fail their check");
-      goto bad;
-    }
-  } else {
-    const uint8_t *start = (const uint8_t *)dlsym(m->dl, "_binary_weights_bin_start");
-    const uint64_t *wsize = (const uint64_t *)dlsym(m->dl, "_binary_weights_bin_size");
-    if (!start || !wsize) {
-      status = fail(err, n_err, C7X_ERR_WEIGHTS,
-                    "module has no embedded weights (_binary_weights_bin_start/_size; build it "
-                    "with 'cstatic compile --emit=module')");
-      goto bad;
-    }
-    m->weights = start;
-    m->weights_size = (size_t)*wsize;
-    int32_t ws = d->check_weights(start, m->weights_size);
-    if (ws != TIDSP_OK) {
-      status = fail(err, n_err, C7X_ERR_WEIGHTS, "embedded weights (%zu bytes, model expects %zu): %s",
-                    m->weights_size, d->weights_size, tidsp_status_str(ws));
-      goto bad;
-    }
-  }
+
+  /* 4. Its entry, descriptor and weights. */
+  placed p = {&e, m->image};
+  status = find_model(&p, m, err, n_err);
+  if (status != C7X_OK) goto bad;
+
+  /* 5. Its scratch memory, its handle. */
+  const tidsp_model_desc *d = &m->desc;
   if (d->l2_size > 0) {
     m->l2 = fw_pool_alloc(&st->l2, d->l2_size, TIDSP_L2_ALIGN);
     if (!m->l2) {
       char what[96];
-      snprintf(what, sizeof what, "model '%.64s' (its L2 scratch)", d->name ? d->name : "?");
+      snprintf(what, sizeof what, "model '%.64s' (its L2 scratch)", d->name);
       status = nomem(&st->l2, err, n_err, what, d->l2_size);
       goto bad;
     }
@@ -213,18 +391,22 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
     status = nomem(&st->ddr, err, n_err, "the model's arena", d->arena_size);
     goto bad;
   }
-  m->handle = st->next_handle++;
-  if (st->next_handle == 0) st->next_handle = 1;
+  uint64_t h = 0;
+  status = new_handle(st, &h, err, n_err);
+  if (status != C7X_OK) goto bad;
+  set_handle(st, m, h);
   *out = m;
-  return C7X_OK;
+  goto done;
 bad:
   release(st, m);
+done:
+  munmap(copy, size);
   return status;
 }
 
-int fw_module_unload(fw_state *st, uint32_t handle, char *err, size_t n_err) {
+int fw_module_unload(fw_state *st, uint64_t handle, char *err, size_t n_err) {
   fw_module *m = fw_module_find(st, handle);
-  if (!m) return fail(err, n_err, C7X_ERR_HANDLE, "no module with handle %u is loaded", handle);
+  if (!m) return fail(err, n_err, C7X_ERR_HANDLE, "no module with handle %llu is loaded", (unsigned long long)handle);
   release(st, m);
   return C7X_OK;
 }

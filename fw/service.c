@@ -28,8 +28,8 @@ static size_t finish(fw_state *st, reply *r, const c7x_msg_header *rq, int32_t s
   h.len = (uint32_t)r->len;
   h.status = status;
   memcpy(r->buf, &h, sizeof h);
-  if (status == C7X_OK) st->completed++;
-  else st->failed++;
+  /* RESET's refusals are counted beside a running request */
+  __atomic_add_fetch(status == C7X_OK ? &st->completed : &st->failed, 1, __ATOMIC_RELAXED);
   return r->len;
 }
 
@@ -113,7 +113,7 @@ static uint8_t *staging_ptr(const fw_state *st, uint64_t addr, uint64_t size) {
  * firmware replies). */
 static int32_t run_bound(fw_module *m, const tidsp_dsp_tensor *in, const tidsp_dsp_tensor *out,
                          unsigned repeat) {
-  const tidsp_model_desc *d = m->desc;
+  const tidsp_model_desc *d = &m->desc;
   /* m->l2 comes from the pool aligned to TIDSP_L2_ALIGN: the bind holds. */
   int32_t rv = tidsp_l2_bind(m->l2, m->l2 ? d->l2_size : 0);
   for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
@@ -140,8 +140,8 @@ static size_t do_status(fw_state *st, reply *r, const c7x_msg_header *h) {
   p.version = C7X_PROTOCOL_VERSION;
   for (int i = 0; i < FW_MAX_MODULES; i++) p.loaded_modules += st->modules[i].handle != 0;
   p.uptime_us = fw_now_us() - st->start_us;
-  p.completed = st->completed;
-  p.failed = st->failed;
+  p.completed = __atomic_load_n(&st->completed, __ATOMIC_RELAXED);
+  p.failed = __atomic_load_n(&st->failed, __ATOMIC_RELAXED);
   p.ddr_heap_size = st->ddr.size;
   p.ddr_heap_free = fw_pool_free_bytes(&st->ddr);
   p.l2_size = st->l2.size;
@@ -178,7 +178,7 @@ static size_t do_load(fw_state *st, reply *r, const c7x_msg_header *h, const uin
   p.handle = m->handle;
   p.text_size = m->text_size;
   p.data_size = m->data_size;
-  p.arena_size = (uint32_t)(m->desc->arena_size > UINT32_MAX ? UINT32_MAX : m->desc->arena_size);
+  p.arena_size = (uint32_t)(m->desc.arena_size > UINT32_MAX ? UINT32_MAX : m->desc.arena_size);
   put(r, &p, sizeof p);
   return finish(st, r, h, C7X_OK);
 }
@@ -196,8 +196,10 @@ static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uin
   c7x_handle_req q;
   memcpy(&q, body, sizeof q);
   fw_module *m = fw_module_find(st, q.handle);
-  if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "DYN_INFO: no module with handle %u is loaded", q.handle);
-  const tidsp_model_desc *d = m->desc;
+  if (!m)
+    return error_reply(st, r, h, C7X_ERR_HANDLE, "DYN_INFO: no module with handle %llu is loaded",
+                       (unsigned long long)q.handle);
+  const tidsp_model_desc *d = &m->desc;
   int32_t total = d->n_inputs + d->n_outputs;
   if (q.first > (uint32_t)total)
     return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_INFO: first tensor %u, the module has %d", q.first, total);
@@ -258,13 +260,15 @@ static int check_input(const fw_state *st, const c7x_wire_tensor *w, const tidsp
 static size_t run_infer(fw_state *st, reply *r, const c7x_msg_header *h, c7x_infer_req q,
                         const uint8_t *descs) {
   fw_module *m = fw_module_find(st, q.handle);
-  if (!m) return error_reply(st, r, h, C7X_ERR_HANDLE, "INFER: no module with handle %u is loaded", q.handle);
+  if (!m)
+    return error_reply(st, r, h, C7X_ERR_HANDLE, "INFER: no module with handle %llu is loaded",
+                       (unsigned long long)q.handle);
   if (q.model_id != 0)
     return error_reply(st, r, h, C7X_ERR_INVALID,
                        "INFER: model_id %u: only 0 (the module's embedded weights) is served", q.model_id);
   if (q.flags & ~C7X_INFER_REPEAT_MASK)
     return error_reply(st, r, h, C7X_ERR_INVALID, "INFER: unsupported flags 0x%x", q.flags & ~C7X_INFER_REPEAT_MASK);
-  const tidsp_model_desc *d = m->desc;
+  const tidsp_model_desc *d = &m->desc;
   if ((int32_t)q.num_inputs != d->n_inputs)
     return error_reply(st, r, h, C7X_ERR_TENSOR, "INFER: model '%s' takes %d input%s, got %u", d->name,
                        d->n_inputs, d->n_inputs == 1 ? "" : "s", q.num_inputs);
@@ -393,6 +397,47 @@ static size_t do_fault(fw_state *st, reply *r, const c7x_msg_header *h) {
   return finish(st, r, h, C7X_OK);
 }
 
+/* ---- RESET ---------------------------------------------------------------- */
+
+/* Whether the RESET whose body is body (body_len bytes) may end the
+ * firmware: a reset kills every loaded module, so the sender must hold the
+ * handle of each (it could unload them all just the same). C7X_OK, or an
+ * error status and its reason in err. */
+static int reset_check(fw_state *st, const uint8_t *body, size_t body_len, char *err, size_t n_err) {
+  c7x_reset_req q = {0, 0};
+  if (body_len) {
+    if (body_len >= sizeof q) memcpy(&q, body, sizeof q);
+    if (body_len < sizeof q || q.num_handles > C7X_RESET_MAX_HANDLES ||
+        body_len != sizeof q + (size_t)q.num_handles * sizeof(uint64_t)) {
+      snprintf(err, n_err, "RESET: a body of %zu bytes is not a c7x_reset_req and its handles (at most %d)",
+               body_len, C7X_RESET_MAX_HANDLES);
+      return C7X_ERR_OP;
+    }
+  }
+  int loaded = 0, not_held = 0;
+  pthread_mutex_lock(&st->table_lock);
+  for (int i = 0; i < FW_MAX_MODULES; i++) {
+    uint64_t h = st->modules[i].handle;
+    if (!h) continue;
+    loaded++;
+    int held = 0;
+    for (uint32_t k = 0; k < q.num_handles && !held; k++) {
+      uint64_t g;
+      memcpy(&g, body + sizeof q + k * sizeof g, sizeof g);
+      held = g == h;
+    }
+    not_held += !held;
+  }
+  pthread_mutex_unlock(&st->table_lock);
+  if (not_held) {
+    snprintf(err, n_err, "RESET refused: %d of the %d loaded modules are not among the %u handle%s presented; a "
+             "reset kills every module, so it takes the handle of each (a firmware started with --timeout-ms "
+             "ends a runaway request itself)", not_held, loaded, q.num_handles, q.num_handles == 1 ? "" : "s");
+    return C7X_ERR_DENIED;
+  }
+  return C7X_OK;
+}
+
 /* Body bytes each request type needs (exactly, or at least for INFER). */
 static int body_size(uint32_t type, size_t *need, int *at_least) {
   *at_least = 0;
@@ -410,29 +455,54 @@ static int body_size(uint32_t type, size_t *need, int *at_least) {
   }
 }
 
+/* The framing of every request: 0 and the header, body and body length
+ * when it is well formed, else the length of the error response in r. */
+static size_t check_frame(fw_state *st, reply *r, const uint8_t *req, size_t n, c7x_msg_header *h,
+                          const uint8_t **body, size_t *body_len) {
+  if (n < sizeof(c7x_msg_header))
+    return error_reply(st, r, NULL, C7X_ERR_SIZE, "message of %zu bytes is shorter than its %zu-byte header",
+                       n, sizeof(c7x_msg_header));
+  memcpy(h, req, sizeof *h);
+  if (h->type & C7X_MSG_RESPONSE)
+    return error_reply(st, r, h, C7X_ERR_OP, "message type 0x%x is a response, not a request", h->type);
+  if (n > C7X_MSG_MAX)
+    return error_reply(st, r, h, C7X_ERR_SIZE, "message of more than %u bytes", C7X_MSG_MAX);
+  if (h->len != n)
+    return error_reply(st, r, h, C7X_ERR_SIZE, "header says %u bytes, the message has %zu", h->len, n);
+  size_t need;
+  int at_least;
+  if (!body_size(h->type, &need, &at_least))
+    return error_reply(st, r, h, C7X_ERR_OP, "unknown message type 0x%x", h->type);
+  *body_len = n - sizeof *h;
+  if (at_least ? *body_len < need : *body_len != need)
+    return error_reply(st, r, h, C7X_ERR_SIZE, "message type 0x%x: body of %zu bytes, expected %s%zu",
+                       h->type, *body_len, at_least ? "at least " : "", need);
+  *body = req + sizeof *h;
+  return 0;
+}
+
+int fw_handle_reset(fw_state *st, const uint8_t *req, size_t n, uint8_t *resp, size_t *resp_len) {
+  reply r = {resp, sizeof(c7x_msg_header)};
+  c7x_msg_header h;
+  const uint8_t *body = NULL;
+  size_t body_len = 0;
+  *resp_len = check_frame(st, &r, req, n, &h, &body, &body_len);
+  if (*resp_len) return 0;
+  char err[C7X_MSG_MAX];
+  int s = reset_check(st, body, body_len, err, sizeof err);
+  if (s == C7X_OK) return 1;
+  *resp_len = error_reply(st, &r, &h, s, "%s", err);
+  return 0;
+}
+
 size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *resp, int *send_fd) {
   reply r = {resp, sizeof(c7x_msg_header)};
   *send_fd = -1;
-  if (n < sizeof(c7x_msg_header))
-    return error_reply(st, &r, NULL, C7X_ERR_SIZE, "message of %zu bytes is shorter than its %zu-byte header",
-                       n, sizeof(c7x_msg_header));
   c7x_msg_header h;
-  memcpy(&h, req, sizeof h);
-  if (h.type & C7X_MSG_RESPONSE)
-    return error_reply(st, &r, &h, C7X_ERR_OP, "message type 0x%x is a response, not a request", h.type);
-  if (n > C7X_MSG_MAX)
-    return error_reply(st, &r, &h, C7X_ERR_SIZE, "message of more than %u bytes", C7X_MSG_MAX);
-  if (h.len != n)
-    return error_reply(st, &r, &h, C7X_ERR_SIZE, "header says %u bytes, the message has %zu", h.len, n);
-  size_t need;
-  int at_least;
-  if (!body_size(h.type, &need, &at_least))
-    return error_reply(st, &r, &h, C7X_ERR_OP, "unknown message type 0x%x", h.type);
-  size_t body_len = n - sizeof h;
-  if (at_least ? body_len < need : body_len != need)
-    return error_reply(st, &r, &h, C7X_ERR_SIZE, "message type 0x%x: body of %zu bytes, expected %s%zu",
-                       h.type, body_len, at_least ? "at least " : "", need);
-  const uint8_t *body = req + sizeof h;
+  const uint8_t *body = NULL;
+  size_t body_len = 0;
+  size_t framing_error = check_frame(st, &r, req, n, &h, &body, &body_len);
+  if (framing_error) return framing_error;
   switch (h.type) {
     case C7X_MSG_PING: return do_ping(st, &r, &h);
     case C7X_MSG_GET_STATUS: return do_status(st, &r, &h);
@@ -443,9 +513,11 @@ size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *re
     case C7X_MSG_DYN_INFO: return do_info(st, &r, &h, body);
     case C7X_MSG_INFER: return do_infer(st, &r, &h, body, body_len);
     case C7X_MSG_INFER_LARGE: return do_infer_large(st, &r, &h, body);
-    case C7X_MSG_RESET:
-      return error_reply(st, &r, &h, C7X_ERR_OP, "RESET: a bare 16-byte header resets the firmware; "
-                         "this one has a body or a wrong length");
+    case C7X_MSG_RESET: {
+      char err[C7X_MSG_MAX];
+      int s = reset_check(st, body, body_len, err, sizeof err);
+      return s == C7X_OK ? finish(st, &r, &h, C7X_OK) : error_reply(st, &r, &h, s, "%s", err);
+    }
     default:
       return error_reply(st, &r, &h, C7X_ERR_OP,
                          "message type 0x%x is not served by this firmware (weights travel in "

@@ -17,8 +17,15 @@
  * there first (c7x_client_get_stats counts both). Outputs are views of
  * the result buffer, valid until this client's next infer or close.
  *
- * Functions return C7X_OK or a C7X_ERR_* code (c7x_protocol.h);
+ * Functions return C7X_OK or a C7X_ERR_* code (cstatic/c7x_protocol.h);
  * c7x_client_last_error gives the firmware's (or the client's) message.
+ *
+ * Handles are 64-bit capabilities: the firmware serves whoever presents
+ * one, so a handle loaded by one process may be used by another (pass the
+ * number on); without it, nobody can reach the module. A client remembers
+ * the handles it loaded or used (up to C7X_RESET_MAX_HANDLES), which its
+ * timeout recovery presents to RESET: the firmware resets only for a
+ * client that holds every loaded module.
  * A client is not thread-safe; each client (connection) has its own
  * staging and result windows, so clients in other threads or processes
  * never see each other's tensors.
@@ -26,7 +33,7 @@
  * Faults: a request during which the firmware dies (a module crashed, or
  * ran past c7x_fw --timeout-ms or the client's own timeout) returns
  * C7X_ERR_FAULT or C7X_ERR_TIMEOUT with the firmware supervisor's account
- * ("firmware fault while running handle 3 (model 'm'): killed by SIGSEGV
+ * ("firmware fault while running handle N (model 'm'): killed by SIGSEGV
  * ..."). The client is then connected to the restarted firmware: every
  * handle is gone (load the module again); the shared region is mapped
  * again at the same address, with new (zeroed) contents.
@@ -37,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "c7x_protocol.h"
+#include "cstatic/c7x_protocol.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,10 +89,23 @@ typedef struct c7x_fw_status {
 c7x_client *c7x_client_open(void);
 c7x_client *c7x_client_open_path(const char *path);
 const char *c7x_client_open_error(void);
+/* The status of the last failed open (C7X_ERR_IO, C7X_ERR_BUSY when the
+ * firmware refused the connection, ...). */
+int c7x_client_open_status(void);
 void c7x_client_close(c7x_client *c);
 
 const char *c7x_client_last_error(const c7x_client *c);
+/* The text of a status ("bad handle"); "unknown status" for others. */
 const char *c7x_strerror(int status);
+
+/* Every status of cstatic/c7x_protocol.h (name "C7X_ERR_HANDLE", value,
+ * text), n of them: for bindings that must not copy the list (Python). */
+typedef struct c7x_status_info {
+  int32_t value;
+  const char *name;
+  const char *text;
+} c7x_status_info;
+const c7x_status_info *c7x_status_table(size_t *n);
 
 /* A request that gets no answer in timeout_ms resets the firmware and
  * fails with C7X_ERR_TIMEOUT; 0 (the default, or $C7X_TIMEOUT_MS) waits. */
@@ -110,22 +130,22 @@ void *c7x_client_create_input(c7x_client *c, size_t nbytes);
 void c7x_client_reset_inputs(c7x_client *c);
 
 /* Load a module file (or image bytes) into the firmware. */
-int c7x_client_dyn_load(c7x_client *c, const char *path, uint32_t *handle);
-int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint32_t *handle);
-int c7x_client_dyn_unload(c7x_client *c, uint32_t handle);
+int c7x_client_dyn_load(c7x_client *c, const char *path, uint64_t *handle);
+int c7x_client_dyn_load_mem(c7x_client *c, const void *image, size_t size, uint64_t *handle);
+int c7x_client_dyn_unload(c7x_client *c, uint64_t handle);
 /* A module's tensors (data NULL): *n_in / *n_out in = capacity, out = count. */
-int c7x_client_dyn_info(c7x_client *c, uint32_t handle, c7x_tensor_desc *in, int *n_in,
+int c7x_client_dyn_info(c7x_client *c, uint64_t handle, c7x_tensor_desc *in, int *n_in,
                         c7x_tensor_desc *out, int *n_out);
 
 /* Run a module: outputs[0 .. *n_out) become views of the result buffer
  * (*n_out in = capacity, out = count); cycles may be NULL. The input
  * count, dtypes and sizes are checked against the module (DYN_INFO,
  * cached per handle) before any input is copied. */
-int c7x_client_infer(c7x_client *c, uint32_t handle, uint32_t model_id,
+int c7x_client_infer(c7x_client *c, uint64_t handle, uint32_t model_id,
                      const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                      int *n_out, uint64_t *cycles);
 /* The same with INFER flags (bits 0-15: repeat count). */
-int c7x_client_infer_flags(c7x_client *c, uint32_t handle, uint32_t model_id,
+int c7x_client_infer_flags(c7x_client *c, uint64_t handle, uint32_t model_id,
                            const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                            int *n_out, uint64_t *cycles, uint32_t flags);
 

@@ -18,6 +18,10 @@ The library: $C7X_ARM_RUNTIME_LIB, else libc7x_arm_runtime.so in the build
 tree next to $CSTATIC_BIN (../lib), else the dynamic loader's search path.
 The socket: the socket argument, else $C7X_FW_SOCKET, else
 /tmp/c7x_fw.sock.
+
+The status codes (C7X_OK, C7X_ERR_HANDLE, ...) are the library's: this
+module's attributes of those names are read from c7x_status_table() on
+first use (cstatic/c7x_protocol.h is their only definition).
 """
 import ctypes
 import os
@@ -26,9 +30,6 @@ import threading
 import numpy as np
 
 C7X_MAX_NDIM = 6
-C7X_ERR_TENSOR = -14
-C7X_ERR_TIMEOUT = -5
-C7X_ERR_FAULT = -16
 
 
 class _C7xTensorDesc(ctypes.Structure):
@@ -61,6 +62,40 @@ _DTYPES = {  # numpy dtype ↔ (DLPack code, bits)
     np.dtype(np.int32): (0, 32), np.dtype(np.int64): (0, 64),
 }
 _CODES = {v: k for k, v in _DTYPES.items()}
+
+
+class _C7xStatusInfo(ctypes.Structure):
+    """c7x_status_info (client/include/c7x_client.h)."""
+    _fields_ = [("value", ctypes.c_int32), ("name", ctypes.c_char_p), ("text", ctypes.c_char_p)]
+
+
+_statuses = None
+
+
+def _status_table():
+    """{name: value} of every status, from the C library."""
+    global _statuses
+    if _statuses is None:
+        lib = _load_library()
+        n = ctypes.c_size_t()
+        rows = lib.c7x_status_table(ctypes.byref(n))
+        _statuses = {rows[i].name.decode(): rows[i].value for i in range(n.value)}
+    return _statuses
+
+
+def _status(name):
+    return _status_table()[name]
+
+
+def __getattr__(name):  # C7X_OK, C7X_ERR_* (PEP 562)
+    if name.startswith("C7X_") and name in _status_table():
+        return _status_table()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def status_text(status):
+    """The library's text of a status ("bad handle")."""
+    return _load_library().c7x_strerror(status).decode()
 
 
 class C7xError(RuntimeError):
@@ -100,10 +135,13 @@ def _load_library():
         return _lib
     lib = ctypes.CDLL(_find_library())
     P, T = ctypes.c_void_p, ctypes.POINTER(_C7xTensorDesc)
-    I, U32, SZ = ctypes.c_int, ctypes.c_uint32, ctypes.c_size_t
+    I, U32, U64, SZ = ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t
     sigs = {
         "c7x_client_open_path": (P, [ctypes.c_char_p]),
         "c7x_client_open_error": (ctypes.c_char_p, []),
+        "c7x_client_open_status": (I, []),
+        "c7x_strerror": (ctypes.c_char_p, [I]),
+        "c7x_status_table": (ctypes.POINTER(_C7xStatusInfo), [ctypes.POINTER(SZ)]),
         "c7x_client_close": (None, [P]),
         "c7x_client_last_error": (ctypes.c_char_p, [P]),
         "c7x_client_set_timeout": (None, [P, I]),
@@ -112,10 +150,10 @@ def _load_library():
         "c7x_client_get_input_buffer": (P, [P, ctypes.POINTER(SZ)]),
         "c7x_client_create_input": (P, [P, SZ]),
         "c7x_client_reset_inputs": (None, [P]),
-        "c7x_client_dyn_load": (I, [P, ctypes.c_char_p, ctypes.POINTER(U32)]),
-        "c7x_client_dyn_unload": (I, [P, U32]),
-        "c7x_client_dyn_info": (I, [P, U32, T, ctypes.POINTER(I), T, ctypes.POINTER(I)]),
-        "c7x_client_infer_flags": (I, [P, U32, U32, T, I, T, ctypes.POINTER(I),
+        "c7x_client_dyn_load": (I, [P, ctypes.c_char_p, ctypes.POINTER(U64)]),
+        "c7x_client_dyn_unload": (I, [P, U64]),
+        "c7x_client_dyn_info": (I, [P, U64, T, ctypes.POINTER(I), T, ctypes.POINTER(I)]),
+        "c7x_client_infer_flags": (I, [P, U64, U32, T, I, T, ctypes.POINTER(I),
                                        ctypes.POINTER(ctypes.c_uint64), U32]),
     }
     for name, (res, args) in sigs.items():
@@ -132,7 +170,7 @@ def _shape(d):
 def _dtype(d):
     key = (d.dtype_code, d.dtype_bits)
     if key not in _CODES:
-        raise C7xError(C7X_ERR_TENSOR, f"dtype code {d.dtype_code} bits {d.dtype_bits} has no numpy type")
+        raise C7xError(_status("C7X_ERR_TENSOR"), f"dtype code {d.dtype_code} bits {d.dtype_bits} has no numpy type")
     return _CODES[key]
 
 
@@ -157,7 +195,7 @@ class C7xVirtualMachine:
             raise FileNotFoundError(f"C7x module {self._module_path} does not exist")
         c = self._lib.c7x_client_open_path(os.fsencode(socket) if socket else None)
         if not c:
-            raise C7xError(-15, self._lib.c7x_client_open_error().decode())
+            raise C7xError(self._lib.c7x_client_open_status(), self._lib.c7x_client_open_error().decode())
         self._client = c
         if timeout_s is not None:
             self._lib.c7x_client_set_timeout(c, max(1, int(timeout_s * 1000)))
@@ -169,13 +207,13 @@ class C7xVirtualMachine:
         if status == 0:
             return
         msg = self._lib.c7x_client_last_error(self._client).decode(errors="replace")
-        if status in (C7X_ERR_FAULT, C7X_ERR_TIMEOUT):
+        if status in (_status("C7X_ERR_FAULT"), _status("C7X_ERR_TIMEOUT")):
             self._handle = None  # died with the firmware; reload on the next call
             raise C7xFault(status, f"{what}: {msg}")
         raise C7xError(status, f"{what}: {msg}")
 
     def _load(self):
-        h = ctypes.c_uint32()
+        h = ctypes.c_uint64()
         self._check(self._lib.c7x_client_dyn_load(self._client, os.fsencode(self._module_path),
                                                   ctypes.byref(h)), f"loading {self._module_path}")
         self._handle = h.value
@@ -217,7 +255,7 @@ class C7xVirtualMachine:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         p = self._lib.c7x_client_create_input(self._client, max(nbytes, 1))
         if not p:
-            raise C7xError(-3, self._lib.c7x_client_last_error(self._client).decode())
+            raise C7xError(_status("C7X_ERR_NOMEM"), self._lib.c7x_client_last_error(self._client).decode())
         buf = (ctypes.c_uint8 * nbytes).from_address(p)
         a = np.frombuffer(buf, dtype=dtype).reshape(shape)
         a[...] = 0
@@ -234,7 +272,7 @@ class C7xVirtualMachine:
     # ---- running -----------------------------------------------------------
     def _require_open(self):
         if not self._client:
-            raise C7xError(-2, "the C7xVirtualMachine is closed")
+            raise C7xError(_status("C7X_ERR_INVALID"), "the C7xVirtualMachine is closed")
 
     def _infer(self, inputs, repeat):
         with self._lock:

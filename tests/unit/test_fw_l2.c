@@ -8,11 +8,11 @@
  * again after, every DMA queue drained.
  *
  * The modules are tiny shared objects compiled here with $CC (default cc)
- * from the model.h descriptor alone: they leave nothing undefined, since
- * this test binary does not export its runtime to them as c7x_fw does
- * (-rdynamic). What runs inside the firmware while the region is bound is
- * observed by a probe: the test points a loaded module's entry at a
- * function of its own, which calls the runtime as generated code would.
+ * from the model.h descriptor alone (with an empty but valid weights blob
+ * compiled in, which the firmware checks at load). What runs inside the
+ * firmware while the region is bound is observed by a probe: the test
+ * points a loaded module's entry at a function of its own, which calls the
+ * runtime as generated code would.
  */
 #define _GNU_SOURCE /* mkdtemp */
 
@@ -38,7 +38,11 @@ static char tmp_dir[64];
 
 static const char module_c[] =
     "#include \"cstatic/platform/tidsp_dsp.h\"\n"
-    "static const unsigned char blob[1];\n"
+    /* weights.bin with no tensors: magic, version 1, count 0, align 64,
+     * total 64, payload at 64, checksum FNV-1a of nothing */
+    "static const unsigned char blob[64] __attribute__((aligned(64))) = {'C', 'S', 'W', 'B', 1, 0, 0, 0,\n"
+    "  0, 0, 0, 0, 64, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0,\n"
+    "  0x25, 0x23, 0x22, 0x84, 0xe4, 0x9c, 0xf2, 0xcb};\n"
     "static int32_t check(const void *w, size_t n) { (void)w; (void)n; return TIDSP_OK; }\n"
     "static const char *text(int32_t s) { (void)s; return \"\"; }\n"
     "static const tidsp_tensor_info y = {\"y\", TIDSP_DTYPE_I8, 1, {4}, 4, 4, 0, 1.0f, 0};\n"
@@ -52,6 +56,7 @@ static const char module_c[] =
     "  .abi_version = TIDSP_MODEL_ABI_VERSION, .name = NAME, .target = \"c_static_lib -mcpu=c7x\",\n"
     "  .n_inputs = 0, .n_outputs = 1, .outputs = &y, .raw_outputs = &y,\n"
     "  .arena_size = ARENA, .arena_align = 64, .l2_size = L2,\n"
+    "  .weights_size = sizeof blob, .weights_align = 64,\n"
     "  .weights_embedded = blob, .check_weights = check, .status_str = text};\n";
 
 typedef struct module_image {
@@ -115,7 +120,7 @@ static c7x_msg_header request(uint32_t type, const void *body, size_t body_len) 
 static const char *message(void) { return (const char *)resp + sizeof(c7x_msg_header); }
 
 /* DYN_LOAD img; the handle, or 0 with the status in *status. */
-static uint32_t load(const module_image *img, int32_t *status) {
+static uint64_t load(const module_image *img, int32_t *status) {
   c7x_dyn_load_req q;
   memset(&q, 0, sizeof q);
   q.elf_size = (uint32_t)img->size;
@@ -128,13 +133,13 @@ static uint32_t load(const module_image *img, int32_t *status) {
   return p.handle;
 }
 
-static int32_t unload(uint32_t handle) {
-  c7x_handle_req q = {handle, 0};
+static int32_t unload(uint64_t handle) {
+  c7x_handle_req q = {handle, 0, 0};
   return request(C7X_MSG_DYN_UNLOAD, &q, sizeof q).status;
 }
 
-static int32_t infer(uint32_t handle, uint32_t repeat) {
-  c7x_infer_req q = {handle, 0, 0, repeat};
+static int32_t infer(uint64_t handle, uint32_t repeat) {
+  c7x_infer_req q = {handle, 0, 0, repeat, 0};
   return request(C7X_MSG_INFER, &q, sizeof q).status;
 }
 
@@ -178,7 +183,7 @@ static void probe_reset(size_t need) {
 
 static void test_l2_block_at_load_bound_at_infer(const module_image *a) {
   int32_t s;
-  uint32_t h = load(a, &s);
+  uint64_t h = load(a, &s);
   CHECK_MSG(h != 0, "loading l2_a: status %d: %s", s, message());
   if (!h) return;
   fw_module *m = fw_module_find(&st, h);
@@ -215,7 +220,7 @@ static void test_l2_block_at_load_bound_at_infer(const module_image *a) {
  * fits. */
 static void test_pool_exhaustion(const module_image *a, const module_image *b) {
   int32_t s;
-  uint32_t h1 = load(a, &s), h2 = load(a, &s);
+  uint64_t h1 = load(a, &s), h2 = load(a, &s);
   CHECK(h1 && h2);
   fw_module *m1 = fw_module_find(&st, h1), *m2 = fw_module_find(&st, h2);
   CHECK(m1 && m2 && m1->l2 != m2->l2);
@@ -226,7 +231,7 @@ static void test_pool_exhaustion(const module_image *a, const module_image *b) {
   uint64_t free_before = l2_free_reported();
   char want_free[64];
   snprintf(want_free, sizeof want_free, "(%llu free)", (unsigned long long)free_before);
-  uint32_t h3 = load(b, &s);
+  uint64_t h3 = load(b, &s);
   CHECK(h3 == 0 && s == C7X_ERR_NOMEM);
   CHECK_MSG(strstr(message(), "L2 SRAM") && strstr(message(), "'l2_b'") &&
                 strstr(message(), "needs 1500 bytes") && strstr(message(), want_free),
@@ -273,7 +278,7 @@ static void test_failed_load_frees_l2(const module_image *no_arena) {
  * model that asks anyway gets TIDSP_ERR_L2, reported by name. */
 static void test_no_l2(const module_image *none) {
   int32_t s;
-  uint32_t h = load(none, &s);
+  uint64_t h = load(none, &s);
   CHECK_MSG(h != 0, "loading l2_none: status %d: %s", s, message());
   fw_module *m = fw_module_find(&st, h);
   CHECK(m && m->l2 == NULL && l2_free_reported() == L2_SIZE);

@@ -34,6 +34,75 @@ static int message_has(const uint8_t *resp, size_t n, const char *text) {
   return strstr((const char *)resp + sizeof(c7x_msg_header), text) != NULL;
 }
 
+/* RESET ends the firmware, and every module with it: only for a sender
+ * that presents the handle of each loaded module. Granted is C7X_OK (the
+ * transport then kills the firmware); fw_handle_reset decides the same. */
+static void reset_with(uint32_t seq, const uint64_t *handles, uint32_t count, int32_t want, const char *text) {
+  uint8_t req[C7X_MSG_MAX], resp[C7X_MSG_MAX];
+  c7x_reset_req q = {count, 0};
+  size_t len = sizeof(c7x_msg_header) + sizeof q + count * sizeof(uint64_t);
+  c7x_msg_header hq = {C7X_MSG_RESET, seq, (uint32_t)len, 0};
+  memcpy(req, &hq, sizeof hq);
+  memcpy(req + sizeof hq, &q, sizeof q);
+  memcpy(req + sizeof hq + sizeof q, handles, count * sizeof(uint64_t));
+  int fd;
+  size_t n = fw_handle_message(&st, req, len, resp, &fd);
+  c7x_msg_header h;
+  memcpy(&h, resp, sizeof h);
+  CHECK_MSG(h.status == want && h.seq == seq, "RESET %u: status %d, want %d", seq, h.status, want);
+  if (text) CHECK_MSG(message_has(resp, n, text), "RESET %u: %s", seq, (const char *)resp + sizeof h);
+  size_t out = 0;
+  int granted = fw_handle_reset(&st, req, len, resp, &out);
+  CHECK(granted == (want == C7X_OK));
+  if (!granted) {
+    memcpy(&h, resp, sizeof h);
+    CHECK(out == h.len && h.status == want);
+  }
+}
+
+static void test_reset(void) {
+  const uint64_t a = UINT64_C(0x1234567890abcdef), b = UINT64_C(0xfedcba0987654321), c = a + 1;
+  uint64_t none[1] = {0};
+  /* Nothing loaded: a bare RESET (no handles) is granted. */
+  reset_with(30, none, 0, C7X_OK, NULL);
+  uint8_t req[32], resp[C7X_MSG_MAX];
+  c7x_msg_header bare = {C7X_MSG_RESET, 31, 16, 0};
+  memcpy(req, &bare, sizeof bare);
+  size_t out;
+  CHECK(fw_handle_reset(&st, req, 16, resp, &out) == 1);
+  /* Two modules (white box: slots with handles). */
+  st.modules[3].handle = a;
+  st.modules[9].handle = b;
+  CHECK(fw_handle_reset(&st, req, 16, resp, &out) == 0);
+  reset_with(32, none, 0, C7X_ERR_DENIED, "2 of the 2 loaded modules");
+  const uint64_t only_a[] = {a}, a_and_c[] = {c, a}, both[] = {b, c, a};
+  reset_with(33, only_a, 1, C7X_ERR_DENIED, "1 of the 2 loaded modules are not among the 1 handle presented");
+  reset_with(34, a_and_c, 2, C7X_ERR_DENIED, "1 of the 2");
+  reset_with(35, both, 3, C7X_OK, NULL);
+  /* Malformed bodies: refused as such, never a reset. */
+  uint8_t junk[8] = {1, 0, 0, 0};
+  c7x_msg_header hq = {C7X_MSG_RESET, 36, 20, 0};
+  memcpy(req, &hq, sizeof hq);
+  memcpy(req + sizeof hq, junk, 4);
+  CHECK(fw_handle_reset(&st, req, 20, resp, &out) == 0);
+  memcpy(&hq, resp, sizeof hq);
+  CHECK(hq.status == C7X_ERR_OP && hq.seq == 36);
+  c7x_reset_req lie = {2, 0}; /* says 2 handles, carries 1 */
+  hq = (c7x_msg_header){C7X_MSG_RESET, 37, 32, 0};
+  memcpy(req, &hq, sizeof hq);
+  memcpy(req + sizeof hq, &lie, sizeof lie);
+  memcpy(req + sizeof hq + sizeof lie, &a, sizeof a);
+  CHECK(fw_handle_reset(&st, req, 32, resp, &out) == 0);
+  memcpy(&hq, resp, sizeof hq);
+  CHECK(hq.status == C7X_ERR_OP);
+  hq = (c7x_msg_header){C7X_MSG_RESET, 38, 99, 0}; /* length field disagrees */
+  memcpy(req, &hq, sizeof hq);
+  CHECK(fw_handle_reset(&st, req, 16, resp, &out) == 0);
+  memcpy(&hq, resp, sizeof hq);
+  CHECK(hq.status == C7X_ERR_SIZE && hq.seq == 38);
+  st.modules[3].handle = st.modules[9].handle = 0;
+}
+
 int main(void) {
   fw_state_init(&st, ddr, sizeof ddr, l2, sizeof l2, shared, 8192, 4096, 5);
   uint8_t resp[C7X_MSG_MAX];
@@ -71,28 +140,29 @@ int main(void) {
   n = call(C7X_MSG_PING, 6, 20, junk, 4, 20, resp, &h);
   CHECK(h.status == C7X_ERR_SIZE && message_has(resp, n, "body of 4 bytes"));
   n = call(C7X_MSG_DYN_UNLOAD, 7, 20, junk, 4, 20, resp, &h);
-  CHECK(h.status == C7X_ERR_SIZE && message_has(resp, n, "expected 8"));
+  CHECK(h.status == C7X_ERR_SIZE && message_has(resp, n, "expected 16"));
 
-  /* Unknown handles. */
-  c7x_handle_req hq = {99, 0};
-  n = call(C7X_MSG_DYN_UNLOAD, 8, 24, &hq, sizeof hq, 24, resp, &h);
-  CHECK(h.status == C7X_ERR_HANDLE && message_has(resp, n, "handle 99"));
-  n = call(C7X_MSG_DYN_INFO, 9, 24, &hq, sizeof hq, 24, resp, &h);
+  /* Unknown handles (64 bits on the wire, printed whole). */
+  c7x_handle_req hq = {UINT64_C(0x8000000000000063), 0, 0};
+  n = call(C7X_MSG_DYN_UNLOAD, 8, 32, &hq, sizeof hq, 32, resp, &h);
+  CHECK(h.status == C7X_ERR_HANDLE && message_has(resp, n, "handle 9223372036854775907"));
+  n = call(C7X_MSG_DYN_INFO, 9, 32, &hq, sizeof hq, 32, resp, &h);
   CHECK(h.status == C7X_ERR_HANDLE);
 
   /* INFER: too many inline inputs, a length that disagrees with
    * num_inputs, then an unknown handle. */
   uint8_t ib[C7X_MSG_MAX];
   memset(ib, 0, sizeof ib);
-  c7x_infer_req iq = {99, 0, 7, 0};
+  c7x_infer_req iq = {99, 0, 7, 0, 0};
+  CHECK(sizeof iq == 24);
   memcpy(ib, &iq, sizeof iq);
-  n = call(C7X_MSG_INFER, 10, 16 + 16, ib, 16, 32, resp, &h);
+  n = call(C7X_MSG_INFER, 10, 16 + 24, ib, 24, 40, resp, &h);
   CHECK(h.status == C7X_ERR_INVALID && message_has(resp, n, "7 inputs"));
   iq.num_inputs = 1;
   memcpy(ib, &iq, sizeof iq);
-  n = call(C7X_MSG_INFER, 11, 16 + 16 + 40, ib, 56, 72, resp, &h);
+  n = call(C7X_MSG_INFER, 11, 16 + 24 + 40, ib, 64, 80, resp, &h);
   CHECK(h.status == C7X_ERR_SIZE && message_has(resp, n, "for 1 inputs"));
-  n = call(C7X_MSG_INFER, 12, 16 + 16 + 80, ib, 96, 112, resp, &h);
+  n = call(C7X_MSG_INFER, 12, 16 + 24 + 80, ib, 104, 120, resp, &h);
   CHECK(h.status == C7X_ERR_HANDLE && message_has(resp, n, "handle 99"));
 
   /* DYN_LOAD: empty, larger than staging, and not an ELF image. */
@@ -133,6 +203,7 @@ int main(void) {
   c7x_status_resp sr;
   memcpy(&sr, resp + sizeof h, sizeof sr);
   CHECK(h.status == C7X_OK && sr.completed == 2 && sr.failed == 17 && sr.loaded_modules == 0);
+  CHECK(sr.version == 2);
   CHECK(sr.ddr_heap_size == sizeof ddr && sr.ddr_heap_free == sizeof ddr);
 
   /* GET_FAULT: unsupervised, nothing to tell; with a supervisor's page,
@@ -160,5 +231,6 @@ int main(void) {
   n = call(C7X_MSG_GET_FAULT, 23, 20, junk, 4, 20, resp, &h);
   CHECK(h.status == C7X_ERR_SIZE);
 
+  test_reset();
   UNIT_MAIN_END();
 }

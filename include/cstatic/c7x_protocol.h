@@ -1,6 +1,12 @@
 /*
  * c7x_protocol.h — the wire format between the host client (client/,
- * libc7x_arm_runtime) and the C7x firmware (fw/, c7x_fw), shared by both.
+ * libc7x_arm_runtime) and the C7x firmware (fw/, c7x_fw).
+ *
+ * It lives with the runtime's public headers because both sides depend on
+ * those and on nothing of each other (DESIGN.md §2): the firmware and the
+ * client each include it, and so may a user's own host side. Python reads
+ * the status codes from the client library (c7x_status_table), never from
+ * a copy.
  *
  * On the board the messages travel over the RPMsg channel "c7x-compute";
  * the emulator carries the same bytes over a Unix-domain SOCK_SEQPACKET
@@ -19,6 +25,11 @@
  * virtual address inside one of those windows (C7X_STAGING_ADDR,
  * C7X_RESULT_ADDR, as on the AM67A memory map).
  *
+ * Module handles are capabilities: 64 random bits (0 is never one). The
+ * firmware serves a request on a module to whoever presents its handle, so
+ * a handle passed to another process works there, and nobody else can
+ * name the module (the firmware never lists handles).
+ *
  * C99, no allocation.
  */
 #ifndef CSTATIC_C7X_PROTOCOL_H
@@ -26,7 +37,8 @@
 
 #include <stdint.h>
 
-#define C7X_PROTOCOL_VERSION 1u
+/* 2: 64-bit handles, RESET carries the sender's handles, REFUSED. */
+#define C7X_PROTOCOL_VERSION 2u
 #define C7X_MSG_MAX 512u
 #define C7X_MSG_RESPONSE 0x1000u
 
@@ -42,8 +54,17 @@
 #define C7X_MSG_GET_FAULT 0x0007u
 /* Emulator only: the host's recovery (remoteproc stop/start on the
  * board): the firmware dies at once, unanswered, and its supervisor
- * restarts it. A client sends it after its own request timeout. */
+ * restarts it. A client sends it after its own request timeout. Every
+ * loaded module dies with the firmware, so the sender must hold them all:
+ * the body (c7x_reset_req) lists its handles, and unless they cover every
+ * loaded module the answer is C7X_ERR_DENIED and nothing happens. A bare
+ * header is a RESET that holds no handle (granted when nothing is
+ * loaded). */
 #define C7X_MSG_RESET 0x0009u
+/* Never a request: the firmware's only word on a connection it does not
+ * serve (more clients than it takes). REFUSED | C7X_MSG_RESPONSE, seq 0,
+ * status C7X_ERR_BUSY and the reason; then it closes the connection. */
+#define C7X_MSG_REFUSED 0x000Bu
 #define C7X_MSG_DYN_LOAD 0x0010u
 #define C7X_MSG_DYN_UNLOAD 0x0012u
 /* A loaded module's input and output tensors (dtype and shape). */
@@ -55,27 +76,39 @@
  * message: a decode step with many KV-cache tensors). */
 #define C7X_MSG_INFER_LARGE 0x0023u
 
-/* Header status / client return codes. */
-#define C7X_OK 0
-#define C7X_ERR_GENERIC -1
-#define C7X_ERR_INVALID -2
-#define C7X_ERR_NOMEM -3
-#define C7X_ERR_BUSY -4
-#define C7X_ERR_TIMEOUT -5
-#define C7X_ERR_ADDR -6
-#define C7X_ERR_SIZE -7
-#define C7X_ERR_OP -8
-#define C7X_ERR_LOAD -9
-#define C7X_ERR_SYMBOL -10
-#define C7X_ERR_CALL -11
-#define C7X_ERR_HANDLE -12
-#define C7X_ERR_WEIGHTS -13
-#define C7X_ERR_TENSOR -14
-/* Client side only: the transport (socket, shared memory) failed. */
-#define C7X_ERR_IO -15
-/* Client side only: the firmware died (crashed, was reset) during the
- * request; every handle died with it. */
-#define C7X_ERR_FAULT -16
+/* Header status / client return codes: one list, name, value and text;
+ * the enum below and the client's c7x_strerror / c7x_status_table come
+ * from it. -1 .. -14 are the board firmware's. */
+#define C7X_STATUS_LIST(X)                                                 \
+  X(C7X_OK, 0, "ok")                                                       \
+  X(C7X_ERR_GENERIC, -1, "generic error")                                  \
+  X(C7X_ERR_INVALID, -2, "invalid argument")                               \
+  X(C7X_ERR_NOMEM, -3, "out of memory")                                    \
+  X(C7X_ERR_BUSY, -4, "busy")                                              \
+  X(C7X_ERR_TIMEOUT, -5, "timeout")                                        \
+  X(C7X_ERR_ADDR, -6, "bad address")                                       \
+  X(C7X_ERR_SIZE, -7, "bad size")                                          \
+  X(C7X_ERR_OP, -8, "unsupported operation")                               \
+  X(C7X_ERR_LOAD, -9, "module load failed")                                \
+  X(C7X_ERR_SYMBOL, -10, "unresolved symbol")                              \
+  X(C7X_ERR_CALL, -11, "model call failed")                                \
+  X(C7X_ERR_HANDLE, -12, "bad handle")                                     \
+  X(C7X_ERR_WEIGHTS, -13, "bad weights")                                   \
+  X(C7X_ERR_TENSOR, -14, "bad tensor")                                     \
+  /* Client side only: the transport (socket, shared memory) failed. */    \
+  X(C7X_ERR_IO, -15, "firmware connection failed")                         \
+  /* Client side only: the firmware died (crashed, was reset) during the   \
+   * request; every handle died with it. */                                \
+  X(C7X_ERR_FAULT, -16, "firmware fault")                                  \
+  /* The sender may not do that (RESET without every loaded module's      \
+   * handle). */                                                           \
+  X(C7X_ERR_DENIED, -17, "not permitted")
+
+enum c7x_status {
+#define C7X_STATUS_ENUM(name, value, text) name = value,
+  C7X_STATUS_LIST(C7X_STATUS_ENUM)
+#undef C7X_STATUS_ENUM
+};
 
 /* The DSP memory map of the shared DDR carve-out. */
 #define C7X_STAGING_ADDR UINT64_C(0xC0000000)
@@ -85,7 +118,7 @@
 
 #define C7X_MAX_NDIM 6
 /* Descriptors that fit a message after the INFER fields / response. */
-#define C7X_INFER_MAX_INLINE_INPUTS 6
+#define C7X_INFER_MAX_INLINE_INPUTS 5
 #define C7X_INFER_MAX_INLINE_OUTPUTS 5
 #define C7X_INFO_MAX_TENSORS 6
 /* Tensors a module may have on each side (INFER_LARGE, paged DYN_INFO). */
@@ -145,9 +178,16 @@ typedef struct C7X_PACKED c7x_shm_attach_resp {
 typedef struct C7X_PACKED c7x_fault_resp {
   uint32_t restarts; /* since the supervisor started */
   int32_t kind;      /* C7X_FAULT_* of the last restart */
-  uint32_t handle;   /* the module that was running, 0: none */
-  uint32_t reserved;
+  uint64_t handle;   /* the module that was running (dead now), 0: none */
 } c7x_fault_resp;
+
+/* RESET: the handles the sender holds, num_handles of them after this. */
+#define C7X_RESET_MAX_HANDLES 60
+typedef struct C7X_PACKED c7x_reset_req {
+  uint32_t num_handles;
+  uint32_t reserved;
+  /* then num_handles uint64_t */
+} c7x_reset_req;
 
 /* The module image is at the start of the staging buffer. */
 typedef struct C7X_PACKED c7x_dyn_load_req {
@@ -157,7 +197,7 @@ typedef struct C7X_PACKED c7x_dyn_load_req {
 } c7x_dyn_load_req;
 
 typedef struct C7X_PACKED c7x_dyn_load_resp {
-  uint32_t handle;
+  uint64_t handle;
   uint32_t text_size; /* executable segments */
   uint32_t data_size; /* the other loadable segments (weights included) */
   uint32_t arena_size;
@@ -165,8 +205,9 @@ typedef struct C7X_PACKED c7x_dyn_load_resp {
 
 /* DYN_UNLOAD; DYN_INFO, whose `first` pages through the tensors. */
 typedef struct C7X_PACKED c7x_handle_req {
-  uint32_t handle;
+  uint64_t handle;
   uint32_t first; /* DYN_INFO: index of the first tensor wanted (inputs, then outputs); else 0 */
+  uint32_t reserved;
 } c7x_handle_req;
 
 /* DYN_INFO response: the totals, then the descriptors (data_addr 0) of
@@ -180,10 +221,11 @@ typedef struct C7X_PACKED c7x_dyn_info_resp {
 /* flags: bits 0-15 repeat count (0 = 1); bit 16 reserved (KV-resident). */
 #define C7X_INFER_REPEAT_MASK 0xFFFFu
 typedef struct C7X_PACKED c7x_infer_req {
-  uint32_t handle;
+  uint64_t handle;
   uint32_t model_id; /* 0: the module's embedded weights */
   uint32_t num_inputs;
   uint32_t flags;
+  uint32_t reserved;
   /* then num_inputs c7x_wire_tensor */
 } c7x_infer_req;
 
@@ -211,13 +253,15 @@ typedef struct C7X_PACKED c7x_infer_resp {
 #define C7X_STATIC_ASSERT(name, cond) typedef char c7x_assert_##name[(cond) ? 1 : -1]
 C7X_STATIC_ASSERT(header_16, sizeof(c7x_msg_header) == 16);
 C7X_STATIC_ASSERT(tensor_80, sizeof(c7x_wire_tensor) == 80);
-C7X_STATIC_ASSERT(infer_large_48, sizeof(c7x_infer_large_req) == 32);
+C7X_STATIC_ASSERT(infer_large_40, sizeof(c7x_infer_large_req) == 40);
 C7X_STATIC_ASSERT(infer_req_fits,
                   sizeof(c7x_msg_header) + sizeof(c7x_infer_req) +
                           C7X_INFER_MAX_INLINE_INPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(infer_resp_fits,
                   sizeof(c7x_msg_header) + sizeof(c7x_infer_resp) +
                           C7X_INFER_MAX_INLINE_OUTPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
+C7X_STATIC_ASSERT(reset_fits, sizeof(c7x_msg_header) + sizeof(c7x_reset_req) +
+                                      C7X_RESET_MAX_HANDLES * sizeof(uint64_t) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(info_fits, sizeof(c7x_msg_header) + sizeof(c7x_dyn_info_resp) +
                                      C7X_INFO_MAX_TENSORS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 
