@@ -138,11 +138,16 @@ static int refused(c7x_client *c, const uint8_t *buf, size_t n) {
 }
 
 /* After the connection failed: the refusal's status if the firmware said
- * why first, else 0. */
+ * why first, else 0. A socket closed with our request unread reports
+ * ECONNRESET once, ahead of what is queued: read past it. */
 static int take_refusal(c7x_client *c) {
   uint8_t buf[C7X_MSG_MAX];
-  ssize_t n = recv(c->sock, buf, sizeof buf, MSG_DONTWAIT);
-  return n > 0 ? refused(c, buf, (size_t)n) : 0;
+  for (int tries = 0; tries < 3; tries++) {
+    ssize_t n = recv(c->sock, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) return refused(c, buf, (size_t)n);
+    if (n == 0 || (errno != ECONNRESET && errno != EINTR)) return 0;
+  }
+  return 0;
 }
 
 static int reconnect(c7x_client *c, int status, const char *why);
@@ -210,6 +215,10 @@ static int transact(c7x_client *c, uint32_t type, const void *body, size_t body_
     mh.msg_controllen = sizeof ctl.buf;
     n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ECONNRESET) {
+      int rs = take_refusal(c);
+      if (rs) return rs;
+    }
     if (n == 0 || (n < 0 && errno == ECONNRESET)) {
       if (!c->attached || c->recovering)
         return set_error(c, C7X_ERR_IO, "the firmware closed the connection (it crashed, or was reset)");

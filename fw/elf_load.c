@@ -561,7 +561,8 @@ static int page_prot(const fw_elf *e, uint64_t page_vaddr) {
   }
   /* RELRO: its whole pages, as ld.so rounds it */
   uint64_t rlo = e->relro_lo & ~(e->page - 1), rhi = e->relro_hi & ~(e->page - 1);
-  if (e->relro_hi > e->relro_lo && page_vaddr >= rlo && page_vaddr < rhi) f &= ~(uint32_t)PF_W;
+  if (e->relro_hi > e->relro_lo && page_vaddr >= rlo && page_vaddr < rhi && (f & PF_W))
+    f = (f & ~(uint32_t)PF_W) | PF_R; /* still readable, whatever the flags said */
   int prot = PROT_NONE;
   if (f & PF_R) prot |= PROT_READ;
   if (f & PF_W) prot |= PROT_READ | PROT_WRITE;

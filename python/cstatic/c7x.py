@@ -12,7 +12,9 @@ board's) through libc7x_arm_runtime.so, by ctypes.
 Outputs: one array for a one-output model, else a list. Errors raise
 C7xError (status, firmware message); C7xFault when the firmware died under
 the request (crash, timeout): the firmware was restarted, and the VM loads
-its module again on the next call.
+its module again on the next call. A client timeout whose reset the
+firmware refuses (other clients' modules are loaded) is a C7xError with
+status C7X_ERR_TIMEOUT: nothing was lost.
 
 The library: $C7X_ARM_RUNTIME_LIB, else libc7x_arm_runtime.so in the build
 tree next to $CSTATIC_BIN (../lib), else the dynamic loader's search path.
@@ -203,25 +205,35 @@ class C7xVirtualMachine:
         self._load()
 
     # ---- module ------------------------------------------------------------
-    def _check(self, status, what):
+    def _faults(self):
+        s = _C7xClientStats()
+        self._lib.c7x_client_get_stats(self._client, ctypes.byref(s))
+        return s.faults
+
+    def _call(self, what, fn, *args):
+        """fn(client, *args); a failure raises C7xFault when the firmware
+        died under it (the client counted a fault: every handle is gone),
+        else C7xError (a timeout whose reset the firmware refused, too)."""
+        faults = self._faults()
+        status = fn(self._client, *args)
         if status == 0:
             return
         msg = self._lib.c7x_client_last_error(self._client).decode(errors="replace")
-        if status in (_status("C7X_ERR_FAULT"), _status("C7X_ERR_TIMEOUT")):
+        if self._faults() != faults:
             self._handle = None  # died with the firmware; reload on the next call
             raise C7xFault(status, f"{what}: {msg}")
         raise C7xError(status, f"{what}: {msg}")
 
     def _load(self):
         h = ctypes.c_uint64()
-        self._check(self._lib.c7x_client_dyn_load(self._client, os.fsencode(self._module_path),
-                                                  ctypes.byref(h)), f"loading {self._module_path}")
+        self._call(f"loading {self._module_path}", self._lib.c7x_client_dyn_load,
+                   os.fsencode(self._module_path), ctypes.byref(h))
         self._handle = h.value
         ins = (_C7xTensorDesc * self.MAX_TENSORS)()
         outs = (_C7xTensorDesc * self.MAX_TENSORS)()
         n_in, n_out = ctypes.c_int(self.MAX_TENSORS), ctypes.c_int(self.MAX_TENSORS)
-        self._check(self._lib.c7x_client_dyn_info(self._client, self._handle, ins, ctypes.byref(n_in),
-                                                  outs, ctypes.byref(n_out)), "module info")
+        self._call("module info", self._lib.c7x_client_dyn_info, self._handle, ins, ctypes.byref(n_in),
+                   outs, ctypes.byref(n_out))
         self.input_specs = [(_shape(ins[i]), _dtype(ins[i])) for i in range(n_in.value)]
         self.output_specs = [(_shape(outs[j]), _dtype(outs[j])) for j in range(n_out.value)]
 
@@ -305,9 +317,8 @@ class C7xVirtualMachine:
         outs = (_C7xTensorDesc * self.MAX_OUTPUTS)()
         n_out = ctypes.c_int(self.MAX_OUTPUTS)
         cycles = ctypes.c_uint64()
-        self._check(self._lib.c7x_client_infer_flags(self._client, self._handle, 0, descs, len(inputs),
-                                                     outs, ctypes.byref(n_out), ctypes.byref(cycles),
-                                                     repeat), f"running handle {self._handle}")
+        self._call(f"running handle {self._handle}", self._lib.c7x_client_infer_flags, self._handle, 0, descs,
+                   len(inputs), outs, ctypes.byref(n_out), ctypes.byref(cycles), repeat)
         self.last_cycles = cycles.value
         views = []
         for j in range(n_out.value):

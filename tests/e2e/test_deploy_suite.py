@@ -32,7 +32,7 @@ def capi(work):
     src = work / "capi.c"
     src.write_text(CAPI_SRC)
     exe = work / "capi"
-    run(CC, "-std=c99", "-Wall", "-Werror", f"-I{ROOT}/client/include", f"-I{ROOT}/fw", "-o", exe, src,
+    run(CC, "-std=c99", "-Wall", "-Werror", f"-I{ROOT}/client/include", f"-I{ROOT}/include", "-o", exe, src,
         RUNTIME_LIB, f"-Wl,-rpath,{os.path.dirname(RUNTIME_LIB)}")
     return exe
 
