@@ -160,9 +160,9 @@ def test_malformed_reset_is_an_error_not_a_reset(firmware):
 
 
 def test_each_loaded_module_runs_its_own_code(modules, firmware):
-    """Every cstatic module has the soname lib0.out, and the loader hands
-    dlopen a /proc/self/fd path: a second module must not be taken for the
-    first one still loaded (the crashing one must crash)."""
+    """Every cstatic module has the soname lib0.out: a second module must
+    not be taken for the first one still loaded (the crashing one must
+    crash), as a loader that matches loaded objects by name would."""
     x, ref = modules["x"], modules["ref"]
     d = firmware.log_path.parent
     x.tofile(d / "x.bin")
