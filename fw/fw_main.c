@@ -14,10 +14,10 @@
  *
  * Connections: one thread each, at most FW_MAX_CONNS (one more hears
  * C7X_MSG_REFUSED and why); requests are served one at a time (the DSP
- * runs one thing at a time) under one lock; RESET is decided beside it. Each connection has its
- * own shared region (one memfd: staging window then result window, handed
- * over by SHM_ATTACH with SCM_RIGHTS), so two clients' inputs and outputs
- * never mix. Modules and their handles belong to the firmware and outlive
+ * runs one thing at a time) under one lock; RESET is decided beside it.
+ * Each connection has its own shared region (one memfd: staging window
+ * then result window, handed over by SHM_ATTACH with SCM_RIGHTS), so two
+ * clients' inputs and outputs never mix. Modules and their handles belong to the firmware and outlive
  * the connection that loaded them (the image is copied at load); a handle
  * is a capability: whoever presents it may use the module.
  */
