@@ -366,7 +366,7 @@ def test_many_tensors_through_the_firmware(tmp_path):
     """A module with 8 inputs and 9 outputs (as a decode step with the KV
     caches of several layers has): the client pages DYN_INFO (17 tensors,
     six per message), sends the input descriptors through the staging
-    buffer (INFER_LARGE: more than six do not fit a message) and reads the
+    buffer (INFER_LARGE: more than five do not fit a message) and reads the
     output descriptors from the result buffer; every output equals
     `cstatic run`'s."""
     import numpy as np
