@@ -78,14 +78,23 @@ def cached_run(model_path, inputs_path, cache_path, config=None):
     """`run` on the inputs in `inputs_path`, cached in `cache_path` (.npy).
 
     The cache is reused only when it is newer than both the model and the
-    inputs, so a regenerated model never meets a stale reference.
+    inputs, so a regenerated model never meets a stale reference, and when
+    it was made with the same ORT version and session configuration (kept
+    beside it in `cache_path` + ".key").
     """
-    if os.path.exists(cache_path):
+    import onnxruntime as ort
+    key = repr((ort.__version__, sorted({**exact_int8_config(model_path, config), **(config or {})}.items())))
+    key_path = cache_path + ".key"
+    if os.path.exists(cache_path) and os.path.exists(key_path):
         t = os.path.getmtime(cache_path)
-        if t >= os.path.getmtime(model_path) and t >= os.path.getmtime(inputs_path):
+        with open(key_path) as f:
+            same_key = f.read() == key
+        if same_key and t >= os.path.getmtime(model_path) and t >= os.path.getmtime(inputs_path):
             return np.load(cache_path)
     out = run(model_path, np.load(inputs_path), config=config)
     tmp = cache_path + ".tmp.npy"
     np.save(tmp, out)
+    with open(key_path, "w") as f:
+        f.write(key)
     os.replace(tmp, cache_path)
     return out
