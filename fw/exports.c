@@ -5,7 +5,8 @@
  *
  * The runtime part lists every function of the public runtime headers
  * (cstatic/kernels.h, tidsp.h, model.h, profile.h, dma.h, mmalib.h) that a
- * module may call; test_fw_exports checks that each kernel the code
+ * module may call: the kernels from the kernel table (cstatic/kernels.def),
+ * the rest by hand; test_fw_exports checks that each kernel the code
  * generator can emit is here. Not tidsp_l2_bind: the firmware binds its L2
  * SRAM for each inference (service.c), and a module must not rebind it.
  */
@@ -24,6 +25,27 @@
 #include "cstatic/mmalib.h"
 
 #define E(fn, group) {#fn, (void (*)(void))(fn), group}
+
+/* The export rows of the kernel table (cstatic/kernels.def): a public __ref
+ * (what -kernels=scalar calls), and each extern by its group. */
+#define FW_EXPORT_REF_NONE(fn)
+#define FW_EXPORT_REF_PUBLIC(fn) E(fn##__ref, "runtime"),
+#define FW_EXPORT_REF_INTERNAL(fn) /* the compiler's only */
+#define FW_EXPORT_RUNTIME(fn) E(fn, "runtime"),
+#define FW_EXPORT_C7X(fn) E(fn, "runtime"),
+#if CS_FW_MMALIB
+#define FW_EXPORT_MMALIB(fn) E(fn, "mmalib"),
+#else
+#define FW_EXPORT_MMALIB(fn)
+#endif
+/* TIDL-backed kernels: a TIDL-off firmware never lists them, so a module
+ * compiled with -tidl-kernels=1 that calls one fails to load there, naming
+ * it. */
+#if CS_FW_TIDL
+#define FW_EXPORT_TIDL(fn) E(fn, "tidl"),
+#else
+#define FW_EXPORT_TIDL(fn)
+#endif
 
 static const fw_export table[] = {
     /* C library: what generated code and compilers' block moves call. */
@@ -55,80 +77,15 @@ static const fw_export table[] = {
 
     /* kernels: cstatic/kernels.h */
     E(tidsp_requant_one, "runtime"),
-    E(tidsp_quantize, "runtime"),
-    E(tidsp_quantize__ref, "runtime"),
-    E(tidsp_dequantize, "runtime"),
-    E(tidsp_dequantize__ref, "runtime"),
-    E(tidsp_conv2d_i8, "runtime"),
-    E(tidsp_conv2d_i8__ref, "runtime"),
-    E(tidsp_conv2d_f32, "runtime"),
-    E(tidsp_matmul_i8, "runtime"),
-    E(tidsp_matmul_i8__ref, "runtime"),
-    E(tidsp_matmul_f32, "runtime"),
-    E(tidsp_add_i8, "runtime"),
-    E(tidsp_add_i8__ref, "runtime"),
-    E(tidsp_mul_i8, "runtime"),
-    E(tidsp_mul_i8__ref, "runtime"),
-    E(tidsp_binary_f32, "runtime"),
-    E(tidsp_lut_i8, "runtime"),
-    E(tidsp_lut_i8__ref, "runtime"),
-    E(tidsp_unary_f32, "runtime"),
-    E(tidsp_maxpool_i8, "runtime"),
-    E(tidsp_maxpool_i8__ref, "runtime"),
-    E(tidsp_maxpool_f32, "runtime"),
-    E(tidsp_maxpool_f32__ref, "runtime"),
-    E(tidsp_avgpool_f32, "runtime"),
-    E(tidsp_avgpool_i8, "runtime"),
-    E(tidsp_global_avgpool_i8, "runtime"),
-    E(tidsp_global_avgpool_i8__ref, "runtime"),
-    E(tidsp_global_avgpool_f32, "runtime"),
-    E(tidsp_reduce_mean_f32, "runtime"),
-    E(tidsp_softmax_f32, "runtime"),
-    E(tidsp_layer_norm_f32, "runtime"),
-    E(tidsp_layer_norm_i8, "runtime"),
-    E(tidsp_layer_norm_f32__ref, "runtime"),
-    E(tidsp_layer_norm_i8__ref, "runtime"),
-    E(tidsp_gather, "runtime"),
-    E(tidsp_where, "runtime"),
-    E(tidsp_expand, "runtime"),
-    E(tidsp_cast, "runtime"),
-    E(c7x_dequantize_vecmatmul, "runtime"),
-    E(c7x_sdpa_decode, "runtime"),
-    E(tidsp_softmax_i8, "runtime"),
-    E(tidsp_batch_matmul_i8, "runtime"),
-    E(tidsp_batch_matmul_i8__ref, "runtime"),
-    E(tidsp_transpose, "runtime"),
-    E(tidsp_transpose__ref, "runtime"),
-    E(tidsp_slice, "runtime"),
-    E(tidsp_slice__ref, "runtime"),
-    E(tidsp_concat, "runtime"),
-    E(tidsp_pad, "runtime"),
-    E(tidsp_copy, "runtime"),
-
-    /* the custom C7x kernels (cstatic/mmalib.h): in every firmware */
-    E(c7x_int8_residual_add_relu, "runtime"),
-    E(c7x_int16_residual_add_relu, "runtime"),
-    E(c7x_int8_max_pool, "runtime"),
-
-#if CS_FW_MMALIB
-    /* the MMALIB wrappers (cstatic/mmalib.h) */
-    E(mmalib_conv2d_i8, "mmalib"),
-    E(mmalib_conv2d_i16, "mmalib"),
-    E(mmalib_conv2d_i8_sliced, "mmalib"),
-    E(mmalib_conv2d_i8_grouped_loop, "mmalib"),
-    E(mmalib_depthwise_conv2d_i8, "mmalib"),
-    E(mmalib_depthwise_conv2d_i16, "mmalib"),
-    E(mmalib_matmul_i8, "mmalib"),
-    E(mmalib_matmul_i16, "mmalib"),
-    E(mmalib_matmul_bias_i8, "mmalib"),
-    E(mmalib_matmul_bias_i16, "mmalib"),
-#endif
-#if CS_FW_TIDL
-    /* TIDL-backed kernels: a TIDL-off firmware never lists them, so a
-     * module compiled with -tidl-kernels=1 that calls one fails to load
-     * there, naming it. */
-    E(c7x_int8_max_pool_tidl, "tidl"),
-#endif
+    /* every kernel the code generator can call: one row each of the kernel
+     * table (cstatic/kernels.def), with the public __ref entries that
+     * -kernels=scalar code calls; the MMALIB and TIDL-backed kernels only
+     * in firmwares built with them */
+#define TIDSP_KERNEL(NAME, ir, fn, ref, form, params, n_in, ins, opt, out_dt) \
+  E(fn, "runtime"), FW_EXPORT_REF_##ref(fn)
+#define TIDSP_KERNEL_EXTERN(NAME, ir, fn, ref, group, n_in, ins, opt, out_dt, n_args, args) FW_EXPORT_##group(fn)
+#define TIDSP_KERNEL_AUX(fn, group) FW_EXPORT_##group(fn)
+#include "cstatic/kernels.def"
 };
 
 const fw_export *fw_exports(size_t *n) {

@@ -45,31 +45,9 @@ void cs_c_shape_text(cs_sbuf *b, const cs_value *v);
 
 /* ---- kernels -------------------------------------------------------- */
 
-#define CS_KERNEL_MAX_INPUTS 5
-
-/* How one kernel op is called. A dtype of CS_DTYPE_UNDEF means the
- * argument is `void *` (any dtype). */
-typedef struct cs_kernel_info {
-  cs_op op;
-  const char *fn;         /* runtime function, e.g. "tidsp_conv2d_i8" */
-  const char *param_type; /* its param struct, NULL for tidsp_copy */
-  int n_inputs;           /* pointer inputs; -1: variadic (concat) */
-  cs_dtype in[CS_KERNEL_MAX_INPUTS];
-  unsigned optional;      /* bit i: input i may be absent (NULL) */
-  cs_dtype out;
-  const char *scalar_fn;  /* -kernels=scalar: its reference loop, NULL when fn
-                             already is the only implementation */
-} cs_kernel_info;
-
-/* NULL for a non-kernel op. */
-const cs_kernel_info *cs_kernel_info_of(cs_op op);
 /* The function a call of this kernel names under target t: fn, or
  * scalar_fn with -kernels=scalar. */
 const char *cs_kernel_fn(const cs_kernel_info *ki, const cs_target *t);
-/* The int32 size arguments of an MMALIB extern kernel (the spec's exact
- * argument list: fn(pointer inputs…, output, these…)), as a ", "-joined
- * list of names; NULL for a tidsp_ kernel called with a param struct. */
-const char *cs_kernel_extern_args(cs_op op);
 /* Append ",\n<indent>[comment: name] value" for each int32 argument of an
  * extern kernel node (its "mm_args"); CS_ERR_INTERNAL naming the node if
  * their count does not match. */

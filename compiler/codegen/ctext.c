@@ -88,15 +88,6 @@ void cs_c_shape_text(cs_sbuf *b, const cs_value *v) {
 }
 
 const char *cs_cg_tidsp_dtype_name(cs_dtype t) {
-  switch (t) {
-    case CS_DTYPE_F32: return "TIDSP_DTYPE_F32";
-    case CS_DTYPE_I8: return "TIDSP_DTYPE_I8";
-    case CS_DTYPE_U8: return "TIDSP_DTYPE_U8";
-    case CS_DTYPE_I16: return "TIDSP_DTYPE_I16";
-    case CS_DTYPE_U16: return "TIDSP_DTYPE_U16";
-    case CS_DTYPE_I32: return "TIDSP_DTYPE_I32";
-    case CS_DTYPE_I64: return "TIDSP_DTYPE_I64";
-    case CS_DTYPE_BOOL: return "TIDSP_DTYPE_BOOL";
-    default: return "0";
-  }
+  const char *name = cs_tidsp_dtype_name(cs_dtype_to_tidsp(t));
+  return name ? name : "0";
 }

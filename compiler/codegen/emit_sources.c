@@ -49,38 +49,14 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
   }
 }
 
-/* The node's tensors against the kernel's signature. */
+/* The node's tensors against the kernel's signature (every argument,
+ * constants included), and a copy within its output. */
 static cs_status check_args(const cs_cg *cg, const cs_node *n, const cs_kernel_info *ki) {
   const cs_graph *g = cg->g;
-  if (ki->n_inputs >= 0 && n->n_inputs != ki->n_inputs)
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has %d inputs, %s takes %d",
-                    node_name(n), cs_op_name(n->op), n->n_inputs, ki->fn, ki->n_inputs);
-  if (ki->n_inputs < 0 && n->n_inputs < 1)
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has no inputs", node_name(n),
-                    cs_op_name(n->op));
-  if (n->n_outputs != 1 || n->outputs[0] < 0)
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) has %d outputs, %s writes 1",
-                    node_name(n), cs_op_name(n->op), n->n_outputs, ki->fn);
-  for (int i = 0; i < n->n_inputs; i++) {
-    int v = n->inputs[i];
-    cs_dtype want = ki->n_inputs < 0 ? ki->in[0] : ki->in[i];
-    if (v < 0) {
-      if (ki->n_inputs >= 0 && (ki->optional & (1u << i))) continue;
-      return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) input %d is absent but %s requires it",
-                      node_name(n), cs_op_name(n->op), i, ki->fn);
-    }
-    if (want != CS_DTYPE_UNDEF && g->values[v].dtype != want)
-      return cs_error(CS_ERR_INTERNAL,
-                      "codegen: node '%s' (%s) input %d '%s' is %s, %s takes %s",
-                      node_name(n), cs_op_name(n->op), i, g->values[v].name ? g->values[v].name : "?",
-                      cs_dtype_name(g->values[v].dtype), ki->fn, cs_dtype_name(want));
-  }
+  cs_status st = cs_kernel_check(g, (int)(n - g->nodes), 1, "codegen: ");
+  if (st != CS_OK) return st;
   int y = n->outputs[0];
-  if (ki->out != CS_DTYPE_UNDEF && g->values[y].dtype != ki->out)
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) output '%s' is %s, %s writes %s",
-                    node_name(n), cs_op_name(n->op), g->values[y].name ? g->values[y].name : "?",
-                    cs_dtype_name(g->values[y].dtype), ki->fn, cs_dtype_name(ki->out));
-  if (n->op == CS_OP_K_COPY && n->k.copy_bytes > cs_value_nbytes(&g->values[y]))
+  if (ki->call == CS_KCALL_BYTES && n->k.copy_bytes > cs_value_nbytes(&g->values[y]))
     return cs_error(CS_ERR_INTERNAL, "codegen: copy node '%s' copies %zu bytes into '%s' of %zu",
                     node_name(n), n->k.copy_bytes, g->values[y].name ? g->values[y].name : "?",
                     cs_value_nbytes(&g->values[y]));
@@ -156,22 +132,23 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   cs_status st = check_args(cg, n, ki);
   if (st != CS_OK) return st;
   cs_sbuf pre = {0}, params = {0}, call = {0};
-  if (ki->param_type) {
-    size_t col0 = strlen("    static const  p = ") + strlen(ki->param_type);
+  if (ki->params) {
+    size_t col0 = strlen("    static const  p = ") + strlen(ki->params->type);
     st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
     if (st != CS_OK) goto done;
   }
   cs_sbuf_puts(b, "  {\n");
   if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
-  if (ki->param_type) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->param_type, params.s);
+  if (ki->params) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->params->type, params.s);
 
   const char *fn = cs_kernel_fn(ki, cg->t);
-  /* An MMALIB extern (cs_kernel_extern_args): fn(pointers…, out, int32s…). */
-  int is_extern = cs_kernel_extern_args(n->op) != NULL;
+  /* The call's form (cstatic/kernels.def): an extern is fn(pointers…, out,
+   * int32s…), a copy takes its byte count, the others their params. */
+  int is_extern = ki->call == CS_KCALL_EXTERN;
   if (is_extern) cs_sbuf_printf(&call, "%s(", fn);
-  else if (n->op == CS_OP_K_COPY) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
+  else if (ki->call == CS_KCALL_BYTES) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
   else cs_sbuf_printf(&call, "%s(&p", fn);
-  if (n->op == CS_OP_K_CONCAT) {
+  if (ki->call == CS_KCALL_ARRAY) {
     cs_sbuf_puts(&call, ",\n        (const void *const[]){");
     for (int i = 0; i < n->n_inputs; i++) {
       cs_sbuf_puts(&call, i ? ",\n                               " : "");
@@ -182,12 +159,12 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
     for (int i = 0; i < n->n_inputs; i++) {
       cs_sbuf_puts(&call, is_extern && i == 0 ? "\n        " : ",\n        ");
       if (in_expr && in_expr[i]) cs_sbuf_puts(&call, in_expr[i]);
-      else cs_cg_pointer(cg, &call, n->inputs[i], ki->in[i], 0, used);
+      else cs_cg_pointer(cg, &call, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
     }
   }
   cs_sbuf_puts(&call, ",\n        ");
   if (out_expr) cs_sbuf_puts(&call, out_expr);
-  else cs_cg_pointer(cg, &call, n->outputs[0], ki->out, 1, used);
+  else cs_cg_pointer(cg, &call, n->outputs[0], cs_kernel_ptr_dtype(ki->out), 1, used);
   if (is_extern && (st = cs_kernel_extern_call_args(n, "        ", &call)) != CS_OK) goto done;
   cs_sbuf_puts(&call, ")");
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
@@ -224,10 +201,10 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, char *used, int *ne
   if (cg->s.l2[step].kind == CS_L2_SLICED) return cs_cg_emit_sliced_layer(cg, b, step, used, row);
   char in0[64], in1[64];
   const char *in_expr[8] = {0}; /* MMALIB calls take 5 tensors */
-  cs_cg_l2_pointer(cg, step, 0, ki->in[0], in0, sizeof in0);
+  cs_cg_l2_pointer(cg, step, 0, cs_kernel_ptr_dtype(ki->in[0]), in0, sizeof in0);
   in_expr[0] = in0;
   if (cg->s.l2[step].kind == CS_L2_INPUT_WEIGHTS) {
-    cs_cg_l2_pointer(cg, step, 1, ki->in[1], in1, sizeof in1);
+    cs_cg_l2_pointer(cg, step, 1, cs_kernel_ptr_dtype(ki->in[1]), in1, sizeof in1);
     in_expr[1] = in1;
   }
   return emit_call(cg, b, n, in_expr, NULL, used, needs_math, row, step);

@@ -33,48 +33,40 @@ static const op_rule op_rules[] = {
     {CS_OP_CLIP, 1, 3, 1, 1, D_NUM},
     {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL},
     {CS_OP_CONV, 2, 3, 1, 1, D_F},
-    {CS_OP_COS, 1, 1, 1, 1, D_F},
     {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
      M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
          M(CS_DTYPE_I32)},
     {CS_OP_DIV, 2, 2, 1, 1, D_NUM},
     {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
-    {CS_OP_ERF, 1, 1, 1, 1, D_F},
-    {CS_OP_EXP, 1, 1, 1, 1, D_F},
     {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
     {CS_OP_GATHER, 2, 2, 1, 1, D_ALL},
     {CS_OP_GELU, 1, 1, 1, 1, D_F},
     {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F},
-    {CS_OP_HARD_SIGMOID, 1, 1, 1, 1, D_F},
-    {CS_OP_HARD_SWISH, 1, 1, 1, 1, D_F},
     {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL},
     {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F},
     {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8)},
     {CS_OP_MUL, 2, 2, 1, 1, D_NUM},
-    {CS_OP_NEG, 1, 1, 1, 1, D_F},
     {CS_OP_PAD, 2, 4, 1, 1, D_ALL},
     {CS_OP_POW, 2, 2, 1, 1, D_F},
-    {CS_OP_RECIPROCAL, 1, 1, 1, 1, D_F},
     {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32)},
     {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_RELU, 1, 1, 1, 1,
      D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
     {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL},
-    {CS_OP_SIGMOID, 1, 1, 1, 1, D_F},
-    {CS_OP_SIN, 1, 1, 1, 1, D_F},
     {CS_OP_SLICE, 3, 5, 1, 1, D_ALL},
     {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
     {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
-    {CS_OP_SQRT, 1, 1, 1, 1, D_F},
     {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
     {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
-    {CS_OP_TANH, 1, 1, 1, 1, D_F},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL)},
+/* the float unary ops of cstatic/unary_ops.def: one tensor in, one out */
+#define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) {CS_OP_##IR, 1, 1, 1, 1, D_F},
+#include "cstatic/unary_ops.def"
 };
 
 /* ---- helpers --------------------------------------------------------- */
@@ -524,18 +516,9 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_MUL:
     case CS_OP_DIV:
     case CS_OP_POW: return infer_binary(c, n);
+#define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) case CS_OP_##IR:
+#include "cstatic/unary_ops.def"
     case CS_OP_RELU:
-    case CS_OP_ERF:
-    case CS_OP_SQRT:
-    case CS_OP_NEG:
-    case CS_OP_RECIPROCAL:
-    case CS_OP_TANH:
-    case CS_OP_EXP:
-    case CS_OP_SIN:
-    case CS_OP_COS:
-    case CS_OP_SIGMOID:
-    case CS_OP_HARD_SIGMOID:
-    case CS_OP_HARD_SWISH:
     case CS_OP_IDENTITY: return same_as_input(c, n, 0, 0);
     case CS_OP_CLIP: return infer_clip(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);

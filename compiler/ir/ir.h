@@ -135,36 +135,11 @@ typedef struct cs_attr {
   char *s;
 } cs_attr;
 
-/* Parameters of a kernel op: the runtime struct it is called with. */
+/* Parameters of a kernel op: the runtime struct it is called with, one
+ * member per TIDSP_KPARAMS row of cstatic/kernels.def. */
 typedef union cs_kparams {
-  tidsp_qdq_params qdq;
-  tidsp_conv2d_params conv;
-  tidsp_matmul_params matmul;
-  tidsp_matmul_f32_params matmul_f32;
-  tidsp_batch_matmul_i8_params batch_matmul;
-  tidsp_add_i8_params add;
-  tidsp_mul_i8_params mul;
-  tidsp_binary_f32_params binary;
-  tidsp_lut_params lut;
-  tidsp_unary_f32_params unary;
-  tidsp_pool2d_params pool;
-  tidsp_avgpool_i8_params avgpool;
-  tidsp_gap_i8_params gap;
-  tidsp_gap_f32_params gap_f32;
-  tidsp_reduce_params reduce;
-  tidsp_softmax_params softmax;
-  tidsp_softmax_i8_params softmax_i8;
-  tidsp_layer_norm_params layer_norm;
-  tidsp_layer_norm_i8_params layer_norm_i8;
-  tidsp_transpose_params transpose;
-  tidsp_slice_params slice;
-  tidsp_concat_params concat; /* axis_len is kept in attr "axis_len" */
-  tidsp_pad_params pad;
-  tidsp_gather_params gather;
-  tidsp_where_params where;
-  tidsp_expand_params expand;
-  tidsp_cast_params cast;
-  size_t copy_bytes;
+#define TIDSP_KPARAMS(member, type) type member;
+#include "cstatic/kernels.def"
 } cs_kparams;
 
 typedef struct cs_node {
@@ -254,6 +229,103 @@ void cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
 /* Read element i of a constant as int64 / double (any dtype). */
 int64_t cs_const_get_int(const cs_value *v, int64_t i);
 double cs_const_get_float(const cs_value *v, int64_t i);
+
+/* ---- kernel ops: the table of cstatic/kernels.def (kernels.c) -------- */
+
+/* How a kernel is called (the row's form). */
+typedef enum cs_kcall {
+  CS_KCALL_PARAMS, /* fn(&params, inputs…, output) */
+  CS_KCALL_BYTES,  /* fn(bytes, input, output): tidsp_copy */
+  CS_KCALL_ARRAY,  /* fn(&params, (const void *const[]){inputs…}, output) */
+  CS_KCALL_EXTERN  /* fn(inputs…, output, the node's int32 "mm_args"…) */
+} cs_kcall;
+
+/* The dtype rule of a kernel argument: a cs_dtype (CS_DTYPE_UNDEF: any),
+ * or one of these. */
+enum {
+  CS_KDT_SAME = -1, /* the output's dtype */
+  CS_KDT_INT = -2   /* an integer dtype other than i64 */
+};
+
+/* One field of a params struct (TIDSP_KFIELD). */
+typedef enum cs_kfield_kind {
+  CS_KF_INT,    /* int32_t */
+  CS_KF_FLOAT,  /* float */
+  CS_KF_ENUM,   /* int32_t enumerator; names[value] is its C name */
+  CS_KF_INTS,   /* int32_t[TIDSP_MAX_RANK], count at count_offset */
+  CS_KF_STRUCT, /* a nested struct */
+  CS_KF_BYTES,  /* uint8_t[count] */
+  CS_KF_ARRAY   /* const int32_t *, from the node attribute `attr` */
+} cs_kfield_kind;
+
+enum {
+  CS_KF_Q = 1, /* only for kernels with an integer output */
+  CS_KF_NZ = 2 /* only when nonzero */
+};
+
+typedef struct cs_kstruct cs_kstruct;
+
+typedef struct cs_kfield {
+  const cs_kstruct *owner; /* NULL only for the table's end */
+  const char *name;
+  cs_kfield_kind kind;
+  unsigned flags;
+  size_t offset, size;
+  size_t count_offset;      /* INTS */
+  int count;                /* BYTES */
+  const char *const *names; /* ENUM: [n_names], NULL entries unnamed */
+  int n_names;
+  const cs_kstruct *nested; /* STRUCT */
+  const char *attr;         /* ARRAY */
+} cs_kfield;
+
+struct cs_kstruct {
+  const char *name; /* its TIDSP_KPARAMS member or TIDSP_KSTRUCT name */
+  const char *type; /* its C type, "tidsp_conv2d_params" */
+  size_t size, align;
+  /* its fields, in declaration order: while (f->owner == this struct) */
+  const cs_kfield *fields;
+};
+
+#define CS_KERNEL_MAX_INPUTS 5
+
+/* A row of the table. */
+typedef struct cs_kernel_info {
+  cs_op op;
+  const char *fn;        /* the C symbol generated code calls */
+  const char *ref_fn;    /* what constant folding runs: fn, or fn__ref when
+                            fn dispatches (kernels.def "ref") */
+  const char *scalar_fn; /* what -kernels=scalar calls instead of fn: the
+                            public fn__ref, or NULL */
+  cs_kcall call;
+  const cs_kstruct *params; /* NULL for EXTERN and BYTES */
+  int n_inputs;             /* pointer inputs; -1: any number (ARRAY) */
+  int in[CS_KERNEL_MAX_INPUTS]; /* dtype rules; ARRAY: in[0] for all */
+  unsigned optional;            /* bit i: input i may be absent */
+  int out;
+  int n_args;         /* EXTERN: int32 arguments… */
+  const char *args;   /* …named as the header does, ", "-joined */
+  const char *group;  /* the firmware's export group: "runtime", "mmalib",
+                         "tidl" */
+} cs_kernel_info;
+
+/* NULL for an op that is not a kernel op. */
+const cs_kernel_info *cs_kernel_info_of(cs_op op);
+/* The params structs (every TIDSP_KPARAMS and TIDSP_KSTRUCT row). */
+const cs_kstruct *cs_kstructs(int *n);
+/* The dtype a pointer argument with rule `rule` has in C: the dtype, or
+ * CS_DTYPE_UNDEF (void) for any/same/int and bool. */
+cs_dtype cs_kernel_ptr_dtype(int rule);
+/* Node `id` against its kernel's signature: one output of the output's
+ * rule, then each input's dtype, absent inputs only where optional. The
+ * verifier checks the tensors passed between kernels (with_constants 0);
+ * codegen (with_constants 1) every argument and the input count too.
+ * CS_ERR_INTERNAL with "<who>node <id> '<name>' (<op>): …" on failure. */
+cs_status cs_kernel_check(const cs_graph *g, int id, int with_constants, const char *who);
+/* "TIDSP_DTYPE_F32" for TIDSP_DTYPE_F32 (a tidsp_dtype value), else NULL. */
+const char *cs_tidsp_dtype_name(int32_t tidsp_dtype);
+/* 1 when a field flagged Q is part of this kernel's params. */
+int cs_kernel_has_q_fields(const cs_kernel_info *ki);
 
 /* ---- printer and verifier ------------------------------------------- */
 

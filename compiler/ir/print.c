@@ -60,179 +60,64 @@ static void print_attr(const cs_attr *a, FILE *f) {
   }
 }
 
-static const char *rq_kind(const tidsp_requant_params *rq) {
-  return rq->kind == TIDSP_REQUANT_Q31 ? "q31" : "float";
-}
-
-static void print_i32s(const char *label, int n, const int32_t *x, FILE *f) {
-  fprintf(f, " %s=[", label);
-  for (int i = 0; i < n && i < TIDSP_MAX_RANK; i++)
-    fprintf(f, "%s%d", i ? "," : "", (int)x[i]);
-  fputc(']', f);
-}
-
-/* The runtime parameter struct of a kernel op, in short form. */
-static void print_kparams(const cs_node *n, FILE *f) {
-  const cs_kparams *k = &n->k;
-  fputs(" <", f);
-  switch (n->op) {
-    case CS_OP_K_QUANTIZE:
-    case CS_OP_K_DEQUANTIZE:
-      fprintf(f, "outer=%d channels=%d inner=%d dtype=%d", (int)k->qdq.outer,
-              (int)k->qdq.channels, (int)k->qdq.inner, (int)k->qdq.dtype);
-      break;
-    case CS_OP_K_CONV2D_I8:
-    case CS_OP_K_CONV2D_F32: {
-      const tidsp_conv2d_params *c = &k->conv;
-      fprintf(f,
-              "n=%d in=%dx%dx%d out=%dx%dx%d k=%dx%d s=%dx%d d=%dx%d "
-              "pad=%d,%d g=%d",
-              (int)c->n, (int)c->c_in, (int)c->h_in, (int)c->w_in,
-              (int)c->c_out, (int)c->h_out, (int)c->w_out, (int)c->k_h,
-              (int)c->k_w, (int)c->stride_h, (int)c->stride_w, (int)c->dil_h,
-              (int)c->dil_w, (int)c->pad_top, (int)c->pad_left,
-              (int)c->groups);
-      if (n->op == CS_OP_K_CONV2D_I8)
-        fprintf(f, " x_zp=%d w_zp=%d rq=%s%s zp=%d [%d,%d]", (int)c->x_zp,
-                (int)c->w_zp, rq_kind(&c->rq), c->rq.per_channel ? "/pc" : "",
-                (int)c->rq.out_zp, (int)c->rq.out_min, (int)c->rq.out_max);
-      if (n->op == CS_OP_K_CONV2D_I8 && c->w_row_stride)
-        fprintf(f, " w_row_stride=%d", (int)c->w_row_stride);
-      break;
+/* The fields of params struct st at p, "name=value" each (the table of
+ * cstatic/kernels.def); q: the kernel has an integer output. */
+static void print_fields(const cs_kstruct *st, const unsigned char *p, int q, FILE *f) {
+  int first = 1;
+  for (const cs_kfield *k = st->fields; k->owner == st; k++) {
+    const unsigned char *a = p + k->offset;
+    int32_t v;
+    memcpy(&v, a, sizeof v);
+    if ((k->flags & CS_KF_Q) && !q) continue;
+    if ((k->flags & CS_KF_NZ) && !v) continue;
+    if (k->kind == CS_KF_ARRAY) continue; /* the node's attribute, printed above */
+    fprintf(f, "%s%s=", first ? "" : " ", k->name);
+    first = 0;
+    switch (k->kind) {
+      case CS_KF_INT: fprintf(f, "%d", (int)v); break;
+      case CS_KF_FLOAT: {
+        float x;
+        memcpy(&x, a, sizeof x);
+        fprintf(f, "%g", (double)x);
+        break;
+      }
+      case CS_KF_ENUM:
+        if (v >= 0 && v < k->n_names && k->names[v]) fputs(k->names[v], f);
+        else fprintf(f, "%d", (int)v);
+        break;
+      case CS_KF_INTS: {
+        int32_t n;
+        memcpy(&n, p + k->count_offset, sizeof n);
+        fputc('[', f);
+        for (int i = 0; i < n && i < TIDSP_MAX_RANK; i++) {
+          memcpy(&v, a + 4 * (size_t)i, sizeof v);
+          fprintf(f, "%s%d", i ? "," : "", (int)v);
+        }
+        fputc(']', f);
+        break;
+      }
+      case CS_KF_STRUCT:
+        fputc('{', f);
+        print_fields(k->nested, a, q, f);
+        fputc('}', f);
+        break;
+      case CS_KF_BYTES:
+        fputs("0x", f);
+        for (int i = 0; i < k->count; i++) fprintf(f, "%02x", a[i]);
+        break;
+      case CS_KF_ARRAY: break;
     }
-    case CS_OP_K_MATMUL_I8: {
-      const tidsp_matmul_params *m = &k->matmul;
-      fprintf(f, "m=%d k=%d n=%d x_zp=%d w_zp=%d rq=%s%s zp=%d [%d,%d]",
-              (int)m->m, (int)m->k, (int)m->n, (int)m->x_zp, (int)m->w_zp,
-              rq_kind(&m->rq), m->rq.per_channel ? "/pc" : "",
-              (int)m->rq.out_zp, (int)m->rq.out_min, (int)m->rq.out_max);
-      if (m->w_row_stride) fprintf(f, " w_row_stride=%d", (int)m->w_row_stride);
-      break;
-    }
-    case CS_OP_K_BATCH_MATMUL_I8: {
-      const tidsp_batch_matmul_i8_params *m = &k->batch_matmul;
-      fprintf(f, "batch=%d m=%d k=%d n=%d a_stride=%d b_stride=%d a_zp=%d b_zp=%d rq=%s zp=%d [%d,%d]",
-              (int)m->batch, (int)m->m, (int)m->k, (int)m->n, (int)m->a_batch_stride,
-              (int)m->b_batch_stride, (int)m->a_zp, (int)m->b_zp, rq_kind(&m->rq), (int)m->rq.out_zp,
-              (int)m->rq.out_min, (int)m->rq.out_max);
-      break;
-    }
-    case CS_OP_K_MATMUL_F32: {
-      const tidsp_matmul_f32_params *m = &k->matmul_f32;
-      fprintf(f, "batch=%d m=%d k=%d n=%d a_stride=%d b_stride=%d",
-              (int)m->batch, (int)m->m, (int)m->k, (int)m->n,
-              (int)m->a_batch_stride, (int)m->b_batch_stride);
-      break;
-    }
-    case CS_OP_K_ADD_I8:
-      print_i32s("shape", k->add.bc.rank, k->add.bc.shape, f);
-      fprintf(f, " zp=%d,%d->%d [%d,%d] %s", (int)k->add.a_zp,
-              (int)k->add.b_zp, (int)k->add.y_zp, (int)k->add.y_min,
-              (int)k->add.y_max, k->add.kind == TIDSP_REQUANT_Q31 ? "q31" : "float");
-      break;
-    case CS_OP_K_MUL_I8:
-      print_i32s("shape", k->mul.bc.rank, k->mul.bc.shape, f);
-      fprintf(f, " zp=%d,%d->%d [%d,%d] %s", (int)k->mul.a_zp,
-              (int)k->mul.b_zp, (int)k->mul.y_zp, (int)k->mul.y_min,
-              (int)k->mul.y_max, k->mul.kind == TIDSP_REQUANT_Q31 ? "q31" : "float");
-      break;
-    case CS_OP_K_BINARY_F32:
-      fprintf(f, "op=%d", (int)k->binary.op);
-      print_i32s("shape", k->binary.bc.rank, k->binary.bc.shape, f);
-      break;
-    case CS_OP_K_LUT_I8: fprintf(f, "n=%d", (int)k->lut.n); break;
-    case CS_OP_K_UNARY_F32:
-      fprintf(f, "n=%d op=%d alpha=%g beta=%g lo=%g hi=%g", (int)k->unary.n,
-              (int)k->unary.op, (double)k->unary.alpha, (double)k->unary.beta,
-              (double)k->unary.lo, (double)k->unary.hi);
-      break;
-    case CS_OP_K_MAXPOOL_I8:
-    case CS_OP_K_MAXPOOL_F32:
-    case CS_OP_K_AVGPOOL_F32:
-    case CS_OP_K_AVGPOOL_I8: {
-      const tidsp_pool2d_params *p =
-          n->op == CS_OP_K_AVGPOOL_I8 ? &k->avgpool.pool : &k->pool;
-      fprintf(f,
-              "n=%d c=%d in=%dx%d out=%dx%d k=%dx%d s=%dx%d d=%dx%d "
-              "pad=%d,%d,%d,%d cip=%d",
-              (int)p->n, (int)p->c, (int)p->h_in, (int)p->w_in, (int)p->h_out,
-              (int)p->w_out, (int)p->k_h, (int)p->k_w, (int)p->stride_h,
-              (int)p->stride_w, (int)p->dil_h, (int)p->dil_w,
-              (int)p->pad_top, (int)p->pad_left, (int)p->pad_bottom,
-              (int)p->pad_right, (int)p->count_include_pad);
-      if (n->op == CS_OP_K_AVGPOOL_I8)
-        fprintf(f, " zp=%d->%d", (int)k->avgpool.x_zp, (int)k->avgpool.y_zp);
-      break;
-    }
-    case CS_OP_K_GAP_I8:
-      fprintf(f, "nc=%d hw=%d x_zp=%d y_zp=%d", (int)k->gap.nc, (int)k->gap.hw,
-              (int)k->gap.x_zp, (int)k->gap.rq.out_zp);
-      break;
-    case CS_OP_K_GAP_F32:
-      fprintf(f, "nc=%d hw=%d", (int)k->gap_f32.nc, (int)k->gap_f32.hw);
-      break;
-    case CS_OP_K_REDUCE_MEAN_F32:
-      print_i32s("in", k->reduce.rank, k->reduce.in_shape, f);
-      fprintf(f, " mask=0x%x", (unsigned)k->reduce.reduce_mask);
-      break;
-    case CS_OP_K_SOFTMAX_F32:
-      fprintf(f, "outer=%d axis_len=%d inner=%d", (int)k->softmax.outer,
-              (int)k->softmax.axis_len, (int)k->softmax.inner);
-      break;
-    case CS_OP_K_SOFTMAX_I8:
-      fprintf(f, "outer=%d axis_len=%d inner=%d y_recip=%g y_zp=%d", (int)k->softmax_i8.outer,
-              (int)k->softmax_i8.axis_len, (int)k->softmax_i8.inner, (double)k->softmax_i8.y_recip,
-              (int)k->softmax_i8.y_zp);
-      break;
-    case CS_OP_K_LAYER_NORM_F32:
-      fprintf(f, "outer=%d norm=%d epsilon=%g", (int)k->layer_norm.outer, (int)k->layer_norm.norm,
-              (double)k->layer_norm.epsilon);
-      break;
-    case CS_OP_K_LAYER_NORM_I8:
-      fprintf(f, "outer=%d norm=%d epsilon=%g x_zp=%d y_zp=%d", (int)k->layer_norm_i8.ln.outer,
-              (int)k->layer_norm_i8.ln.norm, (double)k->layer_norm_i8.ln.epsilon, (int)k->layer_norm_i8.x_zp,
-              (int)k->layer_norm_i8.y_zp);
-      break;
-    case CS_OP_K_TRANSPOSE:
-      print_i32s("in", k->transpose.rank, k->transpose.in_shape, f);
-      print_i32s("perm", k->transpose.rank, k->transpose.perm, f);
-      fprintf(f, " elem=%d", (int)k->transpose.elem_size);
-      break;
-    case CS_OP_K_SLICE:
-      print_i32s("in", k->slice.rank, k->slice.in_shape, f);
-      print_i32s("start", k->slice.rank, k->slice.start, f);
-      print_i32s("step", k->slice.rank, k->slice.step, f);
-      fprintf(f, " elem=%d", (int)k->slice.elem_size);
-      break;
-    case CS_OP_K_CONCAT:
-      fprintf(f, "n_inputs=%d outer=%d inner_bytes=%d", (int)k->concat.n_inputs,
-              (int)k->concat.outer, (int)k->concat.inner_bytes);
-      break;
-    case CS_OP_K_CAST:
-      fprintf(f, "n=%d from=%d to=%d", (int)k->cast.n, (int)k->cast.from, (int)k->cast.to);
-      break;
-    case CS_OP_K_EXPAND:
-      print_i32s("out", k->expand.rank, k->expand.shape, f);
-      fprintf(f, " elem=%d", (int)k->expand.elem_size);
-      break;
-    case CS_OP_K_WHERE:
-      print_i32s("out", k->where.bc.rank, k->where.bc.shape, f);
-      fprintf(f, " elem=%d", (int)k->where.elem_size);
-      break;
-    case CS_OP_K_GATHER:
-      fprintf(f, "outer=%d axis_dim=%d inner_bytes=%d count=%d index_bytes=%d", (int)k->gather.outer,
-              (int)k->gather.axis_dim, (int)k->gather.inner_bytes, (int)k->gather.count,
-              (int)k->gather.index_bytes);
-      break;
-    case CS_OP_K_PAD:
-      print_i32s("in", k->pad.rank, k->pad.in_shape, f);
-      print_i32s("begin", k->pad.rank, k->pad.pad_begin, f);
-      print_i32s("end", k->pad.rank, k->pad.pad_end, f);
-      fprintf(f, " mode=%d elem=%d", (int)k->pad.mode, (int)k->pad.elem_size);
-      break;
-    case CS_OP_K_COPY: fprintf(f, "bytes=%zu", k->copy_bytes); break;
-    default: break;
   }
+}
+
+/* The runtime parameters of a kernel op: its params struct, or the int32
+ * arguments of an extern (kept in "mm_args", printed with the attributes). */
+static void print_kparams(const cs_node *n, FILE *f) {
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  if (!ki || ki->call == CS_KCALL_EXTERN) return;
+  fputs(" <", f);
+  if (ki->call == CS_KCALL_BYTES) fprintf(f, "bytes=%zu", n->k.copy_bytes);
+  else print_fields(ki->params, (const unsigned char *)&n->k, cs_kernel_has_q_fields(ki), f);
   fputc('>', f);
 }
 

@@ -15,98 +15,11 @@ static const char *vname(const cs_graph *g, int id) {
                                                             : "?";
 }
 
-/* Dtype rules of the kernel ops: the output dtype, and which inputs are
- * activations of that same dtype (kernel argument order). */
-typedef struct kernel_rule {
-  cs_op op;
-  cs_dtype out;      /* UNDEF: any integer (quantize) or same as input 0 */
-  int act[2];        /* input positions that must have dtype `out`, -1 none */
-} kernel_rule;
-
-static const kernel_rule kernel_rules[] = {
-    {CS_OP_K_DEQUANTIZE, CS_DTYPE_F32, {-1, -1}},
-    {CS_OP_K_CONV2D_I8, CS_DTYPE_I8, {0, -1}},
-    {CS_OP_K_CONV2D_F32, CS_DTYPE_F32, {0, 1}},
-    {CS_OP_K_MATMUL_I8, CS_DTYPE_I8, {0, -1}},
-    {CS_OP_K_MATMUL_F32, CS_DTYPE_F32, {0, 1}},
-    {CS_OP_K_BATCH_MATMUL_I8, CS_DTYPE_I8, {0, 1}},
-    {CS_OP_K_ADD_I8, CS_DTYPE_I8, {0, 1}},
-    {CS_OP_K_MUL_I8, CS_DTYPE_I8, {0, 1}},
-    {CS_OP_K_BINARY_F32, CS_DTYPE_F32, {0, 1}},
-    {CS_OP_K_LUT_I8, CS_DTYPE_I8, {1, -1}},
-    {CS_OP_K_UNARY_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_MAXPOOL_I8, CS_DTYPE_I8, {0, -1}},
-    {CS_OP_K_MAXPOOL_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_AVGPOOL_I8, CS_DTYPE_I8, {1, -1}},
-    {CS_OP_K_AVGPOOL_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_GAP_I8, CS_DTYPE_I8, {1, -1}},
-    {CS_OP_K_GAP_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_REDUCE_MEAN_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_SOFTMAX_F32, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_SOFTMAX_I8, CS_DTYPE_I8, {1, -1}},
-    {CS_OP_K_LAYER_NORM_F32, CS_DTYPE_F32, {0, 1}},
-    {CS_OP_K_LAYER_NORM_I8, CS_DTYPE_I8, {0, -1}},
-    {CS_OP_K_DEQUANT_VECMATMUL, CS_DTYPE_F32, {0, -1}},
-    {CS_OP_K_SDPA_DECODE, CS_DTYPE_F32, {0, 1}},
-};
-
+/* A kernel op against its row of the kernel table (cstatic/kernels.def):
+ * its output and the tensors it reads at run time; constant operands are
+ * checked against the whole signature when codegen emits the call. */
 static cs_status verify_kernel(const cs_graph *g, int id) {
-  const cs_node *n = &g->nodes[id];
-  if (n->n_outputs != 1)
-    return VERR("node %d '%s' (%s): a kernel op has exactly one output, not %d",
-                id, n->name, cs_op_name(n->op), n->n_outputs);
-  const cs_value *y = &g->values[n->outputs[0]];
-  if (n->op == CS_OP_K_QUANTIZE) {
-    if (!cs_dtype_is_int(y->dtype) || y->dtype == CS_DTYPE_I64)
-      return VERR("node %d '%s' (%s): output '%s' is %s, not an integer type",
-                  id, n->name, cs_op_name(n->op), y->name,
-                  cs_dtype_name(y->dtype));
-    return CS_OK;
-  }
-  for (size_t r = 0; r < sizeof kernel_rules / sizeof kernel_rules[0]; r++) {
-    const kernel_rule *k = &kernel_rules[r];
-    if (k->op != n->op) continue;
-    if (y->dtype != k->out)
-      return VERR("node %d '%s' (%s): output '%s' is %s, expected %s", id,
-                  n->name, cs_op_name(n->op), y->name, cs_dtype_name(y->dtype),
-                  cs_dtype_name(k->out));
-    for (int a = 0; a < 2; a++) {
-      int j = k->act[a];
-      if (j < 0) continue;
-      if (j >= n->n_inputs || n->inputs[j] < 0)
-        return VERR("node %d '%s' (%s): input %d is missing", id, n->name,
-                    cs_op_name(n->op), j);
-      const cs_value *x = &g->values[n->inputs[j]];
-      if (x->dtype != k->out)
-        return VERR("node %d '%s' (%s): input %d '%s' is %s, expected %s", id,
-                    n->name, cs_op_name(n->op), j, x->name,
-                    cs_dtype_name(x->dtype), cs_dtype_name(k->out));
-    }
-    return CS_OK;
-  }
-  /* Data movement (transpose, slice, concat, pad, copy, gather, where):
-   * dtype preserved (where's input 0 is its bool condition). */
-  if (n->op == CS_OP_K_CAST) return CS_OK; /* changes the dtype by definition */
-  if (n->op == CS_OP_K_WHERE) {
-    if (n->n_inputs != 3 || n->inputs[0] < 0 || g->values[n->inputs[0]].dtype != CS_DTYPE_BOOL)
-      return VERR("node %d '%s' (%s): input 0 must be a bool condition", id, n->name, cs_op_name(n->op));
-    for (int j = 1; j < 3; j++)
-      if (n->inputs[j] < 0 || g->values[n->inputs[j]].dtype != y->dtype)
-        return VERR("node %d '%s' (%s): input %d is not %s like the output", id, n->name, cs_op_name(n->op), j,
-                    cs_dtype_name(y->dtype));
-    return CS_OK;
-  }
-  for (int j = 0; j < n->n_inputs; j++) {
-    int v = n->inputs[j];
-    if (v < 0) continue;
-    if (g->values[v].dtype != y->dtype)
-      return VERR("node %d '%s' (%s): input %d '%s' is %s but output '%s' is %s",
-                  id, n->name, cs_op_name(n->op), j, g->values[v].name,
-                  cs_dtype_name(g->values[v].dtype), y->name,
-                  cs_dtype_name(y->dtype));
-    if (n->op != CS_OP_K_CONCAT) break; /* pad's value etc. live in k */
-  }
-  return CS_OK;
+  return cs_kernel_check(g, id, 0, "verify: ");
 }
 
 static cs_status verify_values(const cs_graph *g, const char *is_input) {

@@ -33,7 +33,7 @@ cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t) {
       } else {
         char base[512];
         snprintf(base, sizeof base, "%s", q->name);
-        int lut = cs_lut_const(g, base, NULL, NULL, &in, &out);
+        int lut = cs_lut_const(g, base, NULL, &in, &out);
         char *origin = cs_origin_join(g, (int[]){dq, i}, 2);
         cs_graph_remove_node(g, i);
         int lin[2] = {lut, x_int};

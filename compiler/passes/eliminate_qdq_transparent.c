@@ -120,7 +120,7 @@ static int concat_requant(cs_graph *g, int id) {
     } else {
       char base[512];
       snprintf(base, sizeof base, "%s.in%d", cs_graph_node(g, id)->name, i);
-      int lut = cs_lut_const(g, base, NULL, NULL, &qp, &tail.out);
+      int lut = cs_lut_const(g, base, NULL, &qp, &tail.out);
       const cs_value *xv = cs_graph_value(g, x_int);
       int64_t shape[CS_MAX_RANK];
       memcpy(shape, xv->shape, sizeof shape);

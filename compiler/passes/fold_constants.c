@@ -32,7 +32,7 @@ cs_status pass_fold_constants(cs_graph *g, const cs_target *t) {
       out[o] = calloc(1, bytes ? bytes : 1);
       if (!out[o]) ok = 0;
     }
-    int32_t st = ok ? cs_kernel_exec(n, in, out) : TIDSP_ERR_NOMEM;
+    int32_t st = ok ? cs_kernel_exec(g, n, in, out) : TIDSP_ERR_NOMEM;
     if (st != TIDSP_OK) {
       for (int o = 0; o < n->n_outputs; o++) free(out[o]);
       free(order);

@@ -3,10 +3,11 @@
  * quantize is one 256-entry table, computed at compile time:
  *
  *   Q( f( DQ(x:i8) ) ) : i8   → k_lut_i8(lut, x)
- *   f ∈ {Relu, Clip, Sigmoid, HardSigmoid, HardSwish}
+ *   f: a unary float op (cstatic/unary_ops.def: Relu, Clip, Sigmoid, …)
  *
- * lut[q] = Q_y(f(DQ_x(q))) with f in float32 — the same values the float
- * path DQ → f → Q produces (and ONNX Runtime's QLinear lookup tables).
+ * lut[q] = Q_y(f(DQ_x(q))) with f computed by the runtime's float kernel
+ * itself (tidsp_unary_f32) — the same values the float path DQ → f → Q
+ * produces (and ONNX Runtime's QLinear lookup tables).
  *
  * A Reshape/Flatten/Squeeze/Unsqueeze between f and the Q (ORT's quantizer
  * leaves one after a Gelu it does not quantize) is taken into the chain:
@@ -36,9 +37,8 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
   for (int i = 0; i < count; i++) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead) continue;
-    float args[2] = {0, 0};
-    cs_unary_fn f = cs_unary_fn_of(g, n, args);
-    if (!f) continue;
+    tidsp_unary_f32_params f;
+    if (cs_unary_params_of(g, n, &f) != CS_UNARY_OK) continue;
     int xdq = cs_match_dq_i8(g, n->inputs[0]);
     cs_qparams xq;
     if (!cs_match_dq_params(g, xdq, &xq)) continue;
@@ -48,7 +48,13 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     if (!cs_match_qdq_tail(g, from, 0, &tail)) { cs_qparams_free(&xq); continue; }
     char base[256];
     snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
-    int lut = cs_lut_const(g, base, f, args, &xq, &tail.out);
+    int lut = cs_lut_const(g, base, &f, &xq, &tail.out);
+    if (lut < 0) {
+      cs_qparams_free(&xq);
+      cs_qparams_free(&tail.out);
+      return cs_error(CS_ERR_INTERNAL, "node '%s' (%s): its float kernel refused the table's inputs", n->name,
+                      cs_op_name(n->op));
+    }
     int x_int = cs_graph_node(g, xdq)->inputs[0];
     int inputs[2] = {lut, x_int};
     int chain[2] = {i, reshape};

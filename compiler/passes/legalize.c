@@ -13,6 +13,7 @@
 #include "pass_list.h"
 #include "pattern.h"
 #include "quant/quant.h"
+#include "unary_fns.h"
 
 static cs_status unsupported(const cs_node *n, const char *why) {
   return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): %s", n->name, cs_op_name(n->op), why);
@@ -204,50 +205,14 @@ static cs_status lower_binary(cs_graph *g, int id) {
   return CS_OK;
 }
 
-static int const_f32(cs_graph *g, const cs_node *n, int idx, float *out) {
-  if (n->n_inputs <= idx || n->inputs[idx] < 0) return 1;
-  const cs_value *v = cs_graph_value(g, n->inputs[idx]);
-  if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
-  *out = ((const float *)v->data)[0];
-  return 1;
-}
-
-static cs_status lower_unary(cs_graph *g, int id) {
+/* A unary float op (cstatic/unary_ops.def) as one k_unary_f32 call. */
+static cs_status lower_unary(cs_graph *g, int id, cs_unary_match m, tidsp_unary_f32_params p) {
   cs_node *n = cs_graph_node(g, id);
   if (cs_graph_value(g, n->inputs[0])->dtype != CS_DTYPE_F32)
     return unsupported(n, "an activation on integers must sit between DequantizeLinear and QuantizeLinear");
-  tidsp_unary_f32_params p;
-  memset(&p, 0, sizeof p);
+  if (m == CS_UNARY_NONCONST) return unsupported(n, "Clip min/max must be scalar float constants");
+  if (m == CS_UNARY_EMPTY) return unsupported(n, "Clip min is above max");
   p.n = (int32_t)cs_value_numel(cs_graph_value(g, n->inputs[0]));
-  switch (n->op) {
-    case CS_OP_RELU: p.op = TIDSP_UNARY_RELU; break;
-    case CS_OP_SIGMOID: p.op = TIDSP_UNARY_SIGMOID; break;
-    case CS_OP_ERF: p.op = TIDSP_UNARY_ERF; break;
-    case CS_OP_SQRT: p.op = TIDSP_UNARY_SQRT; break;
-    case CS_OP_NEG: p.op = TIDSP_UNARY_NEG; break;
-    case CS_OP_RECIPROCAL: p.op = TIDSP_UNARY_RECIPROCAL; break;
-    case CS_OP_TANH: p.op = TIDSP_UNARY_TANH; break;
-    case CS_OP_EXP: p.op = TIDSP_UNARY_EXP; break;
-    case CS_OP_SIN: p.op = TIDSP_UNARY_SIN; break;
-    case CS_OP_COS: p.op = TIDSP_UNARY_COS; break;
-    case CS_OP_GELU:
-      p.op = strcmp(cs_node_attr_string(n, "approximate", "none"), "tanh") ? TIDSP_UNARY_GELU
-                                                                            : TIDSP_UNARY_GELU_TANH;
-      break;
-    case CS_OP_HARD_SWISH: p.op = TIDSP_UNARY_HARDSWISH; p.alpha = 1.0f / 6.0f; p.beta = 0.5f; break;
-    case CS_OP_HARD_SIGMOID:
-      p.op = TIDSP_UNARY_HARDSIGMOID;
-      p.alpha = cs_node_attr_float(n, "alpha", 0.2f);
-      p.beta = cs_node_attr_float(n, "beta", 0.5f);
-      break;
-    default: /* Clip */
-      p.op = TIDSP_UNARY_CLIP;
-      p.lo = cs_node_attr_float(n, "min", -INFINITY);
-      p.hi = cs_node_attr_float(n, "max", INFINITY);
-      if (!const_f32(g, n, 1, &p.lo) || !const_f32(g, n, 2, &p.hi))
-        return unsupported(n, "Clip min/max must be scalar float constants");
-      break;
-  }
   int ins[1] = {n->inputs[0]};
   n = retarget(g, id, CS_OP_K_UNARY_F32, 1, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
@@ -756,6 +721,13 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead || cs_op_is_kernel(n->op)) continue;
     cs_status st;
+    tidsp_unary_f32_params up;
+    cs_unary_match um = cs_unary_params_of(g, n, &up);
+    if (um != CS_UNARY_NONE) {
+      st = lower_unary(g, i, um, up);
+      if (st != CS_OK) return st;
+      continue;
+    }
     switch (n->op) {
       case CS_OP_QUANTIZE_LINEAR: case CS_OP_DEQUANTIZE_LINEAR: st = lower_qdq(g, i); break;
       case CS_OP_CONV: st = lower_conv(g, i); break;
@@ -763,10 +735,6 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_MATMUL: st = lower_matmul(g, i); break;
       case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
       case CS_OP_POW: st = lower_binary(g, i); break;
-      case CS_OP_RELU: case CS_OP_CLIP: case CS_OP_SIGMOID: case CS_OP_HARD_SIGMOID:
-      case CS_OP_HARD_SWISH: case CS_OP_ERF: case CS_OP_GELU: case CS_OP_SQRT: case CS_OP_NEG:
-      case CS_OP_RECIPROCAL: case CS_OP_TANH: case CS_OP_EXP: case CS_OP_SIN: case CS_OP_COS:
-        st = lower_unary(g, i); break;
       case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
       case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;

@@ -68,9 +68,8 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
                      int32_t *out_min, int32_t *out_max);
 
 /* A 256-entry int8 table T[q + 128] = Q_out(f(DQ_in(q))) as a new constant
- * "<base>.lut". f is evaluated in float32 as ONNX Runtime's float kernels
- * do. */
-typedef float (*cs_unary_fn)(float x, const float *args);
-int cs_lut_const(cs_graph *g, const char *base, cs_unary_fn f,
-                 const float *args, const cs_qparams *in,
-                 const cs_qparams *out);
+ * "<base>.lut", f the runtime's float kernel tidsp_unary_f32 with params f
+ * (its n ignored), or the identity when f is NULL (a rescale). Returns the
+ * constant's id, or -1 when the kernel refuses f. */
+int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
+                 const cs_qparams *in, const cs_qparams *out);

@@ -51,17 +51,22 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
   *out_max = b;
 }
 
-int cs_lut_const(cs_graph *g, const char *base, cs_unary_fn f,
-                 const float *args, const cs_qparams *in,
-                 const cs_qparams *out) {
+int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
+                 const cs_qparams *in, const cs_qparams *out) {
   int8_t lut[256];
+  float x[256], y[256];
   int64_t qmin, qmax;
   cs_dtype_range(out->dtype, &qmin, &qmax);
-  for (int q = -128; q < 128; q++) {
-    float x = cs_dequantize_one(q, in->scale[0], in->zp[0]);
-    float y = f ? f(x, args) : x;
-    lut[q + 128] = (int8_t)cs_quantize_one(y, out->scale[0], out->zp[0], qmin, qmax);
+  for (int q = -128; q < 128; q++) x[q + 128] = cs_dequantize_one(q, in->scale[0], in->zp[0]);
+  if (f) {
+    tidsp_unary_f32_params p = *f;
+    p.n = 256;
+    if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return -1;
+  } else {
+    memcpy(y, x, sizeof y);
   }
+  for (int i = 0; i < 256; i++)
+    lut[i] = (int8_t)cs_quantize_one(y[i], out->scale[0], out->zp[0], qmin, qmax);
   int64_t shape[1] = {256};
   return cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 1, shape, lut);
 }

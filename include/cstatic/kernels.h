@@ -131,14 +131,8 @@ typedef struct tidsp_qdq_params {
 
 int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
                        const int32_t *zero_point, const float *x, void *y);
-int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,
-                            const int32_t *zero_point, const float *x,
-                            void *y);
 int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
                          const int32_t *zero_point, const void *x, float *y);
-int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
-                              const int32_t *zero_point, const void *x,
-                              float *y);
 
 /* ------------------------------------------------------------------------
  * Convolution, NCHW, weights OIHW ([c_out][c_in/groups][k_h][k_w]).
@@ -209,9 +203,6 @@ typedef struct tidsp_batch_matmul_i8_params {
 int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
                               const int8_t *a, const int8_t *b_t,
                               const void *rq, int8_t *y);
-int32_t tidsp_batch_matmul_i8__ref(const tidsp_batch_matmul_i8_params *p,
-                                   const int8_t *a, const int8_t *b_t,
-                                   const void *rq, int8_t *y);
 
 /* Weight-only int8 matrix multiply (the spec's FuseDequantizeMatmul, an
  * LLM's linear layers): float activations, int8 weights [N][K] with one
@@ -236,24 +227,15 @@ int32_t c7x_sdpa_decode(const float *q, const float *k, const float *v,
                         const float *mask, float *out, int32_t nq,
                         int32_t nkv, int32_t hd, int32_t L);
 
-/* tidsp_conv2d_i8 and tidsp_matmul_i8 run the fastest variant this CPU
- * supports (runtime/kernels/dispatch.c). Their portable reference loops
- * are also callable by name: code compiled with -kernels=scalar calls
- * these, the scalar baseline, on any CPU. Same arguments, bytes and
- * status. */
-int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
-                             const int8_t *w, const int32_t *bias,
-                             const void *rq, int8_t *y);
-int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
-                             const int8_t *w, const int32_t *bias,
-                             const void *rq, int8_t *y);
-
-/* The same holds for the other kernels with host variants below
- * (tidsp_add_i8, tidsp_mul_i8, tidsp_quantize, tidsp_dequantize,
- * tidsp_lut_i8, tidsp_maxpool_i8, tidsp_maxpool_f32,
- * tidsp_global_avgpool_i8, tidsp_transpose, tidsp_slice): each public name
- * dispatches, and its reference
- * loop is callable as <name>__ref, declared after the public one. */
+/* Dispatched kernels: tidsp_conv2d_i8 and tidsp_matmul_i8, and the others
+ * marked PUBLIC in cstatic/kernels.def (quantize, dequantize, batch_matmul_i8,
+ * add_i8, mul_i8, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
+ * layer_norm_f32, layer_norm_i8, transpose, slice), run the fastest variant
+ * this CPU supports (runtime/kernels/dispatch.c). Each one's portable
+ * reference loop is also callable by name, as <name>__ref with the same
+ * arguments, bytes and status (declared from the table at the end of this
+ * header): code compiled with -kernels=scalar calls these, the scalar
+ * baseline, on any CPU, and the compiler folds constants with them. */
 
 typedef struct tidsp_matmul_f32_params {
   int32_t batch, m, k, n;
@@ -299,8 +281,6 @@ typedef struct tidsp_add_i8_params {
 
 int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
                      const int8_t *b, int8_t *y);
-int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
-                          const int8_t *b, int8_t *y);
 
 /* QLinearMul. FLOAT: prod = (a − a_zp)(b − b_zp);
  *   y = clamp(rne(fl(fl(float(prod)·r) + y_zp)), y_min, y_max), r = fl(fl(as·bs)/ys)
@@ -317,8 +297,6 @@ typedef struct tidsp_mul_i8_params {
 
 int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
                      const int8_t *b, int8_t *y);
-int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
-                          const int8_t *b, int8_t *y);
 
 typedef enum tidsp_binary_op {
   TIDSP_BINARY_ADD = 0,
@@ -341,12 +319,10 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
  * i8: a 256-entry table computed at compile time, y = lut[x + 128]. Any
  * unary function between a dequantize and a quantize (Sigmoid, HardSwish,
  * a rescale, …) becomes one table.
- * f32: op with its attributes:
- *   RELU max(x,0); CLIP min(max(x,lo),hi); SIGMOID 1/(1+exp(−x));
- *   HARDSIGMOID max(0,min(1, alpha·x + beta)); HARDSWISH x·hardsigmoid(x)
- *   with alpha = 1/6, beta = 0.5; ERF erf(x); GELU x·(1 + erf(x/√2))/2;
- *   GELU_TANH x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2; SQRT, NEG,
- *   RECIPROCAL (correctly rounded, as every ONNX runtime computes them).
+ * f32: op (a row of cstatic/unary_ops.def, whose comment gives the
+ * formula) with its float attributes: alpha and beta (as the op's row
+ * names them, e.g. HardSigmoid's), lo and hi (Clip's bounds). Each op is
+ * rounded as ONNX Runtime's CPU kernel rounds it.
  * ---------------------------------------------------------------------- */
 typedef struct tidsp_lut_params {
   int32_t n;
@@ -354,25 +330,12 @@ typedef struct tidsp_lut_params {
 
 int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut /* [256] */,
                      const int8_t *x, int8_t *y);
-int32_t tidsp_lut_i8__ref(const tidsp_lut_params *p, const int8_t *lut,
-                          const int8_t *x, int8_t *y);
 
 typedef enum tidsp_unary_op {
-  TIDSP_UNARY_RELU = 0,
-  TIDSP_UNARY_CLIP = 1,
-  TIDSP_UNARY_SIGMOID = 2,
-  TIDSP_UNARY_HARDSIGMOID = 3,
-  TIDSP_UNARY_HARDSWISH = 4,
-  TIDSP_UNARY_ERF = 5,
-  TIDSP_UNARY_GELU = 6,      /* ONNX Gelu, approximate = "none" */
-  TIDSP_UNARY_GELU_TANH = 7, /* ONNX Gelu, approximate = "tanh" */
-  TIDSP_UNARY_SQRT = 8,      /* IEEE sqrtf */
-  TIDSP_UNARY_NEG = 9,
-  TIDSP_UNARY_RECIPROCAL = 10, /* 1 / x, one rounding */
-  TIDSP_UNARY_TANH = 11,       /* MLAS's tanh, as ORT's Tanh */
-  TIDSP_UNARY_EXP = 12,        /* expf, sinf, cosf: the C library's (ORT's */
-  TIDSP_UNARY_SIN = 13,        /* Eigen polynomials differ in the last   */
-  TIDSP_UNARY_COS = 14         /* bits) */
+#define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) TIDSP_UNARY_##NAME,
+#define TIDSP_UNARY_KERNEL(NAME, fn) TIDSP_UNARY_##NAME,
+#include "cstatic/unary_ops.def"
+  TIDSP_UNARY_COUNT_ /* not an op: the number of op codes */
 } tidsp_unary_op;
 
 typedef struct tidsp_unary_f32_params {
@@ -400,12 +363,8 @@ typedef struct tidsp_pool2d_params {
 
 int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
                          int8_t *y);
-int32_t tidsp_maxpool_i8__ref(const tidsp_pool2d_params *p, const int8_t *x,
-                              int8_t *y);
 int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
-int32_t tidsp_maxpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
-                               float *y);
 int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
 
@@ -443,9 +402,6 @@ typedef struct tidsp_gap_i8_params {
 
 int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
                                 const int8_t *x, int8_t *y);
-int32_t tidsp_global_avgpool_i8__ref(const tidsp_gap_i8_params *p,
-                                     const void *rq, const int8_t *x,
-                                     int8_t *y);
 
 typedef struct tidsp_gap_f32_params {
   int32_t nc, hw;
@@ -510,9 +466,6 @@ typedef struct tidsp_layer_norm_params {
 int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
                              const float *scale, const float *bias /* or NULL */,
                              float *y);
-int32_t tidsp_layer_norm_f32__ref(const tidsp_layer_norm_params *p,
-                                  const float *x, const float *scale,
-                                  const float *bias, float *y);
 
 /* DequantizeLinear → LayerNormalization → QuantizeLinear (int8, per
  * tensor) in one call, the same bytes as the three float-path kernels. */
@@ -527,9 +480,6 @@ typedef struct tidsp_layer_norm_i8_params {
 int32_t tidsp_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                             const float *scale, const float *bias /* or NULL */,
                             int8_t *y);
-int32_t tidsp_layer_norm_i8__ref(const tidsp_layer_norm_i8_params *p,
-                                 const int8_t *x, const float *scale,
-                                 const float *bias, int8_t *y);
 
 /* ------------------------------------------------------------------------
  * Data movement: dtype-agnostic, elem_size bytes per element.
@@ -543,8 +493,6 @@ typedef struct tidsp_transpose_params {
 
 int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
                         void *y);
-int32_t tidsp_transpose__ref(const tidsp_transpose_params *p, const void *x,
-                             void *y);
 
 /* y[i…] = x[start + i·step …] per dim; steps may be negative. */
 typedef struct tidsp_slice_params {
@@ -557,7 +505,6 @@ typedef struct tidsp_slice_params {
 } tidsp_slice_params;
 
 int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y);
-int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y);
 
 /* Cast between float32, the integer types and bool (tidsp_dtype codes):
  * integer → float rounds to nearest even; float → integer truncates toward
@@ -642,6 +589,77 @@ int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y);
 /* Plain copy (Reshape/Flatten/Squeeze/Unsqueeze/Identity when the planner
  * could not alias input and output). */
 int32_t tidsp_copy(size_t nbytes, const void *x, void *y);
+
+/* ------------------------------------------------------------------------
+ * The kernel table (cstatic/kernels.def) as declarations. Each params
+ * struct gets the alias tidsp_kparams_<member>; each kernel of this header
+ * is declared again from its row, so a row whose dtypes disagree with the
+ * prototype above does not compile; the <fn>__ref entry points of the
+ * dispatched kernels are declared only here. The TIDSP_K* helpers are
+ * shared with cstatic/mmalib.h.
+ * ---------------------------------------------------------------------- */
+/* The C type behind a dtype token of the table. */
+#define TIDSP_KCT_F32 float
+#define TIDSP_KCT_I8 int8_t
+#define TIDSP_KCT_U8 uint8_t
+#define TIDSP_KCT_I16 int16_t
+#define TIDSP_KCT_I32 int32_t
+#define TIDSP_KCT_I64 int64_t
+#define TIDSP_KCT_BOOL void
+#define TIDSP_KCT_ANY void
+#define TIDSP_KCT_SAME void
+#define TIDSP_KCT_INT void
+#define TIDSP_KCT_RESADD c7x_residual_add_params
+/* n pointer inputs, `in` a parenthesized list of tokens */
+#define TIDSP_KIN(n, in) TIDSP_KIN_##n in
+#define TIDSP_KIN_1(a) const TIDSP_KCT_##a *
+#define TIDSP_KIN_2(a, b) TIDSP_KIN_1(a), TIDSP_KIN_1(b)
+#define TIDSP_KIN_3(a, b, c) TIDSP_KIN_2(a, b), TIDSP_KIN_1(c)
+#define TIDSP_KIN_4(a, b, c, d) TIDSP_KIN_3(a, b, c), TIDSP_KIN_1(d)
+#define TIDSP_KIN_5(a, b, c, d, e) TIDSP_KIN_4(a, b, c, d), TIDSP_KIN_1(e)
+/* n int32 arguments */
+#define TIDSP_KI32_1 int32_t
+#define TIDSP_KI32_2 TIDSP_KI32_1, int32_t
+#define TIDSP_KI32_3 TIDSP_KI32_2, int32_t
+#define TIDSP_KI32_4 TIDSP_KI32_3, int32_t
+#define TIDSP_KI32_5 TIDSP_KI32_4, int32_t
+#define TIDSP_KI32_6 TIDSP_KI32_5, int32_t
+#define TIDSP_KI32_7 TIDSP_KI32_6, int32_t
+#define TIDSP_KI32_8 TIDSP_KI32_7, int32_t
+#define TIDSP_KI32_9 TIDSP_KI32_8, int32_t
+#define TIDSP_KI32_10 TIDSP_KI32_9, int32_t
+#define TIDSP_KI32_11 TIDSP_KI32_10, int32_t
+#define TIDSP_KI32_12 TIDSP_KI32_11, int32_t
+#define TIDSP_KI32_13 TIDSP_KI32_12, int32_t
+/* A kernel's prototype by its call form, and its __ref's by its ref kind. */
+#define TIDSP_KDECL_PARAMS(fn, params, n, in, out) \
+  int32_t fn(const tidsp_kparams_##params *, TIDSP_KIN(n, in), TIDSP_KCT_##out *);
+#define TIDSP_KDECL_BYTES(fn, params, n, in, out) \
+  int32_t fn(tidsp_kparams_##params, TIDSP_KIN(n, in), TIDSP_KCT_##out *);
+#define TIDSP_KDECL_ARRAY(fn, params, n, in, out) \
+  int32_t fn(const tidsp_kparams_##params *, const void *const *, TIDSP_KCT_##out *);
+#define TIDSP_KDECL_EXTERN(fn, n, in, out, n_args) \
+  int32_t fn(TIDSP_KIN(n, in), TIDSP_KCT_##out *, TIDSP_KI32_##n_args);
+#define TIDSP_KDECL_REF_NONE(decl, fn, ...)
+#define TIDSP_KDECL_REF_PUBLIC(decl, fn, ...) decl(fn##__ref, __VA_ARGS__)
+#define TIDSP_KDECL_REF_INTERNAL(decl, fn, ...) decl(fn##__ref, __VA_ARGS__)
+/* This header declares the externs of group RUNTIME (cstatic/mmalib.h the
+ * others). */
+#define TIDSP_KDECL_IN_KERNELS_H_RUNTIME(decl, ...) decl(__VA_ARGS__)
+#define TIDSP_KDECL_IN_KERNELS_H_C7X(decl, ...)
+#define TIDSP_KDECL_IN_KERNELS_H_MMALIB(decl, ...)
+#define TIDSP_KDECL_IN_KERNELS_H_TIDL(decl, ...)
+
+#define TIDSP_KPARAMS(member, type) typedef type tidsp_kparams_##member;
+#define TIDSP_KSTRUCT(name, type) typedef type tidsp_kparams_##name;
+#include "cstatic/kernels.def"
+#define TIDSP_KERNEL(NAME, ir, fn, ref, form, params, n_in, in, opt, out) \
+  TIDSP_KDECL_##form(fn, params, n_in, in, out)                          \
+  TIDSP_KDECL_REF_##ref(TIDSP_KDECL_##form, fn, params, n_in, in, out)
+#define TIDSP_KERNEL_EXTERN(NAME, ir, fn, ref, group, n_in, in, opt, out, n_args, args) \
+  TIDSP_KDECL_IN_KERNELS_H_##group(TIDSP_KDECL_EXTERN, fn, n_in, in, out, n_args)        \
+  TIDSP_KDECL_IN_KERNELS_H_##group(TIDSP_KDECL_REF_##ref, TIDSP_KDECL_EXTERN, fn, n_in, in, out, n_args)
+#include "cstatic/kernels.def"
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,8 @@
 
 #include <stdint.h>
 
+#include "cstatic/kernels.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -252,6 +254,22 @@ int32_t c7x_int8_max_pool_tidl(const int8_t *in, int8_t *out, int32_t N,
                                int32_t H_out, int32_t W_out, int32_t kH,
                                int32_t kW, int32_t sH, int32_t sW, int32_t pH,
                                int32_t pW);
+
+/* ---- the table's rows of this header (cstatic/kernels.def), declared
+ * again: a row whose dtypes disagree with a prototype above does not
+ * compile. On the host the int8 conv, depthwise, FC and max pool run on the
+ * dispatched generic kernels (the fast host variants) when that gives
+ * MMALIB's exact values; each also has <fn>__ref (ref INTERNAL in the
+ * table), the same checks and values on the reference kernels only, which
+ * the compiler folds constants with. The firmware exports only <fn>. */
+#define TIDSP_KDECL_IN_MMALIB_H_RUNTIME(decl, ...)
+#define TIDSP_KDECL_IN_MMALIB_H_C7X(decl, ...) decl(__VA_ARGS__)
+#define TIDSP_KDECL_IN_MMALIB_H_MMALIB(decl, ...) decl(__VA_ARGS__)
+#define TIDSP_KDECL_IN_MMALIB_H_TIDL(decl, ...) decl(__VA_ARGS__)
+#define TIDSP_KERNEL_EXTERN(NAME, ir, fn, ref, group, n_in, in, opt, out, n_args, args) \
+  TIDSP_KDECL_IN_MMALIB_H_##group(TIDSP_KDECL_EXTERN, fn, n_in, in, out, n_args)         \
+  TIDSP_KDECL_IN_MMALIB_H_##group(TIDSP_KDECL_REF_##ref, TIDSP_KDECL_EXTERN, fn, n_in, in, out, n_args)
+#include "cstatic/kernels.def"
 
 #ifdef __cplusplus
 }

@@ -94,7 +94,7 @@ static void **gb_run(cs_graph *g, const void *const *inputs, int32_t *status) {
       buf[n->outputs[o]] = calloc(1, b ? b : 1);
       out[o] = buf[n->outputs[o]];
     }
-    *status = cs_kernel_exec(n, in, out);
+    *status = cs_kernel_exec(g, n, in, out);
   }
   free(order);
   return buf;

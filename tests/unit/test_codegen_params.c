@@ -120,7 +120,7 @@ static void each_param_struct_round_trips_exactly(const char *dir) {
                           "static const %s p = %s;\nint main(void) {\n"
                           "  const unsigned char *b = (const unsigned char *)&p;\n  size_t i;\n"
                           "  for (i = 0; i < sizeof p; i++) printf(\"%%02x\", b[i]);\n  return 0;\n}\n",
-                   pre.s ? pre.s : "", ki->param_type, init.s);
+                   pre.s ? pre.s : "", ki->params->type, init.s);
     unsigned char got[sizeof(cs_kparams)];
     size_t full = 0;
     switch (n->op) {

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -423,7 +424,35 @@ static void test_verify(void) {
   cs_graph_free(g);
 }
 
+/* The last error belongs to the thread (the compile) that made it. */
+static pthread_barrier_t error_barrier;
+
+static void *error_on_thread(void *arg) {
+  const char *who = arg;
+  cs_error(CS_ERR_INVALID, "node '%s' failed", who);
+  pthread_barrier_wait(&error_barrier); /* both threads have set theirs */
+  char want[64];
+  snprintf(want, sizeof want, "node '%s' failed", who);
+  return (void *)(intptr_t)(strcmp(cs_error_message(), want) == 0);
+}
+
+static void test_error_per_thread(void) {
+  cs_error(CS_ERR_IO, "main's error");
+  pthread_t t[2];
+  const char *names[2] = {"a", "b"};
+  CHECK(pthread_barrier_init(&error_barrier, NULL, 2) == 0);
+  for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, error_on_thread, (void *)names[i]) == 0);
+  for (int i = 0; i < 2; i++) {
+    void *own = NULL;
+    CHECK(pthread_join(t[i], &own) == 0);
+    CHECK_MSG(own == (void *)1, "thread %s saw another thread's error", names[i]);
+  }
+  pthread_barrier_destroy(&error_barrier);
+  CHECK(!strcmp(cs_error_message(), "main's error"));
+}
+
 int main(void) {
+  test_error_per_thread();
   test_build();
   test_attrs();
   test_uses();

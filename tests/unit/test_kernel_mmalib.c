@@ -1124,14 +1124,14 @@ static int32_t run_internal(const layer *l, int compute, const int8_t *in, const
   tidsp_mmalib_conv_geom g;
   int grp = l->groups, pd = l->pad;
   if (l->which == W_FC)
-    return compute ? tidsp_mmalib_matmul_bias_i8_compute(in, w, bias, scale, shift, out, l->hw,
+    return compute ? tidsp_mmalib_matmul_bias_i8_compute(0, in, w, bias, scale, shift, out, l->hw,
                                                          l->c_in, l->c_out)
                    : tidsp_mmalib_matmul_bias_i8_dispatched(in, w, bias, scale, shift, out,
                                                             l->hw, l->c_in, l->c_out);
   if (tidsp_mmalib_conv_geom_init(&g, l->c_in / grp, l->hw, l->hw, l->c_out / grp, l->k, l->k,
                                   1, 1, pd, pd, pd, pd, MMALIB_I8_MAX_REDUCTION) != OK)
     return -100;
-  return compute ? tidsp_mmalib_conv2d_i8_compute(&g, grp, in, w, bias, scale, shift, out)
+  return compute ? tidsp_mmalib_conv2d_i8_compute(0, &g, grp, in, w, bias, scale, shift, out)
                  : tidsp_mmalib_conv2d_i8_dispatched(&g, grp, in, w, bias, scale, shift, out);
 }
 

@@ -8,15 +8,19 @@
  * On the host the body is the dispatched tidsp_maxpool_i8, whose padding
  * never wins either (it compares in-input taps only, from −128): the same
  * bytes, at vector speed. It refuses a window with no tap in the input,
- * which c7x gives −128; those calls run the scalar loop here.
+ * which c7x gives −128; those calls run the scalar loop here. The __ref
+ * entries (the compiler's constant folding) run the scalar loop only.
  */
 #include "cstatic/kernels.h"
 #include "mmalib_internal.h"
 
-static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
-                        int32_t H_in, int32_t W_in, int32_t H_out,
-                        int32_t W_out, int32_t kH, int32_t kW, int32_t sH,
-                        int32_t sW, int32_t pH, int32_t pW) {
+#define MAX_POOL_PARAMS                                                       \
+  const int8_t *in, int8_t *out, int32_t N, int32_t C, int32_t H_in,          \
+      int32_t W_in, int32_t H_out, int32_t W_out, int32_t kH, int32_t kW,     \
+      int32_t sH, int32_t sW, int32_t pH, int32_t pW
+#define MAX_POOL_ARGS in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW
+
+static int32_t max_pool(int on_ref, MAX_POOL_PARAMS) {
   int64_t nc, planes;
   int32_t oh, ow, y, x;
   if (!in || !out)
@@ -32,7 +36,7 @@ static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
   planes = (int64_t)N * C;
   if (planes * H_in * W_in > INT32_MAX || planes * H_out * W_out > INT32_MAX)
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  {
+  if (!on_ref) {
     tidsp_pool2d_params p;
     p.n = N;
     p.c = C;
@@ -75,19 +79,18 @@ static int32_t max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
   return TIDSP_MMALIB_OK;
 }
 
-int32_t c7x_int8_max_pool(const int8_t *in, int8_t *out, int32_t N, int32_t C,
-                          int32_t H_in, int32_t W_in, int32_t H_out,
-                          int32_t W_out, int32_t kH, int32_t kW, int32_t sH,
-                          int32_t sW, int32_t pH, int32_t pW) {
-  return max_pool(in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH,
-                  pW);
+int32_t c7x_int8_max_pool(MAX_POOL_PARAMS) {
+  return max_pool(0, MAX_POOL_ARGS);
 }
 
-int32_t c7x_int8_max_pool_tidl(const int8_t *in, int8_t *out, int32_t N,
-                               int32_t C, int32_t H_in, int32_t W_in,
-                               int32_t H_out, int32_t W_out, int32_t kH,
-                               int32_t kW, int32_t sH, int32_t sW, int32_t pH,
-                               int32_t pW) {
-  return max_pool(in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH,
-                  pW);
+int32_t c7x_int8_max_pool__ref(MAX_POOL_PARAMS) {
+  return max_pool(1, MAX_POOL_ARGS);
+}
+
+int32_t c7x_int8_max_pool_tidl(MAX_POOL_PARAMS) {
+  return max_pool(0, MAX_POOL_ARGS);
+}
+
+int32_t c7x_int8_max_pool_tidl__ref(MAX_POOL_PARAMS) {
+  return max_pool(1, MAX_POOL_ARGS);
 }

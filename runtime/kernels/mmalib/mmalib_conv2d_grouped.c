@@ -10,12 +10,18 @@
  */
 #include "mmalib_internal.h"
 
-int32_t mmalib_conv2d_i8_grouped_loop(
-    const int8_t *input, const int8_t *kernel, const int32_t *bias,
-    const uint8_t *scale, const uint8_t *shift, int8_t *output, int32_t C_in,
-    int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH, int32_t KW,
-    int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_bottom,
-    int32_t pad_left, int32_t pad_right, int32_t groups) {
+/* The public entry and its __ref (the scalar loops only) share one body. */
+#define GROUPED_PARAMS                                                        \
+  const int8_t *input, const int8_t *kernel, const int32_t *bias,             \
+      const uint8_t *scale, const uint8_t *shift, int8_t *output,             \
+      int32_t C_in, int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH,    \
+      int32_t KW, int32_t stride_h, int32_t stride_w, int32_t pad_top,        \
+      int32_t pad_bottom, int32_t pad_left, int32_t pad_right, int32_t groups
+#define GROUPED_ARGS                                                          \
+  input, kernel, bias, scale, shift, output, C_in, H_in, W_in, C_out, KH, KW, \
+      stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, groups
+
+static int32_t grouped_loop(int on_ref, GROUPED_PARAMS) {
   tidsp_mmalib_conv_geom g;
   int32_t st, cin_g, cout_g;
   /* Unlike the plain conv, NULL requant arrays are refused (as the fork). */
@@ -40,7 +46,15 @@ int32_t mmalib_conv2d_i8_grouped_loop(
       (int64_t)C_out * g.h_out * g.w_out > INT32_MAX ||
       !tidsp_mmalib_shifts_ok(shift, C_out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  (void)tidsp_mmalib_conv2d_i8_compute(&g, groups, input, kernel, bias, scale,
-                                       shift, output);
+  (void)tidsp_mmalib_conv2d_i8_compute(on_ref, &g, groups, input, kernel,
+                                       bias, scale, shift, output);
   return TIDSP_MMALIB_OK;
+}
+
+int32_t mmalib_conv2d_i8_grouped_loop(GROUPED_PARAMS) {
+  return grouped_loop(0, GROUPED_ARGS);
+}
+
+int32_t mmalib_conv2d_i8_grouped_loop__ref(GROUPED_PARAMS) {
+  return grouped_loop(1, GROUPED_ARGS);
 }

@@ -42,7 +42,7 @@ int32_t mmalib_conv2d_i8_sliced(const int8_t *input, const int8_t *kernel,
   if (!tidsp_mmalib_shifts_ok(tile_shift, C_out_tile))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   (void)tidsp_mmalib_conv2d_i8_compute(
-      &g, 1, input, kernel, bias ? bias + oc_start : NULL,
+      0, &g, 1, input, kernel, bias ? bias + oc_start : NULL,
       scale ? scale + oc_start : NULL, tile_shift,
       output + (size_t)oc_start * g.h_out * g.w_out);
   return TIDSP_MMALIB_OK;

@@ -43,14 +43,19 @@ static int32_t dw_check(tidsp_mmalib_conv_geom *g, const void *input,
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
-                                   const int32_t *bias, const uint8_t *scale,
-                                   const uint8_t *shift, int8_t *output,
-                                   int32_t channels, int32_t H_in,
-                                   int32_t W_in, int32_t KH, int32_t KW,
-                                   int32_t stride_h, int32_t stride_w,
-                                   int32_t pad_t, int32_t pad_b, int32_t pad_l,
-                                   int32_t pad_r, int32_t num_groups) {
+/* mmalib_depthwise_conv2d_i8 and its __ref (the scalar loops only) share
+ * one body. */
+#define DW_I8_PARAMS                                                          \
+  const int8_t *input, const int8_t *weights, const int32_t *bias,            \
+      const uint8_t *scale, const uint8_t *shift, int8_t *output,             \
+      int32_t channels, int32_t H_in, int32_t W_in, int32_t KH, int32_t KW,   \
+      int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_b,       \
+      int32_t pad_l, int32_t pad_r, int32_t num_groups
+#define DW_I8_ARGS                                                            \
+  input, weights, bias, scale, shift, output, channels, H_in, W_in, KH, KW,   \
+      stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups
+
+static int32_t depthwise_i8(int on_ref, DW_I8_PARAMS) {
   tidsp_mmalib_conv_geom g;
   int32_t st;
   st = dw_check(&g, input, weights, output, shift, channels, H_in, W_in, KH,
@@ -63,9 +68,17 @@ int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
     return TIDSP_MMALIB_ERR_PRECONDITION;
   /* channels groups of one input and one output channel each */
   g.c_out = 1;
-  (void)tidsp_mmalib_conv2d_i8_compute(&g, channels, input, weights, bias,
-                                       scale, shift, output);
+  (void)tidsp_mmalib_conv2d_i8_compute(on_ref, &g, channels, input, weights,
+                                       bias, scale, shift, output);
   return TIDSP_MMALIB_OK;
+}
+
+int32_t mmalib_depthwise_conv2d_i8(DW_I8_PARAMS) {
+  return depthwise_i8(0, DW_I8_ARGS);
+}
+
+int32_t mmalib_depthwise_conv2d_i8__ref(DW_I8_PARAMS) {
+  return depthwise_i8(1, DW_I8_ARGS);
 }
 
 int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,

@@ -88,12 +88,13 @@ int32_t tidsp_mmalib_conv2d_i8_dispatched(const tidsp_mmalib_conv_geom *g,
 
 /* A failing dispatched call writes nothing (generic kernels validate before
  * their first store), and the scalar loops then write every output. */
-int tidsp_mmalib_conv2d_i8_compute(const tidsp_mmalib_conv_geom *g,
+int tidsp_mmalib_conv2d_i8_compute(int on_ref, const tidsp_mmalib_conv_geom *g,
                                    int32_t groups, const int8_t *input,
                                    const int8_t *kernel, const int32_t *bias,
                                    const uint8_t *scale, const uint8_t *shift,
                                    int8_t *output) {
-  if (tidsp_mmalib_conv2d_i8_dispatched(g, groups, input, kernel, bias, scale,
+  if (!on_ref &&
+      tidsp_mmalib_conv2d_i8_dispatched(g, groups, input, kernel, bias, scale,
                                         shift, output) == TIDSP_OK)
     return 1;
   tidsp_mmalib_conv2d_i8_scalar(g, groups, input, kernel, bias, scale, shift,
@@ -119,13 +120,13 @@ int32_t tidsp_mmalib_matmul_bias_i8_dispatched(
   return tidsp_matmul_i8(&p, input, weights, bias, &ss, output);
 }
 
-int tidsp_mmalib_matmul_bias_i8_compute(const int8_t *input,
+int tidsp_mmalib_matmul_bias_i8_compute(int on_ref, const int8_t *input,
                                         const int8_t *weights,
                                         const int32_t *bias,
                                         const uint8_t *scale,
                                         const uint8_t *shift, int8_t *output,
                                         int32_t M, int32_t K, int32_t N) {
-  if (tidsp_mmalib_matmul_bias_i8_dispatched(input, weights, bias, scale,
+  if (!on_ref && tidsp_mmalib_matmul_bias_i8_dispatched(input, weights, bias, scale,
                                              shift, output, M, K,
                                              N) == TIDSP_OK)
     return 1;

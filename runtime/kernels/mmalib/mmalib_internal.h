@@ -143,10 +143,12 @@ void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
                                    const uint8_t *scale, const uint8_t *shift,
                                    int8_t *output);
 
-/* The dispatched path when it succeeds, else the scalar one. Returns 1
- * when the dispatched kernel computed the output, 0 when the scalar loops
- * did (for tests; the wrappers succeed either way). */
-int tidsp_mmalib_conv2d_i8_compute(const tidsp_mmalib_conv_geom *g,
+/* The dispatched path when it succeeds, else the scalar one; with on_ref
+ * the scalar loops only (a wrapper's <fn>__ref entry: the same values,
+ * computed without the CPU-specific variants, for the compiler's constant
+ * folding). Returns 1 when the dispatched kernel computed the output, 0
+ * when the scalar loops did (for tests; the wrappers succeed either way). */
+int tidsp_mmalib_conv2d_i8_compute(int on_ref, const tidsp_mmalib_conv_geom *g,
                                    int32_t groups, const int8_t *input,
                                    const int8_t *kernel, const int32_t *bias,
                                    const uint8_t *scale, const uint8_t *shift,
@@ -165,7 +167,7 @@ void tidsp_mmalib_matmul_bias_i8_scalar(const int8_t *input,
                                         const uint8_t *scale,
                                         const uint8_t *shift, int8_t *output,
                                         int32_t M, int32_t K, int32_t N);
-int tidsp_mmalib_matmul_bias_i8_compute(const int8_t *input,
+int tidsp_mmalib_matmul_bias_i8_compute(int on_ref, const int8_t *input,
                                         const int8_t *weights,
                                         const int32_t *bias,
                                         const uint8_t *scale,
