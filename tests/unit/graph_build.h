@@ -11,20 +11,20 @@
 #include "ir.h"
 #include "passes/kernel_exec.h"
 
-static int gb_value(cs_graph *g, const char *name, cs_dtype t, int rank, const int64_t *shape) {
+static inline int gb_value(cs_graph *g, const char *name, cs_dtype t, int rank, const int64_t *shape) {
   return cs_graph_add_value(g, name, t, rank, shape);
 }
 
-static int gb_scalar_f32(cs_graph *g, const char *name, float v) {
+static inline int gb_scalar_f32(cs_graph *g, const char *name, float v) {
   return cs_graph_add_const(g, name, CS_DTYPE_F32, 0, NULL, &v);
 }
 
-static int gb_scalar_i8(cs_graph *g, const char *name, int8_t v) {
+static inline int gb_scalar_i8(cs_graph *g, const char *name, int8_t v) {
   return cs_graph_add_const(g, name, CS_DTYPE_I8, 0, NULL, &v);
 }
 
 /* y = op(inputs) with one output of the given type. */
-static int gb_node(cs_graph *g, cs_op op, const char *name, int n_in, const int *in, cs_dtype t, int rank,
+static inline int gb_node(cs_graph *g, cs_op op, const char *name, int n_in, const int *in, cs_dtype t, int rank,
                    const int64_t *shape, int *node_out) {
   char vname[256];
   snprintf(vname, sizeof vname, "%s_out", name);
@@ -34,7 +34,7 @@ static int gb_node(cs_graph *g, cs_op op, const char *name, int n_in, const int 
   return y;
 }
 
-static int gb_dq(cs_graph *g, const char *name, int x, int scale, int zp) {
+static inline int gb_dq(cs_graph *g, const char *name, int x, int scale, int zp) {
   const cs_value *v = cs_graph_value(g, x);
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, v->shape, sizeof shape);
@@ -42,7 +42,7 @@ static int gb_dq(cs_graph *g, const char *name, int x, int scale, int zp) {
   return gb_node(g, CS_OP_DEQUANTIZE_LINEAR, name, zp >= 0 ? 3 : 2, in, CS_DTYPE_F32, v->rank, shape, NULL);
 }
 
-static int gb_q(cs_graph *g, const char *name, int x, int scale, int zp) {
+static inline int gb_q(cs_graph *g, const char *name, int x, int scale, int zp) {
   const cs_value *v = cs_graph_value(g, x);
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, v->shape, sizeof shape);
@@ -50,7 +50,7 @@ static int gb_q(cs_graph *g, const char *name, int x, int scale, int zp) {
   return gb_node(g, CS_OP_QUANTIZE_LINEAR, name, 3, in, cs_graph_value(g, zp)->dtype, v->rank, shape, NULL);
 }
 
-static void gb_set_io(cs_graph *g, int n_in, const int *in, int n_out, const int *out) {
+static inline void gb_set_io(cs_graph *g, int n_in, const int *in, int n_out, const int *out) {
   g->inputs = malloc(sizeof(int) * (size_t)n_in);
   memcpy(g->inputs, in, sizeof(int) * (size_t)n_in);
   g->n_inputs = n_in;
@@ -59,14 +59,14 @@ static void gb_set_io(cs_graph *g, int n_in, const int *in, int n_out, const int
   g->n_outputs = n_out;
 }
 
-static int gb_count_op(const cs_graph *g, cs_op op) {
+static inline int gb_count_op(const cs_graph *g, cs_op op) {
   int c = 0;
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].dead && g->nodes[i].op == op) c++;
   return c;
 }
 
-static int gb_find_op(const cs_graph *g, cs_op op) {
+static inline int gb_find_op(const cs_graph *g, cs_op op) {
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].dead && g->nodes[i].op == op) return i;
   return -1;
@@ -74,7 +74,7 @@ static int gb_find_op(const cs_graph *g, cs_op op) {
 
 /* Run a lowered graph: inputs[i] feed g->inputs[i]; returns malloc'd
  * buffers per value (caller frees with gb_free_run). */
-static void **gb_run(cs_graph *g, const void *const *inputs, int32_t *status) {
+static inline void **gb_run(cs_graph *g, const void *const *inputs, int32_t *status) {
   void **buf = calloc((size_t)g->n_values, sizeof(void *));
   for (int i = 0; i < g->n_inputs; i++) buf[g->inputs[i]] = (void *)inputs[i];
   int *order = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
@@ -100,7 +100,7 @@ static void **gb_run(cs_graph *g, const void *const *inputs, int32_t *status) {
   return buf;
 }
 
-static void gb_free_run(cs_graph *g, void **buf) {
+static inline void gb_free_run(cs_graph *g, void **buf) {
   for (int v = 0; v < g->n_values; v++) {
     int is_in = 0;
     for (int i = 0; i < g->n_inputs; i++) is_in |= g->inputs[i] == v;

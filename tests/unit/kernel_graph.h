@@ -14,14 +14,14 @@
 #include "graph_build.h"
 
 /* Deterministic int8 filler (a small LCG, values over the whole range). */
-static void kg_fill_i8(int8_t *d, int64_t n, uint32_t seed) {
+static inline void kg_fill_i8(int8_t *d, int64_t n, uint32_t seed) {
   for (int64_t i = 0; i < n; i++) {
     seed = seed * 1664525u + 1013904223u;
     d[i] = (int8_t)(seed >> 24);
   }
 }
 
-static int kg_const_i8(cs_graph *g, const char *name, int rank, const int64_t *shape, uint32_t seed) {
+static inline int kg_const_i8(cs_graph *g, const char *name, int rank, const int64_t *shape, uint32_t seed) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= shape[d];
   int8_t *d = malloc((size_t)(n ? n : 1));
@@ -32,7 +32,7 @@ static int kg_const_i8(cs_graph *g, const char *name, int rank, const int64_t *s
 }
 
 /* Per-channel bias (int32) and FLOAT requant multipliers for `channels`. */
-static void kg_bias_rq(cs_graph *g, const char *name, int channels, int *bias, int *rq) {
+static inline void kg_bias_rq(cs_graph *g, const char *name, int channels, int *bias, int *rq) {
   int32_t *b = malloc(sizeof(int32_t) * (size_t)channels);
   float *m = malloc(sizeof(float) * (size_t)channels);
   for (int c = 0; c < channels; c++) {
@@ -49,13 +49,13 @@ static void kg_bias_rq(cs_graph *g, const char *name, int channels, int *bias, i
   free(m);
 }
 
-static tidsp_requant_params kg_rq(int32_t zp) {
+static inline tidsp_requant_params kg_rq(int32_t zp) {
   tidsp_requant_params rq = {TIDSP_REQUANT_FLOAT, 1, zp, -128, 127};
   return rq;
 }
 
 /* y = k_conv2d_i8(x, w, bias, rq), 3×3 (or k×k), stride 1, pad k/2. */
-static int kg_conv(cs_graph *g, const char *name, int x, int w, int c_out, int k, int groups, int *node) {
+static inline int kg_conv(cs_graph *g, const char *name, int x, int w, int c_out, int k, int groups, int *node) {
   const cs_value *xv = cs_graph_value(g, x);
   tidsp_conv2d_params p;
   memset(&p, 0, sizeof p);
@@ -85,7 +85,7 @@ static int kg_conv(cs_graph *g, const char *name, int x, int w, int c_out, int k
 }
 
 /* y[m][n] = k_matmul_i8(x[m][k], w[n][k], bias, rq). */
-static int kg_matmul(cs_graph *g, const char *name, int x, int w, int *node) {
+static inline int kg_matmul(cs_graph *g, const char *name, int x, int w, int *node) {
   const cs_value *xv = cs_graph_value(g, x), *wv = cs_graph_value(g, w);
   tidsp_matmul_params p;
   memset(&p, 0, sizeof p);
@@ -108,7 +108,7 @@ static int kg_matmul(cs_graph *g, const char *name, int x, int w, int *node) {
 
 /* Runs g on the given inputs and returns a malloc'd copy of output 0's
  * bytes (NULL if a kernel failed; *nbytes its size). */
-static uint8_t *kg_run_output(cs_graph *g, const void *const *inputs, size_t *nbytes) {
+static inline uint8_t *kg_run_output(cs_graph *g, const void *const *inputs, size_t *nbytes) {
   int32_t st;
   void **buf = gb_run(g, inputs, &st);
   int y = g->outputs[0];
