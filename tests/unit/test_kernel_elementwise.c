@@ -374,7 +374,7 @@ static void test_unary_f32(void) {
   for (i = 0; i < N; i++)
     x[i] = -5.0f + 0.1f * (float)i;
   y = guarded(sizeof(x));
-  for (op = 0; op <= TIDSP_UNARY_COS; op++) {
+  for (op = 0; op < TIDSP_UNARY_COUNT_; op++) {
     memset(&p, 0, sizeof(p));
     p.n = N;
     p.op = op;
@@ -402,6 +402,7 @@ static void test_unary_f32(void) {
       case TIDSP_UNARY_TANH: want = tanh(v); break;
       case TIDSP_UNARY_EXP: want = exp(v); break;
       case TIDSP_UNARY_SIN: want = sin(v); break;
+      case TIDSP_UNARY_LEAKY_RELU: want = v >= 0 ? v : 0.2 * v; break;
       default: want = cos(v); break;
       }
       if (isnan(want) || isinf(want)) {
@@ -415,7 +416,7 @@ static void test_unary_f32(void) {
     CHECK(guards_ok(y, sizeof(x)));
   }
   guarded_free(y);
-  p.op = TIDSP_UNARY_COS + 1;
+  p.op = TIDSP_UNARY_COUNT_; /* one past the last op */
   CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
   p.op = TIDSP_UNARY_CLIP;
   p.lo = 3.0f;

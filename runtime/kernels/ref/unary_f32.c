@@ -82,6 +82,9 @@ static inline float unary_cos(float x, const tidsp_unary_f32_params *p) {
   (void)p;
   return cosf(x);
 }
+static inline float unary_leaky_relu(float x, const tidsp_unary_f32_params *p) {
+  return x >= 0.0f ? x : p->alpha * x;
+}
 
 int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
                         float *y) {

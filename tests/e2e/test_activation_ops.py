@@ -1,0 +1,139 @@
+"""LeakyRelu and PRelu, compiled by cstatic and compared with ONNX Runtime
+bit for bit (the ops the real networks of issue 12 need: YOLO-style and OCR
+detectors use LeakyRelu, facenet's MTCNN per-channel PRelu).
+
+- float models: every output element, ±0, NaNs, infinities and subnormals
+  included, equals ORT's (LeakyRelu and PRelu are one multiply and a
+  select on x >= 0);
+- quantized models (ORT quantize_static, int8 and uint8 activations): a
+  LeakyRelu between DQ and Q becomes one int8 table, as ORT's
+  QLinearLeakyRelu; a PRelu runs in float between them, as ORT runs it.
+"""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+from cstatic_cli import cstatic
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import ort_ref  # noqa: E402
+
+OPSET = 17
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1.2e-38, -1.2e-38,
+                     3.4e38, -3.4e38, 1.0, -1.0], np.float32)
+# NaNs with payloads (both signs) as bit patterns
+NAN_BITS = np.array([0x7fc00001, 0xffc12345, 0x7f800001], np.uint32)
+
+
+def special_input(shape, seed):
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal(shape) * r.choice([1e-3, 1.0, 50.0], size=shape)).astype(np.float32)
+    flat = x.reshape(-1)
+    specials = np.concatenate([SPECIALS, NAN_BITS.view(np.float32)])
+    flat[:specials.size] = specials
+    return x
+
+
+def save_model(path, nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, path.stem, inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return path
+
+
+def run_cstatic(model, feeds, tmp_path, n_outputs=1):
+    out_dir = tmp_path / f"{model.stem}_c"
+    cstatic("compile", model, "-o", out_dir, "-q")
+    args = []
+    for name, arr in feeds.items():
+        p = tmp_path / f"in_{name}.npy"
+        np.save(p, arr)
+        args += ["--input", p]
+    outs = [tmp_path / f"out_{j}.npy" for j in range(n_outputs)]
+    for p in outs:
+        args += ["--output", p]
+    cstatic("run", out_dir, *args)
+    return [np.load(p) for p in outs], (out_dir / "lib0.c").read_text()
+
+
+def run_ort(model, feeds, int8=False):
+    """ORT, with every QDQ group fused into its integer kernel for a
+    quantized model (as on ARM; tests/models/ORT_FUSIONS.md)."""
+    config = {"session.qdqisint8allowed": "1"} if int8 else None
+    return ort_ref.session(str(model), config=config).run(None, feeds)
+
+
+def assert_bits(got, want, what):
+    got = np.ascontiguousarray(got, np.float32).reshape(-1)
+    want = np.ascontiguousarray(want, np.float32).reshape(-1)
+    assert got.shape == want.shape, what
+    bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
+    assert bad.size == 0, (f"{what}: {bad.size}/{got.size} differ, first at {bad[0]}: "
+                           f"0x{got.view(np.uint32)[bad[0]]:08x} vs ORT 0x{want.view(np.uint32)[bad[0]]:08x}")
+
+
+# ---------------------------------------------------------------- LeakyRelu
+
+@pytest.mark.parametrize("alpha", [None, 0.2, -0.5, 3.0])
+def test_leaky_relu_float(tmp_path, alpha):
+    attrs = {} if alpha is None else {"alpha": alpha}
+    shape = [2, 3, 7, 5]
+    model = save_model(tmp_path / "leaky.onnx", [helper.make_node("LeakyRelu", ["x"], ["y"], **attrs)],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    x = special_input(shape, 1)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "TIDSP_UNARY_LEAKY_RELU" in src
+    assert_bits(got, run_ort(model, {"x": x})[0], f"LeakyRelu alpha={alpha}")
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, shapes, n=8):
+        r = np.random.default_rng(10)
+        self.data = iter([{k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+                          for _ in range(n)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+def quantized(tmp_path, name, nodes, shape_in, shape_out, inits, act):
+    fp = save_model(tmp_path / f"{name}_float.onnx", nodes,
+                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    qp = tmp_path / f"{name}_{act}.onnx"
+    quantize_static(str(fp), str(qp), _Reader({"x": shape_in}), quant_format=QuantFormat.QDQ, per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if act == "s8" else QuantType.QUInt8)
+    return qp
+
+
+def conv_act_conv(act_node, c=8):
+    """conv → activation → conv: the activation between quantized layers."""
+    r = np.random.default_rng(4)
+    w1 = numpy_helper.from_array((r.standard_normal((c, 4, 1, 1)) * 0.5).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((r.standard_normal((c, c, 1, 1)) * 0.5).astype(np.float32), "w2")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"]), act_node,
+             helper.make_node("Conv", ["a", "w2"], ["y"])]
+    return nodes, [w1, w2]
+
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+@pytest.mark.parametrize("alpha", [0.1, -0.3])
+def test_leaky_relu_quantized_is_one_table(tmp_path, act, alpha):
+    nodes, inits = conv_act_conv(helper.make_node("LeakyRelu", ["c1"], ["a"], alpha=alpha))
+    model = quantized(tmp_path, "leaky_q", nodes, [1, 4, 6, 6], [1, 8, 6, 6], inits, act)
+    assert any(n.op_type == "LeakyRelu" for n in onnx.load(model).graph.node)
+    x = np.random.default_rng(123).standard_normal((1, 4, 6, 6)).astype(np.float32)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "tidsp_lut_i8(" in src and "tidsp_unary_f32(" not in src
+    want = run_ort(model, {"x": x}, int8=True)[0]
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
