@@ -14,6 +14,12 @@
  *  - int8 is the only 8-bit activation type: the compiler rewrites uint8
  *    activations to int8 (q − 128, zp − 128), which is exact. uint8 appears
  *    only at the model boundary (quantize/dequantize kernels).
+ *  - Every kernel is a row of the kernel table, cstatic/kernels.def; this
+ *    header declares each one again from its row (at the end), which
+ *    checks the row against the prototype here. A kernel whose params are
+ *    a struct declared here already (e.g. tidsp_prelu_f32 takes a
+ *    tidsp_broadcast) may have no prototype here: its row's declaration is
+ *    its prototype and the comment above its row its contract.
  *
  * Requantization (one int32 accumulator → one integer output), chosen by
  * tidsp_requant_params.kind; `rq` points at a blob in the weights:
