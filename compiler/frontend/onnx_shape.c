@@ -64,6 +64,7 @@ static const op_rule op_rules[] = {
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL)},
+    {CS_OP_PRELU, 2, 2, 1, 1, D_F},
 /* the float unary ops of cstatic/unary_ops.def: one tensor in, one out */
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) {CS_OP_##IR, 1, 1, 1, 1, D_F},
 #include "cstatic/unary_ops.def"
@@ -222,6 +223,21 @@ static cs_status infer_binary(cs_onnx_infer *c, cs_node *n) {
   if (st == CS_OK) st = broadcast(c, n, a, b, &rank, shape);
   if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, a->dtype, rank, shape);
   return st;
+}
+
+/* PRelu: the slope broadcasts to the input (numpy rules, one way), whose
+ * shape the output has. */
+static cs_status infer_prelu(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0), *s = cs_onnx_in(c, n, 1);
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  cs_status st = same_dtype(c, n, x, s);
+  if (st == CS_OK) st = broadcast(c, n, x, s, &rank, shape);
+  if (st != CS_OK) return st;
+  if (rank != x->rank || memcmp(shape, x->shape, sizeof(int64_t) * (size_t)rank))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "slope '%s' %s does not broadcast to input '%s' %s", s->name,
+                            cs_onnx_shape_str(s->rank, s->shape), x->name, cs_onnx_shape_str(x->rank, x->shape));
+  return same_as_input(c, n, 0, 0);
 }
 
 static cs_status infer_clip(cs_onnx_infer *c, cs_node *n) {
@@ -521,6 +537,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_RELU:
     case CS_OP_IDENTITY: return same_as_input(c, n, 0, 0);
     case CS_OP_CLIP: return infer_clip(c, n);
+    case CS_OP_PRELU: return infer_prelu(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);
     case CS_OP_GELU: return infer_gelu(c, n);
     case CS_OP_WHERE: return infer_where(c, n);

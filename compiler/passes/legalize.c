@@ -220,6 +220,22 @@ static cs_status lower_unary(cs_graph *g, int id, cs_unary_match m, tidsp_unary_
   return CS_OK;
 }
 
+/* PRelu in float: its slope broadcast to x (the frontend checked it). */
+static cs_status lower_prelu(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "a PRelu on integers must sit between DequantizeLinear and QuantizeLinear");
+  tidsp_broadcast bc;
+  memset(&bc, 0, sizeof bc);
+  if (!cs_broadcast_init(cs_graph_value(g, n->inputs[0]), cs_graph_value(g, n->inputs[1]),
+                         cs_graph_value(g, n->outputs[0]), &bc))
+    return unsupported(n, "the slope does not broadcast to the input");
+  int ins[2] = {n->inputs[0], n->inputs[1]};
+  n = retarget(g, id, CS_OP_K_PRELU_F32, 2, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.broadcast = bc;
+  return CS_OK;
+}
+
 static cs_status lower_pool(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   cs_dtype dt = cs_graph_value(g, n->inputs[0])->dtype;
@@ -736,6 +752,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
       case CS_OP_POW: st = lower_binary(g, i); break;
       case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
+      case CS_OP_PRELU: st = lower_prelu(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;
       case CS_OP_REDUCE_MEAN: st = lower_reduce_mean(g, i); break;
       case CS_OP_SOFTMAX: st = lower_softmax(g, i); break;

@@ -137,3 +137,56 @@ def test_leaky_relu_quantized_is_one_table(tmp_path, act, alpha):
     assert "tidsp_lut_i8(" in src and "tidsp_unary_f32(" not in src
     want = run_ort(model, {"x": x}, int8=True)[0]
     assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+
+
+# ---------------------------------------------------------------- PRelu
+
+@pytest.mark.parametrize("x_shape,slope_shape", [
+    ([2, 3, 7, 5], [3, 1, 1]),      # per channel, as torch's PReLU exports
+    ([2, 3, 7, 5], [1]),            # one slope
+    ([2, 3, 7, 5], [5]),            # along the last axis (numpy rules)
+    ([2, 3, 7, 5], [2, 3, 7, 5]),   # elementwise
+    ([4, 6], [6]),                  # after a fully connected layer (MTCNN)
+])
+@pytest.mark.parametrize("slope_is_input", [False, True])
+def test_prelu_float(tmp_path, x_shape, slope_shape, slope_is_input):
+    r = np.random.default_rng(len(x_shape) + len(slope_shape))
+    slope = (r.standard_normal(slope_shape) * 0.5).astype(np.float32)
+    slope.reshape(-1)[0] = -0.5  # a negative slope turns -0 into +0 unless x >= 0 selects x
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)]
+    inits = []
+    if slope_is_input:
+        inputs.append(helper.make_tensor_value_info("slope", TensorProto.FLOAT, slope_shape))
+    else:
+        inits.append(numpy_helper.from_array(slope, "slope"))
+    model = save_model(tmp_path / "prelu.onnx", [helper.make_node("PRelu", ["x", "slope"], ["y"])], inputs,
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, x_shape)], inits)
+    x = special_input(x_shape, 2)
+    feeds = {"x": x, "slope": slope} if slope_is_input else {"x": x}
+    (got,), src = run_cstatic(model, feeds, tmp_path)
+    assert "tidsp_prelu_f32(" in src
+    assert_bits(got, run_ort(model, feeds)[0], f"PRelu x {x_shape} slope {slope_shape}")
+
+
+def test_prelu_slope_must_broadcast_to_the_input(tmp_path):
+    """A slope that would widen the output is refused by name."""
+    model = save_model(tmp_path / "prelu_bad.onnx", [helper.make_node("PRelu", ["x", "slope"], ["y"], name="act")],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
+                       [numpy_helper.from_array(np.ones([2, 1, 1], np.float32), "slope")])
+    p = cstatic("compile", model, "-o", tmp_path / "bad", ok=False)
+    assert p.returncode != 0 and "act" in p.stderr and "slope" in p.stderr
+    assert p.stderr.count("\n") <= 1 and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+def test_prelu_quantized_runs_in_float_as_ort(tmp_path, act):
+    r = np.random.default_rng(6)
+    slope = numpy_helper.from_array((r.standard_normal((8, 1, 1)) * 0.4).astype(np.float32), "slope")
+    nodes, inits = conv_act_conv(helper.make_node("PRelu", ["c1", "slope"], ["a"]))
+    model = quantized(tmp_path, "prelu_q", nodes, [1, 4, 6, 6], [1, 8, 6, 6], inits + [slope], act)
+    x = np.random.default_rng(321).standard_normal((1, 4, 6, 6)).astype(np.float32)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "tidsp_prelu_f32(" in src
+    want = run_ort(model, {"x": x}, int8=True)[0]
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"

@@ -1,5 +1,5 @@
 /*
- * test_kernel_elementwise.c — add_i8, mul_i8 (FLOAT and Q31), binary_f32,
+ * test_kernel_elementwise.c — add_i8, mul_i8 (FLOAT and Q31), binary_f32, prelu_f32,
  * lut_i8 and unary_f32 against oracles that index by unravelling each
  * output position (the kernels walk rows with an odometer). Random
  * broadcasting of every kind (same shape, per-channel, scalar, ranks that
@@ -344,6 +344,62 @@ static void test_binary_f32(void) {
   }
 }
 
+/* PRelu: x >= 0 ? x : x·slope with both operands broadcast (the kernel
+ * takes any broadcast; ONNX only ever widens the slope), special values
+ * bit for bit, in place. */
+static void test_prelu_f32(void) {
+  static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7fc00001u, 0xffc12345u,
+                                      0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u};
+  int iter;
+  for (iter = 0; iter < 200; iter++) {
+    bcase c;
+    float *a, *b, *y;
+    int64_t i;
+    int bad = 0;
+    random_bcase(&c);
+    a = malloc(sizeof(float) * (size_t)c.n_a);
+    b = malloc(sizeof(float) * (size_t)c.n_b);
+    y = guarded(sizeof(float) * (size_t)c.n_out);
+    for (i = 0; i < c.n_a; i++)
+      a[i] = rnd_unit() * 4.0f - 2.0f;
+    for (i = 0; i < c.n_a && i < 8; i++)
+      memcpy(&a[i], &specials[(i + iter) % 8], sizeof(float));
+    for (i = 0; i < c.n_b; i++)
+      b[i] = rnd_unit() * 2.0f - 1.0f;
+    CHECK(tidsp_prelu_f32(&c.bc, a, b, y) == TIDSP_OK);
+    for (i = 0; i < c.n_out && !bad; i++) {
+      int64_t ao, bo;
+      float want;
+      operand_offsets(&c, i, &ao, &bo);
+      want = a[ao] >= 0.0f ? a[ao] : a[ao] * b[bo];
+      if (memcmp(&want, &y[i], sizeof(float)) != 0) {
+        CHECK_MSG(0, "prelu_f32 at %lld: got %g want %g", (long long)i, y[i], want);
+        bad = 1;
+      }
+    }
+    CHECK(guards_ok(y, sizeof(float) * (size_t)c.n_out));
+    if (c.n_a == c.n_out) { /* in place */
+      float *inplace = malloc(sizeof(float) * (size_t)c.n_out);
+      memcpy(inplace, a, sizeof(float) * (size_t)c.n_out);
+      CHECK(tidsp_prelu_f32(&c.bc, inplace, b, inplace) == TIDSP_OK);
+      CHECK(memcmp(inplace, y, sizeof(float) * (size_t)c.n_out) == 0);
+      free(inplace);
+    }
+    free(a);
+    free(b);
+    guarded_free(y);
+  }
+  {
+    tidsp_broadcast bc;
+    float v = -2.0f, s = 0.25f;
+    memset(&bc, 0, sizeof(bc)); /* rank 0: one element */
+    CHECK(tidsp_prelu_f32(&bc, &v, &s, &v) == TIDSP_OK && v == -0.5f);
+    CHECK(tidsp_prelu_f32(&bc, &v, NULL, &v) == TIDSP_ERR_NULL);
+    bc.rank = TIDSP_MAX_RANK + 1;
+    CHECK(tidsp_prelu_f32(&bc, &v, &s, &v) == TIDSP_ERR_SHAPE);
+  }
+}
+
 static void test_lut_i8(void) {
   int8_t lut[256], x[300], y[300], *yg;
   tidsp_lut_params p = {300};
@@ -429,6 +485,7 @@ int main(void) {
   test_add_i8_random();
   test_mul_i8();
   test_binary_f32();
+  test_prelu_f32();
   test_lut_i8();
   test_unary_f32();
   UNIT_MAIN_END();
