@@ -88,11 +88,13 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *u
   char in0[64], in1[64];
   cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
   cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
-  cs_sbuf_printf(b, "      st = mmalib_conv2d_i8_sliced(\n          %s,\n          %s", in0, in1);
-  static const cs_dtype tail[3] = {CS_DTYPE_I32, CS_DTYPE_U8, CS_DTYPE_U8};
+  /* the conv's sliced entry (the AUX row beside its own in kernels.def),
+   * with the conv's pointer arguments */
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  cs_sbuf_printf(b, "      st = %s_sliced(\n          %s,\n          %s", ki->fn, in0, in1);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
-    cs_cg_pointer(cg, b, n->inputs[i], tail[i - 2], 0, used);
+    cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
   }
   cs_sbuf_puts(b, ",\n          ");
   cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);

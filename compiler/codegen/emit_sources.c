@@ -397,7 +397,7 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
     cs_sbuf_printf(b, "  /* output %d is also ", j);
     cs_c_comment_text(b, cg->g->values[r].name);
     cs_sbuf_puts(b, ", which is not written in place */\n");
-    cs_sbuf_printf(b, "  st = tidsp_copy(%zuu, ", cs_value_nbytes(&cg->g->values[r]));
+    cs_sbuf_printf(b, "  st = %s(%zuu, ", cs_kernel_info_of(CS_OP_K_COPY)->fn, cs_value_nbytes(&cg->g->values[r]));
     cs_cg_pointer(cg, b, r, CS_DTYPE_UNDEF, 0, used);
     cs_sbuf_printf(b, ", outputs[%d]);\n  if (st != TIDSP_OK) return st;\n", j);
   }
