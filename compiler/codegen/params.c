@@ -136,11 +136,10 @@ static cs_status array_field(const cs_node *n, const cs_kfield *k, fields *f, co
 static cs_status struct_fields(const cs_node *n, const cs_kstruct *st, const unsigned char *p, int q, fields *f,
                                const char *name, cs_sbuf *pre) {
   for (const cs_kfield *k = st->fields; k->owner == st; k++) {
+    if (!cs_kfield_present(k, p, q)) continue;
     const unsigned char *a = p + k->offset;
     int32_t v;
     memcpy(&v, a, sizeof v);
-    if ((k->flags & CS_KF_Q) && !q) continue;
-    if ((k->flags & CS_KF_NZ) && !v) continue;
     switch (k->kind) {
       case CS_KF_INT: field_int(f, k->name, v); break;
       case CS_KF_FLOAT: {

@@ -228,16 +228,13 @@ static cs_status infer_binary(cs_onnx_infer *c, cs_node *n) {
 /* PRelu: the slope broadcasts to the input (numpy rules, one way), whose
  * shape the output has. */
 static cs_status infer_prelu(cs_onnx_infer *c, cs_node *n) {
-  const cs_value *x = cs_onnx_in(c, n, 0), *s = cs_onnx_in(c, n, 1);
-  int64_t shape[CS_MAX_RANK];
-  int rank;
-  cs_status st = same_dtype(c, n, x, s);
-  if (st == CS_OK) st = broadcast(c, n, x, s, &rank, shape);
+  cs_status st = infer_binary(c, n);
   if (st != CS_OK) return st;
-  if (rank != x->rank || memcmp(shape, x->shape, sizeof(int64_t) * (size_t)rank))
+  const cs_value *x = cs_onnx_in(c, n, 0), *s = cs_onnx_in(c, n, 1), *y = &c->g->values[n->outputs[0]];
+  if (y->rank != x->rank || memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->rank))
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "slope '%s' %s does not broadcast to input '%s' %s", s->name,
                             cs_onnx_shape_str(s->rank, s->shape), x->name, cs_onnx_shape_str(x->rank, x->shape));
-  return same_as_input(c, n, 0, 0);
+  return CS_OK;
 }
 
 static cs_status infer_clip(cs_onnx_infer *c, cs_node *n) {

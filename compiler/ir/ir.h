@@ -326,6 +326,10 @@ cs_status cs_kernel_check(const cs_graph *g, int id, int with_constants, const c
 const char *cs_tidsp_dtype_name(int32_t tidsp_dtype);
 /* 1 when a field flagged Q is part of this kernel's params. */
 int cs_kernel_has_q_fields(const cs_kernel_info *ki);
+/* 1 when field k of the struct at p is written out (printed, emitted): not
+ * when flagged Q and q (the kernel has integer output) is 0, nor when
+ * flagged NZ and zero. */
+int cs_kfield_present(const cs_kfield *k, const unsigned char *p, int q);
 
 /* ---- printer and verifier ------------------------------------------- */
 

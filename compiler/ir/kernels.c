@@ -6,6 +6,7 @@
  * (its C type must match its kind).
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "ir.h"
 
@@ -165,6 +166,12 @@ cs_dtype cs_kernel_ptr_dtype(int rule) {
 }
 
 int cs_kernel_has_q_fields(const cs_kernel_info *ki) { return ki->out != CS_DTYPE_F32; }
+
+int cs_kfield_present(const cs_kfield *k, const unsigned char *p, int q) {
+  int32_t v;
+  memcpy(&v, p + k->offset, sizeof v);
+  return !((k->flags & CS_KF_Q) && !q) && !((k->flags & CS_KF_NZ) && !v);
+}
 
 static const char *rule_name(int rule) {
   return rule == CS_KDT_INT ? "an integer type" : cs_dtype_name((cs_dtype)rule);

@@ -65,12 +65,11 @@ static void print_attr(const cs_attr *a, FILE *f) {
 static void print_fields(const cs_kstruct *st, const unsigned char *p, int q, FILE *f) {
   int first = 1;
   for (const cs_kfield *k = st->fields; k->owner == st; k++) {
+    /* an ARRAY is the node's attribute, printed with the others */
+    if (!cs_kfield_present(k, p, q) || k->kind == CS_KF_ARRAY) continue;
     const unsigned char *a = p + k->offset;
     int32_t v;
     memcpy(&v, a, sizeof v);
-    if ((k->flags & CS_KF_Q) && !q) continue;
-    if ((k->flags & CS_KF_NZ) && !v) continue;
-    if (k->kind == CS_KF_ARRAY) continue; /* the node's attribute, printed above */
     fprintf(f, "%s%s=", first ? "" : " ", k->name);
     first = 0;
     switch (k->kind) {

@@ -17,6 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
 from cstatic_cli import cstatic
+from test_float_ops_vs_ort import assert_bits  # one bit-for-bit comparison
 
 import os
 import sys
@@ -69,15 +70,6 @@ def run_ort(model, feeds, int8=False):
     quantized model (as on ARM; tests/models/ORT_FUSIONS.md)."""
     config = {"session.qdqisint8allowed": "1"} if int8 else None
     return ort_ref.session(str(model), config=config).run(None, feeds)
-
-
-def assert_bits(got, want, what):
-    got = np.ascontiguousarray(got, np.float32).reshape(-1)
-    want = np.ascontiguousarray(want, np.float32).reshape(-1)
-    assert got.shape == want.shape, what
-    bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
-    assert bad.size == 0, (f"{what}: {bad.size}/{got.size} differ, first at {bad[0]}: "
-                           f"0x{got.view(np.uint32)[bad[0]]:08x} vs ORT 0x{want.view(np.uint32)[bad[0]]:08x}")
 
 
 # ---------------------------------------------------------------- LeakyRelu

@@ -14,11 +14,9 @@
 #include "cstatic/kernels.h"
 #include "mmalib_internal.h"
 
-#define MAX_POOL_PARAMS                                                       \
-  const int8_t *in, int8_t *out, int32_t N, int32_t C, int32_t H_in,          \
-      int32_t W_in, int32_t H_out, int32_t W_out, int32_t kH, int32_t kW,     \
-      int32_t sH, int32_t sW, int32_t pH, int32_t pW
-#define MAX_POOL_ARGS in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH, sW, pH, pW
+#define MAX_POOL_PARAMS const int8_t *in, int8_t *out, int32_t N, int32_t C,  \
+  int32_t H_in, int32_t W_in, int32_t H_out, int32_t W_out, int32_t kH,       \
+  int32_t kW, int32_t sH, int32_t sW, int32_t pH, int32_t pW
 
 static int32_t max_pool(int on_ref, MAX_POOL_PARAMS) {
   int64_t nc, planes;
@@ -79,18 +77,9 @@ static int32_t max_pool(int on_ref, MAX_POOL_PARAMS) {
   return TIDSP_MMALIB_OK;
 }
 
-int32_t c7x_int8_max_pool(MAX_POOL_PARAMS) {
-  return max_pool(0, MAX_POOL_ARGS);
-}
+#define MAX_POOL_ARGS in, out, N, C, H_in, W_in, H_out, W_out, kH, kW, sH,    \
+  sW, pH, pW
 
-int32_t c7x_int8_max_pool__ref(MAX_POOL_PARAMS) {
-  return max_pool(1, MAX_POOL_ARGS);
-}
+MMALIB_ENTRY_PAIR(c7x_int8_max_pool, max_pool, MAX_POOL_PARAMS, MAX_POOL_ARGS)
 
-int32_t c7x_int8_max_pool_tidl(MAX_POOL_PARAMS) {
-  return max_pool(0, MAX_POOL_ARGS);
-}
-
-int32_t c7x_int8_max_pool_tidl__ref(MAX_POOL_PARAMS) {
-  return max_pool(1, MAX_POOL_ARGS);
-}
+MMALIB_ENTRY_PAIR(c7x_int8_max_pool_tidl, max_pool, MAX_POOL_PARAMS, MAX_POOL_ARGS)

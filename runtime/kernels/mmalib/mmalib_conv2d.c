@@ -74,15 +74,10 @@ void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
 }
 
 /* mmalib_conv2d_i8 and its __ref (the scalar loops only) share one body. */
-#define CONV2D_I8_PARAMS                                                      \
-  const int8_t *input, const int8_t *kernel, const int32_t *bias,             \
-      const uint8_t *scale, const uint8_t *shift, int8_t *output,             \
-      int32_t C_in, int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH,    \
-      int32_t KW, int32_t stride_h, int32_t stride_w, int32_t pad_top,        \
-      int32_t pad_bottom, int32_t pad_left, int32_t pad_right
-#define CONV2D_I8_ARGS                                                        \
-  input, kernel, bias, scale, shift, output, C_in, H_in, W_in, C_out, KH, KW, \
-      stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right
+#define CONV2D_I8_PARAMS MMALIB_I8_PTR_PARAMS(kernel), int32_t C_in,          \
+  int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH, int32_t KW,          \
+  int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_bottom,    \
+  int32_t pad_left, int32_t pad_right
 
 static int32_t conv2d_i8(int on_ref, CONV2D_I8_PARAMS) {
   tidsp_mmalib_conv_geom g;
@@ -105,13 +100,10 @@ static int32_t conv2d_i8(int on_ref, CONV2D_I8_PARAMS) {
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_conv2d_i8(CONV2D_I8_PARAMS) {
-  return conv2d_i8(0, CONV2D_I8_ARGS);
-}
+#define CONV2D_I8_ARGS MMALIB_I8_PTR_ARGS(kernel), C_in, H_in, W_in, C_out,   \
+  KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right
 
-int32_t mmalib_conv2d_i8__ref(CONV2D_I8_PARAMS) {
-  return conv2d_i8(1, CONV2D_I8_ARGS);
-}
+MMALIB_ENTRY_PAIR(mmalib_conv2d_i8, conv2d_i8, CONV2D_I8_PARAMS, CONV2D_I8_ARGS)
 
 int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
                           const int64_t *bias, const uint8_t *scale,

@@ -11,15 +11,10 @@
 #include "mmalib_internal.h"
 
 /* The public entry and its __ref (the scalar loops only) share one body. */
-#define GROUPED_PARAMS                                                        \
-  const int8_t *input, const int8_t *kernel, const int32_t *bias,             \
-      const uint8_t *scale, const uint8_t *shift, int8_t *output,             \
-      int32_t C_in, int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH,    \
-      int32_t KW, int32_t stride_h, int32_t stride_w, int32_t pad_top,        \
-      int32_t pad_bottom, int32_t pad_left, int32_t pad_right, int32_t groups
-#define GROUPED_ARGS                                                          \
-  input, kernel, bias, scale, shift, output, C_in, H_in, W_in, C_out, KH, KW, \
-      stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, groups
+#define GROUPED_PARAMS MMALIB_I8_PTR_PARAMS(kernel), int32_t C_in,            \
+  int32_t H_in, int32_t W_in, int32_t C_out, int32_t KH, int32_t KW,          \
+  int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_bottom,    \
+  int32_t pad_left, int32_t pad_right, int32_t groups
 
 static int32_t grouped_loop(int on_ref, GROUPED_PARAMS) {
   tidsp_mmalib_conv_geom g;
@@ -51,10 +46,8 @@ static int32_t grouped_loop(int on_ref, GROUPED_PARAMS) {
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_conv2d_i8_grouped_loop(GROUPED_PARAMS) {
-  return grouped_loop(0, GROUPED_ARGS);
-}
+#define GROUPED_ARGS MMALIB_I8_PTR_ARGS(kernel), C_in, H_in, W_in, C_out,     \
+  KH, KW, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right,       \
+  groups
 
-int32_t mmalib_conv2d_i8_grouped_loop__ref(GROUPED_PARAMS) {
-  return grouped_loop(1, GROUPED_ARGS);
-}
+MMALIB_ENTRY_PAIR(mmalib_conv2d_i8_grouped_loop, grouped_loop, GROUPED_PARAMS, GROUPED_ARGS)

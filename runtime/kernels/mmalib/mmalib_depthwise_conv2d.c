@@ -45,15 +45,10 @@ static int32_t dw_check(tidsp_mmalib_conv_geom *g, const void *input,
 
 /* mmalib_depthwise_conv2d_i8 and its __ref (the scalar loops only) share
  * one body. */
-#define DW_I8_PARAMS                                                          \
-  const int8_t *input, const int8_t *weights, const int32_t *bias,            \
-      const uint8_t *scale, const uint8_t *shift, int8_t *output,             \
-      int32_t channels, int32_t H_in, int32_t W_in, int32_t KH, int32_t KW,   \
-      int32_t stride_h, int32_t stride_w, int32_t pad_t, int32_t pad_b,       \
-      int32_t pad_l, int32_t pad_r, int32_t num_groups
-#define DW_I8_ARGS                                                            \
-  input, weights, bias, scale, shift, output, channels, H_in, W_in, KH, KW,   \
-      stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups
+#define DW_I8_PARAMS MMALIB_I8_PTR_PARAMS(weights), int32_t channels,         \
+  int32_t H_in, int32_t W_in, int32_t KH, int32_t KW, int32_t stride_h,       \
+  int32_t stride_w, int32_t pad_t, int32_t pad_b, int32_t pad_l,              \
+  int32_t pad_r, int32_t num_groups
 
 static int32_t depthwise_i8(int on_ref, DW_I8_PARAMS) {
   tidsp_mmalib_conv_geom g;
@@ -73,13 +68,10 @@ static int32_t depthwise_i8(int on_ref, DW_I8_PARAMS) {
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_depthwise_conv2d_i8(DW_I8_PARAMS) {
-  return depthwise_i8(0, DW_I8_ARGS);
-}
+#define DW_I8_ARGS MMALIB_I8_PTR_ARGS(weights), channels, H_in, W_in, KH,     \
+  KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r, num_groups
 
-int32_t mmalib_depthwise_conv2d_i8__ref(DW_I8_PARAMS) {
-  return depthwise_i8(1, DW_I8_ARGS);
-}
+MMALIB_ENTRY_PAIR(mmalib_depthwise_conv2d_i8, depthwise_i8, DW_I8_PARAMS, DW_I8_ARGS)
 
 int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
                                     const int16_t *weights,

@@ -143,6 +143,21 @@ void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
                                    const uint8_t *scale, const uint8_t *shift,
                                    int8_t *output);
 
+/* The pointer arguments of the int8 conv, depthwise and FC wrappers (w:
+ * the name of their weights), as parameters and as arguments: each wrapper
+ * and its __ref share one body taking on_ref and these. */
+#define MMALIB_I8_PTR_PARAMS(w)                                               \
+  const int8_t *input, const int8_t *w, const int32_t *bias,                  \
+      const uint8_t *scale, const uint8_t *shift, int8_t *output
+#define MMALIB_I8_PTR_ARGS(w) input, w, bias, scale, shift, output
+
+/* Defines fn (the dispatched kernels inside, on the host) and fn__ref (the
+ * scalar loops only, the same values) as body(0, args…) and
+ * body(1, args…); PARAMS and ARGS name the parameter and argument lists. */
+#define MMALIB_ENTRY_PAIR(fn, body, PARAMS, ARGS)                             \
+  int32_t fn(PARAMS) { return body(0, ARGS); }                                \
+  int32_t fn##__ref(PARAMS) { return body(1, ARGS); }
+
 /* The dispatched path when it succeeds, else the scalar one; with on_ref
  * the scalar loops only (a wrapper's <fn>__ref entry: the same values,
  * computed without the CPU-specific variants, for the compiler's constant

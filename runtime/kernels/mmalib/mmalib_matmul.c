@@ -88,11 +88,8 @@ void tidsp_mmalib_matmul_bias_i8_scalar(const int8_t *input,
 
 /* mmalib_matmul_bias_i8 and its __ref (the scalar loops only) share one
  * body. */
-#define FC_I8_PARAMS                                                          \
-  const int8_t *input, const int8_t *weights, const int32_t *bias,            \
-      const uint8_t *scale, const uint8_t *shift, int8_t *output, int32_t M,  \
-      int32_t K, int32_t N
-#define FC_I8_ARGS input, weights, bias, scale, shift, output, M, K, N
+#define FC_I8_PARAMS MMALIB_I8_PTR_PARAMS(weights), int32_t M, int32_t K,     \
+  int32_t N
 
 static int32_t matmul_bias_i8(int on_ref, FC_I8_PARAMS) {
   int32_t st = mm_check(input, weights, output, M, K, N);
@@ -105,13 +102,9 @@ static int32_t matmul_bias_i8(int on_ref, FC_I8_PARAMS) {
   return TIDSP_MMALIB_OK;
 }
 
-int32_t mmalib_matmul_bias_i8(FC_I8_PARAMS) {
-  return matmul_bias_i8(0, FC_I8_ARGS);
-}
+#define FC_I8_ARGS MMALIB_I8_PTR_ARGS(weights), M, K, N
 
-int32_t mmalib_matmul_bias_i8__ref(FC_I8_PARAMS) {
-  return matmul_bias_i8(1, FC_I8_ARGS);
-}
+MMALIB_ENTRY_PAIR(mmalib_matmul_bias_i8, matmul_bias_i8, FC_I8_PARAMS, FC_I8_ARGS)
 
 int32_t mmalib_matmul_bias_i16(const int16_t *input, const int16_t *weights,
                                const int64_t *bias, const uint8_t *scale,

@@ -6,24 +6,22 @@
  */
 #include "ref_internal.h"
 
+/* One output row: x and the slope at their rows' offsets and steps. */
+static void prelu_row(const tidsp_ref_bc_iter *it, const float *x,
+                      const float *slope, float *y) {
+  int32_t i;
+  for (i = 0; i < it->inner; i++) {
+    const float v = x[i * it->a_step];
+    y[i] = v >= 0.0f ? v : v * slope[i * it->b_step];
+  }
+}
+
 int32_t tidsp_prelu_f32(const tidsp_broadcast *p, const float *x,
                         const float *slope, float *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
-  int32_t st, i;
-
-  if (!p || !x || !slope || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_bc_init(&it, p);
-  if (st != TIDSP_OK)
-    return st;
-  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
-    const float *xr = x + it.a_off, *sr = slope + it.b_off;
-    float *yr = y + (size_t)r * it.inner;
-    for (i = 0; i < it.inner; i++) {
-      const float v = xr[i * it.a_step];
-      yr[i] = v >= 0.0f ? v : v * sr[i * it.b_step];
-    }
-  }
-  return TIDSP_OK;
+  int32_t st = x && slope && y ? tidsp_ref_bc_init(&it, p) : TIDSP_ERR_NULL;
+  for (r = 0; st == TIDSP_OK && r < it.rows; r++, tidsp_ref_bc_next(&it))
+    prelu_row(&it, x + it.a_off, slope + it.b_off, y + (size_t)r * it.inner);
+  return st;
 }

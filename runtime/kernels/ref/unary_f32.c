@@ -21,66 +21,36 @@ static inline float hard_sigmoid(float x, float alpha, float beta) {
   return v > 0.0f ? v : 0.0f;
 }
 
-static inline float unary_relu(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return 0.0f > x ? 0.0f : x; /* max(0, x): keeps −0 and NaN */
-}
+/* The ops of x alone, one expression each. */
+#define UNARY_OF_X(fn, expr)                                                  \
+  static inline float fn(float x, const tidsp_unary_f32_params *p) {          \
+    (void)p;                                                                  \
+    return expr;                                                              \
+  }
+UNARY_OF_X(unary_relu, 0.0f > x ? 0.0f : x) /* max(0, x): keeps −0 and NaN */
+UNARY_OF_X(unary_sigmoid, tidsp_ort_logistic(x))
+/* ONNX fixes alpha = 1/6, beta = 0.5 */
+UNARY_OF_X(unary_hard_swish, x * hard_sigmoid(x, 1.0f / 6.0f, 0.5f))
+UNARY_OF_X(unary_erf, tidsp_ort_erf(x))
+UNARY_OF_X(unary_gelu, tidsp_ort_gelu(x))
+UNARY_OF_X(unary_gelu_tanh, tidsp_ort_gelu_tanh(x))
+UNARY_OF_X(unary_sqrt, sqrtf(x))
+UNARY_OF_X(unary_neg, -x)
+/* one rounding */
+UNARY_OF_X(unary_reciprocal, 1.0f / x)
+UNARY_OF_X(unary_tanh, tidsp_ort_tanh(x))
+UNARY_OF_X(unary_exp, expf(x))
+UNARY_OF_X(unary_sin, sinf(x))
+UNARY_OF_X(unary_cos, cosf(x))
+
+/* The ops with parameters. */
 static inline float unary_clip(float x, const tidsp_unary_f32_params *p) {
   float v = x > p->lo ? x : p->lo;
   return v < p->hi ? v : p->hi;
 }
-static inline float unary_sigmoid(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return tidsp_ort_logistic(x);
-}
 static inline float unary_hard_sigmoid(float x,
                                        const tidsp_unary_f32_params *p) {
   return hard_sigmoid(x, p->alpha, p->beta);
-}
-/* ONNX fixes alpha = 1/6, beta = 0.5 whatever p holds */
-static inline float unary_hard_swish(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return x * hard_sigmoid(x, 1.0f / 6.0f, 0.5f);
-}
-static inline float unary_erf(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return tidsp_ort_erf(x);
-}
-static inline float unary_gelu(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return tidsp_ort_gelu(x);
-}
-static inline float unary_gelu_tanh(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return tidsp_ort_gelu_tanh(x);
-}
-static inline float unary_sqrt(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return sqrtf(x);
-}
-static inline float unary_neg(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return -x;
-}
-static inline float unary_reciprocal(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return 1.0f / x;
-}
-static inline float unary_tanh(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return tidsp_ort_tanh(x);
-}
-static inline float unary_exp(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return expf(x);
-}
-static inline float unary_sin(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return sinf(x);
-}
-static inline float unary_cos(float x, const tidsp_unary_f32_params *p) {
-  (void)p;
-  return cosf(x);
 }
 static inline float unary_leaky_relu(float x, const tidsp_unary_f32_params *p) {
   return x >= 0.0f ? x : p->alpha * x;
