@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "codegen/codegen.h"
 #include "codegen/module.h"
+#include "eval/const_eval.h"
 #include "frontend/onnx.h"
 #include "passes/mmalib_report.h"
 #include "passes/passes.h"
@@ -164,7 +165,7 @@ int cs_cmd_compile(int argc, char **argv) {
     return cs_cli_usage_error("compile", "--emit=module embeds weights.bin; it does not go with --weights=c");
 
   cs_graph *g = NULL;
-  if (cs_onnx_load(model, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if (cs_onnx_load(model, cs_const_eval_node, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
     cs_graph_free(g);
     return cs_cli_fail("%s", cs_error_message());

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval/const_eval.h"
 #include "frontend/onnx.h"
 
 static const char usage[] =
@@ -29,6 +30,6 @@ int cs_cmd_inspect(int argc, char **argv) {
     }
   }
   if (!model) return cs_cli_usage_error("inspect", "no model given");
-  if (cs_onnx_inspect(model, stdout) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if (cs_onnx_inspect(model, cs_const_eval_node, stdout) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   return CS_EXIT_OK;
 }

@@ -19,6 +19,8 @@ typedef struct builder {
   cs_graph *g;
   cs_onnx_map vals;  /* tensor name → value id */
   cs_onnx_map inits; /* initializer name → index in gp->initializer */
+  cs_onnx_eval_fn eval; /* compile-time evaluation, or NULL */
+  int folded;           /* nodes folded into constants */
 } builder;
 
 static void *xmalloc(size_t n) {
@@ -146,6 +148,30 @@ static int attr_type(const Onnx__AttributeProto *a) {
   return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
+/* A TENSOR attribute (ConstantOfShape's value) becomes a constant input
+ * appended to the node: later stages read tensors in one place. */
+static cs_status tensor_attr_input(builder *b, const Onnx__NodeProto *np,
+                                   const Onnx__AttributeProto *a,
+                                   const char *label, int node_id) {
+  if (cs_onnx_node_op(np) != CS_OP_CONSTANT_OF_SHAPE || strcmp(a->name, "value") ||
+      !a->t)
+    return cs_error(CS_ERR_UNSUPPORTED,
+                    "node '%s' (%s): attribute '%s' has type TENSOR, which is "
+                    "not supported",
+                    label, cs_onnx_s(np->op_type), a->name);
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", label, a->name);
+  int v;
+  cs_status st = cs_onnx_tensor_to_const(b->m, b->g, a->t, name, &v);
+  if (st != CS_OK) return st;
+  cs_node *n = &b->g->nodes[node_id];
+  int *ins = realloc(n->inputs, sizeof(int) * (size_t)(n->n_inputs + 1));
+  if (!ins) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->inputs = ins;
+  n->inputs[n->n_inputs++] = v;
+  return CS_OK;
+}
+
 static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
                             const char *label, int node_id) {
   for (size_t i = 0; i < np->n_attribute; i++) {
@@ -197,6 +223,11 @@ static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
         ca->floats = xmalloc(sizeof(float) * a->n_floats);
         if (a->n_floats) memcpy(ca->floats, a->floats, sizeof(float) * a->n_floats);
         break;
+      case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+        cs_status st = tensor_attr_input(b, np, a, label, node_id);
+        if (st != CS_OK) return st;
+        break;
+      }
       default:
         return cs_error(CS_ERR_UNSUPPORTED,
                         "node '%s' (%s): attribute '%s' has type %s, which is "
@@ -287,9 +318,13 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
     int id = cs_graph_add_node(b->g, (cs_op)op, label, label, n_in, ins, n_out,
                                outs);
     st = copy_attrs(b, np, label, id);
-    if (st == CS_OK) {
-      cs_onnx_infer c = {b->g, (int)b->m->opset};
-      st = cs_onnx_infer_node(&c, id);
+    cs_onnx_infer c = {b->g, (int)b->m->opset};
+    if (st == CS_OK) st = cs_onnx_upgrade_node(&c, id);
+    if (st == CS_OK) st = cs_onnx_infer_node(&c, id);
+    if (st == CS_OK && b->eval) {
+      int folded = 0;
+      st = b->eval(b->g, id, &folded);
+      b->folded += folded;
     }
   }
   free(ins);
@@ -349,7 +384,29 @@ static cs_status add_output(builder *b, const Onnx__ValueInfoProto *vi) {
 
 /* ---- the whole graph ------------------------------------------------- */
 
-static cs_status build(const cs_onnx_model *m, cs_graph **out) {
+/* An op without a runtime kernel that did not fold depends on a graph
+ * input: refuse every such node in one message. */
+static cs_status check_const_only(cs_graph *g) {
+  cs_onnx_str list = {0};
+  int count = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *n = &g->nodes[i];
+    if (n->dead || !cs_onnx_op_const_only(n->op)) continue;
+    cs_onnx_str_printf(&list, "%s%s (node '%s')", count++ ? ", " : "",
+                       cs_op_name(n->op), n->name);
+  }
+  cs_status st = CS_OK;
+  if (count)
+    st = cs_error(CS_ERR_UNSUPPORTED,
+                  "unsupported op%s: %s (no runtime kernel; computed from a "
+                  "graph input, so not foldable at compile time)",
+                  count == 1 ? "" : "s", list.s);
+  cs_onnx_str_free(&list);
+  return st;
+}
+
+static cs_status build(const cs_onnx_model *m, cs_onnx_eval_fn eval,
+                       cs_graph **out) {
   const Onnx__GraphProto *gp = m->proto->graph;
   if (gp->n_sparse_initializer)
     return cs_error(CS_ERR_UNSUPPORTED,
@@ -361,7 +418,7 @@ static cs_status build(const cs_onnx_model *m, cs_graph **out) {
     free(order);
     return st;
   }
-  builder b = {m, gp, NULL, {0}, {0}};
+  builder b = {m, gp, NULL, {0}, {0}, eval, 0};
   b.g = cs_graph_new(gp->name && *gp->name ? gp->name : "graph");
   b.g->opset = (int)m->opset;
   b.g->inputs = xmalloc(sizeof(int) * (gp->n_input + 1));
@@ -378,6 +435,9 @@ static cs_status build(const cs_onnx_model *m, cs_graph **out) {
     st = add_node(&b, gp->node[order[i]], order[i]);
   for (size_t i = 0; i < gp->n_output && st == CS_OK; i++)
     st = add_output(&b, gp->output[i]);
+  if (st == CS_OK) st = check_const_only(b.g);
+  /* Folded nodes and the constants only they read go now. */
+  if (st == CS_OK && b.folded) cs_graph_compact(b.g);
   if (st == CS_OK && cs_graph_verify(b.g) != CS_OK)
     st = cs_error(CS_ERR_INTERNAL, "frontend built an invalid graph: %s",
                   cs_error_message());
@@ -392,26 +452,27 @@ static cs_status build(const cs_onnx_model *m, cs_graph **out) {
   return CS_OK;
 }
 
-cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_graph **out) {
+cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_onnx_eval_fn eval,
+                              cs_graph **out) {
   cs_status st = cs_onnx_check_opset(m);
   if (st != CS_OK) return st;
   cs_onnx_str list = {0};
-  int n = cs_onnx_list_unsupported(m->proto->graph, &list);
+  int n = cs_onnx_list_unsupported(m->proto->graph, eval != NULL, &list);
   if (n > 0) {
     st = cs_error(CS_ERR_UNSUPPORTED, "unsupported op%s: %s", n == 1 ? "" : "s",
                   list.s);
     cs_onnx_str_free(&list);
     return st;
   }
-  return build(m, out);
+  return build(m, eval, out);
 }
 
-cs_status cs_onnx_load(const char *path, cs_graph **out) {
+cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out) {
   *out = NULL;
   cs_onnx_model m;
   cs_status st = cs_onnx_model_open(path, &m);
   if (st != CS_OK) return st; /* already names the file */
-  st = cs_onnx_build_model(&m, out);
+  st = cs_onnx_build_model(&m, eval, out);
   if (st != CS_OK) {
     char *msg = xmalloc(strlen(cs_error_message()) + 1);
     strcpy(msg, cs_error_message());

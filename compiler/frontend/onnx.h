@@ -8,15 +8,30 @@
 
 #include "ir.h"
 
+/* Compile-time evaluation of node `id` of a graph being built (every
+ * earlier node is in place, its shapes inferred): when its value is known
+ * at compile time, it becomes constants (*folded = 1, the node removed);
+ * otherwise the graph is left as it was (*folded = 0). Non-OK only for a
+ * real error (a result too large, an index out of range), with the
+ * message naming the node. The frontend calls it for each node as it is
+ * added, so that shapes computed from constants (Shape → Gather → Concat
+ * → Reshape) are known when the next node's shapes are inferred. It lives
+ * with the kernels it runs (eval/), which the frontend does not link:
+ * the caller passes it in (cs_const_eval_node), or NULL to fold nothing. */
+typedef cs_status (*cs_onnx_eval_fn)(cs_graph *g, int id, int *folded);
+
 /* Parse, validate and build the IR with every shape inferred. On error
  * returns non-OK with cs_error_message() naming the file and the problem
  * (every unsupported op with its node name in one message). Initializers
  * (raw, typed, external data next to the model) become constants;
- * Constant nodes too. */
-cs_status cs_onnx_load(const char *path, cs_graph **out);
+ * Constant nodes too; with `eval`, so does every node whose value is known
+ * at compile time, and an op without a runtime kernel is refused only
+ * where it would run. */
+cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out);
 
 /* `cstatic inspect`: a readable summary (opset, I/O, op histogram,
- * unsupported ops, quantization scheme) written to f. */
-cs_status cs_onnx_inspect(const char *path, FILE *f);
+ * unsupported ops, quantization scheme) written to f; `eval` as for
+ * cs_onnx_load. */
+cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f);
 
 #endif

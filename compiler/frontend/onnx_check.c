@@ -28,19 +28,34 @@ const char *cs_onnx_node_label(const Onnx__NodeProto *n, size_t i) {
   return b;
 }
 
-int cs_onnx_list_unsupported(const Onnx__GraphProto *g, cs_onnx_str *out) {
+/* Which nodes would run (not fold) under constant folding: a forward walk
+ * in topological order over tensor names marked "runtime". */
+static char *runtime_nodes(const Onnx__GraphProto *g);
+
+static void list_one(const Onnx__NodeProto *n, size_t i, int *count,
+                     cs_onnx_str *out) {
+  const char *op = n->op_type && *n->op_type ? n->op_type : "<no op_type>";
+  if ((*count)++) cs_onnx_str_printf(out, ", ");
+  if (cs_onnx_is_default_domain(n->domain))
+    cs_onnx_str_printf(out, "%s (node '%s')", op, cs_onnx_node_label(n, i));
+  else
+    cs_onnx_str_printf(out, "%s [domain %s] (node '%s')", op, n->domain,
+                       cs_onnx_node_label(n, i));
+}
+
+int cs_onnx_list_unsupported(const Onnx__GraphProto *g, int folding,
+                             cs_onnx_str *out) {
   int count = 0;
+  char *runs = folding ? runtime_nodes(g) : NULL;
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *n = g->node[i];
-    if (cs_onnx_node_op(n) >= 0) continue;
-    const char *op = n->op_type && *n->op_type ? n->op_type : "<no op_type>";
-    if (count++) cs_onnx_str_printf(out, ", ");
-    if (cs_onnx_is_default_domain(n->domain))
-      cs_onnx_str_printf(out, "%s (node '%s')", op, cs_onnx_node_label(n, i));
-    else
-      cs_onnx_str_printf(out, "%s [domain %s] (node '%s')", op, n->domain,
-                         cs_onnx_node_label(n, i));
+    int op = cs_onnx_node_op(n);
+    if (op >= 0 && !(op < CS_OP_COUNT_ && cs_onnx_op_const_only(op) &&
+                     (!runs || runs[i])))
+      continue;
+    list_one(n, i, &count, out);
   }
+  free(runs);
   return count;
 }
 
@@ -245,4 +260,44 @@ cs_status cs_onnx_order_nodes(const Onnx__GraphProto *g, size_t *order) {
   free(placed);
   cs_onnx_map_free(&prod);
   return st;
+}
+
+/* A node runs when an input is a graph input or the output of a node that
+ * runs; Shape and Size read only the (static) shape, and the QDQ nodes and
+ * unknown ops always count as running (neither is folded). A graph with a
+ * cycle or an undefined name gets no marks here: building it reports that. */
+static char *runtime_nodes(const Onnx__GraphProto *g) {
+  char *runs = xcalloc(g->n_node, 1);
+  size_t *order = xcalloc(g->n_node + 1, sizeof(size_t));
+  cs_onnx_map live = {0}; /* tensor name → 1 when computed at run time */
+  cs_onnx_map inits = {0};
+  cs_onnx_map_init(&live, g->n_input + 2 * g->n_node);
+  cs_onnx_map_init(&inits, g->n_initializer);
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name) cs_onnx_map_put(&inits, g->initializer[i]->name, 1);
+  for (size_t i = 0; i < g->n_input; i++) {
+    const char *name = g->input[i]->name;
+    if (name && cs_onnx_map_get(&inits, name) < 0) cs_onnx_map_put(&live, name, 1);
+  }
+  if (cs_onnx_order_nodes(g, order) == CS_OK) {
+    for (size_t k = 0; k < g->n_node; k++) {
+      size_t i = order[k];
+      const Onnx__NodeProto *n = g->node[i];
+      int op = cs_onnx_node_op(n);
+      int r = op < 0 || op == CS_OP_QUANTIZE_LINEAR ||
+              op == CS_OP_DEQUANTIZE_LINEAR;
+      if (op != CS_OP_SHAPE && op != CS_OP_SIZE)
+        for (size_t j = 0; j < n->n_input && !r; j++)
+          r = n->input[j] && *n->input[j] && cs_onnx_map_get(&live, n->input[j]) > 0;
+      runs[i] = (char)r;
+      for (size_t j = 0; r && j < n->n_output; j++)
+        if (n->output[j] && *n->output[j]) cs_onnx_map_put(&live, n->output[j], 1);
+    }
+  } else {
+    cs_error_clear();
+  }
+  cs_onnx_map_free(&live);
+  cs_onnx_map_free(&inits);
+  free(order);
+  return runs;
 }

@@ -189,7 +189,7 @@ static void print_qdq(const Onnx__GraphProto *g, FILE *f) {
   cs_onnx_map_free(&consts);
 }
 
-cs_status cs_onnx_inspect(const char *path, FILE *f) {
+cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
   cs_onnx_model m;
   cs_status st = cs_onnx_model_open(path, &m);
   if (st != CS_OK) return st;
@@ -248,7 +248,7 @@ cs_status cs_onnx_inspect(const char *path, FILE *f) {
   print_qdq(g, f);
 
   cs_onnx_str list = {0};
-  int n_unsup = cs_onnx_list_unsupported(g, &list);
+  int n_unsup = cs_onnx_list_unsupported(g, eval != NULL, &list);
   if (n_unsup) fprintf(f, "unsupported ops: %s\n", list.s);
   else fputs("unsupported ops: none\n", f);
   cs_onnx_str_free(&list);
@@ -258,7 +258,7 @@ cs_status cs_onnx_inspect(const char *path, FILE *f) {
     fputs("frontend: refused (unsupported ops)\n", f);
   } else {
     cs_graph *ir = NULL;
-    cs_status bst = cs_onnx_build_model(&m, &ir);
+    cs_status bst = cs_onnx_build_model(&m, eval, &ir);
     if (bst == CS_OK) {
       int live = 0;
       for (int i = 0; i < ir->n_nodes; i++) live += !ir->nodes[i].dead;

@@ -15,10 +15,11 @@
 #include <stdint.h>
 
 #include "ir.h"
+#include "onnx.h"
 #include "onnx.pb-c.h"
 
-#define CS_ONNX_MIN_OPSET 13
-#define CS_ONNX_MAX_OPSET 21
+#define CS_ONNX_MIN_OPSET 7
+#define CS_ONNX_MAX_OPSET 25
 /* Largest element count of any tensor: kernel parameters are int32. */
 #define CS_ONNX_MAX_NUMEL INT32_MAX
 
@@ -72,12 +73,14 @@ typedef struct cs_onnx_model {
 /* Read and unpack; fails only if the file is not an ONNX model at all. */
 cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m);
 void cs_onnx_model_close(cs_onnx_model *m);
-/* The default-domain opset must be 13..21. Message without the path. */
+/* The default-domain opset must be 7..25. Message without the path. */
 cs_status cs_onnx_check_opset(const cs_onnx_model *m);
 
 /* Everything after the file is open: opset, supported ops, the graph
- * (onnx.c). Errors come back without the file name. */
-cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_graph **out);
+ * (onnx.c), with `eval` (may be NULL) folding what is known at compile
+ * time. Errors come back without the file name. */
+cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_onnx_eval_fn eval,
+                              cs_graph **out);
 
 /* ---- checks before building (onnx_check.c) --------------------------- */
 
@@ -86,8 +89,14 @@ int cs_onnx_is_default_domain(const char *domain);
 int cs_onnx_node_op(const Onnx__NodeProto *n);
 /* A printable name for node i: its name or "#i". Uses a static buffer. */
 const char *cs_onnx_node_label(const Onnx__NodeProto *n, size_t i);
-/* Append "Op (node 'x'), …" for every unsupported node; returns count. */
-int cs_onnx_list_unsupported(const Onnx__GraphProto *g, cs_onnx_str *out);
+/* Append "Op (node 'x'), …" for every unsupported node; returns count.
+ * With `folding`, an op that has no runtime kernel (cs_onnx_op_const_only)
+ * is unsupported only where it would run: where an input depends on a
+ * graph input (through anything but Shape/Size, which read only the static
+ * shape) or on a QuantizeLinear/DequantizeLinear (never folded: the QDQ
+ * fusions must see them). Without it, every such op is listed. */
+int cs_onnx_list_unsupported(const Onnx__GraphProto *g, int folding,
+                             cs_onnx_str *out);
 /* Names defined once, every input defined, no cycle: fills order[n_node]
  * with node indices in a topological order (stable by index). */
 cs_status cs_onnx_order_nodes(const Onnx__GraphProto *g, size_t *order);
@@ -134,6 +143,17 @@ cs_status cs_onnx_axis(const cs_onnx_infer *c, const cs_node *n, int64_t axis,
 /* Format a shape as "[1,3,224,224]" into a static rotating buffer. */
 const char *cs_onnx_shape_str(int rank, const int64_t *shape);
 
+/* Ops accepted only in constant subgraphs: they have no runtime kernel, so
+ * a node of this op must fold at compile time (onnx_shape.c's table). */
+int cs_onnx_op_const_only(int op);
+
+/* Opsets before the current form of an op wrote some inputs as attributes
+ * (Clip < 11, Pad < 11, Slice < 10, Split/Squeeze/Unsqueeze < 13,
+ * ReduceMean < 18) or had other semantics (Softmax < 13 flattens to 2-D);
+ * rewrite node `id` into the current form before its shapes are inferred,
+ * so that every later stage reads one form (onnx_legacy.c). */
+cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id);
+
 cs_status cs_onnx_infer_conv(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_pool(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_global_pool(cs_onnx_infer *c, cs_node *n);
@@ -148,6 +168,12 @@ cs_status cs_onnx_infer_squeeze(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_unsqueeze(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_pad(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_reduce_mean(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_shape(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_size(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_constant_of_shape(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_range(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_tile(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_scatter_nd(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_quantize(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_dequantize(cs_onnx_infer *c, cs_node *n);
 

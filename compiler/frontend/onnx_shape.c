@@ -1,9 +1,11 @@
 /*
  * onnx_shape.c — shape and dtype inference for the ONNX ops the frontend
- * accepts (ops.def), following the ONNX operator specs for opsets 13–21.
+ * accepts (ops.def), following the ONNX operator specs for opsets 7–25
+ * (older forms are first rewritten into the current one, onnx_legacy.c).
  * This file holds the dispatcher, the shared helpers and the elementwise,
  * matrix and softmax ops; windows (conv/pool) are in onnx_shape_window.c,
- * layout ops in onnx_shape_layout.c, QDQ in onnx_shape_qdq.c.
+ * layout ops in onnx_shape_layout.c, QDQ in onnx_shape_qdq.c, tensors made
+ * from shapes and values (Shape, Range, ScatterND, …) in onnx_shape_gen.c.
  */
 #include "onnx_internal.h"
 
@@ -17,56 +19,81 @@
   (M(CS_DTYPE_F32) | M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | \
    M(CS_DTYPE_U16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64))
 #define D_ALL (D_NUM | M(CS_DTYPE_BOOL))
+#define D_BOOL M(CS_DTYPE_BOOL)
+#define D_I64 M(CS_DTYPE_I64)
 
 /* Arity and the dtypes input 0 may have (the ONNX type constraints
- * restricted to the dtypes this compiler has). */
+ * restricted to the dtypes this compiler has). const_only: the op has no
+ * runtime kernel, so it is accepted only where it folds at compile time
+ * (a constant subgraph, e.g. Swin's shifted-window mask). */
 typedef struct op_rule {
   cs_op op;
   int min_in, max_in, min_out, max_out;
   unsigned dtypes;
+  int const_only;
 } op_rule;
 
+#define KERNEL 0     /* lowered to a runtime kernel */
+#define CONST_ONLY 1 /* folded, never run */
+
 static const op_rule op_rules[] = {
-    {CS_OP_ADD, 2, 2, 1, 1, D_NUM},
-    {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F},
-    {CS_OP_CAST, 1, 1, 1, 1, D_ALL},
-    {CS_OP_CLIP, 1, 3, 1, 1, D_NUM},
-    {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL},
-    {CS_OP_CONV, 2, 3, 1, 1, D_F},
+    {CS_OP_ADD, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_AND, 2, 2, 1, 1, D_BOOL, CONST_ONLY},
+    {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
+    {CS_OP_BATCH_NORMALIZATION, 5, 5, 1, 5, D_F, KERNEL},
+    {CS_OP_CAST, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_CLIP, 1, 3, 1, 1, D_NUM, KERNEL},
+    {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL, KERNEL},
+    {CS_OP_CONSTANT_OF_SHAPE, 1, 2, 1, 1, D_I64, CONST_ONLY},
+    {CS_OP_CONV, 2, 3, 1, 1, D_F, KERNEL},
     {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
      M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
-         M(CS_DTYPE_I32)},
-    {CS_OP_DIV, 2, 2, 1, 1, D_NUM},
-    {CS_OP_DROPOUT, 1, 3, 1, 2, D_F},
-    {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL},
-    {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL},
-    {CS_OP_GATHER, 2, 2, 1, 1, D_ALL},
-    {CS_OP_GELU, 1, 1, 1, 1, D_F},
-    {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
-    {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F},
-    {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL},
-    {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F},
-    {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
-    {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8)},
-    {CS_OP_MUL, 2, 2, 1, 1, D_NUM},
-    {CS_OP_PAD, 2, 4, 1, 1, D_ALL},
-    {CS_OP_POW, 2, 2, 1, 1, D_F},
-    {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32)},
-    {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
+         M(CS_DTYPE_I32), KERNEL},
+    {CS_OP_DIV, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_DROPOUT, 1, 3, 1, 2, D_F, KERNEL},
+    {CS_OP_EQUAL, 2, 2, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_GATHER, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_GELU, 1, 1, 1, 1, D_F, KERNEL},
+    {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
+    {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
+    {CS_OP_GREATER, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_GREATER_OR_EQUAL, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F, KERNEL},
+    {CS_OP_LESS, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_LESS_OR_EQUAL, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
+    {CS_OP_MAX, 1, INT_MAX, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8), KERNEL},
+    {CS_OP_MIN, 1, INT_MAX, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_MUL, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_NOT, 1, 1, 1, 1, D_BOOL, CONST_ONLY},
+    {CS_OP_OR, 2, 2, 1, 1, D_BOOL, CONST_ONLY},
+    {CS_OP_PAD, 2, 4, 1, 1, D_ALL, KERNEL},
+    {CS_OP_POW, 2, 2, 1, 1, D_F, KERNEL},
+    {CS_OP_RANGE, 3, 3, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32), KERNEL},
+    {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_RELU, 1, 1, 1, 1,
-     D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64)},
-    {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL},
-    {CS_OP_SLICE, 3, 5, 1, 1, D_ALL},
-    {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F},
-    {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL},
-    {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL},
-    {CS_OP_SUB, 2, 2, 1, 1, D_NUM},
-    {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL},
-    {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL},
-    {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL)},
-    {CS_OP_PRELU, 2, 2, 1, 1, D_F},
+     D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
+    {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_SCATTER_ND, 3, 3, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_SHAPE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_SIZE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_SLICE, 3, 5, 1, 1, D_ALL, KERNEL},
+    {CS_OP_SOFTMAX, 1, 1, 1, 1, D_F, KERNEL},
+    {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL, KERNEL},
+    {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_SUB, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_TILE, 2, 2, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL), KERNEL},
+    {CS_OP_PRELU, 2, 2, 1, 1, D_F, KERNEL},
 /* the float unary ops of cstatic/unary_ops.def: one tensor in, one out */
-#define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) {CS_OP_##IR, 1, 1, 1, 1, D_F},
+#define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) {CS_OP_##IR, 1, 1, 1, 1, D_F, KERNEL},
 #include "cstatic/unary_ops.def"
 };
 
@@ -213,6 +240,17 @@ static cs_status same_dtype(cs_onnx_infer *c, cs_node *n, const cs_value *a,
   return CS_OK;
 }
 
+static const op_rule *rule_of(int op) {
+  for (size_t i = 0; i < sizeof op_rules / sizeof op_rules[0]; i++)
+    if ((int)op_rules[i].op == op) return &op_rules[i];
+  return NULL;
+}
+
+int cs_onnx_op_const_only(int op) {
+  const op_rule *r = rule_of(op);
+  return r && r->const_only;
+}
+
 /* ---- elementwise ----------------------------------------------------- */
 
 static cs_status infer_binary(cs_onnx_infer *c, cs_node *n) {
@@ -235,6 +273,68 @@ static cs_status infer_prelu(cs_onnx_infer *c, cs_node *n) {
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "slope '%s' %s does not broadcast to input '%s' %s", s->name,
                             cs_onnx_shape_str(s->rank, s->shape), x->name, cs_onnx_shape_str(x->rank, x->shape));
   return CS_OK;
+}
+
+/* Comparisons and logic: broadcast, bool result. */
+static cs_status infer_compare(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  cs_status st = same_dtype(c, n, a, b);
+  if (st == CS_OK) st = broadcast(c, n, a, b, &rank, shape);
+  if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, CS_DTYPE_BOOL, rank, shape);
+  return st;
+}
+
+/* Max, Min: any number of inputs of one dtype, all broadcast together. */
+static cs_status infer_variadic(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0);
+  cs_value acc = *a;
+  for (int j = 1; j < n->n_inputs; j++) {
+    const cs_value *b = cs_onnx_in(c, n, j);
+    int64_t shape[CS_MAX_RANK];
+    int rank;
+    cs_status st = same_dtype(c, n, a, b);
+    if (st == CS_OK) st = broadcast(c, n, &acc, b, &rank, shape);
+    if (st != CS_OK) return st;
+    acc.rank = rank;
+    memcpy(acc.shape, shape, sizeof shape);
+  }
+  return cs_onnx_set_out(c, n, 0, a->dtype, acc.rank, acc.shape);
+}
+
+/* BatchNormalization (inference): X [N, C, ...]; scale, B, mean, var [C].
+ * The training outputs (running mean/var, saved mean/var) are inferred
+ * for completeness; using them is refused when the node is lowered. */
+static cs_status infer_batch_norm(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0);
+  if (x->rank < 2)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "input '%s' %s must be [N, C, ...]", x->name,
+                            cs_onnx_shape_str(x->rank, x->shape));
+  if (cs_node_attr_int(n, "training_mode", 0))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "training_mode = 1; only inference is supported");
+  if (!cs_node_attr_int(n, "spatial", 1))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "spatial = 0 (per-element statistics) is not "
+                            "supported");
+  static const char *const what[] = {"", "scale", "B", "input_mean", "input_var"};
+  for (int j = 1; j < 5; j++) {
+    const cs_value *p = cs_onnx_in(c, n, j);
+    if (p->dtype != CS_DTYPE_F32 || cs_value_numel(p) != x->shape[1] ||
+        p->rank != 1)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "%s '%s' %s%s must be f32[%lld] (one per "
+                              "channel)",
+                              what[j], p->name, cs_dtype_name(p->dtype),
+                              cs_onnx_shape_str(p->rank, p->shape),
+                              (long long)x->shape[1]);
+  }
+  cs_status st = same_as_input(c, n, 0, 0);
+  for (int j = 1; st == CS_OK && j < n->n_outputs; j++)
+    st = cs_onnx_set_out(c, n, j, CS_DTYPE_F32, 1, &x->shape[1]);
+  return st;
 }
 
 static cs_status infer_clip(cs_onnx_infer *c, cs_node *n) {
@@ -475,7 +575,6 @@ static cs_status infer_matmul(cs_onnx_infer *c, cs_node *n) {
 static cs_status check_arity(cs_onnx_infer *c, cs_node *n, const op_rule *r) {
   int max_in = r->max_in;
   if (n->op == CS_OP_PAD && c->opset < 18) max_in = 3;           /* axes: 18 */
-  if (n->op == CS_OP_REDUCE_MEAN && c->opset < 18) max_in = 1;   /* axes: 18 */
   if (n->n_inputs < r->min_in || n->n_inputs > max_in) {
     if (max_in == INT_MAX)
       return cs_onnx_node_err(c, n, CS_ERR_INVALID,
@@ -516,9 +615,7 @@ static cs_status check_arity(cs_onnx_infer *c, cs_node *n, const op_rule *r) {
 
 cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
-  const op_rule *r = NULL;
-  for (size_t i = 0; i < sizeof op_rules / sizeof op_rules[0]; i++)
-    if (op_rules[i].op == n->op) r = &op_rules[i];
+  const op_rule *r = rule_of(n->op);
   if (!r)
     return cs_onnx_node_err(c, n, CS_ERR_INTERNAL, "no shape inference rule");
   cs_status st = check_arity(c, n, r);
@@ -533,6 +630,23 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
 #include "cstatic/unary_ops.def"
     case CS_OP_RELU:
     case CS_OP_IDENTITY: return same_as_input(c, n, 0, 0);
+    case CS_OP_NOT: return same_as_input(c, n, 0, 0);
+    case CS_OP_EQUAL:
+    case CS_OP_LESS:
+    case CS_OP_LESS_OR_EQUAL:
+    case CS_OP_GREATER:
+    case CS_OP_GREATER_OR_EQUAL:
+    case CS_OP_AND:
+    case CS_OP_OR: return infer_compare(c, n);
+    case CS_OP_MAX:
+    case CS_OP_MIN: return infer_variadic(c, n);
+    case CS_OP_BATCH_NORMALIZATION: return infer_batch_norm(c, n);
+    case CS_OP_SHAPE: return cs_onnx_infer_shape(c, n);
+    case CS_OP_SIZE: return cs_onnx_infer_size(c, n);
+    case CS_OP_CONSTANT_OF_SHAPE: return cs_onnx_infer_constant_of_shape(c, n);
+    case CS_OP_RANGE: return cs_onnx_infer_range(c, n);
+    case CS_OP_TILE: return cs_onnx_infer_tile(c, n);
+    case CS_OP_SCATTER_ND: return cs_onnx_infer_scatter_nd(c, n);
     case CS_OP_CLIP: return infer_clip(c, n);
     case CS_OP_PRELU: return infer_prelu(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);

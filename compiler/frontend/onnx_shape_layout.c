@@ -451,13 +451,8 @@ cs_status cs_onnx_infer_reduce_mean(cs_onnx_infer *c, cs_node *n) {
   int na = 0;
   cs_status st = no_attr_since(c, n, "axes", 18);
   if (st != CS_OK) return st;
-  if (c->opset < 18) {
-    const int64_t *a = cs_node_attr_ints(n, "axes", &na);
-    if (na > CS_MAX_RANK)
-      return cs_onnx_node_err(c, n, CS_ERR_INVALID,
-                              "axes has %d entries for rank %d", na, x->rank);
-    if (a) memcpy(axes, a, sizeof(int64_t) * (size_t)na);
-  } else if (cs_onnx_in(c, n, 1)) {
+  /* Before opset 18 axes was an attribute; onnx_legacy.c made it input 1. */
+  if (cs_onnx_in(c, n, 1)) {
     st = cs_onnx_const_ints(c, n, 1, "axes", axes, CS_MAX_RANK, &na);
     if (st != CS_OK) return st;
   }

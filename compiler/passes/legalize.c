@@ -131,22 +131,69 @@ static int transpose_2d(cs_graph *g, int v, const char *origin) {
   return out;
 }
 
+/* A float binary kernel node y = a op b (numpy broadcast); y is new unless
+ * out >= 0 (which then takes over that value). */
+static int add_binary(cs_graph *g, const char *origin, tidsp_binary_op op, int a, int b, int out) {
+  if (out < 0) {
+    const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
+    const cs_value *big = av->rank >= bv->rank ? av : bv;
+    int64_t shape[CS_MAX_RANK];
+    for (int d = 0; d < big->rank; d++) {
+      int da = d - (big->rank - av->rank), db = d - (big->rank - bv->rank);
+      int64_t x = da >= 0 ? av->shape[da] : 1, y = db >= 0 ? bv->shape[db] : 1;
+      shape[d] = x == 1 ? y : x;
+    }
+    char name[600];
+    snprintf(name, sizeof name, "%s.%s", origin, op == TIDSP_BINARY_MUL ? "mul" : "add");
+    out = cs_graph_add_value(g, name, CS_DTYPE_F32, big->rank, shape);
+  }
+  int ins[2] = {a, b};
+  int k = cs_add_kernel(g, CS_OP_K_BINARY_F32, origin, 2, ins, out);
+  cs_node *n = cs_graph_node(g, k);
+  memset(&n->k.binary, 0, sizeof n->k.binary);
+  n->k.binary.op = op;
+  cs_broadcast_init(cs_graph_value(g, a), cs_graph_value(g, b), cs_graph_value(g, out), &n->k.binary.bc);
+  return out;
+}
+
+/* A float scalar constant. */
+static int scalar_const(cs_graph *g, const char *base, const char *suffix, float v) {
+  return cs_add_const_named(g, base, suffix, CS_DTYPE_F32, 0, NULL, &v);
+}
+
+/* Gemm: Y = alpha·A'·B' + beta·C, as ONNX Runtime computes it: C
+ * broadcast and scaled first (fl(beta·c), a copy when beta = 1), then
+ * MLAS's fl(fl(alpha·acc) + that). A bias of N elements with alpha = beta
+ * = 1 is the matmul kernel's own bias; otherwise the product is followed by
+ * a Mul by alpha and an Add of beta·C (folded at compile time when C is a
+ * constant). */
 static cs_status lower_gemm(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   if (!require_f32(g, n)) return unsupported(n, "a Gemm on integers must be a complete QDQ pattern");
-  if (cs_node_attr_float(n, "alpha", 1.0f) != 1.0f || cs_node_attr_float(n, "beta", 1.0f) != 1.0f)
-    return unsupported(n, "float Gemm with alpha or beta != 1");
+  float alpha = cs_node_attr_float(n, "alpha", 1.0f), beta = cs_node_attr_float(n, "beta", 1.0f);
   int a = n->inputs[0], b = n->inputs[1];
   int c = n->n_inputs > 2 ? n->inputs[2] : -1;
+  if (beta == 0.0f) c = -1;
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->name);
   if (cs_node_attr_int(n, "transA", 0)) a = transpose_2d(g, a, origin);
   if (cs_node_attr_int(cs_graph_node(g, id), "transB", 0)) b = transpose_2d(g, b, origin);
   const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
   int32_t M = (int32_t)av->shape[0], K = (int32_t)av->shape[1], N = (int32_t)bv->shape[1];
-  if (c >= 0 && cs_value_numel(cs_graph_value(g, c)) != N)
-    return unsupported(cs_graph_node(g, id), "float Gemm bias must have N elements");
-  int ins[3] = {a, b, c};
+  int y = cs_graph_node(g, id)->outputs[0];
+  int kernel_bias = -1;
+  if (c >= 0 && alpha == 1.0f && beta == 1.0f && cs_value_numel(cs_graph_value(g, c)) == N &&
+      cs_graph_value(g, c)->shape[cs_graph_value(g, c)->rank - 1] == N)
+    kernel_bias = c, c = -1;
+  int post = alpha != 1.0f || c >= 0;
+  int mm_out = y;
+  if (post) {
+    char name[600];
+    snprintf(name, sizeof name, "%s.acc", origin);
+    int64_t shape[2] = {M, N};
+    mm_out = cs_graph_add_value(g, name, CS_DTYPE_F32, 2, shape);
+  }
+  int ins[3] = {a, b, kernel_bias};
   n = retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
   memset(&n->k.matmul_f32, 0, sizeof n->k.matmul_f32);
@@ -154,6 +201,80 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   n->k.matmul_f32.m = M;
   n->k.matmul_f32.k = K;
   n->k.matmul_f32.n = N;
+  if (!post) return CS_OK;
+  n->outputs[0] = mm_out;
+  cs_graph_value(g, mm_out)->producer = id;
+  cs_graph_value(g, y)->producer = -1;
+  int v = mm_out;
+  if (alpha != 1.0f)
+    v = add_binary(g, origin, TIDSP_BINARY_MUL, v, scalar_const(g, origin, "alpha", alpha), c >= 0 ? -1 : y);
+  if (c >= 0) {
+    const cs_value *cv = cs_graph_value(g, c);
+    int bc = c;
+    if (beta != 1.0f && cv->data) {
+      int64_t cnt = cs_value_numel(cv);
+      float *d = malloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
+      if (!d) return cs_error(CS_ERR_NOMEM, "out of memory");
+      for (int64_t i = 0; i < cnt; i++) d[i] = beta * ((const float *)cv->data)[i];
+      int64_t shape[CS_MAX_RANK];
+      memcpy(shape, cv->shape, sizeof shape);
+      bc = cs_add_const_named(g, origin, "beta_c", CS_DTYPE_F32, cv->rank, shape, d);
+      free(d);
+    } else if (beta != 1.0f) {
+      bc = add_binary(g, origin, TIDSP_BINARY_MUL, c, scalar_const(g, origin, "beta", beta), -1);
+    }
+    add_binary(g, origin, TIDSP_BINARY_ADD, v, bc, y);
+  }
+  return CS_OK;
+}
+
+/* BatchNormalization (inference) not folded into a convolution: as ONNX
+ * Runtime's BatchNorm kernel, with per-channel constants computed in float
+ * at compile time, s = fl(fl(1 / fl(sqrt(fl(var + eps)))) · scale) and
+ * b = fl(B − fl(mean · s)), then y = fl(fl(x · s) + b): a Mul and an Add. */
+static cs_status lower_batch_norm(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  for (int j = 1; j < n->n_outputs; j++) {
+    int c;
+    if (n->outputs[j] >= 0 &&
+        (cs_graph_consumers(g, n->outputs[j], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[j])))
+      return unsupported(n, "a training output (running or saved mean/variance) is used; only Y is supported");
+  }
+  if (!require_f32(g, n))
+    return unsupported(n, "BatchNormalization on integers must sit between DequantizeLinear and QuantizeLinear");
+  for (int j = 1; j < 5; j++)
+    if (!cs_graph_value(g, n->inputs[j])->data)
+      return unsupported(n, "scale, B, mean and var must be constants");
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  int64_t ch = x->shape[1];
+  float eps = cs_node_attr_float(n, "epsilon", 1e-5f);
+  const float *sc = cs_graph_value(g, n->inputs[1])->data, *bb = cs_graph_value(g, n->inputs[2])->data;
+  const float *mean = cs_graph_value(g, n->inputs[3])->data, *var = cs_graph_value(g, n->inputs[4])->data;
+  float *s = malloc(sizeof(float) * 2 * (size_t)ch);
+  if (!s) return cs_error(CS_ERR_NOMEM, "out of memory");
+  float *b = s + ch;
+  for (int64_t c = 0; c < ch; c++) {
+    float inv_std = 1.0f / sqrtf(var[c] + eps);
+    s[c] = inv_std * sc[c];
+    float ms = mean[c] * s[c];
+    b[c] = bb[c] - ms;
+  }
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->name);
+  int64_t shape[CS_MAX_RANK];
+  shape[0] = ch;
+  for (int d = 1; d < x->rank - 1; d++) shape[d] = 1;
+  int sv = cs_add_const_named(g, origin, "scale", CS_DTYPE_F32, x->rank - 1, shape, s);
+  int bv = cs_add_const_named(g, origin, "bias", CS_DTYPE_F32, x->rank - 1, shape, b);
+  free(s);
+  n = cs_graph_node(g, id);
+  int xin = n->inputs[0], y = n->outputs[0];
+  for (int j = 0; j < n->n_outputs; j++)
+    if (n->outputs[j] >= 0 && cs_graph_value(g, n->outputs[j])->producer == id)
+      cs_graph_value(g, n->outputs[j])->producer = -1;
+  cs_graph_remove_node(g, id);
+  int t = add_binary(g, origin, TIDSP_BINARY_MUL, xin, sv, -1);
+  add_binary(g, origin, TIDSP_BINARY_ADD, t, bv, y);
   return CS_OK;
 }
 
@@ -748,6 +869,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_QUANTIZE_LINEAR: case CS_OP_DEQUANTIZE_LINEAR: st = lower_qdq(g, i); break;
       case CS_OP_CONV: st = lower_conv(g, i); break;
       case CS_OP_GEMM: st = lower_gemm(g, i); break;
+      case CS_OP_BATCH_NORMALIZATION: st = lower_batch_norm(g, i); break;
       case CS_OP_MATMUL: st = lower_matmul(g, i); break;
       case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
       case CS_OP_POW: st = lower_binary(g, i); break;

@@ -11,6 +11,7 @@
 typedef cs_status (*cs_pass_fn)(cs_graph *g, const cs_target *t);
 
 cs_status pass_canonicalize(cs_graph *g, const cs_target *t);
+cs_status pass_fold_batch_norm(cs_graph *g, const cs_target *t); /* ORT's ConvBNFusion */
 /* MMALIB offload (-mmalib=1; mmalib_*.c). */
 cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */

@@ -25,6 +25,8 @@ typedef struct cs_pass_entry {
 
 static const cs_pass_entry kPipeline[] = {
     {"Canonicalize", pass_canonicalize, CS_GROUP_ALWAYS},
+    /* float Conv → BatchNormalization: the folded weights ORT computes */
+    {"FoldBatchNorm", pass_fold_batch_norm, CS_GROUP_ALWAYS},
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */
     {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},

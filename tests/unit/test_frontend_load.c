@@ -14,7 +14,7 @@
 
 static cs_graph *load(const char *file) {
   cs_graph *g = NULL;
-  cs_status st = cs_onnx_load(file, &g);
+  cs_status st = cs_onnx_load(file, NULL, &g);
   CHECK_MSG(st == CS_OK && g, "%s: %s", file, cs_error_message());
   if (g) CHECK_MSG(cs_graph_verify(g) == CS_OK, "%s", cs_error_message());
   return st == CS_OK ? g : NULL;
