@@ -7,7 +7,7 @@
  *        window covers the whole unpadded input, else k_avgpool_i8(rq, x)
  *
  * Global: acc = Σx − zx·HW, multiplier fl(xs / fl(ys·HW)).
- * Windowed (Q31 form): one multiplier per possible tap count.
+ * Windowed: ORT's float formula (in integers with -requant=q31).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -67,24 +67,10 @@ static int add_windowed(cs_graph *g, const cs_target *t, int id, int x_int, cons
   p.x_zp = xq->zp[0];
   p.y_zp = tail->out.zp[0];
   cs_output_clamp(&tail->out, tail->lo, tail->hi, &p.y_min, &p.y_max);
+  /* Q31 computes ORT's float formula in integers from the bits of the two
+   * scales (kernels.h): no multiplier table. */
+  p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
   int rq = -1;
-  char base[256];
-  snprintf(base, sizeof base, "%s", n->name);
-  if (t->requant == CS_REQUANT_Q31) {
-    p.kind = TIDSP_REQUANT_Q31;
-    int taps = w->k_h * w->k_w;
-    int32_t *blob = malloc(sizeof(int32_t) * 2 * (size_t)taps);
-    if (!blob) return 0;
-    for (int c = 1; c <= taps; c++) {
-      double m = (double)p.x_scale / ((double)p.y_scale * c);
-      if (cs_q31_from_double(m, &blob[c - 1], &blob[taps + c - 1]) != CS_OK) { cs_error_clear(); free(blob); return 0; }
-    }
-    int64_t shape[1] = {2 * taps};
-    rq = cs_add_const_named(g, base, "rq", CS_DTYPE_I32, 1, shape, blob);
-    free(blob);
-  } else {
-    p.kind = TIDSP_REQUANT_FLOAT;
-  }
   int inputs[2] = {rq, x_int};
   int chain[1] = {id};
   int k = cs_replace_chain(g, chain, 1, tail, CS_OP_K_AVGPOOL_I8, 2, inputs);

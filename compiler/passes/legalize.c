@@ -144,7 +144,8 @@ static int add_binary(cs_graph *g, const char *origin, tidsp_binary_op op, int a
       shape[d] = x == 1 ? y : x;
     }
     char name[600];
-    snprintf(name, sizeof name, "%s.%s", origin, op == TIDSP_BINARY_MUL ? "mul" : "add");
+    snprintf(name, sizeof name, "%s.%s", origin,
+             op == TIDSP_BINARY_MUL ? "mul" : op == TIDSP_BINARY_SUB ? "sub" : "add");
     out = cs_graph_add_value(g, name, CS_DTYPE_F32, big->rank, shape);
   }
   int ins[2] = {a, b};
@@ -228,10 +229,42 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   return CS_OK;
 }
 
-/* BatchNormalization (inference) not folded into a convolution: as ONNX
- * Runtime's BatchNorm kernel, with per-channel constants computed in float
- * at compile time, s = fl(fl(1 / fl(sqrt(fl(var + eps)))) · scale) and
- * b = fl(B − fl(mean · s)), then y = fl(fl(x · s) + b): a Mul and an Add. */
+/* A float unary kernel node on value a; returns the new value. */
+static int add_unary(cs_graph *g, const char *origin, tidsp_unary_op op, int a, const char *suffix) {
+  const cs_value *av = cs_graph_value(g, a);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, av->shape, sizeof shape);
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  int out = cs_graph_add_value(g, name, CS_DTYPE_F32, av->rank, shape);
+  int k = cs_add_kernel(g, CS_OP_K_UNARY_F32, origin, 1, &a, out);
+  cs_node *n = cs_graph_node(g, k);
+  memset(&n->k.unary, 0, sizeof n->k.unary);
+  n->k.unary.op = op;
+  n->k.unary.n = (int32_t)cs_value_numel(cs_graph_value(g, a));
+  return out;
+}
+
+/* The same bytes as value a with shape [C, 1, …] (rank `rank`): a copy. */
+static int as_channel_column(cs_graph *g, const char *origin, int a, int rank, const char *suffix) {
+  int64_t shape[CS_MAX_RANK];
+  shape[0] = cs_value_numel(cs_graph_value(g, a));
+  for (int d = 1; d < rank; d++) shape[d] = 1;
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  int out = cs_graph_add_value(g, name, CS_DTYPE_F32, rank, shape);
+  int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &a, out);
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, out));
+  return out;
+}
+
+/* BatchNormalization (inference) not folded into a convolution, as ONNX
+ * Runtime's BatchNorm kernel computes it: per channel
+ *   s = fl(fl(1 / fl(sqrt(fl(var + eps)))) · scale),  b = fl(B − fl(mean · s))
+ * then y = fl(fl(x · s) + b). The per-channel part is kernel calls on the
+ * parameters too: FoldConstant computes s and b at compile time with the
+ * same kernels (the parameters may be DQ(int8) in a QDQ model, not yet
+ * constants here), so the only calls left are a Mul and an Add. */
 static cs_status lower_batch_norm(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   for (int j = 1; j < n->n_outputs; j++) {
@@ -242,39 +275,19 @@ static cs_status lower_batch_norm(cs_graph *g, int id) {
   }
   if (!require_f32(g, n))
     return unsupported(n, "BatchNormalization on integers must sit between DequantizeLinear and QuantizeLinear");
-  for (int j = 1; j < 5; j++)
-    if (!cs_graph_value(g, n->inputs[j])->data)
-      return unsupported(n, "scale, B, mean and var must be constants");
-  const cs_value *x = cs_graph_value(g, n->inputs[0]);
-  int64_t ch = x->shape[1];
-  float eps = cs_node_attr_float(n, "epsilon", 1e-5f);
-  const float *sc = cs_graph_value(g, n->inputs[1])->data, *bb = cs_graph_value(g, n->inputs[2])->data;
-  const float *mean = cs_graph_value(g, n->inputs[3])->data, *var = cs_graph_value(g, n->inputs[4])->data;
-  float *s = malloc(sizeof(float) * 2 * (size_t)ch);
-  if (!s) return cs_error(CS_ERR_NOMEM, "out of memory");
-  float *b = s + ch;
-  for (int64_t c = 0; c < ch; c++) {
-    float inv_std = 1.0f / sqrtf(var[c] + eps);
-    s[c] = inv_std * sc[c];
-    float ms = mean[c] * s[c];
-    b[c] = bb[c] - ms;
-  }
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->name);
-  int64_t shape[CS_MAX_RANK];
-  shape[0] = ch;
-  for (int d = 1; d < x->rank - 1; d++) shape[d] = 1;
-  int sv = cs_add_const_named(g, origin, "scale", CS_DTYPE_F32, x->rank - 1, shape, s);
-  int bv = cs_add_const_named(g, origin, "bias", CS_DTYPE_F32, x->rank - 1, shape, b);
-  free(s);
-  n = cs_graph_node(g, id);
-  int xin = n->inputs[0], y = n->outputs[0];
-  for (int j = 0; j < n->n_outputs; j++)
-    if (n->outputs[j] >= 0 && cs_graph_value(g, n->outputs[j])->producer == id)
-      cs_graph_value(g, n->outputs[j])->producer = -1;
+  int xin = n->inputs[0], scale = n->inputs[1], bias = n->inputs[2], mean = n->inputs[3], var = n->inputs[4];
+  int y = n->outputs[0], rank = cs_graph_value(g, xin)->rank;
+  float eps = cs_node_attr_float(n, "epsilon", 1e-5f);
   cs_graph_remove_node(g, id);
-  int t = add_binary(g, origin, TIDSP_BINARY_MUL, xin, sv, -1);
-  add_binary(g, origin, TIDSP_BINARY_ADD, t, bv, y);
+  int ve = add_binary(g, origin, TIDSP_BINARY_ADD, var, scalar_const(g, origin, "epsilon", eps), -1);
+  int inv_std = add_unary(g, origin, TIDSP_UNARY_RECIPROCAL, add_unary(g, origin, TIDSP_UNARY_SQRT, ve, "std"),
+                          "inv_std");
+  int s = add_binary(g, origin, TIDSP_BINARY_MUL, inv_std, scale, -1);
+  int b = add_binary(g, origin, TIDSP_BINARY_SUB, bias, add_binary(g, origin, TIDSP_BINARY_MUL, mean, s, -1), -1);
+  int t = add_binary(g, origin, TIDSP_BINARY_MUL, xin, as_channel_column(g, origin, s, rank - 1, "scale"), -1);
+  add_binary(g, origin, TIDSP_BINARY_ADD, t, as_channel_column(g, origin, b, rank - 1, "shift"), y);
   return CS_OK;
 }
 

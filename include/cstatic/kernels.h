@@ -383,8 +383,9 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
  *          padding), else the taps inside the real input. ORT runs a
  *          whole-image window without pads through the global path instead:
  *          use tidsp_global_avgpool_i8 for it.
- *   Q31:   acc = Σ (x − x_zp); rq = int32 mult[kh·kw], int32 shift[kh·kw]
- *          indexed by count − 1; y = clamp(round_shift(acc·mult, shift) + y_zp)
+ *   Q31:   the FLOAT formula in integer arithmetic (every float32 step
+ *          rounded as the FPU would, from the bits of x_scale and y_scale):
+ *          bit-identical to FLOAT; rq is not read (NULL)
  */
 typedef struct tidsp_avgpool_i8_params {
   tidsp_pool2d_params pool;

@@ -10,26 +10,14 @@
  * count is k_h·k_w when count_include_pad (ORT divides by the kernel size,
  * even where a ceil-mode window hangs past the padding), else the number of
  * taps inside the input.
- * Q31: acc = Σ (x − x_zp) over the same taps; rq holds int32 mult[k_h·k_w]
- * then int32 shift[k_h·k_w], indexed by count − 1.
+ * Q31: the same float32 formula in integer arithmetic (softfloat.h: every
+ * multiply, sum and division rounded once to float32, as the FPU does),
+ * from the bits of x_scale and y_scale; bit-identical to FLOAT on every
+ * input. (One exact multiply by xs/(ys·count) with a single rounding is
+ * not: where the exact average is a tie, the float sums have already
+ * moved it one way or the other.) rq is not read.
  */
 #include "ref_internal.h"
-
-static int32_t window_sum_i32(const tidsp_pool2d_params *p, const int8_t *xp,
-                              int32_t oh, int32_t ow, int32_t x_zp) {
-  int32_t kh, kw, acc = 0;
-  for (kh = 0; kh < p->k_h; kh++) {
-    int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-    if (ih < 0 || ih >= p->h_in)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
-      if (iw >= 0 && iw < p->w_in)
-        acc += xp[ih * p->w_in + iw] - x_zp;
-    }
-  }
-  return acc;
-}
 
 static float window_sum_f32(const tidsp_pool2d_params *p, const int8_t *xp,
                             int32_t oh, int32_t ow, const float *xf) {
@@ -48,11 +36,29 @@ static float window_sum_f32(const tidsp_pool2d_params *p, const int8_t *xp,
   return sum;
 }
 
+/* window_sum_f32 in integers: the same sums, each rounded to float32. */
+static tidsp_sf window_sum_sf(const tidsp_pool2d_params *p, const int8_t *xp,
+                              int32_t oh, int32_t ow, const tidsp_sf *xq) {
+  int32_t kh, kw;
+  tidsp_sf sum = {0, 0};
+  for (kh = 0; kh < p->k_h; kh++) {
+    int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
+    if (ih < 0 || ih >= p->h_in)
+      continue;
+    for (kw = 0; kw < p->k_w; kw++) {
+      int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
+      if (iw >= 0 && iw < p->w_in)
+        sum = tidsp_sf_add(sum, xq[xp[ih * p->w_in + iw] + 128]);
+    }
+  }
+  return sum;
+}
+
 int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
                          const int8_t *x, int8_t *y) {
   const tidsp_pool2d_params *g;
   float xf[256];
-  const int32_t *qmult = NULL, *qshift = NULL;
+  tidsp_sf xq[256];
   int32_t st, oh, ow, q, taps, inside, padded;
   int64_t nc;
 
@@ -78,17 +84,16 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
     for (q = -128; q < 128; q++)
       xf[q + 128] = p->x_scale * (float)(q - p->x_zp);
   } else if (p->kind == TIDSP_REQUANT_Q31) {
-    if (!rq)
-      return TIDSP_ERR_NULL;
-    qmult = (const int32_t *)rq;
-    qshift = qmult + taps;
-    for (q = 0; q < taps; q++) {
-      if (qmult[q] < 0 || qshift[q] < 0 || qshift[q] > TIDSP_REF_MAX_SHIFT)
-        return TIDSP_ERR_PARAM;
-    }
+    const tidsp_sf xs = tidsp_sf_from_float(p->x_scale);
+    const tidsp_sf ys = tidsp_sf_from_float(p->y_scale);
+    if (xs.m <= 0 || ys.m <= 0)
+      return TIDSP_ERR_PARAM;
+    for (q = -128; q < 128; q++)
+      xq[q + 128] = tidsp_sf_round(xs.m * (q - p->x_zp), xs.s);
   } else {
     return TIDSP_ERR_PARAM;
   }
+  (void)rq;
 
   for (nc = 0; nc < (int64_t)g->n * g->c; nc++) {
     const int8_t *xp = x + (size_t)nc * g->h_in * g->w_in;
@@ -108,12 +113,15 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
           v = v < hi ? v : hi;
           out = tidsp_ref_rne(v) - p->domain_offset;
         } else {
-          int64_t v = tidsp_ref_round_shift(
-                          (int64_t)window_sum_i32(g, xp, oh, ow, p->x_zp) *
-                              qmult[count - 1],
-                          qshift[count - 1]) +
-                      p->y_zp;
-          out = (int32_t)tidsp_ref_clamp_i64(v, p->y_min, p->y_max);
+          tidsp_sf v = window_sum_sf(g, xp, oh, ow, xq);
+          v = tidsp_sf_div(v, (tidsp_sf){count, 0});
+          v = tidsp_sf_div(v, tidsp_sf_from_float(p->y_scale));
+          v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + p->domain_offset, 0});
+          /* Clamping before or after rounding to an integer is the same
+           * for integer bounds. */
+          out = (int32_t)tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), p->y_min + p->domain_offset,
+                                             p->y_max + p->domain_offset) -
+                p->domain_offset;
         }
         yp[(size_t)oh * g->w_out + ow] = (int8_t)out;
       }

@@ -13,7 +13,8 @@
  * numbers. The results equal the FLOAT forms bit for bit.
  *
  * A value is m · 2^−s with m a signed integer. Only what the kernels need:
- * multiply by an integer, add, round to float32, round to an integer. The
+ * multiply by an integer, add, divide, round to float32, round to an
+ * integer. The
  * kernels' magnitudes stay far from float32's overflow and subnormal range.
  */
 #ifndef TIDSP_SOFTFLOAT_H
@@ -120,6 +121,28 @@ static inline tidsp_sf tidsp_sf_add(tidsp_sf x, tidsp_sf y) {
     q |= 1;
   return tidsp_sf_round(x.m * ((int64_t)1 << lift) + (y.m < 0 ? -(int64_t)q : (int64_t)q),
                         x.s + lift);
+}
+
+/* x / y rounded once to float32 (a float division). y.m != 0; |x.m|,
+ * |y.m| < 2^32. The quotient is taken to at least 26 bits plus a sticky
+ * bit for a non-zero remainder, which rounds exactly as the full quotient
+ * would: a tie needs a zero remainder. */
+static inline tidsp_sf tidsp_sf_div(tidsp_sf x, tidsp_sf y) {
+  uint64_t xu = x.m < 0 ? (uint64_t)0 - (uint64_t)x.m : (uint64_t)x.m;
+  uint64_t yu = y.m < 0 ? (uint64_t)0 - (uint64_t)y.m : (uint64_t)y.m;
+  int32_t k, neg = (x.m < 0) != (y.m < 0);
+  uint64_t q, r;
+  int64_t m;
+  if (xu == 0)
+    return x;
+  k = tidsp_sf_bitlen(yu) + 26 - tidsp_sf_bitlen(xu);
+  if (k < 0)
+    k = 0;
+  xu <<= k; /* at most 32 + 26 bits: no overflow */
+  q = xu / yu;
+  r = xu % yu;
+  m = (int64_t)((q << 1) | (r != 0));
+  return tidsp_sf_round(neg ? -m : m, x.s + k - y.s + 1);
 }
 
 /* x rounded to the nearest integer, ties to even, saturated to ±2^31. */
