@@ -18,9 +18,23 @@
 #include <string.h>
 
 #include "broadcast.h"
+#include "fused_common.h"
 #include "pass_list.h"
 #include "pattern.h"
 #include "qdq_tail.h"
+
+void cs_mul_i8_params_init(cs_graph *g, const cs_qparams *aq, const cs_qparams *bq, const cs_qdq_tail *tail,
+                           tidsp_requant_kind kind, tidsp_mul_i8_params *p) {
+  memset(p, 0, sizeof *p);
+  p->a_zp = aq->zp[0];
+  p->b_zp = bq->zp[0];
+  p->y_zp = tail->out.zp[0];
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, &p->y_min, &p->y_max);
+  p->kind = kind;
+  p->r = (aq->scale[0] * bq->scale[0]) / tail->out.scale[0];
+  /* ORT computes on uint8 where the model's activations were uint8. */
+  p->domain_offset = cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8 ? 128 : 0;
+}
 
 static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   const cs_node *n = cs_graph_node(g, id);
@@ -70,16 +84,9 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     cs_graph_node(g, k)->k.add = p;
   } else {
     tidsp_mul_i8_params p;
-    memset(&p, 0, sizeof p);
+    cs_mul_i8_params_init(g, &aq, &bq, &tail,
+                          t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT, &p);
     p.bc = bc;
-    p.a_zp = aq.zp[0];
-    p.b_zp = bq.zp[0];
-    p.y_zp = tail.out.zp[0];
-    p.y_min = ymin;
-    p.y_max = ymax;
-    p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
-    p.r = (as * bs) / ys;
-    p.domain_offset = domain;
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
     cs_graph_node(g, k)->k.mul = p;
   }

@@ -40,6 +40,8 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseInt16ResidualAdd", pass_fuse_int16_residual_add, CS_GROUP_MMALIB},
     {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
+    /* 3a. FuseQDQToC7xActivation: SiLU first (its Sigmoid is part of it) */
+    {"FuseQDQToSiLU", pass_fuse_qdq_silu, CS_GROUP_ALWAYS},
     {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},
     {"FuseQDQToAvgPool", pass_fuse_qdq_avg_pool, CS_GROUP_ALWAYS},
     {"FuseQDQToInt8Softmax", pass_fuse_qdq_softmax, CS_GROUP_ALWAYS},

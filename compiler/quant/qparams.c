@@ -80,21 +80,6 @@ int cs_qparams_equal(const cs_qparams *a, const cs_qparams *b) {
          a->scale[0] == b->scale[0] && a->zp[0] == b->zp[0];
 }
 
-cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift) {
-  if (!(m > 0.0) || !isfinite(m) || m >= 2147483648.0)
-    return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g cannot be represented in Q31 form", m);
-  int e;
-  double f = frexp(m, &e); /* m = f · 2^e, f in [0.5, 1) */
-  int64_t q = llround(f * 2147483648.0); /* in [2^30, 2^31] */
-  if (q == ((int64_t)1 << 31)) { q >>= 1; e++; }
-  int s = 31 - e;
-  while (s > 62) { q >>= 1; s--; } /* tiny multipliers: lose low bits */
-  if (s < 0) return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g is too large for Q31 form", m);
-  *mult = (int32_t)q;
-  *shift = s;
-  return CS_OK;
-}
-
 cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift) {
   if (!(f > 0.0f) || !isfinite(f))
     return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g is not a positive finite number", (double)f);

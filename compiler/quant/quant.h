@@ -37,11 +37,6 @@ int32_t cs_quantize_one(float x, float s, int32_t zp, int64_t lo, int64_t hi);
 /* ONNX DequantizeLinear of one value: fl(float(q − zp) · s). */
 float cs_dequantize_one(int32_t q, float s, int32_t zp);
 
-/* The Q31 form of a positive real multiplier m < 2^31: m ≈ mult · 2^−shift
- * with mult in [2^30, 2^31) where possible and shift in [0, 62]. Returns
- * CS_ERR_UNSUPPORTED when m is not representable (≤ 0, NaN, too large). */
-cs_status cs_q31_from_double(double m, int32_t *mult, int32_t *shift);
-
 /* The Q31 form of the float multiplier the FLOAT form uses: f = mult ·
  * 2^−shift exactly (mult its 24-bit significand), so that the integer
  * kernels reproduce the float formula bit for bit (kernels.h). */
