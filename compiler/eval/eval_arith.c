@@ -1,7 +1,7 @@
 /*
  * eval_arith.c — arithmetic with no runtime kernel, at compile time:
- * Add/Sub/Mul/Div on integers (shape arithmetic: int64 mostly; the float
- * ones run the float kernel), Max/Min of any number of inputs.
+ * Add/Sub/Mul/Div/Neg on integers (shape arithmetic: int64 mostly; the
+ * float ones run the float kernel), Max/Min of any number of inputs.
  *
  * Integers wrap to their dtype (two's complement, as ONNX Runtime's C++
  * arithmetic does in practice); Div truncates toward zero; a division by
@@ -50,6 +50,14 @@ static cs_status run_int_binary(const cs_graph *g, const cs_node *n, void *const
   return CS_OK;
 }
 
+static cs_status run_int_neg(const cs_graph *g, const cs_node *n, void *const *out) {
+  const cs_value *a = cs_eval_in(g, n, 0);
+  int64_t count = cs_value_numel(a);
+  for (int64_t i = 0; i < count; i++)
+    cs_eval_set_int(out[0], a->dtype, i, (int64_t)(0 - (uint64_t)cs_eval_get_int(a->data, a->dtype, i)));
+  return CS_OK;
+}
+
 static cs_status run_minmax(const cs_graph *g, const cs_node *n, void *const *out) {
   const cs_value *y = cs_eval_out(g, n, 0);
   int64_t count = cs_value_numel(y);
@@ -82,6 +90,7 @@ const cs_evaluator cs_eval_arith[] = {
     {CS_OP_SUB, int_binary, run_int_binary},
     {CS_OP_MUL, int_binary, run_int_binary},
     {CS_OP_DIV, int_binary, run_int_binary},
+    {CS_OP_NEG, int_binary, run_int_neg},
     {CS_OP_MAX, any_numeric, run_minmax},
     {CS_OP_MIN, any_numeric, run_minmax},
     {CS_OP_COUNT_, NULL, NULL},

@@ -321,11 +321,12 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
     cs_onnx_infer c = {b->g, (int)b->m->opset};
     if (st == CS_OK) st = cs_onnx_upgrade_node(&c, id);
     if (st == CS_OK) st = cs_onnx_infer_node(&c, id);
+    int folded = 0;
     if (st == CS_OK && b->eval) {
-      int folded = 0;
       st = b->eval(b->g, id, &folded);
       b->folded += folded;
     }
+    if (st == CS_OK && !folded) st = cs_onnx_check_not_empty(&c, &b->g->nodes[id]);
   }
   free(ins);
   free(outs);

@@ -36,7 +36,13 @@ static void list_one(const Onnx__NodeProto *n, size_t i, int *count,
                      cs_onnx_str *out) {
   const char *op = n->op_type && *n->op_type ? n->op_type : "<no op_type>";
   if ((*count)++) cs_onnx_str_printf(out, ", ");
-  if (cs_onnx_is_default_domain(n->domain))
+  int known = cs_onnx_node_op(n);
+  if (known >= 0 && known < CS_OP_COUNT_ && cs_onnx_op_const_only(known))
+    cs_onnx_str_printf(out, "%s (node '%s': computed from a graph input, and %s "
+                            "has no runtime kernel; it folds only in constant "
+                            "subgraphs)",
+                       op, cs_onnx_node_label(n, i), op);
+  else if (cs_onnx_is_default_domain(n->domain))
     cs_onnx_str_printf(out, "%s (node '%s')", op, cs_onnx_node_label(n, i));
   else
     cs_onnx_str_printf(out, "%s [domain %s] (node '%s')", op, n->domain,

@@ -137,6 +137,9 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
 cs_status cs_onnx_const_ints(const cs_onnx_infer *c, const cs_node *n, int j,
                              const char *what, int64_t *out, int max,
                              int *count);
+/* Every output of node n that stays a runtime tensor (not a constant)
+ * has at least one element: empty tensors exist only while they fold. */
+cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n);
 /* Normalize an axis into [0, rank) (negative counts from the end). */
 cs_status cs_onnx_axis(const cs_onnx_infer *c, const cs_node *n, int64_t axis,
                        int rank, const char *what, int *out);

@@ -92,6 +92,9 @@ static const op_rule op_rules[] = {
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL), KERNEL},
     {CS_OP_PRELU, 2, 2, 1, 1, D_F, KERNEL},
+    /* Neg also on integers (shape arithmetic, folded at compile time);
+     * rule_of() finds this row before Neg's unary_ops.def row below. */
+    {CS_OP_NEG, 1, 1, 1, 1, D_NUM, KERNEL},
 /* the float unary ops of cstatic/unary_ops.def: one tensor in, one out */
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) {CS_OP_##IR, 1, 1, 1, 1, D_F, KERNEL},
 #include "cstatic/unary_ops.def"
@@ -140,10 +143,10 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
                             v->name, rank, CS_MAX_RANK);
   int64_t numel = 1;
   for (int i = 0; i < rank; i++) {
-    if (shape[i] < 1)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "output '%s' would be empty (shape %s); empty "
-                              "tensors are not supported",
+    /* An empty result is fine while it folds (shape arithmetic slices to
+     * nothing); cs_onnx_check_not_empty refuses it where it would run. */
+    if (shape[i] < 0)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "output '%s' would have shape %s",
                               v->name, cs_onnx_shape_str(rank, shape));
     if (shape[i] > CS_ONNX_MAX_NUMEL || (numel *= shape[i]) > CS_ONNX_MAX_NUMEL)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
@@ -153,6 +156,19 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
   v->dtype = dtype;
   v->rank = rank;
   for (int i = 0; i < rank; i++) v->shape[i] = shape[i];
+  return CS_OK;
+}
+
+cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n) {
+  for (int j = 0; j < n->n_outputs; j++) {
+    if (n->outputs[j] < 0) continue;
+    const cs_value *v = &c->g->values[n->outputs[j]];
+    if (!v->data && cs_value_numel(v) == 0)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "output '%s' would be empty (shape %s); empty "
+                              "tensors are not supported",
+                              v->name, cs_onnx_shape_str(v->rank, v->shape));
+  }
   return CS_OK;
 }
 

@@ -20,11 +20,6 @@ cs_status cs_onnx_infer_shape(cs_onnx_infer *c, cs_node *n) {
   start = start < 0 ? 0 : start > r ? r : start;
   end = end < 0 ? 0 : end > r ? r : end;
   int64_t len = end > start ? end - start : 0;
-  if (len == 0)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "the result would be empty (input rank %d); empty "
-                            "tensors are not supported",
-                            x->rank);
   /* One explicit form for the evaluator. */
   cs_node_set_attr_int(n, "start", start);
   cs_node_set_attr_int(n, "end", end);
@@ -93,10 +88,7 @@ cs_status cs_onnx_infer_range(cs_onnx_infer *c, cs_node *n) {
       return cs_onnx_node_err(c, n, CS_ERR_INVALID, "delta is 0");
     len = ceil(((double)l - (double)s) / (double)d);
   }
-  if (!(len >= 1))
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "the range is empty; empty tensors are not "
-                            "supported");
+  if (!(len >= 0)) len = 0;
   if (len > CS_ONNX_MAX_NUMEL)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                             "the range has more than %d elements",

@@ -102,6 +102,12 @@ cs_status cs_onnx_infer_quantize(cs_onnx_infer *c, cs_node *n) {
                               zp->name, cs_dtype_name(zp->dtype));
     out = zp->dtype;
   }
+  /* opset 23: the precision of the division; float32 (or unset) only. */
+  int64_t prec = cs_node_attr_int(n, "precision", 0);
+  if (prec != 0 && cs_onnx_dtype((int32_t)prec) != CS_DTYPE_F32)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "precision %s is not supported (float32 is)",
+                            cs_onnx_dtype_name((int32_t)prec));
   int64_t od = cs_node_attr_int(n, "output_dtype", 0);
   if (od != 0) {
     cs_dtype t = od > 0 && od < 64 ? cs_onnx_dtype((int32_t)od) : CS_DTYPE_UNDEF;
@@ -133,6 +139,12 @@ cs_status cs_onnx_infer_dequantize(cs_onnx_infer *c, cs_node *n) {
                             "zero point '%s' is %s but the input '%s' is %s",
                             zp->name, cs_dtype_name(zp->dtype), x->name,
                             cs_dtype_name(x->dtype));
+  /* opset 23: the output's dtype, float32 unless it says otherwise. */
+  int64_t od = cs_node_attr_int(n, "output_dtype", 0);
+  if (od != 0 && cs_onnx_dtype((int32_t)od) != CS_DTYPE_F32)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "output_dtype %s is not supported (float32 is)",
+                            cs_onnx_dtype_name((int32_t)od));
   qparams q;
   cs_status st = check_params(c, n, x, scale, zp, &q);
   if (st != CS_OK) return st;

@@ -1,6 +1,7 @@
 /*
  * Canonicalize: the graph every later pass may assume.
- *  - Identity and Dropout (inference) are removed.
+ *  - Identity and Dropout (inference) are removed; a Dropout mask that is
+ *    read becomes its constant value (all true).
  *  - uint8 activations become int8: q' = q − 128, zp' = zp − 128. This is
  *    exact for QuantizeLinear (the clamp moves with the zero point) and
  *    DequantizeLinear (q − zp is unchanged), so every integer kernel sees
@@ -101,13 +102,18 @@ cs_status pass_canonicalize(cs_graph *g, const cs_target *t) {
     cs_node *n = cs_graph_node(g, i);
     if (n->dead || (n->op != CS_OP_IDENTITY && n->op != CS_OP_DROPOUT)) continue;
     int in = n->inputs[0], out = n->outputs[0];
-    /* Dropout's optional mask output must be unused. */
-    if (n->op == CS_OP_DROPOUT && n->n_outputs > 1 && n->outputs[1] >= 0) {
-      int c;
-      if (cs_graph_consumers(g, n->outputs[1], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[1]))
-        return cs_error(CS_ERR_UNSUPPORTED, "node '%s': Dropout mask output is used (inference has no mask)", n->name);
-    }
+    /* In inference Dropout keeps every element: its optional mask is all
+     * true, a constant. */
+    int mask = n->op == CS_OP_DROPOUT && n->n_outputs > 1 ? n->outputs[1] : -1;
     cs_graph_remove_node(g, i);
+    if (mask >= 0) {
+      cs_value *mv = cs_graph_value(g, mask);
+      size_t bytes = cs_value_nbytes(mv);
+      mv->data = malloc(bytes ? bytes : 1);
+      if (!mv->data) return cs_error(CS_ERR_NOMEM, "out of memory");
+      memset(mv->data, 1, bytes);
+      mv->producer = -1;
+    }
     /* A graph output keeps its ONNX name: the value that replaces it takes
      * the name, unless that value is itself graph I/O. */
     int in_is_io = cs_graph_is_output(g, in);
