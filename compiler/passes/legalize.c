@@ -541,27 +541,75 @@ static cs_status lower_softmax(cs_graph *g, int id) {
 
 /* LayerNormalization: Mean and InvStdDev (training outputs) must be
  * unused; Y is one kernel call over [outer][norm]. */
+/* k_reduce_mean_f32 of value a over its dims [axis, rank), keepdims. */
+static int add_reduce_mean(cs_graph *g, const char *origin, int a, int axis, const char *suffix) {
+  const cs_value *av = cs_graph_value(g, a);
+  int64_t shape[CS_MAX_RANK];
+  tidsp_reduce_params p;
+  memset(&p, 0, sizeof p);
+  p.rank = av->rank;
+  for (int d = 0; d < av->rank; d++) {
+    p.in_shape[d] = (int32_t)av->shape[d];
+    shape[d] = d < axis ? av->shape[d] : 1;
+    if (d >= axis) p.reduce_mask |= 1 << d;
+  }
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  int out = cs_graph_add_value(g, name, CS_DTYPE_F32, av->rank, shape);
+  int k = cs_add_kernel(g, CS_OP_K_REDUCE_MEAN_F32, origin, 1, &a, out);
+  cs_graph_node(g, k)->k.reduce = p;
+  return out;
+}
+
+/* LayerNormalization: Y is one kernel call over [outer][norm]. The
+ * optional Mean and InvStdDev outputs (training statistics, shape
+ * X.shape[:axis] + 1s), where read, are computed beside it:
+ * mean = ReduceMean(x), InvStdDev = 1 / sqrt(ReduceMean((x − mean)²) + eps). */
 static cs_status lower_layer_norm(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
-  for (int j = 1; j < n->n_outputs; j++) {
+  if (!require_f32(g, n))
+    return unsupported(n, "LayerNormalization on integers must sit between DequantizeLinear and QuantizeLinear");
+  int stats[3] = {-1, -1, -1};
+  for (int j = 1; j < n->n_outputs && j < 3; j++) {
     int c;
     if (n->outputs[j] >= 0 &&
         (cs_graph_consumers(g, n->outputs[j], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[j])))
-      return unsupported(n, j == 1 ? "the Mean output is used; only Y is supported"
-                                   : "the InvStdDev output is used; only Y is supported");
+      stats[j] = n->outputs[j];
   }
-  if (!require_f32(g, n))
-    return unsupported(n, "LayerNormalization on integers must sit between DequantizeLinear and QuantizeLinear");
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
   int64_t axis = cs_node_attr_int(n, "axis", -1);
   if (axis < 0) axis += x->rank;
+  float eps = cs_node_attr_float(n, "epsilon", 1e-5f);
   tidsp_layer_norm_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)prod(x->shape, (int)axis, x->rank),
-                               cs_node_attr_float(n, "epsilon", 1e-5f)};
+                               eps};
   int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->name);
   n = retarget(g, id, CS_OP_K_LAYER_NORM_F32, 3, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  for (int j = 1; j < n->n_outputs; j++)
+    if (n->outputs[j] >= 0 && cs_graph_value(g, n->outputs[j])->producer == id)
+      cs_graph_value(g, n->outputs[j])->producer = -1;
   n->n_outputs = 1;
   n->k.layer_norm = p;
+  if (stats[1] < 0 && stats[2] < 0) return CS_OK;
+  int xin = ins[0];
+  int mean = add_reduce_mean(g, origin, xin, (int)axis, "mean");
+  if (stats[1] >= 0) {
+    /* The statistics' value takes the mean's bytes (same shape). */
+    int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &mean, stats[1]);
+    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, stats[1]));
+  }
+  if (stats[2] >= 0) {
+    int d = add_binary(g, origin, TIDSP_BINARY_SUB, xin, mean, -1);
+    int var = add_reduce_mean(g, origin, add_binary(g, origin, TIDSP_BINARY_MUL, d, d, -1), (int)axis, "var");
+    int sd = add_unary(g, origin, TIDSP_UNARY_SQRT,
+                       add_binary(g, origin, TIDSP_BINARY_ADD, var, scalar_const(g, origin, "epsilon", eps), -1),
+                       "std");
+    int inv = add_unary(g, origin, TIDSP_UNARY_RECIPROCAL, sd, "inv_std");
+    int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &inv, stats[2]);
+    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, stats[2]));
+  }
   return CS_OK;
 }
 

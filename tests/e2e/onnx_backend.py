@@ -80,16 +80,27 @@ def _load_pbs(pattern):
 
 
 def _freeze(model, values):
-    """Graph inputs used at a PARAMS position become initializers holding
-    the test's value; returns the names of the inputs still fed at run time."""
+    """Graph inputs that a PARAMS position reads, directly or through other
+    nodes (a window function's size through Cast and Range), become
+    initializers holding the test's value; returns the names of the inputs
+    still fed at run time."""
     g = model.graph
     inits = {i.name for i in g.initializer}
     runtime = [i.name for i in g.input if i.name not in inits]
-    frozen = set()
+    producer = {o: n for n in g.node for o in n.output}
+    frozen, stack = set(), []
     for n in g.node:
-        for j in PARAMS.get(n.op_type, ()):
-            if j < len(n.input) and n.input[j] in runtime:
-                frozen.add(n.input[j])
+        stack += [n.input[j] for j in PARAMS.get(n.op_type, ()) if j < len(n.input) and n.input[j]]
+    seen = set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in runtime:
+            frozen.add(name)
+        elif name in producer:
+            stack += [i for i in producer[name].input if i]
     for name in frozen:
         g.initializer.append(numpy_helper.from_array(values[name], name))
     keep = [i for i in g.input if i.name not in frozen]

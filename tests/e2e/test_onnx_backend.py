@@ -1,0 +1,131 @@
+"""ONNX's backend node tests (Debian's libonnx-testdata, installed by
+`make test`) for every op the README claims, through cstatic: compiled,
+run, outputs compared as ONNX's own runner compares them (onnx_backend.py
+says how; parameters a static compiler needs are frozen into
+initializers).
+
+A test in EXPECTED_FAILURES must fail (strict xfail): when one starts to
+pass, move it out of the table, and out of the README's list. The pass
+rate over all of them is printed and written to
+tests/models/out/onnx_backend.md.
+"""
+
+import os
+import shutil
+
+import pytest
+
+import onnx_backend
+
+EXPECTED_FAILURES = {
+    'float16, double, bfloat16, string, uint32 and uint64 tensors are not supported': (
+        "test_cast_BFLOAT16_to_FLOAT", "test_cast_DOUBLE_to_FLOAT", "test_cast_DOUBLE_to_FLOAT16",
+        "test_cast_FLOAT16_to_DOUBLE", "test_cast_FLOAT16_to_FLOAT", "test_cast_FLOAT_to_BFLOAT16",
+        "test_cast_FLOAT_to_DOUBLE", "test_cast_FLOAT_to_FLOAT16", "test_cast_FLOAT_to_STRING",
+        "test_cast_STRING_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded",
+        "test_castlike_DOUBLE_to_FLOAT16_expanded", "test_castlike_DOUBLE_to_FLOAT_expanded",
+        "test_castlike_FLOAT16_to_DOUBLE_expanded", "test_castlike_FLOAT16_to_FLOAT_expanded",
+        "test_castlike_FLOAT_to_BFLOAT16_expanded", "test_castlike_FLOAT_to_DOUBLE_expanded",
+        "test_castlike_FLOAT_to_FLOAT16_expanded", "test_castlike_FLOAT_to_STRING_expanded",
+        "test_castlike_STRING_to_FLOAT_expanded", "test_pow_types_float32_uint32",
+        "test_pow_types_float32_uint64",
+    ),
+    "the model's opset is below 7 (supported: 7 to 25)": (
+        "test_globalaveragepool", "test_globalaveragepool_precomputed", "test_hardsigmoid",
+        "test_hardsigmoid_default", "test_hardsigmoid_example", "test_not_2d", "test_not_3d",
+        "test_not_4d",
+    ),
+    'training mode (Dropout, BatchNormalization): inference only': (
+        "test_batchnorm_epsilon_training_mode", "test_batchnorm_example_training_mode",
+        "test_training_dropout", "test_training_dropout_default",
+        "test_training_dropout_default_mask", "test_training_dropout_mask",
+        "test_training_dropout_zero_ratio", "test_training_dropout_zero_ratio_mask",
+    ),
+    'empty tensors are not supported': (
+        "test_reshape_allowzero_reordered", "test_slice_start_out_of_bounds",
+        "test_split_zero_size_splits",
+    ),
+    'sequence and optional values are not supported': (
+        "test_identity_opt", "test_identity_sequence",
+    ),
+    'integer Add/Sub/Mul/Div/Clip/Pow outside a QDQ pattern: a kernel of the next slice': (
+        "test_add_uint8", "test_clip_default_int8_inbounds", "test_clip_default_int8_max",
+        "test_clip_default_int8_min", "test_div_uint8", "test_mul_uint8", "test_pow_types_float",
+        "test_pow_types_float32_int32", "test_pow_types_float32_int64", "test_pow_types_int",
+        "test_pow_types_int32_float32", "test_pow_types_int32_int32",
+        "test_pow_types_int64_float32", "test_pow_types_int64_int64", "test_sub_uint8",
+    ),
+    'Max, Min, comparisons, And, Or, Tile, ScatterND on runtime tensors: kernels of the next slice (today they fold in constant subgraphs only)': (
+        "test_and2d", "test_and3d", "test_and4d", "test_and_bcast3v1d", "test_and_bcast3v2d",
+        "test_and_bcast4v2d", "test_and_bcast4v3d", "test_and_bcast4v4d", "test_equal",
+        "test_equal_bcast", "test_greater", "test_greater_bcast", "test_greater_equal",
+        "test_greater_equal_bcast", "test_greater_equal_bcast_expanded",
+        "test_greater_equal_expanded", "test_less", "test_less_bcast", "test_less_equal",
+        "test_less_equal_bcast", "test_less_equal_bcast_expanded", "test_less_equal_expanded",
+        "test_max_example", "test_max_float16", "test_max_float32", "test_max_float64",
+        "test_max_int16", "test_max_int32", "test_max_int64", "test_max_int8", "test_max_one_input",
+        "test_max_two_inputs", "test_max_uint16", "test_max_uint32", "test_max_uint64",
+        "test_max_uint8", "test_min_example", "test_min_float16", "test_min_float32",
+        "test_min_float64", "test_min_int16", "test_min_int32", "test_min_int64", "test_min_int8",
+        "test_min_one_input", "test_min_two_inputs", "test_min_uint16", "test_min_uint32",
+        "test_min_uint64", "test_min_uint8", "test_or2d", "test_or3d", "test_or4d",
+        "test_or_bcast3v1d", "test_or_bcast3v2d", "test_or_bcast4v2d", "test_or_bcast4v3d",
+        "test_or_bcast4v4d", "test_scatternd", "test_scatternd_add", "test_scatternd_multiply",
+        "test_tile", "test_tile_precomputed",
+    ),
+    "MaxPool on uint8, MaxPool's Indices output, 1-D and 3-D pooling: kernels of the next slice": (
+        "test_averagepool_1d_default", "test_averagepool_3d_default", "test_maxpool_1d_default",
+        "test_maxpool_2d_uint8", "test_maxpool_3d_default",
+        "test_maxpool_with_argmax_2d_precomputed_pads",
+        "test_maxpool_with_argmax_2d_precomputed_strides",
+    ),
+}
+
+_REASON = {name: why for why, names in EXPECTED_FAILURES.items() for name in names}
+_RESULTS = {}
+NAMES = onnx_backend.node_tests()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("onnx_backend")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+    if _RESULTS:
+        _write_summary()
+
+
+def _write_summary():
+    passed = sum(why is None for why in _RESULTS.values())
+    lines = [f"# ONNX backend node tests: {passed} of {len(_RESULTS)} pass\n",
+             "Node tests of libonnx-testdata whose ops the README claims "
+             "(tests/e2e/test_onnx_backend.py).\n"]
+    for why, names in EXPECTED_FAILURES.items():
+        ran = [n for n in names if n in _RESULTS]
+        if ran:
+            lines.append(f"- {why} ({len(ran)}): {', '.join(ran)}")
+    out = os.path.join(onnx_backend.ROOT, "tests", "models", "out")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "onnx_backend.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"\nONNX backend node tests: {passed} of {len(_RESULTS)} pass")
+
+
+@pytest.mark.skipif(not NAMES, reason=f"libonnx-testdata is not installed ({onnx_backend.DATA})")
+@pytest.mark.parametrize("name", NAMES or ["none"])
+def test_node(workdir, name):
+    why = onnx_backend.run(name, str(workdir))
+    _RESULTS[name] = why
+    if name in _REASON:
+        if why is None:
+            pytest.fail(f"{name} passes now: take it out of EXPECTED_FAILURES ({_REASON[name]})")
+        pytest.xfail(f"{_REASON[name]}: {why}")
+    assert why is None, why
+
+
+def test_expected_failures_are_node_tests():
+    """The table names real tests of the selection (no stale entries)."""
+    if not NAMES:
+        pytest.skip("libonnx-testdata is not installed")
+    stale = sorted(set(_REASON) - set(NAMES))
+    assert not stale, stale
