@@ -2,8 +2,9 @@
  * FoldBatchNorm — ONNX Runtime's ConvBNFusion:
  *
  *   BatchNormalization( Conv(x, W:const, [B:const]), scale, bB, mean, var )
- *     → Conv(x, W', B')        (the Conv's only consumer is the BN, and
- *                               neither output is a graph output)
+ *     → Conv(x, W', B')        (the Conv's only consumer is the BN, its
+ *                               output is no graph output, and the BN has
+ *                               no optional outputs)
  *
  * in float32, one rounding per step and in ORT's order, so the folded
  * weights are ORT's bit for bit:
@@ -93,15 +94,12 @@ cs_status pass_fold_batch_norm(cs_graph *g, const cs_target *t) {
     const cs_node *b = cs_graph_node(g, i);
     if (b->dead || b->op != CS_OP_BATCH_NORMALIZATION || b->n_inputs != 5) continue;
     int conv = cs_match_producer(g, b->inputs[0], CS_OP_CONV);
+    /* As ORT: the Conv's output goes to the BN only (and is not a graph
+     * output); the BN has no optional outputs at all, read or not. */
     if (conv < 0 || cs_match_single_consumer(g, b->inputs[0]) != i) continue;
-    if (cs_graph_is_output(g, b->outputs[0])) continue;
-    int used = 0;
-    for (int j = 1; j < b->n_outputs; j++) {
-      int c;
-      used |= b->outputs[j] >= 0 &&
-              (cs_graph_consumers(g, b->outputs[j], &c, 1) > 0 || cs_graph_is_output(g, b->outputs[j]));
-    }
-    if (used) continue;
+    int optional = 0;
+    for (int j = 1; j < b->n_outputs; j++) optional |= b->outputs[j] >= 0;
+    if (optional) continue;
     const cs_node *c = cs_graph_node(g, conv);
     const cs_value *w = cs_graph_value(g, c->inputs[1]);
     if (!w->data || w->dtype != CS_DTYPE_F32 || w->rank < 3) continue;

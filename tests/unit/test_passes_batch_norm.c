@@ -19,9 +19,10 @@ enum { C = 5, HW = 4, K = 3 };
 typedef struct bn_case {
   int conv_bias;       /* the Conv has a bias */
   int conv_fans_out;   /* rule: the Conv's output has one reader (the BN) */
-  int bn_is_output;    /* rule: the BN's output is not a graph output */
+  int bn_is_output;    /* allowed (as ORT): the BN's output is a graph output */
   int weight_input;    /* rule: the Conv's weight is a constant */
   int relu_between;    /* no Conv right before: the BN is lowered */
+  int optional_out;    /* rule (ORT's): the BN has no optional outputs */
 } bn_case;
 
 static float w_[C * C * K * K], cb_[C], sc_[C], bb_[C], mean_[C], var_[C];
@@ -57,6 +58,14 @@ static cs_graph *bn_graph(bn_case c, int *bn_out) {
   int bn_id;
   int out = gb_node(g, CS_OP_BATCH_NORMALIZATION, "bn", 5, bin, CS_DTYPE_F32, 4, xs, &bn_id);
   cs_node_add_attr(cs_graph_node(g, bn_id), "epsilon", CS_ATTR_FLOAT)->f = EPS;
+  if (c.optional_out) { /* running_mean, present though nothing reads it */
+    int rm = gb_value(g, "running_mean", CS_DTYPE_F32, 1, cs);
+    cs_node *bn = cs_graph_node(g, bn_id);
+    bn->outputs = realloc(bn->outputs, 2 * sizeof(int));
+    bn->outputs[1] = rm;
+    bn->n_outputs = 2;
+    cs_graph_value(g, rm)->producer = bn_id;
+  }
   int z = gb_node(g, CS_OP_RELU, "relu_out", 1, &out, CS_DTYPE_F32, 4, xs, NULL);
   int ins[2] = {x, w};
   int outs[3] = {c.bn_is_output ? out : z, conv_out};
@@ -82,8 +91,8 @@ static void folded(int bias, float *w, float *b) {
   }
 }
 
-static void test_fold(int bias) {
-  bn_case c = {bias, 0, 0, 0, 0};
+static void test_fold(int bias, int bn_is_output) {
+  bn_case c = {bias, 0, bn_is_output, 0, 0, 0};
   int bn_out;
   cs_graph *g = bn_graph(c, &bn_out);
   cs_target t;
@@ -138,11 +147,12 @@ static void test_decline(bn_case c, const char *rule) {
 
 int main(void) {
   init_params();
-  test_fold(1);
-  test_fold(0);
-  test_decline((bn_case){1, 1, 0, 0, 0}, "the conv output has another reader");
-  test_decline((bn_case){1, 0, 1, 0, 0}, "the BN output is a graph output");
-  test_decline((bn_case){1, 0, 0, 1, 0}, "the conv weight is a graph input");
-  test_decline((bn_case){1, 0, 0, 0, 1}, "a Relu between the conv and the BN");
+  test_fold(1, 0);
+  test_fold(0, 0);
+  test_fold(1, 1);
+  test_decline((bn_case){1, 1, 0, 0, 0, 0}, "the conv output has another reader (a graph output)");
+  test_decline((bn_case){1, 0, 0, 1, 0, 0}, "the conv weight is a graph input");
+  test_decline((bn_case){1, 0, 0, 0, 1, 0}, "a Relu between the conv and the BN");
+  test_decline((bn_case){1, 0, 0, 0, 0, 1}, "the BN has an optional output");
   UNIT_MAIN_END();
 }
