@@ -4,11 +4,14 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BUILD   := build
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# pkg-config: the install-and-consume test builds a program with it
-APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config
-# scikit-build-core: `pip install -e . --no-build-isolation` (pyproject.toml)
+# pkg-config: the install-and-consume test builds a program with it;
+# libonnx-testdata: ONNX's backend node tests (tests/e2e/test_onnx_backend.py)
+APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config libonnx-testdata
+# scikit-build-core: `pip install -e . --no-build-isolation` (pyproject.toml);
+# torchvision: the networks of tests/e2e/test_torchvision.py (tests/models/tv.py)
 PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
-            pytest torch==2.13.0 torchao==0.18.0 scikit-learn scikit-build-core
+            pytest torch==2.13.0 torchao==0.18.0 torchvision==0.28.0 scikit-learn \
+            scikit-build-core
 
 .PHONY: all setup build demo test test-slow unit e2e asan clean bench
 

@@ -88,7 +88,15 @@ cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift) {
   int32_t m = (int32_t)ldexpf(fr, 24); /* exact: a float has 24 significant bits */
   int s = 24 - e;
   while (s > 62 && (m & 1) == 0) { m >>= 1; s--; }
-  if (s < 0 || s > 62)
+  if (s > 62) {
+    /* f < 2^-38 (a dead channel: weight scale ~1e-17 in trained models):
+     * fl(acc · f) is below 2^31 · 2^-38 for every int32 acc and rounds to
+     * 0, in float as here. */
+    *mult = 0;
+    *shift = 0;
+    return CS_OK;
+  }
+  if (s < 0)
     return cs_error(CS_ERR_UNSUPPORTED, "requantization multiplier %g is out of the Q31 range", (double)f);
   *mult = m;
   *shift = s;

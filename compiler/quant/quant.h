@@ -39,7 +39,9 @@ float cs_dequantize_one(int32_t q, float s, int32_t zp);
 
 /* The Q31 form of the float multiplier the FLOAT form uses: f = mult ·
  * 2^−shift exactly (mult its 24-bit significand), so that the integer
- * kernels reproduce the float formula bit for bit (kernels.h). */
+ * kernels reproduce the float formula bit for bit (kernels.h). A
+ * multiplier below 2^−38, which rounds every int32 accumulator to 0, is
+ * mult = shift = 0. */
 cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift);
 
 #endif

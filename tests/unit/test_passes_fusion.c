@@ -20,6 +20,7 @@ typedef struct conv_case {
   int weights_are_input;  /* rule: weights must be constant */
   int zp_per_channel;     /* rule: weight zero points must be equal */
   int fan_out;            /* rule: the chain may not fan out */
+  int dead_channel;       /* one channel's weight scale ~1e-17 (trained nets) */
 } conv_case;
 
 static float wscale[COUT];
@@ -38,7 +39,7 @@ static cs_graph *conv_graph(conv_case c, int *x_out) {
   int64_t cs[1] = {COUT};
   int8_t wzp[COUT] = {0};
   for (int o = 0; o < COUT; o++) {
-    wscale[o] = 0.002f * (float)(o + 1);
+    wscale[o] = c.dead_channel && o == 3 ? 2.6e-17f : 0.002f * (float)(o + 1);
     if (c.zp_per_channel) wzp[o] = (int8_t)o;
   }
   int wsv = cs_graph_add_const(g, "w_scale", CS_DTYPE_F32, 1, cs, wscale);
@@ -64,7 +65,7 @@ static cs_graph *conv_graph(conv_case c, int *x_out) {
 }
 
 static void test_conv_match(void) {
-  conv_case c = {0, 0, 0};
+  conv_case c = {0, 0, 0, 0};
   int x;
   cs_graph *g = conv_graph(c, &x);
   cs_target t;
@@ -95,7 +96,7 @@ static void test_conv_match(void) {
 }
 
 static void test_conv_q31(void) {
-  conv_case c = {0, 0, 0};
+  conv_case c = {0, 0, 0, 0};
   int x;
   cs_graph *g = conv_graph(c, &x);
   cs_target t;
@@ -115,6 +116,44 @@ static void test_conv_q31(void) {
     }
   }
   cs_graph_free(g);
+}
+
+/* A dead channel's multiplier (~1e-17, below Q31's 2^-62 shift range)
+ * rounds every accumulator to 0 in float; Q31 encodes it as 0 and the
+ * layer still fuses, with the same outputs as -requant=float. */
+static void test_conv_q31_dead_channel(void) {
+  conv_case c = {0, 0, 0, 1};
+  float xin[CIN * H * W];
+  for (int i = 0; i < CIN * H * W; i++) xin[i] = (float)((i * 29) % 97 - 48) * 0.06f;
+  int8_t *y[2] = {NULL, NULL};
+  const char *targets[2] = {"c_static_lib -requant=float", "c_static_lib -requant=q31"};
+  for (int k = 0; k < 2; k++) {
+    int x;
+    cs_graph *g = conv_graph(c, &x);
+    cs_target t;
+    CHECK(cs_target_parse(targets[k], &t) == CS_OK);
+    t.pack_weights = 0;
+    CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    int conv = gb_find_op(g, CS_OP_K_CONV2D_I8);
+    CHECK_MSG(conv >= 0 && gb_count_op(g, CS_OP_K_CONV2D_F32) == 0, "%s: the conv fuses", targets[k]);
+    if (conv >= 0 && k == 1) {
+      const int32_t *blob = cs_graph_value(g, cs_graph_node(g, conv)->inputs[3])->data;
+      CHECK(blob[3] == 0 && blob[COUT + 3] == 0);
+    }
+    int32_t st;
+    const void *ins[1] = {xin};
+    void **buf = gb_run(g, ins, &st);
+    CHECK(st == 0);
+    int out = cs_graph_node(g, conv >= 0 ? conv : 0)->outputs[0];
+    y[k] = malloc(COUT * H * W);
+    if (buf[out]) memcpy(y[k], buf[out], COUT * H * W);
+    gb_free_run(g, buf);
+    cs_graph_free(g);
+  }
+  CHECK(!memcmp(y[0], y[1], COUT * H * W));
+  for (int i = 3 * H * W; i < 4 * H * W; i++) CHECK(y[1][i] == -128 || y[1][i] == y[0][i]);
+  free(y[0]);
+  free(y[1]);
 }
 
 static void test_conv_decline(conv_case c, const char *rule) {
@@ -501,9 +540,10 @@ int main(void) {
   test_softmax_i8(0);
   test_conv_match();
   test_conv_q31();
-  test_conv_decline((conv_case){1, 0, 0}, "non-constant weights");
-  test_conv_decline((conv_case){0, 1, 0}, "per-channel weight zero points differ");
-  test_conv_decline((conv_case){0, 0, 1}, "conv output fans out");
+  test_conv_q31_dead_channel();
+  test_conv_decline((conv_case){1, 0, 0, 0}, "non-constant weights");
+  test_conv_decline((conv_case){0, 1, 0, 0}, "per-channel weight zero points differ");
+  test_conv_decline((conv_case){0, 0, 1, 0}, "conv output fans out");
   test_add_match();
   test_transparent_round_trip(1);
   test_transparent_round_trip(0);
