@@ -1,7 +1,8 @@
 /*
  * FuseQDQToInt8MatMul — fully connected layers:
  *
- *   Q( [Relu|Clip]( Gemm( DQ(x:i8), DQ(w:i8 const), [bias] ) ) )          transA = 0
+ *   Q( [Relu|Clip]( Gemm( DQ(x:i8), DQ(w:i8 const), [bias] ) ) )          transA = 0,
+ *                                                    beta = 1, alpha = 1 with a bias
  *   Q( [Relu|Clip]( [Add(·, bias)]( MatMul( DQ(x:i8), W ) ) ) )
  *       W = DQ(w:i8 const [K,N])  |  Transpose[1,0]( DQ(w:i8 const [N,K]) )
  *     → k_matmul_i8(x, w[N][K], bias_i32, rq)
@@ -91,7 +92,10 @@ static int match(cs_graph *g, int id, mm_match *m) {
     cs_qparams_free(&m->wq); cs_qparams_free(&m->xq);
     return 0;
   }
-  if (m->alpha != 1.0f && m->bias >= 0 && cs_match_producer(g, m->bias, CS_OP_DEQUANTIZE_LINEAR) < 0) {
+  /* ORT 1.30's GemmNodeGroupSelector: no QGemm for alpha != 1 with a bias
+   * (its int32 bias would be scaled by alpha too); DQ → Gemm → Q runs in
+   * float. */
+  if (m->alpha != 1.0f && m->bias >= 0) {
     cs_qparams_free(&m->wq); cs_qparams_free(&m->xq); cs_qparams_free(&m->tail.out);
     return 0;
   }

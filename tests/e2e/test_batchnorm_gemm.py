@@ -186,3 +186,59 @@ def test_gemm_alpha_beta_bias(tmp_path, name, c_input):
     assert np.array_equal(got, ref)
     want = ort_ref.session(str(path)).run(None, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+QGEMMS = {  # name → (Gemm attributes, bias, ORT fuses it into QGemm)
+    "bias": (dict(transB=1), True, True),
+    "alpha": (dict(alpha=0.5, transB=1), False, True),
+    "alpha_bias": (dict(alpha=0.5, transB=1), True, False),  # ORT 1.30: alpha would scale the bias too
+    "beta_bias": (dict(beta=0.5, transB=1), True, True),     # quantize_static folds beta into C
+}
+
+
+@pytest.mark.parametrize("requant", ["float", "q31"])
+@pytest.mark.parametrize("act", ["s8", "u8"])
+@pytest.mark.parametrize("name", sorted(QGEMMS))
+def test_quantized_gemm_alpha_beta(tmp_path, name, act, requant):
+    """ORT-quantized Gemm: int8 where ORT fuses it into QGemm (alpha with
+    no bias, a bias with alpha = beta = 1), DQ → float Gemm → Q where it
+    does not; every output equal to ORT's."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    kw, bias, fused = QGEMMS[name]
+    r = np.random.default_rng(3)
+    inits = [_f32("B", r.standard_normal((8, 16)))] + ([_f32("C", r.standard_normal(8))] if bias else [])
+    nodes = [h.make_node("Relu", ["x"], ["xr"]),
+             h.make_node("Gemm", ["xr", "B"] + (["C"] if bias else []), ["g"], **kw),
+             h.make_node("Relu", ["g"], ["y"])]
+    fp = _save(tmp_path / "gemm.onnx", nodes, [("x", [1, 16])], inits, opset=17)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rr = np.random.default_rng(8)
+            self.it = iter([{"x": rr.standard_normal((1, 16)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    qp = tmp_path / f"gemm_{act}.onnx"
+    quantize_static(str(fp), str(qp), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if act == "s8" else QuantType.QUInt8)
+    config = {"session.qdqisint8allowed": "1"}
+    if act == "u8":
+        config["session.x64quantprecision"] = "1"
+    x = np.random.default_rng(4).standard_normal((6, 16)).astype(np.float32)
+    want = np.concatenate([ort_ref.session(str(qp), config=config).run(None, {"x": x[i:i + 1]})[0]
+                           for i in range(len(x))])
+    out = tmp_path / "out"
+    cstatic("compile", qp, "-o", out, "-q", "-t", f"c_static_lib -requant={requant}")
+    got = []
+    for i in range(len(x)):
+        np.save(tmp_path / "x.npy", x[i:i + 1])
+        cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+        got.append(np.load(tmp_path / "y.npy"))
+    got = np.concatenate(got)
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    src = (out / "lib0.c").read_text()
+    assert ("tidsp_matmul_i8(" in src) == fused and ("tidsp_matmul_f32(" in src) == (not fused)

@@ -156,6 +156,37 @@ static void test_conv_q31_dead_channel(void) {
   free(y[1]);
 }
 
+/* Q(Gemm(DQ(x), DQ(w), bias)): with alpha != 1 and a bias ORT 1.30 does
+ * not fuse (QGemm would scale its int32 bias by alpha too): the float path
+ * stays. alpha alone, or a bias alone, fuse. */
+static void test_gemm_alpha(float alpha, int bias, int fuse) {
+  cs_graph *g = cs_graph_new("gemm");
+  int64_t xs[2] = {1, 16}, ws[2] = {8, 16}, ys[2] = {1, 8}, n8[1] = {8};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs);
+  int q = gb_q(g, "q", x, gb_scalar_f32(g, "s", 0.05f), gb_scalar_i8(g, "z", 1));
+  int dq = gb_dq(g, "dq", q, gb_scalar_f32(g, "s2", 0.05f), gb_scalar_i8(g, "z2", 1));
+  int8_t w[8 * 16];
+  for (int i = 0; i < 8 * 16; i++) w[i] = (int8_t)((i * 37) % 200 - 100);
+  int wdq = gb_dq(g, "dq_w", cs_graph_add_const(g, "w", CS_DTYPE_I8, 2, ws, w), gb_scalar_f32(g, "ws", 0.01f),
+                  gb_scalar_i8(g, "wz", 0));
+  int32_t b[8] = {100, -200, 300, 0, 5, -6, 7, 800};
+  int bdq = gb_dq(g, "dq_b", cs_graph_add_const(g, "b", CS_DTYPE_I32, 1, n8, b), gb_scalar_f32(g, "bs", 0.0005f),
+                  cs_graph_add_const(g, "bz", CS_DTYPE_I32, 0, NULL, (int32_t[]){0}));
+  int in[3] = {dq, wdq, bdq}, id;
+  int y = gb_node(g, CS_OP_GEMM, "gemm", bias ? 3 : 2, in, CS_DTYPE_F32, 2, ys, &id);
+  cs_node_set_attr_int(cs_graph_node(g, id), "transB", 1);
+  cs_node_add_attr(cs_graph_node(g, id), "alpha", CS_ATTR_FLOAT)->f = alpha;
+  int q2 = gb_q(g, "qy", y, gb_scalar_f32(g, "ys", 0.1f), gb_scalar_i8(g, "yz", -3));
+  int out = gb_dq(g, "dqy", q2, gb_scalar_f32(g, "ys2", 0.1f), gb_scalar_i8(g, "yz2", -3));
+  gb_set_io(g, 1, &x, 1, &out);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK_MSG((gb_count_op(g, CS_OP_K_MATMUL_I8) == 1) == fuse && (gb_count_op(g, CS_OP_K_MATMUL_F32) == 1) == !fuse,
+            "Gemm alpha %g bias %d: %s", (double)alpha, bias, fuse ? "fused" : "float path");
+  cs_graph_free(g);
+}
+
 static void test_conv_decline(conv_case c, const char *rule) {
   int x;
   cs_graph *g = conv_graph(c, &x);
@@ -541,6 +572,9 @@ int main(void) {
   test_conv_match();
   test_conv_q31();
   test_conv_q31_dead_channel();
+  test_gemm_alpha(1.0f, 1, 1);
+  test_gemm_alpha(0.5f, 0, 1);
+  test_gemm_alpha(0.5f, 1, 0);
   test_conv_decline((conv_case){1, 0, 0, 0}, "non-constant weights");
   test_conv_decline((conv_case){0, 1, 0, 0}, "per-channel weight zero points differ");
   test_conv_decline((conv_case){0, 0, 1, 0}, "conv output fans out");
