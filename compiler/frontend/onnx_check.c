@@ -32,12 +32,12 @@ const char *cs_onnx_node_label(const Onnx__NodeProto *n, size_t i) {
  * in topological order over tensor names marked "runtime". */
 static char *runtime_nodes(const Onnx__GraphProto *g);
 
-static void list_one(const Onnx__NodeProto *n, size_t i, int *count,
+static void list_one(const Onnx__NodeProto *n, size_t i, int folding, int *count,
                      cs_onnx_str *out) {
   const char *op = n->op_type && *n->op_type ? n->op_type : "<no op_type>";
   if ((*count)++) cs_onnx_str_printf(out, ", ");
   int known = cs_onnx_node_op(n);
-  if (known >= 0 && known < CS_OP_COUNT_ && cs_onnx_op_const_only(known))
+  if (folding && known >= 0 && known < CS_OP_COUNT_ && cs_onnx_op_const_only(known))
     cs_onnx_str_printf(out, "%s (node '%s': computed from a graph input, and %s "
                             "has no runtime kernel; it folds only in constant "
                             "subgraphs)",
@@ -59,7 +59,7 @@ int cs_onnx_list_unsupported(const Onnx__GraphProto *g, int folding,
     if (op >= 0 && !(op < CS_OP_COUNT_ && cs_onnx_op_const_only(op) &&
                      (!runs || runs[i])))
       continue;
-    list_one(n, i, &count, out);
+    list_one(n, i, folding, &count, out);
   }
   free(runs);
   return count;

@@ -90,6 +90,7 @@ static const op_rule op_rules[] = {
     {CS_OP_TILE, 2, 2, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_UPSAMPLE, 1, 2, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_legacy.c) */
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL), KERNEL},
     {CS_OP_PRELU, 2, 2, 1, 1, D_F, KERNEL},
     /* Neg also on integers (shape arithmetic, folded at compile time);

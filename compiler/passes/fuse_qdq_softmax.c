@@ -6,8 +6,8 @@
  *   Q( Softmax( DQ(x:i8) ) ) : i8   → k_softmax_i8(exp_table, x)
  *
  * The 256-entry exp table is computed here, as ORT builds it: for a row of
- * D elements, shift = max(0, ln(FLT_MAX / D) − 5) / x_scale (so that D
- * table entries cannot overflow a float sum), and
+ * D elements, shift = max(0, lnf(FLT_MAX / D) − 5) / x_scale (so that D
+ * table entries cannot overflow a float sum; the logarithm in float), and
  *   table[j] = (float)exp((j − 255 + shift) · x_scale)     (in double).
  * The output uses y_recip = floor(1 / y_scale), ORT's integer reciprocal.
  */
@@ -41,7 +41,10 @@ static cs_status fuse(cs_graph *g, int id) {
     for (int d = (int)axis + 1; d < x->rank; d++) p.inner *= (int32_t)x->shape[d];
     p.y_recip = floorf(1.0f / ys);
     p.y_zp = tail.out.zp[0];
-    double shift = log((double)(FLT_MAX / (float)p.axis_len));
+    /* ORT's log() here takes a float and is the float overload (logf):
+     * with the double log, a table entry can move by an ulp, and a value
+     * at x.5 round the other way (Swin-T: 1 element in 57 624). */
+    double shift = (double)logf(FLT_MAX / (float)p.axis_len);
     shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)xs;
     float table[256];
     for (int j = 0; j < 256; j++) table[j] = (float)exp(((double)j - 255.0 + shift) * (double)xs);

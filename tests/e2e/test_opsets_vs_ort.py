@@ -3,8 +3,9 @@ the same file.
 
 Before the current form of an op, some inputs were attributes (Clip < 11,
 Pad < 11, Slice < 10, Split/Squeeze/Unsqueeze < 13, ReduceMean < 18) and
-Softmax < 13 normalized the input flattened to 2-D at its axis; opsets 22
-to 25 changed types and added attributes. Each case is a small float
+Softmax < 13 normalized the input flattened to 2-D at its axis; Upsample
+(nearest, integer scales) is a reshape, a broadcast copy and a reshape;
+opsets 22 to 25 changed types and added attributes. Each case is a small float
 model, one per (op, opset), compiled by cstatic and run on the same input
 as ORT: these kernels round as ORT's (movement is exact, Softmax,
 ReduceMean and BatchNormalization follow ORT's summation orders), so every
@@ -164,6 +165,14 @@ def movement(opset):
     return nodes, X, [_i64("s", [2, 20, 3]), _i64("i", [3, 1, 19])]
 
 
+def upsample(opset):
+    """Upsample, nearest, integer scales (opsets 7-9; deprecated at 10)."""
+    scales = [1.0, 1.0, 2.0, 3.0]
+    if opset < 9:
+        return [h.make_node("Upsample", ["x"], ["y"], mode="nearest", scales=scales)], X, []
+    return [h.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")], X, [_f32("s", scales)]
+
+
 def qdq(opset):
     """Quantize → dequantize round trips (opset 10: per-tensor only)."""
     nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
@@ -195,6 +204,7 @@ CASES = {
     "batch_norm": (batch_norm, [7, 9, 14, 15, 25]),
     "movement": (movement, [7, 13, 25]),
     "qdq": (qdq, [10, 13, 21, 23, 25]),
+    "upsample": (upsample, [7, 9]),
 }
 
 PARAMS = [(name, opset) for name, (_, opsets) in sorted(CASES.items()) for opset in opsets]
