@@ -38,7 +38,7 @@ KERNEL_OPS = frozenset("""
     GlobalAveragePool HardSigmoid HardSwish Identity LayerNormalization MatMul
     MaxPool Mul Neg Pad Pow QuantizeLinear Reciprocal ReduceMean Relu Reshape
     Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
-    Where""".split())
+    Upsample Where""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
 CONST_OPS = frozenset("""
     And ConstantOfShape Equal Greater GreaterOrEqual Less LessOrEqual Max Min
@@ -50,7 +50,7 @@ PARAMS = {
     "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceMean": (1,),
     "Expand": (1,), "Dropout": (1, 2), "QuantizeLinear": (1, 2),
     "DequantizeLinear": (1, 2), "Tile": (1,), "ConstantOfShape": (0,),
-    "Range": (0, 1, 2),
+    "Range": (0, 1, 2), "Upsample": (1,),
 }
 
 
