@@ -35,8 +35,9 @@ CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "csta
 KERNEL_OPS = frozenset("""
     Add AveragePool BatchNormalization Cast Clip Concat Constant Conv Cos
     DequantizeLinear Div Dropout Erf Exp Expand Flatten Gather Gelu Gemm
-    GlobalAveragePool HardSigmoid HardSwish Identity LayerNormalization MatMul
-    MaxPool Mul Neg Pad Pow QuantizeLinear Reciprocal ReduceMean Relu Reshape
+    GlobalAveragePool HardSigmoid HardSwish Identity LayerNormalization
+    LeakyRelu MatMul MaxPool Mul Neg Pad Pow PRelu QuantizeLinear Reciprocal
+    ReduceMean Relu Reshape
     Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
     Upsample Where""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
