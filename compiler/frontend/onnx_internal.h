@@ -156,6 +156,9 @@ int cs_onnx_op_const_only(int op);
  * rewrite node `id` into the current form before its shapes are inferred,
  * so that every later stage reads one form (onnx_legacy.c). */
 cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id);
+/* Upsample, Resize in nearest mode → Reshape → Expand → Reshape where
+ * that is what they compute (onnx_resize.c); refused otherwise. */
+cs_status cs_onnx_lower_resize(cs_onnx_infer *c, int id);
 
 cs_status cs_onnx_infer_conv(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_pool(cs_onnx_infer *c, cs_node *n);

@@ -14,10 +14,8 @@
  * Softmax before opset 13 (default axis 1) normalizes the input flattened
  * to 2-D at `axis`; with axis = rank − 1 that is opset 13's Softmax, any
  * other axis becomes Flatten → Softmax(axis 1) → Reshape.
- * Upsample (opsets 7–9, deprecated at 10) in nearest mode with integer
- * scales repeats every element s times along each axis: Reshape to
- * [..., d, 1, ...] → Expand to [..., d, s, ...] → Reshape to [..., d·s, ...]
- * (existing kernels; other modes and scales need Resize's kernel).
+ * Upsample (opsets 7–9) and Resize in nearest mode with whole-number
+ * scales become a repeat of existing kernels (onnx_resize.c).
  * From the opset that made it an input, the attribute is an error rather
  * than silently ignored (or silently used).
  */
@@ -181,84 +179,6 @@ static cs_status upgrade_softmax(cs_onnx_infer *c, int id) {
   return st;
 }
 
-/* Upsample(nearest, integer scales) → Reshape → Expand → Reshape. */
-static cs_status upgrade_upsample(cs_onnx_infer *c, int id) {
-  cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
-  const char *mode = cs_node_attr_string(n, "mode", "nearest");
-  if (strcmp(mode, "nearest"))
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "mode '%s' is not supported (nearest with integer scales is)", mode);
-  double scales[CS_MAX_RANK];
-  int ns = 0;
-  const cs_attr *sa = cs_node_attr(n, "scales");
-  if (n->n_inputs > 1 && n->inputs[1] >= 0) {
-    const cs_value *sv = &c->g->values[n->inputs[1]];
-    if (!sv->data || sv->dtype != CS_DTYPE_F32 || cs_value_numel(sv) > CS_MAX_RANK)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "scales '%s' must be a constant float list", sv->name);
-    ns = (int)cs_value_numel(sv);
-    for (int i = 0; i < ns; i++) scales[i] = cs_const_get_float(sv, i);
-  } else if (sa && sa->kind == CS_ATTR_FLOATS && sa->n <= CS_MAX_RANK) {
-    ns = sa->n;
-    for (int i = 0; i < ns; i++) scales[i] = sa->floats[i];
-  }
-  if (ns != x->rank)
-    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "scales has %d entries for input rank %d", ns, x->rank);
-  int64_t a[CS_MAX_RANK], b[CS_MAX_RANK], y[CS_MAX_RANK];
-  int ra = 0;
-  for (int i = 0; i < x->rank; i++) {
-    int64_t s = (int64_t)scales[i];
-    if ((double)s != scales[i] || s < 1 || s > CS_ONNX_MAX_NUMEL)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "scale %g on axis %d is not a whole number >= 1 (Resize's kernel is needed)",
-                              scales[i], i);
-    y[i] = x->shape[i] * s;
-    a[ra] = x->shape[i];
-    b[ra++] = x->shape[i];
-    if (s > 1) {
-      if (ra >= CS_MAX_RANK)
-        return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "upsampling %d axes of a rank-%d tensor exceeds rank %d",
-                                ns, x->rank, CS_MAX_RANK);
-      a[ra] = 1;
-      b[ra++] = s;
-    }
-  }
-  char name[512], base[256];
-  snprintf(base, sizeof base, "%s", n->name);
-  int rank = x->rank, yv = n->outputs[0];
-  cs_dtype dt = x->dtype;
-  int64_t lra = ra, lr = rank;
-  snprintf(name, sizeof name, "%s.shape_in", base);
-  int sa_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lra, a);
-  snprintf(name, sizeof name, "%s.shape_rep", base);
-  int sb_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lra, b);
-  snprintf(name, sizeof name, "%s.shape_out", base);
-  int sy_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lr, y);
-  snprintf(name, sizeof name, "%s.split", base);
-  int av = cs_graph_add_value(c->g, name, dt, ra, a);
-  snprintf(name, sizeof name, "%s.repeated", base);
-  int bv = cs_graph_add_value(c->g, name, dt, ra, b);
-  n = &c->g->nodes[id];
-  n->op = CS_OP_RESHAPE;
-  remove_attr(n, "scales");
-  remove_attr(n, "mode");
-  int *ins = realloc(n->inputs, sizeof(int) * 2);
-  if (!ins) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->inputs = ins;
-  n->n_inputs = 2;
-  n->inputs[1] = sa_v;
-  n->outputs[0] = av;
-  c->g->values[av].producer = id;
-  int in2[2] = {av, sb_v}, in3[2] = {bv, sy_v};
-  snprintf(name, sizeof name, "%s.expand", base);
-  int ex = cs_graph_add_node(c->g, CS_OP_EXPAND, name, base, 2, in2, 1, &bv);
-  snprintf(name, sizeof name, "%s.merge", base);
-  int rs = cs_graph_add_node(c->g, CS_OP_RESHAPE, name, base, 2, in3, 1, &yv);
-  cs_status st = cs_onnx_infer_node(c, ex);
-  if (st == CS_OK) st = cs_onnx_infer_node(c, rs);
-  return st;
-}
-
 cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
   for (size_t i = 0; i < sizeof kLegacy / sizeof kLegacy[0]; i++)
@@ -266,6 +186,6 @@ cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id) {
   if (n->op == CS_OP_SOFTMAX && c->opset < 13 && n->n_inputs == 1 &&
       n->inputs[0] >= 0)
     return upgrade_softmax(c, id);
-  if (n->op == CS_OP_UPSAMPLE) return upgrade_upsample(c, id);
+  if (n->op == CS_OP_UPSAMPLE || n->op == CS_OP_RESIZE) return cs_onnx_lower_resize(c, id);
   return CS_OK;
 }

@@ -79,6 +79,7 @@ static const op_rule op_rules[] = {
     {CS_OP_RELU, 1, 1, 1, 1,
      D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_RESIZE, 2, 4, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_resize.c) */
     {CS_OP_SCATTER_ND, 3, 3, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_SHAPE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_SIZE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
@@ -90,7 +91,7 @@ static const op_rule op_rules[] = {
     {CS_OP_TILE, 2, 2, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL, KERNEL},
-    {CS_OP_UPSAMPLE, 1, 2, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_legacy.c) */
+    {CS_OP_UPSAMPLE, 1, 2, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_resize.c) */
     {CS_OP_WHERE, 3, 3, 1, 1, M(CS_DTYPE_BOOL), KERNEL},
     {CS_OP_PRELU, 2, 2, 1, 1, D_F, KERNEL},
     /* Neg also on integers (shape arithmetic, folded at compile time);

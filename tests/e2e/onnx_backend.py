@@ -37,7 +37,7 @@ KERNEL_OPS = frozenset("""
     DequantizeLinear Div Dropout Erf Exp Expand Flatten Gather Gelu Gemm
     GlobalAveragePool HardSigmoid HardSwish Identity LayerNormalization
     LeakyRelu MatMul MaxPool Mul Neg Pad Pow PRelu QuantizeLinear Reciprocal
-    ReduceMean Relu Reshape
+    ReduceMean Relu Reshape Resize
     Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
     Upsample Where""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
@@ -51,7 +51,7 @@ PARAMS = {
     "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceMean": (1,),
     "Expand": (1,), "Dropout": (1, 2), "QuantizeLinear": (1, 2),
     "DequantizeLinear": (1, 2), "Tile": (1,), "ConstantOfShape": (0,),
-    "Range": (0, 1, 2), "Upsample": (1,),
+    "Range": (0, 1, 2), "Upsample": (1,), "Resize": (1, 2, 3),
 }
 
 

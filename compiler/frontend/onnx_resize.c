@@ -1,0 +1,295 @@
+/*
+ * onnx_resize.c — Resize (opsets 10–25) and Upsample (opsets 7–9) in
+ * nearest mode where every output element copies input element i div s
+ * along each axis (s a whole-number scale): that is a repeat, written
+ * with existing kernels as
+ *   Reshape to [..., d, 1, ...] → Expand to [..., d, s, ...] →
+ *   Reshape to [..., d·s, ...]
+ * and, being data movement, it runs on the integers between QDQ.
+ *
+ * Which input element an output element of Resize reads is computed here
+ * as ONNX Runtime computes it (upsamplebase.h: the coordinate transform
+ * and the nearest rounding in float, the index clamped to the input),
+ * and the rewrite is taken only when that map is the repeat for every
+ * output element, so the rewrite equals ORT's Resize wherever it is
+ * taken. Everything else (linear and cubic modes, down-scaling, scales
+ * that are not whole numbers, a map that is not the repeat, e.g.
+ * align_corners) is refused by name: Resize's kernel comes later.
+ */
+#include "onnx_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void drop_attrs(cs_node *n) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    free(n->attrs[i].name);
+    free(n->attrs[i].ints);
+    free(n->attrs[i].floats);
+    free(n->attrs[i].s);
+  }
+  free(n->attrs);
+  n->attrs = NULL;
+  n->n_attrs = 0;
+}
+
+/* Node id (input 0 = x) becomes Reshape → Expand → Reshape repeating
+ * every element s[i] times along axis i. */
+static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = &c->g->values[n->inputs[0]];
+  int64_t a[CS_MAX_RANK], b[CS_MAX_RANK], y[CS_MAX_RANK];
+  int ra = 0;
+  for (int i = 0; i < x->rank; i++) {
+    y[i] = x->shape[i] * s[i];
+    a[ra] = x->shape[i];
+    b[ra++] = x->shape[i];
+    if (s[i] > 1) {
+      if (ra >= CS_MAX_RANK)
+        return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "repeating along that many axes of a rank-%d tensor "
+                                "exceeds rank %d", x->rank, CS_MAX_RANK);
+      a[ra] = 1;
+      b[ra++] = s[i];
+    }
+  }
+  char name[512], base[256];
+  snprintf(base, sizeof base, "%s", n->name);
+  int rank = x->rank, yv = n->outputs[0];
+  cs_dtype dt = x->dtype;
+  int64_t lra = ra, lr = rank;
+  snprintf(name, sizeof name, "%s.shape_in", base);
+  int sa_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lra, a);
+  snprintf(name, sizeof name, "%s.shape_rep", base);
+  int sb_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lra, b);
+  snprintf(name, sizeof name, "%s.shape_out", base);
+  int sy_v = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &lr, y);
+  snprintf(name, sizeof name, "%s.split", base);
+  int av = cs_graph_add_value(c->g, name, dt, ra, a);
+  snprintf(name, sizeof name, "%s.repeated", base);
+  int bv = cs_graph_add_value(c->g, name, dt, ra, b);
+  n = &c->g->nodes[id];
+  n->op = CS_OP_RESHAPE;
+  drop_attrs(n);
+  n->inputs[1] = sa_v; /* every caller's node has at least 2 inputs */
+  n->n_inputs = 2;
+  n->outputs[0] = av;
+  c->g->values[av].producer = id;
+  int in2[2] = {av, sb_v}, in3[2] = {bv, sy_v};
+  snprintf(name, sizeof name, "%s.expand", base);
+  int ex = cs_graph_add_node(c->g, CS_OP_EXPAND, name, base, 2, in2, 1, &bv);
+  snprintf(name, sizeof name, "%s.merge", base);
+  int rs = cs_graph_add_node(c->g, CS_OP_RESHAPE, name, base, 2, in3, 1, &yv);
+  cs_status st = cs_onnx_infer_node(c, ex); /* the caller infers node id */
+  if (st == CS_OK) st = cs_onnx_infer_node(c, rs);
+  return st;
+}
+
+/* Input j as a constant list of at most rank entries (*count = 0 when the
+ * input is absent or empty). */
+static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const char *what, int *count,
+                            double *out) {
+  *count = 0;
+  if (j >= n->n_inputs || n->inputs[j] < 0) return CS_OK;
+  const cs_value *v = &c->g->values[n->inputs[j]];
+  if (!v->data || (v->dtype != CS_DTYPE_F32 && v->dtype != CS_DTYPE_I64))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "%s '%s' must be a constant (computed at compile time)", what,
+                            v->name);
+  int64_t k = cs_value_numel(v);
+  if (k > CS_MAX_RANK)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "%s '%s' has %lld entries (at most rank %d)", what, v->name,
+                            (long long)k, CS_MAX_RANK);
+  for (int64_t i = 0; i < k; i++)
+    out[i] = v->dtype == CS_DTYPE_F32 ? cs_const_get_float(v, i) : (double)cs_const_get_int(v, i);
+  *count = (int)k;
+  return CS_OK;
+}
+
+/* Upsample (opsets 7–9): nearest, integer scales (attribute < 9, input 1
+ * from 9). */
+static cs_status lower_upsample(cs_onnx_infer *c, int id) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = &c->g->values[n->inputs[0]];
+  const char *mode = cs_node_attr_string(n, "mode", "nearest");
+  if (strcmp(mode, "nearest"))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "mode '%s' is not supported (nearest with integer scales is)", mode);
+  double scales[CS_MAX_RANK];
+  int ns = 0;
+  const cs_attr *sa = cs_node_attr(n, "scales");
+  if (n->n_inputs > 1 && n->inputs[1] >= 0) {
+    cs_status st = const_list(c, n, 1, "scales", &ns, scales);
+    if (st != CS_OK) return st;
+  } else if (sa && sa->kind == CS_ATTR_FLOATS && sa->n <= CS_MAX_RANK) {
+    ns = sa->n;
+    for (int i = 0; i < ns; i++) scales[i] = sa->floats[i];
+  }
+  if (ns != x->rank)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "scales has %d entries for input rank %d", ns, x->rank);
+  int64_t s[CS_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) {
+    s[i] = (int64_t)scales[i];
+    if ((double)s[i] != scales[i] || s[i] < 1 || s[i] > CS_ONNX_MAX_NUMEL)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "scale %g on axis %d is not a whole number >= 1 (Resize's kernel is needed)",
+                              scales[i], i);
+  }
+  if (n->n_inputs < 2) {
+    int *ins = realloc(n->inputs, sizeof(int) * 2);
+    if (!ins) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->inputs = ins;
+    n->inputs[1] = -1;
+    n->n_inputs = 2;
+  }
+  return rewrite_as_repeat(c, id, s);
+}
+
+typedef enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_HALF_PIXEL_FOR_NN,
+               CT_ALIGN_CORNERS } coord_mode;
+typedef enum { NM_SIMPLE, NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL } nearest_mode;
+
+/* ORT's GetOriginalCoordinateFromResizedCoordinate, float for float. */
+static float original_coordinate(coord_mode m, float x, float scale, float len_out, float len_in) {
+  switch (m) {
+    case CT_ASYMMETRIC: return x / scale;
+    case CT_PYTORCH_HALF_PIXEL: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / scale;
+    case CT_ALIGN_CORNERS: return len_out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
+    case CT_HALF_PIXEL_SYMMETRIC: {
+      float adjustment = len_out / (scale * len_in);
+      float center = len_in / 2;
+      float offset = center * (1 - adjustment);
+      return offset + (x + 0.5f) / scale - 0.5f;
+    }
+    case CT_HALF_PIXEL: break;
+  }
+  return ((x + 0.5f) / scale) - 0.5f;
+}
+
+/* ORT's GetNearestPixelFromOriginal. */
+static int64_t nearest_pixel(nearest_mode m, float x, int down) {
+  switch (m) {
+    case NM_SIMPLE: return down ? (int64_t)ceilf(x) : (int64_t)x;
+    case NM_ROUND_PREFER_CEIL: return (int64_t)roundf(x);
+    case NM_FLOOR: return (int64_t)floorf(x);
+    case NM_CEIL: return (int64_t)ceilf(x);
+    case NM_ROUND_PREFER_FLOOR: break;
+  }
+  if (x == (float)(int64_t)x + 0.5f) return (int64_t)floorf(x);
+  return (int64_t)roundf(x);
+}
+
+static int pick(const char *s, const char *const *names, int count) {
+  for (int i = 0; i < count; i++)
+    if (!strcmp(s, names[i])) return i;
+  return -1;
+}
+
+/* Resize (opsets 10–25): X, scales (10) | X, roi, scales, sizes (11+). */
+static cs_status lower_resize(cs_onnx_infer *c, int id) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = &c->g->values[n->inputs[0]];
+  int rank = x->rank;
+  const char *mode = cs_node_attr_string(n, "mode", "nearest");
+  if (strcmp(mode, "nearest"))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "mode '%s' is not supported yet (nearest with whole-number up-scales is)", mode);
+  /* tf_half_pixel_for_nn: ORT's spelling of ONNX's tf_half_pixel_for_nearest */
+  static const char *const ct_names[] = {"half_pixel", "half_pixel_symmetric", "asymmetric", "pytorch_half_pixel",
+                                         "tf_half_pixel_for_nearest", "align_corners", "tf_half_pixel_for_nn"};
+  static const char *const nm_names[] = {"", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const char *ct_name = c->opset > 10 ? cs_node_attr_string(n, "coordinate_transformation_mode", "half_pixel")
+                                      : "asymmetric";
+  const char *nm_name = c->opset > 10 ? cs_node_attr_string(n, "nearest_mode", "round_prefer_floor") : "";
+  int ct = pick(ct_name, ct_names, 7), nm = pick(nm_name, nm_names, 5);
+  if (ct == 6) ct = CT_TF_HALF_PIXEL_FOR_NN;
+  if (ct < 0)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
+                            ct_name);
+  if (nm < 0 || (c->opset > 10 && nm == NM_SIMPLE))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "nearest_mode '%s' is not one of ONNX's", nm_name);
+  if (cs_node_attr_int(n, "antialias", 0))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "antialias = 1 is not supported");
+  const char *policy = cs_node_attr_string(n, "keep_aspect_ratio_policy", "stretch");
+
+  /* Axes the scales/sizes name (opset 18+), all axes before. */
+  int n_axes = 0;
+  int axes[CS_MAX_RANK];
+  const int64_t *ax = cs_node_attr_ints(n, "axes", &n_axes);
+  if (!ax) n_axes = rank;
+  if (n_axes > rank)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "axes has %d entries for input rank %d", n_axes, rank);
+  for (int i = 0; i < n_axes; i++) {
+    int64_t a = ax ? ax[i] : i;
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "axis %lld is out of range for rank %d",
+                              (long long)(ax ? ax[i] : i), rank);
+    axes[i] = (int)a;
+  }
+
+  double in_scales[CS_MAX_RANK], in_sizes[CS_MAX_RANK];
+  int ns = 0, nz = 0;
+  cs_status st = const_list(c, n, c->opset > 10 ? 2 : 1, "scales", &ns, in_scales);
+  if (st == CS_OK && c->opset > 10) st = const_list(c, n, 3, "sizes", &nz, in_sizes);
+  if (st != CS_OK) return st;
+  if ((ns > 0) == (nz > 0))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "needs exactly one of scales and sizes (got %s)",
+                            ns ? "both" : "neither");
+  if ((ns ? ns : nz) != n_axes)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "%s has %d entries for %d axes", ns ? "scales" : "sizes",
+                            ns ? ns : nz, n_axes);
+  if (nz && strcmp(policy, "stretch"))
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "keep_aspect_ratio_policy '%s' is not supported (stretch is)",
+                            policy);
+
+  /* ORT: scales given → out = (int64)(scale · in) in float; sizes given →
+   * scale = (float)out / (float)in. */
+  float scale[CS_MAX_RANK];
+  int64_t out[CS_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    scale[i] = 1.0f;
+    out[i] = x->shape[i];
+  }
+  for (int k = 0; k < n_axes; k++) {
+    int i = axes[k];
+    if (ns) {
+      scale[i] = (float)in_scales[k];
+      if (!(scale[i] > 0.0f) || !(scale[i] * (float)x->shape[i] <= (float)CS_ONNX_MAX_NUMEL))
+        return cs_onnx_node_err(c, n, CS_ERR_INVALID, "scale %g on axis %d is not a positive size factor",
+                                in_scales[k], i);
+      out[i] = (int64_t)(scale[i] * (float)x->shape[i]);
+    } else {
+      if (!(in_sizes[k] >= 1.0) || in_sizes[k] > (double)CS_ONNX_MAX_NUMEL)
+        return cs_onnx_node_err(c, n, CS_ERR_INVALID, "size %g on axis %d is not a valid size", in_sizes[k], i);
+      out[i] = (int64_t)in_sizes[k];
+      scale[i] = (float)out[i] / (float)x->shape[i];
+    }
+  }
+
+  /* The repeat, if ORT's index map is one. */
+  int64_t s[CS_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    int64_t in = x->shape[i];
+    s[i] = in > 0 ? out[i] / in : 0;
+    int ok = in > 0 && s[i] >= 1 && s[i] * in == out[i];
+    for (int64_t o = 0; ok && o < out[i]; o++) {
+      float orig = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)out[i], (float)in);
+      int64_t src = nearest_pixel((nearest_mode)nm, orig, scale[i] < 1.0f);
+      if (src >= in) src = in - 1;
+      if (src < 0) src = 0;
+      ok = src == o / s[i];
+    }
+    if (!ok)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "axis %d from %lld to %lld (scale %g, %s, %s): only a nearest Resize that repeats "
+                              "each element a whole number of times is supported yet",
+                              i, (long long)in, (long long)out[i], (double)scale[i], ct_name,
+                              nm == NM_SIMPLE ? "opset 10 rounding" : nm_name);
+  }
+  return rewrite_as_repeat(c, id, s);
+}
+
+cs_status cs_onnx_lower_resize(cs_onnx_infer *c, int id) {
+  return c->g->nodes[id].op == CS_OP_UPSAMPLE ? lower_upsample(c, id) : lower_resize(c, id);
+}

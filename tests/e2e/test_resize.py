@@ -1,0 +1,193 @@
+"""Resize (opsets 10-25) in nearest mode with whole-number up-scales,
+against ONNX Runtime on the same file: float, and ORT-quantized (QDQ, the
+Resize of a feature pyramid as PaddleOCR's detector has it) in both
+requant modes.
+
+Such a Resize repeats every element s times along each axis wherever
+ORT's index map (coordinate transform + nearest rounding) is i div s; the
+compiler computes that map as ORT does and then writes the Resize as
+Reshape → Expand → Reshape (data movement, on the integers between QDQ).
+Every other Resize is refused by name until Resize's kernel exists.
+"""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from conftest import ort_ref
+from cstatic_cli import cstatic
+
+X_SHAPE = [1, 3, 5, 6]
+
+
+def _resize_model(opset, scales=None, sizes=None, **attrs):
+    inits = []
+    if opset == 10:
+        ins = ["x", "scales"]
+    else:
+        ins = ["x", "roi" if opset < 13 else "", "scales" if scales is not None else "",
+               "sizes" if sizes is not None else ""]
+        if opset < 13:
+            inits.append(nh.from_array(np.zeros(0, np.float32), "roi"))
+    if scales is not None:
+        inits.append(nh.from_array(np.asarray(scales, np.float32), "scales"))
+    if sizes is not None:
+        inits.append(nh.from_array(np.asarray(sizes, np.int64), "sizes"))
+    while ins[-1] == "":
+        ins.pop()
+    node = h.make_node("Resize", ins, ["y"], name="up", **attrs)
+    g = h.make_graph([node], "resize", [h.make_tensor_value_info("x", TP.FLOAT, X_SHAPE)],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 7 if opset < 15 else 8 if opset < 19 else 10
+    return m
+
+
+NN = {"mode": "nearest"}
+# (id, opset, scales, sizes, attributes): each is a repeat in ORT's map.
+REPEATS = [
+    ("opset10", 10, [1, 1, 2, 3], None, NN),
+    ("ppocr_asymmetric_floor", 11, [1, 1, 2, 2], None,
+     {**NN, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}),
+    ("asymmetric_round_prefer_floor_x2", 11, [1, 1, 2, 2], None,
+     {**NN, "coordinate_transformation_mode": "asymmetric"}),
+    ("tf_half_pixel_for_nn_floor", 11, [1, 1, 3, 2], None,
+     {**NN, "coordinate_transformation_mode": "tf_half_pixel_for_nn", "nearest_mode": "floor"}),
+    ("half_pixel_default", 13, [1, 1, 3, 2], None, NN),
+    ("half_pixel_channels_too", 13, [1, 2, 1, 2], None, NN),
+    ("align_corners_5_to_10", 13, [1, 1, 2, 1], None,  # 4·o/9 rounds to o div 2
+     {**NN, "coordinate_transformation_mode": "align_corners"}),
+    ("pytorch_half_pixel_sizes", 13, None, [1, 3, 10, 18], {**NN, "coordinate_transformation_mode": "pytorch_half_pixel"}),
+    ("round_prefer_ceil_half_pixel", 13, [1, 1, 2, 2], None, {**NN, "nearest_mode": "round_prefer_ceil"}),
+    ("axes", 18, [2, 3], None, {**NN, "axes": [2, 3]}),
+    ("negative_axes_sizes", 18, None, [10, 12], {**NN, "axes": [-2, -1]}),
+    ("half_pixel_symmetric", 19, [1, 1, 2, 2], None, {**NN, "coordinate_transformation_mode": "half_pixel_symmetric"}),
+    ("opset25", 25, [1, 1, 2, 2], None, NN),
+]
+
+
+def _run(tmp_path, path, x, target="c_static_lib", config=None):
+    want = ort_ref.session(str(path), config=config).run(None, {"x": x})[0]
+    out = tmp_path / "out"
+    cstatic("compile", path, "-o", out, "-q", "-t", target)
+    np.save(tmp_path / "x.npy", x)
+    cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    return np.load(tmp_path / "y.npy"), want, (out / "lib0.c").read_text()
+
+
+@pytest.mark.parametrize("case", REPEATS, ids=[c[0] for c in REPEATS])
+def test_nearest_repeat_matches_ort(tmp_path, case):
+    _, opset, scales, sizes, attrs = case
+    path = tmp_path / "m.onnx"
+    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
+    x = np.random.default_rng(opset).standard_normal(X_SHAPE).astype(np.float32)
+    got, want, src = _run(tmp_path, path, x)
+    assert got.shape == want.shape and np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    assert "tidsp_expand" in src or "tidsp_copy" in src
+
+
+# (id, opset, scales, sizes, attributes, what the message says)
+REFUSED = [
+    ("linear", 13, [1, 1, 2, 2], None, {"mode": "linear"}, "mode 'linear' is not supported yet"),
+    ("cubic", 13, [1, 1, 2, 2], None, {"mode": "cubic"}, "mode 'cubic' is not supported yet"),
+    ("fractional", 13, [1, 1, 1.5, 2], None, NN, "axis 2 from 5 to 7 (scale 1.5"),
+    ("downscale", 13, [1, 1, 1, 0.5], None, NN, "axis 3 from 6 to 3 (scale 0.5"),
+    ("align_corners", 13, [1, 1, 1, 3], None, {**NN, "coordinate_transformation_mode": "align_corners"},
+     "axis 3 from 6 to 18 (scale 3, align_corners, round_prefer_floor)"),
+    ("three_axes", 13, [1, 2, 2, 2], None, NN, "repeating along that many axes of a rank-4 tensor exceeds rank 6"),
+    ("asymmetric_round_prefer_ceil", 13, [1, 1, 2, 2], None,
+     {**NN, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "round_prefer_ceil"},
+     "(scale 2, asymmetric, round_prefer_ceil)"),
+    ("asymmetric_round_prefer_floor_x4", 13, [1, 1, 4, 4], None,  # 3/4 rounds to 1
+     {**NN, "coordinate_transformation_mode": "asymmetric"}, "axis 2 from 5 to 20 (scale 4, asymmetric"),
+    ("half_pixel_ceil", 13, None, [1, 3, 10, 12], {**NN, "nearest_mode": "ceil"}, "(scale 2, half_pixel, ceil)"),
+    ("crop_and_resize", 13, [1, 1, 2, 2], None, {**NN, "coordinate_transformation_mode": "tf_crop_and_resize"},
+     "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
+    ("antialias", 18, [1, 1, 2, 2], None, {**NN, "antialias": 1}, "antialias = 1 is not supported"),
+    ("not_larger", 18, None, [1, 3, 10, 12], {**NN, "keep_aspect_ratio_policy": "not_larger"},
+     "keep_aspect_ratio_policy 'not_larger' is not supported"),
+    ("axes_count", 18, [2, 2, 2], None, {**NN, "axes": [2, 3]}, "scales has 3 entries for 2 axes"),
+]
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c[0] for c in REFUSED])
+def test_other_resize_is_refused_by_name(tmp_path, case):
+    _, opset, scales, sizes, attrs, msg = case
+    path = tmp_path / "m.onnx"
+    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
+    p = cstatic("compile", path, "-o", tmp_path / "out", ok=False)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "node 'up' (Resize)" in p.stderr and msg in p.stderr, p.stderr
+
+
+def test_scales_from_a_graph_input_are_refused(tmp_path):
+    node = h.make_node("Resize", ["x", "", "s"], ["y"], name="up", mode="nearest")
+    g = h.make_graph([node], "resize", [h.make_tensor_value_info("x", TP.FLOAT, X_SHAPE),
+                                        h.make_tensor_value_info("s", TP.FLOAT, [4])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    p = cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", ok=False)
+    assert p.returncode == 1 and "scales 's' must be a constant" in p.stderr, p.stderr
+
+
+def _fpn_model():
+    """Conv → Resize(×2, asymmetric, floor) → Add with a finer Conv branch
+    → Conv: the upsampling of PaddleOCR's detector (DB's FPN)."""
+    r = np.random.default_rng(3)
+    inits = [nh.from_array((r.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32), "w0"),
+             nh.from_array((r.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32), "w1"),
+             nh.from_array((r.standard_normal((4, 3, 1, 1)) * 0.5).astype(np.float32), "w2"),
+             nh.from_array((r.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32), "w3"),
+             nh.from_array(np.zeros(0, np.float32), "roi"),
+             nh.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+    nodes = [h.make_node("Conv", ["x", "w0"], ["c0"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             h.make_node("Relu", ["c0"], ["r0"]),
+             h.make_node("Conv", ["r0", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             h.make_node("Resize", ["c1", "roi", "scales"], ["up"], name="up", mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             h.make_node("Conv", ["x", "w2"], ["lat"]),
+             h.make_node("Add", ["up", "lat"], ["s"]),
+             h.make_node("Conv", ["s", "w3"], ["y"], pads=[1, 1, 1, 1])]
+    g = h.make_graph(nodes, "fpn", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 8, 8])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 7
+    return m
+
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+def test_quantized_upsampling_matches_ort(tmp_path, act):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            r = np.random.default_rng(11)
+            self.it = iter([{"x": r.standard_normal((1, 3, 8, 8)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    fp = tmp_path / "fpn_float.onnx"
+    onnx.save(_fpn_model(), fp)
+    qp = tmp_path / f"fpn_{act}.onnx"
+    quantize_static(str(fp), str(qp), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if act == "s8" else QuantType.QUInt8)
+    assert any(n.op_type == "Resize" for n in onnx.load(qp).graph.node)
+    config = {"session.qdqisint8allowed": "1"}
+    if act == "u8":
+        config["session.x64quantprecision"] = "1"
+    x = np.random.default_rng(5).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    for requant in ("float", "q31"):
+        got, want, src = _run(tmp_path, qp, x, f"c_static_lib -requant={requant}", config)
+        assert np.array_equal(got, want), f"{act}/{requant}: {np.mean(got == want):.4f} exact"
+        # the repeat runs on the integers: the only float conversions are
+        # the graph input's quantize and the output's dequantize
+        assert "tidsp_expand(" in src and src.count("tidsp_quantize(") == 1
+        assert src.count("tidsp_dequantize(") == 1
