@@ -204,7 +204,7 @@ static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
     double med;
     int same;
-    if (!kv->supported() || strcmp(kv->name, "ref") == 0 || strcmp(kv->name, "host_avx2") == 0)
+    if (!kv->supported() || strcmp(kv->name, "ref") == 0)
       continue;
     memset(y, 0, ny);
     med = median_s(kv->conv2d_i8, &p, x, w, bias, mult, y, repeats, t);

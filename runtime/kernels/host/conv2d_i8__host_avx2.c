@@ -1,20 +1,40 @@
 /*
- * conv2d_i8__host_avx2.c — tidsp_conv2d_i8 with AVX2 (vpmaddwd: 8 lanes ×
- * 2 int16 products per instruction).
+ * conv2d_i8__host_avx2.c — tidsp_conv2d_i8 with AVX2, as an implicit GEMM
+ * on exact int16 pairs (vpmaddwd: 8 lanes × 2 products, then vpaddd).
  *
- * Same blocking as the AVX-512 VNNI variant (a matrix product per group
- * over k = (ci, kh, kw), taps gathered per block of 16 output pixels), but
- * on exact int16 differences instead of u8·s8 quads:
- *   xbuf[k/2][pixel 0..15][k%2] = x − x_zp     (pads and taps past K: 0)
- *   wpair[row][k/2]             = (w[k] − w_zp, w[k+1] − w_zp)
- * Each pair of products is at most 2·255² in magnitude, so vpmaddwd never
- * overflows; the int32 sums wrap like the reference's (K ≤ 33025 keeps the
- * exact sum inside int32) and the bias is added modulo 2³².
+ * vpmaddwd multiplies the two int16 halves of each 32-bit lane and adds
+ * them, so one operand must hold, per output pixel, two taps of the
+ * reduction side by side. The pair taken is two input channels at the same
+ * kernel position: (ci, kh, kw) with (ci + 1, kh, kw). For each block of
+ * output rows, the input rows that its taps read are converted once into
+ * "pair rows" (one per channel pair and input row, all output channels
+ * then read them):
+ *
+ *   Q[cp][ih][φ·L + c] = (x[2cp][ih][iw] − x_zp) | (x[2cp+1][ih][iw] − x_zp) << 16
+ *                        with iw = (ow0 + c)·stride_w + φ − pad_left,
+ *                        0 where iw or ih is in the padding
+ *
+ * split by column phase φ = 0 .. stride_w − 1, so that tap (kh, kw) of the
+ * 8 consecutive outputs ow .. ow + 7 of output row oh is one plain load:
+ *   Q[cp][oh·stride_h + kh·dil_h − pad_top][φ(kw)·L + ow − ow0 + c(kw)]
+ *   with kw·dil_w = c(kw)·stride_w + φ(kw).
+ * The weights are paired the same way, (w[co][2cp][kh][kw] − w_zp,
+ * w[co][2cp+1][kh][kw] − w_zp), and broadcast. The micro-kernel keeps
+ * MR = 6 output channels × 2 vectors of 8 outputs in 12 ymm accumulators;
+ * a vector is 8 outputs of one output row, and the two vectors of a tile
+ * may come from different rows (so rows of 7, 14 or 28 outputs fill the
+ * tiles). An odd channel count pairs the last channel with zero.
+ *
+ * Every product is at most 255² in magnitude and a pair at most 2·255², so
+ * vpmaddwd never overflows; the int32 sums wrap like the reference's (the
+ * exact sum fits int32 for K ≤ 33025) and the bias is added modulo 2³².
  * Requantization is the FLOAT formula with the same float operations, or
  * SCALE_SHIFT in exact double arithmetic (rq_internal.h).
  *
- * Stack: KC·32 + MR·KC·2 + COB·16·4 bytes (28 KiB). Q31 requantization and
- * inputs the reference rejects go to tidsp_conv2d_i8__ref.
+ * Stack: QBUF + MR·WS + WS + PART int32 (about 110 KiB). Q31
+ * requantization, inputs the reference rejects, and geometries whose pair
+ * rows would not fit QBUF even one channel pair and one output row at a
+ * time (kernels hundreds of taps wide) go to tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 
@@ -26,192 +46,543 @@
 #define TARGET __attribute__((target("avx2")))
 
 enum {
-  LANES = 16, /* output pixels per block: 2 ymm of 8 */
-  MR = 4,     /* output channels per micro-kernel call */
-  KC = 512,   /* taps per chunk (a multiple of 2) */
-  COB = 128   /* output channels whose accumulators are kept per block */
+  MR = 6,          /* output channels per micro-kernel tile */
+  VL = 8,          /* outputs per vector */
+  TILE = 2 * VL,   /* outputs per tile: two vector slots */
+  SW_MAX = 64,     /* output columns per block row (a strip of a wider row) */
+  BLOCK_PIX = 256, /* outputs per block (rows × strip) aimed at */
+  MAX_SLOTS = BLOCK_PIX / VL + SW_MAX / VL,
+  QBUF = 16384,    /* int32 pair entries of the pair rows of one chunk */
+  WS = 1040,       /* pair taps per chunk + slack: one row of wbuf (not a
+                      multiple of 1024: the six rows then map to different
+                      L1 sets) */
+  WSLACK = 8,      /* entries the vector weight conversion may write past */
+  PART = 6144,     /* int32 partial sums kept across chunks */
+  MAX_PHASE = 16   /* column strides with a fast path (others: __ref) */
 };
 
-/* Gathers taps [k0, k0 + kc) of block b into xbuf as int16 x − x_zp. */
-static TARGET void pack_chunk(const tidsp_conv2d_params *p, const int8_t *x_g,
-                              int32_t K, const tidsp_host_block *b, int32_t k0,
-                              int32_t kc, int16_t *xbuf) {
-  int8_t rows[2][LANES];
-  const __m256i zp = _mm256_set1_epi16((short)p->x_zp);
-  const int32_t np = (kc + 1) / 2;
-  const int32_t ksz = p->k_h * p->k_w;
-  /* tap k0 + 2q + j = (ci, kh, kw), stepped without divisions */
-  int32_t ci = k0 / ksz, kh = k0 % ksz / p->k_w, kw = k0 % p->k_w;
-  int32_t q, j;
-  for (q = 0; q < np; q++) {
-    __m256i v[2], lo, hi;
-    for (j = 0; j < 2; j++) {
-      const int32_t k = k0 + 2 * q + j;
-      if (k < K) {
-        tidsp_host_conv_gather(p, x_g, ci, kh, kw, b, LANES, rows[j]);
-        tidsp_host_next_tap(p, &ci, &kh, &kw);
-        v[j] = _mm256_sub_epi16(
-            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)rows[j])), zp);
+/* The geometry of one call (one group's GEMM). */
+typedef struct conv_plan {
+  const tidsp_conv2d_params *p;
+  int32_t cpg_in, cpg_out, kk; /* kk = k_h·k_w */
+  int32_t cp;                  /* channel pairs: ⌈cpg_in / 2⌉ */
+  int32_t sw_blk;              /* output columns per strip */
+  int32_t L, qrow;             /* entries per phase, per pair row (nphase·L) */
+  int32_t nphase;              /* column phases built: stride_w (1 when k_w = 1) */
+  int32_t rstep;               /* pair rows per output row: stride_h (1 when k_h = 1) */
+  int32_t rows;                /* output rows per block */
+  int32_t nr_in;               /* pair rows per block: (rows−1)·rstep + (k_h−1)·dh + 1 */
+  int32_t cpc;                 /* channel pairs per chunk */
+  int32_t cps;                 /* entries per channel pair of a chunk: nr_in·qrow */
+  size_t w_stride;             /* bytes between weight rows */
+  const int8_t *x_lo, *x_hi;   /* the input tensor (loads stay inside) */
+  const int8_t *w_end;         /* one past the last weight byte */
+} conv_plan;
+
+/* One vector slot of a block: 8 outputs of block row r from column ow. */
+typedef struct slot {
+  int32_t r, ow, valid;
+} slot;
+
+/* Pair rows of a block of `rows` output rows. */
+static int64_t block_nr(const conv_plan *pl, int32_t rows) {
+  return (int64_t)(rows - 1) * pl->rstep + (int64_t)(pl->p->k_h - 1) * pl->p->dil_h + 1;
+}
+
+/* Estimated cycles of the whole call with blocks of `rows` output rows
+ * (0 when one channel pair of such a block does not fit QBUF), and the
+ * chunking it implies. The terms: the micro-kernel's 12 multiply-adds per
+ * tap (in 7.5 cycles, measured on Zen 3) over every tile, duplicate tiles
+ * included; the epilogue per tile and channel; the weight conversion,
+ * once per block and chunk; the pair rows, rebuilt for every co-block when
+ * the reduction is chunked. */
+static double plan_cost(const conv_plan *pl, int32_t rows, int32_t spr, int32_t *cpc_out) {
+  const tidsp_conv2d_params *p = pl->p;
+  const int64_t nr = block_nr(pl, rows), per_pair = nr * pl->qrow;
+  const int32_t by_w = (WS - WSLACK) / pl->kk;
+  const int64_t nblocks = (int64_t)((p->h_out + rows - 1) / rows) * ((p->w_out + pl->sw_blk - 1) / pl->sw_blk);
+  const int32_t nt = (rows * spr + 1) / 2, cotiles = (pl->cpg_out + MR - 1) / MR;
+  int64_t by_q = per_pair > QBUF ? 0 : QBUF / per_pair;
+  int32_t nchunk, cob;
+  double ntap, cost;
+  if (by_q < 1)
+    return 0.0;
+  if (by_q > by_w)
+    by_q = by_w;
+  nchunk = (int32_t)((pl->cp + by_q - 1) / by_q);
+  *cpc_out = (pl->cp + nchunk - 1) / nchunk;
+  cob = nchunk == 1 ? pl->cpg_out : PART / (nt * TILE) / MR * MR;
+  ntap = (double)pl->cp * pl->kk;
+  cost = (double)nblocks * cotiles * nt * (7.5 * ntap + 40.0 + (nchunk > 1 ? 12.0 * nchunk : 0.0));
+  cost += (double)nblocks * cotiles * MR * ntap * 0.3;
+  cost += (double)nblocks * ((pl->cpg_out + cob - 1) / cob) * pl->cp *
+          ((double)per_pair * 0.3 + (double)nr * pl->nphase * 30.0);
+  return cost;
+}
+
+/* Chooses the blocking: the strip width, then the rows per block of the
+ * cheapest plan_cost. Returns 0 when no block fits. */
+static int plan_conv(const tidsp_conv2d_params *p, conv_plan *pl) {
+  const int32_t nstrip = (p->w_out + SW_MAX - 1) / SW_MAX;
+  int32_t swp, spr, maxcoff, r, r_max, cpc;
+  double best = 0.0;
+  memset(pl, 0, sizeof(*pl));
+  pl->p = p;
+  pl->cpg_in = p->c_in / p->groups;
+  pl->cpg_out = p->c_out / p->groups;
+  pl->kk = p->k_h * p->k_w;
+  pl->cp = (pl->cpg_in + 1) / 2;
+  pl->sw_blk = (p->w_out + nstrip - 1) / nstrip;
+  swp = (pl->sw_blk + VL - 1) / VL * VL;
+  spr = swp / VL;
+  maxcoff = (int32_t)(((int64_t)(p->k_w - 1) * p->dil_w) / p->stride_w);
+  if (maxcoff > QBUF || pl->kk > WS - WSLACK)
+    return 0;
+  pl->L = swp + maxcoff;
+  if (p->stride_w > MAX_PHASE)
+    return 0;
+  pl->nphase = p->k_w == 1 ? 1 : p->stride_w;
+  pl->rstep = p->k_h == 1 ? 1 : p->stride_h;
+  if ((int64_t)pl->L * pl->nphase > QBUF)
+    return 0;
+  pl->qrow = pl->L * pl->nphase;
+  r_max = BLOCK_PIX / swp < p->h_out ? BLOCK_PIX / swp : p->h_out;
+  for (r = 1; r <= r_max; r++) {
+    const double c = plan_cost(pl, r, spr, &cpc);
+    if (c > 0.0 && (best == 0.0 || c < best)) {
+      best = c;
+      pl->rows = r;
+      pl->cpc = cpc;
+    }
+  }
+  if (best == 0.0)
+    return 0;
+  pl->nr_in = (int32_t)block_nr(pl, pl->rows);
+  pl->cps = pl->nr_in * pl->qrow;
+  pl->w_stride = tidsp_host_conv_w_stride(p);
+  return 1;
+}
+
+/* ---- pair rows ------------------------------------------------------------ */
+
+/* dst[0..7] = (a[i] − zp) | (b[i] − zp) << 16 for the 8 byte pairs of the
+ * low halves of a and b, dst[8..15] for the high halves. */
+static inline __attribute__((always_inline)) TARGET void
+store_pairs16(int32_t *dst, __m128i a, __m128i b, __m256i zp16) {
+  const __m256i lo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b));
+  const __m256i hi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b));
+  _mm256_storeu_si256((__m256i *)dst, _mm256_sub_epi16(lo, zp16));
+  _mm256_storeu_si256((__m256i *)(dst + 8), _mm256_sub_epi16(hi, zp16));
+}
+
+static inline int32_t pair_of(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)a | (uint32_t)(uint16_t)(int16_t)b << 16);
+}
+
+/* 16 row bytes for 16 entries from src: src[0..15] (stride 1) or the even
+ * bytes of src[0..31] (stride 2). The load must be inside the tensor. */
+static inline __attribute__((always_inline)) TARGET __m128i
+load16(const int8_t *src, int32_t sw) {
+  __m256i v;
+  if (sw == 1)
+    return _mm_loadu_si128((const __m128i *)src);
+  v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)src),
+                          _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                           0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(v, 0xD8));
+}
+
+/* Phase row q[c], c < L: the pairs of input rows ra and rb (rb NULL: the
+ * zero partner of an odd last channel) at columns iw = c·sw + off, inside
+ * the row for c in [lo, hi) (the same for every row of a block). Stride 1
+ * and 2 rows are converted 16 entries at a time: a chunk of fewer valid
+ * entries loads past them when the load stays inside the input tensor
+ * [x_lo, x_hi) and masks them to the zero point; otherwise, and for other
+ * strides, one entry at a time. */
+static TARGET void build_phase(const conv_plan *pl, const int8_t *ra, const int8_t *rb,
+                               int64_t off, int32_t lo, int32_t hi, int32_t *q) {
+  const tidsp_conv2d_params *p = pl->p;
+  const int32_t sw = p->stride_w, zp = p->x_zp;
+  const __m256i zp16 = _mm256_set1_epi16((short)zp);
+  const __m128i bzp = _mm_set1_epi8((char)zp);
+  const int64_t span = sw == 1 ? 16 : 32; /* bytes one chunk loads */
+  int32_t c;
+  for (c = 0; c < lo; c++)
+    q[c] = 0;
+  c = lo;
+  if (sw <= 2) {
+    for (; c < hi; c += 16) {
+      const int32_t n = hi - c < 16 ? hi - c : 16;
+      const int8_t *sa = ra + ((int64_t)c * sw + off);
+      const int8_t *sb = rb ? rb + ((int64_t)c * sw + off) : NULL;
+      __m128i a, b;
+      if (sa + span > pl->x_hi || (sb && sb + span > pl->x_hi))
+        break; /* at the end of the tensor: one entry at a time */
+      a = load16(sa, sw);
+      b = sb ? load16(sb, sw) : bzp;
+      if (n < 16) {
+        const __m128i keep = _mm_cmpgt_epi8(_mm_set1_epi8((char)n),
+                                            _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                          12, 13, 14, 15));
+        a = _mm_blendv_epi8(bzp, a, keep);
+        b = _mm_blendv_epi8(bzp, b, keep);
+      }
+      store_pairs16(q + c, a, b, zp16); /* entries past hi: 0 */
+    }
+  }
+  for (; c < hi; c++) {
+    const int64_t iw = (int64_t)c * sw + off;
+    q[c] = pair_of(ra[iw] - zp, rb ? rb[iw] - zp : 0);
+  }
+  for (c = hi; c < pl->L; c++)
+    q[c] = 0;
+}
+
+/* The pair rows of channel pairs [cp0, cp0 + ncp) for the block whose first
+ * output row is oh0 and first output column ow0. */
+static TARGET void build_q(const conv_plan *pl, const int8_t *x_g, int32_t oh0, int32_t ow0,
+                           int32_t cp0, int32_t ncp, int32_t *qbuf) {
+  const tidsp_conv2d_params *p = pl->p;
+  const size_t plane = (size_t)p->h_in * p->w_in;
+  const int64_t ih0 = (int64_t)oh0 * p->stride_h - p->pad_top;
+  /* pair row j is input row ih0 + j (ih0 + j·stride_h when k_h = 1) */
+  const int64_t jstep = p->k_h == 1 ? p->stride_h : 1;
+  int64_t off[MAX_PHASE];
+  int32_t lo[MAX_PHASE], hi[MAX_PHASE];
+  int32_t cpl, j, ph;
+  for (ph = 0; ph < pl->nphase; ph++) {
+    off[ph] = (int64_t)ow0 * p->stride_w + ph - p->pad_left;
+    tidsp_ref_valid_range(off[ph], p->stride_w, p->w_in, pl->L, &lo[ph], &hi[ph]);
+  }
+  for (cpl = 0; cpl < ncp; cpl++) {
+    const int32_t ci = 2 * (cp0 + cpl);
+    const int8_t *xa = x_g + (size_t)ci * plane;
+    const int8_t *xb = ci + 1 < pl->cpg_in ? xa + plane : NULL;
+    for (j = 0; j < pl->nr_in; j++) {
+      const int64_t ih = ih0 + j * jstep;
+      int32_t *q = qbuf + (size_t)cpl * pl->cps + (size_t)j * pl->qrow;
+      if (ih < 0 || ih >= p->h_in) {
+        memset(q, 0, sizeof(int32_t) * (size_t)pl->qrow);
+        continue;
+      }
+      for (ph = 0; ph < pl->nphase; ph++)
+        build_phase(pl, xa + (size_t)ih * p->w_in, xb ? xb + (size_t)ih * p->w_in : NULL,
+                    off[ph], lo[ph], hi[ph], q + (size_t)ph * pl->L);
+    }
+  }
+}
+
+/* off[t] for the taps t = (cpl, kh, kw) of a chunk: where tap t of the
+ * first output of a slot is, relative to the slot's base in the pair rows. */
+static void tap_offsets(const conv_plan *pl, int32_t ncp, int32_t *off) {
+  const tidsp_conv2d_params *p = pl->p;
+  int32_t cpl, kh, kw, t = 0;
+  for (cpl = 0; cpl < ncp; cpl++) {
+    for (kh = 0; kh < p->k_h; kh++) {
+      for (kw = 0; kw < p->k_w; kw++) {
+        const int32_t d = kw * p->dil_w;
+        off[t++] = cpl * pl->cps + kh * p->dil_h * pl->qrow + (d % p->stride_w) * pl->L +
+                   d / p->stride_w;
+      }
+    }
+  }
+}
+
+/* ---- weights --------------------------------------------------------------- */
+
+/* wb[t] for the taps of channel pairs [cp0, cp0 + ncp) of one weight row:
+ * (w[2cp][tap] − w_zp, w[2cp+1][tap] − w_zp), the second 0 past cpg_in.
+ * May write WSLACK entries past the last tap. */
+static TARGET void convert_weights(const conv_plan *pl, const int8_t *row, int32_t cp0,
+                                   int32_t ncp, int32_t *wb) {
+  const int32_t kk = pl->kk, wzp = pl->p->w_zp;
+  const __m256i zp16 = _mm256_set1_epi16((short)wzp);
+  const __m128i bzp = _mm_set1_epi8((char)wzp);
+  int32_t cpl, t;
+  if (kk == 1) {
+    /* 1×1: the pairs are adjacent bytes of the row; the last pair of an
+     * odd channel count is redone with its zero partner */
+    const int8_t *a = row + 2 * (size_t)cp0;
+    for (cpl = 0; cpl < ncp; cpl += 8) {
+      if (a + 2 * cpl + 16 <= pl->w_end) {
+        const __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + 2 * cpl)));
+        _mm256_storeu_si256((__m256i *)(wb + cpl), _mm256_sub_epi16(v, zp16));
       } else {
-        v[j] = _mm256_setzero_si256();
+        for (t = cpl; t < ncp; t++)
+          wb[t] = pair_of(a[2 * t] - wzp, 2 * (cp0 + t) + 1 < pl->cpg_in ? a[2 * t + 1] - wzp : 0);
+        break;
       }
     }
-    /* unpack interleaves within 128-bit lanes; permute2x128 restores order */
-    lo = _mm256_unpacklo_epi16(v[0], v[1]); /* pixels 0..3 | 8..11 */
-    hi = _mm256_unpackhi_epi16(v[0], v[1]); /* pixels 4..7 | 12..15 */
-    _mm256_store_si256((__m256i *)(xbuf + (size_t)q * 2 * LANES),
-                       _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_store_si256((__m256i *)(xbuf + (size_t)q * 2 * LANES + 16),
-                       _mm256_permute2x128_si256(lo, hi, 0x31));
+    if (pl->cpg_in % 2 && cp0 + ncp == pl->cp)
+      wb[ncp - 1] = pair_of(a[2 * (ncp - 1)] - wzp, 0);
+    return;
   }
-}
-
-/* wpair[q] = (w[2q] − w_zp) | (w[2q+1] − w_zp) << 16 for the kc taps of one
- * row; the second half of the last pair is 0 when kc is odd. */
-static TARGET void pack_weights(const int8_t *w, int32_t kc, int32_t w_zp,
-                                int32_t *wpair) {
-  const __m256i zp = _mm256_set1_epi16((short)w_zp);
-  int32_t k = 0;
-  for (; k + 16 <= kc; k += 16) {
-    const __m256i v = _mm256_sub_epi16(
-        _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + k))), zp);
-    _mm256_storeu_si256((__m256i *)(wpair + k / 2), v);
-  }
-  for (; k < kc; k += 2) {
-    const uint32_t a = (uint16_t)(int16_t)(w[k] - w_zp);
-    const uint32_t b = k + 1 < kc ? (uint16_t)(int16_t)(w[k + 1] - w_zp) : 0u;
-    wpair[k / 2] = (int32_t)(a | b << 16);
-  }
-}
-
-/* tile[i][0..15] (+)= Σ over np pairs of wpair[i]·xbuf for i < mr. */
-static TARGET void micro_kernel(const int16_t *xbuf, int32_t np,
-                                const int32_t *wpair, int32_t mr, int first,
-                                int32_t *tile) {
-  __m256i acc[MR][2];
-  int32_t i, q;
-#pragma GCC unroll 4
-  for (i = 0; i < MR; i++) {
-    acc[i][0] = first || i >= mr ? _mm256_setzero_si256()
-                                 : _mm256_load_si256((const __m256i *)(tile + i * LANES));
-    acc[i][1] = first || i >= mr ? _mm256_setzero_si256()
-                                 : _mm256_load_si256((const __m256i *)(tile + i * LANES + 8));
-  }
-  for (q = 0; q < np; q++) {
-    const __m256i x0 = _mm256_load_si256((const __m256i *)(xbuf + (size_t)q * 2 * LANES));
-    const __m256i x1 = _mm256_load_si256((const __m256i *)(xbuf + (size_t)q * 2 * LANES + 16));
-#pragma GCC unroll 4
-    for (i = 0; i < MR; i++) {
-      const __m256i wv = _mm256_set1_epi32(wpair[(size_t)i * (KC / 2) + q]);
-      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(x0, wv));
-      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(x1, wv));
+  for (cpl = 0; cpl < ncp; cpl++) {
+    const int32_t ci = 2 * (cp0 + cpl);
+    const int8_t *a = row + (size_t)ci * kk;
+    const int8_t *b = ci + 1 < pl->cpg_in ? a + kk : NULL;
+    int32_t *d = wb + (size_t)cpl * kk;
+    /* 16 taps of both channels per step: unpacking their bytes pairs them;
+     * the loads may run past the pair's taps (into the next channels or
+     * the row's padding) as long as they stay inside the weights */
+    for (t = 0; t < kk; t += 16) {
+      if ((b ? b : a) + t + 16 <= pl->w_end) {
+        const __m128i va = _mm_loadu_si128((const __m128i *)(a + t));
+        const __m128i vb = b ? _mm_loadu_si128((const __m128i *)(b + t)) : bzp;
+        _mm256_storeu_si256((__m256i *)(d + t),
+                            _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(va, vb)), zp16));
+        if (t + 8 < kk)
+          _mm256_storeu_si256((__m256i *)(d + t + 8),
+                              _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(va, vb)), zp16));
+      } else {
+        int32_t u;
+        for (u = t; u < kk; u++)
+          d[u] = pair_of(a[u] - wzp, b ? b[u] - wzp : 0);
+        break;
+      }
     }
   }
-#pragma GCC unroll 4
-  for (i = 0; i < MR; i++) {
-    if (i >= mr)
-      break;
-    _mm256_store_si256((__m256i *)(tile + i * LANES), acc[i][0]);
-    _mm256_store_si256((__m256i *)(tile + i * LANES + 8), acc[i][1]);
-  }
 }
 
-/* Requantizes the block's accumulators of output channels [co0, co0 + cb)
- * and stores the block's `lanes` outputs of each. */
-static TARGET void requant_store(const tidsp_host_rq *q, const int32_t *tile,
-                                 const int32_t *bias, int32_t co0, int32_t cb,
-                                 int32_t lanes, int8_t *y_block, size_t plane) {
-  const __m256 lo = _mm256_set1_ps(q->lo);
-  const __m256 hi = _mm256_set1_ps(q->hi);
-  const __m256i zp = _mm256_set1_epi32(q->zp);
-  const int ss = tidsp_host_rq_is_ss(q);
-  int32_t i, j;
-  for (i = 0; i < cb; i++) {
-    const int32_t co = co0 + i;
-    const __m256i bv = _mm256_set1_epi32(bias ? bias[co] : 0);
-    __m256i r[2];
-    __m128i o;
-    if (ss) {
-      tidsp_host_ss8_consts k;
-      tidsp_host_ss8_channel(&k, q, co);
-      for (j = 0; j < 2; j++) {
-        const __m256i a = _mm256_load_si256((const __m256i *)(tile + i * LANES + 8 * j));
-        r[j] = tidsp_host_ss8(_mm256_add_epi32(a, bv), &k);
-      }
+/* ---- micro-kernel and epilogue -------------------------------------------- */
+
+/* The tile's 12 accumulators: c[2i] and c[2i+1] are channel i's two slots. */
+typedef struct tile_acc {
+  __m256i c[2 * MR];
+} tile_acc;
+
+/* c[2i + j] += Σ_t wb[i·WS + t]·x_j[off[t]] (int32 lanes of int16 pairs),
+ * x_0 = xa, x_1 = xb. */
+static inline __attribute__((always_inline)) TARGET void
+tile_loop(const int32_t *xa, const int32_t *xb, const int32_t *off, int32_t nt,
+          const int32_t *wb, tile_acc *a) {
+  __m256i c00 = a->c[0], c01 = a->c[1], c10 = a->c[2], c11 = a->c[3];
+  __m256i c20 = a->c[4], c21 = a->c[5], c30 = a->c[6], c31 = a->c[7];
+  __m256i c40 = a->c[8], c41 = a->c[9], c50 = a->c[10], c51 = a->c[11];
+  int32_t t;
+  for (t = 0; t < nt; t++) {
+    const int32_t o = off[t];
+    const __m256i x0 = _mm256_loadu_si256((const __m256i *)(xa + o));
+    const __m256i x1 = _mm256_loadu_si256((const __m256i *)(xb + o));
+    __m256i w;
+    w = _mm256_set1_epi32(wb[t]);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(x0, w));
+    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(x1, w));
+    w = _mm256_set1_epi32(wb[WS + t]);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(x0, w));
+    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(x1, w));
+    w = _mm256_set1_epi32(wb[2 * WS + t]);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(x0, w));
+    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(x1, w));
+    w = _mm256_set1_epi32(wb[3 * WS + t]);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(x0, w));
+    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(x1, w));
+    w = _mm256_set1_epi32(wb[4 * WS + t]);
+    c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(x0, w));
+    c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(x1, w));
+    w = _mm256_set1_epi32(wb[5 * WS + t]);
+    c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(x0, w));
+    c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(x1, w));
+  }
+  a->c[0] = c00, a->c[1] = c01, a->c[2] = c10, a->c[3] = c11;
+  a->c[4] = c20, a->c[5] = c21, a->c[6] = c30, a->c[7] = c31;
+  a->c[8] = c40, a->c[9] = c41, a->c[10] = c50, a->c[11] = c51;
+}
+
+/* Where a tile's outputs go: slot j's valid outputs of channel co at
+ * dst[j] + co·plane (dst[1] NULL: slot 1 repeats slot 0). */
+typedef struct tile_out {
+  int8_t *dst[2];
+  int32_t valid[2];
+} tile_out;
+
+/* Requantizes channel co's two slots (the accumulators hold the bias) and
+ * stores them. */
+static inline __attribute__((always_inline)) TARGET void
+store_channel(const tidsp_host_rq *q, __m256i a0, __m256i a1, int32_t co,
+              const tile_out *to, size_t plane) {
+  __m256i r0, r1, w16;
+  __m128i o;
+  int32_t j;
+  if (tidsp_host_rq_is_ss(q)) {
+    tidsp_host_ss8_consts k;
+    tidsp_host_ss8_channel(&k, q, co);
+    r0 = tidsp_host_ss8(a0, &k);
+    r1 = tidsp_host_ss8(a1, &k);
+    w16 = _mm256_packs_epi32(r0, r1);
+  } else {
+    const __m256 m = _mm256_set1_ps(tidsp_host_rq_mult(q, co));
+    const __m256 lo = _mm256_set1_ps(q->lo), hi = _mm256_set1_ps(q->hi);
+    __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(a0), m);
+    __m256 v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(a1), m);
+    v0 = _mm256_min_ps(_mm256_max_ps(v0, lo), hi); /* max: NaN → lo */
+    v1 = _mm256_min_ps(_mm256_max_ps(v1, lo), hi);
+    /* rounded values in [out_min − zp, out_max − zp] ⊂ [−255, 255]: the
+     * zero point is added in int16 */
+    w16 = _mm256_add_epi16(_mm256_packs_epi32(_mm256_cvtps_epi32(v0), _mm256_cvtps_epi32(v1)),
+                           _mm256_set1_epi16((short)q->zp));
+  }
+  /* values in [out_min, out_max] ⊂ int8: the saturating pack only
+   * narrows; bytes 0..7 are slot 0, 8..15 slot 1 */
+  w16 = _mm256_permute4x64_epi64(w16, 0xD8);
+  o = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+  for (j = 0; j < 2; j++) {
+    int8_t *d;
+    if (!to->dst[j])
+      continue;
+    d = to->dst[j] + (size_t)co * plane;
+    if (to->valid[j] == VL) {
+      _mm_storel_epi64((__m128i *)d, j ? _mm_unpackhi_epi64(o, o) : o);
     } else {
-      const __m256 m = _mm256_set1_ps(tidsp_host_rq_mult(q, co));
-      for (j = 0; j < 2; j++) {
-        __m256i a = _mm256_load_si256((const __m256i *)(tile + i * LANES + 8 * j));
-        __m256 v;
-        a = _mm256_add_epi32(a, bv);
-        v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
-        v = _mm256_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
-        v = _mm256_min_ps(v, hi); /* v < hi ? v : hi */
-        r[j] = _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
-      }
-    }
-    /* values are inside [out_min, out_max] ⊂ int8: the saturating packs
-     * only narrow */
-    {
-      const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(r[0], r[1]), 0xD8);
-      o = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
-    }
-    if (lanes == LANES) {
-      _mm_storeu_si128((__m128i *)(y_block + (size_t)co * plane), o);
-    } else {
-      int8_t tmp[LANES];
+      int8_t tmp[16];
       _mm_storeu_si128((__m128i *)tmp, o);
-      memcpy(y_block + (size_t)co * plane, tmp, (size_t)lanes);
+      memcpy(d, tmp + j * VL, (size_t)to->valid[j]);
     }
   }
 }
 
-static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
-                             const int8_t *w, const int32_t *bias,
-                             const tidsp_host_rq *q, int8_t *y) {
-  int16_t xbuf[KC * LANES] __attribute__((aligned(32)));
-  int32_t wpair[MR * (KC / 2)] __attribute__((aligned(32)));
-  int32_t tile[COB * LANES] __attribute__((aligned(32)));
-  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
-  const int32_t K = cpg_in * p->k_h * p->k_w;
-  const size_t w_stride = tidsp_host_conv_w_stride(p); /* row co at w + co·stride */
+/* One tile over the whole reduction: accumulators from the bias, then
+ * requantized and stored (channels co0 .. co0 + mr − 1). */
+static TARGET void tile_final(const int32_t *xa, const int32_t *xb, const int32_t *off,
+                              int32_t nt, const int32_t *wb, const int32_t *bias,
+                              const tidsp_host_rq *q, int32_t co0, int32_t mr,
+                              const tile_out *to, size_t plane) {
+  tile_acc a;
+  int32_t i;
+  for (i = 0; i < MR; i++)
+    a.c[2 * i] = a.c[2 * i + 1] = _mm256_set1_epi32(bias && i < mr ? bias[co0 + i] : 0);
+  tile_loop(xa, xb, off, nt, wb, &a);
+  for (i = 0; i < mr; i++)
+    store_channel(q, a.c[2 * i], a.c[2 * i + 1], co0 + i, to, plane);
+}
+
+/* One tile over one chunk of the reduction, its partial sums in part
+ * (first: from the bias); the last chunk requantizes and stores. */
+static TARGET void tile_chunk(const int32_t *xa, const int32_t *xb, const int32_t *off,
+                              int32_t nt, const int32_t *wb, const int32_t *bias,
+                              const tidsp_host_rq *q, int32_t co0, int32_t mr, int first,
+                              int last, int32_t *part, const tile_out *to, size_t plane) {
+  tile_acc a;
+  int32_t i;
+  for (i = 0; i < 2 * MR; i++)
+    a.c[i] = first ? _mm256_set1_epi32(bias && i / 2 < mr ? bias[co0 + i / 2] : 0)
+                   : _mm256_load_si256((const __m256i *)(part + i * VL));
+  tile_loop(xa, xb, off, nt, wb, &a);
+  if (!last) {
+    for (i = 0; i < 2 * MR; i++)
+      _mm256_store_si256((__m256i *)(part + i * VL), a.c[i]);
+    return;
+  }
+  for (i = 0; i < mr; i++)
+    store_channel(q, a.c[2 * i], a.c[2 * i + 1], co0 + i, to, plane);
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+/* Software prefetch of weight rows into L2, a few lines per step. */
+typedef struct w_prefetch {
+  const int8_t *row;  /* the current row's first byte */
+  int32_t rows;       /* rows left to fetch (≤ 0: none) */
+  int32_t lines;      /* lines per row */
+  int32_t line;       /* next line of the current row */
+  int32_t per_step;   /* lines per call of prefetch_step */
+} w_prefetch;
+
+static inline void prefetch_step(w_prefetch *pf, size_t w_stride) {
+  int32_t k;
+  for (k = 0; k < pf->per_step && pf->rows > 0; k++) {
+    _mm_prefetch((const char *)(pf->row + (size_t)pf->line * 64), _MM_HINT_T1);
+    if (++pf->line == pf->lines) {
+      pf->line = 0;
+      pf->row += w_stride;
+      pf->rows--;
+    }
+  }
+}
+
+static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t *w,
+                             const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
+  int32_t qbuf[QBUF + 16] __attribute__((aligned(32))); /* + a chunk's overrun */
+  int32_t wbuf[MR * WS] __attribute__((aligned(32)));
+  int32_t off[WS];
+  int32_t part[PART] __attribute__((aligned(32)));
+  slot slots[MAX_SLOTS];
+  w_prefetch pf;
+  const tidsp_conv2d_params *p = pl->p;
   const size_t in_plane = (size_t)p->h_in * p->w_in;
   const size_t out_plane = (size_t)p->h_out * p->w_out;
-  int32_t n, g, cb0, k0, i0, i;
-  tidsp_host_block b;
+  const int32_t nchunk = (pl->cp + pl->cpc - 1) / pl->cpc;
+  int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, i;
 
+  tap_offsets(pl, pl->cpc, off);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
-      const int8_t *x_g = x + ((size_t)n * p->c_in + (size_t)g * cpg_in) * in_plane;
-      const int32_t co_g = g * cpg_out;
-      tidsp_host_block_first(&b, p->h_out, p->w_out, LANES);
-      do {
-        const int32_t lanes = b.rows * b.cols;
-        const size_t flat0 = (size_t)b.oh0 * p->w_out + b.ow0;
-        int8_t *y_block = y + (size_t)n * p->c_out * out_plane + flat0;
-        int packed = 0; /* xbuf holds the whole reduction (one chunk) */
-        for (cb0 = 0; cb0 < cpg_out; cb0 += COB) {
-          const int32_t cb = cpg_out - cb0 < COB ? cpg_out - cb0 : COB;
-          for (k0 = 0; k0 < K; k0 += KC) {
-            const int32_t kc = K - k0 < KC ? K - k0 : KC;
-            if (!packed) {
-              pack_chunk(p, x_g, K, &b, k0, kc, xbuf);
-              packed = kc == K;
-            }
-            for (i0 = 0; i0 < cb; i0 += MR) {
-              const int32_t mr = cb - i0 < MR ? cb - i0 : MR;
-              for (i = 0; i < MR; i++) {
-                const int32_t co = co_g + cb0 + i0 + (i < mr ? i : mr - 1);
-                pack_weights(w + (size_t)co * w_stride + k0, kc, p->w_zp,
-                             wpair + (size_t)i * (KC / 2));
-              }
-              micro_kernel(xbuf, (kc + 1) / 2, wpair, mr, k0 == 0,
-                           tile + (size_t)i0 * LANES);
+      const int8_t *x_g = x + ((size_t)n * p->c_in + (size_t)g * pl->cpg_in) * in_plane;
+      const int32_t co_g = g * pl->cpg_out;
+      int8_t *y_n = y + (size_t)n * p->c_out * out_plane;
+      for (oh0 = 0; oh0 < p->h_out; oh0 += pl->rows) {
+        const int32_t rows = p->h_out - oh0 < pl->rows ? p->h_out - oh0 : pl->rows;
+        for (ow0 = 0; ow0 < p->w_out; ow0 += pl->sw_blk) {
+          const int32_t cols = p->w_out - ow0 < pl->sw_blk ? p->w_out - ow0 : pl->sw_blk;
+          int32_t r, c;
+          ns = 0;
+          for (r = 0; r < rows; r++) {
+            for (c = 0; c < cols; c += VL) {
+              slots[ns].r = r;
+              slots[ns].ow = c;
+              slots[ns].valid = cols - c < VL ? cols - c : VL;
+              ns++;
             }
           }
-          requant_store(q, tile, bias, co_g + cb0, cb, lanes, y_block, out_plane);
+          nt = (ns + 1) / 2;
+          /* the co-block whose partial sums fit part (all channels when
+           * the reduction is one chunk) */
+          cob = nchunk == 1 ? pl->cpg_out : PART / (nt * TILE) / MR * MR;
+          for (cb0 = 0; cb0 < pl->cpg_out; cb0 += cob) {
+            const int32_t cb_end = pl->cpg_out - cb0 < cob ? pl->cpg_out : cb0 + cob;
+            for (ch = 0; ch < nchunk; ch++) {
+              const int32_t cp0 = ch * pl->cpc;
+              const int32_t ncp = pl->cp - cp0 < pl->cpc ? pl->cp - cp0 : pl->cpc;
+              const int32_t ntap = ncp * pl->kk;
+              if (nchunk > 1 || cb0 == 0)
+                build_q(pl, x_g, oh0, ow0, cp0, ncp, qbuf);
+              for (i0 = cb0; i0 < cb_end; i0 += MR) {
+                const int32_t mr = cb_end - i0 < MR ? cb_end - i0 : MR;
+                for (i = 0; i < MR; i++) {
+                  const int32_t co = co_g + i0 + (i < mr ? i : mr - 1);
+                  convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
+                }
+                /* the next co-tile's weight rows are fetched while this one
+                 * computes (a deep layer streams its weights from memory) */
+                pf.rows = cb_end - (i0 + MR) < MR ? cb_end - (i0 + MR) : MR;
+                pf.row = w + (size_t)(co_g + i0 + MR) * pl->w_stride + (size_t)cp0 * 2 * pl->kk;
+                pf.lines = (int32_t)(((int64_t)ncp * 2 * pl->kk + 63) / 64);
+                pf.line = 0;
+                pf.per_step = pf.rows > 0 ? (pf.rows * pf.lines + nt - 1) / nt : 0;
+                for (tt = 0; tt < nt; tt++) {
+                  const slot *sa = &slots[2 * tt];
+                  const slot *sb = 2 * tt + 1 < ns ? &slots[2 * tt + 1] : sa;
+                  const int32_t *xa = qbuf + (size_t)sa->r * pl->rstep * pl->qrow + sa->ow;
+                  const int32_t *xb = qbuf + (size_t)sb->r * pl->rstep * pl->qrow + sb->ow;
+                  tile_out to;
+                  prefetch_step(&pf, pl->w_stride);
+                  to.dst[0] = y_n + (size_t)(oh0 + sa->r) * p->w_out + ow0 + sa->ow;
+                  to.valid[0] = sa->valid;
+                  to.dst[1] = sb != sa ? y_n + (size_t)(oh0 + sb->r) * p->w_out + ow0 + sb->ow : NULL;
+                  to.valid[1] = sb->valid;
+                  if (nchunk == 1)
+                    tile_final(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, &to, out_plane);
+                  else
+                    tile_chunk(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, ch == 0,
+                               ch == nchunk - 1,
+                               part + ((size_t)(i0 - cb0) / MR * nt + tt) * MR * TILE, &to,
+                               out_plane);
+                }
+              }
+            }
+          }
         }
-      } while (tidsp_host_block_next(&b, p->h_out, p->w_out, LANES));
+      }
     }
   }
 }
@@ -221,10 +592,14 @@ int32_t tidsp_conv2d_i8__host_avx2(const tidsp_conv2d_params *p,
                                    const int32_t *bias, const void *rq,
                                    int8_t *y) {
   tidsp_host_rq q;
-  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
+  conv_plan pl;
+  if (!tidsp_host_conv_fast_ok(p, x, w, rq, y) || !plan_conv(p, &pl))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+  pl.w_end = w + (size_t)(p->c_out - 1) * pl.w_stride + (size_t)pl.cpg_in * pl.kk;
+  pl.x_lo = x;
+  pl.x_hi = x + (size_t)p->n * p->c_in * p->h_in * p->w_in;
   tidsp_host_rq_init(&q, &p->rq, rq);
-  conv_fast(p, x, w, bias, &q, y);
+  conv_fast(&pl, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 
