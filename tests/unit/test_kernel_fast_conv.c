@@ -278,6 +278,33 @@ static void test_conv_resnet_like(void) {
   run_conv_case(&c);
 }
 
+/* Deep layers, whose blocks chunk the reduction (the AVX2 variant keeps a
+ * bounded buffer of input channel pairs, and its partial sums for a bounded
+ * block of output channels): several chunks × several channel blocks, at
+ * stride 1 and 2, 3×3 and 1×1, an odd channel count (the last channel has
+ * no partner), both zero points and both requantization kinds. */
+static void test_conv_deep(void) {
+  static const int32_t shapes[][6] = {
+      /* c_in, c_out, h_w, k, stride, groups */
+      {256, 200, 14, 3, 1, 1}, {511, 70, 7, 3, 1, 1}, {256, 130, 14, 3, 2, 1},
+      {256, 190, 28, 1, 2, 1}, {3, 64, 40, 7, 2, 1},  {96, 40, 12, 3, 1, 2},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    conv_case c = base_case();
+    c.c_in = shapes[i][0];
+    c.c_out = shapes[i][1];
+    c.h_in = c.w_in = shapes[i][2];
+    c.k_h = c.k_w = shapes[i][3];
+    c.pad_top = c.pad_left = shapes[i][3] / 2;
+    c.stride_h = c.stride_w = shapes[i][4];
+    c.groups = shapes[i][5];
+    c.x_zp = (int32_t)i % 2 ? -128 : 17;
+    c.w_zp = (int32_t)i % 3 == 1 ? -3 : 0;
+    run_conv_case(&c);
+  }
+}
+
 /* ---- the AMX variant's edges (run on every variant) ---------------------- */
 
 /* 1 when the host_amx row runs here; else says once why its cases only
@@ -802,6 +829,16 @@ static void test_matmul(void) {
     c.odd_mult = 1;
     run_matmul_case(&c);
   }
+  { /* blocks of rows and columns, chunked reductions, tails of each */
+    static const int32_t shapes[][3] = {{49, 96, 384}, {100, 300, 70}, {97, 513, 17},
+                                        {3136 / 32, 65, 129}, {16, 64, 192}, {7, 1030, 64}};
+    size_t i;
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+      mm_case c = mm(shapes[i][0], shapes[i][1], shapes[i][2], (int32_t)i % 2 ? -128 : 9,
+                     (int32_t)i % 3 == 2 ? 4 : 0);
+      run_matmul_case(&c);
+    }
+  }
   for (t = 0; t < 100; t++) {
     mm_case c = mm(rnd_range(1, 9), rnd_range(1, 200), rnd_range(1, 20),
                    rnd_range(-128, 127), rnd() % 2 ? 0 : rnd_range(-128, 127));
@@ -1231,6 +1268,7 @@ int main(void) {
   test_conv_reduction();
   test_conv_random();
   test_conv_resnet_like();
+  test_conv_deep();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();
