@@ -15,8 +15,9 @@
  *    below), 16 outputs per instruction;
  *  - AVX2 (dwconv2d_i8__host_avx2.c): the input rows are converted to
  *    int16 differences x − x_zp (0 in the padding), and each pair of
- *    horizontal taps is one vpmaddwd of (x[·+kw], x[·+kw+1]) int16 pairs
- *    by the broadcast weight pair, 8 outputs per instruction.
+ *    horizontal taps is one vpmaddwd of (x[·+kw], x[·+kw+1]) int16 pairs,
+ *    read straight from the converted row, by the broadcast weight pair,
+ *    8 outputs per instruction.
  *
  * Every product and partial sum is exact and K is bounded, so both
  * accumulators equal the reference's bit for bit (modulo 2³² with the
@@ -126,14 +127,9 @@ static inline int tidsp_host_dw_quad_ok(const tidsp_conv2d_params *p,
 /* ------------------------------------------------------------------------
  * The int16-pair path (dwconv2d_i8__host_avx2.c). */
 enum {
-  DW_COLS = 256,     /* output columns per strip of a row */
-  DW_RING = 16,      /* input rows kept converted (a power of 2) */
+  DW_RING = 16,      /* input rows one output row may span: (k_h − 1)·dil_h + 1 */
   DW_MAX_SPAN = 64,  /* (k_w − 1)·dil_w */
-  DW_MAX_TAPS = 64,  /* k_h·k_w */
-  /* one ring slot, in int32 units: the stride-1 pair buffer P[c] for
-   * c < DW_COLS + span (+ one vector of read slack), or the stride-2 int16
-   * row of 2·DW_COLS + k_w values */
-  DW_SLOT = DW_COLS + DW_MAX_SPAN + 32
+  DW_MAX_TAPS = 64   /* k_h·k_w */
 };
 
 /* True when the convolution is depthwise (one input channel per group) and
