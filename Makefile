@@ -55,7 +55,16 @@ test: unit e2e
 test-slow: build asan
 	$(PY) -m pytest -q tests/e2e
 
-bench: build
+# The peers `make bench` times beside cstatic: ExecuTorch 1.5.1 (its CPU
+# wheel runs with torch 2.13.0; the constraints keep pip from pulling
+# another torch or torchao).
+BENCH_PKGS := executorch==1.5.1
+
+$(VENV)/.bench-stamp: $(VENV)/.stamp bench/constraints.txt
+	$(PY) -m pip install -q -c bench/constraints.txt $(BENCH_PKGS)
+	@touch $@
+
+bench: build $(VENV)/.bench-stamp
 	$(PY) bench/run.py
 
 clean:

@@ -8,14 +8,16 @@
  * the rows get one spare 64-byte unit) on the fast variants
  * ("<variant>/w640" rows), and the fastest variant against the next one
  * ("ratio" line). Then ResNet-18 and MobileNetV2 layer shapes
- * (1×1 and k×k), the AMX / AVX-512 VNNI variants side by side, the first
+ * (1×1 and k×k), every fast variant side by side, the first
  * also with zero-padded weight rows when K is not a multiple of 64 (the
  * compiler's host packing), bytes checked against the reference (one line
- * each starting with "shape"; the reference and AVX2 are left out, too slow
- * to repeat). Then the depthwise
+ * each starting with "shape"; the reference is left out, too slow to
+ * repeat). Then the depthwise
  * layers of MobileNetV2/V3 and ShuffleNetV2 (fewer channels): each
  * variant's general conv2d_i8 against its depthwise entry dwconv2d_i8 (the
  * one the dispatcher picks for them), one line each starting with "dw".
+ * Then int8 matrix multiplies of transformer and ConvNeXt-style shapes,
+ * one line each starting with "mm".
  *
  * usage: conv_bench [repeats]    (default 21; prints the median of the
  *                                thread CPU time per call)
@@ -148,7 +150,7 @@ static int dw_layer(int32_t c, int32_t h, int32_t k, int32_t s, int repeats,
 
 /* One ResNet-18 / MobileNetV2 layer shape (c_in → c_out, h×h input, k×k,
  * stride s, pad k/2, per-channel FLOAT requant, x_zp −128): the fast
- * variants but AVX2 on one line, each as a multiple of the first one's
+ * variants on one line, each as a multiple of the first one's
  * time, and whether each gave the reference's bytes. */
 static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h,
                        int32_t k, int32_t s, int repeats, double *t) {
@@ -229,6 +231,72 @@ static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h
     if (!same)
       printf(" DIFFERS FROM REF");
     bad |= !same;
+  }
+  printf("\n");
+  free(x);
+  free(w);
+  free(y_ref);
+  free(y);
+  free(bias);
+  free(mult);
+  return bad;
+}
+
+/* One int8 matrix multiply Y[m][n] = X[m][k]·Wᵀ (per-column FLOAT requant,
+ * x_zp −128): the fast variants on one line, as for shape_layer. */
+static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repeats, double *t) {
+  tidsp_matmul_params p;
+  int8_t *x, *w, *y_ref, *y;
+  int32_t *bias;
+  float *mult;
+  size_t i;
+  int32_t v, r;
+  uint32_t seed = 99u;
+  const double macs = (double)m * k * n;
+  int bad = 0;
+  memset(&p, 0, sizeof(p));
+  p.m = m;
+  p.k = k;
+  p.n = n;
+  p.x_zp = -128;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = -128;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  x = malloc((size_t)m * k);
+  w = malloc((size_t)n * k);
+  y_ref = malloc((size_t)m * n);
+  y = malloc((size_t)m * n);
+  bias = malloc(sizeof(int32_t) * (size_t)n);
+  mult = malloc(sizeof(float) * (size_t)n);
+  for (i = 0; i < (size_t)m * k; i++)
+    x[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < (size_t)n * k; i++)
+    w[i] = (int8_t)(lcg(&seed) >> 24);
+  for (i = 0; i < (size_t)n; i++) {
+    bias[i] = (int32_t)(lcg(&seed) >> 20) - 2048;
+    mult[i] = 4.0e-3f / (float)k * (1.0f + (float)i / (float)n);
+  }
+  tidsp_matmul_i8__ref(&p, x, w, bias, mult, y_ref);
+  printf("mm %-15s m%-5d k%-5d n%-5d %7.1f MMAC", name, (int)m, (int)k, (int)n, macs * 1e-6);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    double med;
+    if (!kv->supported() || strcmp(kv->name, "ref") == 0)
+      continue;
+    memset(y, 0, (size_t)m * n);
+    kv->matmul_i8(&p, x, w, bias, mult, y); /* warm-up */
+    for (r = 0; r < repeats; r++) {
+      const double t0 = now_s();
+      kv->matmul_i8(&p, x, w, bias, mult, y);
+      t[r] = now_s() - t0;
+    }
+    qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+    med = t[repeats / 2];
+    printf("  %s %.4f ms %.1f GMAC/s%s", kv->name, med * 1e3, macs / med * 1e-9,
+           memcmp(y, y_ref, (size_t)m * n) == 0 ? "" : " DIFFERS FROM REF");
+    bad |= memcmp(y, y_ref, (size_t)m * n) != 0;
   }
   printf("\n");
   free(x);
@@ -369,6 +437,15 @@ int main(int argc, char **argv) {
   bad |= dw_layer(576, 14, 3, 1, repeats, t);
   bad |= dw_layer(96, 28, 5, 2, repeats, t);
   bad |= dw_layer(116, 56, 3, 2, repeats, t);
+  /* the suite's transformer encoder (16 tokens, width 64), a ConvNeXt-
+   * style Linear pair on 56×56 tokens of width 96, a ViT-B/16 MLP, and a
+   * classifier head (one row) */
+  bad |= mm_shape("encoder_qkv", 16, 64, 192, repeats, t);
+  bad |= mm_shape("encoder_fc2", 16, 256, 64, repeats, t);
+  bad |= mm_shape("convnext_fc1", 3136, 96, 384, repeats, t);
+  bad |= mm_shape("convnext_fc2", 3136, 384, 96, repeats, t);
+  bad |= mm_shape("vit_b_mlp", 197, 768, 3072, repeats, t);
+  bad |= mm_shape("resnet18_fc", 1, 512, 1000, repeats, t);
   free(x);
   free(w);
   free(w_pad);
