@@ -58,7 +58,8 @@ enum {
                       L1 sets) */
   WSLACK = 8,      /* entries the vector weight conversion may write past */
   PART = 6144,     /* int32 partial sums kept across chunks */
-  MAX_PHASE = 16   /* column strides with a fast path (others: __ref) */
+  MAX_PHASE = 16,  /* column strides with a fast path (others: __ref) */
+  PF_DIST = 12     /* taps ahead that the micro-kernel prefetches */
 };
 
 /* The geometry of one call (one group's GEMM). */
@@ -114,7 +115,7 @@ static double plan_cost(const conv_plan *pl, int32_t rows, int32_t spr, int32_t 
   cob = nchunk == 1 ? pl->cpg_out : PART / (nt * TILE) / MR * MR;
   ntap = (double)pl->cp * pl->kk;
   cost = (double)nblocks * cotiles * nt * (7.5 * ntap + 40.0 + (nchunk > 1 ? 12.0 * nchunk : 0.0));
-  cost += (double)nblocks * cotiles * MR * ntap * 0.3;
+  cost += (double)nblocks * cotiles * MR * ntap * 1.0;
   cost += (double)nblocks * ((pl->cpg_out + cob - 1) / cob) * pl->cp *
           ((double)per_pair * 0.3 + (double)nr * pl->nphase * 30.0);
   return cost;
@@ -286,6 +287,8 @@ static void tap_offsets(const conv_plan *pl, int32_t ncp, int32_t *off) {
       }
     }
   }
+  while (t < WS + PF_DIST) /* what the prefetches past the last tap read */
+    off[t++] = 0;
 }
 
 /* ---- weights --------------------------------------------------------------- */
@@ -361,10 +364,15 @@ tile_loop(const int32_t *xa, const int32_t *xb, const int32_t *off, int32_t nt,
   __m256i c40 = a->c[8], c41 = a->c[9], c50 = a->c[10], c51 = a->c[11];
   int32_t t;
   for (t = 0; t < nt; t++) {
-    const int32_t o = off[t];
+    const int32_t o = off[t], op = off[t + PF_DIST];
     const __m256i x0 = _mm256_loadu_si256((const __m256i *)(xa + o));
     const __m256i x1 = _mm256_loadu_si256((const __m256i *)(xb + o));
     __m256i w;
+    /* the pair rows of a later tap: their lines rarely stay in L1 from
+     * the previous tile, and vpmaddwd waiting on an L2 load stalls the
+     * loop (its 24 vector ops per tap fill the scheduler) */
+    _mm_prefetch((const char *)(xa + op), _MM_HINT_T0);
+    _mm_prefetch((const char *)(xb + op), _MM_HINT_T0);
     w = _mm256_set1_epi32(wb[t]);
     c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(x0, w));
     c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(x1, w));
@@ -504,7 +512,7 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                              const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   int32_t qbuf[QBUF + 16] __attribute__((aligned(32))); /* + a chunk's overrun */
   int32_t wbuf[MR * WS] __attribute__((aligned(32)));
-  int32_t off[WS];
+  int32_t off[WS + PF_DIST];
   int32_t part[PART] __attribute__((aligned(32)));
   slot slots[MAX_SLOTS];
   w_prefetch pf;
