@@ -18,12 +18,27 @@
  * 8 consecutive outputs ow .. ow + 7 of output row oh is one plain load:
  *   Q[cp][oh·stride_h + kh·dil_h − pad_top][φ(kw)·L + ow − ow0 + c(kw)]
  *   with kw·dil_w = c(kw)·stride_w + φ(kw).
- * The weights are paired the same way, (w[co][2cp][kh][kw] − w_zp,
- * w[co][2cp+1][kh][kw] − w_zp), and broadcast. The micro-kernel keeps
- * MR = 6 output channels × 2 vectors of 8 outputs in 12 ymm accumulators;
- * a vector is 8 outputs of one output row, and the two vectors of a tile
- * may come from different rows (so rows of 7, 14 or 28 outputs fill the
- * tiles). An odd channel count pairs the last channel with zero.
+ * (For a 1×1 kernel only phase 0 is built, and only the input rows the
+ * outputs read.) The weights are paired the same way, (w[co][2cp][kh][kw]
+ * − w_zp, w[co][2cp+1][kh][kw] − w_zp), converted per block and output
+ * channel tile, and broadcast. The micro-kernel keeps MR = 6 output
+ * channels × 2 vectors of 8 outputs in 12 ymm accumulators (which start
+ * from the bias); a vector is 8 outputs of one output row, and the two
+ * vectors of a tile may come from different rows (so rows of 7, 14 or 28
+ * outputs fill the tiles). An odd channel count pairs the last channel
+ * with zero.
+ *
+ * Blocking: a block is a strip of at most SW_MAX columns of some whole
+ * output rows. Its pair rows for all channel pairs, or for a chunk of
+ * them when they do not fit QBUF, are built once; every output channel
+ * tile then runs over every tile of the block (the partial sums of a
+ * chunked reduction kept in PART for a block of output channels). How
+ * many rows a block has is chosen per call by an estimate of the cycles
+ * (plan_cost): bigger blocks convert the weights fewer times, but need
+ * more pair rows, which may then be chunked and rebuilt per block of
+ * output channels. The micro-kernel prefetches the pair rows a few taps
+ * ahead: they rarely stay in L1 from one tile to the next, and a
+ * vpmaddwd waiting on L2 stalls the loop.
  *
  * Every product is at most 255² in magnitude and a pair at most 2·255², so
  * vpmaddwd never overflows; the int32 sums wrap like the reference's (the
@@ -31,10 +46,11 @@
  * Requantization is the FLOAT formula with the same float operations, or
  * SCALE_SHIFT in exact double arithmetic (rq_internal.h).
  *
- * Stack: QBUF + MR·WS + WS + PART int32 (about 110 KiB). Q31
- * requantization, inputs the reference rejects, and geometries whose pair
- * rows would not fit QBUF even one channel pair and one output row at a
- * time (kernels hundreds of taps wide) go to tidsp_conv2d_i8__ref.
+ * Stack: QBUF + MR·WS + WS + PART int32 (about 115 KiB). Q31
+ * requantization, inputs the reference rejects, column strides above
+ * MAX_PHASE and geometries whose pair rows would not fit QBUF even for one
+ * channel pair and one output row (kernels hundreds of taps wide) go to
+ * tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 
