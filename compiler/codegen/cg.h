@@ -100,11 +100,26 @@ uint64_t cs_fnv1a64(uint64_t h, const void *data, size_t n);
 /* The checksum of the payload as laid out by the schedule. */
 uint64_t cs_cg_weights_checksum(const cs_cg *cg);
 
+/* The values one source file refers to, whose offset macros open it: a
+ * mark per value and the list of marked ids (a file of a large model uses
+ * a few of the graph's values; scanning them all per file was quadratic). */
+typedef struct cs_cg_used {
+  char *mark; /* [n_values] */
+  int *ids;   /* [n_values] */
+  int n;
+} cs_cg_used;
+static inline void cs_cg_use(cs_cg_used *u, int v) {
+  if (u && !u->mark[v]) {
+    u->mark[v] = 1;
+    u->ids[u->n++] = v;
+  }
+}
+
 /* Expression for the pointer to value v inside generated code (W, A,
  * inputs, outputs in scope), cast to the kernel argument type (`void` for
- * CS_DTYPE_UNDEF). Marks the macro it uses in used[v] (used may be NULL). */
+ * CS_DTYPE_UNDEF). Marks the macro it uses in used (used may be NULL). */
 void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writable,
-                   char *used);
+                   cs_cg_used *used);
 
 /* ---- InjectMMALIBDMA's C (emit_l2.c; the plan: schedule l2) ---------- */
 
@@ -114,9 +129,9 @@ int cs_cg_part_staged(const cs_cg *cg, int f);
 /* The kernel's pointer to the L2 copy of input i (0 data, 1 weights). */
 void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size);
 /* Inside a call's block: the DMA copies and the wait before the call. */
-void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, char *used);
+void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used);
 /* A whole sliced conv layer: the block with its output-channel loop. */
-cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *used, int row);
+cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
 
 /* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
 const char *cs_cg_tidsp_dtype_name(cs_dtype t);

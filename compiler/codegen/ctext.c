@@ -10,22 +10,39 @@
 
 #include "cg.h"
 
+/* Room for `more` bytes and the terminator. */
+static int sbuf_reserve(cs_sbuf *b, size_t more) {
+  if (b->oom) return 0;
+  if (b->len + more + 1 <= b->cap) return 1;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + more + 1) cap *= 2;
+  char *s = realloc(b->s, cap);
+  if (!s) {
+    b->oom = 1;
+    return 0;
+  }
+  b->s = s;
+  b->cap = cap;
+  return 1;
+}
+
+/* Formats straight into the free space, and a second time only when that
+ * was too small (codegen prints a few hundred thousand pieces for a large
+ * model: one pass each is the difference). */
 void cs_sbuf_vprintf(cs_sbuf *b, const char *fmt, va_list ap) {
-  if (b->oom) return;
+  if (!sbuf_reserve(b, 0)) return;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap2);
   va_end(ap2);
-  if (n < 0) { b->oom = 1; return; }
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + (size_t)n + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) { b->oom = 1; return; }
-    b->s = s;
-    b->cap = cap;
+  if (n < 0) {
+    b->oom = 1;
+    return;
   }
-  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  if (b->len + (size_t)n + 1 > b->cap) {
+    if (!sbuf_reserve(b, (size_t)n)) return;
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  }
   b->len += (size_t)n;
 }
 
@@ -36,17 +53,49 @@ void cs_sbuf_printf(cs_sbuf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
-void cs_sbuf_puts(cs_sbuf *b, const char *s) { cs_sbuf_printf(b, "%s", s); }
+static void sbuf_append(cs_sbuf *b, const char *s, size_t n) {
+  if (!sbuf_reserve(b, n)) return;
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+void cs_sbuf_puts(cs_sbuf *b, const char *s) { sbuf_append(b, s, strlen(s)); }
 
 void cs_sbuf_free(cs_sbuf *b) {
   free(b->s);
   memset(b, 0, sizeof *b);
 }
 
+/* The text of printf("%af", (double)f), built directly: a float widened to
+ * double is zero or normal, so it is 0x1.<hex digits>p<exponent> with the
+ * trailing zero digits dropped (codegen writes one per parameter of every
+ * layer; printf's %a cost more than the rest of a layer's call). */
 const char *cs_c_float(float f, char *buf) {
   if (isnan(f)) return strcpy(buf, "NAN");
   if (isinf(f)) return strcpy(buf, f > 0 ? "INFINITY" : "-INFINITY");
-  snprintf(buf, 40, "%af", (double)f);
+  double d = f;
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  int biased = (int)((bits >> 52) & 0x7ff);
+  uint64_t mant = bits & ((1ull << 52) - 1);
+  if (biased == 0 && mant != 0) { /* unreachable from a float; stay exact */
+    snprintf(buf, 40, "%af", d);
+    return buf;
+  }
+  char *p = buf;
+  if (bits >> 63) *p++ = '-';
+  *p++ = '0';
+  *p++ = 'x';
+  *p++ = biased ? '1' : '0';
+  if (mant) {
+    static const char hex[] = "0123456789abcdef";
+    *p++ = '.';
+    int digits = 13;
+    while ((mant & 0xf) == 0) mant >>= 4, digits--;
+    for (int i = digits - 1; i >= 0; i--) *p++ = hex[(mant >> (4 * i)) & 0xf];
+  }
+  snprintf(p, 16, "p%+df", biased ? biased - 1023 : 0);
   return buf;
 }
 
@@ -63,8 +112,8 @@ void cs_c_comment_text(cs_sbuf *b, const char *s) {
     char c = *p;
     if ((unsigned char)c < 0x20 || (unsigned char)c > 0x7e) c = '?';
     /* Never close the comment, never open a nested one. */
-    if ((prev == '*' && c == '/') || (prev == '/' && c == '*')) cs_sbuf_puts(b, " ");
-    cs_sbuf_printf(b, "%c", c);
+    if ((prev == '*' && c == '/') || (prev == '/' && c == '*')) sbuf_append(b, " ", 1);
+    sbuf_append(b, &c, 1);
     prev = c;
   }
 }
@@ -75,7 +124,7 @@ void cs_c_string(cs_sbuf *b, const char *s) {
     if (*p == '"' || *p == '\\') cs_sbuf_printf(b, "\\%c", *p);
     else if (*p == '?') cs_sbuf_puts(b, "\\?"); /* no trigraphs */
     else if (*p < 0x20 || *p > 0x7e) cs_sbuf_printf(b, "\\%03o", *p);
-    else cs_sbuf_printf(b, "%c", *p);
+    else sbuf_append(b, (const char *)p, 1);
   }
   cs_sbuf_puts(b, "\"");
 }

@@ -40,7 +40,7 @@ void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *bu
            i == 0 ? l2->input_off : l2->weight_off);
 }
 
-void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, char *used) {
+void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
   cs_sbuf src = {0};
@@ -61,7 +61,7 @@ static const char *const kConvArgs[12] = {"C_in",     "H_in",       "W_in",     
                                           "KH",       "KW",         "stride_h", "stride_w",
                                           "pad_top",  "pad_bottom", "pad_left", "pad_right"};
 
-cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *used, int row) {
+cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
   int cnt = 0;
@@ -77,7 +77,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, char *u
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
-  used[wv] = 1;
+  cs_cg_use(used, wv);
   cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
                     "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
                  (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout);

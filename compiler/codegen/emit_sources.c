@@ -21,7 +21,7 @@ static const char *ctype(cs_dtype t) {
 static const char *node_name(const cs_node *n) { return n->name ? n->name : "?"; }
 
 void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writable,
-                   char *used) {
+                   cs_cg_used *used) {
   if (v < 0) {
     cs_sbuf_puts(b, "NULL");
     return;
@@ -31,11 +31,11 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
   switch (l->kind) {
     case CS_LOC_CONST:
       cs_sbuf_printf(b, "(%s%s *)(W + %s)", q, ctype(want), cg->macro[v]);
-      if (used) used[v] = 1;
+      cs_cg_use(used, v);
       break;
     case CS_LOC_ARENA:
       cs_sbuf_printf(b, "(%s%s *)(A + %s)", q, ctype(want), cg->macro[v]);
-      if (used) used[v] = 1;
+      cs_cg_use(used, v);
       break;
     case CS_LOC_INPUT:
       cs_sbuf_printf(b, "(%s%s *)inputs[%d]", q, ctype(want), l->index);
@@ -123,7 +123,7 @@ static int profile_row_of_output(const cs_cg *cg, int j) {
  * l2_step >= 0: the call of that step is staged through L2 (its DMA copies
  * precede it in the block and count in its time). */
 static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *const *in_expr,
-                           const char *out_expr, char *used, int *needs_math, int row,
+                           const char *out_expr, cs_cg_used *used, int *needs_math, int row,
                            int l2_step) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!ki)
@@ -179,14 +179,15 @@ done:
   return st;
 }
 
-static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, char *used, int *needs_math) {
+static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int *needs_math) {
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
   char label[32];
   snprintf(label, sizeof label, "layer %d", step);
   layer_comment(cg, b, label, n);
   if (cg->s.node_elided[cg->s.order[step]]) {
     int x = n->inputs[0], y = n->outputs[0];
-    used[x] = used[y] = 1;
+    cs_cg_use(used, x);
+    cs_cg_use(used, y);
     cs_sbuf_printf(b, "  /* elided: %s is %s's memory viewed as ", cg->macro[y], cg->macro[x]);
     cs_c_shape_text(b, &cg->g->values[y]);
     cs_sbuf_puts(b, " */\n");
@@ -227,18 +228,20 @@ static int cmp_offset(const void *a, const void *b) {
   return *(const int *)a - *(const int *)b;
 }
 
-static int used_of_kind(const cs_cg *cg, const char *used, cs_loc_kind kind, int *ids) {
+static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, int *ids) {
   int n = 0;
-  for (int v = 0; v < cg->g->n_values; v++)
-    if (used[v] && cg->macro[v] && cg->s.loc[v].kind == kind) ids[n++] = v;
+  for (int k = 0; k < used->n; k++) {
+    int v = used->ids[k];
+    if (cg->macro[v] && cg->s.loc[v].kind == kind) ids[n++] = v;
+  }
   sort_cg = cg;
   qsort(ids, (size_t)n, sizeof *ids, cmp_offset);
   return n;
 }
 
-static void emit_macros(const cs_cg *cg, cs_sbuf *b, const char *used) {
+static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   const cs_graph *g = cg->g;
-  int *ids = malloc(((size_t)g->n_values + 1) * sizeof *ids);
+  int *ids = malloc(((size_t)used->n + 1) * sizeof *ids);
   if (!ids) {
     b->oom = 1;
     return;
@@ -280,7 +283,7 @@ static const char part_params[] =
     "(const uint8_t *W, uint8_t *A, const void *const inputs[], void *const outputs[])";
 
 /* cg_main_partF: the layers of file F. */
-static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, char *used, int *needs_math) {
+static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, cs_cg_used *used, int *needs_math) {
   char range[64];
   layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
   range[0] = (char)(range[0] - 'a' + 'A');
@@ -374,7 +377,7 @@ static void argument_checks(const cs_cg *cg, cs_sbuf *b) {
                   "    return TIDSP_ERR_ALIGN;\n");
 }
 
-static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
+static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, cs_cg_used *used) {
   const cs_schedule *s = &cg->s;
   int embedded = cg->opt && cg->opt->weights_as_c;
   cs_sbuf_printf(b, "\n/* The raw entry: integer tensors in and out (lib0.h lists them). */\n"
@@ -405,7 +408,7 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, char *used) {
   return CS_OK;
 }
 
-static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, char *used, int *needs_math) {
+static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *needs_math) {
   const cs_schedule *s = &cg->s;
   const cs_graph *g = cg->g;
   int embedded = cg->opt && cg->opt->weights_as_c;
@@ -548,11 +551,17 @@ static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
 
 cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
   const cs_graph *g = cg->g;
-  char *used = malloc((size_t)g->n_values + 1);
-  if (!used) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  cs_cg_used u = {calloc((size_t)g->n_values + 1, 1), malloc(sizeof(int) * ((size_t)g->n_values + 1)), 0};
+  cs_cg_used *used = &u;
+  if (!u.mark || !u.ids) {
+    free(u.mark);
+    free(u.ids);
+    return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  }
   cs_status st = CS_OK;
   for (int f = cg->n_files - 1; f >= 0 && st == CS_OK; f--) {
-    memset(used, 0, (size_t)g->n_values + 1);
+    for (int k = 0; k < u.n; k++) u.mark[u.ids[k]] = 0;
+    u.n = 0;
     int needs_math = 0;
     cs_sbuf body = {0}, out = {0};
     char file[32];
@@ -577,6 +586,7 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
     cs_sbuf_free(&body);
     cs_sbuf_free(&out);
   }
-  free(used);
+  free(u.mark);
+  free(u.ids);
   return st;
 }

@@ -8,21 +8,32 @@ void cs_json_init(cs_json *j, FILE *f) {
   j->count[0] = 0;
 }
 
+/* Runs of plain characters go out in one fwrite: a manifest of a large
+ * model is mostly names, and a call per character dominated writing it. */
 static void escaped(FILE *f, const char *s) {
   fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+  const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
+  for (; *p; p++) {
+    if (*p >= 0x20 && *p != '"' && *p != '\\') continue; /* UTF-8 passes through */
+    if (p > run) fwrite(run, 1, (size_t)(p - run), f);
+    run = p + 1;
     switch (*p) {
       case '"': fputs("\\\"", f); break;
       case '\\': fputs("\\\\", f); break;
       case '\n': fputs("\\n", f); break;
       case '\r': fputs("\\r", f); break;
       case '\t': fputs("\\t", f); break;
-      default:
-        if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f); /* UTF-8 passes through */
+      default: fprintf(f, "\\u%04x", *p);
     }
   }
+  if (p > run) fwrite(run, 1, (size_t)(p - run), f);
   fputc('"', f);
+}
+
+static void indent(FILE *f, int depth) {
+  static const char spaces[] = "                                                                ";
+  for (int n = 2 * depth; n > 0; n -= (int)sizeof spaces - 1)
+    fwrite(spaces, 1, n < (int)sizeof spaces - 1 ? (size_t)n : sizeof spaces - 1, f);
 }
 
 /* Comma, newline and indentation before a member, then its key. */
@@ -30,7 +41,7 @@ static void member(cs_json *j, const char *key) {
   if (j->count[j->depth]++ > 0) fputc(',', j->f);
   if (j->depth > 0) {
     fputc('\n', j->f);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+    indent(j->f, j->depth);
   }
   if (key) {
     escaped(j->f, key);
@@ -50,7 +61,7 @@ static void close_(cs_json *j, char c) {
   if (j->depth > 0) j->depth--;
   if (had) {
     fputc('\n', j->f);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+    indent(j->f, j->depth);
   }
   fputc(c, j->f);
   if (j->depth == 0) fputc('\n', j->f);

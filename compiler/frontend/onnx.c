@@ -23,15 +23,6 @@ typedef struct builder {
   int folded;           /* nodes folded into constants */
 } builder;
 
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return p;
-}
-
 /* The value of a defined tensor name (cs_onnx_order_nodes has checked that
  * every name used is defined before its use). */
 static cs_status lookup(builder *b, const char *name, int *id) {
@@ -47,9 +38,8 @@ static cs_status lookup(builder *b, const char *name, int *id) {
   cs_status st =
       cs_onnx_tensor_to_const(b->m, b->g, b->gp->initializer[k], name, &v);
   if (st != CS_OK) return st;
-  cs_onnx_map_put(&b->vals, name, v);
   *id = v;
-  return CS_OK;
+  return cs_onnx_map_put(&b->vals, name, v);
 }
 
 /* ---- graph inputs ---------------------------------------------------- */
@@ -112,9 +102,11 @@ static cs_status add_input(builder *b, const Onnx__ValueInfoProto *vi) {
                       CS_ONNX_MAX_NUMEL);
   }
   int id = cs_graph_add_value(b->g, vi->name, dt, (int)tt->shape->n_dim, shape);
-  cs_onnx_map_put(&b->vals, vi->name, id);
+  if (id < 0) return CS_ERR_NOMEM;
   b->g->inputs[b->g->n_inputs++] = id;
-  return CS_OK;
+  st = cs_graph_check_value(b->g, &b->g->values[id], 0);
+  if (st != CS_OK) return st;
+  return cs_onnx_map_put(&b->vals, vi->name, id);
 }
 
 /* ---- nodes ----------------------------------------------------------- */
@@ -191,37 +183,43 @@ static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
                       label, op, a->name);
     int t = attr_type(a);
     cs_attr *ca;
+    cs_status st = CS_OK;
     switch (t) {
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-        cs_node_add_attr(n, a->name, CS_ATTR_FLOAT)->f = a->f;
+        if (!(ca = cs_node_add_attr(n, a->name, CS_ATTR_FLOAT))) return CS_ERR_NOMEM;
+        ca->f = a->f;
         break;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
-        cs_node_add_attr(n, a->name, CS_ATTR_INT)->i = a->i;
+        st = cs_node_set_attr_int(n, a->name, a->i);
         break;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         if (a->s.len && memchr(a->s.data, 0, a->s.len))
           return cs_error(CS_ERR_INVALID,
                           "node '%s' (%s): attribute '%s' holds a NUL byte",
                           label, op, a->name);
-        ca = cs_node_add_attr(n, a->name, CS_ATTR_STRING);
-        ca->s = xmalloc(a->s.len + 1);
-        if (a->s.len) memcpy(ca->s, a->s.data, a->s.len);
-        ca->s[a->s.len] = '\0';
+        st = cs_node_set_attr_string(n, a->name, (const char *)a->s.data, a->s.len);
         break;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         if (a->n_ints > INT32_MAX)
           return cs_error(CS_ERR_INVALID, "node '%s' (%s): attribute '%s' too long",
                           label, op, a->name);
-        cs_node_set_attr_ints(n, a->name, (int)a->n_ints, a->ints);
+        st = cs_node_set_attr_ints(n, a->name, (int)a->n_ints, a->ints);
         break;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
         if (a->n_floats > INT32_MAX)
           return cs_error(CS_ERR_INVALID, "node '%s' (%s): attribute '%s' too long",
                           label, op, a->name);
-        ca = cs_node_add_attr(n, a->name, CS_ATTR_FLOATS);
-        ca->n = (int)a->n_floats;
-        ca->floats = xmalloc(sizeof(float) * a->n_floats);
-        if (a->n_floats) memcpy(ca->floats, a->floats, sizeof(float) * a->n_floats);
+        {
+          float *fl = malloc(sizeof(float) * (a->n_floats ? a->n_floats : 1));
+          if (!fl || !(ca = cs_node_add_attr(n, a->name, CS_ATTR_FLOATS))) {
+            free(fl);
+            return cs_error(CS_ERR_NOMEM, "node '%s' (%s): out of memory for attribute '%s'", label, op,
+                            a->name);
+          }
+          if (a->n_floats) memcpy(fl, a->floats, sizeof(float) * a->n_floats);
+          ca->n = (int)a->n_floats;
+          ca->floats = fl;
+        }
         break;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
         cs_status st = tensor_attr_input(b, np, a, label, node_id);
@@ -234,6 +232,7 @@ static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
                         "not supported",
                         label, op, a->name, attr_type_name(t));
     }
+    if (st != CS_OK) return st;
   }
   return CS_OK;
 }
@@ -277,8 +276,8 @@ static cs_status add_constant(builder *b, const Onnx__NodeProto *np,
                     label, an);
   }
   if (st != CS_OK) return st;
-  cs_onnx_map_put(&b->vals, out, id);
-  return CS_OK;
+  if (id < 0) return CS_ERR_NOMEM; /* cs_graph_add_const said why */
+  return cs_onnx_map_put(&b->vals, out, id);
 }
 
 static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
@@ -300,9 +299,9 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
   while (n_in > 0 && !*cs_onnx_s(np->input[n_in - 1])) n_in--;
   if (op == CS_OP_DROPOUT || op == CS_OP_MAX_POOL)
     while (n_out > 1 && !*cs_onnx_s(np->output[n_out - 1])) n_out--;
-  int *ins = xmalloc(sizeof(int) * (size_t)(n_in + 1));
-  int *outs = xmalloc(sizeof(int) * (size_t)(n_out + 1));
-  cs_status st = CS_OK;
+  int *ins = malloc(sizeof(int) * (size_t)(n_in + 1));
+  int *outs = malloc(sizeof(int) * (size_t)(n_out + 1));
+  cs_status st = ins && outs ? CS_OK : cs_error(CS_ERR_NOMEM, "node '%s': out of memory", label);
   for (int j = 0; j < n_in && st == CS_OK; j++) {
     const char *name = cs_onnx_s(np->input[j]);
     ins[j] = -1;
@@ -312,15 +311,25 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
     const char *name = cs_onnx_s(np->output[j]);
     outs[j] = cs_graph_add_value(b->g, *name ? name : NULL, CS_DTYPE_UNDEF, 0,
                                  NULL);
-    if (*name) cs_onnx_map_put(&b->vals, name, outs[j]);
+    if (outs[j] < 0) st = CS_ERR_NOMEM;
+    else if (*name) st = cs_onnx_map_put(&b->vals, name, outs[j]);
   }
   if (st == CS_OK) {
     int id = cs_graph_add_node(b->g, (cs_op)op, label, label, n_in, ins, n_out,
                                outs);
-    st = copy_attrs(b, np, label, id);
+    st = id < 0 ? CS_ERR_NOMEM : copy_attrs(b, np, label, id);
     cs_onnx_infer c = {b->g, (int)b->m->opset};
     if (st == CS_OK) st = cs_onnx_upgrade_node(&c, id);
     if (st == CS_OK) st = cs_onnx_infer_node(&c, id);
+    /* Every tensor the model computes must fit the memory limit: the
+     * runtime allocates it, and folding a constant one allocates it here
+     * (before the evaluator runs). */
+    for (int j = 0; j < n_out && st == CS_OK; j++)
+      if (cs_graph_check_value(b->g, &b->g->values[outs[j]], 0) != CS_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", cs_error_message());
+        st = cs_error(CS_ERR_NOMEM, "node '%s' (%s): output %s", label, np->op_type, why);
+      }
     int folded = 0;
     if (st == CS_OK && b->eval) {
       st = b->eval(b->g, id, &folded);
@@ -373,7 +382,7 @@ static cs_status add_output(builder *b, const Onnx__ValueInfoProto *vi) {
         st = cs_error(CS_ERR_INVALID,
                       "graph output '%s' is declared with shape %s but its "
                       "inferred shape is %s",
-                      vi->name, decl.s, cs_onnx_shape_str(v->rank, v->shape));
+                      vi->name, cs_onnx_s(decl.s), cs_onnx_shape_str(v->rank, v->shape));
         cs_onnx_str_free(&decl);
         return st;
       }
@@ -406,28 +415,35 @@ static cs_status check_const_only(cs_graph *g) {
   return st;
 }
 
-static cs_status build(const cs_onnx_model *m, cs_onnx_eval_fn eval,
-                       cs_graph **out) {
+static cs_status build(const cs_onnx_model *m, const cs_onnx_options *opt, cs_graph **out) {
   const Onnx__GraphProto *gp = m->proto->graph;
   if (gp->n_sparse_initializer)
     return cs_error(CS_ERR_UNSUPPORTED,
                     "sparse initializers are not supported (%zu found)",
                     gp->n_sparse_initializer);
-  size_t *order = xmalloc(sizeof(size_t) * (gp->n_node + 1));
+  size_t *order = malloc(sizeof(size_t) * (gp->n_node + 1));
+  if (!order) return cs_error(CS_ERR_NOMEM, "out of memory (%zu nodes)", gp->n_node);
   cs_status st = cs_onnx_order_nodes(gp, order);
   if (st != CS_OK) {
     free(order);
     return st;
   }
-  builder b = {m, gp, NULL, {0}, {0}, eval, 0};
+  builder b = {m, gp, NULL, {0}, {0}, opt ? opt->eval : NULL, 0};
   b.g = cs_graph_new(gp->name && *gp->name ? gp->name : "graph");
+  if (!b.g) {
+    free(order);
+    return CS_ERR_NOMEM;
+  }
   b.g->opset = (int)m->opset;
-  b.g->inputs = xmalloc(sizeof(int) * (gp->n_input + 1));
-  b.g->outputs = xmalloc(sizeof(int) * (gp->n_output + 1));
-  cs_onnx_map_init(&b.vals, gp->n_input + gp->n_initializer + 2 * gp->n_node);
-  cs_onnx_map_init(&b.inits, gp->n_initializer);
-  for (size_t i = 0; i < gp->n_initializer; i++)
-    cs_onnx_map_put(&b.inits, gp->initializer[i]->name, (int)i);
+  b.g->mem_limit = opt && opt->max_memory ? opt->max_memory : CS_MEM_LIMIT_DEFAULT;
+  b.g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
+  b.g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
+  if (!b.g->inputs || !b.g->outputs)
+    st = cs_error(CS_ERR_NOMEM, "out of memory (%zu inputs, %zu outputs)", gp->n_input, gp->n_output);
+  if (st == CS_OK) st = cs_onnx_map_init(&b.vals, gp->n_input + gp->n_initializer + 2 * gp->n_node);
+  if (st == CS_OK) st = cs_onnx_map_init(&b.inits, gp->n_initializer);
+  for (size_t i = 0; i < gp->n_initializer && st == CS_OK; i++)
+    st = cs_onnx_map_put(&b.inits, gp->initializer[i]->name, (int)i);
   /* An input with an initializer of the same name is a constant. */
   for (size_t i = 0; i < gp->n_input && st == CS_OK; i++)
     if (cs_onnx_map_get(&b.inits, gp->input[i]->name) < 0)
@@ -453,33 +469,36 @@ static cs_status build(const cs_onnx_model *m, cs_onnx_eval_fn eval,
   return CS_OK;
 }
 
-cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_onnx_eval_fn eval,
-                              cs_graph **out) {
+cs_status cs_onnx_build_model(const cs_onnx_model *m, const cs_onnx_options *opt, cs_graph **out) {
   cs_status st = cs_onnx_check_opset(m);
   if (st != CS_OK) return st;
   cs_onnx_str list = {0};
-  int n = cs_onnx_list_unsupported(m->proto->graph, eval != NULL, &list);
+  int n = cs_onnx_list_unsupported(m->proto->graph, opt && opt->eval, &list);
   if (n > 0) {
     st = cs_error(CS_ERR_UNSUPPORTED, "unsupported op%s: %s", n == 1 ? "" : "s",
-                  list.s);
+                  cs_onnx_s(list.s));
     cs_onnx_str_free(&list);
     return st;
   }
-  return build(m, eval, out);
+  return build(m, opt, out);
 }
 
-cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out) {
+cs_status cs_onnx_load_with(const char *path, const cs_onnx_options *opt, cs_graph **out) {
   *out = NULL;
   cs_onnx_model m;
   cs_status st = cs_onnx_model_open(path, &m);
   if (st != CS_OK) return st; /* already names the file */
-  st = cs_onnx_build_model(&m, eval, out);
+  st = cs_onnx_build_model(&m, opt, out);
   if (st != CS_OK) {
-    char *msg = xmalloc(strlen(cs_error_message()) + 1);
-    strcpy(msg, cs_error_message());
-    cs_error(st, "%s: %s", path, msg);
+    char *msg = strdup(cs_error_message());
+    if (msg) cs_error(st, "%s: %s", path, msg); /* else the message stands without the file */
     free(msg);
   }
   cs_onnx_model_close(&m);
   return st;
+}
+
+cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out) {
+  cs_onnx_options opt = {.eval = eval};
+  return cs_onnx_load_with(path, &opt, out);
 }

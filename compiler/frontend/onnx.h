@@ -29,6 +29,16 @@ typedef cs_status (*cs_onnx_eval_fn)(cs_graph *g, int id, int *folded);
  * where it would run. */
 cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out);
 
+/* Loading options. max_memory: the graph's memory limit (ir.h; 0 = the
+ * default CS_MEM_LIMIT_DEFAULT). Every size the file declares is checked
+ * against what the file holds and against this limit before anything is
+ * allocated for it. eval: as for cs_onnx_load (NULL: fold nothing). */
+typedef struct cs_onnx_options {
+  size_t max_memory;
+  cs_onnx_eval_fn eval;
+} cs_onnx_options;
+cs_status cs_onnx_load_with(const char *path, const cs_onnx_options *opt, cs_graph **out);
+
 /* `cstatic inspect`: a readable summary (opset, I/O, op histogram,
  * unsupported ops, quantization scheme) written to f; `eval` as for
  * cs_onnx_load. */

@@ -76,21 +76,19 @@ static cs_status define_names(const Onnx__GraphProto *g, cs_onnx_map *prod) {
       return cs_error(CS_ERR_INVALID, "graph input #%zu has no name", i);
     if (cs_onnx_map_get(prod, name) != -1)
       return cs_error(CS_ERR_INVALID, "graph input '%s' is listed twice", name);
-    cs_onnx_map_put(prod, name, FROM_GRAPH);
+    cs_status st = cs_onnx_map_put(prod, name, FROM_GRAPH);
+    if (st != CS_OK) return st;
   }
   cs_onnx_map inits = {0};
-  cs_onnx_map_init(&inits, g->n_initializer);
-  cs_status st = CS_OK;
+  cs_status st = cs_onnx_map_init(&inits, g->n_initializer);
   for (size_t i = 0; i < g->n_initializer && st == CS_OK; i++) {
     const char *name = g->initializer[i]->name;
     if (!name || !*name)
       st = cs_error(CS_ERR_INVALID, "initializer #%zu has no name", i);
     else if (cs_onnx_map_get(&inits, name) >= 0)
       st = cs_error(CS_ERR_INVALID, "initializer '%s' is defined twice", name);
-    else {
-      cs_onnx_map_put(&inits, name, (int)i);
-      cs_onnx_map_put(prod, name, FROM_GRAPH);
-    }
+    else if ((st = cs_onnx_map_put(&inits, name, (int)i)) == CS_OK)
+      st = cs_onnx_map_put(prod, name, FROM_GRAPH);
   }
   cs_onnx_map_free(&inits);
   if (st != CS_OK) return st;
@@ -112,7 +110,8 @@ static cs_status define_names(const Onnx__GraphProto *g, cs_onnx_map *prod) {
                         name, cs_onnx_node_label(g->node[p], (size_t)p),
                         cs_onnx_s(g->node[p]->op_type), cs_onnx_node_label(n, i),
                         cs_onnx_s(n->op_type));
-      cs_onnx_map_put(prod, name, (int)i);
+      cs_status st = cs_onnx_map_put(prod, name, (int)i);
+      if (st != CS_OK) return st;
     }
   }
   return CS_OK;
@@ -143,8 +142,7 @@ static cs_status check_defined(const Onnx__GraphProto *g,
     }
   }
   cs_onnx_map seen = {0};
-  cs_onnx_map_init(&seen, g->n_output);
-  cs_status st = CS_OK;
+  cs_status st = cs_onnx_map_init(&seen, g->n_output);
   for (size_t i = 0; i < g->n_output && st == CS_OK; i++) {
     const char *name = g->output[i]->name;
     if (!name || !*name)
@@ -157,7 +155,7 @@ static cs_status check_defined(const Onnx__GraphProto *g,
     else if (cs_onnx_map_get(&seen, name) >= 0)
       st = cs_error(CS_ERR_INVALID, "graph output '%s' is listed twice", name);
     else
-      cs_onnx_map_put(&seen, name, (int)i);
+      st = cs_onnx_map_put(&seen, name, (int)i);
   }
   cs_onnx_map_free(&seen);
   if (st == CS_OK && g->n_output == 0)
@@ -165,29 +163,25 @@ static cs_status check_defined(const Onnx__GraphProto *g,
   return st;
 }
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return p;
-}
+static void *zalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
 
 /* Kahn's algorithm; among ready nodes the lowest index first, so a graph
  * that is already sorted (the ONNX rule) keeps its order. */
 cs_status cs_onnx_order_nodes(const Onnx__GraphProto *g, size_t *order) {
   cs_onnx_map prod = {0};
-  cs_onnx_map_init(&prod, g->n_input + g->n_initializer + 2 * g->n_node);
-  cs_status st = define_names(g, &prod);
+  cs_status st = cs_onnx_map_init(&prod, g->n_input + g->n_initializer + 2 * g->n_node);
+  if (st == CS_OK) st = define_names(g, &prod);
   if (st == CS_OK) st = check_defined(g, &prod);
   if (st != CS_OK) {
     cs_onnx_map_free(&prod);
     return st;
   }
   size_t nn = g->n_node, n_edges = 0;
-  size_t *indeg = xcalloc(nn, sizeof(size_t));
-  size_t *start = xcalloc(nn + 1, sizeof(size_t));
+  size_t *indeg = zalloc(nn, sizeof(size_t));
+  size_t *start = zalloc(nn + 1, sizeof(size_t));
+  size_t *succ = NULL, *fill = NULL, *heap = NULL;
+  char *placed = NULL;
+  if (!indeg || !start) goto nomem;
   for (size_t i = 0; i < nn; i++)
     for (size_t j = 0; j < g->node[i]->n_input; j++) {
       int p = input_producer(&prod, g->node[i], j);
@@ -197,16 +191,18 @@ cs_status cs_onnx_order_nodes(const Onnx__GraphProto *g, size_t *order) {
       n_edges++;
     }
   for (size_t i = 0; i < nn; i++) start[i + 1] += start[i];
-  size_t *succ = xcalloc(n_edges, sizeof(size_t));
-  size_t *fill = xcalloc(nn, sizeof(size_t));
+  succ = zalloc(n_edges, sizeof(size_t));
+  fill = zalloc(nn, sizeof(size_t));
+  heap = zalloc(nn, sizeof(size_t));
+  placed = zalloc(nn, 1);
+  if (!succ || !fill || !heap || !placed) goto nomem;
   for (size_t i = 0; i < nn; i++)
     for (size_t j = 0; j < g->node[i]->n_input; j++) {
       int p = input_producer(&prod, g->node[i], j);
       if (p >= 0) succ[start[p] + fill[p]++] = i;
     }
   /* A min-heap of ready node indices. */
-  size_t *heap = xcalloc(nn, sizeof(size_t)), hn = 0, count = 0;
-  char *placed = xcalloc(nn, 1);
+  size_t hn = 0, count = 0;
 #define PUSH(x)                                                  \
   do {                                                           \
     size_t k_ = hn++;                                            \
@@ -258,6 +254,10 @@ cs_status cs_onnx_order_nodes(const Onnx__GraphProto *g, size_t *order) {
                   cs_onnx_node_label(g->node[u], u),
                   cs_onnx_s(g->node[u]->op_type));
   }
+  goto done;
+nomem:
+  st = cs_error(CS_ERR_NOMEM, "out of memory (ordering %zu nodes)", nn);
+done:
   free(indeg);
   free(start);
   free(succ);

@@ -123,17 +123,22 @@ static void print_dtypes(const char *label, dtype_set s, FILE *f) {
   if (!any) fputs(" none", f);
 }
 
-static void print_qdq(const Onnx__GraphProto *g, FILE *f) {
+static cs_status print_qdq(const Onnx__GraphProto *g, FILE *f) {
   cs_onnx_map inits = {0}, consts = {0};
-  cs_onnx_map_init(&inits, g->n_initializer);
-  cs_onnx_map_init(&consts, g->n_node);
-  for (size_t i = 0; i < g->n_initializer; i++)
-    if (g->initializer[i]->name) cs_onnx_map_put(&inits, g->initializer[i]->name, (int)i);
-  for (size_t i = 0; i < g->n_node; i++) {
+  cs_status st = cs_onnx_map_init(&inits, g->n_initializer);
+  if (st == CS_OK) st = cs_onnx_map_init(&consts, g->n_node);
+  for (size_t i = 0; i < g->n_initializer && st == CS_OK; i++)
+    if (g->initializer[i]->name) st = cs_onnx_map_put(&inits, g->initializer[i]->name, (int)i);
+  for (size_t i = 0; i < g->n_node && st == CS_OK; i++) {
     const Onnx__NodeProto *n = g->node[i];
     if (cs_onnx_is_default_domain(n->domain) && n->op_type &&
         !strcmp(n->op_type, "Constant") && n->n_output == 1 && n->output[0])
-      cs_onnx_map_put(&consts, n->output[0], (int)i);
+      st = cs_onnx_map_put(&consts, n->output[0], (int)i);
+  }
+  if (st != CS_OK) {
+    cs_onnx_map_free(&inits);
+    cs_onnx_map_free(&consts);
+    return st;
   }
   int nq = 0, ndq = 0, other = 0, per_axis = 0;
   dtype_set act = {0}, wts = {0}, bias = {0};
@@ -187,6 +192,7 @@ static void print_qdq(const Onnx__GraphProto *g, FILE *f) {
   }
   cs_onnx_map_free(&inits);
   cs_onnx_map_free(&consts);
+  return CS_OK;
 }
 
 cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
@@ -215,12 +221,12 @@ cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
   fprintf(f, "graph: %s\n", *cs_onnx_s(g->name) ? g->name : "(unnamed)");
 
   cs_onnx_map inits = {0};
-  cs_onnx_map_init(&inits, g->n_initializer);
+  st = cs_onnx_map_init(&inits, g->n_initializer);
   uint64_t init_bytes = 0;
   size_t n_external = 0;
-  for (size_t i = 0; i < g->n_initializer; i++) {
+  for (size_t i = 0; i < g->n_initializer && st == CS_OK; i++) {
     const Onnx__TensorProto *t = g->initializer[i];
-    if (t->name) cs_onnx_map_put(&inits, t->name, (int)i);
+    if (t->name) st = cs_onnx_map_put(&inits, t->name, (int)i);
     int64_t numel = tensor_numel(t);
     cs_dtype dt = cs_onnx_dtype(t->has_data_type ? t->data_type : 0);
     if (t->has_data_location &&
@@ -228,6 +234,11 @@ cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
       n_external++;
     if (t->has_raw_data) init_bytes += t->raw_data.len;
     else if (numel > 0) init_bytes += (uint64_t)numel * (dt ? cs_dtype_size(dt) : 4);
+  }
+  if (st != CS_OK) {
+    cs_onnx_map_free(&inits);
+    cs_onnx_model_close(&m);
+    return st;
   }
   size_t n_in = 0;
   for (size_t i = 0; i < g->n_input; i++)
@@ -245,11 +256,15 @@ cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
   print_bytes(init_bytes, f);
   if (n_external) fprintf(f, ", %zu with external data", n_external);
   fputs(")\n", f);
-  print_qdq(g, f);
+  st = print_qdq(g, f);
+  if (st != CS_OK) {
+    cs_onnx_model_close(&m);
+    return st;
+  }
 
   cs_onnx_str list = {0};
   int n_unsup = cs_onnx_list_unsupported(g, eval != NULL, &list);
-  if (n_unsup) fprintf(f, "unsupported ops: %s\n", list.s);
+  if (n_unsup) fprintf(f, "unsupported ops: %s\n", cs_onnx_s(list.s));
   else fputs("unsupported ops: none\n", f);
   cs_onnx_str_free(&list);
 
@@ -258,7 +273,8 @@ cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
     fputs("frontend: refused (unsupported ops)\n", f);
   } else {
     cs_graph *ir = NULL;
-    cs_status bst = cs_onnx_build_model(&m, eval, &ir);
+    cs_onnx_options opt = {.eval = eval};
+    cs_status bst = cs_onnx_build_model(&m, &opt, &ir);
     if (bst == CS_OK) {
       int live = 0;
       for (int i = 0; i < ir->n_nodes; i++) live += !ir->nodes[i].dead;

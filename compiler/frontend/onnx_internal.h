@@ -32,10 +32,10 @@ typedef struct cs_onnx_map {
   size_t cap, count;
 } cs_onnx_map;
 
-void cs_onnx_map_init(cs_onnx_map *m, size_t expected);
+cs_status cs_onnx_map_init(cs_onnx_map *m, size_t expected); /* CS_ERR_NOMEM */
 void cs_onnx_map_free(cs_onnx_map *m);
 int cs_onnx_map_get(const cs_onnx_map *m, const char *key); /* -1: absent */
-void cs_onnx_map_put(cs_onnx_map *m, const char *key, int val);
+cs_status cs_onnx_map_put(cs_onnx_map *m, const char *key, int val);
 
 /* Growable string for messages. */
 typedef struct cs_onnx_str {
@@ -77,10 +77,9 @@ void cs_onnx_model_close(cs_onnx_model *m);
 cs_status cs_onnx_check_opset(const cs_onnx_model *m);
 
 /* Everything after the file is open: opset, supported ops, the graph
- * (onnx.c), with `eval` (may be NULL) folding what is known at compile
+ * (onnx.c), with opt->eval (may be NULL) folding what is known at compile
  * time. Errors come back without the file name. */
-cs_status cs_onnx_build_model(const cs_onnx_model *m, cs_onnx_eval_fn eval,
-                              cs_graph **out);
+cs_status cs_onnx_build_model(const cs_onnx_model *m, const cs_onnx_options *opt, cs_graph **out);
 
 /* ---- checks before building (onnx_check.c) --------------------------- */
 

@@ -11,10 +11,7 @@ static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   size_t n = slash ? (size_t)(slash - path) : 1;
   char *d = malloc(n + 1);
-  if (!d) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
+  if (!d) return NULL;
   if (!slash) memcpy(d, ".", 1);
   else if (n == 0) memcpy(d, "/", (n = 1));
   else memcpy(d, path, n);
@@ -56,6 +53,10 @@ cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m) {
     if (m->opset < 0 || v > m->opset) m->opset = v;
   }
   m->dir = dir_of(path);
+  if (!m->dir) {
+    cs_onnx_model_close(m);
+    return cs_error(CS_ERR_NOMEM, "%s: out of memory", path);
+  }
   return CS_OK;
 }
 
@@ -80,7 +81,7 @@ cs_status cs_onnx_check_opset(const cs_onnx_model *m) {
     cs_status st = cs_error(CS_ERR_UNSUPPORTED,
                             "no opset imported for the default ONNX domain "
                             "(opset_import: %s)",
-                            doms.len ? doms.s : "empty");
+                            doms.len && doms.s ? doms.s : "empty");
     cs_onnx_str_free(&doms);
     return st;
   }

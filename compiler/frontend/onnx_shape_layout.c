@@ -112,7 +112,8 @@ cs_status cs_onnx_infer_transpose(cs_onnx_infer *c, cs_node *n) {
   if (!perm) {
     for (int i = 0; i < x->rank; i++) p[i] = x->rank - 1 - i;
     /* Explicit for the later stages. */
-    cs_node_set_attr_ints(n, "perm", x->rank, p);
+    cs_status st = cs_node_set_attr_ints(n, "perm", x->rank, p);
+    if (st != CS_OK) return st;
   } else {
     if (len != x->rank)
       return cs_onnx_node_err(c, n, CS_ERR_INVALID,
@@ -250,7 +251,7 @@ cs_status cs_onnx_infer_gather(cs_onnx_infer *c, cs_node *n) {
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "axis %lld is outside the data's rank %d",
                             (long long)axis, x->rank);
   if (axis < 0) axis += x->rank;
-  cs_node_set_attr_int(n, "axis", axis);
+  if (cs_node_set_attr_int(n, "axis", axis) != CS_OK) return CS_ERR_NOMEM;
   if (idx->dtype != CS_DTYPE_I64 && idx->dtype != CS_DTYPE_I32)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "indices '%s' must be int32 or int64, not %s",
                             idx->name, cs_dtype_name(idx->dtype));

@@ -81,7 +81,7 @@ static void attach_quant(cs_onnx_infer *c, int value_id, const cs_value *scale,
   int32_t *z = calloc((size_t)q->count, sizeof(int32_t));
   if (!z) return; /* the quant is a convenience; the QDQ node is the truth */
   for (int i = 0; zp && i < q->count; i++) z[i] = (int32_t)cs_const_get_int(zp, i);
-  cs_value_set_quant(v, q->axis, q->count, scale->data, z);
+  (void)cs_value_set_quant(v, q->axis, q->count, scale->data, z); /* as above */
   free(z);
 }
 

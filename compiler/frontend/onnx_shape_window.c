@@ -101,17 +101,9 @@ static cs_status resolve_window(cs_onnx_infer *c, cs_node *n,
     out_spatial[i] = out;
   }
   /* One explicit form for the later stages. */
-  cs_node_set_attr_ints(n, "pads", 2 * w->ns, w->pads);
-  if (ap) {
-    cs_attr *a = cs_node_add_attr(n, "auto_pad", CS_ATTR_STRING);
-    a->s = malloc(7);
-    if (!a->s) {
-      fputs("cstatic: out of memory\n", stderr);
-      abort();
-    }
-    memcpy(a->s, "NOTSET", 7);
-  }
-  return CS_OK;
+  st = cs_node_set_attr_ints(n, "pads", 2 * w->ns, w->pads);
+  if (st == CS_OK && ap) st = cs_node_set_attr_string(n, "auto_pad", "NOTSET", 6);
+  return st;
 }
 
 static cs_status spatial_input(cs_onnx_infer *c, cs_node *n, const cs_value *x,
@@ -165,7 +157,7 @@ cs_status cs_onnx_infer_conv(cs_onnx_infer *c, cs_node *n) {
                               wt->name, cs_onnx_shape_str(wt->rank, wt->shape));
     w.kernel[i] = wt->shape[2 + i];
   }
-  if (!present) cs_node_set_attr_ints(n, "kernel_shape", w.ns, w.kernel);
+  if (!present && (st = cs_node_set_attr_ints(n, "kernel_shape", w.ns, w.kernel)) != CS_OK) return st;
   int64_t shape[CS_MAX_RANK] = {x->shape[0], m};
   st = resolve_window(c, n, x, &w, shape + 2);
   return st != CS_OK ? st : cs_onnx_set_out(c, n, 0, x->dtype, x->rank, shape);

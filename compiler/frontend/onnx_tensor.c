@@ -68,8 +68,11 @@ static cs_status from_int32_data(const Onnx__TensorProto *t, const char *name,
   return CS_OK;
 }
 
-static cs_status typed_data(const Onnx__TensorProto *t, const char *name,
-                            cs_dtype dt, void *dst, int64_t numel) {
+/* The typed field must hold exactly numel elements: checked before the
+ * payload is allocated, so a shape that promises gigabytes the file does
+ * not hold costs nothing. */
+static cs_status typed_count(const Onnx__TensorProto *t, const char *name,
+                             cs_dtype dt, int64_t numel) {
   size_t have = 0;
   const char *field = NULL;
   switch (dt) {
@@ -89,6 +92,11 @@ static cs_status typed_data(const Onnx__TensorProto *t, const char *name,
                     name, (long long)numel, field, have,
                     have == 0 ? " (no data)" : "");
   }
+  return CS_OK;
+}
+
+static cs_status typed_data(const Onnx__TensorProto *t, const char *name,
+                            cs_dtype dt, void *dst, int64_t numel) {
   if (dt == CS_DTYPE_F32) {
     memcpy(dst, t->float_data, sizeof(float) * (size_t)numel);
     return CS_OK;
@@ -101,10 +109,12 @@ static cs_status typed_data(const Onnx__TensorProto *t, const char *name,
 }
 
 /* external_data: location (relative to the model's directory), offset,
- * length. The location may not leave the model's directory. */
-static cs_status external_data(const cs_onnx_model *m,
-                               const Onnx__TensorProto *t, const char *name,
-                               void *dst, size_t nbytes) {
+ * length. The location may not leave the model's directory, and the file
+ * must hold the whole range: all checked before the payload is allocated.
+ * On success *path (malloc'd) and *offset say where to read. */
+static cs_status external_locate(const cs_onnx_model *m,
+                                 const Onnx__TensorProto *t, const char *name,
+                                 size_t nbytes, char **path_out, int64_t *offset_out) {
   const char *loc = NULL;
   int64_t offset = 0, length = -1;
   for (size_t i = 0; i < t->n_external_data; i++) {
@@ -168,10 +178,13 @@ static cs_status external_data(const cs_onnx_model *m,
                  "tensor '%s': external data file '%s' has %lld bytes, too "
                  "short for %zu bytes at offset %lld",
                  name, path, (long long)st.st_size, nbytes, (long long)offset);
-  else if (nbytes)
-    s = cs_onnx_read_range(path, offset, nbytes, dst);
-  free(path);
-  return s;
+  if (s != CS_OK) {
+    free(path);
+    return s;
+  }
+  *path_out = path;
+  *offset_out = offset;
+  return CS_OK;
 }
 
 cs_status cs_onnx_tensor_to_const(const cs_onnx_model *m, cs_graph *g,
@@ -213,15 +226,30 @@ cs_status cs_onnx_tensor_to_const(const cs_onnx_model *m, cs_graph *g,
                     "tensor '%s': raw_data has %zu bytes but %s%s needs %zu",
                     name, t->raw_data.len, cs_dtype_name(dt),
                     cs_onnx_shape_str((int)t->n_dims, shape), nbytes);
-  int vid = cs_graph_add_const(g, name, dt, (int)t->n_dims, shape, NULL);
-  void *dst = g->values[vid].data;
+  char *ext_path = NULL;
+  int64_t ext_offset = 0;
   cs_status st = CS_OK;
   if (external)
-    st = external_data(m, t, name, dst, nbytes);
-  else if (t->has_raw_data) {
+    st = external_locate(m, t, name, nbytes, &ext_path, &ext_offset);
+  else if (!t->has_raw_data && numel > 0)
+    st = typed_count(t, name, dt, numel);
+  if (st != CS_OK) return st;
+  /* Only now, with the size known to be backed by the file, allocate (the
+   * graph checks it against the memory limit first). */
+  int vid = cs_graph_add_const(g, name, dt, (int)t->n_dims, shape, NULL);
+  if (vid < 0) {
+    free(ext_path);
+    return CS_ERR_NOMEM; /* message recorded, naming the tensor */
+  }
+  void *dst = g->values[vid].data;
+  if (external) {
+    if (nbytes) st = cs_onnx_read_range(ext_path, ext_offset, nbytes, dst);
+    free(ext_path);
+  } else if (t->has_raw_data) {
     if (nbytes) memcpy(dst, t->raw_data.data, nbytes);
-  } else if (numel > 0)
+  } else if (numel > 0) {
     st = typed_data(t, name, dt, dst, numel);
+  }
   if (st == CS_OK && dt == CS_DTYPE_BOOL) {
     uint8_t *b = dst;
     for (int64_t i = 0; i < numel; i++) b[i] = b[i] != 0;

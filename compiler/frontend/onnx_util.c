@@ -9,28 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return p;
-}
-
 static size_t hash_str(const char *s) {
   size_t h = 1469598103934665603ull; /* FNV-1a */
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
 }
 
-void cs_onnx_map_init(cs_onnx_map *m, size_t expected) {
+cs_status cs_onnx_map_init(cs_onnx_map *m, size_t expected) {
   size_t cap = 16;
   while (cap < 2 * expected + 16) cap *= 2;
-  m->keys = xcalloc(cap, sizeof(char *));
-  m->vals = xcalloc(cap, sizeof(int));
-  m->cap = cap;
+  m->keys = calloc(cap, sizeof(char *));
+  m->vals = calloc(cap, sizeof(int));
   m->count = 0;
+  if (!m->keys || !m->vals) {
+    cs_onnx_map_free(m);
+    return cs_error(CS_ERR_NOMEM, "out of memory (a table of %zu tensor names)", expected);
+  }
+  m->cap = cap;
+  return CS_OK;
 }
 
 void cs_onnx_map_free(cs_onnx_map *m) {
@@ -62,20 +58,28 @@ static void map_insert(cs_onnx_map *m, const char *key, int val) {
   }
 }
 
-void cs_onnx_map_put(cs_onnx_map *m, const char *key, int val) {
-  if (!m->cap) cs_onnx_map_init(m, 0);
+cs_status cs_onnx_map_put(cs_onnx_map *m, const char *key, int val) {
+  if (!m->cap) {
+    cs_status st = cs_onnx_map_init(m, 0);
+    if (st != CS_OK) return st;
+  }
   if (2 * (m->count + 1) > m->cap) { /* keep the load factor below 1/2 */
-    cs_onnx_map old = *m;
-    m->cap *= 2;
-    m->count = 0;
-    m->keys = xcalloc(m->cap, sizeof(char *));
-    m->vals = xcalloc(m->cap, sizeof(int));
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.keys[i]) map_insert(m, old.keys[i], old.vals[i]);
-    free(old.keys);
-    free(old.vals);
+    cs_onnx_map grown = {0};
+    grown.cap = 2 * m->cap;
+    grown.keys = calloc(grown.cap, sizeof(char *));
+    grown.vals = calloc(grown.cap, sizeof(int));
+    if (!grown.keys || !grown.vals) {
+      free(grown.keys);
+      free(grown.vals);
+      return cs_error(CS_ERR_NOMEM, "out of memory (a table of %zu tensor names)", m->count + 1);
+    }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) map_insert(&grown, m->keys[i], m->vals[i]);
+    cs_onnx_map_free(m);
+    *m = grown;
   }
   map_insert(m, key, val);
+  return CS_OK;
 }
 
 void cs_onnx_str_printf(cs_onnx_str *b, const char *fmt, ...) {
@@ -88,10 +92,7 @@ void cs_onnx_str_printf(cs_onnx_str *b, const char *fmt, ...) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + (size_t)n + 1) cap *= 2;
     char *s = realloc(b->s, cap);
-    if (!s) {
-      fputs("cstatic: out of memory\n", stderr);
-      abort();
-    }
+    if (!s) return; /* a message loses its tail; the error it reports stands */
     b->s = s;
     b->cap = cap;
   }

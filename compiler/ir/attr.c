@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *attr_alloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return q;
-}
-
 static void attr_clear(cs_attr *a) {
   free(a->ints);
   free(a->floats);
@@ -40,12 +31,19 @@ cs_attr *cs_node_add_attr(cs_node *n, const char *name, cs_attr_kind kind) {
   if (a) {
     attr_clear(a);
   } else {
-    n->attrs = attr_alloc(n->attrs, sizeof(cs_attr) * (size_t)(n->n_attrs + 1));
+    size_t len = strlen(name) + 1;
+    char *copy = malloc(len);
+    cs_attr *attrs = copy ? realloc(n->attrs, sizeof(cs_attr) * (size_t)(n->n_attrs + 1)) : NULL;
+    if (!attrs) {
+      free(copy);
+      cs_error(CS_ERR_NOMEM, "out of memory adding attribute '%s' to node '%s'", name, n->name);
+      return NULL;
+    }
+    n->attrs = attrs;
     a = &n->attrs[n->n_attrs++];
     memset(a, 0, sizeof *a);
-    size_t len = strlen(name) + 1;
-    a->name = attr_alloc(NULL, len);
-    memcpy(a->name, name, len);
+    memcpy(copy, name, len);
+    a->name = copy;
   }
   a->kind = kind;
   return a;
@@ -86,15 +84,37 @@ const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
   return a->ints ? a->ints : empty;
 }
 
-void cs_node_set_attr_int(cs_node *n, const char *name, int64_t v) {
-  cs_node_add_attr(n, name, CS_ATTR_INT)->i = v;
+cs_status cs_node_set_attr_int(cs_node *n, const char *name, int64_t v) {
+  cs_attr *a = cs_node_add_attr(n, name, CS_ATTR_INT);
+  if (!a) return CS_ERR_NOMEM;
+  a->i = v;
+  return CS_OK;
 }
 
-void cs_node_set_attr_ints(cs_node *n, const char *name, int count,
-                           const int64_t *v) {
-  cs_attr *a = cs_node_add_attr(n, name, CS_ATTR_INTS);
+cs_status cs_node_set_attr_ints(cs_node *n, const char *name, int count,
+                                const int64_t *v) {
   if (count < 0) count = 0;
+  int64_t *copy = count ? malloc(sizeof(int64_t) * (size_t)count) : NULL;
+  cs_attr *a = count && !copy ? NULL : cs_node_add_attr(n, name, CS_ATTR_INTS);
+  if (!a) {
+    free(copy);
+    return cs_error(CS_ERR_NOMEM, "out of memory for attribute '%s' of node '%s'", name, n->name);
+  }
+  if (count) memcpy(copy, v, sizeof(int64_t) * (size_t)count);
   a->n = count;
-  a->ints = count ? attr_alloc(NULL, sizeof(int64_t) * (size_t)count) : NULL;
-  if (count) memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+  a->ints = copy;
+  return CS_OK;
+}
+
+cs_status cs_node_set_attr_string(cs_node *n, const char *name, const char *s, size_t len) {
+  char *copy = malloc(len + 1);
+  cs_attr *a = copy ? cs_node_add_attr(n, name, CS_ATTR_STRING) : NULL;
+  if (!a) {
+    free(copy);
+    return cs_error(CS_ERR_NOMEM, "out of memory for attribute '%s' of node '%s'", name, n->name);
+  }
+  if (len) memcpy(copy, s, len);
+  copy[len] = '\0';
+  a->s = copy;
+  return CS_OK;
 }

@@ -3,40 +3,127 @@
  * uses. Ids index the growable arrays; they stay valid until
  * cs_graph_compact() renumbers them.
  *
- * Out of memory in the compiler is fatal (message, abort): every
- * allocation here is bounded by the model file's size, which the frontend
- * has already read into memory.
+ * Out of memory is an error like any other (ir.h): a function that cannot
+ * allocate records CS_ERR_NOMEM and leaves the graph as it was.
+ *
+ * The reader index: for each value, the nodes that may read it (a superset:
+ * removed nodes and rewired inputs stay listed until a query drops them).
+ * It keeps cs_graph_consumers and cs_graph_replace_uses proportional to the
+ * value's readers instead of the graph's size — passes ask for every node,
+ * and a scan per question made compiling a long chain quadratic. Every
+ * write of a node input goes through this file so that a new reader is
+ * always listed; cs_graph_check_uses (run by the verifier) proves it.
  */
-#include "ir.h"
+#include "graph_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return q;
+typedef struct cs_use_list {
+  int *ids;
+  int n, cap;
+} cs_use_list;
+
+static void *nomem(const char *what) {
+  cs_error(CS_ERR_NOMEM, "out of memory (%s)", what);
+  return NULL;
 }
 
-static char *xstrdup(const char *s) {
-  if (!s) return NULL;
+static char *dup_str(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = xrealloc(NULL, n);
-  memcpy(d, s, n);
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
   return d;
 }
 
+/* ---- reader index ---------------------------------------------------- */
+
+static void uses_free(cs_graph *g) {
+  if (g->uses)
+    for (int i = 0; i < g->cap_values; i++) free(g->uses[i].ids);
+  free(g->uses);
+  g->uses = NULL;
+  g->uses_ok = 0;
+}
+
+/* Any failure turns the index off (uses_ok = 0): queries then scan the
+ * graph, which is slower but never wrong. */
+static void uses_add(cs_graph *g, int v, int node) {
+  if (!g->uses_ok || v < 0 || v >= g->n_values) return;
+  cs_use_list *u = &g->uses[v];
+  if (u->n && u->ids[u->n - 1] == node) return;
+  if (u->n == u->cap) {
+    int cap = u->cap ? 2 * u->cap : 2;
+    int *ids = realloc(u->ids, sizeof(int) * (size_t)cap);
+    if (!ids) {
+      uses_free(g);
+      return;
+    }
+    u->ids = ids;
+    u->cap = cap;
+  }
+  u->ids[u->n++] = node;
+}
+
+/* (Re)build from the nodes; called when the graph is created and after
+ * cs_graph_compact renumbers everything. */
+static void uses_build(cs_graph *g) {
+  uses_free(g);
+  g->uses = calloc((size_t)(g->cap_values ? g->cap_values : 1), sizeof *g->uses);
+  if (!g->uses) return;
+  g->uses_ok = 1;
+  for (int i = 0; i < g->n_nodes && g->uses_ok; i++) {
+    const cs_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (int j = 0; j < n->n_inputs; j++) uses_add(g, n->inputs[j], i);
+  }
+}
+
+static int node_reads(const cs_node *n, int v) {
+  if (n->dead) return 0;
+  for (int j = 0; j < n->n_inputs; j++)
+    if (n->inputs[j] == v) return 1;
+  return 0;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Drop the entries of v's list that no longer read it, sort, unique. The
+ * list is a cache: pruning it does not change the graph. */
+static cs_use_list *uses_of(const cs_graph *g, int v) {
+  if (!g->uses_ok || v < 0 || v >= g->n_values) return NULL;
+  cs_use_list *u = &g->uses[v];
+  int k = 0;
+  for (int i = 0; i < u->n; i++)
+    if (node_reads(&g->nodes[u->ids[i]], v)) u->ids[k++] = u->ids[i];
+  u->n = k;
+  qsort(u->ids, (size_t)u->n, sizeof(int), cmp_int);
+  k = 0;
+  for (int i = 0; i < u->n; i++)
+    if (k == 0 || u->ids[k - 1] != u->ids[i]) u->ids[k++] = u->ids[i];
+  u->n = k;
+  return u;
+}
+
+/* ---- graph ------------------------------------------------------------ */
+
 cs_graph *cs_graph_new(const char *name) {
-  cs_graph *g = xrealloc(NULL, sizeof *g);
-  memset(g, 0, sizeof *g);
-  g->name = xstrdup(name ? name : "graph");
+  cs_graph *g = calloc(1, sizeof *g);
+  if (!g) return nomem("graph");
+  g->name = dup_str(name ? name : "graph");
+  if (!g->name) {
+    free(g);
+    return nomem("graph");
+  }
+  uses_build(g);
   return g;
 }
 
-static void free_value(cs_value *v) {
+static void free_value(cs_graph *g, cs_value *v) {
+  if (v->data) g->const_bytes -= cs_value_nbytes(v);
   free(v->name);
   free(v->data);
   if (v->quant) {
@@ -62,8 +149,9 @@ static void free_node(cs_node *n) {
 
 void cs_graph_free(cs_graph *g) {
   if (!g) return;
-  for (int i = 0; i < g->n_values; i++) free_value(&g->values[i]);
+  for (int i = 0; i < g->n_values; i++) free_value(g, &g->values[i]);
   for (int i = 0; i < g->n_nodes; i++) free_node(&g->nodes[i]);
+  uses_free(g);
   free(g->values);
   free(g->nodes);
   free(g->inputs);
@@ -72,22 +160,43 @@ void cs_graph_free(cs_graph *g) {
   free(g);
 }
 
+/* Room for one more value (and its reader list). */
+static int reserve_value(cs_graph *g) {
+  if (g->n_values < g->cap_values) return 1;
+  int cap = g->cap_values ? 2 * g->cap_values : 64;
+  cs_value *vals = realloc(g->values, sizeof(cs_value) * (size_t)cap);
+  if (!vals) return 0;
+  g->values = vals;
+  if (g->uses_ok) {
+    cs_use_list *u = realloc(g->uses, sizeof *u * (size_t)cap);
+    if (!u) {
+      uses_free(g);
+    } else {
+      memset(u + g->cap_values, 0, sizeof *u * (size_t)(cap - g->cap_values));
+      g->uses = u;
+    }
+  }
+  g->cap_values = cap;
+  return 1;
+}
+
 int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape) {
-  if (g->n_values == g->cap_values) {
-    g->cap_values = g->cap_values ? 2 * g->cap_values : 64;
-    g->values = xrealloc(g->values, sizeof(cs_value) * (size_t)g->cap_values);
+  char buf[24];
+  if (!name) {
+    snprintf(buf, sizeof buf, "%%%d", g->n_values);
+    name = buf;
+  }
+  char *copy = dup_str(name);
+  if (!copy || !reserve_value(g)) {
+    free(copy);
+    cs_error(CS_ERR_NOMEM, "out of memory adding tensor '%s'", name);
+    return -1;
   }
   int id = g->n_values++;
   cs_value *v = &g->values[id];
   memset(v, 0, sizeof *v);
-  if (name) {
-    v->name = xstrdup(name);
-  } else {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%%%d", id);
-    v->name = xstrdup(buf);
-  }
+  v->name = copy;
   v->dtype = dtype;
   if (rank < 0) rank = 0;
   if (rank > CS_MAX_RANK) rank = CS_MAX_RANK; /* callers check; never overrun */
@@ -99,41 +208,70 @@ int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
 
 int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape, const void *data) {
-  int id = cs_graph_add_value(g, name, dtype, rank, shape);
-  cs_value *v = &g->values[id];
-  size_t n = cs_value_nbytes(v);
+  cs_value probe = {.name = (char *)(name ? name : "constant"), .dtype = dtype,
+                    .rank = rank < 0 ? 0 : rank > CS_MAX_RANK ? CS_MAX_RANK : rank};
+  for (int i = 0; i < probe.rank; i++) probe.shape[i] = shape ? shape[i] : 1;
+  if (cs_graph_check_value(g, &probe, 1) != CS_OK) return -1;
+  size_t n = cs_value_nbytes(&probe);
   /* Never NULL, even when empty: data != NULL is what makes a constant. */
-  v->data = xrealloc(NULL, n);
-  if (n && data) memcpy(v->data, data, n);
-  else if (n) memset(v->data, 0, n);
+  void *payload = data ? malloc(n ? n : 1) : calloc(1, n ? n : 1);
+  if (!payload) {
+    cs_error(CS_ERR_NOMEM, "out of memory for the %zu bytes of constant '%s'", n, probe.name);
+    return -1;
+  }
+  if (n && data) memcpy(payload, data, n);
+  int id = cs_graph_add_value(g, name, dtype, rank, shape);
+  if (id < 0) {
+    free(payload);
+    return -1;
+  }
+  g->values[id].data = payload;
+  g->const_bytes += n;
   return id;
+}
+
+void cs_graph_set_const_data(cs_graph *g, int id, void *data) {
+  cs_value *v = &g->values[id];
+  if (v->data) g->const_bytes -= cs_value_nbytes(v);
+  free(v->data);
+  v->data = data;
+  if (data) g->const_bytes += cs_value_nbytes(v);
 }
 
 int cs_graph_add_node(cs_graph *g, cs_op op, const char *name,
                       const char *origin, int n_inputs, const int *inputs,
                       int n_outputs, const int *outputs) {
-  if (g->n_nodes == g->cap_nodes) {
-    g->cap_nodes = g->cap_nodes ? 2 * g->cap_nodes : 64;
-    g->nodes = xrealloc(g->nodes, sizeof(cs_node) * (size_t)g->cap_nodes);
+  char buf[64];
+  if (!name) {
+    snprintf(buf, sizeof buf, "%s_%d", cs_op_name(op), g->n_nodes);
+    name = buf;
   }
+  cs_node n = {.op = op, .n_inputs = n_inputs, .n_outputs = n_outputs};
+  n.name = dup_str(name);
+  n.origin = dup_str(origin ? origin : name);
+  n.inputs = malloc(sizeof(int) * (size_t)(n_inputs > 0 ? n_inputs : 1));
+  n.outputs = malloc(sizeof(int) * (size_t)(n_outputs > 0 ? n_outputs : 1));
+  int ok = n.name && n.origin && n.inputs && n.outputs;
+  if (ok && g->n_nodes == g->cap_nodes) {
+    int cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
+    cs_node *nodes = realloc(g->nodes, sizeof(cs_node) * (size_t)cap);
+    if (nodes) {
+      g->nodes = nodes;
+      g->cap_nodes = cap;
+    } else {
+      ok = 0;
+    }
+  }
+  if (!ok) {
+    free_node(&n);
+    cs_error(CS_ERR_NOMEM, "out of memory adding node '%s'", name);
+    return -1;
+  }
+  if (n_inputs > 0) memcpy(n.inputs, inputs, sizeof(int) * (size_t)n_inputs);
+  if (n_outputs > 0) memcpy(n.outputs, outputs, sizeof(int) * (size_t)n_outputs);
   int id = g->n_nodes++;
-  cs_node *n = &g->nodes[id];
-  memset(n, 0, sizeof *n);
-  n->op = op;
-  if (name) {
-    n->name = xstrdup(name);
-  } else {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s_%d", cs_op_name(op), id);
-    n->name = xstrdup(buf);
-  }
-  n->origin = xstrdup(origin ? origin : n->name);
-  n->n_inputs = n_inputs;
-  n->inputs = xrealloc(NULL, sizeof(int) * (size_t)n_inputs);
-  if (n_inputs) memcpy(n->inputs, inputs, sizeof(int) * (size_t)n_inputs);
-  n->n_outputs = n_outputs;
-  n->outputs = xrealloc(NULL, sizeof(int) * (size_t)n_outputs);
-  if (n_outputs) memcpy(n->outputs, outputs, sizeof(int) * (size_t)n_outputs);
+  g->nodes[id] = n;
+  for (int i = 0; i < n_inputs; i++) uses_add(g, inputs[i], id);
   for (int i = 0; i < n_outputs; i++)
     if (outputs[i] >= 0 && outputs[i] < g->n_values)
       g->values[outputs[i]].producer = id;
@@ -152,12 +290,46 @@ void cs_graph_remove_node(cs_graph *g, int node_id) {
   }
 }
 
+void cs_node_set_input(cs_graph *g, int node_id, int j, int v) {
+  g->nodes[node_id].inputs[j] = v;
+  uses_add(g, v, node_id);
+}
+
+cs_status cs_node_set_inputs(cs_graph *g, int node_id, int n_inputs, const int *inputs) {
+  int *in = malloc(sizeof(int) * (size_t)(n_inputs > 0 ? n_inputs : 1));
+  if (!in) return cs_error(CS_ERR_NOMEM, "out of memory rewiring node '%s'", g->nodes[node_id].name);
+  if (n_inputs > 0) memcpy(in, inputs, sizeof(int) * (size_t)n_inputs);
+  cs_node *n = &g->nodes[node_id];
+  free(n->inputs);
+  n->inputs = in;
+  n->n_inputs = n_inputs;
+  for (int i = 0; i < n_inputs; i++) uses_add(g, in[i], node_id);
+  return CS_OK;
+}
+
 void cs_graph_replace_uses(cs_graph *g, int from, int to) {
-  for (int i = 0; i < g->n_nodes; i++) {
-    cs_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (int j = 0; j < n->n_inputs; j++)
-      if (n->inputs[j] == from) n->inputs[j] = to;
+  cs_use_list *u = uses_of(g, from);
+  if (u) {
+    /* The readers of `from` (copied: adding to `to`'s list may be this
+     * list when from == to). */
+    for (int k = 0; k < u->n; k++) {
+      int id = u->ids[k];
+      cs_node *n = &g->nodes[id];
+      for (int j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] == from) n->inputs[j] = to;
+      if (from != to) uses_add(g, to, id);
+      u = g->uses_ok ? &g->uses[from] : NULL;
+      if (!u) break;
+    }
+    if (u && from != to) u->n = 0;
+  }
+  if (!g->uses_ok) { /* no index (or it just failed): scan every node */
+    for (int i = 0; i < g->n_nodes; i++) {
+      cs_node *n = &g->nodes[i];
+      if (n->dead) continue;
+      for (int j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] == from) n->inputs[j] = to;
+    }
   }
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] == from) g->outputs[i] = to;
@@ -165,22 +337,135 @@ void cs_graph_replace_uses(cs_graph *g, int from, int to) {
 
 int cs_graph_consumers(const cs_graph *g, int v, int *out, int max) {
   int count = 0;
+  const cs_use_list *u = uses_of(g, v);
+  if (u) {
+    for (int k = 0; k < u->n; k++) {
+      if (out && count < max) out[count] = u->ids[k];
+      count++;
+    }
+    return count;
+  }
   for (int i = 0; i < g->n_nodes; i++) {
-    const cs_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (int j = 0; j < n->n_inputs; j++) {
-      if (n->inputs[j] == v) {
-        if (out && count < max) out[count] = i;
-        count++;
-        break; /* a node reading v twice is one consumer */
-      }
+    if (node_reads(&g->nodes[i], v)) { /* a node reading v twice is one consumer */
+      if (out && count < max) out[count] = i;
+      count++;
     }
   }
   return count;
+}
+
+cs_status cs_graph_check_uses(const cs_graph *g) {
+  if (!g->uses_ok) return CS_OK; /* no index: every query scans */
+  /* The true readers of each value (CSR: value → nodes), then for each
+   * value: mark its listed readers, and every true reader must be marked. */
+  size_t n_edges = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].dead) n_edges += (size_t)g->nodes[i].n_inputs;
+  int *start = calloc((size_t)g->n_values + 2, sizeof(int));
+  int *fill = malloc(sizeof(int) * ((size_t)g->n_values + 1));
+  int *readers = malloc(sizeof(int) * (n_edges ? n_edges : 1));
+  int *mark = calloc((size_t)g->n_nodes + 1, sizeof(int));
+  cs_status st = CS_OK;
+  if (start && fill && readers && mark) { /* else skip: the check is not the compile */
+    for (int i = 0; i < g->n_nodes; i++) {
+      const cs_node *n = &g->nodes[i];
+      if (n->dead) continue;
+      for (int j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] >= 0 && n->inputs[j] < g->n_values) start[n->inputs[j] + 1]++;
+    }
+    for (int v = 0; v < g->n_values; v++) {
+      start[v + 1] += start[v];
+      fill[v] = start[v];
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+      const cs_node *n = &g->nodes[i];
+      if (n->dead) continue;
+      for (int j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] >= 0 && n->inputs[j] < g->n_values) readers[fill[n->inputs[j]]++] = i;
+    }
+    for (int v = 0; v < g->n_values && st == CS_OK; v++) {
+      const cs_use_list *u = &g->uses[v];
+      for (int k = 0; k < u->n; k++) mark[u->ids[k]] = v + 1;
+      for (int e = start[v]; e < start[v + 1] && st == CS_OK; e++)
+        if (mark[readers[e]] != v + 1)
+          st = cs_error(CS_ERR_INTERNAL,
+                        "node '%s' reads tensor '%s' but the reader index does not list it (an "
+                        "input written without cs_node_set_input)",
+                        g->nodes[readers[e]].name, g->values[v].name);
+    }
+  }
+  free(start);
+  free(fill);
+  free(readers);
+  free(mark);
+  return st;
 }
 
 int cs_graph_is_output(const cs_graph *g, int v) {
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] == v) return 1;
   return 0;
+}
+
+void cs_graph_rebuild_uses_(cs_graph *g) { uses_build(g); }
+
+void cs_graph_drop_value_(cs_graph *g, cs_value *v) { free_value(g, v); }
+
+void cs_graph_drop_node_(cs_node *n) { free_node(n); }
+
+/* ---- memory limit ----------------------------------------------------- */
+
+size_t cs_graph_mem_limit(const cs_graph *g) {
+  return g && g->mem_limit ? g->mem_limit : CS_MEM_LIMIT_DEFAULT;
+}
+
+const char *cs_bytes_text(uint64_t n, char *buf, size_t size) {
+  if (n < 10 * 1024) snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+  else if (n < ((uint64_t)10 << 20)) snprintf(buf, size, "%.1f KiB", (double)n / 1024.0);
+  else if (n < ((uint64_t)10 << 30)) snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+  else snprintf(buf, size, "%.1f GiB", (double)n / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+/* desc: "" or " (i64[268435456])", printed after the tensor's name. */
+static cs_status check_bytes(const cs_graph *g, const char *what, const char *desc, size_t nbytes,
+                             int is_const) {
+  size_t limit = cs_graph_mem_limit(g);
+  char a[32], b[32], c[32];
+  if (nbytes > limit)
+    return cs_error(CS_ERR_NOMEM,
+                    "tensor '%s'%s needs %s (%zu bytes), more than the memory limit of %s "
+                    "(--max-memory)",
+                    what, desc, cs_bytes_text(nbytes, a, sizeof a), nbytes, cs_bytes_text(limit, b, sizeof b));
+  size_t held = g ? g->const_bytes : 0;
+  if (is_const && nbytes > limit - held)
+    return cs_error(CS_ERR_NOMEM,
+                    "tensor '%s'%s needs %s (%zu bytes) on top of %s of constants already held: "
+                    "more than the memory limit of %s (--max-memory)",
+                    what, desc, cs_bytes_text(nbytes, a, sizeof a), nbytes, cs_bytes_text(held, c, sizeof c),
+                    cs_bytes_text(limit, b, sizeof b));
+  return CS_OK;
+}
+
+cs_status cs_graph_check_alloc(const cs_graph *g, const char *what, size_t nbytes, int is_const) {
+  return check_bytes(g, what, "", nbytes, is_const);
+}
+
+cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_const) {
+  char desc[160];
+  int len = snprintf(desc, sizeof desc, " (%s[", cs_dtype_name(v->dtype));
+  uint64_t n = 1;
+  for (int i = 0; i < v->rank; i++) {
+    int64_t d = v->shape[i];
+    if (len < (int)sizeof desc)
+      len += snprintf(desc + len, sizeof desc - (size_t)len, "%s%lld", i ? "," : "", (long long)d);
+    if (d < 0) return cs_error(CS_ERR_INVALID, "tensor '%s': dim %d is %lld", v->name, i, (long long)d);
+    if (d && n > UINT64_MAX / 16 / (uint64_t)d) /* sizes are at most 8 bytes */
+      return cs_error(CS_ERR_NOMEM, "tensor '%s': its shape holds more than 2^60 elements", v->name);
+    n *= (uint64_t)d;
+  }
+  if (len < (int)sizeof desc) snprintf(desc + len, sizeof desc - (size_t)len, "])");
+  n *= cs_dtype_size(v->dtype);
+  if (n > SIZE_MAX) return cs_error(CS_ERR_NOMEM, "tensor '%s' does not fit in memory", v->name);
+  return check_bytes(g, v->name, desc, (size_t)n, is_const);
 }

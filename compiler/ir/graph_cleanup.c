@@ -1,19 +1,12 @@
 /*
  * graph_cleanup.c — dead-code elimination and compaction (id renumbering).
  */
-#include "ir.h"
+#include "graph_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return p;
-}
+static void *zalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
 
 static int all_outputs_unused(const cs_node *n, const int *uses) {
   for (int j = 0; j < n->n_outputs; j++)
@@ -22,10 +15,16 @@ static int all_outputs_unused(const cs_node *n, const int *uses) {
 }
 
 /* Worklist: removing a node may leave its producers unused in turn. */
-void cs_graph_dce(cs_graph *g) {
-  int *uses = xcalloc((size_t)g->n_values, sizeof(int));
-  int *work = xcalloc((size_t)g->n_nodes, sizeof(int));
-  char *queued = xcalloc((size_t)g->n_nodes, 1);
+cs_status cs_graph_dce(cs_graph *g) {
+  int *uses = zalloc((size_t)g->n_values, sizeof(int));
+  int *work = zalloc((size_t)g->n_nodes, sizeof(int));
+  char *queued = zalloc((size_t)g->n_nodes, 1);
+  if (!uses || !work || !queued) {
+    free(uses);
+    free(work);
+    free(queued);
+    return cs_error(CS_ERR_NOMEM, "out of memory (dead-code elimination of %d nodes)", g->n_nodes);
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     const cs_node *n = &g->nodes[i];
     if (n->dead) continue;
@@ -62,10 +61,19 @@ void cs_graph_dce(cs_graph *g) {
   free(uses);
   free(work);
   free(queued);
+  return CS_OK;
 }
 
-void cs_graph_compact(cs_graph *g) {
-  char *keep = xcalloc((size_t)g->n_values, 1);
+cs_status cs_graph_compact(cs_graph *g) {
+  char *keep = zalloc((size_t)g->n_values, 1);
+  int *vmap = zalloc((size_t)g->n_values, sizeof(int));
+  int *nmap = zalloc((size_t)g->n_nodes, sizeof(int));
+  if (!keep || !vmap || !nmap) {
+    free(keep);
+    free(vmap);
+    free(nmap);
+    return cs_error(CS_ERR_NOMEM, "out of memory (compacting %d values)", g->n_values);
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     const cs_node *n = &g->nodes[i];
     if (n->dead) continue;
@@ -80,8 +88,6 @@ void cs_graph_compact(cs_graph *g) {
     if (g->outputs[i] >= 0 && g->outputs[i] < g->n_values) keep[g->outputs[i]] = 1;
 
   /* New ids preserve the old order of both arrays. */
-  int *vmap = xcalloc((size_t)g->n_values, sizeof(int));
-  int *nmap = xcalloc((size_t)g->n_nodes, sizeof(int));
   int nv = 0, nn = 0;
   for (int i = 0; i < g->n_values; i++) {
     if (keep[i]) {
@@ -89,14 +95,7 @@ void cs_graph_compact(cs_graph *g) {
       g->values[nv++] = g->values[i];
     } else {
       vmap[i] = -1;
-      cs_value *v = &g->values[i];
-      free(v->name);
-      free(v->data);
-      if (v->quant) {
-        free(v->quant->scale);
-        free(v->quant->zero_point);
-        free(v->quant);
-      }
+      cs_graph_drop_value_(g, &g->values[i]);
     }
   }
   for (int i = 0; i < g->n_nodes; i++) {
@@ -107,17 +106,7 @@ void cs_graph_compact(cs_graph *g) {
       continue;
     }
     nmap[i] = -1;
-    free(n->name);
-    free(n->origin);
-    free(n->inputs);
-    free(n->outputs);
-    for (int a = 0; a < n->n_attrs; a++) {
-      free(n->attrs[a].name);
-      free(n->attrs[a].ints);
-      free(n->attrs[a].floats);
-      free(n->attrs[a].s);
-    }
-    free(n->attrs);
+    cs_graph_drop_node_(n);
   }
   int old_nv = g->n_values, old_nn = g->n_nodes;
   g->n_values = nv;
@@ -139,4 +128,6 @@ void cs_graph_compact(cs_graph *g) {
   free(keep);
   free(vmap);
   free(nmap);
+  cs_graph_rebuild_uses_(g);
+  return CS_OK;
 }

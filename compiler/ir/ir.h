@@ -169,37 +169,81 @@ typedef struct cs_graph {
   int n_inputs;
   int *outputs;
   int n_outputs;
+  size_t mem_limit;   /* bytes; 0 = CS_MEM_LIMIT_DEFAULT (see below) */
+  size_t const_bytes; /* constant payload held now */
+  struct cs_use_list *uses; /* per value: the nodes that may read it (graph.c) */
+  int uses_ok;              /* 0 after an allocation failure: scan instead */
 } cs_graph;
 
-cs_graph *cs_graph_new(const char *name);
+/* Out of memory: every function below that allocates reports it (status
+ * CS_ERR_NOMEM, or -1 / NULL with the message recorded by cs_error) and
+ * leaves the graph as it was; the caller returns the failure. Nothing in
+ * the compiler aborts. */
+
+cs_graph *cs_graph_new(const char *name); /* NULL when out of memory */
 void cs_graph_free(cs_graph *g);
 
-/* Add a value; name is copied (NULL → generated "%N"). Returns its id. */
+/* Add a value; name is copied (NULL → generated "%N"). Returns its id,
+ * or -1 when out of memory. */
 int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape);
-/* Add a constant; data (nbytes = numel·dtype size) is copied. */
+/* Add a constant; data (nbytes = numel·dtype size) is copied (NULL: zero
+ * filled). Returns its id, or -1 when the payload would break the memory
+ * limit (checked before anything is allocated) or memory runs out. */
 int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape, const void *data);
+/* Make value id a constant with `data` (malloc'd, numel·dtype size bytes;
+ * the graph takes ownership) and account its bytes; for passes that
+ * computed the payload themselves (cs_graph_check_alloc first). */
+void cs_graph_set_const_data(cs_graph *g, int id, void *data);
 /* Add a node; name/origin copied; inputs/outputs copied. Sets producer of
- * each output. Returns its id. */
+ * each output. Returns its id, or -1 when out of memory. */
 int cs_graph_add_node(cs_graph *g, cs_op op, const char *name,
                       const char *origin, int n_inputs, const int *inputs,
                       int n_outputs, const int *outputs);
 void cs_graph_remove_node(cs_graph *g, int node_id); /* marks dead */
+/* Input j of a node reads value v from now on. Node inputs are written
+ * through this (or cs_graph_replace_uses, cs_node_set_inputs): the graph
+ * keeps an index of each value's readers, and cs_graph_verify rejects a
+ * reader the index does not know. */
+void cs_node_set_input(cs_graph *g, int node_id, int j, int v);
+/* Replace a node's whole input list (copied). CS_ERR_NOMEM on failure. */
+cs_status cs_node_set_inputs(cs_graph *g, int node_id, int n_inputs, const int *inputs);
 /* Replace every use of value `from` (node inputs and graph outputs) by `to`. */
 void cs_graph_replace_uses(cs_graph *g, int from, int to);
-/* Node ids (alive) that read value v, written to out (up to max);
- * returns the total count (may exceed max). */
+/* Node ids (alive, ascending) that read value v, written to out (up to
+ * max); returns the total count (may exceed max). */
 int cs_graph_consumers(const cs_graph *g, int v, int *out, int max);
 int cs_graph_is_output(const cs_graph *g, int v);
+/* CS_OK if every live node's inputs are in the reader index (the
+ * verifier's check), else CS_ERR_INTERNAL naming the node. */
+cs_status cs_graph_check_uses(const cs_graph *g);
 /* Remove dead nodes and values no live node or graph I/O refers to;
  * renumbers ids. */
-void cs_graph_compact(cs_graph *g);
+cs_status cs_graph_compact(cs_graph *g);
 /* Remove nodes whose outputs are unused (dead-code elimination). */
-void cs_graph_dce(cs_graph *g);
+cs_status cs_graph_dce(cs_graph *g);
 /* Node ids in a topological order (Kahn, stable by node id). Returns count
- * or -1 on a cycle. `order` must hold n_nodes entries. */
+ * or -1 on a cycle, -2 when out of memory (message recorded). `order` must
+ * hold n_nodes entries. */
 int cs_graph_topo_order(const cs_graph *g, int *order);
+
+/* ---- memory limit --------------------------------------------------- */
+
+/* What a compile may hold, so that a small hostile file cannot make it
+ * allocate gigabytes: no tensor (constant or not) may be larger than the
+ * limit, and the constants of a graph together may not exceed it.
+ * `cstatic compile --max-memory` sets g->mem_limit. */
+#define CS_MEM_LIMIT_DEFAULT ((size_t)4 << 30)
+size_t cs_graph_mem_limit(const cs_graph *g);
+/* Before allocating nbytes for tensor `what` (const: counted against the
+ * constants already held): CS_OK, or CS_ERR_NOMEM with one line naming the
+ * tensor, its size and the limit. */
+cs_status cs_graph_check_alloc(const cs_graph *g, const char *what, size_t nbytes, int is_const);
+/* The same for value v's numel·dtype size (an overflowing shape fails). */
+cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_const);
+/* "8.0 GiB" style text for messages. */
+const char *cs_bytes_text(uint64_t n, char *buf, size_t size);
 
 static inline cs_value *cs_graph_value(cs_graph *g, int id) {
   return &g->values[id];
@@ -208,7 +252,7 @@ static inline cs_node *cs_graph_node(cs_graph *g, int id) {
   return &g->nodes[id];
 }
 
-/* Attributes. */
+/* Attributes. Out of memory: NULL / CS_ERR_NOMEM, the node unchanged. */
 cs_attr *cs_node_add_attr(cs_node *n, const char *name, cs_attr_kind kind);
 const cs_attr *cs_node_attr(const cs_node *n, const char *name);
 int64_t cs_node_attr_int(const cs_node *n, const char *name, int64_t dflt);
@@ -218,12 +262,15 @@ const char *cs_node_attr_string(const cs_node *n, const char *name, const char *
 /* Returns the attr's ints (count in *n_out) or NULL if absent. */
 const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
                                  int *n_out);
-void cs_node_set_attr_int(cs_node *n, const char *name, int64_t v);
-void cs_node_set_attr_ints(cs_node *n, const char *name, int count,
-                           const int64_t *v);
+cs_status cs_node_set_attr_int(cs_node *n, const char *name, int64_t v);
+cs_status cs_node_set_attr_ints(cs_node *n, const char *name, int count,
+                                const int64_t *v);
+/* A string attribute (copied). */
+cs_status cs_node_set_attr_string(cs_node *n, const char *name, const char *s, size_t len);
 
-/* Set a value's quantization (per-tensor if axis < 0). */
-void cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
+/* Set a value's quantization (per-tensor if axis < 0). CS_ERR_NOMEM on
+ * failure, the value unchanged. */
+cs_status cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
                         const int32_t *zero_point);
 
 /* Read element i of a constant as int64 / double (any dtype). */

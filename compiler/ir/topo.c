@@ -47,26 +47,32 @@ static int live_producer(const cs_graph *g, const cs_node *n, int j) {
 
 int cs_graph_topo_order(const cs_graph *g, int *order) {
   int nn = g->n_nodes;
+  size_t n_in = 0;
+  for (int i = 0; i < nn; i++)
+    if (!g->nodes[i].dead) n_in += (size_t)g->nodes[i].n_inputs;
   int *indeg = calloc((size_t)nn + 1, sizeof(int));
   int *start = calloc((size_t)nn + 2, sizeof(int));
   int *heap = calloc((size_t)nn + 1, sizeof(int));
-  int n_edges = 0;
-  for (int i = 0; i < nn; i++) {
-    const cs_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (int j = 0; j < n->n_inputs; j++) n_edges += live_producer(g, n, j) >= 0;
-  }
-  int *succ = calloc((size_t)n_edges + 1, sizeof(int));
-  if (!indeg || !start || !heap || !succ) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
+  int *fill = calloc((size_t)nn + 1, sizeof(int));
+  int *edge = malloc(sizeof(int) * (n_in + 1)); /* each input's live producer, once */
+  int *succ = malloc(sizeof(int) * (n_in + 1));
+  if (!indeg || !start || !heap || !fill || !edge || !succ) {
+    free(indeg);
+    free(start);
+    free(heap);
+    free(fill);
+    free(edge);
+    free(succ);
+    cs_error(CS_ERR_NOMEM, "out of memory (ordering %d nodes)", nn);
+    return -2;
   }
   /* Successor lists in CSR form: start[p] .. start[p+1]. */
+  size_t e = 0;
   for (int i = 0; i < nn; i++) {
     const cs_node *n = &g->nodes[i];
     if (n->dead) continue;
     for (int j = 0; j < n->n_inputs; j++) {
-      int p = live_producer(g, n, j);
+      int p = edge[e++] = live_producer(g, n, j);
       if (p >= 0) {
         start[p + 1]++;
         indeg[i]++;
@@ -74,16 +80,12 @@ int cs_graph_topo_order(const cs_graph *g, int *order) {
     }
   }
   for (int i = 0; i < nn; i++) start[i + 1] += start[i];
-  int *fill = calloc((size_t)nn + 1, sizeof(int));
-  if (!fill) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
+  e = 0;
   for (int i = 0; i < nn; i++) {
     const cs_node *n = &g->nodes[i];
     if (n->dead) continue;
     for (int j = 0; j < n->n_inputs; j++) {
-      int p = live_producer(g, n, j);
+      int p = edge[e++];
       if (p >= 0) succ[start[p] + fill[p]++] = i;
     }
   }
@@ -97,13 +99,14 @@ int cs_graph_topo_order(const cs_graph *g, int *order) {
   while (hn > 0) {
     int i = heap_pop(heap, &hn);
     order[count++] = i;
-    for (int e = start[i]; e < start[i + 1]; e++)
-      if (--indeg[succ[e]] == 0) heap_push(heap, &hn, succ[e]);
+    for (int k = start[i]; k < start[i + 1]; k++)
+      if (--indeg[succ[k]] == 0) heap_push(heap, &hn, succ[k]);
   }
   free(indeg);
   free(start);
   free(heap);
   free(succ);
   free(fill);
+  free(edge);
   return count == live ? count : -1;
 }

@@ -16,36 +16,36 @@ size_t cs_value_nbytes(const cs_value *v) {
   return (size_t)cs_value_numel(v) * cs_dtype_size(v->dtype);
 }
 
-static void *quant_alloc(size_t n) {
-  void *p = calloc(1, n ? n : 1);
-  if (!p) {
-    fputs("cstatic: out of memory\n", stderr);
-    abort();
-  }
-  return p;
-}
-
-void cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
-                        const int32_t *zero_point) {
-  if (v->quant) {
-    free(v->quant->scale);
-    free(v->quant->zero_point);
-    free(v->quant);
-  }
-  cs_quant *q = quant_alloc(sizeof *q);
+cs_status cs_value_set_quant(cs_value *v, int axis, int count, const float *scale,
+                             const int32_t *zero_point) {
   if (axis < 0) {
     axis = -1;
     count = 1;
   }
   if (count < 1) count = 1;
+  cs_quant *q = calloc(1, sizeof *q);
+  float *s = calloc((size_t)count, sizeof(float));
+  int32_t *z = calloc((size_t)count, sizeof(int32_t));
+  if (!q || !s || !z) {
+    free(q);
+    free(s);
+    free(z);
+    return cs_error(CS_ERR_NOMEM, "out of memory for the quantization of tensor '%s'", v->name);
+  }
+  if (v->quant) {
+    free(v->quant->scale);
+    free(v->quant->zero_point);
+    free(v->quant);
+  }
   q->axis = axis;
   q->count = count;
-  q->scale = quant_alloc(sizeof(float) * (size_t)count);
-  q->zero_point = quant_alloc(sizeof(int32_t) * (size_t)count);
+  q->scale = s;
+  q->zero_point = z;
   memcpy(q->scale, scale, sizeof(float) * (size_t)count);
   if (zero_point)
     memcpy(q->zero_point, zero_point, sizeof(int32_t) * (size_t)count);
   v->quant = q;
+  return CS_OK;
 }
 
 int64_t cs_const_get_int(const cs_value *v, int64_t i) {

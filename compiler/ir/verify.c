@@ -199,12 +199,15 @@ cs_status cs_graph_verify(const cs_graph *g) {
                   i, v, vname(g, v));
     }
   }
-  if (st == CS_OK && cs_graph_topo_order(g, order) < 0) {
+  int topo = st == CS_OK ? cs_graph_topo_order(g, order) : 0;
+  if (topo == -2) st = CS_ERR_NOMEM; /* message recorded */
+  if (st == CS_OK && topo < 0) {
     int which = cycle_node(g);
     st = VERR("the graph has a cycle (through node %d '%s' (%s))", which,
               which >= 0 ? g->nodes[which].name : "?",
               which >= 0 ? cs_op_name(g->nodes[which].op) : "?");
   }
+  if (st == CS_OK) st = cs_graph_check_uses(g);
   free(is_input);
   free(order);
   return st;

@@ -30,12 +30,16 @@ static int shifted_const(cs_graph *g, int v) {
   const cs_value *src = cs_graph_value(g, v);
   int64_t n = cs_value_numel(src);
   int8_t *d = malloc((size_t)(n ? n : 1));
-  if (!d) return -1;
+  if (!d) {
+    cs_error(CS_ERR_NOMEM, "out of memory shifting constant '%s' to int8", src->name);
+    return -1;
+  }
   for (int64_t i = 0; i < n; i++) d[i] = (int8_t)(((const uint8_t *)src->data)[i] - 128);
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, src->shape, sizeof shape);
   char *base = strdup(src->name ? src->name : "const");
-  int id = cs_add_const_named(g, base, "s8", CS_DTYPE_I8, src->rank, shape, d);
+  int id = base ? cs_add_const_named(g, base, "s8", CS_DTYPE_I8, src->rank, shape, d) : -1;
+  if (!base) cs_error(CS_ERR_NOMEM, "out of memory shifting a constant to int8");
   free(base);
   free(d);
   return id;
@@ -50,9 +54,8 @@ static cs_status to_int8(cs_graph *g) {
     if (cs_graph_value(g, out)->dtype != CS_DTYPE_U8 || cs_graph_is_output(g, out)) continue;
     if (n->n_inputs < 3 || n->inputs[2] < 0 || !cs_match_is_const(g, n->inputs[2])) continue;
     int z = shifted_const(g, n->inputs[2]);
-    if (z < 0) return cs_error(CS_ERR_NOMEM, "out of memory");
-    n = cs_graph_node(g, i);
-    n->inputs[2] = z;
+    if (z < 0) return CS_ERR_NOMEM; /* message recorded */
+    cs_node_set_input(g, i, 2, z);
     cs_graph_value(g, out)->dtype = CS_DTYPE_I8;
     cs_graph_value(g, out)->from_u8 = 1;
   }
@@ -61,6 +64,10 @@ static cs_status to_int8(cs_graph *g) {
   int *order = malloc(sizeof(int) * (size_t)(g->n_nodes ? g->n_nodes : 1));
   if (!order) return cs_error(CS_ERR_NOMEM, "out of memory");
   int count = cs_graph_topo_order(g, order);
+  if (count == -2) {
+    free(order);
+    return CS_ERR_NOMEM;
+  }
   for (int k = 0; k < count; k++) {
     cs_node *n = cs_graph_node(g, order[k]);
     if (n->dead) continue;
@@ -79,17 +86,16 @@ static cs_status to_int8(cs_graph *g) {
     int has_zp = n->n_inputs >= 3 && n->inputs[2] >= 0;
     if (cs_graph_value(g, x)->dtype == CS_DTYPE_U8 && cs_match_is_const(g, x)) {
       int nx = shifted_const(g, x);
-      if (nx < 0) { free(order); return cs_error(CS_ERR_NOMEM, "out of memory"); }
+      if (nx < 0) { free(order); return CS_ERR_NOMEM; }
+      cs_node_set_input(g, order[k], 0, nx);
       n = cs_graph_node(g, order[k]);
-      n->inputs[0] = nx;
       x = nx;
     }
     if (cs_graph_value(g, x)->dtype == CS_DTYPE_I8 && has_zp &&
         cs_graph_value(g, n->inputs[2])->dtype == CS_DTYPE_U8 && cs_match_is_const(g, n->inputs[2])) {
       int z = shifted_const(g, n->inputs[2]);
-      if (z < 0) { free(order); return cs_error(CS_ERR_NOMEM, "out of memory"); }
-      n = cs_graph_node(g, order[k]);
-      n->inputs[2] = z;
+      if (z < 0) { free(order); return CS_ERR_NOMEM; }
+      cs_node_set_input(g, order[k], 2, z);
     }
   }
   free(order);
@@ -133,6 +139,5 @@ cs_status pass_canonicalize(cs_graph *g, const cs_target *t) {
 
 cs_status pass_dce(cs_graph *g, const cs_target *t) {
   (void)t;
-  cs_graph_dce(g);
-  return CS_OK;
+  return cs_graph_dce(g);
 }

@@ -34,13 +34,20 @@ cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t) {
         char base[512];
         snprintf(base, sizeof base, "%s", q->name);
         int lut = cs_lut_const(g, base, NULL, &in, &out);
-        char *origin = cs_origin_join(g, (int[]){dq, i}, 2);
-        cs_graph_remove_node(g, i);
-        int lin[2] = {lut, x_int};
-        int k = cs_add_kernel(g, CS_OP_K_LUT_I8, origin, 2, lin, qout);
-        free(origin);
-        cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
-        cs_value_set_quant(cs_graph_value(g, qout), -1, 1, out.scale, out.zps);
+        char *origin = lut >= 0 ? cs_origin_join(g, (int[]){dq, i}, 2) : NULL;
+        int k = -1;
+        if (origin) {
+          cs_graph_remove_node(g, i);
+          int lin[2] = {lut, x_int};
+          k = cs_add_kernel(g, CS_OP_K_LUT_I8, origin, 2, lin, qout);
+          free(origin);
+        }
+        if (k >= 0) cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
+        if (k < 0 || cs_value_set_quant(cs_graph_value(g, qout), -1, 1, out.scale, out.zps) != CS_OK) {
+          cs_qparams_free(&in);
+          cs_qparams_free(&out);
+          return CS_ERR_NOMEM; /* message recorded */
+        }
       }
     }
     cs_qparams_free(&in);

@@ -32,8 +32,9 @@ static int is_movement(cs_op op) {
 }
 
 /* Replace output o of node id by a new int8 value and re-create the float
- * output with a DQ (scale/zp value ids of the original DQ). */
-static void sink_outputs(cs_graph *g, int id, int scale, int zp) {
+ * output with a DQ (scale/zp value ids of the original DQ). 0, or -1 when
+ * out of memory (message recorded). */
+static int sink_outputs(cs_graph *g, int id, int scale, int zp) {
   int n_out = cs_graph_node(g, id)->n_outputs;
   for (int o = 0; o < n_out; o++) {
     int fout = cs_graph_node(g, id)->outputs[o];
@@ -44,16 +45,20 @@ static void sink_outputs(cs_graph *g, int id, int scale, int zp) {
     char name[512];
     snprintf(name, sizeof name, "%s.q", fv->name ? fv->name : "t");
     int iv = cs_graph_add_value(g, name, CS_DTYPE_I8, fv->rank, shape);
+    if (iv < 0) return -1;
     cs_graph_node(g, id)->outputs[o] = iv;
     cs_graph_value(g, iv)->producer = id;
     int dq_in[3] = {iv, scale, zp};
     char dname[600];
     snprintf(dname, sizeof dname, "%s.dq", name);
-    cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, dname, cs_graph_node(g, id)->name, zp >= 0 ? 3 : 2,
-                      dq_in, 1, &fout);
+    if (cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, dname, cs_graph_node(g, id)->name, zp >= 0 ? 3 : 2,
+                          dq_in, 1, &fout) < 0)
+      return -1;
   }
+  return 0;
 }
 
+/* Each rewrite below: 1 done, 0 declined, -1 out of memory. */
 static int sink_single(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   if (n->op == CS_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] >= 0) {
@@ -66,9 +71,8 @@ static int sink_single(cs_graph *g, int id) {
   cs_qparams_free(&qp);
   const cs_node *d = cs_graph_node(g, dq);
   int scale = d->inputs[1], zp = d->n_inputs > 2 ? d->inputs[2] : -1;
-  cs_graph_node(g, id)->inputs[0] = d->inputs[0];
-  sink_outputs(g, id, scale, zp);
-  return 1;
+  cs_node_set_input(g, id, 0, d->inputs[0]);
+  return sink_outputs(g, id, scale, zp) < 0 ? -1 : 1;
 }
 
 static int concat_equal_params(cs_graph *g, int id) {
@@ -91,10 +95,9 @@ static int concat_equal_params(cs_graph *g, int id) {
   int n_in = n->n_inputs;
   for (int i = 0; i < n_in; i++) {
     int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
-    cs_graph_node(g, id)->inputs[i] = cs_graph_node(g, dq)->inputs[0];
+    cs_node_set_input(g, id, i, cs_graph_node(g, dq)->inputs[0]);
   }
-  sink_outputs(g, id, scale, zp);
-  return 1;
+  return sink_outputs(g, id, scale, zp) < 0 ? -1 : 1;
 }
 
 /* QLinearConcat: Q(Concat(DQ(xi)…)) with differing parameters. */
@@ -109,7 +112,11 @@ static int concat_requant(cs_graph *g, int id) {
   cs_qdq_tail tail;
   if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) return 0;
   int *ins = malloc(sizeof(int) * (size_t)n_in);
-  if (!ins) { cs_qparams_free(&tail.out); return 0; }
+  if (!ins) {
+    cs_qparams_free(&tail.out);
+    cs_error(CS_ERR_NOMEM, "out of memory (node '%s')", n->name);
+    return -1;
+  }
   for (int i = 0; i < n_in; i++) {
     int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
     int x_int = cs_graph_node(g, dq)->inputs[0];
@@ -124,19 +131,24 @@ static int concat_requant(cs_graph *g, int id) {
       const cs_value *xv = cs_graph_value(g, x_int);
       int64_t shape[CS_MAX_RANK];
       memcpy(shape, xv->shape, sizeof shape);
-      int rv = cs_graph_add_value(g, base, CS_DTYPE_I8, xv->rank, shape);
+      int rv = lut < 0 ? -1 : cs_graph_add_value(g, base, CS_DTYPE_I8, xv->rank, shape);
       int lin[2] = {lut, x_int};
-      int k = cs_add_kernel(g, CS_OP_K_LUT_I8, cs_graph_node(g, id)->name, 2, lin, rv);
+      int k = rv < 0 ? -1 : cs_add_kernel(g, CS_OP_K_LUT_I8, cs_graph_node(g, id)->name, 2, lin, rv);
+      if (k < 0 || cs_value_set_quant(cs_graph_value(g, rv), -1, 1, tail.out.scale, tail.out.zps) != CS_OK) {
+        cs_qparams_free(&qp);
+        cs_qparams_free(&tail.out);
+        free(ins);
+        return -1;
+      }
       cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
-      cs_value_set_quant(cs_graph_value(g, rv), -1, 1, tail.out.scale, tail.out.zps);
       ins[i] = rv;
     }
     cs_qparams_free(&qp);
   }
   /* The Concat now produces the Q's output directly. */
-  cs_node *c = cs_graph_node(g, id);
-  for (int i = 0; i < n_in; i++) c->inputs[i] = ins[i];
+  for (int i = 0; i < n_in; i++) cs_node_set_input(g, id, i, ins[i]);
   free(ins);
+  cs_node *c = cs_graph_node(g, id);
   int qout = cs_graph_node(g, tail.q)->outputs[0];
   int fout = c->outputs[0];
   cs_graph_remove_node(g, tail.q);
@@ -144,9 +156,9 @@ static int concat_requant(cs_graph *g, int id) {
   c->outputs[0] = qout;
   cs_graph_value(g, qout)->producer = id;
   cs_graph_value(g, fout)->producer = -1;
-  cs_value_set_quant(cs_graph_value(g, qout), -1, 1, tail.out.scale, tail.out.zps);
+  cs_status st = cs_value_set_quant(cs_graph_value(g, qout), -1, 1, tail.out.scale, tail.out.zps);
   cs_qparams_free(&tail.out);
-  return 1;
+  return st == CS_OK ? 1 : -1;
 }
 
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t) {
@@ -158,8 +170,11 @@ cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t) {
     for (int i = 0; i < count; i++) {
       const cs_node *n = cs_graph_node(g, i);
       if (n->dead || n->n_inputs < 1 || n->inputs[0] < 0) continue;
-      if (is_movement(n->op)) changed |= sink_single(g, i);
-      else if (n->op == CS_OP_CONCAT) changed |= concat_equal_params(g, i) || concat_requant(g, i);
+      int r = 0;
+      if (is_movement(n->op)) r = sink_single(g, i);
+      else if (n->op == CS_OP_CONCAT && (r = concat_equal_params(g, i)) == 0) r = concat_requant(g, i);
+      if (r < 0) return CS_ERR_NOMEM; /* message recorded */
+      changed |= r;
     }
   }
   return CS_OK;

@@ -82,6 +82,10 @@ static cs_status fuse(cs_graph *g, int mm_id) {
   for (int64_t j = 0; j < n_out; j++) scale[j] = wq.scale[wq.count > 1 ? j : 0];
   int64_t sshape[1] = {n_out};
   int s_id = cs_add_const_named(g, base, "wo_scale", CS_DTYPE_F32, 1, sshape, scale);
+  if (s_id < 0) {
+    st = CS_ERR_NOMEM; /* message recorded */
+    goto done;
+  }
   int w_id = w_const;
   if (!nk) {
     wt = malloc((size_t)(n_out * k));
@@ -91,9 +95,17 @@ static cs_status fuse(cs_graph *g, int mm_id) {
       for (int64_t j = 0; j < n_out; j++) wt[j * k + kk] = src[kk * n_out + j];
     int64_t shape[2] = {n_out, k};
     w_id = cs_add_const_named(g, base, "wo_weight_nk", CS_DTYPE_I8, 2, shape, wt);
+    if (w_id < 0) {
+      st = CS_ERR_NOMEM;
+      goto done;
+    }
   }
   int nodes[3] = {wdq, tr, mm_id};
   char *origin = cs_origin_join(g, nodes, 3);
+  if (!origin) {
+    st = CS_ERR_NOMEM;
+    goto done;
+  }
   int out = cs_graph_node(g, mm_id)->outputs[0];
   int inputs[3] = {cs_graph_node(g, mm_id)->inputs[0], w_id, s_id};
   for (int i = 0; i < 3; i++)
@@ -101,7 +113,7 @@ static cs_status fuse(cs_graph *g, int mm_id) {
   int id = cs_add_kernel(g, CS_OP_K_DEQUANT_VECMATMUL, origin, 3, inputs, out);
   free(origin);
   int64_t args[3] = {m, k, n_out};
-  cs_mm_set_args(g, id, 3, args);
+  st = cs_mm_set_args(g, id, 3, args);
 done:
   free(scale);
   free(wt);

@@ -58,10 +58,11 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     int x_int = cs_graph_node(g, xdq)->inputs[0];
     int inputs[2] = {lut, x_int};
     int chain[2] = {i, reshape};
-    int k = cs_replace_chain(g, chain, 2, &tail, CS_OP_K_LUT_I8, 2, inputs);
-    cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
+    int k = lut < 0 ? -1 : cs_replace_chain(g, chain, 2, &tail, CS_OP_K_LUT_I8, 2, inputs);
+    if (k >= 0) cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
     cs_qparams_free(&xq);
     cs_qparams_free(&tail.out);
+    if (k < 0) return CS_ERR_NOMEM; /* message recorded */
   }
   return CS_OK;
 }

@@ -18,6 +18,8 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 
+/* add_global, add_windowed: 1 fused, 0 declined, -1 out of memory
+ * (message recorded). */
 static int add_global(cs_graph *g, const cs_target *t, int id, int x_int, const cs_qparams *xq,
                       const cs_qdq_tail *tail) {
   const cs_value *x = cs_graph_value(g, x_int);
@@ -31,7 +33,8 @@ static int add_global(cs_graph *g, const cs_target *t, int id, int x_int, const 
   tidsp_gap_i8_params p;
   memset(&p, 0, sizeof p);
   int rq = cs_requant_blob(g, base, t, 1, &exact, &ort, &p.rq);
-  if (rq < 0) { cs_error_clear(); return 0; }
+  if (rq == -2) return 0; /* no Q31 form: declined */
+  if (rq < 0) return -1;
   p.nc = nc;
   p.hw = hw;
   p.x_zp = xq->zp[0];
@@ -40,6 +43,7 @@ static int add_global(cs_graph *g, const cs_target *t, int id, int x_int, const 
   int inputs[2] = {rq, x_int};
   int chain[1] = {id};
   int k = cs_replace_chain(g, chain, 1, tail, CS_OP_K_GAP_I8, 2, inputs);
+  if (k < 0) return -1;
   cs_graph_node(g, k)->k.gap = p;
   return 1;
 }
@@ -74,6 +78,7 @@ static int add_windowed(cs_graph *g, const cs_target *t, int id, int x_int, cons
   int inputs[2] = {rq, x_int};
   int chain[1] = {id};
   int k = cs_replace_chain(g, chain, 1, tail, CS_OP_K_AVGPOOL_I8, 2, inputs);
+  if (k < 0) return -1;
   cs_graph_node(g, k)->k.avgpool = p;
   return 1;
 }
@@ -90,8 +95,9 @@ cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t) {
     if (cs_graph_value(g, x_int)->rank != 4) { cs_qparams_free(&xq); continue; }
     cs_qdq_tail tail;
     if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); continue; }
+    int r = 0;
     if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
-      add_global(g, t, i, x_int, &xq, &tail);
+      r = add_global(g, t, i, x_int, &xq, &tail);
     } else {
       cs_window2d w;
       const cs_value *x = cs_graph_value(g, x_int);
@@ -99,13 +105,14 @@ cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t) {
         cs_error_clear();
       } else if (w.k_h == x->shape[2] && w.k_w == x->shape[3] && !w.pad_top && !w.pad_left &&
                  !w.pad_bottom && !w.pad_right && w.dil_h == 1 && w.dil_w == 1) {
-        add_global(g, t, i, x_int, &xq, &tail);
+        r = add_global(g, t, i, x_int, &xq, &tail);
       } else {
-        add_windowed(g, t, i, x_int, &xq, &tail, &w);
+        r = add_windowed(g, t, i, x_int, &xq, &tail, &w);
       }
     }
     cs_qparams_free(&xq);
     cs_qparams_free(&tail.out);
+    if (r < 0) return CS_ERR_NOMEM; /* message recorded */
   }
   return CS_OK;
 }

@@ -59,10 +59,10 @@ static cs_status fuse(cs_graph *g, int id) {
   int inputs[3] = {x_int, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
   int chain[1] = {id};
   int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_LAYER_NORM_I8, 3, inputs);
-  cs_graph_node(g, k)->k.layer_norm_i8 = p;
+  if (k >= 0) cs_graph_node(g, k)->k.layer_norm_i8 = p;
   cs_qparams_free(&xq);
   cs_qparams_free(&tail.out);
-  return CS_OK;
+  return k < 0 ? CS_ERR_NOMEM : CS_OK; /* the message is recorded */
 }
 
 cs_status pass_fuse_qdq_layer_norm(cs_graph *g, const cs_target *t) {

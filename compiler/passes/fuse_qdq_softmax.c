@@ -31,6 +31,7 @@ static cs_status fuse(cs_graph *g, int id) {
   int64_t axis = cs_node_attr_int(n, "axis", -1);
   if (axis < 0) axis += x->rank;
   float xs = xq.scale[0], ys = tail.out.scale[0];
+  cs_status st = CS_OK;
   if (axis >= 0 && axis < x->rank && xs > 0.0f && ys > 0.0f) {
     tidsp_softmax_i8_params p;
     memset(&p, 0, sizeof p);
@@ -54,12 +55,13 @@ static cs_status fuse(cs_graph *g, int id) {
     int t = cs_add_const_named(g, base, "exp_table", CS_DTYPE_F32, 1, shape, table);
     int inputs[2] = {t, x_int};
     int chain[1] = {id};
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_SOFTMAX_I8, 2, inputs);
-    cs_graph_node(g, k)->k.softmax_i8 = p;
+    int k = t < 0 ? -1 : cs_replace_chain(g, chain, 1, &tail, CS_OP_K_SOFTMAX_I8, 2, inputs);
+    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+    else cs_graph_node(g, k)->k.softmax_i8 = p;
   }
   cs_qparams_free(&xq);
   cs_qparams_free(&tail.out);
-  return CS_OK;
+  return st;
 }
 
 cs_status pass_fuse_qdq_softmax(cs_graph *g, const cs_target *t) {

@@ -63,8 +63,7 @@ static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *
   int bt = cs_graph_add_value(g, name, CS_DTYPE_I8, rank, shape);
   if (bt < 0) return -1;
   int t = cs_graph_add_node(g, CS_OP_TRANSPOSE, name, base, 1, &b_int, 1, &bt);
-  if (t < 0) return -1;
-  cs_node_set_attr_ints(cs_graph_node(g, t), "perm", rank, perm);
+  if (t < 0 || cs_node_set_attr_ints(cs_graph_node(g, t), "perm", rank, perm) != CS_OK) return -1;
   return bt;
 }
 
@@ -102,9 +101,9 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
       char base[256];
       snprintf(base, sizeof base, "%s", n->name ? n->name : "matmul");
       int rq = cs_requant_blob(g, base, t, 1, &exact, &ort, &p.rq);
-      if (rq < 0) {
-        cs_error_clear();
-      } else {
+      if (rq == -1) {
+        st = CS_ERR_NOMEM;
+      } else if (rq >= 0) {
         p.a_batch_stride = (int32_t)sa;
         p.b_batch_stride = (int32_t)sb;
         p.a_zp = aq.zp[0];
@@ -113,14 +112,14 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
         cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
         int drop;
         int bt = b_transposed(g, b_int, bdq, base, &drop);
-        if (bt < 0) {
-          st = cs_error(CS_ERR_NOMEM, "out of memory");
-        } else {
+        int k = -1;
+        if (bt >= 0) {
           int inputs[3] = {a_int, bt, rq};
           int chain[3] = {id, drop >= 0 ? bdq : -1, drop};
-          int k = cs_replace_chain(g, chain, 3, &tail, CS_OP_K_BATCH_MATMUL_I8, 3, inputs);
-          cs_graph_node(g, k)->k.batch_matmul = p;
+          k = cs_replace_chain(g, chain, 3, &tail, CS_OP_K_BATCH_MATMUL_I8, 3, inputs);
         }
+        if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+        else cs_graph_node(g, k)->k.batch_matmul = p;
       }
     }
   }

@@ -81,14 +81,16 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
     /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
     p.f = zy - fmaf(p.ra, za, p.rb * zb);
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
-    cs_graph_node(g, k)->k.add = p;
+    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+    else cs_graph_node(g, k)->k.add = p;
   } else {
     tidsp_mul_i8_params p;
     cs_mul_i8_params_init(g, &aq, &bq, &tail,
                           t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT, &p);
     p.bc = bc;
     int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
-    cs_graph_node(g, k)->k.mul = p;
+    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+    else cs_graph_node(g, k)->k.mul = p;
   }
 done:
   cs_qparams_free(&aq);

@@ -32,7 +32,10 @@ int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count
   if (b < 0) { *none = 1; return -1; }
   int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
   int32_t *out = malloc(sizeof(int32_t) * (size_t)channels);
-  if (!out) return -2;
+  if (!out) {
+    cs_error(CS_ERR_NOMEM, "'%s': out of memory for %d bias values", base, channels);
+    return -3;
+  }
   if (bdq >= 0) {
     const cs_value *bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
     if (!bv->data || bv->dtype != CS_DTYPE_I32 || cs_value_numel(bv) != channels) { free(out); return -2; }
@@ -52,7 +55,7 @@ int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count
   int64_t shape[1] = {channels};
   int id = cs_add_const_named(g, base, "bias_i32", CS_DTYPE_I32, 1, shape, out);
   free(out);
-  return id;
+  return id < 0 ? -3 : id;
 }
 
 /* Weight DQ: int8 constant, per-tensor or per-axis on `axis`, equal zero
@@ -97,6 +100,10 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
   int bias = cs_fold_bias_i32(g, conv->n_inputs > 2 ? conv->inputs[2] : -1, xq.scale[0], wq.scale, wq.count,
                               c_out, base, &no_bias);
   if (bias == -2) goto decline;
+  if (bias == -3) {
+    st = CS_ERR_NOMEM;
+    goto out;
+  }
   double *exact = malloc(sizeof(double) * (size_t)c_out);
   float *ort = malloc(sizeof(float) * (size_t)c_out);
   if (!exact || !ort) { free(exact); free(ort); st = cs_error(CS_ERR_NOMEM, "out of memory"); goto out; }
@@ -111,7 +118,11 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
   int rq = cs_requant_blob(g, base, t, c_out, exact, ort, &p.rq);
   free(exact);
   free(ort);
-  if (rq < 0) { cs_error_clear(); goto decline; } /* no Q31 form: float path */
+  if (rq == -2) goto decline; /* no Q31 form: float path */
+  if (rq < 0) {
+    st = CS_ERR_NOMEM;
+    goto out;
+  }
   /* Re-read after the graph grew. */
   conv = cs_graph_node(g, conv_id);
   x = cs_graph_value(g, conv->inputs[0]);
@@ -135,6 +146,10 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
   int inputs[4] = {cs_graph_node(g, xdq)->inputs[0], cs_graph_node(g, wdq)->inputs[0], no_bias ? -1 : bias, rq};
   int chain[1] = {conv_id};
   int id = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_CONV2D_I8, 4, inputs);
+  if (id < 0) {
+    st = CS_ERR_NOMEM;
+    goto out;
+  }
   cs_graph_node(g, id)->k.conv = p;
   st = CS_OK;
   goto out;

@@ -126,6 +126,7 @@ static cs_status rewrite(cs_graph *g, const cs_target *t, mm_match *m) {
     int64_t shape[2] = {N, K};
     w_id = cs_add_const_named(g, base, "weight_nk", CS_DTYPE_I8, 2, shape, wt);
     free(wt);
+    if (w_id < 0) return CS_ERR_NOMEM; /* message recorded */
   }
   float xs = m->xq.scale[0], ys = m->tail.out.scale[0];
   int no_bias = 0;
@@ -133,6 +134,7 @@ static cs_status rewrite(cs_graph *g, const cs_target *t, mm_match *m) {
   if (m->bias >= 0) {
     bias = cs_fold_bias_i32(g, m->bias, xs * m->alpha, m->wq.scale, m->wq.count, N, base, &no_bias);
     if (bias == -2) return CS_OK;
+    if (bias == -3) return CS_ERR_NOMEM;
   } else {
     no_bias = 1;
   }
@@ -149,7 +151,8 @@ static cs_status rewrite(cs_graph *g, const cs_target *t, mm_match *m) {
   int rq = cs_requant_blob(g, base, t, N, exact, ort, &p.rq);
   free(exact);
   free(ort);
-  if (rq < 0) { cs_error_clear(); return CS_OK; }
+  if (rq == -2) return CS_OK; /* no Q31 form: float path */
+  if (rq < 0) return CS_ERR_NOMEM;
   p.m = (int32_t)M;
   p.k = K;
   p.n = N;
@@ -160,6 +163,7 @@ static cs_status rewrite(cs_graph *g, const cs_target *t, mm_match *m) {
   int inputs[4] = {x_int, w_id, no_bias ? -1 : bias, rq};
   int chain[3] = {m->transpose, m->root, m->add};
   int id = cs_replace_chain(g, chain, 3, &m->tail, CS_OP_K_MATMUL_I8, 4, inputs);
+  if (id < 0) return CS_ERR_NOMEM;
   cs_graph_node(g, id)->k.matmul = p;
   return CS_OK;
 }

@@ -224,12 +224,13 @@ cs_status pass_fuse_sdpa_decode(cs_graph *g, const cs_target *t) {
     int64_t args[4];
     if (!match(g, i, &m) || !eligible(g, &m, args)) continue;
     char *origin = cs_origin_join(g, m.nodes, m.n_nodes);
+    if (!origin) return CS_ERR_NOMEM; /* message recorded */
     int out = cs_graph_node(g, i)->outputs[0];
     for (int j = 0; j < m.n_nodes; j++) cs_graph_remove_node(g, m.nodes[j]);
     int inputs[4] = {m.q, m.k, m.v, m.mask};
     int id = cs_add_kernel(g, CS_OP_K_SDPA_DECODE, origin, 4, inputs, out);
     free(origin);
-    cs_mm_set_args(g, id, 4, args);
+    if (cs_mm_set_args(g, id, 4, args) != CS_OK) return CS_ERR_NOMEM;
   }
   return CS_OK;
 }

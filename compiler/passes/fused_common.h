@@ -9,7 +9,7 @@
 
 /* The int32 bias constant of a fused layer from a bias value b (a DQ of an
  * int32 constant, or a float constant), -1 with *none = 1 if b < 0, -2 if
- * b is not foldable. */
+ * b is not foldable, -3 when out of memory (message recorded). */
 int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count,
                      int channels, const char *base, int *none);
 /* w is DQ(int8 constant) per-tensor or per-axis on `axis` with equal zero

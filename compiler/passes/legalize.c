@@ -19,19 +19,17 @@ static cs_status unsupported(const cs_node *n, const char *why) {
   return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): %s", n->name, cs_op_name(n->op), why);
 }
 
-/* Retarget node `id` in place as kernel `op` with the given inputs. */
+/* Retarget node `id` in place as kernel `op` with the given inputs. NULL
+ * when out of memory. */
 static cs_node *retarget(cs_graph *g, int id, cs_op op, int n_inputs, const int *inputs) {
+  if (cs_node_set_inputs(g, id, n_inputs, inputs) != CS_OK) return NULL;
   cs_node *n = cs_graph_node(g, id);
-  int *in = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
-  if (!in) return NULL;
-  memcpy(in, inputs, sizeof(int) * (size_t)n_inputs);
-  free(n->inputs);
-  n->inputs = in;
-  n->n_inputs = n_inputs;
   n->op = op;
   if (!n->origin || !*n->origin) {
+    char *o = strdup(n->name ? n->name : "");
+    if (!o) return NULL;
     free(n->origin);
-    n->origin = strdup(n->name ? n->name : "");
+    n->origin = o;
   }
   return n;
 }
@@ -70,8 +68,9 @@ static cs_status lower_qdq(cs_graph *g, int id) {
   snprintf(base, sizeof base, "%s", n->name);
   int64_t shape[1] = {qp.count};
   int scale = cs_add_const_named(g, base, "scale", CS_DTYPE_F32, 1, shape, qp.scale);
-  int zp = cs_add_const_named(g, base, "zero_point", CS_DTYPE_I32, 1, shape, qp.zps);
+  int zp = scale < 0 ? -1 : cs_add_const_named(g, base, "zero_point", CS_DTYPE_I32, 1, shape, qp.zps);
   cs_qparams_free(&qp);
+  if (zp < 0) return CS_ERR_NOMEM; /* message recorded */
   n = cs_graph_node(g, id);
   int ins[3] = {scale, zp, n->inputs[0]};
   cs_op op = n->op == CS_OP_QUANTIZE_LINEAR ? CS_OP_K_QUANTIZE : CS_OP_K_DEQUANTIZE;
@@ -112,14 +111,16 @@ static cs_status lower_conv(cs_graph *g, int id) {
   return CS_OK;
 }
 
-/* A new value holding transpose(v) as [cols][rows] of a 2-D value. */
+/* A new value holding transpose(v) as [cols][rows] of a 2-D value; -1
+ * when out of memory (message recorded). */
 static int transpose_2d(cs_graph *g, int v, const char *origin) {
   const cs_value *src = cs_graph_value(g, v);
   int64_t shape[2] = {src->shape[1], src->shape[0]};
   char name[512];
   snprintf(name, sizeof name, "%s.T", src->name ? src->name : "t");
   int out = cs_graph_add_value(g, name, src->dtype, 2, shape);
-  int k = cs_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out);
+  int k = out < 0 ? -1 : cs_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out);
+  if (k < 0) return -1;
   cs_node *n = cs_graph_node(g, k);
   memset(&n->k.transpose, 0, sizeof n->k.transpose);
   n->k.transpose.rank = 2;
@@ -177,8 +178,9 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   if (beta == 0.0f) c = -1;
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->name);
-  if (cs_node_attr_int(n, "transA", 0)) a = transpose_2d(g, a, origin);
-  if (cs_node_attr_int(cs_graph_node(g, id), "transB", 0)) b = transpose_2d(g, b, origin);
+  if (cs_node_attr_int(n, "transA", 0) && (a = transpose_2d(g, a, origin)) < 0) return CS_ERR_NOMEM;
+  if (cs_node_attr_int(cs_graph_node(g, id), "transB", 0) && (b = transpose_2d(g, b, origin)) < 0)
+    return CS_ERR_NOMEM;
   const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
   int32_t M = (int32_t)av->shape[0], K = (int32_t)av->shape[1], N = (int32_t)bv->shape[1];
   int y = cs_graph_node(g, id)->outputs[0];
@@ -450,18 +452,16 @@ static int upstream_int8_conv(cs_graph *g, int v) {
 static int downstream_int8_conv(cs_graph *g, int v) {
   int *stack = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   char *seen = calloc((size_t)g->n_values + 1, 1);
+  int *cons = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
   int top = 0, found = 0;
-  if (!stack || !seen) { free(stack); free(seen); return 0; }
+  if (!stack || !seen || !cons) { free(stack); free(seen); free(cons); return 0; }
   stack[top++] = v;
   seen[v] = 1;
   while (top > 0 && !found) {
     int u = stack[--top];
-    for (int k = 0; k < g->n_nodes && !found; k++) {
-      const cs_node *n = cs_graph_node(g, k);
-      if (n->dead) continue;
-      int reads = 0;
-      for (int i = 0; i < n->n_inputs; i++) reads |= n->inputs[i] == u;
-      if (!reads) continue;
+    int nc = cs_graph_consumers(g, u, cons, g->n_nodes);
+    for (int c = 0; c < nc && !found; c++) {
+      const cs_node *n = cs_graph_node(g, cons[c]);
       if (n->op == CS_OP_K_CONV2D_I8) { found = 1; break; }
       for (int o = 0; o < n->n_outputs; o++) {
         int w = n->outputs[o];
@@ -471,6 +471,7 @@ static int downstream_int8_conv(cs_graph *g, int v) {
   }
   free(stack);
   free(seen);
+  free(cons);
   return found;
 }
 
@@ -830,6 +831,10 @@ static cs_status lower_split(cs_graph *g, int id) {
     p.start[axis] = (int32_t)offset;
     offset += y->shape[axis];
     int k = cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &xin, outs[o]);
+    if (k < 0) {
+      free(outs);
+      return CS_ERR_NOMEM; /* message recorded */
+    }
     cs_graph_node(g, k)->k.slice = p;
   }
   free(outs);
@@ -838,6 +843,7 @@ static cs_status lower_split(cs_graph *g, int id) {
 
 static cs_status lower_concat(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
+  cs_status st;
   const cs_value *y = cs_graph_value(g, n->outputs[0]);
   int64_t axis = cs_node_attr_int(n, "axis", 0);
   if (axis < 0) axis += y->rank;
@@ -855,9 +861,16 @@ static cs_status lower_concat(cs_graph *g, int id) {
   p.outer = (int32_t)prod(y->shape, 0, (int)axis);
   p.inner_bytes = (int32_t)(prod(y->shape, (int)axis + 1, y->rank) * (int64_t)cs_dtype_size(y->dtype));
   n->op = CS_OP_K_CONCAT;
-  if (!n->origin || !*n->origin) { free(n->origin); n->origin = strdup(n->name); }
-  cs_node_set_attr_ints(n, "axis_len", n->n_inputs, lens);
+  if (!n->origin || !*n->origin) {
+    char *o = strdup(n->name);
+    if (o) {
+      free(n->origin);
+      n->origin = o;
+    }
+  }
+  st = cs_node_set_attr_ints(n, "axis_len", n->n_inputs, lens);
   free(lens);
+  if (st != CS_OK) return st;
   n->k.concat = p;
   return CS_OK;
 }

@@ -57,11 +57,11 @@ static cs_status offload_one(cs_graph *g, int add_id) {
   rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu, CS_OP_K_C7X_RESIDUAL_ADD_I8,
                             "c7x_int8_residual_add_relu");
 done:
-  if (rule) decline(cs_graph_node(g, add_id), rule);
+  if (rule && rule != cs_mm_nomem) decline(cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);
   cs_qparams_free(&bq);
   cs_qparams_free(&tail.out);
-  return CS_OK;
+  return rule == cs_mm_nomem ? CS_ERR_NOMEM : CS_OK;
 }
 
 cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t) {

@@ -71,17 +71,21 @@ int cs_mm_act_is_saturation(const cs_qparams *out, float lo, float hi) {
   return mn == -128 && mx == 127;
 }
 
-void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
-                              const uint8_t *scale, const uint8_t *shift, int *ids) {
+cs_status cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
+                                   const uint8_t *scale, const uint8_t *shift, int *ids) {
   int64_t shape[1] = {channels};
   ids[0] = cs_add_const_named(g, base, "mm_bias", CS_DTYPE_I32, 1, shape, bias);
-  ids[1] = cs_add_const_named(g, base, "mm_scale", CS_DTYPE_U8, 1, shape, scale);
-  ids[2] = cs_add_const_named(g, base, "mm_shift", CS_DTYPE_U8, 1, shape, shift);
+  ids[1] = ids[0] < 0 ? -1 : cs_add_const_named(g, base, "mm_scale", CS_DTYPE_U8, 1, shape, scale);
+  ids[2] = ids[1] < 0 ? -1 : cs_add_const_named(g, base, "mm_shift", CS_DTYPE_U8, 1, shape, shift);
+  return ids[2] < 0 ? CS_ERR_NOMEM : CS_OK; /* the message is recorded */
 }
 
-void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args) {
-  cs_node_set_attr_ints(cs_graph_node(g, node), CS_MM_ARGS, n, args);
+cs_status cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args) {
+  if (node < 0) return CS_ERR_NOMEM; /* the node could not be added: message recorded */
+  return cs_node_set_attr_ints(cs_graph_node(g, node), CS_MM_ARGS, n, args);
 }
+
+const char cs_mm_nomem[] = "out of memory";
 
 void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s) {
   const cs_node *mm = cs_graph_node(g, mm_id);
@@ -146,12 +150,13 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   snprintf(base, sizeof base, "%s", add->name ? add->name : "add");
   int64_t shape[1] = {(int64_t)sizeof p};
   int pv = cs_add_const_named(g, base, "mm_params", CS_DTYPE_U8, 1, shape, &p);
+  if (pv < 0) return cs_mm_nomem;
   int64_t n = cs_value_numel(cs_graph_value(g, y));
   int inputs[3] = {a_in, b_in, pv};
   int chain[1] = {add_id};
   int id = cs_replace_chain(g, chain, 1, tail, op, 3, inputs);
   int64_t args[2] = {n, relu};
-  cs_mm_set_args(g, id, 2, args);
+  if (cs_mm_set_args(g, id, 2, args) != CS_OK) return cs_mm_nomem;
   double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
   cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
   return NULL;

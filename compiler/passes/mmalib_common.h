@@ -37,11 +37,16 @@ const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_
  * applies (Relu with o_zp = −128, a Clip wider than the output range). */
 int cs_mm_act_is_saturation(const cs_qparams *out, float lo, float hi);
 
-/* Add the bias/scale/shift constants; writes their ids to ids[0..2]. */
-void cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
-                              const uint8_t *scale, const uint8_t *shift, int *ids);
+/* Add the bias/scale/shift constants; writes their ids to ids[0..2].
+ * CS_ERR_NOMEM (message recorded) when one cannot be added. */
+cs_status cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
+                                   const uint8_t *scale, const uint8_t *shift, int *ids);
 
-void cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args);
+cs_status cs_mm_set_args(cs_graph *g, int node, int n, const int64_t *args); /* node < 0: CS_ERR_NOMEM */
+/* What the helpers below that return a decline reason return when memory
+ * runs out (the message is recorded): the caller fails, it does not
+ * decline. */
+extern const char cs_mm_nomem[];
 
 /* The FC patterns around a MatMul/Gemm (int8 and int16 FC passes): for a
  * MatMul, aten.linear's input Reshape (read only by the MatMul), then
@@ -90,7 +95,7 @@ int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail);
  * largest shift (≤ 62) keeping both below 2^30; the 16-byte params blob,
  * the chain replaced by kernel `op` (`kernel` its symbol) and the report
  * entry (worst relative multiplier error). Returns NULL when replaced, else
- * the rule that declines (the graph is then unchanged). */
+ * the rule that declines (the graph is then unchanged), or cs_mm_nomem. */
 const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
                                const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
                                const char *kernel);
@@ -117,12 +122,13 @@ const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *w
 
 /* cs_mm_add_requant_consts with an int64 bias (NULL: no bias constant,
  * ids[0] = -1). */
-void cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
+cs_status cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
                                   const uint8_t *scale, const uint8_t *shift, int *ids);
 
 /* Take over an int16 QDQ chain (cs_replace_chain) with kernel `op`; with
  * relu, the kernel writes a new int16 value and the ReLU call (above)
- * produces the Q's output. Returns the kernel node id. */
+ * produces the Q's output. Returns the kernel node id, -1 when out of
+ * memory (message recorded). */
 int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs_qdq_tail *tail, int relu,
                             cs_op op, int n_inputs, const int *inputs);
 

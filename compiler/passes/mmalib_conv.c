@@ -191,6 +191,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
     char pname[300];
     snprintf(pname, sizeof pname, "%s.mm_padded", base);
     int pv = cs_graph_add_value(g, pname, CS_DTYPE_I8, 4, pshape);
+    if (pv < 0) {
+      st = CS_ERR_NOMEM; /* message recorded */
+      goto done;
+    }
     tidsp_pad_params pp;
     memset(&pp, 0, sizeof pp);
     pp.rank = 4;
@@ -204,15 +208,18 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
     pp.mode = TIDSP_PAD_CONSTANT;
     pp.value[0] = (uint8_t)(int8_t)d_zp;
     int pid = cs_add_kernel(g, CS_OP_K_PAD, base, 1, &act_in, pv);
+    if (pid < 0 || cs_value_set_quant(cs_graph_value(g, pv), -1, 1, xq.scale, xq.zps) != CS_OK) {
+      st = CS_ERR_NOMEM;
+      goto done;
+    }
     cs_graph_node(g, pid)->k.pad = pp;
-    cs_value_set_quant(cs_graph_value(g, pv), -1, 1, xq.scale, xq.zps);
     act_in = pv;
     h_in = pshape[2];
     w_in_dim = pshape[3];
     kw.pad_top = kw.pad_bottom = kw.pad_left = kw.pad_right = 0;
   }
   int rq[3];
-  cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
+  if ((st = cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq)) != CS_OK) goto done;
   int inputs[5] = {act_in, w_in, rq[0], rq[1], rq[2]};
   int chain[1] = {conv_id};
   int id = cs_replace_chain(g, chain, 1, &tail, kOp[kind], 5, inputs);
@@ -229,7 +236,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
     na = kind == CONV_GROUPED ? 13 : 12;
     memcpy(args, a, sizeof a);
   }
-  cs_mm_set_args(g, id, na, args);
+  if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
                        cs_graph_node(g, conv_id)->name, kExtern[kind], worst, NULL);
 done:

@@ -158,19 +158,20 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, conv_
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
   int64_t c_in = x->shape[1], h_in = x->shape[2], w_dim = x->shape[3];
   int rq[3];
-  cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq);
+  if ((st = cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq)) != CS_OK) goto done;
   int inputs[5] = {x_in, w_in, rq[0], rq[1], rq[2]};
   int chain[1] = {conv_id};
   int id = cs_mm_replace_chain_i16(g, chain, 1, &tail, relu, kOp[kind], 5, inputs);
   if (kind == CONV_DEPTHWISE) {
     int64_t a[12] = {c_in, h_in, w_dim, win.k_h, win.k_w, win.stride_h, win.stride_w,
                      win.pad_top, win.pad_bottom, win.pad_left, win.pad_right, groups};
-    cs_mm_set_args(g, id, 12, a);
+    st = cs_mm_set_args(g, id, 12, a);
   } else {
     int64_t a[12] = {c_in, h_in, w_dim, c_out, win.k_h, win.k_w, win.stride_h, win.stride_w,
                      win.pad_top, win.pad_bottom, win.pad_left, win.pad_right};
-    cs_mm_set_args(g, id, 12, a);
+    st = cs_mm_set_args(g, id, 12, a);
   }
+  if (st != CS_OK) goto done;
   cs_mmalib_report_add(kKind[kind], cs_graph_node(g, conv_id)->name, kExtern[kind], worst, NULL);
 done:
   if (rule && st == CS_OK) decline(cs_graph_node(g, conv_id), kind, rule);

@@ -139,14 +139,18 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   if (!trans_b) {
     int64_t shape[2] = {n_out, k};
     w_nk = cs_add_const_named(g, base, "mm_weight_nk", CS_DTYPE_I8, 2, shape, wnk);
+    if (w_nk < 0) {
+      st = CS_ERR_NOMEM; /* message recorded */
+      goto done;
+    }
   }
   int rq[3];
-  cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq);
+  if ((st = cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq)) != CS_OK) goto done;
   int inputs[5] = {x_in, w_nk, rq[0], rq[1], rq[2]};
   int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
   int id = cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
   int64_t args[3] = {m, k, n_out};
-  cs_mm_set_args(g, id, 3, args);
+  if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
   cs_mmalib_report_add(CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name, "mmalib_matmul_bias_i8", worst, NULL);
 done:
   if (rule && st == CS_OK) decline(cs_graph_node(g, mm_id), rule);

@@ -124,14 +124,18 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   if (!trans_b) {
     int64_t shape[2] = {n_out, k};
     w_nk = cs_add_const_named(g, base, "mm_weight_nk", CS_DTYPE_I16, 2, shape, wnk);
+    if (w_nk < 0) {
+      st = CS_ERR_NOMEM; /* message recorded */
+      goto done;
+    }
   }
   int rq[3];
-  cs_mm_add_requant_consts_i16(g, base, (int)n_out, bias_i, scale, shift, rq);
+  if ((st = cs_mm_add_requant_consts_i16(g, base, (int)n_out, bias_i, scale, shift, rq)) != CS_OK) goto done;
   int inputs[5] = {x_in, w_nk, rq[0], rq[1], rq[2]};
   int chain[4] = {rs_in, mm_id, rs_out, add_id};
   int id = cs_mm_replace_chain_i16(g, chain, 4, &tail, relu, CS_OP_K_MMALIB_FC_I16, 5, inputs);
   int64_t args[3] = {m, k, n_out};
-  cs_mm_set_args(g, id, 3, args);
+  if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
   /* the bias Add is part of this layer now (the residual-add pass had
    * declined it as an add) */
   if (add_name[0]) cs_mmalib_report_forget(add_name);

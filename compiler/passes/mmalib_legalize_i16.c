@@ -57,32 +57,41 @@
 /* max|x| is at least this, so that s_a is a normal float and x = 0 → 0. */
 #define ABSMAX_FLOOR 1e-30f
 
+/* failed: a value or node could not be added (message recorded); every
+ * builder below then does nothing and returns -1, and the pass fails. */
 typedef struct legal_ctx {
   cs_graph *g;
   char base[256];   /* the layer's name, prefix of every new value */
   char origin[256]; /* the ONNX node the calls came from */
+  int failed;
 } legal_ctx;
+
+static int checked(legal_ctx *c, int id) {
+  if (id < 0) c->failed = 1;
+  return id;
+}
 
 static int new_value(legal_ctx *c, const char *suffix, cs_dtype t, int rank, const int64_t *shape) {
   char name[512];
   snprintf(name, sizeof name, "%s.%s", c->base, suffix);
-  return cs_graph_add_value(c->g, name, t, rank, shape);
+  return c->failed ? -1 : checked(c, cs_graph_add_value(c->g, name, t, rank, shape));
 }
 
 static int scalar_const(legal_ctx *c, const char *suffix, float v) {
   int64_t one[1] = {1};
-  return cs_add_const_named(c->g, c->base, suffix, CS_DTYPE_F32, 1, one, &v);
+  return c->failed ? -1 : checked(c, cs_add_const_named(c->g, c->base, suffix, CS_DTYPE_F32, 1, one, &v));
 }
 
 /* y = a op b (float, broadcasting). */
 static int binary(legal_ctx *c, tidsp_binary_op op, int a, int b, int y) {
+  if (c->failed) return -1;
   tidsp_binary_f32_params p;
   memset(&p, 0, sizeof p);
   cs_broadcast_init(cs_graph_value(c->g, a), cs_graph_value(c->g, b), cs_graph_value(c->g, y), &p.bc);
   p.op = op;
   int in[2] = {a, b};
-  int id = cs_add_kernel(c->g, CS_OP_K_BINARY_F32, c->origin, 2, in, y);
-  cs_graph_node(c->g, id)->k.binary = p;
+  int id = checked(c, cs_add_kernel(c->g, CS_OP_K_BINARY_F32, c->origin, 2, in, y));
+  if (id >= 0) cs_graph_node(c->g, id)->k.binary = p;
   return id;
 }
 
@@ -98,16 +107,19 @@ static int dynamic_scale(legal_ctx *c, int x) {
   int64_t cat_shape[1] = {2 * n + 1};
   int cat = new_value(c, "abs_candidates", CS_DTYPE_F32, 1, cat_shape);
   int cin[3] = {x, neg, scalar_const(c, "absmax_floor", ABSMAX_FLOOR)};
-  int id = cs_add_kernel(g, CS_OP_K_CONCAT, c->origin, 3, cin, cat);
+  if (c->failed) return -1;
+  int id = checked(c, cs_add_kernel(g, CS_OP_K_CONCAT, c->origin, 3, cin, cat));
+  if (id < 0) return -1;
   int64_t lens[3] = {n, n, 1};
   cs_node *cn = cs_graph_node(g, id);
-  cs_node_set_attr_ints(cn, "axis_len", 3, lens);
+  if (cs_node_set_attr_ints(cn, "axis_len", 3, lens) != CS_OK) return checked(c, -1);
   memset(&cn->k.concat, 0, sizeof cn->k.concat);
   cn->k.concat.n_inputs = 3;
   cn->k.concat.outer = 1;
   cn->k.concat.inner_bytes = (int32_t)sizeof(float);
   int absmax = new_value(c, "absmax", CS_DTYPE_F32, 1, one);
-  id = cs_add_kernel(g, CS_OP_K_MAXPOOL_F32, c->origin, 1, &cat, absmax);
+  id = c->failed ? -1 : checked(c, cs_add_kernel(g, CS_OP_K_MAXPOOL_F32, c->origin, 1, &cat, absmax));
+  if (id < 0) return -1;
   tidsp_pool2d_params *pp = &cs_graph_node(g, id)->k.pool;
   memset(pp, 0, sizeof *pp);
   pp->n = pp->c = pp->h_in = pp->h_out = pp->w_out = pp->k_h = 1;
@@ -127,8 +139,10 @@ static int quantize_dynamic(legal_ctx *c, int x, int s) {
   int32_t n = (int32_t)cs_value_numel(xv), zero = 0;
   memcpy(shape, xv->shape, sizeof shape);
   int xq = new_value(c, "act_i16", CS_DTYPE_I16, rank, shape);
-  int in[3] = {s, cs_add_const_named(g, c->base, "act_zero_point", CS_DTYPE_I32, 1, one, &zero), x};
-  int id = cs_add_kernel(g, CS_OP_K_QUANTIZE, c->origin, 3, in, xq);
+  int zp = c->failed ? -1 : checked(c, cs_add_const_named(g, c->base, "act_zero_point", CS_DTYPE_I32, 1, one, &zero));
+  int in[3] = {s, zp, x};
+  int id = c->failed ? -1 : checked(c, cs_add_kernel(g, CS_OP_K_QUANTIZE, c->origin, 3, in, xq));
+  if (id < 0) return -1;
   tidsp_qdq_params *p = &cs_graph_node(g, id)->k.qdq;
   p->outer = n;
   p->channels = 1;
@@ -142,14 +156,15 @@ static void dequantize_dynamic(legal_ctx *c, int yq, int s, const float *step, i
                                int32_t inner, int y) {
   cs_graph *g = c->g;
   int64_t cs[1] = {channels};
-  int steps = cs_add_const_named(g, c->base, "out_step", CS_DTYPE_F32, 1, cs, step);
+  if (c->failed) return;
+  int steps = checked(c, cs_add_const_named(g, c->base, "out_step", CS_DTYPE_F32, 1, cs, step));
   int scale = new_value(c, "out_scale", CS_DTYPE_F32, 1, cs);
   binary(c, TIDSP_BINARY_MUL, s, steps, scale);
-  int32_t *zeros = calloc((size_t)channels, sizeof *zeros);
-  int zp = cs_add_const_named(g, c->base, "out_zero_point", CS_DTYPE_I32, 1, cs, zeros);
-  free(zeros);
+  /* NULL data: the constant is zero-filled */
+  int zp = c->failed ? -1 : checked(c, cs_add_const_named(g, c->base, "out_zero_point", CS_DTYPE_I32, 1, cs, NULL));
   int in[3] = {scale, zp, yq};
-  int id = cs_add_kernel(g, CS_OP_K_DEQUANTIZE, c->origin, 3, in, y);
+  int id = c->failed ? -1 : checked(c, cs_add_kernel(g, CS_OP_K_DEQUANTIZE, c->origin, 3, in, y));
+  if (id < 0) return;
   tidsp_qdq_params *p = &cs_graph_node(g, id)->k.qdq;
   p->outer = outer;
   p->channels = channels;
@@ -309,7 +324,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
     ones[c] = 1;
     step[c] = (float)ldexp(step[c], sh);
   }
-  legal_ctx c = {g, "", ""};
+  legal_ctx c = {g, "", "", 0};
   snprintf(c.base, sizeof c.base, "%s", n->name ? n->name : "conv");
   snprintf(c.origin, sizeof c.origin, "%s", n->origin && *n->origin ? n->origin : c.base);
   int x_val = n->inputs[0], y_val = n->outputs[0];
@@ -319,20 +334,25 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
   drop_weight_dq(g, dq);
   int s = dynamic_scale(&c, x_val);
   int xq = quantize_dynamic(&c, x_val, s);
-  int wv = cs_add_const_named(g, c.base, "weight_i16", CS_DTYPE_I16, 4, wshape, wq);
-  int in[5] = {xq, wv, -1, cs_add_const_named(g, c.base, "mm_scale", CS_DTYPE_U8, 1, cs, ones),
-               cs_add_const_named(g, c.base, "mm_shift", CS_DTYPE_U8, 1, cs, shift)};
+  int wv = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "weight_i16", CS_DTYPE_I16, 4, wshape, wq));
+  int sc = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "mm_scale", CS_DTYPE_U8, 1, cs, ones));
+  int sh = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "mm_shift", CS_DTYPE_U8, 1, cs, shift));
+  int in[5] = {xq, wv, -1, sc, sh};
   int yq = new_value(&c, "out_i16", CS_DTYPE_I16, 4, yshape);
-  int k = cs_add_kernel(g, CS_OP_K_MMALIB_CONV2D_I16, c.origin, 5, in, yq);
+  int k = c.failed ? -1 : checked(&c, cs_add_kernel(g, CS_OP_K_MMALIB_CONV2D_I16, c.origin, 5, in, yq));
   int64_t args[12] = {c_in, h_in, w_in, c_out, w.k_h, w.k_w, w.stride_h, w.stride_w,
                       w.pad_top, w.pad_bottom, w.pad_left, w.pad_right};
-  cs_mm_set_args(g, k, 12, args);
+  if (!c.failed && cs_mm_set_args(g, k, 12, args) != CS_OK) c.failed = 1;
   int yf = bias >= 0 ? new_value(&c, "out_nobias", CS_DTYPE_F32, 4, yshape) : y_val;
   dequantize_dynamic(&c, yq, s, step, 1, (int32_t)c_out, (int32_t)hw_out, yf);
-  if (bias >= 0) {
+  if (bias >= 0 && !c.failed) {
     int64_t bshape[4] = {1, c_out, 1, 1};
-    int b4 = cs_add_const_named(g, c.base, "bias_c11", CS_DTYPE_F32, 4, bshape, cs_graph_value(g, bias)->data);
+    int b4 = checked(&c, cs_add_const_named(g, c.base, "bias_c11", CS_DTYPE_F32, 4, bshape, cs_graph_value(g, bias)->data));
     binary(&c, TIDSP_BINARY_ADD, yf, b4, y_val);
+  }
+  if (c.failed) {
+    st = CS_ERR_NOMEM; /* message recorded */
+    goto out;
   }
   cs_mmalib_report_add(CS_OFFLOAD_CONV2D, c.base, "mmalib_conv2d_i16", -1.0, NULL);
 out:
@@ -397,7 +417,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
     goto out;
   }
   for (int64_t j = 0; j < nn; j++) step[j] = (float)ldexp(step[j], sh);
-  legal_ctx c = {g, "", ""};
+  legal_ctx c = {g, "", "", 0};
   snprintf(c.base, sizeof c.base, "%s", n->name ? n->name : "matmul");
   snprintf(c.origin, sizeof c.origin, "%s", n->origin && *n->origin ? n->origin : c.base);
   int x_val = n->inputs[0], y_val = n->outputs[0];
@@ -406,14 +426,19 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
   drop_weight_dq(g, dq);
   int s = dynamic_scale(&c, x_val);
   int xq = quantize_dynamic(&c, x_val, s);
-  int in[2] = {xq, cs_add_const_named(g, c.base, "weight_i16", CS_DTYPE_I16, 2, wshape, wq)};
+  int wv = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "weight_i16", CS_DTYPE_I16, 2, wshape, wq));
+  int in[2] = {xq, wv};
   int yq = new_value(&c, "out_i16", CS_DTYPE_I16, 2, yshape);
-  int kid = cs_add_kernel(g, CS_OP_K_MMALIB_MATMUL_I16, c.origin, 2, in, yq);
+  int kid = c.failed ? -1 : checked(&c, cs_add_kernel(g, CS_OP_K_MMALIB_MATMUL_I16, c.origin, 2, in, yq));
   int64_t args[4] = {m, k, nn, sh};
-  cs_mm_set_args(g, kid, 4, args);
+  if (!c.failed && cs_mm_set_args(g, kid, 4, args) != CS_OK) c.failed = 1;
   int yf = bias >= 0 ? new_value(&c, "out_nobias", CS_DTYPE_F32, 2, yshape) : y_val;
   dequantize_dynamic(&c, yq, s, step, (int32_t)m, (int32_t)nn, 1, yf);
   if (bias >= 0) binary(&c, TIDSP_BINARY_ADD, yf, bias, y_val);
+  if (c.failed) {
+    st = CS_ERR_NOMEM; /* message recorded */
+    goto out;
+  }
   cs_mmalib_report_add(CS_OFFLOAD_MATMUL, c.base, "mmalib_matmul_i16", -1.0, NULL);
 out:
   free(wf);

@@ -60,7 +60,11 @@ static cs_status offload_one(cs_graph *g, int pool_id, int tidl) {
   int chain[1] = {pool_id};
   int id = cs_replace_chain(g, chain, 1, &tail, tidl ? CS_OP_K_C7X_MAXPOOL_TIDL_I8 : CS_OP_K_C7X_MAXPOOL_I8, 1,
                             &x_in);
-  cs_mm_set_args(g, id, 12, args);
+  if (cs_mm_set_args(g, id, 12, args) != CS_OK) {
+    cs_qparams_free(&xq);
+    cs_qparams_free(&tail.out);
+    return CS_ERR_NOMEM; /* message recorded */
+  }
   cs_mmalib_report_add(CS_OFFLOAD_MAX_POOL, cs_graph_node(g, pool_id)->name,
                        tidl ? "c7x_int8_max_pool_tidl" : "c7x_int8_max_pool", -1.0, NULL);
 done:

@@ -55,20 +55,23 @@ static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
 }
 
 /* The packed copy of dense weight w ([rows][k] bytes): a new constant
- * "<w>.packed" with per-output-channel quantization carried over. */
+ * "<w>.packed" with per-output-channel quantization carried over. -1 when
+ * it cannot be held (message recorded). */
 static int add_packed(cs_graph *g, int w, int64_t rows, int64_t k, int64_t stride) {
   int64_t shape[2] = {rows, stride};
   char name[512];
   snprintf(name, sizeof name, "%s", cs_graph_value(g, w)->name ? cs_graph_value(g, w)->name : "weight");
   int id = cs_add_const_named(g, name, "packed", CS_DTYPE_I8, 2, shape, NULL); /* zero-filled */
+  if (id < 0) return -1;
   const cs_value *src = cs_graph_value(g, w); /* re-read: adding may move values */
   cs_value *dst = cs_graph_value(g, id);
   const int8_t *s = src->data;
   int8_t *d = dst->data;
   for (int64_t r = 0; r < rows; r++) memcpy(d + r * stride, s + r * k, (size_t)k);
   const cs_quant *q = src->quant;
-  if (q && (q->axis < 0 || (q->axis == 0 && q->count == rows)))
-    cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point);
+  if (q && (q->axis < 0 || (q->axis == 0 && q->count == rows)) &&
+      cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point) != CS_OK)
+    return -1;
   return id;
 }
 
@@ -100,11 +103,17 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
     /* Readers of one weight share its packed copy when they agree on the
      * row length (the element count fixes the rows then too). */
     int id = packed[w] >= 0 && packed_k[w] == k ? packed[w] : add_packed(g, w, rows, k, stride);
+    if (id < 0) {
+      free(packed);
+      free(packed_k);
+      return CS_ERR_NOMEM; /* message recorded */
+    }
     if (packed[w] < 0) {
       packed[w] = id;
       packed_k[w] = k;
     }
-    n->inputs[WEIGHT_INPUT] = id;
+    cs_node_set_input(g, i, WEIGHT_INPUT, id);
+    n = cs_graph_node(g, i);
     if (n->op == CS_OP_K_CONV2D_I8) n->k.conv.w_row_stride = (int32_t)stride;
     else n->k.matmul.w_row_stride = (int32_t)stride;
   }

@@ -42,4 +42,10 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_constants(cs_graph *g, const cs_target *t);
 cs_status pass_pack_weights(cs_graph *g, const cs_target *t); /* -pack-weights=1 */
 
+/* Before a pass computes a constant result (FoldConstant, any evaluator of
+ * constant subgraphs): may the graph hold output v of node n? CS_OK, or
+ * CS_ERR_NOMEM naming the node, the tensor, its size and the memory limit
+ * (fold_constants.c). Nothing is allocated. */
+cs_status cs_fold_check_result(const cs_graph *g, const cs_node *n, const cs_value *v);
+
 #endif

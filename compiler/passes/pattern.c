@@ -53,7 +53,10 @@ char *cs_origin_join(cs_graph *g, const int *nodes, int count) {
     len += strlen(s ? s : "") + 2;
   }
   char *out = malloc(len);
-  if (!out) return NULL;
+  if (!out) {
+    cs_error(CS_ERR_NOMEM, "out of memory (%zu bytes of node names)", len);
+    return NULL;
+  }
   out[0] = '\0';
   for (int i = 0; i < count; i++) {
     if (nodes[i] < 0) continue;

@@ -24,15 +24,18 @@ int cs_match_is_const(cs_graph *g, int v);
 int cs_match_dq_i8(cs_graph *g, int v);
 
 /* Origin text for a fused node: the names of the given nodes, ", "-joined
- * (malloc'd). Nodes with id < 0 are skipped. */
+ * (malloc'd; NULL when out of memory, message recorded). Nodes with id < 0
+ * are skipped. */
 char *cs_origin_join(cs_graph *g, const int *nodes, int count);
 
 /* Add a kernel node that takes over value `out` (whose old producer must
- * already be removed). Returns the node id. */
+ * already be removed). Returns the node id, or -1 when out of memory
+ * (message recorded). */
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out);
 
-/* Add a constant with a generated, readable name "<base>.<suffix>". */
+/* Add a constant with a generated, readable name "<base>.<suffix>". -1
+ * when it breaks the memory limit or memory runs out (message recorded). */
 int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
                        cs_dtype dtype, int rank, const int64_t *shape,
                        const void *data);

@@ -59,11 +59,13 @@ int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
   all[k++] = tail->act;
   all[k++] = tail->q;
   char *origin = cs_origin_join(g, all, k);
+  if (!origin) return -1; /* message recorded */
   int out = cs_graph_node(g, tail->q)->outputs[0];
   for (int i = 0; i < k; i++)
     if (all[i] >= 0) cs_graph_remove_node(g, all[i]);
   int id = cs_add_kernel(g, op, origin, n_inputs, inputs, out);
   free(origin);
-  cs_value_set_quant(cs_graph_value(g, out), -1, 1, tail->out.scale, tail->out.zps);
+  if (id >= 0 && cs_value_set_quant(cs_graph_value(g, out), -1, 1, tail->out.scale, tail->out.zps) != CS_OK)
+    id = -1;
   return id;
 }

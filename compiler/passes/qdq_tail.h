@@ -26,7 +26,7 @@ int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp);
 
 /* Take over the tail's output: remove the nodes from `first` through the
  * tail, add `op` producing the Q's output value (quant params set), and
- * return the new node id. */
+ * return the new node id (-1 when out of memory, message recorded). */
 int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
                      const cs_qdq_tail *tail, cs_op op, int n_inputs,
                      const int *inputs);

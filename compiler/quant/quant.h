@@ -52,8 +52,9 @@ cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift);
  * new constant named "<base>.rq": FLOAT → float mult_ort[count]; Q31 →
  * int32 mult[count] then int32 shift[count], the same float multipliers in
  * integer form (`exact` is kept for the error report).
- * Fills rq->kind and rq->per_channel. Returns the value id or -1 (error
- * set). */
+ * Fills rq->kind and rq->per_channel. Returns the value id; -2 when a
+ * multiplier has no Q31 form (the caller declines; nothing recorded); -1
+ * when the constant cannot be held (CS_ERR_NOMEM, message recorded). */
 int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
                     int count, const double *exact, const float *ort,
                     tidsp_requant_params *rq);

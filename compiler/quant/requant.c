@@ -14,13 +14,12 @@ int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
   if (t->requant == CS_REQUANT_Q31) {
     rq->kind = TIDSP_REQUANT_Q31;
     int32_t *blob = malloc(sizeof(int32_t) * 2 * (size_t)count);
-    if (!blob) { cs_error(CS_ERR_NOMEM, "out of memory"); return -1; }
+    if (!blob) { cs_error(CS_ERR_NOMEM, "'%s': out of memory for %d requantization multipliers", base, count); return -1; }
     for (int c = 0; c < count; c++) {
       if (cs_q31_from_float(ort[c], &blob[c], &blob[count + c]) != CS_OK) {
         free(blob);
-        cs_error(CS_ERR_UNSUPPORTED, "'%s': channel %d: requantization multiplier %g has no Q31 form",
-                 base, c, (double)ort[c]);
-        return -1;
+        cs_error_clear();
+        return -2;
       }
     }
     shape[0] = 2 * count;

@@ -6,9 +6,12 @@
  */
 #include "test_codegen_graphs.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
+#include "codegen/cg.h"
 #include "codegen/codegen.h"
 #include "cstatic/model.h"
 #include "target.h"
@@ -524,7 +527,34 @@ static void unlowered_or_mistyped_nodes_are_errors(void) {
   free(tmp);
 }
 
+/* cs_c_float writes printf's "%af" of the widened float itself (speed);
+ * it must be that text exactly, for every class of float. */
+static void float_literals_are_printf_hex_floats(void) {
+  const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, 3.0f, 0.1f, -0.1f, 1e-45f, -1e-45f,
+                           1.17549435e-38f, 3.40282347e+38f, -3.40282347e+38f, 1.5f, 1024.0f};
+  char got[48], want[48];
+  int bad = 0;
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+    cs_c_float(special[i], got);
+    snprintf(want, sizeof want, "%af", (double)special[i]);
+    if (strcmp(got, want)) bad++, fprintf(stderr, "cs_c_float(%g): %s, printf: %s\n", (double)special[i], got, want);
+  }
+  uint32_t bits = 1;
+  for (int i = 0; i < 200000; i++) {
+    bits = bits * 1664525u + 1013904223u;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    if (isnan(f) || isinf(f)) continue;
+    cs_c_float(f, got);
+    snprintf(want, sizeof want, "%af", (double)f);
+    if (strcmp(got, want) && bad++ < 5) fprintf(stderr, "cs_c_float(%a): %s, printf: %s\n", (double)f, got, want);
+  }
+  CHECK_MSG(bad == 0, "%d floats differ from printf's %%a", bad);
+  CHECK(!strcmp(cs_c_float(NAN, got), "NAN") && !strcmp(cs_c_float(-INFINITY, got), "-INFINITY"));
+}
+
 int main(void) {
+  float_literals_are_printf_hex_floats();
   tg_source_dir(src_dir, sizeof src_dir);
   tg_tidsp_lib(tidsp_lib, sizeof tidsp_lib);
   emitted_files_and_header_contract();

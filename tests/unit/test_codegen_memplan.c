@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "memplan_reference.h"
 #include "schedule/memplan.h"
 #include "unit.h"
 
@@ -179,6 +180,44 @@ static void cnn_shaped_graphs_stay_within_10_percent_of_the_bound(void) {
   CHECK_MSG(size * 100 <= lb * 110, "arena %zu vs lower bound %zu", size, lb);
 }
 
+/* The planner answers conflict queries from an index over steps; the
+ * plans must be exactly those of the scan-everything reference, whatever
+ * the shape of the lifetimes: short chains, long-lived tensors, both
+ * pools, zero-byte tensors, equal sizes (ties), more than the 4000 tensors
+ * above which the randomized orders stop. */
+static void plans_equal_the_scanning_reference(void) {
+  enum { CHAIN, LONG_LIVED, MIXED };
+  static const struct { int n, kind; } cases[] = {
+      {1, CHAIN},      {2, MIXED},       {7, LONG_LIVED}, {60, CHAIN},  {60, LONG_LIVED}, {60, MIXED},
+      {300, CHAIN},    {300, LONG_LIVED}, {300, MIXED},   {900, CHAIN}, {900, MIXED},      {4100, CHAIN},
+  };
+  uint32_t seed = 777;
+  for (int trial = 0; trial < (int)(sizeof cases / sizeof cases[0]); trial++) {
+    int n = cases[trial].n, kind = cases[trial].kind;
+    cs_memplan_tensor *t = malloc(sizeof *t * (size_t)n);
+    size_t *off = malloc(sizeof *off * (size_t)n), *ref = malloc(sizeof *ref * (size_t)n);
+    int steps = 1 + (int)(lcg(&seed) % (unsigned)(2 * n + 1));
+    for (int i = 0; i < n; i++) {
+      int a = (int)(lcg(&seed) % (unsigned)steps);
+      int len = kind == CHAIN ? (int)(lcg(&seed) % 3)
+                : kind == LONG_LIVED ? (int)(lcg(&seed) % (unsigned)steps)
+                                     : (int)(lcg(&seed) % 20);
+      size_t size = trial % 3 == 0 ? 64 * (1 + lcg(&seed) % 4) : lcg(&seed) % 5000; /* ties; zeros */
+      t[i] = (cs_memplan_tensor){size, a - 5, a - 5 + len, (int)(lcg(&seed) % 2)}; /* steps < 0 too */
+    }
+    size_t pools[CS_POOL_COUNT], ref_pools[CS_POOL_COUNT];
+    size_t align = trial % 2 ? 64 : 1;
+    CHECK(cs_memplan_solve(t, n, align, off, pools) == CS_OK);
+    ref_memplan_solve(t, n, align, ref, ref_pools);
+    int same = !memcmp(pools, ref_pools, sizeof pools);
+    for (int i = 0; i < n && same; i++) same = off[i] == ref[i];
+    CHECK_MSG(same, "case %d (%d tensors): the plan differs from the reference", trial, n);
+    free(t);
+    free(off);
+    free(ref);
+  }
+}
+
 int main(void) {
   disjoint_lifetimes_share_memory();
   kernel_output_never_shares_with_its_input();
@@ -191,5 +230,6 @@ int main(void) {
   bad_requests_are_errors();
   random_lifetimes_never_overlap();
   cnn_shaped_graphs_stay_within_10_percent_of_the_bound();
+  plans_equal_the_scanning_reference();
   UNIT_MAIN_END();
 }
