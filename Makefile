@@ -13,7 +13,8 @@ PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
             pytest torch==2.13.0 torchao==0.18.0 torchvision==0.28.0 scikit-learn \
             scikit-build-core
 
-.PHONY: all setup build demo test test-slow unit e2e asan clean bench
+.PHONY: all setup build demo test test-slow unit e2e asan tsan sanitize sanitize-slow fuzz fuzz-build \
+        fuzz-corpus clean bench
 
 all: build
 
@@ -37,9 +38,55 @@ build: setup
 	cmake -S . -B $(BUILD) -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
 	cmake --build $(BUILD) -j2
 
+# ASan + UBSan build of everything: the CLI, runtime, firmware, client,
+# unit tests and fuzz replays (every report is fatal).
 asan: setup
 	cmake -S . -B $(BUILD)-asan -DCS_ASAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
-	cmake --build $(BUILD)-asan -j2 --target cstatic
+	cmake --build $(BUILD)-asan -j2
+
+# ThreadSanitizer build of the firmware and the client (their threads: one
+# per connection, a DMA engine).
+TSAN_TARGETS := c7x_fw c7x_compute c7x_arm_runtime cstatic
+tsan: setup
+	cmake -S . -B $(BUILD)-tsan -DCS_TSAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
+	cmake --build $(BUILD)-tsan -j2 --target $(TSAN_TARGETS)
+
+# The unit tests (with the fuzz regression replays) under ASan/UBSan, and
+# the firmware and client tests against the ASan firmware, client and CLI.
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:handle_segv=0:handle_sigbus=0:handle_abort=0 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SANITIZED_E2E := tests/e2e/test_deploy.py tests/e2e/test_deploy_faults.py tests/e2e/test_hostile_inputs.py
+sanitize: asan
+	cd $(BUILD)-asan && $(ASAN_ENV) ctest --output-on-failure -j2
+	$(ASAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-asan/bin/cstatic $(PY) -m pytest -q $(SANITIZED_E2E) -m "not slow"
+
+# The concurrent-client tests against the TSan firmware and client (slow set).
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1
+TSAN_E2E := tests/e2e/test_deploy_client.py tests/e2e/test_deploy.py
+sanitize-slow: tsan
+	$(TSAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-tsan/bin/cstatic $(PY) -m pytest -q $(TSAN_E2E)
+
+# libFuzzer harnesses (tests/fuzz): build-fuzz with clang, a seed corpus
+# made from the unit-test models, then each harness for FUZZ_SECONDS
+# (crashes go to build-fuzz/crashes/<harness>/; see tests/fuzz/README.md).
+FUZZ_SECONDS ?= 60
+FUZZ_APT_PKGS := clang libclang-rt-dev
+FUZZ_TARGETS := fuzz_onnx fuzz_npy fuzz_weights fuzz_fw
+$(BUILD)/.fuzz-apt-stamp:
+	@mkdir -p $(BUILD)
+	@dpkg -s $(FUZZ_APT_PKGS) >/dev/null 2>&1 || \
+	  ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_APT_PKGS))
+	@touch $@
+
+fuzz-build: build $(BUILD)/.fuzz-apt-stamp
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DCS_FUZZ=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
+	cmake --build $(BUILD)-fuzz -j2 --target $(FUZZ_TARGETS)
+
+fuzz-corpus: fuzz-build
+	$(PY) tests/fuzz/make_corpus.py $(BUILD)-fuzz/corpus $(BUILD)/bin/cstatic $(BUILD)-fuzz/fuzz/fw_module
+
+fuzz: fuzz-corpus
+	$(PY) tests/fuzz/run_fuzzers.py $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 demo: build
 	$(PY) examples/digits/demo.py
@@ -54,6 +101,8 @@ test: unit e2e
 
 test-slow: build asan
 	$(PY) -m pytest -q tests/e2e
+	$(MAKE) sanitize-slow
+	$(MAKE) fuzz FUZZ_SECONDS=60
 
 # The peers `make bench` times beside cstatic: ExecuTorch 1.5.1 (its CPU
 # wheel runs with torch 2.13.0; the constraints keep pip from pulling
@@ -68,4 +117,4 @@ bench: build $(VENV)/.bench-stamp
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

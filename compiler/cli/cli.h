@@ -32,6 +32,9 @@ int cs_cli_usage_error(const char *cmd, const char *fmt, ...)
 int cs_cli_opt(int argc, char **argv, int *i, const char *name, const char *alias,
                const char **value);
 int cs_cli_is_help(const char *arg);
+/* --max-memory's SIZE: bytes or K/M/G/T (binary) suffixed; 0 if malformed
+ * (max_memory.c). The default is CS_MEM_LIMIT_DEFAULT (ir.h). */
+int cs_cli_parse_bytes(const char *s, size_t *out);
 
 /* ---- file system ---------------------------------------------------- */
 

@@ -39,6 +39,10 @@ static const char usage[] =
     "                        C7x firmware's loadable module (-mcpu=c7x) with\n"
     "                        weights.bin embedded\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
+    "  --max-memory SIZE     the most memory the model may make the compiler\n"
+    "                        allocate (its constants, each tensor; bytes or\n"
+    "                        K/M/G suffixed, default 4G): a larger model is\n"
+    "                        refused by name before anything is allocated\n"
     "  -q, --quiet           print nothing on success\n"
     "  -h, --help            this text\n"
     "\n"
@@ -111,6 +115,7 @@ int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
   int emit_module = 0;
   int quiet = 0;
+  size_t max_memory = CS_MEM_LIMIT_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
@@ -136,6 +141,9 @@ int cs_cmd_compile(int argc, char **argv) {
       if (r < 0 || strcmp(v, "after-all"))
         return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
       dump = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--max-memory", NULL, &v))) {
+      if (r < 0 || !cs_cli_parse_bytes(v, &max_memory))
+        return cs_cli_usage_error("compile", "--max-memory needs a size (bytes, or e.g. 512M, 4G)");
     } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
       quiet = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -165,7 +173,8 @@ int cs_cmd_compile(int argc, char **argv) {
     return cs_cli_usage_error("compile", "--emit=module embeds weights.bin; it does not go with --weights=c");
 
   cs_graph *g = NULL;
-  if (cs_onnx_load(model, cs_const_eval_node, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  cs_onnx_options lo = {.max_memory = max_memory, .eval = cs_const_eval_node};
+  if (cs_onnx_load_with(model, &lo, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
     cs_graph_free(g);
     return cs_cli_fail("%s", cs_error_message());

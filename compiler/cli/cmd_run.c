@@ -13,9 +13,13 @@
  * counters are reset before each run and read after it, and each layer's
  * time is the median over the timed runs (the warm-up excluded).
  *
+ * --max-memory bounds what the run allocates on the word of its files:
+ * the inputs, weights.bin, the arena, the L2 scratch and the outputs are
+ * counted against it, each before it is allocated.
+ *
  * One function per step (run_steps lists them): parse_args, load the
- * model, check_io, read_inputs, prepare the model, alloc_outputs, run_all,
- * report_latency, report_profile, write_outputs.
+ * model, check_io, read_inputs, check_budget, prepare the model,
+ * alloc_outputs, run_all, report_latency, report_profile, write_outputs.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -49,6 +54,9 @@ static const char usage[] =
     "                      must be compiled with -t \"c_static_lib -profile-layers=1\"\n"
     "  --profile-csv FILE  write the per-layer table as CSV (implies profiling)\n"
     "  --profile-svg FILE  write a bar chart of the layer times as SVG\n"
+    "  --max-memory SIZE   the most memory the inputs, weights, arena and outputs\n"
+    "                      may take together (bytes or K/M/G suffixed, default 4G);\n"
+    "                      checked before anything is allocated\n"
     "  -h, --help          this text\n";
 
 enum { MAX_IO = 64 };
@@ -60,6 +68,7 @@ typedef struct run_args {
   long repeat; /* timed runs after the warm-up; 0: one untimed run */
   int profile; /* print the table */
   const char *profile_csv, *profile_svg;
+  size_t max_memory; /* --max-memory */
 } run_args;
 
 /* The run's buffers: inputs as read, outputs k slices long, and per run
@@ -69,6 +78,7 @@ typedef struct run_state {
   void *y[MAX_IO];
   int64_t k; /* model batches per input */
   long runs; /* warm-up included */
+  size_t left; /* what --max-memory leaves */
   double *times;         /* [runs] ms */
   uint64_t *layer_times; /* [runs][layers], clock units */
 } run_state;
@@ -78,6 +88,7 @@ static int profiling(const run_args *a) { return a->profile || a->profile_csv ||
 /* Returns -1 when parsing went on, else the exit status to return. */
 static int parse_args(int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
+  a->max_memory = CS_MEM_LIMIT_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
@@ -98,6 +109,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
       a->repeat = r < 0 ? -1 : strtol(v, &end, 10);
       if (r < 0 || errno || *end || a->repeat < 1 || a->repeat > 1000000)
         return cs_cli_usage_error("run", "--repeat needs a count in [1, 1000000]");
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--max-memory", NULL, &v))) {
+      if (r < 0 || !cs_cli_parse_bytes(v, &a->max_memory))
+        return cs_cli_usage_error("run", "--max-memory needs a size (bytes, or e.g. 512M, 4G)");
     } else if (!strcmp(argv[i], "--profile")) {
       a->profile = 1;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-csv", NULL, &v))) {
@@ -166,7 +180,8 @@ static int64_t batch_factor(const cs_npy *x, const tidsp_tensor_info *info, int 
 /* Read every input and agree on one batch factor k. */
 static int read_inputs(const run_args *a, const tidsp_model_desc *m, run_state *s) {
   for (int i = 0; i < a->n_in; i++) {
-    if (cs_npy_read(a->in_paths[i], &s->x[i]) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+    if (cs_npy_read(a->in_paths[i], s->left, &s->x[i]) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+    s->left -= s->x[i].nbytes;
     int64_t ki = batch_factor(&s->x[i], &m->inputs[i], i, a->in_paths[i]);
     if (ki == 0) return CS_EXIT_FAIL;
     if (i == 0) s->k = ki;
@@ -182,9 +197,43 @@ static int read_inputs(const run_args *a, const tidsp_model_desc *m, run_state *
   return CS_EXIT_OK;
 }
 
+/* Take n bytes out of what the memory limit leaves, or say who wanted
+ * more (one line, before the allocation). */
+static int reserve(const run_args *a, run_state *s, uint64_t n, const char *what) {
+  if (n <= s->left) {
+    s->left -= (size_t)n;
+    return 1;
+  }
+  char x[32], y[32];
+  cs_cli_fail("%s needs %s (%llu bytes), more than the memory limit of %s leaves (--max-memory)", what,
+              cs_bytes_text(n, x, sizeof x), (unsigned long long)n, cs_bytes_text(a->max_memory, y, sizeof y));
+  return 0;
+}
+
+/* What preparing the model will allocate (weights.bin, the arena, the L2
+ * scratch), against the limit, before it is allocated. */
+static int check_budget(const run_args *a, const tidsp_model_desc *m, run_state *s) {
+  char what[4200];
+  if (!m->weights_embedded) {
+    struct stat ws;
+    snprintf(what, sizeof what, "%s/weights.bin", a->dir);
+    if (stat(what, &ws) == 0 && !reserve(a, s, (uint64_t)ws.st_size, what)) return CS_EXIT_FAIL;
+  }
+  snprintf(what, sizeof what, "model '%s': the arena", m->name);
+  if (!reserve(a, s, m->arena_size, what)) return CS_EXIT_FAIL;
+  snprintf(what, sizeof what, "model '%s': the L2 scratch", m->name);
+  if (!reserve(a, s, m->l2_size, what)) return CS_EXIT_FAIL;
+  return CS_EXIT_OK;
+}
+
 /* Output buffers k slices long, and the timing tables. */
 static int alloc_outputs(const run_args *a, const tidsp_model_desc *m, run_state *s) {
   for (int j = 0; j < a->n_out; j++) {
+    char what[300];
+    snprintf(what, sizeof what, "output %d '%s' (%lld batches)", j, m->outputs[j].name, (long long)s->k);
+    uint64_t bytes = m->outputs[j].nbytes;
+    bytes = s->k > 1 && bytes > UINT64_MAX / (uint64_t)s->k ? UINT64_MAX : bytes * (uint64_t)s->k;
+    if (!reserve(a, s, bytes, what)) return CS_EXIT_FAIL;
     if (posix_memalign(&s->y[j], 64, m->outputs[j].nbytes * (size_t)s->k + 1) != 0) {
       s->y[j] = NULL;
       return cs_cli_fail("out of memory for output %d", j);
@@ -310,6 +359,7 @@ static int run_steps(const run_args *a, cs_host_model *hm, run_state *s) {
   if (cs_host_model_load(a->dir, hm) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if ((rc = check_io(a, hm->desc)) != CS_EXIT_OK) return rc;
   if ((rc = read_inputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
+  if ((rc = check_budget(a, hm->desc, s)) != CS_EXIT_OK) return rc;
   if (cs_host_model_prepare(hm, a->dir) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if ((rc = alloc_outputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
   if ((rc = run_all(a, hm, s)) != CS_EXIT_OK) return rc;
@@ -327,6 +377,7 @@ int cs_cmd_run(int argc, char **argv) {
   memset(&hm, 0, sizeof hm);
   memset(&s, 0, sizeof s);
   s.k = 1;
+  s.left = a.max_memory;
   rc = run_steps(&a, &hm, &s);
   for (int i = 0; i < a.n_in; i++) cs_npy_free(&s.x[i]);
   for (int j = 0; j < MAX_IO; j++) free(s.y[j]);

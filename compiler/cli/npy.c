@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cstatic/tidsp.h"
 
@@ -186,14 +187,15 @@ static uint32_t le(const unsigned char *p, int n) {
   return v;
 }
 
-cs_status cs_npy_read(const char *path, cs_npy *out) {
+static const char *human(uint64_t n, char *buf, size_t size) { return cs_bytes_text(n, buf, size); }
+
+cs_status cs_npy_read_stream(FILE *f, const char *path, uint64_t file_size, size_t max_bytes, cs_npy *out) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return cs_error(CS_ERR_IO, "cannot open %s: %s", path, strerror(errno));
   unsigned char pre[12];
   size_t got = fread(pre, 1, sizeof pre, f);
   cs_status st = CS_OK;
   char *text = NULL;
+  char a[32], b[32];
   if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
     st = cs_error(CS_ERR_PARSE, "%s: not a .npy file (bad magic)", path);
     goto done;
@@ -209,8 +211,10 @@ cs_status cs_npy_read(const char *path, cs_npy *out) {
     goto done;
   }
   size_t hlen = major == 1 ? le(pre + 8, 2) : le(pre + 8, 4);
-  if (hlen > (1u << 24)) {
-    st = cs_error(CS_ERR_PARSE, "%s: .npy header length %zu is implausible", path, hlen);
+  /* The header must be in the file before it is read into memory. */
+  if (hlen > (1u << 24) || file_size < prefix || hlen > file_size - prefix) {
+    st = cs_error(CS_ERR_PARSE, "%s: .npy header length %zu does not fit in the file (%llu bytes)", path, hlen,
+                  (unsigned long long)file_size);
     goto done;
   }
   text = malloc(hlen + 1);
@@ -230,13 +234,30 @@ cs_status cs_npy_read(const char *path, cs_npy *out) {
   int64_t numel = 1;
   for (int i = 0; i < out->rank; i++) {
     if (out->shape[i] < 0 || (out->shape[i] > 0 && numel > INT64_MAX / 16 / out->shape[i])) {
-      st = cs_error(CS_ERR_PARSE, "%s: shape is too large", path);
+      st = cs_error(CS_ERR_PARSE, "%s: the header's shape holds more than 2^59 elements (dim %d is %lld)", path, i,
+                    (long long)out->shape[i]);
       goto done;
     }
     numel *= out->shape[i];
   }
   out->numel = numel;
-  out->nbytes = (size_t)numel * item;
+  uint64_t nbytes = (uint64_t)numel * item, have = file_size - prefix - hlen;
+  /* Sizes before memory: the data the header declares must be in the
+   * file, and within the memory limit. */
+  if (nbytes != have) {
+    st = cs_error(CS_ERR_PARSE,
+                  "%s: the header declares %s data of %lld elements (%s, %llu bytes) but the file holds %llu "
+                  "bytes after the header",
+                  path, out->dtype_name, (long long)numel, human(nbytes, a, sizeof a), (unsigned long long)nbytes,
+                  (unsigned long long)have);
+    goto done;
+  }
+  if (nbytes > max_bytes || nbytes > SIZE_MAX) {
+    st = cs_error(CS_ERR_NOMEM, "%s: its %s of data exceed the memory limit of %s (--max-memory)", path,
+                  human(nbytes, a, sizeof a), human(max_bytes, b, sizeof b));
+    goto done;
+  }
+  out->nbytes = (size_t)nbytes;
   if (posix_memalign(&out->data, 64, out->nbytes ? out->nbytes : 1) != 0) {
     out->data = NULL;
     st = cs_error(CS_ERR_NOMEM, "out of memory reading %s (%zu bytes)", path, out->nbytes);
@@ -254,9 +275,22 @@ cs_status cs_npy_read(const char *path, cs_npy *out) {
   }
 done:
   free(text);
-  fclose(f);
   if (st != CS_OK) cs_npy_free(out);
   return st;
+}
+
+cs_status cs_npy_read(const char *path, size_t max_bytes, cs_npy *out) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "rb");
+  if (!f) return cs_error(CS_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return cs_error(CS_ERR_IO, "%s: not a regular file", path);
+  }
+  cs_status s = cs_npy_read_stream(f, path, (uint64_t)st.st_size, max_bytes, out);
+  fclose(f);
+  return s;
 }
 
 void cs_npy_free(cs_npy *a) {

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ir.h"
 
@@ -24,7 +25,13 @@ typedef struct cs_npy {
   void *data; /* 64-byte aligned; free with cs_npy_free */
 } cs_npy;
 
-cs_status cs_npy_read(const char *path, cs_npy *out);
+/* Read a .npy file. The data its header declares must be exactly what
+ * the file holds after the header, and at most max_bytes: both checked
+ * before anything is allocated for it. */
+cs_status cs_npy_read(const char *path, size_t max_bytes, cs_npy *out);
+/* The same from an open stream of file_size bytes (path names it in
+ * messages); the fuzz harness reads from memory. */
+cs_status cs_npy_read_stream(FILE *f, const char *path, uint64_t file_size, size_t max_bytes, cs_npy *out);
 void cs_npy_free(cs_npy *a);
 cs_status cs_npy_write(const char *path, int32_t dtype, int rank, const int64_t *shape,
                        const void *data);

@@ -502,3 +502,14 @@ cs_status cs_onnx_load(const char *path, cs_onnx_eval_fn eval, cs_graph **out) {
   cs_onnx_options opt = {.eval = eval};
   return cs_onnx_load_with(path, &opt, out);
 }
+
+cs_status cs_onnx_load_buffer(const void *data, size_t len, const char *name, const cs_onnx_options *opt,
+                              cs_graph **out) {
+  *out = NULL;
+  cs_onnx_model m;
+  cs_status st = cs_onnx_model_from_buffer(data, len, name, &m);
+  if (st != CS_OK) return st;
+  st = cs_onnx_build_model(&m, opt, out);
+  cs_onnx_model_close(&m);
+  return st;
+}

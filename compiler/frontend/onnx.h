@@ -38,6 +38,10 @@ typedef struct cs_onnx_options {
   cs_onnx_eval_fn eval;
 } cs_onnx_options;
 cs_status cs_onnx_load_with(const char *path, const cs_onnx_options *opt, cs_graph **out);
+/* A model in memory (the fuzz harness): the same checks; external data is
+ * refused (no directory to resolve it in). Messages lack the file name. */
+cs_status cs_onnx_load_buffer(const void *data, size_t len, const char *name, const cs_onnx_options *opt,
+                              cs_graph **out);
 
 /* `cstatic inspect`: a readable summary (opset, I/O, op histogram,
  * unsupported ops, quantization scheme) written to f; `eval` as for

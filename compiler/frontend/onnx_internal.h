@@ -63,7 +63,8 @@ cs_status cs_onnx_read_range(const char *path, int64_t offset, size_t len,
 
 typedef struct cs_onnx_model {
   const char *path;
-  char *dir; /* the model's directory: external data is relative to it */
+  char *dir; /* the model's directory: external data is relative to it;
+              * NULL for a model from memory (no external data) */
   uint8_t *buf;
   size_t len;
   Onnx__ModelProto *proto;
@@ -72,6 +73,8 @@ typedef struct cs_onnx_model {
 
 /* Read and unpack; fails only if the file is not an ONNX model at all. */
 cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m);
+/* The same from len bytes in memory (copied); name is for messages. */
+cs_status cs_onnx_model_from_buffer(const void *data, size_t len, const char *name, cs_onnx_model *m);
 void cs_onnx_model_close(cs_onnx_model *m);
 /* The default-domain opset must be 7..25. Message without the path. */
 cs_status cs_onnx_check_opset(const cs_onnx_model *m);

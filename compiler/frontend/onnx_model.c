@@ -19,12 +19,9 @@ static char *dir_of(const char *path) {
   return d;
 }
 
-cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m) {
-  memset(m, 0, sizeof *m);
-  m->path = path;
-  m->opset = -1;
-  cs_status st = cs_onnx_read_file(path, &m->buf, &m->len);
-  if (st != CS_OK) return st;
+/* Unpack m->buf and check what every model has; m->path names it. */
+static cs_status unpack(cs_onnx_model *m) {
+  const char *path = m->path;
   m->proto = onnx__model_proto__unpack(NULL, m->len, m->buf);
   if (!m->proto) {
     cs_onnx_model_close(m);
@@ -52,12 +49,35 @@ cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m) {
     int64_t v = o->has_version ? o->version : 0;
     if (m->opset < 0 || v > m->opset) m->opset = v;
   }
+  return CS_OK;
+}
+
+cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m) {
+  memset(m, 0, sizeof *m);
+  m->path = path;
+  m->opset = -1;
+  cs_status st = cs_onnx_read_file(path, &m->buf, &m->len);
+  if (st != CS_OK) return st;
+  st = unpack(m);
+  if (st != CS_OK) return st;
   m->dir = dir_of(path);
   if (!m->dir) {
     cs_onnx_model_close(m);
     return cs_error(CS_ERR_NOMEM, "%s: out of memory", path);
   }
   return CS_OK;
+}
+
+cs_status cs_onnx_model_from_buffer(const void *data, size_t len, const char *name, cs_onnx_model *m) {
+  memset(m, 0, sizeof *m);
+  m->path = name;
+  m->opset = -1;
+  if (len == 0) return cs_error(CS_ERR_PARSE, "%s: empty, not an ONNX model", name);
+  m->buf = malloc(len);
+  if (!m->buf) return cs_error(CS_ERR_NOMEM, "%s: cannot allocate %zu bytes to copy it", name, len);
+  memcpy(m->buf, data, len);
+  m->len = len;
+  return unpack(m);
 }
 
 void cs_onnx_model_close(cs_onnx_model *m) {

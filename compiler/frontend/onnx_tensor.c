@@ -138,6 +138,11 @@ static cs_status external_locate(const cs_onnx_model *m,
   if (!loc || !*loc)
     return cs_error(CS_ERR_INVALID, "tensor '%s': external data has no location",
                     name);
+  if (!m->dir)
+    return cs_error(CS_ERR_UNSUPPORTED,
+                    "tensor '%s': external data ('%s') needs the model's directory (a model "
+                    "read from memory has none)",
+                    name, loc);
   if (loc[0] == '/')
     return cs_error(CS_ERR_INVALID,
                     "tensor '%s': external data location '%s' is an absolute "

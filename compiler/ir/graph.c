@@ -420,9 +420,9 @@ size_t cs_graph_mem_limit(const cs_graph *g) {
 }
 
 const char *cs_bytes_text(uint64_t n, char *buf, size_t size) {
-  if (n < 10 * 1024) snprintf(buf, size, "%llu bytes", (unsigned long long)n);
-  else if (n < ((uint64_t)10 << 20)) snprintf(buf, size, "%.1f KiB", (double)n / 1024.0);
-  else if (n < ((uint64_t)10 << 30)) snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+  if (n < 1024) snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+  else if (n < ((uint64_t)1 << 20)) snprintf(buf, size, "%.1f KiB", (double)n / 1024.0);
+  else if (n < ((uint64_t)1 << 30)) snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
   else snprintf(buf, size, "%.1f GiB", (double)n / (1024.0 * 1024.0 * 1024.0));
   return buf;
 }

@@ -400,6 +400,17 @@ static void weights_blob_is_checked(void) {
   CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
   b[0] = 'C';
   CHECK(tidsp_weights_check(blob, n, n, 9, 64, sum) == TIDSP_ERR_WEIGHTS);
+  /* Every header byte counts: any bit flipped in [0, payload) is refused,
+   * the 24 reserved bytes included. */
+  int accepted = 0;
+  for (size_t i = 0; i < payload; i++)
+    for (int bit = 0; bit < 8; bit++) {
+      b[i] ^= (unsigned char)(1u << bit);
+      accepted += tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_OK;
+      b[i] ^= (unsigned char)(1u << bit);
+    }
+  CHECK_MSG(accepted == 0, "%d one-bit header corruptions accepted", accepted);
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_OK);
   memmove(b + 1, b, n); /* misaligned copy */
   CHECK(tidsp_weights_check(b + 1, n, n, 8, 64, sum) == TIDSP_ERR_ALIGN);
   free(blob);
