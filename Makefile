@@ -44,27 +44,36 @@ asan: setup
 	cmake -S . -B $(BUILD)-asan -DCS_ASAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
 	cmake --build $(BUILD)-asan -j2
 
-# ThreadSanitizer build of the firmware and the client (their threads: one
-# per connection, a DMA engine).
-TSAN_TARGETS := c7x_fw c7x_compute c7x_arm_runtime cstatic
+# ThreadSanitizer build of the firmware (one thread per client connection,
+# the DMA engine's thread). The clients stay the normal build's: a TSan
+# library cannot be loaded into Python or an uninstrumented program.
+TSAN_TARGETS := c7x_fw
 tsan: setup
 	cmake -S . -B $(BUILD)-tsan -DCS_TSAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
 	cmake --build $(BUILD)-tsan -j2 --target $(TSAN_TARGETS)
 
 # The unit tests (with the fuzz regression replays) under ASan/UBSan, and
-# the firmware and client tests against the ASan firmware, client and CLI.
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:handle_segv=0:handle_sigbus=0:handle_abort=0 \
+# the firmware and client tests against the ASan firmware, c7x_compute and
+# CLI (Python's ctypes client keeps the normal build's library: an ASan
+# library cannot be loaded into Python). A module's SIGSEGV must reach the
+# firmware's supervisor as a signal (handle_segv=0). test_frontend_errors
+# and test_hostile_inputs run the ASan CLI in `make e2e` already.
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:handle_segv=0:handle_sigbus=0 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-SANITIZED_E2E := tests/e2e/test_deploy.py tests/e2e/test_deploy_faults.py tests/e2e/test_hostile_inputs.py
+SANITIZED_E2E := tests/e2e/test_deploy.py tests/e2e/test_deploy_client.py tests/e2e/test_deploy_faults.py
 sanitize: asan
 	cd $(BUILD)-asan && $(ASAN_ENV) ctest --output-on-failure -j2
-	$(ASAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-asan/bin/cstatic $(PY) -m pytest -q $(SANITIZED_E2E) -m "not slow"
+	$(ASAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-asan/bin/cstatic \
+	  C7X_ARM_RUNTIME_LIB=$(CURDIR)/$(BUILD)/lib/libc7x_arm_runtime.so \
+	  $(PY) -m pytest -q $(SANITIZED_E2E) -m "not slow"
 
-# The concurrent-client tests against the TSan firmware and client (slow set).
+# The client and firmware tests, concurrent clients included, against the
+# TSan firmware (slow set): a race report ends the firmware, and the test
+# that was running fails.
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1
-TSAN_E2E := tests/e2e/test_deploy_client.py tests/e2e/test_deploy.py
+TSAN_E2E := tests/e2e/test_deploy_client.py tests/e2e/test_deploy.py tests/e2e/test_deploy_faults.py
 sanitize-slow: tsan
-	$(TSAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-tsan/bin/cstatic $(PY) -m pytest -q $(TSAN_E2E)
+	$(TSAN_ENV) C7X_FW_BIN=$(CURDIR)/$(BUILD)-tsan/bin/c7x_fw $(PY) -m pytest -q $(TSAN_E2E)
 
 # libFuzzer harnesses (tests/fuzz): build-fuzz with clang, a seed corpus
 # made from the unit-test models, then each harness for FUZZ_SECONDS

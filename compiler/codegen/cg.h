@@ -27,6 +27,11 @@ void cs_sbuf_printf(cs_sbuf *b, const char *fmt, ...) __attribute__((format(prin
 void cs_sbuf_vprintf(cs_sbuf *b, const char *fmt, va_list ap);
 void cs_sbuf_puts(cs_sbuf *b, const char *s);
 void cs_sbuf_free(cs_sbuf *b);
+/* A scratch buffer's text went into b: if the scratch ran out of memory,
+ * so did b (its text is cut short), and the file it goes to fails. */
+static inline void cs_sbuf_taint(cs_sbuf *b, const cs_sbuf *scratch) {
+  if (scratch->oom) b->oom = 1;
+}
 
 /* ---- C text helpers ------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "passes/mmalib_report.h"
 #include "cstatic/mmalib.h"
 
 static cs_status check_out_dir(const char *dir) {
@@ -61,6 +62,11 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
   cs_target_format(t, cg.target_str, sizeof cg.target_str);
   cg.model_name = strdup(g->name && *g->name ? g->name : "model");
   if (!cg.model_name) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  if (opt->offload && opt->offload->lost) {
+    free(cg.model_name);
+    return cs_error(CS_ERR_NOMEM, "codegen: out of memory: the MMALIB offload report lost %d decisions",
+                    opt->offload->lost);
+  }
 
   /* Tensors are aligned to the target's constants alignment, at least 16
    * bytes so that every kernel's int32/float pointers are aligned. */

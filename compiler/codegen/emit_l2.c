@@ -53,6 +53,7 @@ void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *use
     copy(b, l2->weight_off, src.s, l2->weight_bytes, "return st");
   }
   cs_sbuf_puts(b, "    st = tidsp_dma_wait(0, 0);\n    if (st != TIDSP_OK) return st;\n");
+  cs_sbuf_taint(b, &src);
   cs_sbuf_free(&src);
 }
 
@@ -105,6 +106,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      if (st != TIDSP_OK) break;\n    }\n");
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  cs_sbuf_taint(b, &src);
   cs_sbuf_free(&src);
   return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
 }

@@ -172,6 +172,9 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   cs_sbuf_printf(b, "    st = %s;\n", call.s);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  cs_sbuf_taint(b, &pre);
+  cs_sbuf_taint(b, &params);
+  cs_sbuf_taint(b, &call);
 done:
   cs_sbuf_free(&pre);
   cs_sbuf_free(&params);
@@ -581,6 +584,7 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
       emit_macros(cg, &out, used);
       if (f == 0) emit_staging_macros(cg, &out);
       cs_sbuf_puts(&out, body.s ? body.s : "");
+      cs_sbuf_taint(&out, &body);
       st = write_file(out_dir, file, &out);
     }
     cs_sbuf_free(&body);

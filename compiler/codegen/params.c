@@ -70,6 +70,7 @@ static void field_ints(fields *f, const char *name, const int32_t *v, int n) {
   cs_sbuf_printf(&t, ".%s = {", name);
   for (int i = 0; i < n; i++) cs_sbuf_printf(&t, "%s%s", i ? ", " : "", cs_c_int32(v[i], num));
   cs_sbuf_puts(&t, "}");
+  cs_sbuf_taint(f->b, &t);
   field_text(f, t.s ? t.s : "");
   cs_sbuf_free(&t);
 }
@@ -92,6 +93,7 @@ static fields nested_begin(fields *f, const char *name, cs_sbuf *tmp) {
 
 static void nested_end(fields *f, cs_sbuf *tmp) {
   cs_sbuf_puts(tmp, "}");
+  cs_sbuf_taint(f->b, tmp);
   const char *text = tmp->s ? tmp->s : "";
   if (f->wrap) {
     if (f->count > 0) cs_sbuf_puts(f->b, ",\n");
@@ -208,6 +210,7 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
     cs_sbuf_free(&line);
     return CS_OK;
   }
+  cs_sbuf_taint(b, &line); /* no other layout on the word of a failed allocation */
   cs_sbuf_free(&line);
   if (st != CS_OK) return st;
   cs_sbuf_printf(b, "{\n%s", indent);

@@ -73,16 +73,19 @@ static cs_status check_params(cs_onnx_infer *c, cs_node *n, const cs_value *x,
   return CS_OK;
 }
 
-/* Record scale/zero point on the integer tensor when both are known. */
-static void attach_quant(cs_onnx_infer *c, int value_id, const cs_value *scale,
-                         const cs_value *zp, const qparams *q) {
+/* Record scale/zero point on the integer tensor when both are known
+ * (codegen describes graph I/O with it: losing it would change the output,
+ * so running out of memory here fails the load). */
+static cs_status attach_quant(cs_onnx_infer *c, int value_id, const cs_value *scale,
+                              const cs_value *zp, const qparams *q) {
   cs_value *v = &c->g->values[value_id];
-  if (v->quant || !scale->data || (zp && !zp->data)) return;
+  if (v->quant || !scale->data || (zp && !zp->data)) return CS_OK;
   int32_t *z = calloc((size_t)q->count, sizeof(int32_t));
-  if (!z) return; /* the quant is a convenience; the QDQ node is the truth */
+  if (!z) return cs_error(CS_ERR_NOMEM, "out of memory for the quantization of '%s'", v->name);
   for (int i = 0; zp && i < q->count; i++) z[i] = (int32_t)cs_const_get_int(zp, i);
-  (void)cs_value_set_quant(v, q->axis, q->count, scale->data, z); /* as above */
+  cs_status st = cs_value_set_quant(v, q->axis, q->count, scale->data, z);
   free(z);
+  return st;
 }
 
 static int is_q_dtype(cs_dtype t) {
@@ -127,7 +130,7 @@ cs_status cs_onnx_infer_quantize(cs_onnx_infer *c, cs_node *n) {
   qparams q;
   cs_status st = check_params(c, n, x, scale, zp, &q);
   if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, out, x->rank, x->shape);
-  if (st == CS_OK) attach_quant(c, n->outputs[0], scale, zp, &q);
+  if (st == CS_OK) st = attach_quant(c, n->outputs[0], scale, zp, &q);
   return st;
 }
 
@@ -157,6 +160,6 @@ cs_status cs_onnx_infer_dequantize(cs_onnx_infer *c, cs_node *n) {
                                 zp->name, i,
                                 (long long)cs_const_get_int(zp, i));
   st = cs_onnx_set_out(c, n, 0, CS_DTYPE_F32, x->rank, x->shape);
-  if (st == CS_OK) attach_quant(c, n->inputs[0], scale, zp, &q);
+  if (st == CS_OK) st = attach_quant(c, n->inputs[0], scale, zp, &q);
   return st;
 }

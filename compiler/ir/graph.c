@@ -100,7 +100,7 @@ static cs_use_list *uses_of(const cs_graph *g, int v) {
   for (int i = 0; i < u->n; i++)
     if (node_reads(&g->nodes[u->ids[i]], v)) u->ids[k++] = u->ids[i];
   u->n = k;
-  qsort(u->ids, (size_t)u->n, sizeof(int), cmp_int);
+  if (u->n > 1) qsort(u->ids, (size_t)u->n, sizeof(int), cmp_int);
   k = 0;
   for (int i = 0; i < u->n; i++)
     if (k == 0 || u->ids[k - 1] != u->ids[i]) u->ids[k++] = u->ids[i];
@@ -427,7 +427,7 @@ const char *cs_bytes_text(uint64_t n, char *buf, size_t size) {
   return buf;
 }
 
-/* desc: "" or " (i64[268435456])", printed after the tensor's name. */
+/* desc: " (i64[268435456])", printed after the tensor's name. */
 static cs_status check_bytes(const cs_graph *g, const char *what, const char *desc, size_t nbytes,
                              int is_const) {
   size_t limit = cs_graph_mem_limit(g);
@@ -445,10 +445,6 @@ static cs_status check_bytes(const cs_graph *g, const char *what, const char *de
                     what, desc, cs_bytes_text(nbytes, a, sizeof a), nbytes, cs_bytes_text(held, c, sizeof c),
                     cs_bytes_text(limit, b, sizeof b));
   return CS_OK;
-}
-
-cs_status cs_graph_check_alloc(const cs_graph *g, const char *what, size_t nbytes, int is_const) {
-  return check_bytes(g, what, "", nbytes, is_const);
 }
 
 cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_const) {

@@ -173,6 +173,8 @@ typedef struct cs_graph {
   size_t const_bytes; /* constant payload held now */
   struct cs_use_list *uses; /* per value: the nodes that may read it (graph.c) */
   int uses_ok;              /* 0 after an allocation failure: scan instead */
+  int alloc_failed; /* a pattern match ran out of memory and declined: the
+                     * pass runner fails the compile after that pass */
 } cs_graph;
 
 /* Out of memory: every function below that allocates reports it (status
@@ -194,7 +196,7 @@ int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape, const void *data);
 /* Make value id a constant with `data` (malloc'd, numel·dtype size bytes;
  * the graph takes ownership) and account its bytes; for passes that
- * computed the payload themselves (cs_graph_check_alloc first). */
+ * computed the payload themselves (cs_graph_check_value first). */
 void cs_graph_set_const_data(cs_graph *g, int id, void *data);
 /* Add a node; name/origin copied; inputs/outputs copied. Sets producer of
  * each output. Returns its id, or -1 when out of memory. */
@@ -236,11 +238,10 @@ int cs_graph_topo_order(const cs_graph *g, int *order);
  * `cstatic compile --max-memory` sets g->mem_limit. */
 #define CS_MEM_LIMIT_DEFAULT ((size_t)4 << 30)
 size_t cs_graph_mem_limit(const cs_graph *g);
-/* Before allocating nbytes for tensor `what` (const: counted against the
- * constants already held): CS_OK, or CS_ERR_NOMEM with one line naming the
- * tensor, its size and the limit. */
-cs_status cs_graph_check_alloc(const cs_graph *g, const char *what, size_t nbytes, int is_const);
-/* The same for value v's numel·dtype size (an overflowing shape fails). */
+/* Before allocating value v's numel·dtype bytes (is_const: counted against
+ * the constants already held): CS_OK, or CS_ERR_NOMEM with one line naming
+ * the tensor, its dtype, shape and size and the limit (an overflowing shape
+ * fails too). */
 cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_const);
 /* "8.0 GiB" style text for messages. */
 const char *cs_bytes_text(uint64_t n, char *buf, size_t size);

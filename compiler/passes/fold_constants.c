@@ -55,6 +55,11 @@ cs_status pass_fold_constants(cs_graph *g, const cs_target *t) {
       for (int o = 0; o < n->n_outputs; o++) free(out[o]);
       free(order);
       if (cst != CS_OK) return cst;
+      /* The runtime's NOMEM means its arena ran short; here it can only be
+       * a scratch copy the compiler could not allocate. */
+      if (st == TIDSP_ERR_NOMEM)
+        return cs_error(CS_ERR_NOMEM, "constant folding of node '%s' (%s): out of memory for its scratch buffers",
+                        n->name, cs_op_name(n->op));
       return cs_error(CS_ERR_INTERNAL, "constant folding of node '%s' (%s) failed: %s", n->name,
                       cs_op_name(n->op), tidsp_status_str(st));
     }

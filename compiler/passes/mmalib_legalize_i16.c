@@ -179,7 +179,10 @@ static float *const_weight(cs_graph *g, int w, int *dq) {
   const cs_value *wv = cs_graph_value(g, w);
   int64_t n = cs_value_numel(wv);
   float *out = malloc(sizeof *out * (size_t)(n ? n : 1));
-  if (!out) return NULL;
+  if (!out) {
+    g->alloc_failed = 1; /* "not a constant" would be a wrong decline */
+    return NULL;
+  }
   if (*dq < 0) {
     if (!wv->data || wv->dtype != CS_DTYPE_F32) { free(out); return NULL; }
     memcpy(out, wv->data, sizeof *out * (size_t)n);

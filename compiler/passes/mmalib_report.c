@@ -16,6 +16,7 @@ void cs_mmalib_report_reset(void) {
   free(report.entries);
   report.entries = NULL;
   report.n = 0;
+  report.lost = 0;
   cap = 0;
 }
 
@@ -43,7 +44,10 @@ void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *k
     if (report.n == cap) {
       int ncap = cap ? 2 * cap : 64;
       cs_offload_entry *grown = realloc(report.entries, sizeof *grown * (size_t)ncap);
-      if (!grown) return; /* the report is diagnostics: losing a line beats failing */
+      if (!grown) { /* a report missing a layer would be a wrong report */
+        report.lost++;
+        return;
+      }
       report.entries = grown;
       cap = ncap;
     }

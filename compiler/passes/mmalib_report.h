@@ -39,6 +39,7 @@ typedef struct cs_offload_entry {
 typedef struct cs_offload_report {
   int n;
   cs_offload_entry *entries;
+  int lost; /* decisions not recorded for want of memory: codegen fails */
 } cs_offload_report;
 
 /* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d", "matmul". (Inline,

@@ -89,7 +89,10 @@ cs_status cs_passes_run(cs_graph *g, const cs_target *t, FILE *dump) {
     if (!group_enabled(p->group, t)) continue;
     cs_status st = p->fn(g, t);
     if (st != CS_OK) return st;
+    if (g->alloc_failed)
+      return cs_error(CS_ERR_NOMEM, "out of memory in pass %s (a match could not be checked)", p->name);
     st = cs_graph_verify(g);
+    if (st == CS_ERR_NOMEM) return st; /* the verifier's own allocations failed */
     if (st != CS_OK) {
       char why[512];
       snprintf(why, sizeof why, "%s", cs_error_message());

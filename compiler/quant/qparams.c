@@ -53,7 +53,10 @@ cs_status cs_qparams_read(cs_graph *g, const cs_node *n, cs_qparams *qp) {
                       n->name, (long long)count, (long long)axis, data->name);
     qp->axis = (int)axis;
     qp->zps_owned = malloc(sizeof(int32_t) * (size_t)count);
-    if (!qp->zps_owned) return cs_error(CS_ERR_NOMEM, "out of memory");
+    if (!qp->zps_owned) {
+      g->alloc_failed = 1; /* callers decline on any error: fail after the pass */
+      return cs_error(CS_ERR_NOMEM, "node '%s': out of memory for %lld zero points", n->name, (long long)count);
+    }
     for (int64_t i = 0; i < count; i++) qp->zps_owned[i] = zpv ? (int32_t)cs_const_get_int(zpv, i) : 0;
     qp->zps = qp->zps_owned;
     qp->zp[0] = qp->zps[0];

@@ -339,7 +339,10 @@ static int cmp_event(const void *pa, const void *pb) {
 
 size_t cs_memplan_lower_bound(const cs_memplan_tensor *t, int n, int pool) {
   live_event *ev = malloc((size_t)(2 * n + 1) * sizeof *ev);
-  if (!ev) return 0;
+  if (!ev) {
+    cs_error(CS_ERR_NOMEM, "memory planner: out of memory for %d tensors", n);
+    return SIZE_MAX;
+  }
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (t[i].pool != pool || t[i].size == 0) continue;

@@ -47,7 +47,7 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
                            size_t *offsets, size_t *pool_size);
 
 /* Max over steps of the bytes live at that step in `pool`: no placement
- * can use less. */
+ * can use less. SIZE_MAX when out of memory (message recorded). */
 size_t cs_memplan_lower_bound(const cs_memplan_tensor *t, int n, int pool);
 
 /* Check a placement: 0 if no two intersecting tensors overlap and every

@@ -22,6 +22,7 @@ cs_status cs_schedule_order(const cs_graph *g, cs_schedule *s) {
   int n = cs_graph_topo_order(g, topo);
   if (n < 0) {
     free(topo);
+    if (n == -2) return CS_ERR_NOMEM; /* message recorded */
     return cs_error(CS_ERR_INTERNAL, "schedule: graph '%s' has a cycle", g->name ? g->name : "");
   }
   int *is_boundary = s->node_step;

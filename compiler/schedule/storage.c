@@ -10,6 +10,7 @@
  * planned like any tensor (inputs live from step 0, outputs until the
  * epilogue), so one arena size serves both entry points.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,6 +224,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     s->arena_size = pool_size[CS_POOL_DDR];
     s->arena_align = opt->arena_align;
     s->live_lower_bound = cs_memplan_lower_bound(t, nt, CS_POOL_DDR);
+    if (s->live_lower_bound == SIZE_MAX) st = CS_ERR_NOMEM; /* message recorded */
   }
   free(tensor_of);
   free(t);

@@ -119,6 +119,111 @@ static void test_uses(void) {
   cs_graph_free(g);
 }
 
+/* The reader index behind cs_graph_consumers: inputs written through
+ * cs_node_set_input(s) are found, the answer matches a scan of the graph
+ * after any mix of edits, compaction renumbers it, and an input written
+ * behind its back is caught by cs_graph_check_uses (the verifier). */
+static int scan_consumers(const cs_graph *g, int v, int *out) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *nd = &g->nodes[i];
+    if (nd->dead) continue;
+    for (int j = 0; j < nd->n_inputs; j++)
+      if (nd->inputs[j] == v) {
+        out[n++] = i;
+        break;
+      }
+  }
+  return n;
+}
+
+static void test_reader_index(void) {
+  cs_graph *g = cs_graph_new("idx");
+  enum { NV = 40, NN = 120 };
+  int v[NV];
+  for (int i = 0; i < NV; i++) v[i] = cs_graph_add_value(g, NULL, CS_DTYPE_F32, 2, s4);
+  uint32_t r = 99;
+#define RND(n) ((int)((r = r * 1664525u + 1013904223u) >> 8) % (n))
+  for (int i = 0; i < NN; i++) {
+    int in[3] = {v[RND(NV)], v[RND(NV)], -1}, out = cs_graph_add_value(g, NULL, CS_DTYPE_F32, 2, s4);
+    cs_graph_add_node(g, CS_OP_ADD, NULL, NULL, 3, in, 1, &out);
+  }
+  for (int step = 0; step < 400; step++) {
+    int k = RND(4), node = RND(g->n_nodes), a = v[RND(NV)], b = v[RND(NV)];
+    if (k == 0) cs_node_set_input(g, node, RND(g->nodes[node].n_inputs), a);
+    else if (k == 1) cs_graph_replace_uses(g, a, b);
+    else if (k == 2) cs_graph_remove_node(g, node);
+    else {
+      int in[2] = {a, b};
+      CHECK(cs_node_set_inputs(g, node, 2, in) == CS_OK);
+    }
+  }
+  int bad = 0, got[NN], want[NN];
+  for (int i = 0; i < NV; i++) {
+    int n = cs_graph_consumers(g, v[i], got, NN), m = scan_consumers(g, v[i], want);
+    bad += n != m || memcmp(got, want, sizeof(int) * (size_t)(n < m ? n : m)) != 0;
+  }
+  CHECK_MSG(bad == 0, "%d values with consumers that differ from a scan", bad);
+  CHECK(cs_graph_check_uses(g) == CS_OK);
+  CHECK(cs_graph_compact(g) == CS_OK);
+  CHECK(cs_graph_check_uses(g) == CS_OK);
+  bad = 0;
+  for (int i = 0; i < g->n_values; i++) {
+    int n = cs_graph_consumers(g, i, got, NN), m = scan_consumers(g, i, want);
+    bad += n != m || memcmp(got, want, sizeof(int) * (size_t)(n < m ? n : m)) != 0;
+  }
+  CHECK_MSG(bad == 0, "after compaction: %d values differ", bad);
+  /* A direct write adds a reader the index does not know. */
+  int live = 0;
+  while (g->nodes[live].dead || g->nodes[live].n_inputs == 0) live++;
+  int fresh = cs_graph_add_value(g, "fresh", CS_DTYPE_F32, 2, s4);
+  g->nodes[live].inputs[0] = fresh;
+  CHECK(cs_graph_check_uses(g) == CS_ERR_INTERNAL && strstr(cs_error_message(), "fresh"));
+  CHECK(cs_graph_verify(g) != CS_OK);
+  cs_node_set_input(g, live, 0, fresh);
+  CHECK(cs_graph_check_uses(g) == CS_OK);
+#undef RND
+  cs_graph_free(g);
+}
+
+/* The memory limit: a constant beyond it, or beyond what the constants
+ * already held leave, is refused before its payload is allocated, naming
+ * it; the bytes held follow adds, folds and compaction. */
+static void test_memory_limit(void) {
+  cs_graph *g = cs_graph_new("limit");
+  g->mem_limit = 1000;
+  int64_t s100[1] = {100}, s300[1] = {300};
+  int a = cs_graph_add_const(g, "a", CS_DTYPE_F32, 1, s100, NULL); /* 400 bytes */
+  CHECK(a >= 0 && g->const_bytes == 400);
+  int b = cs_graph_add_const(g, "big", CS_DTYPE_F32, 1, s300, NULL); /* 1200 > 1000 */
+  CHECK(b == -1 && cs_error_message() && strstr(cs_error_message(), "'big'") &&
+        strstr(cs_error_message(), "1200 bytes") && strstr(cs_error_message(), "memory limit"));
+  int64_t s150[1] = {150};
+  int c = cs_graph_add_const(g, "c", CS_DTYPE_F32, 1, s150, NULL); /* 600: 1000 - 400 leaves 600 */
+  CHECK(c >= 0 && g->const_bytes == 1000);
+  int d = cs_graph_add_const(g, "d", CS_DTYPE_I8, 1, s100, NULL);
+  CHECK(d == -1 && strstr(cs_error_message(), "already held"));
+  int n = g->n_values;
+  CHECK(g->n_values == n); /* nothing was added for the refused ones */
+  /* A non-constant tensor: only its own size counts. */
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 1, s150);
+  CHECK(cs_graph_check_value(g, &g->values[x], 0) == CS_OK);
+  CHECK(cs_graph_check_value(g, &g->values[x], 1) == CS_ERR_NOMEM);
+  int64_t huge[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 1 << 20};
+  int h = cs_graph_add_value(g, "h", CS_DTYPE_I64, 3, huge);
+  CHECK(cs_graph_check_value(g, &g->values[h], 0) == CS_ERR_NOMEM && strstr(cs_error_message(), "2^60"));
+  /* Folding a value into a constant counts its bytes; compaction frees them. */
+  g->mem_limit = 0; /* the default */
+  cs_graph_set_const_data(g, x, calloc(150, sizeof(float)));
+  CHECK(g->const_bytes == 1600);
+  g->outputs = malloc(sizeof(int));
+  g->outputs[0] = a;
+  g->n_outputs = 1;
+  CHECK(cs_graph_compact(g) == CS_OK);
+  CHECK(g->n_values == 1 && g->const_bytes == 400);
+  cs_graph_free(g);
+}
+
 static void test_topo(void) {
   cs_graph *g = cs_graph_new("topo");
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s4);
@@ -456,6 +561,8 @@ int main(void) {
   test_build();
   test_attrs();
   test_uses();
+  test_reader_index();
+  test_memory_limit();
   test_topo();
   test_dce_compact();
   test_quant_const();
