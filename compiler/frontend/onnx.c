@@ -488,7 +488,7 @@ cs_status cs_onnx_build_model(const cs_onnx_model *m, const cs_onnx_options *opt
 cs_status cs_onnx_load_with(const char *path, const cs_onnx_options *opt, cs_graph **out) {
   *out = NULL;
   cs_onnx_model m;
-  cs_status st = cs_onnx_model_open(path, &m);
+  cs_status st = cs_onnx_model_open(path, opt && opt->max_memory ? opt->max_memory : CS_MEM_LIMIT_DEFAULT, &m);
   if (st != CS_OK) return st; /* already names the file */
   st = cs_onnx_build_model(&m, opt, out);
   if (st != CS_OK) {

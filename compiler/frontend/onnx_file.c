@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-cs_status cs_onnx_read_file(const char *path, uint8_t **buf, size_t *len) {
+cs_status cs_onnx_read_file(const char *path, size_t max_bytes, uint8_t **buf, size_t *len) {
   *buf = NULL;
   *len = 0;
   struct stat st;
@@ -26,6 +26,14 @@ cs_status cs_onnx_read_file(const char *path, uint8_t **buf, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return cs_error(CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  /* A file is read whole: it must fit the memory limit (a sparse file
+   * can claim any size). */
+  if ((uint64_t)st.st_size > max_bytes) {
+    char a[32], b[32];
+    fclose(f);
+    return cs_error(CS_ERR_NOMEM, "%s: the file's %s exceed the memory limit of %s (--max-memory)", path,
+                    cs_bytes_text((uint64_t)st.st_size, a, sizeof a), cs_bytes_text(max_bytes, b, sizeof b));
+  }
   size_t size = (size_t)st.st_size;
   uint8_t *data = malloc(size);
   if (!data) {

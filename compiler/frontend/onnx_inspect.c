@@ -197,7 +197,7 @@ static cs_status print_qdq(const Onnx__GraphProto *g, FILE *f) {
 
 cs_status cs_onnx_inspect(const char *path, cs_onnx_eval_fn eval, FILE *f) {
   cs_onnx_model m;
-  cs_status st = cs_onnx_model_open(path, &m);
+  cs_status st = cs_onnx_model_open(path, CS_MEM_LIMIT_DEFAULT, &m);
   if (st != CS_OK) return st;
   const Onnx__ModelProto *mp = m.proto;
   const Onnx__GraphProto *g = mp->graph;

@@ -53,7 +53,7 @@ static inline const char *cs_onnx_s(const char *s) { return s ? s : ""; }
 /* ---- files (onnx_file.c) -------------------------------------------- */
 
 /* Read a whole regular file; messages say what is wrong with `path`. */
-cs_status cs_onnx_read_file(const char *path, uint8_t **buf, size_t *len);
+cs_status cs_onnx_read_file(const char *path, size_t max_bytes, uint8_t **buf, size_t *len);
 /* Read `len` bytes at `offset` of an external-data file (already checked
  * to lie inside it). */
 cs_status cs_onnx_read_range(const char *path, int64_t offset, size_t len,
@@ -72,7 +72,7 @@ typedef struct cs_onnx_model {
 } cs_onnx_model;
 
 /* Read and unpack; fails only if the file is not an ONNX model at all. */
-cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m);
+cs_status cs_onnx_model_open(const char *path, size_t max_bytes, cs_onnx_model *m);
 /* The same from len bytes in memory (copied); name is for messages. */
 cs_status cs_onnx_model_from_buffer(const void *data, size_t len, const char *name, cs_onnx_model *m);
 void cs_onnx_model_close(cs_onnx_model *m);

@@ -52,11 +52,11 @@ static cs_status unpack(cs_onnx_model *m) {
   return CS_OK;
 }
 
-cs_status cs_onnx_model_open(const char *path, cs_onnx_model *m) {
+cs_status cs_onnx_model_open(const char *path, size_t max_bytes, cs_onnx_model *m) {
   memset(m, 0, sizeof *m);
   m->path = path;
   m->opset = -1;
-  cs_status st = cs_onnx_read_file(path, &m->buf, &m->len);
+  cs_status st = cs_onnx_read_file(path, max_bytes, &m->buf, &m->len);
   if (st != CS_OK) return st;
   st = unpack(m);
   if (st != CS_OK) return st;

@@ -157,6 +157,14 @@ def test_sparse_external_file_beyond_the_limit(cstatic, tmp_path):
     refused(cstatic, ["compile", model, "-o", tmp_path / "out"], "'w0'", "6.0 GiB", "memory limit")
 
 
+def test_sparse_model_file_beyond_the_limit(cstatic, tmp_path):
+    """A model file is read whole: a 6 GiB (sparse) one is refused before
+    it is read."""
+    model = tmp_path / "huge.onnx"
+    sparse(model, 6 * GIB)
+    refused(cstatic, ["compile", model, "-o", tmp_path / "out"], str(model), "6.0 GiB", "memory limit")
+
+
 def test_constants_together_beyond_the_limit(cstatic, tmp_path):
     """Each 40 MiB constant fits a 64 MiB limit; the second one does not fit
     beside the first."""
