@@ -3,6 +3,9 @@
 
     .venv/bin/python tests/fuzz/run_fuzzers.py BUILD_FUZZ SECONDS [HARNESS ...]
 
+With FUZZ_RUNS=N in the environment a harness also stops after N
+executions (the long runs: 10 M executions or 30 minutes, whichever first).
+
 Each harness fuzzes BUILD_FUZZ/work/<h>/ (kept between runs, so coverage
 accumulates) seeded with BUILD_FUZZ/corpus/<h>/ (make_corpus.py), one
 process at a time. Crashes, leaks, timeouts and out-of-memory inputs land in
@@ -40,7 +43,8 @@ def main():
         os.makedirs(work, exist_ok=True)
         os.makedirs(crashes, exist_ok=True)
         before = set(os.listdir(crashes))
-        cmd = [exe, f"-max_total_time={seconds}", f"-timeout={TIMEOUT_S[h]}", "-rss_limit_mb=2048",
+        runs = [f"-runs={os.environ['FUZZ_RUNS']}"] if os.environ.get("FUZZ_RUNS") else []
+        cmd = [exe, *runs, f"-max_total_time={seconds}", f"-timeout={TIMEOUT_S[h]}", "-rss_limit_mb=2048",
                f"-max_len={MAX_LEN[h]}", "-print_final_stats=1", f"-artifact_prefix={crashes}/",
                work, os.path.join(build, "corpus", h)]
         t0 = time.time()
