@@ -14,6 +14,14 @@
 #include "target.h"
 #include "unit.h"
 
+/* The runtime library was built like this test: with the sanitizers in
+ * the ASan build, so the harness needs them too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_FLAGS "-fsanitize=address,undefined"
+#else
+#define HARNESS_FLAGS ""
+#endif
+
 static char src_dir[4096], tidsp_lib[4096];
 
 /* Emit g for `target` into a fresh dir; returns the dir (caller frees with
@@ -217,8 +225,8 @@ static void cg_main_dsp_matches_model_run_and_checks_descriptors(void) {
     fclose(f);
   }
   snprintf(cmd, sizeof cmd,
-           "cd '%s' && cc -std=c99 -D_POSIX_C_SOURCE=200112L -Wall -Wextra -Werror -I'%s/include' -I. "
-           "harness.c lib0.c '%s' -lm -o harness && ./harness weights.bin",
+           "cd '%s' && cc -std=c99 -D_POSIX_C_SOURCE=200112L -Wall -Wextra -Werror " HARNESS_FLAGS
+           " -I'%s/include' -I. harness.c lib0.c '%s' -lm -o harness && ./harness weights.bin",
            dir, src_dir, tidsp_lib);
   FILE *p = popen(cmd, "r");
   if (p) {

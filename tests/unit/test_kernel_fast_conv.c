@@ -1049,11 +1049,11 @@ static int32_t tie_bias(int32_t scale, int32_t sh, int32_t t) {
   while (((scale >> a) & 1) == 0)
     a++;
   if (a >= sh) { /* acc·scale is a multiple of 2^sh */
-    acc = ((int64_t)t << sh) / scale;
+    acc = ((int64_t)t * ((int64_t)1 << sh)) / scale;
     return (int32_t)(acc > lim ? lim : (acc < -lim ? -lim : acc));
   }
   unit = (int64_t)1 << (sh - 1 - a);
-  j = ((int64_t)t << sh) / ((int64_t)scale * 2 * unit);
+  j = ((int64_t)t * ((int64_t)1 << sh)) / ((int64_t)scale * 2 * unit);
   acc = (2 * j + 1) * unit;
   if (acc > lim || acc < -lim)
     acc = t >= 0 ? unit : -unit;
