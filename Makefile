@@ -106,8 +106,12 @@ unit: build
 e2e: build asan
 	$(PY) -m pytest -q tests/e2e -m "not slow"
 
-test: unit e2e
+# sanitize: the unit tests and the firmware/client tests again under
+# ASan/UBSan (about 2 minutes more; tests/fuzz/README.md).
+test: unit e2e sanitize
 
+# The slow set: the slow e2e tests, the firmware under TSan, and a minute
+# of each fuzz harness.
 test-slow: build asan
 	$(PY) -m pytest -q tests/e2e
 	$(MAKE) sanitize-slow
