@@ -186,7 +186,7 @@ static void refuse(int c, const char *why) {
   if (why) snprintf(text, sizeof text, "the firmware refused the connection: %s", why);
   else
     snprintf(text, sizeof text, "the firmware refused the connection: it serves at most %d clients at once and %d "
-             "are connected (close one and retry)", FW_MAX_CONNS, n_conns);
+             "are connected (close one and retry)", FW_MAX_CONNS, __atomic_load_n(&n_conns, __ATOMIC_SEQ_CST));
   fprintf(stderr, "c7x_fw: %s\n", text);
   c7x_msg_header h = {C7X_MSG_REFUSED | C7X_MSG_RESPONSE, 0, 0, C7X_ERR_BUSY};
   size_t len = sizeof h + strlen(text) + 1;
@@ -236,14 +236,17 @@ static int run_firmware(int ls, size_t ddr_size, size_t l2_size, size_t staging,
       fprintf(stderr, "c7x_fw: error: accept: %s\n", strerror(errno));
       return 1;
     }
-    fw_conn *cn = n_conns < FW_MAX_CONNS ? new_conn(c) : NULL;
+    /* Threads change the count as they end: read it atomically too (a
+     * plain read races with them; ThreadSanitizer, make sanitize-slow). */
+    int open_now = __atomic_load_n(&n_conns, __ATOMIC_SEQ_CST);
+    fw_conn *cn = open_now < FW_MAX_CONNS ? new_conn(c) : NULL;
     pthread_t t;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     if (cn) __atomic_add_fetch(&n_conns, 1, __ATOMIC_SEQ_CST);
     if (!cn || pthread_create(&t, &at, serve, cn) != 0) {
-      refuse(c, cn ? "cannot start a thread for it" : n_conns >= FW_MAX_CONNS ? NULL : "cannot map a shared region for it");
+      refuse(c, cn ? "cannot start a thread for it" : open_now >= FW_MAX_CONNS ? NULL : "cannot map a shared region for it");
       if (cn) {
         munmap(cn->shared, conn_region);
         close(cn->fd);
