@@ -81,7 +81,7 @@ sanitize-slow: tsan
 # (crashes go to build-fuzz/crashes/<harness>/; see tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60
 FUZZ_APT_PKGS := clang libclang-rt-dev
-FUZZ_TARGETS := fuzz_onnx fuzz_npy fuzz_weights fuzz_fw
+FUZZ_TARGETS := fuzz_onnx fuzz_npy fuzz_weights fuzz_fw fuzz_elf
 $(BUILD)/.fuzz-apt-stamp:
 	@mkdir -p $(BUILD)
 	@dpkg -s $(FUZZ_APT_PKGS) >/dev/null 2>&1 || \

@@ -3,22 +3,23 @@
  * in process, with a module loaded, on requests from the fuzzer.
  *
  * Input layout:
- *   byte 0        flags: bit 0 = put the loaded module's handle into the
- *                 request's handle field (the first body word), so that
- *                 DYN_INFO / INFER / UNLOAD reach a real module
+ *   byte 0        flags: bit 0 = put the loaded module's 64-bit handle
+ *                 into the request's handle field (the first body bytes),
+ *                 so that DYN_INFO / INFER / UNLOAD / RESET reach a real
+ *                 module (the fuzzer cannot guess 64 random bits)
  *   bytes 1..2    n, the request length (little-endian; up to
  *                 C7X_MSG_MAX + 1, the transport's "truncated" length)
  *   n bytes       the request (header + body)
  *   the rest      copied to the start of the staging window (the inputs
- *                 and descriptor tables INFER / INFER_LARGE point at)
+ *                 and descriptor tables INFER / INFER_LARGE point at, the
+ *                 image DYN_LOAD reads)
  *
  * The module (examples/digits/digits_int8.onnx compiled for the C7x with
  * --emit=module) comes from $CS_FUZZ_FW_MODULE, else the path the build
- * compiled in. It is reloaded whenever a request unloaded it. INFER's
- * repeat count is capped at 3 (see below). DYN_LOAD is
- * not sent: today's loader hands the image to the host's dlopen, whose
- * crashes on corrupt ELF files are the board-ready issue's (its own ELF
- * loader gets its own harness).
+ * compiled in. It is reloaded whenever a request unloaded it; modules a
+ * DYN_LOAD of fuzzed bytes loaded are unloaded after the request, so the
+ * DDR heap does not fill. INFER's repeat count is capped at 3 (see below).
+ * The firmware's ELF loader has a harness of its own too (fuzz_elf).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,7 @@ enum { DDR_SIZE = 64 << 20, L2_SIZE = 448 << 10, STAGING_SIZE = 1 << 20, RESULT_
 static fw_state st;
 static uint8_t *image;
 static size_t image_size;
-static uint32_t handle;
+static uint64_t handle;
 
 static void load_module(void) {
   fw_module *m = NULL;
@@ -92,7 +93,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (n >= sizeof(c7x_msg_header)) {
     uint32_t type;
     memcpy(&type, req, sizeof type);
-    if (type == C7X_MSG_DYN_LOAD) return 0; /* see above */
     if ((flags & 1) && n >= sizeof(c7x_msg_header) + sizeof handle)
       memcpy(req + sizeof(c7x_msg_header), &handle, sizeof handle);
     /* INFER's repeat count (a benchmark loop of up to 65535 runs) is
@@ -113,6 +113,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(&h, resp, sizeof h);
   /* Every request gets a well-formed response of the length it says. */
   if (r < sizeof h || r > C7X_MSG_MAX || h.len != r) __builtin_trap();
+  for (int i = 0; i < FW_MAX_MODULES; i++) {
+    uint64_t other = st.modules[i].handle;
+    char err[256];
+    if (other && other != handle) fw_module_unload(&st, other, err, sizeof err);
+  }
   if (!fw_module_find(&st, handle)) load_module();
   return 0;
 }

@@ -14,9 +14,11 @@ runs it into build-fuzz/corpus/<harness>/; nothing here is committed).
 - weights: weights.bin of a few compiled models, each followed by the
            13-byte trailer fuzz_weights reads (count, log2 alignment,
            checksum, as the compiled code expects them);
-- fw:      one request of each type for fuzz_weights' layout (flags, length,
+- fw:      one request of each type in fuzz_fw's layout (flags, length,
            request, staging bytes), INFER with the digits model's real
-           input descriptor.
+           input descriptor, DYN_LOAD of the digits module;
+- elf:     firmware modules compiled from a few models (digits, the unit
+           conv model, with and without MMALIB).
 """
 import glob
 import os
@@ -180,34 +182,52 @@ def fw_corpus(out, module_dir):
 
     seeds = {
         "ping": frame(0x1), "status": frame(0x3), "attach": frame(0x5), "fault": frame(0x7),
-        "reset_body": frame(0x9, b"\0" * 4), "info": frame(0x14, struct.pack("<II", 0, 0), flags=1),
-        "info_page": frame(0x14, struct.pack("<II", 0, 1), flags=1),
-        "unload": frame(0x12, struct.pack("<II", 0, 0), flags=1),
+        "reset": frame(0x9, struct.pack("<Q", 0), flags=1), "info": frame(0x14, struct.pack("<QII", 0, 0, 0), flags=1),
+        "info_page": frame(0x14, struct.pack("<QII", 0, 1, 0), flags=1),
+        "unload": frame(0x12, struct.pack("<QII", 0, 0, 0), flags=1),
         "model_load": frame(0x20, b"\0" * 8), "short": bytes([0, 7, 0]) + b"\1\0\0\0\0\0\0",
     }
     for kind, codes in (("model_run", (2, 32)), ("cg_main", (0, 8))):
         t = man[kind]["inputs"][0]
         n = int(np.prod(t["shape"])) * codes[1] // 8
-        body = struct.pack("<IIII", 0, 0, 1, 0) + wire(n, t["shape"], *codes)
+        body = struct.pack("<QIIII", 0, 0, 1, 0, 0) + wire(n, t["shape"], *codes)
         seeds[f"infer_{kind}"] = frame(0x21, body, flags=1, extra=bytes(range(256)) * (n // 256 + 1))
         descs = wire(n, t["shape"], *codes, addr=staging + 4096)
-        large = struct.pack("<IIII", 0, 0, 1, 0) + struct.pack("<QII", staging, len(descs), 0)
+        large = struct.pack("<QIIII", 0, 0, 1, 0, 0) + struct.pack("<QII", staging, len(descs), 0)
         seeds[f"infer_large_{kind}"] = frame(0x23, large, flags=1, extra=descs + b"\0" * (4096 - len(descs)) + b"\1" * n)
+    image = open(os.path.join(module_dir, "lib0.out"), "rb").read()
+    seeds["load"] = frame(0x10, struct.pack("<IIII", len(image), 0, 0, 0), extra=image)
     for name, data in seeds.items():
         write(out, name + ".bin", data)
     for p in sorted(glob.glob(os.path.join(ROOT, "tests", "fuzz", "regress", "fw", "*"))):
         shutil.copy(p, os.path.join(out, "regress_" + os.path.basename(p)))
 
 
+def elf_corpus(out, cstatic):
+    models = [os.path.join(ROOT, "examples", "digits", "digits_int8.onnx"),
+              os.path.join(ROOT, "tests", "unit", "data", "m_conv_qdq.onnx")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, m in enumerate(models):
+            for j, target in enumerate(("c_static_lib -mcpu=c7x", "c_static_lib -mcpu=c7x -mmalib=1")):
+                d = os.path.join(tmp, f"m{i}_{j}")
+                p = subprocess.run([cstatic, "compile", m, "-o", d, "-q", "-t", target, "--emit=module"],
+                                   capture_output=True)
+                if p.returncode == 0:
+                    shutil.copy(os.path.join(d, "lib0.out"), os.path.join(out, f"module{i}_{j}.out"))
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "fuzz", "regress", "elf", "*"))):
+        shutil.copy(p, os.path.join(out, "regress_" + os.path.basename(p)))
+
+
 def main():
     out, cstatic, module_dir = sys.argv[1:4]
-    for h in ("onnx", "npy", "weights", "fw"):
+    for h in ("onnx", "npy", "weights", "fw", "elf"):
         os.makedirs(os.path.join(out, h), exist_ok=True)
     onnx_corpus(os.path.join(out, "onnx"))
     npy_corpus(os.path.join(out, "npy"))
     weights_corpus(os.path.join(out, "weights"), cstatic)
     fw_corpus(os.path.join(out, "fw"), module_dir)
-    for h in ("onnx", "npy", "weights", "fw"):
+    elf_corpus(os.path.join(out, "elf"), cstatic)
+    for h in ("onnx", "npy", "weights", "fw", "elf"):
         print(f"{h}: {len(os.listdir(os.path.join(out, h)))} seeds")
 
 

@@ -21,10 +21,10 @@ import subprocess
 import sys
 import time
 
-HARNESSES = ("onnx", "npy", "weights", "fw")
+HARNESSES = ("onnx", "npy", "weights", "fw", "elf")
 # Per input: the whole compiler on a model, or one request; far below these.
-TIMEOUT_S = {"onnx": 60, "npy": 10, "weights": 10, "fw": 30}
-MAX_LEN = {"onnx": 65536, "npy": 4096, "weights": 65536, "fw": 16384}
+TIMEOUT_S = {"onnx": 60, "npy": 10, "weights": 10, "fw": 30, "elf": 10}
+MAX_LEN = {"onnx": 65536, "npy": 4096, "weights": 65536, "fw": 65536, "elf": 65536}
 
 
 def main():

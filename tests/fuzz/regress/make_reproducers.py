@@ -7,8 +7,9 @@ Expand to 8 GiB, a graph input of 8 GiB, .npy headers of 8–64 GiB. Every
 one must be refused with one line naming the tensor (or file) and the size,
 before anything is allocated (tests/e2e/test_hostile_inputs.py runs the CLI
 on them and measures the peak RSS; the fuzz replays feed them to the
-harnesses). fw/ and weights/ hold requests and blob headers whose sizes
-and addresses wrap or lie, for the firmware handler and the weights check.
+harnesses). fw/, weights/ and elf/ hold requests, blob headers and ELF
+headers whose sizes and addresses wrap or lie, for the firmware handler,
+the weights check and the firmware's ELF loader.
 
     .venv/bin/python tests/fuzz/regress/make_reproducers.py
 
@@ -131,7 +132,8 @@ def npy_reproducers():
 
 def fw_reproducers():
     """Requests whose sizes or addresses wrap or overrun (fuzz_fw's layout:
-    flags, length, request, staging bytes; flag 1 = the loaded handle)."""
+    flags, length, request, staging bytes; flag 1 = the loaded handle;
+    protocol 2: 64-bit handles)."""
     staging = 0xC0000000
 
     def frame(type_, body=b"", flags=1, length=None, extra=b""):
@@ -142,7 +144,7 @@ def fw_reproducers():
         return struct.pack("<QQiiii", addr, size, len(shape) if ndim is None else ndim, code, bits, 0) + \
             struct.pack("<6q", *(list(shape) + [0] * (6 - len(shape))))
 
-    head = lambda n: struct.pack("<IIII", 0, 0, n, 0)
+    head = lambda n: struct.pack("<QIIII", 0, 0, n, 0, 0)  # handle (flag 1 fills it), model, inputs, flags
     cases = {
         "infer_addr_wraps.bin": frame(0x21, head(1) + wire(2**64 - 16, 256)),
         "infer_size_wraps.bin": frame(0x21, head(1) + wire(staging + 8, 2**64 - 4)),
@@ -152,7 +154,10 @@ def fw_reproducers():
         "infer_shape_overflow.bin": frame(0x21, head(1) + wire(staging, 256, shape=(2**62, 2**62, 4, 1))),
         "infer_large_descs_huge.bin": frame(0x23, head(1) + struct.pack("<QII", staging, 0xFFFFFFFF, 0)),
         "infer_large_descs_wrap.bin": frame(0x23, head(64) + struct.pack("<QII", 2**64 - 8, 4096, 0)),
-        "info_first_huge.bin": frame(0x14, struct.pack("<II", 0, 0xFFFFFFFF)),
+        "info_first_huge.bin": frame(0x14, struct.pack("<QII", 0, 0xFFFFFFFF, 0)),
+        "load_size_huge.bin": frame(0x10, struct.pack("<IIII", 0xFFFFFFFF, 0, 0, 0)),
+        "load_garbage.bin": frame(0x10, struct.pack("<IIII", 64, 0, 0, 0), extra=b"\x7fELF" + b"\xff" * 60),
+        "reset_wrong_handle.bin": frame(0x9, struct.pack("<Q", 12345), flags=0),
         "length_513.bin": frame(0x1, b"\0" * 497, flags=0),
         "length_lies.bin": frame(0x21, head(1), length=0xFFFFFFF0),
     }
@@ -192,11 +197,40 @@ def weights_reproducers():
             f.write(data)
 
 
+def elf_reproducers():
+    """ELF64 headers that lie about where and how big their tables are
+    (fuzz_elf: the image is the input)."""
+    def ehdr(phoff=64, phnum=1, phentsize=56, shoff=0, shnum=0, machine=62, type_=3):
+        ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8
+        return ident + struct.pack("<HHIQQQIHHHHHH", type_, machine, 1, 0, phoff, shoff, 0, 64, phentsize,
+                                   phnum, 64, shnum, 0)
+
+    def phdr(type_=1, off=0, vaddr=0, filesz=0, memsz=0, flags=5, align=4096):
+        return struct.pack("<IIQQQQQQ", type_, flags, off, vaddr, vaddr, filesz, memsz, align)
+
+    cases = {
+        "phoff_past_end.bin": ehdr(phoff=2**63),
+        "phnum_huge.bin": ehdr(phnum=0xFFFF) + phdr(),
+        "phentsize_small.bin": ehdr(phentsize=8) + phdr(),
+        "segment_past_end.bin": ehdr() + phdr(off=2**40, filesz=4096, memsz=4096),
+        "memsz_wraps.bin": ehdr() + phdr(vaddr=2**64 - 4096, filesz=0, memsz=8192),
+        "filesz_over_memsz.bin": ehdr() + phdr(filesz=120, memsz=8),
+        "dynamic_empty.bin": ehdr(phnum=2) + phdr(filesz=176, memsz=176) + phdr(type_=2, off=0, filesz=0),
+        "aarch64_truncated.bin": ehdr(machine=183)[:40],
+    }
+    d = os.path.join(HERE, "elf")
+    os.makedirs(d, exist_ok=True)
+    for name, data in cases.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+
+
 if __name__ == "__main__":
     onnx_reproducers()
     npy_reproducers()
     fw_reproducers()
     weights_reproducers()
-    for sub in ("onnx", "npy", "fw", "weights"):
+    elf_reproducers()
+    for sub in ("onnx", "npy", "fw", "weights", "elf"):
         for name in sorted(os.listdir(os.path.join(HERE, sub))):
             print(f"{sub}/{name}: {os.path.getsize(os.path.join(HERE, sub, name))} bytes")
