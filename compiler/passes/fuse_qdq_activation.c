@@ -49,7 +49,7 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     char base[256];
     snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
     int lut = cs_lut_const(g, base, &f, &xq, &tail.out);
-    if (lut < 0) {
+    if (lut == -2) {
       cs_qparams_free(&xq);
       cs_qparams_free(&tail.out);
       return cs_error(CS_ERR_INTERNAL, "node '%s' (%s): its float kernel refused the table's inputs", n->name,

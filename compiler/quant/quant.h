@@ -68,6 +68,7 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
 /* A 256-entry int8 table T[q + 128] = Q_out(f(DQ_in(q))) as a new constant
  * "<base>.lut", f the runtime's float kernel tidsp_unary_f32 with params f
  * (its n ignored), or the identity when f is NULL (a rescale). Returns the
- * constant's id, or -1 when the kernel refuses f. */
+ * constant's id, -2 when the kernel refuses f, or -1 when out of memory
+ * (message recorded). */
 int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
                  const cs_qparams *in, const cs_qparams *out);

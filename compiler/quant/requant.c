@@ -60,7 +60,7 @@ int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
   if (f) {
     tidsp_unary_f32_params p = *f;
     p.n = 256;
-    if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return -1;
+    if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return -2;
   } else {
     memcpy(y, x, sizeof y);
   }
