@@ -17,11 +17,10 @@ No assertion: the numbers go into the report (the machine may be shared).
 import argparse
 import os
 import platform
-import resource
 import statistics
 import subprocess
+import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -63,18 +62,29 @@ def cpu_model():
     return platform.processor() or "?"
 
 
+# The compile runs as the child of a small Python (-S) that forks it and
+# reports wall time and wait4's rusage: a child of this process would carry
+# this process's RSS (numpy, onnx, the models) into its ru_maxrss.
+MEASURE = r"""
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, u = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, u.ru_utime + u.ru_stime, u.ru_maxrss)
+"""
+
+
 def compile_once(exe, model, tmp):
     out = tempfile.mkdtemp(dir=tmp)
     os.rmdir(out)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.Popen([exe, "compile", model, "-o", out, "-q"], stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    err = p.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{exe} compile {model} failed: {err}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    p = subprocess.run([sys.executable, "-S", "-c", MEASURE, exe, "compile", model, "-o", out, "-q"],
+                       capture_output=True, text=True)
+    fields = p.stdout.split()
+    if p.returncode != 0 or len(fields) != 4 or fields[0] != "0":
+        raise SystemExit(f"{exe} compile {model} failed: {p.stderr}")
+    return float(fields[1]), float(fields[2]), int(fields[3]) / 1024
 
 
 def main():

@@ -3,7 +3,7 @@ models with 2–16 GiB initializers (typed fields, external data), a constant
 Expand to 8 GiB, a 6 GiB graph input, .npy headers of 8–64 GiB, and sparse
 files that really are that large. Each must fail with exit status 1 and one
 line naming the tensor or file and the size, in under 100 MB of peak RSS
-(measured with wait4), with the normal and the ASan build — never a signal,
+(measured with wait4 from a small launcher), with the normal and the ASan build — never a signal,
 never an allocator report, never gigabytes asked for on the file's word.
 
 The reproducers are tests/fuzz/regress/{onnx,npy}/ (make_reproducers.py);
@@ -12,6 +12,7 @@ the sparse files are made here.
 import os
 import struct
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -40,16 +41,31 @@ def cstatic(request):
     return exe
 
 
+# The command runs as the child of a small Python (started with -S) that
+# forks it and reports its wait4 rusage: the peak RSS of a child spawned
+# from this process directly would include this process's (the whole
+# pytest session, torch and all): Linux carries the memory a process held
+# before exec into ru_maxrss (vfork: the parent's).
+MEASURE = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
 def run_measured(exe, *args):
-    """Run exe; return (returncode, stderr, peak RSS in KB of it and its
-    children) from wait4."""
+    """Run exe; return (returncode, stderr, its peak RSS in KB)."""
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    p = subprocess.Popen([exe, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    err = p.stderr.read().decode(errors="replace")
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, err, usage.ru_maxrss
+    p = subprocess.run([sys.executable, "-S", "-c", MEASURE, exe, *map(str, args)], capture_output=True,
+                       text=True, errors="replace", env=env)
+    assert p.returncode == 0 and p.stdout.strip(), (p.returncode, p.stdout, p.stderr[-3000:])
+    rc, rss = map(int, p.stdout.split())
+    return rc, p.stderr, rss
 
 
 def refused(exe, args, *needles):
