@@ -160,7 +160,8 @@ static cs_status tensor_attr_input(builder *b, const Onnx__NodeProto *np,
   int *ins = realloc(n->inputs, sizeof(int) * (size_t)(n->n_inputs + 1));
   if (!ins) return cs_error(CS_ERR_NOMEM, "out of memory");
   n->inputs = ins;
-  n->inputs[n->n_inputs++] = v;
+  n->inputs[n->n_inputs++] = -1;
+  cs_node_set_input(b->g, node_id, n->n_inputs - 1, v); /* keeps the reader index */
   return CS_OK;
 }
 

@@ -53,6 +53,9 @@ int cs_onnx_list_unsupported(const Onnx__GraphProto *g, int folding,
                              cs_onnx_str *out) {
   int count = 0;
   char *runs = folding ? runtime_nodes(g) : NULL;
+  /* Out of memory for the marks: list nothing here; the build refuses,
+   * node by node, what did not fold (or runs out of memory itself). */
+  if (folding && !runs) return 0;
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *n = g->node[i];
     int op = cs_onnx_node_op(n);
@@ -273,17 +276,26 @@ done:
  * unknown ops always count as running (neither is folded). A graph with a
  * cycle or an undefined name gets no marks here: building it reports that. */
 static char *runtime_nodes(const Onnx__GraphProto *g) {
-  char *runs = xcalloc(g->n_node, 1);
-  size_t *order = xcalloc(g->n_node + 1, sizeof(size_t));
+  char *runs = calloc(g->n_node ? g->n_node : 1, 1);
+  size_t *order = calloc(g->n_node + 1, sizeof(size_t));
   cs_onnx_map live = {0}; /* tensor name → 1 when computed at run time */
   cs_onnx_map inits = {0};
-  cs_onnx_map_init(&live, g->n_input + 2 * g->n_node);
-  cs_onnx_map_init(&inits, g->n_initializer);
-  for (size_t i = 0; i < g->n_initializer; i++)
-    if (g->initializer[i]->name) cs_onnx_map_put(&inits, g->initializer[i]->name, 1);
-  for (size_t i = 0; i < g->n_input; i++) {
+  cs_status st = runs && order ? CS_OK : CS_ERR_NOMEM;
+  if (st == CS_OK) st = cs_onnx_map_init(&live, g->n_input + 2 * g->n_node);
+  if (st == CS_OK) st = cs_onnx_map_init(&inits, g->n_initializer);
+  for (size_t i = 0; i < g->n_initializer && st == CS_OK; i++)
+    if (g->initializer[i]->name) st = cs_onnx_map_put(&inits, g->initializer[i]->name, 1);
+  for (size_t i = 0; i < g->n_input && st == CS_OK; i++) {
     const char *name = g->input[i]->name;
-    if (name && cs_onnx_map_get(&inits, name) < 0) cs_onnx_map_put(&live, name, 1);
+    if (name && cs_onnx_map_get(&inits, name) < 0) st = cs_onnx_map_put(&live, name, 1);
+  }
+  if (st != CS_OK) {
+    cs_error_clear();
+    cs_onnx_map_free(&live);
+    cs_onnx_map_free(&inits);
+    free(order);
+    free(runs);
+    return NULL;
   }
   if (cs_onnx_order_nodes(g, order) == CS_OK) {
     for (size_t k = 0; k < g->n_node; k++) {
@@ -297,7 +309,11 @@ static char *runtime_nodes(const Onnx__GraphProto *g) {
           r = n->input[j] && *n->input[j] && cs_onnx_map_get(&live, n->input[j]) > 0;
       runs[i] = (char)r;
       for (size_t j = 0; r && j < n->n_output; j++)
-        if (n->output[j] && *n->output[j]) cs_onnx_map_put(&live, n->output[j], 1);
+        if (n->output[j] && *n->output[j] && cs_onnx_map_put(&live, n->output[j], 1) != CS_OK) {
+          cs_error_clear(); /* out of memory: stop marking; see the caller */
+          k = g->n_node;
+          break;
+        }
     }
   } else {
     cs_error_clear();

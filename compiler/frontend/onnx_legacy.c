@@ -72,7 +72,7 @@ static cs_status set_input(cs_onnx_infer *c, int id, int index, int v,
     n->inputs = ins;
     n->n_inputs = index + 1;
   }
-  n->inputs[index] = v;
+  cs_node_set_input(c->g, id, index, v); /* keeps the reader index */
   return CS_OK;
 }
 

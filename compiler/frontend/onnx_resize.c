@@ -68,11 +68,12 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   int av = cs_graph_add_value(c->g, name, dt, ra, a);
   snprintf(name, sizeof name, "%s.repeated", base);
   int bv = cs_graph_add_value(c->g, name, dt, ra, b);
+  if (sa_v < 0 || sb_v < 0 || sy_v < 0 || av < 0 || bv < 0) return CS_ERR_NOMEM; /* message recorded */
   n = &c->g->nodes[id];
   n->op = CS_OP_RESHAPE;
   drop_attrs(n);
-  n->inputs[1] = sa_v; /* every caller's node has at least 2 inputs */
-  n->n_inputs = 2;
+  n->n_inputs = 2; /* every caller's node has at least 2 inputs */
+  cs_node_set_input(c->g, id, 1, sa_v);
   n->outputs[0] = av;
   c->g->values[av].producer = id;
   int in2[2] = {av, sb_v}, in3[2] = {bv, sy_v};

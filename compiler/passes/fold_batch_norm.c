@@ -62,6 +62,7 @@ static cs_status fold(cs_graph *g, int conv, int bn) {
   int wv = cs_add_const_named(g, base, "bn_weight", CS_DTYPE_F32, wrank, wshape, nw);
   int bv = cs_add_const_named(g, base, "bn_bias", CS_DTYPE_F32, 1, &m, nb);
   free(nw);
+  if (wv < 0 || bv < 0) return CS_ERR_NOMEM; /* message recorded */
   cs_node *cn = cs_graph_node(g, conv);
   if (!has_bias) {
     int *ins = realloc(cn->inputs, sizeof(int) * 3);
@@ -69,8 +70,8 @@ static cs_status fold(cs_graph *g, int conv, int bn) {
     cn->inputs = ins;
     cn->n_inputs = 3;
   }
-  cn->inputs[1] = wv;
-  cn->inputs[2] = bv;
+  cs_node_set_input(g, conv, 1, wv);
+  cs_node_set_input(g, conv, 2, bv);
   /* The BN's output is now the Conv's. */
   const cs_node *bn_node = cs_graph_node(g, bn);
   int y = bn_node->outputs[0], old = cn->outputs[0];

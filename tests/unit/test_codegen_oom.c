@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "eval/const_eval.h"
 #include "frontend/onnx.h"
 #include "passes/mmalib_report.h"
 #include "passes/passes.h"
@@ -76,7 +77,7 @@ static cs_status compile(const char *model, const char *target, const char *dir)
   cs_target t;
   if (cs_target_parse(target, &t) != CS_OK) return CS_ERR_USAGE;
   cs_graph *g = NULL;
-  cs_status st = cs_onnx_load(model, &g);
+  cs_status st = cs_onnx_load(model, cs_const_eval_node, &g); /* as cstatic compile */
   if (st == CS_OK) st = cs_passes_run(g, &t, NULL);
   if (st == CS_OK) {
     empty_dir(dir);
