@@ -10,7 +10,7 @@
 #                                             cstatic::cstatic (the CLI),
 #                                             cstatic_add_model()
 #   PREFIX/lib/pkgconfig/cstatic.pc           pkg-config: the runtime
-#   PREFIX/bin/c7x_fw, c7x_fw_mmalib, c7x_compute,
+#   PREFIX/bin/c7x_fw, c7x_fw_mmalib, c7x_fw_tidl, c7x_compute,
 #   PREFIX/lib/libc7x_arm_runtime.so, PREFIX/include/c7x_client.h
 #                                             the C7x firmware emulator and
 #                                             its host client
@@ -24,7 +24,7 @@ set(CS_INSTALL_CMAKEDIR lib/cmake/cstatic)
 
 set_target_properties(tidsp PROPERTIES EXPORT_NAME runtime)
 set_target_properties(tidsp_shared PROPERTIES EXPORT_NAME runtime_shared)
-set_target_properties(c7x_compute c7x_fw c7x_fw_mmalib PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
+set_target_properties(c7x_compute c7x_fw c7x_fw_mmalib c7x_fw_tidl PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
 
 install(TARGETS cstatic tidsp tidsp_shared EXPORT cstaticTargets
   RUNTIME DESTINATION bin
@@ -32,7 +32,7 @@ install(TARGETS cstatic tidsp tidsp_shared EXPORT cstaticTargets
   LIBRARY DESTINATION lib
   INCLUDES DESTINATION include)
 install(DIRECTORY include/cstatic DESTINATION include)
-install(TARGETS c7x_fw c7x_fw_mmalib c7x_compute c7x_arm_runtime
+install(TARGETS c7x_fw c7x_fw_mmalib c7x_fw_tidl c7x_compute c7x_arm_runtime
   RUNTIME DESTINATION bin
   LIBRARY DESTINATION lib)
 install(FILES client/include/c7x_client.h DESTINATION include)

@@ -79,11 +79,28 @@ static cs_status set_l2_budget(cs_target *t, const char *key, const char *v) {
   }
 BOOL_SETTER(set_mmalib, mmalib)
 BOOL_SETTER(set_tidl_kernels, tidl_kernels)
+BOOL_SETTER(set_tidl_runtime, tidl_runtime)
 BOOL_SETTER(set_profile_layers, profile_layers)
 BOOL_SETTER(set_skip_runtime_checks, skip_runtime_checks)
-BOOL_SETTER(set_use_cpp_api, use_cpp_api)
 BOOL_SETTER(set_pack_weights, pack_weights)
 #undef BOOL_SETTER
+
+/* The spec's C++ API mode replaces FFI dispatch sequences with direct
+ * calls. cstatic's generated C has no FFI layer: every layer is already one
+ * direct kernel call, so the mode is the only one there is, and 0 would
+ * promise a dispatch path that does not exist. */
+static cs_status set_use_cpp_api(cs_target *t, const char *key, const char *v) {
+  int on;
+  if (!parse_bool(v, &on)) return bad_value(key, v, "1");
+  if (!on)
+    return cs_error(CS_ERR_USAGE,
+                    "target attribute -%s=0: cstatic has no FFI dispatch to fall back to: the generated C "
+                    "calls every kernel directly, which is what the spec's C++ API mode (-%s=1) does; "
+                    "leave the attribute out or give 1",
+                    key, key);
+  t->use_cpp_api = 1;
+  return CS_OK;
+}
 
 /* ---- the table: every attribute once ---------------------------------
  *
@@ -93,7 +110,7 @@ BOOL_SETTER(set_pack_weights, pack_weights)
  * code that derives it is derive_defaults below). The order is the order
  * of `cstatic compile --help` and of the error listing the known names. */
 typedef enum attr_id {
-  A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
+  A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
   A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
   A_L2_BUDGET, N_ATTRS
 } attr_id;
@@ -116,6 +133,10 @@ static const attr attrs[N_ATTRS] = {
                         "with -mmalib=1: max pools call the TIDL-backed kernel "
                         "(c7x_int8_max_pool_tidl) instead of c7x_int8_max_pool",
                         set_tidl_kernels},
+    [A_TIDL_RUNTIME] = {"tidl-runtime", "0|1", "0", NULL,
+                        "with -mcpu=c7x: cg_main_dsp first calls tidl_bridge_init_all(), which only a "
+                        "firmware built with TIDL exports (any other refuses the module, naming it)",
+                        set_tidl_runtime},
     [A_REQUANT] = {"requant", "float|q31", "float", NULL,
                    "requantization: ORT-exact float multiplier, or integer-only int32 multiplier "
                    "and shift (bit-identical results)",
@@ -131,9 +152,10 @@ static const attr attrs[N_ATTRS] = {
                                "leave out the entry points' argument checks (null pointers, "
                                "alignment, the DSP entry's tensor descriptors)",
                                set_skip_runtime_checks},
-    [A_USE_CPP_API] = {"use-cpp-api", "0|1", "0", "1 with -mcpu=c7x|c66x",
-                       "the spec's attribute, recorded in the target string (it "
-                       "does not change the generated C)", set_use_cpp_api},
+    [A_USE_CPP_API] = {"use-cpp-api", "1", "1", NULL,
+                       "direct kernel calls instead of FFI dispatch: the only mode, since the "
+                       "generated C has no FFI layer (0 is refused)",
+                       set_use_cpp_api},
     [A_CONSTANTS_BYTE_ALIGNMENT] = {"constants-byte-alignment", "N", "64", NULL,
                                     "alignment of weight tensors and arena blocks (a power of "
                                     "two in [1, 4096]; at least 16 is used)",
@@ -159,7 +181,6 @@ static void derive_defaults(cs_target *t, const int given[N_ATTRS]) {
   if (t->mcpu != CS_MCPU_GENERIC) {
     /* DSP defaults (spec: "When mcpu=c7x is set, the following defaults apply"). */
     if (!given[A_SKIP_RUNTIME_CHECKS]) t->skip_runtime_checks = 1;
-    if (!given[A_USE_CPP_API]) t->use_cpp_api = 1;
   }
   if (!given[A_PACK_WEIGHTS]) t->pack_weights = pack_weights_default(t);
 }
@@ -219,6 +240,9 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
     given[a] = 1;
   }
   if (st == CS_OK) derive_defaults(t, given);
+  if (st == CS_OK && t->tidl_runtime && t->mcpu != CS_MCPU_C7X)
+    st = cs_error(CS_ERR_USAGE, "target attribute -tidl-runtime=1 changes cg_main_dsp, the C7x firmware's entry: "
+                                "it needs -mcpu=c7x");
   free(copy);
   return st;
 }
@@ -270,4 +294,6 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   len = size ? strlen(buf) : 0;
   if (t->l2_budget != CS_L2_BUDGET_DEFAULT && len + 1 < size)
     snprintf(buf + len, size - len, " -l2-budget=%ld", t->l2_budget);
+  len = size ? strlen(buf) : 0;
+  if (t->tidl_runtime && len + 1 < size) snprintf(buf + len, size - len, " -tidl-runtime=1");
 }

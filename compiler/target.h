@@ -30,9 +30,10 @@ typedef struct cs_target {
   cs_mcpu mcpu;
   int mmalib;                   /* -mmalib=1 */
   int tidl_kernels;             /* -tidl-kernels (default 1) */
+  int tidl_runtime;             /* -tidl-runtime=1: cg_main_dsp calls tidl_bridge_init_all() */
   int profile_layers;           /* -profile-layers=1 */
   int skip_runtime_checks;      /* default 1 on c7x/c66x, 0 otherwise */
-  int use_cpp_api;              /* default 1 on c7x/c66x */
+  int use_cpp_api;              /* always 1: the generated C calls kernels directly */
   int constants_byte_alignment; /* default 64 */
   cs_requant_form requant;      /* -requant=float|q31 */
   cs_kernels_form kernels;      /* -kernels=fast|scalar */
@@ -55,9 +56,9 @@ void cs_target_default(cs_target *t);
 /* Parse "c_static_lib [-key=value …]"; unknown keys or bad values are an
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
-/* The canonical string form (for manifest.json). -kernels, -pack-weights
- * and -l2-budget appear only when they are not their defaults, so that
- * existing targets keep their text. */
+/* The canonical string form (for manifest.json). -kernels, -pack-weights,
+ * -l2-budget and -tidl-runtime appear only when they are not their
+ * defaults, so that existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 /* Every attribute: "-name=values  (default: …)" and its help, wrapped
  * (`cstatic compile --help`). */

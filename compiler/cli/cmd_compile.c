@@ -85,12 +85,15 @@ static cs_status install(const char *tmp, const char *dir) {
   return CS_OK;
 }
 
-/* --emit=module: the compiler and headers `cstatic run` uses. */
+/* --emit=module: the compiler and headers `cstatic run` uses, or
+ * $CS_MODULE_CC: a cross compiler for a firmware emulator that runs on
+ * another machine (aarch64-linux-gnu-gcc for the board's ARM64 host). */
 static cs_status build_module(const char *dir) {
   cs_toolchain tc;
   cs_status st = cs_toolchain_find(&tc);
   if (st != CS_OK) return st;
-  cs_module_options mo = {.cc = tc.cc, .include_dir = tc.include_dir};
+  const char *cc = getenv("CS_MODULE_CC");
+  cs_module_options mo = {.cc = cc && *cc ? cc : tc.cc, .include_dir = tc.include_dir};
   return cs_module_build(dir, &mo);
 }
 

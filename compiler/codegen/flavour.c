@@ -8,7 +8,9 @@
  *   c7x      the same with <c7x.h>, plus cg_main_dsp: the entry the C7x
  *            firmware resolves by name once DLOAD has loaded the module
  *            (the C66x build links the model into its program, so nothing
- *            looks an entry up by name there).
+ *            looks an entry up by name there). With -tidl-runtime=1
+ *            cg_main_dsp first calls tidl_bridge_init_all(), a TIDL
+ *            firmware's export (cstatic/platform/tidsp_dsp.h).
  *
  * The TI loop pragmas (MUST_ITERATE, UNROLL) of the spec belong to loops;
  * the generated code has none (one kernel call per layer), so they live
@@ -71,9 +73,13 @@ void cs_cg_flavour_dsp_entry(const cs_cg *cg, cs_sbuf *b) {
                     "                    const tidsp_dsp_tensor *outputs, int32_t num_outputs) {\n"
                     "  const void *in[%d];\n  void *out[%d];\n",
                  cs_cg_export(cg), ni, no);
+  if (check || cg->t->tidl_runtime) cs_sbuf_puts(b, "  int32_t st;\n");
+  if (cg->t->tidl_runtime)
+    cs_sbuf_puts(b, "  /* -tidl-runtime=1: TIDL's runtime up before any TIDL-backed call. */\n"
+                    "  st = tidl_bridge_init_all();\n"
+                    "  if (st != TIDSP_OK) return st;\n");
   if (check) {
-    cs_sbuf_puts(b, "  int32_t st;\n"
-                    "  if ((num_inputs > 0 && inputs == NULL) || (num_outputs > 0 && outputs == NULL))\n"
+    cs_sbuf_puts(b, "  if ((num_inputs > 0 && inputs == NULL) || (num_outputs > 0 && outputs == NULL))\n"
                     "    return TIDSP_ERR_NULL;\n"
                     "  if (num_inputs != MODEL_NUM_INPUTS || num_outputs != MODEL_NUM_OUTPUTS)\n"
                     "    return TIDSP_ERR_PARAM;\n");

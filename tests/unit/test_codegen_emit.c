@@ -277,7 +277,7 @@ static const char golden_lib0_h[] =
     "#endif\n"
     "\n"
     "#define MODEL_NAME \"tiny_conv\"\n"
-    "#define MODEL_TARGET \"c_static_lib -mcpu=generic -mmalib=0 -tidl-kernels=1 -requant=float -profile-layers=0 -skip-runtime-checks=0 -use-cpp-api=0 -constants-byte-alignment=64\"\n"
+    "#define MODEL_TARGET \"c_static_lib -mcpu=generic -mmalib=0 -tidl-kernels=1 -requant=float -profile-layers=0 -skip-runtime-checks=0 -use-cpp-api=1 -constants-byte-alignment=64\"\n"
     "\n"
     "/* Arena: scratch for every intermediate tensor (1.000x the lower bound). */\n"
     "#define MODEL_ARENA_SIZE 512u\n"

@@ -38,7 +38,7 @@ static void test_canonical_text_of_the_default_target(void) {
   char buf[512];
   cs_target_format(&t, buf, sizeof buf);
   CHECK(!strcmp(buf, "c_static_lib -mcpu=generic -mmalib=0 -tidl-kernels=1 -requant=float -profile-layers=0 "
-                     "-skip-runtime-checks=0 -use-cpp-api=0 -constants-byte-alignment=64"));
+                     "-skip-runtime-checks=0 -use-cpp-api=1 -constants-byte-alignment=64"));
   CHECK(t.l2_budget == CS_L2_BUDGET_DEFAULT && t.pack_weights == 1 && t.kernels == CS_KERNELS_FAST);
 }
 
@@ -53,11 +53,26 @@ static void test_derived_defaults(void) {
   /* An explicit value wins wherever -mcpu stands. */
   CHECK(cs_target_parse("c_static_lib -pack-weights=1 -mcpu=c7x", &t) == CS_OK);
   CHECK(t.pack_weights == 1 && t.mcpu == CS_MCPU_C7X);
-  CHECK(cs_target_parse("c_static_lib -use-cpp-api=0 -mcpu=c7x", &t) == CS_OK);
-  CHECK(t.use_cpp_api == 0);
+  CHECK(cs_target_parse("c_static_lib -use-cpp-api=1 -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.use_cpp_api == 1);
   CHECK(cs_target_parse("-mcpu=host -requant=q31 -l2-budget=0 -constants-byte-alignment=128", &t) == CS_OK);
   CHECK(t.mcpu == CS_MCPU_GENERIC && t.requant == CS_REQUANT_Q31 && t.l2_budget == 0 &&
         t.constants_byte_alignment == 128);
+}
+
+/* -tidl-runtime=1 is recorded in the text only when set, so every other
+ * target keeps its text. */
+static void test_tidl_runtime(void) {
+  cs_target t;
+  char buf[512];
+  CHECK(cs_target_parse("c_static_lib -tidl-runtime=1 -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.tidl_runtime == 1);
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, " -tidl-runtime=1") != NULL, "%s", buf);
+  CHECK(cs_target_parse("c_static_lib -mcpu=c7x", &t) == CS_OK);
+  CHECK(t.tidl_runtime == 0);
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "tidl-runtime") == NULL, "%s", buf);
 }
 
 static void check_error(const char *s, const char *needle) {
@@ -75,6 +90,12 @@ static void test_errors_name_the_attribute(void) {
   check_error("c_static_lib -kernels", "has no value");
   check_error("tvm -mcpu=c7x", "kind 'tvm' is not c_static_lib");
   check_error("c_static_lib mcpu=c7x", "expected -key=value");
+  /* -use-cpp-api has one mode; 0 is refused saying why. */
+  check_error("c_static_lib -mcpu=c7x -use-cpp-api=0", "no FFI dispatch to fall back to");
+  check_error("c_static_lib -use-cpp-api=2", "-use-cpp-api='2': expected 1");
+  /* -tidl-runtime changes cg_main_dsp, which only -mcpu=c7x has. */
+  check_error("c_static_lib -tidl-runtime=1", "-tidl-runtime=1 changes cg_main_dsp");
+  check_error("c_static_lib -mcpu=c66x -tidl-runtime=1", "it needs -mcpu=c7x");
   /* An unknown name lists every known one, from the table. */
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mcpus=c7x", &t) == CS_ERR_USAGE);
@@ -102,7 +123,8 @@ static void test_help_lists_every_attribute_with_its_default(void) {
     const char *d = strstr(p, "default: ");
     CHECK_MSG(d && !strncmp(d, want, strlen(want)), "%s: no '%s' after it", head, want);
   }
-  CHECK(strstr(text, "-use-cpp-api=0|1  (default: 0; 1 with -mcpu=c7x|c66x)\n") != NULL);
+  CHECK(strstr(text, "-use-cpp-api=1  (default: 1)\n") != NULL);
+  CHECK(strstr(text, "-tidl-runtime=0|1  (default: 0)\n") != NULL);
   free(text);
 }
 
@@ -110,6 +132,7 @@ int main(void) {
   test_table_defaults_are_the_real_defaults();
   test_canonical_text_of_the_default_target();
   test_derived_defaults();
+  test_tidl_runtime();
   test_errors_name_the_attribute();
   test_help_lists_every_attribute_with_its_default();
   UNIT_MAIN_END();

@@ -95,6 +95,14 @@ static inline int32_t tidsp_dsp_tensor_check(const tidsp_dsp_tensor *d,
   return TIDSP_OK;
 }
 
+/* TIDL's bridge: sets up the TIDL runtime the TIDL-backed kernels run on.
+ * A module compiled with -tidl-runtime=1 calls it first thing in every
+ * cg_main_dsp (it is idempotent: the first call sets up, later ones return
+ * at once). Exported only by a firmware built with TIDL (--tidl ON,
+ * cstatic/c7x_exports.def), so such a module fails to load on any other,
+ * naming this symbol. TIDSP_OK, or the status of what failed. */
+int32_t tidl_bridge_init_all(void);
+
 #ifdef __cplusplus
 }
 #endif
