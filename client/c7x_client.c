@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 
 #include "c7x_client.h"
+#include "cstatic/profile_report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -791,4 +792,83 @@ int c7x_client_infer_flags(c7x_client *c, uint64_t handle, uint32_t model_id,
   if (cycles) *cycles = h.cycles;
   c->stats.infers++;
   return C7X_OK;
+}
+
+/* ---- per-layer profile ------------------------------------------------------ */
+
+int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_profile_row *layers,
+                       int *n_layers) {
+  if (!info || !n_layers || *n_layers < 0 || (*n_layers > 0 && !layers))
+    return set_error(c, C7X_ERR_INVALID, "PROFILE: no room given for the answer");
+  /* Pages of rows; another client's INFER between two pages would mix two
+   * inferences, so a changed total restarts the walk (a few times). */
+  for (int attempt = 0; attempt < 4; attempt++) {
+    uint32_t first = 0, want_rows = 0;
+    int changed = 0;
+    c7x_profile_resp head;
+    memset(&head, 0, sizeof head);
+    do {
+      c7x_handle_req q = {handle, first, 0};
+      uint8_t r[C7X_MSG_MAX];
+      size_t n = 0;
+      int s = transact(c, C7X_MSG_PROFILE, &q, sizeof q, r, sizeof r, &n, NULL);
+      if (s != C7X_OK) return s;
+      c7x_profile_resp h;
+      if (n < sizeof h) return set_error(c, C7X_ERR_IO, "PROFILE response of %zu bytes", n);
+      memcpy(&h, r, sizeof h);
+      if (first == 0) {
+        head = h;
+        want_rows = h.num_layers < (uint32_t)*n_layers ? h.num_layers : (uint32_t)*n_layers;
+      } else if (h.num_layers != head.num_layers || h.runs != head.runs || h.infer_cycles != head.infer_cycles) {
+        changed = 1;
+        break;
+      }
+      uint32_t rows = h.num_layers - first > C7X_PROFILE_MAX_ROWS ? C7X_PROFILE_MAX_ROWS : h.num_layers - first;
+      if (n != sizeof h + (size_t)rows * sizeof(c7x_profile_row))
+        return set_error(c, C7X_ERR_IO, "PROFILE response of %zu bytes for layers %u..%u of %u", n, first,
+                         first + rows, h.num_layers);
+      for (uint32_t i = 0; i < rows && first + i < want_rows; i++) {
+        memcpy(&layers[first + i], r + sizeof h + i * sizeof(c7x_profile_row), sizeof(c7x_profile_row));
+        layers[first + i].name[C7X_PROFILE_NAME_MAX - 1] = '\0';
+        layers[first + i].kernel[C7X_PROFILE_KERNEL_MAX - 1] = '\0';
+      }
+      first += rows;
+    } while (first < want_rows);
+    if (changed) continue;
+    info->num_layers = head.num_layers;
+    info->runs = head.runs;
+    info->clock_hz = head.clock_hz;
+    info->infer_cycles = head.infer_cycles;
+    memcpy(info->clock_unit, head.clock_unit, sizeof info->clock_unit);
+    info->clock_unit[sizeof info->clock_unit - 1] = '\0';
+    *n_layers = (int)want_rows;
+    hold(c, handle);
+    return C7X_OK;
+  }
+  return set_error(c, C7X_ERR_BUSY, "PROFILE: handle %llu kept running other inferences while its profile was read",
+                   (unsigned long long)handle);
+}
+
+size_t c7x_profile_format(const c7x_profile *info, const c7x_profile_row *layers, int n_layers, int csv,
+                          char *buf, size_t size) {
+  if (n_layers < 0) n_layers = 0;
+  tidsp_profile_row *rows = calloc((size_t)(n_layers ? n_layers : 1), sizeof *rows);
+  if (!rows) {
+    if (size) buf[0] = '\0';
+    return 0;
+  }
+  double ms_per_unit = info->clock_hz ? 1e3 / (double)info->clock_hz : 0.0;
+  int cycles = strcmp(info->clock_unit, "cycles") == 0;
+  for (int i = 0; i < n_layers; i++) {
+    rows[i].name = layers[i].name;
+    rows[i].kernel = layers[i].kernel;
+    rows[i].macs = layers[i].macs;
+    rows[i].ms = (double)layers[i].cycles * ms_per_unit;
+    rows[i].cycles = cycles ? layers[i].cycles : 0;
+  }
+  size_t need = csv ? tidsp_profile_format_csv(buf, size, rows, n_layers, cycles)
+                    : tidsp_profile_format_table(buf, size, rows, n_layers, (double)info->infer_cycles * ms_per_unit,
+                                                 cycles);
+  free(rows);
+  return need;
 }

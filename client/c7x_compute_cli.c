@@ -6,7 +6,8 @@
  *   c7x_compute info HANDLE
  *   c7x_compute infer HANDLE MODEL_ID --input in.bin [--input ...]
  *                     --output out.bin [--output ...] [--dtype T] [--shape S]
- *                     [--repeat N]
+ *                     [--repeat N] [--profile] [--profile-csv F]
+ *   c7x_compute profile HANDLE [--profile-csv F]
  *   c7x_compute unload HANDLE
  *   c7x_compute fault                     why the firmware last restarted
  *
@@ -37,7 +38,12 @@ static const char usage[] =
     "  info HANDLE               the module's input and output tensors\n"
     "  infer HANDLE MODEL_ID -i in.bin [-i ...] -o out.bin [-o ...]\n"
     "        [-d|--dtype float32|float16|int64|int32|int16|int8|uint16|uint8]\n"
-    "        [-s|--shape 1,3,224,224[;...]] [--repeat N]\n"
+    "        [-s|--shape 1,3,224,224[;...]] [--repeat N] [--profile] [--profile-csv F]\n"
+    "                            --profile: per-layer times of the (last) inference, in C7x\n"
+    "                            cycles and ms, the table of 'cstatic run --profile' (compile\n"
+    "                            with -profile-layers=1); --profile-csv F: the same as CSV\n"
+    "  profile HANDLE [--profile-csv F]\n"
+    "                            the per-layer table of the module's last inference\n"
     "  unload HANDLE             unload a module\n"
     "  fault                     why the firmware last restarted (crash, timeout, reset)\n"
     "The firmware's socket is $C7X_FW_SOCKET (default /tmp/c7x_fw.sock); a request\n"
@@ -130,16 +136,69 @@ static int read_file_into(const char *path, void *dst, size_t want) {
   return 0;
 }
 
+/* The module's last inference, per layer: the table on stdout (table)
+ * and/or CSV into csv_path. */
+static int report_profile(c7x_client *c, uint64_t handle, int table, const char *csv_path) {
+  c7x_profile info;
+  int n = 0;
+  int s = c7x_client_profile(c, handle, &info, NULL, &n); /* the count first */
+  if (s != C7X_OK) return fw_fail(c, "profile", s);
+  if (info.runs == 0) return fail("profile: handle %llu has not run an inference yet", (unsigned long long)handle);
+  c7x_profile_row *rows = calloc(info.num_layers ? info.num_layers : 1, sizeof *rows);
+  if (!rows) return fail("out of memory for %u profile rows", info.num_layers);
+  n = (int)info.num_layers;
+  int rc = 0;
+  s = c7x_client_profile(c, handle, &info, rows, &n);
+  if (s != C7X_OK) rc = fw_fail(c, "profile", s);
+  for (int csv = 0; csv < 2 && rc == 0; csv++) {
+    if (csv ? !csv_path : !table) continue;
+    size_t need = c7x_profile_format(&info, rows, n, csv, NULL, 0);
+    char *text = malloc(need + 1);
+    if (!text) {
+      rc = fail("out of memory for the profile text");
+      break;
+    }
+    c7x_profile_format(&info, rows, n, csv, text, need + 1);
+    if (!csv) {
+      fputs(text, stdout);
+    } else {
+      FILE *f = fopen(csv_path, "wb");
+      int bad = !f || fputs(text, f) < 0;
+      if (f && fclose(f) != 0) bad = 1;
+      if (bad) rc = fail("cannot write %s: %s", csv_path, strerror(errno));
+    }
+    free(text);
+  }
+  free(rows);
+  return rc;
+}
+
+static int cmd_profile(c7x_client *c, int argc, char **argv) {
+  uint64_t handle;
+  const char *csv = NULL;
+  if (argc < 3 || parse_handle(argv[2], &handle)) return fail("usage: c7x_compute profile HANDLE [--profile-csv F]");
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "--profile-csv") && i + 1 < argc) csv = argv[++i];
+    else return fail("profile: unknown option %s", argv[i]);
+  }
+  return report_profile(c, handle, 1, csv);
+}
+
 static int cmd_infer(c7x_client *c, int argc, char **argv) {
   uint64_t handle;
   uint32_t model_id;
   if (argc < 4 || parse_handle(argv[2], &handle) || parse_u32(argv[3], &model_id))
     return fail("usage: c7x_compute infer HANDLE MODEL_ID --input in.bin --output out.bin");
   const char *in_paths[MAX_IO], *out_paths[MAX_OUT], *dtype = NULL, *shape = NULL;
-  int n_in = 0, n_outp = 0;
+  int n_in = 0, n_outp = 0, profile = 0;
+  const char *profile_csv = NULL;
   uint32_t repeat = 0;
   for (int i = 4; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--profile")) {
+      profile = 1;
+      continue;
+    }
     if (!v) return fail("%s needs a value", a);
     if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
       if (n_in == MAX_IO) return fail("more than %d inputs", MAX_IO);
@@ -151,6 +210,8 @@ static int cmd_infer(c7x_client *c, int argc, char **argv) {
       dtype = v;
     } else if (!strcmp(a, "-s") || !strcmp(a, "--shape")) {
       shape = v;
+    } else if (!strcmp(a, "--profile-csv")) {
+      profile_csv = v;
     } else if (!strcmp(a, "--repeat")) {
       if (parse_u32(v, &repeat) || repeat < 1 || repeat > C7X_INFER_REPEAT_MASK)
         return fail("--repeat needs a count in [1, %u]", C7X_INFER_REPEAT_MASK);
@@ -209,6 +270,7 @@ static int cmd_infer(c7x_client *c, int argc, char **argv) {
     print_tensor("output", j, &out[j]);
   }
   printf("cycles: %llu\n", (unsigned long long)cycles);
+  if (profile || profile_csv) return report_profile(c, handle, profile, profile_csv);
   return 0;
 }
 
@@ -219,7 +281,7 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "ping") && strcmp(cmd, "status") && strcmp(cmd, "load") && strcmp(cmd, "info") &&
-      strcmp(cmd, "infer") && strcmp(cmd, "unload") && strcmp(cmd, "fault")) {
+      strcmp(cmd, "infer") && strcmp(cmd, "unload") && strcmp(cmd, "fault") && strcmp(cmd, "profile")) {
     fprintf(stderr, "c7x_compute: error: unknown command %s\n%s", cmd, usage);
     return 2;
   }
@@ -270,6 +332,8 @@ int main(int argc, char **argv) {
       for (int i = 0; i < ni; i++) print_tensor("input", i, &in[i]);
       for (int j = 0; j < no; j++) print_tensor("output", j, &out[j]);
     }
+  } else if (!strcmp(cmd, "profile")) {
+    rc = cmd_profile(c, argc, argv);
   } else {
     rc = cmd_infer(c, argc, argv);
   }

@@ -21,6 +21,7 @@
 #include "cstatic/c7x_protocol.h"
 #include "cstatic/model.h"
 #include "cstatic/platform/tidsp_dsp.h"
+#include "cstatic/profile.h"
 #include "pool.h"
 
 enum { FW_MAX_MODULES = 16, FW_MAX_TENSORS = 64 };
@@ -38,7 +39,7 @@ typedef struct fw_module {
   uint64_t handle; /* 0: free slot; else 64 random bits, the capability */
   tidsp_model_desc desc; /* inputs/outputs point at tensors[], name at name;
                             no entry points (the firmware calls only
-                            cg_main_dsp); profile points into the module */
+                            cg_main_dsp); profile NULL (prof_* below) */
   tidsp_tensor_info tensors[2 * FW_MAX_TENSORS]; /* inputs, then outputs */
   char name[FW_NAME_MAX];
   char tensor_names[2 * FW_MAX_TENSORS][FW_NAME_MAX];
@@ -52,7 +53,22 @@ typedef struct fw_module {
   uint8_t *image;      /* DDR heap: the placed segments, image_span bytes */
   size_t image_span;
   uint32_t text_size, data_size;
+  /* -profile-layers=1 (PROFILE): the module's layer table, checked at
+   * load. The firmware reads and clears only the counters of prof_layers
+   * (inside a writable segment); names, kernels and MACs were copied out
+   * at load into prof_rows. */
+  int has_profile;
+  int32_t prof_n;
+  tidsp_layer_stat *prof_layers;
+  c7x_profile_row *prof_rows; /* DDR heap, prof_n rows (cycles unused) */
+  char prof_unit[8];          /* "cycles" or "ns" */
+  uint64_t prof_hz;           /* clock units per second */
+  uint32_t prof_runs;         /* inferences the last INFER ran; 0: none yet */
+  uint64_t prof_infer;        /* the last inference, clock units */
 } fw_module;
+
+/* Most layers a module's profile table may have. */
+enum { FW_MAX_PROFILE_LAYERS = 1 << 16 };
 
 /* What the firmware is running, in memory its supervisor shares: when the
  * firmware dies, the supervisor names the request that killed it, and the

@@ -13,8 +13,9 @@
  *      fw_elf_protect gives each page its segment's permissions;
  *   4. cg_main_dsp, model_desc and the weights are found in the module's
  *      own symbol table; the descriptor is checked field by field and
- *      copied, the weights are checked by the firmware (tidsp_weights_check
- *      on the blob's own header: no module code runs before its entry);
+ *      copied (with -profile-layers=1, its layer table's names too), the
+ *      weights are checked by the firmware (tidsp_weights_check on the
+ *      blob's own header: no module code runs before its entry);
  *   5. the model's L2 scratch (L2 SRAM pool) and arena (DDR heap), then a
  *      handle: 64 bits from getrandom, unused, never 0.
  * Every failure releases all the load took; the private copy goes either
@@ -89,6 +90,7 @@ static void set_handle(fw_state *st, fw_module *m, uint64_t handle) {
 static void release(fw_state *st, fw_module *m) {
   set_handle(st, m, 0);
   if (m->arena) fw_pool_free(&st->ddr, m->arena);
+  if (m->prof_rows) fw_pool_free(&st->ddr, m->prof_rows);
   if (m->l2) fw_pool_free(&st->l2, m->l2);
   if (m->image) {
     /* Plain heap memory again before the pool hands it out (cannot fail on
@@ -171,6 +173,17 @@ static int copy_string(const placed *p, uint64_t addr, char *out, size_t cap) {
 }
 
 static uint64_t ptr_value(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+/* The firmware address of [addr, addr + len) when it lies in one writable
+ * segment of the module, else NULL. */
+static uint8_t *writable(const placed *p, uint64_t addr, uint64_t len) {
+  uint64_t mem = ptr_value(p->mem);
+  if (addr < mem || addr - mem > p->e->span) return NULL;
+  uint64_t v = addr - mem + p->e->lo;
+  uint32_t flags;
+  if (!fw_elf_in_segment(p->e, v, len ? len : 1, &flags) || !(flags & PF_W)) return NULL;
+  return p->mem + (v - p->e->lo);
+}
 
 /* One tensor info of the module's descriptor into m->tensors[k]. */
 static int copy_tensor(const placed *p, fw_module *m, int k, const char *kind, int i, const uint8_t *at,
@@ -263,6 +276,52 @@ static int check_weights(const uint8_t *blob, size_t size, const tidsp_model_des
   if (s != TIDSP_OK)
     return fail(err, n_err, C7X_ERR_WEIGHTS, "embedded weights (%zu bytes, model expects %zu): %s", size,
                 d->weights_size, tidsp_status_str(s));
+  return C7X_OK;
+}
+
+/* The profile table of a -profile-layers=1 module (m->desc.profile, a
+ * module address checked readable by copy_desc): its counters must lie in
+ * a writable segment (the module updates them, the firmware clears them);
+ * its names, kernels and MACs are copied into DDR heap rows now, so that
+ * PROFILE never follows a pointer the module could have changed. */
+static int copy_profile(fw_state *st, const placed *p, fw_module *m, char *err, size_t n_err) {
+  const tidsp_profile_table *at = m->desc.profile;
+  m->desc.profile = NULL; /* the firmware keeps its own checked copy */
+  if (!at) return C7X_OK;
+  tidsp_profile_table t;
+  memcpy(&t, at, sizeof t);
+  if (t.n_layers < 0 || t.n_layers > FW_MAX_PROFILE_LAYERS)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: profile table of %d layers (at most %d)", t.n_layers,
+                FW_MAX_PROFILE_LAYERS);
+  uint64_t bytes = (uint64_t)t.n_layers * sizeof(tidsp_layer_stat);
+  uint8_t *layers = t.n_layers ? writable(p, ptr_value(t.layers), bytes) : NULL;
+  if (t.n_layers && !layers)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: the profile's %d layer counters are not inside a writable "
+                "segment of the module", t.n_layers);
+  if (copy_string(p, ptr_value(t.clock_unit), m->prof_unit, sizeof m->prof_unit) != 0)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: the profile's clock unit is outside the module");
+  double unit_ms = tidsp_profile_unit_ms(m->prof_unit);
+  if (unit_ms == 0.0)
+    return fail(err, n_err, C7X_ERR_LOAD, "model_desc: profile clock unit '%s' (this firmware knows cycles and ns)",
+                m->prof_unit);
+  m->prof_hz = (uint64_t)(1e3 / unit_ms + 0.5);
+  if (t.n_layers) {
+    m->prof_rows = fw_pool_alloc(&st->ddr, (size_t)t.n_layers * sizeof(c7x_profile_row), 64);
+    if (!m->prof_rows) return nomem(&st->ddr, err, n_err, "the module's profile rows", (size_t)t.n_layers * sizeof(c7x_profile_row));
+  }
+  for (int32_t i = 0; i < t.n_layers; i++) {
+    tidsp_layer_stat ls;
+    memcpy(&ls, layers + (size_t)i * sizeof ls, sizeof ls);
+    c7x_profile_row *row = &m->prof_rows[i];
+    memset(row, 0, sizeof *row);
+    if (copy_string(p, ptr_value(ls.name), row->name, sizeof row->name) != 0 ||
+        copy_string(p, ptr_value(ls.kernel), row->kernel, sizeof row->kernel) != 0)
+      return fail(err, n_err, C7X_ERR_LOAD, "model_desc: profile layer %d: name or kernel outside the module", i);
+    row->macs = ls.macs;
+  }
+  m->has_profile = 1;
+  m->prof_n = t.n_layers;
+  m->prof_layers = (tidsp_layer_stat *)layers;
   return C7X_OK;
 }
 
@@ -372,6 +431,7 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
   /* 4. Its entry, descriptor and weights. */
   placed p = {&e, m->image};
   status = find_model(&p, m, err, n_err);
+  if (status == C7X_OK) status = copy_profile(st, &p, m, err, n_err);
   if (status != C7X_OK) goto bad;
 
   /* 5. Its scratch memory, its handle. */

@@ -116,8 +116,24 @@ static int32_t run_bound(fw_module *m, const tidsp_dsp_tensor *in, const tidsp_d
   const tidsp_model_desc *d = &m->desc;
   /* m->l2 comes from the pool aligned to TIDSP_L2_ALIGN: the bind holds. */
   int32_t rv = tidsp_l2_bind(m->l2, m->l2 ? d->l2_size : 0);
-  for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++)
+  /* PROFILE reports this request's last inference: counters cleared now,
+   * each inference timed on the clock the module counts in (the C7x
+   * time-stamp counter; emulated: tidsp_profile_clock's nanoseconds, one
+   * cycle each at TIDSP_C7X_CLOCK_HZ). */
+  for (int32_t i = 0; i < m->prof_n; i++) {
+    m->prof_layers[i].calls = 0;
+    m->prof_layers[i].total = 0;
+    m->prof_layers[i].last = 0;
+  }
+  m->prof_runs = 0;
+  m->prof_infer = 0;
+  for (unsigned k = 0; k < repeat && rv == TIDSP_OK; k++) {
+    uint64_t t0 = tidsp_profile_clock();
     rv = m->entry(m->weights, m->arena, in, d->n_inputs, out, d->n_outputs);
+    uint64_t ns = tidsp_profile_clock() - t0;
+    m->prof_infer = m->prof_hz == 1000000000u ? ns : (uint64_t)((double)ns * 1e-9 * (double)m->prof_hz + 0.5);
+    m->prof_runs = k + 1;
+  }
   for (int32_t q = 0; q < TIDSP_DMA_QUEUES; q++) tidsp_dma_wait(q, 0);
   tidsp_l2_bind(NULL, 0);
   return rv;
@@ -210,6 +226,37 @@ static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uin
     c7x_wire_tensor w;
     info_to_wire(i < d->n_inputs ? &d->inputs[i] : &d->outputs[i - d->n_inputs], 0, &w);
     put(r, &w, sizeof w);
+  }
+  return finish(st, r, h, C7X_OK);
+}
+
+static size_t do_profile(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
+  c7x_handle_req q;
+  memcpy(&q, body, sizeof q);
+  fw_module *m = fw_module_find(st, q.handle);
+  if (!m)
+    return error_reply(st, r, h, C7X_ERR_HANDLE, "PROFILE: no module with handle %llu is loaded",
+                       (unsigned long long)q.handle);
+  if (!m->has_profile)
+    return error_reply(st, r, h, C7X_ERR_OP, "PROFILE: model '%s' was not compiled with per-layer profiling "
+                       "(compile it with -t \"c_static_lib -mcpu=c7x -profile-layers=1\")", m->desc.name);
+  if (q.first > (uint32_t)m->prof_n)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "PROFILE: first layer %u, the model has %d", q.first, m->prof_n);
+  c7x_profile_resp p;
+  memset(&p, 0, sizeof p);
+  p.num_layers = (uint32_t)m->prof_n;
+  p.runs = m->prof_runs;
+  p.clock_hz = m->prof_hz;
+  p.infer_cycles = m->prof_infer;
+  memcpy(p.clock_unit, m->prof_unit, sizeof p.clock_unit);
+  put(r, &p, sizeof p);
+  uint32_t end = (uint32_t)m->prof_n - q.first > C7X_PROFILE_MAX_ROWS ? q.first + C7X_PROFILE_MAX_ROWS
+                                                                       : (uint32_t)m->prof_n;
+  for (uint32_t i = q.first; i < end; i++) {
+    c7x_profile_row row = m->prof_rows[i];
+    /* the module's own counter, in its writable segment (checked at load) */
+    row.cycles = m->prof_runs ? m->prof_layers[i].last : 0;
+    put(r, &row, sizeof row);
   }
   return finish(st, r, h, C7X_OK);
 }
@@ -446,7 +493,8 @@ static int body_size(uint32_t type, size_t *need, int *at_least) {
       *need = 0; return 1;
     case C7X_MSG_RESET: *need = 0; *at_least = 1; return 1;
     case C7X_MSG_DYN_LOAD: *need = sizeof(c7x_dyn_load_req); return 1;
-    case C7X_MSG_DYN_UNLOAD: case C7X_MSG_DYN_INFO: *need = sizeof(c7x_handle_req); return 1;
+    case C7X_MSG_DYN_UNLOAD: case C7X_MSG_DYN_INFO: case C7X_MSG_PROFILE:
+      *need = sizeof(c7x_handle_req); return 1;
     case C7X_MSG_INFER: *need = sizeof(c7x_infer_req); *at_least = 1; return 1;
     case C7X_MSG_INFER_LARGE: *need = sizeof(c7x_infer_large_req); return 1;
     case C7X_MSG_MODEL_LOAD: case C7X_MSG_MODEL_UNLOAD:
@@ -511,6 +559,7 @@ size_t fw_handle_message(fw_state *st, const uint8_t *req, size_t n, uint8_t *re
     case C7X_MSG_DYN_LOAD: return do_load(st, &r, &h, body);
     case C7X_MSG_DYN_UNLOAD: return do_unload(st, &r, &h, body);
     case C7X_MSG_DYN_INFO: return do_info(st, &r, &h, body);
+    case C7X_MSG_PROFILE: return do_profile(st, &r, &h, body);
     case C7X_MSG_INFER: return do_infer(st, &r, &h, body, body_len);
     case C7X_MSG_INFER_LARGE: return do_infer_large(st, &r, &h, body);
     case C7X_MSG_RESET: {

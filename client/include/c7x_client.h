@@ -149,6 +149,31 @@ int c7x_client_infer_flags(c7x_client *c, uint64_t handle, uint32_t model_id,
                            const c7x_tensor_desc *inputs, int n_in, c7x_tensor_desc *outputs,
                            int *n_out, uint64_t *cycles, uint32_t flags);
 
+/* ---- per-layer profile (a module compiled with -profile-layers=1) ---- */
+
+/* The totals of PROFILE (the rows are c7x_profile_row, c7x_protocol.h). */
+typedef struct c7x_profile {
+  uint32_t num_layers;   /* the module's layers */
+  uint32_t runs;         /* inferences its last INFER ran; 0: not run yet */
+  uint64_t clock_hz;     /* clock units per second */
+  uint64_t infer_cycles; /* the last inference as a whole, clock units */
+  char clock_unit[8];    /* "cycles" (the C7x time-stamp counter) or "ns" */
+} c7x_profile;
+
+/* The per-layer profile of handle's last inference (by any client):
+ * *info, and layers[0 .. *n_layers) in execution order (*n_layers in =
+ * capacity, out = how many were filled: min(capacity, info->num_layers)).
+ * C7X_ERR_OP when the module was not compiled with -profile-layers=1. */
+int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_profile_row *layers,
+                       int *n_layers);
+
+/* A profile as text: the table `cstatic run --profile` prints (csv 0; the
+ * same formatter, cstatic/profile_report.h, with C7x cycles beside the
+ * time) or its CSV (csv 1), into buf as snprintf does: NUL-terminated,
+ * cut at size; returns the length the whole text needs. */
+size_t c7x_profile_format(const c7x_profile *info, const c7x_profile_row *layers, int n_layers, int csv,
+                          char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cstatic/profile_report.h"
 #include "ir.h"
 
 enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
@@ -75,22 +76,13 @@ cs_status cs_host_build(const char *dir, char *so_path, size_t n);
 
 /* ---- per-layer profile report (profile_report.c) -------------------- */
 
-/* One layer of `cstatic run --profile`: its time is the median over the
- * timed runs of the layer's time in one run. */
-typedef struct cs_profile_row {
-  const char *name;   /* the layer (IR node) name */
-  const char *kernel; /* the runtime function it calls */
-  int64_t macs;       /* multiply-accumulates per run */
-  double ms;          /* milliseconds per run */
-} cs_profile_row;
-
-/* The table (layer, kernel, MACs, time, share, GMAC/s) and a total line;
- * latency_ms > 0 is the end-to-end time printed beside the layers' sum. */
-void cs_profile_print(FILE *f, const cs_profile_row *rows, int n, double latency_ms);
-/* The same rows as CSV (a header line, then one line per layer). */
-cs_status cs_profile_write_csv(const char *path, const cs_profile_row *rows, int n);
+/* The table and CSV are the runtime's (cstatic/profile_report.h): the
+ * same text c7x_compute and Python print. A row's time is the median over
+ * the timed runs of the layer's time in one run. */
+void cs_profile_print(FILE *f, const tidsp_profile_row *rows, int n, double latency_ms, int with_cycles);
+cs_status cs_profile_write_csv(const char *path, const tidsp_profile_row *rows, int n, int with_cycles);
 /* A horizontal bar chart of the layer times, as an SVG file. */
-cs_status cs_profile_write_svg(const char *path, const cs_profile_row *rows, int n,
+cs_status cs_profile_write_svg(const char *path, const tidsp_profile_row *rows, int n,
                                const char *title);
 
 #endif

@@ -310,28 +310,35 @@ static int report_profile(const run_args *a, const tidsp_model_desc *m, run_stat
   if (!prof) return CS_EXIT_OK;
   int n_layers = prof->n_layers;
   long first = first_timed(a), n_runs = s->runs - first;
-  cs_profile_row *rows = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *rows);
+  tidsp_profile_row *rows = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof *rows);
   double *column = calloc((size_t)s->runs, sizeof *column);
   int rc = CS_EXIT_OK;
   if (!rows || !column) {
     rc = cs_cli_fail("out of memory");
     goto done;
   }
-  double to_ms = strcmp(prof->clock_unit, "ns") == 0 ? 1e-6 : 1.0;
+  /* A c7x build counts C7x cycles (its <c7x.h> time-stamp counter): the
+   * table shows them beside the time. */
+  int cycles = strcmp(prof->clock_unit, "cycles") == 0;
+  double to_ms = tidsp_profile_unit_ms(prof->clock_unit);
+  if (to_ms == 0.0) {
+    rc = cs_cli_fail("model '%s': profile clock unit '%s' is neither ns nor cycles", m->name, prof->clock_unit);
+    goto done;
+  }
   for (int l = 0; l < n_layers; l++) {
     for (long r = 0; r < n_runs; r++)
-      column[r] = (double)s->layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l] * to_ms;
+      column[r] = (double)s->layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l];
+    double units = median(column, n_runs);
     rows[l].name = prof->layers[l].name;
     rows[l].kernel = prof->layers[l].kernel;
     rows[l].macs = prof->layers[l].macs * s->k;
-    rows[l].ms = median(column, n_runs);
+    rows[l].ms = units * to_ms;
+    rows[l].cycles = cycles ? (uint64_t)(units + 0.5) : 0;
   }
   memcpy(column, s->times + first, (size_t)n_runs * sizeof *column);
   double latency = median(column, n_runs);
-  if (strcmp(prof->clock_unit, "ns") != 0)
-    printf("profile clock unit: %s (the time columns are in %s, not ms)\n", prof->clock_unit, prof->clock_unit);
-  if (a->profile) cs_profile_print(stdout, rows, n_layers, latency);
-  if (a->profile_csv && cs_profile_write_csv(a->profile_csv, rows, n_layers) != CS_OK)
+  if (a->profile) cs_profile_print(stdout, rows, n_layers, latency, cycles);
+  if (a->profile_csv && cs_profile_write_csv(a->profile_csv, rows, n_layers, cycles) != CS_OK)
     rc = cs_cli_fail("%s", cs_error_message());
   else if (a->profile_svg && cs_profile_write_svg(a->profile_svg, rows, n_layers, m->name) != CS_OK)
     rc = cs_cli_fail("%s", cs_error_message());

@@ -75,7 +75,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_sbuf src = {0};
   cs_sbuf_puts(b, "  {\n");
   comment(cg, b, step);
-  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
   cs_cg_use(used, wv);

@@ -167,7 +167,7 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   else cs_cg_pointer(cg, &call, n->outputs[0], cs_kernel_ptr_dtype(ki->out), 1, used);
   if (is_extern && (st = cs_kernel_extern_call_args(n, "        ", &call)) != CS_OK) goto done;
   cs_sbuf_puts(&call, ")");
-  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = tidsp_profile_clock();\n");
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
   cs_sbuf_printf(b, "    st = %s;\n", call.s);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);

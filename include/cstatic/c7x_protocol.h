@@ -37,8 +37,9 @@
 
 #include <stdint.h>
 
-/* 2: 64-bit handles, RESET carries the sender's handles, REFUSED. */
-#define C7X_PROTOCOL_VERSION 2u
+/* 2: 64-bit handles, RESET carries the sender's handles, REFUSED.
+ * 3: PROFILE. */
+#define C7X_PROTOCOL_VERSION 3u
 #define C7X_MSG_MAX 512u
 #define C7X_MSG_RESPONSE 0x1000u
 
@@ -69,6 +70,9 @@
 #define C7X_MSG_DYN_UNLOAD 0x0012u
 /* A loaded module's input and output tensors (dtype and shape). */
 #define C7X_MSG_DYN_INFO 0x0014u
+/* A loaded module's per-layer profile of its last inference (a module
+ * compiled with -profile-layers=1): c7x_handle_req, c7x_profile_resp. */
+#define C7X_MSG_PROFILE 0x0016u
 #define C7X_MSG_MODEL_LOAD 0x0020u   /* not served yet: weights travel in modules */
 #define C7X_MSG_INFER 0x0021u
 #define C7X_MSG_MODEL_UNLOAD 0x0022u /* not served yet */
@@ -218,6 +222,29 @@ typedef struct C7X_PACKED c7x_dyn_info_resp {
   uint32_t num_outputs;
 } c7x_dyn_info_resp;
 
+/* PROFILE response: the totals, then the rows first, first + 1, … — as
+ * many as fit (C7X_PROFILE_MAX_ROWS); a client asks again from the next
+ * index until it has them all. The counters are those of the module's
+ * last inference (with INFER's repeat count R, the last of the R); the
+ * firmware clears them before each INFER. */
+#define C7X_PROFILE_NAME_MAX 72
+#define C7X_PROFILE_KERNEL_MAX 40
+#define C7X_PROFILE_MAX_ROWS 3
+typedef struct C7X_PACKED c7x_profile_resp {
+  uint32_t num_layers;
+  uint32_t runs;         /* inferences the last INFER ran (its repeat); 0: none yet */
+  uint64_t clock_hz;     /* clock units per second */
+  uint64_t infer_cycles; /* the last inference as a whole (cg_main_dsp), in clock units */
+  char clock_unit[8];    /* "cycles": the C7x time-stamp counter; "ns" */
+} c7x_profile_resp;
+
+typedef struct C7X_PACKED c7x_profile_row {
+  char name[C7X_PROFILE_NAME_MAX];     /* the layer; NUL-terminated, cut to fit */
+  char kernel[C7X_PROFILE_KERNEL_MAX]; /* the runtime function it calls */
+  int64_t macs;                        /* multiply-accumulates per inference */
+  uint64_t cycles;                     /* the layer in the last inference, clock units */
+} c7x_profile_row;
+
 /* flags: bits 0-15 repeat count (0 = 1); bit 16 reserved (KV-resident). */
 #define C7X_INFER_REPEAT_MASK 0xFFFFu
 typedef struct C7X_PACKED c7x_infer_req {
@@ -262,6 +289,9 @@ C7X_STATIC_ASSERT(infer_resp_fits,
                           C7X_INFER_MAX_INLINE_OUTPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(reset_fits, sizeof(c7x_msg_header) + sizeof(c7x_reset_req) +
                                       C7X_RESET_MAX_HANDLES * sizeof(uint64_t) <= C7X_MSG_MAX);
+C7X_STATIC_ASSERT(profile_row_128, sizeof(c7x_profile_row) == 128);
+C7X_STATIC_ASSERT(profile_fits, sizeof(c7x_msg_header) + sizeof(c7x_profile_resp) +
+                                        C7X_PROFILE_MAX_ROWS * sizeof(c7x_profile_row) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(info_fits, sizeof(c7x_msg_header) + sizeof(c7x_dyn_info_resp) +
                                      C7X_INFO_MAX_TENSORS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 
