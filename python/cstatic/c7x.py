@@ -8,6 +8,8 @@ board's) through libc7x_arm_runtime.so, by ctypes.
                                # until this VM's next run
     x = vm.create_input()      # an array inside the staging buffer: runs
     x[...] = data              # pass it without copying (vm.stats())
+    print(vm.profile())        # per-layer C7x cycles of the last run (a
+                               # module compiled with -profile-layers=1)
 
 Outputs: one array for a one-output model, else a list. Errors raise
 C7xError (status, firmware message); C7xFault when the firmware died under
@@ -64,6 +66,71 @@ _DTYPES = {  # numpy dtype ↔ (DLPack code, bits)
     np.dtype(np.int32): (0, 32), np.dtype(np.int64): (0, 64),
 }
 _CODES = {v: k for k, v in _DTYPES.items()}
+
+
+class _C7xProfile(ctypes.Structure):
+    """c7x_profile (client/include/c7x_client.h)."""
+    _fields_ = [("num_layers", ctypes.c_uint32), ("runs", ctypes.c_uint32), ("clock_hz", ctypes.c_uint64),
+                ("infer_cycles", ctypes.c_uint64), ("clock_unit", ctypes.c_char * 8)]
+
+
+class _C7xProfileRow(ctypes.Structure):
+    """c7x_profile_row (cstatic/c7x_protocol.h): 128 bytes, packed."""
+    _pack_ = 1
+    _fields_ = [("name", ctypes.c_char * 72), ("kernel", ctypes.c_char * 40), ("macs", ctypes.c_int64),
+                ("cycles", ctypes.c_uint64)]
+
+
+assert ctypes.sizeof(_C7xProfileRow) == 128, ctypes.sizeof(_C7xProfileRow)
+
+
+class C7xLayerTime:
+    """One layer of C7xVirtualMachine.profile(): a kernel call of the
+    module, in its last inference."""
+    __slots__ = ("name", "kernel", "macs", "cycles", "ms")
+
+    def __init__(self, name, kernel, macs, cycles, ms):
+        self.name, self.kernel, self.macs, self.cycles, self.ms = name, kernel, macs, cycles, ms
+
+    def __repr__(self):
+        return (f"C7xLayerTime(name={self.name!r}, kernel={self.kernel!r}, macs={self.macs}, "
+                f"cycles={self.cycles}, ms={self.ms:.6f})")
+
+
+class C7xProfile:
+    """The per-layer profile of a module's last inference (a module
+    compiled with -profile-layers=1): `layers` (C7xLayerTime, in execution
+    order), `runs` (inferences of that request), `infer_cycles` and
+    `latency_ms` (the inference as a whole), `clock_hz`. str() is the table
+    `cstatic run --profile` and `c7x_compute infer --profile` print (the
+    same C formatter); csv() its CSV."""
+
+    def __init__(self, lib, info, rows, n):
+        self._lib, self._info, self._rows, self._n = lib, info, rows, n
+        self.runs = int(info.runs)
+        self.clock_hz = int(info.clock_hz)
+        self.clock_unit = info.clock_unit.decode()
+        self.infer_cycles = int(info.infer_cycles)
+        to_ms = 1e3 / self.clock_hz if self.clock_hz else 0.0
+        self.latency_ms = self.infer_cycles * to_ms
+        self.layers = [C7xLayerTime(rows[i].name.decode(errors="replace"), rows[i].kernel.decode(errors="replace"),
+                                    int(rows[i].macs), int(rows[i].cycles), rows[i].cycles * to_ms)
+                       for i in range(n)]
+
+    def _format(self, csv):
+        need = self._lib.c7x_profile_format(ctypes.byref(self._info), self._rows, self._n, csv, None, 0)
+        buf = ctypes.create_string_buffer(need + 1)
+        self._lib.c7x_profile_format(ctypes.byref(self._info), self._rows, self._n, csv, buf, need + 1)
+        return buf.value.decode(errors="replace")
+
+    def table(self):
+        return self._format(0)
+
+    def csv(self):
+        return self._format(1)
+
+    def __str__(self):
+        return self.table()
 
 
 class _C7xStatusInfo(ctypes.Structure):
@@ -157,6 +224,10 @@ def _load_library():
         "c7x_client_dyn_info": (I, [P, U64, T, ctypes.POINTER(I), T, ctypes.POINTER(I)]),
         "c7x_client_infer_flags": (I, [P, U64, U32, T, I, T, ctypes.POINTER(I),
                                        ctypes.POINTER(ctypes.c_uint64), U32]),
+        "c7x_client_profile": (I, [P, U64, ctypes.POINTER(_C7xProfile), ctypes.POINTER(_C7xProfileRow),
+                                   ctypes.POINTER(I)]),
+        "c7x_profile_format": (SZ, [ctypes.POINTER(_C7xProfile), ctypes.POINTER(_C7xProfileRow), I, I,
+                                    ctypes.c_char_p, SZ]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -339,6 +410,28 @@ class C7xVirtualMachine:
         """Outputs as views of the result buffer: the next run overwrites
         them."""
         return self._result(self._infer(inputs, repeat))
+
+    def profile(self):
+        """The per-layer profile of the module's last inference
+        (C7xProfile: print() it for the table of `cstatic run --profile`).
+        Needs a module compiled with target "c_static_lib -mcpu=c7x
+        -profile-layers=1" and a run before."""
+        with self._lock:
+            self._require_open()
+            if self._handle is None:
+                raise C7xError(_status("C7X_ERR_HANDLE"), "the module is not loaded (the firmware restarted): "
+                               "run it again before asking for its profile")
+            info = _C7xProfile()
+            n = ctypes.c_int(0)
+            self._call(f"profile of handle {self._handle}", self._lib.c7x_client_profile, self._handle,
+                       ctypes.byref(info), None, ctypes.byref(n))
+            if info.runs == 0:
+                raise C7xError(_status("C7X_ERR_INVALID"), f"handle {self._handle} has not run an inference yet")
+            rows = (_C7xProfileRow * max(1, info.num_layers))()
+            n = ctypes.c_int(info.num_layers)
+            self._call(f"profile of handle {self._handle}", self._lib.c7x_client_profile, self._handle,
+                       ctypes.byref(info), rows, ctypes.byref(n))
+            return C7xProfile(self._lib, info, rows, n.value)
 
     # ---- lifetime ----------------------------------------------------------
     def close(self):

@@ -355,7 +355,11 @@ class Model:
                                  "profiling (compile it with target \"c_static_lib -profile-layers=1\")")
             t = table.contents
             unit = t.clock_unit.decode()
-            to_ms = 1e-6 if unit == "ns" else 1.0
+            # "cycles" (a -mcpu=c7x build: the C7x time-stamp counter) at the
+            # C7x's 1 GHz (TIDSP_C7X_CLOCK_HZ, cstatic/profile.h)
+            to_ms = {"ns": 1e-6, "cycles": 1e-6}.get(unit)
+            if to_ms is None:
+                raise ValueError(f"model '{self.name}': profile clock unit {unit!r} is neither ns nor cycles")
             rows = []
             for i in range(t.n_layers):
                 s = t.layers[i]

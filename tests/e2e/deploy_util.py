@@ -116,3 +116,117 @@ def inject_into_entry(code):
 
 SEGFAULT = "{ volatile int *volatile bad = (volatile int *)16; *bad = 1; }"
 SPIN_FOREVER = "{ volatile unsigned long spin = 0; for (;;) spin++; }"
+
+
+CPP_SRC = r"""
+// The C++ API (client/include/c7x_runtime.h) end to end, built without
+// exceptions or RTTI. argv: MODULE INPUT.bin REF.bin [--profile] (REF: every
+// output, concatenated). Prints the profile table when asked, then "ok";
+// or exits 1 naming what differed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include "c7x_runtime.h"
+
+#define CHECK(c, ...) do { if (!(c)) { std::fprintf(stderr, "FAIL line %d: ", __LINE__); \
+  std::fprintf(stderr, __VA_ARGS__); std::fputc('\n', stderr); std::exit(1); } } while (0)
+
+static std::vector<unsigned char> slurp(const char *p) {
+  std::FILE *f = std::fopen(p, "rb");
+  CHECK(f, "cannot read %s", p);
+  std::vector<unsigned char> b;
+  int ch;
+  while ((ch = std::fgetc(f)) != EOF) b.push_back((unsigned char)ch);
+  std::fclose(f);
+  return b;
+}
+
+static bool same_as_ref(const std::vector<c7x::OutputTensor> &y, const std::vector<unsigned char> &ref) {
+  size_t off = 0;
+  for (const c7x::OutputTensor &t : y) {
+    if (off + t.nbytes > ref.size() || std::memcmp(t.dl.data, ref.data() + off, t.nbytes)) return false;
+    off += t.nbytes;
+  }
+  return off == ref.size();
+}
+
+int main(int argc, char **argv) {
+  CHECK(argc >= 4, "usage");
+  bool profile = argc > 4 && !std::strcmp(argv[4], "--profile");
+  std::vector<unsigned char> x = slurp(argv[2]), ref = slurp(argv[3]);
+  c7x::Module m;
+  CHECK(m.Run({}, nullptr) == C7X_ERR_INVALID && std::strstr(m.LastError(), "before Load"), "%s", m.LastError());
+  CHECK(m.Open() == C7X_OK, "open: %s", m.LastError());
+  CHECK(m.Load(argv[1]) == C7X_OK, "load: %s", m.LastError());
+  CHECK(m.NumInputs() == 1 && m.NumOutputs() >= 1, "%d inputs %d outputs", m.NumInputs(), m.NumOutputs());
+  DLTensor spec = m.InputSpec(0);
+  size_t in_n = spec.dtype.bits / 8;
+  for (int k = 0; k < spec.ndim; k++) in_n *= (size_t)spec.shape[k];
+  CHECK(in_n == x.size() && spec.data == nullptr, "input is %zu bytes, the file %zu", in_n, x.size());
+
+  // 1. An input in our own memory: copied into the staging buffer.
+  DLTensor in = spec;
+  in.data = x.data();
+  std::vector<c7x::OutputTensor> y;
+  CHECK(m.Run({in}, &y) == C7X_OK, "run: %s", m.LastError());
+  CHECK(same_as_ref(y, ref), "copied input: outputs differ from cstatic run");
+  size_t result_size = 0;
+  unsigned char *result = (unsigned char *)c7x_client_get_output_buffer(m.Client(), &result_size);
+  CHECK((unsigned char *)y[0].dl.data >= result && (unsigned char *)y[0].dl.data < result + result_size,
+        "outputs are views of the result buffer");
+  CHECK(y[0].dl.shape[0] == m.OutputSpec(0).shape[0] && y[0].dl.strides == nullptr, "output shape");
+
+  // 2. CreateInput: in the staging buffer, passed in place.
+  DLTensor zc;
+  CHECK(m.CreateInput(0, &zc) == C7X_OK, "create_input: %s", m.LastError());
+  std::memcpy(zc.data, x.data(), x.size());
+  CHECK(m.Run({zc}, &y, 2) == C7X_OK, "run zero-copy: %s", m.LastError());
+  CHECK(same_as_ref(y, ref), "zero-copy input: outputs differ from cstatic run");
+  c7x_client_stats st;
+  c7x_client_get_stats(m.Client(), &st);
+  CHECK(st.inputs_zero_copy == 1 && st.inputs_copied == 1, "stats: %llu zero copy, %llu copied",
+        (unsigned long long)st.inputs_zero_copy, (unsigned long long)st.inputs_copied);
+  CHECK(m.LastCycles() > 0, "cycles");
+
+  // 3. Refused: wrong dtype, strided, wrong count.
+  DLTensor bad = in;
+  bad.dtype.bits = 8;
+  bad.dtype.code = kDLInt;
+  CHECK(m.Run({bad}, &y) == C7X_ERR_TENSOR && std::strstr(m.LastError(), "dtype"), "dtype: %s", m.LastError());
+  int64_t strides[6] = {2, 2, 2, 2, 2, 2};
+  bad = in;
+  bad.strides = strides;
+  CHECK(m.Run({bad}, &y) == C7X_ERR_INVALID && std::strstr(m.LastError(), "strided"), "strides: %s", m.LastError());
+  CHECK(m.Run({}, &y) == C7X_ERR_TENSOR, "count: %s", m.LastError());
+
+  if (profile) {
+    CHECK(m.Run({zc}, &y) == C7X_OK, "run: %s", m.LastError());
+    std::string table;
+    CHECK(m.ProfileText(&table) == C7X_OK, "profile: %s", m.LastError());
+    std::fputs(table.c_str(), stdout);
+  }
+
+  // 4. Moved: the new owner runs, the old one holds nothing.
+  c7x::Module m2(std::move(m));
+  CHECK(!m.IsLoaded() && m.Run({in}, &y) == C7X_ERR_INVALID, "moved-from module still runs");
+  CHECK(m2.Run({in}, &y) == C7X_OK && same_as_ref(y, ref), "moved module: %s", m2.LastError());
+  m2.Close();
+  CHECK(m2.Run({in}, &y) == C7X_ERR_INVALID, "closed module still runs");
+  std::puts("ok");
+  return 0;
+}
+"""
+
+
+def build_cpp_api_test(work, cxx="g++", runtime_lib=RUNTIME_LIB, name="cppapi"):
+    """The C++ API test program, built with cxx (C++14, no exceptions, no
+    RTTI) against runtime_lib."""
+    src = work / f"{name}.cpp"
+    src.write_text(CPP_SRC)
+    exe = work / name
+    run(cxx, "-std=c++14", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti",
+        f"-I{ROOT}/client/include", f"-I{ROOT}/include", "-o", exe, src, runtime_lib,
+        f"-Wl,-rpath,{os.path.dirname(runtime_lib)}")
+    return exe

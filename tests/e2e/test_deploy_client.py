@@ -20,7 +20,7 @@ import threading
 import numpy as np
 import pytest
 
-from deploy_util import CC, CSTATIC, ROOT, RUNTIME_LIB, Firmware, run
+from deploy_util import CC, CSTATIC, ROOT, RUNTIME_LIB, Firmware, build_cpp_api_test, run
 from test_deploy import small_model
 
 CAPI_SRC = r"""
@@ -157,6 +157,11 @@ def capi(work):
     return exe
 
 
+@pytest.fixture(scope="module")
+def cppapi(work):
+    return build_cpp_api_test(work)
+
+
 def reference(compiled, work, x, name):
     np.save(work / f"{name}.npy", x)
     run(CSTATIC, "run", compiled, "--input", work / f"{name}.npy", "--output", work / f"{name}_ref.npy")
@@ -179,6 +184,19 @@ def test_c_api_matches_cstatic_run(compiled, firmware, capi, work):
     x.tofile(work / "capi_x.bin")
     ref.tofile(work / "capi_ref.bin")
     p = run(capi, compiled / "lib0.out", work / "capi_x.bin", work / "capi_ref.bin", env=firmware.env, ok=False)
+    assert p.returncode == 0 and p.stdout == "ok\n", p.stderr
+
+
+def test_cpp_api_matches_cstatic_run(compiled, firmware, cppapi, work):
+    """c7x::Module (client/include/c7x_runtime.h, built with g++ -std=c++14
+    -fno-exceptions -fno-rtti): copied and CreateInput inputs give the bytes
+    of `cstatic run`, outputs are result-buffer views, bad inputs are
+    refused naming the fault, a moved Module runs and a closed one not."""
+    x = np.random.default_rng(13).standard_normal((1, 3, 10, 10)).astype(np.float32)
+    ref = reference(compiled, work, x, "cpp_x")
+    x.tofile(work / "cpp_x.bin")
+    ref.tofile(work / "cpp_ref.bin")
+    p = run(cppapi, compiled / "lib0.out", work / "cpp_x.bin", work / "cpp_ref.bin", env=firmware.env, ok=False)
     assert p.returncode == 0 and p.stdout == "ok\n", p.stderr
 
 
