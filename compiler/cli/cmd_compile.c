@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "codegen/codegen.h"
 #include "codegen/module.h"
+#include "codegen/ti_project.h"
 #include "eval/const_eval.h"
 #include "frontend/onnx.h"
 #include "passes/mmalib_report.h"
@@ -35,9 +36,12 @@ static const char usage[] =
     "                        (default \"c_static_lib\")\n"
     "  --weights=bin|c       weights.bin loaded at run time (default), or\n"
     "                        weights.c compiled into the model\n"
-    "  --emit=c|module       C sources only (default), or also DIR/lib0.out: the\n"
-    "                        C7x firmware's loadable module (-mcpu=c7x) with\n"
-    "                        weights.bin embedded\n"
+    "  --emit=c|module|ti-project\n"
+    "                        C sources only (default); module: also DIR/lib0.out,\n"
+    "                        the C7x firmware's loadable module (-mcpu=c7x) with\n"
+    "                        weights.bin embedded; ti-project: also that module\n"
+    "                        and DIR/ti-project/, the folder TI's C7000 tools build\n"
+    "                        lib0.out for the board from (make CGT=...)\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
     "  --max-memory SIZE     the most memory the model may make the compiler\n"
     "                        allocate (its constants, each tensor; bytes or\n"
@@ -97,6 +101,18 @@ static cs_status build_module(const char *dir) {
   return cs_module_build(dir, &mo);
 }
 
+/* --emit=ti-project: the TI build folder, from the module just built. */
+static cs_status write_ti_project(const char *dir, const char *model, const cs_target *t, int *n_imports) {
+  cs_toolchain tc;
+  cs_status st = cs_toolchain_find(&tc);
+  if (st != CS_OK) return st;
+  char target[512];
+  cs_target_format(t, target, sizeof target);
+  const char *base = strrchr(model, '/');
+  cs_ti_project_options o = {.include_dir = tc.include_dir, .target = target, .model_name = base ? base + 1 : model};
+  return cs_ti_project_write(dir, &o, n_imports);
+}
+
 /* -mmalib=1: what each conv/matmul/add/pool became, then the summary. */
 static void print_offload(const cs_offload_report *r) {
   char summary[256];
@@ -116,7 +132,7 @@ static void print_offload(const cs_offload_report *r) {
 
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
-  int emit_module = 0;
+  int emit_module = 0, emit_ti = 0;
   int quiet = 0;
   size_t max_memory = CS_MEM_LIMIT_DEFAULT;
   for (int i = 1; i < argc; i++) {
@@ -137,9 +153,10 @@ int cs_cmd_compile(int argc, char **argv) {
         return cs_cli_usage_error("compile", "--weights must be 'bin' or 'c'");
       weights = v;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--emit", NULL, &v))) {
-      if (r < 0 || (strcmp(v, "c") && strcmp(v, "module")))
-        return cs_cli_usage_error("compile", "--emit must be 'c' or 'module'");
-      emit_module = !strcmp(v, "module");
+      if (r < 0 || (strcmp(v, "c") && strcmp(v, "module") && strcmp(v, "ti-project")))
+        return cs_cli_usage_error("compile", "--emit must be 'c', 'module' or 'ti-project'");
+      emit_ti = !strcmp(v, "ti-project");
+      emit_module = emit_ti || !strcmp(v, "module");
     } else if ((r = cs_cli_opt(argc, argv, &i, "--dump-ir", NULL, &v))) {
       if (r < 0 || strcmp(v, "after-all"))
         return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
@@ -170,10 +187,12 @@ int cs_cmd_compile(int argc, char **argv) {
   double t0 = now_s();
   cs_target target;
   if (cs_target_parse(target_str, &target) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  const char *emit_name = emit_ti ? "--emit=ti-project" : "--emit=module";
   if (emit_module && target.mcpu != CS_MCPU_C7X)
-    return cs_cli_usage_error("compile", "--emit=module builds a C7x firmware module: it needs -t \"c_static_lib -mcpu=c7x\"");
+    return cs_cli_usage_error("compile", "%s builds a C7x firmware module: it needs -t \"c_static_lib -mcpu=c7x\"",
+                              emit_name);
   if (emit_module && strcmp(weights, "bin"))
-    return cs_cli_usage_error("compile", "--emit=module embeds weights.bin; it does not go with --weights=c");
+    return cs_cli_usage_error("compile", "%s embeds weights.bin; it does not go with --weights=c", emit_name);
 
   cs_graph *g = NULL;
   cs_onnx_options lo = {.max_memory = max_memory, .eval = cs_const_eval_node};
@@ -196,7 +215,9 @@ int cs_cmd_compile(int argc, char **argv) {
                             .offload = target.mmalib ? cs_mmalib_report() : NULL};
   cs_status st = cs_codegen_emit(g, &target, &opt, tmp);
   cs_graph_free(g);
+  int n_imports = 0;
   if (st == CS_OK && emit_module) st = build_module(tmp);
+  if (st == CS_OK && emit_ti) st = write_ti_project(tmp, model, &target, &n_imports);
   if (st == CS_OK) st = install(tmp, dir);
   if (st != CS_OK) {
     char msg[1024];
@@ -220,6 +241,9 @@ int cs_cmd_compile(int argc, char **argv) {
            stats.live_bytes_lower_bound, ratio);
     printf("  weights: %s (%s)\n", wbuf, opt.weights_as_c ? "weights.c" : "weights.bin");
     if (emit_module) printf("  module: %s/%s (weights embedded)\n", dir, CS_MODULE_FILE);
+    if (emit_ti)
+      printf("  ti-project: %s/%s/ (%d imports; build lib0.out there with 'make CGT=/path/to/ti-cgt-c7000')\n", dir,
+             CS_TI_PROJECT_DIR, n_imports);
     if (target.mmalib) print_offload(cs_mmalib_report());
     if (stats.l2_budget)
       printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "

@@ -30,11 +30,13 @@ def run(*args, env=None, ok=True, timeout=300):
 class Firmware:
     """c7x_fw (supervised) on a private socket."""
 
-    def __init__(self, work, *extra):
-        self.sock = str(work / "fw.sock")
-        self.log_path = work / "fw.log"
+    def __init__(self, work, *extra, binary=None, name="fw", wrapper=()):
+        """binary: the firmware executable (default c7x_fw); wrapper: what
+        runs it (qemu for another machine's build)."""
+        self.sock = str(work / f"{name}.sock")
+        self.log_path = work / f"{name}.log"
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([FW_BIN, "--socket", self.sock, *map(str, extra)],
+        self.proc = subprocess.Popen([*wrapper, binary or FW_BIN, "--socket", self.sock, *map(str, extra)],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.env = dict(os.environ, C7X_FW_SOCKET=self.sock)
         deadline = time.time() + 10

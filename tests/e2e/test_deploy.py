@@ -314,6 +314,50 @@ def test_tidl_max_pool_needs_a_tidl_firmware(compiled, firmware, work):
         compute(firmware, "unload", handle)
 
 
+def test_tidl_builds_run_on_the_tidl_firmware(compiled, work):
+    """-tidl-runtime=1: cg_main_dsp first calls tidl_bridge_init_all(),
+    which only the TIDL firmware (c7x_fw_tidl, the board's --tidl ON)
+    exports: a TIDL-off firmware refuses the module naming it, the TIDL one
+    runs it with the bytes of `cstatic run`, as it runs the TIDL-backed max
+    pool of -mmalib=1 -tidl-kernels=1."""
+    from deploy_util import Firmware
+    x = np.random.default_rng(6).standard_normal((1, 3, 10, 10)).astype(np.float32)
+    np.save(work / "xt.npy", x)
+    x.tofile(work / "xt.bin")
+    plain = Firmware(work, name="fw_plain")
+    tidl = Firmware(work, name="fw_tidl", binary=os.path.join(BIN_DIR, "c7x_fw_tidl"))
+    try:
+        assert "--tidl ON --mmalib ON" in run(os.path.join(BIN_DIR, "c7x_fw_tidl"), "--list-exports").stdout
+        for target, needs in (("-tidl-runtime=1", "tidl_bridge_init_all"), ("-mmalib=1", "c7x_int8_max_pool_tidl")):
+            out = work / f"tidl_{needs}"
+            run(CSTATIC, "compile", work / "small.onnx", "-o", out, "-t", f"c_static_lib -mcpu=c7x {target}",
+                "--emit=module", "-q")
+            src = (out / "lib0.c").read_text()
+            assert ("st = tidl_bridge_init_all();" in src) == (target == "-tidl-runtime=1")
+            if target == "-tidl-runtime=1":
+                assert "-tidl-runtime=1" in (out / "lib0.h").read_text()  # MODEL_TARGET
+            p = plain.compute("load", out / "lib0.out", ok=False)
+            assert p.returncode == 1 and f"does not export: {needs}" in p.stderr, p.stderr
+            run(CSTATIC, "run", out, "--input", work / "xt.npy", "--output", out / "ref.npy")
+            h = tidl.load(out / "lib0.out")
+            tidl.compute("infer", h, 0, "-i", work / "xt.bin", "-o", out / "y.bin")
+            assert (out / "y.bin").read_bytes() == np.load(out / "ref.npy").tobytes()
+            tidl.compute("unload", h)
+    finally:
+        plain.stop()
+        tidl.stop()
+
+
+def test_tidl_runtime_and_use_cpp_api_refusals(work):
+    p = run(CSTATIC, "compile", work / "small.onnx", "-o", work / "no", "-t", "c_static_lib -tidl-runtime=1",
+            ok=False)
+    assert p.returncode == 1 and "-tidl-runtime=1 changes cg_main_dsp" in p.stderr and "-mcpu=c7x" in p.stderr
+    p = run(CSTATIC, "compile", work / "small.onnx", "-o", work / "no", "-t", "c_static_lib -mcpu=c7x -use-cpp-api=0",
+            ok=False)
+    assert p.returncode == 1 and "no FFI dispatch to fall back to" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not (work / "no").exists()
+
+
 def test_malformed_packets_get_error_responses(firmware):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(10)
