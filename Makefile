@@ -5,8 +5,11 @@ PY      := $(VENV)/bin/python
 BUILD   := build
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pkg-config: the install-and-consume test builds a program with it;
-# libonnx-testdata: ONNX's backend node tests (tests/e2e/test_onnx_backend.py)
-APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config libonnx-testdata
+# libonnx-testdata: ONNX's backend node tests (tests/e2e/test_onnx_backend.py);
+# the aarch64 cross compilers and qemu-user: the board's ARM64 host side
+# (`make aarch64`, tests/e2e/test_aarch64.py)
+APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config libonnx-testdata \
+            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
 # scikit-build-core: `pip install -e . --no-build-isolation` (pyproject.toml);
 # torchvision: the networks of tests/e2e/test_torchvision.py (tests/models/tv.py)
 PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
@@ -14,11 +17,12 @@ PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
             scikit-build-core
 
 .PHONY: all setup build demo test test-slow unit e2e asan tsan sanitize sanitize-slow fuzz fuzz-build \
-        fuzz-corpus clean bench
+        fuzz-corpus aarch64 aarch64-configure aarch64-all clean bench
 
 all: build
 
-$(BUILD)/.apt-stamp:
+# (the Makefile: a changed package list is checked again on machines set up before)
+$(BUILD)/.apt-stamp: Makefile
 	@mkdir -p $(BUILD)
 	@dpkg -s $(APT_PKGS) >/dev/null 2>&1 || \
 	  ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS))
@@ -98,13 +102,30 @@ fuzz-corpus: fuzz-build
 fuzz: fuzz-corpus
 	$(PY) tests/fuzz/run_fuzzers.py $(BUILD)-fuzz $(FUZZ_SECONDS)
 
+# Cross build for the board's host side, ARM64 Linux (cmake/aarch64-linux-gnu.cmake;
+# no compiler: cstatic runs on the dev host). The fast set needs the runtime,
+# the firmware, the client and the firmware's unit tests (~1 min on 2 cores);
+# the slow set builds the rest (kernel unit tests, the TIDL/MMALIB firmwares).
+AARCH64_FAST := tidsp c7x_fw c7x_compute c7x_arm_runtime \
+                test_fw_elf_load test_fw_l2 test_fw_pool test_fw_protocol
+
+aarch64-configure: setup
+	cmake -S . -B $(BUILD)-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	      -DCS_BUILD_COMPILER=OFF >/dev/null
+
+aarch64: aarch64-configure
+	cmake --build $(BUILD)-aarch64 -j2 --target $(AARCH64_FAST)
+
+aarch64-all: aarch64-configure
+	cmake --build $(BUILD)-aarch64 -j2
+
 demo: build
 	$(PY) examples/digits/demo.py
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure
 
-e2e: build asan
+e2e: build asan aarch64
 	$(PY) -m pytest -q tests/e2e -m "not slow"
 
 # sanitize: the unit tests and the firmware/client tests again under
@@ -113,9 +134,9 @@ e2e: build asan
 # ~55 s wall: about 3 minutes on an idle 2-core machine.
 test: unit e2e sanitize
 
-# The slow set: the slow e2e tests, the firmware under TSan, and a minute
-# of each fuzz harness.
-test-slow: build asan
+# The slow set: the slow e2e tests (the ARM64 ones with every target cross
+# built), the firmware under TSan, and a minute of each fuzz harness.
+test-slow: build asan aarch64-all
 	$(PY) -m pytest -q tests/e2e
 	$(MAKE) sanitize-slow
 	$(MAKE) fuzz FUZZ_SECONDS=60
@@ -133,4 +154,4 @@ bench: build $(VENV)/.bench-stamp
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-aarch64

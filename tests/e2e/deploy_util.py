@@ -15,6 +15,12 @@ COMPUTE_BIN = os.environ.get("C7X_COMPUTE_BIN", os.path.join(BIN_DIR, "c7x_compu
 RUNTIME_LIB = os.environ.get("C7X_ARM_RUNTIME_LIB",
                              os.path.join(os.path.dirname(BIN_DIR), "lib", "libc7x_arm_runtime.so"))
 CC = os.environ.get("CC", "cc")
+# The firmware may be another machine's build (the aarch64 one under qemu:
+# test_aarch64.py runs these tests so): what runs it, and the compiler of
+# the modules it loads (cstatic's own --emit=module reads CS_MODULE_CC).
+FW_DIR = os.path.dirname(FW_BIN)
+FW_WRAPPER = os.environ.get("C7X_FW_WRAPPER", "").split()
+MODULE_CC = os.environ.get("C7X_MODULE_CC", CC)
 
 sys.path.insert(0, os.path.join(ROOT, "python"))
 os.environ.setdefault("C7X_ARM_RUNTIME_LIB", RUNTIME_LIB)
@@ -30,9 +36,10 @@ def run(*args, env=None, ok=True, timeout=300):
 class Firmware:
     """c7x_fw (supervised) on a private socket."""
 
-    def __init__(self, work, *extra, binary=None, name="fw", wrapper=()):
+    def __init__(self, work, *extra, binary=None, name="fw", wrapper=None):
         """binary: the firmware executable (default c7x_fw); wrapper: what
-        runs it (qemu for another machine's build)."""
+        runs it (qemu for another machine's build; default $C7X_FW_WRAPPER)."""
+        wrapper = FW_WRAPPER if wrapper is None else wrapper
         self.sock = str(work / f"{name}.sock")
         self.log_path = work / f"{name}.log"
         self.log = open(self.log_path, "w")
@@ -82,7 +89,7 @@ def build_module_like_cstatic(src_dir, out_dir, patch=None):
         open(lib0, "w").write(new)
     inc = os.path.join(ROOT, "include")
     obj = os.path.join(out_dir, "lib0.o")
-    run(CC, "-O2", "-std=c99", "-fPIC", "-fvisibility=hidden", "-fno-stack-protector", f"-I{inc}",
+    run(MODULE_CC, "-O2", "-std=c99", "-fPIC", "-fvisibility=hidden", "-fno-stack-protector", f"-I{inc}",
         f"-I{out_dir}", "-c", lib0, "-o", obj)
     asm = os.path.join(out_dir, "weights_embed.S")
     with open(asm, "w") as f:
@@ -97,12 +104,12 @@ def build_module_like_cstatic(src_dir, out_dir, patch=None):
                 "\t.quad _binary_weights_bin_end - _binary_weights_bin_start\n"
                 "\t.section .note.GNU-stack,\"\",@progbits\n")
     wobj = os.path.join(out_dir, "weights_embed.o")
-    run(CC, "-c", asm, "-o", wobj)
+    run(MODULE_CC, "-c", asm, "-o", wobj)
     ld = os.path.join(out_dir, "module.ld")
     with open(ld, "w") as f:
         f.write("SECTIONS { .rodata.weights : { KEEP(*(.rodata.weights)) } } INSERT AFTER .rodata;\n")
     out = os.path.join(out_dir, "lib0.out")
-    run(CC, "-shared", "-nostdlib", "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,-soname,lib0.out",
+    run(MODULE_CC, "-shared", "-nostdlib", "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,-soname,lib0.out",
         f"-Wl,-T,{ld}", "-o", out, obj, wobj)
     return out
 

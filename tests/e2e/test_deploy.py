@@ -30,12 +30,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from deploy_util import FW_BIN, FW_DIR, FW_WRAPPER, MODULE_CC
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
 BIN_DIR = os.path.dirname(CSTATIC)
-FW_BIN = os.environ.get("C7X_FW_BIN", os.path.join(BIN_DIR, "c7x_fw"))
 COMPUTE_BIN = os.environ.get("C7X_COMPUTE_BIN", os.path.join(BIN_DIR, "c7x_compute"))
-CC = os.environ.get("CC", "cc")
 
 C7X_ERR_SIZE, C7X_ERR_OP = -7, -8
 
@@ -107,7 +107,7 @@ def firmware(work):
     """c7x_fw on a private socket; yields the client environment."""
     sock = str(work / "fw.sock")
     log = open(work / "fw.log", "w")
-    p = subprocess.Popen([FW_BIN, "--socket", sock, "--ddr-heap-mib", "64", "--staging-mib", "16",
+    p = subprocess.Popen([*FW_WRAPPER, FW_BIN, "--socket", sock, "--ddr-heap-mib", "64", "--staging-mib", "16",
                           "--result-mib", "4"], stdout=log, stderr=subprocess.STDOUT)
     env = dict(os.environ, C7X_FW_SOCKET=sock)
     deadline = time.time() + 10
@@ -180,7 +180,7 @@ def test_module_embeds_weights_in_rodata_weights(compiled):
 
 
 def test_module_needs_only_what_the_firmware_exports(compiled):
-    listing = run(FW_BIN, "--list-exports").stdout.splitlines()
+    listing = run(*FW_WRAPPER, FW_BIN, "--list-exports").stdout.splitlines()
     exports = {line.split()[1] for line in listing if not line.startswith("#")}
     _, symbols = elf_sections((compiled / "lib0.out").read_bytes())
     undefined = {n for n, (_, shndx) in symbols.items() if shndx == 0}
@@ -256,7 +256,7 @@ def test_missing_symbol_fails_the_load_naming_it(firmware, work):
                    "__attribute__((visibility(\"default\"))) int cg_main_dsp(void) {\n"
                    "  return tidsp_not_in_this_firmware(1);\n}\n")
     mod = work / "needs_more.out"
-    run(CC, "-fPIC", "-shared", "-nostdlib", "-o", mod, src)
+    run(MODULE_CC, "-fPIC", "-shared", "-nostdlib", "-o", mod, src)
     p = compute(firmware, "load", mod, ok=False)
     assert p.returncode == 1
     assert "tidsp_not_in_this_firmware" in p.stderr and "status -10" in p.stderr
@@ -266,14 +266,14 @@ def test_missing_symbol_fails_the_load_naming_it(firmware, work):
     # the table decides, not what the host's dynamic loader could find.
     # A TIDL-off firmware (the default build) does not have the TIDL-backed
     # max pool either.
-    tidl_off = "--tidl OFF" in run(FW_BIN, "--list-exports").stdout.splitlines()[0]
+    tidl_off = "--tidl OFF" in run(*FW_WRAPPER, FW_BIN, "--list-exports").stdout.splitlines()[0]
     for sym in ("malloc", "fw_pool_alloc") + (("c7x_int8_max_pool_tidl",) if tidl_off else ()):
         src2 = work / f"needs_{sym}.c"
         src2.write_text(f"void *{sym}();\n"
                         "__attribute__((visibility(\"default\"))) void *cg_main_dsp(void) {\n"
                         f"  return {sym}(16);\n}}\n")
         mod2 = work / f"needs_{sym}.out"
-        run(CC, "-fPIC", "-shared", "-nostdlib", "-o", mod2, src2)
+        run(MODULE_CC, "-fPIC", "-shared", "-nostdlib", "-o", mod2, src2)
         p = compute(firmware, "load", mod2, ok=False)
         assert p.returncode == 1 and f"does not export: {sym}" in p.stderr, p.stderr
     # Not an ELF at all.
@@ -290,7 +290,7 @@ def test_tidl_max_pool_needs_a_tidl_firmware(compiled, firmware, work):
     the default), which a --tidl OFF firmware does not export, so the load
     fails naming it; with -tidl-kernels=0 it is the scalar c7x_int8_max_pool
     and the module loads and runs, with the output of `cstatic run`."""
-    if "--tidl OFF" not in run(FW_BIN, "--list-exports").stdout.splitlines()[0]:
+    if "--tidl OFF" not in run(*FW_WRAPPER, FW_BIN, "--list-exports").stdout.splitlines()[0]:
         pytest.skip("this c7x_fw is built with TIDL")
     x = np.random.default_rng(4).standard_normal((1, 3, 10, 10)).astype(np.float32)
     np.save(work / "xmp.npy", x)
@@ -325,9 +325,10 @@ def test_tidl_builds_run_on_the_tidl_firmware(compiled, work):
     np.save(work / "xt.npy", x)
     x.tofile(work / "xt.bin")
     plain = Firmware(work, name="fw_plain")
-    tidl = Firmware(work, name="fw_tidl", binary=os.path.join(BIN_DIR, "c7x_fw_tidl"))
+    tidl = Firmware(work, name="fw_tidl", binary=os.path.join(FW_DIR, "c7x_fw_tidl"))
     try:
-        assert "--tidl ON --mmalib ON" in run(os.path.join(BIN_DIR, "c7x_fw_tidl"), "--list-exports").stdout
+        assert "--tidl ON --mmalib ON" in run(*FW_WRAPPER, os.path.join(FW_DIR, "c7x_fw_tidl"),
+                                              "--list-exports").stdout
         for target, needs in (("-tidl-runtime=1", "tidl_bridge_init_all"), ("-mmalib=1", "c7x_int8_max_pool_tidl")):
             out = work / f"tidl_{needs}"
             run(CSTATIC, "compile", work / "small.onnx", "-o", out, "-t", f"c_static_lib -mcpu=c7x {target}",

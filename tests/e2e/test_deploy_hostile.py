@@ -24,7 +24,7 @@ import time
 import numpy as np
 import pytest
 
-from deploy_util import BIN_DIR, CC, CSTATIC, Firmware, run
+from deploy_util import BIN_DIR, CSTATIC, MODULE_CC, Firmware, run
 from test_deploy import small_model
 
 C7X_MSG_RESET = 0x9
@@ -104,7 +104,7 @@ def build_hostile(work, kind):
     src = work / f"{kind}.c"
     src.write_text(CONSTRUCTOR_SRC.replace("KIND", kind).replace("PATH", f'"{target}"'))
     mod = work / f"{kind}.out"
-    run(CC, "-O1", "-fPIC", "-shared", "-nostdlib", "-fno-stack-protector", "-o", mod, src)
+    run(MODULE_CC, "-O1", "-fPIC", "-shared", "-nostdlib", "-fno-stack-protector", "-o", mod, src)
     return mod, target
 
 
