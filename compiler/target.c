@@ -30,11 +30,24 @@ static cs_status bad_value(const char *key, const char *val, const char *expecte
   return cs_error(CS_ERR_USAGE, "target attribute -%s='%s': expected %s", key, val, expected);
 }
 
+/* The -mcpu values, by enum; the canonical text is the name. */
+static const char *const mcpu_names[] = {
+    [CS_MCPU_GENERIC] = "generic", [CS_MCPU_C66X] = "c66x", [CS_MCPU_C7X] = "c7x",
+    [CS_MCPU_CORTEX_M] = "cortex-m"};
+
+/* "cortex-m7", "cortex-m33", "cortex-m0plus": gcc's spellings of one
+ * Cortex-M core all mean the preset (the C it gets does not differ). */
+static int is_cortex_m_core(const char *v) {
+  if (strncmp(v, "cortex-m", 8) != 0) return 0;
+  return v[8] == '\0' || (v[8] >= '0' && v[8] <= '9');
+}
+
 static cs_status set_mcpu(cs_target *t, const char *key, const char *v) {
   if (!strcmp(v, "c7x")) t->mcpu = CS_MCPU_C7X;
   else if (!strcmp(v, "c66x")) t->mcpu = CS_MCPU_C66X;
   else if (!strcmp(v, "generic") || !strcmp(v, "host")) t->mcpu = CS_MCPU_GENERIC;
-  else return bad_value(key, v, "c7x, c66x or generic");
+  else if (is_cortex_m_core(v)) t->mcpu = CS_MCPU_CORTEX_M;
+  else return bad_value(key, v, "generic, c7x, c66x or cortex-m (cortex-m0 … cortex-m85 alike)");
   return CS_OK;
 }
 
@@ -83,6 +96,7 @@ BOOL_SETTER(set_tidl_runtime, tidl_runtime)
 BOOL_SETTER(set_profile_layers, profile_layers)
 BOOL_SETTER(set_skip_runtime_checks, skip_runtime_checks)
 BOOL_SETTER(set_pack_weights, pack_weights)
+BOOL_SETTER(set_allow_float, allow_float)
 #undef BOOL_SETTER
 
 /* The spec's C++ API mode replaces FFI dispatch sequences with direct
@@ -112,7 +126,7 @@ static cs_status set_use_cpp_api(cs_target *t, const char *key, const char *v) {
 typedef enum attr_id {
   A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
   A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
-  A_L2_BUDGET, N_ATTRS
+  A_L2_BUDGET, A_ALLOW_FLOAT, N_ATTRS
 } attr_id;
 
 typedef struct attr {
@@ -125,8 +139,11 @@ typedef struct attr {
 } attr;
 
 static const attr attrs[N_ATTRS] = {
-    [A_MCPU] = {"mcpu", "generic|c7x|c66x", "generic", NULL,
-                "the CPU: any C99 target (the host), or TI's C7x / C66x DSP flavour", set_mcpu},
+    [A_MCPU] = {"mcpu", "generic|c7x|c66x|cortex-m", "generic", NULL,
+                "the CPU: any C99 target (the host), TI's C7x / C66x DSP flavour, or the "
+                "microcontroller preset (cortex-m: the reference kernels called directly, "
+                "integer requantization, dense weights; any cortex-mN means the same)",
+                set_mcpu},
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
     [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
@@ -137,11 +154,11 @@ static const attr attrs[N_ATTRS] = {
                         "with -mcpu=c7x: cg_main_dsp first calls tidl_bridge_init_all(), which only a "
                         "firmware built with TIDL exports (any other refuses the module, naming it)",
                         set_tidl_runtime},
-    [A_REQUANT] = {"requant", "float|q31", "float", NULL,
+    [A_REQUANT] = {"requant", "float|q31", "float", "q31 with -mcpu=cortex-m",
                    "requantization: ORT-exact float multiplier, or integer-only int32 multiplier "
                    "and shift (bit-identical results)",
                    set_requant},
-    [A_KERNELS] = {"kernels", "fast|scalar", "fast", NULL,
+    [A_KERNELS] = {"kernels", "fast|scalar", "fast", "scalar with -mcpu=cortex-m",
                    "dispatched fast kernels (AMX/AVX-512/AVX2/C picked at start-up), or the "
                    "portable reference loops",
                    set_kernels},
@@ -160,13 +177,17 @@ static const attr attrs[N_ATTRS] = {
                                     "alignment of weight tensors and arena blocks (a power of "
                                     "two in [1, 4096]; at least 16 is used)",
                                     set_alignment},
-    [A_PACK_WEIGHTS] = {"pack-weights", "0|1", "1", "0 with -mcpu=c7x|c66x or -kernels=scalar",
+    [A_PACK_WEIGHTS] = {"pack-weights", "0|1", "1", "0 with -mcpu=c7x|c66x|cortex-m or -kernels=scalar",
                         "pad int8 conv/matmul weight rows to 64 bytes for the host's fast kernels",
                         set_pack_weights},
     [A_L2_BUDGET] = {"l2-budget", "BYTES", "393216", NULL,
                      "with -mcpu=c7x -mmalib=1: L2 SRAM bytes one staged MMALIB call may use "
                      "(0: no staging)",
                      set_l2_budget},
+    [A_ALLOW_FLOAT] = {"allow-float", "0|1", "0", NULL,
+                       "1: a float model (no QuantizeLinear/DequantizeLinear) is intended; "
+                       "compile it without the warning that every layer runs in float",
+                       set_allow_float},
 };
 
 static int find_attr(const char *name) {
@@ -178,9 +199,16 @@ static int find_attr(const char *name) {
 /* The defaults that follow other attributes, wherever those appear in the
  * string (the table's `derived` column says the same in words). */
 static void derive_defaults(cs_target *t, const int given[N_ATTRS]) {
-  if (t->mcpu != CS_MCPU_GENERIC) {
+  if (t->mcpu == CS_MCPU_C7X || t->mcpu == CS_MCPU_C66X) {
     /* DSP defaults (spec: "When mcpu=c7x is set, the following defaults apply"). */
     if (!given[A_SKIP_RUNTIME_CHECKS]) t->skip_runtime_checks = 1;
+  }
+  if (t->mcpu == CS_MCPU_CORTEX_M) {
+    /* The microcontroller preset: the portable loops called by name (no
+     * dispatch table, no getenv, no x86 rows linked) and integer-only
+     * requantization (a Cortex-M0/M3 has no FPU; the bits are the same). */
+    if (!given[A_KERNELS]) t->kernels = CS_KERNELS_SCALAR;
+    if (!given[A_REQUANT]) t->requant = CS_REQUANT_Q31;
   }
   if (!given[A_PACK_WEIGHTS]) t->pack_weights = pack_weights_default(t);
 }
@@ -192,6 +220,44 @@ void cs_target_default(cs_target *t) {
   for (int i = 0; i < N_ATTRS; i++) attrs[i].set(t, attrs[i].name, attrs[i].dflt);
   static const int none[N_ATTRS];
   derive_defaults(t, none);
+}
+
+/* Edit distance (insert, delete, substitute, swap two neighbours: the
+ * optimal string alignment) between two short names; capped at 99. */
+static int edit_distance(const char *a, const char *b) {
+  enum { MAXLEN = 48 };
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la >= MAXLEN || lb >= MAXLEN) return 99;
+  int d[MAXLEN + 1][MAXLEN + 1];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+/* The attribute a misspelled name most likely meant: the nearest by edit
+ * distance when it is close (at most 2 edits, or a third of the name), or
+ * the one attribute the name is a prefix of ("-profile" → profile-layers);
+ * -1 when none is. */
+static int nearest_attr(const char *name) {
+  int best = -1, best_d = 99, prefix_of = -1, prefixes = 0;
+  size_t len = strlen(name);
+  for (int i = 0; i < N_ATTRS; i++) {
+    int d = edit_distance(name, attrs[i].name);
+    if (d < best_d) best_d = d, best = i;
+    if (len >= 3 && !strncmp(attrs[i].name, name, len)) prefix_of = i, prefixes++;
+  }
+  int limit = (int)len / 3 > 2 ? (int)len / 3 : 2;
+  if (best >= 0 && best_d <= limit) return best;
+  return prefixes == 1 ? prefix_of : -1;
 }
 
 static void known_names(char *buf, size_t n) {
@@ -233,7 +299,12 @@ cs_status cs_target_parse(const char *s, cs_target *t) {
     if (a < 0) {
       char known[512];
       known_names(known, sizeof known);
-      st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: %s)", key, known);
+      int near = nearest_attr(key);
+      if (near >= 0)
+        st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s: did you mean -%s=%s? (known: %s)", key,
+                      attrs[near].name, val, known);
+      else
+        st = cs_error(CS_ERR_USAGE, "unknown target attribute -%s (known: %s)", key, known);
       break;
     }
     if ((st = attrs[a].set(t, key, val)) != CS_OK) break;
@@ -279,7 +350,7 @@ const char *cs_target_attribute_name(int i) { return i >= 0 && i < N_ATTRS ? att
 const char *cs_target_attribute_default(int i) { return i >= 0 && i < N_ATTRS ? attrs[i].dflt : NULL; }
 
 void cs_target_format(const cs_target *t, char *buf, size_t size) {
-  const char *cpu = t->mcpu == CS_MCPU_C7X ? "c7x" : t->mcpu == CS_MCPU_C66X ? "c66x" : "generic";
+  const char *cpu = mcpu_names[t->mcpu];
   snprintf(buf, size,
            "c_static_lib -mcpu=%s -mmalib=%d -tidl-kernels=%d -requant=%s -profile-layers=%d "
            "-skip-runtime-checks=%d -use-cpp-api=%d -constants-byte-alignment=%d",
@@ -296,4 +367,5 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
     snprintf(buf + len, size - len, " -l2-budget=%ld", t->l2_budget);
   len = size ? strlen(buf) : 0;
   if (t->tidl_runtime && len + 1 < size) snprintf(buf + len, size - len, " -tidl-runtime=1");
+  if (t->allow_float && len + 1 < size) snprintf(buf + len, size - len, " -allow-float=1");
 }

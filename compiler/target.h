@@ -13,7 +13,8 @@
 typedef enum cs_mcpu {
   CS_MCPU_GENERIC = 0, /* any C99 target (the host) */
   CS_MCPU_C66X,
-  CS_MCPU_C7X
+  CS_MCPU_C7X,
+  CS_MCPU_CORTEX_M /* the microcontroller preset: generic C, scalar kernels, q31 */
 } cs_mcpu;
 
 typedef enum cs_requant_form {
@@ -46,6 +47,9 @@ typedef struct cs_target {
    * 0 turns staging off). Default CS_L2_BUDGET_DEFAULT, the spec's 384 KB
    * (half of AM67A's 1.25 MB L2). */
   long l2_budget;
+  /* -allow-float=1: a model without QDQ is compiled without the warning
+   * that every layer runs in float (cs_target_warn_float_model). */
+  int allow_float;
 } cs_target;
 
 #define CS_L2_BUDGET_DEFAULT (384L * 1024)
@@ -57,7 +61,7 @@ void cs_target_default(cs_target *t);
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
 /* The canonical string form (for manifest.json). -kernels, -pack-weights,
- * -l2-budget and -tidl-runtime appear only when they are not their
+ * -l2-budget, -tidl-runtime and -allow-float appear only when they are not their
  * defaults, so that existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 /* Every attribute: "-name=values  (default: …)" and its help, wrapped

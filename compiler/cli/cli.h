@@ -23,6 +23,8 @@ int cs_cmd_build(int argc, char **argv);
 
 /* "cstatic: error: …" on stderr; returns CS_EXIT_FAIL. */
 int cs_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "cstatic: warning: …" on stderr (the compile goes on). */
+void cs_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a usage error, with a hint to --help; returns CS_EXIT_USAGE. */
 int cs_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

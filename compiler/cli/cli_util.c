@@ -14,6 +14,15 @@ int cs_cli_fail(const char *fmt, ...) {
   return CS_EXIT_FAIL;
 }
 
+void cs_cli_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("cstatic: warning: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
 int cs_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

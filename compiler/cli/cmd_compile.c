@@ -130,6 +130,27 @@ static void print_offload(const cs_offload_report *r) {
   }
 }
 
+/* A model without QuantizeLinear/DequantizeLinear compiles into float
+ * kernels only: legal, but rarely what someone compiling for a DSP or a
+ * microcontroller meant, so it is said once (-allow-float=1: intended). */
+static void warn_if_float_model(const cs_graph *g, const char *model, const cs_target *t) {
+  if (t->allow_float) return;
+  int float_compute = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    if (n->op == CS_OP_QUANTIZE_LINEAR || n->op == CS_OP_DEQUANTIZE_LINEAR) return;
+    for (int k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype == CS_DTYPE_F32) float_compute = 1;
+  }
+  if (!float_compute) return;
+  cs_cli_warn("%s is a float model (no QuantizeLinear/DequantizeLinear): every layer runs in float; "
+              "quantize it with cstatic.quantize_onnx(model, calibration) or PyTorch PT2E "
+              "(cstatic.quantize_pt2e, cstatic.export_qdq_onnx), or compile with -t \"... -allow-float=1\" "
+              "if float is intended",
+              model);
+}
+
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
   int emit_module = 0, emit_ti = 0;
@@ -197,6 +218,7 @@ int cs_cmd_compile(int argc, char **argv) {
   cs_graph *g = NULL;
   cs_onnx_options lo = {.max_memory = max_memory, .eval = cs_const_eval_node};
   if (cs_onnx_load_with(model, &lo, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  warn_if_float_model(g, model, &target);
   if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
     cs_graph_free(g);
     return cs_cli_fail("%s", cs_error_message());

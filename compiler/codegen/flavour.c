@@ -18,7 +18,7 @@
  */
 #include "cg.h"
 
-int cs_cg_is_dsp(const cs_cg *cg) { return cg->t->mcpu != CS_MCPU_GENERIC; }
+int cs_cg_is_dsp(const cs_cg *cg) { return cg->t->mcpu == CS_MCPU_C7X || cg->t->mcpu == CS_MCPU_C66X; }
 
 int cs_cg_has_dsp_entry(const cs_cg *cg) { return cg->t->mcpu == CS_MCPU_C7X; }
 

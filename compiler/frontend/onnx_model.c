@@ -105,11 +105,18 @@ cs_status cs_onnx_check_opset(const cs_onnx_model *m) {
     cs_onnx_str_free(&doms);
     return st;
   }
-  if (m->opset < CS_ONNX_MIN_OPSET || m->opset > CS_ONNX_MAX_OPSET)
+  if (m->opset < CS_ONNX_MIN_OPSET || m->opset > CS_ONNX_MAX_OPSET) {
+    /* The nearest supported opset, and the converter that gets there. */
+    int to = m->opset < CS_ONNX_MIN_OPSET ? CS_ONNX_MIN_OPSET : CS_ONNX_MAX_OPSET;
     return cs_error(CS_ERR_UNSUPPORTED,
                     "opset %lld of the default ONNX domain is not "
-                    "supported (supported: %d to %d)",
+                    "supported (supported: %d to %d); convert the model "
+                    "with ONNX's version converter: python -c \"import onnx; "
+                    "from onnx import version_converter; onnx.save("
+                    "version_converter.convert_version(onnx.load('%s'), %d), "
+                    "'model_opset%d.onnx')\"",
                     (long long)m->opset, CS_ONNX_MIN_OPSET,
-                    CS_ONNX_MAX_OPSET);
+                    CS_ONNX_MAX_OPSET, m->path, to, to);
+  }
   return CS_OK;
 }

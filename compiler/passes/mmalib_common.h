@@ -132,4 +132,8 @@ cs_status cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channe
 int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs_qdq_tail *tail, int relu,
                             cs_op op, int n_inputs, const int *inputs);
 
+/* x rounded up to a multiple of m: the size a decline message tells the
+ * user to pad a dimension to. */
+static inline long long cs_mm_round_up(int64_t x, int64_t m) { return (long long)((x + m - 1) / m * m); }
+
 #endif

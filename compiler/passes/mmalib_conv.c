@@ -38,22 +38,28 @@ static const char *const kExtern[] = {"mmalib_conv2d_i8", "mmalib_depthwise_conv
 static const cs_op kOp[] = {CS_OP_K_MMALIB_CONV2D_I8, CS_OP_K_MMALIB_DWCONV2D_I8,
                             CS_OP_K_MMALIB_CONV2D_I8_GROUPED};
 
-/* The geometry rules of the spec's table; NULL if eligible. */
+/* The geometry rules of the spec's table; NULL if eligible. A rule that
+ * declines says what would make the layer eligible where there is such a
+ * change (pad C_out, batch 1). */
 static const char *check_geometry(const cs_value *x, const cs_value *y, const cs_window2d *w, int64_t groups,
                                   conv_kind *kind, char *why, size_t whylen) {
   if (x->rank != 4 || y->rank != 4) return "not a 2-D (NCHW) convolution";
-  if (x->shape[0] != 1) { snprintf(why, whylen, "N != 1 (N=%lld)", (long long)x->shape[0]); return why; }
+  if (x->shape[0] != 1) { snprintf(why, whylen, "N != 1 (N=%lld): compile it for batch 1 (a larger input batch then runs it N times)", (long long)x->shape[0]); return why; }
   if (w->stride_h != w->stride_w) {
-    snprintf(why, whylen, "asymmetric stride (%d x %d)", w->stride_h, w->stride_w);
+    snprintf(why, whylen, "asymmetric stride (%d x %d): MMALIB strides H and W alike", w->stride_h, w->stride_w);
     return why;
   }
   if (w->dil_h != 1 || w->dil_w != 1) {
-    snprintf(why, whylen, "dilation != 1 (%d x %d)", w->dil_h, w->dil_w);
+    snprintf(why, whylen, "dilation != 1 (%d x %d): MMALIB has no dilated convolution", w->dil_h, w->dil_w);
     return why;
   }
   int64_t c_in = x->shape[1], c_out = y->shape[1];
   if (groups == 1) {
-    if (c_out % 64 != 0) { snprintf(why, whylen, "C_out %% 64 != 0 (C_out=%lld)", (long long)c_out); return why; }
+    if (c_out % 64 != 0) {
+      snprintf(why, whylen, "C_out %% 64 != 0 (C_out=%lld): pad it to %lld with zero filters to offload", (long long)c_out,
+               cs_mm_round_up(c_out, 64));
+      return why;
+    }
     *kind = CONV_PLAIN;
   } else if (groups == c_in) {
     if (c_out != c_in) {
@@ -71,7 +77,7 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
       return why;
     }
     if (w->stride_h == 2 && w->k_h > 5) {
-      snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d)", w->k_h);
+      snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d): use stride 1, or a 3x3 or 5x5 kernel", w->k_h);
       return why;
     }
     *kind = CONV_DEPTHWISE;
@@ -109,19 +115,21 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   cs_qparams xq, wq;
   cs_qdq_tail tail;
   if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
-    decline(conv, kind, "input is not DequantizeLinear(int8, per-tensor constant qparams)");
+    decline(conv, kind, "input is not DequantizeLinear(int8, per-tensor constant qparams): quantize activations to "
+                        "int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or C7xMMAQuantizer)");
     return CS_OK;
   }
   int wdq = -1;
   if (!cs_match_weight_dq(g, conv->inputs[1], 0, &wq, &wdq)) {
     cs_qparams_free(&xq);
-    decline(conv, kind, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel");
+    decline(conv, kind, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel: quantize "
+                        "weights to int8 (preset \"c7x\")");
     return CS_OK;
   }
   if (!cs_match_qdq_tail(g, conv->outputs[0], 1, &tail)) {
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
-    decline(conv, kind, "no [Relu|Clip] -> QuantizeLinear(int8) tail");
+    decline(conv, kind, "no [Relu|Clip] -> QuantizeLinear(int8) tail: quantize the output to int8");
     return CS_OK;
   }
   char why[200];
@@ -134,11 +142,15 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   int x_in = cs_graph_node(g, xdq)->inputs[0];
   int w_in = cs_graph_node(g, wdq)->inputs[0];
   int y_out = cs_graph_node(g, tail.q)->outputs[0];
-  if (wq.zps[0] != 0) { snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d)", wq.zps[0]); rule = why; goto done; }
+  if (wq.zps[0] != 0) {
+    snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq.zps[0]);
+    rule = why;
+    goto done;
+  }
   if (cs_mm_const_reachable(g, x_in)) { rule = "all-constant match (ConstReachability)"; goto done; }
   if (t->constants_byte_alignment < TIDSP_MMALIB_ALIGN) {
-    snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors)",
-             t->constants_byte_alignment);
+    snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
+             "-constants-byte-alignment=64", t->constants_byte_alignment);
     rule = why;
     goto done;
   }
@@ -150,7 +162,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   int c_out = (int)y->shape[1];
   if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
   if (!cs_mm_act_is_saturation(&tail.out, tail.lo, tail.hi)) {
-    snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d)", tail.out.zp[0]);
+    snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d): after a ReLU, quantize the "
+             "output with zero point -128", tail.out.zp[0]);
     rule = why;
     goto done;
   }

@@ -61,7 +61,11 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
       snprintf(why, whylen, "groups != 1 (groups=%lld; no int16 grouped kernel)", (long long)groups);
       return why;
     }
-    if (c_out % 32 != 0) { snprintf(why, whylen, "C_out %% 32 != 0 (C_out=%lld)", (long long)c_out); return why; }
+    if (c_out % 32 != 0) {
+      snprintf(why, whylen, "C_out %% 32 != 0 (C_out=%lld): pad it to %lld with zero filters to offload",
+               (long long)c_out, cs_mm_round_up(c_out, 32));
+      return why;
+    }
   } else {
     if (c_out != c_in) {
       snprintf(why, whylen, "depthwise channel multiplier != 1 (C_in=%lld, C_out=%lld)", (long long)c_in,

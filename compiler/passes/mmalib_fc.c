@@ -57,7 +57,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   cs_qparams xq, wq;
   cs_qdq_tail tail;
   if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
-    decline(mm, "data is not DequantizeLinear(int8, per-tensor constant qparams)");
+    decline(mm, "data is not DequantizeLinear(int8, per-tensor constant qparams): quantize activations to int8 "
+                "per tensor (cstatic.quantize_onnx preset \"c7x\", or C7xMMAQuantizer)");
     return CS_OK;
   }
   int wdq = -1, tr_id = is_gemm ? -1 : weight_transpose(g, mm->inputs[1]);
@@ -86,7 +87,11 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   int w_in = cs_graph_node(g, wdq)->inputs[0];
   const cs_value *wv = cs_graph_value(g, w_in);
   const cs_value *x = cs_graph_value(g, x_in);
-  if (wq.zps[0] != 0) { snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d)", wq.zps[0]); rule = why; goto done; }
+  if (wq.zps[0] != 0) {
+    snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq.zps[0]);
+    rule = why;
+    goto done;
+  }
   if (wv->rank != 2) { snprintf(why, sizeof why, "weight is not 2-D (rank %d)", wv->rank); rule = why; goto done; }
   if (x->data || cs_mm_const_reachable(g, x_in)) { rule = "data is constant (ConstReachability)"; goto done; }
   int64_t n_out = trans_b ? wv->shape[0] : wv->shape[1];
@@ -100,8 +105,18 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     goto done;
   }
   int64_t m = cs_value_numel(x) / k;
-  if (k % 64 != 0) { snprintf(why, sizeof why, "K %% 64 != 0 (K=%lld)", (long long)k); rule = why; goto done; }
-  if (n_out % 64 != 0) { snprintf(why, sizeof why, "N %% 64 != 0 (N=%lld)", (long long)n_out); rule = why; goto done; }
+  if (k % 64 != 0) {
+    snprintf(why, sizeof why, "K %% 64 != 0 (K=%lld): pad K to %lld with zeros to offload", (long long)k,
+             cs_mm_round_up(k, 64));
+    rule = why;
+    goto done;
+  }
+  if (n_out % 64 != 0) {
+    snprintf(why, sizeof why, "N %% 64 != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", (long long)n_out,
+             cs_mm_round_up(n_out, 64));
+    rule = why;
+    goto done;
+  }
   if (wq.count != 1 && wq.count != n_out) { rule = "weight scale count != N"; goto done; }
   if (!cs_mm_act_is_saturation(&tail.out, tail.lo, tail.hi)) {
     snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d)", tail.out.zp[0]);
@@ -110,8 +125,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   }
   if (x->producer < 0) { rule = "data is a graph input (64-byte alignment not guaranteed)"; goto done; }
   if (t->constants_byte_alignment < 64) {
-    snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors)",
-             t->constants_byte_alignment);
+    snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
+             "-constants-byte-alignment=64", t->constants_byte_alignment);
     rule = why;
     goto done;
   }

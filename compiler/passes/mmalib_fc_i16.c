@@ -85,8 +85,18 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     goto done;
   }
   int64_t m = cs_value_numel(x) / k;
-  if (k % 32 != 0) { snprintf(why, sizeof why, "K %% 32 != 0 (K=%lld)", (long long)k); rule = why; goto done; }
-  if (n_out % 32 != 0) { snprintf(why, sizeof why, "N %% 32 != 0 (N=%lld)", (long long)n_out); rule = why; goto done; }
+  if (k % 32 != 0) {
+    snprintf(why, sizeof why, "K %% 32 != 0 (K=%lld): pad K to %lld with zeros to offload", (long long)k,
+             cs_mm_round_up(k, 32));
+    rule = why;
+    goto done;
+  }
+  if (n_out % 32 != 0) {
+    snprintf(why, sizeof why, "N %% 32 != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", (long long)n_out,
+             cs_mm_round_up(n_out, 32));
+    rule = why;
+    goto done;
+  }
   if (wq.count != 1 && wq.count != n_out) { rule = "weight scale count != N"; goto done; }
   if ((relu = cs_mm_i16_act(&tail, &mn, &mx)) < 0) {
     snprintf(why, sizeof why, "fused activation clamp [%d, %d] is neither none nor ReLU", mn, mx);

@@ -106,9 +106,14 @@ int cs_mm_i16_act(const cs_qdq_tail *tail, int32_t *mn, int32_t *mx) {
 
 const char *cs_mm_i16_zero_points(const cs_qparams *wq, const cs_qparams *xq, const cs_qparams *out,
                                   char *why, size_t whylen) {
-  if (wq->zps[0] != 0) snprintf(why, whylen, "w_zp != 0 (w_zp=%d)", wq->zps[0]);
-  else if (xq->zp[0] != 0) snprintf(why, whylen, "d_zp != 0 (d_zp=%d; int16 is symmetric only)", xq->zp[0]);
-  else if (out->zp[0] != 0) snprintf(why, whylen, "o_zp != 0 (o_zp=%d; int16 is symmetric only)", out->zp[0]);
+  if (wq->zps[0] != 0)
+    snprintf(why, whylen, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq->zps[0]);
+  else if (xq->zp[0] != 0)
+    snprintf(why, whylen, "d_zp != 0 (d_zp=%d; int16 is symmetric only): quantize the input with zero point 0",
+             xq->zp[0]);
+  else if (out->zp[0] != 0)
+    snprintf(why, whylen, "o_zp != 0 (o_zp=%d; int16 is symmetric only): quantize the output with zero point 0",
+             out->zp[0]);
   else return NULL;
   return why;
 }

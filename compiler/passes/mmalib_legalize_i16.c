@@ -290,7 +290,8 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
   }
   if (!rule && groups != 1) { snprintf(why, sizeof why, "groups != 1 (groups=%lld)", (long long)groups); rule = why; }
   if (!rule && y->shape[1] % 32 != 0) {
-    snprintf(why, sizeof why, "C_out %% 32 != 0 (C_out=%lld)", (long long)y->shape[1]);
+    snprintf(why, sizeof why, "C_out %% 32 != 0 (C_out=%lld): pad it to %lld with zero filters to offload",
+             (long long)y->shape[1], cs_mm_round_up(y->shape[1], 32));
     rule = why;
   }
   if (!rule && ((x->shape[2] + w.pad_top + w.pad_bottom - w.k_h) / w.stride_h + 1 != y->shape[2] ||
@@ -383,8 +384,9 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
   if (!rule && (a->rank != 2 || b->rank != 2 || y->rank != 2)) rule = "not 2-D";
   int64_t m = a->shape[0], k = a->shape[1], nn = trans_b ? b->shape[0] : b->shape[1];
   if (!rule && (m % 32 || k % 32 || nn % 32)) {
-    snprintf(why, sizeof why, "dims not multiples of 32 (M=%lld, K=%lld, N=%lld)", (long long)m, (long long)k,
-             (long long)nn);
+    snprintf(why, sizeof why, "dims not multiples of 32 (M=%lld, K=%lld, N=%lld): pad them to %lld, %lld, %lld",
+             (long long)m, (long long)k, (long long)nn, cs_mm_round_up(m, 32), cs_mm_round_up(k, 32),
+             cs_mm_round_up(nn, 32));
     rule = why;
   }
   int dq = -1;

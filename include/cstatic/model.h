@@ -107,8 +107,9 @@ uint64_t tidsp_fnv1a64(uint64_t h, const void *data, size_t n);
 
 /* TIDSP_OK if blob is the weights a model expects: TIDSP_ERR_NULL for
  * NULL, TIDSP_ERR_ALIGN if blob is not aligned to `align`,
- * TIDSP_ERR_WEIGHTS if the size, magic, version, count, alignment or
- * checksum (the header's and the payload's) differ. */
+ * TIDSP_ERR_WEIGHTS if the size, magic, version, count or alignment
+ * differ, TIDSP_ERR_CHECKSUM if those agree but the checksum (the
+ * header's or the payload's) does not. */
 int32_t tidsp_weights_check(const void *blob, size_t size,
                             size_t expected_size, uint32_t expected_count,
                             size_t align, uint64_t expected_checksum);

@@ -25,7 +25,9 @@ extern "C" {
   X(TIDSP_ERR_NOMEM, -6, "arena too small")                              \
   X(TIDSP_ERR_WEIGHTS, -7, "weights blob missing, truncated or corrupt") \
   X(TIDSP_ERR_UNSUPPORTED, -8, "operation not supported by this build") \
-  X(TIDSP_ERR_L2, -9, "L2 SRAM scratch not bound or smaller than the model needs")
+  X(TIDSP_ERR_L2, -9, "L2 SRAM scratch not bound or smaller than the model needs") \
+  X(TIDSP_ERR_CHECKSUM, -10, "weights checksum mismatch: the bytes differ from those the " \
+                             "model was compiled with (corrupted, or from another compile)")
 
 typedef enum tidsp_status {
 #define TIDSP_X_ENUM(name, value, text) name = value,

@@ -31,6 +31,7 @@ _LAZY = {
     "load": "model",
     "Model": "model",
     "CompileError": "model",
+    "CompileWarning": "model",
     "RunError": "model",
     "LayerTime": "model",
     "TensorInfo": "model",

@@ -24,6 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
@@ -44,6 +45,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 class CompileError(RuntimeError):
     """`cstatic compile` refused the model; the message is its error line."""
+
+
+class CompileWarning(UserWarning):
+    """A warning of `cstatic compile` (e.g. a float model: every layer runs
+    in float); the compile succeeded."""
 
 
 class RunError(RuntimeError):
@@ -272,9 +278,11 @@ class Model:
         except OSError as exc:
             raise RunError(f"cannot read {path}: {exc.strerror}", -7) from exc
         st = desc.check_weights(_ptr(blob), size)
-        if st != 0:
+        if st != 0 and size != desc.weights_size:
             raise RunError(f"{path}: {self._status(st)} ({size} bytes; the model expects "
                            f"{desc.weights_size})", st)
+        if st != 0:
+            raise RunError(f"{path}: {self._status(st)}", st)
         return blob
 
     def _status(self, st: int) -> str:
@@ -381,7 +389,9 @@ def compile(model: Union[PathLike, bytes, Any], target: str = "c_static_lib",
     weights: "bin" (weights.bin, read at run time) or "c" (weights.c,
       compiled into the model).
 
-    Returns the Model; raises CompileError with the compiler's message.
+    Returns the Model; raises CompileError with the compiler's message. The
+    compiler's warnings (a float model: target "... -allow-float=1" says it
+    is intended) become CompileWarning warnings.
     """
     if weights not in ("bin", "c"):
         raise ValueError(f"weights must be 'bin' or 'c', not {weights!r}")
@@ -399,6 +409,9 @@ def compile(model: Union[PathLike, bytes, Any], target: str = "c_static_lib",
         if p.returncode != 0:
             msg = p.stderr.strip().removeprefix("cstatic: error: ")
             raise CompileError(msg or f"cstatic compile failed ({p.returncode})")
+        for line in p.stderr.splitlines():
+            if line.startswith("cstatic: warning: "):
+                warnings.warn(line.removeprefix("cstatic: warning: "), CompileWarning, stacklevel=2)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -53,11 +53,12 @@ int32_t tidsp_weights_check(const void *blob, size_t size,
   payload = read_le(p + 24, 8);
   if (payload != weights_payload_offset(align) || payload > (uint64_t)size)
     return TIDSP_ERR_WEIGHTS;
-  if (read_le(p + 32, 8) != expected_checksum) return TIDSP_ERR_WEIGHTS;
   for (i = 40; i < (size_t)payload; i++)
     if (p[i] != 0) return TIDSP_ERR_WEIGHTS;
+  /* Shape and header right, bytes not: say it is the checksum. */
+  if (read_le(p + 32, 8) != expected_checksum) return TIDSP_ERR_CHECKSUM;
   if (tidsp_fnv1a64(TIDSP_FNV1A64_INIT, p + payload, size - (size_t)payload) !=
       expected_checksum)
-    return TIDSP_ERR_WEIGHTS;
+    return TIDSP_ERR_CHECKSUM;
   return TIDSP_OK;
 }

@@ -321,7 +321,13 @@ def test_corrupt_weights_are_refused(model, tmp_path):
     (out / "weights.bin").write_bytes(bytes(w))
     np.save(tmp_path / "x.npy", x_input())
     p = cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy", ok=False)
-    one_line_error(p, "weights.bin", "corrupt")
+    # the size is right, so it is the checksum that says the bytes changed
+    one_line_error(p, "weights.bin", "weights checksum mismatch", "corrupted")
+    assert "bytes; the model expects" not in p.stderr
+    # a short file is a size problem, and says both sizes
+    (out / "weights.bin").write_bytes(bytes(w[:-64]))
+    p = cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy", ok=False)
+    one_line_error(p, "weights.bin", f"({len(w) - 64} bytes; the model expects {len(w)})")
 
 
 def test_weights_compiled_in_give_the_same_result(model, compiled, tmp_path):

@@ -119,9 +119,9 @@ def test_errors_name_the_problem(digits, tmp_path):
     data = bytearray((tmp_path / "bad" / "weights.bin").read_bytes())
     data[-1] ^= 1
     (tmp_path / "bad" / "weights.bin").write_bytes(bytes(data))
-    with pytest.raises(cstatic.RunError, match="weights.bin") as e:
+    with pytest.raises(cstatic.RunError, match="weights.bin: weights checksum mismatch") as e:
         bad.run(x[:1])
-    assert e.value.status == -7
+    assert e.value.status == -10  # TIDSP_ERR_CHECKSUM
 
 
 def test_profile_counts_every_layer_call(tmp_path):

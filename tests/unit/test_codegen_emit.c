@@ -393,9 +393,12 @@ static void weights_blob_is_checked(void) {
   CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_OK);
   CHECK(tidsp_weights_check(blob, n - 1, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
   CHECK(tidsp_weights_check(NULL, n, n, 8, 64, sum) == TIDSP_ERR_NULL);
-  b[n - 1] ^= 1; /* payload corruption */
-  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
+  b[n - 1] ^= 1; /* payload corruption: the checksum says so */
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_CHECKSUM);
   b[n - 1] ^= 1;
+  /* a blob of another compile (its header's checksum is not the model's) */
+  CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum ^ 1) == TIDSP_ERR_CHECKSUM);
+  CHECK(strstr(tidsp_status_str(TIDSP_ERR_CHECKSUM), "checksum mismatch") != NULL);
   b[0] = 'X'; /* magic */
   CHECK(tidsp_weights_check(blob, n, n, 8, 64, sum) == TIDSP_ERR_WEIGHTS);
   b[0] = 'C';

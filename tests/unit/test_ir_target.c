@@ -75,6 +75,44 @@ static void test_tidl_runtime(void) {
   CHECK_MSG(strstr(buf, "tidl-runtime") == NULL, "%s", buf);
 }
 
+/* The microcontroller preset: scalar kernels called directly, q31, dense
+ * weights, the generic flavour's checks kept; each explicit value wins;
+ * gcc's core names mean the same preset; the canonical text says so. */
+static void test_cortex_m_preset(void) {
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mcpu=cortex-m", &t) == CS_OK);
+  CHECK(t.mcpu == CS_MCPU_CORTEX_M && t.kernels == CS_KERNELS_SCALAR && t.requant == CS_REQUANT_Q31 &&
+        t.pack_weights == 0 && t.skip_runtime_checks == 0 && t.use_cpp_api == 1);
+  char buf[512];
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "c_static_lib -mcpu=cortex-m -mmalib=0 -tidl-kernels=1 -requant=q31 -profile-layers=0 "
+                         "-skip-runtime-checks=0 -use-cpp-api=1 -constants-byte-alignment=64 -kernels=scalar"),
+            "%s", buf);
+  cs_target u;
+  CHECK(cs_target_parse(buf, &u) == CS_OK && same(&t, &u));
+  const char *cores[] = {"cortex-m0", "cortex-m7", "cortex-m33", "cortex-m0plus", "cortex-m55"};
+  for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) {
+    char s[64];
+    snprintf(s, sizeof s, "-mcpu=%s", cores[i]);
+    CHECK_MSG(cs_target_parse(s, &u) == CS_OK && same(&t, &u), "%s", s);
+  }
+  CHECK(cs_target_parse("-requant=float -mcpu=cortex-m -kernels=fast", &t) == CS_OK);
+  CHECK(t.requant == CS_REQUANT_FLOAT && t.kernels == CS_KERNELS_FAST && t.pack_weights == 0);
+  CHECK(cs_target_parse("-mcpu=cortex-m -pack-weights=1", &t) == CS_OK && t.pack_weights == 1);
+  CHECK(cs_target_parse("-mcpu=cortex-a53", &t) == CS_ERR_USAGE);
+  CHECK(cs_target_parse("-mcpu=cortex-mx", &t) == CS_ERR_USAGE);
+}
+
+/* -allow-float: off by default, kept in the canonical text when on. */
+static void test_allow_float(void) {
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib", &t) == CS_OK && t.allow_float == 0);
+  CHECK(cs_target_parse("c_static_lib -allow-float=1", &t) == CS_OK && t.allow_float == 1);
+  char buf[512];
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, " -allow-float=1") != NULL, "%s", buf);
+}
+
 static void check_error(const char *s, const char *needle) {
   cs_target t;
   CHECK_MSG(cs_target_parse(s, &t) == CS_ERR_USAGE, "%s parsed", s);
@@ -82,7 +120,7 @@ static void check_error(const char *s, const char *needle) {
 }
 
 static void test_errors_name_the_attribute(void) {
-  check_error("c_static_lib -mcpu=z80", "-mcpu='z80': expected c7x, c66x or generic");
+  check_error("c_static_lib -mcpu=z80", "-mcpu='z80': expected generic, c7x, c66x or cortex-m");
   check_error("c_static_lib -mmalib=2", "-mmalib='2': expected 0 or 1");
   check_error("c_static_lib -constants-byte-alignment=48", "power of two");
   check_error("c_static_lib -constants-byte-alignment=", "power of two");
@@ -103,6 +141,19 @@ static void test_errors_name_the_attribute(void) {
   CHECK(strstr(msg, "unknown target attribute -mcpus") != NULL);
   for (int i = 0; i < cs_target_attribute_count(); i++)
     CHECK_MSG(strstr(msg, cs_target_attribute_name(i)) != NULL, "%s not listed", cs_target_attribute_name(i));
+  /* A near miss gets the name it most likely meant, with the value given. */
+  check_error("c_static_lib -mcpus=c7x", "unknown target attribute -mcpus: did you mean -mcpu=c7x?");
+  check_error("-kernel=scalar", "did you mean -kernels=scalar?");
+  check_error("-pack_weights=0", "did you mean -pack-weights=0?");
+  check_error("-reqaunt=q31", "did you mean -requant=q31?");
+  check_error("-profile=1", "did you mean -profile-layers=1?");
+  check_error("-l2budget=0", "did you mean -l2-budget=0?");
+  check_error("-allowfloat=1", "did you mean -allow-float=1?");
+  /* Far from every name: no guess, only the list. */
+  CHECK(cs_target_parse("-optimize=3", &t) == CS_ERR_USAGE);
+  CHECK_MSG(strstr(cs_error_message(), "did you mean") == NULL, "%s", cs_error_message());
+  CHECK(cs_target_parse("-m=1", &t) == CS_ERR_USAGE);
+  CHECK_MSG(strstr(cs_error_message(), "did you mean") == NULL, "%s", cs_error_message());
 }
 
 /* --help prints each attribute with "default: <the table's default>". */
@@ -133,6 +184,8 @@ int main(void) {
   test_canonical_text_of_the_default_target();
   test_derived_defaults();
   test_tidl_runtime();
+  test_cortex_m_preset();
+  test_allow_float();
   test_errors_name_the_attribute();
   test_help_lists_every_attribute_with_its_default();
   UNIT_MAIN_END();

@@ -169,7 +169,7 @@ static void test_conv_rules(void) {
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv 8->64 3x3 pad 1");
   /* N = 1 */
   s = conv_default(); s.n = 2;
-  conv_decline(s, "conv N=2", "N != 1");
+  conv_decline(s, "conv N=2", "N != 1 (N=2): compile it for batch 1");
   /* symmetric stride */
   s = conv_default(); s.sh = s.sw = 2;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride 2x2");
@@ -182,7 +182,9 @@ static void test_conv_rules(void) {
   s = conv_default(); s.cout = 128;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv C_out 128");
   s = conv_default(); s.cout = 40;
-  conv_decline(s, "conv C_out 40", "C_out % 64 != 0 (C_out=40)");
+  conv_decline(s, "conv C_out 40", "C_out % 64 != 0 (C_out=40): pad it to 64 with zero filters to offload");
+  s = conv_default(); s.cout = 120;
+  conv_decline(s, "conv C_out 120", "C_out % 64 != 0 (C_out=120): pad it to 128 with zero filters");
   /* grouped (1 < g != C_in, g divides both) → grouped loop */
   s = conv_default(); s.groups = 2;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8_GROUPED, "conv groups 2");
@@ -190,7 +192,7 @@ static void test_conv_rules(void) {
   conv_decline(s, "conv groups 3, C_out 64", "does not divide");
   /* w_zp must be 0 */
   s = conv_default(); s.w_zp = 2;
-  conv_decline(s, "conv w_zp 2", "w_zp != 0");
+  conv_decline(s, "conv w_zp 2", "w_zp != 0 (w_zp=2): quantize weights symmetrically");
   /* all-constant match: never offloaded */
   s = conv_default(); s.x_const = 1;
   conv_decline(s, "conv of a constant", "ConstReachability");
@@ -425,9 +427,9 @@ static void test_fc_rules(void) {
   s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "reshape FC N 40", "N % 64 != 0 (N=40)");
   s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0, 0};
-  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC K 40", "K % 64 != 0 (K=40)");
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC K 40", "K % 64 != 0 (K=40): pad K to 64 with zeros");
   s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0, 0};
-  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC N 1000", "N % 64 != 0 (N=1000)");
+  expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC N 1000", "N % 64 != 0 (N=1000): pad N to 1024");
   s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC w_zp 1", "w_zp != 0");
   s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0, 0};

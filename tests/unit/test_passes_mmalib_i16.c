@@ -281,7 +281,7 @@ static void test_conv_rules(void) {
   s = conv_default(); s.cout = 64;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I16, "conv C_out 64");
   s = conv_default(); s.cout = 48;
-  conv_decline(s, p, "conv C_out 48", "C_out % 32 != 0 (C_out=48)");
+  conv_decline(s, p, "conv C_out 48", "C_out % 32 != 0 (C_out=48): pad it to 64");
   /* symmetric only: w_zp, d_zp, o_zp */
   s = conv_default(); s.w_zp = 3;
   conv_decline(s, p, "conv w_zp 3", "w_zp != 0");
@@ -476,9 +476,9 @@ static void test_fc_rules(void) {
   s = fc_default(); s.gemm = 0; s.trans_b = 0; s.reshape = 1;
   fc_offload(s, "Reshape + MatMul + Reshape + Add");
   s = fc_default(); s.k = 48;
-  fc_decline(s, "FC K 48", "K % 32 != 0 (K=48)");
+  fc_decline(s, "FC K 48", "K % 32 != 0 (K=48): pad K to 64");
   s = fc_default(); s.n = 40;
-  fc_decline(s, "FC N 40", "N % 32 != 0 (N=40)");
+  fc_decline(s, "FC N 40", "N % 32 != 0 (N=40): pad N to 64");
   s = fc_default(); s.w_zp = 1;
   fc_decline(s, "FC w_zp 1", "w_zp != 0");
   s = fc_default(); s.x_zp = -2;
@@ -728,6 +728,7 @@ static void test_legalize_rules(void) {
   legal_offload(s, CS_OP_K_MMALIB_MATMUL_I16, 50.0, "legalize matmul, weight-only DQ(int8)");
   s = legal_mm(); s.m = 16;
   legal_decline(s, "legalize matmul M 16", "dims not multiples of 32 (M=16");
+  legal_decline(s, "legalize matmul M 16 (remedy)", ": pad them to 32, ");
   s = legal_mm(); s.k = 40;
   legal_decline(s, "legalize matmul K 40", "K=40");
   s = legal_mm(); s.n = 48;
