@@ -10,6 +10,8 @@
 #                                             cstatic::cstatic (the CLI),
 #                                             cstatic_add_model()
 #   PREFIX/lib/pkgconfig/cstatic.pc           pkg-config: the runtime
+#   PREFIX/share/cstatic/runtime/             the runtime's sources, which
+#                                             `compile --emit=runtime` copies
 #   PREFIX/bin/c7x_fw, c7x_fw_mmalib, c7x_fw_tidl, c7x_compute,
 #   PREFIX/lib/libc7x_arm_runtime.so, PREFIX/include/c7x_client.h
 #                                             the C7x firmware emulator and
@@ -32,6 +34,7 @@ install(TARGETS cstatic tidsp tidsp_shared EXPORT cstaticTargets
   LIBRARY DESTINATION lib
   INCLUDES DESTINATION include)
 install(DIRECTORY include/cstatic DESTINATION include)
+install(DIRECTORY runtime/ DESTINATION share/cstatic/runtime FILES_MATCHING PATTERN "*.c" PATTERN "*.h")
 install(TARGETS c7x_fw c7x_fw_mmalib c7x_fw_tidl c7x_compute c7x_arm_runtime
   RUNTIME DESTINATION bin
   LIBRARY DESTINATION lib)

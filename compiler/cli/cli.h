@@ -52,6 +52,10 @@ int cs_fs_remove_tree(const char *path);
 cs_status cs_fs_make_sibling_temp(const char *path, const char *tag, char *out, size_t n);
 /* Read a whole file into a buffer aligned to `align` (free with free()). */
 cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t *size);
+/* mkdir -p. */
+cs_status cs_fs_make_dirs(const char *path);
+/* Copy one file's bytes (the destination's directory must exist). */
+cs_status cs_fs_copy_file(const char *from, const char *to);
 
 /* ---- what generated C is built with (toolchain.c) ------------------- */
 
@@ -59,12 +63,17 @@ typedef struct cs_toolchain {
   char cc[4096];          /* the host C compiler */
   char include_dir[4096]; /* holding cstatic/model.h, … */
   char tidsp_lib[4096];   /* libtidsp.a (position-independent) */
+  char runtime_src[4096]; /* the runtime's sources (PREFIX/share/cstatic/runtime) */
 } cs_toolchain;
 
 /* The compiler, headers and runtime library beside this cstatic binary
  * (or from CS_C_COMPILER, CS_INCLUDE_DIR, CS_TIDSP_LIB); an error when the
  * headers are missing. */
 cs_status cs_toolchain_find(cs_toolchain *tc);
+/* `compile --emit=runtime`: copy into dir the runtime files marked in used
+ * (cs_runtime_file_path; as dir/runtime/…) and the public headers (as
+ * dir/include/cstatic/…), from the prefix's copy of the sources. */
+cs_status cs_copy_runtime(const char *dir, const unsigned char *used);
 /* The prefix this cstatic binary belongs to (the directory above its
  * bin/): the build tree, an install prefix, or the pip package's. */
 cs_status cs_toolchain_prefix(char *out, size_t n);

@@ -36,12 +36,15 @@ static const char usage[] =
     "                        (default \"c_static_lib\")\n"
     "  --weights=bin|c       weights.bin loaded at run time (default), or\n"
     "                        weights.c compiled into the model\n"
-    "  --emit=c|module|ti-project\n"
+    "  --emit=c|module|runtime|ti-project\n"
     "                        C sources only (default); module: also DIR/lib0.out,\n"
     "                        the C7x firmware's loadable module (-mcpu=c7x) with\n"
-    "                        weights.bin embedded; ti-project: also that module\n"
-    "                        and DIR/ti-project/, the folder TI's C7000 tools build\n"
-    "                        lib0.out for the board from (make CGT=...)\n"
+    "                        weights.bin embedded; runtime: also the runtime files\n"
+    "                        the model calls into (DIR/runtime/, DIR/include/), so\n"
+    "                        DIR builds alone (manifest.json runtime_sources);\n"
+    "                        ti-project: also the module and DIR/ti-project/, the\n"
+    "                        folder TI's C7000 tools build lib0.out for the board\n"
+    "                        from (make CGT=...)\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
     "  --max-memory SIZE     the most memory the model may make the compiler\n"
     "                        allocate (its constants, each tensor; bytes or\n"
@@ -153,7 +156,7 @@ static void warn_if_float_model(const cs_graph *g, const char *model, const cs_t
 
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
-  int emit_module = 0, emit_ti = 0;
+  int emit_module = 0, emit_ti = 0, emit_runtime = 0;
   int quiet = 0;
   size_t max_memory = CS_MEM_LIMIT_DEFAULT;
   for (int i = 1; i < argc; i++) {
@@ -174,10 +177,11 @@ int cs_cmd_compile(int argc, char **argv) {
         return cs_cli_usage_error("compile", "--weights must be 'bin' or 'c'");
       weights = v;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--emit", NULL, &v))) {
-      if (r < 0 || (strcmp(v, "c") && strcmp(v, "module") && strcmp(v, "ti-project")))
-        return cs_cli_usage_error("compile", "--emit must be 'c', 'module' or 'ti-project'");
+      if (r < 0 || (strcmp(v, "c") && strcmp(v, "module") && strcmp(v, "runtime") && strcmp(v, "ti-project")))
+        return cs_cli_usage_error("compile", "--emit must be 'c', 'module', 'runtime' or 'ti-project'");
       emit_ti = !strcmp(v, "ti-project");
       emit_module = emit_ti || !strcmp(v, "module");
+      emit_runtime = !strcmp(v, "runtime");
     } else if ((r = cs_cli_opt(argc, argv, &i, "--dump-ir", NULL, &v))) {
       if (r < 0 || strcmp(v, "after-all"))
         return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
@@ -240,6 +244,7 @@ int cs_cmd_compile(int argc, char **argv) {
   int n_imports = 0;
   if (st == CS_OK && emit_module) st = build_module(tmp);
   if (st == CS_OK && emit_ti) st = write_ti_project(tmp, model, &target, &n_imports);
+  if (st == CS_OK && emit_runtime) st = cs_copy_runtime(tmp, stats.runtime_used);
   if (st == CS_OK) st = install(tmp, dir);
   if (st != CS_OK) {
     char msg[1024];
@@ -266,6 +271,11 @@ int cs_cmd_compile(int argc, char **argv) {
     if (emit_ti)
       printf("  ti-project: %s/%s/ (%d imports; build lib0.out there with 'make CGT=/path/to/ti-cgt-c7000')\n", dir,
              CS_TI_PROJECT_DIR, n_imports);
+    if (emit_runtime) {
+      int n = 0;
+      for (int i = 0; i < cs_runtime_file_count(); i++) n += stats.runtime_used[i];
+      printf("  runtime: %d files in %s/runtime, headers in %s/include\n", n, dir, dir);
+    }
     if (target.mmalib) print_offload(cs_mmalib_report());
     if (stats.l2_budget)
       printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "

@@ -10,11 +10,13 @@
  *     PREFIX/bin/cstatic
  *     PREFIX/include/cstatic/model.h     (build tree: a link to include/)
  *     PREFIX/lib/libtidsp.a
+ *     PREFIX/share/cstatic/runtime/      the runtime's sources
+ *                                        (build tree: a link to runtime/)
  *
  * so an installed or relocated cstatic never reaches back into the source
  * tree it was built from. The compiler is the one CMake built cstatic with
- * when it still exists, else `cc`. CS_C_COMPILER, CS_INCLUDE_DIR and
- * CS_TIDSP_LIB override each.
+ * when it still exists, else `cc`. CS_C_COMPILER, CS_INCLUDE_DIR,
+ * CS_TIDSP_LIB and CS_RUNTIME_SRC override each.
  */
 #define _XOPEN_SOURCE 700
 
@@ -55,8 +57,8 @@ cs_status cs_toolchain_find(cs_toolchain *tc) {
   snprintf(tc->cc, sizeof tc->cc, "%s", cc);
 
   char dir[PATH_MAX] = "";
-  const char *inc = env("CS_INCLUDE_DIR"), *lib = env("CS_TIDSP_LIB");
-  if (!inc || !lib) {
+  const char *inc = env("CS_INCLUDE_DIR"), *lib = env("CS_TIDSP_LIB"), *src = env("CS_RUNTIME_SRC");
+  if (!inc || !lib || !src) {
     cs_status st = exe_dir(dir, sizeof dir);
     if (st != CS_OK) return st;
   }
@@ -64,6 +66,8 @@ cs_status cs_toolchain_find(cs_toolchain *tc) {
   else snprintf(tc->include_dir, sizeof tc->include_dir, "%s/../include", dir);
   if (lib) snprintf(tc->tidsp_lib, sizeof tc->tidsp_lib, "%s", lib);
   else snprintf(tc->tidsp_lib, sizeof tc->tidsp_lib, "%s/../lib/libtidsp.a", dir);
+  if (src) snprintf(tc->runtime_src, sizeof tc->runtime_src, "%s", src);
+  else snprintf(tc->runtime_src, sizeof tc->runtime_src, "%s/../share/cstatic/runtime", dir);
 
   char header[PATH_MAX + 32];
   snprintf(header, sizeof header, "%s/cstatic/model.h", tc->include_dir);

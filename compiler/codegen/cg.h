@@ -83,6 +83,8 @@ typedef struct cs_cg {
   int *file_first_step; /* [n_files + 1] */
   uint64_t weights_checksum;
   int64_t total_macs;
+  /* The runtime files the written lib*.c call into (cs_runtime_files_mark). */
+  unsigned char runtime_used[CS_RUNTIME_FILES_MAX];
 } cs_cg;
 
 /* Names every weight (W_…) and arena (A_…) tensor in cg->macro. */

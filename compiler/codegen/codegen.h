@@ -11,6 +11,18 @@
 #include "ir.h"
 #include "target.h"
 
+/* The files of runtime/ (runtime_files.c): a model needs those defining
+ * what its generated C calls, and what they need in turn. */
+enum { CS_RUNTIME_FILES_MAX = 256 };
+int cs_runtime_file_count(void);
+/* Path of file i relative to runtime/ ("kernels/ref/conv2d_i8.c"); NULL
+ * out of range. */
+const char *cs_runtime_file_path(int i);
+/* Set used[i] (cs_runtime_file_count() entries) for every runtime file
+ * the C text calls into and everything that file needs; comments and
+ * string literals are not calls. */
+void cs_runtime_files_mark(const char *c_text, unsigned char *used);
+
 /* What a compile produced (for the CLI's summary). */
 typedef struct cs_codegen_stats {
   size_t arena_bytes;            /* MODEL_ARENA_SIZE */
@@ -23,6 +35,9 @@ typedef struct cs_codegen_stats {
   /* L2 staging (-mcpu=c7x -mmalib=1): budget 0 = off */
   size_t l2_budget, l2_bytes;    /* -l2-budget; MODEL_L2_SIZE */
   int l2_input_weights, l2_input, l2_sliced, l2_ddr; /* staged MMALIB calls by decision */
+  /* The runtime files the generated C needs: used[i] for file i of
+   * cs_runtime_file_path (manifest.json "runtime_sources"). */
+  unsigned char runtime_used[CS_RUNTIME_FILES_MAX];
 } cs_codegen_stats;
 
 typedef struct cs_codegen_options {

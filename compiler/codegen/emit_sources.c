@@ -28,13 +28,19 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
   }
   const cs_loc *l = &cg->s.loc[v];
   const char *q = writable ? "" : "const ";
+  /* W and A are byte pointers; every offset is aligned for its tensor (the
+   * schedule aligns them, the entry points check W and A), which a cast
+   * through void * says to -Wcast-align for the wider element types. */
+  const char *via = want == CS_DTYPE_UNDEF || cs_dtype_size(want) == 1 ? ""
+                    : writable                                          ? "(void *)"
+                                                                        : "(const void *)";
   switch (l->kind) {
     case CS_LOC_CONST:
-      cs_sbuf_printf(b, "(%s%s *)(W + %s)", q, ctype(want), cg->macro[v]);
+      cs_sbuf_printf(b, "(%s%s *)%s(W + %s)", q, ctype(want), via, cg->macro[v]);
       cs_cg_use(used, v);
       break;
     case CS_LOC_ARENA:
-      cs_sbuf_printf(b, "(%s%s *)(A + %s)", q, ctype(want), cg->macro[v]);
+      cs_sbuf_printf(b, "(%s%s *)%s(A + %s)", q, ctype(want), via, cg->macro[v]);
       cs_cg_use(used, v);
       break;
     case CS_LOC_INPUT:
@@ -585,6 +591,7 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
       if (f == 0) emit_staging_macros(cg, &out);
       cs_sbuf_puts(&out, body.s ? body.s : "");
       cs_sbuf_taint(&out, &body);
+      if (out.s) cs_runtime_files_mark(out.s, cg->runtime_used);
       st = write_file(out_dir, file, &out);
     }
     cs_sbuf_free(&body);

@@ -232,6 +232,17 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_string(j, NULL, as_c ? "weights.c" : "weights.bin");
   cs_json_end_array(j);
 
+  /* The runtime files the C above needs (runtime_files.c), besides the
+   * public headers of include/cstatic. */
+  cs_json_begin_array(j, "runtime_sources");
+  for (int i = 0; i < cs_runtime_file_count(); i++) {
+    if (!cg->runtime_used[i]) continue;
+    char rel[256];
+    snprintf(rel, sizeof rel, "runtime/%s", cs_runtime_file_path(i));
+    cs_json_string(j, NULL, rel);
+  }
+  cs_json_end_array(j);
+
   int64_t calls = 0, elided = 0;
   layers(cg, j, &calls, &elided);
   cs_json_begin_object(j, "totals");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cstatic/kernels.h"
+#include "../../runtime/kernels/kernel_variants.h"
 #include "unit.h"
 
 #define GUARD 32
@@ -300,6 +301,32 @@ static void test_quantize_dequantize(void) {
   }
 }
 
+/* int32 quantize/dequantize of the reference kernels where they avoid
+ * float <-> int64 conversions (soft double on small cores): values around
+ * every switch-over point (2^23, 2^30, 2^33) and full-range differences,
+ * against the oracles above (which convert through int64 and double). */
+static void test_ref_int32_edges(void) {
+  tidsp_qdq_params p = {.outer = 1, .channels = 1, .inner = 1, .dtype = TIDSP_DTYPE_I32};
+  int iter;
+  for (iter = 0; iter < 200000; iter++) {
+    int32_t zp = iter % 5 == 0 ? 0 : (int32_t)rnd() ^ (int32_t)(rnd() << 12);
+    float s = iter % 2 ? 1.0f : ldexpf(rnd_unit() + 0.5f, rnd_range(-4, 4));
+    int e = rnd_range(20, 35);
+    float v = ldexpf(rnd_unit() + 0.5f, e) * (rnd() & 1 ? -1.0f : 1.0f);
+    if (iter % 7 == 0) v = ldexpf((float)(int32_t)rnd_range(-4000, 4000) + 0.5f, rnd_range(0, 6));
+    float x = v * s;
+    int32_t got = 0, raw = (int32_t)rnd();
+    float back = 0.0f;
+    CHECK(tidsp_quantize__ref(&p, &s, &zp, &x, &got) == TIDSP_OK);
+    CHECK_MSG(got == oracle_quantize(x, s, zp, INT32_MIN, INT32_MAX), "quantize x %a s %a zp %d: got %d", x, s,
+              (int)zp, (int)got);
+    CHECK(tidsp_dequantize__ref(&p, &s, &zp, &raw, &back) == TIDSP_OK);
+    float want = (float)((int64_t)raw - zp) * s;
+    CHECK_MSG(memcmp(&want, &back, sizeof want) == 0, "dequantize %d zp %d s %a: %a, want %a", (int)raw, (int)zp,
+              s, back, want);
+  }
+}
+
 static void test_qdq_errors(void) {
   tidsp_qdq_params p = {1, 1, 4, TIDSP_DTYPE_I8};
   float s = 0.5f, x[4] = {0}, y[4];
@@ -329,6 +356,7 @@ int main(void) {
   test_status_and_dtype();
   test_requant_one();
   test_quantize_dequantize();
+  test_ref_int32_edges();
   test_qdq_errors();
   UNIT_MAIN_END();
 }

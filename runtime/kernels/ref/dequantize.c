@@ -47,7 +47,7 @@ int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
       default: { /* TIDSP_DTYPE_I32: the difference may not fit int32 */
         const int32_t *xr = (const int32_t *)x + base;
         for (i = 0; i < p->inner; i++)
-          yr[i] = (float)((int64_t)xr[i] - zp) * s;
+          yr[i] = tidsp_ref_i64_to_f32((int64_t)xr[i] - zp) * s;
         break;
       }
       }

@@ -16,11 +16,12 @@
 static inline int64_t quantize_value(float x, float s, int64_t zp, int64_t qmin,
                                      int64_t qmax) {
   const float v = x / s;
-  if (!(v > -4.0e18f)) /* NaN, −inf, or beyond any range */
+  /* |zp| < 2^31: beyond ±2^33 every type saturates */
+  if (!(v > -0x1p33f)) /* NaN, −inf, or below any range */
     return qmin;
-  if (v > 4.0e18f)
+  if (v > 0x1p33f)
     return qmax;
-  return tidsp_ref_clamp_i64((int64_t)llrintf(v) + zp, qmin, qmax);
+  return tidsp_ref_clamp_i64(tidsp_ref_rne_i64(v) + zp, qmin, qmax);
 }
 
 int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,

@@ -64,6 +64,25 @@ static inline int64_t tidsp_ref_round_shift(int64_t v, int32_t s) {
   return tidsp_ref_floor_shift(v + half, s);
 }
 
+/* rne(v) for |v| < 2^33 in single-precision operations only: no float to
+ * int64 conversion, which costs a soft-double library on a core without a
+ * double FPU (Cortex-M0/M3/M4/M7-SP: libgcc's __fixsfdi). From 2^30 on a
+ * float is a multiple of 2^7, so v·2^−7 is an exact integer below 2^26. */
+static inline int64_t tidsp_ref_rne_i64(float v) {
+  if (v < 0x1p30f && v > -0x1p30f)
+    return (int64_t)lrintf(v);
+  return (int64_t)(int32_t)(v * 0x1p-7f) * 128;
+}
+
+/* (float)d, rounded to nearest even, for |d| < 2^40, without an int64 to
+ * float conversion (libgcc's __floatdisf is soft double on those cores):
+ * both halves are exact floats and the one addition rounds once. */
+static inline float tidsp_ref_i64_to_f32(int64_t d) {
+  const int64_t hi = tidsp_ref_floor_shift(d, 16);
+  const int32_t lo = (int32_t)(d - hi * 65536); /* in [0, 65536) */
+  return (float)(int32_t)hi * 65536.0f + (float)lo;
+}
+
 /* int32 accumulators wrap like ORT's (two's complement, mod 2^32): they are
  * summed as uint32_t, which is defined to wrap, and read back here. */
 static inline int32_t tidsp_ref_u32_to_i32(uint32_t u) {
