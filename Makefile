@@ -7,9 +7,12 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pkg-config: the install-and-consume test builds a program with it;
 # libonnx-testdata: ONNX's backend node tests (tests/e2e/test_onnx_backend.py);
 # the aarch64 cross compilers and qemu-user: the board's ARM64 host side
-# (`make aarch64`, tests/e2e/test_aarch64.py)
+# (`make aarch64`, tests/e2e/test_aarch64.py); gcc-arm-none-eabi,
+# libnewlib-arm-none-eabi: the Cortex-M cross-build test (tests/e2e/test_mcu.py);
+# clang: the generated C under -Weverything
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev pkg-config libonnx-testdata \
-            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
+            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static \
+            gcc-arm-none-eabi libnewlib-arm-none-eabi clang
 # scikit-build-core: `pip install -e . --no-build-isolation` (pyproject.toml);
 # torchvision: the networks of tests/e2e/test_torchvision.py (tests/models/tv.py)
 PY_PKGS  := numpy onnx==1.23.1 onnxruntime==1.30.0 onnxscript==0.7.2 \
