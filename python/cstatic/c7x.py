@@ -19,7 +19,10 @@ firmware refuses (other clients' modules are loaded) is a C7xError with
 status C7X_ERR_TIMEOUT: nothing was lost.
 
 The library: $C7X_ARM_RUNTIME_LIB, else libc7x_arm_runtime.so in the build
-tree next to $CSTATIC_BIN (../lib), else the dynamic loader's search path.
+tree next to $CSTATIC_BIN (../lib), else in the installed package's lib/
+(what the wheel ships), else in the repository's build/lib, else in the
+lib/ of an editable install (pip install -e .), else the dynamic loader's
+search path.
 The socket: the socket argument, else $C7X_FW_SOCKET, else
 /tmp/c7x_fw.sock.
 
@@ -186,8 +189,13 @@ def _find_library():
     cstatic_bin = os.environ.get("CSTATIC_BIN")
     if cstatic_bin:
         candidates.append(os.path.join(os.path.dirname(os.path.dirname(cstatic_bin)), "lib"))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    candidates.append(os.path.join(root, "build", "lib"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates.append(os.path.join(here, "lib"))  # pip install: the package is the prefix
+    candidates.append(os.path.join(os.path.dirname(os.path.dirname(here)), "build", "lib"))
+    # pip install -e: the CMake-installed files are in site-packages, the
+    # Python files stay in the source tree; __path__ holds both (as _cli.cli)
+    import cstatic
+    candidates.extend(os.path.join(d, "lib") for d in getattr(cstatic, "__path__", []))
     for d in candidates:
         p = os.path.join(d, "libc7x_arm_runtime.so")
         if os.path.exists(p):

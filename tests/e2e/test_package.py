@@ -36,7 +36,7 @@ def test_pip_install_then_quickstart_equals_ort(tmp_path):
     constraints = tmp_path / "constraints.txt"
     constraints.write_text("".join(f"{n}=={importlib.metadata.version(n)}\n" for n in PINNED))
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "CSTATIC_BIN", "VIRTUAL_ENV", "PYTHONHOME")}
+           if k not in ("PYTHONPATH", "CSTATIC_BIN", "VIRTUAL_ENV", "PYTHONHOME", "C7X_ARM_RUNTIME_LIB")}
     env.update(PATH=f"{venv / 'bin'}:{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
                PIP_CONSTRAINT=str(constraints), PIP_DISABLE_PIP_VERSION_CHECK="1")
 
@@ -55,12 +55,17 @@ def test_pip_install_then_quickstart_equals_ort(tmp_path):
         ref = sess.run(None, {sess.get_inputs()[0].name: x[:1].numpy()})[0]
         assert y.shape == ref.shape and np.array_equal(y, ref), (y, ref)
         print("cli", cstatic.cli())
+        import cstatic.c7x
+        print("c7x_lib", cstatic.c7x._find_library())
         print("equal", y.shape)
         ''')
     p = run([str(venv / "bin" / "python"), "-c", script], cwd=work, env=env)
     assert "equal (1, 10)" in p.stdout, p.stdout
     cli = next(l.split(" ", 1)[1] for l in p.stdout.splitlines() if l.startswith("cli "))
     assert cli.startswith(str(venv)) and not cli.startswith(ROOT), cli
+    # the C7x client library the wheel ships, found without C7X_ARM_RUNTIME_LIB
+    lib = next(l.split(" ", 1)[1] for l in p.stdout.splitlines() if l.startswith("c7x_lib "))
+    assert lib.startswith(str(venv)) and os.path.exists(lib), lib
     # the console script runs the bundled binary
     out = run([str(venv / "bin" / "cstatic"), "--prefix"], cwd=work, env=env).stdout.strip()
     assert out.startswith(str(venv)), out
