@@ -131,6 +131,9 @@ static const rt_file files[] = {
     {.path = "kernels/mmalib/c7x_max_pool.c",
      .defines = "c7x_int8_max_pool c7x_int8_max_pool_tidl",
      .needs = "kernels/dispatch.c kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/c7x_max_pool.c",
+     .defines = "c7x_int8_max_pool c7x_int8_max_pool__ref c7x_int8_max_pool_tidl c7x_int8_max_pool_tidl__ref",
+     .needs = "kernels/dispatch.c kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/c7x_residual_add.c",
      .defines = "c7x_int16_residual_add_relu c7x_int8_residual_add_relu",
      .needs = "kernels/mmalib/mmalib_internal.h"},
@@ -141,8 +144,16 @@ static const rt_file files[] = {
      .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 tidsp_mmalib_conv2d_i8_scalar",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/mmalib_conv2d.c",
+     .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 mmalib_conv2d_i8__ref tidsp_mmalib_conv2d_i8_scalar",
+     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
+              "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d_grouped.c",
      .defines = "mmalib_conv2d_i8_grouped_loop",
+     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
+              "kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/mmalib_conv2d_grouped.c",
+     .defines = "mmalib_conv2d_i8_grouped_loop mmalib_conv2d_i8_grouped_loop__ref",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d_sliced.c",
@@ -151,6 +162,10 @@ static const rt_file files[] = {
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_depthwise_conv2d.c",
      .defines = "mmalib_depthwise_conv2d_i16 mmalib_depthwise_conv2d_i8",
+     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
+              "kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/mmalib_depthwise_conv2d.c",
+     .defines = "mmalib_depthwise_conv2d_i16 mmalib_depthwise_conv2d_i8 mmalib_depthwise_conv2d_i8__ref",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_i8_dispatched.c",
@@ -164,6 +179,11 @@ static const rt_file files[] = {
     {.path = "kernels/mmalib/mmalib_matmul.c",
      .defines = "mmalib_matmul_bias_i16 mmalib_matmul_bias_i8 mmalib_matmul_i16 mmalib_matmul_i8 "
                 "tidsp_mmalib_matmul_bias_i8_scalar",
+     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
+              "kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/mmalib_matmul.c",
+     .defines = "mmalib_matmul_bias_i16 mmalib_matmul_bias_i8 mmalib_matmul_bias_i8__ref mmalib_matmul_i16 "
+                "mmalib_matmul_i8 tidsp_mmalib_matmul_bias_i8_scalar",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/ref/add_i8.c",
@@ -254,6 +274,9 @@ static const rt_file files[] = {
      .defines = "tidsp_ref_pool2d_check tidsp_ref_pool2d_check_nonempty tidsp_ref_pool2d_counts "
                 "tidsp_ref_taps_inside",
      .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/prelu_f32.c",
+     .defines = "tidsp_prelu_f32",
+     .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/qdq_internal.h",
      .defines = "",
      .needs = "kernels/ref/ref_internal.h"},
