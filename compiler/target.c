@@ -97,6 +97,7 @@ BOOL_SETTER(set_profile_layers, profile_layers)
 BOOL_SETTER(set_skip_runtime_checks, skip_runtime_checks)
 BOOL_SETTER(set_pack_weights, pack_weights)
 BOOL_SETTER(set_allow_float, allow_float)
+BOOL_SETTER(set_ort_exact, ort_exact)
 #undef BOOL_SETTER
 
 /* The spec's C++ API mode replaces FFI dispatch sequences with direct
@@ -126,7 +127,7 @@ static cs_status set_use_cpp_api(cs_target *t, const char *key, const char *v) {
 typedef enum attr_id {
   A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
   A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
-  A_L2_BUDGET, A_ALLOW_FLOAT, N_ATTRS
+  A_L2_BUDGET, A_ALLOW_FLOAT, A_ORT_EXACT, N_ATTRS
 } attr_id;
 
 typedef struct attr {
@@ -142,7 +143,8 @@ static const attr attrs[N_ATTRS] = {
     [A_MCPU] = {"mcpu", "generic|c7x|c66x|cortex-m", "generic", NULL,
                 "the CPU: any C99 target (the host), TI's C7x / C66x DSP flavour, or the "
                 "microcontroller preset (cortex-m: the reference kernels called directly, "
-                "integer requantization, dense weights; any cortex-mN means the same)",
+                "integer requantization, integer kernels where ORT uses float, dense weights; "
+                "any cortex-mN means the same)",
                 set_mcpu},
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
@@ -188,6 +190,11 @@ static const attr attrs[N_ATTRS] = {
                        "1: a float model (no QuantizeLinear/DequantizeLinear) is intended; "
                        "compile it without the warning that every layer runs in float",
                        set_allow_float},
+    [A_ORT_EXACT] = {"ort-exact", "0|1", "1", "0 with -mcpu=cortex-m",
+                     "1: every layer gives ONNX Runtime's bytes (what ORT runs in float between DQ "
+                     "and Q runs in float); 0: such a layer runs on an integer kernel where one is "
+                     "within 1 LSB (ReduceMean over H, W: the integer global average pool)",
+                     set_ort_exact},
 };
 
 static int find_attr(const char *name) {
@@ -209,6 +216,8 @@ static void derive_defaults(cs_target *t, const int given[N_ATTRS]) {
      * requantization (a Cortex-M0/M3 has no FPU; the bits are the same). */
     if (!given[A_KERNELS]) t->kernels = CS_KERNELS_SCALAR;
     if (!given[A_REQUANT]) t->requant = CS_REQUANT_Q31;
+    /* ... and no float layer where an integer kernel is within 1 LSB */
+    if (!given[A_ORT_EXACT]) t->ort_exact = 0;
   }
   if (!given[A_PACK_WEIGHTS]) t->pack_weights = pack_weights_default(t);
 }
@@ -368,4 +377,6 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   len = size ? strlen(buf) : 0;
   if (t->tidl_runtime && len + 1 < size) snprintf(buf + len, size - len, " -tidl-runtime=1");
   if (t->allow_float && len + 1 < size) snprintf(buf + len, size - len, " -allow-float=1");
+  len = size ? strlen(buf) : 0;
+  if (!t->ort_exact && len + 1 < size) snprintf(buf + len, size - len, " -ort-exact=0");
 }

@@ -50,6 +50,12 @@ typedef struct cs_target {
   /* -allow-float=1: a model without QDQ is compiled without the warning
    * that every layer runs in float (cs_target_warn_float_model). */
   int allow_float;
+  /* -ort-exact: 1 (the default) keeps every layer bit-identical with ONNX
+   * Runtime, running in float what ORT runs in float between DQ and Q;
+   * 0 lets an integer kernel take such a layer where one is within 1 LSB
+   * (a spatial ReduceMean becomes the integer global average pool). Default
+   * 0 with -mcpu=cortex-m: no float on a core without an FPU. */
+  int ort_exact;
 } cs_target;
 
 #define CS_L2_BUDGET_DEFAULT (384L * 1024)
@@ -61,8 +67,8 @@ void cs_target_default(cs_target *t);
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
 /* The canonical string form (for manifest.json). -kernels, -pack-weights,
- * -l2-budget, -tidl-runtime and -allow-float appear only when they are not their
- * defaults, so that existing targets keep their text. */
+ * -l2-budget, -tidl-runtime, -allow-float and -ort-exact appear only when
+ * they are not the generic target's defaults, so that existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 /* Every attribute: "-name=values  (default: …)" and its help, wrapped
  * (`cstatic compile --help`). */

@@ -5,6 +5,12 @@
  *   Q( GlobalAveragePool( DQ(x:i8) ) )  → k_global_avgpool_i8(rq, x)
  *   Q( AveragePool( DQ(x:i8) ) )        → k_global_avgpool_i8 when the
  *        window covers the whole unpadded input, else k_avgpool_i8(rq, x)
+ *   Q( ReduceMean[axes H, W]( DQ(x:i8) ) ) → k_global_avgpool_i8, with
+ *        -ort-exact=0 only (PyTorch's AdaptiveAvgPool2d(1), x.mean([2, 3])).
+ *        ORT has no QDQ rule for ReduceMean: it dequantizes, sums in float
+ *        and quantizes, whose roundings move exact halves (acc·xs/(ys·HW)
+ *        = k + ½) to either side; the integer pool rounds those to even.
+ *        Within 1 LSB, so the ORT-exact default keeps the float kernel.
  *
  * Global: acc = Σx − zx·HW, multiplier fl(xs / fl(ys·HW)).
  * Windowed: ORT's float formula (in integers with -requant=q31).
@@ -83,11 +89,38 @@ static int add_windowed(cs_graph *g, const cs_target *t, int id, int x_int, cons
   return 1;
 }
 
+/* A ReduceMean over exactly H and W of a rank-4 input (axes as the
+ * attribute before opset 18, as a constant input from 18; negative axes
+ * count from the end). */
+static int is_spatial_mean(cs_graph *g, const cs_node *n) {
+  if (cs_graph_value(g, n->inputs[0])->rank != 4) return 0;
+  int cnt = 0;
+  const int64_t *axes = cs_node_attr_ints(n, "axes", &cnt);
+  int64_t buf[CS_MAX_RANK];
+  if (!axes && n->n_inputs > 1 && n->inputs[1] >= 0) {
+    const cs_value *av = cs_graph_value(g, n->inputs[1]);
+    if (!av->data || cs_value_numel(av) > CS_MAX_RANK) return 0;
+    cnt = (int)cs_value_numel(av);
+    for (int i = 0; i < cnt; i++) buf[i] = cs_const_get_int(av, i);
+    axes = buf;
+  }
+  if (!axes || cnt == 0) return 0; /* every axis (or none: noop_with_empty_axes) */
+  unsigned mask = 0;
+  for (int i = 0; i < cnt; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    if (a < 0 || a > 3) return 0;
+    mask |= 1u << a;
+  }
+  return mask == 12u;
+}
+
 cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t) {
   int count = g->n_nodes;
   for (int i = 0; i < count; i++) {
     const cs_node *n = cs_graph_node(g, i);
-    if (n->dead || (n->op != CS_OP_GLOBAL_AVERAGE_POOL && n->op != CS_OP_AVERAGE_POOL)) continue;
+    if (n->dead) continue;
+    int mean = n->op == CS_OP_REDUCE_MEAN && !t->ort_exact && is_spatial_mean(g, n);
+    if (n->op != CS_OP_GLOBAL_AVERAGE_POOL && n->op != CS_OP_AVERAGE_POOL && !mean) continue;
     int xdq = cs_match_dq_i8(g, n->inputs[0]);
     cs_qparams xq;
     if (!cs_match_dq_params(g, xdq, &xq)) continue;
@@ -96,7 +129,7 @@ cs_status pass_fuse_qdq_avg_pool(cs_graph *g, const cs_target *t) {
     cs_qdq_tail tail;
     if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); continue; }
     int r = 0;
-    if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
+    if (n->op == CS_OP_GLOBAL_AVERAGE_POOL || mean) {
       r = add_global(g, t, i, x_int, &xq, &tail);
     } else {
       cs_window2d w;

@@ -82,11 +82,12 @@ static void test_cortex_m_preset(void) {
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mcpu=cortex-m", &t) == CS_OK);
   CHECK(t.mcpu == CS_MCPU_CORTEX_M && t.kernels == CS_KERNELS_SCALAR && t.requant == CS_REQUANT_Q31 &&
-        t.pack_weights == 0 && t.skip_runtime_checks == 0 && t.use_cpp_api == 1);
+        t.pack_weights == 0 && t.skip_runtime_checks == 0 && t.use_cpp_api == 1 && t.ort_exact == 0);
   char buf[512];
   cs_target_format(&t, buf, sizeof buf);
   CHECK_MSG(!strcmp(buf, "c_static_lib -mcpu=cortex-m -mmalib=0 -tidl-kernels=1 -requant=q31 -profile-layers=0 "
-                         "-skip-runtime-checks=0 -use-cpp-api=1 -constants-byte-alignment=64 -kernels=scalar"),
+                         "-skip-runtime-checks=0 -use-cpp-api=1 -constants-byte-alignment=64 -kernels=scalar "
+                         "-ort-exact=0"),
             "%s", buf);
   cs_target u;
   CHECK(cs_target_parse(buf, &u) == CS_OK && same(&t, &u));
@@ -99,6 +100,12 @@ static void test_cortex_m_preset(void) {
   CHECK(cs_target_parse("-requant=float -mcpu=cortex-m -kernels=fast", &t) == CS_OK);
   CHECK(t.requant == CS_REQUANT_FLOAT && t.kernels == CS_KERNELS_FAST && t.pack_weights == 0);
   CHECK(cs_target_parse("-mcpu=cortex-m -pack-weights=1", &t) == CS_OK && t.pack_weights == 1);
+  CHECK(cs_target_parse("-ort-exact=1 -mcpu=cortex-m7", &t) == CS_OK && t.ort_exact == 1);
+  CHECK(cs_target_parse("-mcpu=c7x", &t) == CS_OK && t.ort_exact == 1);
+  CHECK(cs_target_parse("-ort-exact=0", &t) == CS_OK && t.ort_exact == 0 && t.mcpu == CS_MCPU_GENERIC);
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, " -ort-exact=0") != NULL, "%s", buf);
+  CHECK(cs_target_parse("-ort-exact=2", &t) == CS_ERR_USAGE);
   CHECK(cs_target_parse("-mcpu=cortex-a53", &t) == CS_ERR_USAGE);
   CHECK(cs_target_parse("-mcpu=cortex-mx", &t) == CS_ERR_USAGE);
 }
