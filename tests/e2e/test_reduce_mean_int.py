@@ -9,7 +9,7 @@ push those to either side. So the default target (-ort-exact=1) keeps the
 float kernel, bit-identical with ORT; -ort-exact=0 (the default of
 -mcpu=cortex-m) takes the integer pool, whose bytes are the integer
 formula's exactly and within 1 LSB of ORT. The scales below make halves
-frequent (ys = xs/2, xs/4, xs, 2xs with HW = 4, 16, 49): the mismatch count
+frequent (ys = xs/2, xs/4 with HW = 4, 16; 2xs with 49): the mismatch count
 is printed (pytest -s).
 """
 import json
@@ -73,7 +73,7 @@ def integer_gap(q, xs, xz, ys, yz):
 
 
 CASES = [  # (H, W), ys / xs
-    ((2, 2), 0.5), ((4, 4), 0.25), ((7, 7), 1.0), ((7, 7), 2.0), ((3, 5), 0.37)]
+    ((2, 2), 0.5), ((4, 4), 0.25), ((7, 7), 2.0)]
 
 
 @pytest.mark.parametrize("hw,ratio", CASES)

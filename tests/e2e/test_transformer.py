@@ -59,6 +59,15 @@ def test_quantized_transformer_equals_ort(models, variant):
     assert same == 1.0
 
 
+@pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
+@pytest.mark.parametrize("target", ("c_static_lib", "c_static_lib -mcpu=cortex-m"))
+def test_transformer_generated_c_is_warning_clean(models, variant, target, tmp_path):
+    from test_warnings import assert_generated_c_clean
+    out, _ = models
+    cstatic("compile", out / f"{variant}.onnx", "-o", tmp_path / "c", "-t", target, "-q")
+    assert_generated_c_clean(tmp_path / "c")
+
+
 def test_float_transformer_close_to_ort(models):
     out, x = models
     ref = ort_ref.run(str(out / "float.onnx"), x, config=ORT_CONFIG)
