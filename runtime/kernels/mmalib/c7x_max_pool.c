@@ -55,8 +55,8 @@ static int32_t max_pool(int on_ref, MAX_POOL_PARAMS) {
       return TIDSP_MMALIB_OK;
   }
   for (nc = 0; nc < planes; nc++) {
-    const int8_t *ip = in + (size_t)nc * H_in * W_in;
-    int8_t *op = out + (size_t)nc * H_out * W_out;
+    const int8_t *ip = in + (size_t)nc * (size_t)H_in * (size_t)W_in;
+    int8_t *op = out + (size_t)nc * (size_t)H_out * (size_t)W_out;
     for (oh = 0; oh < H_out; oh++) {
       for (ow = 0; ow < W_out; ow++) {
         int32_t m = MMALIB_I8_MIN;
@@ -70,7 +70,7 @@ static int32_t max_pool(int on_ref, MAX_POOL_PARAMS) {
               m = ip[iy * W_in + ix];
           }
         }
-        op[(size_t)oh * W_out + ow] = (int8_t)m;
+        op[(size_t)oh * (size_t)W_out + (size_t)ow] = (int8_t)m;
       }
     }
   }

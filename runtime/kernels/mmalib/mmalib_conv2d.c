@@ -26,12 +26,12 @@ static void conv_i8_group(const tidsp_mmalib_conv_geom *g,
                           const int8_t *input, const int8_t *kernel,
                           const int32_t *bias, const uint8_t *scale,
                           const uint8_t *shift, int8_t *output) {
-  const size_t plane = (size_t)g->h_in * g->w_in;
-  const size_t ksize = (size_t)g->kh * g->kw;
+  const size_t plane = (size_t)g->h_in * (size_t)g->w_in;
+  const size_t ksize = (size_t)g->kh * (size_t)g->kw;
   int32_t oc, oh, ow, ic, y, x, y0, y1, x0, x1;
   for (oc = 0; oc < g->c_out; oc++) {
-    const int8_t *wk = kernel + (size_t)oc * g->c_in * ksize;
-    int8_t *out = output + (size_t)oc * g->h_out * g->w_out;
+    const int8_t *wk = kernel + (size_t)oc * (size_t)g->c_in * ksize;
+    int8_t *out = output + (size_t)oc * (size_t)g->h_out * (size_t)g->w_out;
     for (oh = 0; oh < g->h_out; oh++) {
       int64_t iy = (int64_t)oh * g->stride - g->pad_t;
       tap_range(iy, g->kh, g->h_in, &y0, &y1);
@@ -40,16 +40,16 @@ static void conv_i8_group(const tidsp_mmalib_conv_geom *g,
         int32_t acc = 0; /* exact: the reduction length is bounded */
         tap_range(ix, g->kw, g->w_in, &x0, &x1);
         for (ic = 0; ic < g->c_in; ic++) {
-          const int8_t *in = input + ic * plane;
-          const int8_t *w = wk + ic * ksize;
+          const int8_t *in = input + (size_t)ic * plane;
+          const int8_t *w = wk + (size_t)ic * ksize;
           for (y = y0; y < y1; y++) {
-            const int8_t *row = in + (size_t)(iy + y) * g->w_in;
-            const int8_t *wrow = w + (size_t)y * g->kw;
+            const int8_t *row = in + (size_t)(iy + y) * (size_t)g->w_in;
+            const int8_t *wrow = w + (size_t)y * (size_t)g->kw;
             for (x = x0; x < x1; x++)
               acc += (int32_t)row[ix + x] * wrow[x];
           }
         }
-        out[(size_t)oh * g->w_out + ow] = mmalib_sat_i8(mmalib_requant(
+        out[(size_t)oh * (size_t)g->w_out + (size_t)ow] = mmalib_sat_i8(mmalib_requant(
             (int64_t)acc + (bias ? bias[oc] : 0), scale, shift, oc));
       }
     }
@@ -61,13 +61,13 @@ void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
                                    const int8_t *kernel, const int32_t *bias,
                                    const uint8_t *scale, const uint8_t *shift,
                                    int8_t *output) {
-  const size_t in_group = (size_t)g->c_in * g->h_in * g->w_in;
-  const size_t w_oc = (size_t)g->c_in * g->kh * g->kw;
-  const size_t out_oc = (size_t)g->h_out * g->w_out;
+  const size_t in_group = (size_t)g->c_in * (size_t)g->h_in * (size_t)g->w_in;
+  const size_t w_oc = (size_t)g->c_in * (size_t)g->kh * (size_t)g->kw;
+  const size_t out_oc = (size_t)g->h_out * (size_t)g->w_out;
   int32_t k;
   for (k = 0; k < groups; k++) {
-    const size_t oc0 = (size_t)k * g->c_out;
-    conv_i8_group(g, input + k * in_group, kernel + oc0 * w_oc,
+    const size_t oc0 = (size_t)k * (size_t)g->c_out;
+    conv_i8_group(g, input + (size_t)k * in_group, kernel + oc0 * w_oc,
                   bias ? bias + oc0 : NULL, scale ? scale + oc0 : NULL,
                   shift ? shift + oc0 : NULL, output + oc0 * out_oc);
   }
@@ -129,11 +129,11 @@ int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
     return st;
   if (!tidsp_mmalib_shifts_ok(shift, C_out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  plane = (size_t)g.h_in * g.w_in;
-  ksize = (size_t)g.kh * g.kw;
+  plane = (size_t)g.h_in * (size_t)g.w_in;
+  ksize = (size_t)g.kh * (size_t)g.kw;
   for (oc = 0; oc < g.c_out; oc++) {
-    const int16_t *wk = kernel + (size_t)oc * g.c_in * ksize;
-    int16_t *out = output + (size_t)oc * g.h_out * g.w_out;
+    const int16_t *wk = kernel + (size_t)oc * (size_t)g.c_in * ksize;
+    int16_t *out = output + (size_t)oc * (size_t)g.h_out * (size_t)g.w_out;
     for (oh = 0; oh < g.h_out; oh++) {
       int64_t iy = (int64_t)oh * g.stride - g.pad_t;
       tap_range(iy, g.kh, g.h_in, &y0, &y1);
@@ -142,16 +142,16 @@ int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
         int64_t acc = 0;
         tap_range(ix, g.kw, g.w_in, &x0, &x1);
         for (ic = 0; ic < g.c_in; ic++) {
-          const int16_t *in = input + ic * plane;
-          const int16_t *w = wk + ic * ksize;
+          const int16_t *in = input + (size_t)ic * plane;
+          const int16_t *w = wk + (size_t)ic * ksize;
           for (y = y0; y < y1; y++) {
-            const int16_t *row = in + (size_t)(iy + y) * g.w_in;
-            const int16_t *wrow = w + (size_t)y * g.kw;
+            const int16_t *row = in + (size_t)(iy + y) * (size_t)g.w_in;
+            const int16_t *wrow = w + (size_t)y * (size_t)g.kw;
             for (x = x0; x < x1; x++)
               acc += (int32_t)row[ix + x] * wrow[x];
           }
         }
-        out[(size_t)oh * g.w_out + ow] = mmalib_sat_i16(mmalib_requant(
+        out[(size_t)oh * (size_t)g.w_out + (size_t)ow] = mmalib_sat_i16(mmalib_requant(
             mmalib_add_clamped(acc, bias ? bias[oc] : 0), scale, shift, oc));
       }
     }

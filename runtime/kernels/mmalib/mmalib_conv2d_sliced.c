@@ -44,6 +44,6 @@ int32_t mmalib_conv2d_i8_sliced(const int8_t *input, const int8_t *kernel,
   (void)tidsp_mmalib_conv2d_i8_compute(
       0, &g, 1, input, kernel, bias ? bias + oc_start : NULL,
       scale ? scale + oc_start : NULL, tile_shift,
-      output + (size_t)oc_start * g.h_out * g.w_out);
+      output + (size_t)oc_start * (size_t)g.h_out * (size_t)g.w_out);
   return TIDSP_MMALIB_OK;
 }

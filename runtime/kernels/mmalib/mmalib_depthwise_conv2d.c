@@ -94,9 +94,9 @@ int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
   if (KH != 3)
     return TIDSP_MMALIB_ERR_NOT_IMPLEMENTED;
   for (c = 0; c < channels; c++) {
-    const int16_t *in = input + (size_t)c * H_in * W_in;
-    const int16_t *w = weights + (size_t)c * KH * KW;
-    int16_t *out = output + (size_t)c * g.h_out * g.w_out;
+    const int16_t *in = input + (size_t)c * (size_t)H_in * (size_t)W_in;
+    const int16_t *w = weights + (size_t)c * (size_t)KH * (size_t)KW;
+    int16_t *out = output + (size_t)c * (size_t)g.h_out * (size_t)g.w_out;
     for (oh = 0; oh < g.h_out; oh++) {
       for (ow = 0; ow < g.w_out; ow++) {
         int64_t acc = 0;
@@ -110,7 +110,7 @@ int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
               acc += (int32_t)in[iy * W_in + ix] * w[y * KW + x];
           }
         }
-        out[(size_t)oh * g.w_out + ow] = mmalib_sat_i16(mmalib_requant(
+        out[(size_t)oh * (size_t)g.w_out + (size_t)ow] = mmalib_sat_i16(mmalib_requant(
             mmalib_add_clamped(acc, bias ? bias[c] : 0), scale, shift, c));
       }
     }

@@ -39,8 +39,8 @@ int32_t mmalib_matmul_i8(const int8_t *src0, const int8_t *src1, int8_t *dst,
     for (n = 0; n < N; n++) {
       int32_t acc = 0;
       for (k = 0; k < K; k++)
-        acc += (int32_t)src0[(size_t)m * K + k] * src1[(size_t)k * N + n];
-      dst[(size_t)m * N + n] = mmalib_sat_i8(mmalib_round_shift(acc, shift));
+        acc += (int32_t)src0[(size_t)m * (size_t)K + (size_t)k] * src1[(size_t)k * (size_t)N + (size_t)n];
+      dst[(size_t)m * (size_t)N + (size_t)n] = mmalib_sat_i8(mmalib_round_shift(acc, shift));
     }
   }
   return TIDSP_MMALIB_OK;
@@ -59,8 +59,8 @@ int32_t mmalib_matmul_i16(const int16_t *src0, const int16_t *src1,
     for (n = 0; n < N; n++) {
       int64_t acc = 0;
       for (k = 0; k < K; k++)
-        acc += (int32_t)src0[(size_t)m * K + k] * src1[(size_t)k * N + n];
-      dst[(size_t)m * N + n] = mmalib_sat_i16(mmalib_round_shift(acc, shift));
+        acc += (int32_t)src0[(size_t)m * (size_t)K + (size_t)k] * src1[(size_t)k * (size_t)N + (size_t)n];
+      dst[(size_t)m * (size_t)N + (size_t)n] = mmalib_sat_i16(mmalib_round_shift(acc, shift));
     }
   }
   return TIDSP_MMALIB_OK;
@@ -74,13 +74,13 @@ void tidsp_mmalib_matmul_bias_i8_scalar(const int8_t *input,
                                         int32_t M, int32_t K, int32_t N) {
   int32_t m, n, k;
   for (m = 0; m < M; m++) {
-    const int8_t *x = input + (size_t)m * K;
+    const int8_t *x = input + (size_t)m * (size_t)K;
     for (n = 0; n < N; n++) {
-      const int8_t *w = weights + (size_t)n * K;
+      const int8_t *w = weights + (size_t)n * (size_t)K;
       int32_t acc = 0; /* exact: K ≤ MMALIB_I8_MAX_REDUCTION */
       for (k = 0; k < K; k++)
         acc += (int32_t)x[k] * w[k];
-      output[(size_t)m * N + n] = mmalib_sat_i8(mmalib_requant(
+      output[(size_t)m * (size_t)N + (size_t)n] = mmalib_sat_i8(mmalib_requant(
           (int64_t)acc + (bias ? bias[n] : 0), scale, shift, n));
     }
   }
@@ -117,13 +117,13 @@ int32_t mmalib_matmul_bias_i16(const int16_t *input, const int16_t *weights,
   if (!tidsp_mmalib_shifts_ok(shift, N))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   for (m = 0; m < M; m++) {
-    const int16_t *x = input + (size_t)m * K;
+    const int16_t *x = input + (size_t)m * (size_t)K;
     for (n = 0; n < N; n++) {
-      const int16_t *w = weights + (size_t)n * K;
+      const int16_t *w = weights + (size_t)n * (size_t)K;
       int64_t acc = 0;
       for (k = 0; k < K; k++)
         acc += (int32_t)x[k] * w[k];
-      output[(size_t)m * N + n] = mmalib_sat_i16(mmalib_requant(
+      output[(size_t)m * (size_t)N + (size_t)n] = mmalib_sat_i16(mmalib_requant(
           mmalib_add_clamped(acc, bias ? bias[n] : 0), scale, shift, n));
     }
   }

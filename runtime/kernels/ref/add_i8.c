@@ -64,7 +64,7 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
     const float hi = (float)(p->y_max + p->domain_offset);
     for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
       const int8_t *ar = a + it.a_off, *br = b + it.b_off;
-      int8_t *yr = y + (size_t)r * it.inner;
+      int8_t *yr = y + (size_t)r * (size_t)it.inner;
       for (i = 0; i < it.inner; i++) {
         const float av = (float)(ar[(ptrdiff_t)i * it.a_step] + p->domain_offset);
         const float bv = (float)(br[(ptrdiff_t)i * it.b_step] + p->domain_offset);
@@ -90,7 +90,7 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
     }
     for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
       const int8_t *ar = a + it.a_off, *br = b + it.b_off;
-      int8_t *yr = y + (size_t)r * it.inner;
+      int8_t *yr = y + (size_t)r * (size_t)it.inner;
       for (i = 0; i < it.inner; i++) {
         const int64_t av = ar[(ptrdiff_t)i * it.a_step] + p->domain_offset;
         const int64_t bv = br[(ptrdiff_t)i * it.b_step] + p->domain_offset;

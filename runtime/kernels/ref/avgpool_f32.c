@@ -27,8 +27,8 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
   if (st != TIDSP_OK)
     return st;
   for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
-    const float *xp = x + (size_t)nc * p->h_in * p->w_in;
-    float *yp = y + (size_t)nc * p->h_out * p->w_out;
+    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
+    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
     for (oh = 0; oh < p->h_out; oh++) {
       for (ow = 0; ow < p->w_out; ow++) {
         float sum = 0.0f;
@@ -43,7 +43,7 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
           }
         }
         tidsp_ref_pool2d_counts(p, oh, ow, &inside, &padded);
-        yp[(size_t)oh * p->w_out + ow] =
+        yp[(size_t)oh * (size_t)p->w_out + (size_t)ow] =
             sum / (float)(p->count_include_pad ? padded : inside);
       }
     }

@@ -96,8 +96,8 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
   (void)rq;
 
   for (nc = 0; nc < (int64_t)g->n * g->c; nc++) {
-    const int8_t *xp = x + (size_t)nc * g->h_in * g->w_in;
-    int8_t *yp = y + (size_t)nc * g->h_out * g->w_out;
+    const int8_t *xp = x + (size_t)nc * (size_t)g->h_in * (size_t)g->w_in;
+    int8_t *yp = y + (size_t)nc * (size_t)g->h_out * (size_t)g->w_out;
     for (oh = 0; oh < g->h_out; oh++) {
       for (ow = 0; ow < g->w_out; ow++) {
         int32_t count, out;
@@ -123,7 +123,7 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
                                              p->y_max + p->domain_offset) -
                 p->domain_offset;
         }
-        yp[(size_t)oh * g->w_out + ow] = (int8_t)out;
+        yp[(size_t)oh * (size_t)g->w_out + (size_t)ow] = (int8_t)out;
       }
     }
   }

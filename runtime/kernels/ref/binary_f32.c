@@ -29,7 +29,7 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
     return TIDSP_ERR_PARAM;
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
     const float *ar = a + it.a_off, *br = b + it.b_off;
-    float *yr = y + (size_t)r * it.inner;
+    float *yr = y + (size_t)r * (size_t)it.inner;
     const ptrdiff_t sa = it.a_step, sb = it.b_step;
     switch (p->op) {
     case TIDSP_BINARY_ADD:

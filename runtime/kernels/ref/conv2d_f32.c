@@ -29,12 +29,12 @@ static void tap_run(const float *restrict xs, int32_t sw, int32_t len, float wv,
 static void conv_tile(const tidsp_conv2d_params *p, const float *x_g,
                       const float *w_co, int32_t cpg_in, float b,
                       const tidsp_ref_conv_tile *t, float *acc) {
-  const size_t plane = (size_t)p->h_in * p->w_in;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
   int32_t kh, kw, ci, r, rlo, rhi, clo, chi;
   size_t i;
 
-  for (i = 0; i < (size_t)t->rows * t->cols; i++)
+  for (i = 0; i < (size_t)t->rows * (size_t)t->cols; i++)
     acc[i] = b;
   for (kh = 0; kh < p->k_h; kh++) {
     const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
@@ -48,12 +48,12 @@ static void conv_tile(const tidsp_conv2d_params *p, const float *x_g,
       if (clo >= chi)
         continue;
       for (ci = 0; ci < cpg_in; ci++) {
-        const float wv = w_tap[(size_t)ci * ksz];
+        const float wv = w_tap[(size_t)ci * (size_t)ksz];
         const float *xs = x_g + (size_t)ci * plane +
                           (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in +
                                       (int64_t)clo * sw + coff);
         for (r = rlo; r < rhi; r++) {
-          tap_run(xs, sw, chi - clo, wv, acc + (size_t)r * t->cols + clo);
+          tap_run(xs, sw, chi - clo, wv, acc + (size_t)r * (size_t)t->cols + clo);
           xs += (ptrdiff_t)sh * p->w_in;
         }
       }
@@ -79,18 +79,18 @@ int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
     for (co = 0; co < p->c_out; co++) {
       const int32_t g = co / cpg_out;
       const float *x_g =
-          x + ((size_t)n * p->c_in + (size_t)g * cpg_in) * p->h_in * p->w_in;
-      const float *w_co = w + (size_t)co * cpg_in * p->k_h * p->k_w;
-      float *y_co = y + ((size_t)n * p->c_out + co) * p->h_out * p->w_out;
+          x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * (size_t)p->h_in * (size_t)p->w_in;
+      const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
+      float *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
         t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
         for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
           t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
           conv_tile(p, x_g, w_co, cpg_in, bias ? bias[co] : 0.0f, &t, acc);
           for (r = 0; r < t.rows; r++) {
-            float *y_row = y_co + (size_t)(t.oh0 + r) * p->w_out + t.ow0;
+            float *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
             for (j = 0; j < t.cols; j++)
-              y_row[j] = acc[(size_t)r * t.cols + j];
+              y_row[j] = acc[(size_t)r * (size_t)t.cols + (size_t)j];
           }
         }
       }

@@ -52,7 +52,7 @@ static void tap_run(const int8_t *restrict xs, int32_t sw, int32_t len,
 static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
                       const int8_t *w_co, int32_t cpg_in,
                       const tidsp_ref_conv_tile *t, int32_t *acc) {
-  const size_t plane = (size_t)p->h_in * p->w_in;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
   const int16_t x_zp = (int16_t)p->x_zp;
   /* Whole input rows map one to one onto whole tile rows (and coff = 0
@@ -61,7 +61,7 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
                               t->cols == p->w_in;
   int32_t kh, kw, ci, r, rlo, rhi, clo, chi;
 
-  memset(acc, 0, sizeof(*acc) * (size_t)t->rows * t->cols);
+  memset(acc, 0, sizeof(*acc) * (size_t)t->rows * (size_t)t->cols);
   for (kh = 0; kh < p->k_h; kh++) {
     /* input row of tile row r is r·sh + roff */
     const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
@@ -76,7 +76,7 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
       if (clo >= chi)
         continue;
       for (ci = 0; ci < cpg_in; ci++) {
-        const int16_t wv = (int16_t)(w_tap[(size_t)ci * ksz] - p->w_zp);
+        const int16_t wv = (int16_t)(w_tap[(size_t)ci * (size_t)ksz] - p->w_zp);
         const int8_t *xs;
         if (wv == 0)
           continue;
@@ -84,11 +84,11 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
              (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in + (int64_t)clo * sw + coff);
         if (rows_contiguous && coff == 0) {
           /* tile rows and input rows coincide: one run over all of them */
-          tap_run(xs, 1, (rhi - rlo) * t->cols, x_zp, wv, acc + (size_t)rlo * t->cols);
+          tap_run(xs, 1, (rhi - rlo) * t->cols, x_zp, wv, acc + (size_t)rlo * (size_t)t->cols);
           continue;
         }
         for (r = rlo; r < rhi; r++) {
-          tap_run(xs, sw, chi - clo, x_zp, wv, acc + (size_t)r * t->cols + clo);
+          tap_run(xs, sw, chi - clo, x_zp, wv, acc + (size_t)r * (size_t)t->cols + clo);
           xs += (ptrdiff_t)sh * p->w_in;
         }
       }
@@ -129,18 +129,18 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
     for (co = 0; co < p->c_out; co++) {
       const int32_t g = co / cpg_out;
       const int8_t *x_g =
-          x + ((size_t)n * p->c_in + (size_t)g * cpg_in) * p->h_in * p->w_in;
+          x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * (size_t)p->h_in * (size_t)p->w_in;
       const int8_t *w_co = w + (size_t)co * (size_t)w_stride;
       const uint32_t b = bias ? (uint32_t)bias[co] : 0u;
-      int8_t *y_co = y + ((size_t)n * p->c_out + co) * p->h_out * p->w_out;
+      int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
         t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
         for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
           t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
           conv_tile(p, x_g, w_co, cpg_in, &t, acc);
           for (r = 0; r < t.rows; r++) {
-            int8_t *y_row = y_co + (size_t)(t.oh0 + r) * p->w_out + t.ow0;
-            const int32_t *a = acc + (size_t)r * t.cols;
+            int8_t *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
+            const int32_t *a = acc + (size_t)r * (size_t)t.cols;
             for (j = 0; j < t.cols; j++)
               y_row[j] = (int8_t)tidsp_ref_rq_apply(
                   &plan, co, tidsp_ref_u32_to_i32((uint32_t)a[j] + b));

@@ -15,7 +15,7 @@ int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
     return st;
   for (o = 0; o < p->outer; o++) {
     for (c = 0; c < p->channels; c++) {
-      size_t base = ((size_t)o * p->channels + c) * p->inner;
+      size_t base = ((size_t)o * (size_t)p->channels + (size_t)c) * (size_t)p->inner;
       float *yr = y + base;
       float s = scale[c];
       int32_t zp = zero_point[c];

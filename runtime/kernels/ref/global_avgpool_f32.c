@@ -20,7 +20,7 @@ int32_t tidsp_global_avgpool_f32(const tidsp_gap_f32_params *p,
   if (p->nc < 0 || p->hw < 1)
     return TIDSP_ERR_SHAPE;
   for (c = 0; c < p->nc; c++) {
-    const float *xc = x + (size_t)c * p->hw;
+    const float *xc = x + (size_t)c * (size_t)p->hw;
     y[c] = (p->nc % TIDSP_ORT_NCHWC_BLOCK == 0 ? tidsp_ort_seq_sum(xc, p->hw)
                                                : tidsp_ort_mlas_sum4(xc, p->hw)) /
            (float)p->hw;

@@ -25,10 +25,13 @@ int32_t tidsp_global_avgpool_i8__ref(const tidsp_gap_i8_params *p, const void *r
   if (st != TIDSP_OK)
     return st;
   for (c = 0; c < p->nc; c++) {
-    const int8_t *xc = x + (size_t)c * p->hw;
+    const int8_t *xc = x + (size_t)c * (size_t)p->hw;
     uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw;
-    for (i = 0; i < p->hw; i++)
-      acc += (uint32_t)(int32_t)xc[i];
+    for (i = 0; i < p->hw; i++) {
+      const int32_t v = xc[i]; /* through a variable: gcc's -Wsign-conversion
+                                  sees through (uint32_t)(int32_t)xc[i] */
+      acc += (uint32_t)v;
+    }
     y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
   }
   return TIDSP_OK;

@@ -31,8 +31,8 @@ int32_t tidsp_matmul_i8__ref(const tidsp_matmul_params *p, const int8_t *x,
     return st;
 
   for (i = 0; i < p->m; i++) {
-    const int8_t *xr = x + (size_t)i * p->k;
-    int8_t *yr = y + (size_t)i * p->n;
+    const int8_t *xr = x + (size_t)i * (size_t)p->k;
+    int8_t *yr = y + (size_t)i * (size_t)p->n;
     for (j = 0; j < p->n; j++) {
       const int8_t *wr = w + (size_t)j * (size_t)w_stride;
       int64_t sum = 0;

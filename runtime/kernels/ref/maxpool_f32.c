@@ -20,8 +20,8 @@ int32_t tidsp_maxpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
   if (st != TIDSP_OK)
     return st;
   for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
-    const float *xp = x + (size_t)nc * p->h_in * p->w_in;
-    float *yp = y + (size_t)nc * p->h_out * p->w_out;
+    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
+    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
     for (oh = 0; oh < p->h_out; oh++) {
       for (ow = 0; ow < p->w_out; ow++) {
         float m = -INFINITY;
@@ -35,7 +35,7 @@ int32_t tidsp_maxpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
               m = xp[ih * p->w_in + iw];
           }
         }
-        yp[(size_t)oh * p->w_out + ow] = m;
+        yp[(size_t)oh * (size_t)p->w_out + (size_t)ow] = m;
       }
     }
   }

@@ -19,8 +19,8 @@ int32_t tidsp_maxpool_i8__ref(const tidsp_pool2d_params *p, const int8_t *x,
   if (st != TIDSP_OK)
     return st;
   for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
-    const int8_t *xp = x + (size_t)nc * p->h_in * p->w_in;
-    int8_t *yp = y + (size_t)nc * p->h_out * p->w_out;
+    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
+    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
     for (oh = 0; oh < p->h_out; oh++) {
       for (ow = 0; ow < p->w_out; ow++) {
         int32_t m = TIDSP_REF_I8_MIN;
@@ -34,7 +34,7 @@ int32_t tidsp_maxpool_i8__ref(const tidsp_pool2d_params *p, const int8_t *x,
               m = xp[ih * p->w_in + iw];
           }
         }
-        yp[(size_t)oh * p->w_out + ow] = (int8_t)m;
+        yp[(size_t)oh * (size_t)p->w_out + (size_t)ow] = (int8_t)m;
       }
     }
   }

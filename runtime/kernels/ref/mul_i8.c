@@ -35,7 +35,7 @@ int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
 
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
     const int8_t *ar = a + it.a_off, *br = b + it.b_off;
-    int8_t *yr = y + (size_t)r * it.inner;
+    int8_t *yr = y + (size_t)r * (size_t)it.inner;
     for (i = 0; i < it.inner; i++) {
       const int32_t prod = (ar[(ptrdiff_t)i * it.a_step] - p->a_zp) *
                            (br[(ptrdiff_t)i * it.b_step] - p->b_zp);

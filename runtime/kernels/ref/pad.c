@@ -83,7 +83,7 @@ int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
     rows *= out_shape[d];
 
   for (r = 0; r < rows; r++) {
-    uint8_t *yr = yb + (size_t)r * inner * es;
+    uint8_t *yr = yb + (size_t)r * (size_t)inner * es;
     int64_t row_off = 0; /* input offset of the outer dims, −1: constant */
     for (d = 0; d < rank - 1; d++) {
       int64_t id = map_index(idx[d], p->pad_begin[d], p->in_shape[d], p->mode);

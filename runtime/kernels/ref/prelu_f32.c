@@ -22,6 +22,6 @@ int32_t tidsp_prelu_f32(const tidsp_broadcast *p, const float *x,
   int64_t r;
   int32_t st = x && slope && y ? tidsp_ref_bc_init(&it, p) : TIDSP_ERR_NULL;
   for (r = 0; st == TIDSP_OK && r < it.rows; r++, tidsp_ref_bc_next(&it))
-    prelu_row(&it, x + it.a_off, slope + it.b_off, y + (size_t)r * it.inner);
+    prelu_row(&it, x + it.a_off, slope + it.b_off, y + (size_t)r * (size_t)it.inner);
   return st;
 }

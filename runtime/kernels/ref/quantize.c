@@ -34,7 +34,7 @@ int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,
   tidsp_ref_qdq_range(p->dtype, &qmin, &qmax);
   for (o = 0; o < p->outer; o++) {
     for (c = 0; c < p->channels; c++) {
-      size_t base = ((size_t)o * p->channels + c) * p->inner;
+      size_t base = ((size_t)o * (size_t)p->channels + (size_t)c) * (size_t)p->inner;
       const float *xr = x + base;
       float s = scale[c];
       int64_t zp = zero_point[c];

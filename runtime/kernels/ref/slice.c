@@ -48,7 +48,7 @@ int32_t tidsp_slice__ref(const tidsp_slice_params *p, const void *x, void *y) {
     rows *= p->out_shape[d];
 
   for (r = 0; r < rows; r++) {
-    uint8_t *yr = yb + (size_t)r * inner * es;
+    uint8_t *yr = yb + (size_t)r * (size_t)inner * es;
     for (i = 0; i < inner; i++)
       tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(in_off + i * st) * es,
                           p->elem_size);

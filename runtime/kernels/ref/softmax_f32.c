@@ -54,7 +54,7 @@ int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x,
     return TIDSP_ERR_SHAPE;
   for (o = 0; o < p->outer; o++) {
     for (i = 0; i < p->inner; i++) {
-      const size_t base = (size_t)o * p->axis_len * p->inner + (size_t)i;
+      const size_t base = (size_t)o * (size_t)p->axis_len * (size_t)p->inner + (size_t)i;
       softmax_row(x + base, y + base, p->axis_len, (size_t)p->inner);
     }
   }

@@ -47,7 +47,7 @@ int32_t tidsp_transpose__ref(const tidsp_transpose_params *p, const void *x,
 
   for (r = 0; r < rows; r++) {
     const int64_t st = rank > 0 ? step[rank - 1] : 0;
-    uint8_t *yr = yb + (size_t)r * inner * es;
+    uint8_t *yr = yb + (size_t)r * (size_t)inner * es;
     for (i = 0; i < inner; i++)
       tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(in_off + i * st) * es,
                           p->elem_size);
