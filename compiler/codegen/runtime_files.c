@@ -186,6 +186,9 @@ static const rt_file files[] = {
                 "mmalib_matmul_i8 tidsp_mmalib_matmul_bias_i8_scalar",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
+    {.path = "kernels/mmalib/tidl_bridge.c",
+     .defines = "tidl_bridge_init_all",
+     .needs = ""},
     {.path = "kernels/ref/add_i8.c",
      .defines = "tidsp_add_i8__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
@@ -331,6 +334,9 @@ static const rt_file files[] = {
     {.path = "profile/profile.c",
      .defines = "tidsp_profile_reset",
      .needs = ""},
+    {.path = "profile/report.c",
+     .defines = "tidsp_profile_format_csv tidsp_profile_format_table",
+     .needs = ""},
     {.path = "tidsp.c",
      .defines = "tidsp_dtype_size tidsp_status_str",
      .needs = ""},
@@ -380,6 +386,22 @@ static int runtime_prefix(const char *s) {
 static int ident_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 static int ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
+/* What the public headers' inline code calls: the generated C names the
+ * macro or inline function, the runtime file defines the callee (on the
+ * C7x TIDSP_PROFILE_NOW reads __TSC and calls nothing; both clock files
+ * compile to nothing on the other's platform, so listing them is safe). */
+static const struct {
+  const char *header_name, *calls;
+} header_calls[] = {
+    {"TIDSP_PROFILE_NOW", "tidsp_profile_clock"},
+    {"tidsp_profile_record", "tidsp_profile_clock"},
+};
+
+static void mark_defining(const char *sym, size_t len, unsigned char *used) {
+  for (int i = 0; i < N_FILES; i++)
+    if (list_has(files[i].defines, sym, len)) mark(i, used);
+}
+
 void cs_runtime_files_mark(const char *c_text, unsigned char *used) {
   const char *p = c_text;
   while (*p) {
@@ -395,9 +417,11 @@ void cs_runtime_files_mark(const char *c_text, unsigned char *used) {
     } else if (ident_start(*p)) {
       const char *w = p;
       while (ident_char(*p)) p++;
-      if (runtime_prefix(w))
-        for (int i = 0; i < N_FILES; i++)
-          if (list_has(files[i].defines, w, (size_t)(p - w))) mark(i, used);
+      size_t len = (size_t)(p - w);
+      if (runtime_prefix(w)) mark_defining(w, len, used);
+      for (size_t k = 0; k < sizeof header_calls / sizeof header_calls[0]; k++)
+        if (strlen(header_calls[k].header_name) == len && !strncmp(header_calls[k].header_name, w, len))
+          mark_defining(header_calls[k].calls, strlen(header_calls[k].calls), used);
     } else {
       p++;
     }
