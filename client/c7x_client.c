@@ -830,6 +830,8 @@ int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_pr
       for (uint32_t i = 0; i < rows && first + i < want_rows; i++) {
         memcpy(&layers[first + i], r + sizeof h + i * sizeof(c7x_profile_row), sizeof(c7x_profile_row));
         layers[first + i].name[C7X_PROFILE_NAME_MAX - 1] = '\0';
+        layers[first + i].module[C7X_PROFILE_MODULE_MAX - 1] = '\0';
+        layers[first + i].output[C7X_PROFILE_OUTPUT_MAX - 1] = '\0';
         layers[first + i].kernel[C7X_PROFILE_KERNEL_MAX - 1] = '\0';
       }
       first += rows;
@@ -861,6 +863,8 @@ size_t c7x_profile_format(const c7x_profile *info, const c7x_profile_row *layers
   int cycles = strcmp(info->clock_unit, "cycles") == 0;
   for (int i = 0; i < n_layers; i++) {
     rows[i].name = layers[i].name;
+    rows[i].module = layers[i].module;
+    rows[i].output = layers[i].output;
     rows[i].kernel = layers[i].kernel;
     rows[i].macs = layers[i].macs;
     rows[i].ms = (double)layers[i].cycles * ms_per_unit;

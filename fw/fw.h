@@ -55,8 +55,8 @@ typedef struct fw_module {
   uint32_t text_size, data_size;
   /* -profile-layers=1 (PROFILE): the module's layer table, checked at
    * load. The firmware reads and clears only the counters of prof_layers
-   * (inside a writable segment); names, kernels and MACs were copied out
-   * at load into prof_rows. */
+   * (inside a writable segment); names, modules, outputs, kernels and
+   * MACs were copied out at load into prof_rows. */
   int has_profile;
   int32_t prof_n;
   tidsp_layer_stat *prof_layers;

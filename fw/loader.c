@@ -13,7 +13,7 @@
  *      fw_elf_protect gives each page its segment's permissions;
  *   4. cg_main_dsp, model_desc and the weights are found in the module's
  *      own symbol table; the descriptor is checked field by field and
- *      copied (with -profile-layers=1, its layer table's names too), the
+ *      copied (with -profile-layers=1, its layer table's strings too), the
  *      weights are checked by the firmware (tidsp_weights_check on the
  *      blob's own header: no module code runs before its entry);
  *   5. the model's L2 scratch (L2 SRAM pool) and arena (DDR heap), then a
@@ -282,8 +282,9 @@ static int check_weights(const uint8_t *blob, size_t size, const tidsp_model_des
 /* The profile table of a -profile-layers=1 module (m->desc.profile, a
  * module address checked readable by copy_desc): its counters must lie in
  * a writable segment (the module updates them, the firmware clears them);
- * its names, kernels and MACs are copied into DDR heap rows now, so that
- * PROFILE never follows a pointer the module could have changed. */
+ * its names, modules, outputs, kernels and MACs are copied into DDR heap
+ * rows now, so that PROFILE never follows a pointer the module could have
+ * changed. */
 static int copy_profile(fw_state *st, const placed *p, fw_module *m, char *err, size_t n_err) {
   const tidsp_profile_table *at = m->desc.profile;
   m->desc.profile = NULL; /* the firmware keeps its own checked copy */
@@ -314,9 +315,17 @@ static int copy_profile(fw_state *st, const placed *p, fw_module *m, char *err, 
     memcpy(&ls, layers + (size_t)i * sizeof ls, sizeof ls);
     c7x_profile_row *row = &m->prof_rows[i];
     memset(row, 0, sizeof *row);
-    if (copy_string(p, ptr_value(ls.name), row->name, sizeof row->name) != 0 ||
-        copy_string(p, ptr_value(ls.kernel), row->kernel, sizeof row->kernel) != 0)
-      return fail(err, n_err, C7X_ERR_LOAD, "model_desc: profile layer %d: name or kernel outside the module", i);
+    const struct {
+      const char *what, *at;
+      char *to;
+      size_t cap;
+    } str[] = {{"name", ls.name, row->name, sizeof row->name},
+               {"module", ls.module, row->module, sizeof row->module},
+               {"output", ls.output, row->output, sizeof row->output},
+               {"kernel", ls.kernel, row->kernel, sizeof row->kernel}};
+    for (size_t k = 0; k < sizeof str / sizeof str[0]; k++)
+      if (copy_string(p, ptr_value(str[k].at), str[k].to, str[k].cap) != 0)
+        return fail(err, n_err, C7X_ERR_LOAD, "model_desc: profile layer %d: %s outside the module", i, str[k].what);
     row->macs = ls.macs;
   }
   m->has_profile = 1;

@@ -330,6 +330,8 @@ static int report_profile(const run_args *a, const tidsp_model_desc *m, run_stat
       column[r] = (double)s->layer_times[(size_t)(r + first) * (size_t)n_layers + (size_t)l];
     double units = median(column, n_runs);
     rows[l].name = prof->layers[l].name;
+    rows[l].module = prof->layers[l].module;
+    rows[l].output = prof->layers[l].output;
     rows[l].kernel = prof->layers[l].kernel;
     rows[l].macs = prof->layers[l].macs * s->k;
     rows[l].ms = units * to_ms;

@@ -104,6 +104,15 @@ cs_status cs_profile_write_svg(const char *path, const tidsp_profile_row *rows, 
     cut_name(name, sizeof name, r->name, 44);
     fprintf(f, "<g><title>");
     xml_text(f, r->name);
+    if (r->module && *r->module) {
+      fputs(" [", f);
+      xml_text(f, r->module);
+      fputs("]", f);
+    }
+    if (r->output && *r->output) {
+      fputs(" → ", f);
+      xml_text(f, r->output);
+    }
     fprintf(f, " (%s): %.4f ms, %lld MACs</title>\n", r->kernel, r->ms, (long long)r->macs);
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", SVG_LABEL_W - 6, y + SVG_ROW_H - 5);
     xml_text(f, name);

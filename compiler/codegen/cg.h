@@ -85,7 +85,22 @@ typedef struct cs_cg {
   int64_t total_macs;
   /* The runtime files the written lib*.c call into (cs_runtime_files_mark). */
   unsigned char runtime_used[CS_RUNTIME_FILES_MAX];
+  const cs_source_node **sources; /* the graph's ONNX nodes sorted by name */
+  int n_sources;
 } cs_cg;
+
+/* ---- layer names (layer_names.c) ------------------------------------ */
+
+/* What a layer is called in reports: the ONNX node it stands for and the
+ * PyTorch module path recorded for it ("" when none). Strings owned by
+ * the graph. */
+typedef struct cs_layer_source {
+  const char *name;
+  const char *module;
+} cs_layer_source;
+/* Sort the graph's ONNX nodes for cs_cg_layer_source (cg->sources). */
+cs_status cs_cg_index_sources(cs_cg *cg);
+cs_layer_source cs_cg_layer_source(const cs_cg *cg, const cs_node *n);
 
 /* Names every weight (W_…) and arena (A_…) tensor in cg->macro. */
 cs_status cs_cg_assign_names(cs_cg *cg);

@@ -32,6 +32,7 @@ static void cg_free(cs_cg *cg) {
   free(cg->macro);
   free(cg->file_first_step);
   free(cg->model_name);
+  free(cg->sources);
   cs_schedule_free(&cg->s);
 }
 
@@ -83,6 +84,7 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
   if (t->mmalib) so.arena_align = pow2_at_least(so.arena_align, TIDSP_MMALIB_ACT_ALIGN);
   st = cs_schedule_build(g, &so, &cg.s);
   if (st == CS_OK) st = cs_cg_assign_names(&cg);
+  if (st == CS_OK) st = cs_cg_index_sources(&cg);
   if (st == CS_OK) st = split_files(&cg);
   if (st == CS_OK) {
     cg.weights_checksum = cs_cg_weights_checksum(&cg);

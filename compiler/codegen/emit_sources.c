@@ -74,6 +74,11 @@ static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const 
   const cs_value *y = &cg->g->values[n->outputs[0]];
   cs_sbuf_printf(b, "  /* %s: %s from ONNX ", label, cs_op_name(n->op));
   cs_c_comment_text(b, n->origin && *n->origin ? n->origin : node_name(n));
+  const char *module = cs_cg_layer_source(cg, n).module;
+  if (*module) {
+    cs_sbuf_puts(b, "\n   * PyTorch module: ");
+    cs_c_comment_text(b, module);
+  }
   cs_sbuf_puts(b, "\n   * out: ");
   cs_c_comment_text(b, y->name);
   cs_sbuf_puts(b, " ");
@@ -494,10 +499,19 @@ static void emit_staging_macros(const cs_cg *cg, cs_sbuf *b) {
   }
 }
 
-/* One row's constants: the node's name, the function it calls, its MACs. */
+/* One row's constants: the layer's ONNX node and PyTorch module, its output
+ * tensor's type and shape, the function it calls, its MACs. */
 static void profile_row(const cs_cg *cg, cs_sbuf *b, const cs_node *n) {
+  cs_layer_source src = cs_cg_layer_source(cg, n);
+  cs_sbuf out = {0};
+  cs_c_shape_text(&out, &cg->g->values[n->outputs[0]]);
   cs_sbuf_puts(b, "    {");
-  cs_c_string(b, node_name(n));
+  cs_c_string(b, src.name);
+  cs_sbuf_puts(b, ", ");
+  cs_c_string(b, src.module);
+  cs_sbuf_puts(b, ", ");
+  cs_c_string(b, out.s ? out.s : "");
+  cs_sbuf_free(&out);
   cs_sbuf_puts(b, ", ");
   cs_c_string(b, cs_kernel_fn(cs_kernel_info_of(n->op), cg->t));
   cs_sbuf_printf(b, ", %" PRId64 ", 0, 0, 0},\n", cs_kernel_macs(n));
@@ -510,7 +524,7 @@ static void emit_profile_table(const cs_cg *cg, cs_sbuf *b) {
   if (!cg->t->profile_layers) return;
   cs_sbuf_puts(b, "\n/* ---- per-layer profiling (-profile-layers=1, cstatic/profile.h) ---- */\n\n");
   cs_sbuf_printf(b, "%stidsp_layer_stat model_layer_stats[MODEL_PROFILE_LAYERS] = {\n"
-                    "    /* name, kernel, macs, calls, total, last */\n",
+                    "    /* name, module, output, kernel, macs, calls, total, last */\n",
                  cs_cg_export(cg));
   for (int i = 0; i < s->n_inputs; i++)
     if (s->inputs[i].node >= 0) profile_row(cg, b, &g->nodes[s->inputs[i].node]);

@@ -108,7 +108,12 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
     cs_json_int(j, "index", k);
     cs_json_string(j, "kernel", ki ? cs_kernel_fn(ki, cg->t) : "?");
     cs_json_string(j, "op", cs_op_name(n->op));
-    cs_json_string(j, "name", n->name);
+    /* the ONNX node it stands for and its PyTorch module (layer_names.c);
+     * ir_name is unique, the ONNX node need not be (a pad and its conv) */
+    cs_layer_source src = cs_cg_layer_source(cg, n);
+    cs_json_string(j, "name", src.name);
+    cs_json_string(j, "module", src.module);
+    cs_json_string(j, "ir_name", n->name);
     onnx_nodes(j, n);
     cs_json_begin_object(j, "output");
     cs_json_string(j, "name", y->name);

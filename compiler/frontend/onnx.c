@@ -281,6 +281,32 @@ static cs_status add_constant(builder *b, const Onnx__NodeProto *np,
   return cs_onnx_map_put(&b->vals, out, id);
 }
 
+/* The PyTorch module path torch.onnx's exporter recorded for a node: the
+ * next-to-last entry of its "pkg.torch.onnx.name_scopes" metadata, a
+ * Python list of the enclosing scopes whose last entry names the op
+ * ("['', 'layer1', 'layer1.0', 'layer1.0.conv1', 'conv2d_1']" →
+ * "layer1.0.conv1"). Points into the metadata's value; length 0 when the
+ * node has none or the list is not of that form. */
+static const char *torch_module_path(const Onnx__NodeProto *np, size_t *len) {
+  *len = 0;
+  for (size_t i = 0; i < np->n_metadata_props; i++) {
+    const Onnx__StringStringEntryProto *e = np->metadata_props[i];
+    if (!e || strcmp(cs_onnx_s(e->key), "pkg.torch.onnx.name_scopes")) continue;
+    const char *p = cs_onnx_s(e->value), *prev = NULL, *last = NULL;
+    size_t prev_len = 0, last_len = 0;
+    while ((p = strpbrk(p, "'\""))) { /* each quoted entry */
+      const char *end = strchr(p + 1, *p);
+      if (!end) return NULL; /* unterminated: not a list torch wrote */
+      prev = last, prev_len = last_len;
+      last = p + 1, last_len = (size_t)(end - p - 1);
+      p = end + 1;
+    }
+    *len = prev ? prev_len : 0;
+    return prev;
+  }
+  return NULL;
+}
+
 static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
   const char *label = cs_onnx_node_label(np, idx);
   char lbuf[64];
@@ -290,6 +316,10 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
   }
   int op = cs_onnx_node_op(np);
   if (op == CS_OP_COUNT_) return add_constant(b, np, label);
+  size_t module_len;
+  const char *module = torch_module_path(np, &module_len);
+  cs_status sst = cs_graph_add_source_node(b->g, label, cs_onnx_s(np->op_type), module, module_len);
+  if (sst != CS_OK) return sst;
   if (np->n_input > 65536 || np->n_output > 65536)
     return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): too many inputs or outputs",
                     label, np->op_type);

@@ -156,6 +156,12 @@ void cs_graph_free(cs_graph *g) {
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
+  for (int i = 0; i < g->n_source_nodes; i++) {
+    free(g->source_nodes[i].name);
+    free(g->source_nodes[i].op_type);
+    free(g->source_nodes[i].module);
+  }
+  free(g->source_nodes);
   free(g->name);
   free(g);
 }
@@ -178,6 +184,28 @@ static int reserve_value(cs_graph *g) {
   }
   g->cap_values = cap;
   return 1;
+}
+
+cs_status cs_graph_add_source_node(cs_graph *g, const char *name, const char *op_type, const char *module,
+                                   size_t module_len) {
+  if (g->n_source_nodes == g->cap_source_nodes) {
+    int cap = g->cap_source_nodes ? 2 * g->cap_source_nodes : 64;
+    cs_source_node *sn = realloc(g->source_nodes, sizeof *sn * (size_t)cap);
+    if (!sn) return cs_error(CS_ERR_NOMEM, "out of memory (node names)");
+    g->source_nodes = sn;
+    g->cap_source_nodes = cap;
+  }
+  cs_source_node s = {dup_str(name ? name : ""), dup_str(op_type ? op_type : ""), malloc(module_len + 1)};
+  if (!s.name || !s.op_type || !s.module) {
+    free(s.name);
+    free(s.op_type);
+    free(s.module);
+    return cs_error(CS_ERR_NOMEM, "out of memory (node names)");
+  }
+  if (module_len) memcpy(s.module, module, module_len);
+  s.module[module_len] = '\0';
+  g->source_nodes[g->n_source_nodes++] = s;
+  return CS_OK;
 }
 
 int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,

@@ -158,6 +158,16 @@ typedef struct cs_node {
 
 /* ---- graph ---------------------------------------------------------- */
 
+/* An ONNX node as the file describes it, kept for the names of layers in
+ * reports (manifest, profile, lib*.c comments): its op type and the
+ * PyTorch module path a torch.onnx export recorded for it
+ * ("layer1.0.conv1"; "" when the file has none). */
+typedef struct cs_source_node {
+  char *name;
+  char *op_type;
+  char *module;
+} cs_source_node;
+
 typedef struct cs_graph {
   char *name;
   int opset;
@@ -175,6 +185,8 @@ typedef struct cs_graph {
   int uses_ok;              /* 0 after an allocation failure: scan instead */
   int alloc_failed; /* a pattern match ran out of memory and declined: the
                      * pass runner fails the compile after that pass */
+  cs_source_node *source_nodes; /* every ONNX node of the file, in file order */
+  int n_source_nodes, cap_source_nodes;
 } cs_graph;
 
 /* Out of memory: every function below that allocates reports it (status
@@ -211,6 +223,10 @@ void cs_graph_remove_node(cs_graph *g, int node_id); /* marks dead */
 void cs_node_set_input(cs_graph *g, int node_id, int j, int v);
 /* Replace a node's whole input list (copied). CS_ERR_NOMEM on failure. */
 cs_status cs_node_set_inputs(cs_graph *g, int node_id, int n_inputs, const int *inputs);
+/* Record an ONNX node's name, op type and module path (module_len bytes
+ * of module; the strings are copied). CS_ERR_NOMEM on failure. */
+cs_status cs_graph_add_source_node(cs_graph *g, const char *name, const char *op_type, const char *module,
+                                   size_t module_len);
 /* Replace every use of value `from` (node inputs and graph outputs) by `to`. */
 void cs_graph_replace_uses(cs_graph *g, int from, int to);
 /* Node ids (alive, ascending) that read value v, written to out (up to

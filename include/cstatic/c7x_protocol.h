@@ -38,8 +38,9 @@
 #include <stdint.h>
 
 /* 2: 64-bit handles, RESET carries the sender's handles, REFUSED.
- * 3: PROFILE. */
-#define C7X_PROTOCOL_VERSION 3u
+ * 3: PROFILE.
+ * 4: PROFILE rows carry the layer's PyTorch module and output tensor. */
+#define C7X_PROTOCOL_VERSION 4u
 #define C7X_MSG_MAX 512u
 #define C7X_MSG_RESPONSE 0x1000u
 
@@ -228,8 +229,10 @@ typedef struct C7X_PACKED c7x_dyn_info_resp {
  * last inference (with INFER's repeat count R, the last of the R); the
  * firmware clears them before each INFER. */
 #define C7X_PROFILE_NAME_MAX 72
+#define C7X_PROFILE_MODULE_MAX 64
+#define C7X_PROFILE_OUTPUT_MAX 40
 #define C7X_PROFILE_KERNEL_MAX 40
-#define C7X_PROFILE_MAX_ROWS 3
+#define C7X_PROFILE_MAX_ROWS 2
 typedef struct C7X_PACKED c7x_profile_resp {
   uint32_t num_layers;
   uint32_t runs;         /* inferences the last INFER ran (its repeat); 0: none yet */
@@ -238,8 +241,11 @@ typedef struct C7X_PACKED c7x_profile_resp {
   char clock_unit[8];    /* "cycles": the C7x time-stamp counter; "ns" */
 } c7x_profile_resp;
 
+/* The strings are NUL-terminated, cut to fit. */
 typedef struct C7X_PACKED c7x_profile_row {
-  char name[C7X_PROFILE_NAME_MAX];     /* the layer; NUL-terminated, cut to fit */
+  char name[C7X_PROFILE_NAME_MAX];     /* the layer: the ONNX node it computes */
+  char module[C7X_PROFILE_MODULE_MAX]; /* its PyTorch module path, or "" */
+  char output[C7X_PROFILE_OUTPUT_MAX]; /* its output tensor, "i8[1,64,56,56]" */
   char kernel[C7X_PROFILE_KERNEL_MAX]; /* the runtime function it calls */
   int64_t macs;                        /* multiply-accumulates per inference */
   uint64_t cycles;                     /* the layer in the last inference, clock units */
@@ -289,7 +295,7 @@ C7X_STATIC_ASSERT(infer_resp_fits,
                           C7X_INFER_MAX_INLINE_OUTPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(reset_fits, sizeof(c7x_msg_header) + sizeof(c7x_reset_req) +
                                       C7X_RESET_MAX_HANDLES * sizeof(uint64_t) <= C7X_MSG_MAX);
-C7X_STATIC_ASSERT(profile_row_128, sizeof(c7x_profile_row) == 128);
+C7X_STATIC_ASSERT(profile_row_232, sizeof(c7x_profile_row) == 232);
 C7X_STATIC_ASSERT(profile_fits, sizeof(c7x_msg_header) + sizeof(c7x_profile_resp) +
                                         C7X_PROFILE_MAX_ROWS * sizeof(c7x_profile_row) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(info_fits, sizeof(c7x_msg_header) + sizeof(c7x_dyn_info_resp) +

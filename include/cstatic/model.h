@@ -33,8 +33,9 @@
 extern "C" {
 #endif
 
-/* Bumped when tidsp_model_desc or tidsp_tensor_info change layout. */
-#define TIDSP_MODEL_ABI_VERSION 3u
+/* Bumped when tidsp_model_desc, tidsp_tensor_info or the profile table
+ * (cstatic/profile.h) change layout. */
+#define TIDSP_MODEL_ABI_VERSION 4u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {

@@ -44,7 +44,10 @@ extern "C" {
 
 /* One layer: one kernel call of the generated code. */
 typedef struct tidsp_layer_stat {
-  const char *name;   /* the IR node's name (its ONNX node, or the fused group) */
+  const char *name;   /* the ONNX node it computes (the Conv of DQ → Conv → Q) */
+  const char *module; /* the PyTorch module path recorded for that node
+                         ("layer1.0.conv1"), or "" */
+  const char *output; /* its output tensor, e.g. "i8[1,64,56,56]" */
   const char *kernel; /* the runtime function it calls, e.g. "tidsp_conv2d_i8" */
   int64_t macs;       /* multiply-accumulates per call (0 for non-MAC kernels) */
   uint64_t calls;     /* calls since the last tidsp_profile_reset */

@@ -10,11 +10,12 @@
  * length the whole text needs), so any language can call it.
  *
  * The table: a header line, one line per layer
- *     #  layer  kernel  MACs  [cycles]  time_ms  share  GMAC/s
+ *     #  layer  module  output  kernel  MACs  [cycles]  time_ms  share  GMAC/s
  * and a total line ("total: N layers, M MACs, T ms in layers[, L ms end to
  * end][, G GMAC/s]"). The cycles column is there when the rows were
- * counted in C7x cycles. Layer names longer than 40 bytes are cut with
- * "..." in the table; the CSV has them whole.
+ * counted in C7x cycles; a layer without a module shows "-" there. Names,
+ * modules and outputs longer than 40 bytes are cut with "..." in the
+ * table; the CSV has them whole ("" for no module).
  */
 #ifndef CSTATIC_PROFILE_REPORT_H
 #define CSTATIC_PROFILE_REPORT_H
@@ -27,7 +28,9 @@ extern "C" {
 #endif
 
 typedef struct tidsp_profile_row {
-  const char *name;   /* the layer (its IR node, or the fused group) */
+  const char *name;   /* the layer: the ONNX node it computes */
+  const char *module; /* the PyTorch module path recorded for that node, or "" (NULL: "") */
+  const char *output; /* its output tensor, "i8[1,64,56,56]", or "" (NULL: "") */
   const char *kernel; /* the runtime function it calls */
   int64_t macs;       /* multiply-accumulates per inference; 0 for other kernels */
   double ms;          /* milliseconds per inference */
@@ -39,8 +42,8 @@ typedef struct tidsp_profile_row {
 size_t tidsp_profile_format_table(char *buf, size_t size, const tidsp_profile_row *rows, int32_t n,
                                   double latency_ms, int32_t with_cycles);
 
-/* The same rows as CSV: a header line (index, layer, kernel, macs,
- * [cycles,] time_ms, share, gmac_per_s), then one line per layer; fields
+/* The same rows as CSV: a header line (index, layer, module, output,
+ * kernel, macs, [cycles,] time_ms, share, gmac_per_s), then one line per layer; fields
  * holding , " or a line break are quoted. */
 size_t tidsp_profile_format_csv(char *buf, size_t size, const tidsp_profile_row *rows, int32_t n,
                                 int32_t with_cycles);

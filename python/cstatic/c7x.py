@@ -78,26 +78,29 @@ class _C7xProfile(ctypes.Structure):
 
 
 class _C7xProfileRow(ctypes.Structure):
-    """c7x_profile_row (cstatic/c7x_protocol.h): 128 bytes, packed."""
+    """c7x_profile_row (cstatic/c7x_protocol.h): 232 bytes, packed."""
     _pack_ = 1
-    _fields_ = [("name", ctypes.c_char * 72), ("kernel", ctypes.c_char * 40), ("macs", ctypes.c_int64),
-                ("cycles", ctypes.c_uint64)]
+    _fields_ = [("name", ctypes.c_char * 72), ("module", ctypes.c_char * 64), ("output", ctypes.c_char * 40),
+                ("kernel", ctypes.c_char * 40), ("macs", ctypes.c_int64), ("cycles", ctypes.c_uint64)]
 
 
-assert ctypes.sizeof(_C7xProfileRow) == 128, ctypes.sizeof(_C7xProfileRow)
+assert ctypes.sizeof(_C7xProfileRow) == 232, ctypes.sizeof(_C7xProfileRow)
 
 
 class C7xLayerTime:
     """One layer of C7xVirtualMachine.profile(): a kernel call of the
-    module, in its last inference."""
-    __slots__ = ("name", "kernel", "macs", "cycles", "ms")
+    module, in its last inference: `name` the ONNX node it computes,
+    `module` the PyTorch module path recorded for it (or ""), `output` its
+    output tensor ("i8[1,64,56,56]")."""
+    __slots__ = ("name", "module", "output", "kernel", "macs", "cycles", "ms")
 
-    def __init__(self, name, kernel, macs, cycles, ms):
-        self.name, self.kernel, self.macs, self.cycles, self.ms = name, kernel, macs, cycles, ms
+    def __init__(self, name, module, output, kernel, macs, cycles, ms):
+        self.name, self.module, self.output, self.kernel = name, module, output, kernel
+        self.macs, self.cycles, self.ms = macs, cycles, ms
 
     def __repr__(self):
-        return (f"C7xLayerTime(name={self.name!r}, kernel={self.kernel!r}, macs={self.macs}, "
-                f"cycles={self.cycles}, ms={self.ms:.6f})")
+        return (f"C7xLayerTime(name={self.name!r}, module={self.module!r}, output={self.output!r}, "
+                f"kernel={self.kernel!r}, macs={self.macs}, cycles={self.cycles}, ms={self.ms:.6f})")
 
 
 class C7xProfile:
@@ -116,9 +119,10 @@ class C7xProfile:
         self.infer_cycles = int(info.infer_cycles)
         to_ms = 1e3 / self.clock_hz if self.clock_hz else 0.0
         self.latency_ms = self.infer_cycles * to_ms
-        self.layers = [C7xLayerTime(rows[i].name.decode(errors="replace"), rows[i].kernel.decode(errors="replace"),
-                                    int(rows[i].macs), int(rows[i].cycles), rows[i].cycles * to_ms)
-                       for i in range(n)]
+        text = lambda b: b.decode(errors="replace")
+        self.layers = [C7xLayerTime(text(r.name), text(r.module), text(r.output), text(r.kernel), int(r.macs),
+                                    int(r.cycles), r.cycles * to_ms)
+                       for r in rows[:n]]
 
     def _format(self, csv):
         need = self._lib.c7x_profile_format(ctypes.byref(self._info), self._rows, self._n, csv, None, 0)

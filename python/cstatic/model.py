@@ -34,7 +34,7 @@ import numpy as np
 from . import _cli
 
 # The model ABI whose layout the ctypes structures below mirror.
-_ABI_VERSION = 3
+_ABI_VERSION = 4
 
 # tidsp_dtype name (TIDSP_DTYPE_<NAME>) -> numpy dtype
 _NUMPY = {"F32": np.float32, "I8": np.int8, "U8": np.uint8, "I16": np.int16, "U16": np.uint16,
@@ -97,7 +97,8 @@ class _Abi:
                         ("scale", ctypes.c_float), ("zero_point", ctypes.c_int32)]
 
         class LayerStat(ctypes.Structure):
-            _fields_ = [("name", ctypes.c_char_p), ("kernel", ctypes.c_char_p), ("macs", ctypes.c_int64),
+            _fields_ = [("name", ctypes.c_char_p), ("module", ctypes.c_char_p), ("output", ctypes.c_char_p),
+                        ("kernel", ctypes.c_char_p), ("macs", ctypes.c_int64),
                         ("calls", ctypes.c_uint64), ("total", ctypes.c_uint64), ("last", ctypes.c_uint64)]
 
         class ProfileTable(ctypes.Structure):
@@ -165,11 +166,13 @@ class TensorInfo:
 @dataclass(frozen=True)
 class LayerTime:
     """One layer of Model.profile(): a kernel call of the generated code."""
-    name: str      # the IR node (its ONNX node, or the fused group)
+    name: str      # the ONNX node it computes (the Conv of DQ -> Conv -> Q)
     kernel: str    # the runtime function it calls
     macs: int      # multiply-accumulates per call
     calls: int     # calls since the previous profile()
     ms: float      # milliseconds over those calls
+    module: str = ""  # the PyTorch module path recorded for the node ("layer1.0.conv1"), or ""
+    output: str = ""  # its output tensor: dtype and shape, "i8[1,64,56,56]"
 
 
 class Model:
@@ -372,7 +375,7 @@ class Model:
             for i in range(t.n_layers):
                 s = t.layers[i]
                 rows.append(LayerTime(s.name.decode(), s.kernel.decode(), int(s.macs), int(s.calls),
-                                      float(s.total) * to_ms))
+                                      float(s.total) * to_ms, s.module.decode(), s.output.decode()))
                 s.calls = s.total = s.last = 0
             return rows
 

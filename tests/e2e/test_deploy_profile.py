@@ -1,6 +1,7 @@
 """Per-layer profiling through the firmware: a ResNet-18 module compiled
 with -profile-layers=1 reports, for its last inference, one row per layer
-(layer, kernel, MACs, C7x cycles from the time-stamp counter, time) —
+(layer: its ONNX node, PyTorch module and output tensor; kernel, MACs,
+C7x cycles from the time-stamp counter, time) —
 through `c7x_compute infer --profile [--profile-csv F]`, `c7x_compute
 profile`, C7xVirtualMachine.profile() and c7x::Module::ProfileText(), all
 in the table `cstatic run --profile` prints (one formatter,
@@ -17,7 +18,8 @@ import pytest
 
 from deploy_util import CSTATIC, Firmware, build_cpp_api_test, run
 
-HEADER = ["#", "layer", "kernel", "MACs", "cycles", "time_ms", "share", "GMAC/s"]
+HEADER = ["#", "layer", "module", "output", "kernel", "MACs", "cycles", "time_ms", "share", "GMAC/s"]
+CSV_HEADER = ["index", "layer", "module", "output", "kernel", "macs", "cycles", "time_ms", "share", "gmac_per_s"]
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,15 @@ def expected_rows(d):
     return [("tidsp_quantize", 0)] + layers + [("tidsp_dequantize", 0)]
 
 
+def expected_names(d):
+    """(ONNX node, PyTorch module or "-", output) of the profiled rows
+    between the boundary conversions: the manifest's layers."""
+    man = json.loads((d / "manifest.json").read_text())
+    short = {"int8": "i8", "uint8": "u8", "float32": "f32", "int32": "i32"}
+    out = lambda t: short[t["dtype"]] + "[" + ",".join(map(str, t["shape"])) + "]"
+    return [(l["name"], l["module"] or "-", out(l["output"])) for l in man["layers"] if not l["elided"]]
+
+
 def table_rows(text, n):
     """The table's header and its n layer rows (split on whitespace)."""
     lines = [l for l in text.splitlines() if l.strip()]
@@ -56,7 +67,10 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
         "c_static_lib -mcpu=c7x -profile-layers=1", "--emit=module", "-q")
     assert "TIDSP_PROFILE_NOW()" in (d / "lib0.c").read_text()  # the C7x time-stamp counter
     want = expected_rows(d)
+    names = expected_names(d)
     n = len(want)
+    # PT2E: torch.onnx recorded each node's module; the first block's first conv
+    assert ("node_conv2d_1", "layer1.0.conv1", "i8[1,64,56,56]") in names, names
     assert n > 20 and sum(1 for k, _ in want if k == "tidsp_conv2d_i8") == 20  # ResNet-18's convolutions
     x = np.ascontiguousarray(np.load(model_suite.inputs(model))[:1])
     np.save(d / "x.npy", x)
@@ -73,9 +87,12 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
     assert header == HEADER
     assert table_rows(host, n)[0] == HEADER, "cstatic run --profile prints another table"
     assert len(rows) == n
+    # the layers named as the host names them: ONNX node, module, output
+    assert [tuple(f[1:4]) for f in rows[1:-1]] == names
+    assert [f[1:4] for f in rows] == [f[1:4] for f in table_rows(host, n)[1]]
     for i, (f, (kernel, macs)) in enumerate(zip(rows, want)):
-        assert f[0] == str(i) and f[2] == kernel and int(f[3]) == macs, f
-        cycles, ms = int(f[4]), float(f[5])
+        assert f[0] == str(i) and f[4] == kernel and int(f[5]) == macs, f
+        cycles, ms = int(f[6]), float(f[7])
         assert cycles > 0, f"layer {i} ({kernel}) was not measured: {f}"
         assert abs(ms - cycles * 1e-6) <= 5e-5, f  # the C7x's 1 GHz
     m = re.match(rf"total: {n} layers, {sum(m for _, m in want)} MACs, ([0-9.]+) ms in layers, ([0-9.]+) ms end to end",
@@ -85,8 +102,9 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
 
     # The CSV: the same rows, cycles and all.
     table = list(csv.reader(io.StringIO((d / "layers.csv").read_text())))
-    assert table[0] == ["index", "layer", "kernel", "macs", "cycles", "time_ms", "share", "gmac_per_s"]
-    assert [(r[2], int(r[3]), int(r[4])) for r in table[1:]] == [(f[2], int(f[3]), int(f[4])) for f in rows]
+    assert table[0] == CSV_HEADER
+    assert [(r[1], r[2] or "-", r[3], r[4], int(r[5]), int(r[6])) for r in table[1:]] == \
+        [(f[1], f[2], f[3], f[4], int(f[5]), int(f[6])) for f in rows]
 
     # c7x_compute profile: the same last inference.
     again = firmware.compute("profile", h).stdout
@@ -98,16 +116,19 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
         p = vm.profile()
         assert p.runs == 1 and p.clock_hz == 10**9 and p.infer_cycles > 0
         assert [(l.kernel, l.macs) for l in p.layers] == want
+        assert [(l.name, l.module or "-", l.output) for l in p.layers[1:-1]] == names
         assert all(l.cycles > 0 and abs(l.ms - l.cycles * 1e-6) < 1e-9 for l in p.layers)
         text = str(p)
         assert table_rows(text, n)[0] == HEADER
-        assert [r[2] for r in table_rows(text, n)[1]] == [k for k, _ in want]
-        assert p.csv().splitlines()[0] == "index,layer,kernel,macs,cycles,time_ms,share,gmac_per_s"
+        assert [r[4] for r in table_rows(text, n)[1]] == [k for k, _ in want]
+        assert [tuple(r[1:4]) for r in table_rows(text, n)[1][1:-1]] == names
+        assert p.csv().splitlines()[0] == ",".join(CSV_HEADER)
     cpp = build_cpp_api_test(work)
     ref.tofile(d / "ref.bin")
     out = run(cpp, d / "lib0.out", d / "x.bin", d / "ref.bin", "--profile", env=firmware.env).stdout
     assert out.endswith("ok\n")
-    assert [r[2] for r in table_rows(out, n)[1]] == [k for k, _ in want]
+    assert [r[4] for r in table_rows(out, n)[1]] == [k for k, _ in want]
+    assert [tuple(r[1:4]) for r in table_rows(out, n)[1][1:-1]] == names
     firmware.compute("unload", h)
 
 

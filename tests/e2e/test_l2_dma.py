@@ -96,7 +96,7 @@ def build(d, q, target, tag):
 
 
 def l2_of(man):
-    return {s["name"]: s["l2"] for s in man["layers"] if "l2" in s}
+    return {s["ir_name"]: s["l2"] for s in man["layers"] if "l2" in s}
 
 
 def test_staged_build_equals_unstaged_and_takes_each_decision(model):

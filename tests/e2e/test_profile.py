@@ -103,6 +103,15 @@ def expected_rows(dirpath):
     return [("tidsp_quantize", 0)] + layers + [("tidsp_dequantize", 0)]
 
 
+def expected_names(dirpath):
+    """(ONNX node, output) of every profiled row: the manifest's layers
+    between the boundary conversions (the model's QuantizeLinear and
+    DequantizeLinear, named by ORT's quantizer)."""
+    man = json.loads((dirpath / "manifest.json").read_text())
+    shape = lambda t: {"int8": "i8", "float32": "f32"}[t["dtype"]] + "[" + ",".join(map(str, t["shape"])) + "]"
+    return [(l["name"], shape(l["output"])) for l in man["layers"] if not l["elided"]]
+
+
 def test_profile_table_csv_and_svg_are_well_formed(work):
     d, _ = work
     prof = compile_to(work, "prof", "c_static_lib -profile-layers=1")
@@ -123,28 +132,34 @@ def test_profile_table_csv_and_svg_are_well_formed(work):
     # The table: latency line, header, one row per layer in order, total line.
     lines = out.strip().splitlines()
     assert re.fullmatch(r"latency_ms: [0-9.]+", lines[0])
-    assert lines[1].split() == ["#", "layer", "kernel", "MACs", "time_ms", "share", "GMAC/s"]
+    assert lines[1].split() == ["#", "layer", "module", "output", "kernel", "MACs", "time_ms", "share", "GMAC/s"]
     rows = lines[2:2 + n]
     shares = 0.0
     for i, (row, (kernel, macs)) in enumerate(zip(rows, want)):
         f = row.split()
-        assert f[0] == str(i) and f[2] == kernel and int(f[3]) == 2 * macs, row  # 2 batches
-        assert float(f[4]) >= 0.0 and f[5].endswith("%")
-        shares += float(f[5][:-1])
-        assert (f[6] == "-") == (macs == 0), row
+        assert f[0] == str(i) and f[4] == kernel and int(f[5]) == 2 * macs, row  # 2 batches
+        assert float(f[6]) >= 0.0 and f[7].endswith("%")
+        shares += float(f[7][:-1])
+        assert (f[8] == "-") == (macs == 0), row
+        assert f[2] == "-", row  # ORT's quantizer records no PyTorch module
+    # the layers go by their ONNX nodes, with their output tensors
+    names = [tuple(r.split()[1:4:2]) for r in rows[1:-1]]
+    assert names == expected_names(prof), names
+    assert [nm for nm, _ in names] == ["conv", "pool", "fc"], names
     assert abs(shares - 100.0) < 0.1 * n + 0.5
     assert re.match(rf"total: {n} layers, {2 * sum(m for _, m in want)} MACs, [0-9.]+ ms in layers, "
                     r"[0-9.]+ ms end to end", lines[2 + n]), lines[2 + n]
 
     # The CSV: the same rows.
     table = list(csv.reader(io.StringIO(csv_path.read_text())))
-    assert table[0] == ["index", "layer", "kernel", "macs", "time_ms", "share", "gmac_per_s"]
+    assert table[0] == ["index", "layer", "module", "output", "kernel", "macs", "time_ms", "share", "gmac_per_s"]
     assert len(table) == n + 1
     for i, (r, (kernel, macs)) in enumerate(zip(table[1:], want)):
-        assert int(r[0]) == i and r[2] == kernel and int(r[3]) == 2 * macs
-        assert float(r[4]) >= 0.0 and 0.0 <= float(r[5]) <= 1.0
-        assert (r[6] == "") == (macs == 0)
-    assert abs(sum(float(r[5]) for r in table[1:]) - 1.0) < 1e-3
+        assert int(r[0]) == i and r[4] == kernel and int(r[5]) == 2 * macs
+        assert float(r[6]) >= 0.0 and 0.0 <= float(r[7]) <= 1.0
+        assert (r[8] == "") == (macs == 0)
+    assert abs(sum(float(r[7]) for r in table[1:]) - 1.0) < 1e-3
+    assert [(r[1], r[3]) for r in table[2:-1]] == expected_names(prof)
 
     # The SVG: parses as XML, one bar and one tooltip per layer.
     root = ET.parse(svg_path).getroot()
@@ -190,3 +205,46 @@ def test_kernels_attribute_rejects_unknown_values(work):
     p = cstatic("compile", model, "-o", d / "bad", "-t", "c_static_lib -kernels=fastest", ok=False)
     assert p.returncode != 0
     assert "-kernels" in p.stderr and "fastest" in p.stderr
+
+
+def with_name_scopes(model, scopes):
+    """A copy of model whose nodes carry torch.onnx's
+    "pkg.torch.onnx.name_scopes" metadata, as torch 2.13's exporter writes
+    it (the enclosing module paths, then the op): scopes maps a node name
+    to the value."""
+    m = onnx.load(model)
+    for n in m.graph.node:
+        if n.name in scopes:
+            e = n.metadata_props.add()
+            e.key, e.value = "pkg.torch.onnx.name_scopes", scopes[n.name]
+    return m
+
+
+def test_layers_name_the_pytorch_module_the_exporter_recorded(work):
+    """The module path is the next-to-last scope; a layer made of several
+    ONNX nodes (Conv → Relu → Q) goes by its Conv; text torch would not
+    write (an unterminated list) gives no module; a path that would close
+    a C comment stays inside it."""
+    d, model = work
+    m = with_name_scopes(model, {
+        "conv": "['', 'features', 'features.0', 'features.0.conv', 'conv2d']",
+        "relu": "['', 'features', 'features.0', 'features.0.act', 'relu']",
+        "pool": "['', 'pool",
+        "flatten": "['', 'flatten']",
+        "fc": '["", "head", "head.*/fc", "linear"]',
+    })
+    path = d / "scoped.onnx"
+    onnx.save(m, path)
+    out = d / "scoped"
+    cstatic("compile", path, "-o", out, "-t", "c_static_lib -profile-layers=1", "-q")
+    man = json.loads((out / "manifest.json").read_text())
+    by_name = {l["name"]: l["module"] for l in man["layers"]}
+    assert by_name == {"conv": "features.0.conv", "pool": "", "flatten": "", "fc": "head.*/fc"}, by_name
+    # lib0.c says it in the layer comments and still compiles (run builds it)
+    src = (out / "lib0.c").read_text()
+    assert "* PyTorch module: features.0.conv\n" in src and "* PyTorch module: head.* /fc\n" in src
+    assert src.count("* PyTorch module: ") == 2
+    csv_path = d / "scoped.csv"
+    run_model(work, out, "--profile", "--profile-csv", csv_path)
+    rows = list(csv.reader(io.StringIO(csv_path.read_text())))[1:]
+    assert [(r[1], r[2]) for r in rows[1:-1]] == [("conv", "features.0.conv"), ("pool", ""), ("fc", "head.*/fc")]

@@ -137,6 +137,14 @@ def test_profile_counts_every_layer_call(tmp_path):
     assert sum(r.macs for r in rows) == m.manifest["totals"]["macs"]
     m.run(x[:2])
     assert all(r.calls == 2 for r in m.profile())  # counted since the previous profile()
+    # named as the ONNX file names them, with the PyTorch module the
+    # exporter recorded (examples/digits/make_model.py: conv1, conv2, pool, fc)
+    assert [(r.name, r.module, r.output) for r in rows[1:-1]] == [
+        ("node_conv2d", "conv1", "i8[1,8,8,8]"), ("node_conv2d_1", "conv2", "i8[1,16,8,8]"),
+        ("node_max_pool2d", "pool", "i8[1,16,4,4]"), ("node_linear", "fc", "i8[1,10]")]
+    assert [l["module"] for l in m.manifest["layers"]] == ["conv1", "conv2", "pool", "", "fc"]
+    src = open(os.path.join(m.dir, "lib0.c")).read()
+    assert src.count("* PyTorch module: ") == 4 and "* PyTorch module: conv2\n" in src
 
 
 def test_quantize_onnx_presets(tmp_path):

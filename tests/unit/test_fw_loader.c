@@ -13,6 +13,8 @@
  *   offsets, overlapping segments, unknown relocation, relocation outside
  *   the image, symbol not exported, initializers, bad indices, corrupt
  *   weights, ...) each gets its own error, and the next request is served;
+ * - a profiled module whose layer table points a name, module, output or
+ *   kernel string outside the module is refused naming the layer and string;
  * - one-byte mutations of a real module (CS_FW_MUTATIONS of them, default
  *   10 000, from seed CS_FW_MUTATION_SEED; the slow e2e set runs 100 000)
  *   are each loaded or refused, never a crash, and leave the pools as they
@@ -469,6 +471,65 @@ static void test_malformed(const module_image *m, const module_image *good) {
   free(b);
 }
 
+/* The vaddr of the module's dynamic symbol name, 0 when absent. */
+static uint64_t dynsym_value(const uint8_t *b, const elf_view *v, const char *name) {
+  Elf64_Shdr sh;
+  size_t str = file_off(v, dyn_value(b, v, DT_STRTAB));
+  for (int i = 0; i < v->eh.e_shnum; i++) {
+    memcpy(&sh, b + v->eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_DYNSYM) continue;
+    for (size_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+      Elf64_Sym sym;
+      memcpy(&sym, b + sh.sh_offset + k * sizeof sym, sizeof sym);
+      if (!strcmp((const char *)b + str + sym.st_name, name)) return sym.st_value;
+    }
+  }
+  return 0;
+}
+
+/* A -profile-layers=1 module whose layer table points a string (name,
+ * module, output, kernel) outside the module is refused naming the layer
+ * and the string: the firmware copies each at load and never follows the
+ * module's pointers after. The pointers are R_X86_64_RELATIVE relocations
+ * of model_layer_stats; the variant moves one addend far outside. */
+static void test_profile_strings(const module_image *m) {
+  static const char *const what[] = {"name", "module", "output", "kernel"};
+  uint8_t *b = malloc(m->size);
+  elf_view v;
+  view_of(m->bytes, &v);
+  uint64_t stats = dynsym_value(m->bytes, &v, "model_layer_stats");
+  size_t rela = file_off(&v, dyn_value(m->bytes, &v, DT_RELA)), n_rela = (size_t)dyn_value(m->bytes, &v, DT_RELASZ) / sizeof(Elf64_Rela);
+  CHECK_MSG(b && stats && rela, "the profile module has no model_layer_stats or no DT_RELA");
+  int refused = 0;
+  for (int layer = 0; layer < 2 && b && stats && rela; layer++) {
+    for (int f = 0; f < 4; f++) {
+      memcpy(b, m->bytes, m->size);
+      uint64_t at = stats + (uint64_t)layer * sizeof(tidsp_layer_stat) + (uint64_t)f * sizeof(const char *);
+      size_t found = 0;
+      for (size_t k = 0; k < n_rela && !found; k++) {
+        Elf64_Rela r;
+        memcpy(&r, b + rela + k * sizeof r, sizeof r);
+        if (r.r_offset == at && ELF64_R_TYPE(r.r_info) == R_X86_64_RELATIVE) found = rela + k * sizeof r;
+      }
+      CHECK_MSG(found, "layer %d: no relocation for its %s", layer, what[f]);
+      if (!found) continue;
+      put64(b, found + offsetof(Elf64_Rela, r_addend), UINT64_C(0x7fff0000));
+      char want[96];
+      snprintf(want, sizeof want, "profile layer %d: %s outside the module", layer, what[f]);
+      int32_t s;
+      CHECK(load_bytes(b, m->size, &s) == 0);
+      CHECK_MSG(s == C7X_ERR_LOAD && strstr(message(), want), "%s: status %d '%s'", want, s, message());
+      CHECK_MSG(pools_as_at_start(), "%s: the refused load kept memory", want);
+      refused++;
+    }
+  }
+  CHECK(refused == 8);
+  int32_t s;
+  uint64_t h = load(m, &s);
+  CHECK_MSG(h && infer(h) == C7X_OK && unload(h) == C7X_OK, "the profile module itself: %s", message());
+  free(b);
+}
+
 /* ---- one-byte mutations -------------------------------------------------- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -559,6 +620,7 @@ int main(void) {
     test_cycles(mods);
     test_heap_too_small(&mods[0]);
     test_malformed(&mods[0], &mods[2]);
+    test_profile_strings(&mods[2]);
     test_mutations(&mods[0]);
   }
   fw_state_shutdown(&st);

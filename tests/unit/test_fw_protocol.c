@@ -203,7 +203,7 @@ int main(void) {
   c7x_status_resp sr;
   memcpy(&sr, resp + sizeof h, sizeof sr);
   CHECK(h.status == C7X_OK && sr.completed == 2 && sr.failed == 17 && sr.loaded_modules == 0);
-  CHECK(sr.version == 3);
+  CHECK(sr.version == 4);
   CHECK(sr.ddr_heap_size == sizeof ddr && sr.ddr_heap_free == sizeof ddr);
 
   /* GET_FAULT: unsupervised, nothing to tell; with a supervisor's page,
