@@ -603,20 +603,45 @@ static void from_wire(const c7x_wire_tensor *w, void *data, c7x_tensor_desc *d) 
   for (int i = 0; i < C7X_MAX_NDIM; i++) d->shape[i] = w->shape[i];
 }
 
+/* ---- paged requests (DYN_INFO, PROFILE) --------------------------------------- */
+
+/* One page of a paged request, from item `first`: the response in r (n bytes,
+ * r has room for C7X_MSG_MAX), its fixed head copied to head. */
+static int request_page(c7x_client *c, uint32_t type, const char *request, uint64_t handle, uint32_t first,
+                        uint8_t *r, size_t *n, void *head, size_t head_size) {
+  c7x_handle_req q = {handle, first, 0};
+  int s = transact(c, type, &q, sizeof q, r, C7X_MSG_MAX, n, NULL);
+  if (s != C7X_OK) return s;
+  if (*n < head_size) return set_error(c, C7X_ERR_IO, "%s response of %zu bytes", request, *n);
+  memcpy(head, r, head_size);
+  return C7X_OK;
+}
+
+/* How many of `total` items the page from `first` holds. */
+static uint32_t page_rows(uint32_t first, uint32_t total, uint32_t page) {
+  return total - first > page ? page : total - first;
+}
+
+/* A page is its head and exactly `rows` items, nothing more or less. */
+static int check_page(c7x_client *c, const char *request, const char *items, size_t n, size_t head_size,
+                      size_t item_size, uint32_t first, uint32_t rows, uint32_t total) {
+  if (n != head_size + (size_t)rows * item_size)
+    return set_error(c, C7X_ERR_IO, "%s response of %zu bytes for %s %u..%u of %u", request, n, items, first,
+                     first + rows, total);
+  return C7X_OK;
+}
+
 /* DYN_INFO, page by page (at most C7X_INFO_MAX_TENSORS descriptors per
  * response) until every input and output is known. */
 int c7x_client_dyn_info(c7x_client *c, uint64_t handle, c7x_tensor_desc *in, int *n_in,
                         c7x_tensor_desc *out, int *n_out) {
   uint32_t first = 0, total = 0, n_inputs = 0;
   do {
-    c7x_handle_req q = {handle, first, 0};
     uint8_t r[C7X_MSG_MAX];
     size_t n = 0;
-    int s = transact(c, C7X_MSG_DYN_INFO, &q, sizeof q, r, sizeof r, &n, NULL);
-    if (s != C7X_OK) return s;
     c7x_dyn_info_resp h;
-    if (n < sizeof h) return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes", n);
-    memcpy(&h, r, sizeof h);
+    int s = request_page(c, C7X_MSG_DYN_INFO, "DYN_INFO", handle, first, r, &n, &h, sizeof h);
+    if (s != C7X_OK) return s;
     if (h.num_inputs > C7X_MAX_TENSORS || h.num_outputs > C7X_MAX_TENSORS)
       return set_error(c, C7X_ERR_IO, "DYN_INFO: %u inputs and %u outputs (at most %d each)", h.num_inputs,
                        h.num_outputs, C7X_MAX_TENSORS);
@@ -629,10 +654,9 @@ int c7x_client_dyn_info(c7x_client *c, uint64_t handle, c7x_tensor_desc *in, int
     } else if (h.num_inputs + h.num_outputs != total || h.num_inputs != n_inputs) {
       return set_error(c, C7X_ERR_IO, "DYN_INFO: the module's tensor counts changed between pages");
     }
-    uint32_t want = total - first > C7X_INFO_MAX_TENSORS ? C7X_INFO_MAX_TENSORS : total - first;
-    if (n != sizeof h + (size_t)want * sizeof(c7x_wire_tensor))
-      return set_error(c, C7X_ERR_IO, "DYN_INFO response of %zu bytes for tensors %u..%u of %u", n, first,
-                       first + want, total);
+    uint32_t want = page_rows(first, total, C7X_INFO_MAX_TENSORS);
+    s = check_page(c, "DYN_INFO", "tensors", n, sizeof h, sizeof(c7x_wire_tensor), first, want, total);
+    if (s != C7X_OK) return s;
     for (uint32_t i = 0; i < want; i++) {
       c7x_wire_tensor w;
       uint32_t k = first + i;
@@ -808,14 +832,11 @@ int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_pr
     c7x_profile_resp head;
     memset(&head, 0, sizeof head);
     do {
-      c7x_handle_req q = {handle, first, 0};
       uint8_t r[C7X_MSG_MAX];
       size_t n = 0;
-      int s = transact(c, C7X_MSG_PROFILE, &q, sizeof q, r, sizeof r, &n, NULL);
-      if (s != C7X_OK) return s;
       c7x_profile_resp h;
-      if (n < sizeof h) return set_error(c, C7X_ERR_IO, "PROFILE response of %zu bytes", n);
-      memcpy(&h, r, sizeof h);
+      int s = request_page(c, C7X_MSG_PROFILE, "PROFILE", handle, first, r, &n, &h, sizeof h);
+      if (s != C7X_OK) return s;
       if (first == 0) {
         head = h;
         want_rows = h.num_layers < (uint32_t)*n_layers ? h.num_layers : (uint32_t)*n_layers;
@@ -823,10 +844,9 @@ int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_pr
         changed = 1;
         break;
       }
-      uint32_t rows = h.num_layers - first > C7X_PROFILE_MAX_ROWS ? C7X_PROFILE_MAX_ROWS : h.num_layers - first;
-      if (n != sizeof h + (size_t)rows * sizeof(c7x_profile_row))
-        return set_error(c, C7X_ERR_IO, "PROFILE response of %zu bytes for layers %u..%u of %u", n, first,
-                         first + rows, h.num_layers);
+      uint32_t rows = page_rows(first, h.num_layers, C7X_PROFILE_MAX_ROWS);
+      s = check_page(c, "PROFILE", "layers", n, sizeof h, sizeof(c7x_profile_row), first, rows, h.num_layers);
+      if (s != C7X_OK) return s;
       for (uint32_t i = 0; i < rows && first + i < want_rows; i++) {
         memcpy(&layers[first + i], r + sizeof h + i * sizeof(c7x_profile_row), sizeof(c7x_profile_row));
         layers[first + i].name[C7X_PROFILE_NAME_MAX - 1] = '\0';

@@ -199,6 +199,22 @@ static size_t do_load(fw_state *st, reply *r, const c7x_msg_header *h, const uin
   return finish(st, r, h, C7X_OK);
 }
 
+/* The loaded module a request names; NULL once *len holds the error reply
+ * that names the request and the handle. */
+static fw_module *module_or_reply(fw_state *st, reply *r, const c7x_msg_header *h, uint64_t handle,
+                                  const char *request, size_t *len) {
+  fw_module *m = fw_module_find(st, handle);
+  if (!m)
+    *len = error_reply(st, r, h, C7X_ERR_HANDLE, "%s: no module with handle %llu is loaded", request,
+                       (unsigned long long)handle);
+  return m;
+}
+
+/* One past the last item of the page that starts at `first` (<= total). */
+static uint32_t page_end(uint32_t first, uint32_t total, uint32_t page) {
+  return total - first > page ? first + page : total;
+}
+
 static size_t do_unload(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
   c7x_handle_req q;
   memcpy(&q, body, sizeof q);
@@ -211,18 +227,17 @@ static size_t do_unload(fw_state *st, reply *r, const c7x_msg_header *h, const u
 static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
   c7x_handle_req q;
   memcpy(&q, body, sizeof q);
-  fw_module *m = fw_module_find(st, q.handle);
-  if (!m)
-    return error_reply(st, r, h, C7X_ERR_HANDLE, "DYN_INFO: no module with handle %llu is loaded",
-                       (unsigned long long)q.handle);
+  size_t len = 0;
+  fw_module *m = module_or_reply(st, r, h, q.handle, "DYN_INFO", &len);
+  if (!m) return len;
   const tidsp_model_desc *d = &m->desc;
-  int32_t total = d->n_inputs + d->n_outputs;
-  if (q.first > (uint32_t)total)
-    return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_INFO: first tensor %u, the module has %d", q.first, total);
-  int32_t end = total - (int32_t)q.first > C7X_INFO_MAX_TENSORS ? (int32_t)q.first + C7X_INFO_MAX_TENSORS : total;
+  uint32_t total = (uint32_t)(d->n_inputs + d->n_outputs);
+  if (q.first > total)
+    return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_INFO: first tensor %u, the module has %u", q.first, total);
+  uint32_t end = page_end(q.first, total, C7X_INFO_MAX_TENSORS);
   c7x_dyn_info_resp p = {(uint32_t)d->n_inputs, (uint32_t)d->n_outputs};
   put(r, &p, sizeof p);
-  for (int32_t i = (int32_t)q.first; i < end; i++) {
+  for (int32_t i = (int32_t)q.first; i < (int32_t)end; i++) {
     c7x_wire_tensor w;
     info_to_wire(i < d->n_inputs ? &d->inputs[i] : &d->outputs[i - d->n_inputs], 0, &w);
     put(r, &w, sizeof w);
@@ -233,10 +248,9 @@ static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uin
 static size_t do_profile(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
   c7x_handle_req q;
   memcpy(&q, body, sizeof q);
-  fw_module *m = fw_module_find(st, q.handle);
-  if (!m)
-    return error_reply(st, r, h, C7X_ERR_HANDLE, "PROFILE: no module with handle %llu is loaded",
-                       (unsigned long long)q.handle);
+  size_t len = 0;
+  fw_module *m = module_or_reply(st, r, h, q.handle, "PROFILE", &len);
+  if (!m) return len;
   if (!m->has_profile)
     return error_reply(st, r, h, C7X_ERR_OP, "PROFILE: model '%s' was not compiled with per-layer profiling "
                        "(compile it with -t \"c_static_lib -mcpu=c7x -profile-layers=1\")", m->desc.name);
@@ -250,8 +264,7 @@ static size_t do_profile(fw_state *st, reply *r, const c7x_msg_header *h, const 
   p.infer_cycles = m->prof_infer;
   memcpy(p.clock_unit, m->prof_unit, sizeof p.clock_unit);
   put(r, &p, sizeof p);
-  uint32_t end = (uint32_t)m->prof_n - q.first > C7X_PROFILE_MAX_ROWS ? q.first + C7X_PROFILE_MAX_ROWS
-                                                                       : (uint32_t)m->prof_n;
+  uint32_t end = page_end(q.first, (uint32_t)m->prof_n, C7X_PROFILE_MAX_ROWS);
   for (uint32_t i = q.first; i < end; i++) {
     c7x_profile_row row = m->prof_rows[i];
     /* the module's own counter, in its writable segment (checked at load) */
@@ -306,10 +319,9 @@ static int check_input(const fw_state *st, const c7x_wire_tensor *w, const tidsp
  * buffer). */
 static size_t run_infer(fw_state *st, reply *r, const c7x_msg_header *h, c7x_infer_req q,
                         const uint8_t *descs) {
-  fw_module *m = fw_module_find(st, q.handle);
-  if (!m)
-    return error_reply(st, r, h, C7X_ERR_HANDLE, "INFER: no module with handle %llu is loaded",
-                       (unsigned long long)q.handle);
+  size_t len = 0;
+  fw_module *m = module_or_reply(st, r, h, q.handle, "INFER", &len);
+  if (!m) return len;
   if (q.model_id != 0)
     return error_reply(st, r, h, C7X_ERR_INVALID,
                        "INFER: model_id %u: only 0 (the module's embedded weights) is served", q.model_id);

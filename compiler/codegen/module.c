@@ -83,6 +83,33 @@ static int is_lib_source(const char *name) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+cs_status cs_module_list_sources(const char *dir, char ***names, int *n) {
+  *n = 0;
+  *names = NULL;
+  DIR *d = opendir(dir);
+  if (!d) return cs_error(CS_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+  int cap = 0;
+  cs_status st = CS_OK;
+  struct dirent *e;
+  while (st == CS_OK && (e = readdir(d))) {
+    if (!is_lib_source(e->d_name)) continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **grown = realloc(*names, (size_t)cap * sizeof **names);
+      if (!grown) {
+        st = cs_error(CS_ERR_NOMEM, "out of memory");
+        break;
+      }
+      *names = grown;
+    }
+    if (!((*names)[*n] = strdup(e->d_name))) st = cs_error(CS_ERR_NOMEM, "out of memory");
+    else (*n)++;
+  }
+  closedir(d);
+  if (st == CS_OK && *n) qsort(*names, (size_t)*n, sizeof **names, cmp_str);
+  return st;
+}
+
 cs_status cs_module_build(const char *dir, const cs_module_options *o) {
   char build[4096], path[4200], include[4200], dir_inc[4200], out[4200], tmp_out[4300];
   if (strlen(dir) > 3000) return cs_error(CS_ERR_IO, "model directory path is too long: %.64s...", dir);
@@ -100,22 +127,11 @@ cs_status cs_module_build(const char *dir, const cs_module_options *o) {
   snprintf(out, sizeof out, "%s/%s", dir, CS_MODULE_FILE);
   snprintf(tmp_out, sizeof tmp_out, "%s/%s", build, CS_MODULE_FILE);
 
-  char *names[MAX_SOURCES], *objs[MAX_SOURCES + 1];
+  char **names = NULL, *objs[MAX_SOURCES + 1];
   int n_names = 0, n_objs = 0;
-  cs_status st = CS_OK;
-  DIR *d = opendir(dir);
-  if (!d) return cs_error(CS_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (is_lib_source(e->d_name)) {
-      if (n_names == MAX_SOURCES) {
-        st = cs_error(CS_ERR_IO, "%s: more than %d lib*.c files", dir, MAX_SOURCES);
-        break;
-      }
-      names[n_names++] = strdup(e->d_name);
-    }
-  closedir(d);
-  qsort(names, (size_t)n_names, sizeof *names, cmp_str);
+  cs_status st = cs_module_list_sources(dir, &names, &n_names);
+  if (st == CS_OK && n_names > MAX_SOURCES)
+    st = cs_error(CS_ERR_IO, "%s: more than %d lib*.c files", dir, MAX_SOURCES);
 
   for (int i = 0; i < n_names && st == CS_OK; i++) {
     char src[4300], obj[4300];
@@ -166,7 +182,7 @@ cs_status cs_module_build(const char *dir, const cs_module_options *o) {
     unlink(objs[i]);
     free(objs[i]);
   }
-  for (int i = 0; i < n_names; i++) free(names[i]);
+  cs_module_free_names(names, n_names);
   unlink(asm_path);
   unlink(ld_path);
   unlink(tmp_out);

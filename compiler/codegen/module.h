@@ -34,6 +34,10 @@ cs_status cs_module_write_weights_asm(const char *weights_bin, const char *path)
  * intermediate files go in dir/.module and are removed. */
 cs_status cs_module_build(const char *dir, const cs_module_options *o);
 
+/* dir's generated sources lib<N>.c, sorted by name (lib0.c first);
+ * malloc'd (free with cs_module_free_names). */
+cs_status cs_module_list_sources(const char *dir, char ***names, int *n);
+
 /* The undefined symbols of a built module (its dynamic symbol table):
  * what the firmware must resolve, so the import list of the TI link.
  * names: sorted, unique, malloc'd (free with cs_module_free_names). */

@@ -131,41 +131,16 @@ static cs_status copy_headers(const char *src, const char *dst, int depth) {
   return st;
 }
 
-static int is_lib_source(const char *name) {
-  size_t n = strlen(name);
-  if (n < 6 || strncmp(name, "lib", 3) || strcmp(name + n - 2, ".c")) return 0;
-  for (size_t i = 3; i < n - 2; i++)
-    if (name[i] < '0' || name[i] > '9') return 0;
-  return 1;
-}
+static cs_status copy_header_tree(const char *src, const char *dst) { return copy_headers(src, dst, 0); }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* dir's lib*.c names, sorted (lib0.c first). */
-static cs_status list_sources(const char *dir, char ***names, int *n) {
-  DIR *d = opendir(dir);
-  if (!d) return cs_error(CS_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
-  int cap = 16;
-  *n = 0;
-  *names = malloc((size_t)cap * sizeof **names);
-  cs_status st = *names ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory");
-  struct dirent *e;
-  while (st == CS_OK && (e = readdir(d))) {
-    if (!is_lib_source(e->d_name)) continue;
-    if (*n == cap) {
-      char **grown = realloc(*names, (size_t)(cap *= 2) * sizeof **names);
-      if (!grown) {
-        st = cs_error(CS_ERR_NOMEM, "out of memory");
-        break;
-      }
-      *names = grown;
-    }
-    if (!((*names)[*n] = strdup(e->d_name))) st = cs_error(CS_ERR_NOMEM, "out of memory");
-    else (*n)++;
-  }
-  closedir(d);
-  if (st == CS_OK) qsort(*names, (size_t)*n, sizeof **names, cmp_str);
-  return st;
+/* One project file: `make` (a copy or a conversion) from from_dir/from_name
+ * to proj/to_name. */
+static cs_status into_project(const char *from_dir, const char *from_name, const char *proj, const char *to_name,
+                              cs_status (*make)(const char *from, const char *to)) {
+  char from[4400], to[4400];
+  snprintf(from, sizeof from, "%s/%s", from_dir, from_name);
+  snprintf(to, sizeof to, "%s/%s", proj, to_name);
+  return make(from, to);
 }
 
 /* ---- weights.asm ------------------------------------------------------- */
@@ -439,7 +414,7 @@ static cs_status write_readme(const char *path, const cs_ti_project_options *opt
 /* ---- the project ---------------------------------------------------------- */
 
 cs_status cs_ti_project_write(const char *dir, const cs_ti_project_options *opt, int *n_imports) {
-  char proj[4096], path[4200], from[4200], module[4200];
+  char proj[4096], path[4200], module[4200];
   if ((size_t)snprintf(proj, sizeof proj, "%s/%s", dir, CS_TI_PROJECT_DIR) >= sizeof proj)
     return cs_error(CS_ERR_IO, "model directory path is too long: %.64s...", dir);
   snprintf(module, sizeof module, "%s/%s", dir, CS_MODULE_FILE);
@@ -463,32 +438,16 @@ cs_status cs_ti_project_write(const char *dir, const cs_ti_project_options *opt,
 
   char **sources = NULL;
   int n_sources = 0;
-  if (st == CS_OK) st = list_sources(dir, &sources, &n_sources);
+  if (st == CS_OK) st = cs_module_list_sources(dir, &sources, &n_sources);
   if (st == CS_OK) st = make_dir(proj);
-  for (int i = 0; i < n_sources && st == CS_OK; i++) {
-    snprintf(from, sizeof from, "%s/%s", dir, sources[i]);
-    snprintf(path, sizeof path, "%s/%s", proj, sources[i]);
-    st = copy_file(from, path);
-  }
-  if (st == CS_OK) {
-    snprintf(from, sizeof from, "%s/lib0.h", dir);
-    snprintf(path, sizeof path, "%s/lib0.h", proj);
-    st = copy_file(from, path);
-  }
+  for (int i = 0; i < n_sources && st == CS_OK; i++) st = into_project(dir, sources[i], proj, sources[i], copy_file);
+  if (st == CS_OK) st = into_project(dir, "lib0.h", proj, "lib0.h", copy_file);
   if (st == CS_OK) {
     snprintf(path, sizeof path, "%s/include", proj);
     st = make_dir(path);
   }
-  if (st == CS_OK) {
-    snprintf(from, sizeof from, "%s/cstatic", opt->include_dir);
-    snprintf(path, sizeof path, "%s/include/cstatic", proj);
-    st = copy_headers(from, path, 0);
-  }
-  if (st == CS_OK) {
-    snprintf(from, sizeof from, "%s/weights.bin", dir);
-    snprintf(path, sizeof path, "%s/weights.asm", proj);
-    st = write_weights_asm(from, path);
-  }
+  if (st == CS_OK) st = into_project(opt->include_dir, "cstatic", proj, "include/cstatic", copy_header_tree);
+  if (st == CS_OK) st = into_project(dir, "weights.bin", proj, "weights.asm", write_weights_asm);
   if (st == CS_OK) {
     snprintf(path, sizeof path, "%s/dsp_syms.c", proj);
     st = write_dsp_syms(path);
@@ -506,8 +465,7 @@ cs_status cs_ti_project_write(const char *dir, const cs_ti_project_options *opt,
     st = write_readme(path, opt, n, fw_mmalib, fw_tidl);
   }
   if (st == CS_OK && n_imports) *n_imports = n;
-  for (int i = 0; i < n_sources; i++) free(sources[i]);
-  free(sources);
+  cs_module_free_names(sources, n_sources);
   free(group);
   cs_module_free_names(imports, n);
   return st;
