@@ -35,6 +35,12 @@ int cs_cli_usage_error(const char *cmd, const char *fmt, ...)
 int cs_cli_opt(int argc, char **argv, int *i, const char *name, const char *alias,
                const char **value);
 int cs_cli_is_help(const char *arg);
+/* The argument parsing of a command that takes one operand and no options
+ * (`cstatic build DIR`, `cstatic inspect MODEL.onnx`): returns -1 with
+ * *operand set, or the exit code (the usage text printed for --help; a
+ * usage error naming `what` when the operand is missing). */
+int cs_cli_one_operand(int argc, char **argv, const char *cmd, const char *usage, const char *what,
+                       const char **operand);
 /* --max-memory's SIZE: bytes or K/M/G/T (binary) suffixed; 0 if malformed
  * (max_memory.c). The default is CS_MEM_LIMIT_DEFAULT (ir.h). */
 int cs_cli_parse_bytes(const char *s, size_t *out);

@@ -37,6 +37,25 @@ int cs_cli_is_help(const char *arg) {
   return !strcmp(arg, "-h") || !strcmp(arg, "--help") || !strcmp(arg, "help");
 }
 
+int cs_cli_one_operand(int argc, char **argv, const char *cmd, const char *usage, const char *what,
+                       const char **operand) {
+  *operand = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (cs_cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return CS_EXIT_OK;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cs_cli_usage_error(cmd, "unknown option %s", argv[i]);
+    } else if (!*operand) {
+      *operand = argv[i];
+    } else {
+      return cs_cli_usage_error(cmd, "unexpected argument %s", argv[i]);
+    }
+  }
+  if (!*operand) return cs_cli_usage_error(cmd, "no %s given", what);
+  return -1;
+}
+
 int cs_cli_opt(int argc, char **argv, int *i, const char *name, const char *alias,
                const char **value) {
   const char *a = argv[*i];

@@ -16,20 +16,9 @@ static const char usage[] =
     "  -h, --help   this text\n";
 
 int cs_cmd_build(int argc, char **argv) {
-  const char *dir = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (cs_cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return CS_EXIT_OK;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cs_cli_usage_error("build", "unknown option %s", argv[i]);
-    } else if (!dir) {
-      dir = argv[i];
-    } else {
-      return cs_cli_usage_error("build", "unexpected argument %s", argv[i]);
-    }
-  }
-  if (!dir) return cs_cli_usage_error("build", "no model directory given");
+  const char *dir;
+  int code = cs_cli_one_operand(argc, argv, "build", usage, "model directory", &dir);
+  if (code >= 0) return code;
   if (!cs_fs_is_dir(dir)) return cs_cli_fail("model directory %s does not exist", dir);
   char so_path[4096];
   if (cs_host_build(dir, so_path, sizeof so_path) != CS_OK) return cs_cli_fail("%s", cs_error_message());

@@ -16,20 +16,9 @@ static const char usage[] =
     "  -h, --help   this text\n";
 
 int cs_cmd_inspect(int argc, char **argv) {
-  const char *model = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (cs_cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return CS_EXIT_OK;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cs_cli_usage_error("inspect", "unknown option %s", argv[i]);
-    } else if (!model) {
-      model = argv[i];
-    } else {
-      return cs_cli_usage_error("inspect", "unexpected argument %s", argv[i]);
-    }
-  }
-  if (!model) return cs_cli_usage_error("inspect", "no model given");
+  const char *model;
+  int code = cs_cli_one_operand(argc, argv, "inspect", usage, "model", &model);
+  if (code >= 0) return code;
   if (cs_onnx_inspect(model, cs_const_eval_node, stdout) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   return CS_EXIT_OK;
 }
