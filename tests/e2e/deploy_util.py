@@ -7,6 +7,10 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
 from cstatic_cli import CSTATIC, ROOT
 
 BIN_DIR = os.path.dirname(CSTATIC)
@@ -31,6 +35,65 @@ def run(*args, env=None, ok=True, timeout=300):
     if ok:
         assert p.returncode == 0, f"{' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
     return p
+
+
+def small_model(path):
+    """x f32[1,3,10,10] → Conv 3→6 3x3 + Relu → MaxPool 2x2 →
+    GlobalAveragePool → Flatten → Gemm 6→4 → y f32[1,4], QDQ by ORT."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    r = np.random.default_rng(7)
+    inits = [
+        numpy_helper.from_array((r.standard_normal((6, 3, 3, 3)) * 0.3).astype(np.float32), "w1"),
+        numpy_helper.from_array((r.standard_normal(6) * 0.1).astype(np.float32), "b1"),
+        numpy_helper.from_array((r.standard_normal((4, 6)) * 0.5).astype(np.float32), "wf"),
+        numpy_helper.from_array((r.standard_normal(4) * 0.1).astype(np.float32), "bf"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["m1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["m1"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "deploy_small",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    float_path = str(path) + ".float.onnx"
+    onnx.save(m, float_path)
+
+    class Calib(CalibrationDataReader):
+        def __init__(self):
+            rr = np.random.default_rng(5)
+            self.it = iter([{"x": rr.standard_normal((1, 3, 10, 10)).astype(np.float32)}
+                            for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(float_path, str(path), Calib(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)
+    return path
+
+
+def compile_small_module(work, name="c7x", target="c_static_lib -mcpu=c7x"):
+    """small_model compiled into work/name as a loadable module (lib0.out)."""
+    out = work / name
+    run(CSTATIC, "compile", small_model(work / "small.onnx"), "-o", out, "-t", target, "--emit=module", "-q")
+    return out
+
+
+def build_capi(work, source, name="capi"):
+    """A C program against the client's C API (libc7x_arm_runtime)."""
+    src = work / f"{name}.c"
+    src.write_text(source)
+    exe = work / name
+    run(CC, "-std=c99", "-Wall", "-Werror", f"-I{ROOT}/client/include", f"-I{ROOT}/include", "-o", exe, src,
+        RUNTIME_LIB, f"-Wl,-rpath,{os.path.dirname(RUNTIME_LIB)}")
+    return exe
 
 
 class Firmware:

@@ -26,67 +26,12 @@ import subprocess
 import time
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
-from deploy_util import FW_BIN, FW_DIR, FW_WRAPPER, MODULE_CC
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
-BIN_DIR = os.path.dirname(CSTATIC)
-COMPUTE_BIN = os.environ.get("C7X_COMPUTE_BIN", os.path.join(BIN_DIR, "c7x_compute"))
+from deploy_util import (COMPUTE_BIN, CSTATIC, FW_BIN, FW_DIR, FW_WRAPPER, MODULE_CC, compile_small_module,
+                         run, small_model)
 
 C7X_ERR_SIZE, C7X_ERR_OP = -7, -8
-
-
-def run(*args, env=None, ok=True):
-    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, env=env)
-    if ok:
-        assert p.returncode == 0, f"{' '.join(map(str, args))} failed:\n{p.stdout}\n{p.stderr}"
-    return p
-
-
-def small_model(path):
-    """x f32[1,3,10,10] → Conv 3→6 3x3 + Relu → MaxPool 2x2 →
-    GlobalAveragePool → Flatten → Gemm 6→4 → y f32[1,4], QDQ by ORT."""
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
-    r = np.random.default_rng(7)
-    inits = [
-        numpy_helper.from_array((r.standard_normal((6, 3, 3, 3)) * 0.3).astype(np.float32), "w1"),
-        numpy_helper.from_array((r.standard_normal(6) * 0.1).astype(np.float32), "b1"),
-        numpy_helper.from_array((r.standard_normal((4, 6)) * 0.5).astype(np.float32), "wf"),
-        numpy_helper.from_array((r.standard_normal(4) * 0.1).astype(np.float32), "bf"),
-    ]
-    nodes = [
-        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c1"], ["r1"]),
-        helper.make_node("MaxPool", ["r1"], ["m1"], kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("GlobalAveragePool", ["m1"], ["p"]),
-        helper.make_node("Flatten", ["p"], ["f"]),
-        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
-    ]
-    g = helper.make_graph(nodes, "deploy_small",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 10, 10])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    float_path = str(path) + ".float.onnx"
-    onnx.save(m, float_path)
-
-    class Calib(CalibrationDataReader):
-        def __init__(self):
-            rr = np.random.default_rng(5)
-            self.it = iter([{"x": rr.standard_normal((1, 3, 10, 10)).astype(np.float32)}
-                            for _ in range(8)])
-
-        def get_next(self):
-            return next(self.it, None)
-
-    quantize_static(float_path, str(path), Calib(), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +41,7 @@ def work(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def compiled(work):
-    model = small_model(work / "small.onnx")
-    out = work / "c7x"
-    run(CSTATIC, "compile", model, "-o", out, "-t", "c_static_lib -mcpu=c7x", "--emit=module", "-q")
-    return out
+    return compile_small_module(work)
 
 
 @pytest.fixture(scope="module")

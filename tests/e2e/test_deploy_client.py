@@ -20,8 +20,7 @@ import threading
 import numpy as np
 import pytest
 
-from deploy_util import CC, CSTATIC, ROOT, RUNTIME_LIB, Firmware, build_cpp_api_test, run
-from test_deploy import small_model
+from deploy_util import CSTATIC, Firmware, build_capi, build_cpp_api_test, compile_small_module, run
 
 CAPI_SRC = r"""
 /* The C API end to end: argv: MODULE INPUT.bin REF.bin (REF: every output,
@@ -132,10 +131,7 @@ def work(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def compiled(work):
-    model = small_model(work / "small.onnx")
-    out = work / "c7x"
-    run(CSTATIC, "compile", model, "-o", out, "-t", "c_static_lib -mcpu=c7x", "--emit=module", "-q")
-    return out
+    return compile_small_module(work)
 
 
 @pytest.fixture(scope="module")
@@ -149,12 +145,7 @@ def firmware(work):
 
 @pytest.fixture(scope="module")
 def capi(work):
-    src = work / "capi.c"
-    src.write_text(CAPI_SRC)
-    exe = work / "capi"
-    run(CC, "-std=c99", "-Wall", "-Werror", f"-I{ROOT}/client/include", f"-I{ROOT}/include", "-o", exe, src,
-        RUNTIME_LIB, f"-Wl,-rpath,{os.path.dirname(RUNTIME_LIB)}")
-    return exe
+    return build_capi(work, CAPI_SRC)
 
 
 @pytest.fixture(scope="module")

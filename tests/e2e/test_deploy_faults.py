@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from deploy_util import (CSTATIC, SEGFAULT, SPIN_FOREVER, Firmware, build_module_like_cstatic,
-                         inject_into_entry, run)
-from test_deploy import small_model
+                         inject_into_entry, run, compile_small_module)
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +24,7 @@ def work(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def modules(work):
-    model = small_model(work / "small.onnx")
-    good = work / "c7x"
-    run(CSTATIC, "compile", model, "-o", good, "-t", "c_static_lib -mcpu=c7x", "--emit=module", "-q")
+    good = compile_small_module(work)
     x = np.random.default_rng(21).standard_normal((1, 3, 10, 10)).astype(np.float32)
     np.save(work / "x.npy", x)
     run(CSTATIC, "run", good, "--input", work / "x.npy", "--output", work / "ref.npy")

@@ -24,8 +24,7 @@ import time
 import numpy as np
 import pytest
 
-from deploy_util import BIN_DIR, CSTATIC, MODULE_CC, Firmware, run
-from test_deploy import small_model
+from deploy_util import BIN_DIR, CSTATIC, MODULE_CC, Firmware, compile_small_module, run
 
 C7X_MSG_RESET = 0x9
 
@@ -79,9 +78,7 @@ def work(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def module(work):
-    model = small_model(work / "small.onnx")
-    out = work / "c7x"
-    run(CSTATIC, "compile", model, "-o", out, "-t", "c_static_lib -mcpu=c7x", "--emit=module", "-q")
+    out = compile_small_module(work)
     x = np.random.default_rng(31).standard_normal((1, 3, 10, 10)).astype(np.float32)
     np.save(work / "x.npy", x)
     x.tofile(work / "x.bin")

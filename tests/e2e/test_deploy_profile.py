@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from deploy_util import CSTATIC, Firmware, build_cpp_api_test, run
+from deploy_util import CSTATIC, Firmware, build_cpp_api_test, compile_small_module, run
 
 HEADER = ["#", "layer", "module", "output", "kernel", "MACs", "cycles", "time_ms", "share", "GMAC/s"]
 CSV_HEADER = ["index", "layer", "module", "output", "kernel", "macs", "cycles", "time_ms", "share", "gmac_per_s"]
@@ -135,10 +135,7 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
 def test_profile_of_a_module_without_profiling_says_how(firmware, work):
     """A module compiled without -profile-layers=1: PROFILE is refused
     naming the attribute, and `infer --profile` still writes the outputs."""
-    from test_deploy import small_model
-    d = work / "plain"
-    run(CSTATIC, "compile", small_model(work / "small.onnx"), "-o", d, "-t", "c_static_lib -mcpu=c7x",
-        "--emit=module", "-q")
+    d = compile_small_module(work, "plain")
     x = np.random.default_rng(3).standard_normal((1, 3, 10, 10)).astype(np.float32)
     x.tofile(d / "x.bin")
     h = firmware.load(d / "lib0.out")

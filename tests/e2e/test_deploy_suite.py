@@ -3,12 +3,11 @@ through the firmware emulator — c7x_compute CLI, the C API, the C++ API
 (c7x::Module) and the Python C7xVirtualMachine — gives the bytes of
 `cstatic run` on the same compiled directory.
 """
-import os
 
 import numpy as np
 import pytest
 
-from deploy_util import CC, CSTATIC, ROOT, RUNTIME_LIB, Firmware, build_cpp_api_test, run
+from deploy_util import CSTATIC, Firmware, build_capi, build_cpp_api_test, run
 from test_deploy_client import CAPI_SRC
 
 MODELS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
@@ -29,12 +28,7 @@ def firmware(work):
 
 @pytest.fixture(scope="module")
 def capi(work):
-    src = work / "capi.c"
-    src.write_text(CAPI_SRC)
-    exe = work / "capi"
-    run(CC, "-std=c99", "-Wall", "-Werror", f"-I{ROOT}/client/include", f"-I{ROOT}/include", "-o", exe, src,
-        RUNTIME_LIB, f"-Wl,-rpath,{os.path.dirname(RUNTIME_LIB)}")
-    return exe
+    return build_capi(work, CAPI_SRC)
 
 
 @pytest.fixture(scope="module")

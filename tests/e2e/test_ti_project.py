@@ -22,8 +22,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from deploy_util import BIN_DIR, CC, CSTATIC, run
-from test_deploy import small_model
+from deploy_util import BIN_DIR, CC, CSTATIC, run, small_model
 
 FIRMWARES = {(0, 0): "c7x_fw", (1, 0): "c7x_fw_mmalib", (1, 1): "c7x_fw_tidl"}
 
