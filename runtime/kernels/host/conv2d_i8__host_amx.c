@@ -533,14 +533,14 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
   tidsp_amx_gemm g;
   const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
   const size_t w_stride = tidsp_host_conv_w_stride(p);
-  const size_t out_plane = (size_t)p->h_out * p->w_out;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int whole = cpg_out <= TIDSP_AMX_CMAX; /* constants once per group */
   int32_t gi, n, r_lo, s0, j;
   int8_t idx[64];
 
   memset(&c, 0, sizeof(c));
   c.p = p;
-  c.in_plane = (size_t)p->h_in * p->w_in;
+  c.in_plane = (size_t)p->h_in * (size_t)p->w_in;
   c.ksz = p->k_h * p->k_w;
   c.K = cpg_in * c.ksz;
   c.zp = _mm512_set1_epi8((char)p->x_zp);
@@ -559,13 +559,13 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
     if (whole)
       tidsp_amx_row_consts(&g, 0, cpg_out, bias_g, p->x_zp, p->w_zp, cconst);
     for (n = 0; n < p->n; n++) {
-      c.x_g = x + ((size_t)n * p->c_in + (size_t)gi * cpg_in) * c.in_plane;
+      c.x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)gi * (size_t)cpg_in) * c.in_plane;
       tidsp_host_block_first(&c.b, p->h_out, p->w_out, TIDSP_AMX_LANES);
       do {
         const int32_t lanes = c.b.rows * c.b.cols;
         const int32_t nct = (lanes + 15) / 16;
-        int8_t *y_block = y + (size_t)n * p->c_out * out_plane +
-                          (size_t)c.b.oh0 * p->w_out + c.b.ow0;
+        int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane +
+                          (size_t)c.b.oh0 * (size_t)p->w_out + c.b.ow0;
         int packed = 0; /* the panel holds the whole reduction */
         block_geometry(&c);
         for (r_lo = 0; r_lo < cpg_out; r_lo += TIDSP_AMX_COB) {

@@ -260,7 +260,7 @@ static TARGET void build_phase(const conv_plan *pl, const int8_t *ra, const int8
 static TARGET void build_q(const conv_plan *pl, const int8_t *x_g, int32_t oh0, int32_t ow0,
                            int32_t cp0, int32_t ncp, int32_t *qbuf) {
   const tidsp_conv2d_params *p = pl->p;
-  const size_t plane = (size_t)p->h_in * p->w_in;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int64_t ih0 = (int64_t)oh0 * p->stride_h - p->pad_top;
   /* pair row j is input row ih0 + j (ih0 + j·stride_h when k_h = 1) */
   const int64_t jstep = p->k_h == 1 ? p->stride_h : 1;
@@ -277,14 +277,14 @@ static TARGET void build_q(const conv_plan *pl, const int8_t *x_g, int32_t oh0, 
     const int8_t *xb = ci + 1 < pl->cpg_in ? xa + plane : NULL;
     for (j = 0; j < pl->nr_in; j++) {
       const int64_t ih = ih0 + j * jstep;
-      int32_t *q = qbuf + (size_t)cpl * pl->cps + (size_t)j * pl->qrow;
+      int32_t *q = qbuf + (size_t)cpl * (size_t)pl->cps + (size_t)j * (size_t)pl->qrow;
       if (ih < 0 || ih >= p->h_in) {
         memset(q, 0, sizeof(int32_t) * (size_t)pl->qrow);
         continue;
       }
       for (ph = 0; ph < pl->nphase; ph++)
-        build_phase(pl, xa + (size_t)ih * p->w_in, xb ? xb + (size_t)ih * p->w_in : NULL,
-                    off[ph], lo[ph], hi[ph], q + (size_t)ph * pl->L);
+        build_phase(pl, xa + (size_t)ih * (size_t)p->w_in, xb ? xb + (size_t)ih * (size_t)p->w_in : NULL,
+                    off[ph], lo[ph], hi[ph], q + (size_t)ph * (size_t)pl->L);
     }
   }
 }
@@ -338,9 +338,9 @@ static TARGET void convert_weights(const conv_plan *pl, const int8_t *row, int32
   }
   for (cpl = 0; cpl < ncp; cpl++) {
     const int32_t ci = 2 * (cp0 + cpl);
-    const int8_t *a = row + (size_t)ci * kk;
+    const int8_t *a = row + (size_t)ci * (size_t)kk;
     const int8_t *b = ci + 1 < pl->cpg_in ? a + kk : NULL;
-    int32_t *d = wb + (size_t)cpl * kk;
+    int32_t *d = wb + (size_t)cpl * (size_t)kk;
     /* 16 taps of both channels per step: unpacking their bytes pairs them;
      * the loads may run past the pair's taps (into the next channels or
      * the row's padding) as long as they stay inside the weights */
@@ -533,17 +533,17 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
   slot slots[MAX_SLOTS];
   w_prefetch pf;
   const tidsp_conv2d_params *p = pl->p;
-  const size_t in_plane = (size_t)p->h_in * p->w_in;
-  const size_t out_plane = (size_t)p->h_out * p->w_out;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int32_t nchunk = (pl->cp + pl->cpc - 1) / pl->cpc;
   int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, i;
 
   tap_offsets(pl, pl->cpc, off);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
-      const int8_t *x_g = x + ((size_t)n * p->c_in + (size_t)g * pl->cpg_in) * in_plane;
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)pl->cpg_in) * in_plane;
       const int32_t co_g = g * pl->cpg_out;
-      int8_t *y_n = y + (size_t)n * p->c_out * out_plane;
+      int8_t *y_n = y + (size_t)n * (size_t)p->c_out * out_plane;
       for (oh0 = 0; oh0 < p->h_out; oh0 += pl->rows) {
         const int32_t rows = p->h_out - oh0 < pl->rows ? p->h_out - oh0 : pl->rows;
         for (ow0 = 0; ow0 < p->w_out; ow0 += pl->sw_blk) {
@@ -579,27 +579,27 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                 /* the next co-tile's weight rows are fetched while this one
                  * computes (a deep layer streams its weights from memory) */
                 pf.rows = cb_end - (i0 + MR) < MR ? cb_end - (i0 + MR) : MR;
-                pf.row = w + (size_t)(co_g + i0 + MR) * pl->w_stride + (size_t)cp0 * 2 * pl->kk;
+                pf.row = w + (size_t)(co_g + i0 + MR) * pl->w_stride + (size_t)cp0 * 2 * (size_t)pl->kk;
                 pf.lines = (int32_t)(((int64_t)ncp * 2 * pl->kk + 63) / 64);
                 pf.line = 0;
                 pf.per_step = pf.rows > 0 ? (pf.rows * pf.lines + nt - 1) / nt : 0;
                 for (tt = 0; tt < nt; tt++) {
                   const slot *sa = &slots[2 * tt];
                   const slot *sb = 2 * tt + 1 < ns ? &slots[2 * tt + 1] : sa;
-                  const int32_t *xa = qbuf + (size_t)sa->r * pl->rstep * pl->qrow + sa->ow;
-                  const int32_t *xb = qbuf + (size_t)sb->r * pl->rstep * pl->qrow + sb->ow;
+                  const int32_t *xa = qbuf + (size_t)sa->r * (size_t)pl->rstep * (size_t)pl->qrow + sa->ow;
+                  const int32_t *xb = qbuf + (size_t)sb->r * (size_t)pl->rstep * (size_t)pl->qrow + sb->ow;
                   tile_out to;
                   prefetch_step(&pf, pl->w_stride);
-                  to.dst[0] = y_n + (size_t)(oh0 + sa->r) * p->w_out + ow0 + sa->ow;
+                  to.dst[0] = y_n + (size_t)(oh0 + sa->r) * (size_t)p->w_out + ow0 + sa->ow;
                   to.valid[0] = sa->valid;
-                  to.dst[1] = sb != sa ? y_n + (size_t)(oh0 + sb->r) * p->w_out + ow0 + sb->ow : NULL;
+                  to.dst[1] = sb != sa ? y_n + (size_t)(oh0 + sb->r) * (size_t)p->w_out + ow0 + sb->ow : NULL;
                   to.valid[1] = sb->valid;
                   if (nchunk == 1)
                     tile_final(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, &to, out_plane);
                   else
                     tile_chunk(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, ch == 0,
                                ch == nchunk - 1,
-                               part + ((size_t)(i0 - cb0) / MR * nt + tt) * MR * TILE, &to,
+                               part + ((size_t)(i0 - cb0) / MR * (size_t)nt + (size_t)tt) * MR * TILE, &to,
                                out_plane);
                 }
               }
@@ -619,9 +619,9 @@ int32_t tidsp_conv2d_i8__host_avx2(const tidsp_conv2d_params *p,
   conv_plan pl;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y) || !plan_conv(p, &pl))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-  pl.w_end = w + (size_t)(p->c_out - 1) * pl.w_stride + (size_t)pl.cpg_in * pl.kk;
+  pl.w_end = w + (size_t)(p->c_out - 1) * pl.w_stride + (size_t)pl.cpg_in * (size_t)pl.kk;
   pl.x_lo = x;
-  pl.x_hi = x + (size_t)p->n * p->c_in * p->h_in * p->w_in;
+  pl.x_hi = x + (size_t)p->n * (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
   tidsp_host_rq_init(&q, &p->rq, rq);
   conv_fast(&pl, x, w, bias, &q, y);
   return TIDSP_OK;

@@ -78,7 +78,7 @@ static TARGET __m512i gather_taps(const tidsp_conv2d_params *p,
     const int8_t *src;
     if (ih < 0 || ih >= p->h_in)
       continue;
-    src = x_g + ((size_t)ci * p->h_in + (size_t)ih) * p->w_in;
+    src = x_g + ((size_t)ci * (size_t)p->h_in + (size_t)ih) * (size_t)p->w_in;
     /* rows > 1 only when rows·cols ≤ 64, so the shift stays below 64 */
     v = _mm512_mask_loadu_epi8(
         v, r == 0 ? m : m << (r * b->cols), (const void *)((uintptr_t)src + (uintptr_t)(coff - (int64_t)r * b->cols)));
@@ -267,8 +267,8 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   uint32_t cconst[COB];
   __m512i usum[4];
   vnni_conv c;
-  const size_t in_plane = (size_t)p->h_in * p->w_in;
-  const size_t out_plane = (size_t)p->h_out * p->w_out;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
   int32_t n, g, cb0, k0, i0, i;
   tidsp_host_block b;
@@ -283,13 +283,13 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   c.usum = usum;
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
-      const int8_t *x_g = x + ((size_t)n * p->c_in + (size_t)g * c.cpg_in) * in_plane;
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c.cpg_in) * in_plane;
       const int32_t co_g = g * c.cpg_out;
       tidsp_host_block_first(&b, p->h_out, p->w_out, LANES);
       do {
         const int32_t lanes = b.rows * b.cols;
-        const size_t flat0 = (size_t)b.oh0 * p->w_out + b.ow0;
-        int8_t *y_block = y + (size_t)n * p->c_out * out_plane + flat0;
+        const size_t flat0 = (size_t)b.oh0 * (size_t)p->w_out + (size_t)b.ow0;
+        int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + flat0;
         int packed = 0; /* xbuf holds the whole reduction (one chunk) */
         for (cb0 = 0; cb0 < c.cpg_out; cb0 += COB) {
           const int32_t cb = c.cpg_out - cb0 < COB ? c.cpg_out - cb0 : COB;

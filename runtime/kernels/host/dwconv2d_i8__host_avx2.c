@@ -162,12 +162,12 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x, const 
   const int32_t np = dilated ? p->k_w : (p->k_w + 1) / 2, qstep = dilated ? p->dil_w : 2;
   const int32_t cpg_out = p->c_out / p->groups;
   const size_t w_stride = tidsp_host_conv_w_stride(p);
-  const size_t in_plane = (size_t)p->h_in * p->w_in, out_plane = (size_t)p->h_out * p->w_out;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in, out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int32_t span = (p->k_h - 1) * p->dil_h + 1; /* input rows of one output row */
   int32_t strip, len, band;
   int32_t n, co, oh0, ow0, oh, kh, kw, j;
-  const int8_t *y_end = y + (size_t)p->n * p->c_out * out_plane;
-  const int8_t *x_hi = x + (size_t)p->n * p->c_in * in_plane;
+  const int8_t *y_end = y + (size_t)p->n * (size_t)p->c_out * out_plane;
+  const int8_t *x_hi = x + (size_t)p->n * (size_t)p->c_in * in_plane;
   /* Converted row length of a strip of `strip` output columns: the columns
    * rounded up to OUT, their taps and the last pair's partner, one vector
    * of read slack. The widest strip whose span rows fit rbuf. */
@@ -187,8 +187,8 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x, const 
   r.m = _mm256_setzero_ps();
   for (n = 0; n < p->n; n++) {
     for (co = 0; co < p->c_out; co++) {
-      const int8_t *x_c = x + ((size_t)n * p->c_in + (size_t)(co / cpg_out)) * in_plane;
-      int8_t *y_c = y + ((size_t)n * p->c_out + co) * out_plane;
+      const int8_t *x_c = x + ((size_t)n * (size_t)p->c_in + (size_t)(co / cpg_out)) * in_plane;
+      int8_t *y_c = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * out_plane;
       const int8_t *w_co = w + (size_t)co * w_stride;
       const __m256i bv = _mm256_set1_epi32(bias ? bias[co] : 0);
       if (r.ss)
@@ -200,7 +200,7 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x, const 
           for (kw = 0; kw < p->k_w; kw++)
             wp[kh * np + kw] = (int32_t)(uint16_t)(int16_t)(w_co[kh * p->k_w + kw] - p->w_zp);
         } else {
-          tidsp_host_dw_wpairs(w_co + (size_t)kh * p->k_w, p->k_w, p->w_zp, wp + kh * np);
+          tidsp_host_dw_wpairs(w_co + (size_t)kh * (size_t)p->k_w, p->k_w, p->w_zp, wp + kh * np);
         }
       }
       for (ow0 = 0; ow0 < p->w_out; ow0 += strip) {
@@ -213,18 +213,18 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x, const 
           for (j = 0; j < nri; j++) {
             const int64_t ih = ih0 + j;
             if (ih < 0 || ih >= p->h_in)
-              build_row(NULL, 0, 0, 0, len, x_hi, rbuf + (size_t)j * len); /* zeros */
+              build_row(NULL, 0, 0, 0, len, x_hi, rbuf + (size_t)j * (size_t)len); /* zeros */
             else
-              build_row(x_c + (size_t)ih * p->w_in, p->w_in, c0, p->x_zp, len, x_hi,
-                        rbuf + (size_t)j * len);
+              build_row(x_c + (size_t)ih * (size_t)p->w_in, p->w_in, c0, p->x_zp, len, x_hi,
+                        rbuf + (size_t)j * (size_t)len);
           }
           for (oh = 0; oh < nb; oh++) {
-            int8_t *y_row = y_c + (size_t)(oh0 + oh) * p->w_out + ow0;
+            int8_t *y_row = y_c + (size_t)(oh0 + oh) * (size_t)p->w_out + ow0;
             /* a strip's last store may write past it into outputs stored
              * later, but never past the tensor */
             const int spill_end = y_row + (cols + OUT - 1) / OUT * OUT > y_end;
             for (kh = 0; kh < p->k_h; kh++)
-              rows[kh] = rbuf + (size_t)(oh * p->stride_h + kh * p->dil_h) * len;
+              rows[kh] = rbuf + (size_t)(oh * p->stride_h + kh * p->dil_h) * (size_t)len;
             /* the common kernels inlined with constant loop bounds */
             if (p->k_h == 3 && np == 2 && qstep == 2 && sw == 1)
               dw_row(rows, wp, 3, 2, 2, 1, cols, bv, &r, spill_end, y_row);

@@ -154,14 +154,14 @@ static TARGET void convert_band(const dw_layer *L, const dw_band *b,
     for (; k < b->crun[j + 1]; k++)
       /* bytes outside the run are not read (fault-suppressed) */
       v = _mm512_mask_loadu_epi8(v, b->run_mask[k], (const void *)(base + (uintptr_t)b->run_off[k]));
-    _mm512_storeu_si512((void *)(buf + (size_t)64 * j), _mm512_xor_si512(v, c80));
+    _mm512_storeu_si512((void *)(buf + (size_t)64 * (size_t)j), _mm512_xor_si512(v, c80));
   }
 }
 
 /* The dropped lanes of the last groups read up to DW_BUF_SLACK bytes past
  * the chunks: keep them defined (once per band and buffer). */
 static void band_slack(const dw_band *b, uint8_t *buf) {
-  memset(buf + (size_t)64 * b->chunks, 0, DW_BUF_SLACK);
+  memset(buf + (size_t)64 * (size_t)b->chunks, 0, DW_BUF_SLACK);
 }
 
 /* Requantizes the four accumulators of a group and returns its 64 output
@@ -222,7 +222,7 @@ ALWAYS_INLINE TARGET void band_groups(const dw_layer *L, const dw_band *b,
                                       const int SS) {
   int32_t g0, gi, t, a, k;
   for (g0 = 0, gi = 0; g0 < b->ng; g0 += GROUP, gi++) {
-    const uint8_t *base = buf + (size_t)SW * g0;
+    const uint8_t *base = buf + (size_t)SW * (size_t)g0;
     __m512i acc[4], v;
 #pragma GCC unroll 4
     for (a = 0; a < 4; a++)
@@ -498,7 +498,7 @@ static TARGET void band_outputs(const dw_layer *L, const dw_band *b,
   const tidsp_conv2d_params *p = L->p;
   const int32_t cpg_out = p->c_out / p->groups;
   const size_t w_stride = tidsp_host_conv_w_stride(p);
-  const size_t out_plane = (size_t)p->h_out * p->w_out;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int32_t ci = (int32_t)(pl % p->c_in);
   int32_t j;
   dw_chan_rq r;
@@ -517,7 +517,7 @@ static TARGET void band_outputs(const dw_layer *L, const dw_band *b,
     }
     /* output plane n·c_out + co = pl·cpg_out + j */
     fn(L, b, buf, w + (size_t)co * w_stride, bias ? bias[co] : 0, &r,
-       y + ((size_t)pl * cpg_out + j) * out_plane);
+       y + ((size_t)pl * (size_t)cpg_out + (size_t)j) * out_plane);
   }
 }
 
@@ -528,7 +528,7 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
    * is computed, so that the computation's loads do not wait on the
    * conversion's stores */
   uint8_t buf[2][DW_BUF_DATA + DW_BUF_SLACK] __attribute__((aligned(64)));
-  const size_t in_plane = (size_t)p->h_in * p->w_in;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const int64_t planes = (int64_t)p->n * p->c_in;
   dw_layer L;
   dw_band b;

@@ -64,13 +64,14 @@ static inline uint32_t tidsp_host_dw_weights(const tidsp_conv2d_params *p,
   out->ns = 1;
   if (p->w_zp == 0) {
     for (kh = 0; kh < p->k_h; kh++) {
-      const int8_t *wr = w_row + (size_t)kh * p->k_w;
+      const int8_t *wr = w_row + (size_t)kh * (size_t)p->k_w;
       for (q = 0; q < nq; q++) {
         const int32_t nt = p->k_w - 4 * q < 4 ? p->k_w - 4 * q : 4;
         uint32_t b = 0;
         for (t = 0; t < nt; t++) {
-          b |= (uint32_t)(uint8_t)wr[4 * q + t] << (8 * t);
-          sum += (uint32_t)(int32_t)wr[4 * q + t];
+          const int32_t wv = wr[4 * q + t];
+          b |= (uint32_t)(uint8_t)wv << (8 * t);
+          sum += (uint32_t)wv;
         }
         out->q[0][kh * nq + q] = (int32_t)b;
       }

@@ -112,7 +112,7 @@ static TARGET void add_fast(const tidsp_add_i8_params *p,
   tidsp_ref_bc_init(&it, rows);
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
     add_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * it.inner, it.inner);
+            y + (size_t)r * (size_t)it.inner, it.inner);
 }
 
 int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
@@ -189,7 +189,7 @@ static TARGET void mul_fast(const tidsp_mul_i8_params *p,
   tidsp_ref_bc_init(&it, rows);
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
     mul_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * it.inner, it.inner);
+            y + (size_t)r * (size_t)it.inner, it.inner);
 }
 
 int32_t tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a,

@@ -164,10 +164,10 @@ static inline void tidsp_host_conv_gather(const tidsp_conv2d_params *p,
     const int64_t ih = (int64_t)(b->oh0 + r) * p->stride_h +
                        (int64_t)kh * p->dil_h - p->pad_top;
     const int8_t *src;
-    int8_t *dst = row + (size_t)r * b->cols;
+    int8_t *dst = row + (size_t)r * (size_t)b->cols;
     if (ih < 0 || ih >= p->h_in)
       continue;
-    src = x_g + ((size_t)ci * p->h_in + (size_t)ih) * p->w_in;
+    src = x_g + ((size_t)ci * (size_t)p->h_in + (size_t)ih) * (size_t)p->w_in;
     if (p->stride_w == 1) {
       memcpy(dst + clo, src + (clo + coff), (size_t)(chi - clo));
     } else {

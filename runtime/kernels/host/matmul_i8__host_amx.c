@@ -74,7 +74,7 @@ static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
       for (i = 0; i < 16; i++) {
         const int32_t row = 16 * t + i;
         r[i] = row < mb ? _mm512_maskz_loadu_epi8(
-                              m, (const void *)((uintptr_t)(xb + (size_t)row * K) + (uintptr_t)off))
+                              m, (const void *)((uintptr_t)(xb + (size_t)row * (size_t)K) + (uintptr_t)off))
                         : _mm512_setzero_si512();
       }
       transpose16(r);
@@ -90,8 +90,13 @@ static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
 static inline __attribute__((always_inline)) TARGET __m512i gather_sums(
     const tidsp_matmul_params *p, const int32_t *acc, __m512i voff, __m512i vcc,
     const int32_t *xsum, int32_t l) {
+  /* Without -O, GCC's avx512fintrin.h defines the gather as a macro that
+   * passes its all-ones mask 0xFFFF to a builtin taking a short. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
   __m512i a = _mm512_i32gather_epi32(_mm512_add_epi32(voff, _mm512_set1_epi32(l)),
                                      (const void *)acc, 4);
+#pragma GCC diagnostic pop
   a = _mm512_add_epi32(a, vcc);
   if (p->w_zp != 0)
     a = _mm512_sub_epi32(a, _mm512_set1_epi32((int)((uint32_t)p->w_zp * (uint32_t)xsum[l])));
@@ -127,14 +132,14 @@ static TARGET void requant_store(const tidsp_matmul_params *p,
       tidsp_host_ss16_consts k;
       tidsp_host_ss16_lanes(&k, q, r0, nr);
       for (l = 0; l < mb; l++)
-        _mm_mask_storeu_epi8(yb + (size_t)l * p->n + r0, mk,
+        _mm_mask_storeu_epi8(yb + (size_t)l * (size_t)p->n + r0, mk,
                              tidsp_host_ss16(gather_sums(p, acc, voff, vcc, xsum, l), &k));
     } else {
       const __m512 vm = q->per_channel ? _mm512_maskz_loadu_ps(mk, q->mult + r0)
                                        : _mm512_set1_ps(q->mult[0]);
       for (l = 0; l < mb; l++)
         _mm_mask_storeu_epi8(
-            yb + (size_t)l * p->n + r0, mk,
+            yb + (size_t)l * (size_t)p->n + r0, mk,
             tidsp_amx_rq16(gather_sums(p, acc, voff, vcc, xsum, l), vm, lo, hi, zp));
     }
   }
@@ -160,11 +165,11 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
     tidsp_amx_row_consts(&g, 0, N, bias, p->x_zp, p->w_zp, cconst);
   for (i0 = 0; i0 < p->m; i0 += TIDSP_AMX_LANES) {
     const int32_t mb = p->m - i0 < TIDSP_AMX_LANES ? p->m - i0 : TIDSP_AMX_LANES;
-    const int8_t *xb = x + (size_t)i0 * K;
+    const int8_t *xb = x + (size_t)i0 * (size_t)K;
     int packed = 0; /* the panel holds the whole reduction */
     if (p->w_zp != 0) {
       for (i = 0; i < mb; i++)
-        xsum[i] = tidsp_amx_row_sum(xb + (size_t)i * K, K);
+        xsum[i] = tidsp_amx_row_sum(xb + (size_t)i * (size_t)K, K);
     }
     for (r_lo = 0; r_lo < N; r_lo += TIDSP_AMX_COB) {
       const int32_t r_hi = N - r_lo < TIDSP_AMX_COB ? N : r_lo + TIDSP_AMX_COB;
@@ -180,7 +185,7 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
       }
       TIDSP_AMX_BARRIER(acc);
       requant_store(p, &g, acc, r_lo, r_hi, cconst, whole ? 0 : r_lo, q, xsum, mb,
-                    y + (size_t)i0 * N);
+                    y + (size_t)i0 * (size_t)N);
     }
   }
   _tile_release();

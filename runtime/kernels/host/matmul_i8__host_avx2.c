@@ -310,7 +310,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x, co
       for (ch = 0; ch < nchunk; ch++) {
         const int32_t k0 = ch * KC, kc = K - k0 < KC ? K - k0 : KC;
         const int32_t np = (kc + 1) / 2;
-        convert_x(x + (size_t)m0 * K, (size_t)K, mb, k0, kc, p->x_zp, xs);
+        convert_x(x + (size_t)m0 * (size_t)K, (size_t)K, mb, k0, kc, p->x_zp, xs);
         for (b = 0; b * NB < nsb; b++) {
           const int32_t nc = nsb - b * NB < NB ? nsb - b * NB : NB;
           if (kc > 0)
@@ -321,8 +321,8 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x, co
             /* rows past mb (zero in xs) are computed, not stored */
             const int32_t *xr = (const int32_t *)(xs + (size_t)i0 * KC);
             mm_tile(xr, KC / 2, panel[b], np, &cols[b], q, ch == 0,
-                    ch == nchunk - 1, part + ((size_t)(i0 / MRM) * (NSB / NB) + b) * MRM * NB, mr,
-                    nc, y + (size_t)(m0 + i0) * p->n + n0 + b * NB, p->n);
+                    ch == nchunk - 1, part + ((size_t)(i0 / MRM) * (NSB / NB) + (size_t)b) * MRM * NB, mr,
+                    nc, y + (size_t)(m0 + i0) * (size_t)p->n + n0 + b * NB, p->n);
           }
         }
       }
@@ -357,8 +357,8 @@ static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, co
     for (jj = 0; jj < NJ; jj++)
       wr[jj] = w + (size_t)(j0 + (jj < nj ? jj : nj - 1)) * w_stride;
     for (i = 0; i < p->m; i++) {
-      const int8_t *xr = x + (size_t)i * K;
-      int8_t *yr = y + (size_t)i * p->n + j0;
+      const int8_t *xr = x + (size_t)i * (size_t)K;
+      int8_t *yr = y + (size_t)i * (size_t)p->n + j0;
       __m256i acc[NJ];
       for (jj = 0; jj < NJ; jj++)
         acc[jj] = _mm256_setzero_si256();

@@ -56,7 +56,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
                    u_zp * (uint32_t)_mm512_reduce_add_epi32(s) + kconst;
     }
     for (i = 0; i < p->m; i++) {
-      const int8_t *xr = x + (size_t)i * K;
+      const int8_t *xr = x + (size_t)i * (size_t)K;
       __m512i acc[NJ], usum = _mm512_setzero_si512();
       for (jj = 0; jj < NJ; jj++)
         acc[jj] = _mm512_setzero_si512();
@@ -71,7 +71,7 @@ static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
       }
       {
         const uint32_t ucorr = (uint32_t)p->w_zp * (uint32_t)_mm512_reduce_add_epi32(usum);
-        int8_t *yr = y + (size_t)i * p->n + j0;
+        int8_t *yr = y + (size_t)i * (size_t)p->n + j0;
         for (jj = 0; jj < nj; jj++) {
           const uint32_t a = (uint32_t)_mm512_reduce_add_epi32(acc[jj]) + cconst[jj] - ucorr;
           yr[jj] = tidsp_host_rq_one(q, j0 + jj, a);

@@ -43,8 +43,8 @@ static TARGET void maxpool_i8_fast(const tidsp_pool2d_params *p,
   memset(buf, TIDSP_REF_I8_MIN, (size_t)g->span + TIDSP_HOST_POOL_SLACK);
   memset(h, TIDSP_REF_I8_MIN, (size_t)g->h_len + TIDSP_HOST_POOL_SLACK);
   for (nc = 0; nc < planes; nc++) {
-    const int8_t *xp = x + (size_t)nc * p->h_in * p->w_in;
-    int8_t *yp = y + (size_t)nc * p->h_out * p->w_out;
+    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
+    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += p->w_out) {
       tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
       memcpy(row, xp + tidsp_host_pool_row_offset(p, oh, kh_lo), (size_t)p->w_in);
@@ -76,7 +76,7 @@ static TARGET void maxpool_i8_fast(const tidsp_pool2d_params *p,
         }
       } else {
         for (j = 0; j < p->w_out; j++)
-          yp[j] = h[(size_t)j * p->stride_w];
+          yp[j] = h[(size_t)j * (size_t)p->stride_w];
       }
     }
   }
@@ -121,8 +121,8 @@ static TARGET void maxpool_f32_fast(const tidsp_pool2d_params *p,
   for (j = 0; j < g->h_len + TIDSP_HOST_POOL_SLACK; j++)
     h[j] = -INFINITY;
   for (nc = 0; nc < planes; nc++) {
-    const float *xp = x + (size_t)nc * p->h_in * p->w_in;
-    float *yp = y + (size_t)nc * p->h_out * p->w_out;
+    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
+    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += p->w_out) {
       for (j = 0; j < p->w_out; j++)
         yp[j] = -INFINITY;
@@ -146,7 +146,7 @@ static TARGET void maxpool_f32_fast(const tidsp_pool2d_params *p,
           j = 0;
         }
         for (; j < p->w_out; j++) {
-          const float t = h[(size_t)j * p->stride_w];
+          const float t = h[(size_t)j * (size_t)p->stride_w];
           yp[j] = t > yp[j] ? t : yp[j];
         }
       }
@@ -195,7 +195,7 @@ int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
   for (c = 0; c < p->nc; c++) {
     /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
     const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
-                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * p->hw, p->hw);
+                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * (size_t)p->hw, p->hw);
     y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
   }
   return TIDSP_OK;

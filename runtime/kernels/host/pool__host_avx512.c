@@ -97,8 +97,8 @@ static TARGET void maxpool_i8_direct(const tidsp_pool2d_params *p,
   int64_t nc;
   int32_t oh, kh, kh_lo, kh_hi, j, k;
   for (nc = 0; nc < planes; nc++) {
-    const int8_t *xp = x + (size_t)nc * p->h_in * w_in;
-    int8_t *yp = y + (size_t)nc * p->h_out * w_out;
+    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
+    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
       const uint64_t *mj = masks;
       tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
@@ -136,8 +136,8 @@ static TARGET void maxpool_i8_rows(const tidsp_pool2d_params *p,
   memset(buf, TIDSP_REF_I8_MIN, (size_t)g->span + TIDSP_HOST_POOL_SLACK);
   memset(h, TIDSP_REF_I8_MIN, (size_t)g->h_len + TIDSP_HOST_POOL_SLACK);
   for (nc = 0; nc < planes; nc++) {
-    const int8_t *xp = x + (size_t)nc * p->h_in * w_in;
-    int8_t *yp = y + (size_t)nc * p->h_out * w_out;
+    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
+    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
       tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
       for (j = 0; j < w_in; j += 64) {
@@ -157,7 +157,7 @@ static TARGET void maxpool_i8_rows(const tidsp_pool2d_params *p,
         _mm512_storeu_si512((void *)(h + j), v);
       }
       for (j = 0; j < w_out; j++)
-        yp[j] = h[(size_t)j * p->stride_w];
+        yp[j] = h[(size_t)j * (size_t)p->stride_w];
     }
   }
 }
@@ -210,8 +210,8 @@ static TARGET void maxpool_f32_direct(const tidsp_pool2d_params *p,
   int64_t nc;
   int32_t oh, kh, kh_lo, kh_hi, j;
   for (nc = 0; nc < planes; nc++) {
-    const float *xp = x + (size_t)nc * p->h_in * w_in;
-    float *yp = y + (size_t)nc * p->h_out * w_out;
+    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
+    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
       const uint64_t *mj = masks, *mj_hi = masks_hi;
       tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
@@ -252,8 +252,8 @@ static TARGET void maxpool_f32_rows(const tidsp_pool2d_params *p,
   for (j = 0; j < g->h_len + TIDSP_HOST_POOL_SLACK; j++)
     h[j] = -INFINITY;
   for (nc = 0; nc < planes; nc++) {
-    const float *xp = x + (size_t)nc * p->h_in * w_in;
-    float *yp = y + (size_t)nc * p->h_out * w_out;
+    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
+    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
     for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
       tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
       for (kh = kh_lo; kh < kh_hi; kh++) {
@@ -269,7 +269,7 @@ static TARGET void maxpool_f32_rows(const tidsp_pool2d_params *p,
           _mm512_storeu_ps(h + j, t);
         }
         for (j = 0; j < w_out; j++) {
-          const float t = h[(size_t)j * p->stride_w];
+          const float t = h[(size_t)j * (size_t)p->stride_w];
           const float acc = kh == kh_lo ? -INFINITY : yp[j];
           yp[j] = t > acc ? t : acc;
         }
@@ -338,7 +338,7 @@ int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
   for (c = 0; c < p->nc; c++) {
     /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
     const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
-                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * p->hw, p->hw);
+                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * (size_t)p->hw, p->hw);
     y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
   }
   return TIDSP_OK;
