@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dma_trace.h"
 #include "host_model.h"
 #include "npy.h"
 
@@ -54,6 +55,10 @@ static const char usage[] =
     "                      must be compiled with -t \"c_static_lib -profile-layers=1\"\n"
     "  --profile-csv FILE  write the per-layer table as CSV (implies profiling)\n"
     "  --profile-svg FILE  write a bar chart of the layer times as SVG\n"
+    "  --dma-trace FILE    write the DMA copies and staged layer calls of the first\n"
+    "                      inference as a Chrome trace (JSON: Perfetto,\n"
+    "                      chrome://tracing) and print the share of DMA time\n"
+    "                      hidden behind compute (-mcpu=c7x -mmalib=1 models)\n"
     "  --max-memory SIZE   the most memory the inputs, weights, arena and outputs\n"
     "                      may take together (bytes or K/M/G suffixed, default 4G);\n"
     "                      checked before anything is allocated\n"
@@ -68,6 +73,7 @@ typedef struct run_args {
   long repeat; /* timed runs after the warm-up; 0: one untimed run */
   int profile; /* print the table */
   const char *profile_csv, *profile_svg;
+  const char *dma_trace; /* --dma-trace */
   size_t max_memory; /* --max-memory */
 } run_args;
 
@@ -79,6 +85,7 @@ typedef struct run_state {
   int64_t k; /* model batches per input */
   long runs; /* warm-up included */
   size_t left; /* what --max-memory leaves */
+  cs_dma_trace trace;    /* --dma-trace, of the first run */
   double *times;         /* [runs] ms */
   uint64_t *layer_times; /* [runs][layers], clock units */
 } run_state;
@@ -117,6 +124,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
     } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-csv", NULL, &v))) {
       if (r < 0) return cs_cli_usage_error("run", "--profile-csv needs a file name");
       a->profile_csv = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--dma-trace", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--dma-trace needs a file name");
+      a->dma_trace = v;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-svg", NULL, &v))) {
       if (r < 0) return cs_cli_usage_error("run", "--profile-svg needs a file name");
       a->profile_svg = v;
@@ -274,6 +284,8 @@ static int run_all(const run_args *a, const cs_host_model *hm, run_state *s) {
       }
     }
     s->times[r] = now_ms() - t0;
+    if (r == 0 && a->dma_trace && cs_dma_trace_finish(&s->trace, a->dma_trace, m->name) != CS_OK)
+      return cs_cli_fail("%s", cs_error_message());
     for (int l = 0; prof && l < prof->n_layers; l++)
       s->layer_times[(size_t)r * (size_t)prof->n_layers + (size_t)l] = prof->layers[l].total;
   }
@@ -371,6 +383,8 @@ static int run_steps(const run_args *a, cs_host_model *hm, run_state *s) {
   if ((rc = check_budget(a, hm->desc, s)) != CS_EXIT_OK) return rc;
   if (cs_host_model_prepare(hm, a->dir) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if ((rc = alloc_outputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
+  if (a->dma_trace && cs_dma_trace_start(&s->trace, hm->so, hm->desc->name, 1 << 16) != CS_OK)
+    return cs_cli_fail("%s", cs_error_message());
   if ((rc = run_all(a, hm, s)) != CS_EXIT_OK) return rc;
   report_latency(a, s);
   if ((rc = report_profile(a, hm->desc, s)) != CS_EXIT_OK) return rc;
@@ -392,6 +406,7 @@ int cs_cmd_run(int argc, char **argv) {
   for (int j = 0; j < MAX_IO; j++) free(s.y[j]);
   free(s.times);
   free(s.layer_times);
+  cs_dma_trace_free(&s.trace);
   cs_host_model_close(&hm);
   return rc;
 }

@@ -152,6 +152,8 @@ int cs_cg_part_staged(const cs_cg *cg, int f);
 void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size);
 /* Inside a call's block: the DMA copies and the wait before the call. */
 void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used);
+/* After a staged call: the end of its compute in the DMA trace (emit_l2.c). */
+void cs_cg_emit_l2_trace_end(cs_sbuf *b);
 /* A whole sliced conv layer: the block with its output-channel loop. */
 cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
 

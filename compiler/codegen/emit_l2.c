@@ -22,6 +22,8 @@ int cs_cg_part_staged(const cs_cg *cg, int f) {
   return 0;
 }
 
+static void trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent);
+
 static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[256];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
@@ -53,9 +55,21 @@ void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *use
     copy(b, l2->weight_off, src.s, l2->weight_bytes, "return st");
   }
   cs_sbuf_puts(b, "    st = tidsp_dma_wait(0, 0);\n    if (st != TIDSP_OK) return st;\n");
+  trace_begin(cg, b, n, "    ");
   cs_sbuf_taint(b, &src);
   cs_sbuf_free(&src);
 }
+
+/* The staged call's compute in the DMA trace (cstatic/dma.h; a no-op
+ * unless `cstatic run --dma-trace` or the application binds one), named
+ * as the profile names the layer: begin after its wait, end after it. */
+static void trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent) {
+  cs_sbuf_printf(b, "%sconst int32_t tr = tidsp_dma_trace_begin(", indent);
+  cs_c_string(b, cs_cg_layer_source(cg, n).name);
+  cs_sbuf_puts(b, ");\n");
+}
+
+void cs_cg_emit_l2_trace_end(cs_sbuf *b) { cs_sbuf_puts(b, "    tidsp_dma_trace_end(tr);\n"); }
 
 /* The conv's int32 arguments with C_out → the chunk's n_oc, then oc_start. */
 static const char *const kConvArgs[12] = {"C_in",     "H_in",       "W_in",     "C_out_tile",
@@ -79,6 +93,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
   cs_cg_use(used, wv);
+  trace_begin(cg, b, n, "    ");
   cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
                     "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
                  (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout);
@@ -104,6 +119,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
     else cs_sbuf_printf(b, ",\n          /* %s */ %d", kConvArgs[i], (int)a[i]);
   }
   cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      if (st != TIDSP_OK) break;\n    }\n");
+  cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   cs_sbuf_taint(b, &src);

@@ -181,6 +181,7 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
   cs_sbuf_printf(b, "    st = %s;\n", call.s);
+  if (l2_step >= 0) cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   cs_sbuf_taint(b, &pre);

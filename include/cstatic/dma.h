@@ -13,14 +13,24 @@
  *   tidsp_dma_wait(0, 0);
  *   mmalib_conv2d_i8(L2 + in_off, L2 + w_off, …);
  *
- * DMA: a copy is issued on a queue and completes some time before the
- * tidsp_dma_wait that covers it returns; until then neither its source nor
- * its destination may be touched. Copies on one queue complete in issue
- * order. tidsp_dma_wait(q, k) returns when at most k copies issued on q
- * are still in flight (k = 0: all done). The host implementation defers
- * each copy until a wait needs it (or the queue is full), which is what an
- * asynchronous engine may do, so generated code that reads L2 before its
- * wait fails in host tests instead of working by luck.
+ * DMA: copies are issued in groups (the spec's async commit groups). A
+ * copy joins its queue's open group; tidsp_dma_commit(q) closes the open
+ * group, and tidsp_dma_wait(q, k) closes it too, then returns when at most
+ * k groups issued on q are still in flight (k = 0: all done). A copy
+ * completes some time between its issue and the wait that covers it; until
+ * then neither its source nor its destination may be touched. Copies on
+ * one queue complete in issue order. The software pipeline of a tiled
+ * layer (two copies per tile, input and weights):
+ *
+ *   tidsp_dma_copy(0, in0, …); tidsp_dma_copy(0, w0, …); tidsp_dma_commit(0);
+ *   tidsp_dma_copy(0, in1, …); tidsp_dma_copy(0, w1, …); tidsp_dma_commit(0);
+ *   tidsp_dma_wait(0, 1);   tile 0 is in L2, tile 1 may still be moving
+ *   compute tile 0;
+ *   tidsp_dma_wait(0, 0);   compute tile 1;
+ *
+ * The host engine (runtime/dma/dma_host.c) is asynchronous: one copy
+ * thread, started by the first copy, moves the bytes while the caller
+ * computes, so a missing wait is a real race (ThreadSanitizer reports it).
  *
  * L2: the platform binds its L2 SRAM region (the firmware at model load,
  * `cstatic run` before each run, an application on the board once at
@@ -40,19 +50,69 @@ extern "C" {
 #endif
 
 #define TIDSP_DMA_QUEUES 4     /* queue ids 0 … TIDSP_DMA_QUEUES − 1 */
-#define TIDSP_DMA_DEPTH 16     /* copies a queue holds before the oldest is forced */
+#define TIDSP_DMA_DEPTH 16     /* copies a queue holds; one more waits for the oldest */
 #define TIDSP_DMA_BYPASS_CACHE 1u /* flags: the spec's bypass_cache; no effect on the host */
 
-/* Issue a copy of `bytes` bytes from src to dst on `queue`. TIDSP_OK;
+/* Issue a copy of `bytes` bytes from src to dst on `queue`, into its open
+ * group; a full queue first waits for its oldest copy. TIDSP_OK;
  * TIDSP_ERR_PARAM for a queue out of range, unknown flags, or source and
  * destination ranges that overlap; TIDSP_ERR_NULL for a NULL dst or src
  * with bytes > 0. bytes == 0 is a no-op. A failing call issues nothing. */
 int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, uint32_t flags);
 
-/* Wait until at most max_inflight copies issued on `queue` are still in
- * flight. TIDSP_OK; TIDSP_ERR_PARAM for a queue out of range or
- * max_inflight < 0. */
+/* Close `queue`'s open group (no-op when it holds no copy): the copies
+ * issued since the last commit or wait become one group. TIDSP_OK;
+ * TIDSP_ERR_PARAM for a queue out of range. */
+int32_t tidsp_dma_commit(int32_t queue);
+
+/* Close `queue`'s open group, then wait until at most max_inflight groups
+ * issued on it are still in flight. TIDSP_OK; TIDSP_ERR_PARAM for a queue
+ * out of range or max_inflight < 0. */
 int32_t tidsp_dma_wait(int32_t queue, int32_t max_inflight);
+
+/* Complete every copy of every queue and stop the copy thread (the next
+ * copy starts it again). Registered with atexit when the thread starts. */
+void tidsp_dma_shutdown(void);
+
+/* Host engine only, for tests: lazy != 0 makes the copy thread start a
+ * copy only when a wait needs it or a full queue needs room (oldest
+ * first), so a test sees exactly which copies are done; 0 (the default)
+ * lets it copy as soon as a copy is issued. */
+void tidsp_dma_host_lazy(int32_t lazy);
+
+/* ---- the trace: what moved when, beside what computed when ----------- */
+
+#define TIDSP_DMA_EV_COPY 0    /* a copy: queue, group, bytes, issue/start/end */
+#define TIDSP_DMA_EV_COMPUTE 1 /* a layer's kernel call: name, start/end */
+
+/* One event; times in tidsp_profile_clock units (nanoseconds on a host). */
+typedef struct tidsp_dma_event {
+  int32_t kind;     /* TIDSP_DMA_EV_* */
+  int32_t queue;    /* copy: its queue; compute: -1 */
+  int64_t group;    /* copy: its group's number on its queue (from 0 at bind) */
+  uint64_t bytes;   /* copy: bytes moved; compute: 0 */
+  const char *name; /* compute: the layer (a string of the model); copy: NULL */
+  uint64_t issue;   /* copy: when issued; compute: = start */
+  uint64_t start;
+  uint64_t end;     /* 0 while the copy or the call has not ended */
+} tidsp_dma_event;
+
+/* Record events into events[0 … capacity − 1] (the caller's storage: the
+ * engine allocates nothing) from now on, numbering groups from 0;
+ * events == NULL or capacity <= 0 stops recording. Events beyond the
+ * capacity are counted, not stored. TIDSP_OK; TIDSP_ERR_PARAM for
+ * capacity < 0. */
+int32_t tidsp_dma_trace_bind(tidsp_dma_event *events, int32_t capacity);
+
+/* Events recorded since the bind (at most its capacity); *dropped (when
+ * not NULL) gets the number that did not fit. Read the events after
+ * tidsp_dma_wait(q, 0) on every queue: then every copy has ended. */
+int32_t tidsp_dma_trace_count(int64_t *dropped);
+
+/* Mark a layer's kernel call (generated code of staged and tiled layers):
+ * begin returns the event's slot (−1 when not recording), end stamps it. */
+int32_t tidsp_dma_trace_begin(const char *layer);
+void tidsp_dma_trace_end(int32_t slot);
 
 #define TIDSP_L2_ALIGN 128 /* the L2 region's base alignment */
 

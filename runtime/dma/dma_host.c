@@ -1,43 +1,130 @@
 /*
- * dma_host.c — the host's DMA engine (cstatic/dma.h): a deferred memcpy.
+ * dma_host.c — the host's DMA engine (cstatic/dma.h): one copy thread that
+ * moves the bytes while the caller computes.
  *
- * Each queue is a ring of TIDSP_DMA_DEPTH pending copies. A copy is only
- * recorded when issued and performed when a wait needs it, or when a new
- * copy finds its queue full (the oldest is performed first to make room),
- * always oldest first. Deferring as long as the contract allows is the
- * point: generated code that touches a staged buffer before the wait that
- * covers it reads stale bytes in host tests, as it would race on the
- * board, instead of working because the copy happened to be synchronous.
+ * Each queue is a ring of TIDSP_DMA_DEPTH issued copies, oldest at head;
+ * every copy carries its group's number and a ticket (the global issue
+ * order). The copy thread, started by the first copy, takes the oldest
+ * copy of all queues, copies it with the lock released and only then
+ * removes it from its ring, so a copy is in flight from its issue to the
+ * end of its memcpy. A queue's groups in flight are the committed groups
+ * from its oldest copy's group on (copies complete in issue order).
+ *
+ * Lazy mode (tests) keeps the thread from starting a copy that no wait
+ * needs and no full queue makes room for, which is the deferred engine
+ * this one replaced: a test then sees exactly which copies are done.
  *
  * The state is static, like the engine it stands for: one inference at a
- * time drives it (the firmware serves one request at a time). No
- * allocation.
+ * time drives it. Fixed rings, no allocation. POSIX threads; a board
+ * links its own engine instead (the C7x's DMA).
  */
 #include "cstatic/dma.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cstatic/profile.h"
 #include "cstatic/tidsp.h"
 
 typedef struct dma_copy {
   void *dst;
   const void *src;
   size_t bytes;
+  int64_t group;  /* the group's number on its queue */
+  uint64_t ticket; /* issue order over all queues */
+  int32_t event;  /* trace slot, or −1 */
 } dma_copy;
 
 typedef struct dma_queue {
   dma_copy ring[TIDSP_DMA_DEPTH];
-  int32_t head;  /* the oldest pending copy */
-  int32_t count; /* pending copies */
+  int32_t head;       /* the oldest copy */
+  int32_t count;      /* copies in flight */
+  int64_t open_group; /* the open group's number; groups below it are committed */
+  int32_t open_count; /* copies in the open group */
+  int32_t waiting;    /* lazy: a wait blocks on this queue … */
+  int32_t need;       /* … until at most this many groups are in flight */
+  int32_t want_room;  /* lazy: an issuer waits for a free slot */
+  int64_t trace_base; /* open_group at the trace's bind */
 } dma_queue;
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER; /* the thread waits */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER; /* issuers and waiters wait */
 static dma_queue queues[TIDSP_DMA_QUEUES];
+static pthread_t thread;
+static int running, stopping, lazy, atexit_done;
+static uint64_t next_ticket;
 
-static void complete_oldest(dma_queue *q) {
-  const dma_copy *c = &q->ring[q->head];
-  memcpy(c->dst, c->src, c->bytes);
-  q->head = (q->head + 1) % TIDSP_DMA_DEPTH;
-  q->count--;
+static tidsp_dma_event *trace;
+static int32_t trace_cap, trace_n;
+static int64_t trace_dropped;
+
+/* Committed groups of q with a copy still in flight. */
+static int64_t inflight_groups(const dma_queue *q) {
+  return q->count ? q->open_group - q->ring[q->head].group : 0;
+}
+
+/* Whether the thread may start q's oldest copy now. */
+static int startable(const dma_queue *q) {
+  if (!q->count) return 0;
+  if (!lazy || stopping || q->want_room) return 1;
+  return q->waiting && inflight_groups(q) > q->need;
+}
+
+static int32_t trace_slot(void) {
+  if (!trace) return -1;
+  if (trace_n == trace_cap) {
+    trace_dropped++;
+    return -1;
+  }
+  return trace_n++;
+}
+
+static void *copy_thread(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    dma_queue *q = NULL;
+    for (int32_t i = 0; i < TIDSP_DMA_QUEUES; i++) {
+      dma_queue *c = &queues[i];
+      if (startable(c) && (!q || c->ring[c->head].ticket < q->ring[q->head].ticket)) q = c;
+    }
+    if (!q) {
+      if (stopping) break;
+      pthread_cond_wait(&work_cv, &lock);
+      continue;
+    }
+    /* Only the thread removes copies: the head stays put while it copies
+     * (a trace rebind meanwhile resets its event, hence the re-read). */
+    const dma_copy *c = &q->ring[q->head];
+    void *dst = c->dst;
+    const void *src = c->src;
+    size_t bytes = c->bytes;
+    if (c->event >= 0) trace[c->event].start = tidsp_profile_clock();
+    pthread_mutex_unlock(&lock);
+    memcpy(dst, src, bytes);
+    pthread_mutex_lock(&lock);
+    if (c->event >= 0) trace[c->event].end = tidsp_profile_clock();
+    q->head = (q->head + 1) % TIDSP_DMA_DEPTH;
+    q->count--;
+    q->want_room = 0;
+    pthread_cond_broadcast(&done_cv);
+  }
+  pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+/* Start the thread (lock held). 0 if it cannot be started. */
+static int ensure_running(void) {
+  if (running) return 1;
+  if (!atexit_done) {
+    if (atexit(tidsp_dma_shutdown) != 0) return 0;
+    atexit_done = 1;
+  }
+  if (pthread_create(&thread, NULL, copy_thread, NULL) != 0) return 0;
+  running = 1;
+  return 1;
 }
 
 /* Whether [a, a + n) and [b, b + n) share a byte. Written with the
@@ -54,20 +141,142 @@ int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, 
   if (bytes == 0) return TIDSP_OK;
   if (!dst || !src) return TIDSP_ERR_NULL;
   if (ranges_overlap(dst, src, bytes)) return TIDSP_ERR_PARAM;
-  /* Every check passed: only now may the oldest copy be forced out. */
+  /* Every check passed: only now may the call wait for room. */
+  pthread_mutex_lock(&lock);
   dma_queue *q = &queues[queue];
-  if (q->count == TIDSP_DMA_DEPTH) complete_oldest(q);
+  if (!ensure_running()) {
+    /* No thread (out of resources): complete this queue, then copy here.
+     * Slower, never wrong. */
+    while (q->count) pthread_cond_wait(&done_cv, &lock);
+    pthread_mutex_unlock(&lock);
+    memcpy(dst, src, bytes);
+    return TIDSP_OK;
+  }
+  while (q->count == TIDSP_DMA_DEPTH) {
+    q->want_room = 1;
+    pthread_cond_signal(&work_cv);
+    pthread_cond_wait(&done_cv, &lock);
+  }
   dma_copy *c = &q->ring[(q->head + q->count) % TIDSP_DMA_DEPTH];
   c->dst = dst;
   c->src = src;
   c->bytes = bytes;
+  c->group = q->open_group;
+  c->ticket = next_ticket++;
+  c->event = trace_slot();
+  if (c->event >= 0) {
+    tidsp_dma_event *e = &trace[c->event];
+    memset(e, 0, sizeof *e);
+    e->kind = TIDSP_DMA_EV_COPY;
+    e->queue = queue;
+    e->group = q->open_group - q->trace_base;
+    e->bytes = bytes;
+    e->issue = tidsp_profile_clock();
+  }
   q->count++;
+  q->open_count++;
+  pthread_cond_signal(&work_cv);
+  pthread_mutex_unlock(&lock);
+  return TIDSP_OK;
+}
+
+/* Close q's open group (lock held). */
+static void commit(dma_queue *q) {
+  if (q->open_count) {
+    q->open_group++;
+    q->open_count = 0;
+  }
+}
+
+int32_t tidsp_dma_commit(int32_t queue) {
+  if (queue < 0 || queue >= TIDSP_DMA_QUEUES) return TIDSP_ERR_PARAM;
+  pthread_mutex_lock(&lock);
+  commit(&queues[queue]);
+  pthread_mutex_unlock(&lock);
   return TIDSP_OK;
 }
 
 int32_t tidsp_dma_wait(int32_t queue, int32_t max_inflight) {
   if (queue < 0 || queue >= TIDSP_DMA_QUEUES || max_inflight < 0) return TIDSP_ERR_PARAM;
+  pthread_mutex_lock(&lock);
   dma_queue *q = &queues[queue];
-  while (q->count > max_inflight) complete_oldest(q);
+  commit(q);
+  if (inflight_groups(q) > max_inflight) {
+    q->waiting = 1;
+    q->need = max_inflight;
+    pthread_cond_signal(&work_cv);
+    while (inflight_groups(q) > max_inflight) pthread_cond_wait(&done_cv, &lock);
+    q->waiting = 0;
+  }
+  pthread_mutex_unlock(&lock);
   return TIDSP_OK;
+}
+
+void tidsp_dma_shutdown(void) {
+  pthread_mutex_lock(&lock);
+  if (!running) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  stopping = 1; /* the thread completes every copy, then returns */
+  pthread_cond_signal(&work_cv);
+  pthread_mutex_unlock(&lock);
+  pthread_join(thread, NULL);
+  pthread_mutex_lock(&lock);
+  running = 0;
+  stopping = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+void tidsp_dma_host_lazy(int32_t on) {
+  pthread_mutex_lock(&lock);
+  lazy = on != 0;
+  pthread_cond_signal(&work_cv);
+  pthread_mutex_unlock(&lock);
+}
+
+int32_t tidsp_dma_trace_bind(tidsp_dma_event *events, int32_t capacity) {
+  if (capacity < 0) return TIDSP_ERR_PARAM;
+  pthread_mutex_lock(&lock);
+  trace = capacity > 0 ? events : NULL;
+  trace_cap = trace ? capacity : 0;
+  trace_n = 0;
+  trace_dropped = 0;
+  for (int32_t i = 0; i < TIDSP_DMA_QUEUES; i++) {
+    dma_queue *q = &queues[i];
+    q->trace_base = q->open_group;
+    for (int32_t k = 0; k < q->count; k++) q->ring[(q->head + k) % TIDSP_DMA_DEPTH].event = -1;
+  }
+  pthread_mutex_unlock(&lock);
+  return TIDSP_OK;
+}
+
+int32_t tidsp_dma_trace_count(int64_t *dropped) {
+  pthread_mutex_lock(&lock);
+  int32_t n = trace_n;
+  if (dropped) *dropped = trace_dropped;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+int32_t tidsp_dma_trace_begin(const char *layer) {
+  pthread_mutex_lock(&lock);
+  int32_t slot = trace_slot();
+  if (slot >= 0) {
+    tidsp_dma_event *e = &trace[slot];
+    memset(e, 0, sizeof *e);
+    e->kind = TIDSP_DMA_EV_COMPUTE;
+    e->queue = -1;
+    e->name = layer;
+    e->issue = e->start = tidsp_profile_clock();
+  }
+  pthread_mutex_unlock(&lock);
+  return slot;
+}
+
+void tidsp_dma_trace_end(int32_t slot) {
+  if (slot < 0) return;
+  pthread_mutex_lock(&lock);
+  if (slot < trace_n) trace[slot].end = tidsp_profile_clock();
+  pthread_mutex_unlock(&lock);
 }

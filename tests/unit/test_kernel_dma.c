@@ -1,14 +1,20 @@
 /*
  * The DMA engine and the L2 scratch (cstatic/dma.h; runtime/dma/dma_host.c,
- * runtime/mem/l2.c). The host engine defers every copy until a wait needs
- * it or its queue is full, so each test can see exactly which copies are
- * done: a destination holds its source's bytes once its copy completed
- * and its old fill until then. Each test leaves every queue drained.
+ * runtime/mem/l2.c). Most tests run the engine lazy (tidsp_dma_host_lazy):
+ * its thread starts a copy only when a wait needs it or its queue is full,
+ * so each test can see exactly which copies are done: a destination holds
+ * its source's bytes once its copy completed and its old fill until then.
+ * The eager tests (the default mode) check what holds whatever the
+ * thread's timing: the results, the order, the wait's guarantee, a ring
+ * kept full from another thread. Each test leaves every queue drained.
  */
+#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "cstatic/dma.h"
+#include "cstatic/profile.h"
 #include "cstatic/tidsp.h"
 #include "unit.h"
 
@@ -63,7 +69,8 @@ static void test_copy_completes_at_its_wait(void) {
   drain_all();
 }
 
-/* wait(q, k) completes the oldest copies and leaves exactly the newest k. */
+/* wait(q, k) completes the oldest groups and leaves exactly the newest k
+ * (here one copy per group). */
 static void test_wait_leaves_the_newest_k(void) {
   enum { C = 5 };
   static uint8_t src[C][N];
@@ -72,6 +79,8 @@ static void test_wait_leaves_the_newest_k(void) {
     fill_src(src[i], N, (uint8_t)(10 * i + 3));
     fill_dst(&d[i]);
     CHECK(tidsp_dma_copy(1, d[i].data, src[i], N, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(1) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(1) == TIDSP_OK); /* an empty group is no group */
   }
   const int32_t steps[] = {C + 3, C, 3, 3, 1, 0};
   for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
@@ -115,16 +124,20 @@ static void test_full_queue_forces_the_oldest(void) {
     fill_src(src[i], N, (uint8_t)(i + 1));
     fill_dst(&d[i]);
   }
-  for (int i = 0; i < D; i++) CHECK(tidsp_dma_copy(3, d[i].data, src[i], N, 0) == TIDSP_OK);
+  for (int i = 0; i < D; i++) {
+    CHECK(tidsp_dma_copy(3, d[i].data, src[i], N, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(3) == TIDSP_OK);
+  }
   for (int i = 0; i < D; i++) CHECK_MSG(untouched(&d[i]), "copy %d ran before the queue was full", i);
   for (int extra = 0; extra < C - D; extra++) {
     CHECK(tidsp_dma_copy(3, d[D + extra].data, src[D + extra], N, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(3) == TIDSP_OK);
     for (int i = 0; i < C; i++)
       CHECK_MSG(i <= extra ? copied(&d[i], src[i], N) : untouched(&d[i]),
                 "after %d copies beyond the depth, copy %d should be %s", extra + 1, i,
                 i <= extra ? "done" : "pending");
   }
-  /* D copies are in flight: wait(q, D) has nothing to do. */
+  /* D groups are in flight: wait(q, D) has nothing to do. */
   CHECK(tidsp_dma_wait(3, D) == TIDSP_OK && untouched(&d[C - D]));
   CHECK(tidsp_dma_wait(3, 0) == TIDSP_OK);
   for (int i = 0; i < C; i++) CHECK(copied(&d[i], src[i], N));
@@ -212,6 +225,8 @@ static void test_errors_issue_nothing(void) {
   CHECK(tidsp_dma_wait(-1, 0) == TIDSP_ERR_PARAM);
   CHECK(tidsp_dma_wait(TIDSP_DMA_QUEUES, 0) == TIDSP_ERR_PARAM);
   CHECK(tidsp_dma_wait(0, -1) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_dma_commit(-1) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_dma_commit(TIDSP_DMA_QUEUES) == TIDSP_ERR_PARAM);
   CHECK(tidsp_dma_wait(1, INT32_MIN) == TIDSP_ERR_PARAM);
   /* the failing waits completed nothing */
   CHECK(untouched(&p) && untouched(&q_first));
@@ -285,8 +300,182 @@ static void test_staging_pattern(void) {
   drain_all();
 }
 
+/* Groups: wait(q, k) counts groups, not copies. Three groups of 2, 3 and
+ * 1 copies; wait(q, 2) completes the first group's two copies and nothing
+ * else, wait(q, 1) the second's three; copies issued after a wait join a
+ * new open group, which the next wait closes. */
+static void test_wait_counts_groups(void) {
+  enum { C = 8 };
+  static uint8_t src[C][N];
+  static dst_buf d[C];
+  const int group_of[C] = {0, 0, 1, 1, 1, 2, 3, 3};
+  for (int i = 0; i < C; i++) {
+    fill_src(src[i], N, (uint8_t)(3 * i + 1));
+    fill_dst(&d[i]);
+  }
+  for (int i = 0; i < 6; i++) {
+    CHECK(tidsp_dma_copy(2, d[i].data, src[i], N, 0) == TIDSP_OK);
+    if (i == 1 || i == 4 || i == 5) CHECK(tidsp_dma_commit(2) == TIDSP_OK);
+  }
+  const int32_t ks[] = {3, 2, 1};
+  for (int s = 0; s < 3; s++) {
+    CHECK(tidsp_dma_wait(2, ks[s]) == TIDSP_OK);
+    for (int i = 0; i < 6; i++)
+      CHECK_MSG(group_of[i] < s ? copied(&d[i], src[i], N) : untouched(&d[i]),
+                "after wait(2, %d) copy %d (group %d) should be %s", (int)ks[s], i, group_of[i],
+                group_of[i] < s ? "done" : "pending");
+  }
+  /* Group 2 is still in flight; two more copies form group 3 at the wait. */
+  CHECK(tidsp_dma_copy(2, d[6].data, src[6], N, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_copy(2, d[7].data, src[7], N, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_wait(2, 1) == TIDSP_OK);
+  CHECK(copied(&d[5], src[5], N) && untouched(&d[6]) && untouched(&d[7]));
+  CHECK(tidsp_dma_wait(2, 0) == TIDSP_OK);
+  CHECK(copied(&d[6], src[6], N) && copied(&d[7], src[7], N));
+  drain_all();
+}
+
+/* The spec's OC = 128 pipeline (c-static-lib-backend.txt "Generated Code
+ * Structure"): tile 0's group, tile 1's group, wait(0, 1) leaves tile 1
+ * in flight and tile 0 complete, wait(0, 0) completes tile 1. */
+static void test_spec_pipeline(void) {
+  static uint8_t in[N], w[2][N];
+  static dst_buf l2_in[2], l2_w[2];
+  fill_src(in, N, 11);
+  for (int t = 0; t < 2; t++) {
+    fill_src(w[t], N, (uint8_t)(20 + t));
+    fill_dst(&l2_in[t]);
+    fill_dst(&l2_w[t]);
+  }
+  for (int t = 0; t < 2; t++) {
+    CHECK(tidsp_dma_copy(0, l2_in[t].data, in, N, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_copy(0, l2_w[t].data, w[t], N, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(0) == TIDSP_OK);
+  }
+  CHECK(tidsp_dma_wait(0, 1) == TIDSP_OK);
+  CHECK(copied(&l2_in[0], in, N) && copied(&l2_w[0], w[0], N));
+  CHECK(untouched(&l2_in[1]) && untouched(&l2_w[1]));
+  CHECK(tidsp_dma_wait(0, 0) == TIDSP_OK);
+  CHECK(copied(&l2_in[1], in, N) && copied(&l2_w[1], w[1], N));
+  drain_all();
+}
+
+/* ---- eager: the thread copies as soon as a copy is issued ------------- */
+
+enum { BIG = 1 << 20, ROUNDS = 64 };
+static uint8_t big_src[4][BIG], big_dst[4][BIG];
+
+/* After wait(q, 1) every group but the newest is complete, whatever the
+ * timing; after wait(q, 0) all are. Four 1 MiB copies per round, two
+ * groups, every byte checked. */
+static void test_eager_wait_guarantee(void) {
+  for (int i = 0; i < 4; i++) fill_src(big_src[i], BIG, (uint8_t)(i * 31 + 7));
+  for (int r = 0; r < 8; r++) {
+    memset(big_dst, 0, sizeof big_dst);
+    for (int i = 0; i < 4; i++) {
+      CHECK(tidsp_dma_copy(1, big_dst[i], big_src[i], BIG, 0) == TIDSP_OK);
+      if (i == 1) CHECK(tidsp_dma_commit(1) == TIDSP_OK);
+    }
+    CHECK(tidsp_dma_wait(1, 1) == TIDSP_OK);
+    CHECK(memcmp(big_dst[0], big_src[0], BIG) == 0 && memcmp(big_dst[1], big_src[1], BIG) == 0);
+    CHECK(tidsp_dma_wait(1, 0) == TIDSP_OK);
+    CHECK(memcmp(big_dst[2], big_src[2], BIG) == 0 && memcmp(big_dst[3], big_src[3], BIG) == 0);
+  }
+}
+
+/* The copy thread really runs beside the caller: a 1 MiB copy issued,
+ * then half a second of sleep, ends (by the trace, read after the wait)
+ * before the wait is called. */
+static void test_eager_copies_without_a_wait(void) {
+  static tidsp_dma_event ev[4];
+  fill_src(big_src[0], BIG, 5);
+  CHECK(tidsp_dma_trace_bind(ev, 4) == TIDSP_OK);
+  CHECK(tidsp_dma_copy(0, big_dst[0], big_src[0], BIG, 0) == TIDSP_OK);
+  struct timespec half = {0, 500000000L};
+  nanosleep(&half, NULL);
+  uint64_t before_wait = tidsp_profile_clock();
+  CHECK(tidsp_dma_wait(0, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_trace_count(NULL) == 1);
+  CHECK_MSG(ev[0].end != 0 && ev[0].end < before_wait, "the copy did not run before its wait");
+  CHECK(memcmp(big_dst[0], big_src[0], BIG) == 0);
+  CHECK(tidsp_dma_trace_bind(NULL, 0) == TIDSP_OK);
+}
+
+/* A ring kept full: 10 × TIDSP_DMA_DEPTH copies of one queue, one group
+ * each, issued faster than they complete; each issue onto a full ring
+ * waits for room. Issue order holds: the later copy to one destination
+ * wins. */
+static void test_eager_ring_full(void) {
+  enum { C = 10 * TIDSP_DMA_DEPTH, S = 4096 };
+  static uint8_t src[C][S];
+  static uint8_t dst[8][S];
+  for (int i = 0; i < C; i++) fill_src(src[i], S, (uint8_t)i);
+  for (int i = 0; i < C; i++) {
+    CHECK(tidsp_dma_copy(3, dst[i % 8], src[i], S, 0) == TIDSP_OK);
+    CHECK(tidsp_dma_commit(3) == TIDSP_OK);
+  }
+  CHECK(tidsp_dma_wait(3, 0) == TIDSP_OK);
+  for (int j = 0; j < 8; j++) CHECK(memcmp(dst[j], src[C - 8 + j], S) == 0);
+}
+
+/* The trace: one event per copy (queue, group, bytes, issue <= start <=
+ * end) and per marked layer, in issue order; beyond the capacity counted,
+ * not stored. */
+static void test_trace(void) {
+  static tidsp_dma_event ev[4];
+  static uint8_t a[N], b[N];
+  fill_src(a, N, 1);
+  CHECK(tidsp_dma_trace_bind(ev, -1) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_dma_trace_bind(ev, 4) == TIDSP_OK);
+  CHECK(tidsp_dma_copy(2, b, a, N, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_commit(2) == TIDSP_OK);
+  CHECK(tidsp_dma_copy(2, b, a, 10, 0) == TIDSP_OK);
+  int32_t slot = tidsp_dma_trace_begin("conv3");
+  CHECK(slot == 2);
+  CHECK(tidsp_dma_wait(2, 0) == TIDSP_OK);
+  tidsp_dma_trace_end(slot);
+  CHECK(tidsp_dma_copy(1, b, a, 7, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_copy(1, b, a, 8, 0) == TIDSP_OK); /* beyond the capacity */
+  CHECK(tidsp_dma_trace_begin("conv4") == -1);
+  CHECK(tidsp_dma_wait(1, 0) == TIDSP_OK);
+  int64_t dropped = -1;
+  CHECK(tidsp_dma_trace_count(&dropped) == 4 && dropped == 2);
+  CHECK(ev[0].kind == TIDSP_DMA_EV_COPY && ev[0].queue == 2 && ev[0].group == 0 && ev[0].bytes == N);
+  CHECK(ev[1].kind == TIDSP_DMA_EV_COPY && ev[1].queue == 2 && ev[1].group == 1 && ev[1].bytes == 10);
+  CHECK(ev[2].kind == TIDSP_DMA_EV_COMPUTE && ev[2].queue == -1 && strcmp(ev[2].name, "conv3") == 0);
+  CHECK(ev[3].kind == TIDSP_DMA_EV_COPY && ev[3].queue == 1 && ev[3].group == 0 && ev[3].bytes == 7);
+  for (int i = 0; i < 4; i++)
+    CHECK_MSG(ev[i].issue <= ev[i].start && ev[i].start <= ev[i].end && ev[i].end != 0,
+              "event %d: issue %llu start %llu end %llu", i, (unsigned long long)ev[i].issue,
+              (unsigned long long)ev[i].start, (unsigned long long)ev[i].end);
+  CHECK(tidsp_dma_trace_bind(NULL, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_trace_begin("x") == -1 && tidsp_dma_trace_count(NULL) == 0);
+}
+
+/* Shutdown completes what is in flight and stops the thread; the next
+ * copy starts it again. */
+static void test_shutdown_and_restart(void) {
+  static uint8_t a[N];
+  static dst_buf d;
+  fill_src(a, N, 66);
+  fill_dst(&d);
+  tidsp_dma_host_lazy(1);
+  CHECK(tidsp_dma_copy(0, d.data, a, N, 0) == TIDSP_OK);
+  CHECK(untouched(&d));
+  tidsp_dma_shutdown();
+  CHECK(copied(&d, a, N));
+  tidsp_dma_shutdown(); /* idle: a no-op */
+  fill_dst(&d);
+  CHECK(tidsp_dma_copy(0, d.data, a, N, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_wait(0, 0) == TIDSP_OK && copied(&d, a, N));
+  tidsp_dma_host_lazy(0);
+}
+
 int main(void) {
+  tidsp_dma_host_lazy(1);
   test_copy_completes_at_its_wait();
+  test_wait_counts_groups();
+  test_spec_pipeline();
   test_wait_leaves_the_newest_k();
   test_issue_order();
   test_full_queue_forces_the_oldest();
@@ -294,5 +483,12 @@ int main(void) {
   test_errors_issue_nothing();
   test_l2();
   test_staging_pattern();
+  tidsp_dma_host_lazy(0);
+  test_eager_wait_guarantee();
+  test_eager_copies_without_a_wait();
+  test_eager_ring_full();
+  test_trace();
+  test_shutdown_and_restart();
+  tidsp_dma_shutdown();
   UNIT_MAIN_END();
 }

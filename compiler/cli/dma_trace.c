@@ -1,0 +1,172 @@
+/*
+ * dma_trace.c — `cstatic run --dma-trace FILE` (dma_trace.h).
+ *
+ * The overlap figure: DMA busy time is the union of the copies' [start,
+ * end) intervals (one copy thread: they do not overlap, but the union is
+ * what holds for any engine); hidden is the part of it inside the union
+ * of the layers' [start, end). Both unions are built by sorting the
+ * intervals and merging; the intersection walks both merged lists.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dma_trace.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/json.h"
+
+cs_status cs_dma_trace_start(cs_dma_trace *t, void *so, const char *model, int32_t capacity) {
+  memset(t, 0, sizeof *t);
+  *(void **)&t->bind = dlsym(so, "tidsp_dma_trace_bind");
+  *(void **)&t->count = dlsym(so, "tidsp_dma_trace_count");
+  *(void **)&t->wait = dlsym(so, "tidsp_dma_wait");
+  if (!t->bind || !t->count || !t->wait)
+    return cs_error(CS_ERR_USAGE,
+                    "--dma-trace: model '%s' makes no DMA copies (stage it into L2: -mcpu=c7x -mmalib=1)", model);
+  t->events = calloc((size_t)capacity, sizeof *t->events);
+  if (!t->events) return cs_error(CS_ERR_NOMEM, "--dma-trace: out of memory for %d events", (int)capacity);
+  t->capacity = capacity;
+  t->bind(t->events, capacity);
+  return CS_OK;
+}
+
+typedef struct ival {
+  uint64_t a, b;
+} ival;
+
+static int cmp_ival(const void *x, const void *y) {
+  const ival *p = x, *q = y;
+  return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Sort and merge v[0..n) in place; returns the merged count. */
+static int32_t merge(ival *v, int32_t n) {
+  if (n == 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_ival);
+  int32_t m = 0;
+  for (int32_t i = 1; i < n; i++) {
+    if (v[i].a <= v[m].b) {
+      if (v[i].b > v[m].b) v[m].b = v[i].b;
+    } else {
+      v[++m] = v[i];
+    }
+  }
+  return m + 1;
+}
+
+cs_dma_overlap cs_dma_trace_overlap(const tidsp_dma_event *ev, int32_t n) {
+  cs_dma_overlap o;
+  memset(&o, 0, sizeof o);
+  ival *dma = calloc((size_t)(n > 0 ? n : 1), sizeof *dma), *cpu = calloc((size_t)(n > 0 ? n : 1), sizeof *cpu);
+  if (!dma || !cpu) {
+    free(dma);
+    free(cpu);
+    return o;
+  }
+  uint64_t first = UINT64_MAX, last = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const tidsp_dma_event *e = &ev[i];
+    if (!e->end || e->end < e->start) continue; /* did not end: not counted */
+    if (e->issue < first) first = e->issue;
+    if (e->end > last) last = e->end;
+    if (e->kind == TIDSP_DMA_EV_COPY) {
+      dma[o.copies++] = (ival){e->start, e->end};
+      o.bytes += e->bytes;
+    } else {
+      cpu[o.computes++] = (ival){e->start, e->end};
+    }
+  }
+  int32_t nd = merge(dma, o.copies), nc = merge(cpu, o.computes);
+  for (int32_t i = 0; i < nd; i++) o.dma_busy += dma[i].b - dma[i].a;
+  for (int32_t i = 0, k = 0; i < nd && k < nc;) {
+    uint64_t a = dma[i].a > cpu[k].a ? dma[i].a : cpu[k].a;
+    uint64_t b = dma[i].b < cpu[k].b ? dma[i].b : cpu[k].b;
+    if (b > a) o.hidden += b - a;
+    if (dma[i].b < cpu[k].b) i++;
+    else k++;
+  }
+  o.span = last > first ? last - first : 0;
+  free(dma);
+  free(cpu);
+  return o;
+}
+
+/* Chrome trace times are microseconds; the host's clock counts ns. */
+static double us(uint64_t t, uint64_t t0) { return (double)(t - t0) * 1e-3; }
+
+cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *model) {
+  for (int32_t q = 0; q < TIDSP_DMA_QUEUES; q++) t->wait(q, 0);
+  int64_t dropped = 0;
+  int32_t n = t->count(&dropped);
+  t->bind(NULL, 0);
+  t->bind = NULL; /* unbound: cs_dma_trace_free has nothing to undo */
+  FILE *f = fopen(path, "w");
+  if (!f) return cs_error(CS_ERR_IO, "--dma-trace: cannot write %s: %s", path, strerror(errno));
+  uint64_t t0 = UINT64_MAX;
+  for (int32_t i = 0; i < n; i++)
+    if (t->events[i].issue < t0) t0 = t->events[i].issue;
+  cs_dma_overlap o = cs_dma_trace_overlap(t->events, n);
+  cs_json j;
+  cs_json_init(&j, f);
+  cs_json_begin_object(&j, NULL);
+  cs_json_string(&j, "displayTimeUnit", "ns");
+  cs_json_begin_array(&j, "traceEvents");
+  for (int32_t i = 0; i < n; i++) {
+    const tidsp_dma_event *e = &t->events[i];
+    char name[96];
+    if (e->kind == TIDSP_DMA_EV_COPY)
+      snprintf(name, sizeof name, "copy q%d g%lld %llu B", (int)e->queue, (long long)e->group,
+               (unsigned long long)e->bytes);
+    cs_json_begin_object(&j, NULL);
+    cs_json_string(&j, "name", e->kind == TIDSP_DMA_EV_COPY ? name : (e->name ? e->name : "?"));
+    cs_json_string(&j, "cat", e->kind == TIDSP_DMA_EV_COPY ? "dma" : "compute");
+    cs_json_string(&j, "ph", "X");
+    cs_json_int(&j, "pid", 1);
+    cs_json_int(&j, "tid", e->kind == TIDSP_DMA_EV_COPY ? e->queue + 1 : 0);
+    cs_json_double(&j, "ts", us(e->start, t0));
+    cs_json_double(&j, "dur", e->end >= e->start ? us(e->end, e->start) : 0.0);
+    if (e->kind == TIDSP_DMA_EV_COPY) {
+      cs_json_begin_object(&j, "args");
+      cs_json_int(&j, "queue", e->queue);
+      cs_json_int(&j, "group", e->group);
+      cs_json_int(&j, "bytes", (int64_t)e->bytes);
+      cs_json_double(&j, "issue", us(e->issue, t0));
+      cs_json_end_object(&j);
+    }
+    cs_json_end_object(&j);
+  }
+  cs_json_end_array(&j);
+  cs_json_begin_object(&j, "cstatic");
+  cs_json_string(&j, "model", model);
+  cs_json_string(&j, "clock_unit", "ns");
+  cs_json_int(&j, "copies", o.copies);
+  cs_json_int(&j, "computes", o.computes);
+  cs_json_int(&j, "bytes", (int64_t)o.bytes);
+  cs_json_int(&j, "dma_busy", (int64_t)o.dma_busy);
+  cs_json_int(&j, "dma_hidden", (int64_t)o.hidden);
+  cs_json_double(&j, "dma_hidden_share", o.dma_busy ? (double)o.hidden / (double)o.dma_busy : 0.0);
+  cs_json_int(&j, "span", (int64_t)o.span);
+  cs_json_int(&j, "dropped", dropped);
+  cs_json_end_object(&j);
+  cs_json_end_object(&j);
+  fputc('\n', f);
+  if (fclose(f) != 0) return cs_error(CS_ERR_IO, "--dma-trace: cannot write %s", path);
+  printf("dma trace: %d copies, %.3f MB, DMA busy %.3f ms, %.1f%% hidden behind %d layer calls%s -> %s\n",
+         (int)o.copies, (double)o.bytes * 1e-6, (double)o.dma_busy * 1e-6,
+         o.dma_busy ? 100.0 * (double)o.hidden / (double)o.dma_busy : 0.0, (int)o.computes,
+         dropped ? " (events beyond the capacity dropped)" : "", path);
+  return CS_OK;
+}
+
+void cs_dma_trace_free(cs_dma_trace *t) {
+  if (t->bind) { /* a run that failed: unbind before the events go */
+    for (int32_t q = 0; q < TIDSP_DMA_QUEUES; q++) t->wait(q, 0);
+    t->bind(NULL, 0);
+  }
+  free(t->events);
+  memset(t, 0, sizeof *t);
+}
