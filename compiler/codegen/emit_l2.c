@@ -93,20 +93,45 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
   cs_cg_use(used, wv);
-  trace_begin(cg, b, n, "    ");
-  cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
-                    "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
-                 (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout, (int)a[3], l2->chunk_cout);
-  cs_sbuf_printf(b, "      st = tidsp_dma_copy(0, L2 + %zu, W + %s + (size_t)oc * %zuu, (size_t)n_oc * %zuu, 0u);\n"
-                    "      if (st != TIDSP_OK) break;\n"
-                    "      st = tidsp_dma_wait(0, 0);\n      if (st != TIDSP_OK) break;\n",
-                 l2->weight_off, cg->macro[wv], per_channel, per_channel);
+  int C = (int)a[3], CH = l2->chunk_cout;
+  if (l2->weight_off2) {
+    /* The software pipeline: chunk i+1's copy (its own group) is in flight
+     * while chunk i computes; wait(0, 1) leaves only it in flight, the
+     * last chunk's wait(0, 0) leaves nothing. The prologue's group is the
+     * input and chunk 0. */
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], (size_t)(CH < C ? CH : C) * per_channel);
+    cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+    cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
+                      "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
+                      "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
+                   C, CH, C, CH, C, CH, CH, C, CH, C, CH);
+    cs_sbuf_printf(b, "      if (next < %d) {\n"
+                      "        st = tidsp_dma_copy(0, L2 + (buf ? %zuu : %zuu), W + %s + (size_t)next * %zuu,\n"
+                      "                            (size_t)n_next * %zuu, 0u);\n"
+                      "        if (st != TIDSP_OK) break;\n"
+                      "        st = tidsp_dma_commit(0);\n        if (st != TIDSP_OK) break;\n      }\n"
+                      "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n",
+                   C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
+  } else {
+    cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
+                      "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
+                   C, CH, C, CH, C, CH);
+    cs_sbuf_printf(b, "      st = tidsp_dma_copy(0, L2 + %zu, W + %s + (size_t)oc * %zuu, (size_t)n_oc * %zuu, 0u);\n"
+                      "      if (st != TIDSP_OK) break;\n"
+                      "      st = tidsp_dma_wait(0, 0);\n      if (st != TIDSP_OK) break;\n",
+                   l2->weight_off, cg->macro[wv], per_channel, per_channel);
+  }
   char in0[64], in1[64];
   cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
-  cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
+  if (l2->weight_off2)
+    snprintf(in1, sizeof in1, "(const int8_t *)(L2 + (buf ? %zuu : %zuu))", l2->weight_off2, l2->weight_off);
+  else
+    cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
   /* the conv's sliced entry (the AUX row beside its own in kernels.def),
    * with the conv's pointer arguments */
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  trace_begin(cg, b, n, "      ");
   cs_sbuf_printf(b, "      st = %s_sliced(\n          %s,\n          %s", ki->fn, in0, in1);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
@@ -118,8 +143,8 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
     if (i == 3) cs_sbuf_printf(b, ",\n          /* %s */ n_oc", kConvArgs[i]);
     else cs_sbuf_printf(b, ",\n          /* %s */ %d", kConvArgs[i], (int)a[i]);
   }
-  cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      if (st != TIDSP_OK) break;\n    }\n");
-  cs_cg_emit_l2_trace_end(b);
+  cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      tidsp_dma_trace_end(tr);\n"
+                 "      if (st != TIDSP_OK) break;\n    }\n");
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   cs_sbuf_taint(b, &src);

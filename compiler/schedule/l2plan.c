@@ -11,9 +11,11 @@
  * would underflow. Decisions, in the spec's order:
  *   - guard + input > budget: the call reads DDR (no staging at all);
  *   - guard + input + weights ≤ budget: both are staged;
- *   - a plain ungrouped int8 conv: weights staged by output-channel chunks
- *     (as many channels as fit, a multiple of 64 when at least 64 fit),
- *     one mmalib_conv2d_i8_sliced call per chunk;
+ *   - a plain ungrouped int8 conv: weights staged by output-channel chunks,
+ *     one mmalib_conv2d_i8_sliced call per chunk: double-buffered (chunk
+ *     i+1 copied while chunk i computes) when two chunks of at least 64
+ *     channels fit, as many as fit rounded down to 64; else one buffer of
+ *     as many channels as fit (a multiple of 64 when at least 64 fit);
  *   - otherwise: the input alone.
  * Unlike the spec's check (input ≤ budget), the guard counts against the
  * budget: it is L2 the step really occupies. Bias, scale and shift stay in
@@ -91,14 +93,22 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   int64_t c_out = w->rank > 0 ? w->shape[0] : 0;
   if (c_out <= 0) return;
   size_t per_channel = st->weight_bytes_total / (size_t)c_out;
-  size_t fit = per_channel ? (budget - woff) / per_channel : 0;
+  if (per_channel == 0) return;
+  size_t fit = (budget - woff) / per_channel;
+  /* two buffers: each chunk's start on 128 bytes */
+  size_t fit2 = 0;
+  for (size_t c = (budget - woff) / 2 / per_channel / MMA_WIDTH * MMA_WIDTH; c >= MMA_WIDTH && !fit2;
+       c -= MMA_WIDTH)
+    if (align_up(woff + c * per_channel) + c * per_channel <= budget) fit2 = c;
   if (fit >= MMA_WIDTH) fit = fit / MMA_WIDTH * MMA_WIDTH;
+  if (fit2) fit = fit2;
   if (fit < 1) return;
   st->kind = CS_L2_SLICED;
   st->weight_off = woff;
   st->chunk_cout = (int)fit;
   st->n_chunks = (int)((c_out + (int64_t)fit - 1) / (int64_t)fit);
   st->weight_bytes = fit * per_channel;
+  if (fit2 && st->n_chunks > 1) st->weight_off2 = align_up(woff + st->weight_bytes);
 }
 
 cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
@@ -116,6 +126,7 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
     cs_l2_stage *p = &s->l2[k];
     plan_step(g, s, n, budget, guard, p);
     size_t end = p->kind == CS_L2_DDR ? 0
+                 : p->weight_off2  ? p->weight_off2 + p->weight_bytes
                  : p->weight_bytes ? p->weight_off + p->weight_bytes
                                    : p->input_off + p->input_bytes;
     if (end > s->l2_size) s->l2_size = end;
@@ -148,9 +159,9 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
     case CS_L2_SLICED:
       snprintf(buf, size,
                "input %zu B in L2; weights %zu B > L2 budget %zu B: %d chunks of %d output channels "
-               "(%zu B) through mmalib_conv2d_i8_sliced",
+               "(%zu B) through mmalib_conv2d_i8_sliced%s",
                st->input_bytes, st->weight_bytes_total, budget, st->n_chunks, st->chunk_cout,
-               st->weight_bytes);
+               st->weight_bytes, st->weight_off2 ? ", double-buffered" : "");
       break;
   }
 }

@@ -69,6 +69,8 @@ typedef struct cs_l2_stage {
   size_t input_off, input_bytes;
   size_t weight_off, weight_bytes; /* the whole weights, or one chunk's (SLICED) */
   int chunk_cout, n_chunks;        /* SLICED */
+  size_t weight_off2;              /* SLICED, double-buffered (> 0): the second
+                                      chunk buffer, filled while the first computes */
   size_t weight_bytes_total;       /* the layer's weights (all kinds but NONE) */
 } cs_l2_stage;
 
