@@ -5,9 +5,11 @@ mmalib_conv2d_i8_sliced chunk by chunk; inputs larger than the budget stay
 in DDR (spec/c-static-lib-backend.txt "DMA Injection Pipeline").
 
 Staging moves bytes, never changes them: every build below must give the
-output of the unstaged build bit for bit. The host DMA defers each copy
-until a wait needs it (runtime/dma/dma_host.c), so a missing or misplaced
-wait in the generated code shows up here as a different output.
+output of the unstaged build bit for bit. The host DMA engine copies on its
+own thread while the model computes (runtime/dma/dma_host.c), so a missing
+or misplaced wait is a real race: here, now and then, a different output;
+under ThreadSanitizer (the runtime built with -fsanitize=thread), always a
+report.
 """
 
 import json
@@ -150,6 +152,53 @@ def test_bad_budget_is_a_clear_error(model, tmp_path):
                     ok=False)
         assert p.returncode != 0 and "-l2-budget" in p.stderr, p.stderr
         assert "expected bytes in [0, 16777216]" in p.stderr or "has no value" in p.stderr, p.stderr
+
+
+def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
+    """A budget where two chunks of 64 output channels fit beside the input:
+    the sliced conv copies chunk i+1 (its own group) while chunk i computes
+    (wait(0, 1), then wait(0, 0) on the last), bit for bit the unstaged
+    output; `cstatic run --dma-trace` writes every copy and staged call,
+    and each chunk's copy is issued before the previous chunk computes."""
+    d, q = model
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
+    y, man, src, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=600000", "db600000")
+    assert np.array_equal(y, ref), "double-buffered chunks changed the output"
+    sliced = next(v for v in l2_of(man).values() if "sliced" in v)
+    assert sliced.endswith("4 chunks of 64 output channels (147456 B) through mmalib_conv2d_i8_sliced, "
+                           "double-buffered"), sliced
+    assert src.count("tidsp_dma_commit(0)") == 2
+    assert "st = tidsp_dma_wait(0, next < 256 ? 1 : 0);" in src
+    assert "(const int8_t *)(L2 + (buf ? 377984u : 230528u))" in src
+
+    trace = tmp_path / "t.json"
+    p = cstatic("run", d / "db600000", "--input", d / "x.npy", "--output", tmp_path / "y.npy", "--dma-trace", trace)
+    assert np.array_equal(np.load(tmp_path / "y.npy"), ref)
+    t = json.loads(trace.read_text())
+    ev, summary = t["traceEvents"], t["cstatic"]
+    copies = [e for e in ev if e["cat"] == "dma"]
+    computes = [e for e in ev if e["cat"] == "compute"]
+    # 4 staged layers × (input + weights), the sliced input + 4 chunks, fc's 2
+    assert len(copies) == summary["copies"] == 15 and summary["dropped"] == 0
+    assert sum(e["args"]["bytes"] for e in copies) == summary["bytes"]
+    assert [e["name"] for e in computes].count("conv_sliced") == 4 and len(computes) == summary["computes"] == 9
+    for e in copies:
+        assert e["args"]["issue"] <= e["ts"] and e["dur"] >= 0 and e["tid"] == 1
+    chunk_copies = [e for e in copies if e["args"]["bytes"] == 147456 and e["ts"] > computes[3]["ts"]]
+    chunk_calls = [e for e in computes if e["name"] == "conv_sliced"]
+    assert len(chunk_copies) == 4  # the prologue's chunk 0, then chunks 1..3
+    for k in range(3):  # chunk k+1 is issued before chunk k computes
+        assert chunk_copies[k + 1]["args"]["issue"] < chunk_calls[k]["ts"]
+    assert 0 <= summary["dma_hidden"] <= summary["dma_busy"]
+    assert "% hidden behind 9 layer calls" in p.stdout, p.stdout
+
+    # a model that copies nothing: a clear error, no trace
+    host_out = d / "host"
+    build(d, q, "c_static_lib -mmalib=1", "host")
+    p = cstatic("run", host_out, "--input", d / "x.npy", "--output", tmp_path / "h.npy", "--dma-trace",
+                tmp_path / "h.json", ok=False)
+    assert p.returncode != 0 and "makes no DMA copies" in p.stderr and "-mcpu=c7x -mmalib=1" in p.stderr, p.stderr
+    assert not (tmp_path / "h.json").exists()
 
 
 def test_staged_module_through_the_firmware(model):

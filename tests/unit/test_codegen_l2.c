@@ -199,8 +199,39 @@ static void test_describe_names_the_decision(void) {
   CHECK_MSG(!strcmp(buf, "DDR: guard 128 B + input 1600 B > L2 budget 1727 B"), "%s", buf);
 }
 
+/* Double-buffered chunks (chunk i+1 copied while chunk i computes) when
+ * two chunks of at least 64 channels fit; 16→256 on 10×10: weights
+ * 256 × 144 = 36864 B at 1792, 38656 B in all. */
+static void test_sliced_double_buffers_when_two_chunks_fit(void) {
+  const conv_case c = {CS_OP_K_MMALIB_CONV2D_I8, CS_DTYPE_I8, 16, 10, 10, 256, 1, 0, 1};
+  size_t l2 = 0;
+  /* one byte short of all weights: single would take 192 channels, but
+   * two buffers of 64 (9216 B each, the second at 11008) fit */
+  cs_l2_stage st = plan(&c, 38655, &l2);
+  CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.n_chunks == 4);
+  CHECK(st.weight_off == 1792 && st.weight_off2 == 11008 && st.weight_bytes == 9216);
+  CHECK(l2 == 20224);
+  char buf[256];
+  cs_l2_stage_describe(&st, 38655, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "4 chunks of 64 output channels (9216 B) through mmalib_conv2d_i8_sliced, "
+                        "double-buffered") != NULL, "%s", buf);
+  /* the exact footprint of two chunks */
+  st = plan(&c, 20224, NULL);
+  CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.weight_off2 == 11008);
+  /* one byte less: two chunks of 64 do not fit; one of 64 does */
+  st = plan(&c, 20223, &l2);
+  CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.n_chunks == 4 && st.weight_off2 == 0);
+  CHECK(l2 == 11008);
+  cs_l2_stage_describe(&st, 20223, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "double-buffered") == NULL, "%s", buf);
+  /* bigger budgets: the largest multiple of 64 that fits twice */
+  st = plan(&c, 1792 + 2 * 128 * 144 - 1, NULL); /* 128 twice is all: does not fit */
+  CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.weight_off2 == 11008);
+}
+
 int main(void) {
   test_input_and_weights_at_the_exact_budget();
+  test_sliced_double_buffers_when_two_chunks_fit();
   test_one_byte_less_slices_by_multiples_of_64();
   test_input_only_and_ddr();
   test_guard_is_pad_top_rows();
