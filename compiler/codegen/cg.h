@@ -152,6 +152,9 @@ int cs_cg_part_staged(const cs_cg *cg, int f);
 void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size);
 /* Inside a call's block: the DMA copies and the wait before the call. */
 void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used);
+/* The manifest's per-layer "dma" object of a step with an L2 plan. */
+struct cs_json;
+void cs_cg_manifest_dma(const cs_cg *cg, struct cs_json *j, int step);
 /* After a staged call: the end of its compute in the DMA trace (emit_l2.c). */
 void cs_cg_emit_l2_trace_end(cs_sbuf *b);
 /* A whole sliced conv layer: the block with its output-channel loop. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "json.h"
 
 int cs_cg_step_staged(const cs_cg *cg, int step) {
   if (!cg->s.l2) return 0;
@@ -150,4 +151,26 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_sbuf_taint(b, &src);
   cs_sbuf_free(&src);
   return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+}
+
+/* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
+void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const char *strategy = l2->kind == CS_L2_DDR      ? "none"
+                         : l2->kind == CS_L2_SLICED ? "MMALIB-sliced"
+                                                    : "MMALIB-staged";
+  cs_json_begin_object(j, "dma");
+  cs_json_string(j, "strategy", strategy);
+  if (l2->kind != CS_L2_DDR) {
+    cs_json_int(j, "l2_input_offset", (int64_t)l2->input_off);
+    cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
+    int64_t w[2] = {(int64_t)l2->weight_off, (int64_t)l2->weight_off2};
+    int nw = l2->weight_bytes == 0 ? 0 : l2->weight_off2 ? 2 : 1;
+    cs_json_ints(j, "l2_weight_offsets", w, nw);
+    cs_json_int(j, "l2_weight_bytes", (int64_t)l2->weight_bytes);
+    cs_json_int(j, "tiles", l2->kind == CS_L2_SLICED ? l2->n_chunks : 1);
+    if (l2->kind == CS_L2_SLICED) cs_json_int(j, "oc_tile", l2->chunk_cout);
+    cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
+  }
+  cs_json_end_object(j);
 }

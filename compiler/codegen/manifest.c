@@ -128,6 +128,7 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
       char what[256];
       cs_l2_stage_describe(&cg->s.l2[k], cg->s.l2_budget, what, sizeof what);
       cs_json_string(j, "l2", what);
+      cs_cg_manifest_dma(cg, j, k);
     }
     cs_json_end_object(j);
     if (cg->s.node_elided[id]) (*elided)++;

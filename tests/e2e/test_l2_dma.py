@@ -168,6 +168,16 @@ def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
     assert sliced.endswith("4 chunks of 64 output channels (147456 B) through mmalib_conv2d_i8_sliced, "
                            "double-buffered"), sliced
     assert src.count("tidsp_dma_commit(0)") == 2
+    # the manifest's plan as numbers, for every staged layer
+    dma = {s["name"]: s["dma"] for s in man["layers"] if "l2" in s}
+    assert len(dma) == 6 and all("dma" in s for s in man["layers"] if "l2" in s)
+    assert dma["conv_sliced"] == {"strategy": "MMALIB-sliced", "l2_input_offset": 128, "l2_input_bytes": 230400,
+                                  "l2_weight_offsets": [230528, 377984], "l2_weight_bytes": 147456,
+                                  "tiles": 4, "oc_tile": 64, "pipeline_depth": 2}
+    assert dma["conv_staged"]["strategy"] == "MMALIB-staged" and dma["conv_staged"]["pipeline_depth"] == 1
+    assert dma["conv_staged"]["tiles"] == 1 and len(dma["conv_staged"]["l2_weight_offsets"]) == 1
+    assert max(o + dma[k]["l2_weight_bytes"] for k in dma for o in dma[k].get("l2_weight_offsets", [0])) \
+        <= man["l2_bytes"] <= 600000
     assert "st = tidsp_dma_wait(0, next < 256 ? 1 : 0);" in src
     assert "(const int8_t *)(L2 + (buf ? 377984u : 230528u))" in src
 
