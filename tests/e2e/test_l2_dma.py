@@ -211,6 +211,31 @@ def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
     assert not (tmp_path / "h.json").exists()
 
 
+def test_missing_wait_is_a_race_threadsanitizer_reports(model, tmp_path):
+    """Under a ThreadSanitizer build of cstatic (make sanitize-slow), the
+    double-buffered build with its pipeline wait removed reads a weight
+    chunk the copy thread is still writing: TSan reports the race (exit 66)
+    even when the output happens to come out right."""
+    import shutil
+    import subprocess
+    from cstatic_cli import CSTATIC
+    ldd = subprocess.run(["ldd", CSTATIC], capture_output=True, text=True).stdout
+    if "libtsan" not in ldd:
+        pytest.skip("needs a ThreadSanitizer cstatic (CSTATIC_BIN=build-tsan/bin/cstatic)")
+    d, q = model
+    build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=600000", "db600000")
+    race = tmp_path / "race"
+    shutil.copytree(d / "db600000", race)
+    wait = "st = tidsp_dma_wait(0, next < 256 ? 1 : 0);"
+    srcs = [f for f in race.glob("lib*.c") if wait in f.read_text()]
+    assert len(srcs) == 1
+    srcs[0].write_text(srcs[0].read_text().replace(wait, "st = TIDSP_OK; /* the wait, removed */"))
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66")
+    p = cstatic("run", race, "--input", d / "x.npy", "--output", tmp_path / "y.npy", ok=False, env=env)
+    assert p.returncode == 66 and "ThreadSanitizer: data race" in p.stderr, p.stderr[-2000:]
+    assert "copy_thread" in p.stderr and "mmalib_conv2d_i8_sliced" in p.stderr
+
+
 def test_staged_module_through_the_firmware(model):
     """The firmware (its --mmalib build) gives a staged module its L2 scratch
     from the L2 SRAM pool at load and binds it around each inference: the
