@@ -54,10 +54,10 @@ def derive():
     d, u = nm_all(list(objs.values()), "--defined-only", "-g"), nm_all(list(objs.values()), "-u")
     defs = {f: d[o] | HAND_DEFINES.get(f, set()) for f, o in objs.items()}
     undefs = {f: u[o] for f, o in objs.items()}
-    owner = {}
+    owners = {}  # a symbol two files define (the two clocks): both are needed
     for f, ds in defs.items():
         for s in ds:
-            owner.setdefault(s, f)
+            owners.setdefault(s, set()).add(f)
     table = {}
     for f in files:
         text = open(os.path.join(RUNTIME, f)).read()
@@ -66,7 +66,7 @@ def derive():
             p = os.path.normpath(os.path.join(os.path.dirname(f), m.group(1)))
             if os.path.exists(os.path.join(RUNTIME, p)):
                 incs.add(p)
-        calls = {owner[s] for s in undefs.get(f, ()) if s in owner} - {f}
+        calls = set().union(*(owners[s] for s in undefs.get(f, ()) if s in owners)) - {f}
         table[f] = (set(defs.get(f, ())), calls | incs)
     return table
 
