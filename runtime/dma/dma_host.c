@@ -91,7 +91,11 @@ static void *copy_thread(void *arg) {
       if (startable(c) && (!q || c->ring[c->head].ticket < q->ring[q->head].ticket)) q = c;
     }
     if (!q) {
-      if (stopping) break;
+      if (stopping) {
+        running = 0; /* under the lock: a copy issued from now on starts a new thread */
+        pthread_cond_broadcast(&done_cv);
+        break;
+      }
       pthread_cond_wait(&work_cv, &lock);
       continue;
     }
@@ -218,14 +222,13 @@ void tidsp_dma_shutdown(void) {
     pthread_mutex_unlock(&lock);
     return;
   }
+  pthread_t t = thread;
   stopping = 1; /* the thread completes every copy, then returns */
   pthread_cond_signal(&work_cv);
-  pthread_mutex_unlock(&lock);
-  pthread_join(thread, NULL);
-  pthread_mutex_lock(&lock);
-  running = 0;
+  while (running) pthread_cond_wait(&done_cv, &lock);
   stopping = 0;
   pthread_mutex_unlock(&lock);
+  pthread_join(t, NULL);
 }
 
 void tidsp_dma_host_lazy(int32_t on) {
