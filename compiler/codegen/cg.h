@@ -69,7 +69,11 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
 
 /* ---- the generation context ----------------------------------------- */
 
-enum { CS_LAYERS_PER_FILE = 40 };
+/* A lib*.c file takes layers until their text reaches this many bytes
+ * (emit_sources.c): gcc -O2 compiles such a file in a fraction of a second,
+ * and a model of 100 000 small layers makes a few hundred files, not
+ * thousands. */
+enum { CS_FILE_LAYER_BYTES = 128 * 1024 };
 
 typedef struct cs_cg {
   cs_graph *g;
@@ -80,7 +84,7 @@ typedef struct cs_cg {
   char *model_name;     /* graph name or "model" */
   char **macro;         /* [n_values]: W_… / A_… for weight and arena tensors */
   int n_files;          /* lib0.c … lib{n_files-1}.c */
-  int *file_first_step; /* [n_files + 1] */
+  int *file_first_step; /* [n_files + 1]; set by cs_cg_write_sources */
   uint64_t weights_checksum;
   int64_t total_macs;
   /* The runtime files the written lib*.c call into (cs_runtime_files_mark). */

@@ -36,17 +36,6 @@ static void cg_free(cs_cg *cg) {
   cs_schedule_free(&cg->s);
 }
 
-static cs_status split_files(cs_cg *cg) {
-  int n = cg->s.n_steps;
-  cg->n_files = n > 0 ? (n + CS_LAYERS_PER_FILE - 1) / CS_LAYERS_PER_FILE : 1;
-  cg->file_first_step = malloc(((size_t)cg->n_files + 1) * sizeof *cg->file_first_step);
-  if (!cg->file_first_step) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
-  /* Even parts: 41 layers → 21 + 20, not 40 + 1. */
-  for (int f = 0; f <= cg->n_files; f++)
-    cg->file_first_step[f] = (int)((int64_t)n * f / cg->n_files);
-  return CS_OK;
-}
-
 cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_options *opt,
                           const char *out_dir) {
   static const cs_codegen_options no_options;
@@ -85,7 +74,6 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
   st = cs_schedule_build(g, &so, &cg.s);
   if (st == CS_OK) st = cs_cg_assign_names(&cg);
   if (st == CS_OK) st = cs_cg_index_sources(&cg);
-  if (st == CS_OK) st = split_files(&cg);
   if (st == CS_OK) {
     cg.weights_checksum = cs_cg_weights_checksum(&cg);
     for (int k = 0; k < cg.s.n_steps; k++) cg.total_macs += cs_kernel_macs(&g->nodes[cg.s.order[k]]);

@@ -3,10 +3,13 @@
  *
  * lib0.c holds the entry points (cg_main, model_run, model_check_weights;
  * cg_main_dsp on c7x: flavour.c),
- * the descriptor and the first CS_LAYERS_PER_FILE layers; each further
- * libN.c holds the next layers as cg_main_partN(), called from cg_main, so
- * a big model compiles in parallel. Every file defines the W_/A_ offset
- * macros it uses and nothing else.
+ * the descriptor and the first layers; each further libN.c holds the next
+ * layers as cg_main_partN(), called from cg_main, so a big model compiles
+ * in parallel. A file takes layers until their text reaches
+ * CS_FILE_LAYER_BYTES (cg.h): files of about the same size whatever the
+ * layers are, few enough that writing them stays cheap for a model of
+ * 100 000 layers. Every file defines the W_/A_ offset macros it uses and
+ * nothing else.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -297,8 +300,22 @@ static void layer_range(char *buf, size_t n, int first, int end) {
 static const char part_params[] =
     "(const uint8_t *W, uint8_t *A, const void *const inputs[], void *const outputs[])";
 
-/* cg_main_partF: the layers of file F. */
-static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, cs_cg_used *used, int *needs_math) {
+/* The layers of one file, from step `first` on, into b until their text
+ * reaches CS_FILE_LAYER_BYTES (at least one layer); *end: the step after
+ * the last one. */
+static cs_status emit_layers(cs_cg *cg, cs_sbuf *b, int first, int *end, cs_cg_used *used,
+                             int *needs_math) {
+  int k = first;
+  while (k < cg->s.n_steps && (k == first || b->len < CS_FILE_LAYER_BYTES)) {
+    cs_status st = emit_layer(cg, b, k++, used, needs_math);
+    if (st != CS_OK) return st;
+  }
+  *end = k;
+  return CS_OK;
+}
+
+/* cg_main_partF: the layers of file F (their text in `layers`). */
+static void emit_part(const cs_cg *cg, cs_sbuf *b, int f, cs_sbuf *layers) {
   char range[64];
   layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
   range[0] = (char)(range[0] - 'a' + 'A');
@@ -309,12 +326,9 @@ static cs_status emit_part(cs_cg *cg, cs_sbuf *b, int f, cs_cg_used *used, int *
     cs_sbuf_puts(b, "  uint8_t *const L2 = (uint8_t *)tidsp_l2_scratch(MODEL_L2_SIZE);\n"
                     "  if (L2 == NULL) return TIDSP_ERR_L2;\n");
   cs_sbuf_puts(b, "\n");
-  for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++) {
-    cs_status st = emit_layer(cg, b, k, used, needs_math);
-    if (st != CS_OK) return st;
-  }
+  cs_sbuf_puts(b, layers->s ? layers->s : "");
+  cs_sbuf_taint(b, layers);
   cs_sbuf_puts(b, "  return st;\n}\n");
-  return CS_OK;
 }
 
 static cs_status write_file(const char *dir, const char *name, const cs_sbuf *b) {
@@ -573,45 +587,90 @@ static void emit_descriptor(const cs_cg *cg, cs_sbuf *b) {
                  cg->t->profile_layers ? ",\n    .profile = &model_profile" : "");
 }
 
+/* The next file ends its layers before step `end`. */
+static cs_status add_file(cs_cg *cg, int end, int *cap) {
+  if (cg->n_files + 1 >= *cap) {
+    int c = *cap * 2;
+    int *first = realloc(cg->file_first_step, sizeof *first * (size_t)c);
+    if (!first) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+    cg->file_first_step = first;
+    *cap = c;
+  }
+  cg->file_first_step[++cg->n_files] = end;
+  return CS_OK;
+}
+
+/* File f: banner, includes, the offset macros its body uses, the body. */
+static cs_status write_source(cs_cg *cg, const char *out_dir, int f, cs_sbuf *body, const cs_cg_used *used,
+                              int needs_math) {
+  cs_sbuf out = {0};
+  char file[32], what[96], range[64];
+  snprintf(file, sizeof file, "lib%d.c", f);
+  layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
+  snprintf(what, sizeof what, "%s%s", f == 0 ? "entry points, descriptor and " : "", range);
+  banner(cg, &out, file, what);
+  includes(cg, &out, needs_math);
+  emit_macros(cg, &out, used);
+  if (f == 0) emit_staging_macros(cg, &out);
+  cs_sbuf_puts(&out, body->s ? body->s : "");
+  cs_sbuf_taint(&out, body);
+  if (out.s) cs_runtime_files_mark(out.s, cg->runtime_used);
+  cs_status st = write_file(out_dir, file, &out);
+  cs_sbuf_free(&out);
+  return st;
+}
+
+static void used_clear(cs_cg_used *u) {
+  for (int k = 0; k < u->n; k++) u->mark[u->ids[k]] = 0;
+  u->n = 0;
+}
+
+/* The split is decided while the layers are written: lib0.c's layers
+ * first (kept until the end: its cg_main calls every part), then lib1.c,
+ * lib2.c … each written as soon as it is full, then lib0.c. */
 cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
   const cs_graph *g = cg->g;
-  cs_cg_used u = {calloc((size_t)g->n_values + 1, 1), malloc(sizeof(int) * ((size_t)g->n_values + 1)), 0};
-  cs_cg_used *used = &u;
-  if (!u.mark || !u.ids) {
-    free(u.mark);
-    free(u.ids);
-    return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
-  }
+  size_t nv = (size_t)g->n_values + 1;
+  cs_cg_used u0 = {calloc(nv, 1), malloc(sizeof(int) * nv), 0}, u = {calloc(nv, 1), malloc(sizeof(int) * nv), 0};
+  int cap = 16;
+  free(cg->file_first_step);
+  cg->n_files = 0;
+  cg->file_first_step = malloc(sizeof(int) * (size_t)cap);
   cs_status st = CS_OK;
-  for (int f = cg->n_files - 1; f >= 0 && st == CS_OK; f--) {
-    for (int k = 0; k < u.n; k++) u.mark[u.ids[k]] = 0;
-    u.n = 0;
+  if (!u0.mark || !u0.ids || !u.mark || !u.ids || !cg->file_first_step)
+    st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  else
+    cg->file_first_step[0] = 0;
+  int math0 = 0, end = 0;
+  cs_sbuf layers0 = {0}, body0 = {0};
+  if (st == CS_OK) st = emit_layers(cg, &layers0, 0, &end, &u0, &math0);
+  if (st == CS_OK) st = add_file(cg, end, &cap);
+  while (st == CS_OK && end < cg->s.n_steps) {
     int needs_math = 0;
-    cs_sbuf body = {0}, out = {0};
-    char file[32];
-    snprintf(file, sizeof file, "lib%d.c", f);
-    st = emit_part(cg, &body, f, used, &needs_math);
-    if (st == CS_OK && f == 0) st = emit_cg_main(cg, &body, used);
-    if (st == CS_OK && f == 0) st = emit_model_run(cg, &body, used, &needs_math);
-    if (st == CS_OK && f == 0) emit_profile_table(cg, &body);
-    if (st == CS_OK && f == 0) emit_descriptor(cg, &body);
-    if (st == CS_OK && f == 0) cs_cg_flavour_dsp_entry(cg, &body);
+    cs_sbuf layers = {0}, body = {0};
+    used_clear(&u);
+    st = emit_layers(cg, &layers, end, &end, &u, &needs_math);
+    if (st == CS_OK) st = add_file(cg, end, &cap);
     if (st == CS_OK) {
-      char what[96], range[64];
-      layer_range(range, sizeof range, cg->file_first_step[f], cg->file_first_step[f + 1]);
-      snprintf(what, sizeof what, "%s%s", f == 0 ? "entry points, descriptor and " : "", range);
-      banner(cg, &out, file, what);
-      includes(cg, &out, needs_math);
-      emit_macros(cg, &out, used);
-      if (f == 0) emit_staging_macros(cg, &out);
-      cs_sbuf_puts(&out, body.s ? body.s : "");
-      cs_sbuf_taint(&out, &body);
-      if (out.s) cs_runtime_files_mark(out.s, cg->runtime_used);
-      st = write_file(out_dir, file, &out);
+      emit_part(cg, &body, cg->n_files - 1, &layers);
+      st = write_source(cg, out_dir, cg->n_files - 1, &body, &u, needs_math);
     }
+    cs_sbuf_free(&layers);
     cs_sbuf_free(&body);
-    cs_sbuf_free(&out);
   }
+  if (st == CS_OK) {
+    emit_part(cg, &body0, 0, &layers0);
+    st = emit_cg_main(cg, &body0, &u0);
+  }
+  if (st == CS_OK) st = emit_model_run(cg, &body0, &u0, &math0);
+  if (st == CS_OK) emit_profile_table(cg, &body0);
+  if (st == CS_OK) emit_descriptor(cg, &body0);
+  if (st == CS_OK) cs_cg_flavour_dsp_entry(cg, &body0);
+  if (st == CS_OK) st = write_source(cg, out_dir, 0, &body0, &u0, math0);
+  cs_sbuf_free(&layers0);
+  cs_sbuf_free(&body0);
+  free(u0.mark);
+  free(u0.ids);
   free(u.mark);
   free(u.ids);
   return st;

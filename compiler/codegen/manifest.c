@@ -88,10 +88,15 @@ static void onnx_nodes(cs_json *j, const cs_node *n) {
   cs_json_end_array(j);
 }
 
+/* Binary search: one lookup per layer, a model may have many files. */
 static int file_of_step(const cs_cg *cg, int step) {
-  for (int f = 0; f < cg->n_files; f++)
-    if (step < cg->file_first_step[f + 1]) return f;
-  return 0;
+  int lo = 0, hi = cg->n_files - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (step < cg->file_first_step[mid + 1]) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided) {

@@ -459,10 +459,27 @@ static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c) 
   cs_graph_free(g);
 }
 
-/* 100 LUT layers: the layers spread over lib0.c … lib2.c (at most 40 per
- * file), each compiles alone, and the chain still computes the same. */
+/* 1000 LUT layers (about 300 KB of layer text): the layers spread over
+ * lib0.c, lib1.c … by size: every file but the last holds at least
+ * CS_FILE_LAYER_BYTES of layers and at most one layer more; each compiles
+ * alone, and the chain still computes the same. */
+/* Bytes of libF.c's cg_main_partF (its layers), -1 if none. */
+static long part_bytes(const char *dir, int f) {
+  char p[4400], head[64];
+  snprintf(p, sizeof p, "%s/lib%d.c", dir, f);
+  FILE *fp = fopen(p, "rb");
+  if (!fp) return -1;
+  static char text[1 << 20];
+  size_t n = fread(text, 1, sizeof text - 1, fp);
+  fclose(fp);
+  text[n] = '\0';
+  snprintf(head, sizeof head, "int32_t cg_main_part%d(", f);
+  const char *at = strstr(text, head);
+  return at ? (long)(text + n - at) : -1;
+}
+
 static void large_models_split_into_files(void) {
-  enum { LAYERS = 100 };
+  enum { LAYERS = 1000 };
   cs_graph *g = cs_graph_new("lut_chain");
   int64_t s[2] = {1, 32};
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s);
@@ -487,6 +504,11 @@ static void large_models_split_into_files(void) {
   CHECK(tg_file_contains(p, "int32_t cg_main_part2(const uint8_t *W, uint8_t *A"));
   snprintf(p, sizeof p, "%s/lib3.c", dir);
   CHECK(access(p, F_OK) != 0);
+  /* lib1.c: its layers' text reaches the budget, one layer (under 1 KB
+   * here) more at most; lib2.c has the rest. */
+  long b1 = part_bytes(dir, 1), b2 = part_bytes(dir, 2);
+  CHECK_MSG(b1 >= CS_FILE_LAYER_BYTES && b1 < CS_FILE_LAYER_BYTES + 1024, "lib1.c's layers: %ld bytes", b1);
+  CHECK_MSG(b2 > 0 && b2 < b1, "lib2.c's layers: %ld bytes", b2);
   snprintf(p, sizeof p, "%s/lib0.h", dir);
   CHECK(tg_file_contains(p, "int32_t cg_main_part1("));
   /* Two live tensors at a time, whatever the depth. */

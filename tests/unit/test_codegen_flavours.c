@@ -138,10 +138,11 @@ static void c66x_flavour_has_header_and_exports_only(void) {
   cs_graph_free(g);
 }
 
-/* 100 LUT layers → lib0.c … lib2.c: every file gets the header block; the
- * parts stay internal (not exported). */
+/* 1000 LUT layers → lib0.c … lib2.c (files split by size, codegen/cg.h
+ * CS_FILE_LAYER_BYTES): every file gets the header block; the parts stay
+ * internal (not exported). */
 static void every_file_of_a_split_model_includes_the_ti_header(void) {
-  enum { LAYERS = 100 };
+  enum { LAYERS = 1000 };
   cs_graph *g = cs_graph_new("lut_chain");
   int64_t s[2] = {1, 32};
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s);
