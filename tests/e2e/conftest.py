@@ -19,6 +19,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Every compile the tests run verifies the IR after every pass, naming the
+# pass that broke it (compiler/passes/registry.c); a user's compile verifies
+# once after the pipeline.
+os.environ.setdefault("CSTATIC_VERIFY_EACH_PASS", "1")
 MODELS_SRC = os.path.join(ROOT, "tests", "models")
 
 # The tests use this checkout's Python package (python/cstatic), which

@@ -52,6 +52,8 @@ static void remove_out_dir(void) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
+  /* The IR verified after every pass, as in the tests (passes/registry.c). */
+  setenv("CSTATIC_VERIFY_EACH_PASS", "1", 0);
   const char *tmp = getenv("TMPDIR");
   snprintf(out_dir, sizeof out_dir, "%s/cs-fuzz-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(out_dir)) {
