@@ -19,6 +19,7 @@
  * compiler), so both clocks are listed wherever the clock is called and
  * each compiles to nothing on the other's platform.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "codegen.h"
@@ -390,7 +391,8 @@ static int ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9');
 /* What the public headers' inline code calls: the generated C names the
  * macro or inline function, the runtime file defines the callee (on the
  * C7x TIDSP_PROFILE_NOW reads __TSC and calls nothing; both clock files
- * compile to nothing on the other's platform, so listing them is safe). */
+ * compile to nothing on the other's platform, so listing them is safe).
+ * Their first letters are among cs_runtime_files_mark's "tmcT". */
 static const struct {
   const char *header_name, *calls;
 } header_calls[] = {
@@ -403,7 +405,27 @@ static void mark_defining(const char *sym, size_t len, unsigned char *used) {
     if (list_has(files[i].defines, sym, len)) mark(i, used);
 }
 
+/* The runtime names a text already looked up (a direct-mapped cache by a
+ * hash of the name): a model of 100 000 layers names its few kernels
+ * 100 000 times, and each lookup reads every file's list. */
+enum { SEEN_SLOTS = 256 };
+typedef struct seen_name {
+  const char *s;
+  size_t len;
+} seen_name;
+
+static int seen_before(seen_name *seen, const char *w, size_t len) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)w[i]) * 16777619u;
+  seen_name *e = &seen[h % SEEN_SLOTS];
+  if (e->s && e->len == len && !memcmp(e->s, w, len)) return 1;
+  e->s = w;
+  e->len = len;
+  return 0;
+}
+
 void cs_runtime_files_mark(const char *c_text, unsigned char *used) {
+  seen_name seen[SEEN_SLOTS] = {{0}};
   const char *p = c_text;
   while (*p) {
     if (p[0] == '/' && p[1] == '*') { /* comments name kernels in words, not calls */
@@ -419,6 +441,9 @@ void cs_runtime_files_mark(const char *c_text, unsigned char *used) {
       const char *w = p;
       while (ident_char(*p)) p++;
       size_t len = (size_t)(p - w);
+      /* (the first letter of every prefix and header name: most words of
+       * the generated C go no further) */
+      if (!strchr("tmcT", *w) || seen_before(seen, w, len)) continue;
       if (runtime_prefix(w)) mark_defining(w, len, used);
       for (size_t k = 0; k < sizeof header_calls / sizeof header_calls[0]; k++)
         if (strlen(header_calls[k].header_name) == len && !strncmp(header_calls[k].header_name, w, len))
