@@ -6,8 +6,10 @@ Three chains of N nodes on a float [1, 8] tensor: `relu` (Relu after Relu),
 DequantizeLinear → Relu, repeated: every group becomes one int8 table
 lookup). Each is compiled into a fresh directory; the table gives the wall
 time, the CPU time (user + system, of cstatic and its children) and the
-peak RSS, the median over --repeat runs, for each binary named with --bin
-(default build/bin/cstatic), side by side.
+peak RSS, the median over --repeat runs, and the number of lib*.c files
+written, for each binary named with --bin (default build/bin/cstatic), side
+by side. The compiles verify the IR once after the pass pipeline, as a
+user's do (CSTATIC_VERIFY_EACH_PASS is removed from their environment).
 
     .venv/bin/python bench/chain_compile.py [--nodes 100000] [--repeat 3]
                                             [--bin build/bin/cstatic ...]
@@ -79,12 +81,14 @@ print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, u.ru_utime + 
 def compile_once(exe, model, tmp):
     out = tempfile.mkdtemp(dir=tmp)
     os.rmdir(out)
+    env = {k: v for k, v in os.environ.items() if k != "CSTATIC_VERIFY_EACH_PASS"}
     p = subprocess.run([sys.executable, "-S", "-c", MEASURE, exe, "compile", model, "-o", out, "-q"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     fields = p.stdout.split()
     if p.returncode != 0 or len(fields) != 4 or fields[0] != "0":
         raise SystemExit(f"{exe} compile {model} failed: {p.stderr}")
-    return float(fields[1]), float(fields[2]), int(fields[3]) / 1024
+    files = sum(f.endswith(".c") for f in os.listdir(out))
+    return float(fields[1]), float(fields[2]), int(fields[3]) / 1024, files
 
 
 def main():
@@ -97,8 +101,8 @@ def main():
     load = os.getloadavg()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load average {load[0]:.1f} at start")
     print(f"{a.nodes}-node chains, median of {a.repeat} compiles each\n")
-    print("| chain | binary | wall s | CPU s (user+sys) | peak RSS MiB |")
-    print("|---|---|---:|---:|---:|")
+    print("| chain | binary | wall s | CPU s (user+sys) | peak RSS MiB | lib*.c files |")
+    print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for kind in a.kinds:
             model = os.path.join(tmp, f"chain_{kind}.onnx")
@@ -108,7 +112,8 @@ def main():
                 wall = statistics.median(r[0] for r in runs)
                 cpu = statistics.median(r[1] for r in runs)
                 rss = max(r[2] for r in runs)
-                print(f"| {kind} | {os.path.relpath(exe, ROOT)} | {wall:.2f} | {cpu:.2f} | {rss:.0f} |", flush=True)
+                print(f"| {kind} | {os.path.relpath(exe, ROOT)} | {wall:.2f} | {cpu:.2f} | {rss:.0f} | {runs[0][3]} |",
+                      flush=True)
     load = os.getloadavg()
     print(f"\nload average {load[0]:.1f} at the end")
 
