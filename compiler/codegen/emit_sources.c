@@ -112,11 +112,6 @@ int cs_cg_profile_rows(const cs_cg *cg) {
   return r;
 }
 
-static int profile_row_of_step(const cs_cg *cg, int step) {
-  if (!cg->t->profile_layers) return -1;
-  return profile_input_rows(cg) + profile_call_rows(cg, step);
-}
-
 static int profile_row_of_input(const cs_cg *cg, int i) {
   if (!cg->t->profile_layers) return -1;
   int r = 0;
@@ -197,7 +192,9 @@ done:
   return st;
 }
 
-static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int *needs_math) {
+/* *next_row: the profile row of the next kernel call (the layers are
+ * written in execution order, once each: cs_cg_write_sources). */
+static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int *needs_math, int *next_row) {
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
   char label[32];
   snprintf(label, sizeof label, "layer %d", step);
@@ -211,7 +208,7 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     cs_sbuf_puts(b, " */\n");
     return CS_OK;
   }
-  int row = profile_row_of_step(cg, step);
+  int row = cg->t->profile_layers ? (*next_row)++ : -1;
   if (!cs_cg_step_staged(cg, step)) return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1);
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_status st = ki ? check_args(cg, n, ki) : cs_error(CS_ERR_INTERNAL, "codegen: node '%s' is not a kernel op",
@@ -304,10 +301,10 @@ static const char part_params[] =
  * reaches CS_FILE_LAYER_BYTES (at least one layer); *end: the step after
  * the last one. */
 static cs_status emit_layers(cs_cg *cg, cs_sbuf *b, int first, int *end, cs_cg_used *used,
-                             int *needs_math) {
+                             int *needs_math, int *next_row) {
   int k = first;
   while (k < cg->s.n_steps && (k == first || b->len < CS_FILE_LAYER_BYTES)) {
-    cs_status st = emit_layer(cg, b, k++, used, needs_math);
+    cs_status st = emit_layer(cg, b, k++, used, needs_math, next_row);
     if (st != CS_OK) return st;
   }
   *end = k;
@@ -641,15 +638,15 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
     st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
   else
     cg->file_first_step[0] = 0;
-  int math0 = 0, end = 0;
+  int math0 = 0, end = 0, next_row = profile_input_rows(cg);
   cs_sbuf layers0 = {0}, body0 = {0};
-  if (st == CS_OK) st = emit_layers(cg, &layers0, 0, &end, &u0, &math0);
+  if (st == CS_OK) st = emit_layers(cg, &layers0, 0, &end, &u0, &math0, &next_row);
   if (st == CS_OK) st = add_file(cg, end, &cap);
   while (st == CS_OK && end < cg->s.n_steps) {
     int needs_math = 0;
     cs_sbuf layers = {0}, body = {0};
     used_clear(&u);
-    st = emit_layers(cg, &layers, end, &end, &u, &needs_math);
+    st = emit_layers(cg, &layers, end, &end, &u, &needs_math, &next_row);
     if (st == CS_OK) st = add_file(cg, end, &cap);
     if (st == CS_OK) {
       emit_part(cg, &body, cg->n_files - 1, &layers);
