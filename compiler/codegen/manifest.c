@@ -144,16 +144,16 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
 
 static void kernel_histogram(const cs_cg *cg, cs_json *j) {
   cs_json_begin_object(j, "kernels");
-  /* Walk the kernel ops in enum order: a stable key order. */
+  /* One walk over the layers; then the kernel ops in enum order: a stable
+   * key order. */
+  int64_t count[CS_OP_COUNT_] = {0};
+  for (int k = 0; k < cg->s.n_steps; k++) {
+    int id = cg->s.order[k];
+    if (!cg->s.node_elided[id]) count[cg->g->nodes[id].op]++;
+  }
   for (int op = 0; op < CS_OP_COUNT_; op++) {
     const cs_kernel_info *ki = cs_kernel_info_of((cs_op)op);
-    if (!ki) continue;
-    int64_t count = 0;
-    for (int k = 0; k < cg->s.n_steps; k++) {
-      int id = cg->s.order[k];
-      if (cg->g->nodes[id].op == (cs_op)op && !cg->s.node_elided[id]) count++;
-    }
-    if (count) cs_json_int(j, cs_kernel_fn(ki, cg->t), count);
+    if (ki && count[op]) cs_json_int(j, cs_kernel_fn(ki, cg->t), count[op]);
   }
   cs_json_end_object(j);
 }
