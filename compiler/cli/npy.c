@@ -31,7 +31,7 @@ static const struct {
     {"<u1", TIDSP_DTYPE_U8, 1, "uint8"},    {"<i2", TIDSP_DTYPE_I16, 2, "int16"},
     {"<i4", TIDSP_DTYPE_I32, 4, "int32"},   {"<i8", TIDSP_DTYPE_I64, 8, "int64"},
     {"<f2", 0, 2, "float16"},               {"<f8", 0, 8, "float64"},
-    {"<u2", 0, 2, "uint16"},                {"<u4", 0, 4, "uint32"},
+    {"<u2", TIDSP_DTYPE_U16, 2, "uint16"},               {"<u4", 0, 4, "uint32"},
     {"<u8", 0, 8, "uint64"},                {"|b1", TIDSP_DTYPE_BOOL, 1, "bool"},
 };
 

@@ -38,7 +38,7 @@ typedef struct op_rule {
 
 static const op_rule op_rules[] = {
     {CS_OP_ADD, 2, 2, 1, 1, D_NUM, KERNEL},
-    {CS_OP_AND, 2, 2, 1, 1, D_BOOL, CONST_ONLY},
+    {CS_OP_AND, 2, 2, 1, 1, D_BOOL, KERNEL},
     {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
     {CS_OP_BATCH_NORMALIZATION, 5, 5, 1, 5, D_F, KERNEL},
     {CS_OP_CAST, 1, 1, 1, 1, D_ALL, KERNEL},
@@ -51,28 +51,29 @@ static const op_rule op_rules[] = {
          M(CS_DTYPE_I32), KERNEL},
     {CS_OP_DIV, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_DROPOUT, 1, 3, 1, 2, D_F, KERNEL},
-    {CS_OP_EQUAL, 2, 2, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_EQUAL, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_GATHER, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_GELU, 1, 1, 1, 1, D_F, KERNEL},
     {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
-    {CS_OP_GREATER, 2, 2, 1, 1, D_NUM, CONST_ONLY},
-    {CS_OP_GREATER_OR_EQUAL, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_GREATER, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_GREATER_OR_EQUAL, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F, KERNEL},
-    {CS_OP_LESS, 2, 2, 1, 1, D_NUM, CONST_ONLY},
-    {CS_OP_LESS_OR_EQUAL, 2, 2, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_LESS, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_LESS_OR_EQUAL, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
-    {CS_OP_MAX, 1, INT_MAX, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_MAX, 1, INT_MAX, 1, 1, D_NUM, KERNEL},
     {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8), KERNEL},
-    {CS_OP_MIN, 1, INT_MAX, 1, 1, D_NUM, CONST_ONLY},
+    {CS_OP_MIN, 1, INT_MAX, 1, 1, D_NUM, KERNEL},
     {CS_OP_MUL, 2, 2, 1, 1, D_NUM, KERNEL},
-    {CS_OP_NOT, 1, 1, 1, 1, D_BOOL, CONST_ONLY},
-    {CS_OP_OR, 2, 2, 1, 1, D_BOOL, CONST_ONLY},
+    {CS_OP_NOT, 1, 1, 1, 1, D_BOOL, KERNEL},
+    {CS_OP_OR, 2, 2, 1, 1, D_BOOL, KERNEL},
     {CS_OP_PAD, 2, 4, 1, 1, D_ALL, KERNEL},
-    {CS_OP_POW, 2, 2, 1, 1, D_F, KERNEL},
+    {CS_OP_POW, 2, 2, 1, 1, D_NUM, KERNEL},
+    {CS_OP_XOR, 2, 2, 1, 1, D_BOOL, KERNEL},
     {CS_OP_RANGE, 3, 3, 1, 1, D_NUM, CONST_ONLY},
     {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32), KERNEL},
     {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
@@ -88,7 +89,7 @@ static const op_rule op_rules[] = {
     {CS_OP_SPLIT, 1, 2, 1, INT_MAX, D_ALL, KERNEL},
     {CS_OP_SQUEEZE, 1, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_SUB, 2, 2, 1, 1, D_NUM, KERNEL},
-    {CS_OP_TILE, 2, 2, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_TILE, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_TRANSPOSE, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_UNSQUEEZE, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_UPSAMPLE, 1, 2, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_resize.c) */
@@ -277,6 +278,19 @@ static cs_status infer_binary(cs_onnx_infer *c, cs_node *n) {
   int rank;
   cs_status st = same_dtype(c, n, a, b);
   if (st == CS_OK) st = broadcast(c, n, a, b, &rank, shape);
+  if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, a->dtype, rank, shape);
+  return st;
+}
+
+/* Pow: the exponent may have another numeric dtype than the base (ONNX's
+ * T1/T2); the output has the base's. */
+static cs_status infer_pow(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  int64_t shape[CS_MAX_RANK];
+  int rank;
+  if (b->dtype == CS_DTYPE_BOOL)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "exponent '%s' is bool", b->name);
+  cs_status st = broadcast(c, n, a, b, &rank, shape);
   if (st == CS_OK) st = cs_onnx_set_out(c, n, 0, a->dtype, rank, shape);
   return st;
 }
@@ -642,8 +656,8 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_ADD:
     case CS_OP_SUB:
     case CS_OP_MUL:
-    case CS_OP_DIV:
-    case CS_OP_POW: return infer_binary(c, n);
+    case CS_OP_DIV: return infer_binary(c, n);
+    case CS_OP_POW: return infer_pow(c, n);
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) case CS_OP_##IR:
 #include "cstatic/unary_ops.def"
     case CS_OP_RELU:
@@ -655,7 +669,8 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_GREATER:
     case CS_OP_GREATER_OR_EQUAL:
     case CS_OP_AND:
-    case CS_OP_OR: return infer_compare(c, n);
+    case CS_OP_OR:
+    case CS_OP_XOR: return infer_compare(c, n);
     case CS_OP_MAX:
     case CS_OP_MIN: return infer_variadic(c, n);
     case CS_OP_BATCH_NORMALIZATION: return infer_batch_norm(c, n);

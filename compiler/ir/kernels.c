@@ -24,8 +24,11 @@ static const char *const kenum_dtype[] = {NULL,
                                           "TIDSP_DTYPE_BOOL"};
 /* tidsp_requant_kind; SCALE_SHIFT is the MMALIB emulation's own */
 static const char *const kenum_requant_kind[] = {"TIDSP_REQUANT_FLOAT", "TIDSP_REQUANT_Q31"};
-static const char *const kenum_binary_op[] = {"TIDSP_BINARY_ADD", "TIDSP_BINARY_SUB", "TIDSP_BINARY_MUL",
-                                              "TIDSP_BINARY_DIV", "TIDSP_BINARY_POW"};
+static const char *const kenum_binary_op[] = {
+    "TIDSP_BINARY_ADD",   "TIDSP_BINARY_SUB",     "TIDSP_BINARY_MUL",           "TIDSP_BINARY_DIV",
+    "TIDSP_BINARY_POW",   "TIDSP_BINARY_MAX",     "TIDSP_BINARY_MIN",           "TIDSP_BINARY_EQUAL",
+    "TIDSP_BINARY_LESS",  "TIDSP_BINARY_LESS_OR_EQUAL", "TIDSP_BINARY_GREATER", "TIDSP_BINARY_GREATER_OR_EQUAL",
+    "TIDSP_BINARY_AND",   "TIDSP_BINARY_OR",      "TIDSP_BINARY_XOR"};
 static const char *const kenum_unary_op[] = {
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) "TIDSP_UNARY_" #NAME,
 #define TIDSP_UNARY_KERNEL(NAME, fn) "TIDSP_UNARY_" #NAME,

@@ -318,10 +318,219 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* ---- elementwise on any dtype (k_binary) ----------------------------- */
+
+/* The k_binary op of an ONNX op, or -1. */
+static int binary_any_op(cs_op op) {
+  switch (op) {
+    case CS_OP_ADD: return TIDSP_BINARY_ADD;
+    case CS_OP_SUB: return TIDSP_BINARY_SUB;
+    case CS_OP_MUL: return TIDSP_BINARY_MUL;
+    case CS_OP_DIV: return TIDSP_BINARY_DIV;
+    case CS_OP_POW: return TIDSP_BINARY_POW;
+    case CS_OP_MAX: return TIDSP_BINARY_MAX;
+    case CS_OP_MIN: return TIDSP_BINARY_MIN;
+    case CS_OP_EQUAL: return TIDSP_BINARY_EQUAL;
+    case CS_OP_LESS: return TIDSP_BINARY_LESS;
+    case CS_OP_LESS_OR_EQUAL: return TIDSP_BINARY_LESS_OR_EQUAL;
+    case CS_OP_GREATER: return TIDSP_BINARY_GREATER;
+    case CS_OP_GREATER_OR_EQUAL: return TIDSP_BINARY_GREATER_OR_EQUAL;
+    case CS_OP_AND: return TIDSP_BINARY_AND;
+    case CS_OP_OR: return TIDSP_BINARY_OR;
+    case CS_OP_XOR: return TIDSP_BINARY_XOR;
+    default: return -1;
+  }
+}
+
+/* The params of y = a op b on k_binary; 0 when the shapes do not
+ * broadcast or a dtype has no tidsp code. */
+static int binary_any_params(cs_graph *g, int op, int a, int b, int y, tidsp_binary_params *p) {
+  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b), *yv = cs_graph_value(g, y);
+  memset(p, 0, sizeof *p);
+  p->op = op;
+  p->a_dtype = cs_dtype_to_tidsp(av->dtype);
+  p->b_dtype = cs_dtype_to_tidsp(bv->dtype);
+  p->y_dtype = cs_dtype_to_tidsp(yv->dtype);
+  return p->a_dtype && p->b_dtype && p->y_dtype && cs_broadcast_init(av, bv, yv, &p->bc);
+}
+
+/* A new k_binary node y = a op b whose output is a new value of a's dtype
+ * and the broadcast shape (Max/Min chains, integer Clip/Relu); -1 when the
+ * shapes do not broadcast or memory runs out. */
+static int add_binary_any(cs_graph *g, const char *origin, int op, int a, int b, const char *suffix) {
+  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
+  const cs_value *big = av->rank >= bv->rank ? av : bv;
+  int64_t shape[CS_MAX_RANK];
+  for (int d = 0; d < big->rank; d++) {
+    int da = d - (big->rank - av->rank), db = d - (big->rank - bv->rank);
+    int64_t x = da >= 0 ? av->shape[da] : 1, y = db >= 0 ? bv->shape[db] : 1;
+    shape[d] = x == 1 ? y : x;
+  }
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  int out = cs_graph_add_value(g, name, av->dtype, big->rank, shape);
+  tidsp_binary_params p;
+  if (out < 0 || !binary_any_params(g, op, a, b, out, &p)) return -1;
+  int ins[2] = {a, b};
+  int k = cs_add_kernel(g, CS_OP_K_BINARY, origin, 2, ins, out);
+  if (k < 0) return -1;
+  cs_graph_node(g, k)->k.binary_any = p;
+  return out;
+}
+
+/* Node `id` becomes y = a op b on k_binary. */
+static cs_status retarget_binary_any(cs_graph *g, int id, int op, int a, int b) {
+  cs_node *n = cs_graph_node(g, id);
+  tidsp_binary_params p;
+  if (!binary_any_params(g, op, a, b, n->outputs[0], &p))
+    return unsupported(n, "operand shapes do not broadcast, or a dtype has no kernel");
+  int ins[2] = {a, b};
+  n = retarget(g, id, CS_OP_K_BINARY, 2, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.binary_any = p;
+  return CS_OK;
+}
+
+/* Max/Min of any number of inputs: a chain of k_binary calls, numpy
+ * broadcasting at each step (one input: a copy). */
+static cs_status lower_variadic(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (n->n_inputs == 1) {
+    size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
+    int ins[1] = {n->inputs[0]};
+    n = retarget(g, id, CS_OP_K_COPY, 1, ins);
+    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->k.copy_bytes = bytes;
+    return CS_OK;
+  }
+  int op = binary_any_op(n->op), acc = n->inputs[0], last = n->inputs[n->n_inputs - 1];
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->origin && *n->origin ? n->origin : n->name);
+  for (int j = 1; j + 1 < n->n_inputs; j++) {
+    acc = add_binary_any(g, origin, op, acc, cs_graph_node(g, id)->inputs[j], op == TIDSP_BINARY_MAX ? "max" : "min");
+    if (acc < 0) return unsupported(cs_graph_node(g, id), "operand shapes do not broadcast");
+  }
+  return retarget_binary_any(g, id, op, acc, last);
+}
+
+/* Not x = x Xor true. */
+static cs_status lower_not(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  uint8_t one = 1;
+  int t = cs_add_const_named(g, n->origin && *n->origin ? n->origin : n->name, "true", CS_DTYPE_BOOL, 0, NULL, &one);
+  if (t < 0) return CS_ERR_NOMEM;
+  return retarget_binary_any(g, id, TIDSP_BINARY_XOR, cs_graph_node(g, id)->inputs[0], t);
+}
+
+/* Clip and Relu on integers (outside a QDQ pattern, where ONNX defines
+ * them): Relu = Max(x, 0), Clip = Min(Max(x, lo), hi) with the bounds that
+ * are given (none: a copy). */
+static cs_status lower_int_clip(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->origin && *n->origin ? n->origin : n->name);
+  int lo = -1, hi = -1;
+  if (n->op == CS_OP_RELU) {
+    int64_t zero = 0; /* little-endian zero of any width */
+    lo = cs_add_const_named(g, origin, "zero", x->dtype, 0, NULL, &zero);
+    if (lo < 0) return CS_ERR_NOMEM;
+  } else {
+    lo = n->n_inputs > 1 ? n->inputs[1] : -1;
+    hi = n->n_inputs > 2 ? n->inputs[2] : -1;
+  }
+  n = cs_graph_node(g, id);
+  int v = n->inputs[0];
+  if (lo < 0 && hi < 0) {
+    size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
+    int ins[1] = {v};
+    n = retarget(g, id, CS_OP_K_COPY, 1, ins);
+    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->k.copy_bytes = bytes;
+    return CS_OK;
+  }
+  if (lo >= 0 && hi >= 0) {
+    v = add_binary_any(g, origin, TIDSP_BINARY_MAX, v, lo, "max");
+    if (v < 0) return unsupported(cs_graph_node(g, id), "the bounds do not broadcast to the input");
+    return retarget_binary_any(g, id, TIDSP_BINARY_MIN, v, hi);
+  }
+  return retarget_binary_any(g, id, lo >= 0 ? TIDSP_BINARY_MAX : TIDSP_BINARY_MIN, v, lo >= 0 ? lo : hi);
+}
+
+/* Tile on any dtype as an Expand: x viewed with a broadcast axis before
+ * each tiled one, [r0, d0, r1, d1, …] in y's order ([r0·d0, r1·d1, …]);
+ * unit axes drop and contiguous ones merge. Returns 0 when that needs more
+ * than TIDSP_MAX_RANK axes. */
+static int tile_params(const int64_t *shape, const int64_t *rep, int rank, size_t elem,
+                       tidsp_expand_params *p) {
+  int64_t size[2 * CS_MAX_RANK], stride[2 * CS_MAX_RANK], s = 1, xs[CS_MAX_RANK];
+  int r = 0;
+  for (int d = rank - 1; d >= 0; d--) xs[d] = s, s *= shape[d];
+  for (int d = 0; d < rank; d++) {
+    if (rep[d] > 1) size[r] = rep[d], stride[r++] = 0;
+    if (shape[d] > 1) size[r] = shape[d], stride[r++] = xs[d];
+  }
+  int m = 0; /* merge (n1, s1)(n2, s2) when s1 = n2·s2 (both 0: a repeat of a repeat) */
+  for (int i = 0; i < r; i++) {
+    if (m > 0 && stride[m - 1] == size[i] * stride[i]) {
+      size[m - 1] *= size[i];
+      stride[m - 1] = stride[i];
+    } else {
+      size[m] = size[i], stride[m++] = stride[i];
+    }
+  }
+  if (m == 0) size[m] = 1, stride[m++] = 0;
+  if (m > TIDSP_MAX_RANK) return 0;
+  memset(p, 0, sizeof *p);
+  p->rank = m;
+  for (int i = 0; i < m; i++) p->shape[i] = (int32_t)size[i], p->in_stride[i] = (int32_t)stride[i];
+  p->elem_size = (int32_t)elem;
+  return 1;
+}
+
+/* Tile: one Expand, or two (the trailing axes first) when one would need
+ * more axes than the kernel has. */
+static cs_status lower_tile(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, n->outputs[0]);
+  int rank = x->rank, src = n->inputs[0];
+  size_t elem = cs_dtype_size(y->dtype);
+  int64_t rep[CS_MAX_RANK], shape[CS_MAX_RANK];
+  for (int d = 0; d < rank; d++) rep[d] = x->shape[d] ? y->shape[d] / x->shape[d] : 1, shape[d] = x->shape[d];
+  tidsp_expand_params p;
+  if (!tile_params(shape, rep, rank, elem, &p)) {
+    int k = rank - 1;
+    for (; k > 0; k--) {
+      int64_t hi[CS_MAX_RANK], lo[CS_MAX_RANK], mid[CS_MAX_RANK];
+      tidsp_expand_params ph;
+      for (int d = 0; d < rank; d++) {
+        hi[d] = d >= k ? rep[d] : 1, lo[d] = d < k ? rep[d] : 1;
+        mid[d] = shape[d] * hi[d];
+      }
+      if (!tile_params(shape, hi, rank, elem, &ph) || !tile_params(mid, lo, rank, elem, &p)) continue;
+      char name[600];
+      snprintf(name, sizeof name, "%s.tile_inner", n->origin && *n->origin ? n->origin : n->name);
+      int v = cs_graph_add_value(g, name, y->dtype, rank, mid);
+      int ins[1] = {src};
+      int kid = v < 0 ? -1 : cs_add_kernel(g, CS_OP_K_EXPAND, name, 1, ins, v);
+      if (kid < 0) return CS_ERR_NOMEM;
+      cs_graph_node(g, kid)->k.expand = ph;
+      src = v;
+      break;
+    }
+    if (k == 0) return unsupported(cs_graph_node(g, id), "the tiling needs more axes than the kernel has");
+  }
+  int ins[1] = {src};
+  n = retarget(g, id, CS_OP_K_EXPAND, 1, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.expand = p;
+  return CS_OK;
+}
+
 static cs_status lower_binary(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
-  if (!require_f32(g, n))
-    return unsupported(n, "an Add/Sub/Mul/Div/Pow on integers must be a complete QDQ pattern");
+  if (!require_f32(g, n) || cs_graph_value(g, n->inputs[1])->dtype != CS_DTYPE_F32)
+    return retarget_binary_any(g, id, binary_any_op(n->op), n->inputs[0], n->inputs[1]);
   tidsp_binary_f32_params p;
   memset(&p, 0, sizeof p);
   if (!cs_broadcast_init(cs_graph_value(g, n->inputs[0]), cs_graph_value(g, n->inputs[1]),
@@ -932,6 +1141,11 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead || cs_op_is_kernel(n->op)) continue;
     cs_status st;
+    if ((n->op == CS_OP_CLIP || n->op == CS_OP_RELU) && cs_graph_value(g, n->inputs[0])->dtype != CS_DTYPE_F32) {
+      st = lower_int_clip(g, i);
+      if (st != CS_OK) return st;
+      continue;
+    }
     tidsp_unary_f32_params up;
     cs_unary_match um = cs_unary_params_of(g, n, &up);
     if (um != CS_UNARY_NONE) {
@@ -947,6 +1161,13 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_MATMUL: st = lower_matmul(g, i); break;
       case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
       case CS_OP_POW: st = lower_binary(g, i); break;
+      case CS_OP_MAX: case CS_OP_MIN: st = lower_variadic(g, i); break;
+      case CS_OP_EQUAL: case CS_OP_LESS: case CS_OP_LESS_OR_EQUAL: case CS_OP_GREATER:
+      case CS_OP_GREATER_OR_EQUAL: case CS_OP_AND: case CS_OP_OR: case CS_OP_XOR:
+        st = retarget_binary_any(g, i, binary_any_op(n->op), n->inputs[0], n->inputs[1]);
+        break;
+      case CS_OP_NOT: st = lower_not(g, i); break;
+      case CS_OP_TILE: st = lower_tile(g, i); break;
       case CS_OP_LAYER_NORMALIZATION: st = lower_layer_norm(g, i); break;
       case CS_OP_PRELU: st = lower_prelu(g, i); break;
       case CS_OP_MAX_POOL: case CS_OP_AVERAGE_POOL: case CS_OP_GLOBAL_AVERAGE_POOL: st = lower_pool(g, i); break;

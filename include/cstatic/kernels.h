@@ -309,7 +309,18 @@ typedef enum tidsp_binary_op {
   TIDSP_BINARY_SUB = 1,
   TIDSP_BINARY_MUL = 2,
   TIDSP_BINARY_DIV = 3,
-  TIDSP_BINARY_POW = 4  /* ORT's: b == 2 → a·a, b == 3 → a·a·a, else powf */
+  TIDSP_BINARY_POW = 4, /* ORT's: b == 2 → a·a, b == 3 → a·a·a, else powf */
+  /* tidsp_binary only (any dtype); codes are ABI, appended only */
+  TIDSP_BINARY_MAX = 5, /* NaN propagates */
+  TIDSP_BINARY_MIN = 6,
+  TIDSP_BINARY_EQUAL = 7, /* comparisons: bool output (0/1); NaN is unordered */
+  TIDSP_BINARY_LESS = 8,
+  TIDSP_BINARY_LESS_OR_EQUAL = 9,
+  TIDSP_BINARY_GREATER = 10,
+  TIDSP_BINARY_GREATER_OR_EQUAL = 11,
+  TIDSP_BINARY_AND = 12, /* logic: operands read as != 0, bool output */
+  TIDSP_BINARY_OR = 13,
+  TIDSP_BINARY_XOR = 14
 } tidsp_binary_op;
 
 typedef struct tidsp_binary_f32_params {
@@ -319,6 +330,28 @@ typedef struct tidsp_binary_f32_params {
 
 int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
                          const float *b, float *y);
+
+/* Elementwise a op b on any dtype with numpy broadcasting (bc), for the
+ * ops outside float arithmetic: integer Add/Sub/Mul/Div/Pow, Max/Min,
+ * comparisons and logic. a_dtype, b_dtype, y_dtype are tidsp_dtype codes;
+ * b_dtype equals a_dtype except for Pow (ONNX lets the exponent differ);
+ * y_dtype is BOOL for a comparison or logic op, else a_dtype.
+ * Integers compute in int64 and wrap to y_dtype (two's complement); Div
+ * truncates toward zero, and a zero divisor returns TIDSP_ERR_PARAM (ONNX
+ * leaves it undefined; ONNX Runtime traps). A float operand puts the op in
+ * double, rounded once to float (exact for + − × ÷ of floats: the double
+ * result rounds to the correctly rounded float); Pow with an integer base
+ * is (int)pow(a, b) in double as ONNX Runtime's, saturated to the range;
+ * float Pow of two floats is tidsp_binary_f32's. In place allowed when y
+ * has a's dtype and shape. */
+typedef struct tidsp_binary_params {
+  tidsp_broadcast bc;
+  int32_t op; /* tidsp_binary_op */
+  int32_t a_dtype, b_dtype, y_dtype;
+} tidsp_binary_params;
+
+int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
+                     void *y);
 
 /* ------------------------------------------------------------------------
  * Elementwise unary.

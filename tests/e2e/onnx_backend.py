@@ -33,17 +33,16 @@ CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "csta
 
 # The README's op list: ops with runtime kernels ...
 KERNEL_OPS = frozenset("""
-    Add AveragePool BatchNormalization Cast Clip Concat Constant Conv Cos
-    DequantizeLinear Div Dropout Erf Exp Expand Flatten Gather Gelu Gemm
-    GlobalAveragePool HardSigmoid HardSwish Identity LayerNormalization
-    LeakyRelu MatMul MaxPool Mul Neg Pad Pow PRelu QuantizeLinear Reciprocal
-    ReduceMean Relu Reshape Resize
-    Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
-    Upsample Where""".split())
+    Add And AveragePool BatchNormalization Cast Clip Concat Constant Conv Cos
+    DequantizeLinear Div Dropout Equal Erf Exp Expand Flatten Gather Gelu Gemm
+    GlobalAveragePool Greater GreaterOrEqual HardSigmoid HardSwish Identity
+    LayerNormalization LeakyRelu Less LessOrEqual MatMul Max MaxPool Min Mul
+    Neg Not Or Pad Pow PRelu QuantizeLinear Reciprocal ReduceMean Relu Reshape
+    Resize Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Tile
+    Transpose Unsqueeze Upsample Where Xor""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
 CONST_OPS = frozenset("""
-    And ConstantOfShape Equal Greater GreaterOrEqual Less LessOrEqual Max Min
-    Not Or Range ScatterND Shape Size Tile""".split())
+    ConstantOfShape Range ScatterND Shape Size""".split())
 
 # op → input indices a static compiler needs as constants.
 PARAMS = {

@@ -1,6 +1,6 @@
 /*
  * test_kernel_elementwise.c — add_i8, mul_i8 (FLOAT and Q31), binary_f32, prelu_f32,
- * lut_i8 and unary_f32 against oracles that index by unravelling each
+ * binary (any dtype), lut_i8 and unary_f32 against oracles that index by unravelling each
  * output position (the kernels walk rows with an odometer). Random
  * broadcasting of every kind (same shape, per-channel, scalar, ranks that
  * differ, both operands broadcast), the ORT span rule of QLinearAdd,
@@ -484,11 +484,196 @@ static void test_unary_f32(void) {
   CHECK(tidsp_unary_f32(&p, x, x) == TIDSP_ERR_PARAM);
 }
 
+/* ---- binary on any dtype ------------------------------------------------
+ * Every op on every dtype it takes (logic on bool, the rest on the integer
+ * types and float32), random broadcasting, against an oracle that unravels
+ * each output index and computes in the element's own C type. */
+static int64_t get_i(const void *p, int32_t dt, int64_t i) {
+  switch (dt) {
+  case TIDSP_DTYPE_I8: return ((const int8_t *)p)[i];
+  case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+  case TIDSP_DTYPE_I16: return ((const int16_t *)p)[i];
+  case TIDSP_DTYPE_U16: return ((const uint16_t *)p)[i];
+  case TIDSP_DTYPE_I32: return ((const int32_t *)p)[i];
+  default: return ((const int64_t *)p)[i];
+  }
+}
+
+static size_t dt_size(int32_t dt) {
+  return dt == TIDSP_DTYPE_I64 ? 8 : dt == TIDSP_DTYPE_I32 || dt == TIDSP_DTYPE_F32 ? 4
+         : dt == TIDSP_DTYPE_I16 || dt == TIDSP_DTYPE_U16 ? 2 : 1;
+}
+
+static void put_rand(void *p, int32_t dt, int64_t i, int nonzero) {
+  int64_t v = (int64_t)(rnd() & 0xFFFFFFFFu) - 0x80000000ll;
+  if (dt == TIDSP_DTYPE_I64 && (rnd() & 1)) v = (int64_t)(((uint64_t)rnd() << 32) ^ rnd());
+  if (rnd() % 3 == 0) v = (int64_t)(rnd() % 7) - 3; /* small values: equal ones, ±1 */
+  switch (dt) {
+  case TIDSP_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)(v | (nonzero && !(int8_t)v)); break;
+  case TIDSP_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)(v | (nonzero && !(uint8_t)v)); break;
+  case TIDSP_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(v & 1); break;
+  case TIDSP_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)(v | (nonzero && !(int16_t)v)); break;
+  case TIDSP_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)(v | (nonzero && !(uint16_t)v)); break;
+  case TIDSP_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)(v | (nonzero && !(int32_t)v)); break;
+  case TIDSP_DTYPE_F32: ((float *)p)[i] = rnd() % 3 == 0 ? (float)(v % 5) : rnd_unit() * 8.0f - 4.0f; break;
+  default: ((int64_t *)p)[i] = v | (nonzero && !v); break;
+  }
+}
+
+/* The oracle's result, written into `out` as y's dtype. */
+static void oracle_binary(int32_t op, int32_t dt, const void *a, int64_t ao, const void *b, int64_t bo,
+                          void *out) {
+  if (dt == TIDSP_DTYPE_F32) {
+    const float x = ((const float *)a)[ao], z = ((const float *)b)[bo];
+    float f = 0.0f;
+    uint8_t c = 0;
+    switch (op) {
+    case TIDSP_BINARY_ADD: f = x + z; break;
+    case TIDSP_BINARY_SUB: f = x - z; break;
+    case TIDSP_BINARY_MUL: f = x * z; break;
+    case TIDSP_BINARY_DIV: f = x / z; break;
+    case TIDSP_BINARY_MAX: f = x > z ? x : z; break;
+    case TIDSP_BINARY_MIN: f = x < z ? x : z; break;
+    case TIDSP_BINARY_EQUAL: c = x == z; break;
+    case TIDSP_BINARY_LESS: c = x < z; break;
+    case TIDSP_BINARY_LESS_OR_EQUAL: c = x <= z; break;
+    case TIDSP_BINARY_GREATER: c = x > z; break;
+    default: c = x >= z; break;
+    }
+    if (op >= TIDSP_BINARY_EQUAL) memcpy(out, &c, 1);
+    else memcpy(out, &f, 4);
+    return;
+  }
+  {
+    const int64_t x = get_i(a, dt, ao), z = get_i(b, dt, bo);
+    int64_t r;
+    switch (op) {
+    case TIDSP_BINARY_ADD: r = (int64_t)((uint64_t)x + (uint64_t)z); break;
+    case TIDSP_BINARY_SUB: r = (int64_t)((uint64_t)x - (uint64_t)z); break;
+    case TIDSP_BINARY_MUL: r = (int64_t)((uint64_t)x * (uint64_t)z); break;
+    case TIDSP_BINARY_DIV: r = (z == -1) ? (int64_t)(0 - (uint64_t)x) : x / z; break;
+    case TIDSP_BINARY_MAX: r = x > z ? x : z; break;
+    case TIDSP_BINARY_MIN: r = x < z ? x : z; break;
+    case TIDSP_BINARY_EQUAL: r = x == z; break;
+    case TIDSP_BINARY_LESS: r = x < z; break;
+    case TIDSP_BINARY_LESS_OR_EQUAL: r = x <= z; break;
+    case TIDSP_BINARY_GREATER: r = x > z; break;
+    case TIDSP_BINARY_GREATER_OR_EQUAL: r = x >= z; break;
+    case TIDSP_BINARY_AND: r = x && z; break;
+    case TIDSP_BINARY_OR: r = x || z; break;
+    default: r = !x != !z; break;
+    }
+    if (op >= TIDSP_BINARY_EQUAL) {
+      uint8_t c = (uint8_t)r;
+      memcpy(out, &c, 1);
+    } else {
+      switch (dt) { /* wrap: the low bytes, little-endian as the host */
+      case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: { uint8_t v = (uint8_t)r; memcpy(out, &v, 1); break; }
+      case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: { uint16_t v = (uint16_t)r; memcpy(out, &v, 2); break; }
+      case TIDSP_DTYPE_I32: { uint32_t v = (uint32_t)r; memcpy(out, &v, 4); break; }
+      default: memcpy(out, &r, 8); break;
+      }
+    }
+  }
+}
+
+static void test_binary_any(void) {
+  static const int32_t dtypes[] = {TIDSP_DTYPE_I8,  TIDSP_DTYPE_U8,  TIDSP_DTYPE_I16, TIDSP_DTYPE_U16,
+                                   TIDSP_DTYPE_I32, TIDSP_DTYPE_I64, TIDSP_DTYPE_F32, TIDSP_DTYPE_BOOL};
+  int32_t op, k;
+  int iter;
+  for (op = TIDSP_BINARY_ADD; op <= TIDSP_BINARY_XOR; op++) {
+    if (op == TIDSP_BINARY_POW) continue; /* below, by hand */
+    for (k = 0; k < (int32_t)(sizeof dtypes / sizeof dtypes[0]); k++) {
+      const int32_t dt = dtypes[k], logic = op >= TIDSP_BINARY_AND;
+      const int32_t y_dt = op >= TIDSP_BINARY_EQUAL ? TIDSP_DTYPE_BOOL : dt;
+      if (logic != (dt == TIDSP_DTYPE_BOOL)) continue;
+      for (iter = 0; iter < 12; iter++) {
+        bcase c;
+        tidsp_binary_params p;
+        uint8_t *a, *b, *y, want[8];
+        int64_t i;
+        int bad = 0;
+        random_bcase(&c);
+        memset(&p, 0, sizeof p);
+        p.bc = c.bc;
+        p.op = op;
+        p.a_dtype = p.b_dtype = dt;
+        p.y_dtype = y_dt;
+        a = malloc(dt_size(dt) * (size_t)c.n_a);
+        b = malloc(dt_size(dt) * (size_t)c.n_b);
+        y = guarded(dt_size(y_dt) * (size_t)c.n_out);
+        for (i = 0; i < c.n_a; i++) put_rand(a, dt, i, 0);
+        for (i = 0; i < c.n_b; i++) put_rand(b, dt, i, op == TIDSP_BINARY_DIV);
+        CHECK(tidsp_binary(&p, a, b, y) == TIDSP_OK);
+        for (i = 0; i < c.n_out && !bad; i++) {
+          int64_t ao, bo;
+          operand_offsets(&c, i, &ao, &bo);
+          oracle_binary(op, dt, a, ao, b, bo, want);
+          if (memcmp(want, y + (size_t)i * dt_size(y_dt), dt_size(y_dt)) != 0) {
+            CHECK_MSG(0, "binary op %d dtype %d at %lld", (int)op, (int)dt, (long long)i);
+            bad = 1;
+          }
+        }
+        CHECK(guards_ok(y, dt_size(y_dt) * (size_t)c.n_out));
+        free(a);
+        free(b);
+        guarded_free(y);
+      }
+    }
+  }
+  { /* edges: zero divisor, INT_MIN / −1 wraps, NaN through Max, Pow, bad params, in place */
+    tidsp_binary_params p;
+    int32_t ia[3] = {7, INT32_MIN, -7}, ib[3] = {2, -1, 2}, iy[3];
+    int64_t la = INT64_MIN, lb = -1, ly;
+    float fa[2] = {NAN, 1.0f}, fb[2] = {0.0f, NAN}, fy[2];
+    memset(&p, 0, sizeof p);
+    p.bc.rank = 1;
+    p.bc.shape[0] = 3;
+    p.bc.a_stride[0] = p.bc.b_stride[0] = 1;
+    p.op = TIDSP_BINARY_DIV;
+    p.a_dtype = p.b_dtype = p.y_dtype = TIDSP_DTYPE_I32;
+    CHECK(tidsp_binary(&p, ia, ib, iy) == TIDSP_OK && iy[0] == 3 && iy[1] == INT32_MIN && iy[2] == -3);
+    ib[2] = 0;
+    CHECK(tidsp_binary(&p, ia, ib, iy) == TIDSP_ERR_PARAM);
+    p.op = TIDSP_BINARY_POW; /* ORT: (int)pow(double, double) */
+    ib[0] = 3, ib[1] = 0, ib[2] = 2;
+    CHECK(tidsp_binary(&p, ia, ib, iy) == TIDSP_OK && iy[0] == 343 && iy[1] == 1 && iy[2] == 49);
+    p.b_dtype = TIDSP_DTYPE_F32; /* int base, float exponent: truncated */
+    fy[0] = 0.5f;
+    p.bc.shape[0] = 1;
+    CHECK(tidsp_binary(&p, ia, fy, iy) == TIDSP_OK && iy[0] == 2); /* (int)sqrt(7) */
+    p.bc.shape[0] = 3;
+    p.op = TIDSP_BINARY_ADD; /* exponent dtype differs: Pow only */
+    CHECK(tidsp_binary(&p, ia, fy, iy) == TIDSP_ERR_DTYPE);
+    p.bc.shape[0] = 1;
+    p.a_dtype = p.b_dtype = p.y_dtype = TIDSP_DTYPE_I64;
+    p.op = TIDSP_BINARY_DIV;
+    CHECK(tidsp_binary(&p, &la, &lb, &ly) == TIDSP_OK && ly == INT64_MIN);
+    p.bc.shape[0] = 2;
+    p.a_dtype = p.b_dtype = p.y_dtype = TIDSP_DTYPE_F32;
+    p.op = TIDSP_BINARY_MAX;
+    CHECK(tidsp_binary(&p, fa, fb, fy) == TIDSP_OK && isnan(fy[0]) && isnan(fy[1]));
+    p.op = TIDSP_BINARY_EQUAL; /* a comparison writes bool */
+    CHECK(tidsp_binary(&p, fa, fb, fy) == TIDSP_ERR_DTYPE);
+    p.op = TIDSP_BINARY_XOR + 1;
+    CHECK(tidsp_binary(&p, fa, fb, fy) == TIDSP_ERR_PARAM);
+    p.op = TIDSP_BINARY_MIN;
+    p.y_dtype = 99;
+    CHECK(tidsp_binary(&p, fa, fb, fy) == TIDSP_ERR_DTYPE);
+    p.y_dtype = TIDSP_DTYPE_F32;
+    CHECK(tidsp_binary(NULL, fa, fb, fy) == TIDSP_ERR_NULL);
+    fa[0] = 3.0f, fb[0] = -2.0f; /* in place */
+    CHECK(tidsp_binary(&p, fa, fb, fa) == TIDSP_OK && fa[0] == -2.0f && isnan(fa[1]));
+  }
+}
+
 int main(void) {
   test_add_i8_hand();
   test_add_i8_random();
   test_mul_i8();
   test_binary_f32();
+  test_binary_any();
   test_prelu_f32();
   test_lut_i8();
   test_unary_f32();

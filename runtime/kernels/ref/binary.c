@@ -1,0 +1,165 @@
+/*
+ * binary.c — elementwise a op b on any dtype with numpy broadcasting: the
+ * integer arithmetic, Max/Min, comparisons and logic that run outside a
+ * QDQ pattern (shape arithmetic, masks, integer models). One loop for
+ * every (op, dtype): each element is read as int64, or as double when an
+ * operand is float, computed, and written in the output dtype. Speed is
+ * not the point here; float arithmetic has tidsp_binary_f32.
+ */
+#include "ref_internal.h"
+
+static int32_t elem_size(int32_t dt) {
+  switch (dt) {
+  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: return 4;
+  case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return 1;
+  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: return 2;
+  case TIDSP_DTYPE_I64: return 8;
+  default: return 0;
+  }
+}
+
+static int64_t load_int(const void *x, int32_t dt, ptrdiff_t i) {
+  switch (dt) {
+  case TIDSP_DTYPE_I8: return ((const int8_t *)x)[i];
+  case TIDSP_DTYPE_U8: return ((const uint8_t *)x)[i];
+  case TIDSP_DTYPE_BOOL: return ((const uint8_t *)x)[i] != 0;
+  case TIDSP_DTYPE_I16: return ((const int16_t *)x)[i];
+  case TIDSP_DTYPE_U16: return ((const uint16_t *)x)[i];
+  case TIDSP_DTYPE_I32: return ((const int32_t *)x)[i];
+  default: return ((const int64_t *)x)[i];
+  }
+}
+
+static double load_f(const void *x, int32_t dt, ptrdiff_t i) {
+  return dt == TIDSP_DTYPE_F32 ? (double)((const float *)x)[i] : (double)load_int(x, dt, i);
+}
+
+static void store_int(void *y, int32_t dt, int64_t i, int64_t v) {
+  switch (dt) {
+  case TIDSP_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
+  case TIDSP_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+  case TIDSP_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+  case TIDSP_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
+  case TIDSP_DTYPE_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
+  case TIDSP_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
+  default: ((int64_t *)y)[i] = v; break;
+  }
+}
+
+/* A double into an integer dtype: truncated toward zero, saturated at the
+ * dtype's range (NaN → 0), as tidsp_cast. */
+static int64_t sat_int(double v, int32_t dt) {
+  double lo, hi;
+  switch (dt) {
+  case TIDSP_DTYPE_I8: lo = -128.0, hi = 127.0; break;
+  case TIDSP_DTYPE_U8: lo = 0.0, hi = 255.0; break;
+  case TIDSP_DTYPE_BOOL: lo = 0.0, hi = 1.0; break;
+  case TIDSP_DTYPE_I16: lo = -32768.0, hi = 32767.0; break;
+  case TIDSP_DTYPE_U16: lo = 0.0, hi = 65535.0; break;
+  case TIDSP_DTYPE_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+  default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+  }
+  if (v != v)
+    return 0;
+  if (v <= lo)
+    return (int64_t)lo;
+  if (v >= hi)
+    return hi >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+  return (int64_t)v;
+}
+
+static int is_compare(int32_t op) {
+  return op >= TIDSP_BINARY_EQUAL && op <= TIDSP_BINARY_XOR;
+}
+
+/* The comparison and logic ops on two numbers of one domain. */
+#define COMPARE(op, x, z)                                       \
+  ((op) == TIDSP_BINARY_EQUAL              ? (x) == (z)         \
+   : (op) == TIDSP_BINARY_LESS             ? (x) < (z)          \
+   : (op) == TIDSP_BINARY_LESS_OR_EQUAL    ? (x) <= (z)         \
+   : (op) == TIDSP_BINARY_GREATER          ? (x) > (z)          \
+   : (op) == TIDSP_BINARY_GREATER_OR_EQUAL ? (x) >= (z)         \
+   : (op) == TIDSP_BINARY_AND              ? ((x) != 0 && (z) != 0) \
+   : (op) == TIDSP_BINARY_OR               ? ((x) != 0 || (z) != 0) \
+                                           : (((x) != 0) != ((z) != 0)))
+
+/* ONNX Runtime's integer Pow: std::pow in double, cast to the base type. */
+static double int_pow(double x, double e) { return pow(x, e); }
+
+/* One element in the integer domain; 0 on a zero divisor. */
+static int int_op(int32_t op, int64_t x, int64_t z, int32_t y_dtype, int64_t *r) {
+  const uint64_t ux = (uint64_t)x, uz = (uint64_t)z;
+  switch (op) {
+  case TIDSP_BINARY_ADD: *r = (int64_t)(ux + uz); return 1;
+  case TIDSP_BINARY_SUB: *r = (int64_t)(ux - uz); return 1;
+  case TIDSP_BINARY_MUL: *r = (int64_t)(ux * uz); return 1;
+  case TIDSP_BINARY_DIV:
+    if (z == 0)
+      return 0;
+    *r = z == -1 ? (int64_t)(0 - ux) : x / z; /* INT64_MIN / −1 wraps */
+    return 1;
+  case TIDSP_BINARY_POW: *r = sat_int(int_pow((double)x, (double)z), y_dtype); return 1;
+  case TIDSP_BINARY_MAX: *r = x > z ? x : z; return 1;
+  case TIDSP_BINARY_MIN: *r = x < z ? x : z; return 1;
+  default: *r = COMPARE(op, x, z); return 1;
+  }
+}
+
+/* One element in the double domain (an operand is float). */
+static double float_op(int32_t op, int32_t a_dtype, double x, double z) {
+  switch (op) {
+  case TIDSP_BINARY_ADD: return x + z;
+  case TIDSP_BINARY_SUB: return x - z;
+  case TIDSP_BINARY_MUL: return x * z;
+  case TIDSP_BINARY_DIV: return x / z;
+  case TIDSP_BINARY_POW:
+    if (a_dtype == TIDSP_DTYPE_F32 && (z == 2.0 || z == 3.0)) { /* tidsp_binary_f32's rounding */
+      const float f = (float)x;
+      return z == 2.0 ? (double)(f * f) : (double)(f * f * f);
+    }
+    return a_dtype == TIDSP_DTYPE_F32 ? (double)powf((float)x, (float)z) : int_pow(x, z);
+  case TIDSP_BINARY_MAX: return x != x || z != z ? NAN : x > z ? x : z;
+  case TIDSP_BINARY_MIN: return x != x || z != z ? NAN : x < z ? x : z;
+  default: return COMPARE(op, x, z);
+  }
+}
+
+int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b, void *y) {
+  tidsp_ref_bc_iter it;
+  int64_t r;
+  int32_t st, i, fl;
+
+  if (!p || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_bc_init(&it, &p->bc);
+  if (st != TIDSP_OK)
+    return st;
+  if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_XOR)
+    return TIDSP_ERR_PARAM;
+  if (!elem_size(p->a_dtype) || !elem_size(p->b_dtype) || !elem_size(p->y_dtype))
+    return TIDSP_ERR_DTYPE;
+  if (is_compare(p->op) ? p->y_dtype != TIDSP_DTYPE_BOOL : p->y_dtype != p->a_dtype)
+    return TIDSP_ERR_DTYPE;
+  if (p->op != TIDSP_BINARY_POW && p->b_dtype != p->a_dtype)
+    return TIDSP_ERR_DTYPE;
+  fl = p->a_dtype == TIDSP_DTYPE_F32 || p->b_dtype == TIDSP_DTYPE_F32;
+  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
+    const int64_t yo = r * (int64_t)it.inner;
+    for (i = 0; i < it.inner; i++) {
+      const ptrdiff_t ka = it.a_off + (ptrdiff_t)i * it.a_step, kb = it.b_off + (ptrdiff_t)i * it.b_step;
+      if (fl) {
+        const double v = float_op(p->op, p->a_dtype, load_f(a, p->a_dtype, ka), load_f(b, p->b_dtype, kb));
+        if (p->y_dtype == TIDSP_DTYPE_F32)
+          ((float *)y)[yo + i] = (float)v;
+        else
+          store_int(y, p->y_dtype, yo + i, is_compare(p->op) ? (int64_t)(v != 0.0) : sat_int(v, p->y_dtype));
+      } else {
+        int64_t v;
+        if (!int_op(p->op, load_int(a, p->a_dtype, ka), load_int(b, p->b_dtype, kb), p->y_dtype, &v))
+          return TIDSP_ERR_PARAM;
+        store_int(y, p->y_dtype, yo + i, v);
+      }
+    }
+  }
+  return TIDSP_OK;
+}
