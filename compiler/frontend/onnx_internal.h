@@ -163,6 +163,7 @@ cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id);
 cs_status cs_onnx_lower_resize(cs_onnx_infer *c, int id);
 
 cs_status cs_onnx_infer_conv(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_conv_transpose(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_pool(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_global_pool(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_reshape(cs_onnx_infer *c, cs_node *n);

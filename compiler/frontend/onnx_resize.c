@@ -12,9 +12,9 @@
  * and the nearest rounding in float, the index clamped to the input),
  * and the rewrite is taken only when that map is the repeat for every
  * output element, so the rewrite equals ORT's Resize wherever it is
- * taken. Everything else (linear and cubic modes, down-scaling, scales
- * that are not whole numbers, a map that is not the repeat, e.g.
- * align_corners) is refused by name: Resize's kernel comes later.
+ * taken. Any other nearest map (down-scaling, scales that are not whole
+ * numbers, align_corners, …) is the same index map as constant Gathers,
+ * one per axis that moves. Linear and cubic modes are refused by name.
  */
 #include "onnx_internal.h"
 
@@ -84,6 +84,69 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   cs_status st = cs_onnx_infer_node(c, ex); /* the caller infers node id */
   if (st == CS_OK) st = cs_onnx_infer_node(c, rs);
   return st;
+}
+
+/* Node id (input 0 = x) becomes a chain of Gathers, one per axis whose
+ * index map src[i] (out[i] entries, each in [0, x.shape[i])) is not the
+ * identity: a general nearest Resize (down-scaling, fractional scales,
+ * align_corners, …) as data movement, on the integers between QDQ too.
+ * Node id becomes the first Gather; the caller infers it. */
+static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out, int64_t *const *src) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = &c->g->values[n->inputs[0]];
+  int rank = x->rank, yv = n->outputs[0], cur = n->inputs[0], first = 1;
+  int64_t shape[CS_MAX_RANK];
+  cs_dtype dt = x->dtype;
+  char base[256], name[512];
+  snprintf(base, sizeof base, "%s", n->name);
+  for (int i = 0; i < rank; i++) shape[i] = x->shape[i];
+  int last = -1;
+  for (int i = 0; i < rank; i++) {
+    int ident = out[i] == shape[i];
+    for (int64_t o = 0; ident && o < out[i]; o++) ident = src[i][o] == o;
+    if (!ident) last = i;
+  }
+  if (last < 0) { /* every map the identity: a copy */
+    int64_t one[CS_MAX_RANK];
+    for (int i = 0; i < rank; i++) one[i] = 1;
+    return rewrite_as_repeat(c, id, one);
+  }
+  for (int i = 0; i <= last; i++) {
+    int ident = out[i] == shape[i];
+    for (int64_t o = 0; ident && o < out[i]; o++) ident = src[i][o] == o;
+    if (ident) continue;
+    shape[i] = out[i];
+    snprintf(name, sizeof name, "%s.index%d", base, i);
+    int idx = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &out[i], src[i]);
+    int dst = yv;
+    if (i != last) {
+      snprintf(name, sizeof name, "%s.axis%d", base, i);
+      dst = cs_graph_add_value(c->g, name, dt, rank, shape);
+    }
+    if (idx < 0 || dst < 0) return CS_ERR_NOMEM; /* message recorded */
+    int g;
+    if (first) {
+      n = &c->g->nodes[id];
+      n->op = CS_OP_GATHER;
+      drop_attrs(n);
+      n->n_inputs = 2; /* every caller's node has at least 2 inputs */
+      cs_node_set_input(c->g, id, 1, idx);
+      n->outputs[0] = dst;
+      c->g->values[dst].producer = id;
+      g = id;
+    } else {
+      int ins[2] = {cur, idx};
+      snprintf(name, sizeof name, "%s.gather%d", base, i);
+      g = cs_graph_add_node(c->g, CS_OP_GATHER, name, base, 2, ins, 1, &dst);
+      if (g < 0) return CS_ERR_NOMEM;
+    }
+    cs_status st = cs_node_set_attr_int(&c->g->nodes[g], "axis", i);
+    if (st == CS_OK && !first) st = cs_onnx_infer_node(c, g);
+    if (st != CS_OK) return st;
+    first = 0;
+    cur = dst;
+  }
+  return CS_OK;
 }
 
 /* Input j as a constant list of at most rank entries (*count = 0 when the
@@ -180,6 +243,107 @@ static int64_t nearest_pixel(nearest_mode m, float x, int down) {
   return (int64_t)roundf(x);
 }
 
+/* A new node op(ins) → a new value of dtype dt and `shape` (or value
+ * `out`), with attribute axis when >= 0, inferred; its output value id, or
+ * -1 (status in *st). */
+static int add_op(cs_onnx_infer *c, cs_op op, const char *base, const char *suffix, int n_in, const int *ins,
+                  int rank, const int64_t *shape, int out, cs_dtype dt, int axis, cs_status *st) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", base, suffix);
+  if (out < 0) out = cs_graph_add_value(c->g, name, dt, rank, shape);
+  int k = out < 0 ? -1 : cs_graph_add_node(c->g, op, name, base, n_in, ins, 1, &out);
+  if (k < 0) {
+    *st = CS_ERR_NOMEM; /* message recorded */
+    return -1;
+  }
+  *st = axis >= 0 ? cs_node_set_attr_int(&c->g->nodes[k], "axis", axis) : CS_OK;
+  if (*st == CS_OK) *st = cs_onnx_infer_node(c, k);
+  return *st == CS_OK ? out : -1;
+}
+
+/* Linear Resize in float, one axis at a time (separable): along a moving
+ * axis, y = x[i1]·d2 + x[i2]·d1 with ORT's map (UpsampleBilinear /
+ * UpsampleLinear setup: the coordinate clamped to [0, in − 1], i1 its
+ * integer part, i2 = min(i1 + 1, in − 1), d1 = |c − i1|, d2 = |c − i2|,
+ * both 0.5 where i1 = i2), as two constant Gathers, two Muls by constant
+ * weight columns and an Add. ORT weighs 2-D in one expression
+ * (d2y·d2x·x11 + …): the same value up to float rounding. Node id becomes
+ * an Identity of x feeding the chain (the caller infers it). */
+static cs_status rewrite_as_linear(cs_onnx_infer *c, int id, int ct, const int64_t *out, const float *scale) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = &c->g->values[n->inputs[0]];
+  int rank = x->rank, yv = n->outputs[0];
+  int64_t shape[CS_MAX_RANK];
+  cs_dtype dt = x->dtype;
+  char base[256], suffix[64], name[512];
+  snprintf(base, sizeof base, "%s", n->name);
+  for (int i = 0; i < rank; i++) shape[i] = x->shape[i];
+  int last = -1;
+  for (int i = 0; i < rank; i++)
+    if (out[i] != shape[i] || scale[i] != 1.0f) last = i;
+  /* node id: x → Identity → a fresh value the chain starts from */
+  snprintf(name, sizeof name, "%s.in", base);
+  int cur = last < 0 ? yv : cs_graph_add_value(c->g, name, dt, rank, shape);
+  if (cur < 0) return CS_ERR_NOMEM;
+  n = &c->g->nodes[id];
+  n->op = CS_OP_IDENTITY;
+  drop_attrs(n);
+  n->n_inputs = 1;
+  n->outputs[0] = cur;
+  c->g->values[cur].producer = id;
+  cs_status st = CS_OK;
+  for (int i = 0; i <= last && st == CS_OK; i++) {
+    if (out[i] == shape[i] && scale[i] == 1.0f) continue;
+    int64_t in = shape[i], len = out[i];
+    int64_t *i1 = malloc(sizeof(int64_t) * (size_t)len), *i2 = malloc(sizeof(int64_t) * (size_t)len);
+    float *d1 = malloc(sizeof(float) * (size_t)len), *d2 = malloc(sizeof(float) * (size_t)len);
+    if (!i1 || !i2 || !d1 || !d2) st = cs_error(CS_ERR_NOMEM, "out of memory");
+    for (int64_t o = 0; st == CS_OK && o < len; o++) {
+      float v = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)len, (float)in);
+      v = v < 0.0f ? 0.0f : v > (float)(in - 1) ? (float)(in - 1) : v;
+      i1[o] = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
+      i2[o] = i1[o] + 1 < in - 1 ? i1[o] + 1 : in - 1;
+      d1[o] = fabsf(v - (float)i1[o]);
+      d2[o] = fabsf(v - (float)i2[o]);
+      if (i1[o] == i2[o]) d1[o] = d2[o] = 0.5f;
+    }
+    int64_t wshape[CS_MAX_RANK];
+    int wrank = rank - i;
+    wshape[0] = len;
+    for (int d = 1; d < wrank; d++) wshape[d] = 1;
+    int c1 = -1, c2 = -1, w1 = -1, w2 = -1;
+    if (st == CS_OK) {
+      snprintf(name, sizeof name, "%s.index1_%d", base, i);
+      c1 = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, i1);
+      snprintf(name, sizeof name, "%s.index2_%d", base, i);
+      c2 = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, i2);
+      snprintf(name, sizeof name, "%s.weight1_%d", base, i);
+      w1 = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, d2); /* x[i1]'s weight is d2 */
+      snprintf(name, sizeof name, "%s.weight2_%d", base, i);
+      w2 = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, d1);
+      if (c1 < 0 || c2 < 0 || w1 < 0 || w2 < 0) st = CS_ERR_NOMEM;
+    }
+    free(i1), free(i2), free(d1), free(d2);
+    if (st != CS_OK) break;
+    shape[i] = len;
+    int ga[2] = {cur, c1}, gb[2] = {cur, c2};
+    snprintf(suffix, sizeof suffix, "gather1_%d", i);
+    int a = add_op(c, CS_OP_GATHER, base, suffix, 2, ga, rank, shape, -1, dt, i, &st);
+    snprintf(suffix, sizeof suffix, "gather2_%d", i);
+    int b = a < 0 ? -1 : add_op(c, CS_OP_GATHER, base, suffix, 2, gb, rank, shape, -1, dt, i, &st);
+    int ma[2] = {a, w1}, mb[2] = {b, w2};
+    snprintf(suffix, sizeof suffix, "mul1_%d", i);
+    int pa = st != CS_OK || b < 0 ? -1 : add_op(c, CS_OP_MUL, base, suffix, 2, ma, rank, shape, -1, dt, -1, &st);
+    snprintf(suffix, sizeof suffix, "mul2_%d", i);
+    int pb = pa < 0 ? -1 : add_op(c, CS_OP_MUL, base, suffix, 2, mb, rank, shape, -1, dt, -1, &st);
+    int sum[2] = {pa, pb};
+    snprintf(suffix, sizeof suffix, "add_%d", i);
+    cur = pb < 0 ? -1 : add_op(c, CS_OP_ADD, base, suffix, 2, sum, rank, shape, i == last ? yv : -1, dt, -1, &st);
+    if (cur < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+  }
+  return st;
+}
+
 static int pick(const char *s, const char *const *names, int count) {
   for (int i = 0; i < count; i++)
     if (!strcmp(s, names[i])) return i;
@@ -192,9 +356,13 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
   const cs_value *x = &c->g->values[n->inputs[0]];
   int rank = x->rank;
   const char *mode = cs_node_attr_string(n, "mode", "nearest");
-  if (strcmp(mode, "nearest"))
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "mode '%s' is not supported yet (nearest with whole-number up-scales is)", mode);
+  int linear = !strcmp(mode, "linear");
+  if (strcmp(mode, "nearest") && !linear)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "mode '%s' is not supported yet (nearest and linear are)",
+                            mode);
+  if (linear && x->dtype != CS_DTYPE_F32)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "mode 'linear' on %s is not supported yet (float is)",
+                            cs_dtype_name(x->dtype));
   /* tf_half_pixel_for_nn: ORT's spelling of ONNX's tf_half_pixel_for_nearest */
   static const char *const ct_names[] = {"half_pixel", "half_pixel_symmetric", "asymmetric", "pytorch_half_pixel",
                                          "tf_half_pixel_for_nearest", "align_corners", "tf_half_pixel_for_nn"};
@@ -268,27 +436,38 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
     }
   }
 
-  /* The repeat, if ORT's index map is one. */
-  int64_t s[CS_MAX_RANK];
-  for (int i = 0; i < rank; i++) {
+  if (linear) return rewrite_as_linear(c, id, (int)ct, out, scale);
+
+  /* ORT's index map per axis; a repeat where it is one (the existing
+   * kernels, as before), else a Gather per axis. */
+  int64_t s[CS_MAX_RANK] = {0}, *src[CS_MAX_RANK] = {0};
+  int repeat = 1;
+  cs_status st2 = CS_OK;
+  for (int i = 0; i < rank && st2 == CS_OK; i++) {
     int64_t in = x->shape[i];
     s[i] = in > 0 ? out[i] / in : 0;
-    int ok = in > 0 && s[i] >= 1 && s[i] * in == out[i];
-    for (int64_t o = 0; ok && o < out[i]; o++) {
-      float orig = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)out[i], (float)in);
-      int64_t src = nearest_pixel((nearest_mode)nm, orig, scale[i] < 1.0f);
-      if (src >= in) src = in - 1;
-      if (src < 0) src = 0;
-      ok = src == o / s[i];
+    src[i] = malloc(sizeof(int64_t) * (size_t)out[i]);
+    if (!src[i]) {
+      st2 = cs_error(CS_ERR_NOMEM, "out of memory");
+      break;
     }
-    if (!ok)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "axis %d from %lld to %lld (scale %g, %s, %s): only a nearest Resize that repeats "
-                              "each element a whole number of times is supported yet",
-                              i, (long long)in, (long long)out[i], (double)scale[i], ct_name,
-                              nm == NM_SIMPLE ? "opset 10 rounding" : nm_name);
+    int ok = in > 0 && s[i] >= 1 && s[i] * in == out[i];
+    for (int64_t o = 0; o < out[i]; o++) {
+      float orig = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)out[i], (float)in);
+      int64_t v = nearest_pixel((nearest_mode)nm, orig, scale[i] < 1.0f);
+      if (v >= in) v = in - 1;
+      if (v < 0) v = 0;
+      src[i][o] = v;
+      ok = ok && v == o / s[i];
+    }
+    repeat = repeat && ok;
   }
-  return rewrite_as_repeat(c, id, s);
+  int extra = 0; /* the repeat's view adds an axis per repeated one */
+  for (int i = 0; i < rank; i++) extra += s[i] > 1;
+  if (rank + extra > CS_MAX_RANK) repeat = 0;
+  if (st2 == CS_OK) st2 = repeat ? rewrite_as_repeat(c, id, s) : rewrite_as_gathers(c, id, out, src);
+  for (int i = 0; i < rank; i++) free(src[i]);
+  return st2;
 }
 
 cs_status cs_onnx_lower_resize(cs_onnx_infer *c, int id) {

@@ -46,6 +46,7 @@ static const op_rule op_rules[] = {
     {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL, KERNEL},
     {CS_OP_CONSTANT_OF_SHAPE, 1, 2, 1, 1, D_I64, CONST_ONLY},
     {CS_OP_CONV, 2, 3, 1, 1, D_F, KERNEL},
+    {CS_OP_CONV_TRANSPOSE, 2, 3, 1, 1, D_F, KERNEL},
     {CS_OP_DEQUANTIZE_LINEAR, 2, 3, 1, 1,
      M(CS_DTYPE_I8) | M(CS_DTYPE_U8) | M(CS_DTYPE_I16) | M(CS_DTYPE_U16) |
          M(CS_DTYPE_I32), KERNEL},
@@ -692,6 +693,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_GEMM: return infer_gemm(c, n);
     case CS_OP_MATMUL: return infer_matmul(c, n);
     case CS_OP_CONV: return cs_onnx_infer_conv(c, n);
+    case CS_OP_CONV_TRANSPOSE: return cs_onnx_infer_conv_transpose(c, n);
     case CS_OP_MAX_POOL:
     case CS_OP_AVERAGE_POOL: return cs_onnx_infer_pool(c, n);
     case CS_OP_GLOBAL_AVERAGE_POOL: return cs_onnx_infer_global_pool(c, n);

@@ -204,3 +204,80 @@ cs_status cs_onnx_infer_global_pool(cs_onnx_infer *c, cs_node *n) {
   for (int i = 0; i < x->rank; i++) shape[i] = i < 2 ? x->shape[i] : 1;
   return cs_onnx_set_out(c, n, 0, x->dtype, x->rank, shape);
 }
+
+/* ConvTranspose (1-D and 2-D, NCHW; weight [C, M/group, kH, kW]). Per spatial axis,
+ * dk = (k − 1)·d + 1 and full = s·(in − 1) + output_padding + dk:
+ *   output_shape given, or auto_pad SAME_* (output in·s): total pad =
+ *   full − out, SAME_UPPER puts the odd pad at the end, SAME_LOWER and
+ *   NOTSET at the start, as the ONNX spec and ONNX Runtime;
+ *   otherwise out = full − pb − pe.
+ * The resolved pads are written back ("pads", auto_pad NOTSET). */
+cs_status cs_onnx_infer_conv_transpose(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0), *wt = cs_onnx_in(c, n, 1), *b = cs_onnx_in(c, n, 2);
+  window w;
+  cs_status st = spatial_input(c, n, x, &w);
+  if (st != CS_OK) return st;
+  if (w.ns > 2)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "only 1-D and 2-D ConvTranspose is supported (input '%s' %s)",
+                            x->name, cs_onnx_shape_str(x->rank, x->shape));
+  int64_t group = cs_node_attr_int(n, "group", 1), cin = x->shape[1];
+  if (wt->dtype != x->dtype || wt->rank != x->rank || group < 1 || cin % group || wt->shape[0] != cin)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "weight '%s' %s%s must be %s [C = %lld, M/group, kH, kW] (group %lld)", wt->name,
+                            cs_dtype_name(wt->dtype), cs_onnx_shape_str(wt->rank, wt->shape),
+                            cs_dtype_name(x->dtype), (long long)cin, (long long)group);
+  int64_t m = wt->shape[1] * group;
+  if (b && (b->rank != 1 || b->shape[0] != m || b->dtype != x->dtype))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "bias '%s' %s%s must be %s[%lld]", b->name,
+                            cs_dtype_name(b->dtype), cs_onnx_shape_str(b->rank, b->shape),
+                            cs_dtype_name(x->dtype), (long long)m);
+  int present = 0;
+  st = window_ints(c, n, "kernel_shape", w.ns, 1, 1, w.kernel, &present);
+  for (int i = 0; st == CS_OK && i < w.ns; i++) {
+    if (present && w.kernel[i] != wt->shape[2 + i])
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "kernel_shape does not match weight '%s' %s", wt->name,
+                              cs_onnx_shape_str(wt->rank, wt->shape));
+    w.kernel[i] = wt->shape[2 + i];
+  }
+  int64_t opad[MAX_SPATIAL], oshape[MAX_SPATIAL];
+  int have_oshape = 0;
+  if (st == CS_OK) st = window_ints(c, n, "strides", w.ns, 1, 1, w.stride, NULL);
+  if (st == CS_OK) st = window_ints(c, n, "dilations", w.ns, 1, 1, w.dil, NULL);
+  if (st == CS_OK) st = window_ints(c, n, "pads", 2 * w.ns, 0, 0, w.pads, NULL);
+  if (st == CS_OK) st = window_ints(c, n, "output_padding", w.ns, 0, 0, opad, NULL);
+  if (st == CS_OK) st = window_ints(c, n, "output_shape", w.ns, 1, 1, oshape, &have_oshape);
+  if (st != CS_OK) return st;
+  const cs_attr *ap = cs_node_attr(n, "auto_pad");
+  const char *auto_pad = ap && ap->kind == CS_ATTR_STRING && ap->s ? ap->s : "";
+  int same_upper = !strcmp(auto_pad, "SAME_UPPER"), same_lower = !strcmp(auto_pad, "SAME_LOWER");
+  int valid = !strcmp(auto_pad, "VALID");
+  if (!same_upper && !same_lower && !valid && *auto_pad && strcmp(auto_pad, "NOTSET"))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                            auto_pad);
+  int64_t shape[CS_MAX_RANK] = {x->shape[0], m};
+  for (int i = 0; i < w.ns; i++) {
+    int64_t in = x->shape[2 + i], s = w.stride[i], dk = (w.kernel[i] - 1) * w.dil[i] + 1;
+    int64_t full = s * (in - 1) + opad[i] + dk, out;
+    int64_t *pb = &w.pads[i], *pe = &w.pads[w.ns + i];
+    if (opad[i] >= s && opad[i] >= w.dil[i])
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "output_padding[%d] = %lld must be below the stride or the dilation",
+                              i, (long long)opad[i]);
+    if (have_oshape || same_upper || same_lower) {
+      out = have_oshape ? oshape[i] : in * s;
+      int64_t total = full - out; /* below 0: the rows past `full` hold the bias alone (ORT's max(0, …)) */
+      if (total < 0) total = 0;
+      *pb = same_upper ? total / 2 : total - total / 2;
+      *pe = total - *pb;
+    } else {
+      if (valid) *pb = *pe = 0;
+      out = full - *pb - *pe;
+    }
+    if (out < 1 || out > CS_ONNX_MAX_NUMEL)
+      return cs_onnx_node_err(c, n, CS_ERR_INVALID, "spatial axis %d: output size %lld", i, (long long)out);
+    shape[2 + i] = out;
+  }
+  if ((st = cs_node_set_attr_ints(n, "kernel_shape", w.ns, w.kernel)) != CS_OK) return st;
+  st = cs_node_set_attr_ints(n, "pads", 2 * w.ns, w.pads);
+  if (st == CS_OK && ap) st = cs_node_set_attr_string(n, "auto_pad", "NOTSET", 6);
+  return st != CS_OK ? st : cs_onnx_set_out(c, n, 0, x->dtype, x->rank, shape);
+}

@@ -111,6 +111,41 @@ static cs_status lower_conv(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* ConvTranspose in float, 2-D (1-D as a 2-D of height 1); the frontend
+ * resolved its pads. */
+static cs_status lower_conv_transpose(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!require_f32(g, n)) return unsupported(n, "a ConvTranspose on integers is not supported");
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, n->outputs[0]);
+  int nk = 0, ns = 0, nd = 0, np = 0;
+  const int64_t *k = cs_node_attr_ints(n, "kernel_shape", &nk), *pads = cs_node_attr_ints(n, "pads", &np);
+  const int64_t *s = cs_node_attr_ints(n, "strides", &ns), *d = cs_node_attr_ints(n, "dilations", &nd);
+  int sp = x->rank - 2, o = 2 - sp; /* spatial axes; o = 1: 1-D, axis 0 of the 2-D is a unit one */
+  if ((sp != 1 && sp != 2) || !k || nk != sp || !pads || np != 2 * sp || (s && ns != sp) || (d && nd != sp))
+    return unsupported(n, "only 1-D and 2-D ConvTranspose is supported");
+  int32_t hw_in[2] = {1, 1}, hw_out[2] = {1, 1}, kk[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
+  for (int i = 0; i < sp; i++) {
+    hw_in[o + i] = (int32_t)x->shape[2 + i];
+    hw_out[o + i] = (int32_t)y->shape[2 + i];
+    kk[o + i] = (int32_t)k[i];
+    st[o + i] = s ? (int32_t)s[i] : 1;
+    dl[o + i] = d ? (int32_t)d[i] : 1;
+    pb[o + i] = (int32_t)pads[i];
+  }
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = (int32_t)x->shape[0]; p.c_in = (int32_t)x->shape[1]; p.c_out = (int32_t)y->shape[1];
+  p.h_in = hw_in[0]; p.w_in = hw_in[1]; p.h_out = hw_out[0]; p.w_out = hw_out[1];
+  p.k_h = kk[0]; p.k_w = kk[1]; p.stride_h = st[0]; p.stride_w = st[1];
+  p.dil_h = dl[0]; p.dil_w = dl[1]; p.pad_top = pb[0]; p.pad_left = pb[1];
+  p.groups = (int32_t)cs_node_attr_int(n, "group", 1);
+  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  n = retarget(g, id, CS_OP_K_CONV_TRANSPOSE2D_F32, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.conv = p;
+  return CS_OK;
+}
+
 /* A new value holding transpose(v) as [cols][rows] of a 2-D value; -1
  * when out of memory (message recorded). */
 static int transpose_2d(cs_graph *g, int v, const char *origin) {
@@ -1156,6 +1191,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
     switch (n->op) {
       case CS_OP_QUANTIZE_LINEAR: case CS_OP_DEQUANTIZE_LINEAR: st = lower_qdq(g, i); break;
       case CS_OP_CONV: st = lower_conv(g, i); break;
+      case CS_OP_CONV_TRANSPOSE: st = lower_conv_transpose(g, i); break;
       case CS_OP_GEMM: st = lower_gemm(g, i); break;
       case CS_OP_BATCH_NORMALIZATION: st = lower_batch_norm(g, i); break;
       case CS_OP_MATMUL: st = lower_matmul(g, i); break;

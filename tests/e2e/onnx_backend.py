@@ -33,7 +33,8 @@ CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "csta
 
 # The README's op list: ops with runtime kernels ...
 KERNEL_OPS = frozenset("""
-    Add And AveragePool BatchNormalization Cast Clip Concat Constant Conv Cos
+    Add And AveragePool BatchNormalization Cast Clip Concat Constant Conv
+    ConvTranspose Cos
     DequantizeLinear Div Dropout Equal Erf Exp Expand Flatten Gather Gelu Gemm
     GlobalAveragePool Greater GreaterOrEqual HardSigmoid HardSwish Identity
     LayerNormalization LeakyRelu Less LessOrEqual MatMul Max MaxPool Min Mul

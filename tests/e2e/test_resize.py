@@ -1,4 +1,4 @@
-"""Resize (opsets 10-25) in nearest mode with whole-number up-scales,
+"""Resize (opsets 10-25) in nearest mode, any scale,
 against ONNX Runtime on the same file: float, and ORT-quantized (QDQ, the
 Resize of a feature pyramid as PaddleOCR's detector has it) in both
 requant modes.
@@ -7,7 +7,10 @@ Such a Resize repeats every element s times along each axis wherever
 ORT's index map (coordinate transform + nearest rounding) is i div s; the
 compiler computes that map as ORT does and then writes the Resize as
 Reshape → Expand → Reshape (data movement, on the integers between QDQ).
-Every other Resize is refused by name until Resize's kernel exists.
+Any other nearest map (down-scaling, fractional scales, align_corners, …)
+becomes one constant Gather per axis that moves, equally exact. Linear
+mode (float) is per moving axis two Gathers, two Muls by ORT's weights and
+an Add: equal to ORT up to float rounding. Cubic is refused by name.
 """
 
 import numpy as np
@@ -89,21 +92,64 @@ def test_nearest_repeat_matches_ort(tmp_path, case):
     assert "tidsp_expand" in src or "tidsp_copy" in src
 
 
+# (id, opset, scales, sizes, attributes): nearest maps that are not a
+# repeat: one constant Gather per axis that moves.
+GATHERS = [
+    ("fractional", 13, [1, 1, 1.5, 2], None, NN),
+    ("downscale", 13, [1, 1, 1, 0.5], None, NN),
+    ("downscale_sizes_floor", 13, None, [1, 3, 2, 4], {**NN, "nearest_mode": "floor"}),
+    ("align_corners", 13, [1, 1, 1, 3], None, {**NN, "coordinate_transformation_mode": "align_corners"}),
+    ("three_axes", 13, [1, 2, 2, 2], None, NN),
+    ("asymmetric_round_prefer_ceil", 13, [1, 1, 2, 2], None,
+     {**NN, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "round_prefer_ceil"}),
+    ("asymmetric_round_prefer_floor_x4", 13, [1, 1, 4, 4], None, {**NN, "coordinate_transformation_mode": "asymmetric"}),
+    ("half_pixel_ceil", 13, None, [1, 3, 10, 12], {**NN, "nearest_mode": "ceil"}),
+    ("opset10_fractional", 10, [1, 1, 0.6, 1.7], None, NN),
+]
+
+
+@pytest.mark.parametrize("case", GATHERS, ids=[c[0] for c in GATHERS])
+def test_nearest_gather_matches_ort(tmp_path, case):
+    _, opset, scales, sizes, attrs = case
+    path = tmp_path / "m.onnx"
+    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
+    x = np.random.default_rng(opset).standard_normal(X_SHAPE).astype(np.float32)
+    got, want, src = _run(tmp_path, path, x)
+    assert got.shape == want.shape and np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    assert "tidsp_gather" in src or "tidsp_slice" in src
+
+
+LIN = {"mode": "linear"}
+# (id, opset, scales, sizes, attributes): linear in float.
+LINEARS = [
+    ("half_pixel_x2", 13, [1, 1, 2, 2], None, LIN),
+    ("half_pixel_fractional", 13, [1, 1, 1.7, 0.8], None, LIN),
+    ("align_corners_sizes", 13, None, [1, 3, 9, 11], {**LIN, "coordinate_transformation_mode": "align_corners"}),
+    ("asymmetric_down", 11, [1, 1, 0.5, 0.5], None, {**LIN, "coordinate_transformation_mode": "asymmetric"}),
+    ("pytorch_half_pixel_sizes", 13, None, [1, 3, 1, 7],
+     {**LIN, "coordinate_transformation_mode": "pytorch_half_pixel"}),
+    ("channels_too", 13, [1, 2, 2, 1], None, LIN),
+    ("opset10", 10, [1, 1, 2, 3], None, LIN),
+]
+
+
+@pytest.mark.parametrize("case", LINEARS, ids=[c[0] for c in LINEARS])
+def test_linear_matches_ort(tmp_path, case):
+    """Separable (one axis at a time) where ORT weighs the 2-D neighbours in
+    one expression: equal up to float rounding."""
+    _, opset, scales, sizes, attrs = case
+    path = tmp_path / "m.onnx"
+    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
+    x = np.random.default_rng(opset).standard_normal(X_SHAPE).astype(np.float32)
+    got, want, _ = _run(tmp_path, path, x)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    err = float(np.max(np.abs(got - want)))
+    assert err <= 1e-6, f"max |diff| {err:.3g}, {np.mean(got == want):.4f} exact"
+
+
 # (id, opset, scales, sizes, attributes, what the message says)
 REFUSED = [
-    ("linear", 13, [1, 1, 2, 2], None, {"mode": "linear"}, "mode 'linear' is not supported yet"),
-    ("cubic", 13, [1, 1, 2, 2], None, {"mode": "cubic"}, "mode 'cubic' is not supported yet"),
-    ("fractional", 13, [1, 1, 1.5, 2], None, NN, "axis 2 from 5 to 7 (scale 1.5"),
-    ("downscale", 13, [1, 1, 1, 0.5], None, NN, "axis 3 from 6 to 3 (scale 0.5"),
-    ("align_corners", 13, [1, 1, 1, 3], None, {**NN, "coordinate_transformation_mode": "align_corners"},
-     "axis 3 from 6 to 18 (scale 3, align_corners, round_prefer_floor)"),
-    ("three_axes", 13, [1, 2, 2, 2], None, NN, "repeating along that many axes of a rank-4 tensor exceeds rank 6"),
-    ("asymmetric_round_prefer_ceil", 13, [1, 1, 2, 2], None,
-     {**NN, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "round_prefer_ceil"},
-     "(scale 2, asymmetric, round_prefer_ceil)"),
-    ("asymmetric_round_prefer_floor_x4", 13, [1, 1, 4, 4], None,  # 3/4 rounds to 1
-     {**NN, "coordinate_transformation_mode": "asymmetric"}, "axis 2 from 5 to 20 (scale 4, asymmetric"),
-    ("half_pixel_ceil", 13, None, [1, 3, 10, 12], {**NN, "nearest_mode": "ceil"}, "(scale 2, half_pixel, ceil)"),
+    ("cubic", 13, [1, 1, 2, 2], None, {"mode": "cubic"}, "mode 'cubic' is not supported yet (nearest and linear are)"),
     ("crop_and_resize", 13, [1, 1, 2, 2], None, {**NN, "coordinate_transformation_mode": "tf_crop_and_resize"},
      "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
     ("antialias", 18, [1, 1, 2, 2], None, {**NN, "antialias": 1}, "antialias = 1 is not supported"),

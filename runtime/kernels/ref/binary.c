@@ -31,7 +31,11 @@ static int64_t load_int(const void *x, int32_t dt, ptrdiff_t i) {
 }
 
 static double load_f(const void *x, int32_t dt, ptrdiff_t i) {
-  return dt == TIDSP_DTYPE_F32 ? (double)((const float *)x)[i] : (double)load_int(x, dt, i);
+  int64_t v;
+  if (dt == TIDSP_DTYPE_F32)
+    return (double)((const float *)x)[i];
+  v = load_int(x, dt, i);
+  return (double)v;
 }
 
 static void store_int(void *y, int32_t dt, int64_t i, int64_t v) {
@@ -49,15 +53,15 @@ static void store_int(void *y, int32_t dt, int64_t i, int64_t v) {
 /* A double into an integer dtype: truncated toward zero, saturated at the
  * dtype's range (NaN → 0), as tidsp_cast. */
 static int64_t sat_int(double v, int32_t dt) {
-  double lo, hi;
+  double lo = -9223372036854775808.0, hi = 9223372036854775807.0;
   switch (dt) {
-  case TIDSP_DTYPE_I8: lo = -128.0, hi = 127.0; break;
-  case TIDSP_DTYPE_U8: lo = 0.0, hi = 255.0; break;
-  case TIDSP_DTYPE_BOOL: lo = 0.0, hi = 1.0; break;
-  case TIDSP_DTYPE_I16: lo = -32768.0, hi = 32767.0; break;
-  case TIDSP_DTYPE_U16: lo = 0.0, hi = 65535.0; break;
-  case TIDSP_DTYPE_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+  case TIDSP_DTYPE_I8: lo = -128.0; hi = 127.0; break;
+  case TIDSP_DTYPE_U8: lo = 0.0; hi = 255.0; break;
+  case TIDSP_DTYPE_BOOL: lo = 0.0; hi = 1.0; break;
+  case TIDSP_DTYPE_I16: lo = -32768.0; hi = 32767.0; break;
+  case TIDSP_DTYPE_U16: lo = 0.0; hi = 65535.0; break;
+  case TIDSP_DTYPE_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+  default: break;
   }
   if (v != v)
     return 0;
