@@ -636,17 +636,29 @@ static cs_status lower_pool(cs_graph *g, int id) {
     n->k.gap_f32 = p;
     return CS_OK;
   }
-  cs_window2d w;
-  cs_status st = cs_window2d_from_node(g, n, &w);
-  if (st != CS_OK) return st;
   tidsp_pool2d_params p;
   memset(&p, 0, sizeof p);
   p.n = (int32_t)x->shape[0]; p.c = (int32_t)x->shape[1];
-  p.h_in = (int32_t)x->shape[2]; p.w_in = (int32_t)x->shape[3];
-  p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
-  p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
-  p.dil_h = w.dil_h; p.dil_w = w.dil_w;
-  p.pad_top = w.pad_top; p.pad_left = w.pad_left; p.pad_bottom = w.pad_bottom; p.pad_right = w.pad_right;
+  if (x->rank == 3) { /* 1-D: a 2-D window of height 1 (the frontend resolved the pads) */
+    int nk = 0, ns = 0, nd = 0, np = 0;
+    const int64_t *k = cs_node_attr_ints(n, "kernel_shape", &nk), *s = cs_node_attr_ints(n, "strides", &ns);
+    const int64_t *d = cs_node_attr_ints(n, "dilations", &nd), *pads = cs_node_attr_ints(n, "pads", &np);
+    if (!k || nk != 1 || (s && ns != 1) || (d && nd != 1) || (pads && np != 2))
+      return unsupported(n, "a 1-D window needs one kernel_shape, stride and dilation and two pads");
+    p.h_in = p.h_out = p.k_h = p.stride_h = p.dil_h = 1;
+    p.w_in = (int32_t)x->shape[2]; p.w_out = (int32_t)y->shape[2];
+    p.k_w = (int32_t)k[0]; p.stride_w = s ? (int32_t)s[0] : 1; p.dil_w = d ? (int32_t)d[0] : 1;
+    p.pad_left = pads ? (int32_t)pads[0] : 0; p.pad_right = pads ? (int32_t)pads[1] : 0;
+  } else {
+    cs_window2d w;
+    cs_status st = cs_window2d_from_node(g, n, &w);
+    if (st != CS_OK) return st;
+    p.h_in = (int32_t)x->shape[2]; p.w_in = (int32_t)x->shape[3];
+    p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
+    p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
+    p.dil_h = w.dil_h; p.dil_w = w.dil_w;
+    p.pad_top = w.pad_top; p.pad_left = w.pad_left; p.pad_bottom = w.pad_bottom; p.pad_right = w.pad_right;
+  }
   p.count_include_pad = (int32_t)cs_node_attr_int(n, "count_include_pad", 0);
   cs_op op;
   if (n->op == CS_OP_MAX_POOL) {

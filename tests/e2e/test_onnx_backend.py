@@ -65,9 +65,8 @@ EXPECTED_FAILURES = {
         "test_resize_downsample_scales_linear_align_corners",
     ),
     "3-D ConvTranspose (1-D and 2-D run)": ("test_convtranspose_3d",),
-    "MaxPool on uint8, MaxPool's Indices output, 1-D and 3-D pooling: kernels of the next slice": (
-        "test_averagepool_1d_default", "test_averagepool_3d_default", "test_maxpool_1d_default",
-        "test_maxpool_2d_uint8", "test_maxpool_3d_default",
+    "MaxPool on uint8, MaxPool's Indices output, 3-D pooling: kernels of the next slice": (
+        "test_averagepool_3d_default", "test_maxpool_2d_uint8", "test_maxpool_3d_default",
         "test_maxpool_with_argmax_2d_precomputed_pads",
         "test_maxpool_with_argmax_2d_precomputed_strides",
     ),
