@@ -123,7 +123,11 @@ static void print_offload(const cs_offload_report *r) {
   printf("  mmalib offload: %s\n", summary);
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];
-    if (e->kernel[0] && e->scale_rel_err >= 0)
+    if (e->kernel[0] && e->bound_full_scale_lsb >= 0)
+      printf("    %s '%s' -> %s (scale/shift rel err %.2g; error <= 1 LSB + %.2g*|y|, %.0f LSB at full scale)\n",
+             cs_offload_kind_name(e->kind), e->layer, e->kernel, e->scale_rel_err, e->scale_rel_err,
+             e->bound_full_scale_lsb);
+    else if (e->kernel[0] && e->scale_rel_err >= 0)
       printf("    %s '%s' -> %s (scale/shift rel err %.2g)\n", cs_offload_kind_name(e->kind), e->layer, e->kernel,
              e->scale_rel_err);
     else if (e->kernel[0]) /* no requantization (e.g. the int16 legalize path) */

@@ -176,6 +176,7 @@ static void offload(const cs_cg *cg, cs_json *j) {
     if (e->kernel[0]) cs_json_string(j, "kernel", e->kernel);
     else cs_json_string(j, "declined", e->reason);
     if (e->scale_rel_err >= 0) cs_json_double(j, "scale_shift_max_rel_err", e->scale_rel_err);
+    if (e->bound_full_scale_lsb >= 0) cs_json_double(j, "error_bound_full_scale_lsb", e->bound_full_scale_lsb);
     cs_json_end_object(j);
   }
   cs_json_end_array(j);

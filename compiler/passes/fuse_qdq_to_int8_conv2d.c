@@ -59,19 +59,9 @@ int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count
 }
 
 /* Weight DQ: int8 constant, per-tensor or per-axis on `axis`, equal zero
- * points. Fills qp; returns 1 on success. */
+ * points (qdq_tail.h). Fills qp; returns 1 on success. */
 int cs_match_weight_dq(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq_out) {
-  int wdq = cs_match_producer(g, w, CS_OP_DEQUANTIZE_LINEAR);
-  if (wdq < 0) return 0;
-  const cs_node *n = cs_graph_node(g, wdq);
-  const cs_value *wv = cs_graph_value(g, n->inputs[0]);
-  if (!wv->data || wv->dtype != CS_DTYPE_I8) return 0;
-  if (cs_qparams_read(g, n, qp) != CS_OK) { cs_error_clear(); return 0; }
-  if (!cs_qparams_per_tensor(qp) && qp->axis != axis) { cs_qparams_free(qp); return 0; }
-  for (int c = 1; c < qp->count; c++)
-    if (qp->zps[c] != qp->zps[0]) { cs_qparams_free(qp); return 0; }
-  *wdq_out = wdq;
-  return 1;
+  return cs_match_weight_dq_as(g, w, axis, CS_DTYPE_I8, qp, wdq_out);
 }
 
 static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {

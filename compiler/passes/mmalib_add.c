@@ -1,14 +1,22 @@
 /*
- * FuseInt8ResidualAdd — Q( [Relu]( Add( DQ(a:i8), DQ(b:i8) ) ) ) with
- * both operands activations of the same shape → c7x_int8_residual_add_relu
- * (either operand order: the operands' roles are just (m, zp) pairs of the
- * 16-byte params blob, include/cstatic/mmalib.h).
+ * FuseInt8ResidualAdd / FuseInt16ResidualAdd — Q:dt( [Relu]( Add( DQ(a:dt),
+ * DQ(b:dt) ) ) ) with both operands activations of the same shape →
+ * c7x_int8_residual_add_relu / c7x_int16_residual_add_relu, one matcher for
+ * both dtypes (cs_mm_dtype), either operand order (the operands' roles are
+ * just (m, zp) pairs of the 16-byte params blob, include/cstatic/mmalib.h).
  *
  *   m_a = round(a_s/o_s · 2^shift), m_b likewise, with the largest shift
- *   (≤ 62) keeping both below 2^30: the relative error of each multiplier
- *   is ≤ 2^−30, far inside the 1-LSB budget of the kernel's half-up rounding.
+ *   (≤ 62) keeping both below 2^30 (cs_mm_residual_add): the relative error
+ *   of the larger multiplier is ≤ 2^−30, far inside the 1-LSB budget of the
+ *   kernel's half-up rounding; the int16 kernel's int64 accumulator holds
+ *   |x|·m ≤ 2^45 exactly.
  * The kernel's ReLU clamps at zp_out, the quantized zero, which is exact;
- * a Clip narrower than the int8 range is declined.
+ * a Clip narrower than the dtype's range is declined. int16 is symmetric
+ * only (spec "Supported Operations", int16 residual add row): d_zp, skip_zp
+ * and o_zp must all be 0 — the blob's zero points are int8 fields.
+ *
+ * The int8 pass looks at every Add; the int16 pass (after it) only at those
+ * with a DQ(int16) operand.
  */
 #include <stdio.h>
 
@@ -22,40 +30,65 @@ static void decline(const cs_node *n, const char *why) {
   cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, n->name, NULL, -1.0, "%s", why);
 }
 
-static cs_status offload_one(cs_graph *g, int add_id) {
+static int dq_of(cs_graph *g, int v, cs_dtype dt) {
+  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
+  return dq >= 0 && cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype == dt ? dq : -1;
+}
+
+static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
   const cs_node *add = cs_graph_node(g, add_id);
-  if (add->n_inputs != 2) return CS_OK;
-  int adq = cs_match_dq_i8(g, add->inputs[0]);
-  int bdq = cs_match_dq_i8(g, add->inputs[1]);
+  int i16 = d->dt == CS_DTYPE_I16;
+  char why[200];
   cs_qparams aq, bq;
-  if (adq < 0 || bdq < 0) { decline(add, "operands are not both DequantizeLinear(int8)"); return CS_OK; }
-  if (!cs_match_dq_params(g, adq, &aq)) { decline(add, "operand 0 qparams not per-tensor int8"); return CS_OK; }
-  if (!cs_match_dq_params(g, bdq, &bq)) {
+  int adq, bdq;
+  if (!i16 && (dq_of(g, add->inputs[0], d->dt) < 0 || dq_of(g, add->inputs[1], d->dt) < 0)) {
+    decline(add, "operands are not both DequantizeLinear(int8)");
+    return CS_OK;
+  }
+  if ((adq = cs_match_dq_as(g, add->inputs[0], d->dt, &aq)) < 0) {
+    snprintf(why, sizeof why, i16 ? "operand 0 is not DequantizeLinear(int16, per-tensor constant qparams)"
+                                  : "operand 0 qparams not per-tensor int8");
+    decline(add, why);
+    return CS_OK;
+  }
+  if ((bdq = cs_match_dq_as(g, add->inputs[1], d->dt, &bq)) < 0) {
     cs_qparams_free(&aq);
-    decline(add, "operand 1 qparams not per-tensor int8");
+    snprintf(why, sizeof why, i16 ? "operand 1 is not DequantizeLinear(int16, per-tensor constant qparams)"
+                                  : "operand 1 qparams not per-tensor int8");
+    decline(add, why);
     return CS_OK;
   }
   cs_qdq_tail tail;
-  if (!cs_match_qdq_tail(g, add->outputs[0], 1, &tail)) {
+  if (!cs_match_qdq_tail_as(g, add->outputs[0], 1, d->dt, &tail)) {
     cs_qparams_free(&aq);
     cs_qparams_free(&bq);
-    decline(add, "no [Relu] -> QuantizeLinear(int8) tail");
+    snprintf(why, sizeof why, "no [Relu] -> QuantizeLinear(int%d) tail", d->bits);
+    decline(add, why);
     return CS_OK;
   }
   const char *rule = NULL;
-  char why[200];
   int a_in = cs_graph_node(g, adq)->inputs[0], b_in = cs_graph_node(g, bdq)->inputs[0];
   int32_t mn, mx;
   cs_output_clamp(&tail.out, tail.lo, tail.hi, &mn, &mx);
-  int relu = tail.act >= 0;
-  if (mx != 127 || mn != (relu ? (tail.out.zp[0] > -128 ? tail.out.zp[0] : -128) : -128)) {
-    snprintf(why, sizeof why, "activation clamp [%d, %d] is neither none nor ReLU at o_zp=%d", mn, mx,
-             tail.out.zp[0]);
+  /* int8: a Relu is the kernel's has_relu even where it clamps nothing
+   * (o_zp = -128); int16: a clamp above the range's floor. */
+  int relu = i16 ? mn > d->qmin : tail.act >= 0;
+  int32_t zp = tail.out.zp[0];
+  if (d->symmetric && (aq.zp[0] != 0 || bq.zp[0] != 0 || zp != 0)) {
+    snprintf(why, sizeof why, "d_zp/skip_zp/o_zp != 0 (%d/%d/%d; int%d is symmetric only)", aq.zp[0], bq.zp[0], zp,
+             d->bits);
     rule = why;
     goto done;
   }
-  rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu, CS_OP_K_C7X_RESIDUAL_ADD_I8,
-                            "c7x_int8_residual_add_relu");
+  /* No activation: the clamp is the dtype's range; ReLU: [max(o_zp, qmin), qmax]. */
+  if (mx != d->qmax || mn != (relu ? (zp > d->qmin ? zp : d->qmin) : d->qmin)) {
+    snprintf(why, sizeof why, "activation clamp [%d, %d] is neither none nor ReLU at o_zp=%d", mn, mx, zp);
+    rule = why;
+    goto done;
+  }
+  rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu,
+                            i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8,
+                            i16 ? "c7x_int16_residual_add_relu" : "c7x_int8_residual_add_relu");
 done:
   if (rule && rule != cs_mm_nomem) decline(cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);
@@ -64,14 +97,25 @@ done:
   return rule == cs_mm_nomem ? CS_ERR_NOMEM : CS_OK;
 }
 
-cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t) {
-  (void)t;
+static cs_status run(cs_graph *g, const cs_mm_dtype *d) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || node->op != CS_OP_ADD) continue;
-    cs_status st = offload_one(g, i);
+    if (node->dead || node->op != CS_OP_ADD || node->n_inputs != 2) continue;
+    if (d->dt != CS_DTYPE_I8 && dq_of(g, node->inputs[0], d->dt) < 0 && dq_of(g, node->inputs[1], d->dt) < 0)
+      continue;
+    cs_status st = offload_one(g, i, d);
     if (st != CS_OK) return st;
   }
   return CS_OK;
+}
+
+cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t) {
+  (void)t;
+  return run(g, &cs_mm_int8);
+}
+
+cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t) {
+  (void)t;
+  return run(g, &cs_mm_int16);
 }

@@ -65,10 +65,36 @@ const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_
   return NULL;
 }
 
-int cs_mm_act_is_saturation(const cs_qparams *out, float lo, float hi) {
+const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX};
+const cs_mm_dtype cs_mm_int16 = {CS_DTYPE_I16, 16, 32, 1, INT16_MIN, INT16_MAX};
+
+int cs_mm_act(const cs_mm_dtype *d, const cs_qdq_tail *tail, char *why, size_t whylen) {
   int32_t mn, mx;
-  cs_output_clamp(out, lo, hi, &mn, &mx);
-  return mn == -128 && mx == 127;
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, &mn, &mx);
+  if (mx == d->qmax && mn == d->qmin) return 0;
+  /* The int16 kernels clamp nothing but the int16 range: a ReLU is the
+   * second call (cs_mm_replace_chain_i16). */
+  if (d->dt == CS_DTYPE_I16 && mx == d->qmax && mn == 0 && tail->out.zp[0] == 0) return 1;
+  if (d->dt == CS_DTYPE_I8)
+    snprintf(why, whylen, "fused activation is not int8 saturation (o_zp=%d): after a ReLU, quantize the "
+             "output with zero point -128", tail->out.zp[0]);
+  else
+    snprintf(why, whylen, "fused activation clamp [%d, %d] is neither none nor ReLU", mn, mx);
+  return -1;
+}
+
+const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const cs_qparams *xq,
+                              const cs_qparams *out, char *why, size_t whylen) {
+  if (wq->zps[0] != 0)
+    snprintf(why, whylen, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq->zps[0]);
+  else if (d->symmetric && xq->zp[0] != 0)
+    snprintf(why, whylen, "d_zp != 0 (d_zp=%d; int%d is symmetric only): quantize the input with zero point 0",
+             xq->zp[0], d->bits);
+  else if (d->symmetric && out->zp[0] != 0)
+    snprintf(why, whylen, "o_zp != 0 (o_zp=%d; int%d is symmetric only): quantize the output with zero point 0",
+             out->zp[0], d->bits);
+  else return NULL;
+  return why;
 }
 
 cs_status cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
@@ -159,5 +185,6 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   if (cs_mm_set_args(g, id, 2, args) != CS_OK) return cs_mm_nomem;
   double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
   cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
+  if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
   return NULL;
 }

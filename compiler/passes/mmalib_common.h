@@ -33,10 +33,6 @@ const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_
                        float o_s, int32_t o_zp, const int64_t *wsum, int channels,
                        int32_t *bias_out, uint8_t *scale, uint8_t *shift, double *worst);
 
-/* The fused activation must be exactly the int8 saturation the kernel
- * applies (Relu with o_zp = −128, a Clip wider than the output range). */
-int cs_mm_act_is_saturation(const cs_qparams *out, float lo, float hi);
-
 /* Add the bias/scale/shift constants; writes their ids to ids[0..2].
  * CS_ERR_NOMEM (message recorded) when one cannot be added. */
 cs_status cs_mm_add_requant_consts(cs_graph *g, const char *base, int channels, const int32_t *bias,
@@ -73,18 +69,27 @@ void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s);
  * residual add with params {m_x 1, m_skip 0, shift 0} and has_relu = 1,
  * which is max(y, 0) exactly and needs no new firmware symbol. */
 
-/* v is DequantizeLinear of an int16 tensor (any qparams): the DQ node id,
- * else -1. Decides whether an int16 pass reports on a layer at all. */
-int cs_mm_dq_i16(cs_graph *g, int v);
-/* The DQ(int16) node of v with constant per-tensor qparams (filled, release
- * with cs_qparams_free), else -1. */
-int cs_mm_dq_i16_params(cs_graph *g, int v, cs_qparams *qp);
-/* w is DQ(int16 constant), per-tensor or per-axis on `axis`, with one zero
- * point for all channels: fills qp and the DQ node id. */
-int cs_mm_weight_dq_i16(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq);
-/* v → [Relu | Clip] → QuantizeLinear(:int16, per-tensor constant), every
- * link single-consumer (qdq_tail.h's int8 matcher, for int16). */
-int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail);
+/* What an MMALIB matcher changes with the dtype: one matcher per layer
+ * kind serves both (mmalib_conv.c, mmalib_fc.c, mmalib_add.c). */
+typedef struct cs_mm_dtype {
+  cs_dtype dt;      /* CS_DTYPE_I8 / CS_DTYPE_I16 */
+  int bits;         /* 8 / 16: the names in messages */
+  int mult;         /* K, N, C_out multiple: 64 / 32 (spec "Supported Operations") */
+  int symmetric;    /* d_zp = o_zp = 0 required (int16) */
+  int32_t qmin, qmax;
+} cs_mm_dtype;
+extern const cs_mm_dtype cs_mm_int8, cs_mm_int16;
+
+/* The fused activation of a tail as the dtype's kernels apply it: 0 none
+ * (the clamp is the dtype's saturation), 1 ReLU as a second call (int16
+ * only: the clamp is [o_zp = 0, 32767]), -1 anything else (*mn, *mx: the
+ * clamp, for the decline message, written to why). */
+int cs_mm_act(const cs_mm_dtype *d, const cs_qdq_tail *tail, char *why, size_t whylen);
+
+/* The first zero-point rule a layer breaks, in why (NULL if none): w_zp
+ * must be 0; with d->symmetric, d_zp and o_zp too. */
+const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const cs_qparams *xq,
+                              const cs_qparams *out, char *why, size_t whylen);
 
 /* ---- residual add (mmalib_add.c int8, mmalib_add_i16.c int16) ---------
  * The rest of a residual add once the pass matched its DQ operands (a_in,
@@ -99,16 +104,6 @@ int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail);
 const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
                                const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
                                const char *kernel);
-
-/* The fused activation of an int16 tail as the kernels can apply it: 0 none
- * (the clamp is the int16 range), 1 ReLU (the clamp is [o_zp = 0, 32767]),
- * -1 anything else (*mn, *mx: the clamp, for the decline message). */
-int cs_mm_i16_act(const cs_qdq_tail *tail, int32_t *mn, int32_t *mx);
-
-/* The first symmetric-only rule an int16 layer breaks, in why (NULL if
- * none): w_zp, d_zp, o_zp must all be 0. */
-const char *cs_mm_i16_zero_points(const cs_qparams *wq, const cs_qparams *xq, const cs_qparams *out,
-                                  char *why, size_t whylen);
 
 /* The int16 fold, per output channel c (d_zp = o_zp = 0):
  *   r[c]    = d_s·w_s[c]/o_s                → scale[c], shift[c]

@@ -1,22 +1,32 @@
 /*
- * FuseMMALIBQDQConv2d / FuseMMALIBQDQDwConv2d — int8 convolutions offloaded
- * to MMALIB (spec/mmalib-integration.txt "Supported Operations"):
+ * FuseMMALIBQDQConv2d / FuseMMALIBQDQConv2dI16 / FuseMMALIBQDQDwConv2dI16 —
+ * convolutions offloaded to MMALIB (spec/mmalib-integration.txt "Supported
+ * Operations"), one matcher for both dtypes (cs_mm_dtype):
  *
- *   Q( [Relu|Clip]( Conv( DQ(x:i8), DQ(w:i8 const, zp 0), [bias] ) ) )
+ *   Q( [Relu|Clip]( Conv( DQ(x:dt), DQ(w:dt const, zp 0), [bias] ) ) )
+ *   int8:
  *     groups = 1            → mmalib_conv2d_i8            (C_out % 64 == 0)
  *     groups = C_in = C_out → mmalib_depthwise_conv2d_i8  (k 3/5/7 square,
  *                                                          stride 1–2, 2 ⇒ k ≤ 5)
  *     1 < groups ≠ C_in     → mmalib_conv2d_i8_grouped_loop (groups | C_in, C_out)
+ *   int16 (symmetric only: d_zp = o_zp = 0; a ReLU is a second call,
+ *   mmalib_common.h "int16"):
+ *     groups = 1            → mmalib_conv2d_i16           (C_out % 32 == 0)
+ *     groups = C_in = C_out → mmalib_depthwise_conv2d_i16 (3×3 only, MMALIB-882;
+ *                                                          stride 1–2)
  *   and for all: N = 1, stride_h = stride_w, dilation 1.
  *
  * Everything is folded at compile time (mmalib_common.h). MMALIB pads with
- * 0, not the input zero point: when d_zp != 0 and the layer pads, an
- * explicit k_pad with d_zp is inserted before the call and the conv runs
- * unpadded (exact, instead of declining the layer).
+ * 0, not the input zero point: when d_zp != 0 and the layer pads (int8
+ * only), an explicit k_pad with d_zp is inserted before the call and the
+ * conv runs unpadded (exact, instead of declining the layer).
  *
  * Every rule is checked before the graph is touched: a declined match
- * leaves it exactly as it was for FuseQDQToInt8Conv2D, and the rule goes to
- * the offload report.
+ * leaves it exactly as it was for FuseQDQToInt8Conv2D (or the generic
+ * DQ → float Conv → Q path), and the rule goes to the offload report. The
+ * int8 pass looks at every Conv; the int16 passes (after it) only at those
+ * whose input is DQ(int16), the plain and the depthwise pass each at its
+ * own kind.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,16 +43,21 @@
 
 typedef enum conv_kind { CONV_PLAIN, CONV_DEPTHWISE, CONV_GROUPED } conv_kind;
 
-static const char *const kExtern[] = {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8",
-                                      "mmalib_conv2d_i8_grouped_loop"};
-static const cs_op kOp[] = {CS_OP_K_MMALIB_CONV2D_I8, CS_OP_K_MMALIB_DWCONV2D_I8,
-                            CS_OP_K_MMALIB_CONV2D_I8_GROUPED};
+/* [int16][kind]; int16 has no grouped kernel. */
+static const char *const kExtern[2][3] = {
+    {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8", "mmalib_conv2d_i8_grouped_loop"},
+    {"mmalib_conv2d_i16", "mmalib_depthwise_conv2d_i16", NULL}};
+static const cs_op kOp[2][3] = {
+    {CS_OP_K_MMALIB_CONV2D_I8, CS_OP_K_MMALIB_DWCONV2D_I8, CS_OP_K_MMALIB_CONV2D_I8_GROUPED},
+    {CS_OP_K_MMALIB_CONV2D_I16, CS_OP_K_MMALIB_DWCONV2D_I16, CS_OP_K_MMALIB_CONV2D_I16}};
 
 /* The geometry rules of the spec's table; NULL if eligible. A rule that
  * declines says what would make the layer eligible where there is such a
  * change (pad C_out, batch 1). */
-static const char *check_geometry(const cs_value *x, const cs_value *y, const cs_window2d *w, int64_t groups,
-                                  conv_kind *kind, char *why, size_t whylen) {
+static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const cs_value *y,
+                                  const cs_window2d *w, int64_t groups, conv_kind *kind, char *why,
+                                  size_t whylen) {
+  int i16 = d->dt == CS_DTYPE_I16;
   if (x->rank != 4 || y->rank != 4) return "not a 2-D (NCHW) convolution";
   if (x->shape[0] != 1) { snprintf(why, whylen, "N != 1 (N=%lld): compile it for batch 1 (a larger input batch then runs it N times)", (long long)x->shape[0]); return why; }
   if (w->stride_h != w->stride_w) {
@@ -55,9 +70,9 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
   }
   int64_t c_in = x->shape[1], c_out = y->shape[1];
   if (groups == 1) {
-    if (c_out % 64 != 0) {
-      snprintf(why, whylen, "C_out %% 64 != 0 (C_out=%lld): pad it to %lld with zero filters to offload", (long long)c_out,
-               cs_mm_round_up(c_out, 64));
+    if (c_out % d->mult != 0) {
+      snprintf(why, whylen, "C_out %% %d != 0 (C_out=%lld): pad it to %lld with zero filters to offload", d->mult,
+               (long long)c_out, cs_mm_round_up(c_out, d->mult));
       return why;
     }
     *kind = CONV_PLAIN;
@@ -65,6 +80,10 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
     if (c_out != c_in) {
       snprintf(why, whylen, "depthwise channel multiplier != 1 (C_in=%lld, C_out=%lld)", (long long)c_in,
                (long long)c_out);
+      return why;
+    }
+    if (i16 && (w->k_h != 3 || w->k_w != 3)) {
+      snprintf(why, whylen, "int16 depthwise kernel not 3x3 (%dx%d; MMALIB-882)", w->k_h, w->k_w);
       return why;
     }
     if (w->k_h != w->k_w) { snprintf(why, whylen, "depthwise kernel not square (%dx%d)", w->k_h, w->k_w); return why; }
@@ -82,6 +101,10 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
     }
     *kind = CONV_DEPTHWISE;
   } else {
+    if (i16) {
+      snprintf(why, whylen, "groups != 1 (groups=%lld; no int16 grouped kernel)", (long long)groups);
+      return why;
+    }
     if (groups < 1 || c_in % groups != 0 || c_out % groups != 0) {
       snprintf(why, whylen, "groups %lld does not divide C_in=%lld and C_out=%lld", (long long)groups,
                (long long)c_in, (long long)c_out);
@@ -89,7 +112,8 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
     }
     *kind = CONV_GROUPED;
   }
-  if (c_in / groups * w->k_h * w->k_w > 131071) return "C_in*KH*KW > 131071 (int32 accumulator)";
+  /* int16 accumulates in 64 bits */
+  if (!i16 && c_in / groups * w->k_h * w->k_w > 131071) return "C_in*KH*KW > 131071 (int32 accumulator)";
   /* The kernel derives H_out/W_out itself (floor); the graph's must agree. */
   int64_t h_out = (x->shape[2] + w->pad_top + w->pad_bottom - w->k_h) / w->stride_h + 1;
   int64_t w_out = (x->shape[3] + w->pad_left + w->pad_right - w->k_w) / w->stride_w + 1;
@@ -97,56 +121,62 @@ static const char *check_geometry(const cs_value *x, const cs_value *y, const cs
   return NULL;
 }
 
+/* Depthwise: groups = C_in > 1 (the report's dwconv2d kind); the geometry
+ * check tells plain from grouped. */
+static conv_kind kind_of(cs_graph *g, const cs_node *conv) {
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]);
+  int64_t groups = cs_node_attr_int(conv, "group", 1);
+  return x->rank == 4 && groups > 1 && groups == x->shape[1] ? CONV_DEPTHWISE : CONV_PLAIN;
+}
+
 static void decline(const cs_node *conv, conv_kind kind, const char *why) {
   cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
                        "%s", why);
 }
 
-static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
+static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  conv_kind kind = CONV_PLAIN;
+  int i16 = d->dt == CS_DTYPE_I16;
+  conv_kind kind = kind_of(g, conv);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
-  if (conv->n_inputs < 2) return CS_OK;
-  {
-    const cs_value *x = cs_graph_value(g, conv->inputs[0]);
-    if (x->rank == 4 && groups > 1 && groups == x->shape[1]) kind = CONV_DEPTHWISE;
-  }
-  int xdq = cs_match_dq_i8(g, conv->inputs[0]);
+  char why[200];
   cs_qparams xq, wq;
   cs_qdq_tail tail;
-  if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
-    decline(conv, kind, "input is not DequantizeLinear(int8, per-tensor constant qparams): quantize activations to "
-                        "int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or C7xMMAQuantizer)");
+  int xdq = cs_match_dq_as(g, conv->inputs[0], d->dt, &xq);
+  if (xdq < 0) {
+    snprintf(why, sizeof why, "input is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
+             i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
+                        "C7xMMAQuantizer)");
+    decline(conv, kind, why);
     return CS_OK;
   }
   int wdq = -1;
-  if (!cs_match_weight_dq(g, conv->inputs[1], 0, &wq, &wdq)) {
+  if (!cs_match_weight_dq_as(g, conv->inputs[1], 0, d->dt, &wq, &wdq)) {
     cs_qparams_free(&xq);
-    decline(conv, kind, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel: quantize "
-                        "weights to int8 (preset \"c7x\")");
+    snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel%s",
+             d->bits, i16 ? "" : ": quantize weights to int8 (preset \"c7x\")");
+    decline(conv, kind, why);
     return CS_OK;
   }
-  if (!cs_match_qdq_tail(g, conv->outputs[0], 1, &tail)) {
+  if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) {
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
-    decline(conv, kind, "no [Relu|Clip] -> QuantizeLinear(int8) tail: quantize the output to int8");
+    snprintf(why, sizeof why, "no [Relu|Clip] -> QuantizeLinear(int%d) tail%s", d->bits,
+             i16 ? "" : ": quantize the output to int8");
+    decline(conv, kind, why);
     return CS_OK;
   }
-  char why[200];
   const char *rule = NULL;
   cs_status st = CS_OK;
-  int32_t *bias = NULL;
+  void *bias = NULL;
   uint8_t *scale = NULL, *shift = NULL;
   int64_t *wsum = NULL;
   cs_window2d win;
+  int relu = 0;
   int x_in = cs_graph_node(g, xdq)->inputs[0];
   int w_in = cs_graph_node(g, wdq)->inputs[0];
   int y_out = cs_graph_node(g, tail.q)->outputs[0];
-  if (wq.zps[0] != 0) {
-    snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq.zps[0]);
-    rule = why;
-    goto done;
-  }
+  if ((rule = cs_mm_zero_points(d, &wq, &xq, &tail.out, why, sizeof why))) goto done;
   if (cs_mm_const_reachable(g, x_in)) { rule = "all-constant match (ConstReachability)"; goto done; }
   if (t->constants_byte_alignment < TIDSP_MMALIB_ALIGN) {
     snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
@@ -157,16 +187,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   if (cs_window2d_from_node(g, conv, &win) != CS_OK) { cs_error_clear(); rule = "not a 2-D window"; goto done; }
   const cs_value *x = cs_graph_value(g, conv->inputs[0]);
   const cs_value *y = cs_graph_value(g, conv->outputs[0]);
-  rule = check_geometry(x, y, &win, groups, &kind, why, sizeof why);
-  if (rule) goto done;
+  if ((rule = check_geometry(d, x, y, &win, groups, &kind, why, sizeof why))) goto done;
   int c_out = (int)y->shape[1];
   if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
-  if (!cs_mm_act_is_saturation(&tail.out, tail.lo, tail.hi)) {
-    snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d): after a ReLU, quantize the "
-             "output with zero point -128", tail.out.zp[0]);
-    rule = why;
-    goto done;
-  }
+  if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
   int padded = win.pad_top || win.pad_bottom || win.pad_left || win.pad_right;
   int explicit_pad = padded && xq.zp[0] != 0;
   /* The kernels need 64-byte aligned activations: arena tensors are, a
@@ -179,17 +203,22 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   /* Fold. */
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t per = cs_value_numel(wv) / c_out;
-  bias = malloc(sizeof *bias * (size_t)c_out);
+  bias = malloc((i16 ? sizeof(int64_t) : sizeof(int32_t)) * (size_t)c_out);
   scale = malloc((size_t)c_out);
   shift = malloc((size_t)c_out);
   wsum = calloc((size_t)c_out, sizeof *wsum);
   if (!bias || !scale || !shift || !wsum) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
-  for (int c = 0; c < c_out; c++)
-    for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
   int32_t d_zp = xq.zp[0];
   double worst = 0.0;
-  rule = cs_mm_fold(g, conv->n_inputs > 2 ? conv->inputs[2] : -1, xq.scale[0], d_zp, &wq, tail.out.scale[0],
-                    tail.out.zp[0], wsum, c_out, bias, scale, shift, &worst);
+  int b_in = conv->n_inputs > 2 ? conv->inputs[2] : -1;
+  if (i16) {
+    rule = cs_mm_fold_i16(g, b_in, xq.scale[0], &wq, tail.out.scale[0], c_out, bias, scale, shift, &worst);
+  } else {
+    for (int c = 0; c < c_out; c++)
+      for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
+    rule = cs_mm_fold(g, b_in, xq.scale[0], d_zp, &wq, tail.out.scale[0], tail.out.zp[0], wsum, c_out, bias, scale,
+                      shift, &worst);
+  }
   if (rule) goto done;
 
   /* Eligible: rewrite. */
@@ -203,7 +232,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
     int64_t pshape[4] = {1, c_in, h_in + win.pad_top + win.pad_bottom, w_in_dim + win.pad_left + win.pad_right};
     char pname[300];
     snprintf(pname, sizeof pname, "%s.mm_padded", base);
-    int pv = cs_graph_add_value(g, pname, CS_DTYPE_I8, 4, pshape);
+    int pv = cs_graph_add_value(g, pname, d->dt, 4, pshape);
     if (pv < 0) {
       st = CS_ERR_NOMEM; /* message recorded */
       goto done;
@@ -232,10 +261,13 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
     kw.pad_top = kw.pad_bottom = kw.pad_left = kw.pad_right = 0;
   }
   int rq[3];
-  if ((st = cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq)) != CS_OK) goto done;
+  st = i16 ? cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq)
+           : cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
+  if (st != CS_OK) goto done;
   int inputs[5] = {act_in, w_in, rq[0], rq[1], rq[2]};
   int chain[1] = {conv_id};
-  int id = cs_replace_chain(g, chain, 1, &tail, kOp[kind], 5, inputs);
+  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 1, &tail, relu, kOp[1][kind], 5, inputs)
+               : cs_replace_chain(g, chain, 1, &tail, kOp[0][kind], 5, inputs);
   int64_t args[13];
   int na = 0;
   if (kind == CONV_DEPTHWISE) {
@@ -251,7 +283,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id) {
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
-                       cs_graph_node(g, conv_id)->name, kExtern[kind], worst, NULL);
+                       cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
+  if (i16) cs_mmalib_report_bound(cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
   if (rule && st == CS_OK) decline(cs_graph_node(g, conv_id), kind, rule);
   free(bias);
@@ -264,13 +297,28 @@ done:
   return st;
 }
 
-cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) {
+static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, int only_kind) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || node->op != CS_OP_CONV) continue;
-    cs_status st = offload_one(g, t, i);
+    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
+    if (d->dt != CS_DTYPE_I8) {
+      int dq = cs_match_producer(g, node->inputs[0], CS_OP_DEQUANTIZE_LINEAR);
+      if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != d->dt) continue;
+    }
+    if (only_kind >= 0 && (int)kind_of(g, node) != only_kind) continue;
+    cs_status st = offload_one(g, t, i, d);
     if (st != CS_OK) return st;
   }
   return CS_OK;
+}
+
+cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8, -1); }
+
+cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t) {
+  return run(g, t, &cs_mm_int16, CONV_PLAIN);
+}
+
+cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t) {
+  return run(g, t, &cs_mm_int16, CONV_DEPTHWISE);
 }

@@ -1,18 +1,26 @@
 /*
- * FuseMMALIBQDQFC — int8 fully-connected layers offloaded to
- * mmalib_matmul_bias_i8 (te-extern-dispatch.txt "Eligibility Check"):
+ * FuseMMALIBQDQFC / FuseMMALIBQDQFCI16 — fully-connected layers offloaded
+ * to mmalib_matmul_bias_i8 / mmalib_matmul_bias_i16 (te-extern-dispatch.txt
+ * "Eligibility Check"), one matcher for both dtypes (cs_mm_dtype):
  *
- *   Q( [Relu|Clip]( Gemm( DQ(x:i8), DQ(w:i8 const, zp 0), [C] ) ) )
- *   Q( [Relu|Clip]( [Add(·, bias)]( MatMul( DQ(x:i8), DQ(w:i8 const, zp 0) ) ) ) )
- *   Q( [Relu|Clip]( [Add(·, bias)]( Reshape( MatMul( Reshape( DQ(x:i8) ), DQ(w) ) ) ) ) )
+ *   Q( [Relu|Clip]( Gemm( DQ(x:dt), DQ(w:dt const, zp 0), [C] ) ) )
+ *   Q( [Relu|Clip]( [Add(·, bias)]( MatMul( DQ(x:dt), DQ(w:dt const, zp 0) ) ) ) )
+ *   Q( [Relu|Clip]( [Add(·, bias)]( Reshape( MatMul( Reshape( DQ(x:dt) ), DQ(w) ) ) ) ) )
  * where a MatMul's weight may also be Transpose[1,0](DQ(w [N][K])), as
  * PT2E exports nn.Linear (the "standard last-two-dim transpose").
  *
- * Rules: w_zp zero, weight int8 2-D, data int8 and not constant, K % 64 == 0,
- * N % 64 == 0, Gemm only with alpha = beta = 1 and transA = 0 (its transB is
- * the "standard last-two-dim transpose"), bias a compile-time constant.
- * The weight is stored in the kernel's [N][K] layout (transposed at compile
- * time when the graph has [K][N]).
+ * Rules: w_zp zero (int16: d_zp and o_zp too, symmetric only), weight 2-D,
+ * data not constant, K and N multiples of 64 (int8) / 32 (int16) — the
+ * spec constrains only K and N, any M offloads —, Gemm only with
+ * alpha = beta = 1 and transA = 0 (its transB is the "standard last-two-dim
+ * transpose"), bias a compile-time constant. int8 takes the kernel's int8
+ * saturation as its only activation; int16 also a ReLU (a second call,
+ * mmalib_common.h "int16"). The weight is stored in the kernel's [N][K]
+ * layout (transposed at compile time when the graph has [K][N]).
+ *
+ * The int8 pass looks at every Gemm/MatMul; the int16 pass (after it) only
+ * at those whose data is DQ(int16), and its decision replaces the int8
+ * pass's "not int8" decline in the report.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +43,10 @@ static int weight_transpose(cs_graph *g, int w) {
   return cs_match_swaps_last_two(g, tr, 2) ? tr : -1;
 }
 
-static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
+static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d) {
   const cs_node *mm = cs_graph_node(g, mm_id);
   int is_gemm = mm->op == CS_OP_GEMM;
-  if (mm->n_inputs < 2) return CS_OK;
+  int i16 = d->dt == CS_DTYPE_I16;
   int trans_b = is_gemm ? (int)cs_node_attr_int(mm, "transB", 0) : 0;
   if (is_gemm && (cs_node_attr_int(mm, "transA", 0) != 0 || cs_node_attr_float(mm, "alpha", 1.0f) != 1.0f ||
                   cs_node_attr_float(mm, "beta", 1.0f) != 1.0f)) {
@@ -52,48 +60,48 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
   cs_mm_fc_shape fc;
   cs_mm_fc_shape_of(g, mm_id, &fc);
   int rs_in = fc.rs_in, rs_out = fc.rs_out;
-  int x_val = fc.data;
-  int xdq = cs_match_dq_i8(g, x_val);
+  char why[200];
   cs_qparams xq, wq;
   cs_qdq_tail tail;
-  if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
-    decline(mm, "data is not DequantizeLinear(int8, per-tensor constant qparams): quantize activations to int8 "
-                "per tensor (cstatic.quantize_onnx preset \"c7x\", or C7xMMAQuantizer)");
+  int xdq = cs_match_dq_as(g, fc.data, d->dt, &xq);
+  if (xdq < 0) {
+    snprintf(why, sizeof why, "data is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
+             i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
+                        "C7xMMAQuantizer)");
+    decline(mm, why);
     return CS_OK;
   }
   int wdq = -1, tr_id = is_gemm ? -1 : weight_transpose(g, mm->inputs[1]);
   if (tr_id >= 0) trans_b = 1;
   int w_val = tr_id >= 0 ? cs_graph_node(g, tr_id)->inputs[0] : mm->inputs[1];
-  if (!cs_match_weight_dq(g, w_val, trans_b ? 0 : 1, &wq, &wdq)) {
+  if (!cs_match_weight_dq_as(g, w_val, trans_b ? 0 : 1, d->dt, &wq, &wdq)) {
     cs_qparams_free(&xq);
-    decline(mm, "weight is not DequantizeLinear(int8 constant) per-tensor or per-output-channel");
+    snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel",
+             d->bits);
+    decline(mm, why);
     return CS_OK;
   }
-  int bias = fc.bias, add_id = fc.add_id, tail_from = fc.tail_from;
-  if (!cs_match_qdq_tail(g, tail_from, 1, &tail)) {
+  int bias = fc.bias, add_id = fc.add_id;
+  if (!cs_match_qdq_tail_as(g, fc.tail_from, 1, d->dt, &tail)) {
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
-    decline(mm, "no [Add] -> [Relu|Clip] -> QuantizeLinear(int8) tail");
+    snprintf(why, sizeof why, "no [Add] -> [Relu|Clip] -> QuantizeLinear(int%d) tail", d->bits);
+    decline(mm, why);
     return CS_OK;
   }
-  char why[200];
   const char *rule = NULL;
   cs_status st = CS_OK;
-  int32_t *bias_i = NULL;
+  void *bias_i = NULL, *wnk = NULL;
   uint8_t *scale = NULL, *shift = NULL;
   int64_t *wsum = NULL;
-  int8_t *wnk = NULL;
+  int relu = 0;
   int x_in = cs_graph_node(g, xdq)->inputs[0];
   int w_in = cs_graph_node(g, wdq)->inputs[0];
   const cs_value *wv = cs_graph_value(g, w_in);
   const cs_value *x = cs_graph_value(g, x_in);
-  if (wq.zps[0] != 0) {
-    snprintf(why, sizeof why, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq.zps[0]);
-    rule = why;
-    goto done;
-  }
+  if ((rule = cs_mm_zero_points(d, &wq, &xq, &tail.out, why, sizeof why))) goto done;
   if (wv->rank != 2) { snprintf(why, sizeof why, "weight is not 2-D (rank %d)", wv->rank); rule = why; goto done; }
-  if (x->data || cs_mm_const_reachable(g, x_in)) { rule = "data is constant (ConstReachability)"; goto done; }
+  if (cs_mm_const_reachable(g, x_in)) { rule = "data is constant (ConstReachability)"; goto done; }
   int64_t n_out = trans_b ? wv->shape[0] : wv->shape[1];
   int64_t k = trans_b ? wv->shape[1] : wv->shape[0];
   if (rs_in >= 0 && (rs_out < 0 || cs_value_numel(cs_graph_value(g, mm->inputs[0])) != cs_value_numel(x))) {
@@ -105,68 +113,82 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id) {
     goto done;
   }
   int64_t m = cs_value_numel(x) / k;
-  if (k % 64 != 0) {
-    snprintf(why, sizeof why, "K %% 64 != 0 (K=%lld): pad K to %lld with zeros to offload", (long long)k,
-             cs_mm_round_up(k, 64));
+  if (k % d->mult != 0) {
+    snprintf(why, sizeof why, "K %% %d != 0 (K=%lld): pad K to %lld with zeros to offload", d->mult, (long long)k,
+             cs_mm_round_up(k, d->mult));
     rule = why;
     goto done;
   }
-  if (n_out % 64 != 0) {
-    snprintf(why, sizeof why, "N %% 64 != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", (long long)n_out,
-             cs_mm_round_up(n_out, 64));
+  if (n_out % d->mult != 0) {
+    snprintf(why, sizeof why, "N %% %d != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", d->mult,
+             (long long)n_out, cs_mm_round_up(n_out, d->mult));
     rule = why;
     goto done;
   }
   if (wq.count != 1 && wq.count != n_out) { rule = "weight scale count != N"; goto done; }
-  if (!cs_mm_act_is_saturation(&tail.out, tail.lo, tail.hi)) {
-    snprintf(why, sizeof why, "fused activation is not int8 saturation (o_zp=%d)", tail.out.zp[0]);
-    rule = why;
+  if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
+  if (x->producer < 0) { rule = "data is a graph input (64-byte alignment not guaranteed)"; goto done; }
+  if (i16 && cs_graph_is_output(g, cs_graph_node(g, tail.q)->outputs[0])) {
+    rule = "output is a graph output (64-byte alignment not guaranteed)";
     goto done;
   }
-  if (x->producer < 0) { rule = "data is a graph input (64-byte alignment not guaranteed)"; goto done; }
   if (t->constants_byte_alignment < 64) {
     snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
              "-constants-byte-alignment=64", t->constants_byte_alignment);
     rule = why;
     goto done;
   }
-  bias_i = malloc(sizeof *bias_i * (size_t)n_out);
+  size_t esz = cs_dtype_size(d->dt);
+  bias_i = malloc((i16 ? sizeof(int64_t) : sizeof(int32_t)) * (size_t)n_out);
   scale = malloc((size_t)n_out);
   shift = malloc((size_t)n_out);
   wsum = calloc((size_t)n_out, sizeof *wsum);
-  wnk = malloc((size_t)(n_out * k));
+  wnk = malloc(esz * (size_t)(n_out * k));
   if (!bias_i || !scale || !shift || !wsum || !wnk) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
-  const int8_t *wd = wv->data;
+  const char *wd = wv->data;
   for (int64_t nn = 0; nn < n_out; nn++)
     for (int64_t kk = 0; kk < k; kk++) {
-      int8_t v = trans_b ? wd[nn * k + kk] : wd[kk * n_out + nn];
-      wnk[nn * k + kk] = v;
-      wsum[nn] += v;
+      const char *src = wd + esz * (size_t)(trans_b ? nn * k + kk : kk * n_out + nn);
+      memcpy((char *)wnk + esz * (size_t)(nn * k + kk), src, esz);
+      wsum[nn] += i16 ? *(const int16_t *)src : *(const int8_t *)src;
     }
   double worst = 0.0;
-  rule = cs_mm_fold(g, bias, xq.scale[0], xq.zp[0], &wq, tail.out.scale[0], tail.out.zp[0], wsum, (int)n_out,
-                    bias_i, scale, shift, &worst);
+  if (i16)
+    rule = cs_mm_fold_i16(g, bias, xq.scale[0], &wq, tail.out.scale[0], (int)n_out, bias_i, scale, shift, &worst);
+  else
+    rule = cs_mm_fold(g, bias, xq.scale[0], xq.zp[0], &wq, tail.out.scale[0], tail.out.zp[0], wsum, (int)n_out,
+                      bias_i, scale, shift, &worst);
   if (rule) goto done;
 
   char base[256];
   snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
+  char add_name[256] = "";
+  if (add_id >= 0) snprintf(add_name, sizeof add_name, "%s", cs_graph_node(g, add_id)->name);
   int w_nk = w_in;
   if (!trans_b) {
     int64_t shape[2] = {n_out, k};
-    w_nk = cs_add_const_named(g, base, "mm_weight_nk", CS_DTYPE_I8, 2, shape, wnk);
+    w_nk = cs_add_const_named(g, base, "mm_weight_nk", d->dt, 2, shape, wnk);
     if (w_nk < 0) {
       st = CS_ERR_NOMEM; /* message recorded */
       goto done;
     }
   }
   int rq[3];
-  if ((st = cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq)) != CS_OK) goto done;
+  st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)n_out, bias_i, scale, shift, rq)
+           : cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq);
+  if (st != CS_OK) goto done;
   int inputs[5] = {x_in, w_nk, rq[0], rq[1], rq[2]};
   int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
-  int id = cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
+  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 5, &tail, relu, CS_OP_K_MMALIB_FC_I16, 5, inputs)
+               : cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
   int64_t args[3] = {m, k, n_out};
   if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
-  cs_mmalib_report_add(CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name, "mmalib_matmul_bias_i8", worst, NULL);
+  /* the bias Add is part of this layer now (the int8 residual-add pass
+   * may have declined it as an add) */
+  if (add_name[0]) cs_mmalib_report_forget(add_name);
+  cs_mmalib_report_add(CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name,
+                       i16 ? "mmalib_matmul_bias_i16" : "mmalib_matmul_bias_i8", worst, NULL);
+  if (i16) cs_mmalib_report_bound(cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:
   if (rule && st == CS_OK) decline(cs_graph_node(g, mm_id), rule);
   free(bias_i);
@@ -180,13 +202,23 @@ done:
   return st;
 }
 
-cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t) {
+static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || (node->op != CS_OP_GEMM && node->op != CS_OP_MATMUL)) continue;
-    cs_status st = offload_one(g, t, i);
+    if (node->dead || (node->op != CS_OP_GEMM && node->op != CS_OP_MATMUL) || node->n_inputs < 2) continue;
+    if (d->dt != CS_DTYPE_I8) {
+      cs_mm_fc_shape fc;
+      cs_mm_fc_shape_of(g, i, &fc);
+      int dq = cs_match_producer(g, fc.data, CS_OP_DEQUANTIZE_LINEAR);
+      if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != d->dt) continue;
+    }
+    cs_status st = offload_one(g, t, i, d);
     if (st != CS_OK) return st;
   }
   return CS_OK;
 }
+
+cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8); }
+
+cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int16); }

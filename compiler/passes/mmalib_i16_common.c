@@ -1,7 +1,7 @@
 /*
  * mmalib_i16_common.c — what the int16 MMALIB passes share (mmalib_common.h
- * "int16"): the int16 QDQ matchers, the symmetric-only rules, the int64
- * bias fold and the ReLU call after a kernel that cannot clamp.
+ * "int16"): the int64 bias fold and the ReLU call after a kernel that
+ * cannot clamp.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,107 +16,6 @@
  * saturate |acc + bias| at 2^54 anyway (any such bias saturates the
  * output): a larger fold is a model error, not something to round. */
 #define I16_BIAS_LIMIT 9007199254740992.0 /* 2^53 */
-
-int cs_mm_dq_i16(cs_graph *g, int v) {
-  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return -1;
-  return cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype == CS_DTYPE_I16 ? dq : -1;
-}
-
-int cs_mm_dq_i16_params(cs_graph *g, int v, cs_qparams *qp) {
-  int dq = cs_mm_dq_i16(g, v);
-  if (dq < 0) return -1;
-  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) {
-    cs_error_clear();
-    return -1;
-  }
-  if (!cs_qparams_per_tensor(qp)) {
-    cs_qparams_free(qp);
-    return -1;
-  }
-  return dq;
-}
-
-int cs_mm_weight_dq_i16(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq) {
-  int dq = cs_match_producer(g, w, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return 0;
-  const cs_value *wv = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0]);
-  if (!wv->data || wv->dtype != CS_DTYPE_I16) return 0;
-  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) {
-    cs_error_clear();
-    return 0;
-  }
-  int ok = cs_qparams_per_tensor(qp) || qp->axis == axis;
-  for (int c = 1; ok && c < qp->count; c++) ok = qp->zps[c] == qp->zps[0];
-  if (!ok) {
-    cs_qparams_free(qp);
-    return 0;
-  }
-  *wdq = dq;
-  return 1;
-}
-
-static int clip_bound(cs_graph *g, const cs_node *n, int idx, const char *attr, float dflt, float *out) {
-  if (n->n_inputs > idx && n->inputs[idx] >= 0) {
-    const cs_value *v = cs_graph_value(g, n->inputs[idx]);
-    if (!v->data || v->dtype != CS_DTYPE_F32 || cs_value_numel(v) != 1) return 0;
-    *out = ((const float *)v->data)[0];
-    return 1;
-  }
-  *out = cs_node_attr_float(n, attr, dflt);
-  return 1;
-}
-
-int cs_mm_qdq_tail_i16(cs_graph *g, int v, cs_qdq_tail *tail) {
-  tail->act = -1;
-  tail->q = -1;
-  tail->lo = -INFINITY;
-  tail->hi = INFINITY;
-  int c = cs_match_single_consumer(g, v);
-  if (c < 0) return 0;
-  const cs_node *n = cs_graph_node(g, c);
-  if (n->op == CS_OP_RELU || n->op == CS_OP_CLIP) {
-    if (n->op == CS_OP_RELU) tail->lo = 0.0f;
-    else if (!clip_bound(g, n, 1, "min", -INFINITY, &tail->lo) || !clip_bound(g, n, 2, "max", INFINITY, &tail->hi))
-      return 0;
-    tail->act = c;
-    c = cs_match_single_consumer(g, n->outputs[0]);
-    if (c < 0) return 0;
-    n = cs_graph_node(g, c);
-  }
-  if (n->op != CS_OP_QUANTIZE_LINEAR || cs_graph_value(g, n->outputs[0])->dtype != CS_DTYPE_I16) return 0;
-  if (cs_qparams_read(g, n, &tail->out) != CS_OK) {
-    cs_error_clear();
-    return 0;
-  }
-  if (!cs_qparams_per_tensor(&tail->out)) {
-    cs_qparams_free(&tail->out);
-    return 0;
-  }
-  tail->q = c;
-  return 1;
-}
-
-int cs_mm_i16_act(const cs_qdq_tail *tail, int32_t *mn, int32_t *mx) {
-  cs_output_clamp(&tail->out, tail->lo, tail->hi, mn, mx);
-  if (*mx != INT16_MAX) return -1;
-  if (*mn == INT16_MIN) return 0;
-  return *mn == 0 && tail->out.zp[0] == 0 ? 1 : -1;
-}
-
-const char *cs_mm_i16_zero_points(const cs_qparams *wq, const cs_qparams *xq, const cs_qparams *out,
-                                  char *why, size_t whylen) {
-  if (wq->zps[0] != 0)
-    snprintf(why, whylen, "w_zp != 0 (w_zp=%d): quantize weights symmetrically (zero point 0)", wq->zps[0]);
-  else if (xq->zp[0] != 0)
-    snprintf(why, whylen, "d_zp != 0 (d_zp=%d; int16 is symmetric only): quantize the input with zero point 0",
-             xq->zp[0]);
-  else if (out->zp[0] != 0)
-    snprintf(why, whylen, "o_zp != 0 (o_zp=%d; int16 is symmetric only): quantize the output with zero point 0",
-             out->zp[0]);
-  else return NULL;
-  return why;
-}
 
 const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *wq, float o_s,
                            int channels, int64_t *bias_out, uint8_t *scale, uint8_t *shift,

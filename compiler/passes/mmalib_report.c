@@ -29,6 +29,12 @@ static cs_offload_entry *find(const char *layer) {
   return NULL;
 }
 
+void cs_mmalib_report_bound(const char *layer, double full_scale) {
+  cs_offload_entry *e = find(layer);
+  if (e && e->kernel[0] && e->scale_rel_err >= 0)
+    e->bound_full_scale_lsb = cs_offload_error_bound(e->scale_rel_err, full_scale);
+}
+
 void cs_mmalib_report_forget(const char *layer) {
   cs_offload_entry *e = find(layer);
   if (!e) return;
@@ -57,6 +63,7 @@ void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *k
   e->kind = kind;
   snprintf(e->layer, sizeof e->layer, "%s", layer ? layer : "?");
   e->scale_rel_err = scale_rel_err;
+  e->bound_full_scale_lsb = -1.0;
   if (reason_fmt) {
     va_list ap;
     va_start(ap, reason_fmt);

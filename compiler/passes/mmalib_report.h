@@ -34,7 +34,19 @@ typedef struct cs_offload_entry {
   char kernel[48];      /* extern symbol, "" when declined */
   char reason[200];     /* the declining rule, "" when offloaded */
   double scale_rel_err; /* worst |s·2^−sh − r| / r over channels; < 0: n/a */
+  /* int16 layers: the error bound against the exact result,
+   * 1 LSB + scale_rel_err·|y|, at the full-scale output |y| = 2^15
+   * (cs_offload_error_bound); < 0: n/a (int8: within 1 LSB) */
+  double bound_full_scale_lsb;
 } cs_offload_entry;
+
+/* The error bound of an offloaded layer whose multiplier d_s·w_s/o_s is
+ * applied as s·2^−sh with relative error rel, at output magnitude y_lsb:
+ * the kernel's half-up rounding and the exact result's rounding give
+ * 1 LSB together, the scale error rel·|y| more. With an 8-bit s (the
+ * spec's _float_to_scale_shift) rel ≤ 2^−8: harmless for int8 (|y| ≤ 128:
+ * within 1 LSB after rounding) but up to ~128 LSB at int16 full scale. */
+static inline double cs_offload_error_bound(double rel, double y_lsb) { return 1.0 + rel * y_lsb; }
 
 typedef struct cs_offload_report {
   int n;
@@ -60,6 +72,9 @@ void cs_mmalib_report_reset(void);
 void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
                           double scale_rel_err, const char *reason_fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Give the (offloaded, int16) layer's entry its error bound at the
+ * output range's full scale, qmax + 1 (cs_offload_entry). */
+void cs_mmalib_report_bound(const char *layer, double full_scale);
 /* Drop the entry of a layer that a later fusion consumed (e.g. an FC's bias
  * Add, which the residual-add pass had declined). */
 void cs_mmalib_report_forget(const char *layer);

@@ -15,7 +15,7 @@ static int clip_bound(cs_graph *g, const cs_node *n, int idx, const char *attr, 
   return 1;
 }
 
-int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail) {
+int cs_match_qdq_tail_as(cs_graph *g, int v, int allow_act, cs_dtype dt, cs_qdq_tail *tail) {
   tail->act = -1;
   tail->q = -1;
   tail->lo = -INFINITY;
@@ -36,10 +36,48 @@ int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail) {
     n = cs_graph_node(g, c);
   }
   if (n->op != CS_OP_QUANTIZE_LINEAR) return 0;
-  if (cs_graph_value(g, n->outputs[0])->dtype != CS_DTYPE_I8) return 0;
+  if (cs_graph_value(g, n->outputs[0])->dtype != dt) return 0;
   if (cs_qparams_read(g, n, &tail->out) != CS_OK) { cs_error_clear(); return 0; }
   if (!cs_qparams_per_tensor(&tail->out)) { cs_qparams_free(&tail->out); return 0; }
   tail->q = c;
+  return 1;
+}
+
+int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail) {
+  return cs_match_qdq_tail_as(g, v, allow_act, CS_DTYPE_I8, tail);
+}
+
+int cs_match_dq_as(cs_graph *g, int v, cs_dtype dt, cs_qparams *qp) {
+  int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != dt) return -1;
+  if (cs_qparams_read(g, cs_graph_node(g, dq), qp) != CS_OK) {
+    cs_error_clear();
+    return -1;
+  }
+  if (!cs_qparams_per_tensor(qp)) {
+    cs_qparams_free(qp);
+    return -1;
+  }
+  return dq;
+}
+
+int cs_match_weight_dq_as(cs_graph *g, int w, int axis, cs_dtype dt, cs_qparams *qp, int *wdq) {
+  int dq = cs_match_producer(g, w, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return 0;
+  const cs_node *n = cs_graph_node(g, dq);
+  const cs_value *wv = cs_graph_value(g, n->inputs[0]);
+  if (!wv->data || wv->dtype != dt) return 0;
+  if (cs_qparams_read(g, n, qp) != CS_OK) {
+    cs_error_clear();
+    return 0;
+  }
+  int ok = cs_qparams_per_tensor(qp) || qp->axis == axis;
+  for (int c = 1; ok && c < qp->count; c++) ok = qp->zps[c] == qp->zps[0];
+  if (!ok) {
+    cs_qparams_free(qp);
+    return 0;
+  }
+  *wdq = dq;
   return 1;
 }
 

@@ -1,8 +1,11 @@
 /*
- * qdq_tail.h — the end of every QDQ fusion pattern:
- *     v → [Relu | Clip(lo, hi)] → QuantizeLinear(s, zp) : int8
- * v and the activation's output must have a single consumer each (the
- * chain may not fan out or be a graph output).
+ * qdq_tail.h — the QDQ edges of every fusion pattern, for one integer
+ * dtype (int8 for the int8 fusions; int8 or int16 for the MMALIB passes):
+ *     DQ(x:dt, per-tensor constant qparams)            (the data)
+ *     DQ(w:dt constant, per-tensor or per-axis)        (the weight)
+ *     v → [Relu | Clip(lo, hi)] → QuantizeLinear(s, zp) : dt   (the tail)
+ * In the tail, v and the activation's output must have a single consumer
+ * each (the chain may not fan out or be a graph output).
  */
 #ifndef CSTATIC_QDQ_TAIL_H
 #define CSTATIC_QDQ_TAIL_H
@@ -16,13 +19,23 @@ typedef struct cs_qdq_tail {
   cs_qparams out;
 } cs_qdq_tail;
 
-/* Returns 1 and fills tail on a match (release tail->out with
- * cs_qparams_free), 0 otherwise. allow_act = 0 matches only v → Q. */
+/* Returns 1 and fills tail on a match with a Q to `dt` (release tail->out
+ * with cs_qparams_free), 0 otherwise. allow_act = 0 matches only v → Q. */
+int cs_match_qdq_tail_as(cs_graph *g, int v, int allow_act, cs_dtype dt, cs_qdq_tail *tail);
+/* cs_match_qdq_tail_as for int8. */
 int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail);
+
+/* v is DequantizeLinear of a `dt` tensor with per-tensor constant qparams:
+ * the DQ node id (qp filled, release with cs_qparams_free), else -1. */
+int cs_match_dq_as(cs_graph *g, int v, cs_dtype dt, cs_qparams *qp);
 
 /* Per-tensor int8 DQ parameters of a DQ node id (0 if not per-tensor int8
  * or not constant). */
 int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp);
+
+/* w is DQ(`dt` constant), per-tensor or per-axis on `axis`, with one zero
+ * point for all channels: fills qp and the DQ node id, returns 1. */
+int cs_match_weight_dq_as(cs_graph *g, int w, int axis, cs_dtype dt, cs_qparams *qp, int *wdq);
 
 /* Take over the tail's output: remove the nodes from `first` through the
  * tail, add `op` producing the Q's output value (quant params set), and

@@ -209,6 +209,9 @@ static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, int extra, cons
   CHECK_MSG(e && e->kernel[0], "%s: layer '%s' not reported as offloaded", what, layer);
   double eps = e ? e->scale_rel_err : 1.0;
   CHECK_MSG(eps >= 0 && eps <= ldexp(1, -8), "%s: scale/shift error %g", what, eps);
+  /* the report's int16 error bound: 1 LSB + eps·|y| at |y| = 2^15 */
+  CHECK_MSG(e && fabs(e->bound_full_scale_lsb - (1.0 + eps * 32768.0)) < 1e-9, "%s: error bound %g, eps %g", what,
+            e ? e->bound_full_scale_lsb : -1.0, eps);
   CHECK_MSG(cs_passes_run(g0, &t0, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   const void *in[2];
   float *xs[2] = {NULL, NULL};
@@ -407,21 +410,30 @@ static void test_folding(void) {
 
 typedef struct fc_spec {
   int gemm, trans_b, k, n, w_zp, x_const, alpha2, bias_input, reshape, x_zp, o_zp, act;
+  int m;         /* rows of the data: no rule on M (the spec constrains K and N only) */
+  int transpose; /* MatMul's weight is Transpose[1,0](DQ(w [N][K])), as PT2E exports nn.Linear */
 } fc_spec;
 
 static fc_spec fc_default(void) {
-  fc_spec s = {1, 1, 64, 32, 0, 0, 0, 0, 0, 0, 0, 0};
+  fc_spec s = {1, 1, 64, 32, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
   return s;
 }
 
 /* x[1,K] → Q → DQ → Gemm(·, DQ(w), b) | MatMul(·, DQ(w)) → Add(b) → [act] → Q → DQ */
 static cs_graph *fc_graph(const fc_spec *s) {
   cs_graph *g = cs_graph_new("fc16");
-  int64_t xs[2] = {1, s->k}, ys[2] = {1, s->n}, bs[1] = {s->n};
-  int64_t wsh[2] = {s->trans_b ? s->n : s->k, s->trans_b ? s->k : s->n};
+  int64_t xs[2] = {s->m, s->k}, ys[2] = {s->m, s->n}, bs[1] = {s->n};
+  int w_nk = s->trans_b || s->transpose;
+  int64_t wsh[2] = {w_nk ? s->n : s->k, w_nk ? s->k : s->n};
   int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs);
   int dq = input_i16(g, x, s->x_const, X_SCALE, s->x_zp);
-  int wdq = weight_i16(g, 2, wsh, s->n, s->trans_b ? 0 : 1, s->w_zp, W_SCALE);
+  int wdq = weight_i16(g, 2, wsh, s->n, w_nk ? 0 : 1, s->w_zp, W_SCALE);
+  if (s->transpose) {
+    int64_t kn[2] = {s->k, s->n}, perm[2] = {1, 0};
+    int tid;
+    wdq = gb_node(g, CS_OP_TRANSPOSE, "w_t", 1, &wdq, CS_DTYPE_F32, 2, kn, &tid);
+    cs_node_set_attr_ints(cs_graph_node(g, tid), "perm", 2, perm);
+  }
   float *bias = malloc(sizeof(float) * (size_t)s->n);
   for (int i = 0; i < s->n; i++) bias[i] = 0.5f * (float)(i % 5 - 2);
   int b = s->bias_input ? gb_value(g, "bias_in", CS_DTYPE_F32, 1, bs) : cs_graph_add_const(g, "b", CS_DTYPE_F32, 1, bs, bias);
@@ -434,15 +446,15 @@ static cs_graph *fc_graph(const fc_spec *s) {
     if (s->alpha2) cs_node_add_attr(cs_graph_node(g, id), "alpha", CS_ATTR_FLOAT)->f = 2.0f;
   } else {
     int in[2] = {dq, wdq};
-    if (s->reshape) { /* x [1, K] → [1, 1, K]: aten.linear's 3-D input */
-      int64_t x3[3] = {1, 1, s->k}, shp[1] = {3}, sd[3] = {1, 1, s->k};
+    if (s->reshape) { /* x [M, K] → [1, M, K]: aten.linear's 3-D input */
+      int64_t x3[3] = {1, s->m, s->k}, shp[1] = {3}, sd[3] = {1, s->m, s->k};
       int rin[2] = {dq, cs_graph_add_const(g, "shape_in", CS_DTYPE_I64, 1, shp, sd)};
       in[0] = gb_node(g, CS_OP_RESHAPE, "reshape_in", 2, rin, CS_DTYPE_F32, 3, x3, NULL);
     }
-    int64_t ys3[3] = {1, 1, s->n};
+    int64_t ys3[3] = {1, s->m, s->n};
     int mm = gb_node(g, CS_OP_MATMUL, "fc", 2, in, CS_DTYPE_F32, s->reshape ? 3 : 2, s->reshape ? ys3 : ys, &id);
     if (s->reshape) {
-      int64_t shp[1] = {2}, sd[2] = {1, s->n};
+      int64_t shp[1] = {2}, sd[2] = {s->m, s->n};
       int rin[2] = {mm, cs_graph_add_const(g, "shape_out", CS_DTYPE_I64, 1, shp, sd)};
       mm = gb_node(g, CS_OP_RESHAPE, "reshape_out", 2, rin, CS_DTYPE_F32, 2, ys, NULL);
     }
@@ -475,6 +487,13 @@ static void test_fc_rules(void) {
   fc_offload(s, "MatMul + Add bias");
   s = fc_default(); s.gemm = 0; s.trans_b = 0; s.reshape = 1;
   fc_offload(s, "Reshape + MatMul + Reshape + Add");
+  /* issue 13 item 4: every FC form the int8 pass takes, any M */
+  s = fc_default(); s.gemm = 0; s.trans_b = 0; s.transpose = 1;
+  fc_offload(s, "PT2E MatMul(DQ(x), Transpose(DQ(w[N,K]))) + Add");
+  s = fc_default(); s.gemm = 0; s.trans_b = 0; s.transpose = 1; s.reshape = 1; s.m = 4;
+  fc_offload(s, "PT2E 3-D input [1, 4, 64]: M = 4");
+  s = fc_default(); s.m = 3;
+  fc_offload(s, "Gemm M = 3");
   s = fc_default(); s.k = 48;
   fc_decline(s, "FC K 48", "K % 32 != 0 (K=48): pad K to 64");
   s = fc_default(); s.n = 40;
