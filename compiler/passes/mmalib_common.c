@@ -188,3 +188,49 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
   return NULL;
 }
+
+/* A new value like v (dtype, shape, quantization, uint8 domain) named
+ * "<v>.mm_aligned"; -1 when out of memory. */
+static int aligned_twin(cs_graph *g, int v) {
+  const cs_value *src = cs_graph_value(g, v);
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_aligned", src->name ? src->name : "io");
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, src->shape, sizeof shape);
+  int id = cs_graph_add_value(g, name, src->dtype, src->rank, shape);
+  if (id < 0) return -1;
+  src = cs_graph_value(g, v); /* the values array may have moved */
+  cs_value *dst = cs_graph_value(g, id);
+  dst->from_u8 = src->from_u8;
+  if (src->quant &&
+      cs_value_set_quant(dst, src->quant->axis, src->quant->count, src->quant->scale, src->quant->zero_point) != CS_OK)
+    return -1;
+  return id;
+}
+
+int cs_mm_stage_input(cs_graph *g, int x, const char *origin) {
+  const cs_value *xv = cs_graph_value(g, x);
+  if (xv->producer >= 0 || xv->data) return x;
+  int a = aligned_twin(g, x);
+  if (a < 0) return -1;
+  int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &x, a);
+  if (k < 0) return -1;
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, a));
+  return a;
+}
+
+cs_status cs_mm_stage_output(cs_graph *g, int y) {
+  if (!cs_graph_is_output(g, y)) return CS_OK;
+  int p = cs_graph_value(g, y)->producer;
+  int a = aligned_twin(g, y);
+  if (a < 0 || p < 0) return CS_ERR_NOMEM; /* message recorded */
+  cs_node *pn = cs_graph_node(g, p);
+  for (int i = 0; i < pn->n_outputs; i++)
+    if (pn->outputs[i] == y) pn->outputs[i] = a;
+  cs_graph_value(g, a)->producer = p;
+  cs_graph_value(g, y)->producer = -1;
+  int k = cs_add_kernel(g, CS_OP_K_COPY, pn->origin ? pn->origin : cs_graph_value(g, y)->name, 1, &a, y);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
+  return CS_OK;
+}

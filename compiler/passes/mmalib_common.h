@@ -127,6 +127,24 @@ cs_status cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channe
 int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs_qdq_tail *tail, int relu,
                             cs_op op, int n_inputs, const int *inputs);
 
+/* ---- the graph's edge ---------------------------------------------------
+ * MMALIB reads and writes 64-byte aligned tensors. Arena tensors are (the
+ * planner aligns every activation, 128 bytes with -mmalib=1); a caller's
+ * graph input/output buffer need not be (a numpy array, malloc's 16 bytes,
+ * an IPC window at an offset). A layer at the graph's edge therefore goes
+ * through an aligned arena copy (k_copy) rather than asking every caller
+ * for aligned I/O: one pass over the activation, against the layer's
+ * K (FC) or C_in·KH·KW (conv) MACs per output, and no contract a caller can
+ * break at run time. */
+
+/* x itself when it is not a graph input; else a new arena value (x's dtype,
+ * shape and quantization) that a k_copy (origin: the layer's node name)
+ * fills from x. -1 when out of memory (message recorded). */
+int cs_mm_stage_input(cs_graph *g, int x, const char *origin);
+/* When y is a graph output: its producer writes a new arena value instead,
+ * which a k_copy then copies into y. */
+cs_status cs_mm_stage_output(cs_graph *g, int y);
+
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */
 static inline long long cs_mm_round_up(int64_t x, int64_t m) { return (long long)((x + m - 1) / m * m); }

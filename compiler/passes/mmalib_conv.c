@@ -19,7 +19,9 @@
  * Everything is folded at compile time (mmalib_common.h). MMALIB pads with
  * 0, not the input zero point: when d_zp != 0 and the layer pads (int8
  * only), an explicit k_pad with d_zp is inserted before the call and the
- * conv runs unpadded (exact, instead of declining the layer).
+ * conv runs unpadded (exact, instead of declining the layer). A graph
+ * input or output goes through an aligned arena copy (mmalib_common.h
+ * "the graph's edge").
  *
  * Every rule is checked before the graph is touched: a declined match
  * leaves it exactly as it was for FuseQDQToInt8Conv2D (or the generic
@@ -193,13 +195,6 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
   int padded = win.pad_top || win.pad_bottom || win.pad_left || win.pad_right;
   int explicit_pad = padded && xq.zp[0] != 0;
-  /* The kernels need 64-byte aligned activations: arena tensors are, a
-   * caller's I/O buffer need not be (an explicit pad output is arena). */
-  if (!explicit_pad && cs_graph_value(g, x_in)->producer < 0) {
-    rule = "input is a graph input (64-byte alignment not guaranteed)";
-    goto done;
-  }
-  if (cs_graph_is_output(g, y_out)) { rule = "output is a graph output (64-byte alignment not guaranteed)"; goto done; }
   /* Fold. */
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t per = cs_value_numel(wv) / c_out;
@@ -260,6 +255,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     w_in_dim = pshape[3];
     kw.pad_top = kw.pad_bottom = kw.pad_left = kw.pad_right = 0;
   }
+  /* A graph input or output goes through an aligned arena copy
+   * (mmalib_common.h "the graph's edge"; an explicit pad output is arena). */
+  if ((act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
+    st = CS_ERR_NOMEM;
+    goto done;
+  }
   int rq[3];
   st = i16 ? cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq)
            : cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
@@ -282,6 +283,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     memcpy(args, a, sizeof a);
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
+  if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
                        cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
   if (i16) cs_mmalib_report_bound(cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);

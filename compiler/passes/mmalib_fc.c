@@ -16,7 +16,9 @@
  * transpose"), bias a compile-time constant. int8 takes the kernel's int8
  * saturation as its only activation; int16 also a ReLU (a second call,
  * mmalib_common.h "int16"). The weight is stored in the kernel's [N][K]
- * layout (transposed at compile time when the graph has [K][N]).
+ * layout (transposed at compile time when the graph has [K][N]). A graph
+ * input or output goes through an aligned arena copy (mmalib_common.h
+ * "the graph's edge").
  *
  * The int8 pass looks at every Gemm/MatMul; the int16 pass (after it) only
  * at those whose data is DQ(int16), and its decision replaces the int8
@@ -127,11 +129,6 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   }
   if (wq.count != 1 && wq.count != n_out) { rule = "weight scale count != N"; goto done; }
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
-  if (x->producer < 0) { rule = "data is a graph input (64-byte alignment not guaranteed)"; goto done; }
-  if (i16 && cs_graph_is_output(g, cs_graph_node(g, tail.q)->outputs[0])) {
-    rule = "output is a graph output (64-byte alignment not guaranteed)";
-    goto done;
-  }
   if (t->constants_byte_alignment < 64) {
     snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
              "-constants-byte-alignment=64", t->constants_byte_alignment);
@@ -173,16 +170,25 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
       goto done;
     }
   }
+  /* A graph input or output goes through an aligned arena copy
+   * (mmalib_common.h "the graph's edge"). */
+  int y_out = cs_graph_node(g, tail.q)->outputs[0];
+  int x_mm = cs_mm_stage_input(g, x_in, base);
+  if (x_mm < 0) {
+    st = CS_ERR_NOMEM;
+    goto done;
+  }
   int rq[3];
   st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)n_out, bias_i, scale, shift, rq)
            : cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq);
   if (st != CS_OK) goto done;
-  int inputs[5] = {x_in, w_nk, rq[0], rq[1], rq[2]};
+  int inputs[5] = {x_mm, w_nk, rq[0], rq[1], rq[2]};
   int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
   int id = i16 ? cs_mm_replace_chain_i16(g, chain, 5, &tail, relu, CS_OP_K_MMALIB_FC_I16, 5, inputs)
                : cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
   int64_t args[3] = {m, k, n_out};
   if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
+  if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   /* the bias Add is part of this layer now (the int8 residual-add pass
    * may have declined it as an add) */
   if (add_name[0]) cs_mmalib_report_forget(add_name);
