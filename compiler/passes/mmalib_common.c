@@ -8,7 +8,6 @@
 #include "cstatic/mmalib.h"
 #include "mmalib_report.h"
 #include "pattern.h"
-#include "quant/scale_shift.h"
 
 static int reach(cs_graph *g, int v, int depth) {
   if (v < 0) return 1;
@@ -23,46 +22,47 @@ static int reach(cs_graph *g, int v, int depth) {
 
 int cs_mm_const_reachable(cs_graph *g, int v) { return reach(g, v, 0); }
 
-const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_qparams *wq,
-                       float o_s, int32_t o_zp, const int64_t *wsum, int channels,
-                       int32_t *bias_out, uint8_t *scale, uint8_t *shift, double *worst) {
-  const cs_value *bv = NULL;
-  int from_dq = 0;
-  if (bias >= 0) {
-    int bdq = cs_match_producer(g, bias, CS_OP_DEQUANTIZE_LINEAR);
-    if (bdq >= 0) {
-      bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
-      if (!bv->data || bv->dtype != CS_DTYPE_I32) return "bias is not a compile-time constant";
-      from_dq = 1;
-    } else {
-      bv = cs_graph_value(g, bias);
-      if (!bv->data || bv->dtype != CS_DTYPE_F32) return "bias is not a compile-time constant";
+const char *cs_mm_bias_of(cs_graph *g, int bias, int channels, int with_q, cs_fold_bias *b, cs_qparams *bq) {
+  b->q = NULL;
+  b->q_dq = NULL;
+  b->f = NULL;
+  if (bias < 0) return NULL;
+  const cs_value *bv;
+  int bdq = cs_match_producer(g, bias, CS_OP_DEQUANTIZE_LINEAR);
+  if (bdq >= 0) {
+    bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
+    if (!bv->data || bv->dtype != CS_DTYPE_I32) return "bias is not a compile-time constant";
+    if (with_q) {
+      if (cs_qparams_read(g, cs_graph_node(g, bdq), bq) != CS_OK) {
+        cs_error_clear();
+        return "bias DequantizeLinear qparams are not constants";
+      }
+      b->q_dq = bq;
+      if (bq->count != 1 && bq->count != channels) return "bias scale count != output channels";
     }
-    if (cs_value_numel(bv) != channels) return "bias length != output channels";
+    b->q = bv->data;
+  } else {
+    bv = cs_graph_value(g, bias);
+    if (!bv->data || bv->dtype != CS_DTYPE_F32) return "bias is not a compile-time constant";
+    b->f = bv->data;
   }
-  *worst = 0.0;
-  for (int c = 0; c < channels; c++) {
-    double ws = wq->scale[wq->count > 1 ? c : 0];
-    double dw = (double)d_s * ws;
-    double r = dw / (double)o_s;
-    double rel;
-    if (cs_float_to_scale_shift(r, &scale[c], &shift[c], &rel) != 0)
-      return "requant multiplier d_s*w_s/o_s not representable as s*2^-sh (s<=255, sh<=31)";
-    if (scale[c] == 0) return "requant multiplier d_s*w_s/o_s below 2^-32 (scale rounds to 0)";
-    if (rel > *worst) *worst = rel;
-    double b = 0.0;
-    if (bv) b = from_dq ? (double)((const int32_t *)bv->data)[c] : nearbyint(((const float *)bv->data)[c] / dw);
-    /* o_zp is folded through the multiplier the kernel really applies,
-     * s·2^−sh, not r (the fork's round(o_zp / r)): then the scale error
-     * multiplies only the real value (out − o_zp), never the zero point —
-     * with ReLU outputs (o_zp = −128) that halves the worst error and cuts
-     * the share of off-by-one outputs several-fold. */
-    double eff = ldexp((double)scale[c], -shift[c]);
-    b += -(double)d_zp * (double)wsum[c] + nearbyint((double)o_zp / eff);
-    if (b > 2147483647.0 || b < -2147483648.0) return "folded bias overflows int32";
-    bias_out[c] = (int32_t)b;
-  }
+  if (cs_value_numel(bv) != channels) return "bias length != output channels";
   return NULL;
+}
+
+const char *cs_mm_fold(cs_graph *g, const cs_mm_dtype *d, int bias, const cs_qparams *xq, const cs_qparams *wq,
+                       const cs_qparams *out, const int64_t *wsum, int channels, void *bias_out, uint8_t *scale,
+                       uint8_t *shift, double *worst) {
+  cs_fold_bias b;
+  cs_qparams bq;
+  const char *rule = cs_mm_bias_of(g, bias, channels, d->dt == CS_DTYPE_I16, &b, &bq);
+  if (!rule && d->dt == CS_DTYPE_I16)
+    rule = cs_mm_fold_i16(&b, xq->scale[0], wq, out->scale[0], channels, bias_out, scale, shift, worst);
+  else if (!rule)
+    rule = cs_mm_fold_i8(&b, xq->scale[0], xq->zp[0], wq, out->scale[0], out->zp[0], wsum, channels, bias_out, scale,
+                         shift, worst);
+  if (b.q_dq) cs_qparams_free(&bq);
+  return rule;
 }
 
 const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX};

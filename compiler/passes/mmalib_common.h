@@ -13,25 +13,39 @@
 
 #include "ir.h"
 #include "qdq_tail.h"
+#include "quant/mmalib_fold.h"
 #include "quant/quant.h"
 
 #define CS_MM_ARGS "mm_args"
+
+/* What an MMALIB matcher changes with the dtype: one matcher per layer
+ * kind serves both (mmalib_conv.c, mmalib_fc.c, mmalib_add.c). */
+typedef struct cs_mm_dtype {
+  cs_dtype dt;      /* CS_DTYPE_I8 / CS_DTYPE_I16 */
+  int bits;         /* 8 / 16: the names in messages */
+  int mult;         /* K, N, C_out multiple: 64 / 32 (spec "Supported Operations") */
+  int symmetric;    /* d_zp = o_zp = 0 required (int16) */
+  int32_t qmin, qmax;
+} cs_mm_dtype;
+extern const cs_mm_dtype cs_mm_int8, cs_mm_int16;
 
 /* ConstReachability: v's value is fully determined at compile time (a
  * constant, or computed only from constants). */
 int cs_mm_const_reachable(cs_graph *g, int v);
 
-/* Fold the quantization of one requantized layer (te-extern-dispatch.txt
- * "Compile-Time Parameter Folding"), per output channel c:
- *   r[c]    = d_s·w_s[c]/o_s                      → scale[c], shift[c]
- *   bias[c] = b[c] − d_zp·wsum[c] + round(o_zp / (scale[c]·2^−shift[c]))
- * b: the int32 data of a bias DQ, or round(b_f / (d_s·w_s[c])) of a float
- * bias (bias < 0: none). Returns NULL with bias/scale/shift filled and
- * *worst the worst relative error of s·2^−sh against r, or the rule that
- * declines the layer. */
-const char *cs_mm_fold(cs_graph *g, int bias, float d_s, int32_t d_zp, const cs_qparams *wq,
-                       float o_s, int32_t o_zp, const int64_t *wsum, int channels,
-                       int32_t *bias_out, uint8_t *scale, uint8_t *shift, double *worst);
+/* The bias of a layer (bias < 0: none) as quant/mmalib_fold.h folds it: a
+ * DQ(int32 constant) (with_q: its parameters read into *bq, released with
+ * cs_qparams_free when b->q_dq is set) or a float constant of `channels`
+ * values. NULL, or the rule that declines the layer. */
+const char *cs_mm_bias_of(cs_graph *g, int bias, int channels, int with_q, cs_fold_bias *b, cs_qparams *bq);
+
+/* Fold a layer of dtype d (quant/mmalib_fold.h, with the bias found by
+ * cs_mm_bias_of): bias_out int32[channels] (int8) or int64[channels]
+ * (int16); wsum (per-channel weight sums) is read for int8 only. NULL, or
+ * the rule that declines the layer. */
+const char *cs_mm_fold(cs_graph *g, const cs_mm_dtype *d, int bias, const cs_qparams *xq, const cs_qparams *wq,
+                       const cs_qparams *out, const int64_t *wsum, int channels, void *bias_out, uint8_t *scale,
+                       uint8_t *shift, double *worst);
 
 /* Add the bias/scale/shift constants; writes their ids to ids[0..2].
  * CS_ERR_NOMEM (message recorded) when one cannot be added. */
@@ -69,16 +83,6 @@ void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s);
  * residual add with params {m_x 1, m_skip 0, shift 0} and has_relu = 1,
  * which is max(y, 0) exactly and needs no new firmware symbol. */
 
-/* What an MMALIB matcher changes with the dtype: one matcher per layer
- * kind serves both (mmalib_conv.c, mmalib_fc.c, mmalib_add.c). */
-typedef struct cs_mm_dtype {
-  cs_dtype dt;      /* CS_DTYPE_I8 / CS_DTYPE_I16 */
-  int bits;         /* 8 / 16: the names in messages */
-  int mult;         /* K, N, C_out multiple: 64 / 32 (spec "Supported Operations") */
-  int symmetric;    /* d_zp = o_zp = 0 required (int16) */
-  int32_t qmin, qmax;
-} cs_mm_dtype;
-extern const cs_mm_dtype cs_mm_int8, cs_mm_int16;
 
 /* The fused activation of a tail as the dtype's kernels apply it: 0 none
  * (the clamp is the dtype's saturation), 1 ReLU as a second call (int16
@@ -104,16 +108,6 @@ const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const 
 const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
                                const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
                                const char *kernel);
-
-/* The int16 fold, per output channel c (d_zp = o_zp = 0):
- *   r[c]    = d_s·w_s[c]/o_s                → scale[c], shift[c]
- *   bias[c] = round_half_even(b[c] / (d_s·w_s[c]))      (int64)
- * b: a float constant, or DQ(int32 constant) — its integers directly when
- * its scale is fl(d_s·w_s[c]) with zero point 0 (ORT's bias quantization),
- * else its dequantized values. Same contract as cs_mm_fold. */
-const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *wq, float o_s,
-                           int channels, int64_t *bias_out, uint8_t *scale, uint8_t *shift,
-                           double *worst);
 
 /* cs_mm_add_requant_consts with an int64 bias (NULL: no bias constant,
  * ids[0] = -1). */

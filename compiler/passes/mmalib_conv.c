@@ -206,14 +206,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   int32_t d_zp = xq.zp[0];
   double worst = 0.0;
   int b_in = conv->n_inputs > 2 ? conv->inputs[2] : -1;
-  if (i16) {
-    rule = cs_mm_fold_i16(g, b_in, xq.scale[0], &wq, tail.out.scale[0], c_out, bias, scale, shift, &worst);
-  } else {
+  if (!i16)
     for (int c = 0; c < c_out; c++)
       for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
-    rule = cs_mm_fold(g, b_in, xq.scale[0], d_zp, &wq, tail.out.scale[0], tail.out.zp[0], wsum, c_out, bias, scale,
-                      shift, &worst);
-  }
+  rule = cs_mm_fold(g, d, b_in, &xq, &wq, &tail.out, wsum, c_out, bias, scale, shift, &worst);
   if (rule) goto done;
 
   /* Eligible: rewrite. */

@@ -150,11 +150,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
       wsum[nn] += i16 ? *(const int16_t *)src : *(const int8_t *)src;
     }
   double worst = 0.0;
-  if (i16)
-    rule = cs_mm_fold_i16(g, bias, xq.scale[0], &wq, tail.out.scale[0], (int)n_out, bias_i, scale, shift, &worst);
-  else
-    rule = cs_mm_fold(g, bias, xq.scale[0], xq.zp[0], &wq, tail.out.scale[0], tail.out.zp[0], wsum, (int)n_out,
-                      bias_i, scale, shift, &worst);
+  rule = cs_mm_fold(g, d, bias, &xq, &wq, &tail.out, wsum, (int)n_out, bias_i, scale, shift, &worst);
   if (rule) goto done;
 
   char base[256];

@@ -1,7 +1,7 @@
 /*
  * mmalib_i16_common.c — what the int16 MMALIB passes share (mmalib_common.h
- * "int16"): the int64 bias fold and the ReLU call after a kernel that
- * cannot clamp.
+ * "int16"): the int64 requant constants and the ReLU call after a kernel
+ * that cannot clamp.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,72 +10,7 @@
 #include "cstatic/mmalib.h"
 #include "mmalib_common.h"
 #include "pattern.h"
-#include "quant/scale_shift.h"
 
-/* Beyond 2^53 a double no longer holds every integer, and the kernels
- * saturate |acc + bias| at 2^54 anyway (any such bias saturates the
- * output): a larger fold is a model error, not something to round. */
-#define I16_BIAS_LIMIT 9007199254740992.0 /* 2^53 */
-
-const char *cs_mm_fold_i16(cs_graph *g, int bias, float d_s, const cs_qparams *wq, float o_s,
-                           int channels, int64_t *bias_out, uint8_t *scale, uint8_t *shift,
-                           double *worst) {
-  const cs_value *bv = NULL;
-  cs_qparams bq;
-  int from_dq = 0;
-  if (bias >= 0) {
-    int bdq = cs_match_producer(g, bias, CS_OP_DEQUANTIZE_LINEAR);
-    if (bdq >= 0) {
-      bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
-      if (!bv->data || bv->dtype != CS_DTYPE_I32) return "bias is not a compile-time constant";
-      if (cs_qparams_read(g, cs_graph_node(g, bdq), &bq) != CS_OK) {
-        cs_error_clear();
-        return "bias DequantizeLinear qparams are not constants";
-      }
-      if (bq.count != 1 && bq.count != channels) {
-        cs_qparams_free(&bq);
-        return "bias scale count != output channels";
-      }
-      from_dq = 1;
-    } else {
-      bv = cs_graph_value(g, bias);
-      if (!bv->data || bv->dtype != CS_DTYPE_F32) return "bias is not a compile-time constant";
-    }
-    if (cs_value_numel(bv) != channels) {
-      if (from_dq) cs_qparams_free(&bq);
-      return "bias length != output channels";
-    }
-  }
-  const char *rule = NULL;
-  *worst = 0.0;
-  for (int c = 0; c < channels && !rule; c++) {
-    float ws = wq->scale[wq->count > 1 ? c : 0];
-    double dw = (double)d_s * ws;
-    double rel;
-    if (cs_float_to_scale_shift(dw / (double)o_s, &scale[c], &shift[c], &rel) != 0) {
-      rule = "requant multiplier d_s*w_s/o_s not representable as s*2^-sh (s<=255, sh<=31)";
-      break;
-    }
-    if (scale[c] == 0) {
-      rule = "requant multiplier d_s*w_s/o_s below 2^-32 (scale rounds to 0)";
-      break;
-    }
-    if (rel > *worst) *worst = rel;
-    double b = 0.0;
-    if (bv && from_dq) {
-      int k = bq.count > 1 ? c : 0;
-      int32_t q = ((const int32_t *)bv->data)[c];
-      if (bq.scale[k] == (float)((float)d_s * ws) && bq.zps[k] == 0) b = (double)q; /* already in acc units */
-      else b = nearbyint((double)cs_dequantize_one(q, bq.scale[k], bq.zps[k]) / dw);
-    } else if (bv) {
-      b = nearbyint((double)((const float *)bv->data)[c] / dw);
-    }
-    if (!(fabs(b) <= I16_BIAS_LIMIT)) rule = "folded bias beyond 2^53 (or not finite)";
-    else bias_out[c] = (int64_t)b;
-  }
-  if (from_dq) cs_qparams_free(&bq);
-  return rule;
-}
 
 cs_status cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
                                        const uint8_t *scale, const uint8_t *shift, int *ids) {

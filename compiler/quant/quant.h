@@ -44,8 +44,6 @@ float cs_dequantize_one(int32_t q, float s, int32_t zp);
  * mult = shift = 0. */
 cs_status cs_q31_from_float(float f, int32_t *mult, int32_t *shift);
 
-#endif
-
 /* ---- constants for kernels ----------------------------------------- */
 
 /* The requantization blob of `count` channels in the target's form, as a
@@ -72,3 +70,5 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
  * (message recorded). */
 int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
                  const cs_qparams *in, const cs_qparams *out);
+
+#endif
