@@ -24,10 +24,11 @@
 typedef struct conv_spec {
   int n, cin, cout, h, w, kh, kw, sh, sw, dh, dw, groups, pad;
   int x_zp, o_zp, relu, w_zp, x_const, per_channel;
+  int edge; /* int8 graph I/O: x:i8 → DQ → Conv → [Relu] → Q → y:i8 */
 } conv_spec;
 
 static conv_spec conv_default(void) {
-  conv_spec s = {1, 8, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, -128, 1, 0, 0, 1};
+  conv_spec s = {1, 8, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, -128, 1, 0, 0, 1, 0};
   return s;
 }
 
@@ -39,8 +40,10 @@ static cs_graph *conv_graph(const conv_spec *s) {
   int ho = out_dim(s->h, s->kh, s->sh, s->dh, s->pad), wo = out_dim(s->w, s->kw, s->sw, s->dw, s->pad);
   int cpg = s->cin / s->groups;
   int64_t xs[4] = {s->n, s->cin, s->h, s->w}, ws[4] = {s->cout, cpg, s->kh, s->kw}, ys[4] = {s->n, s->cout, ho, wo};
-  int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs), dq;
-  if (s->x_const) {
+  int x = gb_value(g, "x", s->edge ? CS_DTYPE_I8 : CS_DTYPE_F32, 4, xs), dq;
+  if (s->edge) {
+    dq = gb_dq(g, "dq_in", x, gb_scalar_f32(g, "s_in2", 0.05f), gb_scalar_i8(g, "z_in2", (int8_t)s->x_zp));
+  } else if (s->x_const) {
     int n = s->n * s->cin * s->h * s->w;
     int8_t *xd = malloc((size_t)n);
     for (int i = 0; i < n; i++) xd[i] = (int8_t)((i * 13) % 200 - 100);
@@ -83,7 +86,8 @@ static cs_graph *conv_graph(const conv_spec *s) {
   cs_node_set_attr_int(cn, "group", s->groups);
   int r = s->relu ? gb_node(g, CS_OP_RELU, "relu", 1, &cy, CS_DTYPE_F32, 4, ys, NULL) : cy;
   int q2 = gb_q(g, "q_out", r, gb_scalar_f32(g, "s_out", 0.1f), gb_scalar_i8(g, "z_out", (int8_t)s->o_zp));
-  int y = gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.1f), gb_scalar_i8(g, "z_out2", (int8_t)s->o_zp));
+  int y = s->edge ? q2
+                  : gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.1f), gb_scalar_i8(g, "z_out2", (int8_t)s->o_zp));
   gb_set_io(g, 1, &x, 1, &y);
   return g;
 }
@@ -549,8 +553,44 @@ static void test_generic_target_has_no_offload(void) {
   cs_graph_free(g);
 }
 
+/* A conv whose input and output are the graph's (int8 I/O) offloads through
+ * aligned arena copies: x → k_copy → x' → mmalib_conv2d_i8 → y' → k_copy → y,
+ * x' and y' arena values with x's and y's dtype, shape and quantization. */
+static void test_graph_edge_is_staged(void) {
+  conv_spec s = conv_default();
+  s.edge = 1;
+  cs_graph *g = conv_graph(&s);
+  int x = g->inputs[0], y = g->outputs[0];
+  cs_mmalib_report_reset();
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK_MSG(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK, "%s", cs_error_message());
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2);
+  CHECK(cs_mmalib_report()->n == 1 && cs_mmalib_report()->entries[0].kernel[0]);
+  CHECK(g->inputs[0] == x && g->outputs[0] == y);
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_K_MMALIB_CONV2D_I8) continue;
+    const cs_value *xa = cs_graph_value(g, n->inputs[0]), *ya = cs_graph_value(g, n->outputs[0]);
+    CHECK_MSG(n->inputs[0] != x && xa->producer >= 0 && cs_graph_node(g, xa->producer)->op == CS_OP_K_COPY &&
+                  cs_graph_node(g, xa->producer)->inputs[0] == x,
+              "the conv reads the graph input directly");
+    CHECK_MSG(n->outputs[0] != y && cs_graph_node(g, cs_graph_value(g, y)->producer)->op == CS_OP_K_COPY &&
+                  cs_graph_node(g, cs_graph_value(g, y)->producer)->inputs[0] == n->outputs[0],
+              "the conv writes the graph output directly");
+    const cs_value *xv = cs_graph_value(g, x);
+    CHECK(xa->dtype == CS_DTYPE_I8 && xa->rank == 4 && xa->shape[1] == s.cin && xa->shape[3] == s.w &&
+          !xa->quant == !xv->quant && xa->from_u8 == xv->from_u8);
+    CHECK(ya->dtype == CS_DTYPE_I8 && ya->quant && ya->quant->scale[0] == 0.1f &&
+          ya->quant->zero_point[0] == s.o_zp);
+    CHECK(cs_graph_node(g, xa->producer)->k.copy_bytes == cs_value_nbytes(xa));
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
   test_scale_shift();
+  test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();
   test_conv_folding();
