@@ -73,7 +73,7 @@ typedef struct cs_mm_fc_shape {
 } cs_mm_fc_shape;
 void cs_mm_fc_shape_of(cs_graph *g, int mm_id, cs_mm_fc_shape *s);
 
-/* ---- int16 (mmalib_*_i16.c: the spec's int16 QDQ path, symmetric only) --
+/* ---- int16 (the *I16 passes: the spec's int16 QDQ path, symmetric only) --
  *
  *   DQ(x:i16, d_s, 0) → op(·, DQ(w:i16 const, w_s[c], 0)) → [bias] → [Relu|Clip]
  *     → Q(·, o_s, 0):i16
@@ -95,7 +95,7 @@ int cs_mm_act(const cs_mm_dtype *d, const cs_qdq_tail *tail, char *why, size_t w
 const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const cs_qparams *xq,
                               const cs_qparams *out, char *why, size_t whylen);
 
-/* ---- residual add (mmalib_add.c int8, mmalib_add_i16.c int16) ---------
+/* ---- residual add (mmalib_add.c, both dtypes) ---------
  * The rest of a residual add once the pass matched its DQ operands (a_in,
  * b_in: the quantized tensors, aq/bq their per-tensor qparams), its tail
  * and its activation (relu): both operands must be activations (not

@@ -17,8 +17,8 @@ cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
 cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);   /* mmalib_conv_i16.c */
-cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t); /* mmalib_conv_i16.c */
+cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);   /* mmalib_conv.c */
+cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t); /* mmalib_conv.c */
 cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t);
 cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int16 legalize path */
