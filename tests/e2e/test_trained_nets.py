@@ -1,0 +1,214 @@
+"""Trained networks (tests/models/trained.py), their weights fetched by pip:
+the PP-OCR text-direction classifier and recognizer (ORT quantize_static,
+int8, calibrated on rendered words), MTCNN's P/R/O-Net (PT2E with
+C7xMMAQuantizer int8, calibrated on synthetic face-like crops) and the
+bundled digits CNN (examples/digits/digits_int8.onnx).
+
+For each: the float network, ORT on the int8 file, cstatic, and cstatic
+-mmalib=1, scored by the task metric (the recognizer: decoded strings equal
+to the rendered words; the direction classifier: the right direction;
+MTCNN: face-probability argmax equal to the float network's; digits: the
+test labels) and SQNR against the float network; the table is printed at
+the end of the run (and written to tests/models/out/trained_table.md).
+
+Asserted: cstatic (no offload) equals ORT bit for bit on >= 99% of the
+outputs; and the -mmalib=1 criterion (issue 13, point 5): as close to the
+float network as ORT's int8, i.e. SQNR vs float within 1 dB of ORT's,
+top-1 vs float at least ORT's minus 1 of 16 (as a share), and on the
+recognizer the same decoded strings as ORT's int8 on >= 95% of words.
+
+Slow (`make test-slow`): the wheels are fetched once into tests/models/out.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import cstatic
+from conftest import MODELS_OUT, ROOT, _load, ort_ref
+
+pytestmark = pytest.mark.slow
+
+trained = _load("trained")
+N = 16
+OCR_WORDS, OCR_CALIB = 64, 32  # 64 words: the >= 95 % rule allows 3 that read otherwise than ORT's
+ORT_INT8 = {"session.qdqisint8allowed": "1"}
+_ROWS = []
+
+
+def _sqnr(ref, y):
+    ref = np.concatenate([r.astype(np.float64).ravel() for r in ref])
+    y = np.concatenate([t.astype(np.float64).ravel() for t in y])
+    return 10 * np.log10((ref ** 2).sum() / max(((y - ref) ** 2).sum(), 1e-30))
+
+
+def _outs(y):
+    return list(y) if isinstance(y, (list, tuple)) else [y]
+
+
+def _cstatic(path, x, target, tmp):
+    m = cstatic.compile(path, target, out=tmp)
+    return _outs(m.run(x)), m
+
+
+@pytest.fixture(scope="module")
+def table():
+    yield _ROWS
+    if not _ROWS:
+        return
+    cols = ("network", "quantizer", "metric", "float", "ORT int8", "cstatic", "cstatic -mmalib=1",
+            "SQNR vs float: ORT", "cstatic", "-mmalib=1", "offload")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in _ROWS:
+        lines.append("| " + " | ".join(str(c) for c in r) + " |")
+    text = "\n".join(lines)
+    print("\n" + text)
+    with open(os.path.join(MODELS_OUT, "trained_table.md"), "w") as f:
+        f.write("# Trained networks: float / ORT int8 / cstatic / cstatic -mmalib=1\n\n" + text + "\n")
+
+
+def _fetch(which):
+    try:
+        return trained.wheel(MODELS_OUT, which)
+    except trained.FetchError as e:
+        pytest.skip(str(e))
+
+
+def _check(name, quantizer, metric, scores, float_out, ort_out, cs_out, mm_out, top1, summary, table):
+    """Fill the table row, then assert bit-exactness and the criterion.
+    scores: task metric per build (float, ORT, cstatic, mmalib) as strings;
+    top1: (ORT, mmalib) top-1 agreement shares with the float network."""
+    s_ort, s_cs, s_mm = (_sqnr(float_out, o) for o in (ort_out, cs_out, mm_out))
+    table.append((name, quantizer, metric, *scores, f"{s_ort:.1f}", f"{s_cs:.1f}", f"{s_mm:.1f}", summary))
+    exact = np.mean(np.concatenate([(a == b).ravel() for a, b in zip(cs_out, ort_out)]))
+    print(f"{name}: {metric} {scores}; SQNR vs float ORT {s_ort:.2f} cstatic {s_cs:.2f} -mmalib=1 {s_mm:.2f} dB; "
+          f"cstatic == ORT on {exact:.4f}; top-1 vs float ORT {top1[0]:.4f} -mmalib=1 {top1[1]:.4f}; {summary}")
+    assert exact >= 0.99, f"{name}: cstatic bit-identical to ORT on {exact:.4f} of the outputs"
+    assert s_mm >= s_ort - 1.0, f"{name}: -mmalib=1 {s_mm:.2f} dB vs float, ORT int8 {s_ort:.2f} dB"
+    assert top1[1] >= top1[0] - 1 / 16, f"{name}: top-1 vs float -mmalib=1 {top1[1]:.4f}, ORT {top1[0]:.4f}"
+
+
+def _offload(d):
+    import json
+    path = os.path.join(d, "manifest.json")
+    return json.load(open(path)).get("offload", {}).get("summary", "-") if os.path.exists(path) else "-"
+
+
+# ------------------------------------------------------------------ PP-OCR
+
+# Known gaps of the -mmalib=1 criterion (strict: a fix must remove them).
+# Measured 2026-12-02 on AMD EPYC (AVX2), the seeded words of this file:
+# - recognizer: ORT's own int8 file reads only 28/64 words right (float
+#   56/64; SQNR vs float 9.6 dB): the quantized network is at the edge of
+#   misreading, so any 1-LSB difference changes characters. -mmalib=1 is as
+#   close to float as ORT (9.66 dB vs 9.62, top-1 per step 0.934 vs 0.934,
+#   32/64 words right) but reads 41/64 words exactly as ORT's int8 does.
+# - direction classifier: 64/64 right everywhere, but -mmalib=1 is 28.55 dB
+#   from float where ORT's int8 is 32.45 dB. The offloaded layers are the 7
+#   stride-1 depthwise convs (Conv@10, 18, 23, 28, 33, 43, 48; 8-bit scale
+#   relative error 3.2-3.5e-3) and 7 residual adds (scale error ~1e-10:
+#   ORT's arithmetic); the loss is the depthwise convs' requantization.
+OCR_REC_GAP = "-mmalib=1 reads 41/64 words as ORT int8 (need 95 %): ORT int8 itself reads 28/64 right"
+OCR_CLS_GAP = "-mmalib=1 28.55 dB vs float, ORT int8 32.45 dB: the 7 offloaded depthwise convs"
+
+
+@pytest.mark.xfail(strict=True, reason=OCR_REC_GAP)
+def test_ocr_recognizer(tmp_path, table):
+    _fetch(trained.RAPIDOCR)
+    shape = trained.OCR_FILES["rec"][1]
+    fp = trained.ocr_float(MODELS_OUT, "rec")
+    qp = trained.ocr_quantized(MODELS_OUT, "rec", trained.render_words(trained.words(OCR_CALIB, 98, common=False), shape, 99))
+    chars = trained.ocr_characters(fp)
+    words = trained.words(OCR_WORDS, 5)
+    x = trained.render_words(words, shape, 5)
+    n = len(words)
+    fl = [ort_ref.run(fp, x)]
+    ort = [ort_ref.run(qp, x, config=ORT_INT8)]
+    cs, _ = _cstatic(qp, x, "c_static_lib", tmp_path / "cs")
+    mm, _ = _cstatic(qp, x, "c_static_lib -mmalib=1", tmp_path / "mm")
+    text = {k: [trained.ctc_decode(o[0][i], chars).strip() for i in range(n)]
+            for k, o in (("float", fl), ("ort", ort), ("cs", cs), ("mm", mm))}
+    right = {k: sum(t == w for t, w in zip(v, words)) for k, v in text.items()}
+    same_as_ort = sum(a == b for a, b in zip(text["mm"], text["ort"])) / n
+    top1 = tuple(float(np.mean(o[0].argmax(-1) == fl[0].argmax(-1))) for o in (ort, mm))
+    print("words (rendered, float, ORT int8, -mmalib=1) where they differ:",
+          [t for t in zip(words, text["float"], text["ort"], text["mm"]) if len(set(t)) > 1])
+    _check("PP-OCRv4 rec", "ORT s8", "words read right",
+           [f"{right[k]}/{n}" for k in ("float", "ort", "cs", "mm")], fl, ort, cs, mm, top1,
+           _offload(tmp_path / "mm"), table)
+    assert same_as_ort >= 0.95, f"-mmalib=1 reads as ORT int8 on {same_as_ort:.2%} of the words"
+
+
+@pytest.mark.xfail(strict=True, reason=OCR_CLS_GAP)
+def test_ocr_direction_classifier(tmp_path, table):
+    _fetch(trained.RAPIDOCR)
+    shape = trained.OCR_FILES["cls"][1]
+    fp = trained.ocr_float(MODELS_OUT, "cls")
+    calib_flip = np.arange(OCR_CALIB) % 2 == 0
+    qp = trained.ocr_quantized(MODELS_OUT, "cls", trained.render_words(
+        trained.words(OCR_CALIB, 97, common=False), shape, 98, calib_flip))
+    flip = np.arange(OCR_WORDS) % 2 == 1
+    x = trained.render_words(trained.words(OCR_WORDS, 6), shape, 6, flip)
+    fl = [ort_ref.run(fp, x)]
+    ort = [ort_ref.run(qp, x, config=ORT_INT8)]
+    cs, _ = _cstatic(qp, x, "c_static_lib", tmp_path / "cs")
+    mm, _ = _cstatic(qp, x, "c_static_lib -mmalib=1", tmp_path / "mm")
+    right = [int(np.sum(o[0].argmax(-1) == flip)) for o in (fl, ort, cs, mm)]
+    top1 = tuple(float(np.mean(o[0].argmax(-1) == fl[0].argmax(-1))) for o in (ort, mm))
+    _check("PP-OCR cls", "ORT s8", "direction right", [f"{r}/{OCR_WORDS}" for r in right], fl, ort, cs, mm, top1,
+           _offload(tmp_path / "mm"), table)
+
+
+# ------------------------------------------------------------------- MTCNN
+
+@pytest.mark.parametrize("name", ("pnet", "rnet", "onet"))
+def test_mtcnn(tmp_path, table, name):
+    import torch
+    _fetch(trained.FACENET)
+    export = _load("export")
+    side = trained.MTCNN_SIDE[name]
+    net = trained.mtcnn(MODELS_OUT, name)
+    x = trained.face_crops(N, side, 3)
+    calib = torch.from_numpy(trained.face_crops(32, side, 11))
+    example = (calib[:1],)
+    torch.set_num_threads(1)
+    gm = cstatic.quantize_pt2e(net, example, calib, "c7x")
+    outs = ("box", "prob", "landmarks")[:3 if name == "onet" else 2]
+    qp = str(tmp_path / f"{name}_c7x_i8.onnx")
+    export.export_qdq_onnx(gm, example, qp, input_names=["input"], output_names=list(outs))
+    with torch.no_grad():
+        fl = [torch.cat(t).numpy() for t in zip(*[net(torch.from_numpy(x[i:i + 1])) for i in range(N)])]
+    sess = ort_ref.session(qp, config=ORT_INT8)
+    ort = [np.concatenate(t) for t in zip(*[sess.run(None, {"input": x[i:i + 1]}) for i in range(N)])]
+    cs, _ = _cstatic(qp, x, "c_static_lib", tmp_path / "cs")
+    mm, _ = _cstatic(qp, x, "c_static_lib -mmalib=1", tmp_path / "mm")
+    face = np.arange(N) % 4 != 3  # face_crops: every fourth crop has no face
+
+    def prob_top1(o):
+        return o[1].argmax(1)  # [N] (R/O-Net) or [N, h, w] (P-Net's map)
+    top1 = tuple(float(np.mean(prob_top1(o) == prob_top1(fl))) for o in (ort, mm))
+    if name == "pnet":
+        metric = "face map argmax = float"
+        scores = [f"{np.mean(prob_top1(o) == prob_top1(fl)):.4f}" for o in (fl, ort, cs, mm)]
+    else:
+        metric = "face / no face right"
+        scores = [f"{int(np.sum(prob_top1(o) == face))}/{N}" for o in (fl, ort, cs, mm)]
+    _check(f"MTCNN {name}", "PT2E c7x int8", metric, scores, fl, ort, cs, mm, top1, _offload(tmp_path / "mm"),
+           table)
+
+
+# ------------------------------------------------------------------ digits
+
+def test_digits(tmp_path, table):
+    d = os.path.join(ROOT, "examples", "digits")
+    x, labels = np.load(os.path.join(d, "test_x.npy")), np.load(os.path.join(d, "test_y.npy"))
+    qp = os.path.join(d, "digits_int8.onnx")
+    fl = [ort_ref.run(os.path.join(d, "digits_float.onnx"), x)]
+    ort = [ort_ref.run(qp, x, config=ORT_INT8)]
+    cs, _ = _cstatic(qp, x, "c_static_lib", tmp_path / "cs")
+    mm, _ = _cstatic(qp, x, "c_static_lib -mmalib=1", tmp_path / "mm")
+    acc = [f"{np.mean(o[0].argmax(-1) == labels):.4f}" for o in (fl, ort, cs, mm)]
+    top1 = tuple(float(np.mean(o[0].argmax(-1) == fl[0].argmax(-1))) for o in (ort, mm))
+    _check("digits CNN", "PT2E generic", f"accuracy ({len(x)} images)", acc, fl, ort, cs, mm, top1,
+           _offload(tmp_path / "mm"), table)
