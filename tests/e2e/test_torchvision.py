@@ -15,9 +15,6 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto as TP
-from onnx import helper as h
-from onnx import numpy_helper as nh
 
 from conftest import MODELS_OUT, MODELS_SRC, ort_ref
 from cstatic_cli import cstatic
@@ -41,42 +38,6 @@ def tv_nets():
     return get
 
 
-def _u8_matmul_is_exact():
-    """Is ORT's uint8 × int8 QLinearMatMul exact on this CPU? Without VNNI,
-    MLAS's AVX2 kernel adds adjacent u8·s8 products into int16 with
-    saturation (vpmaddubsw), and session.x64quantprecision does not make
-    every QLinearMatMul exact (it does QLinearConv and QGemm): measured on
-    AMD EPYC AVX2+FMA, a Swin patch-merging layer is 79 % exact, 100 %
-    equal to an emulation of the saturation. The probe is such a layer:
-    random uint8 activations (zero point 128), random int8 weights with
-    per-column scales, K = 64."""
-    r = np.random.default_rng(0)
-    x = r.integers(0, 256, (16, 64)).astype(np.uint8)
-    w = r.integers(-127, 128, (64, 32)).astype(np.int8)
-    ws = r.uniform(0.5, 1.5, 32).astype(np.float32)
-    nodes = [h.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
-             h.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=1),
-             h.make_node("MatMul", ["xf", "wf"], ["m"]),
-             h.make_node("QuantizeLinear", ["m", "ys", "yz"], ["y"])]
-    inits = [nh.from_array(w, "w"), nh.from_array(np.float32(1.0), "xs"), nh.from_array(np.uint8(128), "xz"),
-             nh.from_array(ws, "ws"), nh.from_array(np.zeros(32, np.int8), "wz"),
-             nh.from_array(np.float32(400.0), "ys"), nh.from_array(np.uint8(128), "yz")]
-    g = h.make_graph(nodes, "probe", [h.make_tensor_value_info("x", TP.UINT8, [16, 64])],
-                     [h.make_tensor_value_info("y", TP.UINT8, [16, 32])], inits)
-    # opset 21, as the exported models: at opset 17 ORT does make it exact
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
-    m.ir_version = 10
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    for k, v in _config("u8").items():
-        so.add_session_config_entry(k, v)
-    y = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    acc = (x.astype(np.int64) - 128) @ w.astype(np.int64)
-    mult = (ws / np.float32(400.0)).astype(np.float32)
-    want = np.clip(np.rint((acc.astype(np.float32) * mult).astype(np.float32)) + 128, 0, 255)
-    return bool(np.array_equal(y, want))
-
-
 def _config(act):
     config = {"session.qdqisint8allowed": "1"}
     if act == "u8":
@@ -90,8 +51,7 @@ def _config(act):
 def test_net_matches_ort(tmp_path, tv_nets, suite_table, net, act, requant):
     tv_nets(net)
     model = _tv_path(net, f"ort_{act}")
-    if act == "u8" and any(n.op_type == "MatMul" for n in onnx.load(model, load_external_data=False).graph.node) \
-            and not _u8_matmul_is_exact():
+    if act == "u8" and ort_ref.has_u8_matmul(model) and not ort_ref.u8_matmul_is_exact():
         pytest.skip("ORT's uint8 QLinearMatMul saturates int16 pair sums on this CPU (no VNNI); "
                     "not an exact reference")
     inputs = os.path.join(MODELS_OUT, f"tv_{net}_inputs.npy")

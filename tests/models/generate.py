@@ -114,7 +114,35 @@ def ort_level(variant):
     return None
 
 
+def key_path(out, model):
+    return os.path.join(out, f"{model}_source.txt")
+
+
+def _drop_stale(out, name):
+    """Delete the cached files of `name` that were built from another
+    definition than archs.source_key(name) says (a torchvision update, a new
+    initialisation, or the hand-written modules the suite used before)."""
+    key = archs.source_key(name)
+    kp = key_path(out, name)
+    if os.path.exists(kp):
+        with open(kp) as f:
+            if f.read() == key:
+                return
+    # the models and the ORT outputs cached beside them (M_<variant>*)
+    flows = {v.split("_")[0] for v in VARIANTS + tuple(EXTRA_VARIANTS)}
+    stale = [f for f in os.listdir(out)
+             if f.startswith(f"{name}_") and f[len(name) + 1:].split("_")[0].split(".")[0] in flows]
+    for f in stale:
+        os.remove(os.path.join(out, f))
+    if stale:
+        _log(f"  removed {len(stale)} files of {name} built from another definition")
+    with open(kp + ".tmp", "w") as f:
+        f.write(key)
+    os.replace(kp + ".tmp", kp)
+
+
 def generate_model(out, name, variants, check_images=4):
+    _drop_stale(out, name)
     inp = inputs_path(out, name)
     if not os.path.exists(inp):
         x = archs.sample_images(NUM_INPUTS, INPUT_SEED).numpy()

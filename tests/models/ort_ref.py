@@ -44,6 +44,56 @@ def exact_int8_config(model, config=None):
     return EXACT_INT8 if not int8_allowed or _has_uint8_activations(model) else {}
 
 
+def has_u8_matmul(model):
+    """True when `model` (a path) has a MatMul and uint8 activations: ORT
+    then runs its uint8 QLinearMatMul (see u8_matmul_is_exact)."""
+    import onnx
+    m = onnx.load(str(model), load_external_data=False)
+    return any(n.op_type == "MatMul" for n in m.graph.node) and _has_uint8_activations(m)
+
+
+_U8_MATMUL_EXACT = []
+
+
+def u8_matmul_is_exact():
+    """Is ORT's uint8 x int8 QLinearMatMul exact on this CPU? Without VNNI,
+    MLAS's AVX2 kernel adds adjacent u8*s8 products into int16 with
+    saturation (vpmaddubsw), and session.x64quantprecision does not make
+    every QLinearMatMul exact (it does QLinearConv and QGemm): measured on
+    AMD EPYC AVX2+FMA, a Swin patch-merging layer is 79 % exact, 100 %
+    equal to an emulation of the saturation. The probe is such a layer:
+    random uint8 activations (zero point 128), random int8 weights with
+    per-column scales, K = 64, at opset 21 as the exported models (at opset
+    17 ORT does make it exact). Computed once per process."""
+    if _U8_MATMUL_EXACT:
+        return _U8_MATMUL_EXACT[0]
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    r = np.random.default_rng(0)
+    x = r.integers(0, 256, (16, 64)).astype(np.uint8)
+    w = r.integers(-127, 128, (64, 32)).astype(np.int8)
+    ws = r.uniform(0.5, 1.5, 32).astype(np.float32)
+    nodes = [h.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+             h.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=1),
+             h.make_node("MatMul", ["xf", "wf"], ["m"]),
+             h.make_node("QuantizeLinear", ["m", "ys", "yz"], ["y"])]
+    inits = [nh.from_array(w, "w"), nh.from_array(np.float32(1.0), "xs"), nh.from_array(np.uint8(128), "xz"),
+             nh.from_array(ws, "ws"), nh.from_array(np.zeros(32, np.int8), "wz"),
+             nh.from_array(np.float32(400.0), "ys"), nh.from_array(np.uint8(128), "yz")]
+    g = h.make_graph(nodes, "probe", [h.make_tensor_value_info("x", TP.UINT8, [16, 64])],
+                     [h.make_tensor_value_info("y", TP.UINT8, [16, 32])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+    m.ir_version = 10
+    sess = session(m.SerializeToString(), config={"session.qdqisint8allowed": "1"})
+    y = sess.run(None, {"x": x})[0]
+    acc = (x.astype(np.int64) - 128) @ w.astype(np.int64)
+    mult = (ws / np.float32(400.0)).astype(np.float32)
+    want = np.clip(np.rint((acc.astype(np.float32) * mult).astype(np.float32)) + 128, 0, 255)
+    _U8_MATMUL_EXACT.append(bool(np.array_equal(y, want)))
+    return _U8_MATMUL_EXACT[0]
+
+
 def session(path, threads=1, config=None, optimized_path=None, level=None):
     """An ORT CPU session: ORT_ENABLE_ALL unless `level` is given, `threads`
     intra-op threads (1: reproducible), exact int8 accumulation
