@@ -7,10 +7,10 @@
 - The same conv with asymmetric activations (d_zp != 0, padded): offloaded
   through an explicit zero-point pad, still within 1 LSB.
 - A max pool compiled with -tidl-kernels=0 references no *_tidl symbol.
-- The suite models (slow: MMALIB's reference kernels are scalar loops)
-  compile and run with top-1 >= 15/16 and SQNR >= 30 dB against ORT,
-  printing the offload counts (a known gap, xfail: see there), and are as
-  close to the float network as ORT's int8 is.
+- The suite models compile and run with -mmalib=1, printing the offload
+  counts, and are as close to the float network as ORT's int8 is (SQNR
+  within 1 dB, top-1 at least ORT's minus 1 of 16): the -mmalib=1
+  criterion.
 """
 
 import glob
@@ -222,42 +222,39 @@ def _suite_run(name, variant, tmp_path_factory):
     return _SUITE_RUNS[key]
 
 
-# Known gap (the offload issue stays open on it; measured 2026-11-29, see
-# the issue's report): each offloaded layer is within 1 LSB of the exact
-# float result (3-5% of its outputs 1 LSB off, from the 8-bit scale, whose
-# (s, sh) pair is already the most exact of all s <= 255, sh <= 31), and
-# the residual adds equal ORT's bit for bit; yet the suite files reach only
-# 13.7-27.5 dB and top-1 8-15/16 against ORT. The suite's untrained, deep
-# networks are chaotic in int8: one +1 on one element of MobileNetV2's 4th
-# layer output (1 of 401,408) alone gives 17.6-20.2 dB at the logits, and
-# any one offloaded layer's error alone 13-23 dB; ORT's own int8 is only
-# 11-20 dB from the float network. A trained 15-conv network offloaded the
-# same way is at 42.6-45 dB, 64/64. What the offload can be held to on these
-# networks is the next test: it is as close to the float network as ORT is.
-@pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="the suite's untrained networks amplify any 1-LSB difference: see above")
-@pytest.mark.parametrize("name", SUITE)
-@pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
-def test_suite_model_with_mmalib(name, variant, model_suite, tmp_path_factory):
-    run = _suite_run(name, variant, tmp_path_factory)
-    if run is None:
-        pytest.skip(f"{name}_{variant} not generated")
-    summary, y, ref = run
-    sqnr, top1 = _sqnr_top1(ref, y)
-    print(f"{name}_{variant}: {summary}; top-1 {top1}/16, SQNR {sqnr:.1f} dB")
-    assert top1 >= 15
-    assert sqnr >= 30.0
+# The -mmalib=1 criterion (issue 13, point 5). Against ORT the offload
+# cannot be bit-exact: each offloaded layer is within 1 LSB of the exact
+# float result (3-5% of its outputs 1 LSB off, from MMALIB's 8-bit scale),
+# and the suite's untrained, deep networks amplify any 1-LSB difference
+# (one +1 on one element of a MobileNetV2 layer output alone gives 17-20 dB
+# at the logits). What it is held to is what ORT's own int8 achieves: as
+# close to the float network as ORT's int8.
+SLOW_SUITE = ("mobilenetv3l", "swin_t", "swin_v2_t", "vit_b_16")
+# Where the criterion is not met yet (strict: a fix must remove the entry).
+# Measured 2026-12-02 (AMD EPYC AVX2), torchvision definitions, seeded:
+CRITERION_GAPS = {
+    ("resnet18", "pt2e"): "top-1 vs float 10/16, ORT int8 12/16 (SQNR 19.7 dB both)",
+}
 
 
-@pytest.mark.parametrize("name", SUITE)
-@pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
+def _criterion_cases():
+    for name in SUITE + SLOW_SUITE:
+        for variant in ("pt2e", "ort_s8", "ort_u8"):
+            marks = [pytest.mark.slow] if name in SLOW_SUITE else []
+            if (name, variant) in CRITERION_GAPS:
+                marks.append(pytest.mark.xfail(strict=True, reason=CRITERION_GAPS[(name, variant)]))
+            yield pytest.param(name, variant, id=f"{variant}-{name}", marks=marks)
+
+
+@pytest.mark.parametrize("name,variant", list(_criterion_cases()))
 def test_suite_model_with_mmalib_as_close_to_float_as_ort(name, variant, model_suite, tmp_path_factory):
     """Against the float network the file was quantized from (generate.py's
     archs.build(name, WEIGHT_SEED)), the -mmalib=1 build is as good as ORT's
-    int8: SQNR within 1 dB of ORT's and top-1 at most 2 images fewer
-    (measured: -0.3 to +0.9 dB, -1 to +2 images). A wrong scale, zero point,
-    bias or layout in an offloaded layer costs more: halving the scale of one
-    of MobileNetV2's 36 offloaded convs took 5.5 dB off."""
+    int8: SQNR within 1 dB of ORT's and top-1 (agreement with the float
+    network's argmax on the 16 images) at least ORT's minus 1. A wrong
+    scale, zero point, bias or layout in an offloaded layer costs more:
+    halving the scale of one of MobileNetV2's 36 offloaded convs took 5.5 dB
+    off."""
     run = _suite_run(name, variant, tmp_path_factory)
     if run is None:
         pytest.skip(f"{name}_{variant} not generated")
@@ -275,10 +272,10 @@ def test_suite_model_with_mmalib_as_close_to_float_as_ort(name, variant, model_s
     fl = _FLOAT_LOGITS[name]
     s_ort, t_ort = _sqnr_top1(fl, ref)
     s_mm, t_mm = _sqnr_top1(fl, y)
-    print(f"{name}_{variant}: vs float: ORT {s_ort:.1f} dB, top-1 {t_ort}/16; "
+    print(f"{name}_{variant}: {summary}; vs float: ORT {s_ort:.1f} dB, top-1 {t_ort}/16; "
           f"-mmalib=1 {s_mm:.1f} dB, top-1 {t_mm}/16")
     assert s_mm >= s_ort - 1.0
-    assert t_mm >= t_ort - 2
+    assert t_mm >= t_ort - 1
 
 
 # ---- the suite quantized with C7xMMAQuantizer (python/cstatic/quantizer.py)
@@ -334,12 +331,12 @@ def test_suite_model_c7x_quantizer_with_mmalib(name, variant, c7x_suite_dir, tmp
     top-1 and SQNR against ORT (int16: ORT unoptimized, see
     generate.ort_level), and requires the offload counts above.
 
-    Accuracy: int8 has the known gap of test_suite_model_with_mmalib
-    against ORT (measured here 16.2-26.6 dB, top-1 11-14/16, while the same
-    files without -mmalib=1 match ORT bit for bit), so it is held to what
-    test_suite_model_with_mmalib_as_close_to_float_as_ort holds: against
-    the float network, SQNR within 1 dB of ORT's int8 and top-1 at most 2
-    images fewer (measured: -0.4 to 0.0 dB, +0 to +1 image). int16 is held
+    Accuracy: int8 is not bit-exact against ORT with -mmalib=1 (measured on
+    the hand-written suite 16.2-26.6 dB, top-1 11-14/16, while the same
+    files without -mmalib=1 match ORT bit for bit), so it is held to the
+    -mmalib=1 criterion of test_suite_model_with_mmalib_as_close_to_float_as_ort:
+    against the float network, SQNR within 1 dB of ORT's int8 and top-1 at
+    least ORT's minus 1. int16 is held
     to the issue's 30 dB and 15/16 against ORT (C7X_KNOWN_GAPS: where not
     yet); against the float network ORT's int16 is ~60 dB, which the
     offload's 8-bit scales cannot approach.
@@ -392,4 +389,4 @@ def test_suite_model_c7x_quantizer_with_mmalib(name, variant, c7x_suite_dir, tmp
     print(f"{name}_{variant}: vs float: ORT {s_ort:.1f} dB, top-1 {t_ort}/16; "
           f"-mmalib=1 {s_mm:.1f} dB, top-1 {t_mm}/16")
     assert s_mm >= s_ort - 1.0
-    assert t_mm >= t_ort - 2
+    assert t_mm >= t_ort - 1
