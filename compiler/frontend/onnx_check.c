@@ -52,10 +52,17 @@ static void list_one(const Onnx__NodeProto *n, size_t i, int folding, int *count
 int cs_onnx_list_unsupported(const Onnx__GraphProto *g, int folding,
                              cs_onnx_str *out) {
   int count = 0;
-  char *runs = folding ? runtime_nodes(g) : NULL;
+  /* Which nodes run (an ordering of the whole graph) matters only for the
+   * ops that fold but have no kernel; most graphs have none. */
+  int any_const_only = 0;
+  for (size_t i = 0; i < g->n_node && folding && !any_const_only; i++) {
+    int op = cs_onnx_node_op(g->node[i]);
+    any_const_only = op >= 0 && op < CS_OP_COUNT_ && cs_onnx_op_const_only(op);
+  }
+  char *runs = any_const_only ? runtime_nodes(g) : NULL;
   /* Out of memory for the marks: list nothing here; the build refuses,
    * node by node, what did not fold (or runs out of memory itself). */
-  if (folding && !runs) return 0;
+  if (any_const_only && !runs) return 0;
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *n = g->node[i];
     int op = cs_onnx_node_op(n);
