@@ -167,23 +167,29 @@ static int transpose_2d(cs_graph *g, int v, const char *origin) {
   return out;
 }
 
+/* A new value "origin.suffix" of dtype and of a's and b's numpy-broadcast
+ * shape (a dimension of 1 takes the other's; whether the shapes broadcast
+ * at all is the kernel parameters' check). */
+static int add_broadcast_value(cs_graph *g, const char *origin, const char *suffix, cs_dtype dtype, int a, int b) {
+  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
+  const cs_value *big = av->rank >= bv->rank ? av : bv;
+  int64_t shape[CS_MAX_RANK];
+  for (int d = 0; d < big->rank; d++) {
+    int da = d - (big->rank - av->rank), db = d - (big->rank - bv->rank);
+    int64_t x = da >= 0 ? av->shape[da] : 1, y = db >= 0 ? bv->shape[db] : 1;
+    shape[d] = x == 1 ? y : x;
+  }
+  char name[600];
+  snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  return cs_graph_add_value(g, name, dtype, big->rank, shape);
+}
+
 /* A float binary kernel node y = a op b (numpy broadcast); y is new unless
  * out >= 0 (which then takes over that value). */
 static int add_binary(cs_graph *g, const char *origin, tidsp_binary_op op, int a, int b, int out) {
-  if (out < 0) {
-    const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
-    const cs_value *big = av->rank >= bv->rank ? av : bv;
-    int64_t shape[CS_MAX_RANK];
-    for (int d = 0; d < big->rank; d++) {
-      int da = d - (big->rank - av->rank), db = d - (big->rank - bv->rank);
-      int64_t x = da >= 0 ? av->shape[da] : 1, y = db >= 0 ? bv->shape[db] : 1;
-      shape[d] = x == 1 ? y : x;
-    }
-    char name[600];
-    snprintf(name, sizeof name, "%s.%s", origin,
-             op == TIDSP_BINARY_MUL ? "mul" : op == TIDSP_BINARY_SUB ? "sub" : "add");
-    out = cs_graph_add_value(g, name, CS_DTYPE_F32, big->rank, shape);
-  }
+  if (out < 0)
+    out = add_broadcast_value(g, origin, op == TIDSP_BINARY_MUL ? "mul" : op == TIDSP_BINARY_SUB ? "sub" : "add",
+                              CS_DTYPE_F32, a, b);
   int ins[2] = {a, b};
   int k = cs_add_kernel(g, CS_OP_K_BINARY_F32, origin, 2, ins, out);
   cs_node *n = cs_graph_node(g, k);
@@ -393,17 +399,7 @@ static int binary_any_params(cs_graph *g, int op, int a, int b, int y, tidsp_bin
  * and the broadcast shape (Max/Min chains, integer Clip/Relu); -1 when the
  * shapes do not broadcast or memory runs out. */
 static int add_binary_any(cs_graph *g, const char *origin, int op, int a, int b, const char *suffix) {
-  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
-  const cs_value *big = av->rank >= bv->rank ? av : bv;
-  int64_t shape[CS_MAX_RANK];
-  for (int d = 0; d < big->rank; d++) {
-    int da = d - (big->rank - av->rank), db = d - (big->rank - bv->rank);
-    int64_t x = da >= 0 ? av->shape[da] : 1, y = db >= 0 ? bv->shape[db] : 1;
-    shape[d] = x == 1 ? y : x;
-  }
-  char name[600];
-  snprintf(name, sizeof name, "%s.%s", origin, suffix);
-  int out = cs_graph_add_value(g, name, av->dtype, big->rank, shape);
+  int out = add_broadcast_value(g, origin, suffix, cs_graph_value(g, a)->dtype, a, b);
   tidsp_binary_params p;
   if (out < 0 || !binary_any_params(g, op, a, b, out, &p)) return -1;
   int ins[2] = {a, b};

@@ -8,46 +8,12 @@
  */
 #include "ref_internal.h"
 
-static int32_t elem_size(int32_t dt) {
-  switch (dt) {
-  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: return 4;
-  case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return 1;
-  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: return 2;
-  case TIDSP_DTYPE_I64: return 8;
-  default: return 0;
-  }
-}
-
-static int64_t load_int(const void *x, int32_t dt, ptrdiff_t i) {
-  switch (dt) {
-  case TIDSP_DTYPE_I8: return ((const int8_t *)x)[i];
-  case TIDSP_DTYPE_U8: return ((const uint8_t *)x)[i];
-  case TIDSP_DTYPE_BOOL: return ((const uint8_t *)x)[i] != 0;
-  case TIDSP_DTYPE_I16: return ((const int16_t *)x)[i];
-  case TIDSP_DTYPE_U16: return ((const uint16_t *)x)[i];
-  case TIDSP_DTYPE_I32: return ((const int32_t *)x)[i];
-  default: return ((const int64_t *)x)[i];
-  }
-}
-
 static double load_f(const void *x, int32_t dt, ptrdiff_t i) {
   int64_t v;
   if (dt == TIDSP_DTYPE_F32)
     return (double)((const float *)x)[i];
-  v = load_int(x, dt, i);
+  v = tidsp_ref_load_int(x, dt, i);
   return (double)v;
-}
-
-static void store_int(void *y, int32_t dt, int64_t i, int64_t v) {
-  switch (dt) {
-  case TIDSP_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
-  case TIDSP_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-  case TIDSP_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-  case TIDSP_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
-  case TIDSP_DTYPE_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
-  case TIDSP_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
-  default: ((int64_t *)y)[i] = v; break;
-  }
 }
 
 /* A double into an integer dtype: truncated toward zero, saturated at the
@@ -140,7 +106,7 @@ int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
     return st;
   if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_XOR)
     return TIDSP_ERR_PARAM;
-  if (!elem_size(p->a_dtype) || !elem_size(p->b_dtype) || !elem_size(p->y_dtype))
+  if (!tidsp_ref_elem_size(p->a_dtype) || !tidsp_ref_elem_size(p->b_dtype) || !tidsp_ref_elem_size(p->y_dtype))
     return TIDSP_ERR_DTYPE;
   if (is_compare(p->op) ? p->y_dtype != TIDSP_DTYPE_BOOL : p->y_dtype != p->a_dtype)
     return TIDSP_ERR_DTYPE;
@@ -156,12 +122,12 @@ int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
         if (p->y_dtype == TIDSP_DTYPE_F32)
           ((float *)y)[yo + i] = (float)v;
         else
-          store_int(y, p->y_dtype, yo + i, is_compare(p->op) ? (int64_t)(v != 0.0) : sat_int(v, p->y_dtype));
+          tidsp_ref_store_int(y, p->y_dtype, yo + i, is_compare(p->op) ? (int64_t)(v != 0.0) : sat_int(v, p->y_dtype));
       } else {
         int64_t v;
-        if (!int_op(p->op, load_int(a, p->a_dtype, ka), load_int(b, p->b_dtype, kb), p->y_dtype, &v))
+        if (!int_op(p->op, tidsp_ref_load_int(a, p->a_dtype, ka), tidsp_ref_load_int(b, p->b_dtype, kb), p->y_dtype, &v))
           return TIDSP_ERR_PARAM;
-        store_int(y, p->y_dtype, yo + i, v);
+        tidsp_ref_store_int(y, p->y_dtype, yo + i, v);
       }
     }
   }

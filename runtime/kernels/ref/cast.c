@@ -6,28 +6,6 @@
  */
 #include "ref_internal.h"
 
-static int32_t elem_size(int32_t dt) {
-  switch (dt) {
-  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: return 4;
-  case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return 1;
-  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: return 2;
-  case TIDSP_DTYPE_I64: return 8;
-  default: return 0;
-  }
-}
-
-static int64_t load_int(const void *x, int32_t dt, int32_t i) {
-  switch (dt) {
-  case TIDSP_DTYPE_I8: return ((const int8_t *)x)[i];
-  case TIDSP_DTYPE_U8: return ((const uint8_t *)x)[i];
-  case TIDSP_DTYPE_BOOL: return ((const uint8_t *)x)[i] != 0;
-  case TIDSP_DTYPE_I16: return ((const int16_t *)x)[i];
-  case TIDSP_DTYPE_U16: return ((const uint16_t *)x)[i];
-  case TIDSP_DTYPE_I32: return ((const int32_t *)x)[i];
-  default: return ((const int64_t *)x)[i];
-  }
-}
-
 static void range(int32_t dt, double *lo, double *hi) {
   switch (dt) {
   case TIDSP_DTYPE_I8: *lo = -128.0, *hi = 127.0; break;
@@ -39,25 +17,13 @@ static void range(int32_t dt, double *lo, double *hi) {
   }
 }
 
-static void store_int(void *y, int32_t dt, int32_t i, int64_t v) {
-  switch (dt) {
-  case TIDSP_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
-  case TIDSP_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-  case TIDSP_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-  case TIDSP_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
-  case TIDSP_DTYPE_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
-  case TIDSP_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
-  default: ((int64_t *)y)[i] = v; break;
-  }
-}
-
 int32_t tidsp_cast(const tidsp_cast_params *p, const void *x, void *y) {
   int32_t i;
   if (!p || !x || !y)
     return TIDSP_ERR_NULL;
   if (p->n < 0)
     return TIDSP_ERR_SHAPE;
-  if (!elem_size(p->from) || !elem_size(p->to))
+  if (!tidsp_ref_elem_size(p->from) || !tidsp_ref_elem_size(p->to))
     return TIDSP_ERR_DTYPE;
   for (i = 0; i < p->n; i++) {
     if (p->from == TIDSP_DTYPE_F32) {
@@ -70,14 +36,14 @@ int32_t tidsp_cast(const tidsp_cast_params *p, const void *x, void *y) {
         double lo, hi, t = (double)f;
         range(p->to, &lo, &hi);
         t = t != t ? 0.0 : t < lo ? lo : t > hi ? hi : t;
-        store_int(y, p->to, i, t >= 9223372036854775807.0 ? INT64_MAX : (int64_t)t);
+        tidsp_ref_store_int(y, p->to, i, t >= 9223372036854775807.0 ? INT64_MAX : (int64_t)t);
       }
     } else {
-      const int64_t v = load_int(x, p->from, i);
+      const int64_t v = tidsp_ref_load_int(x, p->from, i);
       if (p->to == TIDSP_DTYPE_F32)
         ((float *)y)[i] = (float)v;
       else
-        store_int(y, p->to, i, v);
+        tidsp_ref_store_int(y, p->to, i, v);
     }
   }
   return TIDSP_OK;

@@ -89,6 +89,45 @@ static inline int32_t tidsp_ref_u32_to_i32(uint32_t u) {
   return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
+/* Element bytes of a runtime tensor dtype (cast, k_binary); 0 for a dtype
+ * these kernels do not take. */
+static inline int32_t tidsp_ref_elem_size(int32_t dt) {
+  switch (dt) {
+  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: return 4;
+  case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return 1;
+  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: return 2;
+  case TIDSP_DTYPE_I64: return 8;
+  default: return 0;
+  }
+}
+
+/* Element i of an integer (or bool: 0/1) tensor of dtype dt, as int64. */
+static inline int64_t tidsp_ref_load_int(const void *x, int32_t dt, ptrdiff_t i) {
+  switch (dt) {
+  case TIDSP_DTYPE_I8: return ((const int8_t *)x)[i];
+  case TIDSP_DTYPE_U8: return ((const uint8_t *)x)[i];
+  case TIDSP_DTYPE_BOOL: return ((const uint8_t *)x)[i] != 0;
+  case TIDSP_DTYPE_I16: return ((const int16_t *)x)[i];
+  case TIDSP_DTYPE_U16: return ((const uint16_t *)x)[i];
+  case TIDSP_DTYPE_I32: return ((const int32_t *)x)[i];
+  default: return ((const int64_t *)x)[i];
+  }
+}
+
+/* v written as element i of an integer (or bool) tensor of dtype dt:
+ * wrapped to its width (bool: v != 0). */
+static inline void tidsp_ref_store_int(void *y, int32_t dt, ptrdiff_t i, int64_t v) {
+  switch (dt) {
+  case TIDSP_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
+  case TIDSP_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+  case TIDSP_DTYPE_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+  case TIDSP_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
+  case TIDSP_DTYPE_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
+  case TIDSP_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
+  default: ((int64_t *)y)[i] = v; break;
+  }
+}
+
 /* ------------------------------------------------------------------------
  * Requantization with its per-call constants hoisted out of the loops. */
 typedef struct tidsp_ref_rq {
