@@ -101,7 +101,18 @@ const char *cs_c_float(float f, char *buf) {
 
 const char *cs_c_int32(int32_t v, char *buf) {
   if (v == INT32_MIN) return strcpy(buf, "(-2147483647 - 1)");
-  snprintf(buf, 24, "%" PRId32, v);
+  /* By hand, not snprintf: codegen writes millions of these on big graphs. */
+  char digits[12];
+  int n = 0;
+  uint32_t u = v < 0 ? (uint32_t)-v : (uint32_t)v;
+  do {
+    digits[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  char *p = buf;
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = digits[--n];
+  *p = '\0';
   return buf;
 }
 

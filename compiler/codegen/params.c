@@ -22,34 +22,45 @@ typedef struct fields {
 
 enum { LINE_WIDTH = 80 };
 
-static void field_text(fields *f, const char *text) {
-  size_t len = strlen(text);
+/* The separator before a field of len characters: ", " or a line break. */
+static void field_sep(fields *f, size_t len) {
   if (f->count > 0) {
     cs_sbuf_puts(f->b, ",");
     if (f->wrap && f->b->len - f->line_start + len + 3 > LINE_WIDTH) {
       f->line_start = f->b->len + 1;
-      cs_sbuf_printf(f->b, "\n%s", f->indent);
+      cs_sbuf_puts(f->b, "\n");
+      cs_sbuf_puts(f->b, f->indent);
     } else {
       cs_sbuf_puts(f->b, " ");
     }
   }
-  cs_sbuf_puts(f->b, text);
   f->count++;
 }
 
+static void field_text(fields *f, const char *text) {
+  field_sep(f, strlen(text));
+  cs_sbuf_puts(f->b, text);
+}
+
+/* ".name = value" (written piece by piece: a large model has millions). */
+static void field_named(fields *f, const char *name, const char *value) {
+  field_sep(f, 4 + strlen(name) + strlen(value));
+  cs_sbuf_puts(f->b, ".");
+  cs_sbuf_puts(f->b, name);
+  cs_sbuf_puts(f->b, " = ");
+  cs_sbuf_puts(f->b, value);
+}
+
 static void field_int(fields *f, const char *name, int32_t v) {
-  char num[24], text[96];
-  snprintf(text, sizeof text, ".%s = %s", name, cs_c_int32(v, num));
-  field_text(f, text);
+  char num[24];
+  field_named(f, name, cs_c_int32(v, num));
 }
 
 /* Enum-valued fields print their enumerator's name (no magic numbers);
  * an out-of-range value prints as a number so the kernel rejects it. */
 static void field_enum(fields *f, const char *name, int32_t v, const char *const *names, int n) {
   if (v >= 0 && v < n && names[v]) {
-    char text[96];
-    snprintf(text, sizeof text, ".%s = %s", name, names[v]);
-    field_text(f, text);
+    field_named(f, name, names[v]);
   } else {
     field_int(f, name, v);
   }
@@ -124,12 +135,12 @@ static cs_status array_field(const cs_node *n, const cs_kfield *k, fields *f, co
     if (len[i] < 0 || len[i] > INT32_MAX)
       return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' %s[%d] = %" PRId64 " is out of range",
                       n->name ? n->name : "?", k->attr, i, len[i]);
-    cs_sbuf_printf(pre, "%s%" PRId64, i ? ", " : "", len[i]);
+    char num[24];
+    if (i) cs_sbuf_puts(pre, ", ");
+    cs_sbuf_puts(pre, cs_c_int32((int32_t)len[i], num));
   }
   cs_sbuf_puts(pre, "};\n");
-  char text[128];
-  snprintf(text, sizeof text, ".%s = %s", k->name, name);
-  field_text(f, text);
+  field_named(f, k->name, name);
   return CS_OK;
 }
 
