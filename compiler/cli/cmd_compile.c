@@ -19,7 +19,6 @@
 #include "codegen/ti_project.h"
 #include "eval/const_eval.h"
 #include "frontend/onnx.h"
-#include "passes/mmalib_report.h"
 #include "passes/passes.h"
 #include "target.h"
 
@@ -242,8 +241,11 @@ int cs_cmd_compile(int argc, char **argv) {
                             .weights_as_c = !strcmp(weights, "c"),
                             .quiet = quiet,
                             .stats = &stats,
-                            .offload = target.mmalib ? cs_mmalib_report() : NULL};
+                            .offload = target.mmalib ? &g->offload : NULL};
   cs_status st = cs_codegen_emit(g, &target, &opt, tmp);
+  /* The report outlives the graph: printed below. */
+  cs_offload_report offload = g->offload;
+  memset(&g->offload, 0, sizeof g->offload);
   cs_graph_free(g);
   int n_imports = 0;
   if (st == CS_OK && emit_module) st = build_module(tmp);
@@ -254,6 +256,7 @@ int cs_cmd_compile(int argc, char **argv) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cs_error_message());
     cs_fs_remove_tree(tmp);
+    free(offload.entries);
     return cs_cli_fail("%s", msg);
   }
   double dt = now_s() - t0;
@@ -280,12 +283,13 @@ int cs_cmd_compile(int argc, char **argv) {
       for (int i = 0; i < cs_runtime_file_count(); i++) n += stats.runtime_used[i];
       printf("  runtime: %d files in %s/runtime, headers in %s/include\n", n, dir, dir);
     }
-    if (target.mmalib) print_offload(cs_mmalib_report());
+    if (target.mmalib) print_offload(&offload);
     if (stats.l2_budget)
       printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "
              "%d sliced, %d in DDR\n",
              stats.l2_budget, stats.l2_bytes, stats.l2_input_weights, stats.l2_input, stats.l2_sliced,
              stats.l2_ddr);
   }
+  free(offload.entries);
   return CS_EXIT_OK;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "cstatic/kernels.h"
+#include "offload.h"
 
 #define CS_MAX_RANK 6
 
@@ -187,6 +188,7 @@ typedef struct cs_graph {
                      * pass runner fails the compile after that pass */
   cs_source_node *source_nodes; /* every ONNX node of the file, in file order */
   int n_source_nodes, cap_source_nodes;
+  cs_offload_report offload; /* -mmalib=1: the MMALIB passes' decisions (offload.h) */
 } cs_graph;
 
 /* Out of memory: every function below that allocates reports it (status

@@ -26,8 +26,8 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 
-static void decline(const cs_node *n, const char *why) {
-  cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, n->name, NULL, -1.0, "%s", why);
+static void decline(cs_graph *g, const cs_node *n, const char *why) {
+  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, n->name, NULL, -1.0, "%s", why);
 }
 
 static int dq_of(cs_graph *g, int v, cs_dtype dt) {
@@ -42,20 +42,20 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
   cs_qparams aq, bq;
   int adq, bdq;
   if (!i16 && (dq_of(g, add->inputs[0], d->dt) < 0 || dq_of(g, add->inputs[1], d->dt) < 0)) {
-    decline(add, "operands are not both DequantizeLinear(int8)");
+    decline(g, add, "operands are not both DequantizeLinear(int8)");
     return CS_OK;
   }
   if ((adq = cs_match_dq_as(g, add->inputs[0], d->dt, &aq)) < 0) {
     snprintf(why, sizeof why, i16 ? "operand 0 is not DequantizeLinear(int16, per-tensor constant qparams)"
                                   : "operand 0 qparams not per-tensor int8");
-    decline(add, why);
+    decline(g, add, why);
     return CS_OK;
   }
   if ((bdq = cs_match_dq_as(g, add->inputs[1], d->dt, &bq)) < 0) {
     cs_qparams_free(&aq);
     snprintf(why, sizeof why, i16 ? "operand 1 is not DequantizeLinear(int16, per-tensor constant qparams)"
                                   : "operand 1 qparams not per-tensor int8");
-    decline(add, why);
+    decline(g, add, why);
     return CS_OK;
   }
   cs_qdq_tail tail;
@@ -63,7 +63,7 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
     cs_qparams_free(&aq);
     cs_qparams_free(&bq);
     snprintf(why, sizeof why, "no [Relu] -> QuantizeLinear(int%d) tail", d->bits);
-    decline(add, why);
+    decline(g, add, why);
     return CS_OK;
   }
   const char *rule = NULL;
@@ -90,7 +90,7 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
                             i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8,
                             i16 ? "c7x_int16_residual_add_relu" : "c7x_int8_residual_add_relu");
 done:
-  if (rule && rule != cs_mm_nomem) decline(cs_graph_node(g, add_id), rule);
+  if (rule && rule != cs_mm_nomem) decline(g, cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);
   cs_qparams_free(&bq);
   cs_qparams_free(&tail.out);

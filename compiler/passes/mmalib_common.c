@@ -184,8 +184,8 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   int64_t args[2] = {n, relu};
   if (cs_mm_set_args(g, id, 2, args) != CS_OK) return cs_mm_nomem;
   double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
-  cs_mmalib_report_add(CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
-  if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
+  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
+  if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(g, cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
   return NULL;
 }
 

@@ -131,8 +131,8 @@ static conv_kind kind_of(cs_graph *g, const cs_node *conv) {
   return x->rank == 4 && groups > 1 && groups == x->shape[1] ? CONV_DEPTHWISE : CONV_PLAIN;
 }
 
-static void decline(const cs_node *conv, conv_kind kind, const char *why) {
-  cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
+static void decline(cs_graph *g, const cs_node *conv, conv_kind kind, const char *why) {
+  cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
                        "%s", why);
 }
 
@@ -149,7 +149,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     snprintf(why, sizeof why, "input is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
              i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
                         "C7xMMAQuantizer)");
-    decline(conv, kind, why);
+    decline(g, conv, kind, why);
     return CS_OK;
   }
   int wdq = -1;
@@ -157,7 +157,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cs_qparams_free(&xq);
     snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel%s",
              d->bits, i16 ? "" : ": quantize weights to int8 (preset \"c7x\")");
-    decline(conv, kind, why);
+    decline(g, conv, kind, why);
     return CS_OK;
   }
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) {
@@ -165,7 +165,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cs_qparams_free(&wq);
     snprintf(why, sizeof why, "no [Relu|Clip] -> QuantizeLinear(int%d) tail%s", d->bits,
              i16 ? "" : ": quantize the output to int8");
-    decline(conv, kind, why);
+    decline(g, conv, kind, why);
     return CS_OK;
   }
   const char *rule = NULL;
@@ -280,11 +280,11 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
-  cs_mmalib_report_add(kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
+  cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
                        cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
-  if (i16) cs_mmalib_report_bound(cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
+  if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
-  if (rule && st == CS_OK) decline(cs_graph_node(g, conv_id), kind, rule);
+  if (rule && st == CS_OK) decline(g, cs_graph_node(g, conv_id), kind, rule);
   free(bias);
   free(scale);
   free(shift);

@@ -34,8 +34,8 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 
-static void decline(const cs_node *n, const char *why) {
-  cs_mmalib_report_add(CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);
+static void decline(cs_graph *g, const cs_node *n, const char *why) {
+  cs_mmalib_report_add(g, CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);
 }
 
 /* A Transpose[1,0] of a 2-D value read only by this MatMul, else -1. */
@@ -52,7 +52,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   int trans_b = is_gemm ? (int)cs_node_attr_int(mm, "transB", 0) : 0;
   if (is_gemm && (cs_node_attr_int(mm, "transA", 0) != 0 || cs_node_attr_float(mm, "alpha", 1.0f) != 1.0f ||
                   cs_node_attr_float(mm, "beta", 1.0f) != 1.0f)) {
-    decline(mm, "Gemm with transA != 0 or alpha/beta != 1 (not a standard transpose)");
+    decline(g, mm, "Gemm with transA != 0 or alpha/beta != 1 (not a standard transpose)");
     return CS_OK;
   }
   /* The reshape variants (aten.linear on 3-D input): DQ → Reshape →
@@ -70,7 +70,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     snprintf(why, sizeof why, "data is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
              i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
                         "C7xMMAQuantizer)");
-    decline(mm, why);
+    decline(g, mm, why);
     return CS_OK;
   }
   int wdq = -1, tr_id = is_gemm ? -1 : weight_transpose(g, mm->inputs[1]);
@@ -80,7 +80,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     cs_qparams_free(&xq);
     snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel",
              d->bits);
-    decline(mm, why);
+    decline(g, mm, why);
     return CS_OK;
   }
   int bias = fc.bias, add_id = fc.add_id;
@@ -88,7 +88,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
     snprintf(why, sizeof why, "no [Add] -> [Relu|Clip] -> QuantizeLinear(int%d) tail", d->bits);
-    decline(mm, why);
+    decline(g, mm, why);
     return CS_OK;
   }
   const char *rule = NULL;
@@ -187,12 +187,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   /* the bias Add is part of this layer now (the int8 residual-add pass
    * may have declined it as an add) */
-  if (add_name[0]) cs_mmalib_report_forget(add_name);
-  cs_mmalib_report_add(CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name,
+  if (add_name[0]) cs_mmalib_report_forget(g, add_name);
+  cs_mmalib_report_add(g, CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name,
                        i16 ? "mmalib_matmul_bias_i16" : "mmalib_matmul_bias_i8", worst, NULL);
-  if (i16) cs_mmalib_report_bound(cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
+  if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:
-  if (rule && st == CS_OK) decline(cs_graph_node(g, mm_id), rule);
+  if (rule && st == CS_OK) decline(g, cs_graph_node(g, mm_id), rule);
   free(bias_i);
   free(scale);
   free(shift);

@@ -304,7 +304,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
   if (!rule && bias >= 0 && (!cs_match_is_const(g, bias) || cs_graph_value(g, bias)->dtype != CS_DTYPE_F32))
     rule = "bias is not a float constant";
   if (rule) {
-    cs_mmalib_report_add(CS_OFFLOAD_CONV2D, n->name, NULL, -1.0, "%s", rule);
+    cs_mmalib_report_add(g, CS_OFFLOAD_CONV2D, n->name, NULL, -1.0, "%s", rule);
     free(wf);
     return CS_OK;
   }
@@ -320,7 +320,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
   for (int64_t c = 0; c < c_out; c++) {
     int sh = overflow_free_shift(l1[c]);
     if (sh < 0) {
-      cs_mmalib_report_add(CS_OFFLOAD_CONV2D, n->name, NULL, -1.0,
+      cs_mmalib_report_add(g, CS_OFFLOAD_CONV2D, n->name, NULL, -1.0,
                            "weight L1 norm of channel %lld beyond 2^31 (int16 output shift > 31)", (long long)c);
       goto out;
     }
@@ -358,7 +358,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
     st = CS_ERR_NOMEM; /* message recorded */
     goto out;
   }
-  cs_mmalib_report_add(CS_OFFLOAD_CONV2D, c.base, "mmalib_conv2d_i16", -1.0, NULL);
+  cs_mmalib_report_add(g, CS_OFFLOAD_CONV2D, c.base, "mmalib_conv2d_i16", -1.0, NULL);
 out:
   free(wf);
   free(wq);
@@ -398,7 +398,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
        cs_value_numel(cs_graph_value(g, bias)) != nn))
     rule = "Gemm bias is not a float constant of N elements";
   if (rule) {
-    cs_mmalib_report_add(CS_OFFLOAD_MATMUL, n->name, NULL, -1.0, "%s", rule);
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, n->name, NULL, -1.0, "%s", rule);
     free(wf);
     return CS_OK;
   }
@@ -417,7 +417,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
     if (l1[j] > l1max) l1max = l1[j];
   int sh = overflow_free_shift(l1max);
   if (sh < 0) {
-    cs_mmalib_report_add(CS_OFFLOAD_MATMUL, n->name, NULL, -1.0,
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, n->name, NULL, -1.0,
                          "weight L1 norm beyond 2^31 (int16 output shift > 31)");
     goto out;
   }
@@ -444,7 +444,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
     st = CS_ERR_NOMEM; /* message recorded */
     goto out;
   }
-  cs_mmalib_report_add(CS_OFFLOAD_MATMUL, c.base, "mmalib_matmul_i16", -1.0, NULL);
+  cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, c.base, "mmalib_matmul_i16", -1.0, NULL);
 out:
   free(wf);
   free(wq);

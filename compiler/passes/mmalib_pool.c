@@ -20,23 +20,23 @@
 #include "pattern.h"
 #include "qdq_tail.h"
 
-static void decline(const cs_node *n, const char *why) {
-  cs_mmalib_report_add(CS_OFFLOAD_MAX_POOL, n->name, NULL, -1.0, "%s", why);
+static void decline(cs_graph *g, const cs_node *n, const char *why) {
+  cs_mmalib_report_add(g, CS_OFFLOAD_MAX_POOL, n->name, NULL, -1.0, "%s", why);
 }
 
 static cs_status offload_one(cs_graph *g, int pool_id, int tidl) {
   const cs_node *pool = cs_graph_node(g, pool_id);
-  if (pool->n_outputs != 1) { decline(pool, "MaxPool with an Indices output"); return CS_OK; }
+  if (pool->n_outputs != 1) { decline(g, pool, "MaxPool with an Indices output"); return CS_OK; }
   int xdq = cs_match_dq_i8(g, pool->inputs[0]);
   cs_qparams xq;
   if (xdq < 0 || !cs_match_dq_params(g, xdq, &xq)) {
-    decline(pool, "input is not DequantizeLinear(int8, per-tensor)");
+    decline(g, pool, "input is not DequantizeLinear(int8, per-tensor)");
     return CS_OK;
   }
   cs_qdq_tail tail;
   if (!cs_match_qdq_tail(g, pool->outputs[0], 0, &tail)) {
     cs_qparams_free(&xq);
-    decline(pool, "no QuantizeLinear(int8) tail");
+    decline(g, pool, "no QuantizeLinear(int8) tail");
     return CS_OK;
   }
   const char *rule = NULL;
@@ -65,10 +65,10 @@ static cs_status offload_one(cs_graph *g, int pool_id, int tidl) {
     cs_qparams_free(&tail.out);
     return CS_ERR_NOMEM; /* message recorded */
   }
-  cs_mmalib_report_add(CS_OFFLOAD_MAX_POOL, cs_graph_node(g, pool_id)->name,
+  cs_mmalib_report_add(g, CS_OFFLOAD_MAX_POOL, cs_graph_node(g, pool_id)->name,
                        tidl ? "c7x_int8_max_pool_tidl" : "c7x_int8_max_pool", -1.0, NULL);
 done:
-  if (rule) decline(cs_graph_node(g, pool_id), rule);
+  if (rule) decline(g, cs_graph_node(g, pool_id), rule);
   cs_qparams_free(&xq);
   cs_qparams_free(&tail.out);
   return CS_OK;

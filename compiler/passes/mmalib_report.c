@@ -7,57 +7,51 @@
 
 #include "pass_list.h"
 
-static cs_offload_report report;
-static int cap;
-
-const cs_offload_report *cs_mmalib_report(void) { return &report; }
-
-void cs_mmalib_report_reset(void) {
-  free(report.entries);
-  report.entries = NULL;
-  report.n = 0;
-  report.lost = 0;
-  cap = 0;
+void cs_mmalib_report_reset(cs_graph *g) {
+  free(g->offload.entries);
+  memset(&g->offload, 0, sizeof g->offload);
 }
 
-static cs_offload_entry *find(const char *layer) {
+static cs_offload_entry *find(cs_offload_report *r, const char *layer) {
   if (!layer || !*layer) return NULL;
-  char key[sizeof report.entries->layer]; /* compared as stored (truncated) */
+  char key[sizeof r->entries->layer]; /* compared as stored (truncated) */
   snprintf(key, sizeof key, "%s", layer);
-  for (int i = 0; i < report.n; i++)
-    if (!strcmp(report.entries[i].layer, key)) return &report.entries[i];
+  for (int i = 0; i < r->n; i++)
+    if (!strcmp(r->entries[i].layer, key)) return &r->entries[i];
   return NULL;
 }
 
-void cs_mmalib_report_bound(const char *layer, double full_scale) {
-  cs_offload_entry *e = find(layer);
+void cs_mmalib_report_bound(cs_graph *g, const char *layer, double full_scale) {
+  cs_offload_entry *e = find(&g->offload, layer);
   if (e && e->kernel[0] && e->scale_rel_err >= 0)
     e->bound_full_scale_lsb = cs_offload_error_bound(e->scale_rel_err, full_scale);
 }
 
-void cs_mmalib_report_forget(const char *layer) {
-  cs_offload_entry *e = find(layer);
+void cs_mmalib_report_forget(cs_graph *g, const char *layer) {
+  cs_offload_report *r = &g->offload;
+  cs_offload_entry *e = find(r, layer);
   if (!e) return;
-  int i = (int)(e - report.entries);
-  memmove(e, e + 1, sizeof *e * (size_t)(report.n - i - 1));
-  report.n--;
+  int i = (int)(e - r->entries);
+  memmove(e, e + 1, sizeof *e * (size_t)(r->n - i - 1));
+  r->n--;
 }
 
-void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
+void cs_mmalib_report_add(cs_graph *g, cs_offload_kind kind, const char *layer, const char *kernel,
                           double scale_rel_err, const char *reason_fmt, ...) {
-  cs_offload_entry *e = find(layer);
+  cs_offload_report *r = &g->offload;
+  cs_offload_entry *e = find(r, layer);
   if (!e) {
-    if (report.n == cap) {
-      int ncap = cap ? 2 * cap : 64;
-      cs_offload_entry *grown = realloc(report.entries, sizeof *grown * (size_t)ncap);
+    if (r->n == r->cap) {
+      int ncap = r->cap ? 2 * r->cap : 64;
+      cs_offload_entry *grown = realloc(r->entries, sizeof *grown * (size_t)ncap);
       if (!grown) { /* a report missing a layer would be a wrong report */
-        report.lost++;
+        r->lost++;
         return;
       }
-      report.entries = grown;
-      cap = ncap;
+      r->entries = grown;
+      r->cap = ncap;
     }
-    e = &report.entries[report.n++];
+    e = &r->entries[r->n++];
   }
   memset(e, 0, sizeof *e);
   e->kind = kind;
@@ -76,8 +70,7 @@ void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *k
 
 /* The first MMALIB pass: a fresh report per pipeline run. */
 cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t) {
-  (void)g;
   (void)t;
-  cs_mmalib_report_reset();
+  cs_mmalib_report_reset(g);
   return CS_OK;
 }

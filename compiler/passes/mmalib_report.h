@@ -1,10 +1,9 @@
 /*
  * mmalib_report.h — the MMALIB offload report: for every conv / matmul /
  * add / max pool the -mmalib=1 passes looked at, the kernel it became or
- * the eligibility rule that declined it. Filled by the passes of the last
- * cs_passes_run (reset by its first MMALIB pass); printed by `cstatic
- * compile` and written to manifest.json "offload" by codegen, which only
- * reads these plain structs.
+ * the eligibility rule that declined it. Recorded into the graph's own report
+ * (cs_graph.offload, ir/offload.h) by the passes of a pipeline run (reset
+ * by its first MMALIB pass).
  *
  * One entry per layer: the int8 passes run first and look at every layer;
  * a later pass (int16, legalize) records only layers of its own kind (an
@@ -14,84 +13,20 @@
 #ifndef CSTATIC_MMALIB_REPORT_H
 #define CSTATIC_MMALIB_REPORT_H
 
-#include <stdio.h>
+#include "ir.h"
 
-enum { CS_OFFLOAD_KINDS = 6 };
-
-/* Kinds, in the order of the spec's "Offloaded Layers" column. */
-typedef enum cs_offload_kind {
-  CS_OFFLOAD_CONV2D = 0,
-  CS_OFFLOAD_DWCONV2D,
-  CS_OFFLOAD_RES_ADD,
-  CS_OFFLOAD_FC,
-  CS_OFFLOAD_MAX_POOL,
-  CS_OFFLOAD_MATMUL, /* the int16 legalize path's plain matmul (no bias) */
-} cs_offload_kind;
-
-typedef struct cs_offload_entry {
-  cs_offload_kind kind;
-  char layer[160];      /* the ONNX node name */
-  char kernel[48];      /* extern symbol, "" when declined */
-  char reason[200];     /* the declining rule, "" when offloaded */
-  double scale_rel_err; /* worst |s·2^−sh − r| / r over channels; < 0: n/a */
-  /* int16 layers: the error bound against the exact result,
-   * 1 LSB + scale_rel_err·|y|, at the full-scale output |y| = 2^15
-   * (cs_offload_error_bound); < 0: n/a (int8: within 1 LSB) */
-  double bound_full_scale_lsb;
-} cs_offload_entry;
-
-/* The error bound of an offloaded layer whose multiplier d_s·w_s/o_s is
- * applied as s·2^−sh with relative error rel, at output magnitude y_lsb:
- * the kernel's half-up rounding and the exact result's rounding give
- * 1 LSB together, the scale error rel·|y| more. With an 8-bit s (the
- * spec's _float_to_scale_shift) rel ≤ 2^−8: harmless for int8 (|y| ≤ 128:
- * within 1 LSB after rounding) but up to ~128 LSB at int16 full scale. */
-static inline double cs_offload_error_bound(double rel, double y_lsb) { return 1.0 + rel * y_lsb; }
-
-typedef struct cs_offload_report {
-  int n;
-  cs_offload_entry *entries;
-  int lost; /* decisions not recorded for want of memory: codegen fails */
-} cs_offload_report;
-
-/* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d", "matmul". (Inline,
- * like the summary: codegen reads the report without linking the passes.) */
-static inline const char *cs_offload_kind_name(cs_offload_kind k) {
-  static const char *const names[CS_OFFLOAD_KINDS] = {"conv2d", "dwconv2d", "res_add",
-                                                      "FC",     "max_pool2d", "matmul"};
-  return (int)k >= 0 && (int)k < CS_OFFLOAD_KINDS ? names[k] : "?";
-}
-
-/* The report of the last pipeline run (empty before one, or with
- * -mmalib=0). */
-const cs_offload_report *cs_mmalib_report(void);
-void cs_mmalib_report_reset(void);
+/* The graph's report empties (the first MMALIB pass of a pipeline run). */
+void cs_mmalib_report_reset(cs_graph *g);
 /* Record one decision; reason NULL = offloaded to `kernel`. printf-style
  * reason. A layer (non-empty name) that already has an entry gets this one
  * in its place. */
-void cs_mmalib_report_add(cs_offload_kind kind, const char *layer, const char *kernel,
+void cs_mmalib_report_add(cs_graph *g, cs_offload_kind kind, const char *layer, const char *kernel,
                           double scale_rel_err, const char *reason_fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 6, 7)));
 /* Give the (offloaded, int16) layer's entry its error bound at the
  * output range's full scale, qmax + 1 (cs_offload_entry). */
-void cs_mmalib_report_bound(const char *layer, double full_scale);
+void cs_mmalib_report_bound(cs_graph *g, const char *layer, double full_scale);
 /* Drop the entry of a layer that a later fusion consumed (e.g. an FC's bias
  * Add, which the residual-add pass had declined). */
-void cs_mmalib_report_forget(const char *layer);
-/* "20 conv2d, 8 res_add, 1 FC" (kinds with a zero count left out; "none"
- * when nothing was offloaded) into buf. */
-static inline void cs_mmalib_report_summary(const cs_offload_report *r, char *buf, int size) {
-  int count[CS_OFFLOAD_KINDS] = {0};
-  for (int i = 0; i < r->n; i++)
-    if (r->entries[i].kernel[0]) count[r->entries[i].kind]++;
-  int len = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < CS_OFFLOAD_KINDS && len < size; k++) {
-    if (!count[k]) continue;
-    len += snprintf(buf + len, (size_t)(size - len), "%s%d %s", len ? ", " : "", count[k],
-                    cs_offload_kind_name((cs_offload_kind)k));
-  }
-  if (!len) snprintf(buf, (size_t)size, "none");
-}
-
+void cs_mmalib_report_forget(cs_graph *g, const char *layer);
 #endif

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (cs_passes_run(g, &t, NULL) == CS_OK) {
       empty_out_dir();
       cs_codegen_options co = {.model_path = "fuzz.onnx", .quiet = 1,
-                               .offload = t.mmalib ? cs_mmalib_report() : NULL};
+                               .offload = t.mmalib ? &g->offload : NULL};
       (void)cs_codegen_emit(g, &t, &co, out_dir);
     }
     cs_graph_free(g);

@@ -81,7 +81,7 @@ static cs_status compile(const char *model, const char *target, const char *dir)
   if (st == CS_OK) st = cs_passes_run(g, &t, NULL);
   if (st == CS_OK) {
     empty_dir(dir);
-    cs_codegen_options co = {.model_path = model, .quiet = 1, .offload = t.mmalib ? cs_mmalib_report() : NULL};
+    cs_codegen_options co = {.model_path = model, .quiet = 1, .offload = t.mmalib ? &g->offload : NULL};
     st = cs_codegen_emit(g, &t, &co, dir);
   }
   cs_graph_free(g);

@@ -104,13 +104,13 @@ static int live_nodes(const cs_graph *g) {
  * report `rule` (a substring). */
 static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *what, const char *rule) {
   int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
-  cs_mmalib_report_reset();
+  cs_mmalib_report_reset(g);
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
   CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
             "%s: a declined match changed the graph", what);
-  const cs_offload_report *r = cs_mmalib_report();
+  const cs_offload_report *r = &g->offload;
   int found = 0;
   for (int i = 0; i < r->n; i++)
     if (!r->entries[i].kernel[0] && strstr(r->entries[i].reason, rule)) found = 1;
@@ -239,10 +239,10 @@ static void test_conv_rules(void) {
     int nodes = g->n_nodes;
     cs_target t;
     CHECK(cs_target_parse("c_static_lib -mmalib=1 -constants-byte-alignment=32", &t) == CS_OK);
-    cs_mmalib_report_reset();
+    cs_mmalib_report_reset(g);
     CHECK(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK);
-    CHECK(g->n_nodes == nodes && cs_mmalib_report()->n == 1 &&
-          strstr(cs_mmalib_report()->entries[0].reason, "constants-byte-alignment 32 < 64"));
+    CHECK(g->n_nodes == nodes && g->offload.n == 1 &&
+          strstr(g->offload.entries[0].reason, "constants-byte-alignment 32 < 64"));
     cs_graph_free(g);
   }
   /* per-tensor weight scale */
@@ -561,12 +561,12 @@ static void test_graph_edge_is_staged(void) {
   s.edge = 1;
   cs_graph *g = conv_graph(&s);
   int x = g->inputs[0], y = g->outputs[0];
-  cs_mmalib_report_reset();
+  cs_mmalib_report_reset(g);
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
   CHECK_MSG(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK, "%s", cs_error_message());
   CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2);
-  CHECK(cs_mmalib_report()->n == 1 && cs_mmalib_report()->entries[0].kernel[0]);
+  CHECK(g->offload.n == 1 && g->offload.entries[0].kernel[0]);
   CHECK(g->inputs[0] == x && g->outputs[0] == y);
   for (int i = 0; i < g->n_nodes; i++) {
     const cs_node *n = cs_graph_node(g, i);
@@ -598,6 +598,5 @@ int main(void) {
   test_residual_add_rules();
   test_max_pool_rules();
   test_generic_target_has_no_offload();
-  cs_mmalib_report_reset();
   UNIT_MAIN_END();
 }

@@ -162,8 +162,8 @@ static int live_nodes(const cs_graph *g) {
   return c;
 }
 
-static const cs_offload_entry *entry_of(const char *layer) {
-  const cs_offload_report *r = cs_mmalib_report();
+static const cs_offload_entry *entry_of(const cs_graph *g, const char *layer) {
+  const cs_offload_report *r = &g->offload;
   for (int i = 0; i < r->n; i++)
     if (!strcmp(r->entries[i].layer, layer)) return &r->entries[i];
   return NULL;
@@ -173,13 +173,13 @@ static const cs_offload_entry *entry_of(const char *layer) {
  * `rule` (a substring) for `layer`. */
 static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *layer, const char *what, const char *rule) {
   int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
-  cs_mmalib_report_reset();
+  cs_mmalib_report_reset(g);
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
   CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
             "%s: a declined match changed the graph", what);
-  const cs_offload_entry *e = entry_of(layer);
+  const cs_offload_entry *e = entry_of(g, layer);
   CHECK_MSG(e && !e->kernel[0] && strstr(e->reason, rule), "%s: no decline of '%s' with rule '%s' (got '%s')", what,
             layer, rule, e ? e->reason : "no entry");
   cs_graph_free(g);
@@ -205,7 +205,7 @@ static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, int extra, cons
   if (extra >= 0) CHECK_MSG(gb_count_op(g1, (cs_op)extra) == 1, "%s: expected one %s", what, cs_op_name((cs_op)extra));
   else CHECK_MSG(gb_count_op(g1, CS_OP_K_C7X_RESIDUAL_ADD_I16) == (op == CS_OP_K_C7X_RESIDUAL_ADD_I16),
                  "%s: an unexpected ReLU call", what);
-  const cs_offload_entry *e = entry_of(layer);
+  const cs_offload_entry *e = entry_of(g1, layer);
   CHECK_MSG(e && e->kernel[0], "%s: layer '%s' not reported as offloaded", what, layer);
   double eps = e ? e->scale_rel_err : 1.0;
   CHECK_MSG(eps >= 0 && eps <= ldexp(1, -8), "%s: scale/shift error %g", what, eps);
@@ -302,9 +302,9 @@ static void test_conv_rules(void) {
     int nodes = g->n_nodes;
     cs_target t;
     CHECK(cs_target_parse("c_static_lib -mmalib=1 -constants-byte-alignment=32", &t) == CS_OK);
-    cs_mmalib_report_reset();
+    cs_mmalib_report_reset(g);
     CHECK(p(g, &t) == CS_OK);
-    CHECK(g->n_nodes == nodes && entry_of("conv") && strstr(entry_of("conv")->reason, "constants-byte-alignment 32"));
+    CHECK(g->n_nodes == nodes && entry_of(g, "conv") && strstr(entry_of(g, "conv")->reason, "constants-byte-alignment 32"));
     cs_graph_free(g);
   }
   /* per-tensor weight scale, ORT's DQ(int32) bias */
@@ -320,9 +320,9 @@ static void test_conv_rules(void) {
     int live = live_nodes(g);
     cs_target t;
     CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
-    cs_mmalib_report_reset();
+    cs_mmalib_report_reset(g);
     CHECK(pass_fuse_mmalib_qdq_dwconv2d_i16(g, &t) == CS_OK);
-    CHECK(live_nodes(g) == live && cs_mmalib_report()->n == 0);
+    CHECK(live_nodes(g) == live && g->offload.n == 0);
     cs_graph_free(g);
   }
 }
@@ -379,7 +379,7 @@ static void check_folding(int dq_bias) {
     double expect = dq_bias ? (double)((o % 9 - 4) * 100003) : nearbyint((double)(0.37f * (float)(o % 9 - 4)) / dw_);
     CHECK_MSG((double)bias[o] == expect, "ch %d: bias %lld vs %.1f", o, (long long)bias[o], expect);
   }
-  const cs_offload_entry *e = entry_of("conv");
+  const cs_offload_entry *e = entry_of(g, "conv");
   CHECK_MSG(e && fabs(e->scale_rel_err - worst) < 1e-12, "reported error %g vs %g", e ? e->scale_rel_err : -1, worst);
   cs_graph_free(g);
 }
@@ -519,8 +519,8 @@ static void test_fc_rules(void) {
     cs_target t;
     CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
-    const cs_offload_report *r = cs_mmalib_report();
-    CHECK_MSG(r->n == 1 && entry_of("fc") && entry_of("fc")->kernel[0], "%d entries", r->n);
+    const cs_offload_report *r = &g->offload;
+    CHECK_MSG(r->n == 1 && entry_of(g, "fc") && entry_of(g, "fc")->kernel[0], "%d entries", r->n);
     cs_graph_free(g);
   }
 }
@@ -577,7 +577,7 @@ static void test_report_one_entry_per_layer(void) {
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
-  const cs_offload_report *r = cs_mmalib_report();
+  const cs_offload_report *r = &g->offload;
   CHECK_MSG(r->n == 1 && !strcmp(r->entries[0].kernel, "mmalib_conv2d_i16"), "%d entries, first '%s' '%s'", r->n,
             r->n ? r->entries[0].kernel : "", r->n ? r->entries[0].reason : "");
   cs_graph_free(g);
@@ -585,6 +585,7 @@ static void test_report_one_entry_per_layer(void) {
   s = conv_default(); s.x_zp = 3;
   g = conv_graph(&s);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  r = &g->offload;
   CHECK_MSG(r->n == 1 && strstr(r->entries[0].reason, "d_zp != 0"), "%d entries, first '%s'", r->n,
             r->n ? r->entries[0].reason : "");
   /* and the declined layer still runs, on the generic path */
@@ -691,7 +692,7 @@ static void legal_offload(legal_spec s, cs_op op, double min_db, const char *wha
     cs_target_default(&t0);
     CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
     CHECK_MSG(gb_count_op(g1, op) == 1, "%s: expected one %s", what, cs_op_name(op));
-    const cs_offload_entry *e = entry_of(s.conv ? "lconv" : "lmm");
+    const cs_offload_entry *e = entry_of(g1, s.conv ? "lconv" : "lmm");
     CHECK_MSG(e && e->kernel[0], "%s: not reported as offloaded", what);
     CHECK(cs_passes_run(g0, &t0, NULL) == CS_OK);
     float *x = make_input(cs_value_numel(cs_graph_value(g1, g1->inputs[0])), r ? 1e-3 : 40.0);
@@ -763,9 +764,9 @@ static void test_legalize_rules(void) {
     int live = live_nodes(g);
     cs_target t;
     CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
-    cs_mmalib_report_reset();
+    cs_mmalib_report_reset(g);
     CHECK(pass_legalize_mmalib_i16(g, &t) == CS_OK);
-    CHECK(live_nodes(g) == live && cs_mmalib_report()->n == 0);
+    CHECK(live_nodes(g) == live && g->offload.n == 0);
     cs_graph_free(g);
   }
   /* the generic target keeps float ops float */
@@ -801,6 +802,5 @@ int main(void) {
   test_report_one_entry_per_layer();
   test_legalize_rules();
   test_generic_target_has_no_offload();
-  cs_mmalib_report_reset();
   UNIT_MAIN_END();
 }

@@ -1,0 +1,76 @@
+/*
+ * offload.h — the MMALIB offload report's data: for every conv / matmul /
+ * add / max pool the -mmalib=1 passes looked at, the kernel it became or
+ * the eligibility rule that declined it. A graph holds its own
+ * (cs_graph.offload): the passes of a compile fill it
+ * (passes/mmalib_report.h), `cstatic compile` prints it and codegen writes
+ * it to manifest.json "offload", reading only these plain structs.
+ */
+#ifndef CSTATIC_IR_OFFLOAD_H
+#define CSTATIC_IR_OFFLOAD_H
+
+#include <stdio.h>
+
+enum { CS_OFFLOAD_KINDS = 6 };
+
+/* Kinds, in the order of the spec's "Offloaded Layers" column. */
+typedef enum cs_offload_kind {
+  CS_OFFLOAD_CONV2D = 0,
+  CS_OFFLOAD_DWCONV2D,
+  CS_OFFLOAD_RES_ADD,
+  CS_OFFLOAD_FC,
+  CS_OFFLOAD_MAX_POOL,
+  CS_OFFLOAD_MATMUL, /* the int16 legalize path's plain matmul (no bias) */
+} cs_offload_kind;
+
+typedef struct cs_offload_entry {
+  cs_offload_kind kind;
+  char layer[160];      /* the ONNX node name */
+  char kernel[48];      /* extern symbol, "" when declined */
+  char reason[200];     /* the declining rule, "" when offloaded */
+  double scale_rel_err; /* worst |s·2^−sh − r| / r over channels; < 0: n/a */
+  /* int16 layers: the error bound against the exact result,
+   * 1 LSB + scale_rel_err·|y|, at the full-scale output |y| = 2^15
+   * (cs_offload_error_bound); < 0: n/a (int8: within 1 LSB) */
+  double bound_full_scale_lsb;
+} cs_offload_entry;
+
+/* The error bound of an offloaded layer whose multiplier d_s·w_s/o_s is
+ * applied as s·2^−sh with relative error rel, at output magnitude y_lsb:
+ * the kernel's half-up rounding and the exact result's rounding give
+ * 1 LSB together, the scale error rel·|y| more. With an 8-bit s (the
+ * spec's _float_to_scale_shift) rel ≤ 2^−8: harmless for int8 (|y| ≤ 128:
+ * within 1 LSB after rounding) but up to ~128 LSB at int16 full scale. */
+static inline double cs_offload_error_bound(double rel, double y_lsb) { return 1.0 + rel * y_lsb; }
+
+typedef struct cs_offload_report {
+  int n, cap;
+  cs_offload_entry *entries;
+  int lost; /* decisions not recorded for want of memory: codegen fails */
+} cs_offload_report;
+
+/* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d", "matmul". (Inline,
+ * like the summary: codegen reads the report without linking the passes.) */
+static inline const char *cs_offload_kind_name(cs_offload_kind k) {
+  static const char *const names[CS_OFFLOAD_KINDS] = {"conv2d", "dwconv2d", "res_add",
+                                                      "FC",     "max_pool2d", "matmul"};
+  return (int)k >= 0 && (int)k < CS_OFFLOAD_KINDS ? names[k] : "?";
+}
+
+/* "20 conv2d, 8 res_add, 1 FC" (kinds with a zero count left out; "none"
+ * when nothing was offloaded) into buf. */
+static inline void cs_mmalib_report_summary(const cs_offload_report *r, char *buf, int size) {
+  int count[CS_OFFLOAD_KINDS] = {0};
+  for (int i = 0; i < r->n; i++)
+    if (r->entries[i].kernel[0]) count[r->entries[i].kind]++;
+  int len = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < CS_OFFLOAD_KINDS && len < size; k++) {
+    if (!count[k]) continue;
+    len += snprintf(buf + len, (size_t)(size - len), "%s%d %s", len ? ", " : "", count[k],
+                    cs_offload_kind_name((cs_offload_kind)k));
+  }
+  if (!len) snprintf(buf, (size_t)size, "none");
+}
+
+#endif
