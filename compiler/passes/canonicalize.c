@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 static int preserves_dtype(cs_op op) {
   switch (op) {

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t) {
   (void)t;

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 static int is_movement(cs_op op) {
   switch (op) {

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 static int const_f32(cs_graph *g, int v, int64_t count) {
   const cs_value *x = cs_graph_value(g, v);

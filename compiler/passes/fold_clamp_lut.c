@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 enum { LUT_TABLE = 0, LUT_X = 1, LUT_ENTRIES = 256, LUT_OFFSET = 128 };
 

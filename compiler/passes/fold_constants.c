@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_exec.h"
+#include "eval/kernel_exec.h"
 #include "pass_list.h"
 
 cs_status cs_fold_check_result(const cs_graph *g, const cs_node *n, const cs_value *v) {

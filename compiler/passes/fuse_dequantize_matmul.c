@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fused_common.h"
-#include "mmalib_common.h"
+#include "match/fused_common.h"
+#include "match/mmalib_common.h"
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 /* The weight of MatMul input v: an int8 constant behind a dequantize, with
  * a Transpose before or after it (EliminateQDQTransparent sinks the DQ

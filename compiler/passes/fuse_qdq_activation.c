@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
-#include "unary_fns.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
+#include "eval/unary_fns.h"
 
 /* The reshape-like node that alone reads v (and is not a graph output),
  * else -1. */

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry.h"
+#include "match/geometry.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 /* add_global, add_windowed: 1 fused, 0 declined, -1 out of memory
  * (message recorded). */

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 static int stats_unused(cs_graph *g, const cs_node *n) {
   for (int j = 1; j < n->n_outputs; j++) {

@@ -20,10 +20,10 @@
  */
 #include <string.h>
 
-#include "fused_common.h"
+#include "match/fused_common.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 typedef struct silu_match {
   int mul, sig, q_s, dq_s; /* q_s, dq_s: -1 in the float form */

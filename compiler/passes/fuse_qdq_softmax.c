@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 static cs_status fuse(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);

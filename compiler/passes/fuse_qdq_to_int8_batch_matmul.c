@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 /* Elements between batches of an operand: 0 when its batch dims are all 1,
  * the matrix size when they equal the output's, -1 otherwise. */

@@ -17,11 +17,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "broadcast.h"
-#include "fused_common.h"
+#include "match/broadcast.h"
+#include "match/fused_common.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 void cs_mul_i8_params_init(cs_graph *g, const cs_qparams *aq, const cs_qparams *bq, const cs_qdq_tail *tail,
                            tidsp_requant_kind kind, tidsp_mul_i8_params *p) {

@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fused_common.h"
-#include "geometry.h"
+#include "match/fused_common.h"
+#include "match/geometry.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 /* The int32 bias of a fused Conv/Gemm, or -1 with *none = 1 if absent.
  * Returns -2 if the bias form is not foldable. */

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fused_common.h"
+#include "match/fused_common.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 typedef struct mm_match {
   int root;        /* Gemm or MatMul */

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mmalib_common.h"
+#include "match/mmalib_common.h"
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 typedef struct sdpa {
   int nodes[20];

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broadcast.h"
-#include "geometry.h"
+#include "match/broadcast.h"
+#include "match/geometry.h"
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 #include "quant/quant.h"
-#include "unary_fns.h"
+#include "eval/unary_fns.h"
 
 static cs_status unsupported(const cs_node *n, const char *why) {
   return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): %s", n->name, cs_op_name(n->op), why);

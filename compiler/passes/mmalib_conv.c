@@ -35,13 +35,13 @@
 #include <string.h>
 
 #include "cstatic/mmalib.h"
-#include "fused_common.h"
-#include "geometry.h"
-#include "mmalib_common.h"
+#include "match/fused_common.h"
+#include "match/geometry.h"
+#include "match/mmalib_common.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 typedef enum conv_kind { CONV_PLAIN, CONV_DEPTHWISE, CONV_GROUPED } conv_kind;
 

@@ -27,12 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fused_common.h"
-#include "mmalib_common.h"
+#include "match/fused_common.h"
+#include "match/mmalib_common.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 static void decline(cs_graph *g, const cs_node *n, const char *why) {
   cs_mmalib_report_add(g, CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);

@@ -45,13 +45,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broadcast.h"
+#include "match/broadcast.h"
 #include "cstatic/mmalib.h"
-#include "geometry.h"
-#include "mmalib_common.h"
+#include "match/geometry.h"
+#include "match/mmalib_common.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 #define I16_QMAX 32767.0
 /* max|x| is at least this, so that s_a is a normal float and x = 0 → 0. */

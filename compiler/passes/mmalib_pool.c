@@ -13,12 +13,12 @@
  */
 #include <string.h>
 
-#include "geometry.h"
-#include "mmalib_common.h"
+#include "match/geometry.h"
+#include "match/mmalib_common.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
-#include "pattern.h"
-#include "qdq_tail.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
 
 static void decline(cs_graph *g, const cs_node *n, const char *why) {
   cs_mmalib_report_add(g, CS_OFFLOAD_MAX_POOL, n->name, NULL, -1.0, "%s", why);

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "pass_list.h"
-#include "pattern.h"
+#include "match/pattern.h"
 
 enum { PACK_ROW_ALIGN = 64, WEIGHT_INPUT = 1 };
 

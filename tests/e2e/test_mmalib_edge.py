@@ -5,7 +5,7 @@ within 1 LSB of the exact float-domain result.
 
 The caller's I/O buffers carry no alignment guarantee, MMALIB needs 64-byte
 aligned tensors: the compiler copies an edge tensor through an aligned
-arena buffer (k_copy, compiler/passes/mmalib_common.h "the graph's edge").
+arena buffer (k_copy, compiler/passes/match/mmalib_common.h "the graph's edge").
 Each model is built here directly in ONNX (int8 graph I/O, DQ -> layer ->
 [Relu] -> Q, per-channel weight scales that differ 16x, an int32 bias in
 ORT's form), and the reference is computed in float64 from the same

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ir.h"
-#include "passes/kernel_exec.h"
+#include "eval/kernel_exec.h"
 
 static inline int gb_value(cs_graph *g, const char *name, cs_dtype t, int rank, const int64_t *shape) {
   return cs_graph_add_value(g, name, t, rank, shape);

@@ -14,7 +14,7 @@
 
 #include "codegen/cg.h"
 #include "exports.h"
-#include "passes/kernel_exec.h"
+#include "eval/kernel_exec.h"
 #include "unit.h"
 
 /* Whether this build's firmware exports fn: the MMALIB wrappers only with

@@ -12,7 +12,7 @@
 #include "graph_build.h"
 #include "passes/passes.h"
 #include "quant/quant.h"
-#include "passes/pattern.h"
+#include "passes/match/pattern.h"
 #include "unit.h"
 
 enum { CIN = 4, COUT = 8, H = 6, W = 6 };

@@ -12,7 +12,7 @@
 #include "../../runtime/kernels/kernel_variants.h"
 #include "cstatic/mmalib.h"
 #include "kernel_graph.h"
-#include "passes/kernel_exec.h"
+#include "eval/kernel_exec.h"
 #include "passes/pass_list.h"
 #include "unit.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cstatic/mmalib.h"
-#include "mmalib_report.h"
+#include "passes/mmalib_report.h"
 #include "pattern.h"
 
 static int reach(cs_graph *g, int v, int depth) {
