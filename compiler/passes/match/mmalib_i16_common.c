@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cstatic/mmalib.h"
-#include "match/mmalib_common.h"
-#include "match/pattern.h"
+#include "mmalib_common.h"
+#include "pattern.h"
 
 
 cs_status cs_mm_add_requant_consts_i16(cs_graph *g, const char *base, int channels, const int64_t *bias,
