@@ -80,6 +80,18 @@ static cs_status lower_qdq(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* Node `id` (Conv or ConvTranspose: X, W and an optional bias) becomes
+ * kernel op with params p, its "group" attribute filled in. */
+static cs_status retarget_conv(cs_graph *g, int id, cs_op op, tidsp_conv2d_params *p) {
+  cs_node *n = cs_graph_node(g, id);
+  p->groups = (int32_t)cs_node_attr_int(n, "group", 1);
+  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  n = retarget(g, id, op, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.conv = *p;
+  return CS_OK;
+}
+
 /* ---- float compute ---------------------------------------------------- */
 
 static int require_f32(cs_graph *g, const cs_node *n) {
@@ -103,12 +115,7 @@ static cs_status lower_conv(cs_graph *g, int id) {
   p.c_out = (int32_t)y->shape[1]; p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
   p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
   p.dil_h = w.dil_h; p.dil_w = w.dil_w; p.pad_top = w.pad_top; p.pad_left = w.pad_left;
-  p.groups = (int32_t)cs_node_attr_int(n, "group", 1);
-  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
-  n = retarget(g, id, CS_OP_K_CONV2D_F32, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.conv = p;
-  return CS_OK;
+  return retarget_conv(g, id, CS_OP_K_CONV2D_F32, &p);
 }
 
 /* ConvTranspose in float, 2-D (1-D as a 2-D of height 1); the frontend
@@ -138,12 +145,7 @@ static cs_status lower_conv_transpose(cs_graph *g, int id) {
   p.h_in = hw_in[0]; p.w_in = hw_in[1]; p.h_out = hw_out[0]; p.w_out = hw_out[1];
   p.k_h = kk[0]; p.k_w = kk[1]; p.stride_h = st[0]; p.stride_w = st[1];
   p.dil_h = dl[0]; p.dil_w = dl[1]; p.pad_top = pb[0]; p.pad_left = pb[1];
-  p.groups = (int32_t)cs_node_attr_int(n, "group", 1);
-  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
-  n = retarget(g, id, CS_OP_K_CONV_TRANSPOSE2D_F32, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.conv = p;
-  return CS_OK;
+  return retarget_conv(g, id, CS_OP_K_CONV_TRANSPOSE2D_F32, &p);
 }
 
 /* A new value holding transpose(v) as [cols][rows] of a 2-D value; -1

@@ -257,6 +257,15 @@ static size_t total(const size_t *pool_size) {
   return s;
 }
 
+/* A trial placement replaces the best so far when its pools total less. */
+static void keep_if_smaller(int n, const size_t *trial, const size_t *sizes, size_t *offsets, size_t *pool_size,
+                            size_t *best_total) {
+  if (total(sizes) >= *best_total) return;
+  *best_total = total(sizes);
+  for (int i = 0; i < n; i++) offsets[i] = trial[i];
+  for (int p = 0; p < CS_POOL_COUNT; p++) pool_size[p] = sizes[p];
+}
+
 cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
                            size_t *offsets, size_t *pool_size) {
   if (align == 0 || (align & (align - 1)))
@@ -281,16 +290,11 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
   ok = ok && order && rec && conf && trial;
   /* Greedy placement is not optimal for every order; try a few and keep
    * the smallest (ties keep the earlier order, largest-first). */
-  size_t best_total = (size_t)-1;
+  size_t best_total = (size_t)-1, sizes[CS_POOL_COUNT];
   for (int kind = 0; kind < ORDER_COUNT_ && ok; kind++) {
     fixed_order(t, n, (order_kind)kind, rec, order);
-    size_t sizes[CS_POOL_COUNT];
     ok = place(&c, align, order, conf, trial, sizes);
-    if (ok && total(sizes) < best_total) {
-      best_total = total(sizes);
-      for (int i = 0; i < n; i++) offsets[i] = trial[i];
-      for (int p = 0; p < CS_POOL_COUNT; p++) pool_size[p] = sizes[p];
-    }
+    if (ok) keep_if_smaller(n, trial, sizes, offsets, pool_size, &best_total);
   }
   /* Then randomized orders: largest first with each size scaled by a
    * pseudo-random factor in [0.5, 1.5) (a fixed seed, so compiles are
@@ -308,13 +312,8 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
     }
     qsort(rec, (size_t)n, sizeof *rec, cmp_rec); /* key descending, then index */
     for (int i = 0; i < n; i++) order[i] = rec[i].idx;
-    size_t sizes[CS_POOL_COUNT];
     ok = place(&c, align, order, conf, trial, sizes);
-    if (ok && total(sizes) < best_total) {
-      best_total = total(sizes);
-      for (int i = 0; i < n; i++) offsets[i] = trial[i];
-      for (int p = 0; p < CS_POOL_COUNT; p++) pool_size[p] = sizes[p];
-    }
+    if (ok) keep_if_smaller(n, trial, sizes, offsets, pool_size, &best_total);
   }
   index_free(&c);
   free(order);
