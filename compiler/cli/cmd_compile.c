@@ -44,6 +44,11 @@ static const char usage[] =
     "                        ti-project: also the module and DIR/ti-project/, the\n"
     "                        folder TI's C7000 tools build lib0.out for the board\n"
     "                        from (make CGT=...)\n"
+    "  --outputs NAME[,NAME...]|all-quantized\n"
+    "                        also output these intermediate tensors (after the\n"
+    "                        model's own outputs; all-quantized: every\n"
+    "                        QuantizeLinear output), to compare layer by layer\n"
+    "                        (python -m cstatic.layer_error)\n"
     "  --dump-ir=after-all   print the IR after every pass (stdout)\n"
     "  --max-memory SIZE     the most memory the model may make the compiler\n"
     "                        allocate (its constants, each tensor; bytes or\n"
@@ -159,6 +164,7 @@ static void warn_if_float_model(const cs_graph *g, const char *model, const cs_t
 
 int cs_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *target_str = NULL, *weights = "bin", *dump = NULL;
+  const char *keep_outputs = NULL;
   int emit_module = 0, emit_ti = 0, emit_runtime = 0;
   int quiet = 0;
   size_t max_memory = CS_MEM_LIMIT_DEFAULT;
@@ -185,6 +191,10 @@ int cs_cmd_compile(int argc, char **argv) {
       emit_ti = !strcmp(v, "ti-project");
       emit_module = emit_ti || !strcmp(v, "module");
       emit_runtime = !strcmp(v, "runtime");
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--outputs", NULL, &v))) {
+      if (r < 0 || !*v)
+        return cs_cli_usage_error("compile", "--outputs needs tensor names (NAME[,NAME...]) or 'all-quantized'");
+      keep_outputs = v;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--dump-ir", NULL, &v))) {
       if (r < 0 || strcmp(v, "after-all"))
         return cs_cli_usage_error("compile", "--dump-ir supports only 'after-all'");
@@ -225,6 +235,10 @@ int cs_cmd_compile(int argc, char **argv) {
   cs_graph *g = NULL;
   cs_onnx_options lo = {.max_memory = max_memory, .eval = cs_const_eval_node};
   if (cs_onnx_load_with(model, &lo, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
+  if (keep_outputs && cs_onnx_keep_outputs(g, keep_outputs) != CS_OK) {
+    cs_graph_free(g);
+    return cs_cli_fail("%s", cs_error_message());
+  }
   warn_if_float_model(g, model, &target);
   if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
     cs_graph_free(g);

@@ -43,6 +43,13 @@ cs_status cs_onnx_load_with(const char *path, const cs_onnx_options *opt, cs_gra
 cs_status cs_onnx_load_buffer(const void *data, size_t len, const char *name, const cs_onnx_options *opt,
                               cs_graph **out);
 
+/* `cstatic compile --outputs SPEC`: keep intermediate tensors as extra
+ * graph outputs, after the model's own. SPEC is "NAME[,NAME...]" or
+ * "all-quantized" (every QuantizeLinear output computed at run time, in
+ * node order). Call it on the loaded graph, before the passes. An unknown
+ * name, a constant or a graph input is a usage error naming it. */
+cs_status cs_onnx_keep_outputs(cs_graph *g, const char *spec);
+
 /* `cstatic inspect`: a readable summary (opset, I/O, op histogram,
  * unsupported ops, quantization scheme) written to f; `eval` as for
  * cs_onnx_load. */

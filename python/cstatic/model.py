@@ -381,7 +381,8 @@ class Model:
 
 
 def compile(model: Union[PathLike, bytes, Any], target: str = "c_static_lib",
-            out: Optional[PathLike] = None, *, weights: str = "bin") -> Model:
+            out: Optional[PathLike] = None, *, weights: str = "bin",
+            outputs: Union[None, str, Sequence[str]] = None) -> Model:
     """Compile a quantized (QDQ) ONNX model with the cstatic CLI.
 
     model: an .onnx path, the file's bytes, or an onnx.ModelProto.
@@ -391,6 +392,9 @@ def compile(model: Union[PathLike, bytes, Any], target: str = "c_static_lib",
       compiles into a temporary directory that lives as long as the Model.
     weights: "bin" (weights.bin, read at run time) or "c" (weights.c,
       compiled into the model).
+    outputs: intermediate tensors to output too, after the model's own
+      (`--outputs`): a list of tensor names, or "all-quantized" (every
+      QuantizeLinear output); python -m cstatic.layer_error uses it.
 
     Returns the Model; raises CompileError with the compiler's message. The
     compiler's warnings (a float model: target "... -allow-float=1" says it
@@ -408,7 +412,11 @@ def compile(model: Union[PathLike, bytes, Any], target: str = "c_static_lib",
             with open(src, "wb") as f:
                 f.write(data)
         dst = os.path.join(tmp, "out") if out is None else os.fspath(out)
-        p = _cli.run("compile", src, "-o", dst, "-t", target, f"--weights={weights}")
+        extra = []
+        if outputs is not None:
+            names = outputs if isinstance(outputs, str) else ",".join(outputs)
+            extra = ["--outputs", names]
+        p = _cli.run("compile", src, "-o", dst, "-t", target, f"--weights={weights}", *extra)
         if p.returncode != 0:
             msg = p.stderr.strip().removeprefix("cstatic: error: ")
             raise CompileError(msg or f"cstatic compile failed ({p.returncode})")

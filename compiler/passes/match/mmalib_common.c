@@ -210,7 +210,7 @@ static int aligned_twin(cs_graph *g, int v) {
 
 int cs_mm_stage_input(cs_graph *g, int x, const char *origin) {
   const cs_value *xv = cs_graph_value(g, x);
-  if (xv->producer >= 0 || xv->data) return x;
+  if (xv->data || (xv->producer >= 0 && !cs_graph_is_output(g, x))) return x;
   int a = aligned_twin(g, x);
   if (a < 0) return -1;
   int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &x, a);

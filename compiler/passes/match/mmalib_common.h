@@ -131,7 +131,9 @@ int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs
  * K (FC) or C_in·KH·KW (conv) MACs per output, and no contract a caller can
  * break at run time. */
 
-/* x itself when it is not a graph input; else a new arena value (x's dtype,
+/* x itself when it is neither a graph input nor a graph output (the
+ * caller's buffer either way: a layer's output that the model also returns,
+ * e.g. `cstatic compile --outputs`, lives there); else a new arena value (x's dtype,
  * shape and quantization) that a k_copy (origin: the layer's node name)
  * fills from x. -1 when out of memory (message recorded). */
 int cs_mm_stage_input(cs_graph *g, int x, const char *origin);
