@@ -170,20 +170,28 @@ def _strip_activation_qdq(m):
     g = m2.graph
     consts = _const_names(g)
     q_in = {n.output[0]: n.input[0] for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] not in consts}
+    nodes = list(g.node)  # index by position: protobuf hands out new wrappers on each access
     alias, drop = {}, set()
-    for n in g.node:
+    for i, n in enumerate(nodes):
         if n.op_type == "DequantizeLinear" and n.input[0] in q_in:
             alias[n.output[0]] = q_in[n.input[0]]
-            drop.add(id(n))
+            drop.add(i)
     graph_out = {o.name for o in g.output}
     readers = {}
-    for n in g.node:
-        if id(n) not in drop:
+    for i, n in enumerate(nodes):
+        if i not in drop:
             for x in n.input:
-                readers.setdefault(x, []).append(n)
-    keep = [n for n in g.node if id(n) not in drop and not (
-        n.op_type == "QuantizeLinear" and n.output[0] in q_in and n.output[0] not in graph_out
-        and not any(r.op_type != "DequantizeLinear" for r in readers.get(n.output[0], [])))]
+                readers.setdefault(x, []).append(n.op_type)
+    keep = []
+    for i, n in enumerate(nodes):
+        if i in drop:
+            continue
+        if (n.op_type == "QuantizeLinear" and n.output[0] in q_in and n.output[0] not in graph_out
+                and all(r == "DequantizeLinear" for r in readers.get(n.output[0], []))):
+            continue
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        keep.append(c)
     for n in keep:
         for k, x in enumerate(n.input):
             if x in alias:
