@@ -160,6 +160,34 @@ def test_ocr_direction_classifier(tmp_path, table):
            _offload(tmp_path / "mm"), table)
 
 
+def test_ocr_detector(tmp_path, table):
+    """PP-OCRv4's text detector (DBNet: ConvTranspose upsampling, a text
+    probability map) on rendered pages: the map binarized at DB's threshold
+    scored by IoU with the rendered words' boxes (the map marks shrunk text
+    regions, so float itself is ~0.46), and by IoU with the float map (the
+    criterion's top-1 analogue)."""
+    _fetch(trained.RAPIDOCR)
+    shape = trained.OCR_FILES["det"][1]
+    fp = trained.ocr_float(MODELS_OUT, "det")
+    qp = trained.ocr_quantized(MODELS_OUT, "det", trained.render_pages(N, shape, 71)[0])
+    x, boxes = trained.render_pages(N, shape, 7)
+    fl = [ort_ref.run(fp, x)]
+    ort = [ort_ref.run(qp, x, config=ORT_INT8)]
+    cs, _ = _cstatic(qp, x, "c_static_lib", tmp_path / "cs")
+    mm, _ = _cstatic(qp, x, "c_static_lib -mmalib=1", tmp_path / "mm")
+
+    def iou(o, ref):
+        m = o[0][:, 0] > trained.DB_THRESHOLD
+        return float((m & ref).sum() / max((m | ref).sum(), 1))
+    float_mask = fl[0][:, 0] > trained.DB_THRESHOLD
+    scores = [f"{iou(o, boxes):.3f}" for o in (fl, ort, cs, mm)]
+    top1 = tuple(iou(o, float_mask) for o in (ort, mm))
+    assert float(scores[0]) > 0.3, f"the float detector finds little of the rendered text (IoU {scores[0]})"
+    _check("PP-OCRv4 det", "ORT s8", f"text-map IoU with the words' boxes ({N} pages)", scores, fl, ort, cs, mm,
+           top1, _offload(tmp_path / "mm"), table)
+    print(f"PP-OCRv4 det: text-map IoU with the float map: ORT int8 {top1[0]:.4f}, -mmalib=1 {top1[1]:.4f}")
+
+
 # ------------------------------------------------------------------- MTCNN
 
 @pytest.mark.parametrize("name", ("pnet", "rnet", "onet"))

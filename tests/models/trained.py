@@ -3,8 +3,9 @@ committed, never a hub download), and seeded inputs that resemble theirs.
 
 - PP-OCR (rapidocr-onnxruntime 1.4.4's ONNX files): the text-direction
   classifier (cls, 1x3x48x192) and the PP-OCRv4 recognizer (rec,
-  1x3x48x320, CTC over the character list kept in the file's metadata).
-  The detector needs ConvTranspose (not yet on main).
+  1x3x48x320, CTC over the character list kept in the file's metadata)
+  and the PP-OCRv4 text detector (det, DBNet, 1x3x128x320 pages: a text
+  probability map of the same size).
 - MTCNN (facenet-pytorch 2.6.0's P/R/O-Net state dicts) loaded into the
   module definitions below (the package itself is not installed: its pins
   would pull another torch; only its wheel is read).
@@ -26,7 +27,9 @@ import numpy as np
 RAPIDOCR = ("rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime-1.4.4-py3-none-any.whl")
 FACENET = ("facenet-pytorch==2.6.0", "facenet_pytorch-2.6.0-py3-none-any.whl")
 OCR_FILES = {"cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192)),
-             "rec": ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320))}
+             "rec": ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320)),
+             "det": ("ch_PP-OCRv4_det_infer.onnx", (1, 3, 128, 320))}
+DB_THRESHOLD = 0.3  # PaddleOCR's det_db_thresh: the map's text pixels
 MTCNN_SIDE = {"pnet": 48, "rnet": 24, "onet": 48}   # P-Net is fully convolutional: 48x48 -> 19x19 map
 
 
@@ -140,6 +143,39 @@ def render_words(words, shape, seed, flip=None):
         x = (np.clip(canvas, 0, 255) / 255.0 - 0.5) / 0.5
         out[k] = np.broadcast_to(x, (3, h, w))
     return out
+
+
+def render_pages(n, shape, seed):
+    """n seeded pages [n, 3, H, W] as PaddleOCR's detector takes them
+    (ImageNet mean/std), each 2-4 lines of words (dark on light, sizes and
+    places random), and their text masks [n, H, W] (bool: the words' ink
+    boxes, what a detector should find)."""
+    from PIL import Image, ImageDraw, ImageFilter
+    rng = np.random.default_rng(seed)
+    _, _, h, w = shape
+    mean = np.array([0.485, 0.456, 0.406], np.float32)[:, None, None]
+    std = np.array([0.229, 0.224, 0.225], np.float32)[:, None, None]
+    out = np.empty((n, 3, h, w), np.float32)
+    masks = np.zeros((n, h, w), bool)
+    for k in range(n):
+        bg = int(rng.integers(185, 250))
+        img = Image.new("L", (w, h), bg)
+        draw = ImageDraw.Draw(img)
+        top = int(rng.integers(4, 16))
+        for line in words(int(rng.integers(2, 5)), seed * 1000 + k, common=False):
+            size = int(rng.integers(16, 30))
+            font = _font(size)
+            left = int(rng.integers(4, max(5, w // 3)))
+            l, t, r, b = draw.textbbox((left, top), line, font=font)
+            if b >= h - 2:
+                break
+            draw.text((left, top), line, fill=int(rng.integers(0, 80)), font=font)
+            masks[k, max(t, 0):b, max(l, 0):min(r, w)] = True
+            top = b + int(rng.integers(6, 18))
+        img = img.filter(ImageFilter.GaussianBlur(0.5))
+        page = np.asarray(img, np.float32) + rng.normal(0, 3, (h, w))
+        out[k] = (np.clip(page, 0, 255)[None] / 255.0 - mean) / std
+    return out, masks
 
 
 def ocr_quantized(out, name, calib):
