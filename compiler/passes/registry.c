@@ -32,6 +32,8 @@ static const cs_pass_entry kPipeline[] = {
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */
     {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
+    /* the fork's conv pattern: DQ → Conv → Add(float bias) → Q */
+    {"FoldConvBiasAdd", pass_fold_conv_bias_add, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQFC", pass_fuse_mmalib_qdq_fc, CS_GROUP_MMALIB},
     {"FuseInt8ResidualAdd", pass_fuse_int8_residual_add, CS_GROUP_MMALIB},

@@ -1,0 +1,212 @@
+"""The TI C7x TVM fork's own single-layer MMALIB matrix (issue 13), int8,
+in both forms, compiled with -mcpu=c7x -mmalib=1:
+
+- the fork's form: int8 graph inputs and outputs, DequantizeLinear at the
+  input, the float bias added after the layer (Add of a float constant, as
+  a PT2E export without a fused bias has it), QuantizeLinear at the output;
+  the FC as MatMul(x, Transpose(DQ(w[N, K]))), the 3-D FC with the Reshapes
+  aten.linear produces around it;
+- QDQ-wrapped: the same layer with float graph I/O (Q at the input, DQ at
+  the output), as a whole-network export has it.
+
+Shapes, value ranges and quantization parameters are the fork's
+(tests/ti-dsp-runtime/mmalib-tests: test_mmalib_conv2d_i8_dsp.py,
+test_mmalib_dwconv2d_i8_dsp.py, test_mmalib_fc_i8_dsp.py,
+test_mmalib_residual_add_i8_dsp.py in TexasInstruments-Sandbox/tvm); the
+models are built here in ONNX. Asserted: every layer offloads (the offload
+report names its MMALIB kernel) and is within 1 LSB of the exact result
+(float64 from the same integers, round half to even, clip) — the fork
+itself allows 2 LSB for conv, up to 25 for its FC with bias.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import cstatic
+
+TARGET = "c_static_lib -mcpu=c7x -mmalib=1"
+D_S, O_S = np.float32(0.05), np.float32(0.08)
+
+
+def _helper():
+    from onnx import helper
+    return helper
+
+
+def _init(inits):
+    from onnx import numpy_helper
+    return [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()]
+
+
+def _model(nodes, inputs, outputs, inits, float_io):
+    """The graph: int8 I/O (the fork's form) or float I/O with Q at each
+    input and DQ at each output (QDQ-wrapped). inputs/outputs: name ->
+    (shape, scale, zero point)."""
+    import onnx
+    from onnx import TensorProto
+    h = _helper()
+    io_nodes_in, io_nodes_out = [], []
+    ins, outs = [], []
+    for name, (shape, s, zp) in inputs.items():
+        inits[f"{name}_s"], inits[f"{name}_zp"] = np.float32(s), np.int8(zp)
+        if float_io:
+            ins.append(h.make_tensor_value_info(f"{name}_in", TensorProto.FLOAT, shape))
+            io_nodes_in.append(h.make_node("QuantizeLinear", [f"{name}_in", f"{name}_s", f"{name}_zp"], [name]))
+        else:
+            ins.append(h.make_tensor_value_info(name, TensorProto.INT8, shape))
+    for name, (shape, s, zp) in outputs.items():
+        inits[f"{name}_s"], inits[f"{name}_zp"] = np.float32(s), np.int8(zp)
+        if float_io:
+            outs.append(h.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, shape))
+            io_nodes_out.append(h.make_node("DequantizeLinear", [name, f"{name}_s", f"{name}_zp"], [f"{name}_out"]))
+        else:
+            outs.append(h.make_tensor_value_info(name, TensorProto.INT8, shape))
+    g = h.make_graph(io_nodes_in + nodes + io_nodes_out, "fork_layer", ins, outs, _init(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def _dq(x, out, axis=None):
+    kw = {} if axis is None else {"axis": axis}
+    return _helper().make_node("DequantizeLinear", [x, f"{x}_s", f"{x}_zp"], [out], **kw)
+
+
+def _exact(acc, w_s, bias, o_s, o_zp=0, relu=False):
+    """round(acc·d_s·w_s + bias) / o_s) + o_zp, clipped: the fork's
+    numpy reference, in float64."""
+    y = acc.astype(np.float64) * np.float64(D_S) * w_s + (0 if bias is None else bias)
+    if relu:
+        y = np.maximum(y, 0)
+    return np.clip(np.round(y / np.float64(o_s)) + o_zp, -128, 127)
+
+
+def conv_layer(c, hw, k, stride, pad, depthwise, seed=42):
+    """The fork's conv2d_i8 / dwconv2d_i8 case: x, w in [-4, 4), d_s 0.05,
+    w_s U(0.01, 0.1) per channel, float bias U(-1, 1) added after, o_s 0.08."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-4, 4, size=(1, c, hw, hw), dtype=np.int8)
+    w = rng.integers(-4, 4, size=(c, 1 if depthwise else c, k, k), dtype=np.int8)
+    w_s = rng.uniform(0.01, 0.1, size=c).astype(np.float32)
+    bias = rng.uniform(-1.0, 1.0, size=c).astype(np.float32)
+    out_hw = (hw + 2 * pad - k) // stride + 1
+    h = _helper()
+    nodes = [_dq("x", "x_f"), _dq("w", "w_f", axis=0),
+             h.make_node("Conv", ["x_f", "w_f"], ["conv"], kernel_shape=[k, k], strides=[stride] * 2,
+                         pads=[pad] * 4, group=c if depthwise else 1),
+             h.make_node("Add", ["conv", "bias"], ["biased"]),
+             h.make_node("QuantizeLinear", ["biased", "y_s", "y_zp"], ["y"])]
+    inits = {"w": w, "w_s": w_s, "w_zp": np.zeros(c, np.int8), "bias": bias.reshape(1, c, 1, 1)}
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    acc = np.zeros((1, c, out_hw, out_hw), np.int64)
+    for i in range(k):
+        for j in range(k):
+            win = xp[:, :, i:i + stride * out_hw:stride, j:j + stride * out_hw:stride]
+            if depthwise:
+                acc += win * w[:, 0, i, j].astype(np.int64)[None, :, None, None]
+            else:
+                acc += np.einsum("nchw,oc->nohw", win, w[:, :, i, j].astype(np.int64))
+    ref = _exact(acc, w_s.reshape(1, c, 1, 1), bias.reshape(1, c, 1, 1), O_S)
+    return nodes, inits, {"x": x}, {"x": ((1, c, hw, hw), D_S, 0)}, {"y": ((1, c, out_hw, out_hw), O_S, 0)}, ref
+
+
+def fc_layer(k, n, with_bias, seed, seq=None):
+    """The fork's fc_i8 case: MatMul(DQ(x), Transpose(DQ(w[N, K]))) [+ bias]
+    -> Q; seq: the 3-D form [1, seq, K] -> Reshape -> MatMul -> Reshape."""
+    rng = np.random.default_rng(seed)
+    lo = -2 if seq else -4
+    rows = seq or 1
+    x = rng.integers(lo, -lo, size=(1, seq, k) if seq else (1, k), dtype=np.int8)
+    w = rng.integers(lo, -lo, size=(n, k), dtype=np.int8)
+    w_s = rng.uniform(0.01, 0.1, size=n).astype(np.float32)
+    bias = rng.uniform(-1.0, 1.0, size=n).astype(np.float32) if with_bias else None
+    h = _helper()
+    nodes = [_dq("w", "w_f", axis=0), h.make_node("Transpose", ["w_f"], ["w_t"], perm=[1, 0]), _dq("x", "x_f")]
+    inits = {"w": w, "w_s": w_s, "w_zp": np.zeros(n, np.int8)}
+    src = "x_f"
+    if seq:
+        inits["shape2d"], inits["shape3d"] = np.array([seq, k], np.int64), np.array([1, seq, n], np.int64)
+        nodes.append(h.make_node("Reshape", ["x_f", "shape2d"], ["x_2d"]))
+        src = "x_2d"
+    nodes.append(h.make_node("MatMul", [src, "w_t"], ["mm"]))
+    last = "mm"
+    if seq:
+        nodes.append(h.make_node("Reshape", ["mm", "shape3d"], ["mm_3d"]))
+        last = "mm_3d"
+    if with_bias:
+        inits["bias"] = bias.reshape(1, n)
+        nodes.append(h.make_node("Add", [last, "bias"], ["biased"]))
+        last = "biased"
+    nodes.append(h.make_node("QuantizeLinear", [last, "y_s", "y_zp"], ["y"]))
+    acc = x.reshape(rows, k).astype(np.int64) @ w.T.astype(np.int64)
+    ref = _exact(acc, w_s.reshape(1, n), None if bias is None else bias.reshape(1, n), O_S)
+    out_shape = (1, seq, n) if seq else (1, n)
+    return nodes, inits, {"x": x}, {"x": (x.shape, D_S, 0)}, {"y": (out_shape, O_S, 0)}, ref.reshape(out_shape)
+
+
+def add_layer(swapped, relu, seed=42):
+    """The fork's residual_add_i8 case: [1, 8, 16, 16], x (0.04, -3),
+    skip (0.06, 2), out (0.05, 0); add(x, skip) or add(skip, x); ReLU or not."""
+    rng = np.random.default_rng(seed)
+    shape = (1, 8, 16, 16)
+    x = rng.integers(-10, 10, size=shape, dtype=np.int8)
+    skip = rng.integers(-10, 10, size=shape, dtype=np.int8)
+    h = _helper()
+    a, b = ("skip_f", "x_f") if swapped else ("x_f", "skip_f")
+    nodes = [_dq("x", "x_f"), _dq("skip", "skip_f"), h.make_node("Add", [a, b], ["sum"])]
+    last = "sum"
+    if relu:
+        nodes.append(h.make_node("Relu", ["sum"], ["r"]))
+        last = "r"
+    nodes.append(h.make_node("QuantizeLinear", [last, "y_s", "y_zp"], ["y"]))
+    f = (x.astype(np.float64) + 3) * np.float64(np.float32(0.04)) + (skip.astype(np.float64) - 2) * np.float64(
+        np.float32(0.06))
+    if relu:
+        f = np.maximum(f, 0)
+    ref = np.clip(np.round(f / np.float64(np.float32(0.05))), -128, 127)
+    return (nodes, {}, {"x": x, "skip": skip}, {"x": (shape, 0.04, -3), "skip": (shape, 0.06, 2)},
+            {"y": (shape, 0.05, 0)}, ref)
+
+
+CASES = {
+    # name: (builder, the MMALIB kernel the offload report must name)
+    "conv2d_64x56x56_3x3": (lambda: conv_layer(64, 56, 3, 1, 1, False), "mmalib_conv2d_i8"),
+    "dwconv_64x56x56_3x3_s1": (lambda: conv_layer(64, 56, 3, 1, 1, True), "mmalib_depthwise_conv2d_i8"),
+    "dwconv_128x28x28_3x3_s2": (lambda: conv_layer(128, 28, 3, 2, 1, True), "mmalib_depthwise_conv2d_i8"),
+    "fc_512x1024_bias": (lambda: fc_layer(512, 1024, True, 42), "mmalib_matmul_bias_i8"),
+    "fc_64x64_bias": (lambda: fc_layer(64, 64, True, 123), "mmalib_matmul_bias_i8"),
+    "fc_128x256_nobias": (lambda: fc_layer(128, 256, False, 77), "mmalib_matmul_bias_i8"),
+    "fc_3d_64x64x128": (lambda: fc_layer(64, 128, False, 99, seq=64), "mmalib_matmul_bias_i8"),
+    "res_add_relu": (lambda: add_layer(False, True), "c7x_int8_residual_add_relu"),
+    "res_add_relu_swapped": (lambda: add_layer(True, True), "c7x_int8_residual_add_relu"),
+    "res_add": (lambda: add_layer(False, False), "c7x_int8_residual_add_relu"),
+    "res_add_swapped": (lambda: add_layer(True, False), "c7x_int8_residual_add_relu"),
+}
+
+
+@pytest.mark.parametrize("form", ["int_io", "qdq"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fork_layer_offloads_within_one_lsb(tmp_path, name, form):
+    build, kernel = CASES[name]
+    nodes, inits, feeds, ins, outs, ref = build()
+    float_io = form == "qdq"
+    m = _model(nodes, ins, outs, inits, float_io)
+    args = list(feeds.values())
+    if float_io:  # values on the input grid: Q gives back the fork's integers
+        args = [((feeds[k].astype(np.float64) - ins[k][2]) * np.float64(np.float32(ins[k][1]))).astype(np.float32)
+                for k in feeds]
+    model = cstatic.compile(m, TARGET, out=tmp_path / "out")
+    layers = json.load(open(tmp_path / "out" / "manifest.json"))["offload"]["layers"]
+    kernels = [e.get("kernel") for e in layers if e.get("kernel")]
+    assert kernels == [kernel], f"{name} ({form}): offload report {layers}"
+    y = model.run(*args)
+    if float_io:
+        s, zp = outs["y"][1], outs["y"][2]
+        y = np.round(y.astype(np.float64) / np.float64(np.float32(s))) + zp
+    diff = np.abs(np.asarray(y, np.float64) - ref)
+    print(f"{name} ({form}): {kernel}; max |y - exact| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.2f} % "
+          f"off by one; outputs span [{ref.min():.0f}, {ref.max():.0f}]")
+    assert diff.max() <= 1, f"{name} ({form}): max |y - exact| = {diff.max()} LSB"
