@@ -18,7 +18,7 @@
 #include "onnx.h"
 #include "onnx.pb-c.h"
 
-#define CS_ONNX_MIN_OPSET 7
+#define CS_ONNX_MIN_OPSET 1
 #define CS_ONNX_MAX_OPSET 25
 /* Largest element count of any tensor: kernel parameters are int32. */
 #define CS_ONNX_MAX_NUMEL INT32_MAX
@@ -76,7 +76,7 @@ cs_status cs_onnx_model_open(const char *path, size_t max_bytes, cs_onnx_model *
 /* The same from len bytes in memory (copied); name is for messages. */
 cs_status cs_onnx_model_from_buffer(const void *data, size_t len, const char *name, cs_onnx_model *m);
 void cs_onnx_model_close(cs_onnx_model *m);
-/* The default-domain opset must be 7..25. Message without the path. */
+/* The default-domain opset must be 1..25. Message without the path. */
 cs_status cs_onnx_check_opset(const cs_onnx_model *m);
 
 /* Everything after the file is open: opset, supported ops, the graph

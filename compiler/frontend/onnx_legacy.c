@@ -18,6 +18,15 @@
  * scales become a repeat of existing kernels (onnx_resize.c).
  * From the opset that made it an input, the attribute is an error rather
  * than silently ignored (or silently used).
+ *
+ * Opsets 1 to 6 (upgrade_pre7): consumed_inputs (a memory hint of
+ * opsets 1-5) means nothing and is dropped; Concat's axis defaults to 1
+ * before opset 4; Pad-1's "paddings" is Pad-2's "pads"; Reshape-1..4's
+ * shape attribute becomes input 1. Forms that compute something else are
+ * refused with the op and its version: the binary ops' legacy broadcast
+ * (broadcast = 1 with an axis that is not the trailing one), training
+ * BatchNormalization/Dropout (is_test = 0, their default), Cast-1's
+ * string type names, Tile-1's (tiles, axis) inputs, Upsample before 7.
  */
 #include "onnx_internal.h"
 
@@ -39,6 +48,7 @@ static const legacy_input kLegacy[] = {
     {CS_OP_SQUEEZE, 13, 1, {"axes"}},
     {CS_OP_UNSQUEEZE, 13, 1, {"axes"}},
     {CS_OP_REDUCE_MEAN, 18, 1, {"axes"}},
+    {CS_OP_RESHAPE, 5, 1, {"shape"}},
 };
 
 static void remove_attr(cs_node *n, const char *name) {
@@ -179,7 +189,103 @@ static cs_status upgrade_softmax(cs_onnx_infer *c, int id) {
   return st;
 }
 
+static cs_status rename_attr(cs_node *n, const char *from, const char *to) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    if (strcmp(n->attrs[i].name, from)) continue;
+    size_t len = strlen(to) + 1;
+    char *s = malloc(len);
+    if (!s) return cs_error(CS_ERR_NOMEM, "out of memory");
+    memcpy(s, to, len);
+    free(n->attrs[i].name);
+    n->attrs[i].name = s;
+  }
+  return CS_OK;
+}
+
+/* Opset-1..6 binary ops (Add, Sub, Mul, Div, Pow, And, Or, Xor, Equal,
+ * Greater, Less): without broadcast = 1 the inputs have one shape; with
+ * it B matches A's trailing axes (from `axis`), which is numpy's rule only
+ * when axis = rank(A) − rank(B). */
+static cs_status upgrade_legacy_broadcast(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *a = cs_onnx_in(c, n, 0), *b = cs_onnx_in(c, n, 1);
+  if (!a || !b) return CS_OK; /* the shape rule names the missing input */
+  if (cs_node_attr_int(n, "broadcast", 0)) {
+    int64_t axis = cs_node_attr_int(n, "axis", a->rank - b->rank);
+    if (axis < 0) axis += a->rank;
+    if (b->rank > a->rank || axis != a->rank - b->rank)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "%s-%d's legacy broadcast of B %s along axis "
+                              "%lld of A %s is not read (numpy broadcasting "
+                              "from opset 7 is); convert the model to opset 7",
+                              cs_op_name(n->op), c->opset,
+                              cs_onnx_shape_str(b->rank, b->shape), (long long)axis,
+                              cs_onnx_shape_str(a->rank, a->shape));
+  } else if (a->rank != b->rank ||
+             memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->rank)) {
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "A %s and B %s differ and broadcast is 0 "
+                            "(opset %d needs equal shapes)",
+                            cs_onnx_shape_str(a->rank, a->shape),
+                            cs_onnx_shape_str(b->rank, b->shape), c->opset);
+  }
+  remove_attr(n, "broadcast");
+  remove_attr(n, "axis");
+  return CS_OK;
+}
+
+static cs_status upgrade_pre7(cs_onnx_infer *c, int id) {
+  cs_node *n = &c->g->nodes[id];
+  const char *op = cs_op_name(n->op);
+  remove_attr(n, "consumed_inputs");
+  switch (n->op) {
+    case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
+    case CS_OP_POW: case CS_OP_AND: case CS_OP_OR: case CS_OP_XOR:
+    case CS_OP_EQUAL: case CS_OP_GREATER: case CS_OP_LESS:
+      return upgrade_legacy_broadcast(c, n);
+    case CS_OP_GEMM: /* broadcast = 0 (C has Y's shape) is a case of 1 */
+      remove_attr(n, "broadcast");
+      return CS_OK;
+    case CS_OP_BATCH_NORMALIZATION:
+    case CS_OP_DROPOUT:
+      if (!cs_node_attr_int(n, "is_test", 0))
+        return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                                "%s-%d with is_test = 0 (its default) is the "
+                                "training form; set is_test = 1 for inference",
+                                op, c->opset);
+      remove_attr(n, "is_test");
+      if (n->op == CS_OP_BATCH_NORMALIZATION && n->n_outputs > 1)
+        return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                                "%s-%d in inference has one output, the node "
+                                "has %d", op, c->opset, n->n_outputs);
+      return CS_OK;
+    case CS_OP_CONCAT:
+      if (c->opset < 4 && !cs_node_attr(n, "axis"))
+        return cs_node_set_attr_int(n, "axis", 1);
+      return CS_OK;
+    case CS_OP_PAD:
+      return c->opset < 2 ? rename_attr(n, "paddings", "pads") : CS_OK;
+    case CS_OP_CAST:
+    case CS_OP_TILE:
+    case CS_OP_UPSAMPLE:
+      if (c->opset < 6 || n->op == CS_OP_UPSAMPLE)
+        return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                                "%s-%d is not read (%s); convert the model to "
+                                "opset 7",
+                                op, c->opset,
+                                n->op == CS_OP_CAST   ? "'to' is a type name"
+                                : n->op == CS_OP_TILE ? "tiles and axis inputs"
+                                                      : "experimental scales");
+      return CS_OK;
+    default:
+      return CS_OK;
+  }
+}
+
 cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id) {
+  if (c->opset < 7) {
+    cs_status st = upgrade_pre7(c, id);
+    if (st != CS_OK) return st;
+  }
   cs_node *n = &c->g->nodes[id];
   for (size_t i = 0; i < sizeof kLegacy / sizeof kLegacy[0]; i++)
     if (kLegacy[i].op == n->op) return upgrade_inputs(c, id, &kLegacy[i]);

@@ -116,7 +116,7 @@ REFUSED = [
     ("m_bad_dangling.onnx", "input 'nowhere' is not produced by any node"),
     ("m_bad_cycle.onnx", "cycle through node"),
     ("m_bad_dup_output.onnx", "tensor 'y' is produced by two nodes"),
-    ("m_bad_opset.onnx", "opset 6"),
+    ("m_bad_opset.onnx", "opset 26"),
     ("m_bad_out_shape.onnx", "graph output 'y' is declared with shape [1,5]"),
     ("m_bad_float16.onnx", "dtype FLOAT16"),
     ("m_bad_double.onnx", "tensor 'w': dtype DOUBLE"),

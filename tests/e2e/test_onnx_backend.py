@@ -32,11 +32,6 @@ EXPECTED_FAILURES = {
         "test_min_uint32", "test_min_uint64", "test_pow_types_float32_uint32",
         "test_pow_types_float32_uint64",
     ),
-    "the model's opset is below 7 (supported: 7 to 25)": (
-        "test_globalaveragepool", "test_globalaveragepool_precomputed", "test_hardsigmoid",
-        "test_hardsigmoid_default", "test_hardsigmoid_example", "test_not_2d", "test_not_3d",
-        "test_not_4d",
-    ),
     'training mode (Dropout, BatchNormalization): inference only': (
         "test_batchnorm_epsilon_training_mode", "test_batchnorm_example_training_mode",
         "test_training_dropout", "test_training_dropout_default",

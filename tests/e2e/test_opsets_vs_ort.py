@@ -1,5 +1,5 @@
-"""Ops at every opset that changed them, 7 to 25, against ONNX Runtime on
-the same file.
+"""Ops at every opset that changed them, 1 to 25, against ONNX Runtime on
+the same file (below 7, at the opsets ORT has a kernel for).
 
 Before the current form of an op, some inputs were attributes (Clip < 11,
 Pad < 11, Slice < 10, Split/Squeeze/Unsqueeze < 13, ReduceMean < 18) and
@@ -180,20 +180,48 @@ def qdq(opset):
     return nodes, X, [_f32("s", 0.02), nh.from_array(np.array(7, np.int8), "z")]
 
 
-# Each op at the opsets around its changes (7 is the oldest supported).
+def reshape(opset):
+    """Reshape's shape: an attribute before opset 5."""
+    if opset < 5:
+        return [h.make_node("Reshape", ["x"], ["y"], shape=[6, -1, 5])], X, []
+    return [h.make_node("Reshape", ["x", "s"], ["y"])], X, [_i64("s", [6, -1, 5])]
+
+
+def old_activations(opset):
+    """Opset 6's activations (opsets 1-5 added consumed_inputs only)."""
+    nodes = [h.make_node("HardSigmoid", ["x"], ["a"], alpha=0.3, beta=0.4),
+             h.make_node("LeakyRelu", ["a"], ["b"], alpha=0.2),
+             h.make_node("Sigmoid", ["x"], ["c"]),
+             h.make_node("Tanh", ["c"], ["d"]),
+             h.make_node("Relu", ["d"], ["e"]),
+             h.make_node("Concat", ["b", "e"], ["y"], axis=1)]
+    return nodes, X, []
+
+
+def pool(opset):
+    """MaxPool, GlobalAveragePool, Transpose, Flatten since opset 1 (their
+    later versions added attributes only)."""
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 1, 3, 2]),
+             h.make_node("MaxPool", ["t"], ["p"], kernel_shape=[2, 2], strides=[1, 2], pads=[0, 1, 1, 0]),
+             h.make_node("GlobalAveragePool", ["p"], ["g"]),
+             h.make_node("Flatten", ["g"], ["y"], axis=1)]
+    return nodes, X, []
+
+
+# Each op at the opsets around its changes (1 is the oldest).
 CASES = {
-    "clip": (clip, [7, 10, 11]),
+    "clip": (clip, [6, 7, 10, 11]),
     "clip_max_only": (clip_max_only, [7, 11]),
-    "pad_constant": (pad("constant"), [7, 10, 11, 19]),
+    "pad_constant": (pad("constant"), [2, 7, 10, 11, 19]),
     "pad_edge": (pad("edge"), [7, 21]),
     "pad_reflect": (pad("reflect"), [7, 23]),
     "pad_axes": (pad_axes, [18, 25]),
     "slice": (slice_, [10, 13]),
-    "slice_default_axes": (slice_default_axes, [7, 9, 10]),
-    "split": (split, [7, 12, 13, 18]),
+    "slice_default_axes": (slice_default_axes, [1, 7, 9, 10]),
+    "split": (split, [2, 7, 12, 13, 18]),
     "split_equal": (split_equal, [7, 13, 18]),
-    "squeeze_unsqueeze": (squeeze_unsqueeze, [7, 12, 13, 25]),
-    "reduce_mean": (reduce_mean, [7, 17, 18, 25]),
+    "squeeze_unsqueeze": (squeeze_unsqueeze, [1, 7, 12, 13, 25]),
+    "reduce_mean": (reduce_mean, [1, 7, 17, 18, 25]),
     "reduce_mean_all": (reduce_mean_all, [7, 18]),
     "softmax_default_axis": (softmax(None), [7, 12, 13]),
     "softmax_axis1": (softmax(1), [11, 13]),
@@ -203,6 +231,9 @@ CASES = {
     "softmax_flat_axis2": (softmax_flat(2), [13]),
     "batch_norm": (batch_norm, [7, 9, 14, 15, 25]),
     "movement": (movement, [7, 13, 25]),
+    "reshape": (reshape, [1, 4, 5]),
+    "old_activations": (old_activations, [6]),
+    "pool": (pool, [1, 7]),
     "qdq": (qdq, [10, 13, 21, 23, 25]),
     "upsample": (upsample, [7, 9]),
 }
@@ -254,10 +285,50 @@ def test_softmax_before_13_is_the_flattened_softmax(tmp_path, opset, axis):
 
 def test_opset_out_of_range_is_refused(tmp_path):
     m = _model(*clip(7)[:1], X, ["y"], [], 7)
-    m.opset_import[0].version = 6
+    m.opset_import[0].version = 26
     onnx.save(m, tmp_path / "m.onnx")
     p = cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", ok=False)
-    assert p.returncode != 0 and "opset 6 of the default ONNX domain is not supported (supported: 7 to 25)" in p.stderr
+    assert p.returncode != 0 and "opset 26 of the default ONNX domain is not supported (supported: 1 to 25)" in p.stderr
+
+
+@pytest.mark.parametrize("opset", [1, 6])
+def test_binary_op_before_7_without_legacy_broadcast_is_numpy(tmp_path, opset):
+    """Add/Mul below 7 (ORT has no kernel for them): equal shapes, or
+    broadcast = 1 over B's trailing axes, are numpy's Add/Mul."""
+    b = np.random.default_rng(1).standard_normal([4, 5]).astype(np.float32)
+    kw = {"consumed_inputs": [0, 0]} if opset < 6 else {}
+    nodes = [h.make_node("Add", ["x", "x"], ["a"], **kw),
+             h.make_node("Mul", ["a", "b"], ["y"], broadcast=1, axis=2, **kw)]
+    onnx.save(_model(nodes, X, ["y"], [_f32("b", b)], opset), tmp_path / "m.onnx")
+    x = np.random.default_rng(2).standard_normal(X[0][1]).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", "-q")
+    cstatic("run", tmp_path / "out", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    assert np.array_equal(np.load(tmp_path / "y.npy"), (x + x) * b)
+
+
+@pytest.mark.parametrize("node,message", [
+    (h.make_node("Mul", ["x", "b"], ["y"], broadcast=1, axis=1, name="n"),
+     "node 'n' (Mul): Mul-6's legacy broadcast of B [3,4] along axis 1 of A [2,3,4,5] is not read"),
+    (h.make_node("Add", ["x", "b"], ["y"], name="n"),
+     "node 'n' (Add): A [2,3,4,5] and B [3,4] differ and broadcast is 0 (opset 6 needs equal shapes)"),
+    (h.make_node("BatchNormalization", ["x", "s", "s", "s", "s"], ["y"], name="n"),
+     "node 'n' (BatchNormalization): BatchNormalization-6 with is_test = 0 (its default) is the training form"),
+    (h.make_node("Dropout", ["x"], ["y"], is_test=0, name="n"),
+     "node 'n' (Dropout): Dropout-6 with is_test = 0 (its default) is the training form"),
+])
+def test_before_7_forms_that_differ_are_refused(tmp_path, node, message):
+    inits = [_f32("b", np.ones([3, 4])), _f32("s", np.ones([3]))]
+    onnx.save(_model([node], X, ["y"], inits, 6), tmp_path / "m.onnx")
+    p = cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", ok=False)
+    assert p.returncode == 1 and message in p.stderr, p.stderr
+
+
+def test_cast_before_6_is_refused(tmp_path):
+    m = _model([h.make_node("Cast", ["x"], ["y"], to="FLOAT", name="n")], X, ["y"], [], 5)
+    onnx.save(m, tmp_path / "m.onnx")
+    p = cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", ok=False)
+    assert p.returncode == 1 and "node 'n' (Cast): Cast-5 is not read ('to' is a type name)" in p.stderr, p.stderr
 
 
 def test_attribute_after_it_became_an_input_is_refused(tmp_path):

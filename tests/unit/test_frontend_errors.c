@@ -132,10 +132,10 @@ static void test_bad_graphs(void) {
   EXPECT_FAIL(DATA "m_bad_dup_output.onnx", CS_ERR_INVALID,
               "tensor 'y' is produced by two nodes: 'r1' (Relu) and 'r2' (Relu)");
   EXPECT_FAIL(DATA "m_bad_opset.onnx", CS_ERR_UNSUPPORTED,
-              "opset 6 of the default ONNX domain is not supported (supported: 7 to 25); convert the model "
+              "opset 26 of the default ONNX domain is not supported (supported: 1 to 25); convert the model "
               "with ONNX's version converter: python -c \"import onnx; from onnx import version_converter; "
-              "onnx.save(version_converter.convert_version(onnx.load('" DATA "m_bad_opset.onnx'), 7), "
-              "'model_opset7.onnx')\"");
+              "onnx.save(version_converter.convert_version(onnx.load('" DATA "m_bad_opset.onnx'), 25), "
+              "'model_opset25.onnx')\"");
   EXPECT_FAIL(DATA "m_bad_out_shape.onnx", CS_ERR_INVALID,
               "graph output 'y' is declared with shape [1,5] but its inferred shape is [1,4]");
   EXPECT_FAIL(DATA "m_bad_float16.onnx", CS_ERR_UNSUPPORTED,
@@ -243,8 +243,8 @@ static void test_inspect(void) {
 
   s = inspect_to_string(DATA "m_bad_opset.onnx", &st);
   CHECK(st == CS_OK);
-  CHECK(strstr(s, "opset: 6 (not supported: 7 to 25 are)"));
-  CHECK(strstr(s, "frontend: refused: opset 6"));
+  CHECK(strstr(s, "opset: 26 (not supported: 1 to 25 are)"));
+  CHECK(strstr(s, "frontend: refused: opset 26"));
   CHECK(strstr(s, "quantization: none (float model)"));
   free(s);
 

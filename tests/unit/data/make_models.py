@@ -288,7 +288,7 @@ def bad_models():
     save(bad([relu("nowhere", "y", "r1")], x, y), "m_bad_dangling.onnx")
     save(bad([relu("y", "a", "r1"), relu("a", "y", "r2")], x, y), "m_bad_cycle.onnx")
     save(bad([relu("x", "y", "r1"), relu("x", "y", "r2")], x, y), "m_bad_dup_output.onnx")
-    save(bad([relu("x", "y", "r1")], x, y, opset=6), "m_bad_opset.onnx")
+    save(bad([relu("x", "y", "r1")], x, y, opset=26), "m_bad_opset.onnx")
     save(bad([relu("x", "y", "r1")], x, [vi("y", TP.FLOAT, [1, 5])]),
          "m_bad_out_shape.onnx")
     save(bad([relu("x", "y", "r1")], [vi("x", TP.FLOAT16, [1, 4])],
