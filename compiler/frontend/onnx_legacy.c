@@ -51,7 +51,7 @@ static const legacy_input kLegacy[] = {
     {CS_OP_RESHAPE, 5, 1, {"shape"}},
 };
 
-static void remove_attr(cs_node *n, const char *name) {
+void cs_onnx_remove_attr(cs_node *n, const char *name) {
   for (int i = 0; i < n->n_attrs; i++) {
     if (strcmp(n->attrs[i].name, name)) continue;
     cs_attr *a = &n->attrs[i];
@@ -135,7 +135,7 @@ static cs_status upgrade_inputs(cs_onnx_infer *c, int id, const legacy_input *l)
     cs_status st = set_input(c, id, l->index + k, v, attr);
     if (st != CS_OK) return st;
     n = &c->g->nodes[id];
-    remove_attr(n, attr);
+    cs_onnx_remove_attr(n, attr);
   }
   if (c->opset < l->before && l->op == CS_OP_REDUCE_MEAN && n->n_inputs > 2)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
@@ -228,22 +228,22 @@ static cs_status upgrade_legacy_broadcast(cs_onnx_infer *c, cs_node *n) {
                             cs_onnx_shape_str(a->rank, a->shape),
                             cs_onnx_shape_str(b->rank, b->shape), c->opset);
   }
-  remove_attr(n, "broadcast");
-  remove_attr(n, "axis");
+  cs_onnx_remove_attr(n, "broadcast");
+  cs_onnx_remove_attr(n, "axis");
   return CS_OK;
 }
 
 static cs_status upgrade_pre7(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
   const char *op = cs_op_name(n->op);
-  remove_attr(n, "consumed_inputs");
+  cs_onnx_remove_attr(n, "consumed_inputs");
   switch (n->op) {
     case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
     case CS_OP_POW: case CS_OP_AND: case CS_OP_OR: case CS_OP_XOR:
     case CS_OP_EQUAL: case CS_OP_GREATER: case CS_OP_LESS:
       return upgrade_legacy_broadcast(c, n);
     case CS_OP_GEMM: /* broadcast = 0 (C has Y's shape) is a case of 1 */
-      remove_attr(n, "broadcast");
+      cs_onnx_remove_attr(n, "broadcast");
       return CS_OK;
     case CS_OP_BATCH_NORMALIZATION:
     case CS_OP_DROPOUT:
@@ -252,7 +252,7 @@ static cs_status upgrade_pre7(cs_onnx_infer *c, int id) {
                                 "%s-%d with is_test = 0 (its default) is the "
                                 "training form; set is_test = 1 for inference",
                                 op, c->opset);
-      remove_attr(n, "is_test");
+      cs_onnx_remove_attr(n, "is_test");
       if (n->op == CS_OP_BATCH_NORMALIZATION && n->n_outputs > 1)
         return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                                 "%s-%d in inference has one output, the node "
@@ -287,6 +287,8 @@ cs_status cs_onnx_upgrade_node(cs_onnx_infer *c, int id) {
     if (st != CS_OK) return st;
   }
   cs_node *n = &c->g->nodes[id];
+  if (n->op == CS_OP_BATCH_NORMALIZATION && cs_node_attr_int(n, "training_mode", 0))
+    return cs_onnx_lower_training_batch_norm(c, id);
   for (size_t i = 0; i < sizeof kLegacy / sizeof kLegacy[0]; i++)
     if (kLegacy[i].op == n->op) return upgrade_inputs(c, id, &kLegacy[i]);
   if (n->op == CS_OP_SOFTMAX && c->opset < 13 && n->n_inputs == 1 &&

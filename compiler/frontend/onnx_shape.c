@@ -507,10 +507,18 @@ static cs_status infer_dropout(cs_onnx_infer *c, cs_node *n) {
     if (!t->data)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                               "training_mode '%s' must be a constant", t->name);
-    if (cs_const_get_int(t, 0))
+    /* Training with ratio 0 keeps every element (mask all true), as in
+     * inference; any other ratio draws random numbers. */
+    const cs_value *r = cs_onnx_in(c, n, 1);
+    double ratio = !r ? 0.5 : r->data && cs_value_numel(r) == 1 ? cs_const_get_float(r, 0) : -1.0;
+    char what[64];
+    snprintf(what, sizeof what, ratio < 0 ? "not a constant scalar" : !r ? "%g (the default)" : "%g", ratio);
+    if (cs_const_get_int(t, 0) && ratio != 0.0)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "training_mode is true; only inference "
-                              "(training_mode = false) is supported");
+                              "training_mode is true and ratio is %s: its "
+                              "mask is random (the runtime's generator); "
+                              "only ratio 0 or training_mode = false is "
+                              "computed", what);
   }
   const cs_value *x = cs_onnx_in(c, n, 0);
   cs_status st = cs_onnx_set_out(c, n, 0, x->dtype, x->rank, x->shape);
