@@ -25,10 +25,15 @@ size_t tidsp_dtype_size(int32_t dtype) {
     return 1;
   case TIDSP_DTYPE_I16:
   case TIDSP_DTYPE_U16:
+  case TIDSP_DTYPE_F16:
+  case TIDSP_DTYPE_BF16:
     return 2;
   case TIDSP_DTYPE_I32:
+  case TIDSP_DTYPE_U32:
     return 4;
   case TIDSP_DTYPE_I64:
+  case TIDSP_DTYPE_U64:
+  case TIDSP_DTYPE_F64:
     return 8;
   default:
     return 0;

@@ -171,7 +171,9 @@ static int64_t batch_factor(const cs_npy *x, const tidsp_tensor_info *info, int 
   char want[256], got[256];
   shape_text(want, sizeof want, info->rank, info->shape);
   shape_text(got, sizeof got, x->rank, x->shape);
-  if (x->dtype != info->dtype) {
+  /* bfloat16 arrives as its bits in a uint16 array (numpy has no bf16). */
+  int bf16_bits = x->dtype == TIDSP_DTYPE_U16 && info->dtype == TIDSP_DTYPE_BF16;
+  if (x->dtype != info->dtype && !bf16_bits) {
     cs_cli_fail("input %d '%s' (%s): expected dtype %s, got %s", idx, info->name, path,
                 cs_npy_dtype_name(info->dtype), x->dtype_name);
     return 0;

@@ -26,13 +26,17 @@ static const struct {
   size_t size;
   const char *name;
 } descrs[] = {
+    /* numpy has no bfloat16: its 16 bits as uint16, as onnx.numpy_helper
+     * gives them (written so; a '<u2' file reads as uint16, the last row
+     * of its descr, and cmd_run.c lets a bf16 input take it). */
+    {"<u2", TIDSP_DTYPE_BF16, 2, "uint16 (bfloat16 bits)"},
     {"<f4", TIDSP_DTYPE_F32, 4, "float32"}, {"|i1", TIDSP_DTYPE_I8, 1, "int8"},
     {"<i1", TIDSP_DTYPE_I8, 1, "int8"},     {"|u1", TIDSP_DTYPE_U8, 1, "uint8"},
     {"<u1", TIDSP_DTYPE_U8, 1, "uint8"},    {"<i2", TIDSP_DTYPE_I16, 2, "int16"},
     {"<i4", TIDSP_DTYPE_I32, 4, "int32"},   {"<i8", TIDSP_DTYPE_I64, 8, "int64"},
-    {"<f2", 0, 2, "float16"},               {"<f8", 0, 8, "float64"},
-    {"<u2", TIDSP_DTYPE_U16, 2, "uint16"},               {"<u4", 0, 4, "uint32"},
-    {"<u8", 0, 8, "uint64"},                {"|b1", TIDSP_DTYPE_BOOL, 1, "bool"},
+    {"<f2", TIDSP_DTYPE_F16, 2, "float16"}, {"<f8", TIDSP_DTYPE_F64, 8, "float64"},
+    {"<u2", TIDSP_DTYPE_U16, 2, "uint16"},  {"<u4", TIDSP_DTYPE_U32, 4, "uint32"},
+    {"<u8", TIDSP_DTYPE_U64, 8, "uint64"},  {"|b1", TIDSP_DTYPE_BOOL, 1, "bool"},
 };
 
 const char *cs_npy_dtype_name(int32_t dtype) {
@@ -45,6 +49,11 @@ const char *cs_npy_dtype_name(int32_t dtype) {
     case TIDSP_DTYPE_U16: return "uint16";
     case TIDSP_DTYPE_I32: return "int32";
     case TIDSP_DTYPE_I64: return "int64";
+    case TIDSP_DTYPE_F16: return "float16";
+    case TIDSP_DTYPE_BF16: return "uint16 (bfloat16 bits)";
+    case TIDSP_DTYPE_F64: return "float64";
+    case TIDSP_DTYPE_U32: return "uint32";
+    case TIDSP_DTYPE_U64: return "uint64";
     default: return "?";
   }
 }

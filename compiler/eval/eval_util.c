@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cstatic/float16.h"
 #include "eval_internal.h"
 
 cs_status cs_eval_alloc(const cs_node *n, const cs_value *v, void **out) {
@@ -34,7 +35,9 @@ const cs_value *cs_eval_out(const cs_graph *g, const cs_node *n, int j) {
   return &g->values[n->outputs[j]];
 }
 
-int cs_eval_is_float(cs_dtype t) { return t == CS_DTYPE_F32; }
+int cs_eval_is_float(cs_dtype t) {
+  return t == CS_DTYPE_F32 || t == CS_DTYPE_F64 || t == CS_DTYPE_F16 || t == CS_DTYPE_BF16;
+}
 
 int64_t cs_eval_get_int(const void *p, cs_dtype t, int64_t i) {
   switch (t) {
@@ -49,14 +52,28 @@ int64_t cs_eval_get_int(const void *p, cs_dtype t, int64_t i) {
     case CS_DTYPE_U16: return ((const uint16_t *)p)[i];
     case CS_DTYPE_I32: return ((const int32_t *)p)[i];
     case CS_DTYPE_I64: return ((const int64_t *)p)[i];
+    case CS_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case CS_DTYPE_U64: return ((const int64_t *)p)[i]; /* its bits */
+    case CS_DTYPE_F16:
+    case CS_DTYPE_BF16:
+    case CS_DTYPE_F64: {
+      double d = cs_eval_get_float(p, t, i);
+      return d == d && d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0;
+    }
     case CS_DTYPE_UNDEF: break;
   }
   return 0;
 }
 
 double cs_eval_get_float(const void *p, cs_dtype t, int64_t i) {
-  if (t == CS_DTYPE_F32) return ((const float *)p)[i];
-  return (double)cs_eval_get_int(p, t, i);
+  switch (t) {
+    case CS_DTYPE_F32: return ((const float *)p)[i];
+    case CS_DTYPE_F64: return ((const double *)p)[i];
+    case CS_DTYPE_F16: return tidsp_f16_to_f32(((const uint16_t *)p)[i]);
+    case CS_DTYPE_BF16: return tidsp_bf16_to_f32(((const uint16_t *)p)[i]);
+    case CS_DTYPE_U64: return (double)((const uint64_t *)p)[i];
+    default: return (double)cs_eval_get_int(p, t, i);
+  }
 }
 
 void cs_eval_set_int(void *p, cs_dtype t, int64_t i, int64_t v) {
@@ -69,14 +86,22 @@ void cs_eval_set_int(void *p, cs_dtype t, int64_t i, int64_t v) {
     case CS_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
     case CS_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case CS_DTYPE_I64: ((int64_t *)p)[i] = v; break;
+    case CS_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case CS_DTYPE_U64: ((int64_t *)p)[i] = v; break;
+    case CS_DTYPE_F16:
+    case CS_DTYPE_BF16:
+    case CS_DTYPE_F64: cs_eval_set_float(p, t, i, (double)(float)v); break;
     case CS_DTYPE_UNDEF: break;
   }
 }
 
 void cs_eval_set_float(void *p, cs_dtype t, int64_t i, double v) {
-  if (t == CS_DTYPE_F32) {
-    ((float *)p)[i] = (float)v;
-    return;
+  switch (t) {
+    case CS_DTYPE_F32: ((float *)p)[i] = (float)v; return;
+    case CS_DTYPE_F64: ((double *)p)[i] = v; return;
+    case CS_DTYPE_F16: ((uint16_t *)p)[i] = tidsp_f32_to_f16((float)v); return;
+    case CS_DTYPE_BF16: ((uint16_t *)p)[i] = tidsp_f32_to_bf16((float)v); return;
+    default: break;
   }
   /* Out-of-range and NaN conversions are undefined in C: saturate. */
   int64_t iv = isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;

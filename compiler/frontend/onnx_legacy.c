@@ -109,7 +109,9 @@ static int attr_const(cs_onnx_infer *c, int id, const cs_attr *a) {
     case CS_DTYPE_I32: *(int32_t *)d = (int32_t)f; break;
     case CS_DTYPE_I64: *(int64_t *)d = (int64_t)f; break;
     case CS_DTYPE_BOOL: *(uint8_t *)d = f != 0.0; break;
-    case CS_DTYPE_UNDEF: break;
+    default: /* f16, f64, …: the shape rules refuse them for Clip and Pad */
+      memset(d, 0, cs_dtype_size(dt));
+      break;
   }
   return v;
 }

@@ -20,6 +20,11 @@
    M(CS_DTYPE_U16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64))
 #define D_ALL (D_NUM | M(CS_DTYPE_BOOL))
 #define D_BOOL M(CS_DTYPE_BOOL)
+/* The dtypes only Cast, Max/Min and Pow compute (k_binary, tidsp_cast)
+ * and data movement carries. */
+#define D_WIDE                                                         \
+  (M(CS_DTYPE_F16) | M(CS_DTYPE_BF16) | M(CS_DTYPE_F64) | M(CS_DTYPE_U32) | \
+   M(CS_DTYPE_U64))
 #define D_I64 M(CS_DTYPE_I64)
 
 /* Arity and the dtypes input 0 may have (the ONNX type constraints
@@ -41,7 +46,7 @@ static const op_rule op_rules[] = {
     {CS_OP_AND, 2, 2, 1, 1, D_BOOL, KERNEL},
     {CS_OP_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
     {CS_OP_BATCH_NORMALIZATION, 5, 5, 1, 5, D_F, KERNEL},
-    {CS_OP_CAST, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_CAST, 1, 1, 1, 1, D_ALL | D_WIDE, KERNEL},
     {CS_OP_CLIP, 1, 3, 1, 1, D_NUM, KERNEL},
     {CS_OP_CONCAT, 1, INT_MAX, 1, 1, D_ALL, KERNEL},
     {CS_OP_CONSTANT_OF_SHAPE, 1, 2, 1, 1, D_I64, CONST_ONLY},
@@ -61,14 +66,14 @@ static const op_rule op_rules[] = {
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
     {CS_OP_GREATER, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_GREATER_OR_EQUAL, 2, 2, 1, 1, D_NUM, KERNEL},
-    {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL, KERNEL},
+    {CS_OP_IDENTITY, 1, 1, 1, 1, D_ALL | D_WIDE, KERNEL},
     {CS_OP_LAYER_NORMALIZATION, 2, 3, 1, 3, D_F, KERNEL},
     {CS_OP_LESS, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_LESS_OR_EQUAL, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_MATMUL, 2, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
-    {CS_OP_MAX, 1, INT_MAX, 1, 1, D_NUM, KERNEL},
+    {CS_OP_MAX, 1, INT_MAX, 1, 1, D_NUM | D_WIDE, KERNEL},
     {CS_OP_MAX_POOL, 1, 1, 1, 2, D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_U8), KERNEL},
-    {CS_OP_MIN, 1, INT_MAX, 1, 1, D_NUM, KERNEL},
+    {CS_OP_MIN, 1, INT_MAX, 1, 1, D_NUM | D_WIDE, KERNEL},
     {CS_OP_MUL, 2, 2, 1, 1, D_NUM, KERNEL},
     {CS_OP_NOT, 1, 1, 1, 1, D_BOOL, KERNEL},
     {CS_OP_OR, 2, 2, 1, 1, D_BOOL, KERNEL},
@@ -400,8 +405,9 @@ static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
 }
 
-/* Cast: the input's shape in dtype `to` (float32, the integer types we
- * have and bool; float16/double/string are refused by name). */
+/* Cast: the input's shape in dtype `to` (the float and integer types we
+ * have and bool; string, complex and the 8/4-bit floats are refused by
+ * name). */
 static cs_status infer_cast(cs_onnx_infer *c, cs_node *n) {
   const cs_value *x = cs_onnx_in(c, n, 0);
   int64_t to = cs_node_attr_int(n, "to", 0);

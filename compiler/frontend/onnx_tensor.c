@@ -23,6 +23,11 @@ cs_dtype cs_onnx_dtype(int32_t t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return CS_DTYPE_I32;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CS_DTYPE_I64;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CS_DTYPE_BOOL;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return CS_DTYPE_F16;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: return CS_DTYPE_BF16;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return CS_DTYPE_F64;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: return CS_DTYPE_U32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: return CS_DTYPE_U64;
     default: return CS_DTYPE_UNDEF;
   }
 }
@@ -43,11 +48,13 @@ const char *cs_onnx_dtype_name(int32_t t) {
   return buf;
 }
 
-/* int32_data holds every narrow integer type and bool, one per element. */
+/* int32_data holds every narrow integer type and bool, one per element,
+ * and float16/bfloat16 as their 16 bits. */
 static cs_status from_int32_data(const Onnx__TensorProto *t, const char *name,
                                  cs_dtype dt, void *dst, int64_t numel) {
   int64_t lo, hi;
   cs_dtype_range(dt, &lo, &hi);
+  if (dt == CS_DTYPE_F16 || dt == CS_DTYPE_BF16) lo = 0, hi = UINT16_MAX;
   for (int64_t i = 0; i < numel; i++) {
     int32_t x = t->int32_data[i];
     if (x < lo || x > hi)
@@ -60,7 +67,9 @@ static cs_status from_int32_data(const Onnx__TensorProto *t, const char *name,
       case CS_DTYPE_U8:
       case CS_DTYPE_BOOL: ((uint8_t *)dst)[i] = (uint8_t)x; break;
       case CS_DTYPE_I16: ((int16_t *)dst)[i] = (int16_t)x; break;
-      case CS_DTYPE_U16: ((uint16_t *)dst)[i] = (uint16_t)x; break;
+      case CS_DTYPE_U16:
+      case CS_DTYPE_F16:
+      case CS_DTYPE_BF16: ((uint16_t *)dst)[i] = (uint16_t)x; break;
       case CS_DTYPE_I32: ((int32_t *)dst)[i] = x; break;
       default: break;
     }
@@ -78,6 +87,9 @@ static cs_status typed_count(const Onnx__TensorProto *t, const char *name,
   switch (dt) {
     case CS_DTYPE_F32: have = t->n_float_data; field = "float_data"; break;
     case CS_DTYPE_I64: have = t->n_int64_data; field = "int64_data"; break;
+    case CS_DTYPE_F64: have = t->n_double_data; field = "double_data"; break;
+    case CS_DTYPE_U32:
+    case CS_DTYPE_U64: have = t->n_uint64_data; field = "uint64_data"; break;
     default: have = t->n_int32_data; field = "int32_data"; break;
   }
   if (have != (size_t)numel) {
@@ -103,6 +115,23 @@ static cs_status typed_data(const Onnx__TensorProto *t, const char *name,
   }
   if (dt == CS_DTYPE_I64) {
     memcpy(dst, t->int64_data, sizeof(int64_t) * (size_t)numel);
+    return CS_OK;
+  }
+  if (dt == CS_DTYPE_F64) {
+    memcpy(dst, t->double_data, sizeof(double) * (size_t)numel);
+    return CS_OK;
+  }
+  if (dt == CS_DTYPE_U64) {
+    memcpy(dst, t->uint64_data, sizeof(uint64_t) * (size_t)numel);
+    return CS_OK;
+  }
+  if (dt == CS_DTYPE_U32) {
+    for (int64_t i = 0; i < numel; i++) {
+      if (t->uint64_data[i] > UINT32_MAX)
+        return cs_error(CS_ERR_INVALID, "tensor '%s': uint64_data[%lld] = %llu is out of range for u32",
+                        name, (long long)i, (unsigned long long)t->uint64_data[i]);
+      ((uint32_t *)dst)[i] = (uint32_t)t->uint64_data[i];
+    }
     return CS_OK;
   }
   return from_int32_data(t, name, dt, dst, numel);

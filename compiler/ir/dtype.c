@@ -13,6 +13,11 @@ size_t cs_dtype_size(cs_dtype t) {
     case CS_DTYPE_I32: return 4;
     case CS_DTYPE_I64: return 8;
     case CS_DTYPE_BOOL: return 1; /* ONNX stores bool as one byte, 0 or 1 */
+    case CS_DTYPE_F16: return 2;
+    case CS_DTYPE_BF16: return 2;
+    case CS_DTYPE_F64: return 8;
+    case CS_DTYPE_U32: return 4;
+    case CS_DTYPE_U64: return 8;
     case CS_DTYPE_UNDEF: break;
   }
   return 0;
@@ -28,6 +33,11 @@ const char *cs_dtype_name(cs_dtype t) {
     case CS_DTYPE_I32: return "i32";
     case CS_DTYPE_I64: return "i64";
     case CS_DTYPE_BOOL: return "bool";
+    case CS_DTYPE_F16: return "f16";
+    case CS_DTYPE_BF16: return "bf16";
+    case CS_DTYPE_F64: return "f64";
+    case CS_DTYPE_U32: return "u32";
+    case CS_DTYPE_U64: return "u64";
     case CS_DTYPE_UNDEF: break;
   }
   return "undef";
@@ -44,6 +54,12 @@ const char *cs_dtype_c_type(cs_dtype t) {
     case CS_DTYPE_I64: return "int64_t";
     /* One byte, 0 or 1; uint8_t keeps generated code free of <stdbool.h>. */
     case CS_DTYPE_BOOL: return "uint8_t";
+    /* f16/bf16: their 16 bits (C99 has no half type). */
+    case CS_DTYPE_F16: return "uint16_t";
+    case CS_DTYPE_BF16: return "uint16_t";
+    case CS_DTYPE_F64: return "double";
+    case CS_DTYPE_U32: return "uint32_t";
+    case CS_DTYPE_U64: return "uint64_t";
     case CS_DTYPE_UNDEF: break;
   }
   return "void";
@@ -59,6 +75,11 @@ int32_t cs_dtype_to_tidsp(cs_dtype t) {
     case CS_DTYPE_I32: return TIDSP_DTYPE_I32;
     case CS_DTYPE_I64: return TIDSP_DTYPE_I64;
     case CS_DTYPE_BOOL: return TIDSP_DTYPE_BOOL;
+    case CS_DTYPE_F16: return TIDSP_DTYPE_F16;
+    case CS_DTYPE_BF16: return TIDSP_DTYPE_BF16;
+    case CS_DTYPE_F64: return TIDSP_DTYPE_F64;
+    case CS_DTYPE_U32: return TIDSP_DTYPE_U32;
+    case CS_DTYPE_U64: return TIDSP_DTYPE_U64;
     case CS_DTYPE_UNDEF: break;
   }
   return 0;
@@ -84,7 +105,9 @@ void cs_dtype_range(cs_dtype t, int64_t *lo, int64_t *hi) {
     case CS_DTYPE_I16: l = INT16_MIN; h = INT16_MAX; break;
     case CS_DTYPE_U16: l = 0; h = UINT16_MAX; break;
     case CS_DTYPE_I32: l = INT32_MIN; h = INT32_MAX; break;
+    case CS_DTYPE_U32: l = 0; h = UINT32_MAX; break;
     case CS_DTYPE_I64: l = INT64_MIN; h = INT64_MAX; break;
+    case CS_DTYPE_U64: l = 0; h = INT64_MAX; break; /* as far as int64 reaches */
     case CS_DTYPE_BOOL: l = 0; h = 1; break;
     default: break;
   }

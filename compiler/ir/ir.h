@@ -67,7 +67,14 @@ typedef enum cs_dtype {
   CS_DTYPE_U16,
   CS_DTYPE_I32,
   CS_DTYPE_I64,
-  CS_DTYPE_BOOL
+  CS_DTYPE_BOOL,
+  /* Cast, Max/Min, Pow's exponent and data movement only (the ops whose
+   * kernels read any dtype); other ops refuse them naming the dtype. */
+  CS_DTYPE_F16,
+  CS_DTYPE_BF16,
+  CS_DTYPE_F64,
+  CS_DTYPE_U32,
+  CS_DTYPE_U64
 } cs_dtype;
 
 size_t cs_dtype_size(cs_dtype t);

@@ -21,7 +21,12 @@ static const char *const kenum_dtype[] = {NULL,
                                           "TIDSP_DTYPE_U16",
                                           "TIDSP_DTYPE_I32",
                                           "TIDSP_DTYPE_I64",
-                                          "TIDSP_DTYPE_BOOL"};
+                                          "TIDSP_DTYPE_BOOL",
+                                          "TIDSP_DTYPE_F16",
+                                          "TIDSP_DTYPE_BF16",
+                                          "TIDSP_DTYPE_F64",
+                                          "TIDSP_DTYPE_U32",
+                                          "TIDSP_DTYPE_U64"};
 /* tidsp_requant_kind; SCALE_SHIFT is the MMALIB emulation's own */
 static const char *const kenum_requant_kind[] = {"TIDSP_REQUANT_FLOAT", "TIDSP_REQUANT_Q31"};
 static const char *const kenum_binary_op[] = {

@@ -1,6 +1,7 @@
 /*
  * value.c — value sizes, quantization parameters, reading constants.
  */
+#include "cstatic/float16.h"
 #include "ir.h"
 
 #include <stdlib.h>
@@ -59,6 +60,14 @@ int64_t cs_const_get_int(const cs_value *v, int64_t i) {
     case CS_DTYPE_U16: return ((const uint16_t *)v->data)[i];
     case CS_DTYPE_I32: return ((const int32_t *)v->data)[i];
     case CS_DTYPE_I64: return ((const int64_t *)v->data)[i];
+    case CS_DTYPE_U32: return ((const uint32_t *)v->data)[i];
+    case CS_DTYPE_U64: return ((const int64_t *)v->data)[i]; /* its bits */
+    case CS_DTYPE_F16:
+    case CS_DTYPE_BF16:
+    case CS_DTYPE_F64: {
+      double d = cs_const_get_float(v, i);
+      return d == d && d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0;
+    }
     case CS_DTYPE_UNDEF: break;
   }
   return 0;
@@ -66,6 +75,12 @@ int64_t cs_const_get_int(const cs_value *v, int64_t i) {
 
 double cs_const_get_float(const cs_value *v, int64_t i) {
   if (!v->data || i < 0 || i >= cs_value_numel(v)) return 0.0;
-  if (v->dtype == CS_DTYPE_F32) return ((const float *)v->data)[i];
-  return (double)cs_const_get_int(v, i);
+  switch (v->dtype) {
+    case CS_DTYPE_F32: return ((const float *)v->data)[i];
+    case CS_DTYPE_F64: return ((const double *)v->data)[i];
+    case CS_DTYPE_F16: return tidsp_f16_to_f32(((const uint16_t *)v->data)[i]);
+    case CS_DTYPE_BF16: return tidsp_bf16_to_f32(((const uint16_t *)v->data)[i]);
+    case CS_DTYPE_U64: return (double)((const uint64_t *)v->data)[i];
+    default: return (double)cs_const_get_int(v, i);
+  }
 }

@@ -48,7 +48,13 @@ typedef enum tidsp_dtype {
   TIDSP_DTYPE_U16 = 5,
   TIDSP_DTYPE_I32 = 6,
   TIDSP_DTYPE_I64 = 7,
-  TIDSP_DTYPE_BOOL = 8 /* one byte, 0 or 1 (Cast only) */
+  TIDSP_DTYPE_BOOL = 8, /* one byte, 0 or 1 (Cast only) */
+  /* Cast, Max/Min and Pow's exponent (tidsp_cast, tidsp_binary) only. */
+  TIDSP_DTYPE_F16 = 9,  /* IEEE binary16, stored as its 16 bits */
+  TIDSP_DTYPE_BF16 = 10, /* bfloat16: a float's upper 16 bits */
+  TIDSP_DTYPE_F64 = 11,
+  TIDSP_DTYPE_U32 = 12,
+  TIDSP_DTYPE_U64 = 13
 } tidsp_dtype;
 
 /* Size in bytes of one element, 0 for an unknown dtype. */

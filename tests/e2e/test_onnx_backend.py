@@ -18,19 +18,14 @@ import pytest
 import onnx_backend
 
 EXPECTED_FAILURES = {
-    'float16, double, bfloat16, string, uint32 and uint64 tensors are not supported': (
-        "test_cast_BFLOAT16_to_FLOAT", "test_cast_DOUBLE_to_FLOAT", "test_cast_DOUBLE_to_FLOAT16",
-        "test_cast_FLOAT16_to_DOUBLE", "test_cast_FLOAT16_to_FLOAT", "test_cast_FLOAT_to_BFLOAT16",
-        "test_cast_FLOAT_to_DOUBLE", "test_cast_FLOAT_to_FLOAT16", "test_cast_FLOAT_to_STRING",
-        "test_cast_STRING_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded",
-        "test_castlike_DOUBLE_to_FLOAT16_expanded", "test_castlike_DOUBLE_to_FLOAT_expanded",
-        "test_castlike_FLOAT16_to_DOUBLE_expanded", "test_castlike_FLOAT16_to_FLOAT_expanded",
-        "test_castlike_FLOAT_to_BFLOAT16_expanded", "test_castlike_FLOAT_to_DOUBLE_expanded",
-        "test_castlike_FLOAT_to_FLOAT16_expanded", "test_castlike_FLOAT_to_STRING_expanded",
-        "test_castlike_STRING_to_FLOAT_expanded", "test_max_float16", "test_max_float64",
-        "test_max_uint32", "test_max_uint64", "test_min_float16", "test_min_float64",
-        "test_min_uint32", "test_min_uint64", "test_pow_types_float32_uint32",
-        "test_pow_types_float32_uint64",
+    'string tensors are not supported (numbers only)': (
+        "test_cast_FLOAT_to_STRING", "test_cast_STRING_to_FLOAT",
+        "test_castlike_FLOAT_to_STRING_expanded", "test_castlike_STRING_to_FLOAT_expanded",
+    ),
+    "ONNX's data truncates float to bfloat16 (0x3ef5eeb0 -> 0x3ef5); ONNX Runtime and cstatic "
+    "round to nearest even (0x3ef6)": ("test_cast_FLOAT_to_BFLOAT16",),
+    "ONNX's data for input 'like' is uint16[1] where the graph declares bfloat16[3, 4]": (
+        "test_castlike_BFLOAT16_to_FLOAT_expanded", "test_castlike_FLOAT_to_BFLOAT16_expanded",
     ),
     'Dropout in training mode with ratio > 0: its mask is random (refused; ratio 0 runs)': (
         "test_training_dropout", "test_training_dropout_default",

@@ -139,9 +139,9 @@ static void test_bad_graphs(void) {
   EXPECT_FAIL(DATA "m_bad_out_shape.onnx", CS_ERR_INVALID,
               "graph output 'y' is declared with shape [1,5] but its inferred shape is [1,4]");
   EXPECT_FAIL(DATA "m_bad_float16.onnx", CS_ERR_UNSUPPORTED,
-              "graph input 'x': dtype FLOAT16 is not supported");
-  EXPECT_FAIL(DATA "m_bad_double.onnx", CS_ERR_UNSUPPORTED,
-              "tensor 'w': dtype DOUBLE is not supported");
+              "node 'r1' (Relu): input 'x' has dtype f16, which this op does not take");
+  EXPECT_FAIL(DATA "m_bad_double.onnx", CS_ERR_INVALID,
+              "node 'add' (Add): inputs 'x' (f32) and 'w' (f64) must have the same dtype");
   EXPECT_FAIL(DATA "m_bad_reshape_runtime.onnx", CS_ERR_UNSUPPORTED,
               "node 'reshape_rt' (Reshape): input 1 's' (shape) must be a constant");
   EXPECT_FAIL(DATA "m_bad_reshape_computed.onnx", CS_ERR_UNSUPPORTED,

@@ -2,19 +2,13 @@
  * binary.c — elementwise a op b on any dtype with numpy broadcasting: the
  * integer arithmetic, Max/Min, comparisons and logic that run outside a
  * QDQ pattern (shape arithmetic, masks, integer models). One loop for
- * every (op, dtype): each element is read as int64, or as double when an
- * operand is float, computed, and written in the output dtype. Speed is
- * not the point here; float arithmetic has tidsp_binary_f32.
+ * every (op, dtype): each element is read as int64 (uint64 as its bits,
+ * ordered and divided unsigned), or as double when an operand is float
+ * (f32, f64, f16, bf16: exact), computed, and written in the output dtype
+ * (f16/bf16 rounded through float, as ORT). Speed is not the point here;
+ * f32 arithmetic has tidsp_binary_f32.
  */
 #include "ref_internal.h"
-
-static double load_f(const void *x, int32_t dt, ptrdiff_t i) {
-  int64_t v;
-  if (dt == TIDSP_DTYPE_F32)
-    return (double)((const float *)x)[i];
-  v = tidsp_ref_load_int(x, dt, i);
-  return (double)v;
-}
 
 /* A double into an integer dtype: truncated toward zero, saturated at the
  * dtype's range (NaN → 0), as tidsp_cast. */
@@ -27,6 +21,7 @@ static int64_t sat_int(double v, int32_t dt) {
   case TIDSP_DTYPE_I16: lo = -32768.0; hi = 32767.0; break;
   case TIDSP_DTYPE_U16: lo = 0.0; hi = 65535.0; break;
   case TIDSP_DTYPE_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+  case TIDSP_DTYPE_U32: lo = 0.0; hi = 4294967295.0; break;
   default: break;
   }
   if (v != v)
@@ -56,9 +51,24 @@ static int is_compare(int32_t op) {
 /* ONNX Runtime's integer Pow: std::pow in double, cast to the base type. */
 static double int_pow(double x, double e) { return pow(x, e); }
 
-/* One element in the integer domain; 0 on a zero divisor. */
-static int int_op(int32_t op, int64_t x, int64_t z, int32_t y_dtype, int64_t *r) {
+/* One element in the integer domain; 0 on a zero divisor. uint64 operands
+ * (their bits in x, z) order, divide and compare unsigned. */
+static int int_op(int32_t op, int64_t x, int64_t z, int32_t y_dtype, int uns, int64_t *r) {
   const uint64_t ux = (uint64_t)x, uz = (uint64_t)z;
+  if (uns) {
+    switch (op) {
+    case TIDSP_BINARY_DIV:
+      if (uz == 0)
+        return 0;
+      *r = (int64_t)(ux / uz);
+      return 1;
+    case TIDSP_BINARY_POW: *r = (int64_t)(uint64_t)int_pow((double)ux, (double)uz); return 1;
+    case TIDSP_BINARY_MAX: *r = ux > uz ? x : z; return 1;
+    case TIDSP_BINARY_MIN: *r = ux < uz ? x : z; return 1;
+    case TIDSP_BINARY_ADD: case TIDSP_BINARY_SUB: case TIDSP_BINARY_MUL: break;
+    default: *r = COMPARE(op, ux, uz); return 1;
+    }
+  }
   switch (op) {
   case TIDSP_BINARY_ADD: *r = (int64_t)(ux + uz); return 1;
   case TIDSP_BINARY_SUB: *r = (int64_t)(ux - uz); return 1;
@@ -97,7 +107,7 @@ static double float_op(int32_t op, int32_t a_dtype, double x, double z) {
 int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b, void *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
-  int32_t st, i, fl;
+  int32_t st, i, fl, uns;
 
   if (!p || !a || !b || !y)
     return TIDSP_ERR_NULL;
@@ -112,20 +122,22 @@ int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
     return TIDSP_ERR_DTYPE;
   if (p->op != TIDSP_BINARY_POW && p->b_dtype != p->a_dtype)
     return TIDSP_ERR_DTYPE;
-  fl = p->a_dtype == TIDSP_DTYPE_F32 || p->b_dtype == TIDSP_DTYPE_F32;
+  fl = tidsp_ref_is_float(p->a_dtype) || tidsp_ref_is_float(p->b_dtype);
+  uns = p->a_dtype == TIDSP_DTYPE_U64;
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
     const int64_t yo = r * (int64_t)it.inner;
     for (i = 0; i < it.inner; i++) {
       const ptrdiff_t ka = it.a_off + (ptrdiff_t)i * it.a_step, kb = it.b_off + (ptrdiff_t)i * it.b_step;
       if (fl) {
-        const double v = float_op(p->op, p->a_dtype, load_f(a, p->a_dtype, ka), load_f(b, p->b_dtype, kb));
-        if (p->y_dtype == TIDSP_DTYPE_F32)
-          ((float *)y)[yo + i] = (float)v;
+        const double v = float_op(p->op, p->a_dtype, tidsp_ref_load_f(a, p->a_dtype, ka),
+                                  tidsp_ref_load_f(b, p->b_dtype, kb));
+        if (tidsp_ref_is_float(p->y_dtype))
+          tidsp_ref_store_f(y, p->y_dtype, yo + i, v);
         else
           tidsp_ref_store_int(y, p->y_dtype, yo + i, is_compare(p->op) ? (int64_t)(v != 0.0) : sat_int(v, p->y_dtype));
       } else {
         int64_t v;
-        if (!int_op(p->op, tidsp_ref_load_int(a, p->a_dtype, ka), tidsp_ref_load_int(b, p->b_dtype, kb), p->y_dtype, &v))
+        if (!int_op(p->op, tidsp_ref_load_int(a, p->a_dtype, ka), tidsp_ref_load_int(b, p->b_dtype, kb), p->y_dtype, uns, &v))
           return TIDSP_ERR_PARAM;
         tidsp_ref_store_int(y, p->y_dtype, yo + i, v);
       }

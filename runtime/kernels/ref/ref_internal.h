@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cstatic/float16.h"
 #include "cstatic/kernels.h"
 #include "softfloat.h"
 
@@ -93,17 +94,25 @@ static inline int32_t tidsp_ref_u32_to_i32(uint32_t u) {
  * these kernels do not take. */
 static inline int32_t tidsp_ref_elem_size(int32_t dt) {
   switch (dt) {
-  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: return 4;
+  case TIDSP_DTYPE_F32: case TIDSP_DTYPE_I32: case TIDSP_DTYPE_U32: return 4;
   case TIDSP_DTYPE_I8: case TIDSP_DTYPE_U8: case TIDSP_DTYPE_BOOL: return 1;
-  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: return 2;
-  case TIDSP_DTYPE_I64: return 8;
+  case TIDSP_DTYPE_I16: case TIDSP_DTYPE_U16: case TIDSP_DTYPE_F16: case TIDSP_DTYPE_BF16: return 2;
+  case TIDSP_DTYPE_I64: case TIDSP_DTYPE_U64: case TIDSP_DTYPE_F64: return 8;
   default: return 0;
   }
 }
 
+static inline int tidsp_ref_is_float(int32_t dt) {
+  return dt == TIDSP_DTYPE_F32 || dt == TIDSP_DTYPE_F64 || dt == TIDSP_DTYPE_F16 || dt == TIDSP_DTYPE_BF16;
+}
+
+
+
+
 /* Element i of an integer (or bool: 0/1) tensor of dtype dt, as int64. */
 static inline int64_t tidsp_ref_load_int(const void *x, int32_t dt, ptrdiff_t i) {
   switch (dt) {
+  case TIDSP_DTYPE_U32: return ((const uint32_t *)x)[i];
   case TIDSP_DTYPE_I8: return ((const int8_t *)x)[i];
   case TIDSP_DTYPE_U8: return ((const uint8_t *)x)[i];
   case TIDSP_DTYPE_BOOL: return ((const uint8_t *)x)[i] != 0;
@@ -124,7 +133,36 @@ static inline void tidsp_ref_store_int(void *y, int32_t dt, ptrdiff_t i, int64_t
   case TIDSP_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)(uint16_t)v; break;
   case TIDSP_DTYPE_U16: ((uint16_t *)y)[i] = (uint16_t)v; break;
   case TIDSP_DTYPE_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
-  default: ((int64_t *)y)[i] = v; break;
+  case TIDSP_DTYPE_U32: ((uint32_t *)y)[i] = (uint32_t)v; break;
+  default: ((int64_t *)y)[i] = v; break; /* i64, u64 (the same bits) */
+  }
+}
+
+/* Element i of a float tensor (or any tensor) of dtype dt as a double:
+ * exact for every dtype but int64/uint64 beyond 2^53. */
+static inline double tidsp_ref_load_f(const void *x, int32_t dt, ptrdiff_t i) {
+  switch (dt) {
+  case TIDSP_DTYPE_F32: return (double)((const float *)x)[i];
+  case TIDSP_DTYPE_F64: return ((const double *)x)[i];
+  case TIDSP_DTYPE_F16: return (double)tidsp_f16_to_f32(((const uint16_t *)x)[i]);
+  case TIDSP_DTYPE_BF16: return (double)tidsp_bf16_to_f32(((const uint16_t *)x)[i]);
+  case TIDSP_DTYPE_U64: return (double)((const uint64_t *)x)[i];
+  default: break;
+  }
+  {
+    const int64_t v = tidsp_ref_load_int(x, dt, i);
+    return (double)v;
+  }
+}
+
+/* v written as element i of a float tensor of dtype dt: one rounding to
+ * float (f32), none (f64); f16/bf16 through float as ORT does. */
+static inline void tidsp_ref_store_f(void *y, int32_t dt, ptrdiff_t i, double v) {
+  switch (dt) {
+  case TIDSP_DTYPE_F64: ((double *)y)[i] = v; break;
+  case TIDSP_DTYPE_F16: ((uint16_t *)y)[i] = tidsp_f32_to_f16((float)v); break;
+  case TIDSP_DTYPE_BF16: ((uint16_t *)y)[i] = tidsp_f32_to_bf16((float)v); break;
+  default: ((float *)y)[i] = (float)v; break;
   }
 }
 
