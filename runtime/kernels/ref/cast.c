@@ -54,7 +54,11 @@ int32_t tidsp_cast(const tidsp_cast_params *p, const void *x, void *y) {
   if (!tidsp_ref_elem_size(p->from) || !tidsp_ref_elem_size(p->to))
     return TIDSP_ERR_DTYPE;
   for (i = 0; i < p->n; i++) {
-    if (tidsp_ref_is_float(p->from)) {
+    if (p->to == TIDSP_DTYPE_F32 && (p->from == TIDSP_DTYPE_F16 || p->from == TIDSP_DTYPE_BF16)) {
+      /* widening keeps every bit, a signalling NaN's too (no double) */
+      const uint16_t h = ((const uint16_t *)x)[i];
+      ((float *)y)[i] = p->from == TIDSP_DTYPE_F16 ? tidsp_f16_to_f32(h) : tidsp_bf16_to_f32(h);
+    } else if (tidsp_ref_is_float(p->from)) {
       const double d = tidsp_ref_load_f(x, p->from, i);
       if (tidsp_ref_is_float(p->to))
         tidsp_ref_store_f(y, p->to, i, p->from == TIDSP_DTYPE_F64 && p->to != TIDSP_DTYPE_F64 ? (double)(float)d : d);
