@@ -86,14 +86,14 @@ static int int_op(int32_t op, int64_t x, int64_t z, int32_t y_dtype, int uns, in
 }
 
 /* One element in the double domain (an operand is float). */
-static double float_op(int32_t op, int32_t a_dtype, double x, double z) {
+static double float_op(int32_t op, int32_t a_dtype, double x, double z, int z_scalar) {
   switch (op) {
   case TIDSP_BINARY_ADD: return x + z;
   case TIDSP_BINARY_SUB: return x - z;
   case TIDSP_BINARY_MUL: return x * z;
   case TIDSP_BINARY_DIV: return x / z;
   case TIDSP_BINARY_POW:
-    if (a_dtype == TIDSP_DTYPE_F32 && (z == 2.0 || z == 3.0)) { /* tidsp_binary_f32's rounding */
+    if (a_dtype == TIDSP_DTYPE_F32 && z_scalar && (z == 2.0 || z == 3.0)) { /* tidsp_binary_f32's rounding */
       const float f = (float)x;
       return z == 2.0 ? (double)(f * f) : (double)(f * f * f);
     }
@@ -130,7 +130,7 @@ int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
       const ptrdiff_t ka = it.a_off + (ptrdiff_t)i * it.a_step, kb = it.b_off + (ptrdiff_t)i * it.b_step;
       if (fl) {
         const double v = float_op(p->op, p->a_dtype, tidsp_ref_load_f(a, p->a_dtype, ka),
-                                  tidsp_ref_load_f(b, p->b_dtype, kb));
+                                  tidsp_ref_load_f(b, p->b_dtype, kb), it.b_step == 0);
         if (tidsp_ref_is_float(p->y_dtype))
           tidsp_ref_store_f(y, p->y_dtype, yo + i, v);
         else

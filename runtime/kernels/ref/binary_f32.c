@@ -1,12 +1,16 @@
 /*
  * binary_f32.c — broadcast float Add / Sub / Mul / Div / Pow.
  *
- * Pow as ONNX Runtime's CPU kernel: an exponent of exactly 2 or 3 is
- * multiplied out (x·x, x·x·x), any other goes to powf.
+ * Pow as ONNX Runtime's CPU kernel: an exponent that is one value over
+ * the row (ORT's "scalar input 1" span) of exactly 2 or 3 is multiplied
+ * out (x·x, x·x·x); any other exponent, and every element of an exponent
+ * that varies along the row, goes to powf (std::pow).
  */
 #include "ref_internal.h"
 
-static float pow_ort(float x, float e) {
+static float pow_ort(float x, float e, int e_scalar) {
+  if (!e_scalar)
+    return powf(x, e);
   if (e == 2.0f)
     return x * x;
   if (e == 3.0f)
@@ -50,7 +54,7 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
       break;
     default: /* TIDSP_BINARY_POW */
       for (i = 0; i < it.inner; i++)
-        yr[i] = pow_ort(ar[i * sa], br[i * sb]);
+        yr[i] = pow_ort(ar[i * sa], br[i * sb], sb == 0);
       break;
     }
   }
