@@ -22,6 +22,11 @@ static const char *np_dtype(cs_dtype t) {
     case CS_DTYPE_I32: return "int32";
     case CS_DTYPE_I64: return "int64";
     case CS_DTYPE_BOOL: return "bool";
+    case CS_DTYPE_F16: return "float16";
+    case CS_DTYPE_BF16: return "uint16"; /* its bits: numpy has no bfloat16 */
+    case CS_DTYPE_F64: return "float64";
+    case CS_DTYPE_U32: return "uint32";
+    case CS_DTYPE_U64: return "uint64";
     default: return "undefined";
   }
 }

@@ -37,8 +37,10 @@ from . import _cli
 _ABI_VERSION = 4
 
 # tidsp_dtype name (TIDSP_DTYPE_<NAME>) -> numpy dtype
+# (bfloat16: its bits as uint16; numpy has no bfloat16, as onnx.numpy_helper)
 _NUMPY = {"F32": np.float32, "I8": np.int8, "U8": np.uint8, "I16": np.int16, "U16": np.uint16,
-          "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+          "I32": np.int32, "I64": np.int64, "BOOL": np.bool_, "F16": np.float16, "BF16": np.uint16,
+          "F64": np.float64, "U32": np.uint32, "U64": np.uint64}
 
 PathLike = Union[str, "os.PathLike[str]"]
 

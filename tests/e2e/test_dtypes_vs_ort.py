@@ -131,3 +131,18 @@ def test_op_without_a_kernel_for_the_dtype_names_it(tmp_path):
     onnx.save(m, tmp_path / "m.onnx")
     p = cstatic("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", ok=False)
     assert p.returncode == 1 and "node 'act' (Relu): input 'x' has dtype f64, which this op does not take" in p.stderr
+
+
+def test_python_api_carries_the_new_dtypes():
+    """cstatic.compile/run take float16 arrays and give bfloat16 as its bits
+    (uint16), as the manifest names them."""
+    import cstatic
+    g = h.make_graph([h.make_node("Max", ["a", "b"], ["y"]), h.make_node("Cast", ["y"], ["z"], to=TP.BFLOAT16)],
+                     "g", [h.make_tensor_value_info(n, TP.FLOAT16, [4]) for n in "ab"],
+                     [h.make_tensor_value_info("z", TP.BFLOAT16, [4])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    model = cstatic.compile(m, "c_static_lib -allow-float=1")
+    a = np.array([1, -2, 3.5, np.nan], np.float16)
+    b = np.array([0.5, -1, 4, 1], np.float16)
+    z = model.run(a, b)
+    assert z.dtype == np.uint16 and list(z[:3]) == [0x3F80, 0xBF80, 0x4080] and (z[3] & 0x7FC0) == 0x7FC0
