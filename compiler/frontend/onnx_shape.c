@@ -342,17 +342,15 @@ static cs_status infer_variadic(cs_onnx_infer *c, cs_node *n) {
 }
 
 /* BatchNormalization (inference): X [N, C, ...]; scale, B, mean, var [C].
- * The training outputs (running mean/var, saved mean/var) are inferred
- * for completeness; using them is refused when the node is lowered. */
+ * training_mode = 1 never gets here (onnx_training.c rewrites it); the
+ * extra outputs of an inference node are inferred for completeness, and
+ * using them is refused when the node is lowered. */
 static cs_status infer_batch_norm(cs_onnx_infer *c, cs_node *n) {
   const cs_value *x = cs_onnx_in(c, n, 0);
   if (x->rank < 2)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "input '%s' %s must be [N, C, ...]", x->name,
                             cs_onnx_shape_str(x->rank, x->shape));
-  if (cs_node_attr_int(n, "training_mode", 0))
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "training_mode = 1; only inference is supported");
   if (!cs_node_attr_int(n, "spatial", 1))
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                             "spatial = 0 (per-element statistics) is not "
