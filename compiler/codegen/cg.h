@@ -26,6 +26,9 @@ typedef struct cs_sbuf {
 void cs_sbuf_printf(cs_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cs_sbuf_vprintf(cs_sbuf *b, const char *fmt, va_list ap);
 void cs_sbuf_puts(cs_sbuf *b, const char *s);
+/* "%lld" and "0x%llx", by hand: a model of many layers writes millions. */
+void cs_sbuf_int(cs_sbuf *b, int64_t v);
+void cs_sbuf_hex(cs_sbuf *b, uint64_t v);
 void cs_sbuf_free(cs_sbuf *b);
 /* A scratch buffer's text went into b: if the scratch ran out of memory,
  * so did b (its text is cut short), and the file it goes to fails. */
@@ -67,6 +70,18 @@ int64_t cs_kernel_macs(const cs_node *n);
 cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *indent, size_t col0,
                            const char *name, cs_sbuf *pre, cs_sbuf *b, int *needs_math);
 
+/* ---- lib*.c files written on a second thread (file_writer.c) --------- */
+
+typedef struct cs_file_writer cs_file_writer;
+/* NULL: out of memory. The writer marks runtime_used from each text
+ * (cs_runtime_files_mark); read it after cs_file_writer_finish. */
+cs_file_writer *cs_file_writer_start(unsigned char *runtime_used);
+/* Queues dir/name with text (taken over: *text is emptied); an error of an
+ * earlier file, or text's own out-of-memory, is returned here. */
+cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *name, cs_sbuf *text);
+/* Waits for every queued file; the first failure, if any. Frees w. */
+cs_status cs_file_writer_finish(cs_file_writer *w);
+
 /* ---- the generation context ----------------------------------------- */
 
 /* A lib*.c file takes layers until their text reaches this many bytes
@@ -91,6 +106,7 @@ typedef struct cs_cg {
   unsigned char runtime_used[CS_RUNTIME_FILES_MAX];
   const cs_source_node **sources; /* the graph's ONNX nodes sorted by name */
   int n_sources;
+  struct cs_layer_source *layer_src; /* per node: cs_cg_layer_source, looked up once */
 } cs_cg;
 
 /* ---- layer names (layer_names.c) ------------------------------------ */
@@ -102,7 +118,9 @@ typedef struct cs_layer_source {
   const char *name;
   const char *module;
 } cs_layer_source;
-/* Sort the graph's ONNX nodes for cs_cg_layer_source (cg->sources). */
+/* Sort the graph's ONNX nodes (cg->sources) and look up every node's
+ * cs_cg_layer_source once (cg->layer_src: the lib*.c comments, the
+ * manifest and the profile table each ask for every layer's). */
 cs_status cs_cg_index_sources(cs_cg *cg);
 cs_layer_source cs_cg_layer_source(const cs_cg *cg, const cs_node *n);
 

@@ -62,6 +62,23 @@ static void sbuf_append(cs_sbuf *b, const char *s, size_t n) {
 
 void cs_sbuf_puts(cs_sbuf *b, const char *s) { sbuf_append(b, s, strlen(s)); }
 
+void cs_sbuf_int(cs_sbuf *b, int64_t v) {
+  char tmp[24], *p = tmp + sizeof tmp;
+  uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+  do *--p = (char)('0' + u % 10); while (u /= 10);
+  if (v < 0) *--p = '-';
+  sbuf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void cs_sbuf_hex(cs_sbuf *b, uint64_t v) {
+  static const char hex[] = "0123456789abcdef";
+  char tmp[24], *p = tmp + sizeof tmp;
+  do *--p = hex[v & 0xf]; while (v >>= 4);
+  *--p = 'x';
+  *--p = '0';
+  sbuf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 void cs_sbuf_free(cs_sbuf *b) {
   free(b->s);
   memset(b, 0, sizeof *b);
@@ -95,7 +112,17 @@ const char *cs_c_float(float f, char *buf) {
     while ((mant & 0xf) == 0) mant >>= 4, digits--;
     for (int i = digits - 1; i >= 0; i--) *p++ = hex[(mant >> (4 * i)) & 0xf];
   }
-  snprintf(p, 16, "p%+df", biased ? biased - 1023 : 0);
+  /* "p%+df" by hand: a large model writes millions of these */
+  int e = biased ? biased - 1023 : 0;
+  *p++ = 'p';
+  *p++ = e < 0 ? '-' : '+';
+  if (e < 0) e = -e;
+  if (e >= 1000) *p++ = (char)('0' + e / 1000);
+  if (e >= 100) *p++ = (char)('0' + e / 100 % 10);
+  if (e >= 10) *p++ = (char)('0' + e / 10 % 10);
+  *p++ = (char)('0' + e % 10);
+  *p++ = 'f';
+  *p = '\0';
   return buf;
 }
 
@@ -140,11 +167,15 @@ void cs_c_string(cs_sbuf *b, const char *s) {
   cs_sbuf_puts(b, "\"");
 }
 
+/* By hand, not printf: every layer's comment and offset macro has one. */
 void cs_c_shape_text(cs_sbuf *b, const cs_value *v) {
-  cs_sbuf_printf(b, "%s[", cs_dtype_name(v->dtype));
-  for (int i = 0; i < v->rank; i++)
-    cs_sbuf_printf(b, "%s%" PRId64, i ? "," : "", v->shape[i]);
-  cs_sbuf_puts(b, "]");
+  cs_sbuf_puts(b, cs_dtype_name(v->dtype));
+  sbuf_append(b, "[", 1);
+  for (int i = 0; i < v->rank; i++) {
+    if (i) sbuf_append(b, ",", 1);
+    cs_sbuf_int(b, v->shape[i]);
+  }
+  sbuf_append(b, "]", 1);
 }
 
 const char *cs_cg_tidsp_dtype_name(cs_dtype t) {

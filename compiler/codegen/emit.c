@@ -33,6 +33,7 @@ static void cg_free(cs_cg *cg) {
   free(cg->file_first_step);
   free(cg->model_name);
   free(cg->sources);
+  free(cg->layer_src);
   cs_schedule_free(&cg->s);
 }
 

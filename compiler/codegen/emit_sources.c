@@ -39,11 +39,16 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
                                                                         : "(const void *)";
   switch (l->kind) {
     case CS_LOC_CONST:
-      cs_sbuf_printf(b, "(%s%s *)%s(W + %s)", q, ctype(want), via, cg->macro[v]);
-      cs_cg_use(used, v);
-      break;
     case CS_LOC_ARENA:
-      cs_sbuf_printf(b, "(%s%s *)%s(A + %s)", q, ctype(want), via, cg->macro[v]);
+      /* "(%s%s *)%s(W + %s)" piece by piece: every argument of every call */
+      cs_sbuf_puts(b, "(");
+      cs_sbuf_puts(b, q);
+      cs_sbuf_puts(b, ctype(want));
+      cs_sbuf_puts(b, " *)");
+      cs_sbuf_puts(b, via);
+      cs_sbuf_puts(b, l->kind == CS_LOC_CONST ? "(W + " : "(A + ");
+      cs_sbuf_puts(b, cg->macro[v]);
+      cs_sbuf_puts(b, ")");
       cs_cg_use(used, v);
       break;
     case CS_LOC_INPUT:
@@ -75,7 +80,11 @@ static cs_status check_args(const cs_cg *cg, const cs_node *n, const cs_kernel_i
 /* The layer comment: kind, ONNX nodes, output tensor. */
 static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const cs_node *n) {
   const cs_value *y = &cg->g->values[n->outputs[0]];
-  cs_sbuf_printf(b, "  /* %s: %s from ONNX ", label, cs_op_name(n->op));
+  cs_sbuf_puts(b, "  /* ");
+  cs_sbuf_puts(b, label);
+  cs_sbuf_puts(b, ": ");
+  cs_sbuf_puts(b, cs_op_name(n->op));
+  cs_sbuf_puts(b, " from ONNX ");
   cs_c_comment_text(b, n->origin && *n->origin ? n->origin : node_name(n));
   const char *module = cs_cg_layer_source(cg, n).module;
   if (*module) {
@@ -147,8 +156,19 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
     if (st != CS_OK) goto done;
   }
   cs_sbuf_puts(b, "  {\n");
-  if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
-  if (ki->params) cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->params->type, params.s);
+  /* (puts, not printf, for the texts built above: printf's %s walks them
+   * again, once per layer of a large model) */
+  if (pre.len) {
+    cs_sbuf_puts(b, "    ");
+    cs_sbuf_puts(b, pre.s);
+  }
+  if (ki->params) {
+    cs_sbuf_puts(b, "    static const ");
+    cs_sbuf_puts(b, ki->params->type);
+    cs_sbuf_puts(b, " p = ");
+    cs_sbuf_puts(b, params.s ? params.s : "");
+    cs_sbuf_puts(b, ";\n");
+  }
 
   const char *fn = cs_kernel_fn(ki, cg->t);
   /* The call's form (cstatic/kernels.def): an extern is fn(pointers…, out,
@@ -156,7 +176,10 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   int is_extern = ki->call == CS_KCALL_EXTERN;
   if (is_extern) cs_sbuf_printf(&call, "%s(", fn);
   else if (ki->call == CS_KCALL_BYTES) cs_sbuf_printf(&call, "%s(%zuu", fn, n->k.copy_bytes);
-  else cs_sbuf_printf(&call, "%s(&p", fn);
+  else {
+    cs_sbuf_puts(&call, fn);
+    cs_sbuf_puts(&call, "(&p");
+  }
   if (ki->call == CS_KCALL_ARRAY) {
     cs_sbuf_puts(&call, ",\n        (const void *const[]){");
     for (int i = 0; i < n->n_inputs; i++) {
@@ -178,7 +201,9 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   cs_sbuf_puts(&call, ")");
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
-  cs_sbuf_printf(b, "    st = %s;\n", call.s);
+  cs_sbuf_puts(b, "    st = ");
+  cs_sbuf_puts(b, call.s ? call.s : "");
+  cs_sbuf_puts(b, ";\n");
   if (l2_step >= 0) cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
@@ -196,8 +221,8 @@ done:
  * written in execution order, once each: cs_cg_write_sources). */
 static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int *needs_math, int *next_row) {
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
-  char label[32];
-  snprintf(label, sizeof label, "layer %d", step);
+  char label[32] = "layer ";
+  cs_c_int32(step, label + 6); /* (not snprintf: one per layer) */
   layer_comment(cg, b, label, n);
   if (cg->s.node_elided[cg->s.order[step]]) {
     /* A comment only: the offsets are defined where a call uses them (an
@@ -254,6 +279,16 @@ static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kin
   return n;
 }
 
+/* The "#define NAME 0x<offset>" and comment opening of an offset macro (by hand:
+ * one per tensor of every file). */
+static void define_offset(cs_sbuf *b, const char *macro, size_t offset) {
+  cs_sbuf_puts(b, "#define ");
+  cs_sbuf_puts(b, macro);
+  cs_sbuf_puts(b, " ");
+  cs_sbuf_hex(b, offset);
+  cs_sbuf_puts(b, " /* ");
+}
+
 static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   const cs_graph *g = cg->g;
   int *ids = malloc(((size_t)used->n + 1) * sizeof *ids);
@@ -265,7 +300,7 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   if (n) cs_sbuf_puts(b, "\n/* Weights: byte offsets into the weights blob (docs/weights-format.md). */\n");
   for (int i = 0; i < n; i++) {
     int v = ids[i];
-    cs_sbuf_printf(b, "#define %s 0x%zx /* ", cg->macro[v], cg->s.loc[v].offset);
+    define_offset(b, cg->macro[v], cg->s.loc[v].offset);
     cs_c_shape_text(b, &g->values[v]);
     cs_sbuf_puts(b, " ");
     cs_c_comment_text(b, g->values[v].name);
@@ -278,9 +313,13 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   for (int i = 0; i < n; i++) {
     int v = ids[i];
     int last = cg->s.last_use[v] < cg->s.def_step[v] ? cg->s.def_step[v] : cg->s.last_use[v];
-    cs_sbuf_printf(b, "#define %s 0x%zx /* ", cg->macro[v], cg->s.loc[v].offset);
+    define_offset(b, cg->macro[v], cg->s.loc[v].offset);
     cs_c_shape_text(b, &g->values[v]);
-    cs_sbuf_printf(b, " layers %d-%d ", cg->s.def_step[v], last);
+    cs_sbuf_puts(b, " layers ");
+    cs_sbuf_int(b, cg->s.def_step[v]);
+    cs_sbuf_puts(b, "-");
+    cs_sbuf_int(b, last);
+    cs_sbuf_puts(b, " ");
     cs_c_comment_text(b, g->values[v].name);
     cs_sbuf_puts(b, " */\n");
   }
@@ -328,18 +367,6 @@ static void emit_part(const cs_cg *cg, cs_sbuf *b, int f, cs_sbuf *layers) {
   cs_sbuf_puts(b, "  return st;\n}\n");
 }
 
-static cs_status write_file(const char *dir, const char *name, const cs_sbuf *b) {
-  if (b->oom) return cs_error(CS_ERR_NOMEM, "codegen: out of memory writing %s", name);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f) return cs_error(CS_ERR_IO, "cannot write %s", path);
-  size_t n = fwrite(b->s ? b->s : "", 1, b->len, f);
-  int bad = n != b->len;
-  if (fclose(f) != 0) bad = 1;
-  if (bad) return cs_error(CS_ERR_IO, "cannot write %s (disk full?)", path);
-  return CS_OK;
-}
 
 static void includes(const cs_cg *cg, cs_sbuf *b, int needs_math) {
   cs_sbuf_puts(b, "\n");
@@ -598,8 +625,8 @@ static cs_status add_file(cs_cg *cg, int end, int *cap) {
 }
 
 /* File f: banner, includes, the offset macros its body uses, the body. */
-static cs_status write_source(cs_cg *cg, const char *out_dir, int f, cs_sbuf *body, const cs_cg_used *used,
-                              int needs_math) {
+static cs_status write_source(cs_cg *cg, cs_file_writer *w, const char *out_dir, int f, cs_sbuf *body,
+                              const cs_cg_used *used, int needs_math) {
   cs_sbuf out = {0};
   char file[32], what[96], range[64];
   snprintf(file, sizeof file, "lib%d.c", f);
@@ -611,10 +638,7 @@ static cs_status write_source(cs_cg *cg, const char *out_dir, int f, cs_sbuf *bo
   if (f == 0) emit_staging_macros(cg, &out);
   cs_sbuf_puts(&out, body->s ? body->s : "");
   cs_sbuf_taint(&out, body);
-  if (out.s) cs_runtime_files_mark(out.s, cg->runtime_used);
-  cs_status st = write_file(out_dir, file, &out);
-  cs_sbuf_free(&out);
-  return st;
+  return cs_file_writer_put(w, out_dir, file, &out);
 }
 
 static void used_clear(cs_cg_used *u) {
@@ -634,7 +658,8 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
   cg->n_files = 0;
   cg->file_first_step = malloc(sizeof(int) * (size_t)cap);
   cs_status st = CS_OK;
-  if (!u0.mark || !u0.ids || !u.mark || !u.ids || !cg->file_first_step)
+  cs_file_writer *w = cs_file_writer_start(cg->runtime_used);
+  if (!w || !u0.mark || !u0.ids || !u.mark || !u.ids || !cg->file_first_step)
     st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
   else
     cg->file_first_step[0] = 0;
@@ -650,7 +675,7 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
     if (st == CS_OK) st = add_file(cg, end, &cap);
     if (st == CS_OK) {
       emit_part(cg, &body, cg->n_files - 1, &layers);
-      st = write_source(cg, out_dir, cg->n_files - 1, &body, &u, needs_math);
+      st = write_source(cg, w, out_dir, cg->n_files - 1, &body, &u, needs_math);
     }
     cs_sbuf_free(&layers);
     cs_sbuf_free(&body);
@@ -663,7 +688,9 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
   if (st == CS_OK) emit_profile_table(cg, &body0);
   if (st == CS_OK) emit_descriptor(cg, &body0);
   if (st == CS_OK) cs_cg_flavour_dsp_entry(cg, &body0);
-  if (st == CS_OK) st = write_source(cg, out_dir, 0, &body0, &u0, math0);
+  if (st == CS_OK) st = write_source(cg, w, out_dir, 0, &body0, &u0, math0);
+  cs_status st_w = cs_file_writer_finish(w);
+  if (st == CS_OK) st = st_w;
   cs_sbuf_free(&layers0);
   cs_sbuf_free(&body0);
   free(u0.mark);

@@ -1,70 +1,117 @@
 #include "json.h"
 
 #include <math.h>
+#include <string.h>
+
+/* The text collects in j->buf and reaches the FILE in large writes: a
+ * manifest of a 100 000-layer model is tens of MB of small pieces, and a
+ * stdio call per piece (each taking the stream's lock) dominated writing
+ * it. */
+static void flush(cs_json *j) {
+  if (j->len) fwrite(j->buf, 1, j->len, j->f);
+  j->len = 0;
+}
+
+static void put(cs_json *j, const char *s, size_t n) {
+  if (j->len + n > sizeof j->buf) {
+    flush(j);
+    if (n > sizeof j->buf) {
+      fwrite(s, 1, n, j->f);
+      return;
+    }
+  }
+  memcpy(j->buf + j->len, s, n);
+  j->len += n;
+}
+
+static void putc_(cs_json *j, char c) {
+  if (j->len == sizeof j->buf) flush(j);
+  j->buf[j->len++] = c;
+}
+
+static void puts_(cs_json *j, const char *s) { put(j, s, strlen(s)); }
+
+/* By hand, not fprintf: layers, shapes and offsets are most of the numbers. */
+static void put_int(cs_json *j, long long v) {
+  char tmp[24], *p = tmp + sizeof tmp;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do *--p = (char)('0' + u % 10); while (u /= 10);
+  if (v < 0) *--p = '-';
+  put(j, p, (size_t)(tmp + sizeof tmp - p));
+}
 
 void cs_json_init(cs_json *j, FILE *f) {
   j->f = f;
   j->depth = 0;
   j->count[0] = 0;
+  j->len = 0;
 }
 
-/* Runs of plain characters go out in one fwrite: a manifest of a large
- * model is mostly names, and a call per character dominated writing it. */
-static void escaped(FILE *f, const char *s) {
-  fputc('"', f);
+/* Runs of plain characters go out in one piece: a manifest of a large
+ * model is mostly names. */
+static void escaped(cs_json *j, const char *s) {
+  putc_(j, '"');
   const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
   for (; *p; p++) {
     if (*p >= 0x20 && *p != '"' && *p != '\\') continue; /* UTF-8 passes through */
-    if (p > run) fwrite(run, 1, (size_t)(p - run), f);
+    if (p > run) put(j, (const char *)run, (size_t)(p - run));
     run = p + 1;
     switch (*p) {
-      case '"': fputs("\\\"", f); break;
-      case '\\': fputs("\\\\", f); break;
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      default: fprintf(f, "\\u%04x", *p);
+      case '"': puts_(j, "\\\""); break;
+      case '\\': puts_(j, "\\\\"); break;
+      case '\n': puts_(j, "\\n"); break;
+      case '\r': puts_(j, "\\r"); break;
+      case '\t': puts_(j, "\\t"); break;
+      default: {
+        char u[8];
+        snprintf(u, sizeof u, "\\u%04x", *p);
+        puts_(j, u);
+      }
     }
   }
-  if (p > run) fwrite(run, 1, (size_t)(p - run), f);
-  fputc('"', f);
+  if (p > run) put(j, (const char *)run, (size_t)(p - run));
+  putc_(j, '"');
 }
 
-static void indent(FILE *f, int depth) {
+static void indent(cs_json *j) {
   static const char spaces[] = "                                                                ";
-  for (int n = 2 * depth; n > 0; n -= (int)sizeof spaces - 1)
-    fwrite(spaces, 1, n < (int)sizeof spaces - 1 ? (size_t)n : sizeof spaces - 1, f);
+  for (int n = 2 * j->depth; n > 0; n -= (int)sizeof spaces - 1)
+    put(j, spaces, n < (int)sizeof spaces - 1 ? (size_t)n : sizeof spaces - 1);
 }
 
 /* Comma, newline and indentation before a member, then its key. */
 static void member(cs_json *j, const char *key) {
-  if (j->count[j->depth]++ > 0) fputc(',', j->f);
+  if (j->count[j->depth]++ > 0) putc_(j, ',');
   if (j->depth > 0) {
-    fputc('\n', j->f);
-    indent(j->f, j->depth);
+    putc_(j, '\n');
+    indent(j);
   }
   if (key) {
-    escaped(j->f, key);
-    fputs(": ", j->f);
+    escaped(j, key);
+    put(j, ": ", 2);
   }
 }
 
 static void open(cs_json *j, const char *key, char c) {
   member(j, key);
-  fputc(c, j->f);
+  putc_(j, c);
   if (j->depth + 1 < CS_JSON_MAX_DEPTH) j->depth++;
   j->count[j->depth] = 0;
 }
 
+/* The top-level value's end flushes the buffer to the FILE. */
 static void close_(cs_json *j, char c) {
   int had = j->count[j->depth] > 0;
   if (j->depth > 0) j->depth--;
   if (had) {
-    fputc('\n', j->f);
-    indent(j->f, j->depth);
+    putc_(j, '\n');
+    indent(j);
   }
-  fputc(c, j->f);
-  if (j->depth == 0) fputc('\n', j->f);
+  putc_(j, c);
+  if (j->depth == 0) {
+    putc_(j, '\n');
+    flush(j);
+  }
 }
 
 void cs_json_begin_object(cs_json *j, const char *key) { open(j, key, '{'); }
@@ -74,33 +121,41 @@ void cs_json_end_array(cs_json *j) { close_(j, ']'); }
 
 void cs_json_string(cs_json *j, const char *key, const char *s) {
   member(j, key);
-  escaped(j->f, s);
+  escaped(j, s);
 }
 
 void cs_json_int(cs_json *j, const char *key, int64_t v) {
   member(j, key);
-  fprintf(j->f, "%lld", (long long)v);
+  put_int(j, (long long)v);
 }
 
 void cs_json_double(cs_json *j, const char *key, double v) {
   member(j, key);
-  if (isfinite(v)) fprintf(j->f, "%.9g", v);
-  else fputs("null", j->f);
+  if (isfinite(v)) {
+    char num[32];
+    snprintf(num, sizeof num, "%.9g", v);
+    puts_(j, num);
+  } else {
+    puts_(j, "null");
+  }
 }
 
 void cs_json_bool(cs_json *j, const char *key, int v) {
   member(j, key);
-  fputs(v ? "true" : "false", j->f);
+  puts_(j, v ? "true" : "false");
 }
 
 void cs_json_null(cs_json *j, const char *key) {
   member(j, key);
-  fputs("null", j->f);
+  puts_(j, "null");
 }
 
 void cs_json_ints(cs_json *j, const char *key, const int64_t *v, int n) {
   member(j, key);
-  fputc('[', j->f);
-  for (int i = 0; i < n; i++) fprintf(j->f, "%s%lld", i ? ", " : "", (long long)v[i]);
-  fputc(']', j->f);
+  putc_(j, '[');
+  for (int i = 0; i < n; i++) {
+    if (i) put(j, ", ", 2);
+    put_int(j, (long long)v[i]);
+  }
+  putc_(j, ']');
 }

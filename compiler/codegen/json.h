@@ -1,6 +1,8 @@
 /*
  * json.h — a small streaming JSON writer (manifest.json). Keys and strings
- * are escaped; commas and indentation are tracked by nesting depth.
+ * are escaped; commas and indentation are tracked by nesting depth. The
+ * text is buffered: it reaches the FILE when the top-level value closes
+ * (the caller checks ferror/fclose after that).
  */
 #ifndef CSTATIC_CODEGEN_JSON_H
 #define CSTATIC_CODEGEN_JSON_H
@@ -14,6 +16,8 @@ typedef struct cs_json {
   FILE *f;
   int depth;
   int count[CS_JSON_MAX_DEPTH]; /* members written at each depth */
+  size_t len;                   /* bytes in buf not yet written */
+  char buf[1 << 16];
 } cs_json;
 
 void cs_json_init(cs_json *j, FILE *f);

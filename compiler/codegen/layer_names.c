@@ -10,6 +10,7 @@
  * all are (a boundary conversion). A layer the compiler made up (no
  * origin) goes by its IR name.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +21,21 @@ static int by_name(const void *a, const void *b) {
   return strcmp((*x)->name, (*y)->name);
 }
 
+static cs_layer_source look_up(const cs_cg *cg, const cs_node *n);
+
 cs_status cs_cg_index_sources(cs_cg *cg) {
   const cs_graph *g = cg->g;
   cg->n_sources = g->n_source_nodes;
-  if (!g->n_source_nodes) return CS_OK;
-  cg->sources = malloc(sizeof *cg->sources * (size_t)g->n_source_nodes);
-  if (!cg->sources) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
-  for (int i = 0; i < g->n_source_nodes; i++) cg->sources[i] = &g->source_nodes[i];
-  qsort(cg->sources, (size_t)cg->n_sources, sizeof *cg->sources, by_name);
+  if (g->n_source_nodes) {
+    cg->sources = malloc(sizeof *cg->sources * (size_t)g->n_source_nodes);
+    if (!cg->sources) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+    for (int i = 0; i < g->n_source_nodes; i++) cg->sources[i] = &g->source_nodes[i];
+    qsort(cg->sources, (size_t)cg->n_sources, sizeof *cg->sources, by_name);
+  }
+  cs_layer_source *src = malloc(sizeof *src * ((size_t)g->n_nodes + 1));
+  if (!src) return cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+  for (int i = 0; i < g->n_nodes; i++) src[i] = look_up(cg, &g->nodes[i]);
+  cg->layer_src = src;
   return CS_OK;
 }
 
@@ -46,6 +54,12 @@ static const cs_source_node *find(const cs_cg *cg, const char *name, size_t len)
 }
 
 cs_layer_source cs_cg_layer_source(const cs_cg *cg, const cs_node *n) {
+  ptrdiff_t i = n - cg->g->nodes;
+  if (cg->layer_src && i >= 0 && i < cg->g->n_nodes) return cg->layer_src[i];
+  return look_up(cg, n);
+}
+
+static cs_layer_source look_up(const cs_cg *cg, const cs_node *n) {
   cs_layer_source out = {n->name ? n->name : "?", ""};
   const char *o = n->origin;
   if (!o || !*o) return out;

@@ -107,13 +107,15 @@ static int file_of_step(const cs_cg *cg, int step) {
 static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided) {
   const cs_graph *g = cg->g;
   cs_json_begin_array(j, "layers");
+  char file[32];
+  int file_index = -1;
   for (int k = 0; k < cg->s.n_steps; k++) {
     int id = cg->s.order[k];
     const cs_node *n = &g->nodes[id];
     const cs_kernel_info *ki = cs_kernel_info_of(n->op);
     const cs_value *y = &g->values[n->outputs[0]];
-    char file[32];
-    snprintf(file, sizeof file, "lib%d.c", file_of_step(cg, k));
+    int fi = file_of_step(cg, k);
+    if (fi != file_index) snprintf(file, sizeof file, "lib%d.c", file_index = fi);
     cs_json_begin_object(j, NULL);
     cs_json_int(j, "index", k);
     cs_json_string(j, "kernel", ki ? cs_kernel_fn(ki, cg->t) : "?");

@@ -68,11 +68,10 @@ static void field_enum(fields *f, const char *name, int32_t v, const char *const
 
 
 static void field_float(fields *f, const char *name, float v) {
-  char num[40], text[96];
+  char num[40];
   cs_c_float(v, num);
   if (num[0] == 'N' || num[0] == 'I' || num[1] == 'I') *f->needs_math = 1;
-  snprintf(text, sizeof text, ".%s = %s", name, num);
-  field_text(f, text);
+  field_named(f, name, num);
 }
 
 static void field_ints(fields *f, const char *name, const int32_t *v, int n) {
@@ -224,7 +223,8 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
   cs_sbuf_taint(b, &line); /* no other layout on the word of a failed allocation */
   cs_sbuf_free(&line);
   if (st != CS_OK) return st;
-  cs_sbuf_printf(b, "{\n%s", indent);
+  cs_sbuf_puts(b, "{\n");
+  cs_sbuf_puts(b, indent);
   f = (fields){b, indent, b->len - strlen(indent), 0, 1, needs_math};
   st = params_body(n, &f, name, &scratch); /* pre was written by the first pass */
   cs_sbuf_free(&scratch);

@@ -476,21 +476,25 @@ static cs_status check_bytes(const cs_graph *g, const char *what, const char *de
   return CS_OK;
 }
 
+/* The description " (i64[268435456])" is made only for an error: every
+ * value of a model passes here, a 100 000-node chain's too. */
 cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_const) {
-  char desc[160];
-  int len = snprintf(desc, sizeof desc, " (%s[", cs_dtype_name(v->dtype));
   uint64_t n = 1;
   for (int i = 0; i < v->rank; i++) {
     int64_t d = v->shape[i];
-    if (len < (int)sizeof desc)
-      len += snprintf(desc + len, sizeof desc - (size_t)len, "%s%lld", i ? "," : "", (long long)d);
     if (d < 0) return cs_error(CS_ERR_INVALID, "tensor '%s': dim %d is %lld", v->name, i, (long long)d);
     if (d && n > UINT64_MAX / 16 / (uint64_t)d) /* sizes are at most 8 bytes */
       return cs_error(CS_ERR_NOMEM, "tensor '%s': its shape holds more than 2^60 elements", v->name);
     n *= (uint64_t)d;
   }
-  if (len < (int)sizeof desc) snprintf(desc + len, sizeof desc - (size_t)len, "])");
   n *= cs_dtype_size(v->dtype);
   if (n > SIZE_MAX) return cs_error(CS_ERR_NOMEM, "tensor '%s' does not fit in memory", v->name);
+  size_t limit = cs_graph_mem_limit(g), held = g ? g->const_bytes : 0;
+  if (n <= limit && (!is_const || n <= limit - held)) return CS_OK;
+  char desc[160];
+  int len = snprintf(desc, sizeof desc, " (%s[", cs_dtype_name(v->dtype));
+  for (int i = 0; i < v->rank && len < (int)sizeof desc; i++)
+    len += snprintf(desc + len, sizeof desc - (size_t)len, "%s%lld", i ? "," : "", (long long)v->shape[i]);
+  if (len < (int)sizeof desc) snprintf(desc + len, sizeof desc - (size_t)len, "])");
   return check_bytes(g, v->name, desc, (size_t)n, is_const);
 }

@@ -24,8 +24,9 @@ int cs_op_is_kernel(cs_op op) {
 
 int cs_op_from_onnx(const char *op_type) {
   if (!op_type) return -1;
+  /* (the first letter before strcmp: every node of a model comes here) */
   for (int i = 0; i < CS_OP_COUNT_; i++) {
-    if (cs_op_is_kernel((cs_op)i)) continue; /* never reachable from ONNX */
+    if (op_names[i][0] != op_type[0] || cs_op_is_kernel((cs_op)i)) continue; /* kernels: never from ONNX */
     if (!strcmp(op_names[i], op_type)) return i;
   }
   return -1;
