@@ -54,7 +54,7 @@ asan: setup
 # ThreadSanitizer build of the firmware (one thread per client connection,
 # the DMA engine's thread). The clients stay the normal build's: a TSan
 # library cannot be loaded into Python or an uninstrumented program.
-TSAN_TARGETS := c7x_fw cstatic c7x_fw_mmalib c7x_compute test_kernel_dma
+TSAN_TARGETS := c7x_fw cstatic c7x_fw_mmalib c7x_compute test_kernel_dma test_codegen_file_writer
 tsan: setup
 	cmake -S . -B $(BUILD)-tsan -DCS_TSAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
 	cmake --build $(BUILD)-tsan -j2 --target $(TSAN_TARGETS)
@@ -80,12 +80,15 @@ sanitize: asan
 # running fails. A module's SIGSEGV must reach the supervisor as a signal.
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:handle_segv=0:handle_sigbus=0
 TSAN_E2E := tests/e2e/test_deploy_client.py tests/e2e/test_deploy.py tests/e2e/test_deploy_faults.py
+# The code generator's file-writer thread (codegen/file_writer.c): its unit
+# test; the TSan cstatic below runs it on every compile.
 # The DMA engine's copy thread: its unit test, and the staged suite through
 # a TSan cstatic (the models link its TSan runtime) and TSan c7x_fw_mmalib;
 # a removed wait must be reported. One suite model: each takes ~70 s.
 TSAN_DMA_E2E := tests/e2e/test_l2_dma.py -k "not suite_model or (resnet18 and pt2e)"
 sanitize-slow: tsan
 	$(TSAN_ENV) $(BUILD)-tsan/bin/test_kernel_dma
+	$(TSAN_ENV) $(BUILD)-tsan/bin/test_codegen_file_writer
 	$(TSAN_ENV) CSTATIC_BIN=$(CURDIR)/$(BUILD)-tsan/bin/cstatic $(PY) -m pytest -q $(TSAN_DMA_E2E)
 	$(TSAN_ENV) C7X_FW_BIN=$(CURDIR)/$(BUILD)-tsan/bin/c7x_fw $(PY) -m pytest -q $(TSAN_E2E)
 

@@ -72,13 +72,17 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
 
 /* ---- lib*.c files written on a second thread (file_writer.c) --------- */
 
+struct cs_cg;
 typedef struct cs_file_writer cs_file_writer;
-/* NULL: out of memory. The writer marks runtime_used from each text
- * (cs_runtime_files_mark); read it after cs_file_writer_finish. */
-cs_file_writer *cs_file_writer_start(unsigned char *runtime_used);
-/* Queues dir/name with text (taken over: *text is emptied); an error of an
+/* NULL: out of memory. The writer marks cg->runtime_used from each text
+ * (cs_runtime_files_mark) and, with cg->manifest_layers, makes each lib
+ * file's manifest records; read them after cs_file_writer_finish. */
+cs_file_writer *cs_file_writer_start(struct cs_cg *cg);
+/* Queues dir/name with text (taken over: *text is emptied), the file of
+ * steps [first, end) (file < 0: no manifest records); an error of an
  * earlier file, or text's own out-of-memory, is returned here. */
-cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *name, cs_sbuf *text);
+cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *name, cs_sbuf *text, int file,
+                             int first, int end);
 /* Waits for every queued file; the first failure, if any. Frees w. */
 cs_status cs_file_writer_finish(cs_file_writer *w);
 
@@ -107,6 +111,9 @@ typedef struct cs_cg {
   const cs_source_node **sources; /* the graph's ONNX nodes sorted by name */
   int n_sources;
   struct cs_layer_source *layer_src; /* per node: cs_cg_layer_source, looked up once */
+  /* [n_steps + 1]: file f's records of manifest.json's "layers", made by
+   * the file writer (cs_cg_manifest_layers) */
+  cs_sbuf *manifest_layers;
 } cs_cg;
 
 /* ---- layer names (layer_names.c) ------------------------------------ */
@@ -136,6 +143,8 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path);
 cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir);
 cs_status cs_cg_write_weights(cs_cg *cg, const char *out_dir);
 cs_status cs_cg_write_manifest(cs_cg *cg, const char *path);
+/* The "layers" records of steps [first, end) of file lib<file>.c, into out. */
+void cs_cg_manifest_layers(const cs_cg *cg, int file, int first, int end, cs_sbuf *out);
 
 /* Weights blob (docs/weights-format.md). */
 enum { CS_WEIGHTS_HEADER_BYTES = 64, CS_WEIGHTS_VERSION = 1 };

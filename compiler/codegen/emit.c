@@ -34,6 +34,9 @@ static void cg_free(cs_cg *cg) {
   free(cg->model_name);
   free(cg->sources);
   free(cg->layer_src);
+  if (cg->manifest_layers)
+    for (int f = 0; f < cg->n_files; f++) free(cg->manifest_layers[f].s);
+  free(cg->manifest_layers);
   cs_schedule_free(&cg->s);
 }
 

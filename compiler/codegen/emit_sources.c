@@ -638,7 +638,7 @@ static cs_status write_source(cs_cg *cg, cs_file_writer *w, const char *out_dir,
   if (f == 0) emit_staging_macros(cg, &out);
   cs_sbuf_puts(&out, body->s ? body->s : "");
   cs_sbuf_taint(&out, body);
-  return cs_file_writer_put(w, out_dir, file, &out);
+  return cs_file_writer_put(w, out_dir, file, &out, f, cg->file_first_step[f], cg->file_first_step[f + 1]);
 }
 
 static void used_clear(cs_cg_used *u) {
@@ -658,7 +658,9 @@ cs_status cs_cg_write_sources(cs_cg *cg, const char *out_dir) {
   cg->n_files = 0;
   cg->file_first_step = malloc(sizeof(int) * (size_t)cap);
   cs_status st = CS_OK;
-  cs_file_writer *w = cs_file_writer_start(cg->runtime_used);
+  free(cg->manifest_layers);
+  cg->manifest_layers = calloc((size_t)cg->s.n_steps + 1, sizeof *cg->manifest_layers);
+  cs_file_writer *w = cg->manifest_layers ? cs_file_writer_start(cg) : NULL;
   if (!w || !u0.mark || !u0.ids || !u.mark || !u.ids || !cg->file_first_step)
     st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
   else

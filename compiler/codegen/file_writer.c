@@ -5,7 +5,8 @@
  * Creating a file costs about a millisecond on ext4 (the inode's
  * allocation, in the kernel), and a model of 100 000 layers writes some 300
  * of them: with the scan of each text for the runtime names it calls
- * (cs_runtime_files_mark), that was a fifth of its compile, now done on
+ * (cs_runtime_files_mark) and the file's records of manifest.json
+ * (cs_cg_manifest_layers), that was a third of its compile, now done on
  * another core. The texts are written in the order they are given, at most
  * QUEUE of them wait (memory stays bounded), and the first failure is the
  * error the compile reports, as if each file were written at once — which
@@ -22,6 +23,7 @@ enum { QUEUE = 4 };
 typedef struct job {
   char path[4096];
   cs_sbuf text;
+  int file, first, end; /* its manifest records: steps [first, end) */
 } job;
 
 struct cs_file_writer {
@@ -30,14 +32,16 @@ struct cs_file_writer {
   job q[QUEUE];
   int head, n, stop, threaded;
   pthread_t thread;
-  unsigned char *runtime_used; /* written by the writer until cs_file_writer_finish */
+  cs_cg *cg; /* its runtime_used and manifest_layers: the writer's until cs_file_writer_finish */
   int failed;
   char error[4200]; /* the first failure */
 };
 
 /* 0, or the message of the failure in err. */
-static int write_one(unsigned char *runtime_used, job *j, char *err, size_t n) {
-  if (j->text.s) cs_runtime_files_mark(j->text.s, runtime_used);
+static int write_one(cs_cg *cg, job *j, char *err, size_t n) {
+  if (j->text.s) cs_runtime_files_mark(j->text.s, cg->runtime_used);
+  if (cg->manifest_layers && j->file >= 0)
+    cs_cg_manifest_layers(cg, j->file, j->first, j->end, &cg->manifest_layers[j->file]);
   FILE *f = fopen(j->path, "wb");
   if (!f) {
     snprintf(err, n, "cannot write %s", j->path);
@@ -60,7 +64,7 @@ static void *run(void *arg) {
     job *j = &w->q[w->head]; /* the producer fills other slots only */
     int skip = w->failed;
     pthread_mutex_unlock(&w->mu);
-    int bad = !skip && write_one(w->runtime_used, j, err, sizeof err);
+    int bad = !skip && write_one(w->cg, j, err, sizeof err);
     cs_sbuf_free(&j->text);
     pthread_mutex_lock(&w->mu);
     if (bad) {
@@ -75,10 +79,10 @@ static void *run(void *arg) {
   return NULL;
 }
 
-cs_file_writer *cs_file_writer_start(unsigned char *runtime_used) {
+cs_file_writer *cs_file_writer_start(cs_cg *cg) {
   cs_file_writer *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  w->runtime_used = runtime_used;
+  w->cg = cg;
   if (pthread_mutex_init(&w->mu, NULL) != 0) {
     free(w);
     return NULL;
@@ -92,17 +96,18 @@ cs_file_writer *cs_file_writer_start(unsigned char *runtime_used) {
   return w;
 }
 
-cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *name, cs_sbuf *text) {
+cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *name, cs_sbuf *text, int file,
+                             int first, int end) {
   if (text->oom) {
     cs_sbuf_free(text);
     return cs_error(CS_ERR_NOMEM, "codegen: out of memory writing %s", name);
   }
   if (!w->threaded) {
-    job j;
+    job j = {.file = file, .first = first, .end = end};
     snprintf(j.path, sizeof j.path, "%s/%s", dir, name);
     j.text = *text;
     memset(text, 0, sizeof *text);
-    int bad = write_one(w->runtime_used, &j, w->error, sizeof w->error);
+    int bad = write_one(w->cg, &j, w->error, sizeof w->error);
     cs_sbuf_free(&j.text);
     return bad ? cs_error(CS_ERR_IO, "%s", w->error) : CS_OK;
   }
@@ -115,6 +120,9 @@ cs_status cs_file_writer_put(cs_file_writer *w, const char *dir, const char *nam
   }
   job *j = &w->q[(w->head + w->n) % QUEUE];
   snprintf(j->path, sizeof j->path, "%s/%s", dir, name);
+  j->file = file;
+  j->first = first;
+  j->end = end;
   j->text = *text;
   memset(text, 0, sizeof *text);
   w->n++;

@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The text collects in j->buf and reaches the FILE in large writes: a
@@ -8,17 +9,36 @@
  * stdio call per piece (each taking the stream's lock) dominated writing
  * it. */
 static void flush(cs_json *j) {
-  if (j->len) fwrite(j->buf, 1, j->len, j->f);
+  if (!j->len) return;
+  if (j->f) {
+    fwrite(j->buf, 1, j->len, j->f);
+  } else if (!j->oom) {
+    if (j->mem_len + j->len > j->mem_cap) {
+      size_t cap = j->mem_cap ? j->mem_cap : sizeof j->buf;
+      while (cap < j->mem_len + j->len) cap *= 2;
+      char *m = realloc(j->mem, cap);
+      if (!m) {
+        j->oom = 1;
+        j->len = 0;
+        return;
+      }
+      j->mem = m;
+      j->mem_cap = cap;
+    }
+    memcpy(j->mem + j->mem_len, j->buf, j->len);
+    j->mem_len += j->len;
+  }
   j->len = 0;
 }
 
 static void put(cs_json *j, const char *s, size_t n) {
-  if (j->len + n > sizeof j->buf) {
+  while (j->len + n > sizeof j->buf) { /* (a long text: in buffer-sized pieces) */
+    size_t k = sizeof j->buf - j->len;
+    memcpy(j->buf + j->len, s, k);
+    j->len += k;
+    s += k;
+    n -= k;
     flush(j);
-    if (n > sizeof j->buf) {
-      fwrite(s, 1, n, j->f);
-      return;
-    }
   }
   memcpy(j->buf + j->len, s, n);
   j->len += n;
@@ -45,6 +65,31 @@ void cs_json_init(cs_json *j, FILE *f) {
   j->depth = 0;
   j->count[0] = 0;
   j->len = 0;
+  j->mem = NULL;
+  j->mem_len = j->mem_cap = 0;
+  j->oom = 0;
+}
+
+void cs_json_init_fragment(cs_json *j, int depth, int members) {
+  cs_json_init(j, NULL);
+  j->depth = depth > 0 && depth < CS_JSON_MAX_DEPTH ? depth : 0;
+  j->count[j->depth] = members;
+}
+
+char *cs_json_fragment(cs_json *j, size_t *len, int *oom) {
+  flush(j);
+  char *m = j->oom ? NULL : j->mem;
+  if (j->oom) free(j->mem);
+  *len = m ? j->mem_len : 0;
+  *oom = j->oom;
+  j->mem = NULL;
+  j->mem_len = j->mem_cap = 0;
+  return m;
+}
+
+void cs_json_splice(cs_json *j, const char *text, size_t len, int members) {
+  if (text) put(j, text, len);
+  j->count[j->depth] += members;
 }
 
 /* Runs of plain characters go out in one piece: a manifest of a large
@@ -53,7 +98,9 @@ static void escaped(cs_json *j, const char *s) {
   putc_(j, '"');
   const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
   for (; *p; p++) {
-    if (*p >= 0x20 && *p != '"' && *p != '\\') continue; /* UTF-8 passes through */
+    /* (one test for the common case: no control character, quote or
+     * backslash is above '\\') */
+    if (*p > '\\' || (*p >= 0x20 && *p != '"' && *p != '\\')) continue; /* UTF-8 passes through */
     if (p > run) put(j, (const char *)run, (size_t)(p - run));
     run = p + 1;
     switch (*p) {

@@ -93,29 +93,28 @@ static void onnx_nodes(cs_json *j, const cs_node *n) {
   cs_json_end_array(j);
 }
 
-/* Binary search: one lookup per layer, a model may have many files. */
-static int file_of_step(const cs_cg *cg, int step) {
-  int lo = 0, hi = cg->n_files - 1;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (step < cg->file_first_step[mid + 1]) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
+/* The records of the "layers" array: members of the top object's array. */
+enum { LAYER_DEPTH = 2 };
 
-static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided) {
+/* The records of steps [first, end), the layers of file lib<file>.c, as a
+ * fragment of the "layers" array: made by the file writer's thread once
+ * the file is written (file_writer.c), while the next file's layers are
+ * generated — a large model's manifest is mostly these records. */
+void cs_cg_manifest_layers(const cs_cg *cg, int file, int first, int end, cs_sbuf *out) {
   const cs_graph *g = cg->g;
-  cs_json_begin_array(j, "layers");
-  char file[32];
-  int file_index = -1;
-  for (int k = 0; k < cg->s.n_steps; k++) {
+  cs_json *j = malloc(sizeof *j);
+  if (!j) {
+    out->oom = 1;
+    return;
+  }
+  cs_json_init_fragment(j, LAYER_DEPTH, first > 0);
+  char name[32];
+  snprintf(name, sizeof name, "lib%d.c", file);
+  for (int k = first; k < end; k++) {
     int id = cg->s.order[k];
     const cs_node *n = &g->nodes[id];
     const cs_kernel_info *ki = cs_kernel_info_of(n->op);
     const cs_value *y = &g->values[n->outputs[0]];
-    int fi = file_of_step(cg, k);
-    if (fi != file_index) snprintf(file, sizeof file, "lib%d.c", file_index = fi);
     cs_json_begin_object(j, NULL);
     cs_json_int(j, "index", k);
     cs_json_string(j, "kernel", ki ? cs_kernel_fn(ki, cg->t) : "?");
@@ -134,7 +133,7 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
     cs_json_end_object(j);
     int64_t macs = cs_kernel_macs(n);
     if (macs) cs_json_int(j, "macs", macs);
-    cs_json_string(j, "file", file);
+    cs_json_string(j, "file", name);
     cs_json_bool(j, "elided", cg->s.node_elided[id]);
     if (cg->s.l2 && cg->s.l2[k].kind != CS_L2_NONE) {
       char what[256];
@@ -143,10 +142,33 @@ static void layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided)
       cs_cg_manifest_dma(cg, j, k);
     }
     cs_json_end_object(j);
-    if (cg->s.node_elided[id]) (*elided)++;
-    else (*calls)++;
+  }
+  int oom = 0;
+  free(out->s);
+  out->s = cs_json_fragment(j, &out->len, &oom);
+  out->cap = out->len;
+  out->oom = oom;
+  free(j);
+}
+
+/* The records, file by file (lib0.c's layers first: they are the first
+ * steps); a file whose records are missing is one the compile did not
+ * finish, and an error. */
+static int layers(const cs_cg *cg, cs_json *j, int64_t *calls, int64_t *elided) {
+  cs_json_begin_array(j, "layers");
+  int ok = 1;
+  for (int f = 0; f < cg->n_files; f++) {
+    const cs_sbuf *r = &cg->manifest_layers[f];
+    int first = cg->file_first_step[f], end = cg->file_first_step[f + 1];
+    if (r->oom || (end > first && !r->s)) ok = 0;
+    cs_json_splice(j, r->s, r->len, end - first);
   }
   cs_json_end_array(j);
+  for (int k = 0; k < cg->s.n_steps; k++) {
+    if (cg->s.node_elided[cg->s.order[k]]) (*elided)++;
+    else (*calls)++;
+  }
+  return ok;
 }
 
 static void kernel_histogram(const cs_cg *cg, cs_json *j) {
@@ -263,7 +285,7 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_end_array(j);
 
   int64_t calls = 0, elided = 0;
-  layers(cg, j, &calls, &elided);
+  int complete = layers(cg, j, &calls, &elided);
   cs_json_begin_object(j, "totals");
   cs_json_int(j, "layers", s->n_steps);
   cs_json_int(j, "kernel_calls", calls);
@@ -275,6 +297,7 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_end_object(j);
   int bad = ferror(f);
   if (fclose(f) != 0) bad = 1;
+  if (!complete) return cs_error(CS_ERR_NOMEM, "codegen: out of memory writing %s", path);
   if (bad) return cs_error(CS_ERR_IO, "cannot write %s (disk full?)", path);
   return CS_OK;
 }
