@@ -13,25 +13,8 @@
 #include <unistd.h>
 
 #include "codegen/cg.h"
+#include "test_codegen_graphs.h"
 #include "unit.h"
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = -1;
-  fclose(f);
-  if (!s || n < 0) {
-    free(s);
-    return NULL;
-  }
-  s[n] = '\0';
-  *len = (size_t)n;
-  return s;
-}
 
 static int any(const unsigned char *used) {
   for (int i = 0; i < CS_RUNTIME_FILES_MAX; i++)
@@ -64,7 +47,7 @@ static void test_writes_every_file(void) {
     char path[256], head[64];
     snprintf(path, sizeof path, "%s/lib%d.c", dir, i);
     size_t len = 0;
-    char *s = slurp(path, &len);
+    char *s = tg_read_file(path, &len);
     CHECK_MSG(s != NULL, "%s missing", path);
     if (!s) continue;
     snprintf(head, sizeof head, "/* file %d: tidsp_unary_f32 */\n", i);
