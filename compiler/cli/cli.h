@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "cstatic/profile_report.h"
+#include "util/fs.h"
 #include "ir.h"
 
 enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
@@ -60,8 +61,6 @@ cs_status cs_fs_make_sibling_temp(const char *path, const char *tag, char *out, 
 cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t *size);
 /* mkdir -p. */
 cs_status cs_fs_make_dirs(const char *path);
-/* Copy one file's bytes (the destination's directory must exist). */
-cs_status cs_fs_copy_file(const char *from, const char *to);
 
 /* ---- what generated C is built with (toolchain.c) ------------------- */
 

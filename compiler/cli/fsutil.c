@@ -72,25 +72,6 @@ cs_status cs_fs_make_dirs(const char *path) {
   }
 }
 
-cs_status cs_fs_copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb");
-  if (!in) return cs_error(CS_ERR_IO, "cannot open %s: %s", from, strerror(errno));
-  FILE *out = fopen(to, "wb");
-  if (!out) {
-    int e = errno;
-    fclose(in);
-    return cs_error(CS_ERR_IO, "cannot write %s: %s", to, strerror(e));
-  }
-  char buf[65536];
-  size_t n;
-  int bad = 0;
-  while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0) bad = fwrite(buf, 1, n, out) != n;
-  bad |= ferror(in);
-  fclose(in);
-  if (fclose(out) != 0) bad = 1;
-  return bad ? cs_error(CS_ERR_IO, "cannot copy %s to %s", from, to) : CS_OK;
-}
-
 cs_status cs_fs_read_aligned(const char *path, size_t align, void **data, size_t *size) {
   FILE *f = fopen(path, "rb");
   if (!f) return cs_error(CS_ERR_IO, "cannot open %s: %s", path, strerror(errno));

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "module.h"
+#include "util/fs.h"
 
 /* ---- the firmware's export table, by build option ---------------------- */
 
@@ -79,25 +80,6 @@ static cs_status close_out(out_file *o) {
   return bad ? cs_error(CS_ERR_IO, "cannot write %s (disk full?)", o->path) : CS_OK;
 }
 
-static cs_status copy_file(const char *src, const char *dst) {
-  FILE *in = fopen(src, "rb");
-  if (!in) return cs_error(CS_ERR_IO, "cannot read %s: %s", src, strerror(errno));
-  out_file o;
-  cs_status st = open_out(&o, dst);
-  if (st != CS_OK) {
-    fclose(in);
-    return st;
-  }
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, o.f);
-  int bad = ferror(in);
-  fclose(in);
-  st = close_out(&o);
-  if (st == CS_OK && bad) st = cs_error(CS_ERR_IO, "cannot read %s", src);
-  return st;
-}
-
 static cs_status make_dir(const char *path) {
   if (mkdir(path, 0777) != 0 && errno != EEXIST) return cs_error(CS_ERR_IO, "cannot create %s: %s", path, strerror(errno));
   return CS_OK;
@@ -125,7 +107,7 @@ static cs_status copy_headers(const char *src, const char *dst, int depth) {
     if (S_ISDIR(sb.st_mode)) st = copy_headers(from, to, depth + 1);
     else if (S_ISREG(sb.st_mode) && ((len > 2 && !strcmp(e->d_name + len - 2, ".h")) ||
                                      (len > 4 && !strcmp(e->d_name + len - 4, ".def"))))
-      st = copy_file(from, to);
+      st = cs_fs_copy_file(from, to);
   }
   closedir(d);
   return st;
@@ -440,8 +422,8 @@ cs_status cs_ti_project_write(const char *dir, const cs_ti_project_options *opt,
   int n_sources = 0;
   if (st == CS_OK) st = cs_module_list_sources(dir, &sources, &n_sources);
   if (st == CS_OK) st = make_dir(proj);
-  for (int i = 0; i < n_sources && st == CS_OK; i++) st = into_project(dir, sources[i], proj, sources[i], copy_file);
-  if (st == CS_OK) st = into_project(dir, "lib0.h", proj, "lib0.h", copy_file);
+  for (int i = 0; i < n_sources && st == CS_OK; i++) st = into_project(dir, sources[i], proj, sources[i], cs_fs_copy_file);
+  if (st == CS_OK) st = into_project(dir, "lib0.h", proj, "lib0.h", cs_fs_copy_file);
   if (st == CS_OK) {
     snprintf(path, sizeof path, "%s/include", proj);
     st = make_dir(path);
