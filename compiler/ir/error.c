@@ -4,7 +4,9 @@
  * One buffer per thread: a compile runs on one thread from start to end
  * and its error is read right after the call that failed, so the message
  * belongs to that compile, and compiles on other threads (a library user's
- * thread pool, a test) never see or overwrite it. Thread-local rather than
+ * thread pool, a test) never see or overwrite it (the code generator's
+ * file-writer thread keeps its failure and the compile's thread reports
+ * it: codegen/file_writer.c). Thread-local rather than
  * a field of a compile context: every stage reports through cs_error, at
  * some 260 call sites from the frontend to codegen, and none of them would
  * gain from a context argument. The message is forced onto one line
