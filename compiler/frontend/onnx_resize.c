@@ -14,7 +14,17 @@
  * output element, so the rewrite equals ORT's Resize wherever it is
  * taken. Any other nearest map (down-scaling, scales that are not whole
  * numbers, align_corners, …) is the same index map as constant Gathers,
- * one per axis that moves. Linear and cubic modes are refused by name.
+ * one per axis that moves.
+ *
+ * Linear and cubic modes (float), and tf_crop_and_resize in any mode, are
+ * separable weighted sums written with the existing kernels: per moving
+ * axis, constant Gathers of the 2 (linear) or 4 (cubic) neighbours, Muls
+ * by constant weights computed here as ORT computes them, Adds; the
+ * extrapolation value of tf_crop_and_resize is padded on and gathered
+ * last. No Resize kernel: the weights are compile-time constants, the
+ * runtime work is the same multiply-adds, and cubic comes out bit-identical
+ * to ORT because its sums are taken in ORT's order (x, then y; linear
+ * differs from ORT's one 2-D expression in float rounding only).
  */
 #include "onnx_internal.h"
 
@@ -149,9 +159,9 @@ static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out
   return CS_OK;
 }
 
-/* Input j as a constant list of at most rank entries (*count = 0 when the
+/* Input j as a constant list of at most max entries (*count = 0 when the
  * input is absent or empty). */
-static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const char *what, int *count,
+static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const char *what, int max, int *count,
                             double *out) {
   *count = 0;
   if (j >= n->n_inputs || n->inputs[j] < 0) return CS_OK;
@@ -160,9 +170,9 @@ static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const cha
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "%s '%s' must be a constant (computed at compile time)", what,
                             v->name);
   int64_t k = cs_value_numel(v);
-  if (k > CS_MAX_RANK)
-    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "%s '%s' has %lld entries (at most rank %d)", what, v->name,
-                            (long long)k, CS_MAX_RANK);
+  if (k > max)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "%s '%s' has %lld entries (at most %d)", what, v->name,
+                            (long long)k, max);
   for (int64_t i = 0; i < k; i++)
     out[i] = v->dtype == CS_DTYPE_F32 ? cs_const_get_float(v, i) : (double)cs_const_get_int(v, i);
   *count = (int)k;
@@ -182,7 +192,7 @@ static cs_status lower_upsample(cs_onnx_infer *c, int id) {
   int ns = 0;
   const cs_attr *sa = cs_node_attr(n, "scales");
   if (n->n_inputs > 1 && n->inputs[1] >= 0) {
-    cs_status st = const_list(c, n, 1, "scales", &ns, scales);
+    cs_status st = const_list(c, n, 1, "scales", CS_MAX_RANK, &ns, scales);
     if (st != CS_OK) return st;
   } else if (sa && sa->kind == CS_ATTR_FLOATS && sa->n <= CS_MAX_RANK) {
     ns = sa->n;
@@ -209,12 +219,16 @@ static cs_status lower_upsample(cs_onnx_infer *c, int id) {
 }
 
 typedef enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYMMETRIC, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_HALF_PIXEL_FOR_NN,
-               CT_ALIGN_CORNERS } coord_mode;
+               CT_ALIGN_CORNERS, CT_TF_CROP_AND_RESIZE } coord_mode;
 typedef enum { NM_SIMPLE, NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL } nearest_mode;
 
 /* ORT's GetOriginalCoordinateFromResizedCoordinate, float for float. */
-static float original_coordinate(coord_mode m, float x, float scale, float len_out, float len_in) {
+static float original_coordinate(coord_mode m, float x, float scale, float len_out, float len_in, float roi_start,
+                                 float roi_end) {
   switch (m) {
+    case CT_TF_CROP_AND_RESIZE: /* ORT: the one-element case in double */
+      return len_out > 1 ? roi_start * (len_in - 1) + (x * (roi_end - roi_start) * (len_in - 1)) / (len_out - 1)
+                         : (float)(0.5 * (roi_start + roi_end) * (len_in - 1));
     case CT_ASYMMETRIC: return x / scale;
     case CT_PYTORCH_HALF_PIXEL: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / scale;
@@ -261,15 +275,37 @@ static int add_op(cs_onnx_infer *c, cs_op op, const char *base, const char *suff
   return *st == CS_OK ? out : -1;
 }
 
-/* Linear Resize in float, one axis at a time (separable): along a moving
- * axis, y = x[i1]·d2 + x[i2]·d1 with ORT's map (UpsampleBilinear /
- * UpsampleLinear setup: the coordinate clamped to [0, in − 1], i1 its
- * integer part, i2 = min(i1 + 1, in − 1), d1 = |c − i1|, d2 = |c − i2|,
- * both 0.5 where i1 = i2), as two constant Gathers, two Muls by constant
- * weight columns and an Add. ORT weighs 2-D in one expression
- * (d2y·d2x·x11 + …): the same value up to float rounding. Node id becomes
- * an Identity of x feeding the chain (the caller infers it). */
-static cs_status rewrite_as_linear(cs_onnx_infer *c, int id, int ct, const int64_t *out, const float *scale) {
+/* One moving axis of a separable Resize: out entries, each a weighted sum
+ * of `taps` input elements along the axis: index[t·len + o] and
+ * weight[t·len + o], each term divided by divisor[o] where divisor is
+ * not NULL. Where keep[o] = len (pad set), output o is the extrapolation
+ * value (keep[o] = o elsewhere). */
+typedef struct {
+  int axis, taps, pad;
+  int64_t len;
+  int64_t *index, *keep;
+  float *weight, *divisor;
+} axis_filter;
+
+static void free_filter(axis_filter *f) {
+  free(f->index);
+  free(f->keep);
+  free(f->weight);
+  free(f->divisor);
+  f->index = f->keep = NULL;
+  f->weight = f->divisor = NULL;
+}
+
+/* Node id (input 0 = x) becomes Identity(x) → per filter, in the order
+ * given: `taps` constant Gathers, each times a constant weight column
+ * (the Mul left out where every weight is 1), summed in tap order; then
+ * per filter with extrapolated outputs, a Pad of one element of the
+ * extrapolation value past the end of its axis and a Gather of keep (last,
+ * so that no later filter mixes the value with others). The last op
+ * writes the Resize's output. Linear's names are index1_/weight1_/
+ * gather1_/mul1_ … add_<axis> (two taps: one Add). The caller infers node
+ * id. */
+static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axis_filter *f, float extrapolation) {
   cs_node *n = &c->g->nodes[id];
   const cs_value *x = &c->g->values[n->inputs[0]];
   int rank = x->rank, yv = n->outputs[0];
@@ -278,12 +314,9 @@ static cs_status rewrite_as_linear(cs_onnx_infer *c, int id, int ct, const int64
   char base[256], suffix[64], name[512];
   snprintf(base, sizeof base, "%s", n->name);
   for (int i = 0; i < rank; i++) shape[i] = x->shape[i];
-  int last = -1;
-  for (int i = 0; i < rank; i++)
-    if (out[i] != shape[i] || scale[i] != 1.0f) last = i;
   /* node id: x → Identity → a fresh value the chain starts from */
   snprintf(name, sizeof name, "%s.in", base);
-  int cur = last < 0 ? yv : cs_graph_add_value(c->g, name, dt, rank, shape);
+  int cur = n_f == 0 ? yv : cs_graph_add_value(c->g, name, dt, rank, shape);
   if (cur < 0) return CS_ERR_NOMEM;
   n = &c->g->nodes[id];
   n->op = CS_OP_IDENTITY;
@@ -292,56 +325,175 @@ static cs_status rewrite_as_linear(cs_onnx_infer *c, int id, int ct, const int64
   n->outputs[0] = cur;
   c->g->values[cur].producer = id;
   cs_status st = CS_OK;
-  for (int i = 0; i <= last && st == CS_OK; i++) {
-    if (out[i] == shape[i] && scale[i] == 1.0f) continue;
-    int64_t in = shape[i], len = out[i];
-    int64_t *i1 = malloc(sizeof(int64_t) * (size_t)len), *i2 = malloc(sizeof(int64_t) * (size_t)len);
-    float *d1 = malloc(sizeof(float) * (size_t)len), *d2 = malloc(sizeof(float) * (size_t)len);
-    if (!i1 || !i2 || !d1 || !d2) st = cs_error(CS_ERR_NOMEM, "out of memory");
-    for (int64_t o = 0; st == CS_OK && o < len; o++) {
-      float v = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)len, (float)in);
-      v = v < 0.0f ? 0.0f : v > (float)(in - 1) ? (float)(in - 1) : v;
-      i1[o] = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
-      i2[o] = i1[o] + 1 < in - 1 ? i1[o] + 1 : in - 1;
-      d1[o] = fabsf(v - (float)i1[o]);
-      d2[o] = fabsf(v - (float)i2[o]);
-      if (i1[o] == i2[o]) d1[o] = d2[o] = 0.5f;
-    }
+  int last_pad = -1;
+  for (int k = 0; k < n_f; k++)
+    if (f[k].pad) last_pad = k;
+  for (int k = 0; k < n_f && st == CS_OK; k++) {
+    int i = f[k].axis, final = k == n_f - 1 && last_pad < 0;
+    int64_t len = f[k].len;
     int64_t wshape[CS_MAX_RANK];
     int wrank = rank - i;
     wshape[0] = len;
     for (int d = 1; d < wrank; d++) wshape[d] = 1;
-    int c1 = -1, c2 = -1, w1 = -1, w2 = -1;
-    if (st == CS_OK) {
-      snprintf(name, sizeof name, "%s.index1_%d", base, i);
-      c1 = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, i1);
-      snprintf(name, sizeof name, "%s.index2_%d", base, i);
-      c2 = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, i2);
-      snprintf(name, sizeof name, "%s.weight1_%d", base, i);
-      w1 = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, d2); /* x[i1]'s weight is d2 */
-      snprintf(name, sizeof name, "%s.weight2_%d", base, i);
-      w2 = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, d1);
-      if (c1 < 0 || c2 < 0 || w1 < 0 || w2 < 0) st = CS_ERR_NOMEM;
-    }
-    free(i1), free(i2), free(d1), free(d2);
-    if (st != CS_OK) break;
     shape[i] = len;
-    int ga[2] = {cur, c1}, gb[2] = {cur, c2};
-    snprintf(suffix, sizeof suffix, "gather1_%d", i);
-    int a = add_op(c, CS_OP_GATHER, base, suffix, 2, ga, rank, shape, -1, dt, i, &st);
-    snprintf(suffix, sizeof suffix, "gather2_%d", i);
-    int b = a < 0 ? -1 : add_op(c, CS_OP_GATHER, base, suffix, 2, gb, rank, shape, -1, dt, i, &st);
-    int ma[2] = {a, w1}, mb[2] = {b, w2};
-    snprintf(suffix, sizeof suffix, "mul1_%d", i);
-    int pa = st != CS_OK || b < 0 ? -1 : add_op(c, CS_OP_MUL, base, suffix, 2, ma, rank, shape, -1, dt, -1, &st);
-    snprintf(suffix, sizeof suffix, "mul2_%d", i);
-    int pb = pa < 0 ? -1 : add_op(c, CS_OP_MUL, base, suffix, 2, mb, rank, shape, -1, dt, -1, &st);
-    int sum[2] = {pa, pb};
-    snprintf(suffix, sizeof suffix, "add_%d", i);
-    cur = pb < 0 ? -1 : add_op(c, CS_OP_ADD, base, suffix, 2, sum, rank, shape, i == last ? yv : -1, dt, -1, &st);
+    int sum = -1, cd = -1;
+    for (int t = 0; t < f[k].taps && st == CS_OK; t++) {
+      const float *w = f[k].weight + (size_t)t * (size_t)len;
+      int ones = 1;
+      for (int64_t o = 0; o < len; o++) ones = ones && w[o] == 1.0f;
+      snprintf(name, sizeof name, "%s.index%d_%d", base, t + 1, i);
+      int ci = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, f[k].index + (size_t)t * (size_t)len);
+      int cw = 0;
+      if (!ones) {
+        snprintf(name, sizeof name, "%s.weight%d_%d", base, t + 1, i);
+        cw = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, w);
+      }
+      if (ci < 0 || cw < 0) return CS_ERR_NOMEM;
+      int last_op = final && t == f[k].taps - 1;
+      int ga[2] = {cur, ci};
+      snprintf(suffix, sizeof suffix, "gather%d_%d", t + 1, i);
+      int term = add_op(c, CS_OP_GATHER, base, suffix, 2, ga, rank, shape, last_op && ones && t == 0 ? yv : -1, dt, i,
+                        &st);
+      if (term >= 0 && !ones) {
+        int ma[2] = {term, cw};
+        snprintf(suffix, sizeof suffix, "mul%d_%d", t + 1, i);
+        term = add_op(c, CS_OP_MUL, base, suffix, 2, ma, rank, shape,
+                      last_op && t == 0 && !f[k].divisor ? yv : -1, dt, -1, &st);
+      }
+      if (term >= 0 && f[k].divisor) {
+        if (cd < 0) {
+          snprintf(name, sizeof name, "%s.divisor_%d", base, i);
+          cd = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, f[k].divisor);
+          if (cd < 0) return CS_ERR_NOMEM;
+        }
+        int da[2] = {term, cd};
+        snprintf(suffix, sizeof suffix, "div%d_%d", t + 1, i);
+        term = add_op(c, CS_OP_DIV, base, suffix, 2, da, rank, shape, last_op && t == 0 ? yv : -1, dt, -1, &st);
+      }
+      if (term >= 0 && t > 0) {
+        int sa[2] = {sum, term};
+        if (t == f[k].taps - 1) snprintf(suffix, sizeof suffix, "add_%d", i);
+        else snprintf(suffix, sizeof suffix, "add%d_%d", t, i);
+        term = add_op(c, CS_OP_ADD, base, suffix, 2, sa, rank, shape, last_op ? yv : -1, dt, -1, &st);
+      }
+      if (term < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+      sum = term;
+    }
+    cur = sum;
+  }
+  for (int k = 0; k <= last_pad && st == CS_OK; k++) {
+    if (!f[k].pad) continue;
+    int i = f[k].axis;
+    int64_t pads[2 * CS_MAX_RANK] = {0}, npads = 2 * rank, one = 1;
+    pads[rank + i] = 1;
+    snprintf(name, sizeof name, "%s.pads_%d", base, i);
+    int pv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &npads, pads);
+    snprintf(name, sizeof name, "%s.extrapolation_%d", base, i);
+    int ev = cs_graph_add_const(c->g, name, CS_DTYPE_F32, 0, &one, &extrapolation);
+    snprintf(name, sizeof name, "%s.keep_%d", base, i);
+    int kv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &f[k].len, f[k].keep);
+    if (pv < 0 || ev < 0 || kv < 0) return CS_ERR_NOMEM;
+    int pi[3] = {cur, pv, ev};
+    shape[i] += 1;
+    snprintf(suffix, sizeof suffix, "pad_%d", i);
+    int padded = add_op(c, CS_OP_PAD, base, suffix, 3, pi, rank, shape, -1, dt, -1, &st);
+    if (padded < 0) return st != CS_OK ? st : CS_ERR_NOMEM;
+    shape[i] -= 1;
+    int gi[2] = {padded, kv};
+    snprintf(suffix, sizeof suffix, "extrapolate_%d", i);
+    cur = add_op(c, CS_OP_GATHER, base, suffix, 2, gi, rank, shape, k == last_pad ? yv : -1, dt, i, &st);
     if (cur < 0 && st == CS_OK) st = CS_ERR_NOMEM;
   }
   return st;
+}
+
+/* ORT's cubic coefficients (GetCubicCoeffs) at fractional offset s. */
+static void cubic_coeffs(float s, float a, float *w) {
+  float t = fabsf(s);
+  w[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1;
+  w[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
+}
+
+typedef struct {
+  int mode; /* 0 nearest, 1 linear, 3 cubic (taps: 1, 2, 4) */
+  int ct, nm, exclude_outside, extrapolate;
+  float cubic_a;
+} filter_kind;
+
+/* The filter of one axis as ORT weighs it. Linear (UpsampleBilinear /
+ * UpsampleLinear setup): the coordinate clamped to [0, in − 1], i1 its
+ * integer part, i2 = min(i1 + 1, in − 1), x[i1]·|c − i2| + x[i2]·|c − i1|,
+ * both weights 0.5 where i1 = i2. Cubic (ResizeBiCubic): the four
+ * elements floor(c) − 1 … floor(c) + 2, clamped to the input, weighed by
+ * GetCubicCoeffs(c − floor(c), A); exclude_outside zeroes the weights of
+ * the ones outside and divides by their sum: the weights themselves on
+ * the first axis summed (ORT's x), each weighted term on the others
+ * (divide set: ORT's y, x_interp · coeff / sum). tf_crop_and_resize
+ * (extrapolate): a coordinate outside [0, in − 1] gives the extrapolation
+ * value (keep). */
+static cs_status make_filter(const filter_kind *k, int axis, int64_t in, int64_t len, float scale, float roi_start,
+                             float roi_end, int divide, axis_filter *f) {
+  int taps = k->mode == 3 ? 4 : k->mode == 1 ? 2 : 1;
+  f->axis = axis;
+  f->taps = taps;
+  f->len = len;
+  f->pad = 0;
+  divide = divide && k->mode == 3 && k->exclude_outside;
+  f->divisor = divide ? malloc(sizeof(float) * (size_t)len) : NULL;
+  f->index = malloc(sizeof(int64_t) * (size_t)(taps * len));
+  f->keep = malloc(sizeof(int64_t) * (size_t)len);
+  f->weight = malloc(sizeof(float) * (size_t)(taps * len));
+  if (!f->index || !f->keep || !f->weight || (divide && !f->divisor)) {
+    free_filter(f);
+    return cs_error(CS_ERR_NOMEM, "out of memory");
+  }
+  for (int64_t o = 0; o < len; o++) {
+    int64_t idx[4];
+    float w[4];
+    float v = original_coordinate((coord_mode)k->ct, (float)o, scale, (float)len, (float)in, roi_start, roi_end);
+    if (f->divisor) f->divisor[o] = 1.0f;
+    f->keep[o] = o;
+    if (k->extrapolate && (v < 0.0f || v > (float)(in - 1))) { /* overwritten last */
+      f->pad = 1;
+      f->keep[o] = len;
+      for (int t = 0; t < taps; t++) {
+        idx[t] = 0;
+        w[t] = t == 0 ? 1.0f : 0.0f;
+      }
+    } else if (k->mode == 3) {
+      float fl = floorf(v);
+      int64_t base = (int64_t)fl;
+      cubic_coeffs(v - fl, k->cubic_a, w);
+      float sum = 0.0f;
+      for (int t = 0; t < 4; t++) {
+        int64_t j = base - 1 + t;
+        if (k->exclude_outside && (j < 0 || j >= in)) w[t] = 0.0f;
+        sum += w[t];
+        idx[t] = j < 0 ? 0 : j >= in ? in - 1 : j;
+      }
+      if (f->divisor) f->divisor[o] = sum;
+      else if (k->exclude_outside)
+        for (int t = 0; t < 4; t++) w[t] /= sum;
+    } else if (k->mode == 1) {
+      v = v < 0.0f ? 0.0f : v > (float)(in - 1) ? (float)(in - 1) : v;
+      idx[0] = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
+      idx[1] = idx[0] + 1 < in - 1 ? idx[0] + 1 : in - 1;
+      w[0] = fabsf(v - (float)idx[1]); /* x[i1]'s weight is |c − i2| */
+      w[1] = fabsf(v - (float)idx[0]);
+      if (idx[0] == idx[1]) w[0] = w[1] = 0.5f;
+    } else { /* nearest (with extrapolation: tf_crop_and_resize) */
+      idx[0] = nearest_pixel((nearest_mode)k->nm, v, scale < 1.0f);
+      idx[0] = idx[0] < 0 ? 0 : idx[0] >= in ? in - 1 : idx[0];
+      w[0] = 1.0f;
+    }
+    for (int t = 0; t < taps; t++) {
+      f->index[(size_t)t * (size_t)len + (size_t)o] = idx[t];
+      f->weight[(size_t)t * (size_t)len + (size_t)o] = w[t];
+    }
+  }
+  return CS_OK;
 }
 
 static int pick(const char *s, const char *const *names, int count) {
@@ -356,22 +508,23 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
   const cs_value *x = &c->g->values[n->inputs[0]];
   int rank = x->rank;
   const char *mode = cs_node_attr_string(n, "mode", "nearest");
-  int linear = !strcmp(mode, "linear");
-  if (strcmp(mode, "nearest") && !linear)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "mode '%s' is not supported yet (nearest and linear are)",
-                            mode);
-  if (linear && x->dtype != CS_DTYPE_F32)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "mode 'linear' on %s is not supported yet (float is)",
+  static const char *const mode_names[] = {"nearest", "linear", "", "cubic"};
+  int md = pick(mode, mode_names, 4);
+  if (md < 0 || md == 2)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "mode '%s' is not one of ONNX's (nearest, linear, cubic)", mode);
+  if (md && x->dtype != CS_DTYPE_F32)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "mode '%s' on %s is not supported yet (float is)", mode,
                             cs_dtype_name(x->dtype));
   /* tf_half_pixel_for_nn: ORT's spelling of ONNX's tf_half_pixel_for_nearest */
-  static const char *const ct_names[] = {"half_pixel", "half_pixel_symmetric", "asymmetric", "pytorch_half_pixel",
-                                         "tf_half_pixel_for_nearest", "align_corners", "tf_half_pixel_for_nn"};
+  static const char *const ct_names[] = {"half_pixel",         "half_pixel_symmetric",      "asymmetric",
+                                         "pytorch_half_pixel", "tf_half_pixel_for_nearest", "align_corners",
+                                         "tf_crop_and_resize", "tf_half_pixel_for_nn"};
   static const char *const nm_names[] = {"", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   const char *ct_name = c->opset > 10 ? cs_node_attr_string(n, "coordinate_transformation_mode", "half_pixel")
                                       : "asymmetric";
   const char *nm_name = c->opset > 10 ? cs_node_attr_string(n, "nearest_mode", "round_prefer_floor") : "";
-  int ct = pick(ct_name, ct_names, 7), nm = pick(nm_name, nm_names, 5);
-  if (ct == 6) ct = CT_TF_HALF_PIXEL_FOR_NN;
+  int ct = pick(ct_name, ct_names, 8), nm = pick(nm_name, nm_names, 5);
+  if (ct == 7) ct = CT_TF_HALF_PIXEL_FOR_NN;
   if (ct < 0)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
                             ct_name);
@@ -399,8 +552,8 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
 
   double in_scales[CS_MAX_RANK], in_sizes[CS_MAX_RANK];
   int ns = 0, nz = 0;
-  cs_status st = const_list(c, n, c->opset > 10 ? 2 : 1, "scales", &ns, in_scales);
-  if (st == CS_OK && c->opset > 10) st = const_list(c, n, 3, "sizes", &nz, in_sizes);
+  cs_status st = const_list(c, n, c->opset > 10 ? 2 : 1, "scales", CS_MAX_RANK, &ns, in_scales);
+  if (st == CS_OK && c->opset > 10) st = const_list(c, n, 3, "sizes", CS_MAX_RANK, &nz, in_sizes);
   if (st != CS_OK) return st;
   if ((ns > 0) == (nz > 0))
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "needs exactly one of scales and sizes (got %s)",
@@ -436,7 +589,44 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
     }
   }
 
-  if (linear) return rewrite_as_linear(c, id, (int)ct, out, scale);
+  if (md || ct == CT_TF_CROP_AND_RESIZE) {
+    filter_kind k = {md, ct, nm, (int)cs_node_attr_int(n, "exclude_outside", 0), ct == CT_TF_CROP_AND_RESIZE,
+                     cs_node_attr_float(n, "cubic_coeff_a", -0.75f)};
+    float roi[2 * CS_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+      roi[i] = 0.0f;
+      roi[rank + i] = 1.0f;
+    }
+    if (k.extrapolate) { /* roi: starts then ends of the axes scales/sizes name */
+      double r[2 * CS_MAX_RANK];
+      int nr = 0;
+      st = const_list(c, n, 1, "roi", 2 * CS_MAX_RANK, &nr, r);
+      if (st != CS_OK) return st;
+      if (nr != 2 * n_axes)
+        return cs_onnx_node_err(c, n, CS_ERR_INVALID, "roi has %d entries for %d axes (tf_crop_and_resize needs "
+                                "a start and an end per axis)", nr, n_axes);
+      for (int j = 0; j < n_axes; j++) {
+        roi[axes[j]] = (float)r[j];
+        roi[rank + axes[j]] = (float)r[n_axes + j];
+      }
+    }
+    /* axes that move, the last first for cubic: ORT's bicubic sums along
+     * x, then y, in that order; none where the output's shape is the
+     * input's (ORT copies then) */
+    int same = 1;
+    for (int i = 0; i < rank; i++) same = same && out[i] == x->shape[i];
+    axis_filter f[CS_MAX_RANK] = {0};
+    int n_f = 0;
+    for (int j = 0; j < rank && st == CS_OK; j++) {
+      int i = md == 3 ? rank - 1 - j : j;
+      if (same || (out[i] == x->shape[i] && scale[i] == 1.0f)) continue; /* ORT: scale 1 reads x as is, roi or not */
+      st = make_filter(&k, i, x->shape[i], out[i], scale[i], roi[i], roi[rank + i], i != rank - 1, &f[n_f]);
+      if (st == CS_OK) n_f++;
+    }
+    if (st == CS_OK) st = rewrite_as_filters(c, id, n_f, f, cs_node_attr_float(n, "extrapolation_value", 0.0f));
+    for (int j = 0; j < n_f; j++) free_filter(&f[j]);
+    return st;
+  }
 
   /* ORT's index map per axis; a repeat where it is one (the existing
    * kernels, as before), else a Gather per axis. */
@@ -453,7 +643,7 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
     }
     int ok = in > 0 && s[i] >= 1 && s[i] * in == out[i];
     for (int64_t o = 0; o < out[i]; o++) {
-      float orig = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)out[i], (float)in);
+      float orig = original_coordinate((coord_mode)ct, (float)o, scale[i], (float)out[i], (float)in, 0.0f, 1.0f);
       int64_t v = nearest_pixel((nearest_mode)nm, orig, scale[i] < 1.0f);
       if (v >= in) v = in - 1;
       if (v < 0) v = 0;

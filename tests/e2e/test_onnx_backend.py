@@ -42,16 +42,10 @@ EXPECTED_FAILURES = {
     'ScatterND on runtime tensors: a kernel of the next slice (today it folds in constant subgraphs only)': (
         "test_scatternd", "test_scatternd_add", "test_scatternd_multiply",
     ),
-    "Resize in cubic mode or with tf_crop_and_resize: Resize's kernel (next slice)": (
-        "test_resize_downsample_scales_cubic", "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside",
-        "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_sizes_cubic",
-        "test_resize_tf_crop_and_resize", "test_resize_upsample_scales_cubic",
-        "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "test_resize_upsample_scales_cubic_align_corners",
-        "test_resize_upsample_scales_cubic_asymmetric", "test_resize_upsample_sizes_cubic",
-    ),
-    "ONNX Runtime (the reference) gives [1, 4] where ONNX's data says [1, 3.142857]: align_corners with scales, "
-    "ORT divides by the output size (1), ONNX's reference by the unrounded in*scale (1.4)": (
-        "test_resize_downsample_scales_linear_align_corners",
+    "ONNX Runtime (the reference) and ONNX's data disagree on align_corners with down-scaling scales: ORT divides "
+    "by the output size less one (linear: [1, 4]), ONNX's reference by the unrounded in*scale less one "
+    "([1, 3.142857]); cstatic equals ORT bit for bit": (
+        "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners",
     ),
     "3-D ConvTranspose (1-D and 2-D run)": ("test_convtranspose_3d",),
     "MaxPool on uint8, MaxPool's Indices output, 3-D pooling: kernels of the next slice": (

@@ -10,7 +10,11 @@ Reshape → Expand → Reshape (data movement, on the integers between QDQ).
 Any other nearest map (down-scaling, fractional scales, align_corners, …)
 becomes one constant Gather per axis that moves, equally exact. Linear
 mode (float) is per moving axis two Gathers, two Muls by ORT's weights and
-an Add: equal to ORT up to float rounding. Cubic is refused by name.
+an Add: equal to ORT up to float rounding. Cubic mode (float) is per
+moving axis, the last first, four Gathers and Muls by ORT's weights summed
+in ORT's order: bit-identical to ORT. tf_crop_and_resize pads the axis
+with the extrapolation value and reads it where the coordinate falls
+outside the input.
 """
 
 import numpy as np
@@ -147,11 +151,76 @@ def test_linear_matches_ort(tmp_path, case):
     assert err <= 1e-6, f"max |diff| {err:.3g}, {np.mean(got == want):.4f} exact"
 
 
+CUB = {"mode": "cubic"}
+# (id, opset, scales, sizes, attributes): cubic in float.
+CUBICS = [
+    ("half_pixel_x2", 13, [1, 1, 2, 2], None, CUB),
+    ("half_pixel_fractional", 13, [1, 1, 1.7, 0.8], None, CUB),
+    ("down_sizes", 13, None, [1, 3, 3, 4], CUB),
+    ("align_corners_sizes", 13, None, [1, 3, 9, 11], {**CUB, "coordinate_transformation_mode": "align_corners"}),
+    ("asymmetric", 11, [1, 1, 2, 3], None, {**CUB, "coordinate_transformation_mode": "asymmetric"}),
+    ("pytorch_half_pixel_one_row", 13, None, [1, 3, 1, 7],
+     {**CUB, "coordinate_transformation_mode": "pytorch_half_pixel"}),
+    ("a_-0.5_exclude_outside_up", 13, [1, 1, 2.5, 1.5], None, {**CUB, "cubic_coeff_a": -0.5, "exclude_outside": 1}),
+    ("exclude_outside_down", 13, [1, 1, 0.6, 0.5], None, {**CUB, "exclude_outside": 1}),
+    ("width_only_exclude_outside", 13, [1, 1, 1, 2], None, {**CUB, "exclude_outside": 1}),
+    ("height_only_exclude_outside", 13, [1, 1, 2, 1], None, {**CUB, "exclude_outside": 1}),
+    ("axes", 18, [2, 1.5], None, {**CUB, "axes": [2, 3]}),
+]
+
+
+@pytest.mark.parametrize("case", CUBICS, ids=[c[0] for c in CUBICS])
+def test_cubic_matches_ort_bit_for_bit(tmp_path, case):
+    """ORT's bicubic sums along x then y, each tap's product in order (with
+    exclude_outside: x by coeff / sum, y as x_interp · coeff / sum); the
+    separable chain takes the same roundings in the same order."""
+    _, opset, scales, sizes, attrs = case
+    path = tmp_path / "m.onnx"
+    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
+    x = np.random.default_rng(opset).standard_normal(X_SHAPE).astype(np.float32)
+    got, want, src = _run(tmp_path, path, x)
+    assert got.shape == want.shape and np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    assert "tidsp_gather" in src
+
+
+CROP = {"coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 10.0}
+# (id, sizes, roi, attributes): tf_crop_and_resize, part of the box
+# outside the input (extrapolated) in most.
+CROPS = [
+    ("linear_inside", [1, 3, 3, 3], [0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8], {**CROP, "mode": "linear"}),
+    ("linear_outside", [1, 3, 4, 7], [0, 0, -0.3, 0.2, 1, 1, 0.9, 1.4], {**CROP, "mode": "linear"}),
+    ("cubic_outside", [1, 3, 6, 5], [0, 0, 0.1, -0.5, 1, 1, 1.2, 0.7], {**CROP, "mode": "cubic"}),
+    ("nearest_outside", [1, 3, 5, 8], [0, 0, -0.2, 0.1, 1, 1, 0.8, 1.3], {**CROP, "mode": "nearest"}),
+    ("one_row_default_value", [1, 3, 1, 4], [0, 0, 0.2, 0.0, 1, 1, 0.6, 1.0],
+     {"coordinate_transformation_mode": "tf_crop_and_resize", "mode": "linear"}),
+]
+
+
+@pytest.mark.parametrize("case", CROPS, ids=[c[0] for c in CROPS])
+def test_tf_crop_and_resize_matches_ort(tmp_path, case):
+    _, sizes, roi, attrs = case
+    m = _resize_model(13, None, sizes, **attrs)
+    m.graph.node[0].input[1] = "roi"
+    m.graph.initializer.append(nh.from_array(np.asarray(roi, np.float32), "roi"))
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    x = np.random.default_rng(7).standard_normal(X_SHAPE).astype(np.float32)
+    got, want, _ = _run(tmp_path, path, x)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if attrs["mode"] == "linear":  # ORT weighs 2-D in one expression
+        err = float(np.max(np.abs(got - want)))
+        assert err <= 1e-6, f"max |diff| {err:.3g}, {np.mean(got == want):.4f} exact"
+    else:
+        assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    if attrs.get("extrapolation_value") and "outside" in case[0]:
+        assert np.any(got == 10.0)
+
+
 # (id, opset, scales, sizes, attributes, what the message says)
 REFUSED = [
-    ("cubic", 13, [1, 1, 2, 2], None, {"mode": "cubic"}, "mode 'cubic' is not supported yet (nearest and linear are)"),
-    ("crop_and_resize", 13, [1, 1, 2, 2], None, {**NN, "coordinate_transformation_mode": "tf_crop_and_resize"},
-     "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
+    ("bicubic", 13, [1, 1, 2, 2], None, {"mode": "bicubic"}, "mode 'bicubic' is not one of ONNX's"),
+    ("crop_and_resize_no_roi", 13, [1, 1, 2, 2], None, {**NN, "coordinate_transformation_mode": "tf_crop_and_resize"},
+     "roi has 0 entries for 4 axes"),
     ("antialias", 18, [1, 1, 2, 2], None, {**NN, "antialias": 1}, "antialias = 1 is not supported"),
     ("not_larger", 18, None, [1, 3, 10, 12], {**NN, "keep_aspect_ratio_policy": "not_larger"},
      "keep_aspect_ratio_policy 'not_larger' is not supported"),
