@@ -87,7 +87,7 @@ static const op_rule op_rules[] = {
      D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_RESHAPE, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_RESIZE, 2, 4, 1, 1, D_ALL, KERNEL}, /* rewritten (onnx_resize.c) */
-    {CS_OP_SCATTER_ND, 3, 3, 1, 1, D_ALL, CONST_ONLY},
+    {CS_OP_SCATTER_ND, 3, 3, 1, 1, D_ALL, KERNEL},
     {CS_OP_SHAPE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_SIZE, 1, 1, 1, 1, D_ALL, CONST_ONLY},
     {CS_OP_SLICE, 3, 5, 1, 1, D_ALL, KERNEL},

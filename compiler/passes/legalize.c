@@ -918,6 +918,35 @@ static cs_status lower_where(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* ScatterND on any dtype (indices int64; a reduction on float32 or the
+ * integers): k_scatter_nd, also what folds a constant one. */
+static cs_status lower_scatter_nd(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *idx = cs_graph_value(g, n->inputs[1]);
+  static const char *const reductions[] = {"none", "add", "mul", "max", "min"};
+  const char *red = cs_node_attr_string(n, "reduction", "none");
+  tidsp_scatter_nd_params p;
+  memset(&p, 0, sizeof p);
+  p.reduction = -1;
+  for (int r = 0; r < 5; r++)
+    if (!strcmp(red, reductions[r])) p.reduction = r;
+  if (p.reduction < 0) return unsupported(n, "reduction is not none, add, mul, max or min");
+  p.k = (int32_t)idx->shape[idx->rank - 1];
+  for (int d = 0; d < p.k; d++) p.dims[d] = (int32_t)x->shape[d];
+  p.count = p.k > 0 ? (int32_t)(cs_value_numel(idx) / p.k) : 0;
+  p.slice = (int32_t)prod(x->shape, p.k, x->rank);
+  p.total = (int32_t)cs_value_numel(x);
+  p.elem_size = (int32_t)cs_dtype_size(x->dtype);
+  p.dtype = cs_dtype_to_tidsp(x->dtype);
+  if (p.reduction != TIDSP_SCATTER_NONE && (!p.dtype || p.dtype == TIDSP_DTYPE_BOOL))
+    return unsupported(n, "a reduction needs float32 or integer data");
+  int ins[3] = {n->inputs[0], n->inputs[1], n->inputs[2]};
+  n = retarget(g, id, CS_OP_K_SCATTER_ND, 3, ins);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k.scatter_nd = p;
+  return CS_OK;
+}
+
 static cs_status lower_copy(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
@@ -1225,6 +1254,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t) {
       case CS_OP_SLICE: st = lower_slice(g, i); break;
       case CS_OP_GATHER: st = lower_gather(g, i); break;
       case CS_OP_WHERE: st = lower_where(g, i); break;
+      case CS_OP_SCATTER_ND: st = lower_scatter_nd(g, i); break;
       case CS_OP_EXPAND: st = lower_expand(g, i); break;
       case CS_OP_CAST: st = lower_cast(g, i); break;
       case CS_OP_SPLIT: st = lower_split(g, i); break;

@@ -595,6 +595,38 @@ typedef struct tidsp_gather_params {
 int32_t tidsp_gather(const tidsp_gather_params *p, const void *data,
                      const void *indices, void *y);
 
+/* ScatterND: y = data, then for each of the `count` index tuples of k
+ * int64 entries (a negative entry counts from the end of its axis; dims
+ * are data's first k dims), the `slice` elements at data[i0, …, ik−1, :]
+ * replaced by the tuple's slice of updates — or, with a reduction,
+ * combined with it: y = y op u in index order (ADD, MUL, MAX, MIN). The
+ * reductions need dtype F32 (+ and × rounded to float; MAX/MIN as fmaxf/
+ * fminf) or an integer dtype (int64 arithmetic wrapped to the dtype);
+ * NONE copies elem_size bytes of any dtype. Every index is checked before
+ * anything is written: TIDSP_ERR_PARAM for one outside [−dim, dim).
+ * In place allowed (y == data). */
+typedef enum tidsp_scatter_reduction {
+  TIDSP_SCATTER_NONE = 0,
+  TIDSP_SCATTER_ADD = 1,
+  TIDSP_SCATTER_MUL = 2,
+  TIDSP_SCATTER_MAX = 3,
+  TIDSP_SCATTER_MIN = 4
+} tidsp_scatter_reduction;
+
+typedef struct tidsp_scatter_nd_params {
+  int32_t k;                    /* entries per index tuple, 1..rank */
+  int32_t dims[TIDSP_MAX_RANK]; /* data's first k dims */
+  int32_t count;                /* index tuples */
+  int32_t slice;                /* elements per tuple */
+  int32_t total;                /* elements of data */
+  int32_t elem_size;
+  int32_t dtype;     /* tidsp_dtype (0 for a dtype without one: NONE only) */
+  int32_t reduction; /* tidsp_scatter_reduction */
+} tidsp_scatter_nd_params;
+
+int32_t tidsp_scatter_nd(const tidsp_scatter_nd_params *p, const void *data,
+                         const int64_t *indices, const void *updates, void *y);
+
 /* Concatenate n_inputs tensors viewed as [outer][axis_len[i]·inner_bytes]. */
 typedef struct tidsp_concat_params {
   int32_t n_inputs;

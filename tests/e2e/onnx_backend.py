@@ -39,11 +39,11 @@ KERNEL_OPS = frozenset("""
     GlobalAveragePool Greater GreaterOrEqual HardSigmoid HardSwish Identity
     LayerNormalization LeakyRelu Less LessOrEqual MatMul Max MaxPool Min Mul
     Neg Not Or Pad Pow PRelu QuantizeLinear Reciprocal ReduceMean Relu Reshape
-    Resize Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Tile
+    Resize ScatterND Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Tile
     Transpose Unsqueeze Upsample Where Xor""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
 CONST_OPS = frozenset("""
-    ConstantOfShape Range ScatterND Shape Size""".split())
+    ConstantOfShape Range Shape Size""".split())
 
 # op → input indices a static compiler needs as constants.
 PARAMS = {

@@ -4,8 +4,9 @@ A node whose inputs are all known when the model is compiled becomes a
 constant (eval/): so an op without a runtime kernel may appear in a
 constant subgraph — Swin's shifted-window attention mask (ConstantOfShape,
 ScatterND, Equal, Not, Where), a Paddle model's shape arithmetic (Shape,
-Gather, Cast, Concat) — and only what depends on a graph input runs. The
-same op computed from a graph input is refused by name.
+Gather, Cast, Concat) — and only what depends on a graph input runs. An
+op without a runtime kernel computed from a graph input is refused by
+name.
 """
 
 import numpy as np
@@ -147,20 +148,35 @@ def test_range_tile_compare_fold(tmp_path):
     assert "(1 kernel calls)" in report, report
 
 
-def test_mask_from_a_graph_input_is_refused_by_name(tmp_path):
+def test_mask_from_a_graph_input_runs(tmp_path):
+    """The same mask computed from a graph input: ScatterND, Equal, Not and
+    Where run as kernels (k_scatter_nd, k_binary, k_where), equal to ORT."""
     nodes, inits, mask = mask_nodes(source="img")
     nodes.append(h.make_node("Add", ["scores", mask], ["y"]))
     path = _save(tmp_path, "swin_mask_rt", nodes, [("img", TP.FLOAT, [HH, WW]),
                                                      ("scores", TP.FLOAT, [1, NWIN, WA, WA])],
                  [("y", TP.FLOAT)], inits)
+    rng = np.random.default_rng(3)
+    feeds = {"img": rng.standard_normal((HH, WW)).astype(np.float32),
+             "scores": rng.standard_normal((1, NWIN, WA, WA)).astype(np.float32)}
+    want, got, _, src = _run(tmp_path, path, feeds)
+    assert np.array_equal(got[0], want[0])
+    assert "tidsp_scatter_nd(" in src
+
+
+def test_const_only_op_from_a_graph_input_is_refused_by_name(tmp_path):
+    """ConstantOfShape has no runtime kernel: computed from a graph input
+    it is refused, named, and the ops with kernels are not listed."""
+    nodes = [h.make_node("Cast", ["n"], ["s"], to=TP.INT64),
+             h.make_node("ConstantOfShape", ["s"], ["c"], value=h.make_tensor("v", TP.FLOAT, [1], [0.0])),
+             h.make_node("Add", ["x", "c"], ["y"])]
+    path = _save(tmp_path, "cos_rt", nodes, [("n", TP.FLOAT, [1]), ("x", TP.FLOAT, [4])], [("y", TP.FLOAT)], [])
     p = cstatic("compile", path, "-o", tmp_path / "out", ok=False)
     assert p.returncode == 1
     err = [line for line in p.stderr.splitlines() if line.startswith("cstatic: error:")]
     assert len(err) == 1, p.stderr
-    assert "ScatterND (node '" in err[0] and "has no runtime kernel" in err[0], err[0]
-    for op in ("Equal", "Not"):  # runtime kernels (k_binary): not in the message
-        assert f"{op} (node '" not in err[0], err[0]
-    assert "ConstantOfShape" not in err[0]  # not in the graph here
+    assert "ConstantOfShape" in err[0], err[0]
+    assert "Cast (node" not in err[0], err[0]
     assert not (tmp_path / "out").exists()
 
 

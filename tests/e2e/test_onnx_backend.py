@@ -39,9 +39,6 @@ EXPECTED_FAILURES = {
     'sequence and optional values are not supported': (
         "test_identity_opt", "test_identity_sequence",
     ),
-    'ScatterND on runtime tensors: a kernel of the next slice (today it folds in constant subgraphs only)': (
-        "test_scatternd", "test_scatternd_add", "test_scatternd_multiply",
-    ),
     "ONNX Runtime (the reference) and ONNX's data disagree on align_corners with down-scaling scales: ORT divides "
     "by the output size less one (linear: [1, 4]), ONNX's reference by the unrounded in*scale less one "
     "([1, 3.142857]); cstatic equals ORT bit for bit": (
