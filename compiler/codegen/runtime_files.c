@@ -281,6 +281,9 @@ static const rt_file files[] = {
     {.path = "kernels/ref/pad.c",
      .defines = "tidsp_pad",
      .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/pool_nd.c",
+     .defines = "tidsp_pool_nd",
+     .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/pool2d.c",
      .defines = "tidsp_ref_pool2d_check tidsp_ref_pool2d_check_nonempty tidsp_ref_pool2d_counts "
                 "tidsp_ref_taps_inside",

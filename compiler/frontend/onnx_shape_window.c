@@ -173,10 +173,6 @@ cs_status cs_onnx_infer_pool(cs_onnx_infer *c, cs_node *n) {
                             "attribute kernel_shape is required");
   st = window_ints(c, n, "kernel_shape", w.ns, 1, 1, w.kernel, NULL);
   if (st != CS_OK) return st;
-  if (cs_node_attr_int(n, "storage_order", 0) != 0 && n->n_outputs > 1)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                            "storage_order = 1 (column-major Indices) is not "
-                            "supported");
   w.ceil_mode = cs_node_attr_int(n, "ceil_mode", 0) != 0;
   int64_t shape[CS_MAX_RANK] = {x->shape[0], x->shape[1]};
   st = resolve_window(c, n, x, &w, shape + 2);

@@ -614,13 +614,79 @@ static cs_status lower_prelu(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* k_pool_nd for node n (x → value out): the window from the attributes
+ * the frontend made explicit (kernel_shape, strides, dilations, pads). */
+static cs_status pool_nd_params(cs_graph *g, const cs_node *n, int out, tidsp_pool_op op, tidsp_pool_nd_params *p) {
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *y = cs_graph_value(g, out);
+  int ns = x->rank - 2, nk = 0, nst = 0, nd = 0, np = 0;
+  const int64_t *k = cs_node_attr_ints(n, "kernel_shape", &nk), *s = cs_node_attr_ints(n, "strides", &nst);
+  const int64_t *d = cs_node_attr_ints(n, "dilations", &nd), *pads = cs_node_attr_ints(n, "pads", &np);
+  if (ns < 1 || ns > TIDSP_MAX_RANK - 2 || !k || nk != ns || (s && nst != ns) || (d && nd != ns) ||
+      (pads && np != 2 * ns))
+    return unsupported(n, "the window needs one kernel_shape, stride and dilation per spatial dim and two pads");
+  memset(p, 0, sizeof *p);
+  p->planes = (int32_t)(x->shape[0] * x->shape[1]);
+  p->dims = ns;
+  for (int i = 0; i < ns; i++) {
+    p->in[i] = (int32_t)x->shape[2 + i];
+    p->out[i] = (int32_t)y->shape[2 + i];
+    p->k[i] = (int32_t)k[i];
+    p->stride[i] = s ? (int32_t)s[i] : 1;
+    p->dil[i] = d ? (int32_t)d[i] : 1;
+    p->pad_begin[i] = pads ? (int32_t)pads[i] : 0;
+    p->pad_end[i] = pads ? (int32_t)pads[ns + i] : 0;
+  }
+  p->op = op;
+  p->dtype = cs_dtype_to_tidsp(x->dtype);
+  p->count_include_pad = (int32_t)cs_node_attr_int(n, "count_include_pad", 0);
+  p->storage_order = (int32_t)cs_node_attr_int(n, "storage_order", 0);
+  return CS_OK;
+}
+
+/* MaxPool's Indices output, where something reads it: a k_pool_nd
+ * ARGMAX node of its own beside the values' kernel (both read x). */
+static cs_status lower_pool_indices(cs_graph *g, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  int iv = n->n_outputs > 1 ? n->outputs[1] : -1, c;
+  if (iv < 0) return CS_OK;
+  if (cs_graph_consumers(g, iv, &c, 1) == 0 && !cs_graph_is_output(g, iv)) {
+    cs_graph_value(g, iv)->producer = -1; /* unread: dropped */
+    return CS_OK;
+  }
+  tidsp_pool_nd_params p;
+  cs_status st = pool_nd_params(g, n, iv, TIDSP_POOL_ARGMAX, &p);
+  if (st != CS_OK) return st;
+  char name[512];
+  snprintf(name, sizeof name, "%s.indices", n->name);
+  int ins[1] = {n->inputs[0]};
+  int k = cs_graph_add_node(g, CS_OP_K_POOL_ND, name, n->origin && *n->origin ? n->origin : n->name, 1, ins, 1, &iv);
+  if (k < 0) return cs_error(CS_ERR_NOMEM, "out of memory");
+  cs_graph_node(g, k)->k.pool_nd = p;
+  return CS_OK;
+}
+
 static cs_status lower_pool(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   cs_dtype dt = cs_graph_value(g, n->inputs[0])->dtype;
-  if (n->op == CS_OP_MAX_POOL && n->n_outputs > 1 && n->outputs[1] >= 0) {
-    int c;
-    if (cs_graph_consumers(g, n->outputs[1], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[1]))
-      return unsupported(n, "MaxPool Indices output is not supported");
+  if (n->op == CS_OP_MAX_POOL) {
+    cs_status st = lower_pool_indices(g, id);
+    if (st != CS_OK) return st;
+    n = cs_graph_node(g, id);
+  }
+  if (n->op != CS_OP_GLOBAL_AVERAGE_POOL &&
+      (cs_graph_value(g, n->inputs[0])->rank > 4 || (n->op == CS_OP_MAX_POOL && dt == CS_DTYPE_U8))) {
+    /* 3-D windows, MaxPool on uint8: the N-D kernel */
+    if (n->op == CS_OP_AVERAGE_POOL && dt != CS_DTYPE_F32)
+      return unsupported(n, "AveragePool on integers must be a QDQ pattern");
+    tidsp_pool_nd_params p;
+    cs_status st = pool_nd_params(g, n, n->outputs[0], n->op == CS_OP_MAX_POOL ? TIDSP_POOL_MAX : TIDSP_POOL_AVG, &p);
+    if (st != CS_OK) return st;
+    int ins[1] = {n->inputs[0]};
+    n = retarget(g, id, CS_OP_K_POOL_ND, 1, ins);
+    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->n_outputs = 1;
+    n->k.pool_nd = p;
+    return CS_OK;
   }
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
   const cs_value *y = cs_graph_value(g, n->outputs[0]);
@@ -670,8 +736,7 @@ static cs_status lower_pool(cs_graph *g, int id) {
   int ins[1] = {n->inputs[0]};
   n = retarget(g, id, op, 1, ins);
   if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  if (n->n_outputs > 1 && n->outputs[1] >= 0) cs_graph_value(g, n->outputs[1])->producer = -1;
-  n->n_outputs = 1;
+  n->n_outputs = 1; /* Indices, if read, has its own node (lower_pool_indices) */
   n->k.pool = p;
   return CS_OK;
 }

@@ -407,6 +407,36 @@ int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
 int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
 
+/* Pooling over any number of spatial dims (1..TIDSP_MAX_RANK − 2; the
+ * 3-D pools, MaxPool on uint8, MaxPool's Indices output), x viewed as
+ * [planes][in[0]]…[in[dims−1]]; window taps at o·stride − pad_begin +
+ * k·dil, only those inside the input read.
+ *   MAX:    dtype F32, I8 or U8; y the largest tap, the first in row-major
+ *           order on a tie, compared strictly from the dtype's lowest
+ *           value (ONNX Runtime's Pool loops); y of x's dtype.
+ *   ARGMAX: the same window's index as MaxPool's Indices output (int64 y):
+ *           plane·Π in + the tap's flat spatial index, row-major, or with
+ *           storage_order 1 column-major (the first spatial dim fastest);
+ *           −1 where no tap beats the lowest value (ORT's).
+ *   AVG:    dtype F32; the taps inside the input summed in row-major order
+ *           from 0, divided by the count of taps inside the padded input
+ *           (count_include_pad) or inside the input.
+ * Every window must hold an input tap (TIDSP_ERR_SHAPE otherwise). */
+typedef enum tidsp_pool_op { TIDSP_POOL_MAX = 0, TIDSP_POOL_ARGMAX = 1, TIDSP_POOL_AVG = 2 } tidsp_pool_op;
+
+typedef struct tidsp_pool_nd_params {
+  int32_t planes; /* N·C */
+  int32_t dims;   /* spatial dims */
+  int32_t in[TIDSP_MAX_RANK], out[TIDSP_MAX_RANK], k[TIDSP_MAX_RANK];
+  int32_t stride[TIDSP_MAX_RANK], dil[TIDSP_MAX_RANK];
+  int32_t pad_begin[TIDSP_MAX_RANK], pad_end[TIDSP_MAX_RANK];
+  int32_t op;    /* tidsp_pool_op */
+  int32_t dtype; /* tidsp_dtype of x */
+  int32_t count_include_pad, storage_order;
+} tidsp_pool_nd_params;
+
+int32_t tidsp_pool_nd(const tidsp_pool_nd_params *p, const void *x, void *y);
+
 /* QLinearAveragePool (ONNX Runtime's non-global path):
  *   FLOAT: xf = fl(x_scale·(x − x_zp)); sum in (h, w) order in float;
  *          avg = fl(sum / count); y = clamp(rne(fl(fl(avg / y_scale) + y_zp)))

@@ -45,11 +45,6 @@ EXPECTED_FAILURES = {
         "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners",
     ),
     "3-D ConvTranspose (1-D and 2-D run)": ("test_convtranspose_3d",),
-    "MaxPool on uint8, MaxPool's Indices output, 3-D pooling: kernels of the next slice": (
-        "test_averagepool_3d_default", "test_maxpool_2d_uint8", "test_maxpool_3d_default",
-        "test_maxpool_with_argmax_2d_precomputed_pads",
-        "test_maxpool_with_argmax_2d_precomputed_strides",
-    ),
 }
 
 _REASON = {name: why for why, names in EXPECTED_FAILURES.items() for name in names}
