@@ -201,7 +201,7 @@ cs_status cs_onnx_infer_global_pool(cs_onnx_infer *c, cs_node *n) {
   return cs_onnx_set_out(c, n, 0, x->dtype, x->rank, shape);
 }
 
-/* ConvTranspose (1-D and 2-D, NCHW; weight [C, M/group, kH, kW]). Per spatial axis,
+/* ConvTranspose (any spatial rank, NCHW…; weight [C, M/group, k…]). Per spatial axis,
  * dk = (k − 1)·d + 1 and full = s·(in − 1) + output_padding + dk:
  *   output_shape given, or auto_pad SAME_* (output in·s): total pad =
  *   full − out, SAME_UPPER puts the odd pad at the end, SAME_LOWER and
@@ -213,9 +213,6 @@ cs_status cs_onnx_infer_conv_transpose(cs_onnx_infer *c, cs_node *n) {
   window w;
   cs_status st = spatial_input(c, n, x, &w);
   if (st != CS_OK) return st;
-  if (w.ns > 2)
-    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "only 1-D and 2-D ConvTranspose is supported (input '%s' %s)",
-                            x->name, cs_onnx_shape_str(x->rank, x->shape));
   int64_t group = cs_node_attr_int(n, "group", 1), cin = x->shape[1];
   if (wt->dtype != x->dtype || wt->rank != x->rank || group < 1 || cin % group || wt->shape[0] != cin)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,

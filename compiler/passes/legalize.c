@@ -118,8 +118,8 @@ static cs_status lower_conv(cs_graph *g, int id) {
   return retarget_conv(g, id, CS_OP_K_CONV2D_F32, &p);
 }
 
-/* ConvTranspose in float, 2-D (1-D as a 2-D of height 1); the frontend
- * resolved its pads. */
+/* ConvTranspose in float, 2-D (1-D as a 2-D of height 1; 3-D and up on
+ * the N-D kernel); the frontend resolved its pads. */
 static cs_status lower_conv_transpose(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   if (!require_f32(g, n)) return unsupported(n, "a ConvTranspose on integers is not supported");
@@ -128,8 +128,29 @@ static cs_status lower_conv_transpose(cs_graph *g, int id) {
   const int64_t *k = cs_node_attr_ints(n, "kernel_shape", &nk), *pads = cs_node_attr_ints(n, "pads", &np);
   const int64_t *s = cs_node_attr_ints(n, "strides", &ns), *d = cs_node_attr_ints(n, "dilations", &nd);
   int sp = x->rank - 2, o = 2 - sp; /* spatial axes; o = 1: 1-D, axis 0 of the 2-D is a unit one */
-  if ((sp != 1 && sp != 2) || !k || nk != sp || !pads || np != 2 * sp || (s && ns != sp) || (d && nd != sp))
-    return unsupported(n, "only 1-D and 2-D ConvTranspose is supported");
+  if (sp < 1 || sp > TIDSP_MAX_RANK - 2 || !k || nk != sp || !pads || np != 2 * sp || (s && ns != sp) ||
+      (d && nd != sp))
+    return unsupported(n, "the window needs one kernel_shape, stride and dilation per spatial dim and two pads");
+  if (sp > 2) { /* 3-D and up: the N-D kernel */
+    tidsp_conv_transpose_nd_params q;
+    memset(&q, 0, sizeof q);
+    q.n = (int32_t)x->shape[0]; q.c_in = (int32_t)x->shape[1]; q.c_out = (int32_t)y->shape[1];
+    q.groups = (int32_t)cs_node_attr_int(n, "group", 1);
+    q.dims = sp;
+    for (int i = 0; i < sp; i++) {
+      q.in[i] = (int32_t)x->shape[2 + i];
+      q.out[i] = (int32_t)y->shape[2 + i];
+      q.k[i] = (int32_t)k[i];
+      q.stride[i] = s ? (int32_t)s[i] : 1;
+      q.dil[i] = d ? (int32_t)d[i] : 1;
+      q.pad_begin[i] = (int32_t)pads[i];
+    }
+    int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+    n = retarget(g, id, CS_OP_K_CONV_TRANSPOSE_ND_F32, 3, ins);
+    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+    n->k.conv_transpose_nd = q;
+    return CS_OK;
+  }
   int32_t hw_in[2] = {1, 1}, hw_out[2] = {1, 1}, kk[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
   for (int i = 0; i < sp; i++) {
     hw_in[o + i] = (int32_t)x->shape[2 + i];

@@ -407,6 +407,23 @@ int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
 int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y);
 
+/* ConvTranspose in float over any number of spatial dims (3-D; 1-D and
+ * 2-D run on tidsp_conv_transpose2d_f32): x [n][c_in][in…], w [c_in]
+ * [c_out/groups][k…], y [n][c_out][out…]. Each output starts at its bias
+ * (0 without one); every input element then adds x·w to the outputs it
+ * reaches (o = i·stride − pad_begin + t·dil per dim), input channels outer,
+ * then input positions and output channels, then taps, row-major: the
+ * loop order of tidsp_conv_transpose2d_f32. */
+typedef struct tidsp_conv_transpose_nd_params {
+  int32_t n, c_in, c_out, groups;
+  int32_t dims; /* spatial dims */
+  int32_t in[TIDSP_MAX_RANK], out[TIDSP_MAX_RANK], k[TIDSP_MAX_RANK];
+  int32_t stride[TIDSP_MAX_RANK], dil[TIDSP_MAX_RANK], pad_begin[TIDSP_MAX_RANK];
+} tidsp_conv_transpose_nd_params;
+
+int32_t tidsp_conv_transpose_nd_f32(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w,
+                                    const float *bias, float *y);
+
 /* Pooling over any number of spatial dims (1..TIDSP_MAX_RANK − 2; the
  * 3-D pools, MaxPool on uint8, MaxPool's Indices output), x viewed as
  * [planes][in[0]]…[in[dims−1]]; window taps at o·stride − pad_begin +

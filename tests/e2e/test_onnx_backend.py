@@ -44,7 +44,6 @@ EXPECTED_FAILURES = {
     "([1, 3.142857]); cstatic equals ORT bit for bit": (
         "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners",
     ),
-    "3-D ConvTranspose (1-D and 2-D run)": ("test_convtranspose_3d",),
 }
 
 _REASON = {name: why for why, names in EXPECTED_FAILURES.items() for name in names}
