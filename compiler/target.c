@@ -11,10 +11,11 @@ static int pack_weights_default(const cs_target *t) {
   return t->mcpu == CS_MCPU_GENERIC && t->kernels == CS_KERNELS_FAST;
 }
 
-/* The spec runs InjectMMALIBDMA in the c7x pipeline only: the other
- * targets have no L2 SRAM scratch to stage into. */
+/* The spec runs InjectMMALIBDMA (-mmalib=1) and ScheduleC7xDMATiling in
+ * the c7x pipeline only: the other targets have no L2 SRAM scratch to
+ * stage into. */
 int cs_target_stages_l2(const cs_target *t) {
-  return t->mcpu == CS_MCPU_C7X && t->mmalib && t->l2_budget > 0;
+  return t->mcpu == CS_MCPU_C7X && t->l2_budget > 0;
 }
 
 /* ---- one setter per attribute: value text → field, or an error naming
@@ -183,8 +184,8 @@ static const attr attrs[N_ATTRS] = {
                         "pad int8 conv/matmul weight rows to 64 bytes for the host's fast kernels",
                         set_pack_weights},
     [A_L2_BUDGET] = {"l2-budget", "BYTES", "393216", NULL,
-                     "with -mcpu=c7x -mmalib=1: L2 SRAM bytes one staged MMALIB call may use "
-                     "(0: no staging)",
+                     "with -mcpu=c7x: L2 SRAM bytes one staged MMALIB call or one DMA-tiled conv may "
+                     "use (0: no staging or tiling)",
                      set_l2_budget},
     [A_ALLOW_FLOAT] = {"allow-float", "0|1", "0", NULL,
                        "1: a float model (no QuantizeLinear/DequantizeLinear) is intended; "

@@ -190,6 +190,10 @@ void cs_cg_manifest_dma(const cs_cg *cg, struct cs_json *j, int step);
 void cs_cg_emit_l2_trace_end(cs_sbuf *b);
 /* A whole sliced conv layer: the block with its output-channel loop. */
 cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
+/* A whole OC-tiled k_conv2d_i8 (ScheduleC7xDMATiling): its params, the
+ * pipeline over output-channel tiles. */
+cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
+                                    int *needs_math);
 
 /* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
 const char *cs_cg_tidsp_dtype_name(cs_dtype t);

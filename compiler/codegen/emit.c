@@ -112,6 +112,8 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
       s->l2_input += kind == CS_L2_INPUT;
       s->l2_sliced += kind == CS_L2_SLICED;
       s->l2_ddr += kind == CS_L2_DDR;
+      s->l2_oc_tiled += kind == CS_L2_OC_TILED;
+      s->l2_untiled += kind == CS_L2_UNTILED;
     }
   }
   cg_free(&cg);

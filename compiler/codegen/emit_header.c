@@ -70,7 +70,7 @@ cs_status cs_cg_write_header(cs_cg *cg, const char *path) {
   if (cs_cg_is_dsp(cg)) cs_sbuf_puts(&b, "#include \"cstatic/platform/tidsp_dsp.h\"\n");
   /* -mmalib=1: the offloaded layers call the MMALIB externs directly. */
   if (cg->t->mmalib) cs_sbuf_puts(&b, "#include \"cstatic/mmalib.h\"\n");
-  /* Staged MMALIB calls (-mcpu=c7x -mmalib=1) copy through L2 SRAM. */
+  /* Staged MMALIB calls and OC-tiled convs (-mcpu=c7x) copy through L2 SRAM. */
   if (s->l2_size) cs_sbuf_puts(&b, "#include \"cstatic/dma.h\"\n");
   cs_sbuf_puts(&b, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   cs_sbuf_puts(&b, "#define MODEL_NAME ");

@@ -4,7 +4,8 @@
  * tidsp_dma_copy, waits, and reads the L2 copies; a sliced conv loops over
  * output-channel chunks, one weights copy and one mmalib_conv2d_i8_sliced
  * call per chunk. `L2` is the scratch base each cg_main_partF takes from
- * tidsp_l2_scratch (cstatic/dma.h).
+ * tidsp_l2_scratch (cstatic/dma.h). Also the C of ScheduleC7xDMATiling's
+ * OC-tiled convs (schedule/dma_tiling.c decides).
  */
 #include <string.h>
 
@@ -14,7 +15,7 @@
 int cs_cg_step_staged(const cs_cg *cg, int step) {
   if (!cg->s.l2) return 0;
   cs_l2_kind k = cg->s.l2[step].kind;
-  return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED;
+  return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED || k == CS_L2_OC_TILED;
 }
 
 int cs_cg_part_staged(const cs_cg *cg, int f) {
@@ -28,7 +29,8 @@ static void trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const cha
 static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[256];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
-  cs_sbuf_printf(b, "    /* InjectMMALIBDMA: %s */\n", what);
+  cs_sbuf_printf(b, "    /* %s: %s */\n",
+                 cg->s.l2[step].kind == CS_L2_OC_TILED ? "ScheduleC7xDMATiling" : "InjectMMALIBDMA", what);
 }
 
 static void copy(cs_sbuf *b, size_t l2_off, const char *src, size_t bytes, const char *fail) {
@@ -153,23 +155,102 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
 }
 
+/* A whole OC-tiled k_conv2d_i8 (ScheduleC7xDMATiling): the prologue group
+ * copies the input and tile 0's weights; in the loop, tile i+1's weights
+ * (their own group) are in flight into the other buffer while tile i
+ * computes: wait(0, 1) leaves only them in flight, the last tile's
+ * wait(0, 0) nothing (spec "Generated Code Structure"). A tile is the
+ * conv on a window of output channels: c_out = n_oc, the bias, the float
+ * multipliers (per channel) and the output from channel oc on. */
+cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
+                                    int *needs_math) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  const tidsp_conv2d_params *p = &n->k.conv;
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  int wv = n->inputs[1];
+  if (n->op != CS_OP_K_CONV2D_I8 || !ki || !ki->params || n->n_inputs < 4 || cg->s.loc[wv].kind != CS_LOC_CONST ||
+      p->n != 1 || p->groups != 1)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be OC-tiled", n->name ? n->name : "?",
+                    cs_op_name(n->op));
+  cs_sbuf pre = {0}, params = {0}, src = {0};
+  size_t col0 = strlen("    static const  p = ") + strlen(ki->params->type);
+  cs_status st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
+  if (st != CS_OK) goto done;
+  size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
+  int C = p->c_out, CH = l2->chunk_cout;
+  cs_sbuf_puts(b, "  {\n");
+  if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
+  cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->params->type, params.s);
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  cs_sbuf_printf(b, "    %s pt = p;\n", ki->params->type);
+  cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
+  copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
+  cs_cg_use(used, wv);
+  cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                 l2->weight_off, cg->macro[wv], (size_t)CH * per_channel);
+  cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+  cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
+                    "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
+                    "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
+                 C, CH, C, CH, C, CH, CH, C, CH, C, CH);
+  cs_sbuf_printf(b, "      if (next < %d) {\n"
+                    "        st = tidsp_dma_copy(0, L2 + (buf ? %zuu : %zuu), W + %s + (size_t)next * %zuu,\n"
+                    "                            (size_t)n_next * %zuu, 0u);\n"
+                    "        if (st != TIDSP_OK) break;\n"
+                    "        st = tidsp_dma_commit(0);\n        if (st != TIDSP_OK) break;\n      }\n"
+                    "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n"
+                    "      pt.c_out = n_oc;\n",
+                 C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
+  trace_begin(cg, b, n, "      ");
+  char in0[64];
+  cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
+  cs_sbuf_printf(b, "      st = %s(&pt,\n          %s,\n          (const int8_t *)(L2 + (buf ? %zuu : %zuu))",
+                 cs_kernel_fn(ki, cg->t), in0, l2->weight_off2, l2->weight_off);
+  cs_sbuf_puts(b, ",\n          ");
+  cs_cg_pointer(cg, b, n->inputs[2], CS_DTYPE_I32, 0, used);
+  if (n->inputs[2] >= 0) cs_sbuf_puts(b, " + oc");
+  cs_sbuf_puts(b, ",\n          ");
+  /* per channel: float multipliers, one per channel (dma_tiling.c declines the others) */
+  cs_cg_pointer(cg, b, n->inputs[3], p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
+  if (p->rq.per_channel) cs_sbuf_puts(b, " + oc");
+  cs_sbuf_puts(b, ",\n          ");
+  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  cs_sbuf_printf(b, " + (size_t)oc * %lldu);\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n    }\n",
+                 (long long)p->h_out * p->w_out);
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  cs_sbuf_taint(b, &pre);
+  cs_sbuf_taint(b, &params);
+  cs_sbuf_taint(b, &src);
+  if (b->oom) st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
+done:
+  cs_sbuf_free(&pre);
+  cs_sbuf_free(&params);
+  cs_sbuf_free(&src);
+  return st;
+}
+
 /* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
 void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
-  const char *strategy = l2->kind == CS_L2_DDR      ? "none"
-                         : l2->kind == CS_L2_SLICED ? "MMALIB-sliced"
-                                                    : "MMALIB-staged";
+  const char *strategy = l2->kind == CS_L2_DDR || l2->kind == CS_L2_UNTILED ? "none"
+                         : l2->kind == CS_L2_SLICED                        ? "MMALIB-sliced"
+                         : l2->kind == CS_L2_OC_TILED                      ? "OC"
+                                                                           : "MMALIB-staged";
   cs_json_begin_object(j, "dma");
   cs_json_string(j, "strategy", strategy);
-  if (l2->kind != CS_L2_DDR) {
+  if (l2->kind != CS_L2_DDR && l2->kind != CS_L2_UNTILED) {
     cs_json_int(j, "l2_input_offset", (int64_t)l2->input_off);
     cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
     int64_t w[2] = {(int64_t)l2->weight_off, (int64_t)l2->weight_off2};
     int nw = l2->weight_bytes == 0 ? 0 : l2->weight_off2 ? 2 : 1;
     cs_json_ints(j, "l2_weight_offsets", w, nw);
     cs_json_int(j, "l2_weight_bytes", (int64_t)l2->weight_bytes);
-    cs_json_int(j, "tiles", l2->kind == CS_L2_SLICED ? l2->n_chunks : 1);
-    if (l2->kind == CS_L2_SLICED) cs_json_int(j, "oc_tile", l2->chunk_cout);
+    int tiled = l2->kind == CS_L2_SLICED || l2->kind == CS_L2_OC_TILED;
+    cs_json_int(j, "tiles", tiled ? l2->n_chunks : 1);
+    if (tiled) cs_json_int(j, "oc_tile", l2->chunk_cout);
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
   }
   cs_json_end_object(j);

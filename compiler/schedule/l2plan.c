@@ -1,7 +1,8 @@
 /*
- * l2plan.c — InjectMMALIBDMA's plan (spec/c-static-lib-backend.txt "DMA
- * Injection Pipeline", spec/te-extern-dispatch.txt "Injected TIR
- * Structure"): for each MMALIB call the spec stages, whether its input and
+ * l2plan.c — the L2 plan of every step: ScheduleC7xDMATiling's for the
+ * generic int8 convs (dma_tiling.c), and InjectMMALIBDMA's (spec/c-static-
+ * lib-backend.txt "DMA Injection Pipeline", spec/te-extern-dispatch.txt
+ * "Injected TIR Structure"): for each MMALIB call the spec stages, whether its input and
  * weights are copied from DDR into L2 SRAM before the call, and where.
  *
  * Per step, the L2 scratch holds a guard, the input, then the weights (each
@@ -119,13 +120,18 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
   s->l2_size = 0;
   for (int k = 0; k < s->n_steps; k++) {
     const cs_node *n = &g->nodes[s->order[k]];
-    if (!is_staged_kernel(n->op) || s->node_elided[s->order[k]] || n->n_inputs < 1) continue;
-    size_t guard;
-    cs_status st = guard_bytes(n, cs_dtype_size(g->values[n->inputs[0]].dtype), &guard);
-    if (st != CS_OK) return st;
+    if (s->node_elided[s->order[k]] || n->n_inputs < 1) continue;
     cs_l2_stage *p = &s->l2[k];
-    plan_step(g, s, n, budget, guard, p);
-    size_t end = p->kind == CS_L2_DDR ? 0
+    if (n->op == CS_OP_K_CONV2D_I8) {
+      cs_schedule_conv_tiling(g, s, n, budget, p);
+    } else {
+      if (!is_staged_kernel(n->op)) continue;
+      size_t guard;
+      cs_status st = guard_bytes(n, cs_dtype_size(g->values[n->inputs[0]].dtype), &guard);
+      if (st != CS_OK) return st;
+      plan_step(g, s, n, budget, guard, p);
+    }
+    size_t end = p->kind == CS_L2_DDR || p->kind == CS_L2_UNTILED ? 0
                  : p->weight_off2  ? p->weight_off2 + p->weight_bytes
                  : p->weight_bytes ? p->weight_off + p->weight_bytes
                                    : p->input_off + p->input_bytes;
@@ -133,6 +139,27 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
   }
   s->l2_size = align_up(s->l2_size);
   return CS_OK;
+}
+
+static void describe_untiled(const cs_l2_stage *st, size_t budget, char *buf, size_t size) {
+  static const char *const kWhy[] = {
+      [CS_L2_WHY_BATCH] = "batch > 1",
+      [CS_L2_WHY_GROUPED] = "grouped conv",
+      [CS_L2_WHY_REQUANT] = "per-channel requant without a channel window",
+      [CS_L2_WHY_NOT_CONST] = "weights not constant",
+  };
+  size_t ws = st->input_bytes + st->weight_bytes_total;
+  if (st->why == CS_L2_WHY_FITS)
+    snprintf(buf, size, "not tiled: input %zu B + weights %zu B <= half the L2 budget %zu B", st->input_bytes,
+             st->weight_bytes_total, budget / 2);
+  else if (st->why == CS_L2_WHY_INPUT)
+    snprintf(buf, size,
+             "not tiled, reads DDR: input %zu B + one output channel's weights > half the L2 budget %zu B "
+             "(OC tiles share the input)",
+             st->input_bytes, budget / 2);
+  else
+    snprintf(buf, size, "not tiled, reads DDR: input %zu B + weights %zu B = %zu B > half the L2 budget %zu B, %s",
+             st->input_bytes, st->weight_bytes_total, ws, budget / 2, kWhy[st->why]);
 }
 
 void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_t size) {
@@ -162,6 +189,16 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
                "(%zu B) through mmalib_conv2d_i8_sliced%s",
                st->input_bytes, st->weight_bytes_total, budget, st->n_chunks, st->chunk_cout,
                st->weight_bytes, st->weight_off2 ? ", double-buffered" : "");
+      break;
+    case CS_L2_UNTILED:
+      describe_untiled(st, budget, buf, size);
+      break;
+    case CS_L2_OC_TILED:
+      snprintf(buf, size,
+               "OC-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: input once, %d tiles of %d "
+               "output channels (%zu B), double-buffered",
+               st->input_bytes, st->weight_bytes_total, budget / 2, st->n_chunks, st->chunk_cout,
+               st->weight_bytes);
       break;
   }
 }

@@ -49,7 +49,8 @@ typedef struct cs_schedule_options {
   size_t weights_align; /* power of two */
   size_t weights_base;  /* offset of the first tensor in the blob (header) */
   int alias_copies;     /* elide k_copy whose input dies there */
-  size_t l2_budget;     /* > 0: stage MMALIB calls into L2 (l2plan.c) */
+  size_t l2_budget;     /* > 0: stage MMALIB calls into L2 (l2plan.c) and
+                           tile the other int8 convs (dma_tiling.c) */
 } cs_schedule_options;
 
 /* InjectMMALIBDMA's decision for one step (schedule/l2plan.c). */
@@ -58,9 +59,25 @@ typedef enum cs_l2_kind {
   CS_L2_DDR,           /* a staged kernel whose input alone exceeds the budget */
   CS_L2_INPUT,         /* input in L2, weights read from DDR */
   CS_L2_INPUT_WEIGHTS, /* input and weights in L2 */
-  CS_L2_SLICED         /* input in L2, weights staged chunk_cout output
+  CS_L2_SLICED,        /* input in L2, weights staged chunk_cout output
                           channels at a time: mmalib_conv2d_i8_sliced per chunk */
+  /* ScheduleC7xDMATiling's decisions for a k_conv2d_i8 (dma_tiling.c) */
+  CS_L2_UNTILED,       /* reads DDR untiled; why says which rule */
+  CS_L2_OC_TILED       /* input once, then chunk_cout output channels of
+                          weights at a time, double-buffered; one
+                          tidsp_conv2d_i8 call per tile */
 } cs_l2_kind;
+
+/* Why ScheduleC7xDMATiling leaves a conv untiled. */
+typedef enum cs_l2_why {
+  CS_L2_WHY_FITS = 0,   /* input + weights <= half the budget */
+  CS_L2_WHY_INPUT,      /* input + one channel's weights > half the budget */
+  CS_L2_WHY_BATCH,      /* n > 1: an OC window is not one block of the output */
+  CS_L2_WHY_GROUPED,    /* groups > 1 */
+  CS_L2_WHY_REQUANT,    /* per-channel requant without a channel window (q31:
+                           [mult C][shift C]; scale/shift struct) */
+  CS_L2_WHY_NOT_CONST   /* weights not in the blob */
+} cs_l2_why;
 
 /* Offsets are into the model's L2 scratch (base aligned to 128): the guard
  * occupies [0, input_off), which keeps the input off L2's first bytes. */
@@ -68,10 +85,11 @@ typedef struct cs_l2_stage {
   cs_l2_kind kind;
   size_t input_off, input_bytes;
   size_t weight_off, weight_bytes; /* the whole weights, or one chunk's (SLICED) */
-  int chunk_cout, n_chunks;        /* SLICED */
-  size_t weight_off2;              /* SLICED, double-buffered (> 0): the second
+  int chunk_cout, n_chunks;        /* SLICED, OC_TILED */
+  size_t weight_off2;              /* SLICED double-buffered, OC_TILED (> 0): the second
                                       chunk buffer, filled while the first computes */
   size_t weight_bytes_total;       /* the layer's weights (all kinds but NONE) */
+  cs_l2_why why;                   /* UNTILED */
 } cs_l2_stage;
 
 typedef struct cs_schedule {
@@ -119,8 +137,12 @@ cs_status cs_schedule_boundary(const cs_graph *g, cs_schedule *s);
 cs_status cs_schedule_liveness(const cs_graph *g, cs_schedule *s);
 cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
                               cs_schedule *s);
-/* Plan L2 staging of every MMALIB call the spec stages (after storage). */
+/* Plan L2 staging of every MMALIB call the spec stages, and the DMA tiling
+ * of every k_conv2d_i8 (after storage). */
 cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
+/* ScheduleC7xDMATiling of one k_conv2d_i8 node (dma_tiling.c). */
+void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                             cs_l2_stage *st);
 /* "input 25088 B + weights 36864 B in L2", "input in L2, weights in 4
  * chunks of 128 channels (weights 294912 B > budget)", … into buf. */
 void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_t size);

@@ -1,0 +1,150 @@
+/*
+ * test_codegen_dma_tiling.c — ScheduleC7xDMATiling's plan for a
+ * k_conv2d_i8 (compiler/schedule/dma_tiling.c): not tiled when input +
+ * weights fit half the budget, OC-tiled when input + one tile do (each
+ * rule at its exact boundary), reading DDR when not even one channel fits
+ * beside the input, and the declines (batch, groups, q31 requant, weights
+ * not constant).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+#include "unit.h"
+
+typedef struct tcase {
+  int n, c_in, h, w, c_out, groups;
+  int rq_kind, per_channel;
+  int weights_const;
+} tcase;
+
+/* x [n,c_in,h,w] → k_conv2d_i8 3×3 pad 1 → y [n,c_out,h,w] */
+static cs_graph *graph(const tcase *c) {
+  cs_graph *g = cs_graph_new("tile");
+  int64_t xs[4] = {c->n, c->c_in, c->h, c->w}, ys[4] = {c->n, c->c_out, c->h, c->w};
+  int64_t ws[4] = {c->c_out, c->c_in / c->groups, 3, 3}, cs[1] = {c->c_out};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_I8, 4, xs);
+  void *zeros = calloc((size_t)(ws[0] * ws[1] * 9 + c->c_out * 8), 1);
+  int wv = c->weights_const ? cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, zeros)
+                            : cs_graph_add_value(g, "w", CS_DTYPE_I8, 4, ws);
+  int b = cs_graph_add_const(g, "b", CS_DTYPE_I32, 1, cs, zeros);
+  int rq = cs_graph_add_const(g, "rq", CS_DTYPE_F32, 1, cs, zeros);
+  free(zeros);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 4, ys);
+  int in[4] = {x, wv, b, rq};
+  int id = cs_graph_add_node(g, CS_OP_K_CONV2D_I8, "conv", "conv", 4, in, 1, &y);
+  tidsp_conv2d_params *p = &g->nodes[id].k.conv;
+  *p = (tidsp_conv2d_params){.n = c->n, .c_in = c->c_in, .h_in = c->h, .w_in = c->w, .c_out = c->c_out,
+                             .h_out = c->h, .w_out = c->w, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
+                             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1, .groups = c->groups,
+                             .rq = {.kind = c->rq_kind, .per_channel = c->per_channel, .out_min = -128,
+                                    .out_max = 127}};
+  g->inputs = malloc(sizeof(int) * 2);
+  g->inputs[0] = x;
+  g->inputs[1] = wv;
+  g->n_inputs = c->weights_const ? 1 : 2;
+  g->outputs = malloc(sizeof(int));
+  g->outputs[0] = y;
+  g->n_outputs = 1;
+  return g;
+}
+
+static cs_l2_stage plan(const tcase *c, size_t budget, size_t *l2_size) {
+  cs_graph *g = graph(c);
+  cs_schedule_options o = {.arena_align = 64, .weights_align = 64, .weights_base = 64, .l2_budget = budget};
+  cs_schedule s;
+  cs_l2_stage st;
+  memset(&st, 0xff, sizeof st);
+  cs_status rc = cs_schedule_build(g, &o, &s);
+  CHECK_MSG(rc == CS_OK, "schedule: %s", cs_error_message());
+  if (rc == CS_OK) {
+    CHECK(s.n_steps == 1 && s.l2 != NULL);
+    st = s.l2[0];
+    if (l2_size) *l2_size = s.l2_size;
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+  return st;
+}
+
+/* The spec's conv3 without its border: 128→128 on 28×28, input 100352 B,
+ * one channel's weights 1152 B, all 147456 B. */
+static const tcase kConv3 = {1, 128, 28, 28, 128, 1, TIDSP_REQUANT_FLOAT, 1, 1};
+enum { IN = 100352, ROW = 1152 };
+
+static void test_not_tiled_when_half_the_budget_holds_it(void) {
+  size_t l2 = 1;
+  cs_l2_stage st = plan(&kConv3, 2 * (IN + 128 * ROW), &l2);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_FITS && l2 == 0);
+  char buf[256];
+  cs_l2_stage_describe(&st, 2 * (IN + 128 * ROW), buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "not tiled: input 100352 B + weights 147456 B <= half the L2 budget 247808 B"), "%s", buf);
+  /* one byte less: two tiles of 64 */
+  st = plan(&kConv3, 2 * (IN + 128 * ROW) - 2, &l2);
+  CHECK(st.kind == CS_L2_OC_TILED && st.chunk_cout == 64 && st.n_chunks == 2);
+}
+
+static void test_oc_tiles_the_fewest_that_fit_balanced(void) {
+  size_t l2 = 0;
+  /* the spec's budget: 64 channels a tile, input at 0, weights after it */
+  cs_l2_stage st = plan(&kConv3, 384 * 1024, &l2);
+  CHECK(st.kind == CS_L2_OC_TILED && st.chunk_cout == 64 && st.n_chunks == 2);
+  CHECK(st.input_off == 0 && st.input_bytes == IN);
+  CHECK(st.weight_off == IN && st.weight_off2 == IN + 64 * ROW && st.weight_bytes == 64 * ROW);
+  CHECK(l2 == IN + 128 * ROW && l2 <= 384 * 1024);
+  char buf[256];
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "OC-tiled: input 100352 B + weights 147456 B > half the L2 budget 196608 B: input once, "
+                        "2 tiles of 64 output channels (73728 B), double-buffered") != NULL, "%s", buf);
+  /* 50 channels fit beside the input: 3 tiles, balanced: 43, 43, 42 */
+  st = plan(&kConv3, 2 * (IN + 50 * ROW), NULL);
+  CHECK(st.kind == CS_L2_OC_TILED && st.chunk_cout == 43 && st.n_chunks == 3);
+  /* exactly one channel fits: 128 tiles of 1 */
+  st = plan(&kConv3, 2 * (IN + ROW), &l2);
+  CHECK(st.kind == CS_L2_OC_TILED && st.chunk_cout == 1 && st.n_chunks == 128);
+  CHECK(l2 == IN + 2 * ROW);
+}
+
+static void test_input_over_half_the_budget_reads_ddr(void) {
+  size_t l2 = 1;
+  cs_l2_stage st = plan(&kConv3, 2 * (IN + ROW) - 2, &l2);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_INPUT && l2 == 0);
+  char buf[256];
+  cs_l2_stage_describe(&st, 2 * (IN + ROW) - 2, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "not tiled, reads DDR: input 100352 B + one output channel's weights") != NULL, "%s", buf);
+}
+
+static void test_declines(void) {
+  char buf[256];
+  tcase c = kConv3;
+  c.n = 2;
+  cs_l2_stage st = plan(&c, 384 * 1024, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_BATCH);
+  c = kConv3;
+  c.groups = 2;
+  st = plan(&c, 2 * IN, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_GROUPED);
+  c = kConv3;
+  c.rq_kind = TIDSP_REQUANT_Q31;
+  st = plan(&c, 384 * 1024, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_REQUANT);
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "per-channel requant without a channel window") != NULL, "%s", buf);
+  /* per-tensor q31: one multiplier for every tile */
+  c.per_channel = 0;
+  CHECK(plan(&c, 384 * 1024, NULL).kind == CS_L2_OC_TILED);
+  c = kConv3;
+  c.weights_const = 0;
+  st = plan(&c, 384 * 1024, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_NOT_CONST);
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "weights not constant") != NULL, "%s", buf);
+}
+
+int main(void) {
+  test_not_tiled_when_half_the_budget_holds_it();
+  test_oc_tiles_the_fewest_that_fit_balanced();
+  test_input_over_half_the_budget_reads_ddr();
+  test_declines();
+  UNIT_MAIN_END();
+}
