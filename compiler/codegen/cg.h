@@ -186,10 +186,14 @@ void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *use
 /* The manifest's per-layer "dma" object of a step with an L2 plan. */
 struct cs_json;
 void cs_cg_manifest_dma(const cs_cg *cg, struct cs_json *j, int step);
-/* After a staged call: the end of its compute in the DMA trace (emit_l2.c). */
+/* Before a traced call: the begin of its compute in the DMA trace (const
+ * int32_t tr); after it, the end (emit_l2.c). */
+void cs_cg_emit_trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent);
 void cs_cg_emit_l2_trace_end(cs_sbuf *b);
 /* A whole sliced conv layer: the block with its output-channel loop. */
 cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
+/* Before step `step` computes, the next layer's prefetch it issues (if any). */
+void cs_cg_emit_prefetch(const cs_cg *cg, cs_sbuf *b, int step, const char *indent, cs_cg_used *used);
 /* A whole OC-tiled k_conv2d_i8 (ScheduleC7xDMATiling): its params, the
  * pipeline over output-channel tiles. */
 cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,

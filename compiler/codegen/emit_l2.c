@@ -19,12 +19,35 @@ int cs_cg_step_staged(const cs_cg *cg, int step) {
 }
 
 int cs_cg_part_staged(const cs_cg *cg, int f) {
+  if (!cg->s.l2) return 0;
   for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++)
-    if (cs_cg_step_staged(cg, k)) return 1;
+    if (cs_cg_step_staged(cg, k) || cg->s.l2[k].prefetch_next) return 1;
   return 0;
 }
 
-static void trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent);
+/* Before step `step` computes: the next layer's weights it prefetches
+ * (l2plan.c plan_prefetch), one group on queue 1, which the waits of this
+ * step (queue 0) leave in flight; the next layer waits for it. */
+void cs_cg_emit_prefetch(const cs_cg *cg, cs_sbuf *b, int step, const char *indent, cs_cg_used *used) {
+  if (!cg->s.l2 || !cg->s.l2[step].prefetch_next) return;
+  int k = cg->s.l2[step].prefetch_next - 1;
+  const cs_l2_stage *t = &cg->s.l2[k];
+  const cs_node *n = &cg->g->nodes[cg->s.order[k]];
+  cs_sbuf_printf(b, "%s/* prefetch: layer %d's weights%s (%zu B), copied while this layer computes */\n", indent, k,
+                 t->kind == CS_L2_OC_TILED ? " of tile 0" : "", t->weight_bytes);
+  cs_sbuf_printf(b, "%sst = tidsp_dma_copy(1, L2 + %zu, ", indent, t->weight_off);
+  cs_cg_pointer(cg, b, n->inputs[1], CS_DTYPE_UNDEF, 0, used);
+  cs_sbuf_printf(b, ", %zuu, 0u);\n%sif (st != TIDSP_OK) return st;\n", t->weight_bytes, indent);
+  cs_sbuf_printf(b, "%sst = tidsp_dma_commit(1);\n%sif (st != TIDSP_OK) return st;\n", indent, indent);
+}
+
+/* A prefetched step: its weights were copied on queue 1 (above). */
+static void wait_prefetch(const cs_cg *cg, cs_sbuf *b, int step) {
+  if (cg->s.l2[step].prefetch)
+    cs_sbuf_puts(b, "    st = tidsp_dma_wait(1, 0); /* the weights prefetched on queue 1 */\n"
+                    "    if (st != TIDSP_OK) return st;\n");
+}
+
 
 static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[256];
@@ -52,13 +75,15 @@ void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *use
   comment(cg, b, step);
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
-  if (l2->kind == CS_L2_INPUT_WEIGHTS) {
+  if (l2->kind == CS_L2_INPUT_WEIGHTS && !l2->prefetch) {
     src.len = 0;
     cs_cg_pointer(cg, &src, n->inputs[1], CS_DTYPE_UNDEF, 0, used);
     copy(b, l2->weight_off, src.s, l2->weight_bytes, "return st");
   }
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
   cs_sbuf_puts(b, "    st = tidsp_dma_wait(0, 0);\n    if (st != TIDSP_OK) return st;\n");
-  trace_begin(cg, b, n, "    ");
+  wait_prefetch(cg, b, step);
+  cs_cg_emit_trace_begin(cg, b, n, "    ");
   cs_sbuf_taint(b, &src);
   cs_sbuf_free(&src);
 }
@@ -66,7 +91,7 @@ void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *use
 /* The staged call's compute in the DMA trace (cstatic/dma.h; a no-op
  * unless `cstatic run --dma-trace` or the application binds one), named
  * as the profile names the layer: begin after its wait, end after it. */
-static void trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent) {
+void cs_cg_emit_trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent) {
   cs_sbuf_printf(b, "%sconst int32_t tr = tidsp_dma_trace_begin(", indent);
   cs_c_string(b, cs_cg_layer_source(cg, n).name);
   cs_sbuf_puts(b, ");\n");
@@ -97,6 +122,9 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
   cs_cg_use(used, wv);
   int C = (int)a[3], CH = l2->chunk_cout;
+  /* after the input, before the first chunk: the chunk loop waits on
+   * queue 0 only */
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
   if (l2->weight_off2) {
     /* The software pipeline: chunk i+1's copy (its own group) is in flight
      * while chunk i computes; wait(0, 1) leaves only it in flight, the
@@ -134,7 +162,7 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   /* the conv's sliced entry (the AUX row beside its own in kernels.def),
    * with the conv's pointer arguments */
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
-  trace_begin(cg, b, n, "      ");
+  cs_cg_emit_trace_begin(cg, b, n, "      ");
   cs_sbuf_printf(b, "      st = %s_sliced(\n          %s,\n          %s", ki->fn, in0, in1);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
@@ -188,9 +216,12 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
   cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
   copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
   cs_cg_use(used, wv);
-  cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
-                 l2->weight_off, cg->macro[wv], (size_t)CH * per_channel);
+  if (!l2->prefetch)
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], (size_t)CH * per_channel);
   cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+  wait_prefetch(cg, b, step);
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
   cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
                     "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
                     "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
@@ -203,7 +234,7 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
                     "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n"
                     "      pt.c_out = n_oc;\n",
                  C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
-  trace_begin(cg, b, n, "      ");
+  cs_cg_emit_trace_begin(cg, b, n, "      ");
   char in0[64];
   cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
   cs_sbuf_printf(b, "      st = %s(&pt,\n          %s,\n          (const int8_t *)(L2 + (buf ? %zuu : %zuu))",
@@ -252,6 +283,16 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
     cs_json_int(j, "tiles", tiled ? l2->n_chunks : 1);
     if (tiled) cs_json_int(j, "oc_tile", l2->chunk_cout);
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
+    if (l2->prefetch) {
+      /* the first weights, copied on queue 1 while the previous layer computes */
+      int prev = step - 1;
+      while (prev > 0 && cg->s.l2[prev].prefetch_next != step + 1) prev--;
+      cs_json_begin_object(j, "prefetch");
+      cs_json_int(j, "queue", 1);
+      cs_json_int(j, "bytes", (int64_t)l2->weight_bytes);
+      cs_json_string(j, "during", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[prev]]).name);
+      cs_json_end_object(j);
+    }
   }
   cs_json_end_object(j);
 }

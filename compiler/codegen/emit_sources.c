@@ -139,10 +139,12 @@ static int profile_row_of_output(const cs_cg *cg, int j) {
  * argument (model_run's boundary conversions, L2 copies); NULL entries use
  * storage. row >= 0: time the call into that row of model_layer_stats.
  * l2_step >= 0: the call of that step is staged through L2 (its DMA copies
- * precede it in the block and count in its time). */
+ * precede it in the block and count in its time). traced: the call is in
+ * the DMA trace (staged calls always are; a layer that prefetches the next
+ * one's weights too, so the trace shows what the prefetch overlaps). */
 static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *const *in_expr,
                            const char *out_expr, cs_cg_used *used, int *needs_math, int row,
-                           int l2_step) {
+                           int l2_step, int traced) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!ki)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' op %s is not a kernel op",
@@ -201,10 +203,11 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   cs_sbuf_puts(&call, ")");
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
+  else if (traced) cs_cg_emit_trace_begin(cg, b, n, "    ");
   cs_sbuf_puts(b, "    st = ");
   cs_sbuf_puts(b, call.s ? call.s : "");
   cs_sbuf_puts(b, ";\n");
-  if (l2_step >= 0) cs_cg_emit_l2_trace_end(b);
+  if (l2_step >= 0 || traced) cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   cs_sbuf_taint(b, &pre);
@@ -234,7 +237,10 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     return CS_OK;
   }
   int row = cg->t->profile_layers ? (*next_row)++ : -1;
-  if (!cs_cg_step_staged(cg, step)) return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1);
+  if (!cs_cg_step_staged(cg, step)) {
+    cs_cg_emit_prefetch(cg, b, step, "  ", used);
+    return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1, cg->s.l2 && cg->s.l2[step].prefetch_next);
+  }
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_status st = ki ? check_args(cg, n, ki) : cs_error(CS_ERR_INTERNAL, "codegen: node '%s' is not a kernel op",
                                                        node_name(n));
@@ -250,7 +256,7 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     cs_cg_l2_pointer(cg, step, 1, cs_kernel_ptr_dtype(ki->in[1]), in1, sizeof in1);
     in_expr[1] = in1;
   }
-  return emit_call(cg, b, n, in_expr, NULL, used, needs_math, row, step);
+  return emit_call(cg, b, n, in_expr, NULL, used, needs_math, row, step, 1);
 }
 
 static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *what) {
@@ -493,7 +499,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
     snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
     const char *in_expr[3] = {NULL, NULL, in_x};
     cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_input(cg, i), -1);
+                             profile_row_of_input(cg, i), -1, 0);
     if (st != CS_OK) return st;
     cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
   }
@@ -512,7 +518,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
     snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
     const char *in_expr[3] = {NULL, NULL, in_x};
     cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_output(cg, j), -1);
+                             profile_row_of_output(cg, j), -1, 0);
     if (st != CS_OK) return st;
   }
   cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");

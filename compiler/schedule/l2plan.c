@@ -112,6 +112,54 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   if (fit2 && st->n_chunks > 1) st->weight_off2 = align_up(woff + st->weight_bytes);
 }
 
+/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none). */
+static size_t footprint_end(const cs_l2_stage *p) {
+  switch (p->kind) {
+    case CS_L2_INPUT:
+      return p->input_off + p->input_bytes;
+    case CS_L2_INPUT_WEIGHTS:
+    case CS_L2_SLICED:
+    case CS_L2_OC_TILED: {
+      size_t a = p->input_off + p->input_bytes, b = p->weight_off + p->weight_bytes;
+      size_t c = p->weight_off2 ? p->weight_off2 + p->weight_bytes : 0;
+      return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    }
+    default:
+      return 0;
+  }
+}
+
+/* Next-layer prefetch: a step's first weights (INPUT_WEIGHTS: all of them;
+ * OC_TILED: tile 0's) do not depend on the previous step, so they are
+ * copied while it computes, on queue 1 (its own waits on queue 0 do not
+ * wait for them), into a buffer the previous step does not use: its own
+ * place if that lies above the previous step's footprint, else moved
+ * above both steps' footprints when the budget has room. The input cannot
+ * be prefetched: it is the previous step's output. Elided steps compute
+ * nothing and are skipped. */
+static void plan_prefetch(const cs_schedule *s, size_t budget) {
+  int prev = -1;
+  for (int k = 0; k < s->n_steps; k++) {
+    if (s->node_elided[s->order[k]]) continue;
+    cs_l2_stage *p = &s->l2[k];
+    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED)) {
+      size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
+      if (off < busy) {
+        /* above the previous step's footprint and this step's other buffers */
+        size_t other = p->input_off + p->input_bytes;
+        if (p->weight_off2 && p->weight_off2 + p->weight_bytes > other) other = p->weight_off2 + p->weight_bytes;
+        off = align_up(busy > other ? busy : other);
+      }
+      if (off + p->weight_bytes <= budget) {
+        p->weight_off = off;
+        p->prefetch = 1;
+        s->l2[prev].prefetch_next = k + 1;
+      }
+    }
+    prev = k;
+  }
+}
+
 cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
   free(s->l2);
   s->l2 = calloc((size_t)(s->n_steps > 0 ? s->n_steps : 1), sizeof *s->l2);
@@ -131,10 +179,10 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
       if (st != CS_OK) return st;
       plan_step(g, s, n, budget, guard, p);
     }
-    size_t end = p->kind == CS_L2_DDR || p->kind == CS_L2_UNTILED ? 0
-                 : p->weight_off2  ? p->weight_off2 + p->weight_bytes
-                 : p->weight_bytes ? p->weight_off + p->weight_bytes
-                                   : p->input_off + p->input_bytes;
+  }
+  plan_prefetch(s, budget);
+  for (int k = 0; k < s->n_steps; k++) {
+    size_t end = footprint_end(&s->l2[k]);
     if (end > s->l2_size) s->l2_size = end;
   }
   s->l2_size = align_up(s->l2_size);

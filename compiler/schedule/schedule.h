@@ -90,6 +90,11 @@ typedef struct cs_l2_stage {
                                       chunk buffer, filled while the first computes */
   size_t weight_bytes_total;       /* the layer's weights (all kinds but NONE) */
   cs_l2_why why;                   /* UNTILED */
+  /* Next-layer prefetch (l2plan.c): the weights this step copies first
+   * (INPUT_WEIGHTS: all; OC_TILED: tile 0's) are copied into weight_off
+   * on queue 1 before the previous step computes (prefetch = 1); that
+   * step has prefetch_next = this step + 1 (0: it issues none). */
+  int prefetch, prefetch_next;
 } cs_l2_stage;
 
 typedef struct cs_schedule {

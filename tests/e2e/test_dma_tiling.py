@@ -113,23 +113,32 @@ def test_conv_stack_tiling_decisions_are_the_spec_table(stack):
                          f"budget {HALF} B (OC tiles share the input)"), l2[k]
     assert dma["conv3"] == {"strategy": "OC", "l2_input_offset": 0, "l2_input_bytes": 100352,
                             "l2_weight_offsets": [100352, 174080], "l2_weight_bytes": 73728,
-                            "tiles": 2, "oc_tile": 64, "pipeline_depth": 2}
+                            "tiles": 2, "oc_tile": 64, "pipeline_depth": 2,
+                            "prefetch": {"queue": 1, "bytes": 73728, "during": "conv2"}}
     assert 100352 + 73728 <= HALF < 100352 + 147456
     assert man["l2_bytes"] == 174080 + 73728
     assert "DMA tiling (ScheduleC7xDMATiling, half the L2 budget 196608 B, scratch 247808 B): 1 OC-tiled, " \
            "3 not tiled" in text, text
     # the spec's OC = 128 structure: the prologue group (input + tile 0's
     # weights), tile 1's group in flight while tile 0 computes: wait(0, 1),
-    # then wait(0, 0) before tile 1
+    # then wait(0, 0) before tile 1. Tile 0's weights do not depend on
+    # conv2: they are prefetched on queue 1 while conv2 computes (conv2
+    # uses no L2, so into conv3's own tile-0 buffer), the prologue copies
+    # the input alone and waits for queue 1.
     assert src.count("tidsp_dma_copy(") == 3 and src.count("tidsp_dma_commit(0)") == 2
+    assert "st = tidsp_dma_copy(1, L2 + 100352, (const void *)(W + W_W3_QUANTIZED), 73728u, 0u);" in src
+    assert src.index("tidsp_dma_copy(1,") < src.index('tidsp_dma_trace_begin("conv2")') \
+        < src.index("tidsp_dma_wait(1, 0)") < src.index('tidsp_dma_trace_begin("conv3")')
     assert "for (int32_t oc = 0, buf = 0; oc < 128; oc += 64, buf ^= 1) {" in src
     assert "st = tidsp_dma_wait(0, next < 128 ? 1 : 0);" in src
     assert "(const int8_t *)(L2 + (buf ? 174080u : 100352u))" in src
 
 
 def test_conv_stack_trace_shows_the_pipeline(stack, tmp_path):
-    """`cstatic run --dma-trace`: three copies (input, tile 0, tile 1), two
-    conv3 tile calls, tile 1's copy issued before tile 0 computes."""
+    """`cstatic run --dma-trace`: three copies (tile 0's weights on queue 1,
+    issued before conv2 computes; the input and tile 1 on queue 0), conv2
+    and conv3's two tile calls, tile 1's copy issued before tile 0
+    computes, tile 0's copy done before it."""
     d, q = stack
     build(d, q, d / "x.npy", "c_static_lib -mcpu=c7x", "c7x_trace")
     trace = tmp_path / "t.json"
@@ -137,10 +146,14 @@ def test_conv_stack_trace_shows_the_pipeline(stack, tmp_path):
     ev = json.loads(trace.read_text())["traceEvents"]
     copies = [e for e in ev if e["cat"] == "dma"]
     calls = [e for e in ev if e["cat"] == "compute"]
-    assert [e["args"]["bytes"] for e in copies] == [100352, 73728, 73728]
-    assert [e["name"] for e in calls] == ["conv3", "conv3"]
-    assert copies[2]["args"]["issue"] <= calls[0]["ts"]
-    assert copies[1]["ts"] + copies[1]["dur"] <= calls[0]["ts"] + 1e-3
+    prefetch, copies = [e for e in copies if e["tid"] == 2], [e for e in copies if e["tid"] == 1]
+    assert [e["args"]["bytes"] for e in prefetch] == [73728]
+    assert [e["args"]["bytes"] for e in copies] == [100352, 73728]
+    assert [e["name"] for e in calls] == ["conv2", "conv3", "conv3"]
+    assert prefetch[0]["args"]["issue"] <= calls[0]["ts"]
+    assert prefetch[0]["ts"] + prefetch[0]["dur"] <= calls[1]["ts"] + 1e-3
+    assert copies[1]["args"]["issue"] <= calls[1]["ts"]
+    assert copies[0]["ts"] + copies[0]["dur"] <= calls[1]["ts"] + 1e-3
 
 
 @pytest.mark.parametrize("budget,expect", [
@@ -196,3 +209,36 @@ def test_fc_when_dma_fires_is_the_spec_table(tmp_path, m, fires):
         assert dma == {"strategy": "none"}, dma
         assert layer["l2"] == "DDR: guard 128 B + input 524288 B > L2 budget 393216 B"
         assert "tidsp_dma_copy(" not in src
+
+
+SUITE = [(m, v) for m in ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
+         for v in ("pt2e", "ort_s8", "ort_u8")]
+
+
+@pytest.mark.parametrize("model,variant", [
+    pytest.param(m, v, marks=() if (m, v) == ("resnet18", "pt2e") else pytest.mark.slow) for m, v in SUITE])
+def test_suite_model_at_a_small_budget_equals_host(model, variant, model_suite, tmp_path):
+    """-l2-budget=65536, small enough that most convs are OC-tiled (or, with
+    -mmalib=1, sliced or left in DDR): every build gives the host build's
+    output bit for bit on two inputs, and the manifest names the strategy
+    of every conv."""
+    onnx_path = model_suite.model(model, variant)
+    np.save(tmp_path / "x.npy", np.load(model_suite.inputs(model))[:2])
+    for mmalib in ("", " -mmalib=1"):
+        ys, mans = [], []
+        for tag, target in (("c7x", f"c_static_lib -mcpu=c7x{mmalib} -l2-budget=65536"),
+                            ("host", f"c_static_lib{mmalib}")):
+            out = tmp_path / f"{tag}{mmalib.strip()}"
+            cstatic("compile", onnx_path, "-o", out, "-t", target, "-q")
+            cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / f"{out.name}.npy")
+            ys.append(np.load(tmp_path / f"{out.name}.npy"))
+            mans.append(json.loads((out / "manifest.json").read_text()))
+        assert np.array_equal(ys[0], ys[1]), f"{model} {variant}{mmalib}: the tiled build differs from the host's"
+        man = mans[0]
+        assert 0 < man["l2_bytes"] <= 65536
+        convs = [s for s in man["layers"] if s["op"] in ("k_conv2d_i8", "k_mmalib_conv2d_i8",
+                                                          "k_mmalib_conv2d_i8_grouped_loop",
+                                                          "k_mmalib_depthwise_conv2d_i8")]
+        assert convs and all("dma" in s for s in convs), [s["name"] for s in convs if "dma" not in s]
+        strategies = {s["dma"]["strategy"] for s in convs}
+        assert ("OC" if not mmalib else "MMALIB-sliced") in strategies or model == "mobilenetv3s", strategies

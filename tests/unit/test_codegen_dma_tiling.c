@@ -4,7 +4,7 @@
  * weights fit half the budget, OC-tiled when input + one tile do (each
  * rule at its exact boundary), reading DDR when not even one channel fits
  * beside the input, and the declines (batch, groups, q31 requant, weights
- * not constant).
+ * not constant); the next-layer prefetch of a tiled conv's first weights.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +141,81 @@ static void test_declines(void) {
   CHECK_MSG(strstr(buf, "weights not constant") != NULL, "%s", buf);
 }
 
+/* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
+ * both 3×3 pad 1 on h×w, per-channel float requant. */
+static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
+  cs_graph *g = cs_graph_new("two");
+  int64_t xs[4] = {1, c0, hw, hw}, ms[4] = {1, c1, hw, hw}, ys[4] = {1, c2, hw, hw};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_I8, 4, xs);
+  int m = cs_graph_add_value(g, "m", CS_DTYPE_I8, 4, ms);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 4, ys);
+  int chans[3] = {c0, c1, c2}, vals[3] = {x, m, y};
+  for (int i = 0; i < 2; i++) {
+    int64_t ws[4] = {chans[i + 1], chans[i], 3, 3}, cs[1] = {chans[i + 1]};
+    void *zeros = calloc((size_t)(ws[0] * ws[1] * 9 + 8 * ws[0]), 1);
+    char name[8] = {'w', (char)('a' + i), 0};
+    int wv = cs_graph_add_const(g, name, CS_DTYPE_I8, 4, ws, zeros);
+    name[0] = 'b';
+    int b = cs_graph_add_const(g, name, CS_DTYPE_I32, 1, cs, zeros);
+    name[0] = 'r';
+    int rq = cs_graph_add_const(g, name, CS_DTYPE_F32, 1, cs, zeros);
+    free(zeros);
+    int in[4] = {vals[i], wv, b, rq};
+    name[0] = 'c';
+    int id = cs_graph_add_node(g, CS_OP_K_CONV2D_I8, name, name, 4, in, 1, &vals[i + 1]);
+    g->nodes[id].k.conv = (tidsp_conv2d_params){
+        .n = 1, .c_in = chans[i], .h_in = hw, .w_in = hw, .c_out = chans[i + 1], .h_out = hw, .w_out = hw,
+        .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
+        .groups = 1, .rq = {.kind = TIDSP_REQUANT_FLOAT, .per_channel = 1, .out_min = -128, .out_max = 127}};
+  }
+  g->inputs = malloc(sizeof(int));
+  g->inputs[0] = x;
+  g->n_inputs = 1;
+  g->outputs = malloc(sizeof(int));
+  g->outputs[0] = y;
+  g->n_outputs = 1;
+  return g;
+}
+
+static void prefetch_case(int c0, int c1, int c2, int hw, size_t budget, cs_l2_stage out[2], size_t *l2) {
+  cs_graph *g = two_convs(c0, c1, c2, hw);
+  cs_schedule_options o = {.arena_align = 64, .weights_align = 64, .weights_base = 64, .l2_budget = budget};
+  cs_schedule s;
+  cs_status rc = cs_schedule_build(g, &o, &s);
+  CHECK_MSG(rc == CS_OK, "schedule: %s", cs_error_message());
+  if (rc == CS_OK) {
+    CHECK(s.n_steps == 2);
+    out[0] = s.l2[0];
+    out[1] = s.l2[1];
+    *l2 = s.l2_size;
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+static void test_next_layer_prefetch(void) {
+  cs_l2_stage st[2];
+  size_t l2 = 0;
+  /* a uses no L2 (it fits half the budget): b's tile 0 in its own place */
+  prefetch_case(3, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_UNTILED && st[0].prefetch_next == 2 && !st[0].prefetch);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].prefetch && st[1].prefetch_next == 0);
+  CHECK(st[1].weight_off == IN && st[1].weight_off2 == IN + 64 * ROW && l2 == IN + 128 * ROW);
+  /* both OC-tiled: b's tile 0 moves above a's footprint (247808 B), where
+   * the budget has room for it */
+  prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_OC_TILED && st[0].prefetch_next == 2 && !st[0].prefetch);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].prefetch);
+  CHECK(st[1].weight_off == IN + 128 * ROW && st[1].weight_off2 == IN + 64 * ROW);
+  CHECK(l2 == IN + 192 * ROW && l2 <= 384 * 1024);
+  /* no room above a's footprint: not prefetched, b keeps its place */
+  prefetch_case(128, 512, 128, 14, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_OC_TILED && st[1].kind == CS_L2_OC_TILED);
+  CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 100352);
+}
+
 int main(void) {
+  test_next_layer_prefetch();
   test_not_tiled_when_half_the_budget_holds_it();
   test_oc_tiles_the_fewest_that_fit_balanced();
   test_input_over_half_the_budget_reads_ddr();
