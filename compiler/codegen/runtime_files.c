@@ -32,8 +32,8 @@ typedef struct rt_file {
 
 static const rt_file files[] = {
     {.path = "dma/dma_host.c",
-     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_host_lazy tidsp_dma_shutdown tidsp_dma_trace_begin "
-                "tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
+     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_host_lazy tidsp_dma_shutdown tidsp_dma_start "
+                "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
      .defines = "tidsp_add_i8 tidsp_batch_matmul_i8 tidsp_conv2d_i8 tidsp_dequantize tidsp_global_avgpool_i8 "
@@ -338,7 +338,7 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "mem/l2.c",
      .defines = "tidsp_l2_bind tidsp_l2_scratch",
-     .needs = ""},
+     .needs = "dma/dma_host.c"},
     {.path = "model/weights_check.c",
      .defines = "tidsp_fnv1a64 tidsp_weights_check",
      .needs = ""},

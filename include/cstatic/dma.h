@@ -70,8 +70,18 @@ int32_t tidsp_dma_commit(int32_t queue);
  * out of range or max_inflight < 0. */
 int32_t tidsp_dma_wait(int32_t queue, int32_t max_inflight);
 
+/* Start the engine now, outside any inference (host: the copy thread,
+ * whose stack and exit hook are the engine's only allocations, made once
+ * here). tidsp_l2_bind calls it when it binds a region, which every
+ * platform does before a staged model runs; otherwise the first copy
+ * starts it. TIDSP_OK (also when running already); TIDSP_ERR_UNSUPPORTED
+ * when the thread cannot start: copies then complete in the caller,
+ * synchronously. */
+int32_t tidsp_dma_start(void);
+
 /* Complete every copy of every queue and stop the copy thread (the next
- * copy starts it again). Registered with atexit when the thread starts. */
+ * copy or start starts it again). Registered with atexit when the thread
+ * first starts. */
 void tidsp_dma_shutdown(void);
 
 /* Host engine only, for tests: lazy != 0 makes the copy thread start a

@@ -131,6 +131,13 @@ static int ensure_running(void) {
   return 1;
 }
 
+int32_t tidsp_dma_start(void) {
+  pthread_mutex_lock(&lock);
+  int ok = ensure_running();
+  pthread_mutex_unlock(&lock);
+  return ok ? TIDSP_OK : TIDSP_ERR_UNSUPPORTED;
+}
+
 /* Whether [a, a + n) and [b, b + n) share a byte. Written with the
  * distance between the starts so that no end address is formed (it could
  * wrap). */

@@ -6,6 +6,9 @@
  *
  * A failing bind (a misaligned base) leaves the previous binding as it
  * was: the caller learns of its mistake without losing a good region.
+ * Binding a region also starts the DMA engine (tidsp_dma_start): its one
+ * allocation (the host's copy thread) happens here, at the platform's
+ * init, not in the first inference's first copy.
  */
 #include "cstatic/dma.h"
 
@@ -23,6 +26,7 @@ int32_t tidsp_l2_bind(void *base, size_t size) {
   if ((uintptr_t)base % TIDSP_L2_ALIGN != 0) return TIDSP_ERR_ALIGN;
   l2_base = base;
   l2_size = size;
+  (void)tidsp_dma_start(); /* cannot start: copies run synchronously, still correct */
   return TIDSP_OK;
 }
 

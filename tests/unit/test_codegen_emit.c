@@ -22,13 +22,20 @@ static char src_dir[4096], tidsp_lib[4096];
 /* A generic host for any compiled model, driven by model_desc:
  *   harness WEIGHTS|- IN.bin OUT.bin [raw]
  * reads the inputs (concatenated raw bytes), runs model_run (or cg_main with
- * "raw"), writes the outputs, prints "mallocs N status S". malloc, calloc,
- * realloc and free are wrapped (-Wl,--wrap) and counted around the calls. */
+ * "raw"), writes the outputs, prints "mallocs N status S … threads T". malloc,
+ * calloc, realloc, free and pthread_create (a thread's stack) are wrapped
+ * (-Wl,--wrap) and counted around the calls; T counts every thread
+ * started. A model with L2 staging gets its L2 bound first, as a platform
+ * does at init (which starts the DMA engine's copy thread). */
 static const char harness_c[] =
-    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"lib0.h\"\n"
+    "#include <pthread.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "#include \"cstatic/dma.h\"\n#include \"lib0.h\"\n"
     "void *__real_malloc(size_t); void *__real_calloc(size_t, size_t);\n"
     "void *__real_realloc(void *, size_t); void __real_free(void *);\n"
-    "static long counting, calls;\n"
+    "int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);\n"
+    "static long counting, calls, threads;\n"
+    "int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void *), void *arg) {\n"
+    "  calls += counting; threads++; return __real_pthread_create(t, a, f, arg);\n}\n"
     "void *__wrap_malloc(size_t n) { calls += counting; return __real_malloc(n); }\n"
     "void *__wrap_calloc(size_t a, size_t b) { calls += counting; return __real_calloc(a, b); }\n"
     "void *__wrap_realloc(void *p, size_t n) { calls += counting; return __real_realloc(p, n); }\n"
@@ -48,8 +55,10 @@ static const char harness_c[] =
     "  size_t wn = 0, xn = 0, off = 0; int i; int32_t st, chk, mis;\n"
     "  void *w = strcmp(argv[1], \"-\") ? slurp(argv[1], m->weights_align, &wn) : NULL;\n"
     "  unsigned char *x = slurp(argv[2], 64, &xn), *y; void *arena;\n"
-    "  const void *in[16]; void *out[16]; size_t out_bytes = 0;\n"
+    "  const void *in[16]; void *out[16]; size_t out_bytes = 0; void *l2 = NULL;\n"
     "  if (!x) return 3;\n"
+    "  if (m->l2_size && (posix_memalign(&l2, TIDSP_L2_ALIGN, m->l2_size) || tidsp_l2_bind(l2, m->l2_size)))\n"
+    "    return 3;\n"
     "  if (posix_memalign(&arena, m->arena_align, m->arena_size + 1)) return 3;\n"
     "  for (i = 0; i < m->n_inputs; i++) { in[i] = x + off; off += ii[i].nbytes; }\n"
     "  if (off != xn) { printf(\"input size %zu, expected %zu\\n\", xn, off); return 4; }\n"
@@ -63,8 +72,10 @@ static const char harness_c[] =
     "  mis = raw ? cg_main(w, (char *)arena + 1, in, out) : model_run(w, (char *)arena + 1, in, out);\n"
     "  counting = 0;\n"
     "  { FILE *f = fopen(argv[3], \"wb\"); fwrite(y, 1, out_bytes, f); fclose(f); }\n"
-    "  printf(\"mallocs %ld check %d status %d misaligned %d\\n\", calls, (int)chk, (int)st, (int)mis);\n"
-    "  fflush(stdout);\n  free(w); free(x); free(y); free(arena);\n"
+    "  printf(\"mallocs %ld check %d status %d misaligned %d threads %ld\\n\", calls, (int)chk, (int)st, (int)mis,\n"
+    "         threads);\n"
+    "  fflush(stdout);\n  tidsp_dma_shutdown();\n  tidsp_l2_bind(NULL, 0);\n"
+    "  free(w); free(x); free(y); free(arena); free(l2);\n"
     "  return 0;\n}\n";
 
 static int write_text(const char *path, const char *text) {
@@ -81,8 +92,9 @@ static int write_bytes(const char *path, const void *p, size_t n) {
   return fclose(f) == 0 && w == n;
 }
 
-/* Emit g into a fresh dir; returns the dir (caller frees) or NULL. */
-static char *emit(cs_graph *g, int weights_as_c, cs_codegen_stats *stats) {
+/* Emit g into a fresh dir for target t (NULL: the default); returns the
+ * dir (caller frees) or NULL. */
+static char *emit_for(cs_graph *g, int weights_as_c, cs_codegen_stats *stats, const cs_target *target) {
   char *tmp = tg_temp_dir("codegen");
   if (!tmp) return NULL;
   char *dir = malloc(4200);
@@ -91,10 +103,15 @@ static char *emit(cs_graph *g, int weights_as_c, cs_codegen_stats *stats) {
   mkdir(dir, 0777);
   cs_target t;
   cs_target_default(&t);
+  if (target) t = *target;
   cs_codegen_options opt = {.model_path = "tests/tiny.onnx", .weights_as_c = weights_as_c, .stats = stats};
   cs_status st = cs_codegen_emit(g, &t, &opt, dir);
   CHECK_MSG(st == CS_OK, "emit: %s", cs_error_message());
   return dir;
+}
+
+static char *emit(cs_graph *g, int weights_as_c, cs_codegen_stats *stats) {
+  return emit_for(g, weights_as_c, stats, NULL);
 }
 
 static void parent_remove(char *dir) {
@@ -129,14 +146,16 @@ static int build_harness(const char *dir, const char *files) {
   if (!write_text(path, harness_c)) return 0;
   snprintf(cmd, sizeof cmd,
            "cd '%s' && cc -std=c99 -D_POSIX_C_SOURCE=200112L -O1 " HARNESS_FLAGS " -I'%s/include' -I. harness.c %s "
-           "'%s' -lm -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o harness",
+           "'%s' -lm -lpthread -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=pthread_create "
+           "-o harness",
            dir, src_dir, files, tidsp_lib);
   return tg_system(cmd) == 0;
 }
 
-/* Run the harness; returns malloc count (or -1) and fills out. */
-static long run_harness(const char *dir, const char *weights, const void *in, size_t in_n, void *out,
-                        size_t out_n, int raw, int *status) {
+/* Run the harness; returns malloc count (or -1) and fills out (and
+ * *threads, when not NULL: threads started in the whole run). */
+static long run_harness_threads(const char *dir, const char *weights, const void *in, size_t in_n, void *out,
+                                size_t out_n, int raw, int *status, long *threads) {
   char path[4400], cmd[9000], line[256] = "";
   snprintf(path, sizeof path, "%s/in.bin", dir);
   if (!write_bytes(path, in, in_n)) return -1;
@@ -145,10 +164,11 @@ static long run_harness(const char *dir, const char *weights, const void *in, si
   if (!p) return -1;
   if (!fgets(line, sizeof line, p)) line[0] = '\0';
   pclose(p);
-  long mallocs = -1;
+  long mallocs = -1, started = -1;
   int check = -99, misaligned = -99;
   *status = -99;
-  if (sscanf(line, "mallocs %ld check %d status %d misaligned %d", &mallocs, &check, status, &misaligned) != 4) {
+  if (sscanf(line, "mallocs %ld check %d status %d misaligned %d threads %ld", &mallocs, &check, status,
+             &misaligned, &started) != 5) {
     fprintf(stderr, "harness said: %s\n", line);
     return -1;
   }
@@ -160,7 +180,13 @@ static long run_harness(const char *dir, const char *weights, const void *in, si
   CHECK_MSG(data && n == out_n, "harness wrote %zu bytes, expected %zu", n, out_n);
   if (data && n == out_n) memcpy(out, data, n);
   free(data);
+  if (threads) *threads = started;
   return mallocs;
+}
+
+static long run_harness(const char *dir, const char *weights, const void *in, size_t in_n, void *out,
+                        size_t out_n, int raw, int *status) {
+  return run_harness_threads(dir, weights, in, in_n, out, out_n, raw, status, NULL);
 }
 
 /* The model of tg_conv_model, computed with the kernels directly. */
@@ -422,10 +448,26 @@ static void weights_blob_is_checked(void) {
   cs_graph_free(g);
 }
 
-static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c) {
+/* staged: -mcpu=c7x with an L2 budget (440 B) that OC-tiles the conv
+ * (3→4 on 8×8: input 192 B + one channel's weights 27 B fit half of it),
+ * one output channel a tile: the DMA engine copies on its thread, started
+ * when the harness binds L2, never during the runs. */
+static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c, int staged) {
   int conv;
   cs_graph *g = tg_conv_model(&conv);
-  char *dir = emit(g, weights_as_c, NULL);
+  cs_target t;
+  cs_target_default(&t);
+  if (staged) {
+    t.mcpu = CS_MCPU_C7X;
+    t.l2_budget = 440;
+  }
+  char *dir = emit_for(g, weights_as_c, NULL, &t);
+  if (staged) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/lib0.c", dir);
+    CHECK(tg_file_contains(p, "4 tiles of 1 output channels (27 B), double-buffered"));
+    CHECK(tg_file_contains(p, "st = tidsp_dma_wait(0, next < 4 ? 1 : 0);"));
+  }
   const char *files = weights_as_c ? "lib0.c weights.c" : "lib0.c";
   CHECK_MSG(compiles_strictly(dir, files), "%s do not compile warning-free", files);
   if (!build_harness(dir, files)) {
@@ -440,8 +482,10 @@ static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c) 
   reference_conv_model(g, conv, x, want_raw, want);
   int status;
   const char *w = weights_as_c ? "-" : "weights.bin";
-  long mallocs = run_harness(dir, w, x, sizeof x, got, sizeof got, 0, &status);
+  long threads = -1;
+  long mallocs = run_harness_threads(dir, w, x, sizeof x, got, sizeof got, 0, &status, &threads);
   CHECK_MSG(mallocs == 0, "model_check_weights + 2x model_run made %ld allocator calls", mallocs);
+  CHECK_MSG(threads == staged, "%ld threads started (staged %d)", threads, staged);
   CHECK(status == TIDSP_OK);
   CHECK_MSG(memcmp(want, got, sizeof want) == 0, "model_run output differs from the kernels");
 
@@ -596,8 +640,9 @@ int main(void) {
   emitted_files_and_header_contract();
   header_matches_the_golden_text();
   weights_blob_is_checked();
-  generated_model_matches_kernels_and_never_mallocs(0);
-  generated_model_matches_kernels_and_never_mallocs(1);
+  generated_model_matches_kernels_and_never_mallocs(0, 0);
+  generated_model_matches_kernels_and_never_mallocs(1, 0);
+  generated_model_matches_kernels_and_never_mallocs(0, 1);
   large_models_split_into_files();
   unlowered_or_mistyped_nodes_are_errors();
   UNIT_MAIN_END();
