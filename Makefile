@@ -85,7 +85,7 @@ TSAN_E2E := tests/e2e/test_deploy_client.py tests/e2e/test_deploy.py tests/e2e/t
 # The DMA engine's copy thread: its unit test, and the staged suite through
 # a TSan cstatic (the models link its TSan runtime) and TSan c7x_fw_mmalib;
 # a removed wait must be reported. One suite model: each takes ~70 s.
-TSAN_DMA_E2E := tests/e2e/test_l2_dma.py -k "not suite_model or (resnet18 and pt2e)"
+TSAN_DMA_E2E := tests/e2e/test_l2_dma.py tests/e2e/test_dma_tiling.py -k "not suite_model or (resnet18 and pt2e)"
 sanitize-slow: tsan
 	$(TSAN_ENV) $(BUILD)-tsan/bin/test_kernel_dma
 	$(TSAN_ENV) $(BUILD)-tsan/bin/test_codegen_file_writer

@@ -58,7 +58,10 @@ static const char usage[] =
     "  --dma-trace FILE    write the DMA copies and staged layer calls of the first\n"
     "                      inference as a Chrome trace (JSON: Perfetto,\n"
     "                      chrome://tracing) and print the share of DMA time\n"
-    "                      hidden behind compute (-mcpu=c7x -mmalib=1 models)\n"
+    "                      hidden behind compute (-mcpu=c7x models: DMA-tiled or\n"
+    "                      staged layers)\n"
+    "  --dma-svg FILE      draw that timeline as SVG (DMA queues above the layer\n"
+    "                      calls)\n"
     "  --max-memory SIZE   the most memory the inputs, weights, arena and outputs\n"
     "                      may take together (bytes or K/M/G suffixed, default 4G);\n"
     "                      checked before anything is allocated\n"
@@ -74,6 +77,7 @@ typedef struct run_args {
   int profile; /* print the table */
   const char *profile_csv, *profile_svg;
   const char *dma_trace; /* --dma-trace */
+  const char *dma_svg;   /* --dma-svg */
   size_t max_memory; /* --max-memory */
 } run_args;
 
@@ -127,6 +131,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
     } else if ((r = cs_cli_opt(argc, argv, &i, "--dma-trace", NULL, &v))) {
       if (r < 0) return cs_cli_usage_error("run", "--dma-trace needs a file name");
       a->dma_trace = v;
+    } else if ((r = cs_cli_opt(argc, argv, &i, "--dma-svg", NULL, &v))) {
+      if (r < 0) return cs_cli_usage_error("run", "--dma-svg needs a file name");
+      a->dma_svg = v;
     } else if ((r = cs_cli_opt(argc, argv, &i, "--profile-svg", NULL, &v))) {
       if (r < 0) return cs_cli_usage_error("run", "--profile-svg needs a file name");
       a->profile_svg = v;
@@ -286,7 +293,8 @@ static int run_all(const run_args *a, const cs_host_model *hm, run_state *s) {
       }
     }
     s->times[r] = now_ms() - t0;
-    if (r == 0 && a->dma_trace && cs_dma_trace_finish(&s->trace, a->dma_trace, m->name) != CS_OK)
+    if (r == 0 && (a->dma_trace || a->dma_svg) &&
+        cs_dma_trace_finish(&s->trace, a->dma_trace, a->dma_svg, m->name) != CS_OK)
       return cs_cli_fail("%s", cs_error_message());
     for (int l = 0; prof && l < prof->n_layers; l++)
       s->layer_times[(size_t)r * (size_t)prof->n_layers + (size_t)l] = prof->layers[l].total;
@@ -385,7 +393,7 @@ static int run_steps(const run_args *a, cs_host_model *hm, run_state *s) {
   if ((rc = check_budget(a, hm->desc, s)) != CS_EXIT_OK) return rc;
   if (cs_host_model_prepare(hm, a->dir) != CS_OK) return cs_cli_fail("%s", cs_error_message());
   if ((rc = alloc_outputs(a, hm->desc, s)) != CS_EXIT_OK) return rc;
-  if (a->dma_trace && cs_dma_trace_start(&s->trace, hm->so, hm->desc->name, 1 << 16) != CS_OK)
+  if ((a->dma_trace || a->dma_svg) && cs_dma_trace_start(&s->trace, hm->so, hm->desc->name, 1 << 16) != CS_OK)
     return cs_cli_fail("%s", cs_error_message());
   if ((rc = run_all(a, hm, s)) != CS_EXIT_OK) return rc;
   report_latency(a, s);

@@ -26,7 +26,8 @@ cs_status cs_dma_trace_start(cs_dma_trace *t, void *so, const char *model, int32
   *(void **)&t->wait = dlsym(so, "tidsp_dma_wait");
   if (!t->bind || !t->count || !t->wait)
     return cs_error(CS_ERR_USAGE,
-                    "--dma-trace: model '%s' makes no DMA copies (stage it into L2: -mcpu=c7x -mmalib=1)", model);
+                    "--dma-trace: model '%s' makes no DMA copies (tile or stage it into L2: -mcpu=c7x, or "
+                    "-mcpu=c7x -mmalib=1)", model);
   t->events = calloc((size_t)capacity, sizeof *t->events);
   if (!t->events) return cs_error(CS_ERR_NOMEM, "--dma-trace: out of memory for %d events", (int)capacity);
   t->capacity = capacity;
@@ -98,18 +99,90 @@ cs_dma_overlap cs_dma_trace_overlap(const tidsp_dma_event *ev, int32_t n) {
 /* Chrome trace times are microseconds; the host's clock counts ns. */
 static double us(uint64_t t, uint64_t t0) { return (double)(t - t0) * 1e-3; }
 
-cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *model) {
+static int write_json(const cs_dma_trace *t, const char *path, int32_t n, int64_t dropped, uint64_t t0,
+                      const cs_dma_overlap *oo, const char *model);
+
+/* The timeline as SVG: one lane per DMA queue that copied (queue 0 on
+ * top), the layer calls below them, time to the right; each bar's title
+ * (a tooltip) names the copy or the layer and its times. */
+static cs_status write_svg(const char *path, const tidsp_dma_event *ev, int32_t n, uint64_t t0,
+                           const cs_dma_overlap *o, const char *model) {
+  enum { LEFT = 90, WIDTH = 1100, LANE = 28, TOP = 40 };
+  uint64_t t1 = t0 + 1;
+  int used[TIDSP_DMA_QUEUES] = {0}, lane[TIDSP_DMA_QUEUES], lanes = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (ev[i].end > t1) t1 = ev[i].end;
+    if (ev[i].kind == TIDSP_DMA_EV_COPY && ev[i].queue >= 0 && ev[i].queue < TIDSP_DMA_QUEUES) used[ev[i].queue] = 1;
+  }
+  for (int q = 0; q < TIDSP_DMA_QUEUES; q++) lane[q] = used[q] ? lanes++ : -1;
+  FILE *f = fopen(path, "w");
+  if (!f) return cs_error(CS_ERR_IO, "--dma-svg: cannot write %s: %s", path, strerror(errno));
+  double scale = (double)WIDTH / (double)(t1 - t0);
+  int height = TOP + (lanes + 1) * LANE + 30;
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+             "font-size=\"12\">\n", LEFT + WIDTH + 20, height);
+  fprintf(f, "<text x=\"4\" y=\"18\">");
+  for (const char *c = model; *c; c++) /* the model's name, XML-escaped */
+    fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){*c, 0}, f);
+  fprintf(f, ": DMA busy %.3f ms, %.1f%% hidden behind compute; %.3f ms shown</text>\n", (double)o->dma_busy * 1e-6,
+          o->dma_busy ? 100.0 * (double)o->hidden / (double)o->dma_busy : 0.0, (double)(t1 - t0) * 1e-6);
+  for (int q = 0; q < TIDSP_DMA_QUEUES; q++)
+    if (lane[q] >= 0)
+      fprintf(f, "<text x=\"4\" y=\"%d\">DMA queue %d</text>\n", TOP + lane[q] * LANE + 17, q);
+  fprintf(f, "<text x=\"4\" y=\"%d\">compute</text>\n", TOP + lanes * LANE + 17);
+  for (int32_t i = 0; i < n; i++) {
+    const tidsp_dma_event *e = &ev[i];
+    int copy = e->kind == TIDSP_DMA_EV_COPY;
+    if (copy && (e->queue < 0 || e->queue >= TIDSP_DMA_QUEUES)) continue;
+    uint64_t end = e->end >= e->start ? e->end : e->start;
+    double x = LEFT + (double)(e->start - t0) * scale, w = (double)(end - e->start) * scale;
+    int y = TOP + (copy ? lane[e->queue] : lanes) * LANE;
+    fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"#333\" "
+               "stroke-width=\"0.3\"><title>",
+            x, y + 2, w < 0.5 ? 0.5 : w, LANE - 4, copy ? (e->queue ? "#e69f00" : "#0072b2") : "#009e73");
+    if (copy)
+      fprintf(f, "copy q%d g%lld, %llu B", (int)e->queue, (long long)e->group, (unsigned long long)e->bytes);
+    else
+      for (const char *c = e->name ? e->name : "?"; *c; c++)
+        fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){*c, 0}, f);
+    fprintf(f, ": %.1f-%.1f us</title></rect>\n", (double)(e->start - t0) * 1e-3, (double)(end - t0) * 1e-3);
+  }
+  fprintf(f, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3f ms</text>\n",
+          LEFT, height - 8, LEFT + WIDTH, height - 8, (double)(t1 - t0) * 1e-6);
+  fputs("</svg>\n", f);
+  if (fclose(f) != 0) return cs_error(CS_ERR_IO, "--dma-svg: cannot write %s", path);
+  return CS_OK;
+}
+
+cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *svg, const char *model) {
   for (int32_t q = 0; q < TIDSP_DMA_QUEUES; q++) t->wait(q, 0);
   int64_t dropped = 0;
   int32_t n = t->count(&dropped);
   t->bind(NULL, 0);
   t->bind = NULL; /* unbound: cs_dma_trace_free has nothing to undo */
-  FILE *f = fopen(path, "w");
-  if (!f) return cs_error(CS_ERR_IO, "--dma-trace: cannot write %s: %s", path, strerror(errno));
   uint64_t t0 = UINT64_MAX;
   for (int32_t i = 0; i < n; i++)
     if (t->events[i].issue < t0) t0 = t->events[i].issue;
   cs_dma_overlap o = cs_dma_trace_overlap(t->events, n);
+  if (svg) {
+    cs_status st = write_svg(svg, t->events, n, n ? t0 : 0, &o, model);
+    if (st != CS_OK) return st;
+  }
+  if (!path) path = svg;
+  else if (!write_json(t, path, n, dropped, t0, &o, model)) return cs_error(CS_ERR_IO, "--dma-trace: cannot write %s: %s", path, strerror(errno));
+  printf("dma trace: %d copies, %.3f MB, DMA busy %.3f ms, %.1f%% hidden behind %d layer calls%s -> %s\n",
+         (int)o.copies, (double)o.bytes * 1e-6, (double)o.dma_busy * 1e-6,
+         o.dma_busy ? 100.0 * (double)o.hidden / (double)o.dma_busy : 0.0, (int)o.computes,
+         dropped ? " (events beyond the capacity dropped)" : "", path);
+  return CS_OK;
+}
+
+/* The Chrome trace; 0 when the file cannot be written. */
+static int write_json(const cs_dma_trace *t, const char *path, int32_t n, int64_t dropped, uint64_t t0,
+                      const cs_dma_overlap *oo, const char *model) {
+  cs_dma_overlap o = *oo;
+  FILE *f = fopen(path, "w");
+  if (!f) return 0;
   cs_json j;
   cs_json_init(&j, f);
   cs_json_begin_object(&j, NULL);
@@ -154,12 +227,7 @@ cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *mod
   cs_json_end_object(&j);
   cs_json_end_object(&j);
   fputc('\n', f);
-  if (fclose(f) != 0) return cs_error(CS_ERR_IO, "--dma-trace: cannot write %s", path);
-  printf("dma trace: %d copies, %.3f MB, DMA busy %.3f ms, %.1f%% hidden behind %d layer calls%s -> %s\n",
-         (int)o.copies, (double)o.bytes * 1e-6, (double)o.dma_busy * 1e-6,
-         o.dma_busy ? 100.0 * (double)o.hidden / (double)o.dma_busy : 0.0, (int)o.computes,
-         dropped ? " (events beyond the capacity dropped)" : "", path);
-  return CS_OK;
+  return fclose(f) == 0;
 }
 
 void cs_dma_trace_free(cs_dma_trace *t) {

@@ -3,7 +3,8 @@
  * staged layer calls of one inference, from the model's own copy of the
  * runtime's trace (cstatic/dma.h), written as a Chrome trace (JSON; open it
  * in Perfetto or chrome://tracing: compute on lane 0, queue q on lane q+1)
- * with the overlap figure: the share of DMA busy time hidden behind compute.
+ * with the overlap figure: the share of DMA busy time hidden behind compute;
+ * `--dma-svg FILE` draws the same timeline as an SVG picture.
  */
 #ifndef CSTATIC_CLI_DMA_TRACE_H
 #define CSTATIC_CLI_DMA_TRACE_H
@@ -32,9 +33,10 @@ typedef struct cs_dma_overlap {
 /* Start recording in the model loaded as `so` (capacity events). Fails,
  * naming the model, when it makes no DMA copies. */
 cs_status cs_dma_trace_start(cs_dma_trace *t, void *so, const char *model, int32_t capacity);
-/* Stop recording (after every queue drains) and write `path`; prints the
- * overlap line to stdout. */
-cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *model);
+/* Stop recording (after every queue drains) and write the Chrome trace to
+ * `path` and/or the timeline picture (SVG: DMA lanes above the compute
+ * lane) to `svg` (either may be NULL); prints the overlap line to stdout. */
+cs_status cs_dma_trace_finish(cs_dma_trace *t, const char *path, const char *svg, const char *model);
 void cs_dma_trace_free(cs_dma_trace *t);
 cs_dma_overlap cs_dma_trace_overlap(const tidsp_dma_event *ev, int32_t n);
 

@@ -141,9 +141,19 @@ def test_conv_stack_trace_shows_the_pipeline(stack, tmp_path):
     computes, tile 0's copy done before it."""
     d, q = stack
     build(d, q, d / "x.npy", "c_static_lib -mcpu=c7x", "c7x_trace")
-    trace = tmp_path / "t.json"
-    cstatic("run", d / "c7x_trace", "--input", d / "x.npy", "--output", tmp_path / "y.npy", "--dma-trace", trace)
+    trace, svg = tmp_path / "t.json", tmp_path / "t.svg"
+    cstatic("run", d / "c7x_trace", "--input", d / "x.npy", "--output", tmp_path / "y.npy", "--dma-trace", trace,
+            "--dma-svg", svg)
     ev = json.loads(trace.read_text())["traceEvents"]
+    # the picture: both queues' lanes above the compute lane, a bar per event
+    import xml.etree.ElementTree as ET
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    lanes = [t.text for t in root.iter(ns + "text")][1:4]
+    assert lanes == ["DMA queue 0", "DMA queue 1", "compute"], lanes
+    bars = [r.find(ns + "title").text for r in root.iter(ns + "rect")]
+    assert sorted(b.split(":")[0] for b in bars) == ["conv2", "conv3", "conv3", "copy q0 g0, 100352 B",
+                                                    "copy q0 g1, 73728 B", "copy q1 g0, 73728 B"], bars
     copies = [e for e in ev if e["cat"] == "dma"]
     calls = [e for e in ev if e["cat"] == "compute"]
     prefetch, copies = [e for e in copies if e["tid"] == 2], [e for e in copies if e["tid"] == 1]

@@ -1,0 +1,79 @@
+"""How much DMA time the compute hides, from `cstatic run --dma-trace`.
+
+usage: dma_overlap.py MODEL_DIR INPUT.npy [ROUNDS]
+
+Runs the compiled (staged or DMA-tiled: -mcpu=c7x) model ROUNDS times
+(default 9), each with a DMA trace, and prints one JSON object: per round
+and as medians, the DMA busy time, the share of it that overlaps a traced
+layer call (the trace's own "dma_hidden_share"), and the same split by
+queue: queue 0 holds each layer's own copies (input, weight tiles), queue 1
+the next-layer weight prefetches. Also the machine's 1-minute load average
+before and after, since on a loaded machine the copy thread may wait for a
+core (a copy starts late and is then less hidden): name it beside every
+figure you quote.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "cstatic"))
+
+
+def overlap(a, b, spans):
+    """Time of [a, b) covered by the union of spans (sorted, merged)."""
+    return sum(max(0.0, min(b, e) - max(a, s)) for s, e in spans)
+
+
+def merged(spans):
+    out = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def one_round(model_dir, x, tmp):
+    trace = os.path.join(tmp, "t.json")
+    subprocess.run([CSTATIC, "run", model_dir, "--input", x, "--output", os.path.join(tmp, "y.npy"),
+                    "--dma-trace", trace], check=True, capture_output=True)
+    with open(trace) as f:
+        t = json.load(f)
+    ev = t["traceEvents"]
+    compute = merged([(e["ts"], e["ts"] + e["dur"]) for e in ev if e["cat"] == "compute"])
+    per_q = {}
+    for e in ev:
+        if e["cat"] != "dma":
+            continue
+        q = per_q.setdefault(e["tid"] - 1, [0.0, 0.0])
+        q[0] += e["dur"]
+        q[1] += overlap(e["ts"], e["ts"] + e["dur"], compute)
+    s = t["cstatic"]
+    return {"dma_busy_us": s["dma_busy"] / 1e3, "hidden_share": s["dma_hidden_share"],
+            "queues": {q: {"busy_us": v[0], "hidden_share": v[1] / v[0] if v[0] else 0.0}
+                       for q, v in sorted(per_q.items())}}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    model_dir, x = sys.argv[1], sys.argv[2]
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 9
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        rs = [one_round(model_dir, x, tmp) for _ in range(rounds)]
+    med = {"dma_busy_us": statistics.median(r["dma_busy_us"] for r in rs),
+           "hidden_share": statistics.median(r["hidden_share"] for r in rs),
+           "queues": {q: {k: statistics.median(r["queues"][q][k] for r in rs) for k in ("busy_us", "hidden_share")}
+                      for q in rs[0]["queues"]}}
+    print(json.dumps({"model": model_dir, "rounds": rounds, "load_before": load0, "load_after": os.getloadavg()[0],
+                      "median": med, "hidden_share_per_round": [round(r["hidden_share"], 3) for r in rs]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
