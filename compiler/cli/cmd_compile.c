@@ -121,10 +121,28 @@ static cs_status write_ti_project(const char *dir, const char *model, const cs_t
 }
 
 /* -mmalib=1: what each conv/matmul/add/pool became, then the summary. */
-static void print_offload(const cs_offload_report *r) {
+static void print_offload(const cs_offload_report *r, const cs_codegen_stats *stats) {
   char summary[256];
   cs_mmalib_report_summary(r, summary, sizeof summary);
   printf("  mmalib offload: %s\n", summary);
+  int pad_layers;
+  int64_t pad_macs, pad_bytes;
+  cs_offload_pad_totals(r, &pad_layers, &pad_macs, &pad_bytes);
+  int64_t model = stats->macs - pad_macs;
+  printf("  MACs on the MMA: %.1f%% (%lld of %lld); channel padding: %d layer%s, +%lld MACs (x%.3f), +%lld bytes\n",
+         model > 0 ? 100.0 * (double)(stats->macs_mma - pad_macs) / (double)model : 0.0,
+         (long long)(stats->macs_mma - pad_macs), (long long)model, pad_layers, pad_layers == 1 ? "" : "s",
+         (long long)pad_macs, model > 0 ? (double)stats->macs / (double)model : 1.0, (long long)pad_bytes);
+  for (int i = 0; i < r->n_pad; i++) {
+    const cs_offload_pad *p = &r->pads[i];
+    if (p->padded)
+      printf("    padded '%s' C_out %d -> %d: +%lld MACs, +%lld bytes (est. %.0f MMA cycles vs %.0f scalar)\n",
+             p->layer, p->c_out, p->c_pad, (long long)p->macs_added,
+             (long long)(p->weight_bytes_added + p->act_bytes_added), p->mma_cycles, p->scalar_cycles);
+    else
+      printf("    not padded '%s' C_out %d -> %d: does not pay (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
+             p->c_out, p->c_pad, p->mma_cycles, p->scalar_cycles);
+  }
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];
     if (e->kernel[0] && e->bound_full_scale_lsb >= 0)
@@ -270,7 +288,7 @@ int cs_cmd_compile(int argc, char **argv) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cs_error_message());
     cs_fs_remove_tree(tmp);
-    free(offload.entries);
+    cs_offload_report_free(&offload);
     return cs_cli_fail("%s", msg);
   }
   double dt = now_s() - t0;
@@ -297,7 +315,7 @@ int cs_cmd_compile(int argc, char **argv) {
       for (int i = 0; i < cs_runtime_file_count(); i++) n += stats.runtime_used[i];
       printf("  runtime: %d files in %s/runtime, headers in %s/include\n", n, dir, dir);
     }
-    if (target.mmalib) print_offload(&offload);
+    if (target.mmalib) print_offload(&offload, &stats);
     if (stats.l2_oc_tiled + stats.l2_untiled)
       printf("  DMA tiling (ScheduleC7xDMATiling, half the L2 budget %zu B, scratch %zu B): %d OC-tiled, "
              "%d not tiled\n",
@@ -308,6 +326,6 @@ int cs_cmd_compile(int argc, char **argv) {
              stats.l2_budget, stats.l2_bytes, stats.l2_input_weights, stats.l2_input, stats.l2_sliced,
              stats.l2_ddr);
   }
-  free(offload.entries);
+  cs_offload_report_free(&offload);
   return CS_EXIT_OK;
 }

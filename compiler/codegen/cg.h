@@ -116,6 +116,9 @@ typedef struct cs_cg {
   cs_sbuf *manifest_layers;
 } cs_cg;
 
+/* The MACs of the scheduled mmalib_* calls: the work on the MMA (manifest.c). */
+int64_t cs_cg_mma_macs(const cs_cg *cg);
+
 /* ---- layer names (layer_names.c) ------------------------------------ */
 
 /* What a layer is called in reports: the ONNX node it stands for and the

@@ -32,6 +32,7 @@ typedef struct cs_codegen_stats {
   int kernel_calls;              /* layers minus elided copies */
   int files;                     /* lib*.c files */
   int64_t macs;                  /* conv + matmul multiply-accumulates */
+  int64_t macs_mma;              /* of those, in mmalib_* calls (on the MMA) */
   /* L2 staging (-mcpu=c7x -mmalib=1): budget 0 = off */
   size_t l2_budget, l2_bytes;    /* -l2-budget; MODEL_L2_SIZE */
   int l2_input_weights, l2_input, l2_sliced, l2_ddr; /* staged MMALIB calls by decision */

@@ -103,6 +103,7 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
     for (int k = 0; k < cg.s.n_steps; k++) s->kernel_calls += !cg.s.node_elided[cg.s.order[k]];
     s->files = cg.n_files;
     s->macs = cg.total_macs;
+    s->macs_mma = cs_cg_mma_macs(&cg);
     memcpy(s->runtime_used, cg.runtime_used, sizeof s->runtime_used);
     s->l2_budget = cg.s.l2_budget;
     s->l2_bytes = cg.s.l2_size;

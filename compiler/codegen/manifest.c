@@ -187,8 +187,55 @@ static void kernel_histogram(const cs_cg *cg, cs_json *j) {
   cs_json_end_object(j);
 }
 
+int64_t cs_cg_mma_macs(const cs_cg *cg) {
+  int64_t macs = 0;
+  for (int k = 0; k < cg->s.n_steps; k++) {
+    const cs_node *n = &cg->g->nodes[cg->s.order[k]];
+    const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+    if (ki && !strncmp(cs_kernel_fn(ki, cg->t), "mmalib_", 7)) macs += cs_kernel_macs(n);
+  }
+  return macs;
+}
+
+/* The share of the model's MACs on the MMA, and what channel padding
+ * added (issue 16): "macs"/"macs_mma" are the kernels' (padding
+ * included); the share is of the model's own MACs (padding taken out of
+ * both: every padded layer runs on the MMA). */
+static void offload_share(const cs_cg *cg, const cs_offload_report *r, cs_json *j) {
+  int pad_layers;
+  int64_t pad_macs, pad_bytes;
+  cs_offload_pad_totals(r, &pad_layers, &pad_macs, &pad_bytes);
+  int64_t mma = cs_cg_mma_macs(cg), model = cg->total_macs - pad_macs;
+  cs_json_int(j, "macs", cg->total_macs);
+  cs_json_int(j, "macs_mma", mma);
+  cs_json_double(j, "mma_share", model > 0 ? (double)(mma - pad_macs) / (double)model : 0.0);
+  cs_json_begin_object(j, "padding");
+  cs_json_int(j, "layers", pad_layers);
+  cs_json_int(j, "macs_added", pad_macs);
+  cs_json_int(j, "bytes_added", pad_bytes);
+  cs_json_double(j, "macs_ratio", model > 0 ? (double)cg->total_macs / (double)model : 1.0);
+  cs_json_begin_array(j, "decisions");
+  for (int i = 0; i < r->n_pad; i++) {
+    const cs_offload_pad *p = &r->pads[i];
+    cs_json_begin_object(j, NULL);
+    cs_json_string(j, "layer", p->layer);
+    cs_json_bool(j, "padded", p->padded);
+    cs_json_int(j, "c_out", p->c_out);
+    cs_json_int(j, "c_pad", p->c_pad);
+    cs_json_int(j, "macs", p->macs);
+    cs_json_int(j, "macs_added", p->macs_added);
+    cs_json_int(j, "weight_bytes_added", p->weight_bytes_added);
+    cs_json_int(j, "act_bytes_added", p->act_bytes_added);
+    cs_json_double(j, "est_mma_cycles", p->mma_cycles);
+    cs_json_double(j, "est_scalar_cycles", p->scalar_cycles);
+    cs_json_end_object(j);
+  }
+  cs_json_end_array(j);
+  cs_json_end_object(j);
+}
+
 /* -mmalib=1: per conv/matmul/add/pool, the kernel it became or the rule
- * that declined it, and the summary line of the spec's table. */
+ * that declined it, the summary line of the spec's table, the MMA share. */
 static void offload(const cs_cg *cg, cs_json *j) {
   const cs_offload_report *r = cg->opt ? cg->opt->offload : NULL;
   if (!cg->t->mmalib || !r) return;
@@ -196,6 +243,7 @@ static void offload(const cs_cg *cg, cs_json *j) {
   cs_mmalib_report_summary(r, summary, sizeof summary);
   cs_json_begin_object(j, "offload");
   cs_json_string(j, "summary", summary);
+  offload_share(cg, r, j);
   cs_json_begin_array(j, "layers");
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];

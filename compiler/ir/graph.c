@@ -162,7 +162,7 @@ void cs_graph_free(cs_graph *g) {
     free(g->source_nodes[i].module);
   }
   free(g->source_nodes);
-  free(g->offload.entries);
+  cs_offload_report_free(&g->offload);
   free(g->name);
   free(g);
 }

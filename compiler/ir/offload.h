@@ -9,7 +9,9 @@
 #ifndef CSTATIC_IR_OFFLOAD_H
 #define CSTATIC_IR_OFFLOAD_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 enum { CS_OFFLOAD_KINDS = 6 };
 
@@ -43,11 +45,49 @@ typedef struct cs_offload_entry {
  * within 1 LSB after rounding) but up to ~128 LSB at int16 full scale. */
 static inline double cs_offload_error_bound(double rel, double y_lsb) { return 1.0 + rel * y_lsb; }
 
+/* Channel padding (passes/mmalib_pad_channels.c): a layer whose C_out is
+ * not a multiple of the MMA tile, padded with zero filters (or left alone
+ * because the cost rule says padding does not pay), with the rule's
+ * estimate: MMA cycles of the padded layer against scalar-core cycles of
+ * the real one (spec "Performance" rates). */
+typedef struct cs_offload_pad {
+  char layer[160];
+  int c_out, c_pad;          /* real and padded output channels */
+  int padded;                /* 0: declined, the estimate says it does not pay */
+  int64_t macs;              /* the real layer's MACs */
+  int64_t macs_added;        /* (c_pad - c_out) filters' MACs */
+  int64_t weight_bytes_added; /* zero filters */
+  int64_t act_bytes_added;    /* the padded channels of the output tensor */
+  double mma_cycles, scalar_cycles; /* the cost rule's estimate */
+} cs_offload_pad;
+
 typedef struct cs_offload_report {
   int n, cap;
   cs_offload_entry *entries;
+  int n_pad, cap_pad;
+  cs_offload_pad *pads;
   int lost; /* decisions not recorded for want of memory: codegen fails */
 } cs_offload_report;
+
+static inline void cs_offload_report_free(cs_offload_report *r) {
+  free(r->entries);
+  free(r->pads);
+  r->entries = NULL;
+  r->pads = NULL;
+  r->n = r->cap = r->n_pad = r->cap_pad = 0;
+}
+
+/* The sums over the padded layers. */
+static inline void cs_offload_pad_totals(const cs_offload_report *r, int *layers, int64_t *macs, int64_t *bytes) {
+  *layers = 0;
+  *macs = *bytes = 0;
+  for (int i = 0; i < r->n_pad; i++) {
+    if (!r->pads[i].padded) continue;
+    (*layers)++;
+    *macs += r->pads[i].macs_added;
+    *bytes += r->pads[i].weight_bytes_added + r->pads[i].act_bytes_added;
+  }
+}
 
 /* "conv2d", "dwconv2d", "res_add", "FC", "max_pool2d", "matmul". (Inline,
  * like the summary: codegen reads the report without linking the passes.) */

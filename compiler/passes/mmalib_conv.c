@@ -56,7 +56,7 @@ static const cs_op kOp[2][3] = {
 /* The geometry rules of the spec's table; NULL if eligible. A rule that
  * declines says what would make the layer eligible where there is such a
  * change (pad C_out, batch 1). */
-static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const cs_value *y,
+static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const cs_value *y, int64_t c_out,
                                   const cs_window2d *w, int64_t groups, conv_kind *kind, char *why,
                                   size_t whylen) {
   int i16 = d->dt == CS_DTYPE_I16;
@@ -70,7 +70,7 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
     snprintf(why, whylen, "dilation != 1 (%d x %d): MMALIB has no dilated convolution", w->dil_h, w->dil_w);
     return why;
   }
-  int64_t c_in = x->shape[1], c_out = y->shape[1];
+  int64_t c_in = x->shape[1];
   if (groups == 1) {
     if (c_out % d->mult != 0) {
       snprintf(why, whylen, "C_out %% %d != 0 (C_out=%lld): pad it to %lld with zero filters to offload", d->mult,
@@ -136,8 +136,26 @@ static void decline(cs_graph *g, const cs_node *conv, conv_kind kind, const char
                        "%s", why);
 }
 
-static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d) {
+/* A rule found before anything was read: reported, or (dry run) handed back. */
+static void early_decline(cs_graph *g, const cs_node *conv, conv_kind kind, const char *why, const char **dry_rule,
+                          char *dry_why, size_t dry_len) {
+  if (!dry_rule) {
+    decline(g, conv, kind, why);
+    return;
+  }
+  snprintf(dry_why, dry_len, "%s", why);
+  *dry_rule = dry_why;
+}
+
+/* c_out_as = 0: offload the layer or report its decline. c_out_as > 0:
+ * only check it as if its C_out were c_out_as (zero filters added, the
+ * channel padding of mmalib_pad_channels.c): the graph and the report
+ * stay as they were, *dry_rule gets the declining rule (copied into
+ * dry_why) or NULL. */
+static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d, int64_t c_out_as,
+                             const char **dry_rule, char *dry_why, size_t dry_len) {
   const cs_node *conv = cs_graph_node(g, conv_id);
+  int dry = c_out_as > 0;
   int i16 = d->dt == CS_DTYPE_I16;
   conv_kind kind = kind_of(g, conv);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
@@ -149,7 +167,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     snprintf(why, sizeof why, "input is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
              i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
                         "C7xMMAQuantizer)");
-    decline(g, conv, kind, why);
+    early_decline(g, conv, kind, why, dry ? dry_rule : NULL, dry_why, dry_len);
     return CS_OK;
   }
   int wdq = -1;
@@ -157,7 +175,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cs_qparams_free(&xq);
     snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel%s",
              d->bits, i16 ? "" : ": quantize weights to int8 (preset \"c7x\")");
-    decline(g, conv, kind, why);
+    early_decline(g, conv, kind, why, dry ? dry_rule : NULL, dry_why, dry_len);
     return CS_OK;
   }
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) {
@@ -165,7 +183,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cs_qparams_free(&wq);
     snprintf(why, sizeof why, "no [Relu|Clip] -> QuantizeLinear(int%d) tail%s", d->bits,
              i16 ? "" : ": quantize the output to int8");
-    decline(g, conv, kind, why);
+    early_decline(g, conv, kind, why, dry ? dry_rule : NULL, dry_why, dry_len);
     return CS_OK;
   }
   const char *rule = NULL;
@@ -189,7 +207,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   if (cs_window2d_from_node(g, conv, &win) != CS_OK) { cs_error_clear(); rule = "not a 2-D window"; goto done; }
   const cs_value *x = cs_graph_value(g, conv->inputs[0]);
   const cs_value *y = cs_graph_value(g, conv->outputs[0]);
-  if ((rule = check_geometry(d, x, y, &win, groups, &kind, why, sizeof why))) goto done;
+  if ((rule = check_geometry(d, x, y, dry ? c_out_as : y->shape[1], &win, groups, &kind, why, sizeof why)))
+    goto done;
   int c_out = (int)y->shape[1];
   if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
@@ -210,7 +229,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     for (int c = 0; c < c_out; c++)
       for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
   rule = cs_mm_fold(g, d, b_in, &xq, &wq, &tail.out, wsum, c_out, bias, scale, shift, &worst);
-  if (rule) goto done;
+  if (rule || dry) goto done;
 
   /* Eligible: rewrite. */
   char base[256];
@@ -284,7 +303,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                        cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
-  if (rule && st == CS_OK) decline(g, cs_graph_node(g, conv_id), kind, rule);
+  if (dry) {
+    *dry_rule = rule ? dry_why : NULL;
+    if (rule) snprintf(dry_why, dry_len, "%s", rule);
+  } else if (rule && st == CS_OK) {
+    decline(g, cs_graph_node(g, conv_id), kind, rule);
+  }
   free(bias);
   free(scale);
   free(shift);
@@ -305,13 +329,24 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, int 
       if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != d->dt) continue;
     }
     if (only_kind >= 0 && (int)kind_of(g, node) != only_kind) continue;
-    cs_status st = offload_one(g, t, i, d);
+    cs_status st = offload_one(g, t, i, d, 0, NULL, NULL, 0);
     if (st != CS_OK) return st;
   }
   return CS_OK;
 }
 
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8, -1); }
+
+const char *cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
+                                   int64_t c_out_as, char *why, size_t whylen) {
+  const char *rule = NULL;
+  if (offload_one(g, t, conv_id, d, c_out_as, &rule, why, whylen) != CS_OK) {
+    cs_error_clear(); /* out of memory while checking: do not pad */
+    snprintf(why, whylen, "out of memory");
+    return why;
+  }
+  return rule;
+}
 
 cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t) {
   return run(g, t, &cs_mm_int16, CONV_PLAIN);

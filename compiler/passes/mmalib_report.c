@@ -8,8 +8,23 @@
 #include "pass_list.h"
 
 void cs_mmalib_report_reset(cs_graph *g) {
-  free(g->offload.entries);
+  cs_offload_report_free(&g->offload);
   memset(&g->offload, 0, sizeof g->offload);
+}
+
+void cs_mmalib_report_pad(cs_graph *g, const cs_offload_pad *p) {
+  cs_offload_report *r = &g->offload;
+  if (r->n_pad == r->cap_pad) {
+    int ncap = r->cap_pad ? 2 * r->cap_pad : 16;
+    cs_offload_pad *grown = realloc(r->pads, sizeof *grown * (size_t)ncap);
+    if (!grown) {
+      r->lost++;
+      return;
+    }
+    r->pads = grown;
+    r->cap_pad = ncap;
+  }
+  r->pads[r->n_pad++] = *p;
 }
 
 static cs_offload_entry *find(cs_offload_report *r, const char *layer) {

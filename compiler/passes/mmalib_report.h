@@ -29,4 +29,6 @@ void cs_mmalib_report_bound(cs_graph *g, const char *layer, double full_scale);
 /* Drop the entry of a layer that a later fusion consumed (e.g. an FC's bias
  * Add, which the residual-add pass had declined). */
 void cs_mmalib_report_forget(cs_graph *g, const char *layer);
+/* Record a channel-padding decision (mmalib_pad_channels.c). */
+void cs_mmalib_report_pad(cs_graph *g, const cs_offload_pad *p);
 #endif

@@ -588,8 +588,131 @@ static void test_graph_edge_is_staged(void) {
   cs_graph_free(g);
 }
 
+/* ---- channel padding (MMALIBPadChannels) ------------------------------- */
+
+/* Compile s with -mmalib=1 and run it on the deterministic input: the
+ * float output (caller frees) and the graph's output element count. */
+static float *run_mmalib(const conv_spec *s, cs_graph **gout, int64_t *n) {
+  cs_graph *g = conv_graph(s);
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
+  const cs_value *xv = cs_graph_value(g, g->inputs[0]);
+  float *x = make_input(cs_value_numel(xv));
+  const void *in[1] = {x};
+  int32_t st;
+  void **b = gb_run(g, in, &st);
+  CHECK_MSG(st == 0, "run status %d", st);
+  *n = cs_value_numel(cs_graph_value(g, g->outputs[0]));
+  float *y = malloc(sizeof(float) * (size_t)*n);
+  if (st == 0) memcpy(y, b[g->outputs[0]], sizeof(float) * (size_t)*n);
+  else memset(y, 0, sizeof(float) * (size_t)*n);
+  gb_free_run(g, b);
+  free(x);
+  *gout = g;
+  return y;
+}
+
+static const cs_offload_pad *pad_entry(const cs_graph *g) {
+  return g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+}
+
+static void test_channel_padding(void) {
+  /* Match: C_out 96 → 128 zero filters, the MMALIB conv, the cut k_copy of
+   * the first 96 channels, and the report's numbers. */
+  conv_spec s = conv_default();
+  s.cout = 96;
+  cs_graph *g;
+  int64_t n96, n128;
+  float *y96 = run_mmalib(&s, &g, &n96);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
+  CHECK_MSG(k >= 0, "C_out 96: not offloaded after padding");
+  if (k >= 0) {
+    const cs_node *kn = cs_graph_node(g, k);
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(kn, "mm_args", &cnt);
+    CHECK(a && cnt == 12 && a[3] == 128);
+    const cs_value *yp = cs_graph_value(g, kn->outputs[0]);
+    CHECK(yp->shape[1] == 128 && cs_graph_value(g, kn->inputs[1])->shape[0] == 128);
+    const int8_t *w = cs_graph_value(g, kn->inputs[1])->data;
+    int64_t per = 8 * 9, nz = 0;
+    for (int64_t i = 96 * per; i < 128 * per; i++) nz += w[i] != 0;
+    CHECK_MSG(nz == 0, "padded filters not zero (%lld nonzero)", (long long)nz);
+  }
+  int c = gb_find_op(g, CS_OP_K_COPY);
+  CHECK(c >= 0 && cs_graph_node(g, c)->k.copy_bytes == (size_t)96 * 6 * 6);
+  const cs_offload_pad *p = pad_entry(g);
+  CHECK(p && p->padded && p->c_out == 96 && p->c_pad == 128 && p->macs == 96LL * 36 * 72 &&
+        p->macs_added == 32LL * 36 * 72 && p->weight_bytes_added == 32 * 72 && p->act_bytes_added == 32 * 36 &&
+        p->mma_cycles < p->scalar_cycles);
+  cs_graph_free(g);
+
+  /* Exactness: the real channels equal those of the same layer eligible
+   * without padding (C_out 128, whose first 96 filters, biases and scales
+   * are the 96-channel layer's: conv_graph derives them from the index),
+   * bit for bit. */
+  s.cout = 128;
+  float *y128 = run_mmalib(&s, &g, &n128);
+  CHECK(pad_entry(g) == NULL && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1);
+  cs_graph_free(g);
+  CHECK(n96 == 96 * 36 && n128 == 128 * 36);
+  CHECK_MSG(n96 <= n128 && !memcmp(y96, y128, sizeof(float) * (size_t)n96),
+            "padded C_out 96 differs from the first 96 channels of C_out 128");
+  free(y96);
+  free(y128);
+
+  /* ... and within 1 LSB of the generic (ORT-exact) path: ReLU, linear
+   * with o_zp, d_zp != 0 (explicit pad), per-tensor weights. */
+  s = conv_default(); s.cout = 40;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "padded conv 40 -> 64");
+  s = conv_default(); s.cout = 120; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "padded conv 120 -> 128, linear, d_zp 5");
+  s = conv_default(); s.cout = 3; s.per_channel = 0; s.sh = s.sw = 2;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "padded conv 3 -> 64 per-tensor stride 2");
+
+  /* Decline, it does not pay: C_out 1 (64x the MACs on a 27x faster
+   * unit): reported with the estimate, the graph left to the generic conv. */
+  s = conv_default(); s.cout = 1;
+  g = conv_graph(&s);
+  cs_target t;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  p = pad_entry(g);
+  CHECK(p && !p->padded && p->c_pad == 64 && p->mma_cycles >= p->scalar_cycles);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+  cs_graph_free(g);
+
+  /* Decline, otherwise not eligible (w_zp != 0, dilation): the padding
+   * pass alone leaves the graph exactly as it was and reports nothing. */
+  for (int v = 0; v < 2; v++) {
+    s = conv_default(); s.cout = 40;
+    if (v == 0) s.w_zp = 2;
+    else { s.dh = s.dw = 2; s.h = s.w = 8; }
+    g = conv_graph(&s);
+    int nodes = g->n_nodes, values = g->n_values;
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_pad_channels(g, &t) == CS_OK);
+    CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0 && g->offload.n == 0,
+              "pad pass touched an ineligible layer (%d)", v);
+    cs_graph_free(g);
+  }
+
+  /* A padded layer at the graph's output: the cut is a real copy into the
+   * caller's buffer (and the only one: no aligned staging copy on top). */
+  s = conv_default(); s.cout = 40; s.edge = 1;
+  g = conv_graph(&s);
+  int y = g->outputs[0];
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2);
+  const cs_node *yp = cs_graph_node(g, cs_graph_value(g, y)->producer);
+  CHECK(yp->op == CS_OP_K_COPY && yp->k.copy_bytes == (size_t)40 * 36 &&
+        cs_graph_value(g, yp->inputs[0])->shape[1] == 64);
+  cs_graph_free(g);
+}
+
 int main(void) {
   test_scale_shift();
+  test_channel_padding();
   test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();
