@@ -9,8 +9,14 @@
  *   Q(act(Conv(DQ(x), DQ(w'[C_pad]), b'[C_pad])))  → y' [1,C_pad,H,W]
  *     → k_copy(first C_out·H·W elements)           → y
  *
- * The real channels: each output channel of a convolution depends only on
- * its own filter, bias and multiplier, which are unchanged, so they are
+ * and likewise an FC (Gemm / MatMul [+ Add bias], mmalib_fc.c's patterns
+ * without the reshapes) of one row, M = 1 (a classifier), whose N is not
+ * a multiple of the tile: zero weight rows along N, y' = [1, N_pad], the
+ * real outputs its first N. (M > 1 would need a strided cut; K % tile is
+ * not padded yet: no suite model needs it.)
+ *
+ * The real channels: each output channel of a convolution (an FC) depends
+ * only on its own filter (weight row), bias and multiplier, which are unchanged, so they are
  * bit-identical to the same layer offloaded without padding (what the
  * kernel computes for the padded channels is never read).
  *
@@ -60,93 +66,93 @@
 static double cs_mm_pad_mma_cycles(int64_t macs) { return (double)macs * SPEC_MMA_CYCLES / SPEC_LAYER_MACS; }
 static double cs_mm_pad_scalar_cycles(int64_t macs) { return (double)macs * SPEC_SCALAR_CYCLES / SPEC_LAYER_MACS; }
 
-/* A constant like `src` (dtype, trailing dims) with `n0` entries along
- * axis 0 instead of shape[0]: the real rows copied, the rest zero or (fill
- * = 1, a 1-D scale) copies of the last real entry. -1 when out of memory. */
-static int padded_const(cs_graph *g, const char *base, const char *suffix, int src, int64_t n0, int fill_last) {
+/* A constant like `src` with n entries along `axis` instead of
+ * shape[axis]: the real entries copied, the rest zero or (fill_last, a 1-D
+ * scale) copies of the last real entry. -1 when out of memory. */
+static int padded_const(cs_graph *g, const char *base, const char *suffix, int src, int axis, int64_t n,
+                        int fill_last) {
   const cs_value *v = cs_graph_value(g, src);
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, v->shape, sizeof shape);
   int rank = v->rank ? v->rank : 1;
   if (!v->rank) shape[0] = 1;
-  size_t row = cs_value_nbytes(v) / (size_t)shape[0];
-  size_t real = cs_value_nbytes(v);
-  unsigned char *data = calloc((size_t)n0, row ? row : 1);
+  size_t esize = cs_dtype_size(v->dtype);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= shape[d];
+  for (int d = axis + 1; d < rank; d++) inner *= shape[d];
+  int64_t old = shape[axis];
+  size_t row = (size_t)inner * esize; /* one entry along axis */
+  unsigned char *data = calloc((size_t)(outer * n * inner) + 1, esize);
   if (!data) {
     cs_error(CS_ERR_NOMEM, "out of memory");
     return -1;
   }
-  memcpy(data, v->data, real);
-  if (fill_last)
-    for (int64_t r = shape[0]; r < n0; r++) memcpy(data + (size_t)r * row, data + real - row, row);
-  shape[0] = n0;
+  const unsigned char *from = v->data;
+  for (int64_t o = 0; o < outer; o++) {
+    unsigned char *dst = data + (size_t)(o * n) * row;
+    memcpy(dst, from + (size_t)(o * old) * row, (size_t)old * row);
+    if (fill_last)
+      for (int64_t r = old; r < n; r++) memcpy(dst + (size_t)r * row, dst + (size_t)(old - 1) * row, row);
+  }
+  shape[axis] = n;
   int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
   free(data);
   return id;
 }
 
-/* Pad the per-channel parameters of DequantizeLinear node dq (its input
- * 0 along axis 0, its scale and zero point when they have `c_out`
- * entries) to c_pad and its output's axis 0. */
-static cs_status pad_dq(cs_graph *g, int dq, const char *base, const char *what, int64_t c_out, int64_t c_pad) {
+/* Pad DequantizeLinear node dq: its constant input along `axis`, its
+ * scale and zero point when they have c_out entries (per channel), and
+ * its output's axis, from c_out to c_pad. */
+static cs_status pad_dq(cs_graph *g, int dq, const char *base, const char *what, int axis, int64_t c_out,
+                        int64_t c_pad) {
   char suffix[64];
-  const cs_node *n = cs_graph_node(g, dq);
-  int n_in = n->n_inputs;
+  int n_in = cs_graph_node(g, dq)->n_inputs;
   for (int j = 0; j < n_in && j < 3; j++) {
     int in = cs_graph_node(g, dq)->inputs[j];
     if (in < 0) continue;
     const cs_value *v = cs_graph_value(g, in);
     if (j > 0 && (v->rank != 1 || v->shape[0] != c_out)) continue; /* per-tensor */
     snprintf(suffix, sizeof suffix, "mm_pad_%s%s", what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
-    int id = padded_const(g, base, suffix, in, c_pad, j == 1);
+    int id = padded_const(g, base, suffix, in, j == 0 ? axis : 0, c_pad, j == 1);
     if (id < 0) return CS_ERR_NOMEM;
     cs_node_set_input(g, dq, j, id);
   }
-  cs_graph_value(g, cs_graph_node(g, dq)->outputs[0])->shape[0] = c_pad;
+  cs_graph_value(g, cs_graph_node(g, dq)->outputs[0])->shape[axis] = c_pad;
   return CS_OK;
 }
 
-/* The dtype of the MMALIB conv that would take node conv (its input's DQ
- * dtype), or NULL. */
-static const cs_mm_dtype *dtype_of(cs_graph *g, const cs_node *conv) {
-  int dq = cs_match_producer(g, conv->inputs[0], CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return NULL;
-  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
-  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
+/* Input j of node `user`, a bias of c_out entries (DQ of a constant, or a
+ * float constant), padded with zeros to c_pad. */
+static cs_status pad_bias(cs_graph *g, int user, int j, const char *base, int64_t c_out, int64_t c_pad) {
+  int b = cs_graph_node(g, user)->inputs[j];
+  int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
+  if (bdq >= 0) return pad_dq(g, bdq, base, "b", 0, c_out, c_pad);
+  int id = padded_const(g, base, "mm_pad_b", b, 0, c_pad, 0);
+  if (id < 0) return CS_ERR_NOMEM;
+  cs_node_set_input(g, user, j, id);
+  return CS_OK;
 }
 
-/* The rewrite of one eligible layer (the header). */
-static cs_status pad_layer(cs_graph *g, int conv_id, int wdq, const cs_qdq_tail *tail, int64_t c_pad) {
-  char base[256];
-  const cs_node *conv = cs_graph_node(g, conv_id);
-  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
-  int64_t c_out = cs_graph_value(g, conv->outputs[0])->shape[1];
-  cs_status st = pad_dq(g, wdq, base, "w", c_out, c_pad);
-  if (st != CS_OK) return st;
-  conv = cs_graph_node(g, conv_id);
-  int b = conv->n_inputs > 2 ? conv->inputs[2] : -1;
-  if (b >= 0) {
-    int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
-    if (bdq >= 0) {
-      st = pad_dq(g, bdq, base, "b", c_out, c_pad);
-    } else {
-      int id = padded_const(g, base, "mm_pad_b", b, c_pad, 0);
-      if (id < 0) return CS_ERR_NOMEM;
-      cs_node_set_input(g, conv_id, 2, id);
-    }
-    if (st != CS_OK) return st;
-  }
-  conv = cs_graph_node(g, conv_id);
-  cs_graph_value(g, conv->outputs[0])->shape[1] = c_pad;
-  if (tail->act >= 0) cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0])->shape[1] = c_pad;
-  /* y' takes the Q's output; y becomes the cut's. */
+/* A bias (value b, read by `user`) the rewrite may replace: read only
+ * there, a constant or DQ of one. */
+static int bias_ok(cs_graph *g, int b, int user) {
+  if (b < 0) return 1;
+  if (cs_match_single_consumer(g, b) != user) return 0;
+  int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
+  return bdq >= 0 ? cs_match_is_const(g, cs_graph_node(g, bdq)->inputs[0]) : cs_match_is_const(g, b);
+}
+
+/* The tail's Q writes y' (y's axis `axis` widened to c_pad) and a k_copy
+ * of y's bytes, the real channels (a prefix of y': the header), writes y. */
+static cs_status cut_output(cs_graph *g, const cs_qdq_tail *tail, int axis, int64_t c_pad, const char *base) {
+  if (tail->act >= 0) cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0])->shape[axis] = c_pad;
   int y = cs_graph_node(g, tail->q)->outputs[0];
   const cs_value *yv = cs_graph_value(g, y);
   char name[512];
   snprintf(name, sizeof name, "%s.mm_cpad", yv->name ? yv->name : base);
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, yv->shape, sizeof shape);
-  shape[1] = c_pad;
+  shape[axis] = c_pad;
   int yp = cs_graph_add_value(g, name, yv->dtype, yv->rank, shape);
   if (yp < 0) return CS_ERR_NOMEM;
   yv = cs_graph_value(g, y);
@@ -164,19 +170,49 @@ static cs_status pad_layer(cs_graph *g, int conv_id, int wdq, const cs_qdq_tail 
   return CS_OK;
 }
 
-static cs_status consider(cs_graph *g, const cs_target *t, int conv_id) {
+/* The dtype of the MMALIB kernel that would take a layer reading `data`
+ * (its DQ's input dtype), or NULL. */
+static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
+  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return NULL;
+  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
+  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
+}
+
+/* The decision for a layer of `macs` real MACs, c_out → c_pad channels of
+ * `per_channel` MACs, `positions` output elements per channel, writing y:
+ * filled into *p, returns whether to pad. */
+static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_out, int64_t c_pad,
+                int64_t per_channel, int64_t weights_per_channel, int64_t positions, int y, cs_offload_pad *p) {
+  size_t esize = cs_dtype_size(d->dt);
+  memset(p, 0, sizeof *p);
+  snprintf(p->layer, sizeof p->layer, "%s", layer ? layer : "?");
+  p->c_out = (int)c_out;
+  p->c_pad = (int)c_pad;
+  p->macs = c_out * per_channel;
+  p->macs_added = (c_pad - c_out) * per_channel;
+  p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * (int64_t)esize;
+  p->act_bytes_added = (c_pad - c_out) * positions * (int64_t)esize;
+  double cut = cs_graph_is_output(g, y) ? (double)cs_value_nbytes(cs_graph_value(g, y)) / COPY_BYTES_PER_CYCLE : 0.0;
+  p->mma_cycles = cs_mm_pad_mma_cycles(p->macs + p->macs_added) + cut;
+  p->scalar_cycles = cs_mm_pad_scalar_cycles(p->macs);
+  p->padded = p->mma_cycles < p->scalar_cycles;
+  return p->padded;
+}
+
+static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
   if (cs_node_attr_int(conv, "group", 1) != 1) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, conv);
+  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
   if (!d) return CS_OK;
   int64_t c_out = yc->shape[1];
   if (c_out <= 0 || c_out % d->mult == 0) return CS_OK;
   int64_t c_pad = cs_mm_round_up(c_out, d->mult);
   char why[200];
   if (cs_mm_conv_padded_rule(g, t, conv_id, d, c_pad, why, sizeof why)) return CS_OK; /* declines anyway */
-  /* The pieces the rewrite changes: the weight's DQ and the tail. */
+  /* The pieces the rewrite changes: the weight's DQ, the bias, the tail. */
   cs_qparams wq;
   cs_qdq_tail tail;
   int wdq = -1;
@@ -185,42 +221,102 @@ static cs_status consider(cs_graph *g, const cs_target *t, int conv_id) {
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
   cs_qparams_free(&tail.out);
   int b = conv->n_inputs > 2 ? conv->inputs[2] : -1;
-  int bdq = b >= 0 ? cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR) : -1;
-  if (cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != conv_id ||
-      (b >= 0 && cs_match_single_consumer(g, b) != conv_id) ||
-      (bdq >= 0 && !cs_match_is_const(g, cs_graph_node(g, bdq)->inputs[0])) ||
-      (b >= 0 && bdq < 0 && !cs_match_is_const(g, b)))
+  if (cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != conv_id || !bias_ok(g, b, conv_id))
     return CS_OK; /* shared weights or bias: the conv pass reports the C_out rule */
 
   const cs_value *w = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
   int64_t per_filter = cs_value_numel(w) / c_out; /* C_in·KH·KW */
   int64_t positions = yc->shape[2] * yc->shape[3];
   int y = cs_graph_node(g, tail.q)->outputs[0];
-  size_t esize = cs_dtype_size(d->dt);
   cs_offload_pad p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.layer, sizeof p.layer, "%s", conv->name ? conv->name : "?");
-  p.c_out = (int)c_out;
-  p.c_pad = (int)c_pad;
-  p.macs = c_out * positions * per_filter;
-  p.macs_added = (c_pad - c_out) * positions * per_filter;
-  p.weight_bytes_added = (c_pad - c_out) * per_filter * (int64_t)esize;
-  p.act_bytes_added = (c_pad - c_out) * positions * (int64_t)esize;
-  double cut = cs_graph_is_output(g, y) ? (double)cs_value_nbytes(cs_graph_value(g, y)) / COPY_BYTES_PER_CYCLE : 0.0;
-  p.mma_cycles = cs_mm_pad_mma_cycles(p.macs + p.macs_added) + cut;
-  p.scalar_cycles = cs_mm_pad_scalar_cycles(p.macs);
-  p.padded = p.mma_cycles < p.scalar_cycles;
-  cs_status st = p.padded ? pad_layer(g, conv_id, wdq, &tail, c_pad) : CS_OK;
-  if (st == CS_OK) cs_mmalib_report_pad(g, &p);
-  return st;
+  char base[256];
+  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
+  if (pays(g, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, y, &p)) {
+    cs_status st = pad_dq(g, wdq, base, "w", 0, c_out, c_pad);
+    if (st == CS_OK && b >= 0) st = pad_bias(g, conv_id, 2, base, c_out, c_pad);
+    if (st == CS_OK) {
+      cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[1] = c_pad;
+      st = cut_output(g, &tail, 1, c_pad, base);
+    }
+    if (st != CS_OK) return st;
+  }
+  cs_mmalib_report_pad(g, &p);
+  return CS_OK;
+}
+
+/* An FC (Gemm/MatMul, mmalib_fc.c's patterns) of one row (M = 1: the real
+ * outputs are then a prefix of the padded row; a larger M would need a
+ * strided cut) and no reshapes around it: N padded like a conv's C_out. */
+static cs_status consider_fc(cs_graph *g, const cs_target *t, int mm_id) {
+  const cs_node *mm = cs_graph_node(g, mm_id);
+  cs_mm_fc_shape fc;
+  cs_mm_fc_shape_of(g, mm_id, &fc);
+  if (fc.rs_in >= 0 || fc.rs_out >= 0) return CS_OK;
+  const cs_mm_dtype *d = dtype_of(g, fc.data);
+  if (!d) return CS_OK;
+  int is_gemm = mm->op == CS_OP_GEMM;
+  int trans_b = is_gemm ? (int)cs_node_attr_int(mm, "transB", 0) : 0;
+  int tr = -1;
+  if (!is_gemm) {
+    tr = cs_match_producer(g, mm->inputs[1], CS_OP_TRANSPOSE);
+    if (tr >= 0 && (cs_match_single_consumer(g, mm->inputs[1]) < 0 || !cs_match_swaps_last_two(g, tr, 2))) tr = -1;
+  }
+  int nk = trans_b || tr >= 0; /* the weight constant is [N][K] */
+  int w_val = tr >= 0 ? cs_graph_node(g, tr)->inputs[0] : mm->inputs[1];
+  cs_qparams wq;
+  int wdq = -1;
+  if (!cs_match_weight_dq_as(g, w_val, nk ? 0 : 1, d->dt, &wq, &wdq)) return CS_OK;
+  cs_qparams_free(&wq);
+  const cs_value *w = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
+  const cs_value *x = cs_graph_value(g, fc.data), *ym = cs_graph_value(g, mm->outputs[0]);
+  if (w->rank != 2 || ym->rank < 1) return CS_OK;
+  int64_t n_out = w->shape[nk ? 0 : 1], k = w->shape[nk ? 1 : 0];
+  if (n_out <= 0 || n_out % d->mult == 0 || cs_value_numel(x) != k || ym->shape[ym->rank - 1] != n_out) return CS_OK;
+  int64_t n_pad = cs_mm_round_up(n_out, d->mult);
+  char why[200];
+  if (cs_mm_fc_padded_rule(g, t, mm_id, d, n_pad, why, sizeof why)) return CS_OK;
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail_as(g, fc.tail_from, 1, d->dt, &tail)) return CS_OK;
+  cs_qparams_free(&tail.out);
+  int user = fc.add_id >= 0 ? fc.add_id : mm_id;
+  if (cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != (tr >= 0 ? tr : mm_id) ||
+      !bias_ok(g, fc.bias, user))
+    return CS_OK;
+  int y = cs_graph_node(g, tail.q)->outputs[0];
+  cs_offload_pad p;
+  char base[256];
+  snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
+  if (pays(g, mm->name, d, n_out, n_pad, k, k, 1, y, &p)) {
+    cs_status st = pad_dq(g, wdq, base, "w", nk ? 0 : 1, n_out, n_pad);
+    if (st == CS_OK && tr >= 0) cs_graph_value(g, cs_graph_node(g, tr)->outputs[0])->shape[1] = n_pad;
+    if (st == CS_OK && fc.bias >= 0) {
+      const cs_node *u = cs_graph_node(g, user);
+      int j = u->inputs[0] == fc.bias ? 0 : u->inputs[1] == fc.bias ? 1 : 2;
+      st = pad_bias(g, user, j, base, n_out, n_pad);
+    }
+    if (st == CS_OK) {
+      const cs_value *v = cs_graph_value(g, cs_graph_node(g, mm_id)->outputs[0]);
+      cs_graph_value(g, cs_graph_node(g, mm_id)->outputs[0])->shape[v->rank - 1] = n_pad;
+      if (fc.add_id >= 0) {
+        v = cs_graph_value(g, cs_graph_node(g, fc.add_id)->outputs[0]);
+        cs_graph_value(g, cs_graph_node(g, fc.add_id)->outputs[0])->shape[v->rank - 1] = n_pad;
+      }
+      st = cut_output(g, &tail, cs_graph_value(g, y)->rank - 1, n_pad, base);
+    }
+    if (st != CS_OK) return st;
+  }
+  cs_mmalib_report_pad(g, &p);
+  return CS_OK;
 }
 
 cs_status pass_mmalib_pad_channels(cs_graph *g, const cs_target *t) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
-    cs_status st = consider(g, t, i);
+    if (node->dead || node->n_inputs < 2) continue;
+    cs_status st = CS_OK;
+    if (node->op == CS_OP_CONV) st = consider_conv(g, t, i);
+    else if (node->op == CS_OP_GEMM || node->op == CS_OP_MATMUL) st = consider_fc(g, t, i);
     if (st != CS_OK) return st;
   }
   return CS_OK;

@@ -27,14 +27,15 @@ from cstatic_cli import cstatic
 
 
 
-def float_model(path, c=64, hw=56, k=3, pool=False, seed=0):
+def float_model(path, c=64, hw=56, k=3, pool=False, seed=0, c_out=None):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(seed)
+    co = c_out or c
     # Per-channel weight ranges that differ by 16x, so per-channel scales matter.
-    w = rng.normal(size=(c, c, k, k)).astype(np.float32) * 0.05
-    w *= np.linspace(0.25, 4.0, c, dtype=np.float32)[:, None, None, None]
-    b = rng.normal(size=(c,)).astype(np.float32) * 0.1
+    w = rng.normal(size=(co, c, k, k)).astype(np.float32) * 0.05
+    w *= np.linspace(0.25, 4.0, co, dtype=np.float32)[:, None, None, None]
+    b = rng.normal(size=(co,)).astype(np.float32) * 0.1
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", pads=[1, 1, 1, 1],
                               kernel_shape=[k, k]),
              helper.make_node("Relu", ["c"], ["r"], name="relu0")]
@@ -47,7 +48,7 @@ def float_model(path, c=64, hw=56, k=3, pool=False, seed=0):
     graph = helper.make_graph(
         nodes, "mm",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, out_hw, out_hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, co, out_hw, out_hw])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
@@ -154,6 +155,71 @@ def test_single_conv_within_one_lsb_of_exact(conv_model, tmp_path):
     diff = np.abs(got - ref)
     print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
     assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+def test_padded_conv_within_one_lsb_of_exact(symmetric, tmp_path):
+    """A conv 64 -> 96 (C_out % 64 != 0): padded to 128 zero filters
+    (MMALIBPadChannels), offloaded, its 96 real channels cut off as a view;
+    within 1 LSB of the exact float-domain result like every offloaded
+    layer, and the manifest's offload section says what padding cost."""
+    f, q = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    float_model(f, c=64, hw=28, c_out=96)
+    quantize(f, q, symmetric=symmetric, hw=28)
+    p = qdq_params(q)
+    out = tmp_path / "out"
+    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib=1")
+    print(r.stdout)
+    assert "mmalib offload: 1 conv2d" in r.stdout
+    assert "padded 'conv0' C_out 96 -> 128" in r.stdout
+    man = json.load(open(out / "manifest.json"))
+    off = man["offload"]
+    pad = off["padding"]
+    assert pad["layers"] == 1 and pad["macs_added"] == 32 * 64 * 9 * 28 * 28
+    d = pad["decisions"][0]
+    assert d["padded"] and (d["c_out"], d["c_pad"]) == (96, 128)
+    assert d["est_mma_cycles"] < d["est_scalar_cycles"]
+    assert pad["bytes_added"] == d["weight_bytes_added"] + d["act_bytes_added"] == 32 * 64 * 9 + 32 * 28 * 28
+    # every MAC of the model on the MMA; the kernel's MACs include the padding
+    assert off["mma_share"] == 1.0 and off["macs_mma"] == off["macs"] == 128 * 64 * 9 * 28 * 28
+    assert man["arena_ratio"] <= 1.10
+    x = np.random.default_rng(7).normal(size=(1, 64, 28, 28)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    y = np.load(tmp_path / "y.npy").astype(np.float64)
+    assert y.shape == (1, 96, 28, 28)
+    got = np.round(y / p["os"]) + p["ozp"]
+    diff = np.abs(got - exact_reference(p, x))
+    print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
+    assert diff.max() <= 1
+
+
+def test_mma_share_in_manifest_of_a_suite_model(model_suite, tmp_path):
+    """MobileNetV2 (ORT int8; C_out 16/24/32/96/144/160 and the 1000-way
+    FC padded) with -mcpu=c7x -mmalib=1: the manifest's share of MACs on the
+    MMA is the layers' own MACs (kernels mmalib_*) over all, padding taken
+    out of both; the padding totals are the sum of its decisions; the
+    arena stays within 1.10x of the live bound of the padded graph."""
+    onnx_path = model_suite.model("mobilenetv2", "ort_s8")
+    out = tmp_path / "out"
+    r = cstatic("compile", onnx_path, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1")
+    line = next(l for l in r.stdout.splitlines() if "MACs on the MMA:" in l)
+    print(line)
+    man = json.load(open(out / "manifest.json"))
+    off = man["offload"]
+    mma = sum(l.get("macs", 0) for l in man["layers"] if l["kernel"].startswith("mmalib_"))
+    assert off["macs"] == man["totals"]["macs"] and off["macs_mma"] == mma
+    dec = [d for d in off["padding"]["decisions"] if d["padded"]]
+    added = sum(d["macs_added"] for d in dec)
+    assert off["padding"]["macs_added"] == added and off["padding"]["layers"] == len(dec) > 0
+    assert off["padding"]["bytes_added"] == sum(d["weight_bytes_added"] + d["act_bytes_added"] for d in dec)
+    share = (mma - added) / (off["macs"] - added)
+    assert abs(off["mma_share"] - share) < 1e-9
+    assert f"{100 * share:.1f}%" in line
+    assert share >= 0.95 and off["padding"]["macs_ratio"] <= 1.6
+    assert man["arena_ratio"] <= 1.10
+    fc = [l for l in off["layers"] if l["kind"] == "FC"]
+    assert fc and all(l.get("kernel") == "mmalib_matmul_bias_i8" for l in fc), fc
 
 
 def test_max_pool_without_tidl_references_no_tidl_symbol(tmp_path):
