@@ -45,33 +45,14 @@ static int weight_transpose(cs_graph *g, int w) {
   return cs_match_swaps_last_two(g, tr, 2) ? tr : -1;
 }
 
-/* A rule found before anything was read: reported, or (dry run) handed back. */
-static void early_decline(cs_graph *g, const cs_node *n, const char *why, const char **dry_rule, char *dry_why,
-                          size_t dry_len) {
-  if (!dry_rule) {
-    decline(g, n, why);
-    return;
-  }
-  snprintf(dry_why, dry_len, "%s", why);
-  *dry_rule = dry_why;
-}
-
-/* n_out_as = 0: offload the layer or report its decline. n_out_as > 0:
- * only check it as if its N were n_out_as (zero weight rows added, the
- * padding of mmalib_pad_channels.c): the graph and the report stay as
- * they were, *dry_rule gets the declining rule (copied into dry_why) or
- * NULL. */
-static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d, int64_t n_out_as,
-                             const char **dry_rule, char *dry_why, size_t dry_len) {
+static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d) {
   const cs_node *mm = cs_graph_node(g, mm_id);
-  int dry = n_out_as > 0;
   int is_gemm = mm->op == CS_OP_GEMM;
   int i16 = d->dt == CS_DTYPE_I16;
   int trans_b = is_gemm ? (int)cs_node_attr_int(mm, "transB", 0) : 0;
   if (is_gemm && (cs_node_attr_int(mm, "transA", 0) != 0 || cs_node_attr_float(mm, "alpha", 1.0f) != 1.0f ||
                   cs_node_attr_float(mm, "beta", 1.0f) != 1.0f)) {
-    early_decline(g, mm, "Gemm with transA != 0 or alpha/beta != 1 (not a standard transpose)",
-                  dry ? dry_rule : NULL, dry_why, dry_len);
+    decline(g, mm, "Gemm with transA != 0 or alpha/beta != 1 (not a standard transpose)");
     return CS_OK;
   }
   /* The reshape variants (aten.linear on 3-D input): DQ → Reshape →
@@ -89,7 +70,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     snprintf(why, sizeof why, "data is not DequantizeLinear(int%d, per-tensor constant qparams)%s", d->bits,
              i16 ? "" : ": quantize activations to int8 per tensor (cstatic.quantize_onnx preset \"c7x\", or "
                         "C7xMMAQuantizer)");
-    early_decline(g, mm, why, dry ? dry_rule : NULL, dry_why, dry_len);
+    decline(g, mm, why);
     return CS_OK;
   }
   int wdq = -1, tr_id = is_gemm ? -1 : weight_transpose(g, mm->inputs[1]);
@@ -99,7 +80,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     cs_qparams_free(&xq);
     snprintf(why, sizeof why, "weight is not DequantizeLinear(int%d constant) per-tensor or per-output-channel",
              d->bits);
-    early_decline(g, mm, why, dry ? dry_rule : NULL, dry_why, dry_len);
+    decline(g, mm, why);
     return CS_OK;
   }
   int bias = fc.bias, add_id = fc.add_id;
@@ -107,7 +88,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     cs_qparams_free(&xq);
     cs_qparams_free(&wq);
     snprintf(why, sizeof why, "no [Add] -> [Relu|Clip] -> QuantizeLinear(int%d) tail", d->bits);
-    early_decline(g, mm, why, dry ? dry_rule : NULL, dry_why, dry_len);
+    decline(g, mm, why);
     return CS_OK;
   }
   const char *rule = NULL;
@@ -140,7 +121,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     rule = why;
     goto done;
   }
-  if ((dry ? n_out_as : n_out) % d->mult != 0) {
+  if (n_out % d->mult != 0) {
     snprintf(why, sizeof why, "N %% %d != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", d->mult,
              (long long)n_out, cs_mm_round_up(n_out, d->mult));
     rule = why;
@@ -170,7 +151,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     }
   double worst = 0.0;
   rule = cs_mm_fold(g, d, bias, &xq, &wq, &tail.out, wsum, (int)n_out, bias_i, scale, shift, &worst);
-  if (rule || dry) goto done;
+  if (rule) goto done;
 
   char base[256];
   snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
@@ -211,12 +192,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
                        i16 ? "mmalib_matmul_bias_i16" : "mmalib_matmul_bias_i8", worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:
-  if (dry) {
-    *dry_rule = rule ? dry_why : NULL;
-    if (rule) snprintf(dry_why, dry_len, "%s", rule);
-  } else if (rule && st == CS_OK) {
-    decline(g, cs_graph_node(g, mm_id), rule);
-  }
+  if (rule && st == CS_OK) decline(g, cs_graph_node(g, mm_id), rule);
   free(bias_i);
   free(scale);
   free(shift);
@@ -239,7 +215,7 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
       int dq = cs_match_producer(g, fc.data, CS_OP_DEQUANTIZE_LINEAR);
       if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != d->dt) continue;
     }
-    cs_status st = offload_one(g, t, i, d, 0, NULL, NULL, 0);
+    cs_status st = offload_one(g, t, i, d);
     if (st != CS_OK) return st;
   }
   return CS_OK;
@@ -248,14 +224,3 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
 cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8); }
 
 cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int16); }
-
-const char *cs_mm_fc_padded_rule(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d, int64_t n_out_as,
-                                 char *why, size_t whylen) {
-  const char *rule = NULL;
-  if (offload_one(g, t, mm_id, d, n_out_as, &rule, why, whylen) != CS_OK) {
-    cs_error_clear(); /* out of memory while checking: do not pad */
-    snprintf(why, whylen, "out of memory");
-    return why;
-  }
-  return rule;
-}

@@ -9,14 +9,12 @@
  *   Q(act(Conv(DQ(x), DQ(w'[C_pad]), b'[C_pad])))  → y' [1,C_pad,H,W]
  *     → k_copy(first C_out·H·W elements)           → y
  *
- * and likewise an FC (Gemm / MatMul [+ Add bias], mmalib_fc.c's patterns
- * without the reshapes) of one row, M = 1 (a classifier), whose N is not
- * a multiple of the tile: zero weight rows along N, y' = [1, N_pad], the
- * real outputs its first N. (M > 1 would need a strided cut; K % tile is
- * not padded yet: no suite model needs it.)
+ * FCs are not padded: the suite's (classifiers) have one row, M = 1, one
+ * output position, which the cost rule below never finds paying; with
+ * M > 1 the real outputs are no longer a prefix (a strided cut).
  *
- * The real channels: each output channel of a convolution (an FC) depends
- * only on its own filter (weight row), bias and multiplier, which are unchanged, so they are
+ * The real channels: each output channel of a convolution depends only on
+ * its own filter, bias and multiplier, which are unchanged, so they are
  * bit-identical to the same layer offloaded without padding (what the
  * kernel computes for the padded channels is never read).
  *
@@ -31,14 +29,21 @@
  * to the consumer: the view already costs nothing). Only a graph output
  * makes the copy real (C_out·H·W bytes, in the estimate below).
  *
- * The cost rule, from the spec's "Performance" figures for one layer
- * (int8 conv 64→64, 3×3, 56×56 = 115.6 M MACs): 1.67 M cycles on the MMA
- * with DDR-resident data (69 MACs/cycle), 45.2 M on the C7x scalar core
- * (2.56 MACs/cycle). Padding pays when the padded layer's MMA estimate,
- * plus the cut when it is a real copy (1 byte/cycle), is below the real
- * layer's scalar estimate: for a plain conv that is C_pad/C_out < 27, so
- * C_out = 1 or 2 (int8) stays on the scalar core. The L2-staged MMA rate
- * (3.5× more) is not assumed: staging is decided later and may not fit.
+ * The cost rule. Scalar core: the spec's "Performance" layer (int8 conv
+ * 64→64, 3×3, 56×56 = 115.6 M MACs) takes 45.2 M cycles in C7x scalar
+ * loops: 2.56 MACs/cycle, for any layer. MMA: the MMA multiplies one
+ * 64-element row of data by a 64×64 weight panel per cycle, after loading
+ * the panel row by row (64 cycles); a layer of K = C_in·KH·KW, C_pad
+ * output channels and P output positions is ⌈K/64⌉·⌈C_pad/64⌉ panels of
+ * (64 + P) cycles each, scaled so that the spec's layer (9 panels × 3200)
+ * takes its measured 1.67 M cycles with DDR-resident data (the L2-staged
+ * 3.5× is not assumed: staging is decided later and may not fit). So a
+ * large feature map pays for nearly any padding (C_pad/C_out below ~27),
+ * while a layer with one output position — a squeeze-excitation gate, an
+ * FC of one row — spends its time loading weights and stays on the scalar
+ * core (it is also the layer where MMALIB's 1-LSB rounding, coherent over
+ * the whole channel it gates, costs most accuracy). A cut that is a real
+ * copy (at a graph output) adds 1 cycle per byte. int16 panels are 32×32.
  *
  * The layer is padded only when it is otherwise eligible: the conv pass
  * checks it first as if it were padded (cs_mm_conv_padded_rule); a layer
@@ -59,12 +64,18 @@
 
 /* spec/mmalib-integration.txt "Performance": the single conv layer. */
 #define SPEC_LAYER_MACS (64.0 * 64.0 * 9.0 * 56.0 * 56.0)
+#define SPEC_LAYER_PANEL_CYCLES (9.0 * 1.0 * (64.0 + 56.0 * 56.0)) /* ⌈576/64⌉·⌈64/64⌉·(64 + P) */
 #define SPEC_MMA_CYCLES 1.67e6    /* MMALIB, DDR-resident data */
 #define SPEC_SCALAR_CYCLES 45.2e6 /* C7x scalar loops */
 #define COPY_BYTES_PER_CYCLE 1.0  /* the cut at a graph output (conservative) */
 
-static double cs_mm_pad_mma_cycles(int64_t macs) { return (double)macs * SPEC_MMA_CYCLES / SPEC_LAYER_MACS; }
-static double cs_mm_pad_scalar_cycles(int64_t macs) { return (double)macs * SPEC_SCALAR_CYCLES / SPEC_LAYER_MACS; }
+/* The MMA estimate of a layer of k MACs per output, n outputs per
+ * position (channels), `positions` positions, on tile×tile panels. */
+static double mma_cycles(int64_t k, int64_t n, int64_t positions, int tile) {
+  double panels = (double)((k + tile - 1) / tile) * (double)((n + tile - 1) / tile);
+  return panels * (double)(tile + positions) * SPEC_MMA_CYCLES / SPEC_LAYER_PANEL_CYCLES;
+}
+static double scalar_cycles(int64_t macs) { return (double)macs * SPEC_SCALAR_CYCLES / SPEC_LAYER_MACS; }
 
 /* A constant like `src` with n entries along `axis` instead of
  * shape[axis]: the real entries copied, the rest zero or (fill_last, a 1-D
@@ -194,8 +205,8 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * (int64_t)esize;
   p->act_bytes_added = (c_pad - c_out) * positions * (int64_t)esize;
   double cut = cs_graph_is_output(g, y) ? (double)cs_value_nbytes(cs_graph_value(g, y)) / COPY_BYTES_PER_CYCLE : 0.0;
-  p->mma_cycles = cs_mm_pad_mma_cycles(p->macs + p->macs_added) + cut;
-  p->scalar_cycles = cs_mm_pad_scalar_cycles(p->macs);
+  p->mma_cycles = mma_cycles(weights_per_channel, c_pad, positions, d->mult) + cut;
+  p->scalar_cycles = scalar_cycles(p->macs);
   p->padded = p->mma_cycles < p->scalar_cycles;
   return p->padded;
 }
@@ -244,79 +255,12 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   return CS_OK;
 }
 
-/* An FC (Gemm/MatMul, mmalib_fc.c's patterns) of one row (M = 1: the real
- * outputs are then a prefix of the padded row; a larger M would need a
- * strided cut) and no reshapes around it: N padded like a conv's C_out. */
-static cs_status consider_fc(cs_graph *g, const cs_target *t, int mm_id) {
-  const cs_node *mm = cs_graph_node(g, mm_id);
-  cs_mm_fc_shape fc;
-  cs_mm_fc_shape_of(g, mm_id, &fc);
-  if (fc.rs_in >= 0 || fc.rs_out >= 0) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, fc.data);
-  if (!d) return CS_OK;
-  int is_gemm = mm->op == CS_OP_GEMM;
-  int trans_b = is_gemm ? (int)cs_node_attr_int(mm, "transB", 0) : 0;
-  int tr = -1;
-  if (!is_gemm) {
-    tr = cs_match_producer(g, mm->inputs[1], CS_OP_TRANSPOSE);
-    if (tr >= 0 && (cs_match_single_consumer(g, mm->inputs[1]) < 0 || !cs_match_swaps_last_two(g, tr, 2))) tr = -1;
-  }
-  int nk = trans_b || tr >= 0; /* the weight constant is [N][K] */
-  int w_val = tr >= 0 ? cs_graph_node(g, tr)->inputs[0] : mm->inputs[1];
-  cs_qparams wq;
-  int wdq = -1;
-  if (!cs_match_weight_dq_as(g, w_val, nk ? 0 : 1, d->dt, &wq, &wdq)) return CS_OK;
-  cs_qparams_free(&wq);
-  const cs_value *w = cs_graph_value(g, cs_graph_node(g, wdq)->inputs[0]);
-  const cs_value *x = cs_graph_value(g, fc.data), *ym = cs_graph_value(g, mm->outputs[0]);
-  if (w->rank != 2 || ym->rank < 1) return CS_OK;
-  int64_t n_out = w->shape[nk ? 0 : 1], k = w->shape[nk ? 1 : 0];
-  if (n_out <= 0 || n_out % d->mult == 0 || cs_value_numel(x) != k || ym->shape[ym->rank - 1] != n_out) return CS_OK;
-  int64_t n_pad = cs_mm_round_up(n_out, d->mult);
-  char why[200];
-  if (cs_mm_fc_padded_rule(g, t, mm_id, d, n_pad, why, sizeof why)) return CS_OK;
-  cs_qdq_tail tail;
-  if (!cs_match_qdq_tail_as(g, fc.tail_from, 1, d->dt, &tail)) return CS_OK;
-  cs_qparams_free(&tail.out);
-  int user = fc.add_id >= 0 ? fc.add_id : mm_id;
-  if (cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != (tr >= 0 ? tr : mm_id) ||
-      !bias_ok(g, fc.bias, user))
-    return CS_OK;
-  int y = cs_graph_node(g, tail.q)->outputs[0];
-  cs_offload_pad p;
-  char base[256];
-  snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
-  if (pays(g, mm->name, d, n_out, n_pad, k, k, 1, y, &p)) {
-    cs_status st = pad_dq(g, wdq, base, "w", nk ? 0 : 1, n_out, n_pad);
-    if (st == CS_OK && tr >= 0) cs_graph_value(g, cs_graph_node(g, tr)->outputs[0])->shape[1] = n_pad;
-    if (st == CS_OK && fc.bias >= 0) {
-      const cs_node *u = cs_graph_node(g, user);
-      int j = u->inputs[0] == fc.bias ? 0 : u->inputs[1] == fc.bias ? 1 : 2;
-      st = pad_bias(g, user, j, base, n_out, n_pad);
-    }
-    if (st == CS_OK) {
-      const cs_value *v = cs_graph_value(g, cs_graph_node(g, mm_id)->outputs[0]);
-      cs_graph_value(g, cs_graph_node(g, mm_id)->outputs[0])->shape[v->rank - 1] = n_pad;
-      if (fc.add_id >= 0) {
-        v = cs_graph_value(g, cs_graph_node(g, fc.add_id)->outputs[0]);
-        cs_graph_value(g, cs_graph_node(g, fc.add_id)->outputs[0])->shape[v->rank - 1] = n_pad;
-      }
-      st = cut_output(g, &tail, cs_graph_value(g, y)->rank - 1, n_pad, base);
-    }
-    if (st != CS_OK) return st;
-  }
-  cs_mmalib_report_pad(g, &p);
-  return CS_OK;
-}
-
 cs_status pass_mmalib_pad_channels(cs_graph *g, const cs_target *t) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
     if (node->dead || node->n_inputs < 2) continue;
-    cs_status st = CS_OK;
-    if (node->op == CS_OP_CONV) st = consider_conv(g, t, i);
-    else if (node->op == CS_OP_GEMM || node->op == CS_OP_MATMUL) st = consider_fc(g, t, i);
+    cs_status st = node->op == CS_OP_CONV ? consider_conv(g, t, i) : CS_OK;
     if (st != CS_OK) return st;
   }
   return CS_OK;

@@ -195,8 +195,8 @@ def test_padded_conv_within_one_lsb_of_exact(symmetric, tmp_path):
 
 
 def test_mma_share_in_manifest_of_a_suite_model(model_suite, tmp_path):
-    """MobileNetV2 (ORT int8; C_out 16/24/32/96/144/160 and the 1000-way
-    FC padded) with -mcpu=c7x -mmalib=1: the manifest's share of MACs on the
+    """MobileNetV2 (ORT int8; C_out 16/24/32/96/144/160 padded) with
+    -mcpu=c7x -mmalib=1: the manifest's share of MACs on the
     MMA is the layers' own MACs (kernels mmalib_*) over all, padding taken
     out of both; the padding totals are the sum of its decisions; the
     arena stays within 1.10x of the live bound of the padded graph."""
@@ -218,8 +218,6 @@ def test_mma_share_in_manifest_of_a_suite_model(model_suite, tmp_path):
     assert f"{100 * share:.1f}%" in line
     assert share >= 0.95 and off["padding"]["macs_ratio"] <= 1.6
     assert man["arena_ratio"] <= 1.10
-    fc = [l for l in off["layers"] if l["kind"] == "FC"]
-    assert fc and all(l.get("kernel") == "mmalib_matmul_bias_i8" for l in fc), fc
 
 
 def test_max_pool_without_tidl_references_no_tidl_symbol(tmp_path):

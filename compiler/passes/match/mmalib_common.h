@@ -149,11 +149,6 @@ cs_status cs_mm_stage_output(cs_graph *g, int y);
 const char *cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
                                    int64_t c_out_as, char *why, size_t whylen);
 
-/* mmalib_fc.c, likewise for an FC (Gemm/MatMul node mm_id) whose N were
- * n_out_as (zero weight rows added). */
-const char *cs_mm_fc_padded_rule(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d, int64_t n_out_as,
-                                 char *why, size_t whylen);
-
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */
 static inline long long cs_mm_round_up(int64_t x, int64_t m) { return (long long)((x + m - 1) / m * m); }
