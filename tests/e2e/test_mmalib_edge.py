@@ -160,6 +160,11 @@ CASES = [
      "mmalib_conv2d_i8"),
     ("conv_stride2_relu", lambda r: conv_case(r, 64, 64, 56, 3, 2, 1, True, o_zp=-128), "conv2d", "mmalib_conv2d_i8"),
     ("conv_dzp_pad", lambda r: conv_case(r, 32, 64, 28, 3, 1, 1, False, x_zp=-11), "conv2d", "mmalib_conv2d_i8"),
+    # C_out 40: padded to 64 zero filters (MMALIBPadChannels); the cut of the
+    # real 40 channels is the copy into the graph's output
+    ("conv_cout40_padded", lambda r: conv_case(r, 32, 40, 28, 3, 1, 1, False, o_zp=3), "conv2d", "mmalib_conv2d_i8"),
+    ("conv_cout40_padded_c7x", lambda r: conv_case(r, 32, 40, 28, 3, 1, 1, True, o_zp=-128), "conv2d",
+     "mmalib_conv2d_i8"),
     ("dw3x3", lambda r: conv_case(r, 64, 64, 28, 3, 1, 64, True, o_zp=-128), "dwconv2d", "mmalib_depthwise_conv2d_i8"),
     ("dw5x5", lambda r: conv_case(r, 64, 64, 28, 5, 1, 64, False, o_zp=1), "dwconv2d", "mmalib_depthwise_conv2d_i8"),
     ("dw7x7", lambda r: conv_case(r, 64, 64, 28, 7, 1, 64, False, o_zp=-3), "dwconv2d", "mmalib_depthwise_conv2d_i8"),
