@@ -337,15 +337,10 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, int 
 
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8, -1); }
 
-const char *cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
-                                   int64_t c_out_as, char *why, size_t whylen) {
-  const char *rule = NULL;
-  if (offload_one(g, t, conv_id, d, c_out_as, &rule, why, whylen) != CS_OK) {
-    cs_error_clear(); /* out of memory while checking: do not pad */
-    snprintf(why, whylen, "out of memory");
-    return why;
-  }
-  return rule;
+cs_status cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
+                                 int64_t c_out_as, const char **rule, char *why, size_t whylen) {
+  *rule = NULL;
+  return offload_one(g, t, conv_id, d, c_out_as, rule, why, whylen);
 }
 
 cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t) {

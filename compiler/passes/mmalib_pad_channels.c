@@ -222,7 +222,9 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (c_out <= 0 || c_out % d->mult == 0) return CS_OK;
   int64_t c_pad = cs_mm_round_up(c_out, d->mult);
   char why[200];
-  if (cs_mm_conv_padded_rule(g, t, conv_id, d, c_pad, why, sizeof why)) return CS_OK; /* declines anyway */
+  const char *rule;
+  cs_status st = cs_mm_conv_padded_rule(g, t, conv_id, d, c_pad, &rule, why, sizeof why);
+  if (st != CS_OK || rule) return st; /* out of memory, or it declines anyway */
   /* The pieces the rewrite changes: the weight's DQ, the bias, the tail. */
   cs_qparams wq;
   cs_qdq_tail tail;
@@ -243,7 +245,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   char base[256];
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
   if (pays(g, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, y, &p)) {
-    cs_status st = pad_dq(g, wdq, base, "w", 0, c_out, c_pad);
+    st = pad_dq(g, wdq, base, "w", 0, c_out, c_pad);
     if (st == CS_OK && b >= 0) st = pad_bias(g, conv_id, 2, base, c_out, c_pad);
     if (st == CS_OK) {
       cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[1] = c_pad;

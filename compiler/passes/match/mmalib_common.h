@@ -142,12 +142,13 @@ int cs_mm_stage_input(cs_graph *g, int x, const char *origin);
  * which a k_copy then copies into y. */
 cs_status cs_mm_stage_output(cs_graph *g, int y);
 
-/* mmalib_conv.c, for the channel padding (mmalib_pad_channels.c): the
- * rule that would decline Conv node conv_id for the dtype-d MMALIB conv if
- * its C_out were c_out_as (zero filters added), written to why; NULL when
- * it would be offloaded. The graph and the report are left as they were. */
-const char *cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
-                                   int64_t c_out_as, char *why, size_t whylen);
+/* mmalib_conv.c, for the channel padding (mmalib_pad_channels.c): *rule
+ * = the rule that would decline Conv node conv_id for the dtype-d MMALIB
+ * conv if its C_out were c_out_as (zero filters added), written to why;
+ * NULL when it would be offloaded. The graph and the report are left as
+ * they were. CS_ERR_NOMEM (message recorded) when memory runs out. */
+cs_status cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
+                                 int64_t c_out_as, const char **rule, char *why, size_t whylen);
 
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */
