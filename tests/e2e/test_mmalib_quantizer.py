@@ -52,9 +52,10 @@ SQNR_MIN = 30.0
 # ---------------------------------------------------------------- the layers
 
 class Conv(nn.Module):
-    def __init__(self, cin, cout, k, stride=1, groups=1, relu=False, bn=False):
+    def __init__(self, cin, cout, k, stride=1, groups=1, relu=False, bn=False, dilation=1):
         super().__init__()
-        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=not bn)
+        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2 * dilation, dilation=dilation, groups=groups,
+                              bias=not bn)
         self.bn = nn.BatchNorm2d(cout) if bn else None
         self.relu = nn.ReLU() if relu else None
         if bn:  # non-trivial statistics, so folding matters
@@ -86,8 +87,9 @@ class Residual(nn.Module):
     """y = [relu](conv(x) + x) or [relu](x + conv(x)): a residual block's
     tail, with the add's operands in either order.
 
-    The tests use 48 channels, so that the conv is declined (C_out % 64,
-    % 32) and runs on the generic path, which matches ORT exactly: with an
+    The conv is dilated, so that it is declined (MMALIB has no dilated
+    convolution; a C_out off the tile would be padded onto the MMA now) and
+    runs on the generic path, which matches ORT exactly: with an
     offloaded conv, its own 1-LSB differences reach the add scaled by
     conv_scale / add_scale and the add's output differs from ORT's by up to
     2 LSB (measured), which says nothing about the add kernel.
@@ -95,7 +97,7 @@ class Residual(nn.Module):
 
     def __init__(self, c, skip_first, relu):
         super().__init__()
-        self.conv = nn.Conv2d(c, c, 3, 1, 1)
+        self.conv = nn.Conv2d(c, c, 3, 1, 2, dilation=2)
         self.skip_first, self.relu = skip_first, relu
 
     def forward(self, x):
@@ -276,17 +278,17 @@ def test_residual_add(dtype, skip_first, relu, tmp_path):
 # the generic integer path (tidsp_*_i8) or, for int16, the float path
 # between DequantizeLinear/QuantizeLinear, and still agrees with ORT.
 @pytest.mark.parametrize("dtype,make,shape,kind,rule,generic", [
-    ("int8", lambda: Conv(64, 48, 3), (1, 64, 16, 16), "conv2d", r"C_out % 64 != 0 \(C_out=48\)",
+    ("int8", lambda: Conv(64, 64, 3, dilation=2), (1, 64, 16, 16), "conv2d", r"dilation != 1 \(2 x 2\)",
      "tidsp_conv2d_i8"),
     ("int8", lambda: FC(100, 64), (1, 100), "FC", r"K % 64 != 0 \(K=100\)", "tidsp_matmul_i8"),
     ("int8", lambda: Conv(32, 32, 7, 2, groups=32), (1, 32, 16, 16), "dwconv2d",
      r"stride 2 requires k <= 5", "tidsp_conv2d_i8"),
-    ("int16", lambda: Conv(64, 48, 3), (1, 64, 16, 16), "conv2d", r"C_out % 32 != 0 \(C_out=48\)",
+    ("int16", lambda: Conv(64, 64, 3, dilation=2), (1, 64, 16, 16), "conv2d", r"dilation != 1 \(2 x 2\)",
      "tidsp_conv2d_f32"),
     ("int16", lambda: Conv(32, 32, 5, groups=32), (1, 32, 16, 16), "dwconv2d", r"3x3",
      "tidsp_conv2d_f32"),
     ("int16", lambda: FC(64, 24), (1, 64), "FC", r"N % 32 != 0 \(N=24\)", "tidsp_matmul_f32"),
-], ids=["i8-conv-cout48", "i8-fc-k100", "i8-dw7x7-s2", "i16-conv-cout48", "i16-dw5x5",
+], ids=["i8-conv-dilated", "i8-fc-k100", "i8-dw7x7-s2", "i16-conv-dilated", "i16-dw5x5",
         "i16-fc-n24"])
 def test_declined_falls_through(dtype, make, shape, kind, rule, generic, tmp_path):
     layers, src, y, ref, qp = run_case(make, shape, dtype, tmp_path)
