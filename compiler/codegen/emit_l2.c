@@ -99,6 +99,24 @@ void cs_cg_emit_trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const
 
 void cs_cg_emit_l2_trace_end(cs_sbuf *b) { cs_sbuf_puts(b, "    tidsp_dma_trace_end(tr);\n"); }
 
+/* The head of a double-buffered weight loop over output channels: tile
+ * i+1's copy (its own group) is in flight while tile i computes; wait(0, 1)
+ * leaves only it in flight, the last tile's wait(0, 0) leaves nothing. */
+static void emit_double_buffered_head(const cs_cg *cg, cs_sbuf *b, const cs_l2_stage *l2, int wv, int C,
+                                      int CH, size_t per_channel) {
+  cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
+                    "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
+                    "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
+                 C, CH, C, CH, C, CH, CH, C, CH, C, CH);
+  cs_sbuf_printf(b, "      if (next < %d) {\n"
+                    "        st = tidsp_dma_copy(0, L2 + (buf ? %zuu : %zuu), W + %s + (size_t)next * %zuu,\n"
+                    "                            (size_t)n_next * %zuu, 0u);\n"
+                    "        if (st != TIDSP_OK) break;\n"
+                    "        st = tidsp_dma_commit(0);\n        if (st != TIDSP_OK) break;\n      }\n"
+                    "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n",
+                 C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
+}
+
 /* The conv's int32 arguments with C_out → the chunk's n_oc, then oc_start. */
 static const char *const kConvArgs[12] = {"C_in",     "H_in",       "W_in",     "C_out_tile",
                                           "KH",       "KW",         "stride_h", "stride_w",
@@ -126,24 +144,12 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
    * queue 0 only */
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
   if (l2->weight_off2) {
-    /* The software pipeline: chunk i+1's copy (its own group) is in flight
-     * while chunk i computes; wait(0, 1) leaves only it in flight, the
-     * last chunk's wait(0, 0) leaves nothing. The prologue's group is the
-     * input and chunk 0. */
+    /* The software pipeline (emit_double_buffered_head); the prologue's
+     * group is the input and chunk 0. */
     cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
                    l2->weight_off, cg->macro[wv], (size_t)(CH < C ? CH : C) * per_channel);
     cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
-    cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
-                      "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
-                      "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
-                   C, CH, C, CH, C, CH, CH, C, CH, C, CH);
-    cs_sbuf_printf(b, "      if (next < %d) {\n"
-                      "        st = tidsp_dma_copy(0, L2 + (buf ? %zuu : %zuu), W + %s + (size_t)next * %zuu,\n"
-                      "                            (size_t)n_next * %zuu, 0u);\n"
-                      "        if (st != TIDSP_OK) break;\n"
-                      "        st = tidsp_dma_commit(0);\n        if (st != TIDSP_OK) break;\n      }\n"
-                      "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n",
-                   C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
+    emit_double_buffered_head(cg, b, l2, wv, C, CH, per_channel);
   } else {
     cs_sbuf_printf(b, "    for (int32_t oc = 0; oc < %d; oc += %d) {\n"
                       "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n",
@@ -222,18 +228,8 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
   cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
   wait_prefetch(cg, b, step);
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
-  cs_sbuf_printf(b, "    for (int32_t oc = 0, buf = 0; oc < %d; oc += %d, buf ^= 1) {\n"
-                    "      const int32_t n_oc = %d - oc < %d ? %d - oc : %d;\n"
-                    "      const int32_t next = oc + %d, n_next = %d - next < %d ? %d - next : %d;\n",
-                 C, CH, C, CH, C, CH, CH, C, CH, C, CH);
-  cs_sbuf_printf(b, "      if (next < %d) {\n"
-                    "        st = tidsp_dma_copy(0, L2 + (buf ? %zuu : %zuu), W + %s + (size_t)next * %zuu,\n"
-                    "                            (size_t)n_next * %zuu, 0u);\n"
-                    "        if (st != TIDSP_OK) break;\n"
-                    "        st = tidsp_dma_commit(0);\n        if (st != TIDSP_OK) break;\n      }\n"
-                    "      st = tidsp_dma_wait(0, next < %d ? 1 : 0);\n      if (st != TIDSP_OK) break;\n"
-                    "      pt.c_out = n_oc;\n",
-                 C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
+  emit_double_buffered_head(cg, b, l2, wv, C, CH, per_channel);
+  cs_sbuf_puts(b, "      pt.c_out = n_oc;\n");
   cs_cg_emit_trace_begin(cg, b, n, "      ");
   char in0[64];
   cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);

@@ -73,18 +73,7 @@ static cs_status fold(cs_graph *g, int conv, int bn) {
   cs_node_set_input(g, conv, 1, wv);
   cs_node_set_input(g, conv, 2, bv);
   /* The BN's output is now the Conv's. */
-  const cs_node *bn_node = cs_graph_node(g, bn);
-  int y = bn_node->outputs[0], old = cn->outputs[0];
-  char *origin = cs_origin_join(g, (int[]){conv, bn}, 2);
-  cs_graph_remove_node(g, bn);
-  cn = cs_graph_node(g, conv);
-  cn->outputs[0] = y;
-  cs_graph_value(g, y)->producer = conv;
-  cs_graph_value(g, old)->producer = -1;
-  if (origin) {
-    free(cn->origin);
-    cn->origin = origin;
-  }
+  cs_absorb_consumer(g, conv, bn);
   return CS_OK;
 }
 

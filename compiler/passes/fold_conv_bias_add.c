@@ -48,17 +48,7 @@ static cs_status fold(cs_graph *g, int conv, int add, int c_in) {
   cs_status st = cs_node_set_inputs(g, conv, 3, ins);
   if (st != CS_OK) return st;
   /* The Add's output is now the Conv's. */
-  int y = cs_graph_node(g, add)->outputs[0], old = cs_graph_node(g, conv)->outputs[0];
-  char *origin = cs_origin_join(g, (int[]){conv, add}, 2);
-  cs_graph_remove_node(g, add);
-  cs_node *cn = cs_graph_node(g, conv);
-  cn->outputs[0] = y;
-  cs_graph_value(g, y)->producer = conv;
-  cs_graph_value(g, old)->producer = -1;
-  if (origin) {
-    free(cn->origin);
-    cn->origin = origin;
-  }
+  cs_absorb_consumer(g, conv, add);
   return CS_OK;
 }
 

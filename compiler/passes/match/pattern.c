@@ -68,6 +68,20 @@ char *cs_origin_join(cs_graph *g, const int *nodes, int count) {
   return out;
 }
 
+void cs_absorb_consumer(cs_graph *g, int producer, int consumer) {
+  int y = cs_graph_node(g, consumer)->outputs[0], old = cs_graph_node(g, producer)->outputs[0];
+  char *origin = cs_origin_join(g, (int[]){producer, consumer}, 2);
+  cs_graph_remove_node(g, consumer);
+  cs_node *p = cs_graph_node(g, producer);
+  p->outputs[0] = y;
+  cs_graph_value(g, y)->producer = producer;
+  cs_graph_value(g, old)->producer = -1;
+  if (origin) {
+    free(p->origin);
+    p->origin = origin;
+  }
+}
+
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out) {
   const char *oname = cs_graph_value(g, out)->name;

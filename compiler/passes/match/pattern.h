@@ -28,6 +28,11 @@ int cs_match_dq_i8(cs_graph *g, int v);
  * are skipped. */
 char *cs_origin_join(cs_graph *g, const int *nodes, int count);
 
+/* Fold node `consumer` into `producer`: the consumer is removed, the
+ * producer writes the consumer's output (its own old output is left with no
+ * producer) and carries both origins. */
+void cs_absorb_consumer(cs_graph *g, int producer, int consumer);
+
 /* Add a kernel node that takes over value `out` (whose old producer must
  * already be removed). Returns the node id, or -1 when out of memory
  * (message recorded). */
