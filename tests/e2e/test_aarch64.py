@@ -43,6 +43,7 @@ DRIVER_SRC = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cstatic/dma.h"
 #include "lib0.h"
 
 static void *slurp(const char *p, size_t want) {
@@ -64,6 +65,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < d->n_inputs; i++) in[i] = slurp(argv[3 + i], d->inputs[i].nbytes);
   for (int j = 0; j < d->n_outputs; j++) out[j] = aligned_alloc(64, (d->outputs[j].nbytes + 63) / 64 * 64);
   void *arena = aligned_alloc(d->arena_align < 64 ? 64 : d->arena_align, (d->arena_size + 63) / 64 * 64 + 64);
+  /* A -mcpu=c7x model stages layers in L2 SRAM: the platform binds it. */
+  void *l2 = d->l2_size ? aligned_alloc(TIDSP_L2_ALIGN, (d->l2_size + TIDSP_L2_ALIGN - 1) / TIDSP_L2_ALIGN * TIDSP_L2_ALIGN) : NULL;
+  if (d->l2_size && tidsp_l2_bind(l2, d->l2_size) != 0) { fprintf(stderr, "cannot bind L2\n"); return 1; }
   int32_t st = model_run(w, arena, in, out);
   if (st != 0) { fprintf(stderr, "model_run: %s\n", tidsp_status_str(st)); return 1; }
   FILE *f = fopen(argv[2], "wb");
