@@ -193,6 +193,10 @@ void cs_cg_manifest_dma(const cs_cg *cg, struct cs_json *j, int step);
  * int32_t tr); after it, the end (emit_l2.c). */
 void cs_cg_emit_trace_begin(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *indent);
 void cs_cg_emit_l2_trace_end(cs_sbuf *b);
+/* The opening of a layer's block: "{" and the kernel's `static const T p`
+ * (emit_sources.c; the staged layers' emitters use it too). */
+cs_status cs_cg_open_call_block(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const cs_kernel_info *ki,
+                                int *needs_math);
 /* A whole sliced conv layer: the block with its output-channel loop. */
 cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
 /* Before step `step` computes, the next layer's prefetch it issues (if any). */

@@ -207,15 +207,11 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
       p->n != 1 || p->groups != 1)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be OC-tiled", n->name ? n->name : "?",
                     cs_op_name(n->op));
-  cs_sbuf pre = {0}, params = {0}, src = {0};
-  size_t col0 = strlen("    static const  p = ") + strlen(ki->params->type);
-  cs_status st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
-  if (st != CS_OK) goto done;
+  cs_sbuf src = {0};
+  cs_status st = cs_cg_open_call_block(cg, b, n, ki, needs_math);
+  if (st != CS_OK) return st;
   size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
   int C = p->c_out, CH = l2->chunk_cout;
-  cs_sbuf_puts(b, "  {\n");
-  if (pre.len) cs_sbuf_printf(b, "    %s", pre.s);
-  cs_sbuf_printf(b, "    static const %s p = %s;\n", ki->params->type, params.s);
   comment(cg, b, step);
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   cs_sbuf_printf(b, "    %s pt = p;\n", ki->params->type);
@@ -248,13 +244,8 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
                  (long long)p->h_out * p->w_out);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
-  cs_sbuf_taint(b, &pre);
-  cs_sbuf_taint(b, &params);
   cs_sbuf_taint(b, &src);
   if (b->oom) st = cs_error(CS_ERR_NOMEM, "codegen: out of memory");
-done:
-  cs_sbuf_free(&pre);
-  cs_sbuf_free(&params);
   cs_sbuf_free(&src);
   return st;
 }

@@ -135,6 +135,40 @@ static int profile_row_of_output(const cs_cg *cg, int j) {
   return r;
 }
 
+/* The opening of a layer's block: "{", then the kernel's params as
+ * `static const T p = {...};` (with what they need before them). Written
+ * only when the params could be made. */
+cs_status cs_cg_open_call_block(const cs_cg *cg, cs_sbuf *b, const cs_node *n, const cs_kernel_info *ki,
+                                int *needs_math) {
+  cs_sbuf pre = {0}, params = {0};
+  cs_status st = CS_OK;
+  if (ki->params) {
+    size_t col0 = strlen("    static const  p = ") + strlen(ki->params->type);
+    st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
+  }
+  if (st == CS_OK) {
+    cs_sbuf_puts(b, "  {\n");
+    /* (puts, not printf, for the texts built above: printf's %s walks them
+     * again, once per layer of a large model) */
+    if (pre.len) {
+      cs_sbuf_puts(b, "    ");
+      cs_sbuf_puts(b, pre.s);
+    }
+    if (ki->params) {
+      cs_sbuf_puts(b, "    static const ");
+      cs_sbuf_puts(b, ki->params->type);
+      cs_sbuf_puts(b, " p = ");
+      cs_sbuf_puts(b, params.s ? params.s : "");
+      cs_sbuf_puts(b, ";\n");
+    }
+    cs_sbuf_taint(b, &pre);
+    cs_sbuf_taint(b, &params);
+  }
+  cs_sbuf_free(&pre);
+  cs_sbuf_free(&params);
+  return st;
+}
+
 /* One kernel call in a block. in_expr/out_expr override the pointer of an
  * argument (model_run's boundary conversions, L2 copies); NULL entries use
  * storage. row >= 0: time the call into that row of model_layer_stats.
@@ -151,26 +185,9 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
                     node_name(n), cs_op_name(n->op));
   cs_status st = check_args(cg, n, ki);
   if (st != CS_OK) return st;
-  cs_sbuf pre = {0}, params = {0}, call = {0};
-  if (ki->params) {
-    size_t col0 = strlen("    static const  p = ") + strlen(ki->params->type);
-    st = cs_kernel_params(cg->g, n, "        ", col0, "axis_len", &pre, &params, needs_math);
-    if (st != CS_OK) goto done;
-  }
-  cs_sbuf_puts(b, "  {\n");
-  /* (puts, not printf, for the texts built above: printf's %s walks them
-   * again, once per layer of a large model) */
-  if (pre.len) {
-    cs_sbuf_puts(b, "    ");
-    cs_sbuf_puts(b, pre.s);
-  }
-  if (ki->params) {
-    cs_sbuf_puts(b, "    static const ");
-    cs_sbuf_puts(b, ki->params->type);
-    cs_sbuf_puts(b, " p = ");
-    cs_sbuf_puts(b, params.s ? params.s : "");
-    cs_sbuf_puts(b, ";\n");
-  }
+  cs_sbuf call = {0};
+  st = cs_cg_open_call_block(cg, b, n, ki, needs_math);
+  if (st != CS_OK) goto done;
 
   const char *fn = cs_kernel_fn(ki, cg->t);
   /* The call's form (cstatic/kernels.def): an extern is fn(pointers…, out,
@@ -210,12 +227,8 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (l2_step >= 0 || traced) cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
-  cs_sbuf_taint(b, &pre);
-  cs_sbuf_taint(b, &params);
   cs_sbuf_taint(b, &call);
 done:
-  cs_sbuf_free(&pre);
-  cs_sbuf_free(&params);
   cs_sbuf_free(&call);
   return st;
 }
