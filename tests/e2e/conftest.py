@@ -52,6 +52,18 @@ def _ort_config(text):
 ORT_CONFIG = _ort_config(os.environ.get("CSTATIC_ORT_CONFIG", "session.qdqisint8allowed=1"))
 
 
+def ort_u8s8_exact():
+    """ORT's x86 u8×s8 GEMM without VNNI (vpmaddubsw) adds pairs of raw
+    products into int16 with saturation; full-range weights can then differ
+    from the exact sum. Exact: VNNI, or a non-x86 machine."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return True
+    return "avx2" not in flags or "vnni" in flags
+
+
 def _load(name):
     """Import tests/models/<name>.py under a private module name."""
     spec = importlib.util.spec_from_file_location(f"cs_models_{name}",

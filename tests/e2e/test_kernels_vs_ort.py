@@ -24,7 +24,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import ort_ref
+from conftest import ort_ref, ort_u8s8_exact
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAX_RANK = 6
@@ -48,21 +48,9 @@ size_t probe_offsetof_avg_kind(void) { return offsetof(tidsp_avgpool_i8_params, 
 """
 
 
-def _u8s8_exact():
-    """ORT's x86 u8×s8 GEMM without VNNI (vpmaddubsw) adds pairs of raw
-    products into int16 with saturation; full-range weights can then differ
-    from the exact sum. Exact: VNNI, or a non-x86 machine."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return True
-    return "avx2" not in flags or "vnni" in flags
-
-
 # Weight range for QLinearConv/QLinearMatMul cases: 7-bit weights never
 # saturate vpmaddubsw (2·255·63 < 2^15), so use them where ORT is inexact.
-W_LO, W_HI = (-128, 128) if _u8s8_exact() else (-64, 64)
+W_LO, W_HI = (-128, 128) if ort_u8s8_exact() else (-64, 64)
 
 i32 = ctypes.c_int32
 f32 = ctypes.c_float

@@ -22,7 +22,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import MODELS_OUT, ORT_CONFIG, ort_ref
+from conftest import MODELS_OUT, ORT_CONFIG, ort_ref, ort_u8s8_exact
 from cstatic_cli import cstatic
 
 
@@ -305,8 +305,11 @@ SLOW_SUITE = ("mobilenetv3l", "swin_t", "swin_v2_t", "vit_b_16")
 # holds 3.0 % of its energy before the pool, ORT's 2.1 % ~ 1/49). The fold
 # already rounds each multiplier to the nearest s·2^-sh (s <= 255) and folds
 # o_zp through it; exact arithmetic leaves no better choice: MMALIB's scale.
+# The gap is one image of 16 and ORT's own top-1 depends on the CPU's u8s8
+# path: 12/16 where ORT adds u8s8 pairs in int16 (AVX2 without VNNI), 11/16
+# with VNNI (AMD EPYC Zen 5, 2026-12-02) — where 10/16 meets the criterion.
 CRITERION_GAPS = {
-    ("resnet18", "pt2e"): "top-1 vs float 10/16, ORT int8 12/16 (SQNR 19.7 dB both)",
+    ("resnet18", "pt2e"): "top-1 vs float 10/16, ORT int8 12/16 without VNNI (SQNR 19.7 dB both)",
 }
 
 
@@ -315,7 +318,8 @@ def _criterion_cases():
         for variant in ("pt2e", "ort_s8", "ort_u8"):
             marks = [pytest.mark.slow] if name in SLOW_SUITE else []
             if (name, variant) in CRITERION_GAPS:
-                marks.append(pytest.mark.xfail(strict=True, reason=CRITERION_GAPS[(name, variant)]))
+                marks.append(pytest.mark.xfail(not ort_u8s8_exact(), strict=True,
+                                               reason=CRITERION_GAPS[(name, variant)]))
             yield pytest.param(name, variant, id=f"{variant}-{name}", marks=marks)
 
 
