@@ -19,8 +19,9 @@
  * Then int8 matrix multiplies of transformer and ConvNeXt-style shapes,
  * one line each starting with "mm".
  *
- * usage: conv_bench [repeats]    (default 21; prints the median of the
- *                                thread CPU time per call)
+ * usage: conv_bench [repeats] [shapes]   (default 21; prints the median of
+ *        the thread CPU time per call; "shapes": only the "shape" lines,
+ *        for comparing conv kernels quickly)
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
 
@@ -310,6 +311,7 @@ static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repea
 
 int main(int argc, char **argv) {
   const int repeats = argc > 1 ? atoi(argv[1]) : 21;
+  const int shapes_only = argc > 2 && strcmp(argv[2], "shapes") == 0;
   tidsp_conv2d_params p, p_pad;
   int8_t *x, *w, *w_pad, *y_ref, *y;
   int32_t *bias;
@@ -377,7 +379,7 @@ int main(int argc, char **argv) {
          "(thread CPU time)\n",
          macs * 1e-6, repeats);
   /* the table lists the fastest first and ends with ref: time ref first */
-  for (v = tidsp_kernel_variant_count - 1; v >= 0; v--) {
+  for (v = tidsp_kernel_variant_count - 1; v >= 0 && !shapes_only; v--) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
     double med;
     int same, padded;
@@ -428,6 +430,8 @@ int main(int argc, char **argv) {
   bad |= shape_layer("mobilenetv2", 144, 24, 56, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 32, 192, 28, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 320, 1280, 7, 1, 1, repeats, t);
+  if (shapes_only)
+    goto done;
   /* MobileNetV2 112/56/28/14 (96→144→192→576 channels in the model),
    * MobileNetV3-small 5×5, ShuffleNetV2 stride 2 */
   bad |= dw_layer(32, 112, 3, 1, repeats, t);
@@ -446,6 +450,7 @@ int main(int argc, char **argv) {
   bad |= mm_shape("convnext_fc2", 3136, 384, 96, repeats, t);
   bad |= mm_shape("vit_b_mlp", 197, 768, 3072, repeats, t);
   bad |= mm_shape("resnet18_fc", 1, 512, 1000, repeats, t);
+done:
   free(x);
   free(w);
   free(w_pad);

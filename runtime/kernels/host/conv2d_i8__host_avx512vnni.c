@@ -37,59 +37,178 @@
 
 enum {
   LANES = 64, /* output pixels per block: 4 zmm of 16 */
-  MR = 6,     /* output channels per micro-kernel call */
+  MR = 6,     /* output channels per micro-kernel call (at most) */
   KC = 1024,  /* taps per chunk (a multiple of 4) */
-  COB = 128   /* output channels whose accumulators are kept per block */
+  COB = 128,  /* output channels whose accumulators are kept per block */
+  CCMAX = 2048, /* output channels per group whose constants are kept per call */
+  KWMAX = 7     /* kernel widths whose block loads are tabled (vnni_piece) */
 };
+
+/* One output row's piece of a block: lanes [lane0, lane0 + n) are outputs
+ * (oh, ow0 .. ow0 + n − 1). */
+typedef struct vnni_seg {
+  int32_t oh, lane0, ow0, n;
+} vnni_seg;
+
+/* The load of one block row's lanes for one kw (every kh and ci): lane
+ * L ∈ m reads input byte x_ci + (ih0 + kh·dil_h)·w_in + off + stride_w·L.
+ * At stride 2, ma / mb select the even bytes of the two 64-byte loads at
+ * that address (lanes 0..31 and 32..63). m = 0: the row has no valid tap. */
+typedef struct vnni_piece {
+  int64_t off;
+  uint64_t m, ma, mb;
+} vnni_piece;
 
 typedef struct vnni_conv {
   const tidsp_conv2d_params *p;
   int32_t cpg_in, cpg_out, K;
   size_t w_stride; /* bytes between weight rows (w_row_stride or K) */
+  size_t in_plane;
+  int contig;      /* 1×1, stride 1, no padding, w_in = w_out, h_out ≤ h_in:
+                      output pixel f reads input pixel f of every channel */
+  int tabled;      /* stride_w ≤ 2 and k_w ≤ KWMAX: the block's loads
+                      come from piece[][] */
+  size_t f0;       /* the block: flat output pixels [f0, f0 + lanes) */
+  int32_t lanes, nseg;
+  vnni_seg seg[LANES]; /* the block's rows (not used when contig) */
+  int32_t ih0[LANES];  /* row s reads input rows ih0[s] + kh·dil_h */
+  vnni_piece piece[KWMAX][LANES]; /* [kw][row s] when tabled */
   uint8_t *xbuf;   /* [KC/4][LANES][4] */
   int32_t *tile;   /* [COB][LANES] accumulators */
   __m512i *usum;   /* [4] Σu per pixel, when w_zp ≠ 0 */
 } vnni_conv;
 
-/* The 64 input values that tap (ci, kh, kw) reads for the lanes of block b,
- * x_zp in the padding (as tidsp_host_conv_gather). With stride_w = 1 each
- * block row is one masked load: lane r·cols + j reads src_row[coff + j], so
- * the load starts r·cols bytes before src_row + coff, and the mask keeps it
- * inside the row (masked-out bytes are never accessed). */
-static TARGET __m512i gather_taps(const tidsp_conv2d_params *p,
-                                  const int8_t *x_g, int32_t ci, int32_t kh,
-                                  int32_t kw, const tidsp_host_block *b) {
-  int8_t row[LANES] __attribute__((aligned(64)));
-  const int64_t coff = (int64_t)b->ow0 + (int64_t)kw * p->dil_w - p->pad_left;
-  __m512i v = _mm512_set1_epi8((char)p->x_zp);
-  __mmask64 m;
-  int32_t r, clo, chi;
-  if (p->stride_w != 1) {
-    tidsp_host_conv_gather(p, x_g, ci, kh, kw, b, LANES, row);
-    return _mm512_load_si512(row);
+/* Bits [a, b) of a lane mask (0 ≤ a ≤ b ≤ 64). */
+static inline __mmask64 lane_bits(int32_t a, int32_t b) {
+  const uint64_t hi = b >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << b) - 1);
+  const uint64_t lo = a >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << a) - 1);
+  return (__mmask64)(hi & ~lo);
+}
+
+/* The vnni_piece of block row sg for kernel column kw (stride_w 1 or 2). */
+static vnni_piece make_piece(const tidsp_conv2d_params *p, const vnni_seg *sg,
+                             int32_t kw) {
+  const int64_t coff = (int64_t)kw * p->dil_w - p->pad_left;
+  const uint64_t even = 0x5555555555555555ull;
+  vnni_piece pc = {0, 0, 0, 0};
+  int32_t clo, chi, lo, hi, l0, l1;
+  tidsp_ref_valid_range(coff, p->stride_w, p->w_in, p->w_out, &clo, &chi);
+  lo = sg->ow0 > clo ? sg->ow0 : clo;
+  hi = sg->ow0 + sg->n < chi ? sg->ow0 + sg->n : chi;
+  if (lo >= hi)
+    return pc;
+  l0 = sg->lane0 + lo - sg->ow0; /* lanes [l0, l1) are outputs [lo, hi) */
+  l1 = l0 + hi - lo;
+  /* lane L reads src_row[stride·(L − l0 + lo) + coff] */
+  pc.off = (int64_t)p->stride_w * (lo - l0) + coff;
+  pc.m = lane_bits(l0, l1);
+  pc.ma = lane_bits(2 * (l0 < 32 ? l0 : 32), 2 * (l1 < 32 ? l1 : 32)) & even;
+  pc.mb = lane_bits(2 * (l0 > 32 ? l0 - 32 : 0), 2 * (l1 > 32 ? l1 - 32 : 0)) & even;
+  return pc;
+}
+
+/* Splits the block of flat output pixels [f0, f0 + lanes) into its output
+ * rows. Blocks run across row ends, so every block but the plane's last
+ * fills all 64 lanes whatever w_out is. */
+static void block_rows(vnni_conv *c, size_t f0, int32_t lanes) {
+  const int32_t w_out = c->p->w_out;
+  int32_t oh = (int32_t)(f0 / (size_t)w_out), ow = (int32_t)(f0 % (size_t)w_out);
+  int32_t lane = 0;
+  c->f0 = f0;
+  c->lanes = lanes;
+  c->nseg = 0;
+  if (c->contig)
+    return;
+  while (lane < lanes) {
+    const int32_t n = w_out - ow < lanes - lane ? w_out - ow : lanes - lane;
+    vnni_seg *sg = &c->seg[c->nseg++];
+    sg->oh = oh;
+    sg->lane0 = lane;
+    sg->ow0 = ow;
+    sg->n = n;
+    c->ih0[c->nseg - 1] = oh * c->p->stride_h - c->p->pad_top;
+    lane += n;
+    oh++;
+    ow = 0;
   }
-  tidsp_ref_valid_range(coff, 1, p->w_in, b->cols, &clo, &chi);
-  if (clo >= chi)
-    return v;
-  m = (chi - clo == 64 ? ~(__mmask64)0 : (((__mmask64)1 << (chi - clo)) - 1)) << clo;
-  for (r = 0; r < b->rows; r++) {
-    const int64_t ih = (int64_t)(b->oh0 + r) * p->stride_h +
-                       (int64_t)kh * p->dil_h - p->pad_top;
-    const int8_t *src;
+  if (c->tabled) {
+    int32_t kw, s;
+    for (kw = 0; kw < c->p->k_w; kw++) {
+      for (s = 0; s < c->nseg; s++)
+        c->piece[kw][s] = make_piece(c->p, &c->seg[s], kw);
+    }
+  }
+}
+
+/* gather_taps at strides above 2, byte by byte into a row buffer. */
+static __attribute__((noinline)) TARGET __m512i gather_strided(const vnni_conv *c,
+                                                              const int8_t *x_ci, int32_t kh,
+                                                              int64_t coff, int32_t clo,
+                                                              int32_t chi) {
+  const tidsp_conv2d_params *p = c->p;
+  int8_t row[LANES] __attribute__((aligned(64)));
+  int32_t s;
+  memset(row, p->x_zp, sizeof(row));
+  for (s = 0; s < c->nseg; s++) {
+    const vnni_seg *sg = &c->seg[s];
+    const int64_t ih = (int64_t)sg->oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
+    const int32_t lo = sg->ow0 > clo ? sg->ow0 : clo;
+    const int32_t hi = sg->ow0 + sg->n < chi ? sg->ow0 + sg->n : chi;
+    const int8_t *src = x_ci + (size_t)ih * (size_t)p->w_in;
+    int32_t ow;
     if (ih < 0 || ih >= p->h_in)
       continue;
-    src = x_g + ((size_t)ci * (size_t)p->h_in + (size_t)ih) * (size_t)p->w_in;
-    /* rows > 1 only when rows·cols ≤ 64, so the shift stays below 64 */
-    v = _mm512_mask_loadu_epi8(
-        v, r == 0 ? m : m << (r * b->cols), (const void *)((uintptr_t)src + (uintptr_t)(coff - (int64_t)r * b->cols)));
+    for (ow = lo; ow < hi; ow++)
+      row[sg->lane0 + ow - sg->ow0] = src[(int64_t)ow * p->stride_w + coff];
+  }
+  return _mm512_load_si512(row);
+}
+
+/* The 64 input values that tap (ci, kh, kw) reads for the block's lanes,
+ * x_zp in the padding and past the block (as tidsp_host_conv_gather).
+ * Each output row of the block is one masked load at stride 1 (the mask
+ * keeps it inside the input row; masked-out bytes are never accessed). At
+ * stride 2 it is two masked loads of the even bytes (as words: lane j ←
+ * byte 2j) narrowed by vpmovwb. Other strides and wide kernels go byte by
+ * byte (gather_strided). */
+static inline __attribute__((always_inline)) TARGET __m512i
+gather_taps(const vnni_conv *c, const int8_t *x_g, int32_t ci, int32_t kh, int32_t kw) {
+  const tidsp_conv2d_params *p = c->p;
+  const int8_t *x_ci = x_g + (size_t)ci * c->in_plane;
+  const int64_t dh = (int64_t)kh * p->dil_h;
+  const vnni_piece *pc = c->piece[kw < KWMAX ? kw : 0];
+  __m512i v = _mm512_set1_epi8((char)p->x_zp);
+  int32_t s;
+  if (c->contig)
+    return _mm512_mask_loadu_epi8(v, lane_bits(0, c->lanes), x_ci + c->f0);
+  if (!c->tabled) {
+    int32_t clo, chi;
+    const int64_t coff = (int64_t)kw * p->dil_w - p->pad_left;
+    tidsp_ref_valid_range(coff, p->stride_w, p->w_in, p->w_out, &clo, &chi);
+    return clo < chi ? gather_strided(c, x_ci, kh, coff, clo, chi) : v;
+  }
+  for (s = 0; s < c->nseg; s++) {
+    const int64_t ih = c->ih0[s] + dh;
+    uintptr_t src;
+    if ((uint64_t)ih >= (uint64_t)p->h_in || pc[s].m == 0)
+      continue;
+    src = (uintptr_t)(x_ci + (size_t)ih * (size_t)p->w_in) + (uintptr_t)pc[s].off;
+    if (p->stride_w == 1) {
+      v = _mm512_mask_loadu_epi8(v, (__mmask64)pc[s].m, (const void *)src);
+    } else {
+      const __m512i a = _mm512_maskz_loadu_epi8((__mmask64)pc[s].ma, (const void *)src);
+      const __m512i b = _mm512_maskz_loadu_epi8((__mmask64)pc[s].mb, (const void *)(src + 64));
+      const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                                           _mm512_cvtepi16_epi8(b), 1);
+      v = _mm512_mask_mov_epi8(v, (__mmask64)pc[s].m, t);
+    }
   }
   return v;
 }
 
 /* Gathers taps [k0, k0 + kc) of block b into ctx->xbuf as u = x + 128;
  * taps past K read u = 0. Adds Σu per pixel to usum when w_zp ≠ 0. */
-static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g,
-                              const tidsp_host_block *b, int32_t k0,
+static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
                               int32_t kc) {
   const __m512i bias8 = _mm512_set1_epi8((char)0x80);
   const __m512i ones = _mm512_set1_epi8(1);
@@ -104,7 +223,7 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g,
     for (j = 0; j < 4; j++) {
       const int32_t k = k0 + 4 * q + j;
       if (k < c->K) {
-        v[j] = _mm512_xor_si512(gather_taps(c->p, x_g, ci, kh, kw, b), bias8);
+        v[j] = _mm512_xor_si512(gather_taps(c, x_g, ci, kh, kw), bias8);
         tidsp_host_next_tap(c->p, &ci, &kh, &kw);
       } else {
         v[j] = _mm512_setzero_si512();
@@ -143,17 +262,20 @@ static inline uint32_t load_quad(const int8_t *w) {
 }
 
 /* tile[i][0..63] (+)= Σ over the chunk's taps of w_rows[i]·xbuf for
- * i < mr; rows mr..MR−1 repeat a valid row and are not stored. nq quads,
- * of which the last holds only `tail` taps when tail ≠ 0 (its weights are
- * read byte by byte so that no load passes the end of the weights). */
-static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
-                                const int8_t *const *wr, int32_t mr,
-                                int first, int32_t *tile) {
+ * i < mr ≤ mr_max; rows mr..mr_max−1 repeat a valid row and are not
+ * stored. nq quads, of which the last holds only `tail` taps when tail ≠ 0
+ * (its weights are read byte by byte so that no load passes the end of
+ * the weights). mr_max is a constant in each caller below (6, 4 or 2
+ * rows: 4·mr_max accumulators), so that a last call of a few channels
+ * does not compute six. */
+static inline __attribute__((always_inline)) TARGET void
+micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *wr,
+           int32_t mr, int32_t mr_max, int first, int32_t *tile) {
   __m512i acc[MR][4];
   int32_t i, j, q;
   const int32_t nfull = tail ? nq - 1 : nq;
 #pragma GCC unroll 6
-  for (i = 0; i < MR; i++) {
+  for (i = 0; i < mr_max; i++) {
 #pragma GCC unroll 4
     for (j = 0; j < 4; j++)
       acc[i][j] = first || i >= mr ? _mm512_setzero_si512()
@@ -164,7 +286,7 @@ static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
     const __m512i x0 = _mm512_load_si512(xq), x1 = _mm512_load_si512(xq + 64);
     const __m512i x2 = _mm512_load_si512(xq + 128), x3 = _mm512_load_si512(xq + 192);
 #pragma GCC unroll 6
-    for (i = 0; i < MR; i++) {
+    for (i = 0; i < mr_max; i++) {
       const __m512i wv = _mm512_set1_epi32((int)load_quad(wr[i] + 4 * q));
       acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wv);
       acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wv);
@@ -175,7 +297,7 @@ static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
   if (tail) {
     const uint8_t *xq = xbuf + (size_t)nfull * 4 * LANES;
 #pragma GCC unroll 6
-    for (i = 0; i < MR; i++) {
+    for (i = 0; i < mr_max; i++) {
       uint32_t t = 0;
       __m512i wv;
       memcpy(&t, wr[i] + 4 * nfull, (size_t)tail);
@@ -186,13 +308,24 @@ static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
     }
   }
 #pragma GCC unroll 6
-  for (i = 0; i < MR; i++) {
+  for (i = 0; i < mr_max; i++) {
     if (i >= mr)
       break;
 #pragma GCC unroll 4
     for (j = 0; j < 4; j++)
       _mm512_store_si512(tile + i * LANES + 16 * j, acc[i][j]);
   }
+}
+
+static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
+                                const int8_t *const *wr, int32_t mr, int first,
+                                int32_t *tile) {
+  if (mr > 4)
+    micro_body(xbuf, nq, tail, wr, mr, 6, first, tile);
+  else if (mr > 2)
+    micro_body(xbuf, nq, tail, wr, mr, 4, first, tile);
+  else
+    micro_body(xbuf, nq, tail, wr, mr, 2, first, tile);
 }
 
 /* Σ w over one weight row of K taps. */
@@ -259,45 +392,61 @@ static TARGET void requant_store(const vnni_conv *c, const tidsp_host_rq *q, int
   }
 }
 
+/* The constant part of output channel co's accumulator, modulo 2³²:
+ * bias − u_zp·Σw + K·u_zp·w_zp (see the top). */
+static TARGET uint32_t channel_const(const vnni_conv *c, const int8_t *w,
+                                     const int32_t *bias, int32_t co) {
+  const uint32_t u_zp = (uint32_t)(c->p->x_zp + 128);
+  const uint32_t bv = bias ? (uint32_t)bias[co] : 0u;
+  const uint32_t sw = (uint32_t)row_sum(w + (size_t)co * c->w_stride, c->K);
+  return bv - u_zp * sw + (uint32_t)c->K * u_zp * (uint32_t)c->p->w_zp;
+}
+
 static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
                              const tidsp_host_rq *q, int8_t *y) {
   uint8_t xbuf[KC * LANES] __attribute__((aligned(64)));
   int32_t tile[COB * LANES] __attribute__((aligned(64)));
-  uint32_t cconst[COB];
+  uint32_t cconst_g[CCMAX]; /* the group's constants, when it fits */
+  uint32_t cconst_b[COB];   /* else one channel block's, per block */
   __m512i usum[4];
   vnni_conv c;
-  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
-  const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
   int32_t n, g, cb0, k0, i0, i;
-  tidsp_host_block b;
+  size_t f0;
 
   c.p = p;
   c.cpg_in = p->c_in / p->groups;
   c.cpg_out = p->c_out / p->groups;
   c.K = c.cpg_in * p->k_h * p->k_w;
   c.w_stride = tidsp_host_conv_w_stride(p);
+  c.in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  c.contig = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 &&
+             p->pad_top == 0 && p->pad_left == 0 && p->w_in == p->w_out &&
+             p->h_out <= p->h_in;
+  c.tabled = p->stride_w <= 2 && p->k_w <= KWMAX;
   c.xbuf = xbuf;
   c.tile = tile;
   c.usum = usum;
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
-      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c.cpg_in) * in_plane;
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c.cpg_in) * c.in_plane;
       const int32_t co_g = g * c.cpg_out;
-      tidsp_host_block_first(&b, p->h_out, p->w_out, LANES);
-      do {
-        const int32_t lanes = b.rows * b.cols;
-        const size_t flat0 = (size_t)b.oh0 * (size_t)p->w_out + (size_t)b.ow0;
-        int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + flat0;
+      const int whole = c.cpg_out <= CCMAX;
+      for (f0 = 0; f0 < out_plane; f0 += LANES) {
+        const int32_t lanes = out_plane - f0 < LANES ? (int32_t)(out_plane - f0) : LANES;
+        int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + f0;
         int packed = 0; /* xbuf holds the whole reduction (one chunk) */
+        block_rows(&c, f0, lanes);
         for (cb0 = 0; cb0 < c.cpg_out; cb0 += COB) {
           const int32_t cb = c.cpg_out - cb0 < COB ? c.cpg_out - cb0 : COB;
-          for (i = 0; i < cb; i++) {
-            const int32_t co = co_g + cb0 + i;
-            const uint32_t bv = bias ? (uint32_t)bias[co] : 0u;
-            const uint32_t sw = (uint32_t)row_sum(w + (size_t)co * c.w_stride, c.K);
-            cconst[i] = bv - u_zp * sw + (uint32_t)c.K * u_zp * (uint32_t)p->w_zp;
+          const uint32_t *cconst = whole ? cconst_g + cb0 : cconst_b;
+          /* summed just before the block's first use of these weight
+           * rows (a separate pass over large weights costs a trip to
+           * memory), and once per group when the group's constants fit */
+          if (!whole || f0 == 0) {
+            for (i = 0; i < cb; i++)
+              ((uint32_t *)cconst)[i] = channel_const(&c, w, bias, co_g + cb0 + i);
           }
           for (k0 = 0; k0 < c.K; k0 += KC) {
             const int32_t kc = c.K - k0 < KC ? c.K - k0 : KC;
@@ -306,7 +455,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                 for (i = 0; i < 4; i++)
                   usum[i] = _mm512_setzero_si512();
               }
-              pack_chunk(&c, x_g, &b, k0, kc);
+              pack_chunk(&c, x_g, k0, kc);
               packed = kc == c.K;
             }
             for (i0 = 0; i0 < cb; i0 += MR) {
@@ -322,7 +471,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
           }
           requant_store(&c, q, co_g + cb0, cb, cconst, lanes, y_block, out_plane);
         }
-      } while (tidsp_host_block_next(&b, p->h_out, p->w_out, LANES));
+      }
     }
   }
 }
