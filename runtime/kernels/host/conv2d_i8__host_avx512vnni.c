@@ -38,9 +38,9 @@
 enum {
   LANES = 64, /* output pixels per block: 4 zmm of 16 */
   MR = 6,     /* output channels per micro-kernel call (at most) */
-  KC = 1024,  /* taps per chunk (a multiple of 4) */
-  COB = 128,  /* output channels whose accumulators are kept per block */
-  CCMAX = 2048, /* output channels per group whose constants are kept per call */
+  KC = 768,   /* taps per chunk at most (a multiple of 4): xbuf 48 KiB */
+  COB = 256,  /* output channels whose accumulators are kept per block */
+  CCMAX = 1024, /* output channels per group whose constants are kept per call */
   KWMAX = 7     /* kernel widths whose block loads are tabled (vnni_piece) */
 };
 
@@ -261,6 +261,70 @@ static inline uint32_t load_quad(const int8_t *w) {
   return v;
 }
 
+/* The requantization of one block's outputs (set up once per block,
+ * after its reduction was packed: corr needs Σu). */
+typedef struct vnni_rq {
+  const tidsp_host_rq *q;
+  int ss;
+  __m512 lo, hi;
+  __m512i zp, order;
+  __m512i corr[4]; /* −w_zp·Σu per pixel */
+  __mmask64 store_mask;
+  int8_t *y_block; /* output pixel f0 of channel 0 */
+  size_t plane;
+  tidsp_host_ss16_consts k;
+} vnni_rq;
+
+static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *q,
+                           int8_t *y_block, size_t plane) {
+  int32_t j;
+  r->q = q;
+  r->ss = tidsp_host_rq_is_ss(q);
+  r->lo = _mm512_set1_ps(q->lo);
+  r->hi = _mm512_set1_ps(q->hi);
+  r->zp = _mm512_set1_epi32(q->zp);
+  /* the saturating packs below work per 128-bit lane, so dword L·4 + t
+   * holds out[t][4L..4L+3]; this permutation puts dword t·4 + L there */
+  r->order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  for (j = 0; j < 4; j++)
+    r->corr[j] = _mm512_mullo_epi32(c->usum[j], _mm512_set1_epi32(-c->p->w_zp));
+  r->store_mask = lane_bits(0, c->lanes);
+  r->y_block = y_block;
+  r->plane = plane;
+  tidsp_host_ss16_init(&r->k, q); /* (for FLOAT too: a few zero vectors) */
+}
+
+/* Requantizes output channel co's 64 accumulators (its constant cc not
+ * yet added) and stores the block's lanes of them. */
+static inline __attribute__((always_inline)) TARGET void
+rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i acc[4]) {
+  const __m512i ccv = _mm512_set1_epi32((int)cc);
+  __m512i out[4]; /* int32 results, each within [out_min, out_max] */
+  int32_t j;
+  if (r->ss) {
+    tidsp_host_ss16_channel(&r->k, r->q, co);
+#pragma GCC unroll 4
+    for (j = 0; j < 4; j++)
+      out[j] = tidsp_host_ss16_i32(_mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]), &r->k);
+  } else {
+    const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
+#pragma GCC unroll 4
+    for (j = 0; j < 4; j++) {
+      const __m512i a = _mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]);
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
+      v = _mm512_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
+      v = _mm512_min_ps(v, r->hi); /* v < hi ? v : hi */
+      out[j] = _mm512_add_epi32(_mm512_cvtps_epi32(v), r->zp);
+    }
+  }
+  /* int8 already: the saturating packs only narrow */
+  _mm512_mask_storeu_epi8(
+      r->y_block + (size_t)co * r->plane, r->store_mask,
+      _mm512_permutexvar_epi32(r->order,
+                               _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
+                                                  _mm512_packs_epi32(out[2], out[3]))));
+}
+
 /* tile[i][0..63] (+)= Σ over the chunk's taps of w_rows[i]·xbuf for
  * i < mr ≤ mr_max; rows mr..mr_max−1 repeat a valid row and are not
  * stored. nq quads, of which the last holds only `tail` taps when tail ≠ 0
@@ -270,7 +334,8 @@ static inline uint32_t load_quad(const int8_t *w) {
  * does not compute six. */
 static inline __attribute__((always_inline)) TARGET void
 micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *wr,
-           int32_t mr, int32_t mr_max, int first, int32_t *tile) {
+           int32_t mr, int32_t mr_max, int first, int32_t *tile, vnni_rq *r,
+           int32_t co0, const uint32_t *cconst) {
   __m512i acc[MR][4];
   int32_t i, j, q;
   const int32_t nfull = tail ? nq - 1 : nq;
@@ -307,6 +372,15 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
         acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], _mm512_load_si512(xq + 64 * j), wv);
     }
   }
+  if (r) { /* the last chunk: requantized from the registers */
+#pragma GCC unroll 6
+    for (i = 0; i < mr_max; i++) {
+      if (i >= mr)
+        break;
+      rq_row(r, co0 + i, cconst[i], acc[i]);
+    }
+    return;
+  }
 #pragma GCC unroll 6
   for (i = 0; i < mr_max; i++) {
     if (i >= mr)
@@ -317,15 +391,18 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
   }
 }
 
+/* r: requantize rows co0 .. co0 + mr − 1 (constants cconst[0, mr)) and
+ * store them instead of the tile (the reduction's last chunk). */
 static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
                                 const int8_t *const *wr, int32_t mr, int first,
-                                int32_t *tile) {
+                                int32_t *tile, vnni_rq *r, int32_t co0,
+                                const uint32_t *cconst) {
   if (mr > 4)
-    micro_body(xbuf, nq, tail, wr, mr, 6, first, tile);
+    micro_body(xbuf, nq, tail, wr, mr, 6, first, tile, r, co0, cconst);
   else if (mr > 2)
-    micro_body(xbuf, nq, tail, wr, mr, 4, first, tile);
+    micro_body(xbuf, nq, tail, wr, mr, 4, first, tile, r, co0, cconst);
   else
-    micro_body(xbuf, nq, tail, wr, mr, 2, first, tile);
+    micro_body(xbuf, nq, tail, wr, mr, 2, first, tile, r, co0, cconst);
 }
 
 /* Σ w over one weight row of K taps. */
@@ -339,57 +416,6 @@ static TARGET int32_t row_sum(const int8_t *w, int32_t K) {
     s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(m, w + k));
   }
   return _mm512_reduce_add_epi32(s);
-}
-
-/* Requantizes the block's accumulators of output channels
- * [co0, co0 + cb) and stores the block's `lanes` outputs of each. */
-static TARGET void requant_store(const vnni_conv *c, const tidsp_host_rq *q, int32_t co0,
-                                 int32_t cb, const uint32_t *cconst, int32_t lanes,
-                                 int8_t *y_block, size_t plane) {
-  const tidsp_conv2d_params *p = c->p;
-  const __m512 lo = _mm512_set1_ps(q->lo);
-  const __m512 hi = _mm512_set1_ps(q->hi);
-  const __m512i zp = _mm512_set1_epi32(q->zp);
-  const __mmask64 store_mask =
-      lanes == 64 ? ~(__mmask64)0 : (((__mmask64)1 << lanes) - 1);
-  const int ss = tidsp_host_rq_is_ss(q);
-  tidsp_host_ss16_consts k;
-  __m512i corr[4];
-  int32_t i, j;
-  tidsp_host_ss16_init(&k, q); /* (for FLOAT too: a few zero vectors) */
-  for (j = 0; j < 4; j++) /* −w_zp·Σu per pixel */
-    corr[j] = _mm512_mullo_epi32(c->usum[j], _mm512_set1_epi32(-p->w_zp));
-  for (i = 0; i < cb; i++) {
-    const int32_t co = co0 + i;
-    const __m512i cc = _mm512_set1_epi32((int)cconst[i]);
-    __m128i out[4];
-    if (ss) {
-      tidsp_host_ss16_channel(&k, q, co);
-      for (j = 0; j < 4; j++) {
-        __m512i a = _mm512_load_si512(c->tile + i * LANES + 16 * j);
-        out[j] = tidsp_host_ss16(_mm512_add_epi32(_mm512_add_epi32(a, cc), corr[j]), &k);
-      }
-    } else {
-      const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(q, co));
-      for (j = 0; j < 4; j++) {
-        __m512i a = _mm512_load_si512(c->tile + i * LANES + 16 * j);
-        __m512 v;
-        a = _mm512_add_epi32(_mm512_add_epi32(a, cc), corr[j]);
-        v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
-        v = _mm512_max_ps(v, lo); /* v > lo ? v : lo (NaN → lo) */
-        v = _mm512_min_ps(v, hi); /* v < hi ? v : hi */
-        a = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
-        out[j] = _mm512_cvtsepi32_epi8(a);
-      }
-    }
-    {
-      __m512i o = _mm512_castsi128_si512(out[0]);
-      o = _mm512_inserti32x4(o, out[1], 1);
-      o = _mm512_inserti32x4(o, out[2], 2);
-      o = _mm512_inserti32x4(o, out[3], 3);
-      _mm512_mask_storeu_epi8(y_block + (size_t)co * plane, store_mask, o);
-    }
-  }
 }
 
 /* The constant part of output channel co's accumulator, modulo 2³²:
@@ -411,8 +437,9 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   uint32_t cconst_b[COB];   /* else one channel block's, per block */
   __m512i usum[4];
   vnni_conv c;
+  vnni_rq r;
   const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
-  int32_t n, g, cb0, k0, i0, i;
+  int32_t n, g, cb0, k0, i0, i, kstep;
   size_t f0;
 
   c.p = p;
@@ -424,6 +451,9 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   c.contig = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 &&
              p->pad_top == 0 && p->pad_left == 0 && p->w_in == p->w_out &&
              p->h_out <= p->h_in;
+  /* chunks of equal length (a multiple of 4), none of a few taps */
+  kstep = (c.K + KC - 1) / KC;
+  kstep = ((c.K + kstep - 1) / kstep + 3) / 4 * 4;
   c.tabled = p->stride_w <= 2 && p->k_w <= KWMAX;
   c.xbuf = xbuf;
   c.tile = tile;
@@ -436,7 +466,8 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
       for (f0 = 0; f0 < out_plane; f0 += LANES) {
         const int32_t lanes = out_plane - f0 < LANES ? (int32_t)(out_plane - f0) : LANES;
         int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + f0;
-        int packed = 0; /* xbuf holds the whole reduction (one chunk) */
+        int packed = 0;   /* xbuf holds the whole reduction (one chunk) */
+        int rq_ready = 0; /* r is set up for this block */
         block_rows(&c, f0, lanes);
         for (cb0 = 0; cb0 < c.cpg_out; cb0 += COB) {
           const int32_t cb = c.cpg_out - cb0 < COB ? c.cpg_out - cb0 : COB;
@@ -448,8 +479,8 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
             for (i = 0; i < cb; i++)
               ((uint32_t *)cconst)[i] = channel_const(&c, w, bias, co_g + cb0 + i);
           }
-          for (k0 = 0; k0 < c.K; k0 += KC) {
-            const int32_t kc = c.K - k0 < KC ? c.K - k0 : KC;
+          for (k0 = 0; k0 < c.K; k0 += kstep) {
+            const int32_t kc = c.K - k0 < kstep ? c.K - k0 : kstep;
             if (!packed) {
               if (k0 == 0) {
                 for (i = 0; i < 4; i++)
@@ -457,6 +488,10 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
               }
               pack_chunk(&c, x_g, k0, kc);
               packed = kc == c.K;
+              if (k0 + kc == c.K && !rq_ready) {
+                rq_init(&r, &c, q, y_block, out_plane);
+                rq_ready = 1;
+              }
             }
             for (i0 = 0; i0 < cb; i0 += MR) {
               const int32_t mr = cb - i0 < MR ? cb - i0 : MR;
@@ -466,10 +501,10 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                 wr[i] = w + (size_t)co * c.w_stride + k0;
               }
               micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, k0 == 0,
-                           tile + (size_t)i0 * LANES);
+                           tile + (size_t)i0 * LANES, k0 + kc == c.K ? &r : NULL,
+                           co_g + cb0 + i0, cconst + i0);
             }
           }
-          requant_store(&c, q, co_g + cb0, cb, cconst, lanes, y_block, out_plane);
         }
       }
     }
