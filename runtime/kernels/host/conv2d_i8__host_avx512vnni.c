@@ -41,7 +41,8 @@ enum {
   KC = 768,   /* taps per chunk at most (a multiple of 4): xbuf 48 KiB */
   COB = 256,  /* output channels whose accumulators are kept per block */
   CCMAX = 1024, /* output channels per group whose constants are kept per call */
-  KWMAX = 7     /* kernel widths whose block loads are tabled (vnni_piece) */
+  KTMAX = 49,   /* kernel taps (k_h·k_w) whose block loads are listed */
+  NLD = 512     /* block loads listed at most (vnni_piece) */
 };
 
 /* One output row's piece of a block: lanes [lane0, lane0 + n) are outputs
@@ -50,10 +51,10 @@ typedef struct vnni_seg {
   int32_t oh, lane0, ow0, n;
 } vnni_seg;
 
-/* The load of one block row's lanes for one kw (every kh and ci): lane
- * L ∈ m reads input byte x_ci + (ih0 + kh·dil_h)·w_in + off + stride_w·L.
- * At stride 2, ma / mb select the even bytes of the two 64-byte loads at
- * that address (lanes 0..31 and 32..63). m = 0: the row has no valid tap. */
+/* The load of one block row's lanes for one tap (kh, kw) of every input
+ * channel: lane L ∈ m reads input byte x_ci + off + stride_w·L. At stride
+ * 2, ma / mb select the even bytes of the two 64-byte loads at that
+ * address (lanes 0..31 and 32..63). */
 typedef struct vnni_piece {
   int64_t off;
   uint64_t m, ma, mb;
@@ -66,13 +67,16 @@ typedef struct vnni_conv {
   size_t in_plane;
   int contig;      /* 1×1, stride 1, no padding, w_in = w_out, h_out ≤ h_in:
                       output pixel f reads input pixel f of every channel */
-  int tabled;      /* stride_w ≤ 2 and k_w ≤ KWMAX: the block's loads
-                      come from piece[][] */
+  int listable;    /* stride_w ≤ 2 and k_h·k_w ≤ KTMAX */
+  int listed;      /* the block's loads are in ld: listable, and
+                      k_h·k_w·nseg ≤ NLD */
   size_t f0;       /* the block: flat output pixels [f0, f0 + lanes) */
   int32_t lanes, nseg;
   vnni_seg seg[LANES]; /* the block's rows (not used when contig) */
-  int32_t ih0[LANES];  /* row s reads input rows ih0[s] + kh·dil_h */
-  vnni_piece piece[KWMAX][LANES]; /* [kw][row s] when tabled */
+  /* tap t = kh·k_w + kw reads rows ld[t·nseg .. t·nseg + nld[t]) (the
+   * rows where it has input: the loads need no test) */
+  uint8_t nld[KTMAX];
+  vnni_piece ld[NLD];
   uint8_t *xbuf;   /* [KC/4][LANES][4] */
   int32_t *tile;   /* [COB][LANES] accumulators */
   __m512i *usum;   /* [4] Σu per pixel, when w_zp ≠ 0 */
@@ -111,7 +115,8 @@ static vnni_piece make_piece(const tidsp_conv2d_params *p, const vnni_seg *sg,
  * rows. Blocks run across row ends, so every block but the plane's last
  * fills all 64 lanes whatever w_out is. */
 static void block_rows(vnni_conv *c, size_t f0, int32_t lanes) {
-  const int32_t w_out = c->p->w_out;
+  const tidsp_conv2d_params *p = c->p;
+  const int32_t w_out = p->w_out;
   int32_t oh = (int32_t)(f0 / (size_t)w_out), ow = (int32_t)(f0 % (size_t)w_out);
   int32_t lane = 0;
   c->f0 = f0;
@@ -126,16 +131,29 @@ static void block_rows(vnni_conv *c, size_t f0, int32_t lanes) {
     sg->lane0 = lane;
     sg->ow0 = ow;
     sg->n = n;
-    c->ih0[c->nseg - 1] = oh * c->p->stride_h - c->p->pad_top;
     lane += n;
     oh++;
     ow = 0;
   }
-  if (c->tabled) {
-    int32_t kw, s;
-    for (kw = 0; kw < c->p->k_w; kw++) {
-      for (s = 0; s < c->nseg; s++)
-        c->piece[kw][s] = make_piece(c->p, &c->seg[s], kw);
+  c->listed = c->listable && p->k_h * p->k_w * c->nseg <= NLD;
+  if (c->listed) {
+    int32_t kw, kh, sg;
+    for (kw = 0; kw < p->k_w; kw++) {
+      for (sg = 0; sg < c->nseg; sg++) {
+        const vnni_piece pc = make_piece(p, &c->seg[sg], kw);
+        for (kh = 0; kh < p->k_h; kh++) {
+          const int32_t t = kh * p->k_w + kw;
+          const int64_t ih = (int64_t)c->seg[sg].oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
+          vnni_piece *e;
+          if (sg == 0)
+            c->nld[t] = 0;
+          if (pc.m == 0 || ih < 0 || ih >= p->h_in)
+            continue;
+          e = &c->ld[t * c->nseg + c->nld[t]++];
+          *e = pc;
+          e->off += ih * p->w_in;
+        }
+      }
     }
   }
 }
@@ -175,35 +193,34 @@ static inline __attribute__((always_inline)) TARGET __m512i
 gather_taps(const vnni_conv *c, const int8_t *x_g, int32_t ci, int32_t kh, int32_t kw) {
   const tidsp_conv2d_params *p = c->p;
   const int8_t *x_ci = x_g + (size_t)ci * c->in_plane;
-  const int64_t dh = (int64_t)kh * p->dil_h;
-  const vnni_piece *pc = c->piece[kw < KWMAX ? kw : 0];
   __m512i v = _mm512_set1_epi8((char)p->x_zp);
-  int32_t s;
   if (c->contig)
     return _mm512_mask_loadu_epi8(v, lane_bits(0, c->lanes), x_ci + c->f0);
-  if (!c->tabled) {
+  if (c->listed) {
+    const int32_t t = kh * p->k_w + kw;
+    const vnni_piece *e = &c->ld[t * c->nseg];
+    const int32_t n = c->nld[t];
+    int32_t j;
+    if (p->stride_w == 1) {
+      for (j = 0; j < n; j++)
+        v = _mm512_mask_loadu_epi8(v, (__mmask64)e[j].m, (const void *)((uintptr_t)x_ci + (uintptr_t)e[j].off));
+    } else {
+      for (j = 0; j < n; j++) {
+        const uintptr_t src = (uintptr_t)x_ci + (uintptr_t)e[j].off;
+        const __m512i a = _mm512_maskz_loadu_epi8((__mmask64)e[j].ma, (const void *)src);
+        const __m512i b = _mm512_maskz_loadu_epi8((__mmask64)e[j].mb, (const void *)(src + 64));
+        const __m512i t2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                                              _mm512_cvtepi16_epi8(b), 1);
+        v = _mm512_mask_mov_epi8(v, (__mmask64)e[j].m, t2);
+      }
+    }
+    return v;
+  } else {
     int32_t clo, chi;
     const int64_t coff = (int64_t)kw * p->dil_w - p->pad_left;
     tidsp_ref_valid_range(coff, p->stride_w, p->w_in, p->w_out, &clo, &chi);
     return clo < chi ? gather_strided(c, x_ci, kh, coff, clo, chi) : v;
   }
-  for (s = 0; s < c->nseg; s++) {
-    const int64_t ih = c->ih0[s] + dh;
-    uintptr_t src;
-    if ((uint64_t)ih >= (uint64_t)p->h_in || pc[s].m == 0)
-      continue;
-    src = (uintptr_t)(x_ci + (size_t)ih * (size_t)p->w_in) + (uintptr_t)pc[s].off;
-    if (p->stride_w == 1) {
-      v = _mm512_mask_loadu_epi8(v, (__mmask64)pc[s].m, (const void *)src);
-    } else {
-      const __m512i a = _mm512_maskz_loadu_epi8((__mmask64)pc[s].ma, (const void *)src);
-      const __m512i b = _mm512_maskz_loadu_epi8((__mmask64)pc[s].mb, (const void *)(src + 64));
-      const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
-                                           _mm512_cvtepi16_epi8(b), 1);
-      v = _mm512_mask_mov_epi8(v, (__mmask64)pc[s].m, t);
-    }
-  }
-  return v;
 }
 
 /* Gathers taps [k0, k0 + kc) of block b into ctx->xbuf as u = x + 128;
@@ -454,7 +471,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   /* chunks of equal length (a multiple of 4), none of a few taps */
   kstep = (c.K + KC - 1) / KC;
   kstep = ((c.K + kstep - 1) / kstep + 3) / 4 * 4;
-  c.tabled = p->stride_w <= 2 && p->k_w <= KWMAX;
+  c.listable = p->stride_w <= 2 && p->k_h * p->k_w <= KTMAX;
   c.xbuf = xbuf;
   c.tile = tile;
   c.usum = usum;
