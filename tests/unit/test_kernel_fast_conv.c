@@ -305,6 +305,74 @@ static void test_conv_deep(void) {
   }
 }
 
+/* The AVX-512 VNNI variant's paths (conv2d_i8__host_avx512vnni.c), run on
+ * every variant: blocks of 64 flat output pixels that run across row ends
+ * (widths that do and do not divide 64, a last block of a few lanes), the
+ * 1×1 stride-1 convs that read the input plane directly (and the 1×1 ones
+ * that cannot: padding, stride, h_out < h_in), stride-2 rows read as even
+ * bytes (3×3 and the 7×7 / 3×3 stems with K = 147 / 27, odd widths,
+ * padding at every edge, outputs past the input), the listed row loads'
+ * limits (k_h·k_w·rows > 512 and k_h·k_w > 49 fall back to bytes; stride 3
+ * and dilation), reductions of one chunk (requantized from the registers)
+ * and of several unequal ones with more than 256 output channels (the
+ * tile), both zero points and padded weight rows. */
+static void test_vnni_paths(void) {
+  static const int32_t shapes[][15] = {
+      /* c_in, c_out, h_in, w_in, k_h, k_w, s_h, s_w, dil, pad_t, pad_l, extra_h, extra_w, groups, n */
+      {16, 24, 9, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},      /* contiguous 1×1: 64 + 17 */
+      {20, 13, 56, 56, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 2},    /* 3136 = 49 blocks, batch 2 */
+      {32, 7, 8, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},       /* exactly one block */
+      {12, 9, 10, 7, 1, 1, 1, 1, 1, 0, 0, -3, 0, 1, 1},     /* h_out < h_in */
+      {12, 9, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},       /* 1×1 with padding */
+      {40, 30, 15, 15, 1, 1, 2, 2, 1, 0, 0, 0, 0, 1, 1},    /* 1×1 stride 2 */
+      {8, 19, 14, 14, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},     /* 196 = 3 blocks + 4 */
+      {10, 8, 13, 13, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},
+      {6, 8, 5, 65, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},       /* rows wider than a block */
+      {3, 64, 64, 64, 7, 7, 2, 2, 1, 3, 3, 0, 0, 1, 1},     /* ResNet stem, K = 147 */
+      {3, 32, 33, 33, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},     /* MobileNet stem, K = 27 */
+      {5, 11, 29, 31, 3, 3, 2, 2, 1, 0, 0, 0, 0, 1, 1},     /* stride 2, odd, no padding */
+      {5, 11, 17, 21, 3, 3, 2, 2, 1, 2, 3, 2, 3, 1, 1},     /* padding at every edge */
+      {4, 6, 20, 130, 3, 5, 2, 2, 1, 1, 2, 0, 1, 1, 1},     /* stride 2 rows > 64 */
+      {4, 6, 19, 23, 3, 3, 2, 2, 2, 2, 2, 1, 0, 1, 1},      /* stride 2, dilation 2 */
+      {4, 6, 19, 23, 3, 3, 1, 2, 1, 1, 1, 0, 0, 1, 1},      /* strides 1 and 2 */
+      {4, 6, 19, 23, 3, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},      /* strides 2 and 1 */
+      {6, 5, 70, 1, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},       /* 64 rows of 1: bytes */
+      {6, 5, 70, 2, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},       /* 32 rows of 2 */
+      {2, 5, 12, 12, 8, 8, 1, 1, 1, 3, 4, 0, 0, 1, 1},      /* 64 taps > 49: bytes */
+      {4, 6, 19, 23, 3, 3, 3, 3, 1, 1, 1, 0, 0, 1, 1},      /* stride 3: bytes */
+      {200, 9, 6, 6, 2, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1},      /* K = 800: chunks 400 + 400 */
+      {171, 300, 5, 6, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},    /* K = 1539, 300 channels */
+      {86, 14, 9, 9, 3, 3, 2, 2, 1, 1, 1, 0, 0, 2, 1},      /* groups, K = 387 */
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = v[4];
+    c.k_w = v[5];
+    c.stride_h = v[6];
+    c.stride_w = v[7];
+    c.dil_h = c.dil_w = v[8];
+    c.pad_top = v[9];
+    c.pad_left = v[10];
+    c.extra_h = v[11];
+    c.extra_w = v[12];
+    c.groups = v[13];
+    c.n = v[14];
+    c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.w_zp = 0;
+    run_conv_case(&c);
+    c.w_zp = rnd_range(-128, 127) | 1; /* nonzero: the Σu correction */
+    c.w_row_pad = (int32_t)i % 4 + 1;
+    c.w_poison = 0x55;
+    run_conv_case(&c);
+  }
+}
+
 /* ---- the AMX variant's edges (run on every variant) ---------------------- */
 
 /* 1 when the host_amx row runs here; else says once why its cases only
@@ -1269,6 +1337,7 @@ int main(void) {
   test_conv_random();
   test_conv_resnet_like();
   test_conv_deep();
+  test_vnni_paths();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();
