@@ -235,7 +235,7 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
   int32_t ci = k0 / ksz, kh = k0 % ksz / c->p->k_w, kw = k0 % c->p->k_w;
   int32_t q, j;
   for (q = 0; q < nq; q++) {
-    __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi, q0, q1, q2, q3, t0, t1, t2, t3;
+    __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi;
     uint8_t *dst = c->xbuf + (size_t)q * 4 * LANES;
     for (j = 0; j < 4; j++) {
       const int32_t k = k0 + 4 * q + j;
@@ -247,23 +247,18 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
       }
     }
     /* 4 rows of 64 bytes → 64 quads: byte and word unpacks interleave
-     * within 128-bit lanes, the shuffles put the lanes back in order. */
+     * within 128-bit lanes, so dword 4L + t of vector j (L the 128-bit
+     * lane) is pixel 16L + 4j + t. The pixels stay in that order in xbuf
+     * and the accumulators; rq_row's packs, which also work per 128-bit
+     * lane, put them back in order for free. */
     ab_lo = _mm512_unpacklo_epi8(v[0], v[1]);
     ab_hi = _mm512_unpackhi_epi8(v[0], v[1]);
     cd_lo = _mm512_unpacklo_epi8(v[2], v[3]);
     cd_hi = _mm512_unpackhi_epi8(v[2], v[3]);
-    q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo); /* pixels 16L + 0..3 */
-    q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo); /* 16L + 4..7 */
-    q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi); /* 16L + 8..11 */
-    q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi); /* 16L + 12..15 */
-    t0 = _mm512_shuffle_i32x4(q0, q1, 0x44);
-    t1 = _mm512_shuffle_i32x4(q2, q3, 0x44);
-    t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE);
-    t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
-    v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88); /* pixels 0..15 */
-    v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD); /* 16..31 */
-    v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88); /* 32..47 */
-    v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD); /* 48..63 */
+    v[0] = _mm512_unpacklo_epi16(ab_lo, cd_lo); /* pixels 16L + 0..3 */
+    v[1] = _mm512_unpackhi_epi16(ab_lo, cd_lo); /* 16L + 4..7 */
+    v[2] = _mm512_unpacklo_epi16(ab_hi, cd_hi); /* 16L + 8..11 */
+    v[3] = _mm512_unpackhi_epi16(ab_hi, cd_hi); /* 16L + 12..15 */
     for (j = 0; j < 4; j++) {
       _mm512_store_si512((void *)(dst + 64 * j), v[j]);
       if (c->p->w_zp != 0)
@@ -284,7 +279,7 @@ typedef struct vnni_rq {
   const tidsp_host_rq *q;
   int ss;
   __m512 lo, hi;
-  __m512i zp, order;
+  __m512i zp;
   __m512i corr[4]; /* −w_zp·Σu per pixel */
   __mmask64 store_mask;
   int8_t *y_block; /* output pixel f0 of channel 0 */
@@ -300,9 +295,6 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
   r->lo = _mm512_set1_ps(q->lo);
   r->hi = _mm512_set1_ps(q->hi);
   r->zp = _mm512_set1_epi32(q->zp);
-  /* the saturating packs below work per 128-bit lane, so dword L·4 + t
-   * holds out[t][4L..4L+3]; this permutation puts dword t·4 + L there */
-  r->order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
   for (j = 0; j < 4; j++)
     r->corr[j] = _mm512_mullo_epi32(c->usum[j], _mm512_set1_epi32(-c->p->w_zp));
   r->store_mask = lane_bits(0, c->lanes);
@@ -334,12 +326,12 @@ rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i acc[4]) {
       out[j] = _mm512_add_epi32(_mm512_cvtps_epi32(v), r->zp);
     }
   }
-  /* int8 already: the saturating packs only narrow */
-  _mm512_mask_storeu_epi8(
-      r->y_block + (size_t)co * r->plane, r->store_mask,
-      _mm512_permutexvar_epi32(r->order,
-                               _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
-                                                  _mm512_packs_epi32(out[2], out[3]))));
+  /* int8 already: the saturating packs only narrow. Per 128-bit lane L
+   * they put out[j]'s dwords 4L..4L+3, pixels 16L + 4j .. 16L + 4j + 3
+   * (pack_chunk's order), at bytes 16L + 4j .. : the pixels' own order. */
+  _mm512_mask_storeu_epi8(r->y_block + (size_t)co * r->plane, r->store_mask,
+                          _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
+                                             _mm512_packs_epi32(out[2], out[3])));
 }
 
 /* tile[i][0..63] (+)= Σ over the chunk's taps of w_rows[i]·xbuf for
