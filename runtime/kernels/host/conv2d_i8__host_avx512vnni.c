@@ -223,10 +223,13 @@ gather_taps(const vnni_conv *c, const int8_t *x_g, int32_t ci, int32_t kh, int32
   }
 }
 
-/* Gathers taps [k0, k0 + kc) of block b into ctx->xbuf as u = x + 128;
- * taps past K read u = 0. Adds Σu per pixel to usum when w_zp ≠ 0. */
+/* Gathers taps [k0, k0 + kc) of the block into c->xbuf as u = x + 128;
+ * taps past K read u = 0. Adds Σu per pixel to usum when w_zp ≠ 0.
+ * natural: vector j of a quad holds pixels 16j .. 16j + 15 (a last block
+ * of at most 48 pixels, whose micro-kernel reads only its first vectors);
+ * else the unpacks' order below. */
 static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
-                              int32_t kc) {
+                              int32_t kc, int natural) {
   const __m512i bias8 = _mm512_set1_epi8((char)0x80);
   const __m512i ones = _mm512_set1_epi8(1);
   const int32_t nq = (kc + 3) / 4;
@@ -259,6 +262,16 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
     v[1] = _mm512_unpackhi_epi16(ab_lo, cd_lo); /* 16L + 4..7 */
     v[2] = _mm512_unpacklo_epi16(ab_hi, cd_hi); /* 16L + 8..11 */
     v[3] = _mm512_unpackhi_epi16(ab_hi, cd_hi); /* 16L + 12..15 */
+    if (natural) { /* pixels 16j .. 16j + 15 in vector j */
+      const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
+      const __m512i t1 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
+      const __m512i t2 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
+      const __m512i t3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
+      v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88);
+      v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+      v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88);
+      v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD);
+    }
     for (j = 0; j < 4; j++) {
       _mm512_store_si512((void *)(dst + 64 * j), v[j]);
       if (c->p->w_zp != 0)
@@ -306,19 +319,22 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
 /* Requantizes output channel co's 64 accumulators (its constant cc not
  * yet added) and stores the block's lanes of them. */
 static inline __attribute__((always_inline)) TARGET void
-rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i acc[4]) {
+rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i *acc, int32_t nz) {
   const __m512i ccv = _mm512_set1_epi32((int)cc);
   __m512i out[4]; /* int32 results, each within [out_min, out_max] */
+  __m512i o;
   int32_t j;
+  for (j = nz; j < 4; j++)
+    out[j] = _mm512_setzero_si512();
   if (r->ss) {
     tidsp_host_ss16_channel(&r->k, r->q, co);
 #pragma GCC unroll 4
-    for (j = 0; j < 4; j++)
+    for (j = 0; j < nz; j++)
       out[j] = tidsp_host_ss16_i32(_mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]), &r->k);
   } else {
     const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
 #pragma GCC unroll 4
-    for (j = 0; j < 4; j++) {
+    for (j = 0; j < nz; j++) {
       const __m512i a = _mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]);
       __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
       v = _mm512_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
@@ -327,11 +343,16 @@ rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i acc[4]) {
     }
   }
   /* int8 already: the saturating packs only narrow. Per 128-bit lane L
-   * they put out[j]'s dwords 4L..4L+3, pixels 16L + 4j .. 16L + 4j + 3
-   * (pack_chunk's order), at bytes 16L + 4j .. : the pixels' own order. */
-  _mm512_mask_storeu_epi8(r->y_block + (size_t)co * r->plane, r->store_mask,
-                          _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
-                                             _mm512_packs_epi32(out[2], out[3])));
+   * they put out[j]'s dwords 4L..4L+3 at bytes 16L + 4j ..: in pack_chunk's
+   * order (nz = 4) those are pixels 16L + 4j .., the pixels' own order; in
+   * the natural one (nz < 4) pixels 16j + 4L .., which the dword
+   * permutation puts in order. */
+  o = _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
+                         _mm512_packs_epi32(out[2], out[3]));
+  if (nz < 4)
+    o = _mm512_permutexvar_epi32(
+        _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), o);
+  _mm512_mask_storeu_epi8(r->y_block + (size_t)co * r->plane, r->store_mask, o);
 }
 
 /* tile[i][0..63] (+)= Σ over the chunk's taps of w_rows[i]·xbuf for
@@ -343,41 +364,42 @@ rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i acc[4]) {
  * does not compute six. */
 static inline __attribute__((always_inline)) TARGET void
 micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *wr,
-           int32_t mr, int32_t mr_max, int first, int32_t *tile, vnni_rq *r,
-           int32_t co0, const uint32_t *cconst) {
+           int32_t mr, int32_t mr_max, int32_t nz, int first, int32_t *tile,
+           vnni_rq *r, int32_t co0, const uint32_t *cconst) {
   __m512i acc[MR][4];
   int32_t i, j, q;
   const int32_t nfull = tail ? nq - 1 : nq;
 #pragma GCC unroll 6
   for (i = 0; i < mr_max; i++) {
 #pragma GCC unroll 4
-    for (j = 0; j < 4; j++)
+    for (j = 0; j < nz; j++)
       acc[i][j] = first || i >= mr ? _mm512_setzero_si512()
                                    : _mm512_load_si512(tile + i * LANES + 16 * j);
   }
   for (q = 0; q < nfull; q++) {
     const uint8_t *xq = xbuf + (size_t)q * 4 * LANES;
-    const __m512i x0 = _mm512_load_si512(xq), x1 = _mm512_load_si512(xq + 64);
-    const __m512i x2 = _mm512_load_si512(xq + 128), x3 = _mm512_load_si512(xq + 192);
+    __m512i xv[4];
+#pragma GCC unroll 4
+    for (j = 0; j < nz; j++)
+      xv[j] = _mm512_load_si512(xq + 64 * j);
 #pragma GCC unroll 6
     for (i = 0; i < mr_max; i++) {
       const __m512i wv = _mm512_set1_epi32((int)load_quad(wr[i] + 4 * q));
-      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wv);
-      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wv);
-      acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], x2, wv);
-      acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], x3, wv);
+#pragma GCC unroll 4
+      for (j = 0; j < nz; j++)
+        acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], xv[j], wv);
     }
   }
   if (tail) {
     const uint8_t *xq = xbuf + (size_t)nfull * 4 * LANES;
+    const __mmask64 tm = lane_bits(0, tail);
 #pragma GCC unroll 6
     for (i = 0; i < mr_max; i++) {
-      uint32_t t = 0;
-      __m512i wv;
-      memcpy(&t, wr[i] + 4 * nfull, (size_t)tail);
-      wv = _mm512_set1_epi32((int)t);
+      /* a masked load: nothing past the tail's bytes is read */
+      const __m512i wv = _mm512_broadcastd_epi32(
+          _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(tm, wr[i] + 4 * nfull)));
 #pragma GCC unroll 4
-      for (j = 0; j < 4; j++)
+      for (j = 0; j < nz; j++)
         acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], _mm512_load_si512(xq + 64 * j), wv);
     }
   }
@@ -386,7 +408,7 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
     for (i = 0; i < mr_max; i++) {
       if (i >= mr)
         break;
-      rq_row(r, co0 + i, cconst[i], acc[i]);
+      rq_row(r, co0 + i, cconst[i], acc[i], nz);
     }
     return;
   }
@@ -395,7 +417,7 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
     if (i >= mr)
       break;
 #pragma GCC unroll 4
-    for (j = 0; j < 4; j++)
+    for (j = 0; j < nz; j++)
       _mm512_store_si512(tile + i * LANES + 16 * j, acc[i][j]);
   }
 }
@@ -403,15 +425,21 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
 /* r: requantize rows co0 .. co0 + mr − 1 (constants cconst[0, mr)) and
  * store them instead of the tile (the reduction's last chunk). */
 static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
-                                const int8_t *const *wr, int32_t mr, int first,
-                                int32_t *tile, vnni_rq *r, int32_t co0,
+                                const int8_t *const *wr, int32_t mr, int32_t nz,
+                                int first, int32_t *tile, vnni_rq *r, int32_t co0,
                                 const uint32_t *cconst) {
-  if (mr > 4)
-    micro_body(xbuf, nq, tail, wr, mr, 6, first, tile, r, co0, cconst);
-  else if (mr > 2)
-    micro_body(xbuf, nq, tail, wr, mr, 4, first, tile, r, co0, cconst);
+  if (nz == 4 && mr > 4)
+    micro_body(xbuf, nq, tail, wr, mr, 6, 4, first, tile, r, co0, cconst);
+  else if (nz == 4 && mr > 2)
+    micro_body(xbuf, nq, tail, wr, mr, 4, 4, first, tile, r, co0, cconst);
+  else if (nz == 4)
+    micro_body(xbuf, nq, tail, wr, mr, 2, 4, first, tile, r, co0, cconst);
+  else if (nz == 3)
+    micro_body(xbuf, nq, tail, wr, mr, 6, 3, first, tile, r, co0, cconst);
+  else if (nz == 2)
+    micro_body(xbuf, nq, tail, wr, mr, 6, 2, first, tile, r, co0, cconst);
   else
-    micro_body(xbuf, nq, tail, wr, mr, 2, first, tile, r, co0, cconst);
+    micro_body(xbuf, nq, tail, wr, mr, 6, 1, first, tile, r, co0, cconst);
 }
 
 /* Σ w over one weight row of K taps. */
@@ -475,6 +503,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
       for (f0 = 0; f0 < out_plane; f0 += LANES) {
         const int32_t lanes = out_plane - f0 < LANES ? (int32_t)(out_plane - f0) : LANES;
         int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + f0;
+        const int32_t nz = (lanes + 15) / 16; /* vectors of 16 pixels used */
         int packed = 0;   /* xbuf holds the whole reduction (one chunk) */
         int rq_ready = 0; /* r is set up for this block */
         block_rows(&c, f0, lanes);
@@ -495,7 +524,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                 for (i = 0; i < 4; i++)
                   usum[i] = _mm512_setzero_si512();
               }
-              pack_chunk(&c, x_g, k0, kc);
+              pack_chunk(&c, x_g, k0, kc, nz < 4);
               packed = kc == c.K;
               if (k0 + kc == c.K && !rq_ready) {
                 rq_init(&r, &c, q, y_block, out_plane);
@@ -509,7 +538,7 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                 const int32_t co = co_g + cb0 + i0 + (i < mr ? i : mr - 1);
                 wr[i] = w + (size_t)co * c.w_stride + k0;
               }
-              micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, k0 == 0,
+              micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, nz, k0 == 0,
                            tile + (size_t)i0 * LANES, k0 + kc == c.K ? &r : NULL,
                            co_g + cb0 + i0, cconst + i0);
             }
