@@ -182,6 +182,18 @@ static __attribute__((noinline)) TARGET __m512i gather_strided(const vnni_conv *
   return _mm512_load_si512(row);
 }
 
+/* v with the lanes of listed load e at stride 2: two masked loads of the
+ * even bytes (as words: lane j ← byte 2j) narrowed by vpmovwb. */
+static inline __attribute__((always_inline)) TARGET __m512i
+gather_even(__m512i v, const vnni_piece *e, const int8_t *x_ci) {
+  const uintptr_t src = (uintptr_t)x_ci + (uintptr_t)e->off;
+  const __m512i a = _mm512_maskz_loadu_epi8((__mmask64)e->ma, (const void *)src);
+  const __m512i b = _mm512_maskz_loadu_epi8((__mmask64)e->mb, (const void *)(src + 64));
+  const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                                       _mm512_cvtepi16_epi8(b), 1);
+  return _mm512_mask_mov_epi8(v, (__mmask64)e->m, t);
+}
+
 /* The 64 input values that tap (ci, kh, kw) reads for the block's lanes,
  * x_zp in the padding and past the block (as tidsp_host_conv_gather).
  * Each output row of the block is one masked load at stride 1 (the mask
@@ -205,14 +217,8 @@ gather_taps(const vnni_conv *c, const int8_t *x_g, int32_t ci, int32_t kh, int32
       for (j = 0; j < n; j++)
         v = _mm512_mask_loadu_epi8(v, (__mmask64)e[j].m, (const void *)((uintptr_t)x_ci + (uintptr_t)e[j].off));
     } else {
-      for (j = 0; j < n; j++) {
-        const uintptr_t src = (uintptr_t)x_ci + (uintptr_t)e[j].off;
-        const __m512i a = _mm512_maskz_loadu_epi8((__mmask64)e[j].ma, (const void *)src);
-        const __m512i b = _mm512_maskz_loadu_epi8((__mmask64)e[j].mb, (const void *)(src + 64));
-        const __m512i t2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
-                                              _mm512_cvtepi16_epi8(b), 1);
-        v = _mm512_mask_mov_epi8(v, (__mmask64)e[j].m, t2);
-      }
+      for (j = 0; j < n; j++)
+        v = gather_even(v, &e[j], x_ci);
     }
     return v;
   } else {
@@ -236,17 +242,50 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
   const int32_t ksz = c->p->k_h * c->p->k_w;
   /* tap k0 + 4q + j = (ci, kh, kw), stepped without divisions */
   int32_t ci = k0 / ksz, kh = k0 % ksz / c->p->k_w, kw = k0 % c->p->k_w;
+  /* the listed loads' fields in locals: the stores to xbuf below may
+   * alias anything, so fields read through c would be read again per tap */
+  const int listed = c->listed && !c->contig, contig = c->contig;
+  const __mmask64 lanes = lane_bits(0, c->lanes);
+  const size_t f0 = c->f0;
+  const int32_t K = c->K, nseg = c->nseg, s2 = c->p->stride_w == 2;
+  const vnni_piece *ld = c->ld;
+  const uint8_t *nld = c->nld;
+  const size_t in_plane = c->in_plane;
+  const __m512i zp8 = _mm512_set1_epi8((char)c->p->x_zp);
+  const int w_zp = c->p->w_zp != 0;
+  int32_t t = k0 % ksz;
+  const int8_t *x_ci = x_g + (size_t)ci * in_plane;
   int32_t q, j;
   for (q = 0; q < nq; q++) {
     __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi;
     uint8_t *dst = c->xbuf + (size_t)q * 4 * LANES;
     for (j = 0; j < 4; j++) {
       const int32_t k = k0 + 4 * q + j;
-      if (k < c->K) {
+      if (k >= K) {
+        v[j] = _mm512_setzero_si512();
+      } else if (contig) { /* taps are input channels */
+        v[j] = _mm512_xor_si512(_mm512_mask_loadu_epi8(zp8, lanes, x_ci + f0), bias8);
+        x_ci += in_plane;
+      } else if (listed) {
+        const vnni_piece *e = ld + t * nseg;
+        const int32_t n = nld[t];
+        __m512i g = zp8;
+        int32_t i;
+        if (!s2) {
+          for (i = 0; i < n; i++)
+            g = _mm512_mask_loadu_epi8(g, (__mmask64)e[i].m, (const void *)((uintptr_t)x_ci + (uintptr_t)e[i].off));
+        } else {
+          for (i = 0; i < n; i++)
+            g = gather_even(g, &e[i], x_ci);
+        }
+        v[j] = _mm512_xor_si512(g, bias8);
+        if (++t == ksz) {
+          t = 0;
+          x_ci += in_plane;
+        }
+      } else {
         v[j] = _mm512_xor_si512(gather_taps(c, x_g, ci, kh, kw), bias8);
         tidsp_host_next_tap(c->p, &ci, &kh, &kw);
-      } else {
-        v[j] = _mm512_setzero_si512();
       }
     }
     /* 4 rows of 64 bytes → 64 quads: byte and word unpacks interleave
@@ -274,7 +313,7 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
     }
     for (j = 0; j < 4; j++) {
       _mm512_store_si512((void *)(dst + 64 * j), v[j]);
-      if (c->p->w_zp != 0)
+      if (w_zp)
         c->usum[j] = _mm512_dpbusd_epi32(c->usum[j], v[j], ones);
     }
   }
