@@ -333,6 +333,7 @@ typedef struct vnni_rq {
   __m512 lo, hi;
   __m512i zp;
   __m512i corr[4]; /* −w_zp·Σu per pixel */
+  int has_corr;     /* w_zp ≠ 0 */
   __mmask64 store_mask;
   int8_t *y_block; /* output pixel f0 of channel 0 */
   size_t plane;
@@ -349,32 +350,34 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
   r->zp = _mm512_set1_epi32(q->zp);
   for (j = 0; j < 4; j++)
     r->corr[j] = _mm512_mullo_epi32(c->usum[j], _mm512_set1_epi32(-c->p->w_zp));
+  r->has_corr = c->p->w_zp != 0;
   r->store_mask = lane_bits(0, c->lanes);
   r->y_block = y_block;
   r->plane = plane;
   tidsp_host_ss16_init(&r->k, q); /* (for FLOAT too: a few zero vectors) */
 }
 
-/* Requantizes output channel co's 64 accumulators (its constant cc not
- * yet added) and stores the block's lanes of them. */
+/* Requantizes output channel co's accumulators (which started from the
+ * channel's constant; the −w_zp·Σu term is added here) and stores the
+ * block's lanes of them. */
 static inline __attribute__((always_inline)) TARGET void
-rq_row(vnni_rq *r, int32_t co, uint32_t cc, const __m512i *acc, int32_t nz) {
-  const __m512i ccv = _mm512_set1_epi32((int)cc);
+rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
+  const __m512i zero = _mm512_setzero_si512();
   __m512i out[4]; /* int32 results, each within [out_min, out_max] */
   __m512i o;
   int32_t j;
   for (j = nz; j < 4; j++)
-    out[j] = _mm512_setzero_si512();
+    out[j] = zero;
   if (r->ss) {
     tidsp_host_ss16_channel(&r->k, r->q, co);
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++)
-      out[j] = tidsp_host_ss16_i32(_mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]), &r->k);
+      out[j] = tidsp_host_ss16_i32(r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j], &r->k);
   } else {
     const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++) {
-      const __m512i a = _mm512_add_epi32(_mm512_add_epi32(acc[j], ccv), r->corr[j]);
+      const __m512i a = r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j];
       __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), m);
       v = _mm512_max_ps(v, r->lo); /* v > lo ? v : lo (NaN → lo) */
       v = _mm512_min_ps(v, r->hi); /* v < hi ? v : hi */
@@ -412,8 +415,9 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
   for (i = 0; i < mr_max; i++) {
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++)
-      acc[i][j] = first || i >= mr ? _mm512_setzero_si512()
-                                   : _mm512_load_si512(tile + i * LANES + 16 * j);
+      acc[i][j] = i >= mr  ? _mm512_setzero_si512()
+                  : first ? _mm512_set1_epi32((int)cconst[i]) /* the constant, once */
+                          : _mm512_load_si512(tile + i * LANES + 16 * j);
   }
   for (q = 0; q < nfull; q++) {
     const uint8_t *xq = xbuf + (size_t)q * 4 * LANES;
@@ -447,7 +451,7 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
     for (i = 0; i < mr_max; i++) {
       if (i >= mr)
         break;
-      rq_row(r, co0 + i, cconst[i], acc[i], nz);
+      rq_row(r, co0 + i, acc[i], nz);
     }
     return;
   }
@@ -461,7 +465,8 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
   }
 }
 
-/* r: requantize rows co0 .. co0 + mr − 1 (constants cconst[0, mr)) and
+/* Accumulators start from the rows' constants cconst[0, mr) (first chunk).
+ * r: requantize rows co0 .. co0 + mr − 1 and
  * store them instead of the tile (the reduction's last chunk). */
 static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
                                 const int8_t *const *wr, int32_t mr, int32_t nz,
