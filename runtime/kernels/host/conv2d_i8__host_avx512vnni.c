@@ -5,26 +5,43 @@
  * The convolution is a matrix product per group, out[co][pixel] =
  * Σ_k w[co][k]·x_col[k][pixel] over k = (ci, kh, kw) in OIHW order, so a
  * weight row is read as stored (row co at w + co·w_row_stride, dense when
- * 0; only its first K bytes are read). A vector holds 64 output pixels of
- * one block (tidsp_host_block); for each chunk of at most KC taps the
- * block's input columns are gathered ("im2col") into a stack buffer laid out
- *   xbuf[k/4][pixel 0..63][k%4]          (u8, 256 bytes per quad of taps)
- * so that one vpdpbusd multiplies 16 pixels × 4 taps by a broadcast
- * quad of weights. The micro-kernel keeps MR output channels × 64 pixels in
- * 24 zmm accumulators.
+ * 0; only its first K bytes are read). A block is 64 consecutive pixels of
+ * the flat output plane, running across row ends so that every block but
+ * the plane's last fills its lanes whatever w_out is (a last block of at
+ * most 48 pixels runs 1-3 vectors wide). For each chunk of the reduction
+ * (at most KC taps, chunks of equal length) the block's input columns are
+ * gathered ("im2col") into a stack buffer laid out
+ *   xbuf[k/4][64 pixels][k%4]            (u8, 256 bytes per quad of taps)
+ * so that one vpdpbusd multiplies 16 pixels × 4 taps by a broadcast quad of
+ * weights; the micro-kernel keeps 6 output channels × 64 pixels in 24 zmm
+ * accumulators (4 or 2 channels for a group's last ones).
+ *
+ * The gather (the cost that the weights do not amortize: per pixel and
+ * tap, against 64 MACs per output channel) is a list per block: for each
+ * kernel tap (kh, kw), the block rows that have input, each as one masked
+ * load of the row's lanes (stride 1) or two masked loads of even bytes
+ * narrowed by vpmovwb (stride 2); a 1×1 stride-1 conv without padding
+ * reads its input plane directly. Other strides, and blocks with more
+ * than NLD loads, go byte by byte.
  *
  * vpdpbusd wants unsigned activations: u = x + 128 (pads read
  * u_zp = x_zp + 128), and the zero points come back in as
  *   Σ (x − x_zp)(w − w_zp) = Σ u·w − u_zp·Σw − w_zp·Σu + K·u_zp·w_zp
- * with Σw per output channel (summed from its weight row whenever a block
- * visits it) and Σu per pixel (only when w_zp ≠ 0). Every term is taken modulo 2³² (vpdpbusd and vpaddd wrap),
- * and the exact sum fits int32 (K ≤ 33025), so the accumulator equals the
- * reference's bit for bit; the bias is added modulo 2³² like ORT's.
- * Requantization is the FLOAT formula with the same float operations, or
- * SCALE_SHIFT in int64 lanes (rq_internal.h).
+ * with Σw per output channel (summed from its weight row once per group
+ * when at most CCMAX channels, else per block) and Σu per pixel (only when
+ * w_zp ≠ 0). The channel's constant terms and the bias start its
+ * accumulators. Every term is taken modulo 2³² (vpdpbusd and vpaddd
+ * wrap), and the exact sum fits int32 (K ≤ 33025), so the accumulator
+ * equals the reference's bit for bit; the bias is added modulo 2³² like
+ * ORT's. Requantization is the FLOAT formula with the same float
+ * operations, or SCALE_SHIFT (rq_internal.h), applied to the registers
+ * after the reduction's last chunk; earlier chunks keep their sums in a
+ * tile of COB channels.
  *
- * Stack: KC·64 + COB·64·4 bytes (96 KiB). Q31 requantization and inputs the
- * reference rejects go to tidsp_conv2d_i8__ref.
+ * Stack: xbuf KC·64 (48 KiB) + tile COB·64·4 (64 KiB) + the block's load
+ * list NLD·32 (16 KiB) + channel constants, about 135 KiB. Q31
+ * requantization and inputs the reference rejects go to
+ * tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 
