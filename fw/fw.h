@@ -47,9 +47,10 @@ typedef struct fw_module {
   const void *weights; /* NULL: the module's own (--weights=c) */
   size_t weights_size;
   void *arena;         /* DDR heap */
-  void *l2;            /* L2 SRAM pool: desc.l2_size bytes, TIDSP_L2_ALIGN
-                          aligned, bound for each of its inferences; NULL
-                          when the model stages nothing in L2 */
+  void *l2;            /* the shared L2 region (fw_state.l2_region, at least
+                          desc.l2_size bytes, TIDSP_L2_ALIGN aligned), its
+                          first desc.l2_size bytes bound for each of its
+                          inferences; NULL when the model stages nothing */
   uint8_t *image;      /* DDR heap: the placed segments, image_span bytes */
   size_t image_span;
   uint32_t text_size, data_size;
@@ -86,6 +87,11 @@ typedef struct fw_run_state {
 
 typedef struct fw_state {
   fw_pool ddr, l2;
+  /* The L2 scratch all loaded modules share (l2_share.c): the L2 pool's
+   * one block, sized for the largest loaded module's l2_size; NULL / 0
+   * when no loaded module stages anything. */
+  void *l2_region;
+  size_t l2_region_size;
   uint8_t *shared; /* staging window, then result window */
   size_t staging_size, result_size;
   int shared_fd;   /* handed to clients by SHM_ATTACH */
@@ -125,5 +131,13 @@ int fw_module_unload(fw_state *st, uint64_t handle, char *err, size_t n_err);
 fw_module *fw_module_find(fw_state *st, uint64_t handle);
 
 uint64_t fw_now_us(void);
+
+/* The shared L2 scratch (l2_share.c). Reserve: m (desc checked, handle
+ * still 0) gets the region, grown to its l2_size if that is larger;
+ * C7X_OK, or C7X_ERR_NOMEM with a message naming the model, its need and
+ * the pool's size when even it alone does not fit. Release: m (handle
+ * already 0) lets go; the region shrinks to the largest remaining need. */
+int fw_l2_reserve(fw_state *st, fw_module *m, char *err, size_t n_err);
+void fw_l2_release(fw_state *st, fw_module *m);
 
 #endif

@@ -16,7 +16,8 @@
  *      copied (with -profile-layers=1, its layer table's strings too), the
  *      weights are checked by the firmware (tidsp_weights_check on the
  *      blob's own header: no module code runs before its entry);
- *   5. the model's L2 scratch (L2 SRAM pool) and arena (DDR heap), then a
+ *   5. the model's L2 scratch (the region every loaded module shares,
+ *      grown to its need: l2_share.c) and arena (DDR heap), then a
  *      handle: 64 bits from getrandom, unused, never 0.
  * Every failure releases all the load took; the private copy goes either
  * way.
@@ -91,7 +92,7 @@ static void release(fw_state *st, fw_module *m) {
   set_handle(st, m, 0);
   if (m->arena) fw_pool_free(&st->ddr, m->arena);
   if (m->prof_rows) fw_pool_free(&st->ddr, m->prof_rows);
-  if (m->l2) fw_pool_free(&st->l2, m->l2);
+  fw_l2_release(st, m);
   if (m->image) {
     /* Plain heap memory again before the pool hands it out (cannot fail on
      * pages this process mapped). */
@@ -445,15 +446,8 @@ int fw_module_load(fw_state *st, const void *image, size_t size, fw_module **out
 
   /* 5. Its scratch memory, its handle. */
   const tidsp_model_desc *d = &m->desc;
-  if (d->l2_size > 0) {
-    m->l2 = fw_pool_alloc(&st->l2, d->l2_size, TIDSP_L2_ALIGN);
-    if (!m->l2) {
-      char what[96];
-      snprintf(what, sizeof what, "model '%.64s' (its L2 scratch)", d->name);
-      status = nomem(&st->l2, err, n_err, what, d->l2_size);
-      goto bad;
-    }
-  }
+  status = fw_l2_reserve(st, m, err, n_err);
+  if (status != C7X_OK) goto bad;
   size_t align = d->arena_align < 64 ? 64 : d->arena_align;
   m->arena = fw_pool_alloc(&st->ddr, d->arena_size, align);
   if (!m->arena) {

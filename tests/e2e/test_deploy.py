@@ -412,3 +412,40 @@ def test_many_tensors_through_the_firmware(tmp_path):
                 assert y.tobytes() == np.load(tmp_path / f"{o}.npy").astype(np.float32).tobytes(), o
     finally:
         fw.stop()
+
+
+# -l2-budget values at which the small model's conv (input 300 B, weights
+# 162 B) is DMA-tiled, each needing over half of a 1 KiB L2 pool
+BUDGETS = (700, 900)
+
+
+def test_modules_share_the_l2_scratch(work):
+    """The loaded modules share one L2 region, as large as the largest
+    module's need (the firmware runs one request at a time): two -mcpu=c7x
+    modules whose L2 needs sum beyond a 1 KiB pool, each fitting it, load
+    side by side and each gives the bytes of `cstatic run` (the refusal of
+    a module whose need alone exceeds the pool: test_fw_l2)."""
+    from deploy_util import Firmware
+    x = np.random.default_rng(8).standard_normal((1, 3, 10, 10)).astype(np.float32)
+    np.save(work / "xl2.npy", x)
+    x.tofile(work / "xl2.bin")
+    need = {}
+    for budget in BUDGETS:
+        out = compile_small_module(work, name=f"l2_{budget}", target=f"c_static_lib -mcpu=c7x -l2-budget={budget}")
+        need[budget] = int(re.search(r"#define MODEL_L2_SIZE (\d+)", (out / "lib0.h").read_text()).group(1))
+        run(CSTATIC, "run", out, "--input", work / "xl2.npy", "--output", out / "ref.npy")
+    assert max(need.values()) <= 1024 < sum(need.values()), need
+    fw = Firmware(work, "--l2-kib", 1, "--ddr-heap-mib", 64, name="fw_l2")
+    try:
+        handles = {b: fw.load(work / f"l2_{b}" / "lib0.out") for b in BUDGETS}
+        assert "2 modules loaded" in fw.compute("status").stdout
+        for b, h in handles.items():
+            fw.compute("infer", h, 0, "-i", work / "xl2.bin", "-o", work / f"yl2_{b}.bin")
+            assert (work / f"yl2_{b}.bin").read_bytes() == np.load(work / f"l2_{b}" / "ref.npy").tobytes()
+        free = int(re.search(r"L2 (\d+) of 1024 bytes free", fw.compute("status").stdout).group(1))
+        assert free == 1024 - max(need.values())
+        for h in handles.values():
+            fw.compute("unload", h)
+        assert "L2 1024 of 1024 bytes free" in fw.compute("status").stdout
+    finally:
+        fw.stop()

@@ -109,10 +109,6 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
     # c7x_compute profile: the same last inference.
     again = firmware.compute("profile", h).stdout
     assert table_rows(again, n)[1] == rows
-    # -mcpu=c7x DMA-tiles ResNet-18's convs: the module holds 366 KB of the
-    # firmware's 448 KiB L2 pool, so a second copy loads only after this one
-    # is gone (the firmware gives each loaded module its own L2 block)
-    firmware.compute("unload", h)
 
     # Python and C++: the same rows from the same formatter.
     with C7xVirtualMachine(d / "lib0.out", socket=firmware.sock) as vm:
@@ -133,6 +129,7 @@ def test_resnet18_profile_through_the_firmware(model, variant, model_suite, firm
     assert out.endswith("ok\n")
     assert [r[4] for r in table_rows(out, n)[1]] == [k for k, _ in want]
     assert [tuple(r[1:4]) for r in table_rows(out, n)[1][1:-1]] == names
+    firmware.compute("unload", h)
 
 
 def test_profile_of_a_module_without_profiling_says_how(firmware, work):

@@ -1,11 +1,12 @@
 /*
- * The firmware's L2 SRAM for modules (fw/loader.c, fw/service.c), through
- * fw_handle_message as a client drives it: a module whose model_desc asks
- * for l2_size bytes gets them from the L2 pool at DYN_LOAD (aligned to
- * TIDSP_L2_ALIGN), gives them back at DYN_UNLOAD and on a failing load,
- * is refused naming the model and the bytes when the pool is short, and
- * runs each INFER with exactly its block bound (tidsp_l2_scratch), unbound
- * again after, every DMA queue drained.
+ * The firmware's L2 SRAM for modules (fw/l2_share.c, fw/loader.c,
+ * fw/service.c), through fw_handle_message as a client drives it: the
+ * loaded modules share one region of the L2 pool, as large as the largest
+ * module's l2_size (aligned to TIDSP_L2_ALIGN), grown at DYN_LOAD, shrunk
+ * at DYN_UNLOAD and on a failing load; a module whose need alone exceeds
+ * the pool is refused naming the model and both sizes; each INFER runs
+ * with exactly its own l2_size of the region bound (tidsp_l2_scratch),
+ * unbound again after, every DMA queue drained.
  *
  * The modules are tiny shared objects compiled here with $CC (default cc)
  * from the model.h descriptor alone (with an empty but valid weights blob
@@ -215,53 +216,76 @@ static void test_l2_block_at_load_bound_at_infer(const module_image *a) {
   CHECK(l2_free_reported() == L2_SIZE);
 }
 
-/* Two modules hold two blocks; the third does not fit and the refusal
- * names it, the bytes it needs and the bytes free; after an unload it
- * fits. */
-static void test_pool_exhaustion(const module_image *a, const module_image *b) {
+/* The modules loaded share one region, as large as the largest need:
+ * two modules whose needs (3000 + 2500) sum beyond the 4096-byte pool
+ * load side by side and each inference binds its own l2_size of the same
+ * region; the region shrinks when the largest unloads and grows again. */
+static void test_shared_region(const module_image *big, const module_image *mid, const module_image *a) {
   int32_t s;
-  uint64_t h1 = load(a, &s), h2 = load(a, &s);
-  CHECK(h1 && h2);
-  fw_module *m1 = fw_module_find(&st, h1), *m2 = fw_module_find(&st, h2);
-  CHECK(m1 && m2 && m1->l2 != m2->l2);
-  if (m1 && m2) {
-    uint8_t *p1 = m1->l2, *p2 = m2->l2;
-    CHECK(p1 + 1500 <= p2 || p2 + 1500 <= p1); /* disjoint */
-  }
-  uint64_t free_before = l2_free_reported();
-  char want_free[64];
-  snprintf(want_free, sizeof want_free, "(%llu free)", (unsigned long long)free_before);
-  uint64_t h3 = load(b, &s);
-  CHECK(h3 == 0 && s == C7X_ERR_NOMEM);
-  CHECK_MSG(strstr(message(), "L2 SRAM") && strstr(message(), "'l2_b'") &&
-                strstr(message(), "needs 1500 bytes") && strstr(message(), want_free),
-            "message: %s", message());
-  CHECK(l2_free_reported() == free_before);
+  uint64_t h1 = load(big, &s);
+  CHECK_MSG(h1 != 0, "loading l2_big: status %d: %s", s, message());
+  uint64_t h2 = load(mid, &s);
+  CHECK_MSG(h2 != 0, "loading l2_mid beside l2_big (3000 + 2500 > 4096): status %d: %s", s, message());
+  uint64_t h3 = load(a, &s);
+  CHECK_MSG(h3 != 0, "loading a third module: status %d: %s", s, message());
+  fw_module *m1 = fw_module_find(&st, h1), *m2 = fw_module_find(&st, h2), *m3 = fw_module_find(&st, h3);
+  CHECK(m1 && m2 && m3);
+  if (!m1 || !m2 || !m3) return;
+  CHECK(m1->l2 && m1->l2 == m2->l2 && m2->l2 == m3->l2 && m1->l2 == st.l2_region);
+  CHECK(((uintptr_t)m1->l2 % TIDSP_L2_ALIGN) == 0 && (uint8_t *)m1->l2 + 3000 <= l2 + L2_SIZE);
+  CHECK(st.l2_region_size == 3000 && l2_free_reported() == L2_SIZE - 3000);
 
-  /* Each inference binds its own module's block. */
-  if (m1 && m2) {
-    m1->entry = m2->entry = probe_entry;
-    probe_reset(1500);
-    CHECK(infer(h2, 0) == C7X_OK && infer(h1, 0) == C7X_OK);
-    CHECK(probe.calls == 2 && probe.seen[0] == m2->l2 && probe.seen[1] == m1->l2);
-  }
+  /* Their own entries run, each writing its own output. */
+  CHECK(infer(h1, 0) == C7X_OK && shared[STAGING] == 61 && shared[STAGING + 3] == 64);
+  CHECK(infer(h2, 0) == C7X_OK && shared[STAGING] == 71 && shared[STAGING + 3] == 74);
 
+  /* Each inference binds exactly its own need of the shared region. */
+  m1->entry = m2->entry = probe_entry;
+  probe_reset(3000);
+  CHECK(infer(h1, 0) == C7X_OK);
+  CHECK(probe.calls == 1 && probe.seen[0] == st.l2_region && probe.bigger_refused);
+  probe_reset(2500);
+  CHECK(infer(h2, 0) == C7X_OK);
+  CHECK(probe.calls == 1 && probe.seen[0] == st.l2_region && probe.bigger_refused);
+
+  /* The largest goes: the region shrinks to the next largest need, and
+   * the others still run in it. */
   CHECK(unload(h1) == C7X_OK);
-  h3 = load(b, &s);
-  CHECK_MSG(h3 != 0, "after an unload: status %d: %s", s, message());
-  CHECK(unload(h2) == C7X_OK && unload(h3) == C7X_OK);
-  CHECK(l2_free_reported() == L2_SIZE);
+  CHECK(st.l2_region_size == 2500 && l2_free_reported() == L2_SIZE - 2500);
+  CHECK(m2->l2 == st.l2_region && m3->l2 == st.l2_region);
+  probe_reset(2500);
+  CHECK(infer(h2, 0) == C7X_OK && probe.calls == 1 && probe.seen[0] == st.l2_region);
+
+  /* A larger one grows it again, moving nobody's data (there is none
+   * between inferences): every loaded module points at the new region. */
+  h1 = load(big, &s);
+  CHECK_MSG(h1 != 0, "reloading l2_big: status %d: %s", s, message());
+  CHECK(st.l2_region_size == 3000 && m2->l2 == st.l2_region && m3->l2 == st.l2_region);
+  CHECK(unload(h1) == C7X_OK && unload(h2) == C7X_OK);
+  CHECK(st.l2_region_size == 1500 && m3->l2 == st.l2_region);
+  CHECK(unload(h3) == C7X_OK);
+  CHECK(st.l2_region == NULL && st.l2_region_size == 0 && l2_free_reported() == L2_SIZE);
 }
 
-/* More than the whole pool: refused, nothing kept. */
-static void test_too_big_for_the_pool(const module_image *huge) {
+/* More than the whole pool: refused naming both sizes, nothing kept;
+ * also beside a loaded module, whose region stays as it was. */
+static void test_too_big_for_the_pool(const module_image *huge, const module_image *a) {
   int32_t s;
   uint64_t ddr_free = fw_pool_free_bytes(&st.ddr);
   CHECK(load(huge, &s) == 0 && s == C7X_ERR_NOMEM);
-  CHECK_MSG(strstr(message(), "'l2_huge'") && strstr(message(), "needs 5000 bytes") &&
-                strstr(message(), "of 4096 (4096 free)"),
+  CHECK_MSG(strstr(message(), "L2 SRAM") && strstr(message(), "'l2_huge'") && strstr(message(), "needs 5000 bytes") &&
+                strstr(message(), "the pool holds 4096"),
             "message: %s", message());
   CHECK(l2_free_reported() == L2_SIZE && fw_pool_free_bytes(&st.ddr) == ddr_free);
+  uint64_t h = load(a, &s);
+  CHECK(h != 0);
+  void *region = st.l2_region;
+  CHECK(load(huge, &s) == 0 && s == C7X_ERR_NOMEM);
+  CHECK_MSG(strstr(message(), "(1500 bytes now)"), "message: %s", message());
+  fw_module *m = fw_module_find(&st, h);
+  CHECK(st.l2_region == region && st.l2_region_size == 1500 && m && m->l2 == region);
+  CHECK(infer(h, 0) == C7X_OK && shared[STAGING] == 11);
+  CHECK(unload(h) == C7X_OK && l2_free_reported() == L2_SIZE);
 }
 
 /* The L2 block was taken, then the arena does not fit the DDR heap: the
@@ -300,23 +324,25 @@ int main(void) {
     UNIT_MAIN_END();
   }
   module_image a = build_module("l2_a", 1500, 256, 11);
-  module_image b = build_module("l2_b", 1500, 256, 21);
+  module_image big = build_module("l2_big", 3000, 256, 61);
+  module_image mid = build_module("l2_mid", 2500, 256, 71);
   module_image huge = build_module("l2_huge", 5000, 256, 31);
   module_image no_arena = build_module("l2_no_arena", 1000, (size_t)DDR_SIZE * 2, 41);
   module_image none = build_module("l2_none", 0, 256, 51);
-  int built = a.size && b.size && huge.size && no_arena.size && none.size;
+  int built = a.size && big.size && mid.size && huge.size && no_arena.size && none.size;
   CHECK_MSG(built, "building the test modules with %s failed", getenv("CC") ? getenv("CC") : "cc");
   if (built) {
     CHECK(a.size <= STAGING);
     test_l2_block_at_load_bound_at_infer(&a);
-    test_pool_exhaustion(&a, &b);
-    test_too_big_for_the_pool(&huge);
+    test_shared_region(&big, &mid, &a);
+    test_too_big_for_the_pool(&huge, &a);
     test_failed_load_frees_l2(&no_arena);
     test_no_l2(&none);
   }
   fw_state_shutdown(&st);
   free(a.bytes);
-  free(b.bytes);
+  free(big.bytes);
+  free(mid.bytes);
   free(huge.bytes);
   free(no_arena.bytes);
   free(none.bytes);
