@@ -7,6 +7,7 @@
  * tidsp_l2_scratch (cstatic/dma.h). Also the C of ScheduleC7xDMATiling's
  * OC-tiled convs (schedule/dma_tiling.c decides).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg.h"
@@ -15,7 +16,8 @@
 int cs_cg_step_staged(const cs_cg *cg, int step) {
   if (!cg->s.l2) return 0;
   cs_l2_kind k = cg->s.l2[step].kind;
-  return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED || k == CS_L2_OC_TILED;
+  return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED || k == CS_L2_OC_TILED ||
+         k == CS_L2_H_TILED;
 }
 
 int cs_cg_part_staged(const cs_cg *cg, int f) {
@@ -53,7 +55,9 @@ static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[256];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
   cs_sbuf_printf(b, "    /* %s: %s */\n",
-                 cg->s.l2[step].kind == CS_L2_OC_TILED ? "ScheduleC7xDMATiling" : "InjectMMALIBDMA", what);
+                 cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ? "ScheduleC7xDMATiling"
+                                                                                               : "InjectMMALIBDMA",
+                 what);
 }
 
 static void copy(cs_sbuf *b, size_t l2_off, const char *src, size_t bytes, const char *fail) {
@@ -250,16 +254,53 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
   return st;
 }
 
+/* An H plan in the manifest: its buffers, tile rows and each tile's rows. */
+static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const tidsp_conv2d_params *p = &cg->g->nodes[cg->s.order[step]].k.conv;
+  int64_t in[2] = {(int64_t)l2->input_off, (int64_t)l2->input_off2};
+  int64_t out[2] = {(int64_t)l2->out_off, (int64_t)l2->out_off2};
+  int64_t w[1] = {(int64_t)l2->weight_off};
+  cs_json_ints(j, "l2_input_offsets", in, 2);
+  cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
+  cs_json_ints(j, "l2_output_offsets", out, 2);
+  cs_json_int(j, "l2_output_bytes", (int64_t)l2->out_bytes);
+  cs_json_ints(j, "l2_weight_offsets", w, l2->weight_bytes ? 1 : 0);
+  cs_json_int(j, "l2_weight_bytes", (int64_t)l2->weight_bytes);
+  cs_json_int(j, "tiles", l2->n_chunks);
+  cs_json_int(j, "tile_rows", l2->tile_rows);
+  /* each tile's first output row and first input row (the generated
+   * code's tile table) */
+  int nt = l2->n_chunks;
+  int64_t *r0 = malloc(sizeof *r0 * (size_t)(2 * nt)), *ir = r0 ? r0 + nt : NULL;
+  if (!r0) {
+    j->oom = 1;
+    return;
+  }
+  for (int t = 0; t < nt; t++) {
+    cs_h_tile h = cs_h_tile_of(p, l2->tile_rows, t);
+    r0[t] = h.r0;
+    ir[t] = h.in_row;
+  }
+  cs_json_ints(j, "row_offsets", r0, nt);
+  cs_json_ints(j, "input_row_offsets", ir, nt);
+  free(r0);
+  cs_json_int(j, "pipeline_depth", 2);
+}
+
 /* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
 void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
   const char *strategy = l2->kind == CS_L2_DDR || l2->kind == CS_L2_UNTILED ? "none"
                          : l2->kind == CS_L2_SLICED                        ? "MMALIB-sliced"
                          : l2->kind == CS_L2_OC_TILED                      ? "OC"
+                         : l2->kind == CS_L2_H_TILED                       ? "H"
                                                                            : "MMALIB-staged";
   cs_json_begin_object(j, "dma");
   cs_json_string(j, "strategy", strategy);
-  if (l2->kind != CS_L2_DDR && l2->kind != CS_L2_UNTILED) {
+  if (l2->kind == CS_L2_H_TILED) {
+    manifest_h(cg, j, step);
+  } else if (l2->kind != CS_L2_DDR && l2->kind != CS_L2_UNTILED) {
     cs_json_int(j, "l2_input_offset", (int64_t)l2->input_off);
     cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
     int64_t w[2] = {(int64_t)l2->weight_off, (int64_t)l2->weight_off2};
@@ -282,4 +323,118 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
     }
   }
   cs_json_end_object(j);
+}
+
+/* The per-channel copies of one H tile's rows (NCHW: one row range per
+ * channel, a group of `channels` copies). dst/src are C expressions of
+ * the tile's first channel; the strides are bytes per channel. */
+static void emit_row_copies(cs_sbuf *b, const char *indent, int queue, int channels, const char *dst,
+                            const char *dst_stride, const char *src, const char *src_stride, const char *bytes,
+                            const char *fail) {
+  cs_sbuf_printf(b, "%sfor (int32_t c = 0; c < %d && st == TIDSP_OK; c++)\n"
+                    "%s  st = tidsp_dma_copy(%d, %s + (size_t)c * %s, %s + (size_t)c * %s, %s, 0u);\n"
+                    "%sif (st != TIDSP_OK) %s;\n"
+                    "%sst = tidsp_dma_commit(%d);\n%sif (st != TIDSP_OK) %s;\n",
+                 indent, channels, indent, queue, dst, dst_stride, src, src_stride, bytes, indent, fail, indent,
+                 queue, indent, fail);
+}
+
+/* A whole H-tiled k_conv2d_i8 (ScheduleC7xDMATiling, dma_tiling_h.c): the
+ * software pipeline of emit_double_buffered_head over output-row tiles.
+ * Prologue: the weights (when cached) and tile 0's input strip, one group
+ * on queue 0. Body: tile t+1's strip in flight into the other buffer while
+ * tile t computes (wait(0, 1); the last tile's wait(0, 0)); tile t's rows
+ * go out of L2 on queue 2 while tile t+1 computes, its buffer reused two
+ * tiles later (wait(2, 1) before computing into it). Epilogue: wait(2, 0),
+ * also on an error, so no copy outlives the layer. A tile is the conv on
+ * its strip: h_in, pad_top and h_out from the tile table (cs_h_tile_of). */
+cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
+                                   int *needs_math) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  const tidsp_conv2d_params *p = &n->k.conv;
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  int wv = n->inputs[1];
+  if (n->op != CS_OP_K_CONV2D_I8 || !ki || !ki->params || n->n_inputs < 4 || p->n != 1 || l2->tile_rows < 1 ||
+      (l2->weight_bytes && cg->s.loc[wv].kind != CS_LOC_CONST))
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be H-tiled", n->name ? n->name : "?",
+                    cs_op_name(n->op));
+  cs_status st = cs_cg_open_call_block(cg, b, n, ki, needs_math);
+  if (st != CS_OK) return st;
+  int T = l2->n_chunks;
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  /* the tile table: output row, output rows, input row, input rows, pad_top */
+  cs_sbuf_printf(b, "    static const int32_t ht[%d][5] = {", T);
+  for (int t = 0; t < T; t++) {
+    cs_h_tile h = cs_h_tile_of(p, l2->tile_rows, t);
+    cs_sbuf_printf(b, "%s{%d, %d, %d, %d, %d}", t ? (t % 6 ? ", " : ",\n        ") : "", h.r0, h.rows_out, h.in_row,
+                   h.rows_in, h.pad_top);
+  }
+  cs_sbuf_puts(b, "};\n");
+  cs_sbuf_printf(b, "    %s pt = p;\n    const int8_t *const X = ", ki->params->type);
+  cs_cg_pointer(cg, b, n->inputs[0], CS_DTYPE_I8, 0, used);
+  cs_sbuf_puts(b, ";\n    int8_t *const Y = ");
+  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  cs_sbuf_puts(b, ";\n");
+  if (l2->weight_bytes) {
+    cs_cg_use(used, wv);
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
+  }
+  char in_stride[64], x_stride[64], src[96], dst[96], bytes[64];
+  long long wi = p->w_in, wo = p->w_out;
+  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)p->h_in * wi);
+  /* prologue: tile 0's strip */
+  snprintf(dst, sizeof dst, "L2 + %zu", l2->input_off);
+  snprintf(in_stride, sizeof in_stride, "%lldu", (long long)cs_h_tile_of(p, l2->tile_rows, 0).rows_in * wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
+  emit_row_copies(b, "    ", 0, p->c_in, dst, in_stride, src, x_stride, bytes, "return st");
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
+  /* body */
+  cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"
+                    "      if (t + 1 < %d) {\n"
+                    "        /* tile t+1's strip into the other buffer */\n",
+                 T, T);
+  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", l2->input_off, l2->input_off2);
+  snprintf(in_stride, sizeof in_stride, "(size_t)ht[t + 1][3] * %lldu", wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
+  emit_row_copies(b, "        ", 0, p->c_in, dst, in_stride, src, x_stride, bytes, "break");
+  cs_sbuf_printf(b, "      }\n"
+                    "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
+                    "      if (st != TIDSP_OK) break;\n"
+                    "      st = tidsp_dma_wait(2, 1); /* tile t-2's rows are out: its output buffer is free */\n"
+                    "      if (st != TIDSP_OK) break;\n"
+                    "      pt.h_in = ht[t][3];\n      pt.pad_top = ht[t][4];\n      pt.h_out = ht[t][1];\n",
+                 T);
+  cs_cg_emit_trace_begin(cg, b, n, "      ");
+  char w_ptr[64];
+  cs_sbuf wsrc = {0};
+  if (l2->weight_bytes) snprintf(w_ptr, sizeof w_ptr, "(const int8_t *)(L2 + %zu)", l2->weight_off);
+  else cs_cg_pointer(cg, &wsrc, wv, CS_DTYPE_I8, 0, used);
+  cs_sbuf_printf(b, "      st = %s(&pt,\n          (const int8_t *)(L2 + (buf ? %zuu : %zuu)),\n          %s,\n          ",
+                 cs_kernel_fn(ki, cg->t), l2->input_off2, l2->input_off, l2->weight_bytes ? w_ptr : wsrc.s);
+  cs_sbuf_taint(b, &wsrc);
+  cs_sbuf_free(&wsrc);
+  cs_cg_pointer(cg, b, n->inputs[2], CS_DTYPE_I32, 0, used);
+  cs_sbuf_puts(b, ",\n          ");
+  cs_cg_pointer(cg, b, n->inputs[3], p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
+  cs_sbuf_printf(b, ",\n          (int8_t *)(L2 + (buf ? %zuu : %zuu)));\n"
+                    "      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
+                    "      /* tile t's rows out, while tile t+1 computes */\n",
+                 l2->out_off2, l2->out_off);
+  snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
+  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)p->h_out * wo);
+  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", l2->out_off2, l2->out_off);
+  snprintf(in_stride, sizeof in_stride, "(size_t)ht[t][1] * %lldu", wo);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
+  emit_row_copies(b, "      ", 2, p->c_out, dst, x_stride, src, in_stride, bytes, "break");
+  cs_sbuf_puts(b, "    }\n"
+                  "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
+                  "      if (st == TIDSP_OK) st = drained;\n    }\n");
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
 }

@@ -8,13 +8,12 @@
  * The spec's rules, in its order, with the working set = input + weights:
  *   - working set <= half the budget (the other half is the second
  *     buffer): not tiled;
+ *   - H-tiling of a conv with a fused activation (dma_tiling_h.c): output
+ *     rows split so each tile's input strip, double-buffered, fits;
  *   - OC-tiling: the fewest tiles (at least two, balanced) whose
  *     input + one tile's weights fit half the budget;
- *   - neither: the conv reads DDR. The input does not shrink with OC
- *     tiles, so an input over half the budget cannot be OC-tiled; the
- *     spec's other strategy, H-tiling, is for NHWC convs: our layout is
- *     NCHW, where an H strip is c_in separate row ranges and the output
- *     tile c_out separate ones (not done).
+ *   - none: the conv reads DDR. The input does not shrink with OC
+ *     tiles, so an input over half the budget cannot be OC-tiled.
  * Two departures, both saving L2: the input, the same for every OC tile,
  * is copied once (the spec's example re-copies it per tile), so the L2
  * holds input + 2 weight tiles, not 2 × (input + tile); and the input sits
@@ -57,6 +56,7 @@ void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_n
     st->why = CS_L2_WHY_FITS;
     return;
   }
+  if (cs_schedule_conv_h_tiling(g, s, n, budget, st)) return;
   if (p->c_out < 2 || declined(s, n, &st->why)) return;
   /* one output channel's weight row (packed rows are w_row_stride apart) */
   size_t row = st->weight_bytes_total / (size_t)p->c_out;

@@ -124,6 +124,10 @@ static size_t footprint_end(const cs_l2_stage *p) {
       size_t c = p->weight_off2 ? p->weight_off2 + p->weight_bytes : 0;
       return a > b ? (a > c ? a : c) : (b > c ? b : c);
     }
+    case CS_L2_H_TILED: {
+      size_t e = p->out_off2 + p->out_bytes;
+      return p->weight_bytes && p->weight_off + p->weight_bytes > e ? p->weight_off + p->weight_bytes : e;
+    }
     default:
       return 0;
   }
@@ -240,6 +244,13 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
       break;
     case CS_L2_UNTILED:
       describe_untiled(st, budget, buf, size);
+      break;
+    case CS_L2_H_TILED:
+      snprintf(buf, size,
+               "H-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: %d tiles of %d output rows, "
+               "input strips (%zu B) and output rows (%zu B) double-buffered, weights %s",
+               st->input_bytes_total, st->weight_bytes_total, budget / 2, st->n_chunks, st->tile_rows,
+               st->input_bytes, st->out_bytes, st->weight_bytes ? "in L2" : "read from DDR");
       break;
     case CS_L2_OC_TILED:
       snprintf(buf, size,

@@ -63,9 +63,14 @@ typedef enum cs_l2_kind {
                           channels at a time: mmalib_conv2d_i8_sliced per chunk */
   /* ScheduleC7xDMATiling's decisions for a k_conv2d_i8 (dma_tiling.c) */
   CS_L2_UNTILED,       /* reads DDR untiled; why says which rule */
-  CS_L2_OC_TILED       /* input once, then chunk_cout output channels of
+  CS_L2_OC_TILED,      /* input once, then chunk_cout output channels of
                           weights at a time, double-buffered; one
                           tidsp_conv2d_i8 call per tile */
+  CS_L2_H_TILED        /* tile_rows output rows at a time: each tile's input
+                          strip double-buffered (input_off, input_off2),
+                          its output rows computed into L2 (out_off,
+                          out_off2) and copied out; weights in L2 at
+                          weight_off when weight_bytes > 0 (dma_tiling_h.c) */
 } cs_l2_kind;
 
 /* Why ScheduleC7xDMATiling leaves a conv untiled. */
@@ -95,6 +100,12 @@ typedef struct cs_l2_stage {
    * on queue 1 before the previous step computes (prefetch = 1); that
    * step has prefetch_next = this step + 1 (0: it issues none). */
   int prefetch, prefetch_next;
+  /* H_TILED: n_chunks tiles of tile_rows output rows (the last may have
+   * fewer); input_bytes is the largest strip's bytes (input_bytes_total
+   * the whole input's), out_bytes the largest output tile's; weight_bytes
+   * 0: the weights are read from DDR */
+  int tile_rows;
+  size_t input_off2, out_off, out_off2, out_bytes, input_bytes_total;
 } cs_l2_stage;
 
 typedef struct cs_schedule {
@@ -148,6 +159,18 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
 /* ScheduleC7xDMATiling of one k_conv2d_i8 node (dma_tiling.c). */
 void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                              cs_l2_stage *st);
+/* H-tiling (dma_tiling_h.c), tried first for a conv with a fused
+ * activation: 1 and st filled when a plan fits the budget, else 0. */
+int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                              cs_l2_stage *st);
+/* Tile t of an H plan of tile_rows rows: output rows [r0, r0 + rows_out)
+ * read input rows [in_row, in_row + rows_in), which the tile's conv sees
+ * as its whole input with pad_top rows of padding above. */
+typedef struct cs_h_tile {
+  int32_t r0, rows_out, in_row, rows_in, pad_top;
+} cs_h_tile;
+cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t);
+
 /* "input 25088 B + weights 36864 B in L2", "input in L2, weights in 4
  * chunks of 128 channels (weights 294912 B > budget)", … into buf. */
 void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_t size);

@@ -20,10 +20,15 @@ too and are listed as not tiled. What we do, and why it gives the spec's
 rows: OC tiles share the whole input, so OC-tiling needs input + one
 tile's weights to fit half the budget; conv1's and conv2's input alone
 (200704 B without border, 215296 B with it) is over 196608 B, so no OC
-tile fits and they read DDR untiled (the spec's other strategy, H-tiling,
-is for NHWC convs; ours are NCHW) -- the manifest says so. conv3: input
-100352 + 64 channels of weights 73728 = 174080 B <= 196608 B, at 128
-channels 247808 B is not: oc_tile = 64, two tiles, as the spec says.
+tile fits and they read DDR untiled -- the manifest says so. The spec's
+first strategy, H-tiling, is for fused quantized convs; a standalone
+stack has no activation fused, so it is not tried (dma_tiling_h.c). conv3:
+input 100352 + 64 channels of weights 73728 = 174080 B <= 196608 B, at
+128 channels 247808 B is not: oc_tile = 64, two tiles, as the spec says.
+
+The same stack with a ReLU after each conv (ORT folds it into the conv's
+output range) is H-tiled: output rows split so that each tile's input
+strip, double-buffered, fits the budget with the weights beside it.
 """
 
 import json
@@ -52,10 +57,10 @@ def quantize(tmp, float_path, feeds, name):
     return q
 
 
-def conv_stack(path):
-    """The spec's standalone 4-layer conv stack (no activations):
-    x [1,3,56,56] → conv0 3→64 → conv1 64→64 → conv2 64→128 (stride 2) →
-    conv3 128→128, all 3×3 with padding 1."""
+def conv_stack(path, relu=False):
+    """The spec's standalone 4-layer conv stack (no activations; relu: a
+    ReLU after each conv): x [1,3,56,56] → conv0 3→64 → conv1 64→64 →
+    conv2 64→128 (stride 2) → conv3 128→128, all 3×3 with padding 1."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(0)
@@ -67,6 +72,9 @@ def conv_stack(path):
         nodes.append(helper.make_node("Conv", [t, f"w{i}", f"b{i}"], [f"y{i}"], name=f"conv{i}", kernel_shape=[3, 3],
                                       pads=[1, 1, 1, 1], strides=[s, s]))
         t = f"y{i}"
+        if relu:
+            nodes.append(helper.make_node("Relu", [t], [f"r{i}"], name=f"relu{i}"))
+            t = f"r{i}"
     g = helper.make_graph(nodes, "conv_stack", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 56, 56])],
                           [helper.make_tensor_value_info(t, TensorProto.FLOAT, [1, 128, 28, 28])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
@@ -117,8 +125,8 @@ def test_conv_stack_tiling_decisions_are_the_spec_table(stack):
                             "prefetch": {"queue": 1, "bytes": 73728, "during": "conv2"}}
     assert 100352 + 73728 <= HALF < 100352 + 147456
     assert man["l2_bytes"] == 174080 + 73728
-    assert "DMA tiling (ScheduleC7xDMATiling, half the L2 budget 196608 B, scratch 247808 B): 1 OC-tiled, " \
-           "3 not tiled" in text, text
+    assert "DMA tiling (ScheduleC7xDMATiling, half the L2 budget 196608 B, scratch 247808 B): 0 H-tiled, " \
+           "1 OC-tiled, 3 not tiled" in text, text
     # the spec's OC = 128 structure: the prologue group (input + tile 0's
     # weights), tile 1's group in flight while tile 0 computes: wait(0, 1),
     # then wait(0, 0) before tile 1. Tile 0's weights do not depend on
@@ -181,6 +189,86 @@ def test_conv_stack_other_budgets(stack, budget, expect):
     assert man["l2_bytes"] <= budget
 
 
+@pytest.fixture(scope="module")
+def relu_stack(tmp_path_factory):
+    d = tmp_path_factory.mktemp("relu_stack")
+    conv_stack(d / "f.onnx", relu=True)
+    rng = np.random.default_rng(1)
+    q = quantize(d, d / "f.onnx", [{"x": rng.normal(size=(1, 3, 56, 56)).astype(np.float32)} for _ in range(2)],
+                 "relu_stack")
+    np.save(d / "x.npy", rng.normal(size=(1, 3, 56, 56)).astype(np.float32))
+    return d, q
+
+
+def rows_read(h_in, stride, r0, rows):
+    """Input rows [lo, hi) that output rows r0 … r0 + rows - 1 of a 3×3
+    pad-1 conv read, clipped to the input."""
+    return max(0, r0 * stride - 1), min(h_in, (r0 + rows - 1) * stride - 1 + 3)
+
+
+@pytest.mark.parametrize("budget", [384 * 1024, 65536])
+def test_relu_stack_is_h_tiled(relu_stack, budget):
+    """conv1-conv3 with their ReLU folded: H-tiled at the spec's budget
+    (weights in L2 beside the strips) and at 64 KB (weights of conv2/conv3
+    read from DDR where they do not fit), bit-identical to the host build;
+    the manifest's tile rows and offsets are the plan's; the generated C is
+    the software pipeline: strip t+1 in flight while tile t computes, tile
+    t's rows copied out on queue 2 while tile t+1 computes."""
+    d, q = relu_stack
+    host, _, _, _ = build(d, q, d / "x.npy", "c_static_lib", "host")
+    y, man, src, text = build(d, q, d / "x.npy", f"c_static_lib -mcpu=c7x -l2-budget={budget}", f"c7x{budget}")
+    assert np.array_equal(y, host), "H-tiling changed the output"
+    dma = {s["name"]: s["dma"] for s in man["layers"] if "dma" in s}
+    assert {k: v["strategy"] for k, v in dma.items()} == {"conv0": "none", "conv1": "H", "conv2": "H",
+                                                          "conv3": "H"}, dma
+    assert "3 H-tiled, 0 OC-tiled, 1 not tiled" in text, text
+    geometry = {"conv1": (64, 56, 1, 64, 56), "conv2": (64, 56, 2, 128, 28), "conv3": (128, 28, 1, 128, 28)}
+    for k, (c_in, h_in, stride, c_out, h_out) in geometry.items():
+        h = dma[k]
+        rows, tiles = h["tile_rows"], h["tiles"]
+        assert tiles >= 2 and tiles == -(-h_out // rows) and h["row_offsets"] == list(range(0, h_out, rows)), h
+        spans = [rows_read(h_in, stride, r0, min(rows, h_out - r0)) for r0 in h["row_offsets"]]
+        assert h["input_row_offsets"] == [lo for lo, _ in spans], h
+        assert h["l2_input_bytes"] == c_in * h_in * max(hi - lo for lo, hi in spans), h
+        assert h["l2_output_bytes"] == c_out * rows * h_out, h
+        ends = [o + h["l2_input_bytes"] for o in h["l2_input_offsets"]] + \
+               [o + h["l2_output_bytes"] for o in h["l2_output_offsets"]] + \
+               [o + h["l2_weight_bytes"] for o in h["l2_weight_offsets"]]
+        assert max(ends) <= budget and h["pipeline_depth"] == 2
+        # a tile fewer would not fit (the fewest tiles, balanced)
+        assert rows == -(-h_out // tiles)
+    if budget == 384 * 1024:
+        assert all(dma[k]["l2_weight_bytes"] > 0 for k in geometry), dma
+        assert (dma["conv3"]["tiles"], dma["conv3"]["tile_rows"]) == (2, 14)
+    # the pipeline, once per H-tiled conv
+    assert src.count("for (int32_t t = 0, buf = 0; t < ") == 3
+    assert src.count("st = tidsp_dma_wait(2, 1);") == 3 and src.count("tidsp_dma_wait(2, 0);") == 3
+    assert src.count("st = tidsp_dma_commit(2);") == 3
+    t3 = dma["conv3"]["tiles"]
+    assert f"st = tidsp_dma_wait(0, t + 1 < {t3} ? 1 : 0);" in src
+
+
+def test_relu_stack_trace_overlaps_strips_and_compute(relu_stack, tmp_path):
+    """`cstatic run --dma-trace` of the H-tiled stack: for each H-tiled
+    conv, tile t+1's strip copies are issued before tile t computes (and
+    tile t's are done before it starts), and tile t's rows go out on queue
+    2 after it computes."""
+    d, q = relu_stack
+    _, man, _, _ = build(d, q, d / "x.npy", "c_static_lib -mcpu=c7x", "c7x_trace")
+    trace = tmp_path / "t.json"
+    cstatic("run", d / "c7x_trace", "--input", d / "x.npy", "--output", tmp_path / "y.npy", "--dma-trace", trace)
+    ev = json.loads(trace.read_text())["traceEvents"]
+    dma = {s["name"]: s["dma"] for s in man["layers"] if "dma" in s}
+    calls = [e for e in ev if e["cat"] == "compute"]
+    for k in ("conv1", "conv2", "conv3"):
+        tiles = [e for e in calls if e["name"] == k]
+        assert len(tiles) == dma[k]["tiles"], (k, len(tiles))
+    out = [e for e in ev if e["cat"] == "dma" and e["tid"] == 3]  # queue 2
+    assert out, "no copy-out on queue 2"
+    conv3 = [e for e in calls if e["name"] == "conv3"]
+    assert any(conv3[0]["ts"] + conv3[0]["dur"] <= e["args"]["issue"] + 1e-3 <= conv3[1]["ts"] + 1e-3 for e in out)
+
+
 def fc(path, m):
     """The spec's FC: [M, 256] · [256, 512] + bias."""
     import onnx
@@ -228,7 +316,7 @@ SUITE = [(m, v) for m in ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenet
 @pytest.mark.parametrize("model,variant", [
     pytest.param(m, v, marks=() if (m, v) == ("resnet18", "pt2e") else pytest.mark.slow) for m, v in SUITE])
 def test_suite_model_at_a_small_budget_equals_host(model, variant, model_suite, tmp_path):
-    """-l2-budget=65536, small enough that most convs are OC-tiled (or, with
+    """-l2-budget=65536, small enough that most convs are H- or OC-tiled (or, with
     -mmalib=1, sliced or left in DDR): every build gives the host build's
     output bit for bit on two inputs, and the manifest names the strategy
     of every conv."""
@@ -251,4 +339,5 @@ def test_suite_model_at_a_small_budget_equals_host(model, variant, model_suite, 
                                                           "k_mmalib_depthwise_conv2d_i8")]
         assert convs and all("dma" in s for s in convs), [s["name"] for s in convs if "dma" not in s]
         strategies = {s["dma"]["strategy"] for s in convs}
-        assert ("OC" if not mmalib else "MMALIB-sliced") in strategies or model == "mobilenetv3s", strategies
+        assert (strategies & {"H", "OC"} if not mmalib else "MMALIB-sliced" in strategies) \
+            or model == "mobilenetv3s", strategies

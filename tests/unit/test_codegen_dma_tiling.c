@@ -4,7 +4,9 @@
  * weights fit half the budget, OC-tiled when input + one tile do (each
  * rule at its exact boundary), reading DDR when not even one channel fits
  * beside the input, and the declines (batch, groups, q31 requant, weights
- * not constant); the next-layer prefetch of a tiled conv's first weights.
+ * not constant); H-tiling of a conv with a fused ReLU (its plan, its tile
+ * geometry, weights in L2 or DDR, where it declines); the next-layer
+ * prefetch of a tiled conv's first weights.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@ typedef struct tcase {
   int n, c_in, h, w, c_out, groups;
   int rq_kind, per_channel;
   int weights_const;
+  int relu; /* a ReLU folded into the output range (zero point -128) */
 } tcase;
 
 /* x [n,c_in,h,w] → k_conv2d_i8 3×3 pad 1 → y [n,c_out,h,w] */
@@ -38,7 +41,7 @@ static cs_graph *graph(const tcase *c) {
                              .h_out = c->h, .w_out = c->w, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
                              .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1, .groups = c->groups,
                              .rq = {.kind = c->rq_kind, .per_channel = c->per_channel, .out_min = -128,
-                                    .out_max = 127}};
+                                    .out_max = 127, .out_zp = c->relu ? -128 : 0}};
   g->inputs = malloc(sizeof(int) * 2);
   g->inputs[0] = x;
   g->inputs[1] = wv;
@@ -69,7 +72,7 @@ static cs_l2_stage plan(const tcase *c, size_t budget, size_t *l2_size) {
 
 /* The spec's conv3 without its border: 128→128 on 28×28, input 100352 B,
  * one channel's weights 1152 B, all 147456 B. */
-static const tcase kConv3 = {1, 128, 28, 28, 128, 1, TIDSP_REQUANT_FLOAT, 1, 1};
+static const tcase kConv3 = {1, 128, 28, 28, 128, 1, TIDSP_REQUANT_FLOAT, 1, 1, 0};
 enum { IN = 100352, ROW = 1152 };
 
 static void test_not_tiled_when_half_the_budget_holds_it(void) {
@@ -139,6 +142,80 @@ static void test_declines(void) {
   CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_NOT_CONST);
   cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
   CHECK_MSG(strstr(buf, "weights not constant") != NULL, "%s", buf);
+}
+
+/* H-tiling (dma_tiling_h.c), first for a conv with a fused ReLU: conv3
+ * with its ReLU at the spec's budget. Tiles of R rows read R + 2 input
+ * rows (3584 B each: 128 channels × 28), 2 × strip + 2 × output rows +
+ * weights 147456 B <= 393216 B up to R = 16; from h_out / 2 = 14 down,
+ * 14 fits: two tiles of 14 rows, each reading 15 input rows (the padding
+ * row is not copied). */
+static void test_h_tiling_of_a_fused_conv(void) {
+  tcase c = kConv3;
+  c.relu = 1;
+  size_t l2 = 0;
+  cs_l2_stage st = plan(&c, 384 * 1024, &l2);
+  CHECK(st.kind == CS_L2_H_TILED && st.tile_rows == 14 && st.n_chunks == 2);
+  CHECK(st.input_off == 0 && st.input_bytes == 15 * 3584 && st.input_off2 == 53760);
+  CHECK(st.out_off == 107520 && st.out_bytes == 14 * 3584 && st.out_off2 == 157696);
+  CHECK(st.weight_off == 207872 && st.weight_bytes == 128 * ROW && st.input_bytes_total == IN);
+  CHECK(l2 == 207872 + 128 * ROW && l2 <= 384 * 1024);
+  char buf[320];
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "H-tiled: input 100352 B + weights 147456 B > half the L2 budget 196608 B: 2 tiles of 14 "
+                         "output rows, input strips (53760 B) and output rows (50176 B) double-buffered, weights in L2"),
+            "%s", buf);
+  /* the tiles: output rows 0-13 read input rows 0-14 below one padding
+   * row; 14-27 read 13-27 */
+  const tidsp_conv2d_params p = {.n = 1, .c_in = 128, .h_in = 28, .w_in = 28, .c_out = 128, .h_out = 28,
+                                 .w_out = 28, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1,
+                                 .dil_w = 1, .pad_top = 1, .pad_left = 1, .groups = 1};
+  cs_h_tile t0 = cs_h_tile_of(&p, 14, 0), t1 = cs_h_tile_of(&p, 14, 1);
+  CHECK(t0.r0 == 0 && t0.rows_out == 14 && t0.in_row == 0 && t0.rows_in == 15 && t0.pad_top == 1);
+  CHECK(t1.r0 == 14 && t1.rows_out == 14 && t1.in_row == 13 && t1.rows_in == 15 && t1.pad_top == 0);
+  /* stride 2, 5 rows a tile of 14: rows 5-9 read 2·5-1 … 2·9+1 = 9 … 19 */
+  tidsp_conv2d_params p2 = p;
+  p2.stride_h = 2;
+  p2.h_out = 14;
+  cs_h_tile t = cs_h_tile_of(&p2, 5, 1);
+  CHECK(t.r0 == 5 && t.rows_out == 5 && t.in_row == 9 && t.rows_in == 11 && t.pad_top == 0);
+  t = cs_h_tile_of(&p2, 5, 2); /* rows 10-13: 19 … 27 (28 is below the input) */
+  CHECK(t.r0 == 10 && t.rows_out == 4 && t.in_row == 19 && t.rows_in == 9 && t.pad_top == 0);
+
+  /* weights that do not fit beside the strips are read from DDR: in
+   * 150000 B even one row's strips and outputs (28672 B) leave too little
+   * for the weights; without them 14336 R + 14336 <= 150000 up to R = 9,
+   * 4 tiles, balanced: 7 rows each */
+  st = plan(&c, 150000, &l2);
+  CHECK(st.kind == CS_L2_H_TILED && st.weight_bytes == 0 && st.tile_rows == 7 && st.n_chunks == 4);
+  cs_l2_stage_describe(&st, 150000, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "4 tiles of 7 output rows") && strstr(buf, "weights read from DDR"), "%s", buf);
+  CHECK(l2 == st.out_off2 + st.out_bytes && l2 % 128 == 0);
+  /* OC-tiling could not: the input alone is over half the budget */
+  c.relu = 0;
+  CHECK(plan(&c, 150000, NULL).why == CS_L2_WHY_INPUT);
+}
+
+/* Where H-tiling declines: no fused activation (OC-tiling's, as the
+ * spec's standalone stack), not even one row's strips fit, one output
+ * row, batch > 1. */
+static void test_h_tiling_declines(void) {
+  tcase c = kConv3;
+  CHECK(plan(&c, 384 * 1024, NULL).kind == CS_L2_OC_TILED);
+  c.relu = 1;
+  /* one row: 2 × 10752 + 2 × 3584 = 28672 B > 28671 B, and the input is
+   * over half of it: reads DDR */
+  cs_l2_stage st = plan(&c, 28671, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_INPUT);
+  st = plan(&c, 28672, NULL);
+  CHECK(st.kind == CS_L2_H_TILED && st.tile_rows == 1 && st.n_chunks == 28 && st.weight_bytes == 0);
+  c.h = 1;
+  st = plan(&c, 2048, NULL);
+  CHECK(st.kind != CS_L2_H_TILED);
+  c = kConv3;
+  c.relu = 1;
+  c.n = 2;
+  CHECK(plan(&c, 384 * 1024, NULL).why == CS_L2_WHY_BATCH);
 }
 
 /* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
@@ -220,5 +297,7 @@ int main(void) {
   test_oc_tiles_the_fewest_that_fit_balanced();
   test_input_over_half_the_budget_reads_ddr();
   test_declines();
+  test_h_tiling_of_a_fused_conv();
+  test_h_tiling_declines();
   UNIT_MAIN_END();
 }

@@ -1,0 +1,119 @@
+/*
+ * dma_tiling_h.c — ScheduleC7xDMATiling's first strategy, H-tiling
+ * (spec/c-static-lib-backend.txt "C7x DMA Tiling", "How It Works" 1): the
+ * output rows of a fused quantized conv are split into tiles so that each
+ * tile's input strip, double-buffered, fits the L2 budget, and the
+ * weights, the same for every tile, are cached in L2 when they fit beside
+ * the strips.
+ *
+ * Which convs: the spec applies H-tiling to fused quantized convs (post-
+ * conv ops fused: requantize, bias, relu, clip, cast) and OC-tiling to
+ * standalone ones. Every k_conv2d_i8 has its requant fused, so what tells
+ * the two apart here is a fused activation: a ReLU or Clip folded into
+ * the conv's output range, as ORT's quantizer folds it (zero point = the
+ * lowest code) or the QDQ tail matcher fuses it (out_min/out_max narrower
+ * than int8). The spec's standalone conv stack has none, so its tables
+ * (test_dma_tiling.py) keep their OC decisions. A conv H declines falls
+ * through to OC-tiling (dma_tiling.c).
+ *
+ * Our layout is NCHW, so a tile is c_in row ranges of the input (one per
+ * channel: the generated code issues c_in copies per strip, one group) and
+ * c_out row ranges of the output. The kernel writes its output densely,
+ * so a tile's rows are computed into an L2 buffer and copied out (c_out
+ * copies, one group on queue 2), double-buffered too: tile i's copy-out
+ * overlaps tile i+1's compute. The tile's conv is the layer's conv on the
+ * strip: h_in = the strip's rows, pad_top = the padding rows above it
+ * (only the first tiles have any), h_out = the tile's rows; rows below
+ * the strip are padding or unread. L2 layout: strip A, strip B, output A,
+ * output B, weights (each on 128 bytes).
+ */
+#include "schedule.h"
+
+enum { L2_ALIGN = 128 };
+
+static size_t align_up(size_t v) { return (v + L2_ALIGN - 1) / L2_ALIGN * L2_ALIGN; }
+
+cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t) {
+  cs_h_tile h;
+  h.r0 = t * tile_rows;
+  h.rows_out = p->h_out - h.r0 < tile_rows ? p->h_out - h.r0 : tile_rows;
+  /* the input rows its outputs read: base … last, clipped to the input */
+  int64_t base = (int64_t)h.r0 * p->stride_h - p->pad_top;
+  int64_t last = (int64_t)(h.r0 + h.rows_out - 1) * p->stride_h - p->pad_top + (int64_t)(p->k_h - 1) * p->dil_h;
+  int64_t lo = base < 0 ? 0 : base, hi = last >= p->h_in ? p->h_in - 1 : last;
+  h.in_row = (int32_t)lo;
+  h.rows_in = hi >= lo ? (int32_t)(hi - lo + 1) : 0;
+  h.pad_top = (int32_t)(lo - base);
+  return h;
+}
+
+/* A ReLU or Clip in the conv's output range (see the top). */
+static int fused_activation(const tidsp_conv2d_params *p) {
+  return p->rq.out_min > -128 || p->rq.out_max < 127 || p->rq.out_zp == p->rq.out_min;
+}
+
+/* The largest strip and output tile of tiles of `rows` rows (every tile
+ * reads at least one input row, else 0). */
+static int tile_bytes(const tidsp_conv2d_params *p, int rows, size_t *strip, size_t *out) {
+  int tiles = (p->h_out + rows - 1) / rows;
+  int32_t most = 0;
+  for (int t = 0; t < tiles; t++) {
+    cs_h_tile h = cs_h_tile_of(p, rows, t);
+    if (h.rows_in < 1) return 0;
+    if (h.rows_in > most) most = h.rows_in;
+  }
+  *strip = (size_t)p->c_in * (size_t)most * (size_t)p->w_in;
+  *out = (size_t)p->c_out * (size_t)rows * (size_t)p->w_out;
+  return 1;
+}
+
+/* Lay out tiles of `rows` rows with `weights` bytes cached; 1 when it fits. */
+static int layout(const tidsp_conv2d_params *p, int rows, size_t weights, size_t budget, cs_l2_stage *st) {
+  size_t strip, out;
+  if (!tile_bytes(p, rows, &strip, &out)) return 0;
+  size_t b = align_up(strip), o = align_up(b + strip), o2 = align_up(o + out), w = align_up(o2 + out);
+  if ((weights ? w + weights : o2 + out) > budget) return 0;
+  st->input_off = 0;
+  st->input_off2 = b;
+  st->input_bytes = strip;
+  st->out_off = o;
+  st->out_off2 = o2;
+  st->out_bytes = out;
+  st->weight_off = weights ? w : 0;
+  st->weight_bytes = weights;
+  st->tile_rows = rows;
+  st->n_chunks = (p->h_out + rows - 1) / rows;
+  return 1;
+}
+
+int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                              cs_l2_stage *st) {
+  const tidsp_conv2d_params *p = &n->k.conv;
+  int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
+  if (p->n != 1 || p->h_out < 2 || !fused_activation(p)) return 0;
+  int cacheable = wv >= 0 && s->loc[cs_schedule_storage_root(s, wv)].kind == CS_LOC_CONST;
+  size_t total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  /* weights cached if any tiling fits with them, else read from DDR */
+  for (int cache = cacheable; cache >= 0; cache--) {
+    size_t wb = cache ? total : 0;
+    int rows = 0;
+    for (int r = p->h_out / 2 + (p->h_out % 2); r >= 1 && !rows; r--) {
+      cs_l2_stage t = *st;
+      if (layout(p, r, wb, budget, &t)) rows = r;
+    }
+    if (!rows) continue;
+    /* the fewest tiles of at most `rows` rows, balanced */
+    int tiles = (p->h_out + rows - 1) / rows;
+    cs_l2_stage t = *st;
+    int balanced = (p->h_out + tiles - 1) / tiles;
+    /* fewer rows a tile; the clipping at the edges may still differ */
+    if (!layout(p, balanced, wb, budget, &t)) layout(p, rows, wb, budget, &t);
+    *st = t;
+    st->kind = CS_L2_H_TILED;
+    st->input_bytes_total = cs_value_nbytes(&g->values[n->inputs[0]]);
+    st->weight_off2 = 0;
+    st->chunk_cout = 0;
+    return 1;
+  }
+  return 0;
+}
