@@ -320,6 +320,9 @@ int cs_cmd_compile(int argc, char **argv) {
       printf("  DMA tiling (ScheduleC7xDMATiling, half the L2 budget %zu B, scratch %zu B): %d H-tiled, "
              "%d OC-tiled, %d not tiled\n",
              stats.l2_budget / 2, stats.l2_bytes, stats.l2_h_tiled, stats.l2_oc_tiled, stats.l2_untiled);
+    if (stats.l2_n_tiled)
+      printf("  DMA tiling of weight-only linear layers (N, L2 budget %zu B): %d with weights in L2\n",
+             stats.l2_budget, stats.l2_n_tiled);
     if (stats.l2_budget && target.mmalib)
       printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "
              "%d sliced, %d in DDR\n",

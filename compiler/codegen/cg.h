@@ -205,6 +205,9 @@ void cs_cg_emit_prefetch(const cs_cg *cg, cs_sbuf *b, int step, const char *inde
  * pipeline over output-channel tiles. */
 cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
                                     int *needs_math);
+/* A whole N-tiled c7x_dequantize_vecmatmul: the L2 copy of its weights
+ * and one call, or the pipeline over weight-row tiles. */
+cs_status cs_cg_emit_n_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
 /* A whole H-tiled k_conv2d_i8: its params, the tile table, the pipeline
  * over output-row tiles. */
 cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,

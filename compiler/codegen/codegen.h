@@ -37,6 +37,7 @@ typedef struct cs_codegen_stats {
   size_t l2_budget, l2_bytes;    /* -l2-budget; MODEL_L2_SIZE */
   int l2_input_weights, l2_input, l2_sliced, l2_ddr; /* staged MMALIB calls by decision */
   int l2_h_tiled, l2_oc_tiled, l2_untiled; /* ScheduleC7xDMATiling's k_conv2d_i8 decisions */
+  int l2_n_tiled;                          /* … and c7x_dequantize_vecmatmul's (N, N-tiled) */
   /* The runtime files the generated C needs: used[i] for file i of
    * cs_runtime_file_path (manifest.json "runtime_sources"). */
   unsigned char runtime_used[CS_RUNTIME_FILES_MAX];

@@ -17,7 +17,7 @@ int cs_cg_step_staged(const cs_cg *cg, int step) {
   if (!cg->s.l2) return 0;
   cs_l2_kind k = cg->s.l2[step].kind;
   return k == CS_L2_INPUT || k == CS_L2_INPUT_WEIGHTS || k == CS_L2_SLICED || k == CS_L2_OC_TILED ||
-         k == CS_L2_H_TILED;
+         k == CS_L2_H_TILED || k == CS_L2_N_TILED;
 }
 
 int cs_cg_part_staged(const cs_cg *cg, int f) {
@@ -55,8 +55,10 @@ static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[256];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
   cs_sbuf_printf(b, "    /* %s: %s */\n",
-                 cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ? "ScheduleC7xDMATiling"
-                                                                                               : "InjectMMALIBDMA",
+                 cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ||
+                         cg->s.l2[step].kind == CS_L2_N_TILED
+                     ? "ScheduleC7xDMATiling"
+                     : "InjectMMALIBDMA",
                  what);
 }
 
@@ -295,21 +297,24 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
                          : l2->kind == CS_L2_SLICED                        ? "MMALIB-sliced"
                          : l2->kind == CS_L2_OC_TILED                      ? "OC"
                          : l2->kind == CS_L2_H_TILED                       ? "H"
+                         : l2->kind == CS_L2_N_TILED                       ? "N"
                                                                            : "MMALIB-staged";
   cs_json_begin_object(j, "dma");
   cs_json_string(j, "strategy", strategy);
   if (l2->kind == CS_L2_H_TILED) {
     manifest_h(cg, j, step);
   } else if (l2->kind != CS_L2_DDR && l2->kind != CS_L2_UNTILED) {
-    cs_json_int(j, "l2_input_offset", (int64_t)l2->input_off);
-    cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
+    if (l2->kind != CS_L2_N_TILED) { /* N: the activations are not copied */
+      cs_json_int(j, "l2_input_offset", (int64_t)l2->input_off);
+      cs_json_int(j, "l2_input_bytes", (int64_t)l2->input_bytes);
+    }
     int64_t w[2] = {(int64_t)l2->weight_off, (int64_t)l2->weight_off2};
     int nw = l2->weight_bytes == 0 ? 0 : l2->weight_off2 ? 2 : 1;
     cs_json_ints(j, "l2_weight_offsets", w, nw);
     cs_json_int(j, "l2_weight_bytes", (int64_t)l2->weight_bytes);
-    int tiled = l2->kind == CS_L2_SLICED || l2->kind == CS_L2_OC_TILED;
+    int tiled = l2->kind == CS_L2_SLICED || l2->kind == CS_L2_OC_TILED || l2->kind == CS_L2_N_TILED;
     cs_json_int(j, "tiles", tiled ? l2->n_chunks : 1);
-    if (tiled) cs_json_int(j, "oc_tile", l2->chunk_cout);
+    if (tiled) cs_json_int(j, l2->kind == CS_L2_N_TILED ? "n_tile" : "oc_tile", l2->chunk_cout);
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
     if (l2->prefetch) {
       /* the first weights, copied on queue 1 while the previous layer computes */
@@ -434,6 +439,61 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   cs_sbuf_puts(b, "    }\n"
                   "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
                   "      if (st == TIDSP_OK) st = drained;\n    }\n");
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+}
+
+/* A whole N-tiled c7x_dequantize_vecmatmul (ScheduleC7xDMATiling,
+ * dma_tiling_n.c). One tile: the matrix copied (or prefetched on queue 1),
+ * one call on the L2 copy. More: the OC-tiled conv's pipeline over weight
+ * rows (emit_double_buffered_head: the prologue's group is tile 0's rows,
+ * tile i+1's in flight while tile i computes), a tile being the kernel on
+ * n_oc output columns from oc, one call per activation row. */
+cs_status cs_cg_emit_n_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  int cnt = 0;
+  const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+  int wv = n->inputs[1];
+  if (n->op != CS_OP_K_DEQUANT_VECMATMUL || !ki || !a || cnt != 3 || cg->s.loc[wv].kind != CS_LOC_CONST)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be N-tiled", n->name ? n->name : "?",
+                    cs_op_name(n->op));
+  long long M = a[0], K = a[1], N = a[2];
+  cs_sbuf_puts(b, "  {\n");
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  cs_sbuf_puts(b, "    const float *const X = ");
+  cs_cg_pointer(cg, b, n->inputs[0], CS_DTYPE_F32, 0, used);
+  cs_sbuf_puts(b, ";\n    const float *const S = ");
+  cs_cg_pointer(cg, b, n->inputs[2], CS_DTYPE_F32, 0, used);
+  cs_sbuf_puts(b, ";\n    float *const Y = ");
+  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_F32, 1, used);
+  cs_sbuf_puts(b, ";\n");
+  cs_cg_use(used, wv);
+  int CH = l2->chunk_cout;
+  if (!l2->prefetch)
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
+  cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+  wait_prefetch(cg, b, step);
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
+  if (l2->n_chunks == 1) {
+    cs_sbuf_puts(b, "    st = tidsp_dma_wait(0, 0);\n    if (st != TIDSP_OK) return st;\n");
+    cs_cg_emit_trace_begin(cg, b, n, "    ");
+    cs_sbuf_printf(b, "    st = %s(X, (const int8_t *)(L2 + %zu), S, Y, %lld, %lld, %lld);\n"
+                      "    tidsp_dma_trace_end(tr);\n",
+                   ki->fn, l2->weight_off, M, K, N);
+  } else {
+    emit_double_buffered_head(cg, b, l2, wv, (int)N, CH, (size_t)K);
+    cs_cg_emit_trace_begin(cg, b, n, "      ");
+    cs_sbuf_printf(b, "      for (int32_t m = 0; m < %lld && st == TIDSP_OK; m++)\n"
+                      "        st = %s(X + (size_t)m * %lldu, (const int8_t *)(L2 + (buf ? %zuu : %zuu)), S + oc,\n"
+                      "            Y + (size_t)m * %lldu + oc, 1, %lld, n_oc);\n"
+                      "      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n    }\n",
+                   M, ki->fn, K, l2->weight_off2, l2->weight_off, N, K);
+  }
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;

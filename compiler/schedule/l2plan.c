@@ -119,7 +119,8 @@ static size_t footprint_end(const cs_l2_stage *p) {
       return p->input_off + p->input_bytes;
     case CS_L2_INPUT_WEIGHTS:
     case CS_L2_SLICED:
-    case CS_L2_OC_TILED: {
+    case CS_L2_OC_TILED:
+    case CS_L2_N_TILED: {
       size_t a = p->input_off + p->input_bytes, b = p->weight_off + p->weight_bytes;
       size_t c = p->weight_off2 ? p->weight_off2 + p->weight_bytes : 0;
       return a > b ? (a > c ? a : c) : (b > c ? b : c);
@@ -146,7 +147,7 @@ static void plan_prefetch(const cs_schedule *s, size_t budget) {
   for (int k = 0; k < s->n_steps; k++) {
     if (s->node_elided[s->order[k]]) continue;
     cs_l2_stage *p = &s->l2[k];
-    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED)) {
+    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED)) {
       size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
       if (off < busy) {
         /* above the previous step's footprint and this step's other buffers */
@@ -176,6 +177,8 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
     cs_l2_stage *p = &s->l2[k];
     if (n->op == CS_OP_K_CONV2D_I8) {
       cs_schedule_conv_tiling(g, s, n, budget, p);
+    } else if (n->op == CS_OP_K_DEQUANT_VECMATMUL) {
+      cs_schedule_n_tiling(g, s, n, budget, p);
     } else {
       if (!is_staged_kernel(n->op)) continue;
       size_t guard;
@@ -199,11 +202,15 @@ static void describe_untiled(const cs_l2_stage *st, size_t budget, char *buf, si
       [CS_L2_WHY_GROUPED] = "grouped conv",
       [CS_L2_WHY_REQUANT] = "per-channel requant without a channel window",
       [CS_L2_WHY_NOT_CONST] = "weights not constant",
+      [CS_L2_WHY_ROW] = "",
   };
   size_t ws = st->input_bytes + st->weight_bytes_total;
   if (st->why == CS_L2_WHY_FITS)
     snprintf(buf, size, "not tiled: input %zu B + weights %zu B <= half the L2 budget %zu B", st->input_bytes,
              st->weight_bytes_total, budget / 2);
+  else if (st->why == CS_L2_WHY_ROW)
+    snprintf(buf, size, "not tiled, reads DDR: weights %zu B > the L2 budget %zu B, and one weight row's two "
+             "buffers do not fit it", st->weight_bytes_total, budget);
   else if (st->why == CS_L2_WHY_INPUT)
     snprintf(buf, size,
              "not tiled, reads DDR: input %zu B + one output channel's weights > half the L2 budget %zu B "
@@ -244,6 +251,17 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
       break;
     case CS_L2_UNTILED:
       describe_untiled(st, budget, buf, size);
+      break;
+    case CS_L2_N_TILED:
+      if (st->n_chunks == 1)
+        snprintf(buf, size, "N: weights %zu B cached in L2 (activations %zu B read from DDR)", st->weight_bytes,
+                 st->input_bytes_total);
+      else
+        snprintf(buf, size,
+                 "N-tiled: weights %zu B > L2 budget %zu B: %d tiles of %d output columns (%zu B), "
+                 "double-buffered (activations %zu B read from DDR)",
+                 st->weight_bytes_total, budget, st->n_chunks, st->chunk_cout, st->weight_bytes,
+                 st->input_bytes_total);
       break;
     case CS_L2_H_TILED:
       snprintf(buf, size,

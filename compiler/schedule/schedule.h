@@ -66,11 +66,15 @@ typedef enum cs_l2_kind {
   CS_L2_OC_TILED,      /* input once, then chunk_cout output channels of
                           weights at a time, double-buffered; one
                           tidsp_conv2d_i8 call per tile */
-  CS_L2_H_TILED        /* tile_rows output rows at a time: each tile's input
+  CS_L2_H_TILED,       /* tile_rows output rows at a time: each tile's input
                           strip double-buffered (input_off, input_off2),
                           its output rows computed into L2 (out_off,
                           out_off2) and copied out; weights in L2 at
                           weight_off when weight_bytes > 0 (dma_tiling_h.c) */
+  CS_L2_N_TILED        /* c7x_dequantize_vecmatmul: chunk_cout weight rows
+                          (output columns) at a time, n_chunks tiles; one
+                          tile: the matrix cached; more: double-buffered
+                          (weight_off, weight_off2) (dma_tiling_n.c) */
 } cs_l2_kind;
 
 /* Why ScheduleC7xDMATiling leaves a conv untiled. */
@@ -81,7 +85,8 @@ typedef enum cs_l2_why {
   CS_L2_WHY_GROUPED,    /* groups > 1 */
   CS_L2_WHY_REQUANT,    /* per-channel requant without a channel window (q31:
                            [mult C][shift C]; scale/shift struct) */
-  CS_L2_WHY_NOT_CONST   /* weights not in the blob */
+  CS_L2_WHY_NOT_CONST,  /* weights not in the blob */
+  CS_L2_WHY_ROW         /* N-tiling: one weight row over half the budget */
 } cs_l2_why;
 
 /* Offsets are into the model's L2 scratch (base aligned to 128): the guard
@@ -159,6 +164,9 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
 /* ScheduleC7xDMATiling of one k_conv2d_i8 node (dma_tiling.c). */
 void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                              cs_l2_stage *st);
+/* ScheduleC7xDMATiling of one c7x_dequantize_vecmatmul (dma_tiling_n.c). */
+void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                          cs_l2_stage *st);
 /* H-tiling (dma_tiling_h.c), tried first for a conv with a fused
  * activation: 1 and st filled when a plan fits the budget, else 0. */
 int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,

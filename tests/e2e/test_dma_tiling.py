@@ -341,3 +341,34 @@ def test_suite_model_at_a_small_budget_equals_host(model, variant, model_suite, 
         strategies = {s["dma"]["strategy"] for s in convs}
         assert (strategies & {"H", "OC"} if not mmalib else "MMALIB-sliced" in strategies) \
             or model == "mobilenetv3s", strategies
+
+
+@pytest.mark.parametrize("budget,tiles", [(384 * 1024, {16384: 1}), (8192, {16384: 4}), (600, {16384: 64})])
+def test_weight_only_linear_is_n_tiled(tmp_path, budget, tiles):
+    """c7x_dequantize_vecmatmul (the weight-only MLP of test_weight_only:
+    two 16 KiB int8 weight matrices, M = 8): the matrix cached in L2 when
+    it fits the budget, else copied in tiles of output columns, double-
+    buffered (tile i+1 in flight while tile i computes); tile 0's weights
+    prefetched on queue 1 while the layer before computes. Bit-identical
+    to the host build."""
+    from test_weight_only import _model
+    _model(str(tmp_path / "mlp.onnx"))
+    np.save(tmp_path / "x.npy", np.random.default_rng(4).standard_normal((2, 8, 64)).astype(np.float32))
+    host, _, _, _ = build(tmp_path, tmp_path / "mlp.onnx", tmp_path / "x.npy", "c_static_lib", "host")
+    y, man, src, text = build(tmp_path, tmp_path / "mlp.onnx", tmp_path / "x.npy",
+                              f"c_static_lib -mcpu=c7x -l2-budget={budget}", "c7x")
+    assert np.array_equal(y, host), "N-tiling changed the output"
+    dma = [s["dma"] for s in man["layers"] if s["op"] == "k_c7x_dequantize_vecmatmul"]
+    assert len(dma) == 2 and all(d["strategy"] == "N" for d in dma), dma
+    assert "2 with weights in L2" in text, text
+    for d, (k, n) in zip(dma, ((64, 256), (256, 64))):
+        assert d["tiles"] == tiles[16384] and d["n_tile"] == -(-n // d["tiles"]), d
+        assert d["l2_weight_bytes"] == d["n_tile"] * k
+        assert d["pipeline_depth"] == (1 if d["tiles"] == 1 else 2)
+        assert max(d["l2_weight_offsets"]) + d["l2_weight_bytes"] <= budget
+        assert d["prefetch"]["queue"] == 1 and d["prefetch"]["bytes"] == d["l2_weight_bytes"], d
+    assert 0 < man["l2_bytes"] <= budget
+    if tiles[16384] > 1:
+        assert src.count("st = tidsp_dma_wait(0, next < 256 ? 1 : 0);") == 1
+        assert src.count("st = tidsp_dma_wait(0, next < 64 ? 1 : 0);") == 1
+        assert src.count("for (int32_t m = 0; m < 8 && st == TIDSP_OK; m++)") == 2

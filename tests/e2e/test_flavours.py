@@ -92,13 +92,16 @@ def check_flavour_text(d, flavour):
         # but for the DMA software pipeline of a tiled layer: its one loop
         # over output-channel tiles, or (H-tiled) its loop over output-row
         # tiles and the per-channel row copies (the prologue's strip, the
-        # next strip, the rows out)
+        # next strip, the rows out), or (N-tiled) its loop over weight-row
+        # tiles and the activation rows
         assert "#pragma" not in text
         for layer in text.split("  /* layer ")[1:]:
             loops = re.findall(r"\b(?:for|while)\s*\(.*", layer)
             if loops and "ScheduleC7xDMATiling: H-tiled" in layer:
                 assert [lp.split(";")[0] for lp in loops] == ["for (int32_t c = 0", "for (int32_t t = 0, buf = 0",
                                                              "for (int32_t c = 0", "for (int32_t c = 0"], loops
+            elif loops and "ScheduleC7xDMATiling: N-tiled" in layer:  # weight tiles, activation rows
+                assert [lp.split(";")[0] for lp in loops] == ["for (int32_t oc = 0, buf = 0", "for (int32_t m = 0"]
             elif loops:
                 assert "ScheduleC7xDMATiling: OC-tiled" in layer or "through mmalib_conv2d_i8_sliced" in layer, layer
                 assert len(loops) == 1 and loops[0].startswith("for (int32_t oc = 0"), loops

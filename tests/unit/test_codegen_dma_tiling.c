@@ -5,7 +5,8 @@
  * rule at its exact boundary), reading DDR when not even one channel fits
  * beside the input, and the declines (batch, groups, q31 requant, weights
  * not constant); H-tiling of a conv with a fused ReLU (its plan, its tile
- * geometry, weights in L2 or DDR, where it declines); the next-layer
+ * geometry, weights in L2 or DDR, where it declines); N-tiling of a
+ * weight-only linear layer (cached, tiled, declined); the next-layer
  * prefetch of a tiled conv's first weights.
  */
 #include <stdlib.h>
@@ -218,6 +219,75 @@ static void test_h_tiling_declines(void) {
   CHECK(plan(&c, 384 * 1024, NULL).why == CS_L2_WHY_BATCH);
 }
 
+/* N-tiling (dma_tiling_n.c): x f32 [M][K] → c7x_dequantize_vecmatmul
+ * with W int8 [N][K] constant (or not) → y f32 [M][N]. */
+static cs_l2_stage n_plan(int M, int K, int N, int w_const, size_t budget, size_t *l2) {
+  cs_graph *g = cs_graph_new("fc");
+  int64_t xs[2] = {M, K}, ws[2] = {N, K}, ss[1] = {N}, ys[2] = {M, N};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, xs);
+  void *zeros = calloc((size_t)N * (size_t)K + 4 * (size_t)N, 1);
+  int wv = w_const ? cs_graph_add_const(g, "w", CS_DTYPE_I8, 2, ws, zeros) : cs_graph_add_value(g, "w", CS_DTYPE_I8, 2, ws);
+  int sv = cs_graph_add_const(g, "s", CS_DTYPE_F32, 1, ss, zeros);
+  free(zeros);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_F32, 2, ys);
+  int in[3] = {x, wv, sv};
+  int id = cs_graph_add_node(g, CS_OP_K_DEQUANT_VECMATMUL, "fc", "fc", 3, in, 1, &y);
+  int64_t args[3] = {M, K, N};
+  CHECK(cs_node_set_attr_ints(&g->nodes[id], "mm_args", 3, args) == CS_OK);
+  g->inputs = malloc(sizeof(int) * 2);
+  g->inputs[0] = x;
+  g->inputs[1] = wv;
+  g->n_inputs = w_const ? 1 : 2;
+  g->outputs = malloc(sizeof(int));
+  g->outputs[0] = y;
+  g->n_outputs = 1;
+  cs_schedule_options o = {.arena_align = 64, .weights_align = 64, .weights_base = 64, .l2_budget = budget};
+  cs_schedule s;
+  cs_l2_stage st;
+  memset(&st, 0xff, sizeof st);
+  cs_status rc = cs_schedule_build(g, &o, &s);
+  CHECK_MSG(rc == CS_OK, "schedule: %s", cs_error_message());
+  if (rc == CS_OK) {
+    st = s.l2[0];
+    if (l2) *l2 = s.l2_size;
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+  return st;
+}
+
+/* The weight matrix cached when it fits the budget; else the most rows
+ * whose two buffers fit, the fewest tiles, balanced; a row over half the
+ * budget, or weights not in the blob: DDR. */
+static void test_n_tiling(void) {
+  size_t l2 = 0;
+  char buf[320];
+  /* a decode step's projection: 1 × 4096 · 4096 × 64, 256 KiB of weights */
+  cs_l2_stage st = n_plan(1, 4096, 64, 1, 384 * 1024, &l2);
+  CHECK(st.kind == CS_L2_N_TILED && st.n_chunks == 1 && st.chunk_cout == 64 && st.weight_off == 0);
+  CHECK(st.weight_bytes == 262144 && st.weight_off2 == 0 && l2 == 262144);
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(!strcmp(buf, "N: weights 262144 B cached in L2 (activations 16384 B read from DDR)"), "%s", buf);
+  /* 4096 × 256: 1 MiB > 384 KiB; 48 rows (196608 B) a buffer: 6 tiles,
+   * balanced to 43 rows */
+  st = n_plan(8, 4096, 256, 1, 384 * 1024, &l2);
+  CHECK(st.kind == CS_L2_N_TILED && st.n_chunks == 6 && st.chunk_cout == 43);
+  CHECK(st.weight_bytes == 43 * 4096 && st.weight_off == 0 && st.weight_off2 == 43 * 4096);
+  CHECK(l2 == 2 * 43 * 4096);
+  cs_l2_stage_describe(&st, 384 * 1024, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "N-tiled: weights 1048576 B > L2 budget 393216 B: 6 tiles of 43 output columns (176128 B), "
+                        "double-buffered") != NULL, "%s", buf);
+  /* one row's two buffers: exactly the budget; a byte less: DDR */
+  st = n_plan(1, 1000, 16, 1, 1024 + 1000, NULL);
+  CHECK(st.kind == CS_L2_N_TILED && st.chunk_cout == 1 && st.n_chunks == 16 && st.weight_off2 == 1024);
+  st = n_plan(1, 1000, 16, 1, 1024 + 999, &l2);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_ROW && l2 == 0);
+  cs_l2_stage_describe(&st, 2023, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "one weight row's two buffers do not fit") != NULL, "%s", buf);
+  st = n_plan(1, 64, 64, 0, 384 * 1024, NULL);
+  CHECK(st.kind == CS_L2_UNTILED && st.why == CS_L2_WHY_NOT_CONST);
+}
+
 /* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
  * both 3×3 pad 1 on h×w, per-channel float requant. */
 static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
@@ -299,5 +369,6 @@ int main(void) {
   test_declines();
   test_h_tiling_of_a_fused_conv();
   test_h_tiling_declines();
+  test_n_tiling();
   UNIT_MAIN_END();
 }
