@@ -330,18 +330,18 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
   cs_json_end_object(j);
 }
 
-/* The per-channel copies of one H tile's rows (NCHW: one row range per
- * channel, a group of `channels` copies). dst/src are C expressions of
- * the tile's first channel; the strides are bytes per channel. */
+/* One H tile's rows: NCHW has one row range per channel, so one 2D copy
+ * of `channels` rows (tidsp_dma_copy_2d: one descriptor, as the C7x DMA's
+ * multi-dimensional transfer), its own group. dst/src are C expressions
+ * of the first channel's range; the pitches are bytes per channel. */
 static void emit_row_copies(cs_sbuf *b, const char *indent, int queue, int channels, const char *dst,
-                            const char *dst_stride, const char *src, const char *src_stride, const char *bytes,
+                            const char *dst_pitch, const char *src, const char *src_pitch, const char *bytes,
                             const char *fail) {
-  cs_sbuf_printf(b, "%sfor (int32_t c = 0; c < %d && st == TIDSP_OK; c++)\n"
-                    "%s  st = tidsp_dma_copy(%d, %s + (size_t)c * %s, %s + (size_t)c * %s, %s, 0u);\n"
+  cs_sbuf_printf(b, "%sst = tidsp_dma_copy_2d(%d, %s, %s, %s, %s, %s, %du, 0u);\n"
                     "%sif (st != TIDSP_OK) %s;\n"
                     "%sst = tidsp_dma_commit(%d);\n%sif (st != TIDSP_OK) %s;\n",
-                 indent, channels, indent, queue, dst, dst_stride, src, src_stride, bytes, indent, fail, indent,
-                 queue, indent, fail);
+                 indent, queue, dst, dst_pitch, src, src_pitch, bytes, channels, indent, fail, indent, queue, indent,
+                 fail);
 }
 
 /* A whole H-tiled k_conv2d_i8 (ScheduleC7xDMATiling, dma_tiling_h.c): the

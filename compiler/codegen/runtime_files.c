@@ -32,7 +32,7 @@ typedef struct rt_file {
 
 static const rt_file files[] = {
     {.path = "dma/dma_host.c",
-     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_host_lazy tidsp_dma_shutdown tidsp_dma_start "
+     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_copy_2d tidsp_dma_host_lazy tidsp_dma_shutdown tidsp_dma_start "
                 "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",

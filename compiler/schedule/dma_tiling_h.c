@@ -17,13 +17,14 @@
  * through to OC-tiling (dma_tiling.c).
  *
  * Our layout is NCHW, so a tile is c_in row ranges of the input (one per
- * channel: the generated code issues c_in copies per strip, one group) and
- * c_out row ranges of the output. The kernel writes its output densely,
- * so a tile's rows are computed into an L2 buffer and copied out (c_out
- * copies, one group on queue 2), double-buffered too: tile i's copy-out
- * overlaps tile i+1's compute. The tile's conv is the layer's conv on the
- * strip: h_in = the strip's rows, pad_top = the padding rows above it
- * (only the first tiles have any), h_out = the tile's rows; rows below
+ * channel: the generated code copies a strip as one 2D copy of c_in rows,
+ * tidsp_dma_copy_2d, as the C7x DMA moves a multi-dimensional block with
+ * one descriptor) and c_out row ranges of the output. The kernel writes its
+ * output densely, so a tile's rows are computed into an L2 buffer and
+ * copied out (one 2D copy on queue 2), double-buffered too: tile i's
+ * copy-out overlaps tile i+1's compute. The tile's conv is the layer's conv
+ * on the strip: h_in = the strip's rows, pad_top = the padding rows above
+ * it (only the first tiles have any), h_out = the tile's rows; rows below
  * the strip are padding or unread. L2 layout: strip A, strip B, output A,
  * output B, weights (each on 128 bytes).
  */

@@ -60,6 +60,15 @@ extern "C" {
  * with bytes > 0. bytes == 0 is a no-op. A failing call issues nothing. */
 int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, uint32_t flags);
 
+/* One copy of `rows` rows of row_bytes bytes: row r from src + r·src_pitch
+ * to dst + r·dst_pitch (the C7x DMA's multi-dimensional transfer: one
+ * descriptor, one slot of the queue, however many rows). An NCHW tile's
+ * rows in each channel are one such copy. Errors as tidsp_dma_copy's, the
+ * overlap check over each side's whole span; TIDSP_ERR_PARAM also for a
+ * pitch below row_bytes (rows > 1). rows or row_bytes 0 is a no-op. */
+int32_t tidsp_dma_copy_2d(int32_t queue, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                          size_t row_bytes, size_t rows, uint32_t flags);
+
 /* Close `queue`'s open group (no-op when it holds no copy): the copies
  * issued since the last commit or wait become one group. TIDSP_OK;
  * TIDSP_ERR_PARAM for a queue out of range. */

@@ -21,6 +21,7 @@
 #include "cstatic/dma.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,8 @@
 typedef struct dma_copy {
   void *dst;
   const void *src;
-  size_t bytes;
+  size_t bytes;                /* of one row */
+  size_t rows, dst_pitch, src_pitch; /* tidsp_dma_copy: 1 row */
   int64_t group;  /* the group's number on its queue */
   uint64_t ticket; /* issue order over all queues */
   int32_t event;  /* trace slot, or −1 */
@@ -102,12 +104,12 @@ static void *copy_thread(void *arg) {
     /* Only the thread removes copies: the head stays put while it copies
      * (a trace rebind meanwhile resets its event, hence the re-read). */
     const dma_copy *c = &q->ring[q->head];
-    void *dst = c->dst;
-    const void *src = c->src;
-    size_t bytes = c->bytes;
+    uint8_t *dst = (uint8_t *)c->dst;
+    const uint8_t *src = (const uint8_t *)c->src;
+    size_t bytes = c->bytes, rows = c->rows, dp = c->dst_pitch, sp = c->src_pitch;
     if (c->event >= 0) trace[c->event].start = tidsp_profile_clock();
     pthread_mutex_unlock(&lock);
-    memcpy(dst, src, bytes);
+    for (size_t r = 0; r < rows; r++) memcpy(dst + r * dp, src + r * sp, bytes);
     pthread_mutex_lock(&lock);
     if (c->event >= 0) trace[c->event].end = tidsp_profile_clock();
     q->head = (q->head + 1) % TIDSP_DMA_DEPTH;
@@ -146,13 +148,9 @@ static int ranges_overlap(const void *a, const void *b, size_t n) {
   return x <= y ? y - x < n : x - y < n;
 }
 
-int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, uint32_t flags) {
-  if (queue < 0 || queue >= TIDSP_DMA_QUEUES) return TIDSP_ERR_PARAM;
-  if (flags & ~(uint32_t)TIDSP_DMA_BYPASS_CACHE) return TIDSP_ERR_PARAM;
-  if (bytes == 0) return TIDSP_OK;
-  if (!dst || !src) return TIDSP_ERR_NULL;
-  if (ranges_overlap(dst, src, bytes)) return TIDSP_ERR_PARAM;
-  /* Every check passed: only now may the call wait for room. */
+/* Issue a checked copy of rows rows (lock not held). */
+static int32_t issue(int32_t queue, void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t bytes,
+                     size_t rows) {
   pthread_mutex_lock(&lock);
   dma_queue *q = &queues[queue];
   if (!ensure_running()) {
@@ -160,7 +158,7 @@ int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, 
      * Slower, never wrong. */
     while (q->count) pthread_cond_wait(&done_cv, &lock);
     pthread_mutex_unlock(&lock);
-    memcpy(dst, src, bytes);
+    for (size_t r = 0; r < rows; r++) memcpy((uint8_t *)dst + r * dst_pitch, (const uint8_t *)src + r * src_pitch, bytes);
     return TIDSP_OK;
   }
   while (q->count == TIDSP_DMA_DEPTH) {
@@ -172,6 +170,9 @@ int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, 
   c->dst = dst;
   c->src = src;
   c->bytes = bytes;
+  c->rows = rows;
+  c->dst_pitch = dst_pitch;
+  c->src_pitch = src_pitch;
   c->group = q->open_group;
   c->ticket = next_ticket++;
   c->event = trace_slot();
@@ -181,7 +182,7 @@ int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, 
     e->kind = TIDSP_DMA_EV_COPY;
     e->queue = queue;
     e->group = q->open_group - q->trace_base;
-    e->bytes = bytes;
+    e->bytes = bytes * rows;
     e->issue = tidsp_profile_clock();
   }
   q->count++;
@@ -189,6 +190,32 @@ int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, 
   pthread_cond_signal(&work_cv);
   pthread_mutex_unlock(&lock);
   return TIDSP_OK;
+}
+
+int32_t tidsp_dma_copy(int32_t queue, void *dst, const void *src, size_t bytes, uint32_t flags) {
+  if (queue < 0 || queue >= TIDSP_DMA_QUEUES) return TIDSP_ERR_PARAM;
+  if (flags & ~(uint32_t)TIDSP_DMA_BYPASS_CACHE) return TIDSP_ERR_PARAM;
+  if (bytes == 0) return TIDSP_OK;
+  if (!dst || !src) return TIDSP_ERR_NULL;
+  if (ranges_overlap(dst, src, bytes)) return TIDSP_ERR_PARAM;
+  /* Every check passed: only now may the call wait for room. */
+  return issue(queue, dst, bytes, src, bytes, bytes, 1);
+}
+
+int32_t tidsp_dma_copy_2d(int32_t queue, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                          size_t row_bytes, size_t rows, uint32_t flags) {
+  if (queue < 0 || queue >= TIDSP_DMA_QUEUES) return TIDSP_ERR_PARAM;
+  if (flags & ~(uint32_t)TIDSP_DMA_BYPASS_CACHE) return TIDSP_ERR_PARAM;
+  if (row_bytes == 0 || rows == 0) return TIDSP_OK;
+  if (!dst || !src) return TIDSP_ERR_NULL;
+  if (rows > 1 && (dst_pitch < row_bytes || src_pitch < row_bytes)) return TIDSP_ERR_PARAM;
+  /* each side's span, first row's start to last row's end */
+  size_t pitch = dst_pitch > src_pitch ? dst_pitch : src_pitch; /* > 0 when rows > 1 */
+  if (rows > 1 && rows - 1 > (SIZE_MAX - row_bytes) / pitch) return TIDSP_ERR_PARAM;
+  size_t dspan = (rows - 1) * dst_pitch + row_bytes, sspan = (rows - 1) * src_pitch + row_bytes;
+  uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+  if (d <= s ? s - d < dspan : d - s < sspan) return TIDSP_ERR_PARAM;
+  return issue(queue, dst, dst_pitch, src, src_pitch, row_bytes, rows);
 }
 
 /* Close q's open group (lock held). */

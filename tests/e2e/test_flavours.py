@@ -90,16 +90,13 @@ def check_flavour_text(d, flavour):
         assert block in text, f"{f}: no <{ti_header}> include block"
         # No loops of its own, hence no loop pragmas (they are the kernels'),
         # but for the DMA software pipeline of a tiled layer: its one loop
-        # over output-channel tiles, or (H-tiled) its loop over output-row
-        # tiles and the per-channel row copies (the prologue's strip, the
-        # next strip, the rows out), or (N-tiled) its loop over weight-row
-        # tiles and the activation rows
+        # over output-channel tiles, or (H-tiled) over output-row tiles, or
+        # (N-tiled) over weight-row tiles and the activation rows
         assert "#pragma" not in text
         for layer in text.split("  /* layer ")[1:]:
             loops = re.findall(r"\b(?:for|while)\s*\(.*", layer)
             if loops and "ScheduleC7xDMATiling: H-tiled" in layer:
-                assert [lp.split(";")[0] for lp in loops] == ["for (int32_t c = 0", "for (int32_t t = 0, buf = 0",
-                                                             "for (int32_t c = 0", "for (int32_t c = 0"], loops
+                assert [lp.split(";")[0] for lp in loops] == ["for (int32_t t = 0, buf = 0"], loops
             elif loops and "ScheduleC7xDMATiling: N-tiled" in layer:  # weight tiles, activation rows
                 assert [lp.split(";")[0] for lp in loops] == ["for (int32_t oc = 0, buf = 0", "for (int32_t m = 0"]
             elif loops:

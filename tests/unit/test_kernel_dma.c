@@ -246,6 +246,51 @@ static void test_errors_issue_nothing(void) {
   drain_all();
 }
 
+/* tidsp_dma_copy_2d: an NCHW tile's rows (3 channels of a 4×5 plane, rows
+ * 1-2) into a dense strip and back out, one queue slot per copy: it
+ * completes at its wait; bad pitches and overlapping spans are refused,
+ * rows or row_bytes 0 is a no-op. */
+static void test_copy_2d(void) {
+  static uint8_t plane[3 * 4 * 5], strip[3 * 2 * 5 + 8], back[3 * 4 * 5];
+  fill_src(plane, sizeof plane, 3);
+  memset(strip, OLD, sizeof strip);
+  memset(back, OLD, sizeof back);
+  CHECK(tidsp_dma_copy_2d(0, strip, 10, plane + 5, 20, 10, 3, 0) == TIDSP_OK);
+  CHECK(all_are(strip, sizeof strip, OLD)); /* lazy: at its wait */
+  CHECK(tidsp_dma_wait(0, 0) == TIDSP_OK);
+  for (int c = 0; c < 3; c++) CHECK(memcmp(strip + 10 * c, plane + 20 * c + 5, 10) == 0);
+  CHECK(all_are(strip + 30, 8, OLD));
+  CHECK(tidsp_dma_copy_2d(2, back + 5, 20, strip, 10, 10, 3, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_wait(2, 0) == TIDSP_OK);
+  for (int c = 0; c < 3; c++) {
+    CHECK(memcmp(back + 20 * c + 5, plane + 20 * c + 5, 10) == 0);
+    CHECK(all_are(back + 20 * c, 5, OLD) && all_are(back + 20 * c + 15, 5, OLD));
+  }
+  /* more rows than the ring holds copies: still one slot */
+  static uint8_t tall_src[TIDSP_DMA_DEPTH * 4][8], tall_dst[TIDSP_DMA_DEPTH * 4][8];
+  for (int i = 0; i < TIDSP_DMA_DEPTH * 4; i++) fill_src(tall_src[i], 8, (uint8_t)i);
+  for (int i = 0; i < TIDSP_DMA_DEPTH - 1; i++) CHECK(tidsp_dma_copy_2d(1, tall_dst, 8, tall_src, 8, 8, 1, 0) == 0);
+  CHECK(tidsp_dma_copy_2d(1, tall_dst, 8, tall_src, 8, 8, TIDSP_DMA_DEPTH * 4, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_wait(1, 0) == TIDSP_OK);
+  CHECK(memcmp(tall_dst, tall_src, sizeof tall_src) == 0);
+  /* errors */
+  CHECK(tidsp_dma_copy_2d(0, strip, 9, plane, 20, 10, 2, 0) == TIDSP_ERR_PARAM);  /* dst pitch < row */
+  CHECK(tidsp_dma_copy_2d(0, strip, 10, plane, 9, 10, 2, 0) == TIDSP_ERR_PARAM);  /* src pitch < row */
+  CHECK(tidsp_dma_copy_2d(0, plane + 10, 20, plane, 20, 5, 2, 0) == TIDSP_ERR_PARAM); /* spans interleave */
+  CHECK(tidsp_dma_copy_2d(0, plane + 24, 5, plane, 20, 5, 2, 0) == TIDSP_ERR_PARAM);  /* into the src span */
+  CHECK(tidsp_dma_copy_2d(0, NULL, 10, plane, 20, 10, 1, 0) == TIDSP_ERR_NULL);
+  CHECK(tidsp_dma_copy_2d(TIDSP_DMA_QUEUES, strip, 10, plane, 20, 10, 1, 0) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_dma_copy_2d(0, strip, 10, plane, 20, 10, 1, 2u) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_dma_copy_2d(0, strip, 10, plane, SIZE_MAX / 2, 10, 3, 0) == TIDSP_ERR_PARAM); /* span wraps */
+  CHECK(tidsp_dma_copy_2d(0, NULL, 0, NULL, 0, 0, 5, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_copy_2d(0, NULL, 0, NULL, 0, 5, 0, 0) == TIDSP_OK);
+  /* one row: pitches unused */
+  memset(strip, OLD, sizeof strip);
+  CHECK(tidsp_dma_copy_2d(0, strip, 0, plane, 0, 10, 1, 0) == TIDSP_OK);
+  CHECK(tidsp_dma_wait(0, 0) == TIDSP_OK && memcmp(strip, plane, 10) == 0 && all_are(strip + 10, 28, OLD));
+  drain_all();
+}
+
 static void test_l2(void) {
   static _Alignas(TIDSP_L2_ALIGN) uint8_t region[4 * TIDSP_L2_ALIGN];
   CHECK(tidsp_l2_bind(NULL, 0) == TIDSP_OK);
@@ -481,6 +526,7 @@ int main(void) {
   test_full_queue_forces_the_oldest();
   test_queues_are_independent();
   test_errors_issue_nothing();
+  test_copy_2d();
   test_l2();
   test_staging_pattern();
   tidsp_dma_host_lazy(0);
