@@ -36,7 +36,7 @@ void cs_cg_emit_prefetch(const cs_cg *cg, cs_sbuf *b, int step, const char *inde
   const cs_l2_stage *t = &cg->s.l2[k];
   const cs_node *n = &cg->g->nodes[cg->s.order[k]];
   cs_sbuf_printf(b, "%s/* prefetch: layer %d's weights%s (%zu B), copied while this layer computes */\n", indent, k,
-                 t->kind == CS_L2_OC_TILED ? " of tile 0" : "", t->weight_bytes);
+                 t->kind == CS_L2_OC_TILED || (t->kind == CS_L2_N_TILED && t->n_chunks > 1) ? " of tile 0" : "", t->weight_bytes);
   cs_sbuf_printf(b, "%sst = tidsp_dma_copy(1, L2 + %zu, ", indent, t->weight_off);
   cs_cg_pointer(cg, b, n->inputs[1], CS_DTYPE_UNDEF, 0, used);
   cs_sbuf_printf(b, ", %zuu, 0u);\n%sif (st != TIDSP_OK) return st;\n", t->weight_bytes, indent);
@@ -256,6 +256,19 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
   return st;
 }
 
+/* The first weights, copied on queue 1 while the previous layer computes. */
+static void manifest_prefetch(const cs_cg *cg, cs_json *j, int step) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  if (!l2->prefetch) return;
+  int prev = step - 1;
+  while (prev > 0 && cg->s.l2[prev].prefetch_next != step + 1) prev--;
+  cs_json_begin_object(j, "prefetch");
+  cs_json_int(j, "queue", 1);
+  cs_json_int(j, "bytes", (int64_t)l2->weight_bytes);
+  cs_json_string(j, "during", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[prev]]).name);
+  cs_json_end_object(j);
+}
+
 /* An H plan in the manifest: its buffers, tile rows and each tile's rows. */
 static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
@@ -288,6 +301,7 @@ static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
   cs_json_ints(j, "input_row_offsets", ir, nt);
   free(r0);
   cs_json_int(j, "pipeline_depth", 2);
+  manifest_prefetch(cg, j, step);
 }
 
 /* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
@@ -316,16 +330,7 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
     cs_json_int(j, "tiles", tiled ? l2->n_chunks : 1);
     if (tiled) cs_json_int(j, l2->kind == CS_L2_N_TILED ? "n_tile" : "oc_tile", l2->chunk_cout);
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
-    if (l2->prefetch) {
-      /* the first weights, copied on queue 1 while the previous layer computes */
-      int prev = step - 1;
-      while (prev > 0 && cg->s.l2[prev].prefetch_next != step + 1) prev--;
-      cs_json_begin_object(j, "prefetch");
-      cs_json_int(j, "queue", 1);
-      cs_json_int(j, "bytes", (int64_t)l2->weight_bytes);
-      cs_json_string(j, "during", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[prev]]).name);
-      cs_json_end_object(j);
-    }
+    manifest_prefetch(cg, j, step);
   }
   cs_json_end_object(j);
 }
@@ -382,7 +387,7 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   cs_sbuf_puts(b, ";\n    int8_t *const Y = ");
   cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
   cs_sbuf_puts(b, ";\n");
-  if (l2->weight_bytes) {
+  if (l2->weight_bytes && !l2->prefetch) {
     cs_cg_use(used, wv);
     cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
                    l2->weight_off, cg->macro[wv], l2->weight_bytes);
@@ -396,6 +401,7 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
   snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
   emit_row_copies(b, "    ", 0, p->c_in, dst, in_stride, src, x_stride, bytes, "return st");
+  wait_prefetch(cg, b, step);
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
   /* body */
   cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"

@@ -134,8 +134,8 @@ static size_t footprint_end(const cs_l2_stage *p) {
   }
 }
 
-/* Next-layer prefetch: a step's first weights (INPUT_WEIGHTS: all of them;
- * OC_TILED: tile 0's) do not depend on the previous step, so they are
+/* Next-layer prefetch: a step's first weights (INPUT_WEIGHTS, H_TILED
+ * with its weights in L2: all of them; OC_TILED, N_TILED: tile 0's) do not depend on the previous step, so they are
  * copied while it computes, on queue 1 (its own waits on queue 0 do not
  * wait for them), into a buffer the previous step does not use: its own
  * place if that lies above the previous step's footprint, else moved
@@ -147,12 +147,14 @@ static void plan_prefetch(const cs_schedule *s, size_t budget) {
   for (int k = 0; k < s->n_steps; k++) {
     if (s->node_elided[s->order[k]]) continue;
     cs_l2_stage *p = &s->l2[k];
-    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED)) {
+    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
+                      (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
       size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
       if (off < busy) {
         /* above the previous step's footprint and this step's other buffers */
         size_t other = p->input_off + p->input_bytes;
         if (p->weight_off2 && p->weight_off2 + p->weight_bytes > other) other = p->weight_off2 + p->weight_bytes;
+        if (p->kind == CS_L2_H_TILED) other = p->out_off2 + p->out_bytes; /* strips, then output rows */
         off = align_up(busy > other ? busy : other);
       }
       if (off + p->weight_bytes <= budget) {

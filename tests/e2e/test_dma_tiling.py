@@ -240,6 +240,13 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
     if budget == 384 * 1024:
         assert all(dma[k]["l2_weight_bytes"] > 0 for k in geometry), dma
         assert (dma["conv3"]["tiles"], dma["conv3"]["tile_rows"]) == (2, 14)
+        # conv1's weights (36864 B) do not depend on conv0, which uses no
+        # L2: copied on queue 1 while conv0 computes, into their own place
+        assert dma["conv1"]["prefetch"] == {"queue": 1, "bytes": 36864, "during": "conv0"}, dma["conv1"]
+        assert "st = tidsp_dma_copy(1, L2 + %d, (const void *)(W + W_W1_QUANTIZED), 36864u, 0u);" \
+            % dma["conv1"]["l2_weight_offsets"][0] in src
+        assert src.index('tidsp_dma_trace_begin("conv0")') < src.index("tidsp_dma_wait(1, 0)") \
+            < src.index('tidsp_dma_trace_begin("conv1")')
     # the pipeline, once per H-tiled conv
     assert src.count("for (int32_t t = 0, buf = 0; t < ") == 3
     assert src.count("st = tidsp_dma_wait(2, 1);") == 3 and src.count("tidsp_dma_wait(2, 0);") == 3

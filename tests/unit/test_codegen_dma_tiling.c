@@ -290,6 +290,8 @@ static void test_n_tiling(void) {
 
 /* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
  * both 3×3 pad 1 on h×w, per-channel float requant. */
+static int two_convs_relu; /* 1: both with a ReLU folded in (H-tiled) */
+
 static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   cs_graph *g = cs_graph_new("two");
   int64_t xs[4] = {1, c0, hw, hw}, ms[4] = {1, c1, hw, hw}, ys[4] = {1, c2, hw, hw};
@@ -313,7 +315,9 @@ static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
     g->nodes[id].k.conv = (tidsp_conv2d_params){
         .n = 1, .c_in = chans[i], .h_in = hw, .w_in = hw, .c_out = chans[i + 1], .h_out = hw, .w_out = hw,
         .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
-        .groups = 1, .rq = {.kind = TIDSP_REQUANT_FLOAT, .per_channel = 1, .out_min = -128, .out_max = 127}};
+        .groups = 1,
+        .rq = {.kind = TIDSP_REQUANT_FLOAT, .per_channel = 1, .out_min = -128, .out_max = 127,
+               .out_zp = two_convs_relu ? -128 : 0}};
   }
   g->inputs = malloc(sizeof(int));
   g->inputs[0] = x;
@@ -359,6 +363,18 @@ static void test_next_layer_prefetch(void) {
   prefetch_case(128, 512, 128, 14, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_OC_TILED && st[1].kind == CS_L2_OC_TILED);
   CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 100352);
+  /* with ReLUs: b H-tiled (2 tiles of 14 rows, weights 147456 B in L2 at
+   * 207872), its weights prefetched while a (untiled) computes */
+  two_convs_relu = 1;
+  prefetch_case(3, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_UNTILED && st[0].prefetch_next == 2);
+  CHECK(st[1].kind == CS_L2_H_TILED && st[1].prefetch && st[1].weight_off == 207872 && st[1].weight_bytes == 128 * ROW);
+  /* both H-tiled: b's weights must go above a's footprint (355328 B): no
+   * room in 384 KiB, so b copies them itself */
+  prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
+  CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 207872);
+  two_convs_relu = 0;
 }
 
 int main(void) {
