@@ -6,8 +6,9 @@ Runs the compiled (staged or DMA-tiled: -mcpu=c7x) model ROUNDS times
 (default 9), each with a DMA trace, and prints one JSON object: per round
 and as medians, the DMA busy time, the share of it that overlaps a traced
 layer call (the trace's own "dma_hidden_share"), and the same split by
-queue: queue 0 holds each layer's own copies (input, weight tiles), queue 1
-the next-layer weight prefetches. Also the machine's 1-minute load average
+queue: queue 0 holds each layer's own copies (input, weight tiles, H
+strips), queue 1 the next-layer weight prefetches, queue 2 the H-tiled
+convs' output rows going out of L2. Also the machine's 1-minute load average
 before and after, since on a loaded machine the copy thread may wait for a
 core (a copy starts late and is then less hidden): name it beside every
 figure you quote.
