@@ -448,6 +448,53 @@ static void weights_blob_is_checked(void) {
   cs_graph_free(g);
 }
 
+/* The weight-only linear layer N-tiled (-mcpu=c7x, L2 budget 600 B: its
+ * 16 x 64 int8 weights, 1024 B, do not fit; tiles of 4 rows, 256 B, two
+ * buffers): model_run gives the kernel's output on the whole matrix bit
+ * for bit, with no allocator call, the DMA thread started at the bind. */
+static void n_tiled_linear_matches_and_never_mallocs(void) {
+  enum { K = 64, NN = 16 };
+  cs_graph *g = cs_graph_new("linear");
+  int64_t xs[2] = {1, K}, ws[2] = {NN, K}, ss[1] = {NN}, ys[2] = {1, NN};
+  static int8_t w[NN * K];
+  static float sc[NN], x[K], want[NN], got[NN];
+  for (int i = 0; i < NN * K; i++) w[i] = (int8_t)((i * 53) % 255 - 127);
+  for (int i = 0; i < NN; i++) sc[i] = 0.001f * (float)(i + 1);
+  for (int i = 0; i < K; i++) x[i] = sinf((float)i * 0.61f) * 2.0f;
+  int xv = cs_graph_add_value(g, "input", CS_DTYPE_F32, 2, xs);
+  int in[3] = {xv, cs_graph_add_const(g, "fc.weight", CS_DTYPE_I8, 2, ws, w),
+               cs_graph_add_const(g, "fc.scale", CS_DTYPE_F32, 1, ss, sc)};
+  int yv = cs_graph_add_value(g, "output", CS_DTYPE_F32, 2, ys);
+  int id = tg_node(g, CS_OP_K_DEQUANT_VECMATMUL, "/fc/MatMul", "/fc/MatMul", 3, in, yv);
+  int64_t args[3] = {1, K, NN};
+  CHECK(cs_node_set_attr_ints(&g->nodes[id], "mm_args", 3, args) == CS_OK);
+  tg_set_io(g, 1, &xv, 1, &yv);
+  cs_target t;
+  cs_target_default(&t);
+  t.mcpu = CS_MCPU_C7X;
+  t.l2_budget = 600;
+  char *dir = emit_for(g, 0, NULL, &t);
+  char p[4400];
+  snprintf(p, sizeof p, "%s/lib0.c", dir);
+  CHECK(tg_file_contains(p, "N-tiled: weights 1024 B > L2 budget 600 B: 4 tiles of 4 output columns (256 B)"));
+  CHECK(tg_file_contains(p, "st = tidsp_dma_wait(0, next < 16 ? 1 : 0);"));
+  CHECK_MSG(compiles_strictly(dir, "lib0.c"), "lib0.c does not compile warning-free");
+  if (!build_harness(dir, "lib0.c")) {
+    CHECK_MSG(0, "harness does not build in %s", dir);
+  } else {
+    CHECK(c7x_dequantize_vecmatmul(x, w, sc, want, 1, K, NN) == TIDSP_OK);
+    int status;
+    long threads = -1;
+    long mallocs = run_harness_threads(dir, "weights.bin", x, sizeof x, got, sizeof got, 0, &status, &threads);
+    CHECK_MSG(mallocs == 0, "model_check_weights + 2x model_run made %ld allocator calls", mallocs);
+    CHECK_MSG(threads == 1, "%ld threads started", threads);
+    CHECK(status == TIDSP_OK);
+    CHECK_MSG(memcmp(want, got, sizeof want) == 0, "the N-tiled layer differs from the kernel on the whole matrix");
+  }
+  parent_remove(dir);
+  cs_graph_free(g);
+}
+
 /* staged: -mcpu=c7x with an L2 budget (440 B) that tiles the conv (3→4
  * on 8×8: input 192 B + weights 108 B > half of it). staged 1: with its
  * fused ReLU, H-tiled: one output row a tile (two 72 B strips and two
@@ -656,6 +703,7 @@ int main(void) {
   generated_model_matches_kernels_and_never_mallocs(1, 0);
   generated_model_matches_kernels_and_never_mallocs(0, 1);
   generated_model_matches_kernels_and_never_mallocs(0, 2);
+  n_tiled_linear_matches_and_never_mallocs();
   large_models_split_into_files();
   unlowered_or_mistyped_nodes_are_errors();
   UNIT_MAIN_END();
