@@ -54,7 +54,7 @@ asan: setup
 # ThreadSanitizer build of the firmware (one thread per client connection,
 # the DMA engine's thread). The clients stay the normal build's: a TSan
 # library cannot be loaded into Python or an uninstrumented program.
-TSAN_TARGETS := c7x_fw cstatic c7x_fw_mmalib c7x_compute test_kernel_dma test_codegen_file_writer
+TSAN_TARGETS := c7x_fw cstatic c7x_fw_mmalib c7x_fw_tidl c7x_compute test_kernel_dma test_codegen_file_writer
 tsan: setup
 	cmake -S . -B $(BUILD)-tsan -DCS_TSAN=ON -DONNX_PROTO=$(ONNX_PROTO) >/dev/null
 	cmake --build $(BUILD)-tsan -j2 --target $(TSAN_TARGETS)
