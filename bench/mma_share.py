@@ -4,17 +4,26 @@ cstatic binaries (e.g. main's and a branch's). Not a timing: MACs counted
 from manifest.json (layers[].macs of mmalib_* kernels; padding taken out of
 both sides of the share, offload.padding).
 
-    .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN]
+    .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained]
+
+--trained adds the suite's trained networks (tests/models/trained.py): the
+PP-OCR det/rec/cls files (ORT quantize_static int8, as test_trained_nets.py
+quantizes them) and MTCNN's P/R/O-Net (PT2E c7x int8); their wheels are
+fetched by pip once into tests/models/out, the quantized files cached
+there.
 """
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 SUITE = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
 VARIANTS = ("ort_s8", "ort_u8", "pt2e")
-MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "out")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+MODELS = os.path.join(ROOT, "tests", "models", "out")
 
 
 def share(binary, model, out):
@@ -28,22 +37,67 @@ def share(binary, model, out):
     return (mma - added) / (total - added), total / (total - added), pad.get("layers", 0), pad.get("bytes_added", 0)
 
 
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"cs_models_{name}", os.path.join(ROOT, "tests", "models",
+                                                                                     f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def trained_models():
+    """(name, path) of the trained networks, quantized and cached as
+    tests/e2e/test_trained_nets.py does it (same seeds)."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    trained = _load("trained")
+    out = []
+    ocr_calib = {"rec": lambda s: trained.render_words(trained.words(32, 98, common=False), s, 99),
+                 "cls": lambda s: trained.render_words(trained.words(32, 97, common=False), s, 98,
+                                                       [i % 2 == 0 for i in range(32)]),
+                 "det": lambda s: trained.render_pages(16, s, 71)[0]}
+    for name in ("det", "rec", "cls"):
+        out.append((f"ppocr_{name}", trained.ocr_quantized(MODELS, name, ocr_calib[name](trained.OCR_FILES[name][1]))))
+    import torch
+
+    import cstatic
+    export = _load("export")
+    for name in ("pnet", "rnet", "onet"):
+        path = os.path.join(MODELS, "trained", f"mtcnn_{name}_c7x_i8.onnx")
+        if not os.path.exists(path):
+            side = trained.MTCNN_SIDE[name]
+            net = trained.mtcnn(MODELS, name)
+            calib = torch.from_numpy(trained.face_crops(32, side, 11))
+            torch.set_num_threads(1)
+            gm = cstatic.quantize_pt2e(net, (calib[:1],), calib, "c7x")
+            outs = ("box", "prob", "landmarks")[:3 if name == "onet" else 2]
+            export.export_qdq_onnx(gm, (calib[:1],), path + ".part.onnx", input_names=["input"],
+                                   output_names=list(outs))
+            os.replace(path + ".part.onnx", path)
+        out.append((f"mtcnn_{name}", path))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", default="/work/main/build/bin/cstatic")
     ap.add_argument("--after", default="build/bin/cstatic")
+    ap.add_argument("--trained", action="store_true", help="the trained networks too")
+    ap.add_argument("--only-trained", action="store_true", help="the trained networks only")
     a = ap.parse_args()
+    models = [] if a.only_trained else [(f"{n}_{v}", os.path.join(MODELS, f"{n}_{v}.onnx"))
+                                        for n in SUITE for v in VARIANTS]
+    if a.trained or a.only_trained:
+        models += trained_models()
     print("| model | MACs on the MMA before | after | padded layers | MACs x | bytes added |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in SUITE:
-            for v in VARIANTS:
-                model = os.path.join(MODELS, f"{name}_{v}.onnx")
-                if not os.path.exists(model):
-                    continue
-                b = share(a.before, model, os.path.join(tmp, f"b_{name}_{v}"))
-                s, ratio, layers, nbytes = share(a.after, model, os.path.join(tmp, f"a_{name}_{v}"))
-                print(f"| {name}_{v} | {100 * b[0]:.1f} % | {100 * s:.1f} % | {layers} | {ratio:.3f} | {nbytes} |")
+        for name, model in models:
+            if not os.path.exists(model):
+                continue
+            b = share(a.before, model, os.path.join(tmp, f"b_{name}"))
+            s, ratio, layers, nbytes = share(a.after, model, os.path.join(tmp, f"a_{name}"))
+            print(f"| {name} | {100 * b[0]:.1f} % | {100 * s:.1f} % | {layers} | {ratio:.3f} | {nbytes} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

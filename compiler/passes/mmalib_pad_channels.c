@@ -29,21 +29,33 @@
  * to the consumer: the view already costs nothing). Only a graph output
  * makes the copy real (C_out·H·W bytes, in the estimate below).
  *
- * The cost rule. Scalar core: the spec's "Performance" layer (int8 conv
- * 64→64, 3×3, 56×56 = 115.6 M MACs) takes 45.2 M cycles in C7x scalar
- * loops: 2.56 MACs/cycle, for any layer. MMA: the MMA multiplies one
- * 64-element row of data by a 64×64 weight panel per cycle, after loading
- * the panel row by row (64 cycles); a layer of K = C_in·KH·KW, C_pad
- * output channels and P output positions is ⌈K/64⌉·⌈C_pad/64⌉ panels of
- * (64 + P) cycles each, scaled so that the spec's layer (9 panels × 3200)
- * takes its measured 1.67 M cycles with DDR-resident data (the L2-staged
- * 3.5× is not assumed: staging is decided later and may not fit). So a
- * large feature map pays for nearly any padding (C_pad/C_out below ~27),
- * while a layer with one output position — a squeeze-excitation gate, an
- * FC of one row — spends its time loading weights and stays on the scalar
- * core (it is also the layer where MMALIB's 1-LSB rounding, coherent over
- * the whole channel it gates, costs most accuracy). A cut that is a real
- * copy (at a graph output) adds 1 cycle per byte. int16 panels are 32×32.
+ * The cost rule, from the spec's "Performance" layer (int8 conv 64→64,
+ * 3×3, 56×56: 115.6 M MACs; 200 704 B in, 36 864 B of weights, 200 704 B
+ * out): MMALIB takes 1.67 M cycles with DDR-resident data and 477 K with
+ * L2-staged data, so the 1.19 M between them is the DDR traffic: 2.72
+ * cycles per byte moved. Each side is compute + bytes × 2.72:
+ *  - MMA compute: the MMA multiplies one tile-element row of data by a
+ *    tile×tile weight panel per cycle, after loading the panel row by row
+ *    (tile cycles); a layer of K = C_in·KH·KW, C_pad output channels and P
+ *    output positions is ⌈K/tile⌉·⌈C_pad/tile⌉ panels of (tile + P) cycles,
+ *    scaled so that the spec's layer (9 panels × 3200) takes 477 K. Its
+ *    bytes: input, padded weights and the *padded* output (MMALIB writes
+ *    every channel of y').
+ *  - Scalar core: the spec's 45.2 M cycles less the layer's DDR traffic,
+ *    per MAC (0.381 cycles), times the real MACs; its bytes: input, real
+ *    weights, real output.
+ * DDR, not L2, is assumed for both: staging is decided later (the
+ * schedule) and may not fit. So a layer whose output is large for its
+ * work — few input channels, a big feature map — pays for its padded
+ * output channels in DDR bytes: MobileNetV3's 16→16 1×1 conv at 56×56
+ * (K = 16, padded to 64: four times the output bytes) stays on the scalar
+ * core, while its 3→16 stem (27 MACs per output, 4× the bytes too, but
+ * MACs cost 0.381 cycles on the core) is padded. A layer with one output
+ * position — a squeeze-excitation gate, an FC of one row — spends its
+ * time loading weights and stays on the scalar core (it is also the layer
+ * where MMALIB's 1-LSB rounding, coherent over the whole channel it gates,
+ * costs most accuracy). A cut that is a real copy (at a graph output)
+ * adds its bytes read and written. int16 panels are 32×32.
  *
  * The layer is padded only when it is otherwise eligible: the conv pass
  * checks it first as if it were padded (cs_mm_conv_padded_rule); a layer
@@ -64,18 +76,25 @@
 
 /* spec/mmalib-integration.txt "Performance": the single conv layer. */
 #define SPEC_LAYER_MACS (64.0 * 64.0 * 9.0 * 56.0 * 56.0)
+#define SPEC_LAYER_BYTES (64.0 * 56.0 * 56.0 + 64.0 * 64.0 * 9.0 + 64.0 * 56.0 * 56.0) /* in, w, out */
 #define SPEC_LAYER_PANEL_CYCLES (9.0 * 1.0 * (64.0 + 56.0 * 56.0)) /* ⌈576/64⌉·⌈64/64⌉·(64 + P) */
-#define SPEC_MMA_CYCLES 1.67e6    /* MMALIB, DDR-resident data */
-#define SPEC_SCALAR_CYCLES 45.2e6 /* C7x scalar loops */
-#define COPY_BYTES_PER_CYCLE 1.0  /* the cut at a graph output (conservative) */
+#define SPEC_MMA_L2_CYCLES 477e3  /* MMALIB, L2-staged data */
+#define SPEC_MMA_DDR_CYCLES 1.67e6 /* MMALIB, DDR-resident data */
+#define SPEC_SCALAR_CYCLES 45.2e6 /* C7x scalar loops (DDR) */
+#define DDR_CYCLES_PER_BYTE ((SPEC_MMA_DDR_CYCLES - SPEC_MMA_L2_CYCLES) / SPEC_LAYER_BYTES)
+#define SCALAR_CYCLES_PER_MAC ((SPEC_SCALAR_CYCLES - SPEC_LAYER_BYTES * DDR_CYCLES_PER_BYTE) / SPEC_LAYER_MACS)
 
 /* The MMA estimate of a layer of k MACs per output, n outputs per
- * position (channels), `positions` positions, on tile×tile panels. */
-static double mma_cycles(int64_t k, int64_t n, int64_t positions, int tile) {
+ * position (channels), `positions` positions, on tile×tile panels, moving
+ * `bytes` to and from DDR. */
+static double mma_cycles(int64_t k, int64_t n, int64_t positions, int tile, double bytes) {
   double panels = (double)((k + tile - 1) / tile) * (double)((n + tile - 1) / tile);
-  return panels * (double)(tile + positions) * SPEC_MMA_CYCLES / SPEC_LAYER_PANEL_CYCLES;
+  return panels * (double)(tile + positions) * SPEC_MMA_L2_CYCLES / SPEC_LAYER_PANEL_CYCLES +
+         bytes * DDR_CYCLES_PER_BYTE;
 }
-static double scalar_cycles(int64_t macs) { return (double)macs * SPEC_SCALAR_CYCLES / SPEC_LAYER_MACS; }
+static double scalar_cycles(int64_t macs, double bytes) {
+  return (double)macs * SCALAR_CYCLES_PER_MAC + bytes * DDR_CYCLES_PER_BYTE;
+}
 
 /* A constant like `src` with n entries along `axis` instead of
  * shape[axis]: the real entries copied, the rest zero or (fill_last, a 1-D
@@ -190,11 +209,13 @@ static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
   return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
 }
 
-/* The decision for a layer of `macs` real MACs, c_out → c_pad channels of
- * `per_channel` MACs, `positions` output elements per channel, writing y:
- * filled into *p, returns whether to pad. */
+/* The decision for a layer of c_out → c_pad channels of `per_channel`
+ * MACs and weights_per_channel weights, `positions` output elements per
+ * channel, reading in_bytes, writing y: filled into *p, returns whether
+ * to pad. */
 static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_out, int64_t c_pad,
-                int64_t per_channel, int64_t weights_per_channel, int64_t positions, int y, cs_offload_pad *p) {
+                int64_t per_channel, int64_t weights_per_channel, int64_t positions, int64_t in_bytes, int y,
+                cs_offload_pad *p) {
   size_t esize = cs_dtype_size(d->dt);
   memset(p, 0, sizeof *p);
   snprintf(p->layer, sizeof p->layer, "%s", layer ? layer : "?");
@@ -204,9 +225,14 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   p->macs_added = (c_pad - c_out) * per_channel;
   p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * (int64_t)esize;
   p->act_bytes_added = (c_pad - c_out) * positions * (int64_t)esize;
-  double cut = cs_graph_is_output(g, y) ? (double)cs_value_nbytes(cs_graph_value(g, y)) / COPY_BYTES_PER_CYCLE : 0.0;
-  p->mma_cycles = mma_cycles(weights_per_channel, c_pad, positions, d->mult) + cut;
-  p->scalar_cycles = scalar_cycles(p->macs);
+  double w_bytes = (double)(c_out * weights_per_channel * (int64_t)esize);
+  double out_bytes = (double)(c_out * positions * (int64_t)esize);
+  double real = (double)in_bytes + w_bytes + out_bytes;
+  double padded = real + (double)(p->weight_bytes_added + p->act_bytes_added);
+  /* the cut at a graph output is a real copy: read and write */
+  double cut = cs_graph_is_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
+  p->mma_cycles = mma_cycles(weights_per_channel, c_pad, positions, d->mult, padded + cut);
+  p->scalar_cycles = scalar_cycles(p->macs, real);
   p->padded = p->mma_cycles < p->scalar_cycles;
   return p->padded;
 }
@@ -218,6 +244,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
   const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
   if (!d) return CS_OK;
+  int64_t in_bytes = cs_value_numel(x) * (int64_t)cs_dtype_size(d->dt); /* x is DQ's float output */
   int64_t c_out = yc->shape[1];
   if (c_out <= 0 || c_out % d->mult == 0) return CS_OK;
   int64_t c_pad = cs_mm_round_up(c_out, d->mult);
@@ -244,7 +271,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   cs_offload_pad p;
   char base[256];
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
-  if (pays(g, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, y, &p)) {
+  if (pays(g, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, in_bytes, y, &p)) {
     st = pad_dq(g, wdq, base, "w", 0, c_out, c_pad);
     if (st == CS_OK && b >= 0) st = pad_bias(g, conv_id, 2, base, c_out, c_pad);
     if (st == CS_OK) {

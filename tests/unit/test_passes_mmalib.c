@@ -672,13 +672,16 @@ static void test_channel_padding(void) {
 
   /* Decline, it does not pay (reported with the estimate, the graph left
    * to the generic conv): C_out 1 (64x the MACs); one output position (a
-   * squeeze-excitation gate: the MMA would only load weights). */
+   * squeeze-excitation gate: the MMA would only load weights); a 1x1 conv
+   * 16 -> 16 at 56x56 (MobileNetV3's: 16 MACs per output, so the padded
+   * output's DDR bytes, 4x the real ones, cost more than the core's MACs). */
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
-  for (int v = 0; v < 2; v++) {
+  for (int v = 0; v < 3; v++) {
     s = conv_default();
     if (v == 0) s.cout = 1;
-    else { s.cin = 64; s.cout = 40; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0; }
+    else if (v == 1) { s.cin = 64; s.cout = 40; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0; }
+    else { s.cin = 16; s.cout = 16; s.h = s.w = 56; s.kh = s.kw = 1; s.pad = 0; }
     g = conv_graph(&s);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     p = pad_entry(g);
@@ -686,6 +689,16 @@ static void test_channel_padding(void) {
     CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
     cs_graph_free(g);
   }
+
+  /* ... while the 3 -> 16 3x3 stride-2 stem at 224x224 (27 MACs per
+   * output, 4x the output bytes too) pays: padded, on the MMA. */
+  s = conv_default(); s.cin = 3; s.cout = 16; s.h = s.w = 224; s.sh = s.sw = 2;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+  p = pad_entry(g);
+  CHECK_MSG(p && p->padded && p->c_pad == 64 && p->mma_cycles < p->scalar_cycles, "the stem pays");
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1);
+  cs_graph_free(g);
 
   /* Decline, otherwise not eligible (w_zp != 0, dilation): the padding
    * pass alone leaves the graph exactly as it was and reports nothing. */
