@@ -34,6 +34,8 @@ static const cs_pass_entry kPipeline[] = {
     {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
     /* the fork's conv pattern: DQ → Conv → Add(float bias) → Q */
     {"FoldConvBiasAdd", pass_fold_conv_bias_add, CS_GROUP_MMALIB},
+    /* channels whose output is a constant: zero filters, multiplier 1 */
+    {"MMALIBConstChannels", pass_mmalib_const_channels, CS_GROUP_MMALIB},
     /* zero filters up to the MMA tile, for the conv pass right after */
     {"MMALIBPadChannels", pass_mmalib_pad_channels, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},

@@ -728,9 +728,108 @@ static void test_channel_padding(void) {
   cs_graph_free(g);
 }
 
+/* ---- constant channels (MMALIBConstChannels) ---------------------------- */
+
+/* conv_default with channel c's weight scale `ws` and float bias `b`. */
+static cs_graph *const_channel_graph(const conv_spec *s, int c, float ws, float b) {
+  cs_graph *g = conv_graph(s);
+  for (int i = 0; i < g->n_values; i++) {
+    cs_value *v = cs_graph_value(g, i);
+    if (v->name && !strcmp(v->name, "w_scale")) ((float *)v->data)[c] = ws;
+    if (v->name && !strcmp(v->name, "b")) ((float *)v->data)[c] = b;
+  }
+  return g;
+}
+
+/* Run g (lowered for t) on the deterministic input: the output (caller frees). */
+static float *run_lowered(cs_graph *g, const cs_target *t, int64_t *n) {
+  CHECK_MSG(cs_passes_run(g, t, NULL) == CS_OK, "%s", cs_error_message());
+  float *x = make_input(cs_value_numel(cs_graph_value(g, g->inputs[0])));
+  const void *in[1] = {x};
+  int32_t st;
+  void **b = gb_run(g, in, &st);
+  CHECK_MSG(st == 0, "run status %d", st);
+  *n = cs_value_numel(cs_graph_value(g, g->outputs[0]));
+  float *y = calloc((size_t)*n, sizeof(float));
+  if (st == 0) memcpy(y, b[g->outputs[0]], sizeof(float) * (size_t)*n);
+  gb_free_run(g, b);
+  free(x);
+  return y;
+}
+
+static void test_const_channels(void) {
+  cs_target t1, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  cs_target_default(&t0);
+  conv_spec s = conv_default();
+  s.relu = 0; s.o_zp = 3;
+  /* Channel 5's weight scale 6e-10 (multiplier 3e-10: MMALIB's 1·2^-31,
+   * through which o_zp folds to 6.4e9: "folded bias overflows int32"), its
+   * bias 0.06 (2e9 accumulator units, 0.6 output LSB): the output is 3 + 1
+   * = 4 for every input (A = Σ|w|·128 moves it by < 2e-4 LSB). Linear,
+   * o_zp 3: q0 != o_zp exercises the rewritten bias. */
+  const int c = 5, per = 8 * 9, hw = 36;
+  int64_t n0, n1, na;
+  cs_graph *g0 = const_channel_graph(&s, c, 6e-10f, 0.06f);
+  float *y0 = run_lowered(g0, &t0, &n0); /* generic, unrewritten */
+  cs_graph_free(g0);
+  /* Match: the layer is offloaded, channel c's filter is zeros. */
+  cs_graph *g1 = const_channel_graph(&s, c, 6e-10f, 0.06f);
+  float *y1 = run_lowered(g1, &t1, &n1);
+  int k = gb_find_op(g1, CS_OP_K_MMALIB_CONV2D_I8);
+  CHECK_MSG(k >= 0, "a constant channel: the layer not offloaded");
+  if (k >= 0) {
+    const int8_t *w = cs_graph_value(g1, cs_graph_node(g1, k)->inputs[1])->data;
+    int nz = 0;
+    for (int i = c * per; i < (c + 1) * per; i++) nz += w[i] != 0;
+    CHECK_MSG(nz == 0, "constant channel's filter not zero (%d)", nz);
+  }
+  cs_graph_free(g1);
+  /* Exactness: channel c bit-identical to the generic path (the constant
+   * (4 - 3) · 0.1), every channel within 1 LSB (MMALIB's 8-bit scale). */
+  CHECK(n0 == n1 && n0 == 64 * hw);
+  int exact = 1;
+  double worst = 0;
+  for (int64_t i = 0; i < n0 && n0 == n1; i++) {
+    if (i / hw == c && (y1[i] != y0[i] || fabsf(y0[i] - 0.1f) > 1e-6f)) exact = 0;
+    double d = fabs((double)y1[i] - (double)y0[i]) / 0.1;
+    if (d > worst) worst = d;
+  }
+  CHECK_MSG(exact, "constant channel differs from the generic path (%g vs %g)", y1[c * hw], y0[c * hw]);
+  CHECK_MSG(worst <= 1.0 + 1e-4, "%.3f LSB from the generic path", worst);
+  /* The rewrite alone means what the graph meant: rewritten, then lowered
+   * generically, equal to the generic path bit for bit on all channels. */
+  cs_graph *ga = const_channel_graph(&s, c, 6e-10f, 0.06f);
+  CHECK(pass_mmalib_const_channels(ga, &t1) == CS_OK);
+  float *ya = run_lowered(ga, &t0, &na);
+  CHECK_MSG(na == n0 && !memcmp(ya, y0, sizeof(float) * (size_t)n0), "the rewritten graph differs (generic path): %g vs %g", ya[c * hw], y0[c * hw]);
+  cs_graph_free(ga);
+  free(y0);
+  free(y1);
+  free(ya);
+
+  /* Decline: the bias on a rounding boundary (2e9 · 2.5e-10 = 0.5 LSB: the
+   * margin makes the channel not provably constant): the graph is left
+   * exactly as it was and the conv pass declines on the fold. */
+  cs_graph *gd = const_channel_graph(&s, c, 5e-10f, 0.05f);
+  int nodes = gd->n_nodes, values = gd->n_values;
+  CHECK(pass_mmalib_const_channels(gd, &t1) == CS_OK);
+  CHECK_MSG(gd->n_nodes == nodes && gd->n_values == values, "a non-constant channel was rewritten");
+  expect_decline(gd, pass_fuse_mmalib_qdq_conv2d, "non-constant channel", "folded bias overflows int32");
+  /* ... and a layer whose every channel folds: nothing to rewrite. */
+  s = conv_default();
+  gd = conv_graph(&s);
+  nodes = gd->n_nodes;
+  values = gd->n_values;
+  CHECK(pass_mmalib_const_channels(gd, &t1) == CS_OK);
+  CHECK_MSG(gd->n_nodes == nodes && gd->n_values == values, "an eligible layer was rewritten");
+  cs_graph_free(gd);
+}
+
 int main(void) {
   test_scale_shift();
   test_channel_padding();
+  test_const_channels();
   test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();
