@@ -11,7 +11,7 @@
  *
  * Rules: w_zp zero (int16: d_zp and o_zp too, symmetric only), weight 2-D,
  * data not constant, K and N multiples of 64 (int8) / 32 (int16) — the
- * spec constrains only K and N, any M offloads —, Gemm only with
+ * spec constrains only K and N, any M offloads; else padded, below —, Gemm only with
  * alpha = beta = 1 and transA = 0 (its transB is the "standard last-two-dim
  * transpose"), bias a compile-time constant. int8 takes the kernel's int8
  * saturation as its only activation; int16 also a ReLU (a second call,
@@ -19,6 +19,19 @@
  * layout (transposed at compile time when the graph has [K][N]). A graph
  * input or output goes through an aligned arena copy (mmalib_common.h
  * "the graph's edge").
+ *
+ * Padding (issue 16): K or N off the tile is padded when the rest of the
+ * layer is eligible and the cost rule (mmalib_cost.h) says it pays — the
+ * MMA estimate of M·⌈K/tile⌉·⌈N/tile⌉ panels plus the copies below, in DDR,
+ * against the scalar core's M·K·N MACs; a classifier of one row (M = 1)
+ * never pays, a sequence model's per-step FC (M = T) does. The weight
+ * gets zero columns up to kp and zero rows up to np (bias 0); the data
+ * [..., K] a k_pad to [..., kp] (the padded columns meet zero weights:
+ * they add exactly nothing, so the real outputs' accumulators are those of
+ * the unpadded layer); the output [..., np] a cut back to [..., N] (a
+ * k_slice of each row, or the prefix view when M = 1). Only along the last
+ * dim: a reshape that moves K or N elsewhere declines. Every decision goes
+ * to the offload report's padding section (c_out = N, c_pad = np).
  *
  * The int8 pass looks at every Gemm/MatMul; the int16 pass (after it) only
  * at those whose data is DQ(int16), and its decision replaces the int8
@@ -29,6 +42,7 @@
 
 #include "match/fused_common.h"
 #include "match/mmalib_common.h"
+#include "mmalib_cost.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
 #include "match/pattern.h"
@@ -43,6 +57,107 @@ static int weight_transpose(cs_graph *g, int w) {
   int tr = cs_match_producer(g, w, CS_OP_TRANSPOSE);
   if (tr < 0 || cs_match_single_consumer(g, w) < 0) return -1;
   return cs_match_swaps_last_two(g, tr, 2) ? tr : -1;
+}
+
+/* The cost rule (mmalib_cost.h) for an FC of M rows, K → kp, N → np:
+ * the MMA side also moves the padded copy of the data (read K, write kp
+ * per row) and the cut of the output (read np, write N per row). The
+ * decision goes to the offload report's padding section (c_out/c_pad: N
+ * and its padding); returns whether to pad. */
+static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t m, int64_t k, int64_t n,
+                       int64_t kp, int64_t np, int y_is_output) {
+  double e = (double)cs_dtype_size(d->dt);
+  cs_offload_pad p;
+  memset(&p, 0, sizeof p);
+  snprintf(p.layer, sizeof p.layer, "%s", layer ? layer : "?");
+  p.c_out = (int)n;
+  p.c_pad = (int)np;
+  p.macs = m * k * n;
+  p.macs_added = m * kp * np - p.macs;
+  p.weight_bytes_added = (np * kp - n * k) * (int64_t)e;
+  p.act_bytes_added = m * ((kp - k) + (np - n)) * (int64_t)e;
+  double real = e * (double)(m * k + n * k + m * n);
+  double padded = e * (double)(m * kp + np * kp + m * np);
+  if (kp != k) padded += e * (double)(m * k + m * kp);
+  if (np != n) padded += e * (double)(m * np + m * n);
+  (void)y_is_output; /* the cut writes the caller's buffer directly: no extra copy either way */
+  p.mma_cycles = cs_mm_cost_mma(kp, np, m, d->mult, padded);
+  p.scalar_cycles = cs_mm_cost_scalar(p.macs, real);
+  p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
+  cs_mmalib_report_pad(g, &p);
+  return p.padded;
+}
+
+/* The data x [..., K] padded to [..., kp] (k_pad; the padded columns meet
+ * zero weight columns, so their value is irrelevant: d_zp). Returns the
+ * padded value, -1 when out of memory. */
+static int pad_k(cs_graph *g, int x, int64_t kp, const cs_qparams *xq, const char *base) {
+  const cs_value *xv = cs_graph_value(g, x);
+  int rank = xv->rank;
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, xv->shape, sizeof shape);
+  tidsp_pad_params pp;
+  memset(&pp, 0, sizeof pp);
+  pp.rank = rank;
+  for (int i = 0; i < rank; i++) pp.in_shape[i] = (int32_t)shape[i];
+  pp.pad_end[rank - 1] = (int32_t)(kp - shape[rank - 1]);
+  pp.elem_size = (int32_t)cs_dtype_size(xv->dtype);
+  pp.mode = TIDSP_PAD_CONSTANT;
+  int32_t zp = xq->zp[0];
+  memcpy(pp.value, &zp, (size_t)pp.elem_size); /* little-endian: the low bytes */
+  shape[rank - 1] = kp;
+  char name[300];
+  snprintf(name, sizeof name, "%s.mm_kpad", base);
+  int pv = cs_graph_add_value(g, name, xv->dtype, rank, shape);
+  if (pv < 0) return -1;
+  int id = cs_add_kernel(g, CS_OP_K_PAD, base, 1, &x, pv);
+  if (id < 0 || cs_value_set_quant(cs_graph_value(g, pv), -1, 1, xq->scale, xq->zps) != CS_OK) return -1;
+  cs_graph_node(g, id)->k.pad = pp;
+  return pv;
+}
+
+/* Kernel `id` writes y [..., N]: it writes y' [..., np] instead and a
+ * k_slice of the first N of each row writes y (k_copy of the prefix when
+ * there is one row: a view for the planner). */
+static cs_status cut_n(cs_graph *g, int id, int y, int64_t np, const char *base) {
+  const cs_value *yv = cs_graph_value(g, y);
+  int rank = yv->rank;
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, yv->shape, sizeof shape);
+  int64_t n = shape[rank - 1], rows = cs_value_numel(yv) / n;
+  shape[rank - 1] = np;
+  char name[300];
+  snprintf(name, sizeof name, "%s.mm_npad", base);
+  int yp = cs_graph_add_value(g, name, yv->dtype, rank, shape);
+  if (yp < 0) return CS_ERR_NOMEM;
+  yv = cs_graph_value(g, y);
+  cs_value *ypv = cs_graph_value(g, yp);
+  ypv->from_u8 = yv->from_u8;
+  if (yv->quant && cs_value_set_quant(ypv, yv->quant->axis, yv->quant->count, yv->quant->scale,
+                                      yv->quant->zero_point) != CS_OK)
+    return CS_ERR_NOMEM;
+  cs_graph_node(g, id)->outputs[0] = yp;
+  cs_graph_value(g, yp)->producer = id;
+  cs_graph_value(g, y)->producer = -1;
+  if (rows == 1) {
+    int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &yp, y);
+    if (k < 0) return CS_ERR_NOMEM;
+    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
+    return CS_OK;
+  }
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = rank;
+  sp.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, y)->dtype);
+  for (int i = 0; i < rank; i++) {
+    sp.in_shape[i] = (int32_t)shape[i];
+    sp.out_shape[i] = (int32_t)cs_graph_value(g, y)->shape[i];
+    sp.step[i] = 1;
+  }
+  int k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &yp, y);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.slice = sp;
+  return CS_OK;
 }
 
 static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d) {
@@ -115,20 +230,25 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
   int64_t m = cs_value_numel(x) / k;
-  if (k % d->mult != 0) {
-    snprintf(why, sizeof why, "K %% %d != 0 (K=%lld): pad K to %lld with zeros to offload", d->mult, (long long)k,
-             cs_mm_round_up(k, d->mult));
-    rule = why;
-    goto done;
-  }
-  if (n_out % d->mult != 0) {
-    snprintf(why, sizeof why, "N %% %d != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", d->mult,
+  /* K or N off the tile: padded (the header's "Padding") if the rest is
+   * eligible and the cost rule says it pays, else this rule declines. */
+  char kn_why[200] = "";
+  if (k % d->mult != 0)
+    snprintf(kn_why, sizeof kn_why, "K %% %d != 0 (K=%lld): pad K to %lld with zeros to offload", d->mult,
+             (long long)k, cs_mm_round_up(k, d->mult));
+  else if (n_out % d->mult != 0)
+    snprintf(kn_why, sizeof kn_why, "N %% %d != 0 (N=%lld): pad N to %lld (zero weight rows) to offload", d->mult,
              (long long)n_out, cs_mm_round_up(n_out, d->mult));
-    rule = why;
+  int64_t kp = cs_mm_round_up(k, d->mult), np = cs_mm_round_up(n_out, d->mult);
+  int y_id = cs_graph_node(g, tail.q)->outputs[0];
+  const cs_value *yv = cs_graph_value(g, y_id);
+  if (kn_why[0] && ((kp != k && x->shape[x->rank - 1] != k) || (np != n_out && yv->shape[yv->rank - 1] != n_out))) {
+    rule = kn_why; /* a reshape moves K or N off the last dim: no pad/cut along it */
     goto done;
   }
   if (wq.count != 1 && wq.count != n_out) { rule = "weight scale count != N"; goto done; }
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
+  if (kn_why[0] && relu) { rule = kn_why; goto done; } /* int16's ReLU call would follow the cut */
   if (t->constants_byte_alignment < 64) {
     snprintf(why, sizeof why, "constants-byte-alignment %d < 64 (MMA needs 64-byte aligned tensors): use "
              "-constants-byte-alignment=64", t->constants_byte_alignment);
@@ -136,30 +256,38 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
   size_t esz = cs_dtype_size(d->dt);
-  bias_i = malloc((i16 ? sizeof(int64_t) : sizeof(int32_t)) * (size_t)n_out);
-  scale = malloc((size_t)n_out);
-  shift = malloc((size_t)n_out);
-  wsum = calloc((size_t)n_out, sizeof *wsum);
-  wnk = malloc(esz * (size_t)(n_out * k));
+  bias_i = calloc((size_t)np, i16 ? sizeof(int64_t) : sizeof(int32_t));
+  scale = malloc((size_t)np);
+  shift = malloc((size_t)np);
+  wsum = calloc((size_t)np, sizeof *wsum);
+  wnk = calloc((size_t)(np * kp), esz); /* padded rows and columns: zero */
   if (!bias_i || !scale || !shift || !wsum || !wnk) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
   const char *wd = wv->data;
   for (int64_t nn = 0; nn < n_out; nn++)
     for (int64_t kk = 0; kk < k; kk++) {
       const char *src = wd + esz * (size_t)(trans_b ? nn * k + kk : kk * n_out + nn);
-      memcpy((char *)wnk + esz * (size_t)(nn * k + kk), src, esz);
+      memcpy((char *)wnk + esz * (size_t)(nn * kp + kk), src, esz);
       wsum[nn] += i16 ? *(const int16_t *)src : *(const int8_t *)src;
     }
   double worst = 0.0;
   rule = cs_mm_fold(g, d, bias, &xq, &wq, &tail.out, wsum, (int)n_out, bias_i, scale, shift, &worst);
   if (rule) goto done;
+  for (int64_t nn = n_out; nn < np; nn++) { /* padded outputs: bias 0, any valid multiplier; never read */
+    scale[nn] = scale[0];
+    shift[nn] = shift[0];
+  }
+  if (kn_why[0] && !fc_pad_pays(g, mm->name, d, m, k, n_out, kp, np, cs_graph_is_output(g, y_id))) {
+    rule = kn_why;
+    goto done;
+  }
 
   char base[256];
   snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
   char add_name[256] = "";
   if (add_id >= 0) snprintf(add_name, sizeof add_name, "%s", cs_graph_node(g, add_id)->name);
   int w_nk = w_in;
-  if (!trans_b) {
-    int64_t shape[2] = {n_out, k};
+  if (!trans_b || kn_why[0]) {
+    int64_t shape[2] = {np, kp};
     w_nk = cs_add_const_named(g, base, "mm_weight_nk", d->dt, 2, shape, wnk);
     if (w_nk < 0) {
       st = CS_ERR_NOMEM; /* message recorded */
@@ -169,22 +297,24 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   /* A graph input or output goes through an aligned arena copy
    * (mmalib_common.h "the graph's edge"). */
   int y_out = cs_graph_node(g, tail.q)->outputs[0];
-  int x_mm = cs_mm_stage_input(g, x_in, base);
+  int x_mm = kp != k ? pad_k(g, x_in, kp, &xq, base) : x_in;
+  if (x_mm >= 0) x_mm = cs_mm_stage_input(g, x_mm, base);
   if (x_mm < 0) {
     st = CS_ERR_NOMEM;
     goto done;
   }
   int rq[3];
-  st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)n_out, bias_i, scale, shift, rq)
-           : cs_mm_add_requant_consts(g, base, (int)n_out, bias_i, scale, shift, rq);
+  st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)np, bias_i, scale, shift, rq)
+           : cs_mm_add_requant_consts(g, base, (int)np, bias_i, scale, shift, rq);
   if (st != CS_OK) goto done;
   int inputs[5] = {x_mm, w_nk, rq[0], rq[1], rq[2]};
   int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
   int id = i16 ? cs_mm_replace_chain_i16(g, chain, 5, &tail, relu, CS_OP_K_MMALIB_FC_I16, 5, inputs)
                : cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
-  int64_t args[3] = {m, k, n_out};
+  int64_t args[3] = {m, kp, np};
   if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
-  if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
+  if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
+  if (np == n_out && (st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   /* the bias Add is part of this layer now (the int8 residual-add pass
    * may have declined it as an add) */
   if (add_name[0]) cs_mmalib_report_forget(g, add_name);

@@ -9,9 +9,8 @@
  *   Q(act(Conv(DQ(x), DQ(w'[C_pad]), b'[C_pad])))  → y' [1,C_pad,H,W]
  *     → k_copy(first C_out·H·W elements)           → y
  *
- * FCs are not padded: the suite's (classifiers) have one row, M = 1, one
- * output position, which the cost rule below never finds paying; with
- * M > 1 the real outputs are no longer a prefix (a strided cut).
+ * FCs are padded (K and N) by the FC pass itself (mmalib_fc.c), with the
+ * same cost rule.
  *
  * The real channels: each output channel of a convolution depends only on
  * its own filter, bias and multiplier, which are unchanged, so they are
@@ -29,24 +28,11 @@
  * to the consumer: the view already costs nothing). Only a graph output
  * makes the copy real (C_out·H·W bytes, in the estimate below).
  *
- * The cost rule, from the spec's "Performance" layer (int8 conv 64→64,
- * 3×3, 56×56: 115.6 M MACs; 200 704 B in, 36 864 B of weights, 200 704 B
- * out): MMALIB takes 1.67 M cycles with DDR-resident data and 477 K with
- * L2-staged data, so the 1.19 M between them is the DDR traffic: 2.72
- * cycles per byte moved. Each side is compute + bytes × 2.72:
- *  - MMA compute: the MMA multiplies one tile-element row of data by a
- *    tile×tile weight panel per cycle, after loading the panel row by row
- *    (tile cycles); a layer of K = C_in·KH·KW, C_pad output channels and P
- *    output positions is ⌈K/tile⌉·⌈C_pad/tile⌉ panels of (tile + P) cycles,
- *    scaled so that the spec's layer (9 panels × 3200) takes 477 K. Its
- *    bytes: input, padded weights and the *padded* output (MMALIB writes
- *    every channel of y').
- *  - Scalar core: the spec's 45.2 M cycles less the layer's DDR traffic,
- *    per MAC (0.381 cycles), times the real MACs; its bytes: input, real
- *    weights, real output.
- * DDR, not L2, is assumed for both: staging is decided later (the
- * schedule) and may not fit. So a layer whose output is large for its
- * work — few input channels, a big feature map — pays for its padded
+ * The cost rule (mmalib_cost.c: the spec's "Performance" figures, DDR
+ * traffic at 2.72 cycles per byte on both sides): the MMA estimate counts
+ * the padded panels and the *padded* output's bytes (MMALIB writes every
+ * channel of y'), the scalar core's the real MACs and bytes. So a layer
+ * whose output is large for its work — few input channels, a big feature map — pays for its padded
  * output channels in DDR bytes: MobileNetV3's 16→16 1×1 conv at 56×56
  * (K = 16, padded to 64: four times the output bytes) stays on the scalar
  * core, while its 3→16 stem (27 MACs per output, 4× the bytes too, but
@@ -71,30 +57,9 @@
 #include "match/mmalib_common.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
+#include "mmalib_cost.h"
 #include "mmalib_report.h"
 #include "pass_list.h"
-
-/* spec/mmalib-integration.txt "Performance": the single conv layer. */
-#define SPEC_LAYER_MACS (64.0 * 64.0 * 9.0 * 56.0 * 56.0)
-#define SPEC_LAYER_BYTES (64.0 * 56.0 * 56.0 + 64.0 * 64.0 * 9.0 + 64.0 * 56.0 * 56.0) /* in, w, out */
-#define SPEC_LAYER_PANEL_CYCLES (9.0 * 1.0 * (64.0 + 56.0 * 56.0)) /* ⌈576/64⌉·⌈64/64⌉·(64 + P) */
-#define SPEC_MMA_L2_CYCLES 477e3  /* MMALIB, L2-staged data */
-#define SPEC_MMA_DDR_CYCLES 1.67e6 /* MMALIB, DDR-resident data */
-#define SPEC_SCALAR_CYCLES 45.2e6 /* C7x scalar loops (DDR) */
-#define DDR_CYCLES_PER_BYTE ((SPEC_MMA_DDR_CYCLES - SPEC_MMA_L2_CYCLES) / SPEC_LAYER_BYTES)
-#define SCALAR_CYCLES_PER_MAC ((SPEC_SCALAR_CYCLES - SPEC_LAYER_BYTES * DDR_CYCLES_PER_BYTE) / SPEC_LAYER_MACS)
-
-/* The MMA estimate of a layer of k MACs per output, n outputs per
- * position (channels), `positions` positions, on tile×tile panels, moving
- * `bytes` to and from DDR. */
-static double mma_cycles(int64_t k, int64_t n, int64_t positions, int tile, double bytes) {
-  double panels = (double)((k + tile - 1) / tile) * (double)((n + tile - 1) / tile);
-  return panels * (double)(tile + positions) * SPEC_MMA_L2_CYCLES / SPEC_LAYER_PANEL_CYCLES +
-         bytes * DDR_CYCLES_PER_BYTE;
-}
-static double scalar_cycles(int64_t macs, double bytes) {
-  return (double)macs * SCALAR_CYCLES_PER_MAC + bytes * DDR_CYCLES_PER_BYTE;
-}
 
 /* A constant like `src` with n entries along `axis` instead of
  * shape[axis]: the real entries copied, the rest zero or (fill_last, a 1-D
@@ -231,9 +196,9 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   double padded = real + (double)(p->weight_bytes_added + p->act_bytes_added);
   /* the cut at a graph output is a real copy: read and write */
   double cut = cs_graph_is_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
-  p->mma_cycles = mma_cycles(weights_per_channel, c_pad, positions, d->mult, padded + cut);
-  p->scalar_cycles = scalar_cycles(p->macs, real);
-  p->padded = p->mma_cycles < p->scalar_cycles;
+  p->mma_cycles = cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut);
+  p->scalar_cycles = cs_mm_cost_scalar(p->macs, real);
+  p->padded = cs_mm_cost_pays(p->mma_cycles, p->scalar_cycles);
   return p->padded;
 }
 

@@ -343,20 +343,24 @@ static void test_scale_shift(void) {
 
 /* ---- FC --------------------------------------------------------------- */
 
+static float *run_lowered(cs_graph *g, const cs_target *t, int64_t *n);
+
 typedef struct fc_spec {
   int gemm, trans_b, k, n, w_zp, x_const, alpha2, bias_input, reshape;
   int transpose; /* MatMul: weight [N][K] through Transpose[1,0] (PT2E's nn.Linear) */
+  int m;         /* rows (0: 1) */
 } fc_spec;
 
 /* x[1,K] → Q → DQ → Gemm(·, DQ(w), b) | MatMul(·, DQ(w)) → Add(b) → Q → DQ */
 static cs_graph *fc_graph(const fc_spec *s) {
   cs_graph *g = cs_graph_new("fc");
-  int64_t xs[2] = {1, s->k}, ys[2] = {1, s->n};
+  int64_t rows = s->m > 1 ? s->m : 1;
+  int64_t xs[2] = {rows, s->k}, ys[2] = {rows, s->n};
   int nk = s->trans_b || s->transpose;
   int64_t wsh[2] = {nk ? s->n : s->k, nk ? s->k : s->n};
   int x = gb_value(g, "x", CS_DTYPE_F32, 2, xs), src = x;
   if (s->x_const) {
-    int8_t *xd = calloc((size_t)s->k, 1);
+    int8_t *xd = calloc((size_t)(rows * s->k), 1);
     src = cs_graph_add_const(g, "xc", CS_DTYPE_I8, 2, xs, xd);
     free(xd);
   } else {
@@ -416,31 +420,86 @@ static cs_graph *fc_graph(const fc_spec *s) {
 }
 
 static void test_fc_rules(void) {
-  fc_spec s = {1, 1, 128, 64, 0, 0, 0, 0, 0, 0};
+  fc_spec s = {1, 1, 128, 64, 0, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=1 K128 N64");
-  s = (fc_spec){1, 0, 64, 128, 0, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 0, 64, 128, 0, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Gemm transB=0 (weight transposed)");
-  s = (fc_spec){0, 0, 64, 64, 0, 0, 0, 0, 0, 0};
+  s = (fc_spec){0, 0, 64, 64, 0, 0, 0, 0, 0, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul + Add bias");
-  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 1, 0};
+  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 1, 0, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "Reshape + MatMul + Reshape + Add");
-  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 0, 1};
+  s = (fc_spec){0, 0, 64, 128, 0, 0, 0, 0, 0, 1, 0};
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul(x, Transpose(DQ(w[N][K])))");
-  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 0, 1};
+  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 0, 1, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "transposed FC N 40", "N % 64 != 0 (N=40)");
-  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1, 0};
+  s = (fc_spec){0, 0, 64, 40, 0, 0, 0, 0, 1, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "reshape FC N 40", "N % 64 != 0 (N=40)");
-  s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 40, 64, 0, 0, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC K 40", "K % 64 != 0 (K=40): pad K to 64 with zeros");
-  s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 1000, 0, 0, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC N 1000", "N % 64 != 0 (N=1000): pad N to 1024");
-  s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0, 0};
+  /* K / N padding: taken when the cost rule says it pays — a 64-row FC
+   * (a sequence model's per-step projection) — not for one row (both
+   * sides are the weights' DDR bytes: a tie, the two declines above). */
+  s = (fc_spec){0, 0, 120, 64, 0, 0, 0, 0, 0, 1, 64};
+  expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul(x, Transpose(w)) K 120, 64 rows");
+  {
+    cs_target t;
+    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    /* Match: K 120 → 128 zero columns (a k_pad of the data), N 40 → 64
+     * zero rows cut back by a k_slice of 40 of each row of 64, 64 rows;
+     * the report's numbers. */
+    s = (fc_spec){1, 1, 120, 40, 0, 0, 0, 0, 0, 0, 64};
+    cs_graph *g = fc_graph(&s);
+    CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    int k = gb_find_op(g, CS_OP_K_MMALIB_FC_I8), sl = gb_find_op(g, CS_OP_K_SLICE), pd = gb_find_op(g, CS_OP_K_PAD);
+    CHECK_MSG(k >= 0 && sl >= 0 && pd >= 0, "FC K 120 N 40, 64 rows: offload %d, cut %d, pad %d", k, sl, pd);
+    if (k >= 0 && sl >= 0 && pd >= 0) {
+      int cnt = 0;
+      const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+      CHECK(a && cnt == 3 && a[0] == 64 && a[1] == 128 && a[2] == 64);
+      const cs_node *sn = cs_graph_node(g, sl);
+      CHECK(sn->k.slice.in_shape[1] == 64 && sn->k.slice.out_shape[1] == 40 && sn->k.slice.out_shape[0] == 64);
+      CHECK(cs_graph_node(g, pd)->k.pad.pad_end[1] == 8);
+      const int8_t *w = cs_graph_value(g, cs_graph_node(g, k)->inputs[1])->data;
+      int nz = 0;
+      for (int n = 0; n < 64; n++)
+        for (int kk = 0; kk < 128; kk++) nz += (n >= 40 || kk >= 120) && w[n * 128 + kk] != 0;
+      CHECK_MSG(nz == 0, "padded weights not zero (%d)", nz);
+    }
+    const cs_offload_pad *p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+    CHECK(p && p->padded && p->c_out == 40 && p->c_pad == 64 && p->macs == 64LL * 120 * 40 &&
+          p->macs_added == 64LL * 128 * 64 - 64LL * 120 * 40 && p->mma_cycles < 0.95 * p->scalar_cycles);
+    cs_graph_free(g);
+    /* ... within 1 LSB of the generic path */
+    expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "FC K 120 N 40, 64 rows");
+    /* Exactness: N 40 padded equals the first 40 outputs of each row of
+     * the same layer with N 64 (its first 40 weight rows and biases are
+     * the 40's: fc_graph derives them from the index), bit for bit. */
+    cs_target t0;
+    cs_target_default(&t0);
+    s = (fc_spec){1, 1, 128, 40, 0, 0, 0, 0, 0, 0, 64};
+    cs_graph *g40 = fc_graph(&s);
+    s.n = 64;
+    cs_graph *g64 = fc_graph(&s);
+    int64_t n40, n64;
+    float *y40 = run_lowered(g40, &t, &n40), *y64 = run_lowered(g64, &t, &n64);
+    CHECK(gb_count_op(g40, CS_OP_K_MMALIB_FC_I8) == 1 && gb_count_op(g64, CS_OP_K_MMALIB_FC_I8) == 1);
+    int same = n40 == 64 * 40 && n64 == 64 * 64;
+    for (int r = 0; same && r < 64; r++) same = !memcmp(y40 + r * 40, y64 + r * 64, sizeof(float) * 40);
+    CHECK_MSG(same, "padded N 40 differs from the first 40 outputs of N 64");
+    free(y40);
+    free(y64);
+    cs_graph_free(g40);
+    cs_graph_free(g64);
+  }
+  s = (fc_spec){1, 1, 64, 64, 1, 0, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC w_zp 1", "w_zp != 0");
-  s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 1, 0, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC constant data", "constant");
-  s = (fc_spec){1, 1, 64, 64, 0, 0, 1, 0, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 1, 0, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC alpha 2", "not a standard transpose");
-  s = (fc_spec){1, 1, 64, 64, 0, 0, 0, 1, 0, 0};
+  s = (fc_spec){1, 1, 64, 64, 0, 0, 0, 1, 0, 0, 0};
   expect_decline(fc_graph(&s), pass_fuse_mmalib_qdq_fc, "FC bias input", "bias is not a compile-time constant");
 }
 
@@ -685,7 +744,7 @@ static void test_channel_padding(void) {
     g = conv_graph(&s);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     p = pad_entry(g);
-    CHECK_MSG(p && !p->padded && p->c_pad == 64 && p->mma_cycles >= p->scalar_cycles, "does not pay (%d)", v);
+    CHECK_MSG(p && !p->padded && p->c_pad == 64 && p->mma_cycles >= 0.95 * p->scalar_cycles, "does not pay (%d)", v);
     CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
     cs_graph_free(g);
   }
