@@ -136,12 +136,12 @@ static void print_offload(const cs_offload_report *r, const cs_codegen_stats *st
   for (int i = 0; i < r->n_pad; i++) {
     const cs_offload_pad *p = &r->pads[i];
     if (p->padded)
-      printf("    padded '%s' C_out %d -> %d: +%lld MACs, +%lld bytes (est. %.0f MMA cycles vs %.0f scalar)\n",
-             p->layer, p->c_out, p->c_pad, (long long)p->macs_added,
+      printf("    padded '%s' %s %d -> %d: +%lld MACs, +%lld bytes (est. %.0f MMA cycles vs %.0f scalar)\n",
+             p->layer, p->what ? p->what : "C_out", p->c_out, p->c_pad, (long long)p->macs_added,
              (long long)(p->weight_bytes_added + p->act_bytes_added), p->mma_cycles, p->scalar_cycles);
     else
-      printf("    not padded '%s' C_out %d -> %d: does not pay (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
-             p->c_out, p->c_pad, p->mma_cycles, p->scalar_cycles);
+      printf("    not padded '%s' %s %d -> %d: does not pay (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
+             p->what ? p->what : "C_out", p->c_out, p->c_pad, p->mma_cycles, p->scalar_cycles);
   }
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];

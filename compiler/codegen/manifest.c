@@ -219,6 +219,7 @@ static void offload_share(const cs_cg *cg, const cs_offload_report *r, cs_json *
     const cs_offload_pad *p = &r->pads[i];
     cs_json_begin_object(j, NULL);
     cs_json_string(j, "layer", p->layer);
+    cs_json_string(j, "what", p->what ? p->what : "C_out");
     cs_json_bool(j, "padded", p->padded);
     cs_json_int(j, "c_out", p->c_out);
     cs_json_int(j, "c_pad", p->c_pad);

@@ -52,7 +52,9 @@ static inline double cs_offload_error_bound(double rel, double y_lsb) { return 1
  * the real one (spec "Performance" rates). */
 typedef struct cs_offload_pad {
   char layer[160];
-  int c_out, c_pad;          /* real and padded output channels */
+  const char *what;          /* what c_out/c_pad count (a static string; NULL: "C_out"): "N" (an FC's
+                              * K/N padding), "positions" (asymmetric stride computed at stride 1) */
+  int c_out, c_pad;          /* real and padded output channels (or `what`) */
   int padded;                /* 0: declined, the estimate says it does not pay */
   int64_t macs;              /* the real layer's MACs */
   int64_t macs_added;        /* (c_pad - c_out) filters' MACs */

@@ -36,6 +36,8 @@ static const cs_pass_entry kPipeline[] = {
     {"FoldConvBiasAdd", pass_fold_conv_bias_add, CS_GROUP_MMALIB},
     /* channels whose output is a constant: zero filters, multiplier 1 */
     {"MMALIBConstChannels", pass_mmalib_const_channels, CS_GROUP_MMALIB},
+    /* asymmetric stride as stride s + a pick of rows/columns */
+    {"MMALIBAsymStride", pass_mmalib_asym_stride, CS_GROUP_MMALIB},
     /* zero filters up to the MMA tile, for the conv pass right after */
     {"MMALIBPadChannels", pass_mmalib_pad_channels, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},

@@ -885,10 +885,87 @@ static void test_const_channels(void) {
   cs_graph_free(gd);
 }
 
+/* ---- asymmetric stride (MMALIBAsymStride) ------------------------------- */
+
+static void test_asym_stride(void) {
+  cs_target t1;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  /* Match: conv 64 -> 64 3x3 stride (2, 1) on 16x16: the conv at stride 1
+   * (16x16 positions) offloaded, a k_slice of every 2nd row (8x16), the
+   * report's numbers. */
+  conv_spec s = conv_default();
+  s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1;
+  cs_graph *g = conv_graph(&s);
+  int64_t n21;
+  float *y21 = run_lowered(g, &t1, &n21);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8), sl = gb_find_op(g, CS_OP_K_SLICE);
+  CHECK_MSG(k >= 0 && sl >= 0, "stride (2, 1): offload %d, pick %d", k, sl);
+  if (k >= 0 && sl >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+    CHECK(a && cnt == 12 && a[6] == 1 && a[7] == 1);
+    const tidsp_slice_params *sp = &cs_graph_node(g, sl)->k.slice;
+    CHECK(sp->in_shape[2] == 16 && sp->out_shape[2] == 8 && sp->step[2] == 2 && sp->step[3] == 1 &&
+          sp->out_shape[3] == 16);
+  }
+  const cs_offload_pad *p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+  CHECK(p && p->padded && p->what && !strcmp(p->what, "positions") && p->c_out == 8 * 16 && p->c_pad == 16 * 16 &&
+        p->macs == 64LL * 64 * 9 * 128 && p->macs_added == 64LL * 64 * 9 * 128);
+  cs_graph_free(g);
+  /* Exactness: output (i, 2j) of stride (2, 1) is output (i, j) of the
+   * same layer at stride (2, 2), which MMALIB offloads as it is: bit for
+   * bit. */
+  s.sw = 2;
+  g = conv_graph(&s);
+  int64_t n22;
+  float *y22 = run_lowered(g, &t1, &n22);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_SLICE) == 0);
+  cs_graph_free(g);
+  int same = n21 == 64 * 8 * 16 && n22 == 64 * 8 * 8;
+  for (int64_t i = 0; same && i < n22; i++) same = y22[i] == y21[(i / 8) * 16 + (i % 8) * 2];
+  CHECK_MSG(same, "stride (2, 1) at even columns differs from stride (2, 2)");
+  free(y21);
+  free(y22);
+  /* ... and within 1 LSB of the generic path (stride (1, 2) this time) */
+  s.sh = 1; s.sw = 2;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride (1, 2) as stride 1 + a pick of columns");
+
+  /* Decline, it does not pay: a depthwise 3x3 (9 MACs per output: the
+   * doubled output's DDR bytes cost more than the core's MACs), PP-OCR's
+   * (2, 1); reported with the estimate, the layer left to the generic conv. */
+  s = conv_default();
+  s.cin = s.cout = s.groups = 64; s.h = 8; s.w = 32; s.sh = 2; s.sw = 1;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
+  p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+  CHECK_MSG(p && !p->padded && p->mma_cycles >= 0.95 * p->scalar_cycles, "depthwise (2, 1) does not pay");
+  CHECK(gb_count_op(g, CS_OP_K_SLICE) == 0 && gb_count_op(g, CS_OP_K_MMALIB_DWCONV2D_I8) == 0);
+  cs_graph_free(g);
+  /* Otherwise not eligible (w_zp != 0): the graph exactly as it was, nothing
+   * reported; a plain conv off the channel tile: left alone. */
+  for (int v = 0; v < 2; v++) {
+    s = conv_default();
+    s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1;
+    if (v == 0) s.w_zp = 2;
+    else s.cout = 40;
+    g = conv_graph(&s);
+    int nodes = g->n_nodes, values = g->n_values;
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_asym_stride(g, &t1) == CS_OK);
+    int cnt = 0;
+    const int64_t *st = cs_node_attr_ints(cs_graph_node(g, gb_find_op(g, CS_OP_CONV)), "strides", &cnt);
+    CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0 && st && st[0] == 2 &&
+                  st[1] == 1,
+              "stride pass touched an ineligible layer (%d)", v);
+    cs_graph_free(g);
+  }
+}
+
 int main(void) {
   test_scale_shift();
   test_channel_padding();
   test_const_channels();
+  test_asym_stride();
   test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();
