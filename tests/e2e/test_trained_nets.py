@@ -247,3 +247,30 @@ def test_digits(tmp_path, table):
     top1 = tuple(float(np.mean(o[0].argmax(-1) == fl[0].argmax(-1))) for o in (ort, mm))
     _check("digits CNN", "PT2E generic", f"accuracy ({len(x)} images)", acc, fl, ort, cs, mm, top1,
            _offload(tmp_path / "mm"), table)
+
+
+# ------------------------------------------------------- MMA share (issue 16)
+
+# The share of MACs on the MMA with -mcpu=c7x -mmalib=1 (bench/mma_share.py
+# --trained prints the whole table). det: the constant channels of its
+# collapsed filters (MMALIBConstChannels) bring the last two convs on; rec:
+# its per-step FCs with K 120/240 and the 6625-way classifier are padded (FC
+# K/N padding). The 1.6x padding bound is not met by det (its 24-channel
+# head convs at 1/4 scale pay 2.7x in MACs but 11x in estimated cycles).
+# Not yet at 95 %: cls (84.8 %: its 8-channel convs and (2, 1) depthwise
+# convs do not pay with DDR-resident data) and MTCNN's P-Net (78.2 %: 10/16/32
+# channels, every padding >= 2x).
+@pytest.mark.parametrize("name,least", (("det", 0.999), ("rec", 0.95)))
+def test_ocr_mma_share(tmp_path, name, least):
+    import json
+
+    from cstatic_cli import cstatic as cli
+    _fetch(trained.RAPIDOCR)
+    shape = trained.OCR_FILES[name][1]
+    calib = (trained.render_pages(N, shape, 71)[0] if name == "det" else
+             trained.render_words(trained.words(OCR_CALIB, 98, common=False), shape, 99))
+    qp = trained.ocr_quantized(MODELS_OUT, name, calib)
+    r = cli("compile", qp, "-o", tmp_path / "out", "-t", "c_static_lib -mcpu=c7x -mmalib=1")
+    off = json.load(open(tmp_path / "out" / "manifest.json"))["offload"]
+    print(next(l for l in r.stdout.splitlines() if "MACs on the MMA:" in l))
+    assert off["mma_share"] >= least
