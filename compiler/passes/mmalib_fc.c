@@ -70,6 +70,7 @@ static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int
   cs_offload_pad p;
   memset(&p, 0, sizeof p);
   snprintf(p.layer, sizeof p.layer, "%s", layer ? layer : "?");
+  p.what = "N";
   p.c_out = (int)n;
   p.c_pad = (int)np;
   p.macs = m * k * n;
