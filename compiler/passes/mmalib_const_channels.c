@@ -32,8 +32,10 @@
  * keeps the rewritten, equivalent, constants).
  *
  * Declined (the layer left as it was): a channel that needs the rewrite
- * but is not constant; per-tensor weight scales (one scale for all
- * channels); a bias whose DQ has a per-tensor scale or a non-zero zero
+ * but is not constant; a bias whose integer and float meanings differ (a
+ * DQ bias at a scale other than d_s·w_s, a float bias beyond int32
+ * accumulator units: the generic int8 conv saturates it, the float path
+ * does not); per-tensor weight scales (one scale for all channels); a bias whose DQ has a per-tensor scale or a non-zero zero
  * point, or shared weights/bias; int16 (its fold has neither rule's
  * limits in the same form).
  */
@@ -186,6 +188,12 @@ static cs_status consider_conv(cs_graph *g, int conv_id) {
     q0[c] = INT32_MIN;
     if (!fold_declines(&b, (int)c, d_s, d_zp, wq.scale[c], o_s, o_zp, wsum)) continue;
     double m = (double)d_s * (double)wq.scale[c] / (double)o_s;
+    /* Only where the integer and the float semantics of the bias agree (a
+     * layer the int8 paths decline runs DQ → float Conv → Q): a DQ bias at
+     * scale d_s·w_s (ORT's), a float bias within int32 accumulator units. */
+    double dw = (double)(d_s * wq.scale[c]);
+    if (b.q && fabs((double)bqp.scale[bqp.count > 1 ? c : 0] - dw) > 1e-6 * dw) goto done;
+    if (b.f && fabs((double)b.f[c] / dw) >= 2147483647.0) goto done;
     int32_t q;
     if (!constant_channel(w0 + c * per, per, d_zp, m, bias_acc(&b, (int)c, d_s, wq.scale[c]), &tail, &q))
       goto done;

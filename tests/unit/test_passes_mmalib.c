@@ -875,6 +875,14 @@ static void test_const_channels(void) {
   CHECK(pass_mmalib_const_channels(gd, &t1) == CS_OK);
   CHECK_MSG(gd->n_nodes == nodes && gd->n_values == values, "a non-constant channel was rewritten");
   expect_decline(gd, pass_fuse_mmalib_qdq_conv2d, "non-constant channel", "folded bias overflows int32");
+  /* ... a float bias beyond int32 accumulator units (0.53 / 5e-14: the
+   * generic int8 conv saturates it, the float path would not), left alone */
+  gd = const_channel_graph(&s, c, 1e-12f, 0.53f);
+  nodes = gd->n_nodes;
+  values = gd->n_values;
+  CHECK(pass_mmalib_const_channels(gd, &t1) == CS_OK);
+  CHECK_MSG(gd->n_nodes == nodes && gd->n_values == values, "a saturating float bias was rewritten");
+  cs_graph_free(gd);
   /* ... and a layer whose every channel folds: nothing to rewrite. */
   s = conv_default();
   gd = conv_graph(&s);
