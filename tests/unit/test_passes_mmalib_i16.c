@@ -494,6 +494,10 @@ static void test_fc_rules(void) {
   fc_offload(s, "PT2E 3-D input [1, 4, 64]: M = 4");
   s = fc_default(); s.m = 3;
   fc_offload(s, "Gemm M = 3");
+  /* K / N padding (mmalib_fc.c) where the cost rule pays: 16 rows,
+   * K 240 -> 256, N 200 -> 224 (int16 tile 32) */
+  s = fc_default(); s.m = 16; s.k = 240; s.n = 200;
+  fc_offload(s, "FC K 240 N 200 padded, 16 rows");
   s = fc_default(); s.k = 48;
   fc_decline(s, "FC K 48", "K % 32 != 0 (K=48): pad K to 64");
   s = fc_default(); s.n = 40;
