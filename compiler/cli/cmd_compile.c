@@ -170,7 +170,7 @@ static void warn_if_float_model(const cs_graph *g, const char *model, const cs_t
     if (n->dead) continue;
     if (n->op == CS_OP_QUANTIZE_LINEAR || n->op == CS_OP_DEQUANTIZE_LINEAR) return;
     for (int k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype == CS_DTYPE_F32) float_compute = 1;
+      if (n->outputs[k] >= 0 && cs_graph_value(g, n->outputs[k])->dtype == CS_DTYPE_F32) float_compute = 1;
   }
   if (!float_compute) return;
   cs_cli_warn("%s is a float model (no QuantizeLinear/DequantizeLinear): every layer runs in float; "

@@ -10,7 +10,7 @@
 static void io_macros(const cs_cg *cg, cs_sbuf *b, const char *kind, int idx,
                       const cs_boundary_io *io) {
   const cs_graph *g = cg->g;
-  const cs_value *v = &g->values[io->value], *r = &g->values[io->raw_value];
+  const cs_value *v = cs_graph_value(g, io->value), *r = cs_graph_value(g, io->raw_value);
   char num[40], num2[24];
   cs_sbuf_printf(b, "\n/* %s %d: ", kind, idx);
   cs_c_comment_text(b, v->name);
@@ -38,8 +38,8 @@ static void io_macros(const cs_cg *cg, cs_sbuf *b, const char *kind, int idx,
   int quantized = 0;
   if (io->node >= 0) {
     const cs_node *n = &g->nodes[io->node];
-    scale = (float)cs_const_get_float(&g->values[n->inputs[0]], 0);
-    zp = (int32_t)cs_const_get_int(&g->values[n->inputs[1]], 0);
+    scale = (float)cs_const_get_float(cs_graph_value(g, n->inputs[0]), 0);
+    zp = (int32_t)cs_const_get_int(cs_graph_value(g, n->inputs[1]), 0);
     quantized = 1;
   } else if (r->quant && r->quant->count == 1) {
     scale = r->quant->scale[0];

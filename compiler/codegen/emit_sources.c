@@ -70,16 +70,16 @@ static cs_status check_args(const cs_cg *cg, const cs_node *n, const cs_kernel_i
   cs_status st = cs_kernel_check(g, (int)(n - g->nodes), 1, "codegen: ");
   if (st != CS_OK) return st;
   int y = n->outputs[0];
-  if (ki->call == CS_KCALL_BYTES && n->k.copy_bytes > cs_value_nbytes(&g->values[y]))
+  if (ki->call == CS_KCALL_BYTES && n->k.copy_bytes > cs_value_nbytes(cs_graph_value(g, y)))
     return cs_error(CS_ERR_INTERNAL, "codegen: copy node '%s' copies %zu bytes into '%s' of %zu",
-                    node_name(n), n->k.copy_bytes, g->values[y].name ? g->values[y].name : "?",
-                    cs_value_nbytes(&g->values[y]));
+                    node_name(n), n->k.copy_bytes, cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "?",
+                    cs_value_nbytes(cs_graph_value(g, y)));
   return CS_OK;
 }
 
 /* The layer comment: kind, ONNX nodes, output tensor. */
 static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const cs_node *n) {
-  const cs_value *y = &cg->g->values[n->outputs[0]];
+  const cs_value *y = cs_graph_value(cg->g, n->outputs[0]);
   cs_sbuf_puts(b, "  /* ");
   cs_sbuf_puts(b, label);
   cs_sbuf_puts(b, ": ");
@@ -245,7 +245,7 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
      * unused macro is a -Wunused-macros warning). */
     int x = n->inputs[0], y = n->outputs[0];
     cs_sbuf_printf(b, "  /* elided: %s is %s's memory viewed as ", cg->macro[y], cg->macro[x]);
-    cs_c_shape_text(b, &cg->g->values[y]);
+    cs_c_shape_text(b, cs_graph_value(cg->g, y));
     cs_sbuf_puts(b, " */\n");
     return CS_OK;
   }
@@ -324,9 +324,9 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   for (int i = 0; i < n; i++) {
     int v = ids[i];
     define_offset(b, cg->macro[v], cg->s.loc[v].offset);
-    cs_c_shape_text(b, &g->values[v]);
+    cs_c_shape_text(b, cs_graph_value(g, v));
     cs_sbuf_puts(b, " ");
-    cs_c_comment_text(b, g->values[v].name);
+    cs_c_comment_text(b, cs_graph_value(g, v)->name);
     cs_sbuf_puts(b, " */\n");
   }
   n = used_of_kind(cg, used, CS_LOC_ARENA, ids);
@@ -337,13 +337,13 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
     int v = ids[i];
     int last = cg->s.last_use[v] < cg->s.def_step[v] ? cg->s.def_step[v] : cg->s.last_use[v];
     define_offset(b, cg->macro[v], cg->s.loc[v].offset);
-    cs_c_shape_text(b, &g->values[v]);
+    cs_c_shape_text(b, cs_graph_value(g, v));
     cs_sbuf_puts(b, " layers ");
     cs_sbuf_int(b, cg->s.def_step[v]);
     cs_sbuf_puts(b, "-");
     cs_sbuf_int(b, last);
     cs_sbuf_puts(b, " ");
-    cs_c_comment_text(b, g->values[v].name);
+    cs_c_comment_text(b, cs_graph_value(g, v)->name);
     cs_sbuf_puts(b, " */\n");
   }
   free(ids);
@@ -403,7 +403,7 @@ static void includes(const cs_cg *cg, cs_sbuf *b, int needs_math) {
 
 static void tensor_info(const cs_cg *cg, cs_sbuf *b, int v, int quant_from_node, int raw) {
   const cs_graph *g = cg->g;
-  const cs_value *val = &g->values[v];
+  const cs_value *val = cs_graph_value(g, v);
   char num[40], num2[24];
   cs_sbuf_puts(b, "    {.name = ");
   cs_c_string(b, val->name);
@@ -419,8 +419,8 @@ static void tensor_info(const cs_cg *cg, cs_sbuf *b, int v, int quant_from_node,
   int quantized = 0;
   if (quant_from_node >= 0) {
     const cs_node *n = &g->nodes[quant_from_node];
-    scale = (float)cs_const_get_float(&g->values[n->inputs[0]], 0);
-    zp = (int32_t)cs_const_get_int(&g->values[n->inputs[1]], 0);
+    scale = (float)cs_const_get_float(cs_graph_value(g, n->inputs[0]), 0);
+    zp = (int32_t)cs_const_get_int(cs_graph_value(g, n->inputs[1]), 0);
     quantized = 1;
   } else if (raw && val->quant && val->quant->count == 1) {
     scale = val->quant->scale[0];
@@ -474,9 +474,10 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, cs_cg_used *used) {
     if (!s->output_copy[j]) continue;
     int r = s->outputs[j].raw_value;
     cs_sbuf_printf(b, "  /* output %d is also ", j);
-    cs_c_comment_text(b, cg->g->values[r].name);
+    cs_c_comment_text(b, cs_graph_value(cg->g, r)->name);
     cs_sbuf_puts(b, ", which is not written in place */\n");
-    cs_sbuf_printf(b, "  st = %s(%zuu, ", cs_kernel_info_of(CS_OP_K_COPY)->fn, cs_value_nbytes(&cg->g->values[r]));
+    cs_sbuf_printf(b, "  st = %s(%zuu, ", cs_kernel_info_of(CS_OP_K_COPY)->fn,
+                   cs_value_nbytes(cs_graph_value(cg->g, r)));
     cs_cg_pointer(cg, b, r, CS_DTYPE_UNDEF, 0, used);
     cs_sbuf_printf(b, ", outputs[%d]);\n  if (st != TIDSP_OK) return st;\n", j);
   }
@@ -550,13 +551,13 @@ static void emit_staging_macros(const cs_cg *cg, cs_sbuf *b) {
   for (int i = 0; i < s->n_inputs; i++) {
     if (s->inputs[i].node < 0) continue;
     cs_sbuf_printf(b, "#define A_RAW_INPUT%d 0x%zx /* ", i, s->input_staging[i]);
-    cs_c_shape_text(b, &cg->g->values[s->inputs[i].raw_value]);
+    cs_c_shape_text(b, cs_graph_value(cg->g, s->inputs[i].raw_value));
     cs_sbuf_puts(b, " */\n");
   }
   for (int j = 0; j < s->n_outputs; j++) {
     if (s->outputs[j].node < 0) continue;
     cs_sbuf_printf(b, "#define A_RAW_OUTPUT%d 0x%zx /* ", j, s->output_staging[j]);
-    cs_c_shape_text(b, &cg->g->values[s->outputs[j].raw_value]);
+    cs_c_shape_text(b, cs_graph_value(cg->g, s->outputs[j].raw_value));
     cs_sbuf_puts(b, " */\n");
   }
 }
@@ -566,7 +567,7 @@ static void emit_staging_macros(const cs_cg *cg, cs_sbuf *b) {
 static void profile_row(const cs_cg *cg, cs_sbuf *b, const cs_node *n) {
   cs_layer_source src = cs_cg_layer_source(cg, n);
   cs_sbuf out = {0};
-  cs_c_shape_text(&out, &cg->g->values[n->outputs[0]]);
+  cs_c_shape_text(&out, cs_graph_value(cg->g, n->outputs[0]));
   cs_sbuf_puts(b, "    {");
   cs_c_string(b, src.name);
   cs_sbuf_puts(b, ", ");

@@ -37,7 +37,7 @@ static void shape(cs_json *j, const char *key, const cs_value *v) {
 
 static void io_entry(const cs_cg *cg, cs_json *j, const cs_boundary_io *io, int raw, int is_input) {
   const cs_graph *g = cg->g;
-  const cs_value *v = &g->values[raw ? io->raw_value : io->value];
+  const cs_value *v = cs_graph_value(g, raw ? io->raw_value : io->value);
   cs_json_begin_object(j, NULL);
   cs_json_string(j, "name", v->name);
   cs_json_string(j, "dtype", np_dtype(v->dtype));
@@ -45,8 +45,8 @@ static void io_entry(const cs_cg *cg, cs_json *j, const cs_boundary_io *io, int 
   if (io->node >= 0) {
     const cs_node *n = &g->nodes[io->node];
     cs_json_begin_object(j, "quant");
-    cs_json_double(j, "scale", cs_const_get_float(&g->values[n->inputs[0]], 0));
-    cs_json_int(j, "zero_point", cs_const_get_int(&g->values[n->inputs[1]], 0));
+    cs_json_double(j, "scale", cs_const_get_float(cs_graph_value(g, n->inputs[0]), 0));
+    cs_json_int(j, "zero_point", cs_const_get_int(cs_graph_value(g, n->inputs[1]), 0));
     cs_json_end_object(j);
     if (!raw) {
       cs_json_string(j, "conversion", is_input ? "quantize" : "dequantize");
@@ -114,7 +114,7 @@ void cs_cg_manifest_layers(const cs_cg *cg, int file, int first, int end, cs_sbu
     int id = cg->s.order[k];
     const cs_node *n = &g->nodes[id];
     const cs_kernel_info *ki = cs_kernel_info_of(n->op);
-    const cs_value *y = &g->values[n->outputs[0]];
+    const cs_value *y = cs_graph_value(g, n->outputs[0]);
     cs_json_begin_object(j, NULL);
     cs_json_int(j, "index", k);
     cs_json_string(j, "kernel", ki ? cs_kernel_fn(ki, cg->t) : "?");
@@ -301,12 +301,12 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   for (int i = 0; i < s->n_weights; i++) {
     int v = s->weights[i];
     cs_json_begin_object(j, NULL);
-    cs_json_string(j, "name", g->values[v].name);
+    cs_json_string(j, "name", cs_graph_value(g, v)->name);
     cs_json_string(j, "macro", cg->macro[v]);
     cs_json_int(j, "offset", (int64_t)s->loc[v].offset);
-    cs_json_int(j, "bytes", (int64_t)cs_value_nbytes(&g->values[v]));
-    cs_json_string(j, "dtype", np_dtype(g->values[v].dtype));
-    shape(j, "shape", &g->values[v]);
+    cs_json_int(j, "bytes", (int64_t)cs_value_nbytes(cs_graph_value(g, v)));
+    cs_json_string(j, "dtype", np_dtype(cs_graph_value(g, v)->dtype));
+    shape(j, "shape", cs_graph_value(g, v));
     cs_json_end_object(j);
   }
   cs_json_end_array(j);

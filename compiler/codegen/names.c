@@ -94,7 +94,7 @@ cs_status cs_cg_assign_names(cs_cg *cg) {
     cs_loc_kind kind = cg->s.loc[v].kind;
     if (kind != CS_LOC_CONST && kind != CS_LOC_ARENA) continue;
     char base[NAME_MAX_STEM + 8], full[NAME_MAX_STEM + 32];
-    stem(g->values[v].name, base);
+    stem(cs_graph_value(g, v)->name, base);
     const char *prefix = kind == CS_LOC_CONST ? "W_" : "A_";
     snprintf(full, sizeof full, "%s%s", prefix, base);
     for (int k = 2; set_has(&set, full); k++)

@@ -38,7 +38,7 @@ static void stream_payload(const cs_cg *cg, sink_fn sink, void *ctx) {
   size_t pos = payload_offset(cg);
   for (int i = 0; i < cg->s.n_weights; i++) {
     int v = cg->s.weights[i];
-    const cs_value *val = &cg->g->values[v];
+    const cs_value *val = cs_graph_value(cg->g, v);
     zeros(sink, ctx, cg->s.loc[v].offset - pos);
     size_t n = cs_value_nbytes(val);
     sink(ctx, val->data, n);

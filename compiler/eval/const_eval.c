@@ -22,7 +22,7 @@ static const cs_evaluator *find_evaluator(const cs_graph *g, const cs_node *n) {
 static int inputs_known(const cs_graph *g, const cs_node *n) {
   if (n->op == CS_OP_SHAPE || n->op == CS_OP_SIZE) return 1;
   for (int j = 0; j < n->n_inputs; j++)
-    if (n->inputs[j] >= 0 && !g->values[n->inputs[j]].data) return 0;
+    if (n->inputs[j] >= 0 && !cs_graph_value(g, n->inputs[j])->data) return 0;
   return 1;
 }
 
@@ -59,7 +59,7 @@ cs_status cs_const_eval_node(cs_graph *g, int id, int *folded) {
   for (int j = 0; j < n_out; j++) outs[j] = n->outputs[j];
   cs_graph_remove_node(g, id);
   for (int j = 0; j < n_out; j++) {
-    cs_value *v = &g->values[outs[j]];
+    cs_value *v = cs_graph_value(g, outs[j]);
     free(v->data);
     v->data = out[j];
     v->producer = -1;

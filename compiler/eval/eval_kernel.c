@@ -56,9 +56,9 @@ int cs_eval_with_kernels(const cs_graph *g, int id, void *const *out) {
     s->n_outputs = n->n_outputs;
     ok = pass_legalize(s, NULL) == CS_OK && pass_fold_constants(s, NULL) == CS_OK;
   }
-  for (int j = 0; ok && j < n->n_outputs; j++) ok = s->values[outs[j]].data != NULL;
+  for (int j = 0; ok && j < n->n_outputs; j++) ok = cs_graph_value(s, outs[j])->data != NULL;
   for (int j = 0; ok && j < n->n_outputs; j++)
-    memcpy(out[j], s->values[outs[j]].data, cs_value_nbytes(&s->values[outs[j]]));
+    memcpy(out[j], cs_graph_value(s, outs[j])->data, cs_value_nbytes(cs_graph_value(s, outs[j])));
   if (!ok) cs_error_clear(); /* the node stays; its lowering reports later */
   cs_graph_free(s);
   return ok;

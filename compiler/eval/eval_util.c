@@ -28,11 +28,11 @@ cs_status cs_eval_alloc(const cs_node *n, const cs_value *v, void **out) {
 }
 
 const cs_value *cs_eval_in(const cs_graph *g, const cs_node *n, int j) {
-  return j < n->n_inputs && n->inputs[j] >= 0 ? &g->values[n->inputs[j]] : NULL;
+  return j < n->n_inputs && n->inputs[j] >= 0 ? cs_graph_value(g, n->inputs[j]) : NULL;
 }
 
 const cs_value *cs_eval_out(const cs_graph *g, const cs_node *n, int j) {
-  return &g->values[n->outputs[j]];
+  return cs_graph_value(g, n->outputs[j]);
 }
 
 int cs_eval_is_float(cs_dtype t) {

@@ -97,12 +97,12 @@ static int32_t exec_extern(const cs_graph *g, const cs_node *n, const void *cons
   }
   const void *x[CS_KERNEL_MAX_INPUTS] = {0};
   void *copies[CS_KERNEL_MAX_INPUTS] = {0};
-  size_t ny = cs_value_nbytes(&g->values[n->outputs[0]]);
+  size_t ny = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
   void *y = aligned_copy(NULL, ny);
   int32_t st = y ? TIDSP_OK : TIDSP_ERR_NOMEM;
   for (int i = 0; i < n->n_inputs && st == TIDSP_OK; i++) {
     if (!in[i]) continue;
-    copies[i] = aligned_copy(in[i], cs_value_nbytes(&g->values[n->inputs[i]]));
+    copies[i] = aligned_copy(in[i], cs_value_nbytes(cs_graph_value(g, n->inputs[i])));
     if (!copies[i]) st = TIDSP_ERR_NOMEM;
     x[i] = copies[i];
   }

@@ -104,7 +104,7 @@ static cs_status add_input(builder *b, const Onnx__ValueInfoProto *vi) {
   int id = cs_graph_add_value(b->g, vi->name, dt, (int)tt->shape->n_dim, shape);
   if (id < 0) return CS_ERR_NOMEM;
   b->g->inputs[b->g->n_inputs++] = id;
-  st = cs_graph_check_value(b->g, &b->g->values[id], 0);
+  st = cs_graph_check_value(b->g, cs_graph_value(b->g, id), 0);
   if (st != CS_OK) return st;
   return cs_onnx_map_put(&b->vals, vi->name, id);
 }
@@ -356,7 +356,7 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
      * runtime allocates it, and folding a constant one allocates it here
      * (before the evaluator runs). */
     for (int j = 0; j < n_out && st == CS_OK; j++)
-      if (cs_graph_check_value(b->g, &b->g->values[outs[j]], 0) != CS_OK) {
+      if (cs_graph_check_value(b->g, cs_graph_value(b->g, outs[j]), 0) != CS_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", cs_error_message());
         st = cs_error(CS_ERR_NOMEM, "node '%s' (%s): output %s", label, np->op_type, why);
@@ -379,7 +379,7 @@ static cs_status add_output(builder *b, const Onnx__ValueInfoProto *vi) {
   int id;
   cs_status st = lookup(b, vi->name, &id);
   if (st != CS_OK) return st;
-  const cs_value *v = &b->g->values[id];
+  const cs_value *v = cs_graph_value(b->g, id);
   /* A declared type is a promise about the model: hold it to it. */
   const Onnx__TypeProto *tp = vi->type;
   if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&

@@ -97,9 +97,9 @@ static int attr_const(cs_onnx_infer *c, int id, const cs_attr *a) {
     return cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &len, a->ints);
   }
   double f = a->kind == CS_ATTR_FLOAT ? a->f : (double)a->i;
-  cs_dtype dt = c->g->values[n->inputs[0]].dtype;
+  cs_dtype dt = cs_graph_value(c->g, n->inputs[0])->dtype;
   int v = cs_graph_add_const(c->g, name, dt, 0, NULL, NULL);
-  void *d = c->g->values[v].data;
+  void *d = cs_graph_value(c->g, v)->data;
   switch (dt) {
     case CS_DTYPE_F32: *(float *)d = (float)f; break;
     case CS_DTYPE_I8: *(int8_t *)d = (int8_t)f; break;
@@ -151,7 +151,7 @@ static cs_status upgrade_inputs(cs_onnx_infer *c, int id, const legacy_input *l)
  * topological order) and their shapes inferred here. */
 static cs_status upgrade_softmax(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   int64_t axis = cs_node_attr_int(n, "axis", 1);
   if (x->rank == 0 || axis < -x->rank || axis >= x->rank)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "axis %lld is out of range for rank %d",
@@ -178,7 +178,7 @@ static cs_status upgrade_softmax(cs_onnx_infer *c, int id) {
   n = &c->g->nodes[id];
   n->op = CS_OP_FLATTEN;
   n->outputs[0] = f;
-  c->g->values[f].producer = id;
+  cs_graph_value(c->g, f)->producer = id;
   cs_node_set_attr_int(n, "axis", axis);
   snprintf(name, sizeof name, "%s.rows", base);
   int sm = cs_graph_add_node(c->g, CS_OP_SOFTMAX, name, base, 1, &f, 1, &s);

@@ -21,9 +21,10 @@ static int is_output(const cs_graph *g, int v) {
 }
 
 static int find_value(const cs_graph *g, const char *name, size_t len) {
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].name && strlen(g->values[v].name) == len && !strncmp(g->values[v].name, name, len))
-      return v;
+  for (int v = 0; v < g->n_values; v++) {
+    const char *s = cs_graph_value(g, v)->name;
+    if (s && strlen(s) == len && !strncmp(s, name, len)) return v;
+  }
   return -1;
 }
 
@@ -39,7 +40,7 @@ static cs_status keep(cs_graph *g, int v) {
 
 /* A tensor computed at run time: produced by a live node, not a constant. */
 static int computed(const cs_graph *g, int v) {
-  const cs_value *val = &g->values[v];
+  const cs_value *val = cs_graph_value(g, v);
   return !val->data && val->producer >= 0 && !g->nodes[val->producer].dead;
 }
 
@@ -62,7 +63,7 @@ cs_status cs_onnx_keep_outputs(cs_graph *g, const char *spec) {
     if (v < 0) return cs_error(CS_ERR_USAGE, "--outputs: the model has no tensor '%.*s'", (int)len, p);
     if (!computed(g, v))
       return cs_error(CS_ERR_USAGE, "--outputs: tensor '%.*s' is %s, not computed by a layer", (int)len, p,
-                      g->values[v].data ? "a constant" : "a graph input");
+                      cs_graph_value(g, v)->data ? "a constant" : "a graph input");
     cs_status st = keep(g, v);
     if (st != CS_OK) return st;
     if (!end) break;

@@ -48,7 +48,7 @@ static void drop_attrs(cs_node *n) {
  * every element s[i] times along axis i. */
 static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   int64_t a[CS_MAX_RANK], b[CS_MAX_RANK], y[CS_MAX_RANK];
   int ra = 0;
   for (int i = 0; i < x->rank; i++) {
@@ -85,7 +85,7 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   n->n_inputs = 2; /* every caller's node has at least 2 inputs */
   cs_node_set_input(c->g, id, 1, sa_v);
   n->outputs[0] = av;
-  c->g->values[av].producer = id;
+  cs_graph_value(c->g, av)->producer = id;
   int in2[2] = {av, sb_v}, in3[2] = {bv, sy_v};
   snprintf(name, sizeof name, "%s.expand", base);
   int ex = cs_graph_add_node(c->g, CS_OP_EXPAND, name, base, 2, in2, 1, &bv);
@@ -103,7 +103,7 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
  * Node id becomes the first Gather; the caller infers it. */
 static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out, int64_t *const *src) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   int rank = x->rank, yv = n->outputs[0], cur = n->inputs[0], first = 1;
   int64_t shape[CS_MAX_RANK];
   cs_dtype dt = x->dtype;
@@ -142,7 +142,7 @@ static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out
       n->n_inputs = 2; /* every caller's node has at least 2 inputs */
       cs_node_set_input(c->g, id, 1, idx);
       n->outputs[0] = dst;
-      c->g->values[dst].producer = id;
+      cs_graph_value(c->g, dst)->producer = id;
       g = id;
     } else {
       int ins[2] = {cur, idx};
@@ -165,7 +165,7 @@ static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const cha
                             double *out) {
   *count = 0;
   if (j >= n->n_inputs || n->inputs[j] < 0) return CS_OK;
-  const cs_value *v = &c->g->values[n->inputs[j]];
+  const cs_value *v = cs_graph_value(c->g, n->inputs[j]);
   if (!v->data || (v->dtype != CS_DTYPE_F32 && v->dtype != CS_DTYPE_I64))
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "%s '%s' must be a constant (computed at compile time)", what,
                             v->name);
@@ -183,7 +183,7 @@ static cs_status const_list(cs_onnx_infer *c, const cs_node *n, int j, const cha
  * from 9). */
 static cs_status lower_upsample(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   const char *mode = cs_node_attr_string(n, "mode", "nearest");
   if (strcmp(mode, "nearest"))
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
@@ -307,7 +307,7 @@ static void free_filter(axis_filter *f) {
  * id. */
 static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axis_filter *f, float extrapolation) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   int rank = x->rank, yv = n->outputs[0];
   int64_t shape[CS_MAX_RANK];
   cs_dtype dt = x->dtype;
@@ -323,7 +323,7 @@ static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axi
   drop_attrs(n);
   n->n_inputs = 1;
   n->outputs[0] = cur;
-  c->g->values[cur].producer = id;
+  cs_graph_value(c->g, cur)->producer = id;
   cs_status st = CS_OK;
   int last_pad = -1;
   for (int k = 0; k < n_f; k++)
@@ -505,7 +505,7 @@ static int pick(const char *s, const char *const *names, int count) {
 /* Resize (opsets 10–25): X, scales (10) | X, roi, scales, sizes (11+). */
 static cs_status lower_resize(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
-  const cs_value *x = &c->g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
   int rank = x->rank;
   const char *mode = cs_node_attr_string(n, "mode", "nearest");
   static const char *const mode_names[] = {"nearest", "linear", "", "cubic"};

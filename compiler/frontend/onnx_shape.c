@@ -124,7 +124,7 @@ cs_status cs_onnx_node_err(const cs_onnx_infer *c, const cs_node *n,
 
 const cs_value *cs_onnx_in(const cs_onnx_infer *c, const cs_node *n, int j) {
   if (j < 0 || j >= n->n_inputs || n->inputs[j] < 0) return NULL;
-  return &c->g->values[n->inputs[j]];
+  return cs_graph_value(c->g, n->inputs[j]);
 }
 
 const char *cs_onnx_shape_str(int rank, const int64_t *shape) {
@@ -144,7 +144,7 @@ const char *cs_onnx_shape_str(int rank, const int64_t *shape) {
 cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
                           cs_dtype dtype, int rank, const int64_t *shape) {
   if (j >= n->n_outputs) return CS_OK; /* an omitted optional output */
-  cs_value *v = &c->g->values[n->outputs[j]];
+  cs_value *v = cs_graph_value(c->g, n->outputs[j]);
   if (rank > CS_MAX_RANK)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                             "output '%s' would have rank %d (at most %d "
@@ -171,7 +171,7 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
 cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n) {
   for (int j = 0; j < n->n_outputs; j++) {
     if (n->outputs[j] < 0) continue;
-    const cs_value *v = &c->g->values[n->outputs[j]];
+    const cs_value *v = cs_graph_value(c->g, n->outputs[j]);
     if (!v->data && cs_value_numel(v) == 0)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                               "output '%s' would be empty (shape %s); empty "
@@ -306,7 +306,7 @@ static cs_status infer_pow(cs_onnx_infer *c, cs_node *n) {
 static cs_status infer_prelu(cs_onnx_infer *c, cs_node *n) {
   cs_status st = infer_binary(c, n);
   if (st != CS_OK) return st;
-  const cs_value *x = cs_onnx_in(c, n, 0), *s = cs_onnx_in(c, n, 1), *y = &c->g->values[n->outputs[0]];
+  const cs_value *x = cs_onnx_in(c, n, 0), *s = cs_onnx_in(c, n, 1), *y = cs_graph_value(c->g, n->outputs[0]);
   if (y->rank != x->rank || memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->rank))
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "slope '%s' %s does not broadcast to input '%s' %s", s->name,
                             cs_onnx_shape_str(s->rank, s->shape), x->name, cs_onnx_shape_str(x->rank, x->shape));

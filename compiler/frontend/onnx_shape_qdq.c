@@ -78,7 +78,7 @@ static cs_status check_params(cs_onnx_infer *c, cs_node *n, const cs_value *x,
  * so running out of memory here fails the load). */
 static cs_status attach_quant(cs_onnx_infer *c, int value_id, const cs_value *scale,
                               const cs_value *zp, const qparams *q) {
-  cs_value *v = &c->g->values[value_id];
+  cs_value *v = cs_graph_value(c->g, value_id);
   if (v->quant || !scale->data || (zp && !zp->data)) return CS_OK;
   int32_t *z = calloc((size_t)q->count, sizeof(int32_t));
   if (!z) return cs_error(CS_ERR_NOMEM, "out of memory for the quantization of '%s'", v->name);

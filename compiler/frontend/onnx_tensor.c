@@ -275,7 +275,7 @@ cs_status cs_onnx_tensor_to_const(const cs_onnx_model *m, cs_graph *g,
     free(ext_path);
     return CS_ERR_NOMEM; /* message recorded, naming the tensor */
   }
-  void *dst = g->values[vid].data;
+  void *dst = cs_graph_value(g, vid)->data;
   if (external) {
     if (nbytes) st = cs_onnx_read_range(ext_path, ext_offset, nbytes, dst);
     free(ext_path);

@@ -58,7 +58,7 @@ cs_status cs_onnx_lower_training_batch_norm(cs_onnx_infer *c, int id) {
   cs_graph *g = c->g;
   cs_node *n = &g->nodes[id];
   if (n->n_inputs != 5 || n->inputs[0] < 0) return CS_OK; /* the shape rule says why */
-  const cs_value *x = &g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
   if (x->rank < 2 || x->dtype != CS_DTYPE_F32)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                             "training_mode = 1 needs an f32 input [N, C, ...], "
@@ -98,7 +98,7 @@ cs_status cs_onnx_lower_training_batch_norm(cs_onnx_infer *c, int id) {
   n->op = CS_OP_REDUCE_MEAN;
   n->outputs[0] = mean4;
   n->n_outputs = 1;
-  g->values[mean4].producer = id;
+  cs_graph_value(g, mean4)->producer = id;
   while (n->n_attrs) cs_onnx_remove_attr(n, n->attrs[0].name);
   cs_status st = cs_onnx_infer_node(c, id);
   if (st != CS_OK) return st;

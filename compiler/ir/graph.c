@@ -1,7 +1,7 @@
 /*
  * graph.c — building and editing the graph: values, constants, nodes,
- * uses. Ids index the growable arrays; they stay valid until
- * cs_graph_compact() renumbers them.
+ * uses. Ids index the value blocks and the node array; they stay valid
+ * until cs_graph_compact() renumbers them.
  *
  * Out of memory is an error like any other (ir.h): a function that cannot
  * allocate records CS_ERR_NOMEM and leaves the graph as it was.
@@ -16,6 +16,7 @@
  */
 #include "graph_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,15 @@ static char *dup_str(const char *s) {
   char *d = malloc(n);
   if (d) memcpy(d, s, n);
   return d;
+}
+
+/* Blocks the index (and the reader index, per value) has room for: a power
+ * of two, so both grow by doubling while the blocks themselves stay put. */
+static int index_blocks(int cap_values) {
+  int nb = cap_values / CS_VALUE_BLOCK, cap = 1;
+  if (nb == 0) return 0;
+  while (cap < nb) cap *= 2;
+  return cap;
 }
 
 /* ---- reader index ---------------------------------------------------- */
@@ -69,7 +79,8 @@ static void uses_add(cs_graph *g, int v, int node) {
  * cs_graph_compact renumbers everything. */
 static void uses_build(cs_graph *g) {
   uses_free(g);
-  g->uses = calloc((size_t)(g->cap_values ? g->cap_values : 1), sizeof *g->uses);
+  size_t room = (size_t)index_blocks(g->cap_values) * CS_VALUE_BLOCK;
+  g->uses = calloc(room ? room : 1, sizeof *g->uses);
   if (!g->uses) return;
   g->uses_ok = 1;
   for (int i = 0; i < g->n_nodes && g->uses_ok; i++) {
@@ -149,10 +160,11 @@ static void free_node(cs_node *n) {
 
 void cs_graph_free(cs_graph *g) {
   if (!g) return;
-  for (int i = 0; i < g->n_values; i++) free_value(g, &g->values[i]);
+  for (int i = 0; i < g->n_values; i++) free_value(g, cs_graph_value(g, i));
   for (int i = 0; i < g->n_nodes; i++) free_node(&g->nodes[i]);
   uses_free(g);
-  free(g->values);
+  for (int b = 0; b < g->cap_values / CS_VALUE_BLOCK; b++) free(g->value_blocks[b]);
+  free(g->value_blocks);
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
@@ -167,23 +179,33 @@ void cs_graph_free(cs_graph *g) {
   free(g);
 }
 
-/* Room for one more value (and its reader list). */
+/* Room for one more value (and its reader list): one more block when the
+ * last is full. The blocks already there stay where they are — that is
+ * what keeps every cs_value * valid — and only the index of blocks grows. */
 static int reserve_value(cs_graph *g) {
   if (g->n_values < g->cap_values) return 1;
-  int cap = g->cap_values ? 2 * g->cap_values : 64;
-  cs_value *vals = realloc(g->values, sizeof(cs_value) * (size_t)cap);
-  if (!vals) return 0;
-  g->values = vals;
-  if (g->uses_ok) {
-    cs_use_list *u = realloc(g->uses, sizeof *u * (size_t)cap);
-    if (!u) {
-      uses_free(g);
-    } else {
-      memset(u + g->cap_values, 0, sizeof *u * (size_t)(cap - g->cap_values));
-      g->uses = u;
+  if (g->cap_values > INT_MAX / 2 - CS_VALUE_BLOCK) return 0;
+  int nb = g->cap_values / CS_VALUE_BLOCK;
+  if (nb == index_blocks(g->cap_values)) { /* the index is full: double it */
+    int room = nb ? 2 * nb : 1;
+    cs_value **idx = realloc(g->value_blocks, sizeof *idx * (size_t)room);
+    if (!idx) return 0;
+    g->value_blocks = idx;
+    if (g->uses_ok) {
+      size_t old = (size_t)nb * CS_VALUE_BLOCK, cap = (size_t)room * CS_VALUE_BLOCK;
+      cs_use_list *u = realloc(g->uses, sizeof *u * cap);
+      if (!u) {
+        uses_free(g);
+      } else {
+        memset(u + old, 0, sizeof *u * (cap - old));
+        g->uses = u;
+      }
     }
   }
-  g->cap_values = cap;
+  cs_value *block = malloc(sizeof(cs_value) * CS_VALUE_BLOCK);
+  if (!block) return 0;
+  g->value_blocks[nb] = block;
+  g->cap_values += CS_VALUE_BLOCK;
   return 1;
 }
 
@@ -223,7 +245,7 @@ int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
     return -1;
   }
   int id = g->n_values++;
-  cs_value *v = &g->values[id];
+  cs_value *v = cs_graph_value(g, id);
   memset(v, 0, sizeof *v);
   v->name = copy;
   v->dtype = dtype;
@@ -254,13 +276,13 @@ int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
     free(payload);
     return -1;
   }
-  g->values[id].data = payload;
+  cs_graph_value(g, id)->data = payload;
   g->const_bytes += n;
   return id;
 }
 
 void cs_graph_set_const_data(cs_graph *g, int id, void *data) {
-  cs_value *v = &g->values[id];
+  cs_value *v = cs_graph_value(g, id);
   if (v->data) g->const_bytes -= cs_value_nbytes(v);
   free(v->data);
   v->data = data;
@@ -303,7 +325,7 @@ int cs_graph_add_node(cs_graph *g, cs_op op, const char *name,
   for (int i = 0; i < n_inputs; i++) uses_add(g, inputs[i], id);
   for (int i = 0; i < n_outputs; i++)
     if (outputs[i] >= 0 && outputs[i] < g->n_values)
-      g->values[outputs[i]].producer = id;
+      cs_graph_value(g, outputs[i])->producer = id;
   return id;
 }
 
@@ -314,8 +336,8 @@ void cs_graph_remove_node(cs_graph *g, int node_id) {
   /* A value re-assigned to a newer node keeps that producer. */
   for (int i = 0; i < n->n_outputs; i++) {
     int v = n->outputs[i];
-    if (v >= 0 && v < g->n_values && g->values[v].producer == node_id)
-      g->values[v].producer = -1;
+    if (v >= 0 && v < g->n_values && cs_graph_value(g, v)->producer == node_id)
+      cs_graph_value(g, v)->producer = -1;
   }
 }
 
@@ -420,7 +442,7 @@ cs_status cs_graph_check_uses(const cs_graph *g) {
           st = cs_error(CS_ERR_INTERNAL,
                         "node '%s' reads tensor '%s' but the reader index does not list it (an "
                         "input written without cs_node_set_input)",
-                        g->nodes[readers[e]].name, g->values[v].name);
+                        g->nodes[readers[e]].name, cs_graph_value(g, v)->name);
     }
   }
   free(start);

@@ -50,7 +50,7 @@ cs_status cs_graph_dce(cs_graph *g) {
       int v = n->inputs[j];
       if (v < 0 || v >= g->n_values) continue;
       uses[v]--;
-      int p = g->values[v].producer;
+      int p = cs_graph_value(g, v)->producer;
       if (p >= 0 && p < g->n_nodes && !queued[p] && !g->nodes[p].dead &&
           all_outputs_unused(&g->nodes[p], uses)) {
         work[top++] = p;
@@ -92,10 +92,10 @@ cs_status cs_graph_compact(cs_graph *g) {
   for (int i = 0; i < g->n_values; i++) {
     if (keep[i]) {
       vmap[i] = nv;
-      g->values[nv++] = g->values[i];
+      *cs_graph_value(g, nv++) = *cs_graph_value(g, i);
     } else {
       vmap[i] = -1;
-      cs_graph_drop_value_(g, &g->values[i]);
+      cs_graph_drop_value_(g, cs_graph_value(g, i));
     }
   }
   for (int i = 0; i < g->n_nodes; i++) {
@@ -122,8 +122,8 @@ cs_status cs_graph_compact(cs_graph *g) {
   for (int i = 0; i < g->n_outputs; i++) g->outputs[i] = REMAP_V(g->outputs[i]);
 #undef REMAP_V
   for (int i = 0; i < nv; i++) {
-    int p = g->values[i].producer;
-    g->values[i].producer = p >= 0 && p < old_nn ? nmap[p] : -1;
+    int p = cs_graph_value(g, i)->producer;
+    cs_graph_value(g, i)->producer = p >= 0 && p < old_nn ? nmap[p] : -1;
   }
   free(keep);
   free(vmap);

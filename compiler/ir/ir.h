@@ -1,10 +1,13 @@
 /*
  * ir.h — the compiler's graph IR.
  *
- * A graph of nodes over typed values. Values and nodes live in growable
- * arrays owned by the graph and are referred to by integer id (never by
- * pointer: adding a value may move the array). A removed node is marked
- * dead and skipped by every walker; cs_graph_compact() drops dead nodes and
+ * A graph of nodes over typed values, both owned by the graph and named by
+ * integer id. Values live in fixed-size blocks that never move, so a
+ * cs_value * (cs_graph_value) stays valid while values are added — a pass
+ * may hold one across cs_graph_add_const — until cs_graph_compact()
+ * renumbers ids (or the graph is freed). Nodes live in a growable array:
+ * re-read a cs_node * after adding a node. A removed node is marked dead
+ * and skipped by every walker; cs_graph_compact() drops dead nodes and
  * unused values.
  *
  * Constants: a value with data != NULL. Its payload is owned by the graph
@@ -176,11 +179,16 @@ typedef struct cs_source_node {
   char *module;
 } cs_source_node;
 
+/* Value storage: blocks of CS_VALUE_BLOCK values, allocated as the graph
+ * grows and never reallocated; only the index of block pointers grows. */
+#define CS_VALUE_BLOCK_LOG2 8
+#define CS_VALUE_BLOCK (1 << CS_VALUE_BLOCK_LOG2)
+
 typedef struct cs_graph {
   char *name;
   int opset;
-  cs_value *values;
-  int n_values, cap_values;
+  cs_value **value_blocks; /* [cap_values / CS_VALUE_BLOCK] */
+  int n_values, cap_values; /* cap_values: a multiple of CS_VALUE_BLOCK */
   cs_node *nodes;
   int n_nodes, cap_nodes;
   int *inputs; /* graph input value ids, in order */
@@ -271,8 +279,11 @@ cs_status cs_graph_check_value(const cs_graph *g, const cs_value *v, int is_cons
 /* "8.0 GiB" style text for messages. */
 const char *cs_bytes_text(uint64_t n, char *buf, size_t size);
 
-static inline cs_value *cs_graph_value(cs_graph *g, int id) {
-  return &g->values[id];
+/* Value id (0 <= id < n_values). The pointer stays valid until
+ * cs_graph_compact or cs_graph_free; a const graph's values are reached the
+ * same way (the graph's constness does not extend to them, as before). */
+static inline cs_value *cs_graph_value(const cs_graph *g, int id) {
+  return &g->value_blocks[id >> CS_VALUE_BLOCK_LOG2][id & (CS_VALUE_BLOCK - 1)];
 }
 static inline cs_node *cs_graph_node(cs_graph *g, int id) {
   return &g->nodes[id];

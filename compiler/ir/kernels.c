@@ -193,7 +193,7 @@ cs_status cs_kernel_check(const cs_graph *g, int id, int with_constants, const c
   if (!ki) return KERR("%s", "not a kernel op");
   if (n->n_outputs != 1 || n->outputs[0] < 0 || n->outputs[0] >= g->n_values)
     return KERR("a kernel op has exactly one output, not %d", n->n_outputs);
-  const cs_value *y = &g->values[n->outputs[0]];
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
   if (ki->out == CS_KDT_INT ? !cs_dtype_is_int(y->dtype) || y->dtype == CS_DTYPE_I64
                             : ki->out > CS_DTYPE_UNDEF && y->dtype != (cs_dtype)ki->out)
     return KERR("output '%s' is %s, %s%s", y->name, cs_dtype_name(y->dtype),
@@ -209,7 +209,7 @@ cs_status cs_kernel_check(const cs_graph *g, int id, int with_constants, const c
       return KERR("input %d is absent but %s requires it", i, ki->fn);
     }
     if (v >= g->n_values) return KERR("input %d is value id %d, out of range", i, v);
-    const cs_value *x = &g->values[v];
+    const cs_value *x = cs_graph_value(g, v);
     if (x->data && !with_constants) continue;
     int rule = ki->n_inputs < 0 ? ki->in[0] : ki->in[i];
     if (rule == CS_KDT_SAME && x->dtype != y->dtype)

@@ -32,8 +32,8 @@ static void print_ref(const cs_graph *g, int id, FILE *f) {
     fputc('_', f);
   } else if (id >= g->n_values) {
     fprintf(f, "%%<bad %d>", id);
-  } else if (g->values[id].data) {
-    fprintf(f, "@%s", g->values[id].name);
+  } else if (cs_graph_value(g, id)->data) {
+    fprintf(f, "@%s", cs_graph_value(g, id)->name);
   } else {
     fprintf(f, "%%%d", id);
   }
@@ -145,12 +145,12 @@ void cs_graph_print(const cs_graph *g, FILE *f) {
       fprintf(f, "  input  <bad id %d>\n", id);
       continue;
     }
-    fprintf(f, "  input  %%%d \"%s\" : ", id, g->values[id].name);
-    print_type(&g->values[id], f);
+    fprintf(f, "  input  %%%d \"%s\" : ", id, cs_graph_value(g, id)->name);
+    print_type(cs_graph_value(g, id), f);
     fputc('\n', f);
   }
   for (int i = 0; i < g->n_values; i++) {
-    const cs_value *v = &g->values[i];
+    const cs_value *v = cs_graph_value(g, i);
     if (!v->data) continue;
     fprintf(f, "  const  @%s : ", v->name);
     print_type(v, f);
@@ -184,7 +184,7 @@ void cs_graph_print(const cs_graph *g, FILE *f) {
     for (int j = 0; j < n->n_outputs; j++) {
       int id = n->outputs[j];
       if (j) fputs(", ", f);
-      if (id >= 0 && id < g->n_values) print_type(&g->values[id], f);
+      if (id >= 0 && id < g->n_values) print_type(cs_graph_value(g, id), f);
       else fputs("?", f);
     }
     fprintf(f, "  # %s\n", n->origin ? n->origin : n->name);
@@ -194,8 +194,8 @@ void cs_graph_print(const cs_graph *g, FILE *f) {
     fputs("  output ", f);
     print_ref(g, id, f);
     if (id >= 0 && id < g->n_values) {
-      fprintf(f, " \"%s\" : ", g->values[id].name);
-      print_type(&g->values[id], f);
+      fprintf(f, " \"%s\" : ", cs_graph_value(g, id)->name);
+      print_type(cs_graph_value(g, id), f);
     }
     fputc('\n', f);
   }

@@ -40,7 +40,7 @@ static int heap_pop(int *h, int *n) {
 static int live_producer(const cs_graph *g, const cs_node *n, int j) {
   int v = n->inputs[j];
   if (v < 0 || v >= g->n_values) return -1;
-  int p = g->values[v].producer;
+  int p = cs_graph_value(g, v)->producer;
   if (p < 0 || p >= g->n_nodes || g->nodes[p].dead) return -1;
   return p;
 }

@@ -11,7 +11,7 @@
 #define VERR(...) cs_error(CS_ERR_INTERNAL, "verify: " __VA_ARGS__)
 
 static const char *vname(const cs_graph *g, int id) {
-  return id >= 0 && id < g->n_values && g->values[id].name ? g->values[id].name
+  return id >= 0 && id < g->n_values && cs_graph_value(g, id)->name ? cs_graph_value(g, id)->name
                                                             : "?";
 }
 
@@ -24,7 +24,7 @@ static cs_status verify_kernel(const cs_graph *g, int id) {
 
 static cs_status verify_values(const cs_graph *g, const char *is_input) {
   for (int i = 0; i < g->n_values; i++) {
-    const cs_value *v = &g->values[i];
+    const cs_value *v = cs_graph_value(g, i);
     if (v->rank < 0 || v->rank > CS_MAX_RANK)
       return VERR("value %%%d '%s': rank %d out of [0, %d]", i, vname(g, i),
                   v->rank, CS_MAX_RANK);
@@ -67,7 +67,7 @@ static cs_status verify_node(const cs_graph *g, int id, const char *is_input) {
       return VERR("node %d '%s' (%s): output %d is value id %d, out of range "
                   "[0, %d)",
                   id, n->name, op, j, v, g->n_values);
-    const cs_value *val = &g->values[v];
+    const cs_value *val = cs_graph_value(g, v);
     if (val->producer != id) {
       int p = val->producer;
       if (p >= 0 && !g->nodes[p].dead)
@@ -93,7 +93,7 @@ static cs_status verify_node(const cs_graph *g, int id, const char *is_input) {
       return VERR("node %d '%s' (%s): input %d is value id %d, out of range "
                   "[0, %d)",
                   id, n->name, op, j, v, g->n_values);
-    const cs_value *val = &g->values[v];
+    const cs_value *val = cs_graph_value(g, v);
     if (val->data || is_input[v]) continue;
     int p = val->producer;
     if (p < 0 || g->nodes[p].dead)
@@ -121,7 +121,7 @@ static int cycle_node(const cs_graph *g) {
     for (int j = 0; j < n->n_inputs; j++) {
       int v = n->inputs[j];
       if (v < 0 || v >= g->n_values) continue;
-      int p = g->values[v].producer;
+      int p = cs_graph_value(g, v)->producer;
       if (p >= 0 && p < nn && !g->nodes[p].dead) indeg[i]++;
     }
   }
@@ -137,7 +137,7 @@ static int cycle_node(const cs_graph *g) {
       if (n->dead) continue;
       for (int j = 0; j < n->n_inputs; j++) {
         int v = n->inputs[j];
-        if (v >= 0 && v < g->n_values && g->values[v].producer == i &&
+        if (v >= 0 && v < g->n_values && cs_graph_value(g, v)->producer == i &&
             --indeg[s] == 0)
           stack[top++] = s;
       }
@@ -151,7 +151,7 @@ static int cycle_node(const cs_graph *g) {
     for (int j = 0; j < n->n_inputs && next < 0; j++) {
       int v = n->inputs[j];
       if (v < 0 || v >= g->n_values) continue;
-      int p = g->values[v].producer;
+      int p = cs_graph_value(g, v)->producer;
       if (p >= 0 && p < nn && !g->nodes[p].dead && !placed[p]) next = p;
     }
     if (next < 0) break;
@@ -178,7 +178,7 @@ cs_status cs_graph_verify(const cs_graph *g) {
     if (v < 0 || v >= g->n_values)
       st = VERR("graph input %d is value id %d, out of range [0, %d)", i, v,
                 g->n_values);
-    else if (g->values[v].data)
+    else if (cs_graph_value(g, v)->data)
       st = VERR("graph input %d '%s' is a constant", i, vname(g, v));
     else
       is_input[v] = 1;
@@ -191,8 +191,8 @@ cs_status cs_graph_verify(const cs_graph *g) {
     if (v < 0 || v >= g->n_values) {
       st = VERR("graph output %d is value id %d, out of range [0, %d)", i, v,
                 g->n_values);
-    } else if (!g->values[v].data && !is_input[v]) {
-      int p = g->values[v].producer;
+    } else if (!cs_graph_value(g, v)->data && !is_input[v]) {
+      int p = cs_graph_value(g, v)->producer;
       if (p < 0 || g->nodes[p].dead)
         st = VERR("graph output %d %%%d '%s' is not defined (no live node "
                   "produces it)",

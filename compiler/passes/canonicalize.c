@@ -35,12 +35,7 @@ static int shifted_const(cs_graph *g, int v) {
     return -1;
   }
   for (int64_t i = 0; i < n; i++) d[i] = (int8_t)(((const uint8_t *)src->data)[i] - 128);
-  int64_t shape[CS_MAX_RANK];
-  memcpy(shape, src->shape, sizeof shape);
-  char *base = strdup(src->name ? src->name : "const");
-  int id = base ? cs_add_const_named(g, base, "s8", CS_DTYPE_I8, src->rank, shape, d) : -1;
-  if (!base) cs_error(CS_ERR_NOMEM, "out of memory shifting a constant to int8");
-  free(base);
+  int id = cs_add_const_named(g, src->name ? src->name : "const", "s8", CS_DTYPE_I8, src->rank, src->shape, d);
   free(d);
   return id;
 }

@@ -90,7 +90,7 @@ static cs_status fuse(cs_graph *g, int mm_id) {
   if (!nk) {
     wt = malloc((size_t)(n_out * k));
     if (!wt) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
-    const int8_t *src = cs_graph_value(g, w_const)->data; /* re-read: adding the scale may move values */
+    const int8_t *src = wv->data;
     for (int64_t kk = 0; kk < k; kk++)
       for (int64_t j = 0; j < n_out; j++) wt[j * k + kk] = src[kk * n_out + j];
     int64_t shape[2] = {n_out, k};

@@ -92,8 +92,6 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
       float ort = (as * bs) / ys;
       tidsp_batch_matmul_i8_params p;
       memset(&p, 0, sizeof p);
-      /* sizes first: adding constants may move the value array a, b, y
-       * point into */
       p.batch = (int32_t)batch;
       p.m = (int32_t)a->shape[a->rank - 2];
       p.k = (int32_t)a->shape[a->rank - 1];

@@ -59,11 +59,11 @@ static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
  * it cannot be held (message recorded). */
 static int add_packed(cs_graph *g, int w, int64_t rows, int64_t k, int64_t stride) {
   int64_t shape[2] = {rows, stride};
+  const cs_value *src = cs_graph_value(g, w);
   char name[512];
-  snprintf(name, sizeof name, "%s", cs_graph_value(g, w)->name ? cs_graph_value(g, w)->name : "weight");
+  snprintf(name, sizeof name, "%s", src->name ? src->name : "weight");
   int id = cs_add_const_named(g, name, "packed", CS_DTYPE_I8, 2, shape, NULL); /* zero-filled */
   if (id < 0) return -1;
-  const cs_value *src = cs_graph_value(g, w); /* re-read: adding may move values */
   cs_value *dst = cs_graph_value(g, id);
   const int8_t *s = src->data;
   int8_t *d = dst->data;

@@ -17,12 +17,12 @@
 enum { QDQ_SCALE = 0, QDQ_ZERO_POINT = 1, QDQ_X = 2 };
 
 static int is_live_const(const cs_graph *g, int v) {
-  return v >= 0 && v < g->n_values && g->values[v].data != NULL;
+  return v >= 0 && v < g->n_values && cs_graph_value(g, v)->data != NULL;
 }
 
 static int same_const(const cs_graph *g, int a, int b) {
   if (a == b) return 1;
-  const cs_value *va = &g->values[a], *vb = &g->values[b];
+  const cs_value *va = cs_graph_value(g, a), *vb = cs_graph_value(g, b);
   size_t na = cs_value_nbytes(va), nb = cs_value_nbytes(vb);
   return va->dtype == vb->dtype && na == nb && memcmp(va->data, vb->data, na) == 0;
 }
@@ -91,7 +91,7 @@ static void find_output_boundary(const cs_graph *g, int v, cs_boundary_io *io,
                                  int *is_boundary_node) {
   io->value = io->raw_value = v;
   io->node = -1;
-  int p = g->values[v].producer;
+  int p = cs_graph_value(g, v)->producer;
   if (p < 0 || p >= g->n_nodes) return;
   const cs_node *n = &g->nodes[p];
   if (!is_per_tensor_qdq(g, n, CS_OP_K_DEQUANTIZE)) return;

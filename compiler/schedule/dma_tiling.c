@@ -49,8 +49,8 @@ void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_n
   const tidsp_conv2d_params *p = &n->k.conv;
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
   st->kind = CS_L2_UNTILED;
-  st->input_bytes = cs_value_nbytes(&g->values[n->inputs[0]]);
-  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  st->input_bytes = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
+  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   size_t half = budget / 2;
   if (st->input_bytes + st->weight_bytes_total <= half) {
     st->why = CS_L2_WHY_FITS;

@@ -69,11 +69,11 @@ static cs_status guard_bytes(const cs_node *n, size_t elem, size_t *out) {
 
 static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                       size_t guard, cs_l2_stage *st) {
-  const cs_value *x = &g->values[n->inputs[0]];
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
   st->input_off = guard;
   st->input_bytes = cs_value_nbytes(x);
-  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   if (guard + st->input_bytes > budget) {
     st->kind = CS_L2_DDR;
     return;
@@ -90,7 +90,7 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
     return;
   }
   if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || woff >= budget) return;
-  const cs_value *w = &g->values[wv];
+  const cs_value *w = cs_graph_value(g, wv);
   int64_t c_out = w->rank > 0 ? w->shape[0] : 0;
   if (c_out <= 0) return;
   size_t per_channel = st->weight_bytes_total / (size_t)c_out;
@@ -184,7 +184,7 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
     } else {
       if (!is_staged_kernel(n->op)) continue;
       size_t guard;
-      cs_status st = guard_bytes(n, cs_dtype_size(g->values[n->inputs[0]].dtype), &guard);
+      cs_status st = guard_bytes(n, cs_dtype_size(cs_graph_value(g, n->inputs[0])->dtype), &guard);
       if (st != CS_OK) return st;
       plan_step(g, s, n, budget, guard, p);
     }

@@ -61,7 +61,7 @@ cs_status cs_schedule_liveness(const cs_graph *g, cs_schedule *s) {
                         n->name ? n->name : "?", i, v);
       if (s->def_step[v] >= 0)
         return cs_error(CS_ERR_INTERNAL, "schedule: tensor '%s' is written by two nodes",
-                        g->values[v].name ? g->values[v].name : "?");
+                        cs_graph_value(g, v)->name ? cs_graph_value(g, v)->name : "?");
       s->def_step[v] = k;
     }
     for (int i = 0; i < n->n_inputs; i++) {

@@ -19,7 +19,7 @@
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
 static const char *vname(const cs_graph *g, int v) {
-  return g->values[v].name ? g->values[v].name : "?";
+  return cs_graph_value(g, v)->name ? cs_graph_value(g, v)->name : "?";
 }
 
 int cs_schedule_storage_root(const cs_schedule *s, int v) {
@@ -28,7 +28,7 @@ int cs_schedule_storage_root(const cs_schedule *s, int v) {
 }
 
 static int add_weight(const cs_graph *g, cs_schedule *s, int v, char *seen) {
-  if (v < 0 || !g->values[v].data || seen[v]) return 0;
+  if (v < 0 || !cs_graph_value(g, v)->data || seen[v]) return 0;
   seen[v] = 1;
   s->weights[s->n_weights++] = v;
   return 1;
@@ -67,7 +67,7 @@ static cs_status place_weights(const cs_graph *g, const cs_schedule_options *opt
     off = align_up(off, opt->weights_align);
     s->loc[v].kind = CS_LOC_CONST;
     s->loc[v].offset = off;
-    off += cs_value_nbytes(&g->values[v]);
+    off += cs_value_nbytes(cs_graph_value(g, v));
   }
   s->weights_size = off;
   return CS_OK;
@@ -84,8 +84,8 @@ static void alias_copies(const cs_graph *g, cs_schedule *s) {
     if (x < 0 || y < 0 || x == y) continue;
     if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
     if (s->def_step[x] < 0 || s->last_use[x] != k) continue;
-    size_t ny = cs_value_nbytes(&g->values[y]);
-    if (n->k.copy_bytes != ny || ny > cs_value_nbytes(&g->values[x])) continue;
+    size_t ny = cs_value_nbytes(cs_graph_value(g, y));
+    if (n->k.copy_bytes != ny || ny > cs_value_nbytes(cs_graph_value(g, x))) continue;
     s->loc[y].alias_of = x;
     s->node_elided[id] = 1;
   }
@@ -104,7 +104,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
   /* Raw inputs; duplicate boundary quantizes share the first one's tensor. */
   for (int i = 0; i < s->n_inputs; i++) {
     int r = s->inputs[i].raw_value;
-    if (g->values[r].data)
+    if (cs_graph_value(g, r)->data)
       return cs_error(CS_ERR_INTERNAL, "schedule: graph input '%s' is a constant", vname(g, r));
     if (s->loc[r].kind == CS_LOC_NONE) {
       s->loc[r].kind = CS_LOC_INPUT;
@@ -125,11 +125,11 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
    * by the epilogue. */
   for (int j = 0; j < s->n_outputs; j++) {
     int r = s->outputs[j].raw_value;
-    if (s->loc[r].kind == CS_LOC_NONE && !g->values[r].data && s->def_step[r] >= 0) {
+    if (s->loc[r].kind == CS_LOC_NONE && !cs_graph_value(g, r)->data && s->def_step[r] >= 0) {
       s->loc[r].kind = CS_LOC_OUTPUT;
       s->loc[r].index = j;
     } else {
-      if (!g->values[r].data && s->loc[r].kind == CS_LOC_NONE)
+      if (!cs_graph_value(g, r)->data && s->loc[r].kind == CS_LOC_NONE)
         return cs_error(CS_ERR_INTERNAL, "schedule: graph output '%s' is computed by no node",
                         vname(g, r));
       s->output_copy[j] = 1;
@@ -173,7 +173,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     s->loc[v].kind = CS_LOC_ARENA;
     s->loc[v].pool = CS_POOL_DDR;
     tensor_of[v] = nt;
-    t[nt].size = cs_value_nbytes(&g->values[v]);
+    t[nt].size = cs_value_nbytes(cs_graph_value(g, v));
     t[nt].first = s->def_step[v];
     t[nt].last = s->last_use[v] > s->def_step[v] ? s->last_use[v] : s->def_step[v];
     t[nt].pool = CS_POOL_DDR;
@@ -188,7 +188,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     s->loc[v].pool = s->loc[root].pool;
     int ti = tensor_of[root];
     if (ti < 0) continue;
-    size_t sz = cs_value_nbytes(&g->values[v]);
+    size_t sz = cs_value_nbytes(cs_graph_value(g, v));
     if (sz > t[ti].size) t[ti].size = sz;
     if (s->last_use[v] > t[ti].last) t[ti].last = s->last_use[v];
   }
@@ -199,13 +199,13 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     for (int v = 0; v < nv; v++)
       if ((v == r || cs_schedule_storage_root(s, v) == r) && s->last_use[v] > last)
         last = s->last_use[v];
-    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(&g->values[r]), 0, last, CS_POOL_DDR};
+    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(cs_graph_value(g, r)), 0, last, CS_POOL_DDR};
   }
   for (int j = 0; j < s->n_outputs; j++) {
     if (s->outputs[j].node < 0) continue;
     int r = s->outputs[j].raw_value;
     int first = s->output_copy[j] ? s->n_steps : s->def_step[r];
-    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(&g->values[r]), first, s->n_steps, CS_POOL_DDR};
+    t[nt++] = (cs_memplan_tensor){cs_value_nbytes(cs_graph_value(g, r)), first, s->n_steps, CS_POOL_DDR};
   }
 
   size_t pool_size[CS_POOL_COUNT];

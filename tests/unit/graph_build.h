@@ -87,10 +87,10 @@ static inline void **gb_run(cs_graph *g, const void *const *inputs, int32_t *sta
     void *out[8] = {0};
     for (int i = 0; i < n->n_inputs; i++) {
       int v = n->inputs[i];
-      in[i] = v < 0 ? NULL : (g->values[v].data ? g->values[v].data : buf[v]);
+      in[i] = v < 0 ? NULL : (cs_graph_value(g, v)->data ? cs_graph_value(g, v)->data : buf[v]);
     }
     for (int o = 0; o < n->n_outputs; o++) {
-      size_t b = cs_value_nbytes(&g->values[n->outputs[o]]);
+      size_t b = cs_value_nbytes(cs_graph_value(g, n->outputs[o]));
       buf[n->outputs[o]] = calloc(1, b ? b : 1);
       out[o] = buf[n->outputs[o]];
     }

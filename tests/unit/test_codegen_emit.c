@@ -198,12 +198,13 @@ static void reference_conv_model(cs_graph *g, int conv, const float *x, int8_t *
     if (g->nodes[i].op == CS_OP_K_DEQUANTIZE) dn = &g->nodes[i];
   }
   int8_t xq[192], y[256];
-  CHECK(tidsp_quantize(&qn->k.qdq, g->values[qn->inputs[0]].data, g->values[qn->inputs[1]].data, x, xq) == 0);
-  CHECK(tidsp_conv2d_i8(&cn->k.conv, xq, g->values[cn->inputs[1]].data, g->values[cn->inputs[2]].data,
-                        g->values[cn->inputs[3]].data, y) == 0);
-  CHECK(tidsp_lut_i8(&ln->k.lut, g->values[ln->inputs[0]].data, y, z_raw) == 0);
-  CHECK(tidsp_dequantize(&dn->k.qdq, g->values[dn->inputs[0]].data, g->values[dn->inputs[1]].data, z_raw,
-                         out) == 0);
+  CHECK(tidsp_quantize(&qn->k.qdq, cs_graph_value(g, qn->inputs[0])->data, cs_graph_value(g, qn->inputs[1])->data,
+                       x, xq) == 0);
+  CHECK(tidsp_conv2d_i8(&cn->k.conv, xq, cs_graph_value(g, cn->inputs[1])->data, cs_graph_value(g, cn->inputs[2])->data,
+                        cs_graph_value(g, cn->inputs[3])->data, y) == 0);
+  CHECK(tidsp_lut_i8(&ln->k.lut, cs_graph_value(g, ln->inputs[0])->data, y, z_raw) == 0);
+  CHECK(tidsp_dequantize(&dn->k.qdq, cs_graph_value(g, dn->inputs[0])->data, cs_graph_value(g, dn->inputs[1])->data,
+                         z_raw, out) == 0);
 }
 
 static void emitted_files_and_header_contract(void) {
@@ -553,7 +554,8 @@ static void generated_model_matches_kernels_and_never_mallocs(int weights_as_c, 
   const cs_node *qn = NULL;
   for (int i = 0; i < g->n_nodes; i++)
     if (g->nodes[i].op == CS_OP_K_QUANTIZE) qn = &g->nodes[i];
-  CHECK(tidsp_quantize(&qn->k.qdq, g->values[qn->inputs[0]].data, g->values[qn->inputs[1]].data, x, xq) == 0);
+  CHECK(tidsp_quantize(&qn->k.qdq, cs_graph_value(g, qn->inputs[0])->data, cs_graph_value(g, qn->inputs[1])->data,
+                       x, xq) == 0);
   mallocs = run_harness(dir, w, xq, sizeof xq, got_raw, sizeof got_raw, 1, &status);
   CHECK(mallocs == 0);
   CHECK(status == TIDSP_OK);

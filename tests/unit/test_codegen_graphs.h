@@ -43,30 +43,30 @@ static inline int tg_node(cs_graph *g, cs_op op, const char *name, const char *o
 
 /* y = quantize(x) per tensor. */
 static inline int tg_quantize(cs_graph *g, const char *name, int x, int y, float scale, int32_t zp) {
-  int64_t numel = cs_value_numel(&g->values[x]);
+  int64_t numel = cs_value_numel(cs_graph_value(g, x));
   char sn[128], zn[128];
   snprintf(sn, sizeof sn, "%s.scale", name);
   snprintf(zn, sizeof zn, "%s.zero_point", name);
   int in[3] = {tg_f32(g, sn, scale), tg_i32(g, zn, zp), x};
   int id = tg_node(g, CS_OP_K_QUANTIZE, name, name, 3, in, y);
-  g->nodes[id].k.qdq = (tidsp_qdq_params){1, 1, (int32_t)numel, cs_dtype_to_tidsp(g->values[y].dtype)};
+  g->nodes[id].k.qdq = (tidsp_qdq_params){1, 1, (int32_t)numel, cs_dtype_to_tidsp(cs_graph_value(g, y)->dtype)};
   return id;
 }
 
 static inline int tg_dequantize(cs_graph *g, const char *name, int x, int y, float scale, int32_t zp) {
-  int64_t numel = cs_value_numel(&g->values[x]);
+  int64_t numel = cs_value_numel(cs_graph_value(g, x));
   char sn[128], zn[128];
   snprintf(sn, sizeof sn, "%s.scale", name);
   snprintf(zn, sizeof zn, "%s.zero_point", name);
   int in[3] = {tg_f32(g, sn, scale), tg_i32(g, zn, zp), x};
   int id = tg_node(g, CS_OP_K_DEQUANTIZE, name, name, 3, in, y);
-  g->nodes[id].k.qdq = (tidsp_qdq_params){1, 1, (int32_t)numel, cs_dtype_to_tidsp(g->values[x].dtype)};
+  g->nodes[id].k.qdq = (tidsp_qdq_params){1, 1, (int32_t)numel, cs_dtype_to_tidsp(cs_graph_value(g, x)->dtype)};
   return id;
 }
 
 static inline int tg_copy(cs_graph *g, const char *name, int x, int y) {
   int id = tg_node(g, CS_OP_K_COPY, name, name, 1, &x, y);
-  g->nodes[id].k.copy_bytes = cs_value_nbytes(&g->values[y]);
+  g->nodes[id].k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
   return id;
 }
 
@@ -82,7 +82,7 @@ static inline int tg_lut(cs_graph *g, const char *name, int x, int y) {
   int64_t shape[1] = {256};
   int in[2] = {cs_graph_add_const(g, tn, CS_DTYPE_I8, 1, shape, table), x};
   int id = tg_node(g, CS_OP_K_LUT_I8, name, name, 2, in, y);
-  g->nodes[id].k.lut.n = (int32_t)cs_value_numel(&g->values[x]);
+  g->nodes[id].k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x));
   return id;
 }
 

@@ -214,7 +214,7 @@ static void weights_hold_only_constants_read_by_scheduled_nodes(void) {
     for (int i = 0; i < s.n_weights; i++) {
       int v = s.weights[i];
       CHECK(s.loc[v].kind == CS_LOC_CONST && s.loc[v].offset % 64 == 0 && s.loc[v].offset >= end);
-      end = s.loc[v].offset + cs_value_nbytes(&g->values[v]);
+      end = s.loc[v].offset + cs_value_nbytes(cs_graph_value(g, v));
     }
     CHECK(s.weights_size == end);
     cs_schedule_free(&s);
@@ -253,16 +253,16 @@ static void arena_tensors_alive_together_never_overlap(void) {
     for (int a = 0; a < g->n_values; a++) {
       if (s.loc[a].kind != CS_LOC_ARENA) continue;
       CHECK(s.loc[a].offset % 64 == 0);
-      CHECK(s.loc[a].offset + cs_value_nbytes(&g->values[a]) <= s.arena_size);
+      CHECK(s.loc[a].offset + cs_value_nbytes(cs_graph_value(g, a)) <= s.arena_size);
       for (int b = 0; b < a; b++) {
         if (s.loc[b].kind != CS_LOC_ARENA) continue;
         int a_last = s.last_use[a] > s.def_step[a] ? s.last_use[a] : s.def_step[a];
         int b_last = s.last_use[b] > s.def_step[b] ? s.last_use[b] : s.def_step[b];
         if (s.def_step[a] > b_last || s.def_step[b] > a_last) continue;
-        size_t ea = s.loc[a].offset + cs_value_nbytes(&g->values[a]);
-        size_t eb = s.loc[b].offset + cs_value_nbytes(&g->values[b]);
+        size_t ea = s.loc[a].offset + cs_value_nbytes(cs_graph_value(g, a));
+        size_t eb = s.loc[b].offset + cs_value_nbytes(cs_graph_value(g, b));
         CHECK_MSG(ea <= s.loc[b].offset || eb <= s.loc[a].offset, "%s and %s overlap",
-                  g->values[a].name, g->values[b].name);
+                  cs_graph_value(g, a)->name, cs_graph_value(g, b)->name);
       }
     }
     /* The input staging buffer is live until its last reader. */

@@ -22,7 +22,7 @@ static cs_graph *load(const char *file) {
 
 static int find(const cs_graph *g, const char *name) {
   for (int i = 0; i < g->n_values; i++)
-    if (!strcmp(g->values[i].name, name)) return i;
+    if (!strcmp(cs_graph_value(g, i)->name, name)) return i;
   return -1;
 }
 
@@ -37,7 +37,7 @@ static int has_shape(const cs_graph *g, const char *name, cs_dtype dt,
                      int rank, const int64_t *dims) {
   int id = find(g, name);
   if (id < 0) return 0;
-  const cs_value *v = &g->values[id];
+  const cs_value *v = cs_graph_value(g, id);
   if (v->dtype != dt || v->rank != rank) return 0;
   for (int i = 0; i < rank; i++)
     if (v->shape[i] != dims[i]) return 0;
@@ -79,16 +79,16 @@ static void test_conv_qdq(void) {
   SHAPE(g, "gap", CS_DTYPE_F32, 1, 4, 1, 1);
   SHAPE(g, "flat", CS_DTYPE_F32, 1, 4);
   SHAPE(g, "logits", CS_DTYPE_F32, 1, 10);
-  CHECK(!strcmp(g->values[g->outputs[0]].name, "prob"));
-  CHECK(!strcmp(g->values[g->inputs[0]].name, "input"));
+  CHECK(!strcmp(cs_graph_value(g, g->outputs[0])->name, "prob"));
+  CHECK(!strcmp(cs_graph_value(g, g->inputs[0])->name, "input"));
 
   /* Initializers are constants; producers are set. */
   int w = find(g, "w_q");
-  CHECK(w >= 0 && g->values[w].data && g->values[w].producer == -1);
-  CHECK(g->values[w].dtype == CS_DTYPE_I8 && cs_value_numel(&g->values[w]) == 108);
+  CHECK(w >= 0 && cs_graph_value(g, w)->data && cs_graph_value(g, w)->producer == -1);
+  CHECK(cs_graph_value(g, w)->dtype == CS_DTYPE_I8 && cs_value_numel(cs_graph_value(g, w)) == 108);
   int c = find(g, "c");
   const cs_node *conv = node_named(g, "conv1");
-  CHECK(conv && conv->op == CS_OP_CONV && g->values[c].producer == conv - g->nodes);
+  CHECK(conv && conv->op == CS_OP_CONV && cs_graph_value(g, c)->producer == conv - g->nodes);
   CHECK(conv && !strcmp(conv->origin, "conv1"));
   CHECK(conv && conv->n_inputs == 3);
   INTS(conv, "strides", 2, 2);
@@ -101,13 +101,13 @@ static void test_conv_qdq(void) {
   INTS(pool, "pads", 0, 0, 0, 0); /* made explicit */
 
   /* Quantization recorded on the integer tensors. */
-  const cs_value *xq = &g->values[find(g, "xq")];
+  const cs_value *xq = cs_graph_value(g, find(g, "xq"));
   CHECK(xq->quant && xq->quant->axis == -1 && xq->quant->count == 1);
   CHECK(xq->quant && xq->quant->scale[0] == 0.02f && xq->quant->zero_point[0] == 128);
-  const cs_value *wq = &g->values[w];
+  const cs_value *wq = cs_graph_value(g, w);
   CHECK(wq->quant && wq->quant->axis == 0 && wq->quant->count == 4);
   CHECK(wq->quant && wq->quant->scale[3] == 0.01f);
-  const cs_value *bq = &g->values[find(g, "b_q")];
+  const cs_value *bq = cs_graph_value(g, find(g, "b_q"));
   CHECK(bq->dtype == CS_DTYPE_I32 && bq->quant && bq->quant->axis == 0);
   CHECK(cs_const_get_int(bq, 3) == 3);
   cs_graph_free(g);
@@ -176,7 +176,7 @@ static void test_qdq21(void) {
   SHAPE(g, "q8", CS_DTYPE_I8, 1, 4);   /* output_dtype, no zero point */
   SHAPE(g, "qu8", CS_DTYPE_U8, 1, 4);  /* the default */
   SHAPE(g, "d16", CS_DTYPE_F32, 1, 4);
-  const cs_value *q8 = &g->values[find(g, "q8")];
+  const cs_value *q8 = cs_graph_value(g, find(g, "q8"));
   CHECK(q8->quant && q8->quant->zero_point[0] == 0 && q8->quant->scale[0] == 0.001f);
   cs_graph_free(g);
 }
@@ -185,27 +185,27 @@ static void test_typed_init(void) {
   cs_graph *g = load(DATA "m_typed_init.onnx");
   if (!g) return;
   /* 'wf' is listed as an input and an initializer: a constant. */
-  CHECK(g->n_inputs == 1 && !strcmp(g->values[g->inputs[0]].name, "x"));
-  const cs_value *wf = &g->values[find(g, "wf")];
+  CHECK(g->n_inputs == 1 && !strcmp(cs_graph_value(g, g->inputs[0])->name, "x"));
+  const cs_value *wf = cs_graph_value(g, find(g, "wf"));
   CHECK(wf->data && cs_const_get_float(wf, 3) == 4.0);
-  const cs_value *i8 = &g->values[find(g, "wi8")];
+  const cs_value *i8 = cs_graph_value(g, find(g, "wi8"));
   CHECK(i8->dtype == CS_DTYPE_I8 && cs_const_get_int(i8, 0) == -128 &&
         cs_const_get_int(i8, 2) == 127);
-  const cs_value *u16 = &g->values[find(g, "wu16")];
+  const cs_value *u16 = cs_graph_value(g, find(g, "wu16"));
   CHECK(u16->dtype == CS_DTYPE_U16 && cs_const_get_int(u16, 1) == 65535);
-  const cs_value *bl = &g->values[find(g, "flags")];
+  const cs_value *bl = cs_graph_value(g, find(g, "flags"));
   CHECK(bl->dtype == CS_DTYPE_BOOL && cs_const_get_int(bl, 0) == 1 &&
         cs_const_get_int(bl, 1) == 0);
-  const cs_value *sh = &g->values[find(g, "shape")];
+  const cs_value *sh = cs_graph_value(g, find(g, "shape"));
   CHECK(sh->dtype == CS_DTYPE_I64 && cs_const_get_int(sh, 0) == 4);
   /* Constant nodes become constants named after their output. */
-  const cs_value *cf = &g->values[find(g, "cf")];
+  const cs_value *cf = cs_graph_value(g, find(g, "cf"));
   CHECK(cf->data && cf->dtype == CS_DTYPE_F32 && cf->rank == 0 &&
         cs_const_get_float(cf, 0) == 2.5);
-  const cs_value *ci = &g->values[find(g, "ci")];
+  const cs_value *ci = cs_graph_value(g, find(g, "ci"));
   CHECK(ci->data && ci->dtype == CS_DTYPE_I64 && ci->rank == 1 &&
         cs_const_get_int(ci, 1) == 4);
-  const cs_value *ct = &g->values[find(g, "ct")];
+  const cs_value *ct = cs_graph_value(g, find(g, "ct"));
   CHECK(ct->data && ct->dtype == CS_DTYPE_I32 && cs_const_get_int(ct, 1) == -7);
   CHECK(node_named(g, "const_f") == NULL); /* no IR node for a Constant */
   SHAPE(g, "r", CS_DTYPE_F32, 4, 1);
@@ -218,7 +218,7 @@ static void test_external(void) {
   cs_graph *g = load(DATA "m_external.onnx");
   if (!g) return;
   /* external.bin holds float32 -4..3; offset 16 is the 5th float. */
-  const cs_value *w = &g->values[find(g, "w")];
+  const cs_value *w = cs_graph_value(g, find(g, "w"));
   CHECK(w->data && cs_const_get_float(w, 0) == 0.0 &&
         cs_const_get_float(w, 3) == 3.0);
   cs_graph_free(g);

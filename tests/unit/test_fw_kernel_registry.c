@@ -159,7 +159,7 @@ static void every_kernel_is_in_every_table(void) {
     void *out[1];
     unsigned char buf[64 * 8];
     out[0] = buf;
-    for (int i = 0; i < n->n_inputs; i++) in[i] = g->values[n->inputs[i]].data;
+    for (int i = 0; i < n->n_inputs; i++) in[i] = cs_graph_value(g, n->inputs[i])->data;
     CHECK_MSG(cs_kernel_exec(g, n, in, out) != TIDSP_ERR_UNSUPPORTED, "%s has no execution thunk", ki->fn);
     cs_graph_free(g);
     /* the firmware */

@@ -45,17 +45,17 @@ static void test_build(void) {
   cs_graph *g = small_graph(id);
   CHECK(g->n_values == 5 && g->n_nodes == 3);
   CHECK(!strcmp(g->name, "small"));
-  CHECK(g->values[id[0]].producer == -1);
-  CHECK(g->values[id[2]].producer == id[5]);
-  CHECK(g->values[id[3]].producer == id[6]);
-  CHECK(g->values[id[1]].data && ((float *)g->values[id[1]].data)[3] == 4.0f);
-  CHECK(cs_value_numel(&g->values[id[1]]) == 4);
-  CHECK(cs_value_nbytes(&g->values[id[1]]) == 16);
+  CHECK(cs_graph_value(g, id[0])->producer == -1);
+  CHECK(cs_graph_value(g, id[2])->producer == id[5]);
+  CHECK(cs_graph_value(g, id[3])->producer == id[6]);
+  CHECK(cs_graph_value(g, id[1])->data && ((float *)cs_graph_value(g, id[1])->data)[3] == 4.0f);
+  CHECK(cs_value_numel(cs_graph_value(g, id[1])) == 4);
+  CHECK(cs_value_nbytes(cs_graph_value(g, id[1])) == 16);
   CHECK(!strcmp(g->nodes[id[6]].origin, "add_onnx"));
   CHECK(!strcmp(g->nodes[id[5]].origin, "relu")); /* origin defaults to name */
   int anon = cs_graph_add_value(g, NULL, CS_DTYPE_I8, 0, NULL);
-  CHECK(!strcmp(g->values[anon].name, "%5"));
-  CHECK(g->values[anon].rank == 0 && cs_value_numel(&g->values[anon]) == 1);
+  CHECK(!strcmp(cs_graph_value(g, anon)->name, "%5"));
+  CHECK(cs_graph_value(g, anon)->rank == 0 && cs_value_numel(cs_graph_value(g, anon)) == 1);
   int unnamed = cs_graph_add_node(g, CS_OP_RELU, NULL, NULL, 1, &id[0], 1, &anon);
   CHECK(!strcmp(g->nodes[unnamed].name, "Relu_3"));
   CHECK(cs_graph_verify(g) == CS_OK);
@@ -115,7 +115,7 @@ static void test_uses(void) {
   cs_graph_remove_node(g, id[7]);
   CHECK(cs_graph_consumers(g, id[2], out, 4) == 3); /* relu, add, sq */
   CHECK(out[0] == id[5] && out[1] == id[6] && out[2] == 3);
-  CHECK(g->values[id[4]].producer == -1);
+  CHECK(cs_graph_value(g, id[4])->producer == -1);
   cs_graph_free(g);
 }
 
@@ -186,6 +186,75 @@ static void test_reader_index(void) {
   cs_graph_free(g);
 }
 
+/* Stable value addresses: a cs_value * taken before 10 000 additions
+ * (values, constants, nodes reading it — across many storage blocks) still
+ * points at the same value, and writes through it are what the graph sees;
+ * ids on both sides of every block boundary name the right value, before
+ * and after a compaction that renumbers them across blocks. */
+static void test_stable_values(void) {
+  cs_graph *g = cs_graph_new("stable");
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, s4);
+  cs_value *px = cs_graph_value(g, x);
+  g->inputs = malloc(sizeof(int));
+  g->inputs[0] = x;
+  g->n_inputs = 1;
+  enum { N = 10000 };
+  int moved = 0, nodes = 0;
+  for (int i = 0; i < N; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "v%d", i);
+    int id;
+    if (i % 3 == 0) {
+      float k = (float)i;
+      id = cs_graph_add_const(g, name, CS_DTYPE_F32, 0, NULL, &k);
+    } else {
+      id = cs_graph_add_value(g, name, CS_DTYPE_F32, 2, s4);
+    }
+    CHECK(id == i + 1);
+    if (i % 3 == 1) {
+      cs_graph_add_node(g, CS_OP_RELU, NULL, NULL, 1, &x, 1, &id);
+      nodes++;
+    }
+    moved += cs_graph_value(g, x) != px;
+  }
+  CHECK_MSG(moved == 0, "the pointer to x moved %d times", moved);
+  CHECK(g->n_values == N + 1 && g->cap_values >= N + 1 && g->cap_values % CS_VALUE_BLOCK == 0);
+  CHECK(!strcmp(px->name, "x") && px->rank == 2 && px->shape[1] == 4 && px->producer == -1);
+  px->from_u8 = 1; /* a write through the old pointer is the graph's */
+  CHECK(cs_graph_value(g, x)->from_u8 == 1);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "v%d", i);
+    const cs_value *v = cs_graph_value(g, i + 1);
+    bad += strcmp(v->name, name) != 0 || (i % 3 == 0) != (v->data != NULL) ||
+           (i % 3 == 0 && *(const float *)v->data != (float)i);
+  }
+  CHECK_MSG(bad == 0, "%d values differ from what was added", bad);
+  CHECK(g->uses_ok && cs_graph_consumers(g, x, NULL, 0) == nodes);
+  CHECK(cs_graph_check_uses(g) == CS_OK);
+  /* Compaction keeps x and the Relu outputs (every third value from v1). */
+  g->outputs = malloc(sizeof(int) * (size_t)nodes);
+  for (int i = 0; i < g->n_nodes; i++) g->outputs[i] = g->nodes[i].outputs[0];
+  g->n_outputs = nodes;
+  CHECK(cs_graph_compact(g) == CS_OK);
+  CHECK(g->n_values == nodes + 1 && cs_graph_value(g, 0) == px);
+  bad = 0;
+  for (int i = 0; i < nodes; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "v%d", 3 * i + 1);
+    const cs_value *v = cs_graph_value(g, i + 1);
+    bad += strcmp(v->name, name) != 0 || v->producer != i || g->nodes[i].outputs[0] != i + 1;
+  }
+  CHECK_MSG(bad == 0, "after compaction: %d values differ", bad);
+  CHECK(cs_graph_consumers(g, 0, NULL, 0) == nodes && cs_graph_verify(g) == CS_OK);
+  /* New values after compaction reuse the blocks already there. */
+  int cap = g->cap_values;
+  int late = cs_graph_add_value(g, "late", CS_DTYPE_F32, 2, s4);
+  CHECK(late == nodes + 1 && g->cap_values == cap && !strcmp(cs_graph_value(g, late)->name, "late"));
+  cs_graph_free(g);
+}
+
 /* The memory limit: a constant beyond it, or beyond what the constants
  * already held leave, is refused before its payload is allocated, naming
  * it; the bytes held follow adds, folds and compaction. */
@@ -207,11 +276,11 @@ static void test_memory_limit(void) {
   CHECK(g->n_values == n); /* nothing was added for the refused ones */
   /* A non-constant tensor: only its own size counts. */
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 1, s150);
-  CHECK(cs_graph_check_value(g, &g->values[x], 0) == CS_OK);
-  CHECK(cs_graph_check_value(g, &g->values[x], 1) == CS_ERR_NOMEM);
+  CHECK(cs_graph_check_value(g, cs_graph_value(g, x), 0) == CS_OK);
+  CHECK(cs_graph_check_value(g, cs_graph_value(g, x), 1) == CS_ERR_NOMEM);
   int64_t huge[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 1 << 20};
   int h = cs_graph_add_value(g, "h", CS_DTYPE_I64, 3, huge);
-  CHECK(cs_graph_check_value(g, &g->values[h], 0) == CS_ERR_NOMEM && strstr(cs_error_message(), "2^60"));
+  CHECK(cs_graph_check_value(g, cs_graph_value(g, h), 0) == CS_ERR_NOMEM && strstr(cs_error_message(), "2^60"));
   /* Folding a value into a constant counts its bytes; compaction frees them. */
   g->mem_limit = 0; /* the default */
   cs_graph_set_const_data(g, x, calloc(150, sizeof(float)));
@@ -270,12 +339,12 @@ static void test_dce_compact(void) {
   cs_graph_compact(g);
   CHECK(g->n_nodes == 2);
   CHECK(g->n_values == 4); /* x, w, a, y; z, z2, unused dropped */
-  CHECK(!strcmp(g->values[0].name, "x") && !strcmp(g->values[1].name, "w") &&
-        !strcmp(g->values[2].name, "a") && !strcmp(g->values[3].name, "y"));
+  CHECK(!strcmp(cs_graph_value(g, 0)->name, "x") && !strcmp(cs_graph_value(g, 1)->name, "w") &&
+        !strcmp(cs_graph_value(g, 2)->name, "a") && !strcmp(cs_graph_value(g, 3)->name, "y"));
   CHECK(!strcmp(g->nodes[0].name, "relu") && !strcmp(g->nodes[1].name, "add"));
   CHECK(g->nodes[1].inputs[0] == 2 && g->nodes[1].inputs[1] == 1);
   CHECK(g->nodes[1].outputs[0] == 3);
-  CHECK(g->values[3].producer == 1 && g->values[2].producer == 0);
+  CHECK(cs_graph_value(g, 3)->producer == 1 && cs_graph_value(g, 2)->producer == 0);
   CHECK(g->inputs[0] == 0 && g->outputs[0] == 3);
   CHECK(cs_graph_verify(g) == CS_OK);
 
@@ -302,7 +371,7 @@ static void test_dce_compact(void) {
   CHECK(h->n_nodes == 1 && h->n_values == 3);
   CHECK(h->inputs[0] == 0 && h->inputs[1] == 1 && h->outputs[0] == 2);
   CHECK(h->nodes[0].inputs[0] == 0 && h->nodes[0].inputs[1] == -1);
-  CHECK(h->values[2].producer == 0);
+  CHECK(cs_graph_value(h, 2)->producer == 0);
   CHECK(cs_graph_verify(h) == CS_OK);
   cs_graph_free(h);
   cs_graph_free(g);
@@ -313,24 +382,24 @@ static void test_quant_const(void) {
   int8_t d[4] = {-128, -1, 0, 127};
   int64_t sh[1] = {4};
   int c = cs_graph_add_const(g, "c", CS_DTYPE_I8, 1, sh, d);
-  CHECK(cs_const_get_int(&g->values[c], 0) == -128);
-  CHECK(cs_const_get_int(&g->values[c], 3) == 127);
-  CHECK(cs_const_get_int(&g->values[c], 4) == 0); /* out of range */
-  CHECK(cs_const_get_float(&g->values[c], 1) == -1.0);
+  CHECK(cs_const_get_int(cs_graph_value(g, c), 0) == -128);
+  CHECK(cs_const_get_int(cs_graph_value(g, c), 3) == 127);
+  CHECK(cs_const_get_int(cs_graph_value(g, c), 4) == 0); /* out of range */
+  CHECK(cs_const_get_float(cs_graph_value(g, c), 1) == -1.0);
   uint16_t u[2] = {65535, 1};
   int64_t sh2[1] = {2};
   int cu = cs_graph_add_const(g, "u", CS_DTYPE_U16, 1, sh2, u);
-  CHECK(cs_const_get_int(&g->values[cu], 0) == 65535);
+  CHECK(cs_const_get_int(cs_graph_value(g, cu), 0) == 65535);
   float s[4] = {0.5f, 0.25f, 1, 2};
   int32_t zp[4] = {1, 2, 3, 4};
-  cs_value_set_quant(&g->values[c], 0, 4, s, zp);
-  CHECK(g->values[c].quant->axis == 0 && g->values[c].quant->count == 4);
-  CHECK(g->values[c].quant->scale[1] == 0.25f && g->values[c].quant->zero_point[3] == 4);
-  cs_value_set_quant(&g->values[c], -5, 4, s, NULL); /* per-tensor, zp 0 */
-  CHECK(g->values[c].quant->axis == -1 && g->values[c].quant->count == 1);
-  CHECK(g->values[c].quant->zero_point[0] == 0);
+  cs_value_set_quant(cs_graph_value(g, c), 0, 4, s, zp);
+  CHECK(cs_graph_value(g, c)->quant->axis == 0 && cs_graph_value(g, c)->quant->count == 4);
+  CHECK(cs_graph_value(g, c)->quant->scale[1] == 0.25f && cs_graph_value(g, c)->quant->zero_point[3] == 4);
+  cs_value_set_quant(cs_graph_value(g, c), -5, 4, s, NULL); /* per-tensor, zp 0 */
+  CHECK(cs_graph_value(g, c)->quant->axis == -1 && cs_graph_value(g, c)->quant->count == 1);
+  CHECK(cs_graph_value(g, c)->quant->zero_point[0] == 0);
   int nv = cs_graph_add_value(g, "v", CS_DTYPE_F32, 0, NULL);
-  CHECK(cs_const_get_int(&g->values[nv], 0) == 0); /* not a constant */
+  CHECK(cs_const_get_int(cs_graph_value(g, nv), 0) == 0); /* not a constant */
   cs_graph_free(g);
 }
 
@@ -388,7 +457,7 @@ static void test_print(void) {
   cs_node_set_attr_ints(&g->nodes[id[6]], "stride", 2, p);
   float s = 0.5f;
   int32_t zp = -3;
-  cs_value_set_quant(&g->values[id[3]], -1, 1, &s, &zp);
+  cs_value_set_quant(cs_graph_value(g, id[3]), -1, 1, &s, &zp);
   char *text = print_to_string(g);
   CHECK_MSG(strstr(text, "%3 = Add(%2, @w) {stride=[2,2]} : f32[1,4] q(s=0.5, zp=-3)  # add_onnx\n") != NULL, "%s", text);
   CHECK(strstr(text, "%2 = Relu(%0) : f32[1,4]  # relu\n") != NULL);
@@ -435,7 +504,7 @@ static void test_verify(void) {
 
   g = small_graph(id);
   g->nodes[id[6]].outputs[0] = -4;
-  g->values[id[3]].producer = -1;
+  cs_graph_value(g, id[3])->producer = -1;
   EXPECT_VERIFY(g, "node 1 'add' (Add): output 0 is value id -4");
 
   g = small_graph(id); /* a second live producer of 'a' */
@@ -443,11 +512,11 @@ static void test_verify(void) {
   EXPECT_VERIFY(g, "node 0 'relu' (Relu): output %2 'a' is also produced by node 3 'again'");
 
   g = small_graph(id); /* producer field points at a node not listing it */
-  g->values[id[4]].producer = id[5];
+  cs_graph_value(g, id[4])->producer = id[5];
   EXPECT_VERIFY(g, "value %4 'z': producer is node 0 'relu' (Relu), which does not list it");
 
   g = small_graph(id);
-  g->values[id[4]].producer = 42;
+  cs_graph_value(g, id[4])->producer = 42;
   EXPECT_VERIFY(g, "value %4 'z': producer 42 is not a node id");
 
   g = small_graph(id); /* input produced by a removed node */
@@ -471,15 +540,15 @@ static void test_verify(void) {
   EXPECT_VERIFY(g, "the graph has a cycle (through node");
 
   g = small_graph(id);
-  g->values[id[2]].shape[1] = -1;
+  cs_graph_value(g, id[2])->shape[1] = -1;
   EXPECT_VERIFY(g, "value %2 'a': dim 1 is negative");
 
   g = small_graph(id);
-  g->values[id[2]].rank = 9;
+  cs_graph_value(g, id[2])->rank = 9;
   EXPECT_VERIFY(g, "value %2 'a': rank 9 out of [0, 6]");
 
   g = small_graph(id);
-  g->values[id[4]].dtype = CS_DTYPE_UNDEF;
+  cs_graph_value(g, id[4])->dtype = CS_DTYPE_UNDEF;
   EXPECT_VERIFY(g, "node 2 'sig' (Sigmoid): output %4 'z' has no dtype");
 
   g = small_graph(id); /* a kernel op with a wrong activation dtype */
@@ -512,7 +581,7 @@ static void test_verify(void) {
 
   g = small_graph(id); /* a constant with a producer */
   g->nodes[id[7]].outputs[0] = id[1];
-  g->values[id[1]].producer = id[7];
+  cs_graph_value(g, id[1])->producer = id[7];
   EXPECT_VERIFY(g, "value %1 'w': a constant cannot have a producer");
 
   /* And a valid kernel graph passes. */
@@ -562,6 +631,7 @@ int main(void) {
   test_attrs();
   test_uses();
   test_reader_index();
+  test_stable_values();
   test_memory_limit();
   test_topo();
   test_dce_compact();

@@ -195,11 +195,8 @@ static int aligned_twin(cs_graph *g, int v) {
   const cs_value *src = cs_graph_value(g, v);
   char name[512];
   snprintf(name, sizeof name, "%s.mm_aligned", src->name ? src->name : "io");
-  int64_t shape[CS_MAX_RANK];
-  memcpy(shape, src->shape, sizeof shape);
-  int id = cs_graph_add_value(g, name, src->dtype, src->rank, shape);
+  int id = cs_graph_add_value(g, name, src->dtype, src->rank, src->shape);
   if (id < 0) return -1;
-  src = cs_graph_value(g, v); /* the values array may have moved */
   cs_value *dst = cs_graph_value(g, id);
   dst->from_u8 = src->from_u8;
   if (src->quant &&
