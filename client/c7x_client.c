@@ -617,11 +617,6 @@ static int request_page(c7x_client *c, uint32_t type, const char *request, uint6
   return C7X_OK;
 }
 
-/* How many of `total` items the page from `first` holds. */
-static uint32_t page_rows(uint32_t first, uint32_t total, uint32_t page) {
-  return total - first > page ? page : total - first;
-}
-
 /* A page is its head and exactly `rows` items, nothing more or less. */
 static int check_page(c7x_client *c, const char *request, const char *items, size_t n, size_t head_size,
                       size_t item_size, uint32_t first, uint32_t rows, uint32_t total) {
@@ -654,7 +649,7 @@ int c7x_client_dyn_info(c7x_client *c, uint64_t handle, c7x_tensor_desc *in, int
     } else if (h.num_inputs + h.num_outputs != total || h.num_inputs != n_inputs) {
       return set_error(c, C7X_ERR_IO, "DYN_INFO: the module's tensor counts changed between pages");
     }
-    uint32_t want = page_rows(first, total, C7X_INFO_MAX_TENSORS);
+    uint32_t want = c7x_page_rows(first, total, C7X_INFO_MAX_TENSORS);
     s = check_page(c, "DYN_INFO", "tensors", n, sizeof h, sizeof(c7x_wire_tensor), first, want, total);
     if (s != C7X_OK) return s;
     for (uint32_t i = 0; i < want; i++) {
@@ -844,7 +839,7 @@ int c7x_client_profile(c7x_client *c, uint64_t handle, c7x_profile *info, c7x_pr
         changed = 1;
         break;
       }
-      uint32_t rows = page_rows(first, h.num_layers, C7X_PROFILE_MAX_ROWS);
+      uint32_t rows = c7x_page_rows(first, h.num_layers, C7X_PROFILE_MAX_ROWS);
       s = check_page(c, "PROFILE", "layers", n, sizeof h, sizeof(c7x_profile_row), first, rows, h.num_layers);
       if (s != C7X_OK) return s;
       for (uint32_t i = 0; i < rows && first + i < want_rows; i++) {

@@ -210,9 +210,28 @@ static fw_module *module_or_reply(fw_state *st, reply *r, const c7x_msg_header *
   return m;
 }
 
-/* One past the last item of the page that starts at `first` (<= total). */
-static uint32_t page_end(uint32_t first, uint32_t total, uint32_t page) {
-  return total - first > page ? first + page : total;
+/* A paged request (DYN_INFO, PROFILE: a c7x_handle_req whose page starts
+ * at q->first) read from body, and its module; NULL once *len holds the
+ * error reply. */
+static fw_module *paged_request(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body,
+                                const char *request, c7x_handle_req *q, size_t *len) {
+  memcpy(q, body, sizeof *q);
+  return module_or_reply(st, r, h, q->handle, request, len);
+}
+
+/* The page of a paged request that starts at item `first` of `total`
+ * (tensors, layers): one past its last item in *end (at most `page`
+ * items, c7x_page_rows), and 1; or 0 once *len holds the error reply for a
+ * first past the total. */
+static int page_or_reply(fw_state *st, reply *r, const c7x_msg_header *h, const char *request, const char *item,
+                         uint32_t first, uint32_t total, uint32_t page, uint32_t *end, size_t *len) {
+  if (first > total) {
+    *len = error_reply(st, r, h, C7X_ERR_INVALID, "%s: first %s %u, the module has %u %ss", request, item, first,
+                       total, item);
+    return 0;
+  }
+  *end = first + c7x_page_rows(first, total, page);
+  return 1;
 }
 
 static size_t do_unload(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
@@ -226,15 +245,13 @@ static size_t do_unload(fw_state *st, reply *r, const c7x_msg_header *h, const u
 
 static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
   c7x_handle_req q;
-  memcpy(&q, body, sizeof q);
   size_t len = 0;
-  fw_module *m = module_or_reply(st, r, h, q.handle, "DYN_INFO", &len);
+  fw_module *m = paged_request(st, r, h, body, "DYN_INFO", &q, &len);
   if (!m) return len;
   const tidsp_model_desc *d = &m->desc;
   uint32_t total = (uint32_t)(d->n_inputs + d->n_outputs);
-  if (q.first > total)
-    return error_reply(st, r, h, C7X_ERR_INVALID, "DYN_INFO: first tensor %u, the module has %u", q.first, total);
-  uint32_t end = page_end(q.first, total, C7X_INFO_MAX_TENSORS);
+  uint32_t end;
+  if (!page_or_reply(st, r, h, "DYN_INFO", "tensor", q.first, total, C7X_INFO_MAX_TENSORS, &end, &len)) return len;
   c7x_dyn_info_resp p = {(uint32_t)d->n_inputs, (uint32_t)d->n_outputs};
   put(r, &p, sizeof p);
   for (int32_t i = (int32_t)q.first; i < (int32_t)end; i++) {
@@ -247,15 +264,15 @@ static size_t do_info(fw_state *st, reply *r, const c7x_msg_header *h, const uin
 
 static size_t do_profile(fw_state *st, reply *r, const c7x_msg_header *h, const uint8_t *body) {
   c7x_handle_req q;
-  memcpy(&q, body, sizeof q);
   size_t len = 0;
-  fw_module *m = module_or_reply(st, r, h, q.handle, "PROFILE", &len);
+  fw_module *m = paged_request(st, r, h, body, "PROFILE", &q, &len);
   if (!m) return len;
   if (!m->has_profile)
     return error_reply(st, r, h, C7X_ERR_OP, "PROFILE: model '%s' was not compiled with per-layer profiling "
                        "(compile it with -t \"c_static_lib -mcpu=c7x -profile-layers=1\")", m->desc.name);
-  if (q.first > (uint32_t)m->prof_n)
-    return error_reply(st, r, h, C7X_ERR_INVALID, "PROFILE: first layer %u, the model has %d", q.first, m->prof_n);
+  uint32_t end;
+  if (!page_or_reply(st, r, h, "PROFILE", "layer", q.first, (uint32_t)m->prof_n, C7X_PROFILE_MAX_ROWS, &end, &len))
+    return len;
   c7x_profile_resp p;
   memset(&p, 0, sizeof p);
   p.num_layers = (uint32_t)m->prof_n;
@@ -264,7 +281,6 @@ static size_t do_profile(fw_state *st, reply *r, const c7x_msg_header *h, const 
   p.infer_cycles = m->prof_infer;
   memcpy(p.clock_unit, m->prof_unit, sizeof p.clock_unit);
   put(r, &p, sizeof p);
-  uint32_t end = page_end(q.first, (uint32_t)m->prof_n, C7X_PROFILE_MAX_ROWS);
   for (uint32_t i = q.first; i < end; i++) {
     c7x_profile_row row = m->prof_rows[i];
     /* the module's own counter, in its writable segment (checked at load) */

@@ -295,6 +295,14 @@ C7X_STATIC_ASSERT(infer_resp_fits,
                           C7X_INFER_MAX_INLINE_OUTPUTS * sizeof(c7x_wire_tensor) <= C7X_MSG_MAX);
 C7X_STATIC_ASSERT(reset_fits, sizeof(c7x_msg_header) + sizeof(c7x_reset_req) +
                                       C7X_RESET_MAX_HANDLES * sizeof(uint64_t) <= C7X_MSG_MAX);
+/* How many of `total` items (tensors, profile rows) the page that starts
+ * at item `first` (<= total) holds, at most `page` (C7X_INFO_MAX_TENSORS,
+ * C7X_PROFILE_MAX_ROWS): the firmware writes that many, and the client
+ * expects exactly that many. */
+static inline uint32_t c7x_page_rows(uint32_t first, uint32_t total, uint32_t page) {
+  return total - first > page ? page : total - first;
+}
+
 C7X_STATIC_ASSERT(profile_row_232, sizeof(c7x_profile_row) == 232);
 C7X_STATIC_ASSERT(profile_fits, sizeof(c7x_msg_header) + sizeof(c7x_profile_resp) +
                                         C7X_PROFILE_MAX_ROWS * sizeof(c7x_profile_row) <= C7X_MSG_MAX);
