@@ -7,8 +7,7 @@
 
 #include "eval_internal.h"
 
-static const cs_evaluator *const kFamilies[] = {cs_eval_arith, cs_eval_logic,
-                                                cs_eval_shape, cs_eval_scatter};
+static const cs_evaluator *const kFamilies[] = {cs_eval_arith, cs_eval_shape, cs_eval_scatter};
 
 static const cs_evaluator *find_evaluator(const cs_graph *g, const cs_node *n) {
   for (size_t f = 0; f < sizeof kFamilies / sizeof kFamilies[0]; f++)

@@ -19,7 +19,6 @@ typedef struct cs_evaluator {
 
 /* The evaluators of each family (NULL-terminated by op = CS_OP_COUNT_). */
 extern const cs_evaluator cs_eval_arith[];  /* eval_arith.c */
-extern const cs_evaluator cs_eval_logic[];  /* eval_logic.c */
 extern const cs_evaluator cs_eval_shape[];  /* eval_shape.c */
 extern const cs_evaluator cs_eval_scatter[]; /* eval_scatter.c */
 
