@@ -26,6 +26,11 @@ typedef struct cs_sbuf {
 void cs_sbuf_printf(cs_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cs_sbuf_vprintf(cs_sbuf *b, const char *fmt, va_list ap);
 void cs_sbuf_puts(cs_sbuf *b, const char *s);
+/* Append each of the strings in turn: cs_sbuf_cat(b, "(", type, " *)") is
+ * cs_sbuf_puts three times (no format to parse: the hot paths of a large
+ * model's text use it). */
+#define cs_sbuf_cat(b, ...) cs_sbuf_cat_((b), __VA_ARGS__, (const char *)NULL)
+void cs_sbuf_cat_(cs_sbuf *b, ...) __attribute__((sentinel));
 /* "%lld" and "0x%llx", by hand: a model of many layers writes millions. */
 void cs_sbuf_int(cs_sbuf *b, int64_t v);
 void cs_sbuf_hex(cs_sbuf *b, uint64_t v);

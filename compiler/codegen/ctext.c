@@ -62,6 +62,13 @@ static void sbuf_append(cs_sbuf *b, const char *s, size_t n) {
 
 void cs_sbuf_puts(cs_sbuf *b, const char *s) { sbuf_append(b, s, strlen(s)); }
 
+void cs_sbuf_cat_(cs_sbuf *b, ...) {
+  va_list ap;
+  va_start(ap, b);
+  for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) sbuf_append(b, s, strlen(s));
+  va_end(ap);
+}
+
 void cs_sbuf_int(cs_sbuf *b, int64_t v) {
   char tmp[24], *p = tmp + sizeof tmp;
   uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;

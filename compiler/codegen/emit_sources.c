@@ -41,14 +41,7 @@ void cs_cg_pointer(const cs_cg *cg, cs_sbuf *b, int v, cs_dtype want, int writab
     case CS_LOC_CONST:
     case CS_LOC_ARENA:
       /* "(%s%s *)%s(W + %s)" piece by piece: every argument of every call */
-      cs_sbuf_puts(b, "(");
-      cs_sbuf_puts(b, q);
-      cs_sbuf_puts(b, ctype(want));
-      cs_sbuf_puts(b, " *)");
-      cs_sbuf_puts(b, via);
-      cs_sbuf_puts(b, l->kind == CS_LOC_CONST ? "(W + " : "(A + ");
-      cs_sbuf_puts(b, cg->macro[v]);
-      cs_sbuf_puts(b, ")");
+      cs_sbuf_cat(b, "(", q, ctype(want), " *)", via, l->kind == CS_LOC_CONST ? "(W + " : "(A + ", cg->macro[v], ")");
       cs_cg_use(used, v);
       break;
     case CS_LOC_INPUT:
@@ -80,11 +73,7 @@ static cs_status check_args(const cs_cg *cg, const cs_node *n, const cs_kernel_i
 /* The layer comment: kind, ONNX nodes, output tensor. */
 static void layer_comment(const cs_cg *cg, cs_sbuf *b, const char *label, const cs_node *n) {
   const cs_value *y = cs_graph_value(cg->g, n->outputs[0]);
-  cs_sbuf_puts(b, "  /* ");
-  cs_sbuf_puts(b, label);
-  cs_sbuf_puts(b, ": ");
-  cs_sbuf_puts(b, cs_op_name(n->op));
-  cs_sbuf_puts(b, " from ONNX ");
+  cs_sbuf_cat(b, "  /* ", label, ": ", cs_op_name(n->op), " from ONNX ");
   cs_c_comment_text(b, n->origin && *n->origin ? n->origin : node_name(n));
   const char *module = cs_cg_layer_source(cg, n).module;
   if (*module) {
@@ -150,17 +139,8 @@ cs_status cs_cg_open_call_block(const cs_cg *cg, cs_sbuf *b, const cs_node *n, c
     cs_sbuf_puts(b, "  {\n");
     /* (puts, not printf, for the texts built above: printf's %s walks them
      * again, once per layer of a large model) */
-    if (pre.len) {
-      cs_sbuf_puts(b, "    ");
-      cs_sbuf_puts(b, pre.s);
-    }
-    if (ki->params) {
-      cs_sbuf_puts(b, "    static const ");
-      cs_sbuf_puts(b, ki->params->type);
-      cs_sbuf_puts(b, " p = ");
-      cs_sbuf_puts(b, params.s ? params.s : "");
-      cs_sbuf_puts(b, ";\n");
-    }
+    if (pre.len) cs_sbuf_cat(b, "    ", pre.s);
+    if (ki->params) cs_sbuf_cat(b, "    static const ", ki->params->type, " p = ", params.s ? params.s : "", ";\n");
     cs_sbuf_taint(b, &pre);
     cs_sbuf_taint(b, &params);
   }
@@ -221,9 +201,7 @@ static cs_status emit_call(cs_cg *cg, cs_sbuf *b, const cs_node *n, const char *
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   if (l2_step >= 0) cs_cg_emit_l2_copies(cg, b, l2_step, used);
   else if (traced) cs_cg_emit_trace_begin(cg, b, n, "    ");
-  cs_sbuf_puts(b, "    st = ");
-  cs_sbuf_puts(b, call.s ? call.s : "");
-  cs_sbuf_puts(b, ";\n");
+  cs_sbuf_cat(b, "    st = ", call.s ? call.s : "", ";\n");
   if (l2_step >= 0 || traced) cs_cg_emit_l2_trace_end(b);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
@@ -305,9 +283,7 @@ static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kin
 /* The "#define NAME 0x<offset>" and comment opening of an offset macro (by hand:
  * one per tensor of every file). */
 static void define_offset(cs_sbuf *b, const char *macro, size_t offset) {
-  cs_sbuf_puts(b, "#define ");
-  cs_sbuf_puts(b, macro);
-  cs_sbuf_puts(b, " ");
+  cs_sbuf_cat(b, "#define ", macro, " ");
   cs_sbuf_hex(b, offset);
   cs_sbuf_puts(b, " /* ");
 }

@@ -45,10 +45,7 @@ static void field_text(fields *f, const char *text) {
 /* ".name = value" (written piece by piece: a large model has millions). */
 static void field_named(fields *f, const char *name, const char *value) {
   field_sep(f, 4 + strlen(name) + strlen(value));
-  cs_sbuf_puts(f->b, ".");
-  cs_sbuf_puts(f->b, name);
-  cs_sbuf_puts(f->b, " = ");
-  cs_sbuf_puts(f->b, value);
+  cs_sbuf_cat(f->b, ".", name, " = ", value);
 }
 
 static void field_int(fields *f, const char *name, int32_t v) {
