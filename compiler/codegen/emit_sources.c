@@ -461,9 +461,19 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, cs_cg_used *used) {
   return CS_OK;
 }
 
+/* One boundary conversion of model_run (input i quantized into the arena,
+ * output j dequantized out of it): its layer comment ("input 0") and the
+ * call of node `node` from in_x (its data input) into out_y. */
+static cs_status emit_boundary_call(cs_cg *cg, cs_sbuf *b, const char *label, int node, const char *in_x,
+                                    const char *out_y, int profile_row, cs_cg_used *used, int *needs_math) {
+  const cs_node *n = &cg->g->nodes[node];
+  layer_comment(cg, b, label, n);
+  const char *in_expr[3] = {NULL, NULL, in_x};
+  return emit_call(cg, b, n, in_expr, out_y, used, needs_math, profile_row, -1, 0);
+}
+
 static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *needs_math) {
   const cs_schedule *s = &cg->s;
-  const cs_graph *g = cg->g;
   int embedded = cg->opt && cg->opt->weights_as_c;
   int ni = s->n_inputs > 0 ? s->n_inputs : 1, no = s->n_outputs > 0 ? s->n_outputs : 1;
   cs_sbuf_printf(b, "\n/* The model's own dtypes: quantize the inputs, run cg_main, dequantize the\n"
@@ -486,12 +496,10 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
     }
     char label[48], in_x[64], out_y[64];
     snprintf(label, sizeof label, "input %d", i);
-    layer_comment(cg, b, label, &g->nodes[io->node]);
     snprintf(in_x, sizeof in_x, "(const float *)inputs[%d]", i);
     snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
-    const char *in_expr[3] = {NULL, NULL, in_x};
-    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_input(cg, i), -1, 0);
+    cs_status st = emit_boundary_call(cg, b, label, io->node, in_x, out_y, profile_row_of_input(cg, i), used,
+                                      needs_math);
     if (st != CS_OK) return st;
     cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
   }
@@ -505,12 +513,10 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
     if (io->node < 0) continue;
     char label[48], in_x[64], out_y[64];
     snprintf(label, sizeof label, "output %d", j);
-    layer_comment(cg, b, label, &g->nodes[io->node]);
     snprintf(in_x, sizeof in_x, "(const void *)(A + A_RAW_OUTPUT%d)", j);
     snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
-    const char *in_expr[3] = {NULL, NULL, in_x};
-    cs_status st = emit_call(cg, b, &g->nodes[io->node], in_expr, out_y, used, needs_math,
-                             profile_row_of_output(cg, j), -1, 0);
+    cs_status st = emit_boundary_call(cg, b, label, io->node, in_x, out_y, profile_row_of_output(cg, j), used,
+                                      needs_math);
     if (st != CS_OK) return st;
   }
   cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");

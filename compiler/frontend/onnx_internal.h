@@ -126,8 +126,6 @@ typedef struct cs_onnx_infer {
  * Conv/MaxPool/AveragePool, and records the quantization of QDQ integer
  * tensors whose scale and zero point are constants. */
 cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id);
-/* Remove attribute `name` of n (if present). */
-void cs_onnx_remove_attr(cs_node *n, const char *name);
 /* BatchNormalization with training_mode = 1 as inference ops
  * (onnx_training.c); node id becomes the first of them. */
 cs_status cs_onnx_lower_training_batch_norm(cs_onnx_infer *c, int id);

@@ -51,20 +51,6 @@ static const legacy_input kLegacy[] = {
     {CS_OP_RESHAPE, 5, 1, {"shape"}},
 };
 
-void cs_onnx_remove_attr(cs_node *n, const char *name) {
-  for (int i = 0; i < n->n_attrs; i++) {
-    if (strcmp(n->attrs[i].name, name)) continue;
-    cs_attr *a = &n->attrs[i];
-    free(a->name);
-    free(a->ints);
-    free(a->floats);
-    free(a->s);
-    memmove(a, a + 1, sizeof *a * (size_t)(n->n_attrs - i - 1));
-    n->n_attrs--;
-    return;
-  }
-}
-
 /* Put value v at input `index` of node id, growing the list with absent
  * (−1) inputs; an input already there is an error (both forms given). */
 static cs_status set_input(cs_onnx_infer *c, int id, int index, int v,
@@ -137,7 +123,7 @@ static cs_status upgrade_inputs(cs_onnx_infer *c, int id, const legacy_input *l)
     cs_status st = set_input(c, id, l->index + k, v, attr);
     if (st != CS_OK) return st;
     n = &c->g->nodes[id];
-    cs_onnx_remove_attr(n, attr);
+    cs_node_remove_attr(n, attr);
   }
   if (c->opset < l->before && l->op == CS_OP_REDUCE_MEAN && n->n_inputs > 2)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
@@ -230,22 +216,22 @@ static cs_status upgrade_legacy_broadcast(cs_onnx_infer *c, cs_node *n) {
                             cs_onnx_shape_str(a->rank, a->shape),
                             cs_onnx_shape_str(b->rank, b->shape), c->opset);
   }
-  cs_onnx_remove_attr(n, "broadcast");
-  cs_onnx_remove_attr(n, "axis");
+  cs_node_remove_attr(n, "broadcast");
+  cs_node_remove_attr(n, "axis");
   return CS_OK;
 }
 
 static cs_status upgrade_pre7(cs_onnx_infer *c, int id) {
   cs_node *n = &c->g->nodes[id];
   const char *op = cs_op_name(n->op);
-  cs_onnx_remove_attr(n, "consumed_inputs");
+  cs_node_remove_attr(n, "consumed_inputs");
   switch (n->op) {
     case CS_OP_ADD: case CS_OP_SUB: case CS_OP_MUL: case CS_OP_DIV:
     case CS_OP_POW: case CS_OP_AND: case CS_OP_OR: case CS_OP_XOR:
     case CS_OP_EQUAL: case CS_OP_GREATER: case CS_OP_LESS:
       return upgrade_legacy_broadcast(c, n);
     case CS_OP_GEMM: /* broadcast = 0 (C has Y's shape) is a case of 1 */
-      cs_onnx_remove_attr(n, "broadcast");
+      cs_node_remove_attr(n, "broadcast");
       return CS_OK;
     case CS_OP_BATCH_NORMALIZATION:
     case CS_OP_DROPOUT:
@@ -254,7 +240,7 @@ static cs_status upgrade_pre7(cs_onnx_infer *c, int id) {
                                 "%s-%d with is_test = 0 (its default) is the "
                                 "training form; set is_test = 1 for inference",
                                 op, c->opset);
-      cs_onnx_remove_attr(n, "is_test");
+      cs_node_remove_attr(n, "is_test");
       if (n->op == CS_OP_BATCH_NORMALIZATION && n->n_outputs > 1)
         return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                                 "%s-%d in inference has one output, the node "

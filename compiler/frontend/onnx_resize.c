@@ -32,18 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void drop_attrs(cs_node *n) {
-  for (int i = 0; i < n->n_attrs; i++) {
-    free(n->attrs[i].name);
-    free(n->attrs[i].ints);
-    free(n->attrs[i].floats);
-    free(n->attrs[i].s);
-  }
-  free(n->attrs);
-  n->attrs = NULL;
-  n->n_attrs = 0;
-}
-
 /* Node id (input 0 = x) becomes Reshape → Expand → Reshape repeating
  * every element s[i] times along axis i. */
 static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
@@ -81,7 +69,7 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   if (sa_v < 0 || sb_v < 0 || sy_v < 0 || av < 0 || bv < 0) return CS_ERR_NOMEM; /* message recorded */
   n = &c->g->nodes[id];
   n->op = CS_OP_RESHAPE;
-  drop_attrs(n);
+  cs_node_clear_attrs(n);
   n->n_inputs = 2; /* every caller's node has at least 2 inputs */
   cs_node_set_input(c->g, id, 1, sa_v);
   n->outputs[0] = av;
@@ -138,7 +126,7 @@ static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out
     if (first) {
       n = &c->g->nodes[id];
       n->op = CS_OP_GATHER;
-      drop_attrs(n);
+      cs_node_clear_attrs(n);
       n->n_inputs = 2; /* every caller's node has at least 2 inputs */
       cs_node_set_input(c->g, id, 1, idx);
       n->outputs[0] = dst;
@@ -320,7 +308,7 @@ static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axi
   if (cur < 0) return CS_ERR_NOMEM;
   n = &c->g->nodes[id];
   n->op = CS_OP_IDENTITY;
-  drop_attrs(n);
+  cs_node_clear_attrs(n);
   n->n_inputs = 1;
   n->outputs[0] = cur;
   cs_graph_value(c->g, cur)->producer = id;

@@ -99,7 +99,7 @@ cs_status cs_onnx_lower_training_batch_norm(cs_onnx_infer *c, int id) {
   n->outputs[0] = mean4;
   n->n_outputs = 1;
   cs_graph_value(g, mean4)->producer = id;
-  while (n->n_attrs) cs_onnx_remove_attr(n, n->attrs[0].name);
+  cs_node_clear_attrs(n);
   cs_status st = cs_onnx_infer_node(c, id);
   if (st != CS_OK) return st;
 

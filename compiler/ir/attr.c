@@ -24,6 +24,28 @@ static cs_attr *find_attr(const cs_node *n, const char *name) {
   return NULL;
 }
 
+static void attr_free(cs_attr *a) {
+  attr_clear(a);
+  free(a->name);
+}
+
+void cs_node_remove_attr(cs_node *n, const char *name) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    if (strcmp(n->attrs[i].name, name)) continue;
+    attr_free(&n->attrs[i]);
+    memmove(&n->attrs[i], &n->attrs[i + 1], sizeof *n->attrs * (size_t)(n->n_attrs - i - 1));
+    n->n_attrs--;
+    return;
+  }
+}
+
+void cs_node_clear_attrs(cs_node *n) {
+  for (int i = 0; i < n->n_attrs; i++) attr_free(&n->attrs[i]);
+  free(n->attrs);
+  n->attrs = NULL;
+  n->n_attrs = 0;
+}
+
 /* An existing attribute of the same name is reset and reused, so that a
  * name appears once per node. */
 cs_attr *cs_node_add_attr(cs_node *n, const char *name, cs_attr_kind kind) {

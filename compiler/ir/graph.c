@@ -149,13 +149,7 @@ static void free_node(cs_node *n) {
   free(n->origin);
   free(n->inputs);
   free(n->outputs);
-  for (int i = 0; i < n->n_attrs; i++) {
-    free(n->attrs[i].name);
-    free(n->attrs[i].ints);
-    free(n->attrs[i].floats);
-    free(n->attrs[i].s);
-  }
-  free(n->attrs);
+  cs_node_clear_attrs(n);
 }
 
 void cs_graph_free(cs_graph *g) {

@@ -302,6 +302,9 @@ const int64_t *cs_node_attr_ints(const cs_node *n, const char *name,
 cs_status cs_node_set_attr_int(cs_node *n, const char *name, int64_t v);
 cs_status cs_node_set_attr_ints(cs_node *n, const char *name, int count,
                                 const int64_t *v);
+/* Remove attribute `name` (if present) / every attribute, freeing them. */
+void cs_node_remove_attr(cs_node *n, const char *name);
+void cs_node_clear_attrs(cs_node *n);
 /* A string attribute (copied). */
 cs_status cs_node_set_attr_string(cs_node *n, const char *name, const char *s, size_t len);
 
