@@ -56,6 +56,7 @@ static int match_weight(cs_graph *g, int v, int *w_const, int *nk, int *axis, in
 
 static cs_status fuse(cs_graph *g, int mm_id) {
   const cs_node *mm = cs_graph_node(g, mm_id);
+  if (mm->n_inputs != 2) return CS_OK;
   const cs_value *act = cs_graph_value(g, mm->inputs[0]);
   if (act->dtype != CS_DTYPE_F32 || act->data || act->rank < 1 || cs_mm_const_reachable(g, mm->inputs[0]))
     return CS_OK;
@@ -123,12 +124,5 @@ done:
 
 cs_status pass_fuse_dequantize_matmul(cs_graph *g, const cs_target *t) {
   (void)t;
-  int count = g->n_nodes;
-  for (int i = 0; i < count; i++) {
-    const cs_node *n = cs_graph_node(g, i);
-    if (n->dead || n->op != CS_OP_MATMUL || n->n_inputs != 2) continue;
-    cs_status st = fuse(g, i);
-    if (st != CS_OK) return st;
-  }
-  return CS_OK;
+  return cs_match_each(g, CS_OP_MATMUL, fuse);
 }

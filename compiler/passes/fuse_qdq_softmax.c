@@ -66,12 +66,5 @@ static cs_status fuse(cs_graph *g, int id) {
 
 cs_status pass_fuse_qdq_softmax(cs_graph *g, const cs_target *t) {
   (void)t;
-  int count = g->n_nodes;
-  for (int i = 0; i < count; i++) {
-    const cs_node *n = cs_graph_node(g, i);
-    if (n->dead || n->op != CS_OP_SOFTMAX) continue;
-    cs_status st = fuse(g, i);
-    if (st != CS_OK) return st;
-  }
-  return CS_OK;
+  return cs_match_each(g, CS_OP_SOFTMAX, fuse);
 }

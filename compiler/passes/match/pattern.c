@@ -24,6 +24,17 @@ int cs_match_swaps_last_two(cs_graph *g, int tr, int rank) {
   return 1;
 }
 
+cs_status cs_match_each(cs_graph *g, cs_op op, cs_status (*fuse)(cs_graph *g, int id)) {
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != op) continue;
+    cs_status st = fuse(g, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}
+
 int cs_match_single_consumer(cs_graph *g, int v) {
   if (v < 0 || cs_graph_is_output(g, v)) return -1;
   int c[2];

@@ -23,6 +23,11 @@ int cs_match_is_const(cs_graph *g, int v);
  * is an int8 tensor: returns the DQ node id, else -1. */
 int cs_match_dq_i8(cs_graph *g, int v);
 
+/* The driver of a pass that rewrites one kind of node: fuse(g, id) on every
+ * live node of op `op` that exists when it starts (the nodes a rewrite adds
+ * are not visited); the first failure stops it and is returned. */
+cs_status cs_match_each(cs_graph *g, cs_op op, cs_status (*fuse)(cs_graph *g, int id));
+
 /* Origin text for a fused node: the names of the given nodes, ", "-joined
  * (malloc'd; NULL when out of memory, message recorded). Nodes with id < 0
  * are skipped. */
