@@ -70,10 +70,7 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
     st = tidsp_ref_pool2d_check_nonempty(g);
   if (st != TIDSP_OK)
     return st;
-  if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
-      !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->x_zp) ||
-      !tidsp_ref_is_i8(p->y_zp) ||
-      (p->domain_offset != 0 && p->domain_offset != 128))
+  if (!tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) || !tidsp_ref_is_i8(p->x_zp))
     return TIDSP_ERR_PARAM;
   /* A window's sum of (x − x_zp) must fit int32 (the Q31 path). */
   if ((int64_t)g->k_h * g->k_w > INT32_MAX / 255)

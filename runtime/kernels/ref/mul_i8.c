@@ -25,10 +25,8 @@ int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
   st = tidsp_ref_bc_init(&it, &p->bc);
   if (st != TIDSP_OK)
     return st;
-  if (p->y_min > p->y_max || !tidsp_ref_is_i8(p->y_min) ||
-      !tidsp_ref_is_i8(p->y_max) || !tidsp_ref_is_i8(p->a_zp) ||
-      !tidsp_ref_is_i8(p->b_zp) || !tidsp_ref_is_i8(p->y_zp) ||
-      (p->domain_offset != 0 && p->domain_offset != 128))
+  if (!tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) ||
+      !tidsp_ref_is_i8(p->a_zp) || !tidsp_ref_is_i8(p->b_zp))
     return TIDSP_ERR_PARAM;
   if (p->kind != TIDSP_REQUANT_FLOAT && p->kind != TIDSP_REQUANT_Q31)
     return TIDSP_ERR_PARAM;

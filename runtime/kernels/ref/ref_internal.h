@@ -42,6 +42,14 @@ static inline int tidsp_ref_is_i8(int32_t v) {
   return v >= TIDSP_REF_I8_MIN && v <= TIDSP_REF_I8_MAX;
 }
 
+/* The int8 output of a quantized elementwise kernel or pool: its clamp
+ * [y_min, y_max] is an int8 range, its zero point int8, and the domain
+ * offset 0 or 128 (kernels.h "The uint8 domain"). */
+static inline int tidsp_ref_i8_output_ok(int32_t y_min, int32_t y_max, int32_t y_zp, int32_t domain_offset) {
+  return y_min <= y_max && tidsp_ref_is_i8(y_min) && tidsp_ref_is_i8(y_max) && tidsp_ref_is_i8(y_zp) &&
+         (domain_offset == 0 || domain_offset == TIDSP_REF_U8_OFFSET);
+}
+
 /* Round to nearest, ties to even, in the default rounding mode (lrintf, as
  * cvtps2dq does). Callers clamp v to a small range first. */
 static inline int32_t tidsp_ref_rne(float v) { return (int32_t)lrintf(v); }
