@@ -289,7 +289,7 @@ static const rt_file files[] = {
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/pool2d.c",
      .defines = "tidsp_ref_pool2d_check tidsp_ref_pool2d_check_nonempty tidsp_ref_pool2d_counts "
-                "tidsp_ref_taps_inside",
+                "tidsp_ref_pool2d_window tidsp_ref_taps_inside",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/prelu_f32.c",
      .defines = "tidsp_prelu_f32",

@@ -32,15 +32,12 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
     for (oh = 0; oh < p->h_out; oh++) {
       for (ow = 0; ow < p->w_out; ow++) {
         float sum = 0.0f;
-        for (kh = 0; kh < p->k_h; kh++) {
-          int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-          if (ih < 0 || ih >= p->h_in)
-            continue;
-          for (kw = 0; kw < p->k_w; kw++) {
-            int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
-            if (iw >= 0 && iw < p->w_in)
-              sum += xp[ih * p->w_in + iw];
-          }
+        tidsp_ref_window win;
+        tidsp_ref_pool2d_window(p, oh, ow, &win);
+        for (kh = win.kh0; kh < win.kh1; kh++) {
+          const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
+          for (kw = win.kw0; kw < win.kw1; kw++)
+            sum += xp[row + (int64_t)kw * p->dil_w];
         }
         tidsp_ref_pool2d_counts(p, oh, ow, &inside, &padded);
         yp[(size_t)oh * (size_t)p->w_out + (size_t)ow] =

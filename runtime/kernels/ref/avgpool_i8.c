@@ -23,15 +23,12 @@ static float window_sum_f32(const tidsp_pool2d_params *p, const int8_t *xp,
                             int32_t oh, int32_t ow, const float *xf) {
   int32_t kh, kw;
   float sum = 0.0f;
-  for (kh = 0; kh < p->k_h; kh++) {
-    int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-    if (ih < 0 || ih >= p->h_in)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
-      if (iw >= 0 && iw < p->w_in)
-        sum += xf[xp[ih * p->w_in + iw] + 128];
-    }
+  tidsp_ref_window win;
+  tidsp_ref_pool2d_window(p, oh, ow, &win);
+  for (kh = win.kh0; kh < win.kh1; kh++) {
+    const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
+    for (kw = win.kw0; kw < win.kw1; kw++)
+      sum += xf[xp[row + (int64_t)kw * p->dil_w] + 128];
   }
   return sum;
 }
@@ -41,15 +38,12 @@ static tidsp_sf window_sum_sf(const tidsp_pool2d_params *p, const int8_t *xp,
                               int32_t oh, int32_t ow, const tidsp_sf *xq) {
   int32_t kh, kw;
   tidsp_sf sum = {0, 0};
-  for (kh = 0; kh < p->k_h; kh++) {
-    int64_t ih = (int64_t)oh * p->stride_h - p->pad_top + (int64_t)kh * p->dil_h;
-    if (ih < 0 || ih >= p->h_in)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      int64_t iw = (int64_t)ow * p->stride_w - p->pad_left + (int64_t)kw * p->dil_w;
-      if (iw >= 0 && iw < p->w_in)
-        sum = tidsp_sf_add(sum, xq[xp[ih * p->w_in + iw] + 128]);
-    }
+  tidsp_ref_window win;
+  tidsp_ref_pool2d_window(p, oh, ow, &win);
+  for (kh = win.kh0; kh < win.kh1; kh++) {
+    const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
+    for (kw = win.kw0; kw < win.kw1; kw++)
+      sum = tidsp_sf_add(sum, xq[xp[row + (int64_t)kw * p->dil_w] + 128]);
   }
   return sum;
 }

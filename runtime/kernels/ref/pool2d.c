@@ -41,6 +41,24 @@ int32_t tidsp_ref_taps_inside(int64_t start, int32_t k, int32_t dil,
   return n;
 }
 
+/* [lo, hi): the taps i of one axis with 0 <= start + i·dil < limit. */
+static void taps_range(int64_t start, int32_t k, int32_t dil, int64_t limit, int32_t *lo, int32_t *hi) {
+  int32_t i = 0;
+  while (i < k && start + (int64_t)i * dil < 0)
+    i++;
+  *lo = i;
+  while (i < k && start + (int64_t)i * dil < limit)
+    i++;
+  *hi = i;
+}
+
+void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int32_t oh, int32_t ow, tidsp_ref_window *w) {
+  w->h0 = (int64_t)oh * p->stride_h - p->pad_top;
+  w->w0 = (int64_t)ow * p->stride_w - p->pad_left;
+  taps_range(w->h0, p->k_h, p->dil_h, p->h_in, &w->kh0, &w->kh1);
+  taps_range(w->w0, p->k_w, p->dil_w, p->w_in, &w->kw0, &w->kw1);
+}
+
 void tidsp_ref_pool2d_counts(const tidsp_pool2d_params *p, int32_t oh,
                              int32_t ow, int32_t *inside, int32_t *padded) {
   int64_t h0 = (int64_t)oh * p->stride_h - p->pad_top;

@@ -276,6 +276,18 @@ int32_t tidsp_ref_pool2d_check_nonempty(const tidsp_pool2d_params *p);
 int32_t tidsp_ref_taps_inside(int64_t start, int32_t k, int32_t dil,
                               int64_t limit);
 
+/* The taps of output (oh, ow)'s window that lie inside the input: kernel
+ * rows [kh0, kh1) and columns [kw0, kw1) (along one axis the taps inside
+ * are contiguous: dil >= 1), and the input offset of tap (kh, kw) is
+ * (h0 + kh·dil_h)·w_in + w0 + kw·dil_w. Looping kh then kw over them visits
+ * the taps inside in the window's own (kh, kw) order, so sums keep their
+ * rounding. Every pool kernel walks its windows through this. */
+typedef struct tidsp_ref_window {
+  int32_t kh0, kh1, kw0, kw1;
+  int64_t h0, w0;
+} tidsp_ref_window;
+void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int32_t oh, int32_t ow, tidsp_ref_window *w);
+
 /* Number of window taps of output (oh, ow) inside the real input, and inside
  * the padded input (for count_include_pad). */
 void tidsp_ref_pool2d_counts(const tidsp_pool2d_params *p, int32_t oh,
