@@ -21,12 +21,10 @@
 
 static cs_status fuse(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
-  int xdq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams xq;
   cs_qdq_tail tail;
-  if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
-  if (!cs_match_qdq_tail(g, n->outputs[0], 0, &tail)) { cs_qparams_free(&xq); return CS_OK; }
-  int x_int = cs_graph_node(g, xdq)->inputs[0];
+  int x_int = cs_match_qdq_around(g, id, &xq, &tail);
+  if (x_int < 0) return CS_OK;
   const cs_value *x = cs_graph_value(g, x_int);
   int64_t axis = cs_node_attr_int(n, "axis", -1);
   if (axis < 0) axis += x->rank;

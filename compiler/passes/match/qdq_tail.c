@@ -88,6 +88,17 @@ int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp) {
   return 1;
 }
 
+int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail) {
+  const cs_node *n = cs_graph_node(g, id);
+  int xdq = cs_match_dq_i8(g, n->inputs[0]);
+  if (!cs_match_dq_params(g, xdq, xq)) return -1;
+  if (!cs_match_qdq_tail(g, n->outputs[0], 0, tail)) {
+    cs_qparams_free(xq);
+    return -1;
+  }
+  return cs_graph_node(g, xdq)->inputs[0];
+}
+
 int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
                      const cs_qdq_tail *tail, cs_op op, int n_inputs,
                      const int *inputs) {
