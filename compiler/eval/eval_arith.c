@@ -26,10 +26,11 @@ static cs_status run_int_div(const cs_graph *g, const cs_node *n, void *const *o
   cs_eval_bcast_init(a, y, &ba);
   cs_eval_bcast_init(b, y, &bb);
   int64_t count = cs_value_numel(y);
+  int wraps = a->dtype != CS_DTYPE_U64; /* uint64 divides unsigned: only 0 is bad */
   for (int64_t i = 0; i < count; i++) {
     int64_t x = cs_eval_get_int(a->data, a->dtype, cs_eval_bcast_index(&ba, i));
     int64_t z = cs_eval_get_int(b->data, b->dtype, cs_eval_bcast_index(&bb, i));
-    if (z == 0 || (z == -1 && x == INT64_MIN))
+    if (z == 0 || (wraps && z == -1 && x == INT64_MIN))
       return cs_error(CS_ERR_INVALID, "node '%s' (Div): integer division %lld / %lld at element %lld", n->name,
                       (long long)x, (long long)z, (long long)i);
   }
