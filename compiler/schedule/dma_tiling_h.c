@@ -93,7 +93,7 @@ int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
   if (p->n != 1 || p->h_out < 2 || !fused_activation(p)) return 0;
   int cacheable = wv >= 0 && s->loc[cs_schedule_storage_root(s, wv)].kind == CS_LOC_CONST;
-  size_t total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  size_t total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   /* weights cached if any tiling fits with them, else read from DDR */
   for (int cache = cacheable; cache >= 0; cache--) {
     size_t wb = cache ? total : 0;
@@ -111,7 +111,7 @@ int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_
     if (!layout(p, balanced, wb, budget, &t)) layout(p, rows, wb, budget, &t);
     *st = t;
     st->kind = CS_L2_H_TILED;
-    st->input_bytes_total = cs_value_nbytes(&g->values[n->inputs[0]]);
+    st->input_bytes_total = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
     st->weight_off2 = 0;
     st->chunk_cout = 0;
     return 1;

@@ -30,8 +30,8 @@ void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
   st->kind = CS_L2_UNTILED;
   st->input_bytes = 0; /* the activations are not copied */
-  st->input_bytes_total = cs_value_nbytes(&g->values[n->inputs[0]]);
-  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(&g->values[wv]) : 0;
+  st->input_bytes_total = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
+  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   if (!a || cnt != 3 || a[1] < 1 || a[2] < 1 || wv < 0 ||
       s->loc[cs_schedule_storage_root(s, wv)].kind != CS_LOC_CONST) {
     st->why = CS_L2_WHY_NOT_CONST;
