@@ -1,82 +1,411 @@
 /*
- * matmul_i8__host_avx512vnni.c — tidsp_matmul_i8 with AVX-512 VNNI.
+ * matmul_i8__host_avx512vnni.c — tidsp_matmul_i8 with AVX-512 VNNI,
+ * register-blocked.
  *
- * Y[i][j] = Σ_k (x[i][k] − x_zp)(w[j][k] − w_zp) with both operands read as
- * stored (rows of k; row j of W at w + j·w_row_stride, dense when 0, only
- * its first k bytes read): a vector holds 64 consecutive k of one row of X
- * and of one row of W, vpdpbusd sums them four at a time, and one horizontal
- * sum per output finishes. NJ rows of W are kept in flight so that each
- * load of X serves NJ outputs. Masked loads read the tail of k without
- * passing the end of a row.
+ * Y[i][j] = Σ_k (x[i][k] − x_zp)(w[j][k] − w_zp). A vector holds 16
+ * consecutive columns j of one row of Y, as Y is stored. vpdpbusd wants
+ * one operand unsigned: here it is W, as v = w + 128 (w XOR 0x80), so that
+ * X is the signed operand and is used as stored, four taps of one row
+ * broadcast to every lane. The panel of a strip of NR = 64 columns and KC
+ * taps is packed per call on the stack:
+ *   panel[q][j][t] = v[j][4q + t]   (q: groups of 4 taps, j < 64, t < 4)
+ * i.e. 16 × 16 transposes of the 4-byte groups of 16 rows of W, zero (an
+ * unsigned 0: no product) past k and past n; any w_row_stride, only the
+ * first k bytes of a row are read (masked loads). The micro-kernel keeps
+ * MR = 6 rows × 4 vectors of Y in 24 zmm accumulators, one panel load per
+ * vector and one broadcast per row and group of 4 taps.
  *
- * vpdpbusd wants unsigned activations: u = x + 128 and
- *   Σ (x − x_zp)(w − w_zp) = Σ u·w − u_zp·Σw − w_zp·Σu + k·u_zp·w_zp
- * (u_zp = x_zp + 128), all modulo 2³², which is how the reference reduces
- * its exact int64 sum; the bias is added modulo 2³² too. Requantization is
- * the FLOAT or the SCALE_SHIFT formula, one value at a time
- * (tidsp_host_rq_one).
+ * With a = 128 + w_zp, all modulo 2³² (how the reference reduces its exact
+ * sum; the bias is added modulo 2³² too):
+ *   Σ (x − x_zp)(w − w_zp) = Σ x·v − a·Σx − x_zp·Σv + k·x_zp·a
+ * Σv per column comes out of the packing (vpdpbusd of the panel with
+ * ones, already one column per lane), Σx per row once per tile (none when
+ * a = 0). Requantization in registers, 16 columns a vector: the FLOAT
+ * formula with the reference's float operations, or SCALE_SHIFT
+ * (rq_internal.h).
+ *
+ * K ≤ KC: one chunk, the panel packed once per strip and swept by all
+ * rows. K > KC: blocks of MB rows, the panel repacked per block and chunk,
+ * and the partial sums of the block kept in `part` between chunks.
+ *
+ * Fewer than FEW_ROWS rows (a classifier head, a decode step): the panel
+ * would cost more than the products it serves, so each output is a dot
+ * product of a row of X (unsigned, u = x + 128) with a row of W as stored,
+ * 64 taps a vpdpbusd, 16 rows of W per pass and one 16-way transpose-sum
+ * per 16 outputs (matmul_rows).
+ *
+ * Stack: KC·NR (panel, 64 KiB) + MB·NR·4 (part, 24 KiB) + the constants.
  * Q31 requantization and inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
+#include <string.h>
+
 #include "rq_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define INLINE static inline __attribute__((always_inline)) TARGET
 
-enum { NJ = 4 }; /* columns of Y (rows of W) per pass over a row of X */
+enum {
+  MR = 6,       /* rows of X per micro-tile */
+  NZ = 4,       /* vectors of 16 columns per strip */
+  NR = 16 * NZ, /* columns per strip */
+  KC = 1024,    /* taps per chunk (a multiple of 64) */
+  MB = 96,      /* rows per block when K > KC (a multiple of MR) */
+  FEW_ROWS = 5  /* fewer rows of X: dot products (matmul_rows) */
+};
 
-static TARGET void matmul_fast(const tidsp_matmul_params *p, const int8_t *x,
-                               const int8_t *w, const int32_t *bias,
-                               const tidsp_host_rq *q, int8_t *y) {
+/* The constants of one strip's columns, one vector of 16 per entry. */
+typedef struct strip_cols {
+  __m512i cc[NZ];     /* bias − x_zp·Σv + k·x_zp·a (modulo 2³²) */
+  __m512 mult[NZ];    /* FLOAT */
+  tidsp_host_ss16_consts ss[NZ]; /* SCALE_SHIFT */
+  __m512i sumv[NZ];   /* Σv, accumulated by pack_panel */
+} strip_cols;
+
+static inline __mmask64 mask64(int32_t len) {
+  return len >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);
+}
+
+/* Transposes 16 rows of 16 dwords in place: r[q] becomes (r₀[q], …, r₁₅[q]). */
+INLINE void transpose16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  int32_t i, e;
+  for (i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (i = 0; i < 16; i += 4) {
+    u[i + 0] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (e = 0; e < 4; e++) {
+    const __m512i x0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x44);
+    const __m512i x1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xEE);
+    const __m512i x2 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x44);
+    const __m512i x3 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xEE);
+    r[0 + e] = _mm512_shuffle_i32x4(x0, x2, 0x88);
+    r[4 + e] = _mm512_shuffle_i32x4(x0, x2, 0xDD);
+    r[8 + e] = _mm512_shuffle_i32x4(x1, x3, 0x88);
+    r[12 + e] = _mm512_shuffle_i32x4(x1, x3, 0xDD);
+  }
+}
+
+/* Lane j of the result: the sum of the 16 lanes of s[j]. */
+INLINE __m512i sum16(const __m512i s[16]) {
+  __m512i t[8], u[4], v0, v1, w0, w1;
+  int32_t i;
+  for (i = 0; i < 8; i++) /* per 128-bit lane: (s2i, s2i+1) pairs of lanes summed */
+    t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2 * i], s[2 * i + 1]),
+                            _mm512_unpackhi_epi32(s[2 * i], s[2 * i + 1]));
+  for (i = 0; i < 4; i++) /* per 128-bit lane L: that lane's sum of s4i .. s4i+3 */
+    u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
+                            _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+  /* the four 128-bit lanes of u[i] summed into lane group i */
+  v0 = _mm512_add_epi32(_mm512_shuffle_i32x4(u[0], u[1], 0x88),
+                        _mm512_shuffle_i32x4(u[0], u[1], 0xDD));
+  v1 = _mm512_add_epi32(_mm512_shuffle_i32x4(u[2], u[3], 0x88),
+                        _mm512_shuffle_i32x4(u[2], u[3], 0xDD));
+  w0 = _mm512_shuffle_i32x4(v0, v1, 0x88);
+  w1 = _mm512_shuffle_i32x4(v0, v1, 0xDD);
+  return _mm512_add_epi32(w0, w1);
+}
+
+/* 16 wrapped int32 sums of columns c0 .. c0+15 → 16 int8 outputs. */
+INLINE __m128i requant16(const tidsp_host_rq *q, __m512 mult,
+                         const tidsp_host_ss16_consts *ss, __m512i acc) {
+  if (tidsp_host_rq_is_ss(q))
+    return tidsp_host_ss16(acc, ss);
+  {
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), mult);
+    v = _mm512_max_ps(v, _mm512_set1_ps(q->lo)); /* v > lo ? v : lo (NaN → lo) */
+    v = _mm512_min_ps(v, _mm512_set1_ps(q->hi)); /* v < hi ? v : hi */
+    return _mm512_cvtsepi32_epi8(
+        _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(q->zp)));
+  }
+}
+
+/* The requantization constants of columns c0 .. c0 + nc − 1 (nc ≤ 16; the
+ * lanes past nc repeat column c0 and are not stored). */
+static TARGET void cols_rq(const tidsp_host_rq *q, int32_t c0, int32_t nc, __m512 *mult,
+                           tidsp_host_ss16_consts *ss) {
+  if (tidsp_host_rq_is_ss(q)) {
+    *mult = _mm512_setzero_ps();
+    if (q->per_channel) {
+      tidsp_host_ss16_lanes(ss, q, c0, nc);
+    } else {
+      tidsp_host_ss16_init(ss, q);
+      tidsp_host_ss16_channel(ss, q, 0);
+    }
+  } else {
+    float m[16];
+    int32_t j;
+    for (j = 0; j < 16; j++)
+      m[j] = tidsp_host_rq_mult(q, c0 + (j < nc ? j : 0));
+    *mult = _mm512_loadu_ps(m);
+  }
+}
+
+/* ---- the panel path ------------------------------------------------------ */
+
+/* Packs taps [k0, k0 + kc) of the strip's nc columns (rows of W at w,
+ * w_stride apart) into panel, and adds each column's Σv to c->sumv. */
+static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int32_t k0,
+                              int32_t kc, uint8_t *panel, strip_cols *c) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  const __m512i ones = _mm512_set1_epi8(1);
+  const int32_t nq = (kc + 3) / 4;
+  int32_t z, g, j, t;
+  for (z = 0; z * 16 < nc; z++) {
+    __m512i sumv = c->sumv[z];
+    for (g = 0; g < kc; g += 64) {
+      const __mmask64 m = mask64(kc - g);
+      __m512i r[16];
+      for (j = 0; j < 16; j++) {
+        const int32_t col = 16 * z + j;
+        /* −128 past k: v = 0 there */
+        r[j] = col < nc ? _mm512_xor_si512(
+                              _mm512_mask_loadu_epi8(flip, m, w + (size_t)col * w_stride + k0 + g),
+                              flip)
+                        : _mm512_setzero_si512();
+      }
+      transpose16(r);
+      for (t = 0; t < 16 && g / 4 + t < nq; t++) {
+        _mm512_store_si512(panel + ((size_t)(g / 4 + t) * NR + 16 * (size_t)z) * 4, r[t]);
+        sumv = _mm512_dpbusd_epi32(sumv, r[t], ones);
+      }
+    }
+    c->sumv[z] = sumv;
+  }
+}
+
+/* a·Σx of row xr (K taps), modulo 2³². */
+INLINE uint32_t row_corr(const int8_t *xr, int32_t K, uint32_t a) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i s = _mm512_setzero_si512();
+  int32_t k;
+  if (a == 0)
+    return 0;
+  for (k = 0; k < K; k += 64)
+    s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(mask64(K - k), xr + k));
+  return a * (uint32_t)_mm512_reduce_add_epi32(s);
+}
+
+/* Rows i0 .. i0 + mr − 1 (mr ≤ MR) of X × nz vectors of the panel over
+ * taps [k0, k0 + kc). first: the accumulators start at 0, else from part;
+ * last: requantize and store the nc columns at y (rows ystride apart),
+ * else save the sums to part (rows NR apart). */
+INLINE void tile(const tidsp_matmul_params *p, const int8_t *x, int32_t i0, int32_t mr,
+                 int32_t k0, int32_t kc, const uint8_t *panel, const strip_cols *c,
+                 const tidsp_host_rq *q, int first, int last, int32_t *part, int32_t nz,
+                 int32_t nc, int8_t *y) {
+  const int32_t K = p->k, nq = kc / 4, tail = kc % 4;
+  const int8_t *xr[MR];
+  __m512i acc[MR][NZ];
+  int32_t r, z, t;
+#pragma GCC unroll 8
+  for (r = 0; r < MR; r++) /* rows past mr repeat the last one, not stored */
+    xr[r] = x + (size_t)(i0 + (r < mr ? r : mr - 1)) * (size_t)K + k0;
+#pragma GCC unroll 8
+  for (r = 0; r < MR; r++) {
+#pragma GCC unroll 4
+    for (z = 0; z < NZ; z++) {
+      if (z < nz)
+        acc[r][z] = first ? _mm512_setzero_si512()
+                          : _mm512_loadu_si512(part + (size_t)r * NR + 16 * z);
+    }
+  }
+  /* one group of 4 taps (len bytes of each row: the last, partial group
+   * reads only the taps before k, the panel is 0 past them) */
+#define TILE_STEP(len)                                                                   \
+  do {                                                                                   \
+    __m512i b[NZ];                                                                       \
+    _Pragma("GCC unroll 4") for (z = 0; z < NZ; z++) {                                   \
+      if (z < nz)                                                                        \
+        b[z] = _mm512_load_si512(panel + ((size_t)t * NR + 16 * (size_t)z) * 4);         \
+    }                                                                                    \
+    _Pragma("GCC unroll 8") for (r = 0; r < MR; r++) {                                   \
+      int32_t xv = 0;                                                                    \
+      __m512i xb;                                                                        \
+      memcpy(&xv, xr[r] + 4 * t, (len));                                                 \
+      xb = _mm512_set1_epi32(xv);                                                        \
+      _Pragma("GCC unroll 4") for (z = 0; z < NZ; z++) {                                 \
+        if (z < nz)                                                                      \
+          acc[r][z] = _mm512_dpbusd_epi32(acc[r][z], b[z], xb);                          \
+      }                                                                                  \
+    }                                                                                    \
+  } while (0)
+  for (t = 0; t < nq; t++)
+    TILE_STEP(4);
+  if (tail)
+    TILE_STEP((size_t)tail);
+#undef TILE_STEP
+  if (!last) {
+#pragma GCC unroll 8
+    for (r = 0; r < MR; r++) {
+#pragma GCC unroll 4
+      for (z = 0; z < NZ; z++) {
+        if (z < nz)
+          _mm512_storeu_si512(part + (size_t)r * NR + 16 * z, acc[r][z]);
+      }
+    }
+    return;
+  }
+  {
+    const uint32_t a = (uint32_t)(128 + p->w_zp);
+#pragma GCC unroll 8
+    for (r = 0; r < MR; r++) {
+      if (r < mr) {
+        const __m512i rc = _mm512_set1_epi32(
+            (int32_t)row_corr(x + (size_t)(i0 + r) * (size_t)K, K, a));
+        int8_t *yr = y + (size_t)(i0 + r) * (size_t)p->n;
+#pragma GCC unroll 4
+        for (z = 0; z < NZ; z++) {
+          if (z < nz) {
+            const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(acc[r][z], c->cc[z]), rc);
+            const __m128i o = requant16(q, c->mult[z], &c->ss[z], s);
+            if (nc >= 16 * (z + 1))
+              _mm_storeu_si128((__m128i *)(yr + 16 * z), o);
+            else
+              _mm512_mask_storeu_epi8(yr + 16 * z, mask64(nc - 16 * z), _mm512_castsi128_si512(o));
+          }
+        }
+      }
+    }
+  }
+}
+
+/* The tiles of rows [m0, m0 + mb) for one chunk, nz specialized. */
+#define DEFINE_ROWS(NZC)                                                                    \
+  static TARGET void rows_nz##NZC(const tidsp_matmul_params *p, const int8_t *x,           \
+                                  int32_t m0, int32_t mb, int32_t k0, int32_t kc,          \
+                                  const uint8_t *panel, const strip_cols *c,               \
+                                  const tidsp_host_rq *q, int first, int last,             \
+                                  int32_t *part, int32_t nc, int8_t *y) {                  \
+    int32_t i0;                                                                             \
+    for (i0 = m0; i0 < m0 + mb; i0 += MR)                                                   \
+      tile(p, x, i0, m0 + mb - i0 < MR ? m0 + mb - i0 : MR, k0, kc, panel, c, q, first,    \
+           last, part + (size_t)(i0 - m0) * NR, NZC, nc, y);                                \
+  }
+DEFINE_ROWS(1)
+DEFINE_ROWS(2)
+DEFINE_ROWS(3)
+DEFINE_ROWS(4)
+
+typedef void (*rows_fn)(const tidsp_matmul_params *, const int8_t *, int32_t, int32_t,
+                        int32_t, int32_t, const uint8_t *, const strip_cols *,
+                        const tidsp_host_rq *, int, int, int32_t *, int32_t, int8_t *);
+static const rows_fn ROWS[NZ + 1] = {NULL, rows_nz1, rows_nz2, rows_nz3, rows_nz4};
+
+/* The column constants cc of the strip (after every chunk's Σv is in). */
+static TARGET void strip_cc(const tidsp_matmul_params *p, const int32_t *bias, int32_t n0,
+                            int32_t nc, strip_cols *c) {
+  const uint32_t a = (uint32_t)(128 + p->w_zp);
+  const __m512i kxa = _mm512_set1_epi32((int32_t)((uint32_t)p->k * (uint32_t)p->x_zp * a));
+  const __m512i xzp = _mm512_set1_epi32(p->x_zp);
+  int32_t z;
+  for (z = 0; z * 16 < nc; z++) {
+    const int32_t cn = nc - 16 * z < 16 ? nc - 16 * z : 16;
+    const __m512i b = bias ? _mm512_maskz_loadu_epi32((__mmask16)((1u << cn) - 1),
+                                                      bias + n0 + 16 * z)
+                           : _mm512_setzero_si512();
+    c->cc[z] = _mm512_add_epi32(_mm512_sub_epi32(b, _mm512_mullo_epi32(xzp, c->sumv[z])), kxa);
+  }
+}
+
+static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
+                                const int8_t *w, const int32_t *bias, const tidsp_host_rq *q,
+                                int8_t *y) {
+  uint8_t panel[KC / 4 * NR * 4] __attribute__((aligned(64)));
+  int32_t part[MB * NR] __attribute__((aligned(64)));
+  strip_cols c;
+  const int32_t K = p->k;
+  const size_t w_stride = tidsp_host_matmul_w_stride(p);
+  const int32_t nchunk = K > KC ? (K + KC - 1) / KC : 1;
+  const int32_t mblock = nchunk == 1 ? p->m : MB;
+  int32_t n0, m0, ch, z;
+
+  for (n0 = 0; n0 < p->n; n0 += NR) {
+    const int32_t nc = p->n - n0 < NR ? p->n - n0 : NR;
+    const int32_t nz = (nc + 15) / 16;
+    for (z = 0; z < nz; z++)
+      cols_rq(q, n0 + 16 * z, nc - 16 * z < 16 ? nc - 16 * z : 16, &c.mult[z], &c.ss[z]);
+    for (m0 = 0; m0 < p->m; m0 += mblock) {
+      const int32_t mb = p->m - m0 < mblock ? p->m - m0 : mblock;
+      for (z = 0; z < NZ; z++)
+        c.sumv[z] = _mm512_setzero_si512();
+      for (ch = 0; ch < nchunk; ch++) {
+        const int32_t k0 = ch * KC, kc = K - k0 < KC ? K - k0 : KC;
+        pack_panel(w + (size_t)n0 * w_stride, w_stride, nc, k0, kc, panel, &c);
+        if (ch == nchunk - 1)
+          strip_cc(p, bias, n0, nc, &c);
+        ROWS[nz](p, x, m0, mb, k0, kc, panel, &c, q, ch == 0, ch == nchunk - 1, part, nc,
+                 y + n0);
+      }
+    }
+  }
+}
+
+/* ---- few rows: dot products ---------------------------------------------- */
+
+/* Y row by row, 16 columns at a time: each output the dot product of a row
+ * of X (u = x + 128, 0 past k) with a row of W as stored, one vpdpbusd per
+ * 64 taps, the 16 rows of W sharing each load of X; Σw per column by the
+ * same loop with ones for X, once per 16 columns. */
+static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
+                               const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
   const __m512i ones = _mm512_set1_epi8(1);
-  const __m512i bias8 = _mm512_set1_epi8((char)0x80);
-  const __m512i pad = _mm512_set1_epi8(-128); /* u = 0 past the row */
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
-  const uint32_t kconst = (uint32_t)K * u_zp * (uint32_t)p->w_zp;
+  const __m512i kconst = _mm512_set1_epi32((int32_t)((uint32_t)K * u_zp * (uint32_t)p->w_zp));
   int32_t i, j0, jj, k;
-
-  for (j0 = 0; j0 < p->n; j0 += NJ) {
-    const int32_t nj = p->n - j0 < NJ ? p->n - j0 : NJ;
-    const int8_t *wr[NJ];
-    uint32_t cconst[NJ];
-    for (jj = 0; jj < NJ; jj++) {
-      const int32_t j = j0 + (jj < nj ? jj : nj - 1);
-      __m512i s = _mm512_setzero_si512();
-      wr[jj] = w + (size_t)j * w_stride;
-      for (k = 0; k < K; k += 64) {
-        const int32_t len = K - k < 64 ? K - k : 64;
-        const __mmask64 m = len == 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);
-        s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
-      }
-      cconst[jj] = (bias ? (uint32_t)bias[j] : 0u) -
-                   u_zp * (uint32_t)_mm512_reduce_add_epi32(s) + kconst;
+  for (j0 = 0; j0 < p->n; j0 += 16) {
+    const int32_t nc = p->n - j0 < 16 ? p->n - j0 : 16;
+    const __mmask16 store = (__mmask16)((1u << nc) - 1);
+    const int8_t *wr[16];
+    __m512i s[16], cc;
+    __m512 mult;
+    tidsp_host_ss16_consts ss;
+    for (jj = 0; jj < 16; jj++) { /* columns past nc repeat the last, not stored */
+      wr[jj] = w + (size_t)(j0 + (jj < nc ? jj : nc - 1)) * w_stride;
+      s[jj] = _mm512_setzero_si512();
     }
+    for (k = 0; k < K; k += 64) {
+      const __mmask64 m = mask64(K - k);
+      for (jj = 0; jj < 16; jj++)
+        s[jj] = _mm512_dpbusd_epi32(s[jj], ones, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
+    }
+    cc = _mm512_sub_epi32(kconst, _mm512_mullo_epi32(_mm512_set1_epi32((int32_t)u_zp), sum16(s)));
+    if (bias)
+      cc = _mm512_add_epi32(cc, _mm512_maskz_loadu_epi32(store, bias + j0));
+    cols_rq(q, j0, nc, &mult, &ss);
     for (i = 0; i < p->m; i++) {
       const int8_t *xr = x + (size_t)i * (size_t)K;
-      __m512i acc[NJ], usum = _mm512_setzero_si512();
-      for (jj = 0; jj < NJ; jj++)
-        acc[jj] = _mm512_setzero_si512();
+      __m512i usum = _mm512_setzero_si512(), acc;
+      for (jj = 0; jj < 16; jj++)
+        s[jj] = _mm512_setzero_si512();
       for (k = 0; k < K; k += 64) {
-        const int32_t len = K - k < 64 ? K - k : 64;
-        const __mmask64 m = len == 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);
-        const __m512i u = _mm512_xor_si512(_mm512_mask_loadu_epi8(pad, m, xr + k), bias8);
-        for (jj = 0; jj < NJ; jj++)
-          acc[jj] = _mm512_dpbusd_epi32(acc[jj], u, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
+        const __mmask64 m = mask64(K - k);
+        /* −128 past k: u = 0 there */
+        const __m512i u = _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, m, xr + k), flip);
+        for (jj = 0; jj < 16; jj++)
+          s[jj] = _mm512_dpbusd_epi32(s[jj], u, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
         if (p->w_zp != 0)
           usum = _mm512_dpbusd_epi32(usum, u, ones);
       }
-      {
-        const uint32_t ucorr = (uint32_t)p->w_zp * (uint32_t)_mm512_reduce_add_epi32(usum);
-        int8_t *yr = y + (size_t)i * (size_t)p->n + j0;
-        for (jj = 0; jj < nj; jj++) {
-          const uint32_t a = (uint32_t)_mm512_reduce_add_epi32(acc[jj]) + cconst[jj] - ucorr;
-          yr[jj] = tidsp_host_rq_one(q, j0 + jj, a);
-        }
-      }
+      acc = _mm512_add_epi32(sum16(s), cc);
+      if (p->w_zp != 0)
+        acc = _mm512_sub_epi32(
+            acc, _mm512_set1_epi32((int32_t)((uint32_t)p->w_zp *
+                                             (uint32_t)_mm512_reduce_add_epi32(usum))));
+      _mm512_mask_storeu_epi8(y + (size_t)i * (size_t)p->n + j0, mask64(nc),
+                              _mm512_castsi128_si512(requant16(q, mult, &ss, acc)));
     }
   }
 }
@@ -89,7 +418,10 @@ int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
   if (!tidsp_host_matmul_fast_ok(p, x, w, rq, y))
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
   tidsp_host_rq_init(&q, &p->rq, rq);
-  matmul_fast(p, x, w, bias, &q, y);
+  if (p->m < FEW_ROWS)
+    matmul_rows(p, x, w, bias, &q, y);
+  else
+    matmul_panel(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 
