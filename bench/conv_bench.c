@@ -243,9 +243,16 @@ static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h
   return bad;
 }
 
-/* One int8 matrix multiply Y[m][n] = X[m][k]·Wᵀ (per-column FLOAT requant,
- * x_zp −128): the fast variants on one line, as for shape_layer. */
-static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repeats, double *t) {
+/* One int8 matrix multiply Y[m][n] = X[m][k]·Wᵀ (FLOAT requant, x_zp
+ * −128): the fast variants on one line, as for shape_layer. A Linear
+ * (attn = 0): per-column scales, w_zp 0. One batch of attention's Q·Kᵀ or
+ * A·V (attn = 1, what tidsp_batch_matmul_i8 calls per batch and head): a
+ * runtime B, per-tensor scale, w_zp 3. Each timed sample runs the call
+ * enough times to cover about 2 MMAC, so that the clock's own cost (a
+ * system call for the thread CPU time) does not swamp the small shapes;
+ * the time printed is per call. */
+static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int attn, int repeats,
+                    double *t) {
   tidsp_matmul_params p;
   int8_t *x, *w, *y_ref, *y;
   int32_t *bias;
@@ -254,14 +261,16 @@ static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repea
   int32_t v, r;
   uint32_t seed = 99u;
   const double macs = (double)m * k * n;
-  int bad = 0;
+  const int inner = macs >= 2e6 ? 1 : (int)(2e6 / macs) + 1;
+  int bad = 0, u;
   memset(&p, 0, sizeof(p));
   p.m = m;
   p.k = k;
   p.n = n;
   p.x_zp = -128;
+  p.w_zp = attn ? 3 : 0;
   p.rq.kind = TIDSP_REQUANT_FLOAT;
-  p.rq.per_channel = 1;
+  p.rq.per_channel = !attn;
   p.rq.out_zp = -128;
   p.rq.out_min = -128;
   p.rq.out_max = 127;
@@ -280,7 +289,7 @@ static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repea
     mult[i] = 4.0e-3f / (float)k * (1.0f + (float)i / (float)n);
   }
   tidsp_matmul_i8__ref(&p, x, w, bias, mult, y_ref);
-  printf("mm %-15s m%-5d k%-5d n%-5d %7.1f MMAC", name, (int)m, (int)k, (int)n, macs * 1e-6);
+  printf("mm %-15s m%-5d k%-5d n%-5d %7.2f MMAC", name, (int)m, (int)k, (int)n, macs * 1e-6);
   for (v = 0; v < tidsp_kernel_variant_count; v++) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
     double med;
@@ -290,12 +299,13 @@ static int mm_shape(const char *name, int32_t m, int32_t k, int32_t n, int repea
     kv->matmul_i8(&p, x, w, bias, mult, y); /* warm-up */
     for (r = 0; r < repeats; r++) {
       const double t0 = now_s();
-      kv->matmul_i8(&p, x, w, bias, mult, y);
-      t[r] = now_s() - t0;
+      for (u = 0; u < inner; u++)
+        kv->matmul_i8(&p, x, w, bias, mult, y);
+      t[r] = (now_s() - t0) / inner;
     }
     qsort(t, (size_t)repeats, sizeof(double), cmp_double);
     med = t[repeats / 2];
-    printf("  %s %.4f ms %.1f GMAC/s%s", kv->name, med * 1e3, macs / med * 1e-9,
+    printf("  %s %.5f ms %.1f GMAC/s%s", kv->name, med * 1e3, macs / med * 1e-9,
            memcmp(y, y_ref, (size_t)m * n) == 0 ? "" : " DIFFERS FROM REF");
     bad |= memcmp(y, y_ref, (size_t)m * n) != 0;
   }
@@ -441,15 +451,22 @@ int main(int argc, char **argv) {
   bad |= dw_layer(576, 14, 3, 1, repeats, t);
   bad |= dw_layer(96, 28, 5, 2, repeats, t);
   bad |= dw_layer(116, 56, 3, 2, repeats, t);
-  /* the suite's transformer encoder (16 tokens, width 64), a ConvNeXt-
-   * style Linear pair on 56×56 tokens of width 96, a ViT-B/16 MLP, and a
+  /* the suite's transformer encoder (16 tokens, width 64, 4 heads of 16),
+   * a ConvNeXt-style Linear pair on 56×56 tokens of width 96, ViT-B/16's
+   * MLP pair (197 tokens, 768 → 3072 → 768) and one head of its attention
+   * (64 wide), the encoder's attention, a decode-like 4-row product, and a
    * classifier head (one row) */
-  bad |= mm_shape("encoder_qkv", 16, 64, 192, repeats, t);
-  bad |= mm_shape("encoder_fc2", 16, 256, 64, repeats, t);
-  bad |= mm_shape("convnext_fc1", 3136, 96, 384, repeats, t);
-  bad |= mm_shape("convnext_fc2", 3136, 384, 96, repeats, t);
-  bad |= mm_shape("vit_b_mlp", 197, 768, 3072, repeats, t);
-  bad |= mm_shape("resnet18_fc", 1, 512, 1000, repeats, t);
+  bad |= mm_shape("encoder_qkv", 16, 64, 192, 0, repeats, t);
+  bad |= mm_shape("encoder_fc2", 16, 256, 64, 0, repeats, t);
+  bad |= mm_shape("convnext_fc1", 3136, 96, 384, 0, repeats, t);
+  bad |= mm_shape("convnext_fc2", 3136, 384, 96, 0, repeats, t);
+  bad |= mm_shape("vit_b_mlp", 197, 768, 3072, 0, repeats, t);
+  bad |= mm_shape("vit_b_fc2", 197, 3072, 768, 0, repeats, t);
+  bad |= mm_shape("vit_b_attn_qk", 197, 64, 197, 1, repeats, t);
+  bad |= mm_shape("vit_b_attn_av", 197, 197, 64, 1, repeats, t);
+  bad |= mm_shape("encoder_attn_qk", 16, 16, 16, 1, repeats, t);
+  bad |= mm_shape("rows4_768", 4, 768, 768, 0, repeats, t);
+  bad |= mm_shape("resnet18_fc", 1, 512, 1000, 0, repeats, t);
 done:
   free(x);
   free(w);

@@ -54,7 +54,9 @@ enum {
   NR = 16 * NZ, /* columns per strip */
   KC = 1024,    /* taps per chunk (a multiple of 64) */
   MB = 96,      /* rows per block when K > KC (a multiple of MR) */
-  FEW_ROWS = 5  /* fewer rows of X: dot products (matmul_rows) */
+  GROUP = 4,    /* strips packed together when K ≤ KC */
+  RCB = 48,     /* rows per batch of row sums (a multiple of 16 and of MR; divides MB) */
+  FEW_ROWS = 2  /* fewer rows of X: dot products (matmul_rows) */
 };
 
 /* The constants of one strip's columns, one vector of 16 per entry. */
@@ -73,16 +75,19 @@ static inline __mmask64 mask64(int32_t len) {
 INLINE void transpose16(__m512i r[16]) {
   __m512i t[16], u[16];
   int32_t i, e;
+#pragma GCC unroll 16
   for (i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
   }
+#pragma GCC unroll 16
   for (i = 0; i < 16; i += 4) {
     u[i + 0] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
     u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
     u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
     u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
   }
+#pragma GCC unroll 4
   for (e = 0; e < 4; e++) {
     const __m512i x0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x44);
     const __m512i x1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xEE);
@@ -99,9 +104,11 @@ INLINE void transpose16(__m512i r[16]) {
 INLINE __m512i sum16(const __m512i s[16]) {
   __m512i t[8], u[4], v0, v1, w0, w1;
   int32_t i;
+#pragma GCC unroll 8
   for (i = 0; i < 8; i++) /* per 128-bit lane: (s2i, s2i+1) pairs of lanes summed */
     t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2 * i], s[2 * i + 1]),
                             _mm512_unpackhi_epi32(s[2 * i], s[2 * i + 1]));
+#pragma GCC unroll 4
   for (i = 0; i < 4; i++) /* per 128-bit lane L: that lane's sum of s4i .. s4i+3 */
     u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
                             _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
@@ -130,7 +137,7 @@ INLINE __m128i requant16(const tidsp_host_rq *q, __m512 mult,
 }
 
 /* The requantization constants of columns c0 .. c0 + nc − 1 (nc ≤ 16; the
- * lanes past nc repeat column c0 and are not stored). */
+ * lanes past nc are not stored). */
 static TARGET void cols_rq(const tidsp_host_rq *q, int32_t c0, int32_t nc, __m512 *mult,
                            tidsp_host_ss16_consts *ss) {
   if (tidsp_host_rq_is_ss(q)) {
@@ -141,12 +148,9 @@ static TARGET void cols_rq(const tidsp_host_rq *q, int32_t c0, int32_t nc, __m51
       tidsp_host_ss16_init(ss, q);
       tidsp_host_ss16_channel(ss, q, 0);
     }
-  } else {
-    float m[16];
-    int32_t j;
-    for (j = 0; j < 16; j++)
-      m[j] = tidsp_host_rq_mult(q, c0 + (j < nc ? j : 0));
-    *mult = _mm512_loadu_ps(m);
+  } else { /* lanes past nc: 0 */
+    *mult = q->per_channel ? _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1), q->mult + c0)
+                           : _mm512_set1_ps(q->mult[0]);
   }
 }
 
@@ -165,6 +169,7 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
     for (g = 0; g < kc; g += 64) {
       const __mmask64 m = mask64(kc - g);
       __m512i r[16];
+#pragma GCC unroll 16
       for (j = 0; j < 16; j++) {
         const int32_t col = 16 * z + j;
         /* −128 past k: v = 0 there */
@@ -174,7 +179,10 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
                         : _mm512_setzero_si512();
       }
       transpose16(r);
-      for (t = 0; t < 16 && g / 4 + t < nq; t++) {
+#pragma GCC unroll 16
+      for (t = 0; t < 16; t++) {
+        if (g / 4 + t >= nq)
+          break;
         _mm512_store_si512(panel + ((size_t)(g / 4 + t) * NR + 16 * (size_t)z) * 4, r[t]);
         sumv = _mm512_dpbusd_epi32(sumv, r[t], ones);
       }
@@ -183,26 +191,36 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
   }
 }
 
-/* a·Σx of row xr (K taps), modulo 2³². */
-INLINE uint32_t row_corr(const int8_t *xr, int32_t K, uint32_t a) {
+/* rc[r] = a·Σx of row r < rows (≤ 16) of X at x (K taps, rows K apart),
+ * modulo 2³²: 16 rows' sums in one transpose-sum. */
+static TARGET void row_corr(const int8_t *x, int32_t K, int32_t rows, uint32_t a,
+                            uint32_t *rc) {
   const __m512i ones = _mm512_set1_epi8(1);
-  __m512i s = _mm512_setzero_si512();
-  int32_t k;
-  if (a == 0)
-    return 0;
-  for (k = 0; k < K; k += 64)
-    s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(mask64(K - k), xr + k));
-  return a * (uint32_t)_mm512_reduce_add_epi32(s);
+  const size_t last = (size_t)(rows - 1) * (size_t)K;
+  __m512i s[16];
+  int32_t r, k;
+#pragma GCC unroll 16
+  for (r = 0; r < 16; r++)
+    s[r] = _mm512_setzero_si512();
+  for (k = 0; k < K; k += 64) {
+    const __mmask64 m = mask64(K - k);
+#pragma GCC unroll 16
+    for (r = 0; r < 16; r++) { /* rows past `rows` repeat the last one */
+      const size_t off = (size_t)r * (size_t)K < last ? (size_t)r * (size_t)K : last;
+      s[r] = _mm512_dpbusd_epi32(s[r], ones, _mm512_maskz_loadu_epi8(m, x + off + k));
+    }
+  }
+  _mm512_storeu_si512(rc, _mm512_mullo_epi32(sum16(s), _mm512_set1_epi32((int32_t)a)));
 }
 
 /* Rows i0 .. i0 + mr − 1 (mr ≤ MR) of X × nz vectors of the panel over
  * taps [k0, k0 + kc). first: the accumulators start at 0, else from part;
- * last: requantize and store the nc columns at y (rows ystride apart),
- * else save the sums to part (rows NR apart). */
+ * last: subtract rc[r] (a·Σx of the row), requantize and store the nc
+ * columns at y (rows n apart), else save the sums to part (rows NR apart). */
 INLINE void tile(const tidsp_matmul_params *p, const int8_t *x, int32_t i0, int32_t mr,
                  int32_t k0, int32_t kc, const uint8_t *panel, const strip_cols *c,
-                 const tidsp_host_rq *q, int first, int last, int32_t *part, int32_t nz,
-                 int32_t nc, int8_t *y) {
+                 const tidsp_host_rq *q, int first, int last, int32_t *part,
+                 const uint32_t *rc, int32_t nz, int32_t nc, int8_t *y) {
   const int32_t K = p->k, nq = kc / 4, tail = kc % 4;
   const int8_t *xr[MR];
   __m512i acc[MR][NZ];
@@ -255,51 +273,46 @@ INLINE void tile(const tidsp_matmul_params *p, const int8_t *x, int32_t i0, int3
     }
     return;
   }
-  {
-    const uint32_t a = (uint32_t)(128 + p->w_zp);
 #pragma GCC unroll 8
-    for (r = 0; r < MR; r++) {
-      if (r < mr) {
-        const __m512i rc = _mm512_set1_epi32(
-            (int32_t)row_corr(x + (size_t)(i0 + r) * (size_t)K, K, a));
-        int8_t *yr = y + (size_t)(i0 + r) * (size_t)p->n;
+  for (r = 0; r < MR; r++) {
+    if (r < mr) {
+      const __m512i rcv = _mm512_set1_epi32((int32_t)rc[r]);
+      int8_t *yr = y + (size_t)(i0 + r) * (size_t)p->n;
 #pragma GCC unroll 4
-        for (z = 0; z < NZ; z++) {
-          if (z < nz) {
-            const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(acc[r][z], c->cc[z]), rc);
-            const __m128i o = requant16(q, c->mult[z], &c->ss[z], s);
-            if (nc >= 16 * (z + 1))
-              _mm_storeu_si128((__m128i *)(yr + 16 * z), o);
-            else
-              _mm512_mask_storeu_epi8(yr + 16 * z, mask64(nc - 16 * z), _mm512_castsi128_si512(o));
-          }
+      for (z = 0; z < NZ; z++) {
+        if (z < nz) {
+          const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(acc[r][z], c->cc[z]), rcv);
+          const __m128i o = requant16(q, c->mult[z], &c->ss[z], s);
+          if (nc >= 16 * (z + 1))
+            _mm_storeu_si128((__m128i *)(yr + 16 * z), o);
+          else
+            _mm512_mask_storeu_epi8(yr + 16 * z, mask64(nc - 16 * z), _mm512_castsi128_si512(o));
         }
       }
     }
   }
 }
 
-/* The tiles of rows [m0, m0 + mb) for one chunk, nz specialized. */
-#define DEFINE_ROWS(NZC)                                                                    \
-  static TARGET void rows_nz##NZC(const tidsp_matmul_params *p, const int8_t *x,           \
-                                  int32_t m0, int32_t mb, int32_t k0, int32_t kc,          \
-                                  const uint8_t *panel, const strip_cols *c,               \
-                                  const tidsp_host_rq *q, int first, int last,             \
-                                  int32_t *part, int32_t nc, int8_t *y) {                  \
-    int32_t i0;                                                                             \
-    for (i0 = m0; i0 < m0 + mb; i0 += MR)                                                   \
-      tile(p, x, i0, m0 + mb - i0 < MR ? m0 + mb - i0 : MR, k0, kc, panel, c, q, first,    \
-           last, part + (size_t)(i0 - m0) * NR, NZC, nc, y);                                \
+/* One tile per strip width (nz vectors of 16 columns). */
+#define DEFINE_TILE(NZC)                                                                   \
+  static TARGET void tile_nz##NZC(const tidsp_matmul_params *p, const int8_t *x,          \
+                                  int32_t i0, int32_t mr, int32_t k0, int32_t kc,         \
+                                  const uint8_t *panel, const strip_cols *c,              \
+                                  const tidsp_host_rq *q, int first, int last,            \
+                                  int32_t *part, const uint32_t *rc, int32_t nc,          \
+                                  int8_t *y) {                                            \
+    tile(p, x, i0, mr, k0, kc, panel, c, q, first, last, part, rc, NZC, nc, y);          \
   }
-DEFINE_ROWS(1)
-DEFINE_ROWS(2)
-DEFINE_ROWS(3)
-DEFINE_ROWS(4)
+DEFINE_TILE(1)
+DEFINE_TILE(2)
+DEFINE_TILE(3)
+DEFINE_TILE(4)
 
-typedef void (*rows_fn)(const tidsp_matmul_params *, const int8_t *, int32_t, int32_t,
+typedef void (*tile_fn)(const tidsp_matmul_params *, const int8_t *, int32_t, int32_t,
                         int32_t, int32_t, const uint8_t *, const strip_cols *,
-                        const tidsp_host_rq *, int, int, int32_t *, int32_t, int8_t *);
-static const rows_fn ROWS[NZ + 1] = {NULL, rows_nz1, rows_nz2, rows_nz3, rows_nz4};
+                        const tidsp_host_rq *, int, int, int32_t *, const uint32_t *, int32_t,
+                        int8_t *);
+static const tile_fn TILE[NZ + 1] = {NULL, tile_nz1, tile_nz2, tile_nz3, tile_nz4};
 
 /* The column constants cc of the strip (after every chunk's Σv is in). */
 static TARGET void strip_cc(const tidsp_matmul_params *p, const int32_t *bias, int32_t n0,
@@ -322,29 +335,63 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
                                 int8_t *y) {
   uint8_t panel[KC / 4 * NR * 4] __attribute__((aligned(64)));
   int32_t part[MB * NR] __attribute__((aligned(64)));
-  strip_cols c;
+  strip_cols cols[GROUP];
+  uint32_t rc[RCB];
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
   const int32_t nchunk = K > KC ? (K + KC - 1) / KC : 1;
   const int32_t mblock = nchunk == 1 ? p->m : MB;
-  int32_t n0, m0, ch, z;
+  const uint32_t a = (uint32_t)(128 + p->w_zp);
+  /* one chunk: as many strips (up to GROUP) as the panel holds */
+  const size_t strip_bytes = (size_t)(K < KC ? (K + 63) / 64 * 64 + (K == 0) * 64 : KC) * NR;
+  const int32_t per_pass = nchunk > 1 ? 1 : (int32_t)(sizeof(panel) / strip_bytes);
+  const int32_t group = per_pass < GROUP ? per_pass : GROUP;
+  int32_t n0, m0, ch, z, g, i0, r;
 
-  for (n0 = 0; n0 < p->n; n0 += NR) {
-    const int32_t nc = p->n - n0 < NR ? p->n - n0 : NR;
-    const int32_t nz = (nc + 15) / 16;
-    for (z = 0; z < nz; z++)
-      cols_rq(q, n0 + 16 * z, nc - 16 * z < 16 ? nc - 16 * z : 16, &c.mult[z], &c.ss[z]);
+  for (n0 = 0; n0 < p->n; n0 += group * NR) {
+    const int32_t ng = (p->n - n0 + NR - 1) / NR < group ? (p->n - n0 + NR - 1) / NR : group;
+    for (g = 0; g < ng; g++) {
+      const int32_t c0 = n0 + g * NR, nc = p->n - c0 < NR ? p->n - c0 : NR;
+      for (z = 0; z * 16 < nc; z++)
+        cols_rq(q, c0 + 16 * z, nc - 16 * z < 16 ? nc - 16 * z : 16, &cols[g].mult[z],
+                &cols[g].ss[z]);
+    }
     for (m0 = 0; m0 < p->m; m0 += mblock) {
       const int32_t mb = p->m - m0 < mblock ? p->m - m0 : mblock;
-      for (z = 0; z < NZ; z++)
-        c.sumv[z] = _mm512_setzero_si512();
+      for (g = 0; g < ng; g++)
+        for (z = 0; z < NZ; z++)
+          cols[g].sumv[z] = _mm512_setzero_si512();
       for (ch = 0; ch < nchunk; ch++) {
         const int32_t k0 = ch * KC, kc = K - k0 < KC ? K - k0 : KC;
-        pack_panel(w + (size_t)n0 * w_stride, w_stride, nc, k0, kc, panel, &c);
-        if (ch == nchunk - 1)
-          strip_cc(p, bias, n0, nc, &c);
-        ROWS[nz](p, x, m0, mb, k0, kc, panel, &c, q, ch == 0, ch == nchunk - 1, part, nc,
-                 y + n0);
+        const int first = ch == 0, last = ch == nchunk - 1;
+        for (g = 0; g < ng; g++) {
+          const int32_t c0 = n0 + g * NR, nc = p->n - c0 < NR ? p->n - c0 : NR;
+          pack_panel(w + (size_t)c0 * w_stride, w_stride, nc, k0, kc,
+                     panel + (size_t)g * strip_bytes, &cols[g]);
+          if (last)
+            strip_cc(p, bias, c0, nc, &cols[g]);
+        }
+        for (i0 = m0; i0 < m0 + mb; i0 += MR) {
+          const int32_t mr = m0 + mb - i0 < MR ? m0 + mb - i0 : MR;
+          const int32_t ri = (i0 - m0) % RCB;
+          if (last && ri == 0) { /* the next RCB rows' a·Σx, once for the group's strips */
+            for (r = 0; r < RCB; r += 16) {
+              const int32_t left = m0 + mb - (i0 + r);
+              if (left <= 0)
+                break;
+              if (a == 0)
+                memset(rc + r, 0, sizeof(uint32_t) * 16);
+              else
+                row_corr(x + (size_t)(i0 + r) * (size_t)K, K, left < 16 ? left : 16, a, rc + r);
+            }
+          }
+          for (g = 0; g < ng; g++) {
+            const int32_t c0 = n0 + g * NR, nc = p->n - c0 < NR ? p->n - c0 : NR;
+            TILE[(nc + 15) / 16](p, x, i0, mr, k0, kc, panel + (size_t)g * strip_bytes,
+                                 &cols[g], q, first, last, part + (size_t)(i0 - m0) * NR, rc + ri,
+                                 nc, y + c0);
+          }
+        }
       }
     }
   }
