@@ -986,6 +986,59 @@ static void test_matmul_amx_edges(void) {
   }
 }
 
+/* The VNNI matrix multiply's edges: rows around its 6-row tiles, 48-row
+ * batches of row sums and 96-row blocks (K > 1024); columns around its
+ * 64-column strips and the groups of up to 4 strips packed together (fewer
+ * when K is large: K = 300 → 3 a group); k around the 4-tap groups, the
+ * 64-byte packing steps and the 1024-tap chunks; w_zp = −128 (no row
+ * sums), both requantization kinds, per-tensor and per-channel, one row
+ * (dot products), and padded weight rows with poison. */
+static void test_matmul_vnni_edges(void) {
+  static const int32_t ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 47, 48, 49, 95, 96, 97, 193};
+  static const int32_t ks[] = {1, 2, 3, 4, 5, 7, 63, 64, 65, 127, 300, 1023, 1024, 1025, 2049};
+  static const int32_t ns[] = {1, 15, 16, 17, 33, 48, 63, 64, 65, 129, 200, 255, 256, 257, 300};
+  size_t i;
+  for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+    const int32_t k = ks[(i * 7) % 15], n = ns[(i * 11) % 15];
+    mm_case c;
+    if ((int64_t)ms[i] * k * n > 6000000)
+      continue;
+    c = mm(ms[i], k, n, rnd_range(-128, 127), i % 3 == 0 ? 0 : (i % 3 == 1 ? -128 : 77));
+    c.per_channel = i % 2 == 0;
+    c.with_bias = i % 4 != 3;
+    if (i % 5 == 1) {
+      c.w_row_pad = 64 - k % 64;
+      c.w_poison = 0x7F;
+    }
+    run_matmul_case(&c);
+  }
+  for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) { /* every k on a few row and column tails */
+    mm_case c = mm(i % 2 ? 13 : 1, ks[i], i % 3 ? 65 : 17, rnd_range(-128, 127),
+                   i % 2 ? rnd_range(-128, 127) : 0);
+    c.per_channel = i % 2 == 1;
+    run_matmul_case(&c);
+  }
+  {
+    mm_case c = mm(100, 2049, 70, -128, 0); /* two row blocks × three chunks */
+    run_matmul_case(&c);
+    c = mm(97, 1025, 129, 3, -128);
+    c.w_row_pad = 64 - 1025 % 64;
+    c.w_poison = -1;
+    run_matmul_case(&c);
+    c = mm(50, 300, 200, -7, 5); /* groups of 3 strips, then 1 */
+    c.gain = 50.0f;
+    run_matmul_case(&c);
+    c = mm(49, 0, 70, 4, 9); /* no taps: the bias alone */
+    run_matmul_case(&c);
+    c = mm(16, 16, 16, -128, 3); /* one head of the encoder's attention */
+    c.per_channel = 0;
+    run_matmul_case(&c);
+    c = mm(20, 40, 33, 12, 0);
+    c.big_bias = 1;
+    run_matmul_case(&c);
+  }
+}
+
 static void test_matmul_errors(void) {
   tidsp_matmul_params p;
   int8_t v8[4] = {0};
@@ -1347,6 +1400,7 @@ int main(void) {
   test_conv_errors();
   test_matmul();
   test_matmul_amx_edges();
+  test_matmul_vnni_edges();
   test_matmul_errors();
   test_ss_edges();
   test_ss_depthwise();

@@ -55,7 +55,7 @@ enum {
   KC = 1024,    /* taps per chunk (a multiple of 64) */
   MB = 96,      /* rows per block when K > KC (a multiple of MR) */
   GROUP = 4,    /* strips packed together when K ≤ KC */
-  RCB = 48,     /* rows per batch of row sums (a multiple of 16 and of MR; divides MB) */
+  RCB = 48,     /* rows per batch of row sums (a multiple of 16 and of MR) */
   FEW_ROWS = 2  /* fewer rows of X: dot products (matmul_rows) */
 };
 
