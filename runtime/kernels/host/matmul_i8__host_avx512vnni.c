@@ -6,36 +6,42 @@
  * consecutive columns j of one row of Y, as Y is stored. vpdpbusd wants
  * one operand unsigned: here it is W, as v = w + 128 (w XOR 0x80), so that
  * X is the signed operand and is used as stored, four taps of one row
- * broadcast to every lane. The panel of a strip of NR = 64 columns and KC
- * taps is packed per call on the stack:
+ * broadcast to every lane. The panel of a strip of NR = 64 columns is
+ * packed per call on the stack (W is [n][k]; the micro-kernel wants the
+ * four taps of 16 columns in one vector):
  *   panel[q][j][t] = v[j][4q + t]   (q: groups of 4 taps, j < 64, t < 4)
- * i.e. 16 × 16 transposes of the 4-byte groups of 16 rows of W, zero (an
+ * by 16 × 16 transposes of the 4-byte groups of 16 rows of W, zero (an
  * unsigned 0: no product) past k and past n; any w_row_stride, only the
- * first k bytes of a row are read (masked loads). The micro-kernel keeps
- * MR = 6 rows × 4 vectors of Y in 24 zmm accumulators, one panel load per
- * vector and one broadcast per row and group of 4 taps.
+ * first k bytes of a row are read (masked loads). Packing costs one pass
+ * over W per strip, which every row of X then reuses; reading W as stored
+ * would need a horizontal sum per output instead. The micro-kernel keeps
+ * MR = 6 rows × 4 vectors of Y in 24 zmm accumulators: per group of 4
+ * taps, 4 panel loads, 6 broadcasts and 24 vpdpbusd.
  *
  * With a = 128 + w_zp, all modulo 2³² (how the reference reduces its exact
  * sum; the bias is added modulo 2³² too):
  *   Σ (x − x_zp)(w − w_zp) = Σ x·v − a·Σx − x_zp·Σv + k·x_zp·a
  * Σv per column comes out of the packing (vpdpbusd of the panel with
- * ones, already one column per lane), Σx per row once per tile (none when
- * a = 0). Requantization in registers, 16 columns a vector: the FLOAT
- * formula with the reference's float operations, or SCALE_SHIFT
- * (rq_internal.h).
+ * ones: already one column per lane), a·Σx per row in batches of 16 rows
+ * (one transpose-sum; none when a = 0). Requantization in registers, 16
+ * columns a vector: the FLOAT formula with the reference's float
+ * operations, or SCALE_SHIFT (rq_internal.h).
  *
- * K ≤ KC: one chunk, the panel packed once per strip and swept by all
- * rows. K > KC: blocks of MB rows, the panel repacked per block and chunk,
- * and the partial sums of the block kept in `part` between chunks.
+ * K ≤ K1 (1536): one chunk; up to GROUP strips are packed together (as
+ * many as fit in BUF), then every tile of 6 rows runs over them, its row
+ * sums computed once for the group. K > K1: one strip at a time in blocks
+ * of MB rows and chunks of KC taps, the panel repacked per block and
+ * chunk, the block's partial sums kept in the rest of BUF between chunks.
  *
- * Fewer than FEW_ROWS rows (a classifier head, a decode step): the panel
+ * At most FEW_ROWS = 2 rows (a classifier head, a decode step): a panel
  * would cost more than the products it serves, so each output is a dot
  * product of a row of X (unsigned, u = x + 128) with a row of W as stored,
- * 64 taps a vpdpbusd, 16 rows of W per pass and one 16-way transpose-sum
- * per 16 outputs (matmul_rows).
+ * 64 taps a vpdpbusd, Σw from the same loads of W (read once), one
+ * transpose-sum per 8 outputs (matmul_rows). From 3 rows on the panel is
+ * as fast or faster (measured: m = 1 .. 4, k = 512, n = 1000).
  *
- * Stack: KC·NR (panel, 64 KiB) + MB·NR·4 (part, 24 KiB) + the constants.
- * Q31 requantization and inputs the reference rejects go to
+ * Stack: BUF (96 KiB) + the strips' constants (about 20 KiB). Q31
+ * requantization and inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
 #include <string.h>
@@ -49,14 +55,16 @@
 #define INLINE static inline __attribute__((always_inline)) TARGET
 
 enum {
-  MR = 6,       /* rows of X per micro-tile */
-  NZ = 4,       /* vectors of 16 columns per strip */
-  NR = 16 * NZ, /* columns per strip */
-  KC = 1024,    /* taps per chunk (a multiple of 64) */
-  MB = 96,      /* rows per block when K > KC (a multiple of MR) */
-  GROUP = 4,    /* strips packed together when K ≤ KC */
-  RCB = 48,     /* rows per batch of row sums (a multiple of 16 and of MR) */
-  FEW_ROWS = 2  /* fewer rows of X: dot products (matmul_rows) */
+  MR = 6,          /* rows of X per micro-tile */
+  NZ = 4,          /* vectors of 16 columns per strip */
+  NR = 16 * NZ,    /* columns per strip */
+  BUF = 96 * 1024, /* the panel, and when K > K1 the partial sums too */
+  K1 = BUF / NR,   /* most taps of one chunk: a whole strip in BUF (1536) */
+  KC = 512,        /* taps per chunk when K > K1 (a multiple of 64) */
+  MB = (BUF - KC * NR) / (NR * 4) / MR * MR, /* rows per block when K > K1 (252) */
+  GROUP = 4,       /* strips packed together when K ≤ K1 */
+  RCB = 48,        /* rows per batch of row sums (a multiple of 16 and of MR) */
+  FEW_ROWS = 2     /* at most this many rows of X: dot products (matmul_rows) */
 };
 
 /* The constants of one strip's columns, one vector of 16 per entry. */
@@ -333,18 +341,19 @@ static TARGET void strip_cc(const tidsp_matmul_params *p, const int32_t *bias, i
 static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
                                 const int8_t *w, const int32_t *bias, const tidsp_host_rq *q,
                                 int8_t *y) {
-  uint8_t panel[KC / 4 * NR * 4] __attribute__((aligned(64)));
-  int32_t part[MB * NR] __attribute__((aligned(64)));
+  uint8_t buf[BUF] __attribute__((aligned(64)));
+  uint8_t *const panel = buf;
+  int32_t *const part = (int32_t *)(buf + KC * NR); /* K > K1 only */
   strip_cols cols[GROUP];
-  uint32_t rc[RCB];
+  uint32_t rc[RCB] = {0};
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
-  const int32_t nchunk = K > KC ? (K + KC - 1) / KC : 1;
+  const int32_t nchunk = K > K1 ? (K + KC - 1) / KC : 1;
   const int32_t mblock = nchunk == 1 ? p->m : MB;
   const uint32_t a = (uint32_t)(128 + p->w_zp);
   /* one chunk: as many strips (up to GROUP) as the panel holds */
-  const size_t strip_bytes = (size_t)(K < KC ? (K + 63) / 64 * 64 + (K == 0) * 64 : KC) * NR;
-  const int32_t per_pass = nchunk > 1 ? 1 : (int32_t)(sizeof(panel) / strip_bytes);
+  const size_t strip_bytes = (size_t)(nchunk == 1 ? (K + 63) / 64 * 64 + (K == 0) * 64 : KC) * NR;
+  const int32_t per_pass = nchunk > 1 ? 1 : (int32_t)(BUF / strip_bytes);
   const int32_t group = per_pass < GROUP ? per_pass : GROUP;
   int32_t n0, m0, ch, z, g, i0, r;
 
@@ -362,7 +371,7 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
         for (z = 0; z < NZ; z++)
           cols[g].sumv[z] = _mm512_setzero_si512();
       for (ch = 0; ch < nchunk; ch++) {
-        const int32_t k0 = ch * KC, kc = K - k0 < KC ? K - k0 : KC;
+        const int32_t k0 = ch * KC, kc = nchunk == 1 ? K : (K - k0 < KC ? K - k0 : KC);
         const int first = ch == 0, last = ch == nchunk - 1;
         for (g = 0; g < ng; g++) {
           const int32_t c0 = n0 + g * NR, nc = p->n - c0 < NR ? p->n - c0 : NR;
@@ -397,62 +406,137 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
   }
 }
 
-/* ---- few rows: dot products ---------------------------------------------- */
+/* ---- one row: dot products ---------------------------------------------- */
 
-/* Y row by row, 16 columns at a time: each output the dot product of a row
- * of X (u = x + 128, 0 past k) with a row of W as stored, one vpdpbusd per
- * 64 taps, the 16 rows of W sharing each load of X; Σw per column by the
- * same loop with ones for X, once per 16 columns. */
+/* Columns c .. c + 7 of one row of Y (wr[j]: row c + j of W, xr: the row
+ * of X): lane j of the result is Σ u·w of column j (u = x + 128, 0 past
+ * k), lane 8 + j its Σw; one vpdpbusd of 64 taps for each, from the same
+ * load of W, and one transpose-sum (sum16). */
+INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  __m512i s[16];
+  int32_t j, k;
+#pragma GCC unroll 16
+  for (j = 0; j < 16; j++)
+    s[j] = _mm512_setzero_si512();
+  for (k = 0; k < K; k += 64) {
+    const __mmask64 m = mask64(K - k);
+    /* −128 past k: u = 0 there */
+    const __m512i u = _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, m, xr + k), flip);
+#pragma GCC unroll 8
+    for (j = 0; j < 8; j++) {
+      const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
+      s[j] = _mm512_dpbusd_epi32(s[j], u, wv);
+      s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], ones, wv);
+    }
+  }
+  return sum16(s);
+}
+
+/* Two rows (x0, x1) × columns c .. c + 7 (wr[j]: row c + j of W): lane j
+ * of the result is Σ u·w of row x0 and column j, lane 8 + j that of row
+ * x1; sw[j] gets the 16 partial Σw of column j (one vector per column),
+ * all from the same loads of W. */
+INLINE __m512i dots8x2(const int8_t *x0, const int8_t *x1, const int8_t *const *wr, int32_t K,
+                       __m512i *sw) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  __m512i s[16];
+  int32_t j, k;
+#pragma GCC unroll 16
+  for (j = 0; j < 16; j++)
+    s[j] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (j = 0; j < 8; j++)
+    sw[j] = _mm512_setzero_si512();
+  for (k = 0; k < K; k += 64) {
+    const __mmask64 m = mask64(K - k);
+    const __m512i u0 = _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, m, x0 + k), flip);
+    const __m512i u1 = _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, m, x1 + k), flip);
+#pragma GCC unroll 8
+    for (j = 0; j < 8; j++) {
+      const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
+      s[j] = _mm512_dpbusd_epi32(s[j], u0, wv);
+      s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], u1, wv);
+      sw[j] = _mm512_dpbusd_epi32(sw[j], ones, wv);
+    }
+  }
+  return sum16(s);
+}
+
+/* The constant of row xr: k·u_zp·w_zp − w_zp·Σu (modulo 2³²). */
+static TARGET uint32_t row_const(const tidsp_matmul_params *p, const int8_t *xr) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
+  __m512i us = _mm512_setzero_si512();
+  int32_t k;
+  for (k = 0; p->w_zp != 0 && k < p->k; k += 64)
+    us = _mm512_dpbusd_epi32(
+        us, _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, mask64(p->k - k), xr + k), flip),
+        ones);
+  return (uint32_t)p->k * u_zp * (uint32_t)p->w_zp -
+         (uint32_t)p->w_zp * (uint32_t)_mm512_reduce_add_epi32(us);
+}
+
+/* Requantizes and stores the nc ≤ 16 outputs of row i at columns j0 ..:
+ * dots − u_zp·Σw + the row's constant + the bias. */
+INLINE void row_store(const tidsp_matmul_params *p, const tidsp_host_rq *q, __m512i dots,
+                      __m512i sw, uint32_t rconst, const int32_t *bias, int32_t i, int32_t j0,
+                      int32_t nc, __m512 mult, const tidsp_host_ss16_consts *ss, int8_t *y) {
+  __m512i acc = _mm512_sub_epi32(dots, _mm512_mullo_epi32(_mm512_set1_epi32(p->x_zp + 128), sw));
+  acc = _mm512_add_epi32(acc, _mm512_set1_epi32((int32_t)rconst));
+  if (bias)
+    acc = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32((__mmask16)((1u << nc) - 1), bias + j0));
+  _mm512_mask_storeu_epi8(y + (size_t)i * (size_t)p->n + j0, mask64(nc),
+                          _mm512_castsi128_si512(requant16(q, mult, ss, acc)));
+}
+
+/* Y for m ≤ FEW_ROWS rows, 16 columns at a time: rows in pairs (dots8x2),
+ * an odd last row alone (dots8); W read once per pair:
+ *   Σ (x − x_zp)(w − w_zp) = Σ u·w − u_zp·Σw − w_zp·Σu + k·u_zp·w_zp
+ * with u = x + 128, u_zp = x_zp + 128. */
 static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
                                const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
-  const __m512i ones = _mm512_set1_epi8(1);
-  const __m512i flip = _mm512_set1_epi8((char)0x80);
-  const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
-  const __m512i kconst = _mm512_set1_epi32((int32_t)((uint32_t)K * u_zp * (uint32_t)p->w_zp));
-  int32_t i, j0, jj, k;
+  uint32_t rconst[FEW_ROWS];
+  int32_t i, j0, jj;
+  for (i = 0; i < p->m; i++)
+    rconst[i] = row_const(p, x + (size_t)i * (size_t)K);
   for (j0 = 0; j0 < p->n; j0 += 16) {
     const int32_t nc = p->n - j0 < 16 ? p->n - j0 : 16;
-    const __mmask16 store = (__mmask16)((1u << nc) - 1);
     const int8_t *wr[16];
-    __m512i s[16], cc;
     __m512 mult;
     tidsp_host_ss16_consts ss;
-    for (jj = 0; jj < 16; jj++) { /* columns past nc repeat the last, not stored */
+#pragma GCC unroll 16
+    for (jj = 0; jj < 16; jj++) /* columns past nc repeat the last, not stored */
       wr[jj] = w + (size_t)(j0 + (jj < nc ? jj : nc - 1)) * w_stride;
-      s[jj] = _mm512_setzero_si512();
-    }
-    for (k = 0; k < K; k += 64) {
-      const __mmask64 m = mask64(K - k);
-      for (jj = 0; jj < 16; jj++)
-        s[jj] = _mm512_dpbusd_epi32(s[jj], ones, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
-    }
-    cc = _mm512_sub_epi32(kconst, _mm512_mullo_epi32(_mm512_set1_epi32((int32_t)u_zp), sum16(s)));
-    if (bias)
-      cc = _mm512_add_epi32(cc, _mm512_maskz_loadu_epi32(store, bias + j0));
     cols_rq(q, j0, nc, &mult, &ss);
-    for (i = 0; i < p->m; i++) {
-      const int8_t *xr = x + (size_t)i * (size_t)K;
-      __m512i usum = _mm512_setzero_si512(), acc;
-      for (jj = 0; jj < 16; jj++)
-        s[jj] = _mm512_setzero_si512();
-      for (k = 0; k < K; k += 64) {
-        const __mmask64 m = mask64(K - k);
-        /* −128 past k: u = 0 there */
-        const __m512i u = _mm512_xor_si512(_mm512_mask_loadu_epi8(flip, m, xr + k), flip);
-        for (jj = 0; jj < 16; jj++)
-          s[jj] = _mm512_dpbusd_epi32(s[jj], u, _mm512_maskz_loadu_epi8(m, wr[jj] + k));
-        if (p->w_zp != 0)
-          usum = _mm512_dpbusd_epi32(usum, u, ones);
+    for (i = 0; i + 1 < p->m; i += 2) {
+      const int8_t *x0 = x + (size_t)i * (size_t)K, *x1 = x0 + K;
+      __m512i sw[16], ra, rb, swv;
+      ra = dots8x2(x0, x1, wr, K, sw);
+      if (nc > 8) {
+        rb = dots8x2(x0, x1, wr + 8, K, sw + 8);
+      } else {
+        rb = ra;
+        for (jj = 8; jj < 16; jj++)
+          sw[jj] = sw[jj - 8];
       }
-      acc = _mm512_add_epi32(sum16(s), cc);
-      if (p->w_zp != 0)
-        acc = _mm512_sub_epi32(
-            acc, _mm512_set1_epi32((int32_t)((uint32_t)p->w_zp *
-                                             (uint32_t)_mm512_reduce_add_epi32(usum))));
-      _mm512_mask_storeu_epi8(y + (size_t)i * (size_t)p->n + j0, mask64(nc),
-                              _mm512_castsi128_si512(requant16(q, mult, &ss, acc)));
+      swv = sum16(sw);
+      /* ra: row i columns 0-7 | row i+1 columns 0-7; rb: the same for 8-15 */
+      row_store(p, q, _mm512_shuffle_i32x4(ra, rb, 0x44), swv, rconst[i], bias, i, j0, nc, mult,
+                &ss, y);
+      row_store(p, q, _mm512_shuffle_i32x4(ra, rb, 0xEE), swv, rconst[i + 1], bias, i + 1, j0,
+                nc, mult, &ss, y);
+    }
+    if (i < p->m) { /* lanes 0-7: dots, 8-15: Σw */
+      const __m512i r0 = dots8(x + (size_t)i * (size_t)K, wr, K);
+      const __m512i r1 = nc > 8 ? dots8(x + (size_t)i * (size_t)K, wr + 8, K) : r0;
+      row_store(p, q, _mm512_shuffle_i32x4(r0, r1, 0x44), _mm512_shuffle_i32x4(r0, r1, 0xEE),
+                rconst[i], bias, i, j0, nc, mult, &ss, y);
     }
   }
 }
@@ -465,7 +549,7 @@ int32_t tidsp_matmul_i8__host_avx512vnni(const tidsp_matmul_params *p,
   if (!tidsp_host_matmul_fast_ok(p, x, w, rq, y))
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
   tidsp_host_rq_init(&q, &p->rq, rq);
-  if (p->m < FEW_ROWS)
+  if (p->m <= FEW_ROWS)
     matmul_rows(p, x, w, bias, &q, y);
   else
     matmul_panel(p, x, w, bias, &q, y);
