@@ -987,15 +987,16 @@ static void test_matmul_amx_edges(void) {
 }
 
 /* The VNNI matrix multiply's edges: rows around its 6-row tiles, 48-row
- * batches of row sums and 96-row blocks (K > 1024); columns around its
+ * batches of row sums and 252-row blocks (K > 1536); columns around its
  * 64-column strips and the groups of up to 4 strips packed together (fewer
- * when K is large: K = 300 → 3 a group); k around the 4-tap groups, the
- * 64-byte packing steps and the 1024-tap chunks; w_zp = −128 (no row
- * sums), both requantization kinds, per-tensor and per-channel, one row
- * (dot products), and padded weight rows with poison. */
+ * when K is large: K = 300 → 3 a group, K = 1025 → 1); k around the 4-tap
+ * groups, the 64-byte packing steps, the one-chunk limit 1536 and the
+ * 512-tap chunks past it; w_zp = −128 (no row sums), both requantization
+ * kinds, per-tensor and per-channel, one and two rows (dot products), and
+ * padded weight rows with poison. */
 static void test_matmul_vnni_edges(void) {
   static const int32_t ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 47, 48, 49, 95, 96, 97, 193};
-  static const int32_t ks[] = {1, 2, 3, 4, 5, 7, 63, 64, 65, 127, 300, 1023, 1024, 1025, 2049};
+  static const int32_t ks[] = {1, 2, 3, 4, 5, 7, 63, 64, 65, 127, 300, 1025, 1535, 1537, 2049};
   static const int32_t ns[] = {1, 15, 16, 17, 33, 48, 63, 64, 65, 129, 200, 255, 256, 257, 300};
   size_t i;
   for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
@@ -1019,7 +1020,14 @@ static void test_matmul_vnni_edges(void) {
     run_matmul_case(&c);
   }
   {
-    mm_case c = mm(100, 2049, 70, -128, 0); /* two row blocks × three chunks */
+    mm_case c = mm(100, 2049, 70, -128, 0); /* five chunks, the last of one tap */
+    run_matmul_case(&c);
+    c = mm(253, 1537, 20, 7, 0); /* two row blocks (252 + 1) × four chunks */
+    run_matmul_case(&c);
+    c = mm(2, 1536, 40, -3, 11); /* the most taps in one chunk, on the two-row path */
+    c.per_channel = 0;
+    run_matmul_case(&c);
+    c = mm(7, 1536, 70, 0, 1); /* and on the panel: one strip fills the buffer */
     run_matmul_case(&c);
     c = mm(97, 1025, 129, 3, -128);
     c.w_row_pad = 64 - 1025 % 64;
