@@ -12,9 +12,11 @@
  *   panel[q][j][t] = v[j][4q + t]   (q: groups of 4 taps, j < 64, t < 4)
  * by 16 × 16 transposes of the 4-byte groups of 16 rows of W, zero (an
  * unsigned 0: no product) past k and past n; any w_row_stride, only the
- * first k bytes of a row are read (masked loads). Packing costs one pass
- * over W per strip, which every row of X then reuses; reading W as stored
- * would need a horizontal sum per output instead. The micro-kernel keeps
+ * first k bytes of a row are read (masked loads), each row prefetched 8
+ * cache lines ahead (W mostly comes from memory: about +8 % on ViT-B's
+ * MLP, +10-20 % on the one- and two-row products). Packing costs one
+ * pass over W per strip, which every row of X then reuses; reading W as
+ * stored would need a horizontal sum per output. The micro-kernel keeps
  * MR = 6 rows × 4 vectors of Y in 24 zmm accumulators: per group of 4
  * taps, 4 panel loads, 6 broadcasts and 24 vpdpbusd.
  *
@@ -181,6 +183,8 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
       for (j = 0; j < 16; j++) {
         const int32_t col = 16 * z + j;
         /* −128 past k: v = 0 there */
+        if (col < nc && g + 512 < kc) /* 8 lines ahead: 16 rows stream at once */
+          _mm_prefetch((const char *)(w + (size_t)col * w_stride + k0 + g + 512), _MM_HINT_T0);
         r[j] = col < nc ? _mm512_xor_si512(
                               _mm512_mask_loadu_epi8(flip, m, w + (size_t)col * w_stride + k0 + g),
                               flip)
@@ -427,6 +431,7 @@ INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K) {
 #pragma GCC unroll 8
     for (j = 0; j < 8; j++) {
       const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
+      _mm_prefetch((const char *)(wr[j] + k + 512), _MM_HINT_T0); /* 8 lines ahead */
       s[j] = _mm512_dpbusd_epi32(s[j], u, wv);
       s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], ones, wv);
     }
@@ -457,6 +462,7 @@ INLINE __m512i dots8x2(const int8_t *x0, const int8_t *x1, const int8_t *const *
 #pragma GCC unroll 8
     for (j = 0; j < 8; j++) {
       const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
+      _mm_prefetch((const char *)(wr[j] + k + 512), _MM_HINT_T0); /* 8 lines ahead */
       s[j] = _mm512_dpbusd_epi32(s[j], u0, wv);
       s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], u1, wv);
       sw[j] = _mm512_dpbusd_epi32(sw[j], ones, wv);
