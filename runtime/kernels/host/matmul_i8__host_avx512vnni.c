@@ -132,18 +132,24 @@ INLINE __m512i sum16(const __m512i s[16]) {
   return _mm512_add_epi32(w0, w1);
 }
 
-/* 16 wrapped int32 sums of columns c0 .. c0+15 → 16 int8 outputs. */
-INLINE __m128i requant16(const tidsp_host_rq *q, __m512 mult,
-                         const tidsp_host_ss16_consts *ss, __m512i acc) {
+/* 16 wrapped int32 sums of columns c0 .. c0+15 → their 16 outputs as
+ * int32 in [out_min, out_max]. */
+INLINE __m512i requant16_i32(const tidsp_host_rq *q, __m512 mult,
+                             const tidsp_host_ss16_consts *ss, __m512i acc) {
   if (tidsp_host_rq_is_ss(q))
-    return tidsp_host_ss16(acc, ss);
+    return tidsp_host_ss16_i32(acc, ss);
   {
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), mult);
     v = _mm512_max_ps(v, _mm512_set1_ps(q->lo)); /* v > lo ? v : lo (NaN → lo) */
     v = _mm512_min_ps(v, _mm512_set1_ps(q->hi)); /* v < hi ? v : hi */
-    return _mm512_cvtsepi32_epi8(
-        _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(q->zp)));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(q->zp));
   }
+}
+
+/* The same as 16 int8 (the saturating narrowing only narrows). */
+INLINE __m128i requant16(const tidsp_host_rq *q, __m512 mult,
+                         const tidsp_host_ss16_consts *ss, __m512i acc) {
+  return _mm512_cvtsepi32_epi8(requant16_i32(q, mult, ss, acc));
 }
 
 /* The requantization constants of columns c0 .. c0 + nc − 1 (nc ≤ 16; the
@@ -290,17 +296,22 @@ INLINE void tile(const tidsp_matmul_params *p, const int8_t *x, int32_t i0, int3
     if (r < mr) {
       const __m512i rcv = _mm512_set1_epi32((int32_t)rc[r]);
       int8_t *yr = y + (size_t)(i0 + r) * (size_t)p->n;
+      __m512i o[NZ], b;
 #pragma GCC unroll 4
       for (z = 0; z < NZ; z++) {
-        if (z < nz) {
-          const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(acc[r][z], c->cc[z]), rcv);
-          const __m128i o = requant16(q, c->mult[z], &c->ss[z], s);
-          if (nc >= 16 * (z + 1))
-            _mm_storeu_si128((__m128i *)(yr + 16 * z), o);
-          else
-            _mm512_mask_storeu_epi8(yr + 16 * z, mask64(nc - 16 * z), _mm512_castsi128_si512(o));
-        }
+        o[z] = z < nz ? requant16_i32(q, c->mult[z], &c->ss[z],
+                                      _mm512_sub_epi32(_mm512_add_epi32(acc[r][z], c->cc[z]), rcv))
+                      : _mm512_setzero_si512();
       }
+      /* one row's 64 outputs: in 128-bit lane L the packs leave columns
+       * 16z + 4L .. 16z + 4L + 3 at dword 4L + z; vpermd puts them at 4z + L */
+      b = _mm512_packs_epi16(_mm512_packs_epi32(o[0], o[1]), _mm512_packs_epi32(o[2], o[3]));
+      b = _mm512_permutexvar_epi32(
+          _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+      if (nc == NR)
+        _mm512_storeu_si512(yr, b);
+      else
+        _mm512_mask_storeu_epi8(yr, mask64(nc), b);
     }
   }
 }
