@@ -8,7 +8,9 @@ committed, never a hub download), and seeded inputs that resemble theirs.
   probability map of the same size).
 - MTCNN (facenet-pytorch 2.6.0's P/R/O-Net state dicts) loaded into the
   module definitions below (the package itself is not installed: its pins
-  would pull another torch; only its wheel is read).
+  would pull another torch; only its wheel is read); exported to float ONNX
+  and ORT-quantized (quantize_static, int8 and uint8 activations) by
+  mtcnn_float / mtcnn_quantized.
 - The bundled digits CNN (examples/digits: digits_float.onnx,
   digits_int8.onnx and its test split).
 
@@ -285,6 +287,45 @@ def mtcnn(out, name):
         state = torch.load(io.BytesIO(z.read(f"facenet_pytorch/data/{name}.pt")), weights_only=True)
     net.load_state_dict(state)
     return net.eval()
+
+
+MTCNN_OUTPUTS = ("box", "prob", "landmarks")   # P/R-Net: the first two
+
+
+def mtcnn_outputs(name):
+    return MTCNN_OUTPUTS[:3 if name == "onet" else 2]
+
+
+def mtcnn_float(out, name):
+    """MTCNN's `name` exported to float ONNX (cstatic's exporter: torch's
+    dynamo export at opset 21; input "input", outputs mtcnn_outputs) at its
+    MTCNN_SIDE, batch 1, cached in out/trained."""
+    import torch
+    from cstatic.export import export_qdq_onnx
+    d = os.path.join(out, "trained")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"mtcnn_{name}_float.onnx")
+    if not os.path.exists(path):
+        side = MTCNN_SIDE[name]
+        example = (torch.from_numpy(face_crops(1, side, 0)),)
+        export_qdq_onnx(mtcnn(out, name), example, path + ".part.onnx", input_names=["input"],
+                        output_names=list(mtcnn_outputs(name)))
+        os.replace(path + ".part.onnx", path)
+    return path
+
+
+def mtcnn_quantized(out, name, act, calib):
+    """ORT quantize_static of mtcnn_float(name) (cstatic.quantize_onnx's
+    "generic" preset: QDQ, per-channel int8 weights, MinMax; activations
+    `act` "s8" or "u8"), calibrated on `calib` [n, 3, side, side] (face
+    crops), cached in out/trained."""
+    from cstatic import quantize_onnx
+    path = os.path.join(out, "trained", f"mtcnn_{name}_ort_{act}.onnx")
+    if not os.path.exists(path):
+        quantize_onnx(mtcnn_float(out, name), calib, "generic", out=path + ".part.onnx",
+                      activation={"s8": "int8", "u8": "uint8"}[act])
+        os.replace(path + ".part.onnx", path)
+    return path
 
 
 def face_crops(n, side, seed):
