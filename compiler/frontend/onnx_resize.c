@@ -17,14 +17,16 @@
  * one per axis that moves.
  *
  * Linear and cubic modes (float), and tf_crop_and_resize in any mode, are
- * separable weighted sums written with the existing kernels: per moving
- * axis, constant Gathers of the 2 (linear) or 4 (cubic) neighbours, Muls
- * by constant weights computed here as ORT computes them, Adds; the
- * extrapolation value of tf_crop_and_resize is padded on and gathered
- * last. No Resize kernel: the weights are compile-time constants, the
- * runtime work is the same multiply-adds, and cubic comes out bit-identical
- * to ORT because its sums are taken in ORT's order (x, then y; linear
- * differs from ORT's one 2-D expression in float rounding only).
+ * weighted sums written with the existing kernels: constant Gathers of the
+ * neighbours, Muls by constant weights computed here as ORT computes them,
+ * Adds; the extrapolation value of tf_crop_and_resize is padded on and
+ * gathered last. No Resize kernel: the weights are compile-time constants
+ * and the runtime work is the same multiply-adds. Both come out
+ * bit-identical to ORT because the roundings are ORT's, in its order:
+ * cubic is separable as ORT's bicubic (x, then y); linear is ORT's one
+ * bilinear/trilinear expression (rewrite_as_nlinear: 4 or 8 terms, each
+ * weight product rounded before it multiplies), or one axis at a time for
+ * the ranks and scales ORT's kernel refuses.
  */
 #include "onnx_internal.h"
 
@@ -221,11 +223,12 @@ static float original_coordinate(coord_mode m, float x, float scale, float len_o
     case CT_PYTORCH_HALF_PIXEL: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / scale;
     case CT_ALIGN_CORNERS: return len_out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
-    case CT_HALF_PIXEL_SYMMETRIC: {
-      float adjustment = len_out / (scale * len_in);
+    case CT_HALF_PIXEL_SYMMETRIC: { /* ORT: the offset in float, the rest in double (its 0.5 is a double) */
+      float output_len = scale * len_in;
+      float adjustment = len_out / output_len;
       float center = len_in / 2;
       float offset = center * (1 - adjustment);
-      return offset + (x + 0.5f) / scale - 0.5f;
+      return (float)((double)offset + ((double)x + 0.5) / (double)scale - 0.5);
     }
     case CT_HALF_PIXEL: break;
   }
@@ -284,6 +287,63 @@ static void free_filter(axis_filter *f) {
   f->weight = f->divisor = NULL;
 }
 
+/* Node id: x → Identity → a fresh value of x's shape that the rewrite
+ * builds from (the Resize's output itself when nothing follows); its id,
+ * or -1. */
+static int start_chain(cs_onnx_infer *c, int id, int to_output) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
+  char name[512];
+  snprintf(name, sizeof name, "%s.in", n->name);
+  int cur = to_output ? n->outputs[0] : cs_graph_add_value(c->g, name, x->dtype, x->rank, x->shape);
+  if (cur < 0) return -1;
+  n = &c->g->nodes[id];
+  n->op = CS_OP_IDENTITY;
+  cs_node_clear_attrs(n);
+  n->n_inputs = 1;
+  n->outputs[0] = cur;
+  cs_graph_value(c->g, cur)->producer = id;
+  return cur;
+}
+
+/* tf_crop_and_resize: per filter with extrapolated outputs, a Pad of one
+ * element of the extrapolation value past the end of its axis and a
+ * Gather of keep, after the weighted sums (so that no sum mixes the value
+ * with others); the last op writes yv. `cur` (of `shape`) is the sums'
+ * result; where no filter extrapolates it is yv already. */
+static cs_status extrapolate_last(cs_onnx_infer *c, const char *base, int cur, int rank, int64_t *shape, int yv,
+                                  cs_dtype dt, int n_f, const axis_filter *f, float extrapolation) {
+  char suffix[64], name[512];
+  cs_status st = CS_OK;
+  int last_pad = -1;
+  for (int k = 0; k < n_f; k++)
+    if (f[k].pad) last_pad = k;
+  for (int k = 0; k <= last_pad && st == CS_OK; k++) {
+    if (!f[k].pad) continue;
+    int i = f[k].axis;
+    int64_t pads[2 * CS_MAX_RANK] = {0}, npads = 2 * rank, one = 1;
+    pads[rank + i] = 1;
+    snprintf(name, sizeof name, "%s.pads_%d", base, i);
+    int pv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &npads, pads);
+    snprintf(name, sizeof name, "%s.extrapolation_%d", base, i);
+    int ev = cs_graph_add_const(c->g, name, CS_DTYPE_F32, 0, &one, &extrapolation);
+    snprintf(name, sizeof name, "%s.keep_%d", base, i);
+    int kv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &f[k].len, f[k].keep);
+    if (pv < 0 || ev < 0 || kv < 0) return CS_ERR_NOMEM;
+    int pi[3] = {cur, pv, ev};
+    shape[i] += 1;
+    snprintf(suffix, sizeof suffix, "pad_%d", i);
+    int padded = add_op(c, CS_OP_PAD, base, suffix, 3, pi, rank, shape, -1, dt, -1, &st);
+    if (padded < 0) return st != CS_OK ? st : CS_ERR_NOMEM;
+    shape[i] -= 1;
+    int gi[2] = {padded, kv};
+    snprintf(suffix, sizeof suffix, "extrapolate_%d", i);
+    cur = add_op(c, CS_OP_GATHER, base, suffix, 2, gi, rank, shape, k == last_pad ? yv : -1, dt, i, &st);
+    if (cur < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+  }
+  return st;
+}
+
 /* Node id (input 0 = x) becomes Identity(x) → per filter, in the order
  * given: `taps` constant Gathers, each times a constant weight column
  * (the Mul left out where every weight is 1), summed in tap order; then
@@ -302,16 +362,8 @@ static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axi
   char base[256], suffix[64], name[512];
   snprintf(base, sizeof base, "%s", n->name);
   for (int i = 0; i < rank; i++) shape[i] = x->shape[i];
-  /* node id: x → Identity → a fresh value the chain starts from */
-  snprintf(name, sizeof name, "%s.in", base);
-  int cur = n_f == 0 ? yv : cs_graph_add_value(c->g, name, dt, rank, shape);
+  int cur = start_chain(c, id, n_f == 0);
   if (cur < 0) return CS_ERR_NOMEM;
-  n = &c->g->nodes[id];
-  n->op = CS_OP_IDENTITY;
-  cs_node_clear_attrs(n);
-  n->n_inputs = 1;
-  n->outputs[0] = cur;
-  cs_graph_value(c->g, cur)->producer = id;
   cs_status st = CS_OK;
   int last_pad = -1;
   for (int k = 0; k < n_f; k++)
@@ -369,30 +421,101 @@ static cs_status rewrite_as_filters(cs_onnx_infer *c, int id, int n_f, const axi
     }
     cur = sum;
   }
-  for (int k = 0; k <= last_pad && st == CS_OK; k++) {
-    if (!f[k].pad) continue;
-    int i = f[k].axis;
-    int64_t pads[2 * CS_MAX_RANK] = {0}, npads = 2 * rank, one = 1;
-    pads[rank + i] = 1;
-    snprintf(name, sizeof name, "%s.pads_%d", base, i);
-    int pv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &npads, pads);
-    snprintf(name, sizeof name, "%s.extrapolation_%d", base, i);
-    int ev = cs_graph_add_const(c->g, name, CS_DTYPE_F32, 0, &one, &extrapolation);
-    snprintf(name, sizeof name, "%s.keep_%d", base, i);
-    int kv = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &f[k].len, f[k].keep);
-    if (pv < 0 || ev < 0 || kv < 0) return CS_ERR_NOMEM;
-    int pi[3] = {cur, pv, ev};
-    shape[i] += 1;
-    snprintf(suffix, sizeof suffix, "pad_%d", i);
-    int padded = add_op(c, CS_OP_PAD, base, suffix, 3, pi, rank, shape, -1, dt, -1, &st);
-    if (padded < 0) return st != CS_OK ? st : CS_ERR_NOMEM;
-    shape[i] -= 1;
-    int gi[2] = {padded, kv};
-    snprintf(suffix, sizeof suffix, "extrapolate_%d", i);
-    cur = add_op(c, CS_OP_GATHER, base, suffix, 2, gi, rank, shape, k == last_pad ? yv : -1, dt, i, &st);
-    if (cur < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+  return st == CS_OK ? extrapolate_last(c, base, cur, rank, shape, yv, dt, n_f, f, extrapolation) : st;
+}
+
+/* Node id (input 0 = x) becomes ORT's bilinear (n_f = 2) or trilinear
+ * (n_f = 3) sum over the axes of f (outer first, each a 2-tap linear
+ * filter): UpsampleBilinear computes
+ *   y = dx2·dy2·X11 + dx1·dy2·X21 + dx2·dy1·X12 + dx1·dy1·X22
+ * left to right in float (no fused multiply-add), each weight product
+ * rounded before it meets X, so the separable chain (one axis at a time)
+ * rounds otherwise. Here each term is Gathers (x[i1] or x[i2] per axis,
+ * the outer axis first) times one constant [out_0, …, out_{n_f-1}, 1, …]
+ * holding ORT's rounded weight product (the innermost axis's first:
+ * fl(fl(dx·dy)·dz)), the terms added in ORT's order (the innermost axis's
+ * tap fastest). Then extrapolation as rewrite_as_filters. The caller
+ * infers node id. */
+static cs_status rewrite_as_nlinear(cs_onnx_infer *c, int id, int n_f, const axis_filter *f, float extrapolation) {
+  cs_node *n = &c->g->nodes[id];
+  const cs_value *x = cs_graph_value(c->g, n->inputs[0]);
+  int rank = x->rank, yv = n->outputs[0], pads = 0;
+  int64_t shape[CS_MAX_RANK], wshape[CS_MAX_RANK];
+  cs_dtype dt = x->dtype;
+  char base[256], suffix[64], name[512];
+  snprintf(base, sizeof base, "%s", n->name);
+  for (int i = 0; i < rank; i++) shape[i] = x->shape[i];
+  for (int k = 0; k < n_f; k++) pads |= f[k].pad;
+  int wrank = rank - f[0].axis;
+  size_t wn = 1;
+  for (int d = 0; d < wrank; d++) wshape[d] = 1;
+  for (int k = 0; k < n_f; k++) {
+    wshape[f[k].axis - f[0].axis] = f[k].len;
+    wn *= (size_t)f[k].len;
   }
-  return st;
+  float *w = malloc(sizeof(float) * wn);
+  if (!w) return cs_error(CS_ERR_NOMEM, "out of memory");
+  int in = start_chain(c, id, 0);
+  if (in < 0) {
+    free(w);
+    return CS_ERR_NOMEM;
+  }
+  /* gathered[k][bits]: x gathered along f[0..k], f[k]'s tap in bit 0
+   * and f[j]'s in bit k - j */
+  int gathered[3][8];
+  cs_status st = CS_OK;
+  for (int k = 0; k < n_f && st == CS_OK; k++) {
+    int idx[2];
+    for (int t = 0; t < 2; t++) {
+      snprintf(name, sizeof name, "%s.index%d_%d", base, t + 1, f[k].axis);
+      idx[t] = cs_graph_add_const(c->g, name, CS_DTYPE_I64, 1, &f[k].len, f[k].index + (size_t)t * (size_t)f[k].len);
+      if (idx[t] < 0) st = CS_ERR_NOMEM;
+    }
+    shape[f[k].axis] = f[k].len;
+    for (int bits = 0; bits < (2 << k) && st == CS_OK; bits++) {
+      int ga[2] = {k ? gathered[k - 1][bits >> 1] : in, idx[bits & 1]};
+      snprintf(suffix, sizeof suffix, "gather%d_%d", bits, f[k].axis);
+      gathered[k][bits] = add_op(c, CS_OP_GATHER, base, suffix, 2, ga, rank, shape, -1, dt, f[k].axis, &st);
+      if (gathered[k][bits] < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+    }
+  }
+  /* the terms: bits b has f[k]'s tap (b >> (n_f-1-k)) & 1, the innermost
+   * axis's tap in bit 0 — ORT's order X11, X21, X12, X22 (X111 … X222) */
+  int sum = -1;
+  for (int b = 0; b < (1 << n_f) && st == CS_OK; b++) {
+    size_t stride[3];
+    stride[n_f - 1] = 1;
+    for (int k = n_f - 2; k >= 0; k--) stride[k] = stride[k + 1] * (size_t)f[k + 1].len;
+    for (size_t e = 0; e < wn; e++) {
+      float p = 1.0f;
+      for (int k = n_f - 1; k >= 0; k--) {
+        int t = (b >> (n_f - 1 - k)) & 1;
+        int64_t o = (int64_t)(e / stride[k] % (size_t)f[k].len);
+        float wk = f[k].weight[(size_t)t * (size_t)f[k].len + (size_t)o];
+        p = k == n_f - 1 ? wk : p * wk; /* ORT: dx·dy, then ·dz */
+      }
+      w[e] = p;
+    }
+    snprintf(name, sizeof name, "%s.weight%d", base, b);
+    int cw = cs_graph_add_const(c->g, name, CS_DTYPE_F32, wrank, wshape, w);
+    if (cw < 0) {
+      st = CS_ERR_NOMEM;
+      break;
+    }
+    int last = b == (1 << n_f) - 1 && !pads;
+    int ma[2] = {gathered[n_f - 1][b], cw};
+    snprintf(suffix, sizeof suffix, "mul%d", b);
+    int term = add_op(c, CS_OP_MUL, base, suffix, 2, ma, rank, shape, -1, dt, -1, &st);
+    if (term >= 0 && b > 0) {
+      int sa[2] = {sum, term};
+      snprintf(suffix, sizeof suffix, "add%d", b);
+      term = add_op(c, CS_OP_ADD, base, suffix, 2, sa, rank, shape, last ? yv : -1, dt, -1, &st);
+    }
+    if (term < 0 && st == CS_OK) st = CS_ERR_NOMEM;
+    sum = term;
+  }
+  free(w);
+  return st == CS_OK ? extrapolate_last(c, base, sum, rank, shape, yv, dt, n_f, f, extrapolation) : st;
 }
 
 /* ORT's cubic coefficients (GetCubicCoeffs) at fractional offset s. */
@@ -440,7 +563,10 @@ static cs_status make_filter(const filter_kind *k, int axis, int64_t in, int64_t
   for (int64_t o = 0; o < len; o++) {
     int64_t idx[4];
     float w[4];
-    float v = original_coordinate((coord_mode)k->ct, (float)o, scale, (float)len, (float)in, roi_start, roi_end);
+    /* ORT: an axis of scale 1 reads its own index, roi or not */
+    float v = scale == 1.0f ? (float)o
+                            : original_coordinate((coord_mode)k->ct, (float)o, scale, (float)len, (float)in, roi_start,
+                                                  roi_end);
     if (f->divisor) f->divisor[o] = 1.0f;
     f->keep[o] = o;
     if (k->extrapolate && (v < 0.0f || v > (float)(in - 1))) { /* overwritten last */
@@ -482,6 +608,19 @@ static cs_status make_filter(const filter_kind *k, int axis, int64_t in, int64_t
     }
   }
   return CS_OK;
+}
+
+/* The first axis of ORT's linear kernel for this rank and these scales
+ * (Upsample::BaseCompute): 2-D → bilinear over both axes; 4-D with
+ * scales 1 on N and C → bilinear over H, W (NCHW), with 1 on N and the
+ * last → over axes 1, 2 (NHWC); 3-D → trilinear over all three; 5-D with 1
+ * on N and C → over axes 2–4. -1 for any other (ORT refuses those; they
+ * are done one axis at a time). */
+static int nlinear_first_axis(int rank, const float *scale) {
+  if (rank == 2 || rank == 3) return 0;
+  if (rank == 4 && scale[0] == 1.0f) return scale[1] == 1.0f ? 2 : scale[3] == 1.0f ? 1 : -1;
+  if (rank == 5 && scale[0] == 1.0f && scale[1] == 1.0f) return 2;
+  return -1;
 }
 
 static int pick(const char *s, const char *const *names, int count) {
@@ -605,6 +744,18 @@ static cs_status lower_resize(cs_onnx_infer *c, int id) {
     for (int i = 0; i < rank; i++) same = same && out[i] == x->shape[i];
     axis_filter f[CS_MAX_RANK] = {0};
     int n_f = 0;
+    int first = md == 1 && !same ? nlinear_first_axis(rank, scale) : -1;
+    if (first >= 0) { /* ORT's bilinear/trilinear kernel: every axis of it, moving or not */
+      int n_ax = rank == 2 || rank == 4 ? 2 : 3;
+      for (int j = 0; j < n_ax && st == CS_OK; j++) {
+        int i = first + j;
+        st = make_filter(&k, i, x->shape[i], out[i], scale[i], roi[i], roi[rank + i], 0, &f[n_f]);
+        if (st == CS_OK) n_f++;
+      }
+      if (st == CS_OK) st = rewrite_as_nlinear(c, id, n_f, f, cs_node_attr_float(n, "extrapolation_value", 0.0f));
+      for (int j = 0; j < n_f; j++) free_filter(&f[j]);
+      return st;
+    }
     for (int j = 0; j < rank && st == CS_OK; j++) {
       int i = md == 3 ? rank - 1 - j : j;
       if (same || (out[i] == x->shape[i] && scale[i] == 1.0f)) continue; /* ORT: scale 1 reads x as is, roi or not */

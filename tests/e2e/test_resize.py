@@ -9,8 +9,10 @@ compiler computes that map as ORT does and then writes the Resize as
 Reshape → Expand → Reshape (data movement, on the integers between QDQ).
 Any other nearest map (down-scaling, fractional scales, align_corners, …)
 becomes one constant Gather per axis that moves, equally exact. Linear
-mode (float) is per moving axis two Gathers, two Muls by ORT's weights and
-an Add: equal to ORT up to float rounding. Cubic mode (float) is per
+mode (float) is ORT's bilinear/trilinear sum (2-D and 4-D NCHW or NHWC:
+four terms; 3-D and 5-D: eight), each term Gathers times a constant
+holding ORT's rounded weight product, added in ORT's order: bit-identical
+to ORT, ±0, infinities and NaNs included. Cubic mode (float) is per
 moving axis, the last first, four Gathers and Muls by ORT's weights summed
 in ORT's order: bit-identical to ORT. tf_crop_and_resize pads the axis
 with the extrapolation value and reads it where the coordinate falls
@@ -30,7 +32,7 @@ from cstatic_cli import cstatic
 X_SHAPE = [1, 3, 5, 6]
 
 
-def _resize_model(opset, scales=None, sizes=None, **attrs):
+def _resize_model(opset, scales=None, sizes=None, shape=X_SHAPE, **attrs):
     inits = []
     if opset == 10:
         ins = ["x", "scales"]
@@ -46,7 +48,7 @@ def _resize_model(opset, scales=None, sizes=None, **attrs):
     while ins[-1] == "":
         ins.pop()
     node = h.make_node("Resize", ins, ["y"], name="up", **attrs)
-    g = h.make_graph([node], "resize", [h.make_tensor_value_info("x", TP.FLOAT, X_SHAPE)],
+    g = h.make_graph([node], "resize", [h.make_tensor_value_info("x", TP.FLOAT, shape)],
                      [h.make_tensor_value_info("y", TP.FLOAT, None)], inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 7 if opset < 15 else 8 if opset < 19 else 10
@@ -124,7 +126,7 @@ def test_nearest_gather_matches_ort(tmp_path, case):
 
 
 LIN = {"mode": "linear"}
-# (id, opset, scales, sizes, attributes): linear in float.
+# (id, opset, scales, sizes, attributes[, input shape]): linear in float.
 LINEARS = [
     ("half_pixel_x2", 13, [1, 1, 2, 2], None, LIN),
     ("half_pixel_fractional", 13, [1, 1, 1.7, 0.8], None, LIN),
@@ -132,23 +134,38 @@ LINEARS = [
     ("asymmetric_down", 11, [1, 1, 0.5, 0.5], None, {**LIN, "coordinate_transformation_mode": "asymmetric"}),
     ("pytorch_half_pixel_sizes", 13, None, [1, 3, 1, 7],
      {**LIN, "coordinate_transformation_mode": "pytorch_half_pixel"}),
-    ("channels_too", 13, [1, 2, 2, 1], None, LIN),
+    ("channels_too", 13, [1, 2, 2, 1], None, LIN),  # ORT: NHWC, H and W of axes 1, 2
     ("opset10", 10, [1, 1, 2, 3], None, LIN),
+    ("width_only", 13, [1, 1, 1, 2.5], None, LIN),  # the rows still weigh 1, 0 (last: 0.5, 0.5)
+    ("half_pixel_symmetric", 19, [1, 1, 1.5, 2], None, {**LIN, "coordinate_transformation_mode": "half_pixel_symmetric"}),
+    ("axes", 18, [2.5, 0.7], None, {**LIN, "axes": [2, 3]}),
+    ("rank2", 13, [1.5, 2.0], None, LIN, [5, 7]),
+    ("rank3_trilinear", 13, [1.5, 2.0, 0.7], None, LIN, [4, 5, 6]),
+    ("rank5_trilinear", 13, [1, 1, 1.5, 2.0, 0.7], None, {**LIN, "coordinate_transformation_mode": "align_corners"},
+     [1, 2, 4, 5, 6]),
 ]
 
 
 @pytest.mark.parametrize("case", LINEARS, ids=[c[0] for c in LINEARS])
 def test_linear_matches_ort(tmp_path, case):
-    """Separable (one axis at a time) where ORT weighs the 2-D neighbours in
-    one expression: equal up to float rounding."""
-    _, opset, scales, sizes, attrs = case
+    """ORT weighs the 2-D (3-D) neighbours in one expression, each weight
+    product rounded first; the rewrite takes the same roundings in the same
+    order: bit for bit, special values included (an infinity times a 0
+    weight is NaN in both)."""
+    _, opset, scales, sizes, attrs = case[:5]
+    shape = case[5] if len(case) > 5 else X_SHAPE
     path = tmp_path / "m.onnx"
-    onnx.save(_resize_model(opset, scales, sizes, **attrs), path)
-    x = np.random.default_rng(opset).standard_normal(X_SHAPE).astype(np.float32)
+    onnx.save(_resize_model(opset, scales, sizes, shape=shape, **attrs), path)
+    x = np.random.default_rng(opset).standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[[3, 7, 11, 13]] = [-0.0, np.inf, -np.inf, np.nan]
+    flat[flat.size // 2] = 3e38  # sums that overflow
+    flat[flat.size // 2 + 1] = 3e38
     got, want, _ = _run(tmp_path, path, x)
     assert got.shape == want.shape, (got.shape, want.shape)
-    err = float(np.max(np.abs(got - want)))
-    assert err <= 1e-6, f"max |diff| {err:.3g}, {np.mean(got == want):.4f} exact"
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    assert np.array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)])) and same.all(), \
+        f"{np.mean(same):.4f} exact"
 
 
 CUB = {"mode": "cubic"}
@@ -207,11 +224,7 @@ def test_tf_crop_and_resize_matches_ort(tmp_path, case):
     x = np.random.default_rng(7).standard_normal(X_SHAPE).astype(np.float32)
     got, want, _ = _run(tmp_path, path, x)
     assert got.shape == want.shape, (got.shape, want.shape)
-    if attrs["mode"] == "linear":  # ORT weighs 2-D in one expression
-        err = float(np.max(np.abs(got - want)))
-        assert err <= 1e-6, f"max |diff| {err:.3g}, {np.mean(got == want):.4f} exact"
-    else:
-        assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
     if attrs.get("extrapolation_value") and "outside" in case[0]:
         assert np.any(got == 10.0)
 
