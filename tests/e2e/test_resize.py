@@ -319,3 +319,29 @@ def test_quantized_upsampling_matches_ort(tmp_path, act):
         # the graph input's quantize and the output's dequantize
         assert "tidsp_expand(" in src and src.count("tidsp_quantize(") == 1
         assert src.count("tidsp_dequantize(") == 1
+
+
+@pytest.mark.parametrize("zp_type,zp", [(TP.UINT8, 121), (TP.INT8, -7)], ids=["u8", "s8"])
+@pytest.mark.parametrize("shape,scales", [([1, 3, 5, 6], [1, 1, 2, 1.5]), ([1, 5, 6, 3], [1, 1.7, 2, 1])],
+                         ids=["nchw", "nhwc"])
+def test_quantized_linear_matches_ort(tmp_path, shape, scales, zp_type, zp):
+    """A linear Resize between DQ and Q with equal (scale, zero point): ORT
+    fused (int8 groups allowed) equals ORT unoptimized on it, i.e. it runs
+    dequantize → float bilinear → quantize, and so does cstatic."""
+    inits = [h.make_tensor("s", TP.FLOAT, [], [0.06]), h.make_tensor("z", zp_type, [], [zp]),
+             nh.from_array(np.array(scales, np.float32), "sc")]
+    nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             h.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+             h.make_node("Resize", ["d", "", "sc"], ["r"], name="up", mode="linear"),
+             h.make_node("QuantizeLinear", ["r", "s", "z"], ["q2"]),
+             h.make_node("DequantizeLinear", ["q2", "s", "z"], ["y"])]
+    g = h.make_graph(nodes, "qresize", [h.make_tensor_value_info("x", TP.FLOAT, shape)],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    m.ir_version = 9
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    x = (np.random.default_rng(1).standard_normal(shape) * 3).astype(np.float32)
+    for requant in ("float", "q31"):
+        got, want, _ = _run(tmp_path, path, x, f"c_static_lib -requant={requant}", {"session.qdqisint8allowed": "1"})
+        assert np.array_equal(got, want), f"{requant}: {np.mean(got == want):.4f} exact"
