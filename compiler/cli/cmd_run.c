@@ -187,6 +187,14 @@ static int64_t batch_factor(const cs_npy *x, const tidsp_tensor_info *info, int 
   }
   int same_tail = x->rank == info->rank;
   for (int d = 1; d < x->rank && same_tail; d++) same_tail = x->shape[d] == info->shape[d];
+  /* an empty input (a 0 dimension) is one batch of itself: k·0 is 0 */
+  int64_t numel = 1;
+  for (int d = 0; d < info->rank; d++) numel *= info->shape[d];
+  if (info->rank > 0 && numel == 0) {
+    if (same_tail && x->shape[0] == info->shape[0]) return 1;
+    cs_cli_fail("input %d '%s' (%s): expected shape %s, got %s", idx, info->name, path, want, got);
+    return 0;
+  }
   if (!same_tail || (info->rank == 0 && x->rank != 0) || (info->rank > 0 && info->shape[0] <= 0) ||
       (info->rank > 0 && x->shape[0] % info->shape[0] != 0) || (info->rank > 0 && x->shape[0] == 0)) {
     cs_cli_fail("input %d '%s' (%s): expected shape %s%s, got %s", idx, info->name, path, want,

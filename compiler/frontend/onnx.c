@@ -78,11 +78,6 @@ static cs_status add_input(builder *b, const Onnx__ValueInfoProto *vi) {
       if (d->dim_value < 0 || d->dim_value > CS_ONNX_MAX_NUMEL)
         return cs_error(CS_ERR_INVALID, "graph input '%s': dim %zu is %lld",
                         vi->name, i, (long long)d->dim_value);
-      if (d->dim_value == 0)
-        return cs_error(CS_ERR_UNSUPPORTED,
-                        "graph input '%s': dim %zu is 0; empty tensors are "
-                        "not supported",
-                        vi->name, i);
       shape[i] = d->dim_value;
     } else {
       const char *param =
@@ -307,6 +302,34 @@ static const char *torch_module_path(const Onnx__NodeProto *np, size_t *len) {
   return NULL;
 }
 
+/* A node whose every output has no element computes nothing the model
+ * can observe, whatever its inputs: each output becomes an empty constant
+ * and the node goes (*folded = 1), so an empty Slice, Split part or
+ * Reshape never reaches the runtime. */
+static cs_status empty_outputs_are_constants(builder *b, int id, int *folded) {
+  const cs_node *n = &b->g->nodes[id];
+  int outs[8], n_out = n->n_outputs;
+  *folded = 0;
+  if (n_out < 1 || n_out > 8) return CS_OK;
+  for (int j = 0; j < n_out; j++) {
+    outs[j] = n->outputs[j];
+    if (outs[j] < 0 || b->g->values[outs[j]].data || cs_value_numel(&b->g->values[outs[j]]) != 0) return CS_OK;
+  }
+  void *data[8] = {0};
+  for (int j = 0; j < n_out; j++)
+    if (!(data[j] = calloc(1, 1))) {
+      for (int k = 0; k < j; k++) free(data[k]);
+      return cs_error(CS_ERR_NOMEM, "node '%s': out of memory", n->name);
+    }
+  cs_graph_remove_node(b->g, id);
+  for (int j = 0; j < n_out; j++) {
+    cs_graph_set_const_data(b->g, outs[j], data[j]);
+    b->g->values[outs[j]].producer = -1;
+  }
+  *folded = 1;
+  return CS_OK;
+}
+
 static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
   const char *label = cs_onnx_node_label(np, idx);
   char lbuf[64];
@@ -366,6 +389,7 @@ static cs_status add_node(builder *b, const Onnx__NodeProto *np, size_t idx) {
       st = b->eval(b->g, id, &folded);
       b->folded += folded;
     }
+    if (st == CS_OK && !folded) st = empty_outputs_are_constants(b, id, &folded);
     if (st == CS_OK && !folded) st = cs_onnx_check_not_empty(&c, &b->g->nodes[id]);
   }
   free(ins);

@@ -169,13 +169,24 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
 }
 
 cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n) {
+  /* an empty graph input reaches no kernel: only nodes whose results are
+   * all empty too read it, and those become constants */
+  for (int j = 0; j < n->n_inputs; j++) {
+    if (n->inputs[j] < 0) continue;
+    const cs_value *v = &c->g->values[n->inputs[j]];
+    if (!v->data && cs_value_numel(v) == 0)
+      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                              "input '%s' is empty (shape %s) and the node makes elements from it; empty "
+                              "tensors are supported only where every result of the node is empty too",
+                              v->name, cs_onnx_shape_str(v->rank, v->shape));
+  }
   for (int j = 0; j < n->n_outputs; j++) {
     if (n->outputs[j] < 0) continue;
     const cs_value *v = cs_graph_value(c->g, n->outputs[j]);
     if (!v->data && cs_value_numel(v) == 0)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "output '%s' would be empty (shape %s); empty "
-                              "tensors are not supported",
+                              "output '%s' would be empty (shape %s) while another is not; empty "
+                              "tensors are supported only where every result of the node is empty",
                               v->name, cs_onnx_shape_str(v->rank, v->shape));
   }
   return CS_OK;

@@ -308,12 +308,14 @@ class Model:
                 raise TypeError(f"input {i} '{info.name}': expected dtype {info.dtype}, got {a.dtype}")
             want = info.shape
             ok = a.ndim == len(want) and a.shape[1:] == want[1:]
-            if want:
+            if want and 0 in want:  # an empty input (a 0 dimension) is one batch of itself
+                ok = ok and a.shape[0] == want[0]
+            elif want:
                 ok = ok and want[0] > 0 and a.shape[0] > 0 and a.shape[0] % want[0] == 0
             if not ok:
-                more = " (or a multiple of its first dimension)" if want else ""
+                more = " (or a multiple of its first dimension)" if want and 0 not in want else ""
                 raise ValueError(f"input {i} '{info.name}': expected shape {want}{more}, got {a.shape}")
-            ki = a.shape[0] // want[0] if want else 1
+            ki = a.shape[0] // want[0] if want and 0 not in want else 1
             if k is not None and ki != k:
                 raise ValueError(f"input {i} '{info.name}' holds {ki} batches but input 0 holds {k}")
             k = ki

@@ -31,11 +31,6 @@ EXPECTED_FAILURES = {
         "test_training_dropout", "test_training_dropout_default",
         "test_training_dropout_default_mask", "test_training_dropout_mask",
     ),
-    'empty tensors (a 0 dimension) are not supported: the planner, the generated code and the kernels assume '
-    'at least one element': (
-        "test_reshape_allowzero_reordered", "test_slice_start_out_of_bounds",
-        "test_split_zero_size_splits",
-    ),
     'sequence and optional values are not supported': (
         "test_identity_opt", "test_identity_sequence",
     ),
