@@ -96,6 +96,12 @@ def check_qdq(path):
         # ORT puts a Transpose between a Linear's weight DQ and MatMul
         if src is not None and src.op_type == "Transpose":
             src = producer.get(src.input[0])
+        # attention's Q·Kᵀ and A·V: a MatMul of two quantized activations
+        # has no weight to check
+        if (n.op_type == "MatMul" and src is not None and src.op_type == "DequantizeLinear"
+                and src.input[0] not in inits
+                and getattr(producer.get(src.input[0]), "op_type", None) == "QuantizeLinear"):
+            continue
         ok = (src is not None and src.op_type == "DequantizeLinear"
               and src.input[0] in inits
               and inits[src.input[0]].data_type in int_types)

@@ -162,3 +162,40 @@ def test_quantize_onnx_presets(tmp_path):
         cstatic.quantize_onnx(q, x, "tflite")
     with pytest.raises(ValueError, match="c7x' quantizes activations to int8"):
         cstatic.quantize_onnx(q, x, "c7x", activation="uint8")
+
+
+def test_check_qdq_passes_activation_matmuls_and_catches_folded_weights(tmp_path):
+    """Attention's Q·Kᵀ (a MatMul of two quantized activations, as ORT's
+    quantize_static writes it) has no weight to check; a weight folded to
+    float is still caught."""
+    TP, h, nh = TensorProto, helper, numpy_helper
+
+    def model(folded):
+        w = np.random.default_rng(0).integers(-127, 128, (4, 4)).astype(np.int8)
+        inits = [h.make_tensor("s", TP.FLOAT, [], [0.05]), h.make_tensor("z", TP.INT8, [], [0])]
+        if folded:
+            inits.append(nh.from_array(w.astype(np.float32) * np.float32(0.05), "wf"))
+            weight = []
+        else:
+            inits.append(nh.from_array(w, "w"))
+            weight = [h.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"])]
+        nodes = weight + [h.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+                          h.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+                          h.make_node("MatMul", ["xd", "wf"], ["p"]),
+                          h.make_node("QuantizeLinear", ["p", "s", "z"], ["pq"]),
+                          h.make_node("DequantizeLinear", ["pq", "s", "z"], ["pd"]),
+                          h.make_node("Transpose", ["pd"], ["pt"], perm=[1, 0]),
+                          h.make_node("QuantizeLinear", ["pt", "s", "z"], ["tq"]),
+                          h.make_node("DequantizeLinear", ["tq", "s", "z"], ["td"]),
+                          h.make_node("MatMul", ["xd", "td"], ["y"])]
+        g = h.make_graph(nodes, "attn", [h.make_tensor_value_info("x", TP.FLOAT, [4, 4])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, [4, 4])], inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        m.ir_version = 8
+        path = tmp_path / f"attn_{folded}.onnx"
+        onnx.save(m, path)
+        return str(path)
+
+    cstatic.check_qdq(model(False))
+    with pytest.raises(ValueError, match="1 of 2 weighted ops"):
+        cstatic.check_qdq(model(True))
