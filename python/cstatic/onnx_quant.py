@@ -134,7 +134,14 @@ def quantize_onnx(float_onnx: Any, calibration: Any, preset: str = "generic",
         else:
             onnx.save(float_onnx, src)
         pre = os.path.join(tmp, "pre.onnx")
-        quant_pre_process(src, pre)
+        try:
+            quant_pre_process(src, pre)
+        except TypeError:
+            # ORT's symbolic shape inference fails on some exports (an Expand
+            # of torchvision's swin_v2_t: "object of type 'NoneType' has no
+            # len()"); ONNX's own shape inference and ORT's optimizations
+            # still run without it
+            quant_pre_process(src, pre, skip_symbolic_shape=True)
         feeds = _feeds(onnx.load(pre, load_external_data=False), calibration)
         dst = os.path.join(tmp, "q.onnx") if out is None else os.fspath(out) + ".tmp"
         quantize_static(pre, dst, _Reader(feeds), **settings)
