@@ -313,7 +313,7 @@ static cs_status empty_outputs_are_constants(builder *b, int id, int *folded) {
   if (n_out < 1 || n_out > 8) return CS_OK;
   for (int j = 0; j < n_out; j++) {
     outs[j] = n->outputs[j];
-    if (outs[j] < 0 || b->g->values[outs[j]].data || cs_value_numel(&b->g->values[outs[j]]) != 0) return CS_OK;
+    if (outs[j] < 0 || cs_graph_value(b->g, outs[j])->data || cs_value_numel(cs_graph_value(b->g, outs[j])) != 0) return CS_OK;
   }
   void *data[8] = {0};
   for (int j = 0; j < n_out; j++)
@@ -324,7 +324,7 @@ static cs_status empty_outputs_are_constants(builder *b, int id, int *folded) {
   cs_graph_remove_node(b->g, id);
   for (int j = 0; j < n_out; j++) {
     cs_graph_set_const_data(b->g, outs[j], data[j]);
-    b->g->values[outs[j]].producer = -1;
+    cs_graph_value(b->g, outs[j])->producer = -1;
   }
   *folded = 1;
   return CS_OK;

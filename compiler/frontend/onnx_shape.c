@@ -173,7 +173,7 @@ cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n) {
    * all empty too read it, and those become constants */
   for (int j = 0; j < n->n_inputs; j++) {
     if (n->inputs[j] < 0) continue;
-    const cs_value *v = &c->g->values[n->inputs[j]];
+    const cs_value *v = cs_graph_value(c->g, n->inputs[j]);
     if (!v->data && cs_value_numel(v) == 0)
       return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
                               "input '%s' is empty (shape %s) and the node makes elements from it; empty "
