@@ -61,17 +61,8 @@ static cs_status pick_output(cs_graph *g, const cs_qdq_tail *tail, int64_t h1, i
   char name[512];
   snprintf(name, sizeof name, "%s.mm_stride1", yv->name ? yv->name : base);
   int64_t shape[4] = {yv->shape[0], yv->shape[1], h1, w1};
-  int yp = cs_graph_add_value(g, name, yv->dtype, 4, shape);
+  int yp = cs_reroute_output(g, tail->q, name, 4, shape);
   if (yp < 0) return CS_ERR_NOMEM;
-  yv = cs_graph_value(g, y);
-  cs_value *ypv = cs_graph_value(g, yp);
-  ypv->from_u8 = yv->from_u8;
-  if (yv->quant && cs_value_set_quant(ypv, yv->quant->axis, yv->quant->count, yv->quant->scale,
-                                      yv->quant->zero_point) != CS_OK)
-    return CS_ERR_NOMEM;
-  cs_graph_node(g, tail->q)->outputs[0] = yp;
-  cs_graph_value(g, yp)->producer = tail->q;
-  cs_graph_value(g, y)->producer = -1;
   tidsp_slice_params sp;
   memset(&sp, 0, sizeof sp);
   sp.rank = 4;

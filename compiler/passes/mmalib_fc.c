@@ -129,17 +129,8 @@ static cs_status cut_n(cs_graph *g, int id, int y, int64_t np, const char *base)
   shape[rank - 1] = np;
   char name[300];
   snprintf(name, sizeof name, "%s.mm_npad", base);
-  int yp = cs_graph_add_value(g, name, yv->dtype, rank, shape);
+  int yp = cs_reroute_output(g, id, name, rank, shape);
   if (yp < 0) return CS_ERR_NOMEM;
-  yv = cs_graph_value(g, y);
-  cs_value *ypv = cs_graph_value(g, yp);
-  ypv->from_u8 = yv->from_u8;
-  if (yv->quant && cs_value_set_quant(ypv, yv->quant->axis, yv->quant->count, yv->quant->scale,
-                                      yv->quant->zero_point) != CS_OK)
-    return CS_ERR_NOMEM;
-  cs_graph_node(g, id)->outputs[0] = yp;
-  cs_graph_value(g, yp)->producer = id;
-  cs_graph_value(g, y)->producer = -1;
   if (rows == 1) {
     int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &yp, y);
     if (k < 0) return CS_ERR_NOMEM;

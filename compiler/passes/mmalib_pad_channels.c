@@ -148,17 +148,8 @@ static cs_status cut_output(cs_graph *g, const cs_qdq_tail *tail, int axis, int6
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, yv->shape, sizeof shape);
   shape[axis] = c_pad;
-  int yp = cs_graph_add_value(g, name, yv->dtype, yv->rank, shape);
+  int yp = cs_reroute_output(g, tail->q, name, yv->rank, shape);
   if (yp < 0) return CS_ERR_NOMEM;
-  yv = cs_graph_value(g, y);
-  cs_value *ypv = cs_graph_value(g, yp);
-  ypv->from_u8 = yv->from_u8;
-  if (yv->quant && cs_value_set_quant(ypv, yv->quant->axis, yv->quant->count, yv->quant->scale,
-                                      yv->quant->zero_point) != CS_OK)
-    return CS_ERR_NOMEM;
-  cs_graph_node(g, tail->q)->outputs[0] = yp;
-  cs_graph_value(g, yp)->producer = tail->q;
-  cs_graph_value(g, y)->producer = -1;
   int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &yp, y);
   if (k < 0) return CS_ERR_NOMEM;
   cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));

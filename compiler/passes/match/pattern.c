@@ -93,6 +93,22 @@ void cs_absorb_consumer(cs_graph *g, int producer, int consumer) {
   }
 }
 
+int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, const int64_t *shape) {
+  int y = cs_graph_node(g, producer)->outputs[0];
+  const cs_value *yv = cs_graph_value(g, y);
+  int yp = cs_graph_add_value(g, name, yv->dtype, rank, shape);
+  if (yp < 0) return -1;
+  cs_value *ypv = cs_graph_value(g, yp);
+  ypv->from_u8 = yv->from_u8;
+  if (yv->quant && cs_value_set_quant(ypv, yv->quant->axis, yv->quant->count, yv->quant->scale,
+                                      yv->quant->zero_point) != CS_OK)
+    return -1;
+  cs_graph_node(g, producer)->outputs[0] = yp;
+  ypv->producer = producer;
+  cs_graph_value(g, y)->producer = -1;
+  return yp;
+}
+
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out) {
   const char *oname = cs_graph_value(g, out)->name;

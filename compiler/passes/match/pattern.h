@@ -38,6 +38,13 @@ char *cs_origin_join(cs_graph *g, const int *nodes, int count);
  * producer) and carries both origins. */
 void cs_absorb_consumer(cs_graph *g, int producer, int consumer);
 
+/* Node `producer` writes, instead of its output y, a new value `name` of
+ * y's dtype, quantization and from_u8 with another shape (a padded or
+ * unstrided result); y is left with no producer, for a kernel that cuts
+ * it out of the new value. Returns the new value's id, or -1 when out of
+ * memory. */
+int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, const int64_t *shape);
+
 /* Add a kernel node that takes over value `out` (whose old producer must
  * already be removed). Returns the node id, or -1 when out of memory
  * (message recorded). */
