@@ -26,36 +26,11 @@
 #include <string.h>
 
 #include "amx_internal.h"
+#include "zmm_transpose.h"
 
 #if TIDSP_HAVE_HOST_X86
 
 #define TARGET TIDSP_AMX_TARGET
-
-/* Transposes 16 rows of 16 dwords in place: r[q] becomes (r₀[q], …, r₁₅[q]). */
-static inline TARGET void transpose16(__m512i r[16]) {
-  __m512i t[16], u[16];
-  int32_t i, e;
-  for (i = 0; i < 16; i += 2) { /* pairs of rows, within 128-bit lanes */
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (i = 0; i < 16; i += 4) { /* u[i + e], lane L: rows i..i+3 of column 4L + e */
-    u[i + 0] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  for (e = 0; e < 4; e++) { /* 4 × 4 transpose of the 128-bit lanes */
-    const __m512i x0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x44);
-    const __m512i x1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xEE);
-    const __m512i x2 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x44);
-    const __m512i x3 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xEE);
-    r[0 + e] = _mm512_shuffle_i32x4(x0, x2, 0x88);
-    r[4 + e] = _mm512_shuffle_i32x4(x0, x2, 0xDD);
-    r[8 + e] = _mm512_shuffle_i32x4(x1, x3, 0x88);
-    r[12 + e] = _mm512_shuffle_i32x4(x1, x3, 0xDD);
-  }
-}
 
 /* Packs steps [s0, s1) of the mb rows of X at xb (k bytes each). */
 static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
@@ -77,7 +52,7 @@ static TARGET void pack_panel(const int8_t *xb, int32_t mb, int32_t K,
                               m, (const void *)((uintptr_t)(xb + (size_t)row * (size_t)K) + (uintptr_t)off))
                         : _mm512_setzero_si512();
       }
-      transpose16(r);
+      tidsp_zmm_transpose16(r);
       for (q = 0; q < ka / 4; q++)
         _mm512_store_si512((void *)(dst + (size_t)t * TIDSP_AMX_TILE_BYTES + 64 * q), r[q]);
     }

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "rq_internal.h"
+#include "zmm_transpose.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -79,35 +80,6 @@ typedef struct strip_cols {
 
 static inline __mmask64 mask64(int32_t len) {
   return len >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);
-}
-
-/* Transposes 16 rows of 16 dwords in place: r[q] becomes (r₀[q], …, r₁₅[q]). */
-INLINE void transpose16(__m512i r[16]) {
-  __m512i t[16], u[16];
-  int32_t i, e;
-#pragma GCC unroll 16
-  for (i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-#pragma GCC unroll 16
-  for (i = 0; i < 16; i += 4) {
-    u[i + 0] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-#pragma GCC unroll 4
-  for (e = 0; e < 4; e++) {
-    const __m512i x0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x44);
-    const __m512i x1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xEE);
-    const __m512i x2 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x44);
-    const __m512i x3 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xEE);
-    r[0 + e] = _mm512_shuffle_i32x4(x0, x2, 0x88);
-    r[4 + e] = _mm512_shuffle_i32x4(x0, x2, 0xDD);
-    r[8 + e] = _mm512_shuffle_i32x4(x1, x3, 0x88);
-    r[12 + e] = _mm512_shuffle_i32x4(x1, x3, 0xDD);
-  }
 }
 
 /* Lane j of the result: the sum of the 16 lanes of s[j]. */
@@ -196,7 +168,7 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
                               flip)
                         : _mm512_setzero_si512();
       }
-      transpose16(r);
+      tidsp_zmm_transpose16(r);
 #pragma GCC unroll 16
       for (t = 0; t < 16; t++) {
         if (g / 4 + t >= nq)
