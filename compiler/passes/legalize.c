@@ -19,19 +19,40 @@ static cs_status unsupported(const cs_node *n, const char *why) {
   return cs_error(CS_ERR_UNSUPPORTED, "node '%s' (%s): %s", n->name, cs_op_name(n->op), why);
 }
 
+/* A kernel node keeps the name of the ONNX node it came from as its
+ * origin (when it has none yet); 0 when out of memory. */
+static int keep_origin(cs_node *n) {
+  if (n->origin && *n->origin) return 1;
+  char *o = strdup(n->name ? n->name : "");
+  if (!o) return 0;
+  free(n->origin);
+  n->origin = o;
+  return 1;
+}
+
 /* Retarget node `id` in place as kernel `op` with the given inputs. NULL
  * when out of memory. */
 static cs_node *retarget(cs_graph *g, int id, cs_op op, int n_inputs, const int *inputs) {
   if (cs_node_set_inputs(g, id, n_inputs, inputs) != CS_OK) return NULL;
   cs_node *n = cs_graph_node(g, id);
   n->op = op;
-  if (!n->origin || !*n->origin) {
-    char *o = strdup(n->name ? n->name : "");
-    if (!o) return NULL;
-    free(n->origin);
-    n->origin = o;
-  }
-  return n;
+  return keep_origin(n) ? n : NULL;
+}
+
+/* Node `id` becomes kernel `op` on the given inputs with params k: the
+ * tail of every lowering that keeps its node. Only k's own member is read
+ * later (the printer and the emitter go by the kernel's params struct). */
+static cs_status retarget_with(cs_graph *g, int id, cs_op op, int n_inputs, const int *inputs, cs_kparams k) {
+  cs_node *n = retarget(g, id, op, n_inputs, inputs);
+  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
+  n->k = k;
+  return CS_OK;
+}
+
+/* Node `id` becomes a k_copy of value v into its output (same bytes). */
+static cs_status retarget_copy(cs_graph *g, int id, int v) {
+  size_t bytes = cs_value_nbytes(cs_graph_value(g, cs_graph_node(g, id)->outputs[0]));
+  return retarget_with(g, id, CS_OP_K_COPY, 1, &v, (cs_kparams){.copy_bytes = bytes});
 }
 
 static int64_t prod(const int64_t *s, int from, int to) {
@@ -74,10 +95,7 @@ static cs_status lower_qdq(cs_graph *g, int id) {
   n = cs_graph_node(g, id);
   int ins[3] = {scale, zp, n->inputs[0]};
   cs_op op = n->op == CS_OP_QUANTIZE_LINEAR ? CS_OP_K_QUANTIZE : CS_OP_K_DEQUANTIZE;
-  n = retarget(g, id, op, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.qdq = p;
-  return CS_OK;
+  return retarget_with(g, id, op, 3, ins, (cs_kparams){.qdq = p});
 }
 
 /* Node `id` (Conv or ConvTranspose: X, W and an optional bias) becomes
@@ -86,10 +104,7 @@ static cs_status retarget_conv(cs_graph *g, int id, cs_op op, tidsp_conv2d_param
   cs_node *n = cs_graph_node(g, id);
   p->groups = (int32_t)cs_node_attr_int(n, "group", 1);
   int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
-  n = retarget(g, id, op, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.conv = *p;
-  return CS_OK;
+  return retarget_with(g, id, op, 3, ins, (cs_kparams){.conv = *p});
 }
 
 /* ---- float compute ---------------------------------------------------- */
@@ -146,10 +161,7 @@ static cs_status lower_conv_transpose(cs_graph *g, int id) {
       q.pad_begin[i] = (int32_t)pads[i];
     }
     int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
-    n = retarget(g, id, CS_OP_K_CONV_TRANSPOSE_ND_F32, 3, ins);
-    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-    n->k.conv_transpose_nd = q;
-    return CS_OK;
+    return retarget_with(g, id, CS_OP_K_CONV_TRANSPOSE_ND_F32, 3, ins, (cs_kparams){.conv_transpose_nd = q});
   }
   int32_t hw_in[2] = {1, 1}, hw_out[2] = {1, 1}, kk[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
   for (int i = 0; i < sp; i++) {
@@ -261,14 +273,10 @@ static cs_status lower_gemm(cs_graph *g, int id) {
     mm_out = cs_graph_add_value(g, name, CS_DTYPE_F32, 2, shape);
   }
   int ins[3] = {a, b, kernel_bias};
-  n = retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  memset(&n->k.matmul_f32, 0, sizeof n->k.matmul_f32);
-  n->k.matmul_f32.batch = 1;
-  n->k.matmul_f32.m = M;
-  n->k.matmul_f32.k = K;
-  n->k.matmul_f32.n = N;
-  if (!post) return CS_OK;
+  tidsp_matmul_f32_params mp = {.batch = 1, .m = M, .k = K, .n = N};
+  cs_status st = retarget_with(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = mp});
+  if (st != CS_OK || !post) return st;
+  n = cs_graph_node(g, id);
   n->outputs[0] = mm_out;
   cs_graph_value(g, mm_out)->producer = id;
   cs_graph_value(g, y)->producer = -1;
@@ -376,10 +384,7 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   p.a_batch_stride = a_batch == 1 ? 0 : M * K;
   p.b_batch_stride = b_batch == 1 ? 0 : K * N;
   int ins[3] = {n->inputs[0], n->inputs[1], -1};
-  n = retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.matmul_f32 = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
 }
 
 /* ---- elementwise on any dtype (k_binary) ----------------------------- */
@@ -439,24 +444,14 @@ static cs_status retarget_binary_any(cs_graph *g, int id, int op, int a, int b) 
   if (!binary_any_params(g, op, a, b, n->outputs[0], &p))
     return unsupported(n, "operand shapes do not broadcast, or a dtype has no kernel");
   int ins[2] = {a, b};
-  n = retarget(g, id, CS_OP_K_BINARY, 2, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.binary_any = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_BINARY, 2, ins, (cs_kparams){.binary_any = p});
 }
 
 /* Max/Min of any number of inputs: a chain of k_binary calls, numpy
  * broadcasting at each step (one input: a copy). */
 static cs_status lower_variadic(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
-  if (n->n_inputs == 1) {
-    size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
-    int ins[1] = {n->inputs[0]};
-    n = retarget(g, id, CS_OP_K_COPY, 1, ins);
-    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-    n->k.copy_bytes = bytes;
-    return CS_OK;
-  }
+  if (n->n_inputs == 1) return retarget_copy(g, id, n->inputs[0]);
   int op = binary_any_op(n->op), acc = n->inputs[0], last = n->inputs[n->n_inputs - 1];
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->origin && *n->origin ? n->origin : n->name);
@@ -495,14 +490,7 @@ static cs_status lower_int_clip(cs_graph *g, int id) {
   }
   n = cs_graph_node(g, id);
   int v = n->inputs[0];
-  if (lo < 0 && hi < 0) {
-    size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
-    int ins[1] = {v};
-    n = retarget(g, id, CS_OP_K_COPY, 1, ins);
-    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-    n->k.copy_bytes = bytes;
-    return CS_OK;
-  }
+  if (lo < 0 && hi < 0) return retarget_copy(g, id, v);
   if (lo >= 0 && hi >= 0) {
     v = add_binary_any(g, origin, TIDSP_BINARY_MAX, v, lo, "max");
     if (v < 0) return unsupported(cs_graph_node(g, id), "the bounds do not broadcast to the input");
@@ -575,10 +563,7 @@ static cs_status lower_tile(cs_graph *g, int id) {
     if (k == 0) return unsupported(cs_graph_node(g, id), "the tiling needs more axes than the kernel has");
   }
   int ins[1] = {src};
-  n = retarget(g, id, CS_OP_K_EXPAND, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.expand = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_EXPAND, 1, ins, (cs_kparams){.expand = p});
 }
 
 static cs_status lower_binary(cs_graph *g, int id) {
@@ -598,10 +583,7 @@ static cs_status lower_binary(cs_graph *g, int id) {
     default: p.op = TIDSP_BINARY_POW; break;
   }
   int ins[2] = {n->inputs[0], n->inputs[1]};
-  n = retarget(g, id, CS_OP_K_BINARY_F32, 2, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.binary = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_BINARY_F32, 2, ins, (cs_kparams){.binary = p});
 }
 
 /* A unary float op (cstatic/unary_ops.def) as one k_unary_f32 call. */
@@ -613,10 +595,7 @@ static cs_status lower_unary(cs_graph *g, int id, cs_unary_match m, tidsp_unary_
   if (m == CS_UNARY_EMPTY) return unsupported(n, "Clip min is above max");
   p.n = (int32_t)cs_value_numel(cs_graph_value(g, n->inputs[0]));
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_UNARY_F32, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.unary = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_UNARY_F32, 1, ins, (cs_kparams){.unary = p});
 }
 
 /* PRelu in float: its slope broadcast to x (the frontend checked it). */
@@ -629,10 +608,7 @@ static cs_status lower_prelu(cs_graph *g, int id) {
                          cs_graph_value(g, n->outputs[0]), &bc))
     return unsupported(n, "the slope does not broadcast to the input");
   int ins[2] = {n->inputs[0], n->inputs[1]};
-  n = retarget(g, id, CS_OP_K_PRELU_F32, 2, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.broadcast = bc;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_PRELU_F32, 2, ins, (cs_kparams){.broadcast = bc});
 }
 
 /* k_pool_nd for node n (x → value out): the window from the attributes
@@ -703,11 +679,8 @@ static cs_status lower_pool(cs_graph *g, int id) {
     cs_status st = pool_nd_params(g, n, n->outputs[0], n->op == CS_OP_MAX_POOL ? TIDSP_POOL_MAX : TIDSP_POOL_AVG, &p);
     if (st != CS_OK) return st;
     int ins[1] = {n->inputs[0]};
-    n = retarget(g, id, CS_OP_K_POOL_ND, 1, ins);
-    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
     n->n_outputs = 1;
-    n->k.pool_nd = p;
-    return CS_OK;
+    return retarget_with(g, id, CS_OP_K_POOL_ND, 1, ins, (cs_kparams){.pool_nd = p});
   }
   const cs_value *x = cs_graph_value(g, n->inputs[0]);
   const cs_value *y = cs_graph_value(g, n->outputs[0]);
@@ -716,10 +689,7 @@ static cs_status lower_pool(cs_graph *g, int id) {
     if (x->rank < 3) return unsupported(n, "GlobalAveragePool needs a rank >= 3 input");
     tidsp_gap_f32_params p = {(int32_t)(x->shape[0] * x->shape[1]), (int32_t)prod(x->shape, 2, x->rank)};
     int ins[1] = {n->inputs[0]};
-    n = retarget(g, id, CS_OP_K_GAP_F32, 1, ins);
-    if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-    n->k.gap_f32 = p;
-    return CS_OK;
+    return retarget_with(g, id, CS_OP_K_GAP_F32, 1, ins, (cs_kparams){.gap_f32 = p});
   }
   tidsp_pool2d_params p;
   memset(&p, 0, sizeof p);
@@ -755,11 +725,8 @@ static cs_status lower_pool(cs_graph *g, int id) {
     op = CS_OP_K_AVGPOOL_F32;
   }
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, op, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
   n->n_outputs = 1; /* Indices, if read, has its own node (lower_pool_indices) */
-  n->k.pool = p;
-  return CS_OK;
+  return retarget_with(g, id, op, 1, ins, (cs_kparams){.pool = p});
 }
 
 /* Is a fused int8 convolution among the producers of value v (searched
@@ -856,10 +823,7 @@ static cs_status lower_reduce_mean(cs_graph *g, int id) {
       downstream_int8_conv(g, n->outputs[0]))
     p.channels_last_order = 1;
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_REDUCE_MEAN_F32, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.reduce = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_REDUCE_MEAN_F32, 1, ins, (cs_kparams){.reduce = p});
 }
 
 static cs_status lower_softmax(cs_graph *g, int id) {
@@ -872,10 +836,7 @@ static cs_status lower_softmax(cs_graph *g, int id) {
   tidsp_softmax_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)x->shape[axis],
                             (int32_t)prod(x->shape, (int)axis + 1, x->rank)};
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_SOFTMAX_F32, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.softmax = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_SOFTMAX_F32, 1, ins, (cs_kparams){.softmax = p});
 }
 
 /* ---- data movement (any dtype) ---------------------------------------- */
@@ -926,14 +887,12 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->name);
-  n = retarget(g, id, CS_OP_K_LAYER_NORM_F32, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
   for (int j = 1; j < n->n_outputs; j++)
     if (n->outputs[j] >= 0 && cs_graph_value(g, n->outputs[j])->producer == id)
       cs_graph_value(g, n->outputs[j])->producer = -1;
   n->n_outputs = 1;
-  n->k.layer_norm = p;
-  if (stats[1] < 0 && stats[2] < 0) return CS_OK;
+  cs_status st = retarget_with(g, id, CS_OP_K_LAYER_NORM_F32, 3, ins, (cs_kparams){.layer_norm = p});
+  if (st != CS_OK || (stats[1] < 0 && stats[2] < 0)) return st;
   int xin = ins[0];
   int mean = add_reduce_mean(g, origin, xin, (int)axis, "mean");
   if (stats[1] >= 0) {
@@ -960,10 +919,7 @@ static cs_status lower_cast(cs_graph *g, int id) {
   tidsp_cast_params p = {(int32_t)cs_value_numel(x), cs_dtype_to_tidsp(x->dtype), cs_dtype_to_tidsp(y->dtype)};
   if (!p.from || !p.to) return unsupported(n, "cast between these dtypes is not supported");
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_CAST, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.cast = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_CAST, 1, ins, (cs_kparams){.cast = p});
 }
 
 /* Expand on any dtype: a broadcast copy (the shape input is constant). */
@@ -979,10 +935,7 @@ static cs_status lower_expand(cs_graph *g, int id) {
   memcpy(p.in_stride, bc.a_stride, sizeof p.in_stride);
   p.elem_size = (int32_t)cs_dtype_size(y->dtype);
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_EXPAND, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.expand = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_EXPAND, 1, ins, (cs_kparams){.expand = p});
 }
 
 /* Where on any dtype (the condition bool): a select with broadcasting. */
@@ -998,10 +951,7 @@ static cs_status lower_where(cs_graph *g, int id) {
   memcpy(p.c_stride, cb.a_stride, sizeof p.c_stride);
   p.elem_size = (int32_t)cs_dtype_size(y->dtype);
   int ins[3] = {n->inputs[0], n->inputs[1], n->inputs[2]};
-  n = retarget(g, id, CS_OP_K_WHERE, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.where = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_WHERE, 3, ins, (cs_kparams){.where = p});
 }
 
 /* ScatterND on any dtype (indices int64; a reduction on float32 or the
@@ -1027,20 +977,11 @@ static cs_status lower_scatter_nd(cs_graph *g, int id) {
   if (p.reduction != TIDSP_SCATTER_NONE && (!p.dtype || p.dtype == TIDSP_DTYPE_BOOL))
     return unsupported(n, "a reduction needs float32 or integer data");
   int ins[3] = {n->inputs[0], n->inputs[1], n->inputs[2]};
-  n = retarget(g, id, CS_OP_K_SCATTER_ND, 3, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.scatter_nd = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_SCATTER_ND, 3, ins, (cs_kparams){.scatter_nd = p});
 }
 
 static cs_status lower_copy(cs_graph *g, int id) {
-  cs_node *n = cs_graph_node(g, id);
-  size_t bytes = cs_value_nbytes(cs_graph_value(g, n->outputs[0]));
-  int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_COPY, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.copy_bytes = bytes;
-  return CS_OK;
+  return retarget_copy(g, id, cs_graph_node(g, id)->inputs[0]);
 }
 
 static cs_status lower_transpose(cs_graph *g, int id) {
@@ -1058,10 +999,7 @@ static cs_status lower_transpose(cs_graph *g, int id) {
   }
   if (perm && cnt != x->rank) return unsupported(n, "perm length differs from the rank");
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_TRANSPOSE, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.transpose = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_TRANSPOSE, 1, ins, (cs_kparams){.transpose = p});
 }
 
 static cs_status const_ints(cs_graph *g, const cs_node *n, int idx, int64_t *out, int *count, int max) {
@@ -1114,10 +1052,7 @@ static cs_status lower_slice(cs_graph *g, int id) {
     p.step[a] = (int32_t)step;
   }
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_SLICE, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.slice = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_SLICE, 1, ins, (cs_kparams){.slice = p});
 }
 
 /* Gather with constant, evenly spaced indices (start, start + s, …: what
@@ -1139,10 +1074,7 @@ static cs_status lower_gather_rows(cs_graph *g, int id) {
   tidsp_gather_params p = {(int32_t)prod(x->shape, 0, (int)axis), (int32_t)x->shape[axis], (int32_t)inner,
                            (int32_t)count, (int32_t)cs_dtype_size(idx->dtype)};
   int ins[2] = {n->inputs[0], n->inputs[1]};
-  n = retarget(g, id, CS_OP_K_GATHER, 2, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.gather = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_GATHER, 2, ins, (cs_kparams){.gather = p});
 }
 
 static cs_status lower_gather(cs_graph *g, int id) {
@@ -1171,10 +1103,7 @@ static cs_status lower_gather(cs_graph *g, int id) {
     return cs_error(CS_ERR_INTERNAL, "node '%s': Gather output of %lld elements, its slice %lld", n->name,
                     (long long)cs_value_numel(y), (long long)(cs_value_numel(x) / dim * count));
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_SLICE, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.slice = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_SLICE, 1, ins, (cs_kparams){.slice = p});
 }
 
 static cs_status lower_split(cs_graph *g, int id) {
@@ -1229,15 +1158,8 @@ static cs_status lower_concat(cs_graph *g, int id) {
   p.n_inputs = n->n_inputs;
   p.outer = (int32_t)prod(y->shape, 0, (int)axis);
   p.inner_bytes = (int32_t)(prod(y->shape, (int)axis + 1, y->rank) * (int64_t)cs_dtype_size(y->dtype));
-  n->op = CS_OP_K_CONCAT;
-  if (!n->origin || !*n->origin) {
-    char *o = strdup(n->name);
-    if (o) {
-      free(n->origin);
-      n->origin = o;
-    }
-  }
-  st = cs_node_set_attr_ints(n, "axis_len", n->n_inputs, lens);
+  n->op = CS_OP_K_CONCAT; /* the inputs stay as they are */
+  st = keep_origin(n) ? cs_node_set_attr_ints(n, "axis_len", n->n_inputs, lens) : cs_error(CS_ERR_NOMEM, "out of memory");
   free(lens);
   if (st != CS_OK) return st;
   n->k.concat = p;
@@ -1288,10 +1210,7 @@ static cs_status lower_pad(cs_graph *g, int id) {
     memcpy(p.value, cv->data, cs_dtype_size(cv->dtype) <= 8 ? cs_dtype_size(cv->dtype) : 8);
   }
   int ins[1] = {n->inputs[0]};
-  n = retarget(g, id, CS_OP_K_PAD, 1, ins);
-  if (!n) return cs_error(CS_ERR_NOMEM, "out of memory");
-  n->k.pad = p;
-  return CS_OK;
+  return retarget_with(g, id, CS_OP_K_PAD, 1, ins, (cs_kparams){.pad = p});
 }
 
 cs_status pass_legalize(cs_graph *g, const cs_target *t) {
