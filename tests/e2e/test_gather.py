@@ -1,5 +1,5 @@
 """Gather against ONNX Runtime, bit for bit: constant, evenly spaced
-indices become a strided slice (compiler/passes/legalize.c lower_gather),
+indices become a strided slice (compiler/passes/legalize_slice.c lower_gather),
 any other constant list and runtime indices (an embedding lookup) the
 tidsp_gather kernel; out-of-range constant indices are refused at compile
 time by name, runtime ones fail the run with a status, never a read out of

@@ -1,0 +1,120 @@
+/*
+ * LegalizeOps: Gemm and MatMul in float, on k_matmul_f32.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "legalize_internal.h"
+
+/* A new value holding transpose(v) as [cols][rows] of a 2-D value; -1
+ * when out of memory (message recorded). */
+static int transpose_2d(cs_graph *g, int v, const char *origin) {
+  const cs_value *src = cs_graph_value(g, v);
+  int64_t shape[2] = {src->shape[1], src->shape[0]};
+  char name[512];
+  snprintf(name, sizeof name, "%s.T", src->name ? src->name : "t");
+  int out = cs_graph_add_value(g, name, src->dtype, 2, shape);
+  int k = out < 0 ? -1 : cs_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out);
+  if (k < 0) return -1;
+  cs_node *n = cs_graph_node(g, k);
+  memset(&n->k.transpose, 0, sizeof n->k.transpose);
+  n->k.transpose.rank = 2;
+  n->k.transpose.in_shape[0] = (int32_t)shape[1];
+  n->k.transpose.in_shape[1] = (int32_t)shape[0];
+  n->k.transpose.perm[0] = 1;
+  n->k.transpose.perm[1] = 0;
+  n->k.transpose.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, v)->dtype);
+  return out;
+}
+
+/* Gemm: Y = alpha·A'·B' + beta·C, as ONNX Runtime computes it: C
+ * broadcast and scaled first (fl(beta·c), a copy when beta = 1), then
+ * MLAS's fl(fl(alpha·acc) + that). A bias of N elements with alpha = beta
+ * = 1 is the matmul kernel's own bias; otherwise the product is followed by
+ * a Mul by alpha and an Add of beta·C (folded at compile time when C is a
+ * constant). */
+static cs_status lower_gemm(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!cs_lower_all_f32(g, n)) return cs_lower_unsupported(n, "a Gemm on integers must be a complete QDQ pattern");
+  float alpha = cs_node_attr_float(n, "alpha", 1.0f), beta = cs_node_attr_float(n, "beta", 1.0f);
+  int a = n->inputs[0], b = n->inputs[1];
+  int c = n->n_inputs > 2 ? n->inputs[2] : -1;
+  if (beta == 0.0f) c = -1;
+  char origin[512];
+  snprintf(origin, sizeof origin, "%s", n->name);
+  if (cs_node_attr_int(n, "transA", 0) && (a = transpose_2d(g, a, origin)) < 0) return CS_ERR_NOMEM;
+  if (cs_node_attr_int(cs_graph_node(g, id), "transB", 0) && (b = transpose_2d(g, b, origin)) < 0)
+    return CS_ERR_NOMEM;
+  const cs_value *av = cs_graph_value(g, a), *bv = cs_graph_value(g, b);
+  int32_t M = (int32_t)av->shape[0], K = (int32_t)av->shape[1], N = (int32_t)bv->shape[1];
+  int y = cs_graph_node(g, id)->outputs[0];
+  int kernel_bias = -1;
+  if (c >= 0 && alpha == 1.0f && beta == 1.0f && cs_value_numel(cs_graph_value(g, c)) == N &&
+      cs_graph_value(g, c)->shape[cs_graph_value(g, c)->rank - 1] == N)
+    kernel_bias = c, c = -1;
+  int post = alpha != 1.0f || c >= 0;
+  int mm_out = y;
+  if (post) {
+    char name[600];
+    snprintf(name, sizeof name, "%s.acc", origin);
+    int64_t shape[2] = {M, N};
+    mm_out = cs_graph_add_value(g, name, CS_DTYPE_F32, 2, shape);
+  }
+  int ins[3] = {a, b, kernel_bias};
+  tidsp_matmul_f32_params mp = {.batch = 1, .m = M, .k = K, .n = N};
+  cs_status st = cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = mp});
+  if (st != CS_OK || !post) return st;
+  n = cs_graph_node(g, id);
+  n->outputs[0] = mm_out;
+  cs_graph_value(g, mm_out)->producer = id;
+  cs_graph_value(g, y)->producer = -1;
+  int v = mm_out;
+  if (alpha != 1.0f)
+    v = cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_MUL, v, cs_lower_scalar_f32(g, origin, "alpha", alpha), c >= 0 ? -1 : y);
+  if (c >= 0) {
+    const cs_value *cv = cs_graph_value(g, c);
+    int bc = c;
+    if (beta != 1.0f && cv->data) {
+      int64_t cnt = cs_value_numel(cv);
+      float *d = malloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
+      if (!d) return cs_error(CS_ERR_NOMEM, "out of memory");
+      for (int64_t i = 0; i < cnt; i++) d[i] = beta * ((const float *)cv->data)[i];
+      int64_t shape[CS_MAX_RANK];
+      memcpy(shape, cv->shape, sizeof shape);
+      bc = cs_add_const_named(g, origin, "beta_c", CS_DTYPE_F32, cv->rank, shape, d);
+      free(d);
+    } else if (beta != 1.0f) {
+      bc = cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_MUL, c, cs_lower_scalar_f32(g, origin, "beta", beta), -1);
+    }
+    cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_ADD, v, bc, y);
+  }
+  return CS_OK;
+}
+
+static cs_status lower_matmul(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  if (!cs_lower_all_f32(g, n)) return cs_lower_unsupported(n, "a MatMul on integers must be a complete QDQ pattern");
+  const cs_value *a = cs_graph_value(g, n->inputs[0]), *b = cs_graph_value(g, n->inputs[1]);
+  if (a->rank < 2 || b->rank < 2) return cs_lower_unsupported(n, "MatMul with a 1-D operand");
+  int32_t M = (int32_t)a->shape[a->rank - 2], K = (int32_t)a->shape[a->rank - 1];
+  int32_t N = (int32_t)b->shape[b->rank - 1];
+  int64_t a_batch = cs_lower_prod(a->shape, 0, a->rank - 2), b_batch = cs_lower_prod(b->shape, 0, b->rank - 2);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  int64_t batch = cs_lower_prod(y->shape, 0, y->rank - 2);
+  if ((a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
+    return cs_lower_unsupported(n, "MatMul batch broadcasting other than all-or-one");
+  tidsp_matmul_f32_params p;
+  memset(&p, 0, sizeof p);
+  p.batch = (int32_t)batch;
+  p.m = M; p.k = K; p.n = N;
+  p.a_batch_stride = a_batch == 1 ? 0 : M * K;
+  p.b_batch_stride = b_batch == 1 ? 0 : K * N;
+  int ins[3] = {n->inputs[0], n->inputs[1], -1};
+  return cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
+}
+
+const cs_lowering cs_lowerings_matmul[] = {
+    {CS_OP_GEMM, lower_gemm},
+    {CS_OP_MATMUL, lower_matmul},
+    {CS_OP_COUNT_, NULL},
+};
