@@ -53,6 +53,17 @@ cs_status cs_lower_retarget_copy(cs_graph *g, int id, int v) {
   return cs_lower_retarget(g, id, CS_OP_K_COPY, 1, &v, (cs_kparams){.copy_bytes = bytes});
 }
 
+/* A new kernel node `op` (inputs → value out) with params k: the tail of
+ * every lowering that adds a node beside its own. Returns out, or -1 when
+ * out is -1 or memory runs out (message recorded). */
+int cs_lower_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs, const int *inputs, int out,
+                        cs_kparams k) {
+  int id = out < 0 ? -1 : cs_add_kernel(g, op, origin, n_inputs, inputs, out);
+  if (id < 0) return -1;
+  cs_graph_node(g, id)->k = k;
+  return out;
+}
+
 int cs_lower_all_f32(cs_graph *g, const cs_node *n) {
   for (int i = 0; i < n->n_inputs; i++)
     if (n->inputs[i] >= 0 && cs_graph_value(g, n->inputs[i])->dtype != CS_DTYPE_F32) return 0;

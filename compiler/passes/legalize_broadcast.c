@@ -62,9 +62,8 @@ static cs_status lower_tile(cs_graph *g, int id) {
       snprintf(name, sizeof name, "%s.tile_inner", n->origin && *n->origin ? n->origin : n->name);
       int v = cs_graph_add_value(g, name, y->dtype, rank, mid);
       int ins[1] = {src};
-      int kid = v < 0 ? -1 : cs_add_kernel(g, CS_OP_K_EXPAND, name, 1, ins, v);
-      if (kid < 0) return CS_ERR_NOMEM;
-      cs_graph_node(g, kid)->k.expand = ph;
+      if (cs_lower_add_kernel(g, CS_OP_K_EXPAND, name, 1, ins, v, (cs_kparams){.expand = ph}) < 0)
+        return CS_ERR_NOMEM; /* message recorded */
       src = v;
       break;
     }

@@ -50,10 +50,7 @@ static int add_binary_any(cs_graph *g, const char *origin, int op, int a, int b,
   tidsp_binary_params p;
   if (out < 0 || !binary_any_params(g, op, a, b, out, &p)) return -1;
   int ins[2] = {a, b};
-  int k = cs_add_kernel(g, CS_OP_K_BINARY, origin, 2, ins, out);
-  if (k < 0) return -1;
-  cs_graph_node(g, k)->k.binary_any = p;
-  return out;
+  return cs_lower_add_kernel(g, CS_OP_K_BINARY, origin, 2, ins, out, (cs_kparams){.binary_any = p});
 }
 
 /* Node `id` becomes y = a op b on k_binary. */

@@ -31,13 +31,11 @@ int cs_lower_add_binary_f32(cs_graph *g, const char *origin, tidsp_binary_op op,
   if (out < 0)
     out = cs_lower_broadcast_value(g, origin, op == TIDSP_BINARY_MUL ? "mul" : op == TIDSP_BINARY_SUB ? "sub" : "add",
                               CS_DTYPE_F32, a, b);
+  if (out < 0) return -1;
+  tidsp_binary_f32_params p = {.op = op};
+  cs_broadcast_init(cs_graph_value(g, a), cs_graph_value(g, b), cs_graph_value(g, out), &p.bc);
   int ins[2] = {a, b};
-  int k = cs_add_kernel(g, CS_OP_K_BINARY_F32, origin, 2, ins, out);
-  cs_node *n = cs_graph_node(g, k);
-  memset(&n->k.binary, 0, sizeof n->k.binary);
-  n->k.binary.op = op;
-  cs_broadcast_init(cs_graph_value(g, a), cs_graph_value(g, b), cs_graph_value(g, out), &n->k.binary.bc);
-  return out;
+  return cs_lower_add_kernel(g, CS_OP_K_BINARY_F32, origin, 2, ins, out, (cs_kparams){.binary = p});
 }
 
 /* A float scalar constant. */
@@ -52,13 +50,9 @@ int cs_lower_add_unary_f32(cs_graph *g, const char *origin, tidsp_unary_op op, i
   memcpy(shape, av->shape, sizeof shape);
   char name[600];
   snprintf(name, sizeof name, "%s.%s", origin, suffix);
+  tidsp_unary_f32_params p = {.op = op, .n = (int32_t)cs_value_numel(av)};
   int out = cs_graph_add_value(g, name, CS_DTYPE_F32, av->rank, shape);
-  int k = cs_add_kernel(g, CS_OP_K_UNARY_F32, origin, 1, &a, out);
-  cs_node *n = cs_graph_node(g, k);
-  memset(&n->k.unary, 0, sizeof n->k.unary);
-  n->k.unary.op = op;
-  n->k.unary.n = (int32_t)cs_value_numel(cs_graph_value(g, a));
-  return out;
+  return cs_lower_add_kernel(g, CS_OP_K_UNARY_F32, origin, 1, &a, out, (cs_kparams){.unary = p});
 }
 
 static cs_status lower_binary(cs_graph *g, int id) {

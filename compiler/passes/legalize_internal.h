@@ -45,6 +45,10 @@ cs_status cs_lower_unsupported(const cs_node *n, const char *why);
 cs_status cs_lower_retarget(cs_graph *g, int id, cs_op op, int n_inputs, const int *inputs, cs_kparams k);
 /* Node `id` becomes a k_copy of value v into its output. */
 cs_status cs_lower_retarget_copy(cs_graph *g, int id, int v);
+/* A new kernel node `op` (inputs → value out) with params k; out, or -1
+ * when out is -1 or memory runs out (message recorded). */
+int cs_lower_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs, const int *inputs, int out,
+                        cs_kparams k);
 /* Sets n's origin to its name when it has none; 0 when out of memory. */
 int cs_lower_keep_origin(cs_node *n);
 /* Are all of n's inputs and its output float32? */

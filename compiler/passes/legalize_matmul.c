@@ -13,18 +13,12 @@ static int transpose_2d(cs_graph *g, int v, const char *origin) {
   int64_t shape[2] = {src->shape[1], src->shape[0]};
   char name[512];
   snprintf(name, sizeof name, "%s.T", src->name ? src->name : "t");
+  tidsp_transpose_params p = {.rank = 2,
+                              .in_shape = {(int32_t)shape[1], (int32_t)shape[0]},
+                              .perm = {1, 0},
+                              .elem_size = (int32_t)cs_dtype_size(src->dtype)};
   int out = cs_graph_add_value(g, name, src->dtype, 2, shape);
-  int k = out < 0 ? -1 : cs_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out);
-  if (k < 0) return -1;
-  cs_node *n = cs_graph_node(g, k);
-  memset(&n->k.transpose, 0, sizeof n->k.transpose);
-  n->k.transpose.rank = 2;
-  n->k.transpose.in_shape[0] = (int32_t)shape[1];
-  n->k.transpose.in_shape[1] = (int32_t)shape[0];
-  n->k.transpose.perm[0] = 1;
-  n->k.transpose.perm[1] = 0;
-  n->k.transpose.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, v)->dtype);
-  return out;
+  return cs_lower_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out, (cs_kparams){.transpose = p});
 }
 
 /* Gemm: Y = alpha·A'·B' + beta·C, as ONNX Runtime computes it: C

@@ -12,9 +12,8 @@ static int as_channel_column(cs_graph *g, const char *origin, int a, int rank, c
   char name[600];
   snprintf(name, sizeof name, "%s.%s", origin, suffix);
   int out = cs_graph_add_value(g, name, CS_DTYPE_F32, rank, shape);
-  int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &a, out);
-  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, out));
-  return out;
+  size_t bytes = (size_t)shape[0] * sizeof(float);
+  return cs_lower_add_kernel(g, CS_OP_K_COPY, origin, 1, &a, out, (cs_kparams){.copy_bytes = bytes});
 }
 
 /* BatchNormalization (inference) not folded into a convolution, as ONNX
@@ -84,8 +83,9 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   int mean = cs_lower_add_reduce_mean(g, origin, xin, (int)axis, "mean");
   if (stats[1] >= 0) {
     /* The statistics' value takes the mean's bytes (same shape). */
-    int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &mean, stats[1]);
-    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, stats[1]));
+    size_t bytes = cs_value_nbytes(cs_graph_value(g, stats[1]));
+    if (cs_lower_add_kernel(g, CS_OP_K_COPY, origin, 1, &mean, stats[1], (cs_kparams){.copy_bytes = bytes}) < 0)
+      return CS_ERR_NOMEM; /* message recorded */
   }
   if (stats[2] >= 0) {
     int d = cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_SUB, xin, mean, -1);
@@ -94,8 +94,9 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
                        cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_ADD, var, cs_lower_scalar_f32(g, origin, "epsilon", eps), -1),
                        "std");
     int inv = cs_lower_add_unary_f32(g, origin, TIDSP_UNARY_RECIPROCAL, sd, "inv_std");
-    int k = cs_add_kernel(g, CS_OP_K_COPY, origin, 1, &inv, stats[2]);
-    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, stats[2]));
+    size_t bytes = cs_value_nbytes(cs_graph_value(g, stats[2]));
+    if (cs_lower_add_kernel(g, CS_OP_K_COPY, origin, 1, &inv, stats[2], (cs_kparams){.copy_bytes = bytes}) < 0)
+      return CS_ERR_NOMEM; /* message recorded */
   }
   return CS_OK;
 }

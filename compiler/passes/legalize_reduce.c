@@ -119,9 +119,7 @@ int cs_lower_add_reduce_mean(cs_graph *g, const char *origin, int a, int axis, c
   char name[600];
   snprintf(name, sizeof name, "%s.%s", origin, suffix);
   int out = cs_graph_add_value(g, name, CS_DTYPE_F32, av->rank, shape);
-  int k = cs_add_kernel(g, CS_OP_K_REDUCE_MEAN_F32, origin, 1, &a, out);
-  cs_graph_node(g, k)->k.reduce = p;
-  return out;
+  return cs_lower_add_kernel(g, CS_OP_K_REDUCE_MEAN_F32, origin, 1, &a, out, (cs_kparams){.reduce = p});
 }
 
 const cs_lowering cs_lowerings_reduce[] = {

@@ -133,12 +133,10 @@ static cs_status lower_split(cs_graph *g, int id) {
     slice_init(&p, cs_graph_value(g, xin), y);
     p.start[axis] = (int32_t)offset;
     offset += y->shape[axis];
-    int k = cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &xin, outs[o]);
-    if (k < 0) {
+    if (cs_lower_add_kernel(g, CS_OP_K_SLICE, origin, 1, &xin, outs[o], (cs_kparams){.slice = p}) < 0) {
       free(outs);
       return CS_ERR_NOMEM; /* message recorded */
     }
-    cs_graph_node(g, k)->k.slice = p;
   }
   free(outs);
   return CS_OK;
