@@ -35,6 +35,7 @@ static cs_status keep(cs_graph *g, int v) {
   if (!o) return cs_error(CS_ERR_NOMEM, "out of memory (graph outputs)");
   g->outputs = o;
   g->outputs[g->n_outputs++] = v;
+  g->n_tap_outputs++;
   return CS_OK;
 }
 

@@ -452,6 +452,12 @@ int cs_graph_is_output(const cs_graph *g, int v) {
   return 0;
 }
 
+int cs_graph_is_model_output(const cs_graph *g, int v) {
+  for (int i = 0; i < g->n_outputs - g->n_tap_outputs; i++)
+    if (g->outputs[i] == v) return 1;
+  return 0;
+}
+
 void cs_graph_rebuild_uses_(cs_graph *g) { uses_build(g); }
 
 void cs_graph_drop_value_(cs_graph *g, cs_value *v) { free_value(g, v); }

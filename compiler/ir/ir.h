@@ -195,6 +195,7 @@ typedef struct cs_graph {
   int n_inputs;
   int *outputs;
   int n_outputs;
+  int n_tap_outputs;  /* the last n_tap_outputs outputs are `--outputs` taps (frontend/onnx_outputs.c) */
   size_t mem_limit;   /* bytes; 0 = CS_MEM_LIMIT_DEFAULT (see below) */
   size_t const_bytes; /* constant payload held now */
   struct cs_use_list *uses; /* per value: the nodes that may read it (graph.c) */
@@ -250,6 +251,11 @@ void cs_graph_replace_uses(cs_graph *g, int from, int to);
  * max); returns the total count (may exceed max). */
 int cs_graph_consumers(const cs_graph *g, int v, int *out, int max);
 int cs_graph_is_output(const cs_graph *g, int v);
+/* v is one of the model's own outputs, not only a `--outputs` tap: a
+ * decision that weighs what a graph output costs (a padded layer's cut)
+ * asks this, so that taps, which must leave the model's outputs as they
+ * are, do not change it. */
+int cs_graph_is_model_output(const cs_graph *g, int v);
 /* CS_OK if every live node's inputs are in the reader index (the
  * verifier's check), else CS_ERR_INTERNAL naming the node. */
 cs_status cs_graph_check_uses(const cs_graph *g);

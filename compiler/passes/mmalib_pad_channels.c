@@ -185,8 +185,9 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   double out_bytes = (double)(c_out * positions * (int64_t)esize);
   double real = (double)in_bytes + w_bytes + out_bytes;
   double padded = real + (double)(p->weight_bytes_added + p->act_bytes_added);
-  /* the cut at a graph output is a real copy: read and write */
-  double cut = cs_graph_is_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
+  /* the cut at a graph output is a real copy: read and write (not counted
+   * for a `--outputs` tap, which must not change what the model computes) */
+  double cut = cs_graph_is_model_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
   p->mma_cycles = cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut);
   p->scalar_cycles = cs_mm_cost_scalar(p->macs, real);
   p->padded = cs_mm_cost_pays(p->mma_cycles, p->scalar_cycles);
