@@ -186,6 +186,7 @@ cs_status cs_onnx_infer_constant_of_shape(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_range(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_tile(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_scatter_nd(cs_onnx_infer *c, cs_node *n);
+cs_status cs_onnx_infer_gather_nd(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_quantize(cs_onnx_infer *c, cs_node *n);
 cs_status cs_onnx_infer_dequantize(cs_onnx_infer *c, cs_node *n);
 

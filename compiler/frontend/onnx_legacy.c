@@ -48,6 +48,7 @@ static const legacy_input kLegacy[] = {
     {CS_OP_SQUEEZE, 13, 1, {"axes"}},
     {CS_OP_UNSQUEEZE, 13, 1, {"axes"}},
     {CS_OP_REDUCE_MEAN, 18, 1, {"axes"}},
+    {CS_OP_REDUCE_L2, 18, 1, {"axes"}},
     {CS_OP_RESHAPE, 5, 1, {"shape"}},
 };
 
@@ -125,7 +126,7 @@ static cs_status upgrade_inputs(cs_onnx_infer *c, int id, const legacy_input *l)
     n = &c->g->nodes[id];
     cs_node_remove_attr(n, attr);
   }
-  if (c->opset < l->before && l->op == CS_OP_REDUCE_MEAN && n->n_inputs > 2)
+  if (c->opset < l->before && (l->op == CS_OP_REDUCE_MEAN || l->op == CS_OP_REDUCE_L2) && n->n_inputs > 2)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "expects 1 input at opset < 18, got %d",
                             n->n_inputs - 1);

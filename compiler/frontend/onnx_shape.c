@@ -61,6 +61,7 @@ static const op_rule op_rules[] = {
     {CS_OP_EXPAND, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_FLATTEN, 1, 1, 1, 1, D_ALL, KERNEL},
     {CS_OP_GATHER, 2, 2, 1, 1, D_ALL, KERNEL},
+    {CS_OP_GATHER_ND, 2, 2, 1, 1, D_ALL, KERNEL},
     {CS_OP_GELU, 1, 1, 1, 1, D_F, KERNEL},
     {CS_OP_GEMM, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_GLOBAL_AVERAGE_POOL, 1, 1, 1, 1, D_F, KERNEL},
@@ -82,6 +83,7 @@ static const op_rule op_rules[] = {
     {CS_OP_XOR, 2, 2, 1, 1, D_BOOL, KERNEL},
     {CS_OP_RANGE, 3, 3, 1, 1, D_NUM, CONST_ONLY},
     {CS_OP_QUANTIZE_LINEAR, 2, 3, 1, 1, D_F | M(CS_DTYPE_I32), KERNEL},
+    {CS_OP_REDUCE_L2, 1, 2, 1, 1, D_F, KERNEL},
     {CS_OP_REDUCE_MEAN, 1, 2, 1, 1, D_F | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
     {CS_OP_RELU, 1, 1, 1, 1,
      D_F | M(CS_DTYPE_I8) | M(CS_DTYPE_I16) | M(CS_DTYPE_I32) | M(CS_DTYPE_I64), KERNEL},
@@ -704,6 +706,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_RANGE: return cs_onnx_infer_range(c, n);
     case CS_OP_TILE: return cs_onnx_infer_tile(c, n);
     case CS_OP_SCATTER_ND: return cs_onnx_infer_scatter_nd(c, n);
+    case CS_OP_GATHER_ND: return cs_onnx_infer_gather_nd(c, n);
     case CS_OP_CLIP: return infer_clip(c, n);
     case CS_OP_PRELU: return infer_prelu(c, n);
     case CS_OP_SOFTMAX: return infer_softmax(c, n);
@@ -732,6 +735,7 @@ cs_status cs_onnx_infer_node(cs_onnx_infer *c, int id) {
     case CS_OP_SQUEEZE: return cs_onnx_infer_squeeze(c, n);
     case CS_OP_UNSQUEEZE: return cs_onnx_infer_unsqueeze(c, n);
     case CS_OP_PAD: return cs_onnx_infer_pad(c, n);
+    case CS_OP_REDUCE_L2: /* the same axes, keepdims and noop rules */
     case CS_OP_REDUCE_MEAN: return cs_onnx_infer_reduce_mean(c, n);
     default: break;
   }

@@ -1,6 +1,7 @@
 /*
  * onnx_shape_gen.c — shape inference of the ops that make tensors from
- * shapes and values: Shape, Size, ConstantOfShape, Range, Tile, ScatterND.
+ * shapes and values: Shape, Size, ConstantOfShape, Range, Tile, ScatterND,
+ * GatherND.
  * None has a runtime kernel: they appear in constant subgraphs (a shifted-
  * window mask, a Paddle model's shape arithmetic) and fold at compile time
  * (eval/). An input that decides a shape must be a constant here.
@@ -150,4 +151,42 @@ cs_status cs_onnx_infer_scatter_nd(cs_onnx_infer *c, cs_node *n) {
                             cs_onnx_shape_str(x->rank, x->shape), idx->name,
                             cs_onnx_shape_str(idx->rank, idx->shape));
   return cs_onnx_set_out(c, n, 0, x->dtype, x->rank, x->shape);
+}
+
+/* GatherND(data, indices: int64 [B..., M..., k]), batch_dims b: the first b
+ * dims of both equal; k in [1, rank(data) − b]; the result is
+ * indices.shape[:-1] + data.shape[b + k:]. */
+cs_status cs_onnx_infer_gather_nd(cs_onnx_infer *c, cs_node *n) {
+  const cs_value *x = cs_onnx_in(c, n, 0), *idx = cs_onnx_in(c, n, 1);
+  int64_t b = cs_node_attr_int(n, "batch_dims", 0);
+  if (idx->dtype != CS_DTYPE_I64 || idx->rank < 1)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "indices '%s' must be int64 of rank >= 1, not %s%s",
+                            idx->name, cs_dtype_name(idx->dtype),
+                            cs_onnx_shape_str(idx->rank, idx->shape));
+  if (b < 0 || b >= idx->rank || b >= x->rank)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "batch_dims %lld must be >= 0 and below the ranks of "
+                            "data '%s' (%d) and indices '%s' (%d)",
+                            (long long)b, x->name, x->rank, idx->name, idx->rank);
+  int64_t k = idx->shape[idx->rank - 1];
+  int ok = k >= 1 && k <= x->rank - b;
+  for (int i = 0; ok && i < b; i++) ok = idx->shape[i] == x->shape[i];
+  if (!ok)
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "indices '%s' %s do not fit data '%s' %s with "
+                            "batch_dims %lld (the last dim must be 1 to %lld, the "
+                            "batch dims equal)",
+                            idx->name, cs_onnx_shape_str(idx->rank, idx->shape),
+                            x->name, cs_onnx_shape_str(x->rank, x->shape),
+                            (long long)b, (long long)(x->rank - b));
+  int rank = idx->rank - 1 + x->rank - (int)(b + k);
+  if (rank > CS_MAX_RANK)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED, "result rank %d exceeds %d",
+                            rank, CS_MAX_RANK);
+  int64_t out[CS_MAX_RANK];
+  int r = 0;
+  for (int i = 0; i < idx->rank - 1; i++) out[r++] = idx->shape[i];
+  for (int i = (int)(b + k); i < x->rank; i++) out[r++] = x->shape[i];
+  return cs_onnx_set_out(c, n, 0, x->dtype, r, out);
 }

@@ -122,7 +122,37 @@ int cs_lower_add_reduce_mean(cs_graph *g, const char *origin, int a, int axis, c
   return cs_lower_add_kernel(g, CS_OP_K_REDUCE_MEAN_F32, origin, 1, &a, out, (cs_kparams){.reduce = p});
 }
 
+/* ReduceL2 → k_reduce_l2_f32 (float; ORT's order, reduce_l2_f32.c). */
+static cs_status lower_reduce_l2(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]);
+  if (x->dtype != CS_DTYPE_F32) return cs_lower_unsupported(n, "ReduceL2 needs float32 data");
+  tidsp_reduce_params p;
+  memset(&p, 0, sizeof p);
+  p.rank = x->rank;
+  for (int d = 0; d < x->rank; d++) p.in_shape[d] = (int32_t)x->shape[d];
+  int cnt = 0;
+  if (n->n_inputs > 1 && n->inputs[1] >= 0) {
+    const cs_value *av = cs_graph_value(g, n->inputs[1]);
+    if (!av->data) return cs_lower_unsupported(n, "axes must be a constant");
+    cnt = (int)cs_value_numel(av);
+    for (int i = 0; i < cnt; i++) {
+      int64_t a = cs_const_get_int(av, i);
+      if (a < 0) a += x->rank;
+      if (a < 0 || a >= x->rank) return cs_lower_unsupported(n, "axis out of range");
+      p.reduce_mask |= 1 << a;
+    }
+  }
+  int ins[1] = {n->inputs[0]};
+  /* noop_with_empty_axes with no axes: ONNX says identity, but ORT 1.30
+   * returns sqrt(x·x) per element (|x|, 0 where x·x underflows), with or
+   * without an empty axes input; mask 0 gives exactly that. */
+  if (cnt == 0 && !cs_node_attr_int(n, "noop_with_empty_axes", 0)) p.reduce_mask = (1 << x->rank) - 1;
+  return cs_lower_retarget(g, id, CS_OP_K_REDUCE_L2_F32, 1, ins, (cs_kparams){.reduce = p});
+}
+
 const cs_lowering cs_lowerings_reduce[] = {
     {CS_OP_REDUCE_MEAN, lower_reduce_mean},
+    {CS_OP_REDUCE_L2, lower_reduce_l2},
     {CS_OP_COUNT_, NULL},
 };

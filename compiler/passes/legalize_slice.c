@@ -168,10 +168,35 @@ static cs_status lower_scatter_nd(cs_graph *g, int id) {
   return cs_lower_retarget(g, id, CS_OP_K_SCATTER_ND, 3, ins, (cs_kparams){.scatter_nd = p});
 }
 
+/* GatherND → k_gather_nd (any dtype; also what folds a constant one, e.g.
+ * swin_v2's relative-position table). */
+static cs_status lower_gather_nd(cs_graph *g, int id) {
+  cs_node *n = cs_graph_node(g, id);
+  const cs_value *x = cs_graph_value(g, n->inputs[0]), *idx = cs_graph_value(g, n->inputs[1]);
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  int b = (int)cs_node_attr_int(n, "batch_dims", 0);
+  tidsp_gather_nd_params p;
+  memset(&p, 0, sizeof p);
+  p.k = (int32_t)idx->shape[idx->rank - 1];
+  int64_t batches = 1, count = 1, slice = (int64_t)cs_dtype_size(x->dtype);
+  for (int d = 0; d < b; d++) batches *= x->shape[d];
+  for (int d = b; d < idx->rank - 1; d++) count *= idx->shape[d];
+  for (int d = 0; d < p.k; d++) p.dims[d] = (int32_t)x->shape[b + d];
+  for (int d = b + p.k; d < x->rank; d++) slice *= x->shape[d];
+  if (batches * count * slice != (int64_t)cs_value_nbytes(y) || slice > INT32_MAX || batches * count > INT32_MAX)
+    return cs_lower_unsupported(n, "sizes do not fit the kernel's 32-bit fields");
+  p.batches = (int32_t)batches;
+  p.count = (int32_t)count;
+  p.slice_bytes = (int32_t)slice;
+  int ins[2] = {n->inputs[0], n->inputs[1]};
+  return cs_lower_retarget(g, id, CS_OP_K_GATHER_ND, 2, ins, (cs_kparams){.gather_nd = p});
+}
+
 const cs_lowering cs_lowerings_slice[] = {
     {CS_OP_SLICE, lower_slice},
     {CS_OP_GATHER, lower_gather},
     {CS_OP_SCATTER_ND, lower_scatter_nd},
+    {CS_OP_GATHER_ND, lower_gather_nd},
     {CS_OP_SPLIT, lower_split},
     {CS_OP_COUNT_, NULL},
 };

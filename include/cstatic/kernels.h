@@ -519,6 +519,14 @@ typedef struct tidsp_reduce_params {
 int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
                               float *y);
 
+/* ReduceL2 over the dims in reduce_mask (channels_last_order unused):
+ * sqrt(Σ x²) in ONNX Runtime's order (reduce_l2_f32.c): one sequential
+ * sum from 0 per output in row-major order of its reduced elements, or
+ * Eigen's vectorized sum of squares when every element goes to one
+ * output. No reduced element (an empty tensor) gives 0. */
+int32_t tidsp_reduce_l2_f32(const tidsp_reduce_params *p, const float *x,
+                            float *y);
+
 typedef struct tidsp_softmax_params {
   int32_t outer, axis_len, inner;
 } tidsp_softmax_params;
@@ -673,6 +681,23 @@ typedef struct tidsp_scatter_nd_params {
 
 int32_t tidsp_scatter_nd(const tidsp_scatter_nd_params *p, const void *data,
                          const int64_t *indices, const void *updates, void *y);
+
+/* GatherND (ONNX, any dtype): data viewed as [batches][dims[0]]…[dims[k−1]]
+ * [slice_bytes], indices as [batches][count][k] int64 (the first
+ * batch_dims dims of both merged into batches). y[b][t] = the slice of
+ * batch b at the tuple indices[b][t]; a negative entry counts from the end
+ * of its axis. Every index is checked before anything is written:
+ * TIDSP_ERR_PARAM for one outside [−dim, dim). */
+typedef struct tidsp_gather_nd_params {
+  int32_t k;                    /* entries per index tuple */
+  int32_t dims[TIDSP_MAX_RANK]; /* the k indexed dims of data */
+  int32_t batches;              /* product of the batch_dims dims */
+  int32_t count;                /* index tuples per batch */
+  int32_t slice_bytes;          /* bytes of one gathered slice */
+} tidsp_gather_nd_params;
+
+int32_t tidsp_gather_nd(const tidsp_gather_nd_params *p, const void *data,
+                        const int64_t *indices, void *y);
 
 /* Concatenate n_inputs tensors viewed as [outer][axis_len[i]·inner_bytes]. */
 typedef struct tidsp_concat_params {

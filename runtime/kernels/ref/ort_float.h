@@ -38,49 +38,55 @@ static inline float tidsp_ort_hsum4(const float l[4]) {
   return a + b;
 }
 
-/* Eigen's sum of n ≥ 1 contiguous floats at x (see above). */
-static inline float tidsp_ort_eigen_sum(const float *x, int64_t n) {
+/* Eigen's sum of n ≥ 1 contiguous floats at x (see above), of their
+ * squares when sq (squaredNorm: each square rounded, then summed in the
+ * same order). */
+static inline float tidsp_ort_eigen_redux(const float *x, int64_t n, int sq) {
   /* First element on a 16-byte boundary (x is at least 4-byte aligned). */
   int64_t head = (int64_t)((4u - (unsigned)(((uintptr_t)x >> 2) & 3u)) & 3u);
   int64_t body, body2, i;
   float p0[4], p1[4], res;
   int j;
+#define X(i) (sq ? x[i] * x[i] : x[i])
 
   if (head > n)
     head = n;
   body = ((n - head) / 4) * 4;
   body2 = ((n - head) / 8) * 8;
   if (body == 0) {
-    res = x[0];
+    res = X(0);
     for (i = 1; i < n; i++)
-      res += x[i];
+      res += X(i);
     return res;
   }
   for (j = 0; j < 4; j++)
-    p0[j] = x[head + j];
+    p0[j] = X(head + j);
   if (body > 4) {
     for (j = 0; j < 4; j++)
-      p1[j] = x[head + 4 + j];
+      p1[j] = X(head + 4 + j);
     for (i = head + 8; i < head + body2; i += 8) {
       for (j = 0; j < 4; j++) {
-        p0[j] += x[i + j];
-        p1[j] += x[i + 4 + j];
+        p0[j] += X(i + j);
+        p1[j] += X(i + 4 + j);
       }
     }
     for (j = 0; j < 4; j++)
       p0[j] += p1[j];
     if (body > body2) {
       for (j = 0; j < 4; j++)
-        p0[j] += x[head + body2 + j];
+        p0[j] += X(head + body2 + j);
     }
   }
   res = tidsp_ort_hsum4(p0);
   for (i = 0; i < head; i++)
-    res += x[i];
+    res += X(i);
   for (i = head + body; i < n; i++)
-    res += x[i];
+    res += X(i);
   return res;
+#undef X
 }
+
+static inline float tidsp_ort_eigen_sum(const float *x, int64_t n) { return tidsp_ort_eigen_redux(x, n, 0); }
 
 /* The channel block of ORT's NCHWc layout on AVX512F CPUs (MLAS's
  * MlasNchwcGetBlockSize: 16 floats, one zmm register). ORT's NCHWc
