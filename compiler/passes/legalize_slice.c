@@ -185,6 +185,15 @@ static cs_status lower_gather_nd(cs_graph *g, int id) {
   for (int d = b + p.k; d < x->rank; d++) slice *= x->shape[d];
   if (batches * count * slice != (int64_t)cs_value_nbytes(y) || slice > INT32_MAX || batches * count > INT32_MAX)
     return cs_lower_unsupported(n, "sizes do not fit the kernel's 32-bit fields");
+  /* constant indices (the usual case) checked here, so that one out of
+   * range is named; the kernel would only fail the run */
+  for (int64_t t = 0; idx->data && t < cs_value_numel(idx); t++) {
+    int64_t v = cs_const_get_int(idx, t), dim = p.dims[t % p.k];
+    if (v < -dim || v >= dim)
+      return cs_error(CS_ERR_INVALID, "node '%s' (GatherND): indices '%s'[%lld] = %lld (axis %d of '%s') is outside [%lld, %lld)",
+                      n->name, idx->name, (long long)t, (long long)v, b + (int)(t % p.k), x->name, (long long)-dim,
+                      (long long)dim);
+  }
   p.batches = (int32_t)batches;
   p.count = (int32_t)count;
   p.slice_bytes = (int32_t)slice;
