@@ -35,10 +35,10 @@ CSTATIC = os.environ.get("CSTATIC_BIN", os.path.join(ROOT, "build", "bin", "csta
 KERNEL_OPS = frozenset("""
     Add And AveragePool BatchNormalization Cast Clip Concat Constant Conv
     ConvTranspose Cos
-    DequantizeLinear Div Dropout Equal Erf Exp Expand Flatten Gather Gelu Gemm
+    DequantizeLinear Div Dropout Equal Erf Exp Expand Flatten Gather GatherND Gelu Gemm
     GlobalAveragePool Greater GreaterOrEqual HardSigmoid HardSwish Identity
     LayerNormalization LeakyRelu Less LessOrEqual MatMul Max MaxPool Min Mul
-    Neg Not Or Pad Pow PRelu QuantizeLinear Reciprocal ReduceMean Relu Reshape
+    Neg Not Or Pad Pow PRelu QuantizeLinear Reciprocal ReduceL2 ReduceMean Relu Reshape
     Resize ScatterND Sigmoid Sin Slice Softmax Split Sqrt Squeeze Sub Tanh Tile
     Transpose Unsqueeze Upsample Where Xor""".split())
 # ... and ops evaluated at compile time only (no runtime kernel yet).
@@ -48,7 +48,7 @@ CONST_OPS = frozenset("""
 # op → input indices a static compiler needs as constants.
 PARAMS = {
     "Reshape": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "Clip": (1, 2),
-    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceMean": (1,),
+    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceMean": (1,), "ReduceL2": (1,),
     "Expand": (1,), "Dropout": (1, 2), "QuantizeLinear": (1, 2),
     "DequantizeLinear": (1, 2), "Tile": (1,), "ConstantOfShape": (0,),
     "Range": (0, 1, 2), "Upsample": (1,), "Resize": (1, 2, 3),
