@@ -15,7 +15,7 @@ from cstatic_cli import cstatic
 RNG = np.random.default_rng(9)
 
 
-def model(path, data_shape, indices, batch_dims, mode, dtype=TensorProto.FLOAT):
+def model(path, data_shape, indices, batch_dims, mode, dtype=TensorProto.FLOAT, opset=13):
     """mode: 'const_idx' (x is data), 'runtime_idx' (x is indices, data a
     constant), 'folded' (both constant; x is added to the result)."""
     np_t = onnx.helper.tensor_dtype_to_np_dtype(dtype)
@@ -23,24 +23,25 @@ def model(path, data_shape, indices, batch_dims, mode, dtype=TensorProto.FLOAT):
     idx = np.asarray(indices, np.int64)
     ref = ort_gather_nd(data, idx, batch_dims)
     inits, inputs, feeds = [], [], {}
+    bd = {"batch_dims": batch_dims} if batch_dims else {}  # GatherND-11 has no such attribute
     if mode == "const_idx":
         inits.append(numpy_helper.from_array(idx, "idx"))
         inputs.append(helper.make_tensor_value_info("data", dtype, list(data_shape)))
         feeds["data"] = data
-        nodes = [helper.make_node("GatherND", ["data", "idx"], ["y"], name="gnd", batch_dims=batch_dims)]
+        nodes = [helper.make_node("GatherND", ["data", "idx"], ["y"], name="gnd", **bd)]
     elif mode == "runtime_idx":
         inits.append(numpy_helper.from_array(data, "data"))
         inputs.append(helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx.shape)))
         feeds["idx"] = idx
-        nodes = [helper.make_node("GatherND", ["data", "idx"], ["y"], name="gnd", batch_dims=batch_dims)]
+        nodes = [helper.make_node("GatherND", ["data", "idx"], ["y"], name="gnd", **bd)]
     else:
         inits += [numpy_helper.from_array(data, "data"), numpy_helper.from_array(idx, "idx")]
         inputs.append(helper.make_tensor_value_info("x", dtype, list(ref.shape)))
         feeds["x"] = np.ones(ref.shape, np_t)
-        nodes = [helper.make_node("GatherND", ["data", "idx"], ["t"], name="gnd", batch_dims=batch_dims),
+        nodes = [helper.make_node("GatherND", ["data", "idx"], ["t"], name="gnd", **bd),
                  helper.make_node("Add", ["t", "x"], ["y"])]
     g = helper.make_graph(nodes, "gnd", inputs, [helper.make_tensor_value_info("y", dtype, None)], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     onnx.save(m, path)
     return feeds
@@ -78,6 +79,20 @@ def test_gather_nd_matches_ort(tmp_path, data_shape, indices, batch_dims, mode):
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
     lib = "".join(p.read_text() for p in (tmp_path / "out").rglob("lib0*.c"))
     assert ("tidsp_gather_nd" in lib) == (mode != "folded")
+
+
+@pytest.mark.parametrize("opset", [11, 12])
+def test_gather_nd_older_opsets(tmp_path, opset):
+    """GatherND-11 (no batch_dims) and -12 read as -13."""
+    path = tmp_path / "g.onnx"
+    b = 0 if opset == 11 else 1
+    feeds = model(path, (2, 3, 4), [[[1, -1], [0, 2]], [[2, 3], [-3, 0]]] if b else [[1, -1], [0, 2]], b,
+                  "const_idx", opset=opset)
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.save(tmp_path / "x.npy", feeds["data"])
+    cstatic("compile", path, "-o", tmp_path / "out", "-q")
+    cstatic("run", tmp_path / "out", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    assert np.load(tmp_path / "y.npy").tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [TensorProto.INT8, TensorProto.INT64, TensorProto.UINT8])

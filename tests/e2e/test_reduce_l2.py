@@ -4,7 +4,7 @@ Eigen's vectorized norm when every element goes to one output
 (runtime/kernels/ref/reduce_l2_f32.c). swin_v2's cosine attention takes
 the norm of q and k along their last axis ([1, heads, 49, 32]); the other
 cases cover every path and both forms of axes (attribute before opset 18,
-input from 18)."""
+input from 18; ReduceL2-1, -11, -13 and -18)."""
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -46,7 +46,7 @@ CASES = [  # (shape, axes, keepdims)
 ]
 
 
-@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("opset", [1, 11, 13, 18])
 @pytest.mark.parametrize("shape,axes,keepdims", CASES)
 def test_reduce_l2_matches_ort(tmp_path, shape, axes, keepdims, opset):
     path = tmp_path / "l2.onnx"
