@@ -159,6 +159,9 @@ cs_status cs_onnx_infer_scatter_nd(cs_onnx_infer *c, cs_node *n) {
 cs_status cs_onnx_infer_gather_nd(cs_onnx_infer *c, cs_node *n) {
   const cs_value *x = cs_onnx_in(c, n, 0), *idx = cs_onnx_in(c, n, 1);
   int64_t b = cs_node_attr_int(n, "batch_dims", 0);
+  if (c->opset < 12 && cs_node_attr(n, "batch_dims"))
+    return cs_onnx_node_err(c, n, CS_ERR_INVALID,
+                            "batch_dims is an attribute since opset 12 (model opset %d)", c->opset);
   if (idx->dtype != CS_DTYPE_I64 || idx->rank < 1)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID,
                             "indices '%s' must be int64 of rank >= 1, not %s%s",

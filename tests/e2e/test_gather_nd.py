@@ -131,3 +131,10 @@ def test_bad_indices_shape_is_named(tmp_path):
     model(path, (2, 3), [[0, 1, 2]], 0, "const_idx")
     p = cstatic("compile", path, "-o", tmp_path / "out", ok=False)
     assert p.returncode != 0 and "gnd" in p.stderr and "idx" in p.stderr, p.stderr
+
+
+def test_batch_dims_before_opset_12_is_refused(tmp_path):
+    path = tmp_path / "g.onnx"
+    model(path, (2, 3, 4), [[1], [0]], 1, "const_idx", opset=11)
+    p = cstatic("compile", path, "-o", tmp_path / "out", ok=False)
+    assert p.returncode != 0 and "gnd" in p.stderr and "batch_dims" in p.stderr and "12" in p.stderr, p.stderr
