@@ -2,8 +2,8 @@
  * test_kernel_fast_eltwise.c — every row of tidsp_kernel_variants that this
  * CPU can run, for the dispatched non-convolution kernels (add_i8, mul_i8,
  * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
- * transpose, slice), against the __ref functions: the same status and the
- * same bytes, with guard bytes around every output.
+ * transpose, slice, layer_norm_f32, layer_norm_i8), against the __ref
+ * functions: the same status and the same bytes, with guard bytes around every output.
  *
  * Generated cases put vector lengths at, below and above the host kernels'
  * widths (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1001), every
@@ -811,7 +811,7 @@ static void test_maxpool(void) {
   const int32_t n_sizes = (int32_t)(sizeof sizes / sizeof sizes[0]);
   int32_t si, rep;
   for (si = 0; si < n_sizes; si++) {
-    for (rep = 0; rep < 8; rep++) {
+    for (rep = 0; rep < 24; rep++) {
       tidsp_pool2d_params p;
       int ceil_mode = rnd() % 2;
       memset(&p, 0, sizeof(p));
@@ -1066,6 +1066,140 @@ static void test_movement(void) {
   }
 }
 
+/* ------------------------------------------------------------------------
+ * LayerNormalization, float and int8: every row against the reference,
+ * rows around the 8-lane blocks and the reference's 4-element and Welford
+ * tails (norm 1 .. 20, 23, 31 .. 33, 64, 65, 100, 768, 1001), with and
+ * without a bias, in place, int8 zero points and scales at the extremes
+ * (outputs that saturate both ways), float rows with large offsets (the
+ * double sums and the variance's rounding matter), ±inf and NaN. */
+static void check_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
+                                 const float *s, const float *b) {
+  const size_t n = (size_t)(p->outer > 0 ? p->outer : 0) * (size_t)p->norm;
+  const size_t nb = sizeof(float) * (n ? n : 1);
+  float *y_ref = guarded(nb), *y = guarded(nb), *z = malloc(nb);
+  int32_t v, st_ref = tidsp_layer_norm_f32__ref(p, x, s, b, y_ref);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    int32_t st;
+    if (!row_runs(v))
+      continue;
+    memset(y, GUARD_BYTE, nb);
+    st = kv->layer_norm_f32(p, x, s, b, y);
+    CHECK_MSG(st == st_ref && memcmp(y, y_ref, n * sizeof(float)) == 0 && guards_ok(y, nb),
+              "layer_norm_f32 row %s: outer %d norm %d bias %d", kv->name, p->outer, p->norm,
+              b != NULL);
+    if (st_ref == TIDSP_OK && n) {
+      memcpy(z, x, n * sizeof(float));
+      CHECK(kv->layer_norm_f32(p, z, s, b, z) == TIDSP_OK);
+      CHECK_MSG(memcmp(z, y_ref, n * sizeof(float)) == 0, "layer_norm_f32 in place row %s",
+                kv->name);
+    }
+  }
+  guarded_free(y_ref);
+  guarded_free(y);
+  free(z);
+}
+
+static void check_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                                const float *s, const float *b) {
+  const size_t n = (size_t)(p->ln.outer > 0 ? p->ln.outer : 0) * (size_t)p->ln.norm;
+  int8_t *y_ref = guarded(n ? n : 1), *y = guarded(n ? n : 1), *z = malloc(n ? n : 1);
+  int32_t v, st_ref = tidsp_layer_norm_i8__ref(p, x, s, b, y_ref);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    int32_t st;
+    if (!row_runs(v))
+      continue;
+    memset(y, GUARD_BYTE, n ? n : 1);
+    st = kv->layer_norm_i8(p, x, s, b, y);
+    CHECK_MSG(st == st_ref && memcmp(y, y_ref, n) == 0 && guards_ok(y, n ? n : 1),
+              "layer_norm_i8 row %s: outer %d norm %d x_zp %d y_zp %d bias %d", kv->name,
+              p->ln.outer, p->ln.norm, p->x_zp, p->y_zp, b != NULL);
+    if (st_ref == TIDSP_OK && n) {
+      memcpy(z, x, n);
+      CHECK(kv->layer_norm_i8(p, z, s, b, z) == TIDSP_OK);
+      CHECK_MSG(memcmp(z, y_ref, n) == 0, "layer_norm_i8 in place row %s", kv->name);
+    }
+  }
+  guarded_free(y_ref);
+  guarded_free(y);
+  free(z);
+}
+
+static void test_layer_norm(void) {
+  static const int32_t norms[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,
+                                  15, 16, 17, 18, 19, 20, 23, 31, 32, 33, 64, 65, 100, 768, 1001};
+  const int32_t nn = (int32_t)(sizeof norms / sizeof norms[0]);
+  int32_t k, rep, i;
+  for (k = 0; k < nn; k++) {
+    for (rep = 0; rep < 24; rep++) {
+      const int32_t norm = norms[k], outer = rnd_range(1, 4);
+      const size_t n = (size_t)outer * (size_t)norm;
+      float *xf = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * (size_t)norm);
+      float *b = malloc(sizeof(float) * (size_t)norm);
+      int8_t *x = malloc(n);
+      tidsp_layer_norm_params pf = {outer, norm, rep % 3 ? 1e-5f : 0.5f};
+      tidsp_layer_norm_i8_params pq;
+      const float off = rep % 4 == 3 ? 3000.0f : 3.0f;
+      for (i = 0; i < (int32_t)n; i++)
+        xf[i] = (rnd_unit() - 0.5f) * (rep % 2 ? 8.0f : 0.01f) + off;
+      if (rep >= 8) /* magnitudes 2^-40 .. 2^40: the double sums round */
+        for (i = 0; i < (int32_t)n; i++)
+          xf[i] = ldexpf(rnd_unit() - 0.5f, rnd_range(-40, 40));
+      if (rep >= 16) /* large values that cancel, and small ones: the
+                        order of the double additions shows */
+        for (i = 0; i < (int32_t)n; i++)
+          xf[i] = i % 3 ? ldexpf(rnd_unit() - 0.5f, -10) : (i % 2 ? 1.0f : -1.0f) * 1099511627776.0f;
+      if (rep == 6 && n > 2) {
+        xf[0] = INFINITY;
+        xf[n - 1] = -INFINITY;
+      }
+      if (rep == 7 && n > 1)
+        xf[n / 2] = NAN;
+      for (i = 0; i < norm; i++) {
+        s[i] = (rnd_unit() - 0.3f) * 2.0f;
+        b[i] = rnd_unit() - 0.5f;
+      }
+      check_layer_norm_f32(&pf, xf, s, rep & 1 ? b : NULL);
+      memset(&pq, 0, sizeof pq);
+      pq.ln = pf;
+      pq.x_zp = pick_zp();
+      pq.y_zp = pick_zp();
+      pq.x_scale = rep % 3 == 0 ? 1e-3f : 0.01f + rnd_unit() * 0.1f;
+      /* small output scales saturate, large ones put values on few levels */
+      pq.y_scale = rep % 4 == 0 ? 0.002f : (rep % 4 == 1 ? 0.5f : 0.005f + rnd_unit() * 0.05f);
+      fill_i8(x, n);
+      if (rep == 5)
+        for (i = 0; i < (int32_t)n; i++)
+          x[i] = (int8_t)(i % 2 ? 127 : -128);
+      check_layer_norm_i8(&pq, x, s, rep & 1 ? b : NULL);
+      free(xf);
+      free(s);
+      free(b);
+      free(x);
+    }
+  }
+  /* invalid arguments: the reference's status */
+  {
+    tidsp_layer_norm_i8_params pq;
+    float v1 = 1.0f;
+    int8_t q = 0;
+    tidsp_layer_norm_params pf = {1, 0, 1e-5f};
+    check_layer_norm_f32(&pf, &v1, &v1, NULL);
+    memset(&pq, 0, sizeof pq);
+    pq.ln.outer = 1;
+    pq.ln.norm = 1;
+    check_layer_norm_i8(&pq, &q, &v1, NULL); /* y_scale 0 */
+    pq.y_scale = 1.0f;
+    pq.x_zp = 500;
+    check_layer_norm_i8(&pq, &q, &v1, NULL);
+    pq.x_zp = 0;
+    pq.ln.outer = -1;
+    check_layer_norm_i8(&pq, &q, &v1, NULL);
+  }
+}
+
 int main(void) {
   int32_t v;
   for (v = 0; v < tidsp_kernel_variant_count; v++)
@@ -1078,5 +1212,6 @@ int main(void) {
   test_maxpool();
   test_gap();
   test_movement();
+  test_layer_norm();
   UNIT_MAIN_END();
 }
