@@ -2,7 +2,7 @@
  * test_kernel_fast_eltwise.c — every row of tidsp_kernel_variants that this
  * CPU can run, for the dispatched non-convolution kernels (add_i8, mul_i8,
  * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
- * transpose, slice, layer_norm_f32, layer_norm_i8), against the __ref
+ * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8), against the __ref
  * functions: the same status and the same bytes, with guard bytes around every output.
  *
  * Generated cases put vector lengths at, below and above the host kernels'
@@ -1200,6 +1200,103 @@ static void test_layer_norm(void) {
   }
 }
 
+/* ------------------------------------------------------------------------
+ * int8 Softmax: every row against the reference. Rows along the last axis
+ * (inner = 1, the fast path) of lengths around the 16- and 64-lane blocks
+ * and the 4-row groups, plus inner > 1 (the reference path); tables of
+ * real exp values and of huge ones whose sums overflow to inf (NaN
+ * outputs), y_recip from 0 to beyond the int8 range, zero points at the
+ * extremes, in place. */
+static void check_softmax_i8(const tidsp_softmax_i8_params *p, const float *table,
+                             const int8_t *x) {
+  const size_t n = p->outer > 0 && p->axis_len > 0 && p->inner > 0
+                       ? (size_t)p->outer * (size_t)p->axis_len * (size_t)p->inner
+                       : 0;
+  int8_t *y_ref = guarded(n ? n : 1), *y = guarded(n ? n : 1), *z = malloc(n ? n : 1);
+  int32_t v, st_ref = tidsp_softmax_i8__ref(p, table, x, y_ref);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    int32_t st;
+    if (!row_runs(v))
+      continue;
+    memset(y, GUARD_BYTE, n ? n : 1);
+    st = kv->softmax_i8(p, table, x, y);
+    CHECK_MSG(st == st_ref && memcmp(y, y_ref, n) == 0 && guards_ok(y, n ? n : 1),
+              "softmax_i8 row %s: outer %d len %d inner %d recip %g zp %d", kv->name, p->outer,
+              p->axis_len, p->inner, (double)p->y_recip, p->y_zp);
+    if (st_ref == TIDSP_OK && n) {
+      memcpy(z, x, n);
+      CHECK(kv->softmax_i8(p, table, z, z) == TIDSP_OK);
+      CHECK_MSG(memcmp(z, y_ref, n) == 0, "softmax_i8 in place row %s", kv->name);
+    }
+  }
+  guarded_free(y_ref);
+  guarded_free(y);
+  free(z);
+}
+
+static void test_softmax_i8(void) {
+  static const int32_t lens[] = {1, 2, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 197, 300};
+  const int32_t nl = (int32_t)(sizeof lens / sizeof lens[0]);
+  float table[256];
+  int32_t k, rep, i;
+  for (k = 0; k < nl; k++) {
+    for (rep = 0; rep < 12; rep++) {
+      tidsp_softmax_i8_params p;
+      const float xs = rep % 3 == 0 ? 0.02f : (rep % 3 == 1 ? 0.1f : 0.5f);
+      size_t n;
+      int8_t *x;
+      p.outer = rnd_range(1, 9);
+      p.axis_len = lens[k];
+      p.inner = rep % 6 == 5 ? rnd_range(2, 5) : 1;
+      p.y_recip = rep % 4 == 0 ? 256.0f : (rep % 4 == 1 ? 255.0f : (rep % 4 == 2 ? 0.0f : 1000.0f));
+      p.y_zp = rep % 2 ? -128 : rnd_range(-128, 127);
+      for (i = 0; i < 256; i++)
+        table[i] = rep == 7 ? ldexpf(1.0f, 100 + i / 2) /* sums overflow */
+                            : expf((float)(i - 255 + (rep % 2 ? 0 : 8)) * xs);
+      n = (size_t)p.outer * (size_t)p.axis_len * (size_t)p.inner;
+      x = malloc(n);
+      fill_i8(x, n);
+      if (rep == 4) /* narrow range: many equal entries */
+        for (i = 0; i < (int32_t)n; i++)
+          x[i] = (int8_t)(x[i] % 3);
+      check_softmax_i8(&p, table, x);
+      free(x);
+    }
+  }
+  /* the sum's order shows: the row maximum first with entry 2^24, then
+   * entries 1 that it absorbs (2^24 + 1 rounds to 2^24), so in element
+   * order s = 2^24 and a small output rounds (2^23 + 64)/2^24 up to 1; in
+   * any other order s > 2^24 + 128 and it rounds to 0 */
+  {
+    tidsp_softmax_i8_params p = {5, 300, 1, 8388672.0f, -128};
+    int8_t x[5 * 300];
+    for (i = 0; i < 256; i++)
+      table[i] = i == 255 ? 16777216.0f : 1.0f;
+    for (i = 0; i < 5 * 300; i++)
+      x[i] = (int8_t)(i % 300 == 0 ? 100 : rnd_range(-128, 99));
+    check_softmax_i8(&p, table, x);
+  }
+  /* invalid arguments: the reference's status */
+  {
+    tidsp_softmax_i8_params p = {1, 0, 1, 255.0f, -128};
+    int8_t q = 0;
+    check_softmax_i8(&p, table, &q);
+    p.axis_len = 1;
+    p.y_zp = 300;
+    check_softmax_i8(&p, table, &q);
+    p.y_zp = 0;
+    p.y_recip = -1.0f;
+    check_softmax_i8(&p, table, &q);
+    p.y_recip = NAN;
+    check_softmax_i8(&p, table, &q);
+    p.y_recip = 1.0f;
+    check_softmax_i8(&p, NULL, &q);
+    p.outer = -1;
+    check_softmax_i8(&p, table, &q);
+  }
+}
+
 int main(void) {
   int32_t v;
   for (v = 0; v < tidsp_kernel_variant_count; v++)
@@ -1213,5 +1310,6 @@ int main(void) {
   test_gap();
   test_movement();
   test_layer_norm();
+  test_softmax_i8();
   UNIT_MAIN_END();
 }

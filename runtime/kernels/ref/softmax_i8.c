@@ -9,9 +9,10 @@
 #include <math.h>
 
 #include "ref_internal.h"
+#include "../kernel_variants.h"
 
-int32_t tidsp_softmax_i8(const tidsp_softmax_i8_params *p, const float *table,
-                         const int8_t *x, int8_t *y) {
+int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
+                              const int8_t *x, int8_t *y) {
   int32_t o, i, k;
   if (!p || !table || !x || !y)
     return TIDSP_ERR_NULL;
