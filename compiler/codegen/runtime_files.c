@@ -39,8 +39,8 @@ static const rt_file files[] = {
      .defines = "tidsp_add_i8 tidsp_batch_matmul_i8 tidsp_conv2d_i8 tidsp_dequantize tidsp_global_avgpool_i8 "
                 "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
                 "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_i8 "
-                "tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_quantize tidsp_slice tidsp_softmax_i8 "
-                "tidsp_transpose",
+                "tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_quantize tidsp_slice tidsp_softmax_f32 "
+                "tidsp_softmax_i8 tidsp_transpose",
      .needs = "kernels/host/conv2d_i8__host_amx.c kernels/host/conv2d_i8__host_avx2.c "
               "kernels/host/conv2d_i8__host_avx512vnni.c kernels/host/dwconv2d_i8__host_avx2.c "
               "kernels/host/dwconv2d_i8__host_avx512vnni.c kernels/host/eltwise_i8__host_avx2.c "
@@ -48,12 +48,13 @@ static const rt_file files[] = {
               "kernels/host/matmul_i8__host_amx.c kernels/host/matmul_i8__host_avx2.c "
               "kernels/host/matmul_i8__host_avx512vnni.c kernels/host/movement__host.c "
               "kernels/host/pool__host_avx2.c kernels/host/pool__host_avx512.c kernels/host/qdq__host_avx2.c "
-              "kernels/host/qdq__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
-              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/batch_matmul_i8.c "
-              "kernels/ref/conv2d_i8.c kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/matmul_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/quantize.c "
-              "kernels/ref/slice.c kernels/ref/softmax_i8.c kernels/ref/transpose.c"},
+              "kernels/host/qdq__host_avx512.c kernels/host/softmax_f32__host_avx512.c "
+              "kernels/host/softmax_i8__host_avx512.c kernels/kernel_variants.h kernels/ref/add_i8.c "
+              "kernels/ref/batch_matmul_i8.c kernels/ref/conv2d_i8.c kernels/ref/dequantize.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c "
+              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
+              "kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c "
+              "kernels/ref/transpose.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h"},
@@ -130,6 +131,9 @@ static const rt_file files[] = {
     {.path = "kernels/host/rq_internal.h",
      .defines = "",
      .needs = "kernels/host/host_internal.h"},
+    {.path = "kernels/host/softmax_f32__host_avx512.c",
+     .defines = "tidsp_softmax_f32__host_avx512",
+     .needs = "kernels/kernel_variants.h kernels/ref/softmax_f32.c"},
     {.path = "kernels/host/softmax_i8__host_avx512.c",
      .defines = "tidsp_softmax_i8__host_avx512",
      .needs = "kernels/kernel_variants.h kernels/ref/softmax_i8.c"},
@@ -337,8 +341,8 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/ref/softmax_f32.c",
-     .defines = "tidsp_softmax_f32",
-     .needs = "kernels/ref/ort_float.h"},
+     .defines = "tidsp_softmax_f32__ref",
+     .needs = "kernels/kernel_variants.h kernels/ref/ort_float.h"},
     {.path = "kernels/ref/softmax_i8.c",
      .defines = "tidsp_softmax_i8__ref",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},

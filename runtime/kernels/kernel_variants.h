@@ -40,9 +40,12 @@ typedef int32_t (*tidsp_layer_norm_i8_fn)(const tidsp_layer_norm_i8_params *p, c
                                           const float *scale, const float *bias, int8_t *y);
 typedef int32_t (*tidsp_softmax_i8_fn)(const tidsp_softmax_i8_params *p, const float *table,
                                        const int8_t *x, int8_t *y);
+typedef int32_t (*tidsp_softmax_f32_fn)(const tidsp_softmax_params *p, const float *x, float *y);
+int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
                               const int8_t *x, int8_t *y);
 #if TIDSP_HAVE_HOST_X86
+int32_t tidsp_softmax_f32__host_avx512(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__host_avx512(const tidsp_softmax_i8_params *p, const float *table,
                                       const int8_t *x, int8_t *y);
 int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const float *x,
@@ -214,6 +217,7 @@ typedef struct tidsp_kernel_variant {
   tidsp_layer_norm_f32_fn layer_norm_f32;
   tidsp_layer_norm_i8_fn layer_norm_i8;
   tidsp_softmax_i8_fn softmax_i8;
+  tidsp_softmax_f32_fn softmax_f32;
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input

@@ -2,8 +2,9 @@
  * test_kernel_fast_eltwise.c — every row of tidsp_kernel_variants that this
  * CPU can run, for the dispatched non-convolution kernels (add_i8, mul_i8,
  * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
- * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8), against the __ref
- * functions: the same status and the same bytes, with guard bytes around every output.
+ * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8, softmax_f32),
+ * against the __ref functions: the same status and the same bytes, with
+ * guard bytes around every output.
  *
  * Generated cases put vector lengths at, below and above the host kernels'
  * widths (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1001), every
@@ -1297,6 +1298,88 @@ static void test_softmax_i8(void) {
   }
 }
 
+/* ------------------------------------------------------------------------
+ * float Softmax: every row against the reference, rows along the last
+ * axis (the fast path) of lengths around the 16-lane blocks, inner > 1
+ * (the reference), inputs spread wide (exp underflows below the clamp),
+ * ±0, ±inf and NaN at several places, in place. */
+static void check_softmax_f32(const tidsp_softmax_params *p, const float *x) {
+  const size_t n = p->outer > 0 && p->axis_len > 0 && p->inner > 0
+                       ? (size_t)p->outer * (size_t)p->axis_len * (size_t)p->inner
+                       : 0;
+  const size_t nb = sizeof(float) * (n ? n : 1);
+  float *y_ref = guarded(nb), *y = guarded(nb), *z = malloc(nb);
+  int32_t v, st_ref = tidsp_softmax_f32__ref(p, x, y_ref);
+  for (v = 0; v < tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+    int32_t st;
+    if (!row_runs(v))
+      continue;
+    memset(y, GUARD_BYTE, nb);
+    st = kv->softmax_f32(p, x, y);
+    CHECK_MSG(st == st_ref && memcmp(y, y_ref, n * sizeof(float)) == 0 && guards_ok(y, nb),
+              "softmax_f32 row %s: outer %d len %d inner %d", kv->name, p->outer, p->axis_len,
+              p->inner);
+    if (st_ref == TIDSP_OK && n) {
+      memcpy(z, x, n * sizeof(float));
+      CHECK(kv->softmax_f32(p, z, z) == TIDSP_OK);
+      CHECK_MSG(memcmp(z, y_ref, n * sizeof(float)) == 0, "softmax_f32 in place row %s",
+                kv->name);
+    }
+  }
+  guarded_free(y_ref);
+  guarded_free(y);
+  free(z);
+}
+
+static void test_softmax_f32(void) {
+  static const int32_t lens[] = {1, 2, 3, 15, 16, 17, 31, 33, 47, 48, 49, 64, 65, 197, 300};
+  const int32_t nl = (int32_t)(sizeof lens / sizeof lens[0]);
+  int32_t k, rep, i;
+  for (k = 0; k < nl; k++) {
+    for (rep = 0; rep < 12; rep++) {
+      tidsp_softmax_params p;
+      size_t n;
+      float *x;
+      p.outer = rnd_range(1, 6);
+      p.axis_len = lens[k];
+      p.inner = rep % 6 == 5 ? rnd_range(2, 4) : 1;
+      n = (size_t)p.outer * (size_t)p.axis_len * (size_t)p.inner;
+      x = malloc(sizeof(float) * n);
+      for (i = 0; i < (int32_t)n; i++)
+        x[i] = (rnd_unit() - 0.5f) * (rep % 3 == 0 ? 4.0f : (rep % 3 == 1 ? 40.0f : 400.0f));
+      if (rep == 6)
+        for (i = 0; i < (int32_t)n; i++)
+          x[i] = i % 2 ? 0.0f : -0.0f;
+      if (rep == 7 && n > 2) {
+        x[n / 2] = INFINITY;
+        x[0] = -INFINITY;
+      }
+      if (rep == 8)
+        x[n - 1] = NAN;
+      if (rep == 9)
+        x[0] = NAN;
+      if (rep == 10 && n > 2) {
+        x[n / 3] = NAN;
+        x[n / 2] = 1e30f;
+      }
+      check_softmax_f32(&p, x);
+      free(x);
+    }
+  }
+  {
+    tidsp_softmax_params p = {1, 0, 1};
+    float q = 0.0f;
+    check_softmax_f32(&p, &q);
+    p.axis_len = 1;
+    p.outer = -1;
+    check_softmax_f32(&p, &q);
+    p.outer = 1;
+    p.inner = 0;
+    check_softmax_f32(&p, &q);
+  }
+}
+
 int main(void) {
   int32_t v;
   for (v = 0; v < tidsp_kernel_variant_count; v++)
@@ -1311,5 +1394,6 @@ int main(void) {
   test_movement();
   test_layer_norm();
   test_softmax_i8();
+  test_softmax_f32();
   UNIT_MAIN_END();
 }

@@ -14,6 +14,7 @@
  * first, so every axis gets the same per-row arithmetic here.
  */
 #include "ort_float.h"
+#include "../kernel_variants.h"
 
 #define SOFTMAX_LANES 16
 
@@ -45,8 +46,8 @@ static void softmax_row(const float *x, float *y, int32_t n, size_t stride) {
     y[(size_t)k * stride] *= scale;
 }
 
-int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x,
-                          float *y) {
+int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x,
+                               float *y) {
   int32_t o, i;
   if (!p || !x || !y)
     return TIDSP_ERR_NULL;
