@@ -1135,7 +1135,7 @@ static void test_layer_norm(void) {
   int32_t k, rep, i;
   for (k = 0; k < nn; k++) {
     for (rep = 0; rep < 24; rep++) {
-      const int32_t norm = norms[k], outer = rnd_range(1, 4);
+      const int32_t norm = norms[k], outer = rnd_range(1, 9);
       const size_t n = (size_t)outer * (size_t)norm;
       float *xf = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * (size_t)norm);
       float *b = malloc(sizeof(float) * (size_t)norm);

@@ -19,8 +19,9 @@
  *
  * The int8 loads are (float)(x − x_zp)·x_scale like the reference's. Rows
  * shorter than LN_MLAS_MIN take the reference's Welford path (scalar, the
- * same code). In place (y = x) works: each 8-element block is read before
- * it is written, and the statistics are done before any store.
+ * same code). int8 rows go four at a time, their chains side by side. In place
+ * (y = x) works: the statistics of the four rows are done before any
+ * store, and each 8-element block is read before it is written.
  */
 #include "../kernel_variants.h"
 
@@ -67,75 +68,119 @@ LN_INLINE void store8(void *row, int32_t i, __m256 v, int is_i8, const q8 *q) {
   _mm256_storeu_ps((float *)row + i, v);
 }
 
-/* row_mlas of layer_norm_rows.h, vectorized (see the file comment). */
-LN_INLINE void row_mlas8(const void *x, const q8 *lq, const float *scale, const float *bias,
-                         void *y, const q8 *sq, int32_t n, float epsilon, int is_i8) {
+/* row_mlas of layer_norm_rows.h, vectorized (see the file comment), for R
+ * rows at once: each row's chains keep their own order, and the R rows'
+ * chains are independent, so they overlap instead of waiting on one
+ * another's add latency. */
+LN_INLINE void rows_mlas8(const void *const *x, const q8 *lq, const float *scale,
+                          const float *bias, void *const *y, const q8 *sq, int32_t n,
+                          float epsilon, int is_i8, const int R) {
   const ln_load ld = is_i8 ? load_i8 : load_f32;
   const ln_store sto = is_i8 ? store_i8 : store_f32;
-  __m256d l = _mm256_setzero_pd();
-  __m256 v = _mm256_setzero_ps(), vm, vinv;
-  double ls[4], dsum;
-  float vs[8], mean, var, inv;
-  int32_t i = 0, j;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 e = load8(x, i, is_i8, lq);
-    l = _mm256_add_pd(l, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-    l = _mm256_add_pd(l, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+  __m256d l[4];
+  __m256 v[4], vm[4], vinv[4];
+  float mean[4], inv[4];
+  int32_t i, j, r, i8;
+  for (r = 0; r < R; r++) {
+    l[r] = _mm256_setzero_pd();
+    v[r] = _mm256_setzero_ps();
   }
-  _mm256_storeu_pd(ls, l);
-  for (; i + 4 <= n; i += 4)
-    for (j = 0; j < 4; j++)
-      ls[j] += (double)ld(x, i + j, lq);
-  dsum = (ls[0] + ls[2]) + (ls[1] + ls[3]);
-  for (; i < n; i++)
-    dsum += (double)ld(x, i, lq);
-  mean = (float)(dsum / (double)n);
-  vm = _mm256_set1_ps(mean);
   for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 d = _mm256_sub_ps(load8(x, i, is_i8, lq), vm);
-    v = _mm256_fmadd_ps(d, d, v);
-  }
-  _mm256_storeu_ps(vs, v);
-  var = ((vs[0] + vs[4]) + (vs[2] + vs[6])) + ((vs[1] + vs[5]) + (vs[3] + vs[7]));
-  if (n - i >= 4) {
-    for (j = 0; j < 4; j++, i++) {
-      const float d = ld(x, i, lq) - mean;
-      const float s2 = d * d;
-      var = var + s2;
+    for (r = 0; r < R; r++) {
+      const __m256 e = load8(x[r], i, is_i8, lq);
+      l[r] = _mm256_add_pd(l[r], _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+      l[r] = _mm256_add_pd(l[r], _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
     }
   }
-  for (; i < n; i++) {
-    const float d = ld(x, i, lq) - mean;
-    var = fmaf(d, d, var);
+  i8 = i;
+  for (r = 0; r < R; r++) {
+    double ls[4], dsum;
+    _mm256_storeu_pd(ls, l[r]);
+    i = i8;
+    for (; i + 4 <= n; i += 4)
+      for (j = 0; j < 4; j++)
+        ls[j] += (double)ld(x[r], i + j, lq);
+    dsum = (ls[0] + ls[2]) + (ls[1] + ls[3]);
+    for (; i < n; i++)
+      dsum += (double)ld(x[r], i, lq);
+    mean[r] = (float)(dsum / (double)n);
+    vm[r] = _mm256_set1_ps(mean[r]);
   }
-  inv = 1.0f / sqrtf(var / (float)n + epsilon);
-  vinv = _mm256_set1_ps(inv);
   for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 c = _mm256_mul_ps(_mm256_sub_ps(load8(x, i, is_i8, lq), vm), vinv);
+    for (r = 0; r < R; r++) {
+      const __m256 d = _mm256_sub_ps(load8(x[r], i, is_i8, lq), vm[r]);
+      v[r] = _mm256_fmadd_ps(d, d, v[r]);
+    }
+  }
+  for (r = 0; r < R; r++) {
+    float vs[8], var;
+    _mm256_storeu_ps(vs, v[r]);
+    var = ((vs[0] + vs[4]) + (vs[2] + vs[6])) + ((vs[1] + vs[5]) + (vs[3] + vs[7]));
+    i = i8;
+    if (n - i >= 4) {
+      for (j = 0; j < 4; j++, i++) {
+        const float d = ld(x[r], i, lq) - mean[r];
+        const float s2 = d * d;
+        var = var + s2;
+      }
+    }
+    for (; i < n; i++) {
+      const float d = ld(x[r], i, lq) - mean[r];
+      var = fmaf(d, d, var);
+    }
+    inv[r] = 1.0f / sqrtf(var / (float)n + epsilon);
+    vinv[r] = _mm256_set1_ps(inv[r]);
+  }
+  /* each row's outputs after all rows' statistics: in place, row r is
+   * read whole before it is written */
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 sc = _mm256_loadu_ps(scale + i);
     const __m256 b = bias ? _mm256_loadu_ps(bias + i) : _mm256_setzero_ps();
-    store8(y, i, _mm256_fmadd_ps(c, _mm256_loadu_ps(scale + i), b), is_i8, sq);
+    for (r = 0; r < R; r++) {
+      const __m256 c = _mm256_mul_ps(_mm256_sub_ps(load8(x[r], i, is_i8, lq), vm[r]), vinv[r]);
+      store8(y[r], i, _mm256_fmadd_ps(c, sc, b), is_i8, sq);
+    }
   }
-  for (; i < n; i++) {
-    const float c = (ld(x, i, lq) - mean) * inv;
-    sto(y, i, fmaf(c, scale[i], bias ? bias[i] : 0.0f), sq);
-  }
+  for (r = 0; r < R; r++)
+    for (i = i8; i < n; i++) {
+      const float c = (ld(x[r], i, lq) - mean[r]) * inv[r];
+      sto(y[r], i, fmaf(c, scale[i], bias ? bias[i] : 0.0f), sq);
+    }
 }
 
 LN_INLINE void rows8(const void *x, const q8 *lq, const float *scale, const float *bias,
                      void *y, const q8 *sq, int32_t outer, int32_t n, float epsilon,
                      int is_i8) {
-  const size_t elem = is_i8 ? 1 : sizeof(float);
-  int32_t r;
-  for (r = 0; r < outer; r++) {
-    const size_t off = (size_t)r * (size_t)n * elem;
-    const void *xr = (const char *)x + off;
-    void *yr = (char *)y + off;
-    if (n >= LN_MLAS_MIN)
-      row_mlas8(xr, lq, scale, bias, yr, sq, n, epsilon, is_i8);
-    else if (is_i8)
-      row_welford(xr, load_i8, lq, scale, bias, yr, store_i8, sq, n, epsilon);
+  const size_t pitch = (size_t)n * (is_i8 ? 1 : sizeof(float));
+  int32_t r = 0, k;
+  if (n < LN_MLAS_MIN) {
+    for (; r < outer; r++) {
+      const void *xr = (const char *)x + (size_t)r * pitch;
+      void *yr = (char *)y + (size_t)r * pitch;
+      if (is_i8)
+        row_welford(xr, load_i8, lq, scale, bias, yr, store_i8, sq, n, epsilon);
+      else
+        row_welford(xr, load_f32, NULL, scale, bias, yr, store_f32, NULL, n, epsilon);
+    }
+    return;
+  }
+  /* (float rows measured no faster four at a time: one by one) */
+  for (; r < outer; r += is_i8 ? 4 : 1) {
+    const void *xr[4];
+    void *yr[4];
+    const int32_t R = !is_i8 ? 1 : outer - r < 4 ? outer - r : 4;
+    for (k = 0; k < R; k++) {
+      xr[k] = (const char *)x + (size_t)(r + k) * pitch;
+      yr[k] = (char *)y + (size_t)(r + k) * pitch;
+    }
+    if (R == 4)
+      rows_mlas8(xr, lq, scale, bias, yr, sq, n, epsilon, is_i8, 4);
+    else if (R == 3)
+      rows_mlas8(xr, lq, scale, bias, yr, sq, n, epsilon, is_i8, 3);
+    else if (R == 2)
+      rows_mlas8(xr, lq, scale, bias, yr, sq, n, epsilon, is_i8, 2);
     else
-      row_welford(xr, load_f32, NULL, scale, bias, yr, store_f32, NULL, n, epsilon);
+      rows_mlas8(xr, lq, scale, bias, yr, sq, n, epsilon, is_i8, 1);
   }
 }
 
