@@ -8,9 +8,12 @@
  * moves the input exactly as far as stepping the inner one to its end.
  * When the innermost coalesced dim then reads the input contiguously
  * (ShuffleNet's channel shuffle and channel split: runs of whole H·W
- * planes) each output row is one memcpy; otherwise, for rows shorter than
- * MIN_RUN bytes, and for anything the reference rejects, the reference
- * runs. A copy is exact, so the bytes are the reference's.
+ * planes) each output row is one memcpy. A transpose whose rows are
+ * strided or shorter than MIN_RUN bytes (attention's Kᵀ: the last two dims
+ * swapped) copies element by element along each output row, with the
+ * outer dims stepped once per row, for 1-, 2-, 4- and 8-byte elements.
+ * Anything else, and anything the reference rejects, runs the reference.
+ * A copy is exact, so the bytes are the reference's.
  */
 #include <string.h>
 
@@ -82,6 +85,52 @@ static void walk_copy(const copy_walk *w, const uint8_t *x, int64_t in_off,
   }
 }
 
+/* y (dense, in walk order) = the input elements of the walk from in_off,
+ * one at a time along each output row (any innermost step), for element
+ * sizes of 1, 2, 4 or 8 bytes: rows of a fixed-size copy per element, the
+ * outer dims stepped once per row as in walk_copy. */
+static void walk_gather(const copy_walk *w, const uint8_t *x, int64_t in_off,
+                        size_t es, uint8_t *y) {
+  int64_t idx[TIDSP_MAX_RANK] = {0};
+  const int64_t n = w->shape[w->rank - 1], st = w->step[w->rank - 1];
+  int64_t rows = 1, r, j;
+  int32_t d;
+  for (d = 0; d < w->rank - 1; d++)
+    rows *= w->shape[d];
+  for (r = 0; r < rows; r++) {
+    const uint8_t *src = x + (size_t)in_off * es;
+    switch (es) {
+    case 1:
+      for (j = 0; j < n; j++)
+        y[j] = src[j * st];
+      break;
+    case 2:
+      for (j = 0; j < n; j++)
+        memcpy(y + 2 * j, src + 2 * j * st, 2);
+      break;
+    case 4:
+      for (j = 0; j < n; j++)
+        memcpy(y + 4 * j, src + 4 * j * st, 4);
+      break;
+    default:
+      for (j = 0; j < n; j++)
+        memcpy(y + 8 * j, src + 8 * j * st, 8);
+      break;
+    }
+    y += (size_t)n * es;
+    for (d = w->rank - 2; d >= 0; d--) {
+      in_off += w->step[d];
+      if (++idx[d] < w->shape[d])
+        break;
+      in_off -= w->step[d] * w->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* The element sizes walk_gather copies. */
+static int gather_ok(size_t es) { return es == 1 || es == 2 || es == 4 || es == 8; }
+
 int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
                               void *y) {
   int64_t in_stride[TIDSP_MAX_RANK], total = 1;
@@ -105,9 +154,12 @@ int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
   }
   w.rank = p->rank;
   walk_coalesce(&w);
-  if (!walk_fast(&w, (size_t)p->elem_size))
+  if (walk_fast(&w, (size_t)p->elem_size))
+    walk_copy(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
+  else if (gather_ok((size_t)p->elem_size))
+    walk_gather(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
+  else
     return tidsp_transpose__ref(p, x, y);
-  walk_copy(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
   return TIDSP_OK;
 }
 
