@@ -61,9 +61,15 @@ static TARGET void row_out(const int8_t *x, int8_t *y, int32_t len, const float 
     const __mmask16 m = (__mmask16)mb;
     const __m128i xb = _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(mb, x + k));
     const __m512i idx = _mm512_add_epi32(_mm512_cvtepi8_epi32(xb), off);
+    /* Without -O, GCC's avx512fintrin.h defines the gather and the
+     * roundscale as macros that pass an all-ones 0xFFFF mask to builtins
+     * taking a short (as matmul_i8__host_amx.c notes). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
     const __m512 e = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, table, 4);
     __m512 v = _mm512_div_ps(_mm512_mul_ps(e, rec), s);
     v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_CUR_DIRECTION | _MM_FROUND_NO_EXC), zp);
+#pragma GCC diagnostic pop
     /* v > 127 → 127, v < −128 → −128 (ordered compares: a NaN stays and
      * converts to 0x80000000, low byte 0, as the reference's cast does) */
     v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
