@@ -73,6 +73,21 @@ def op_histogram(model):
     return collections.Counter(n.op_type for n in model.graph.node)
 
 
+def _is_activation(name, producer, graph_inputs):
+    """Whether tensor `name` depends on a graph input (is computed from the
+    data, not only from initializers)."""
+    seen, todo = set(), [name]
+    while todo:
+        t = todo.pop()
+        if t in graph_inputs:
+            return True
+        if t in seen or t not in producer:
+            continue
+        seen.add(t)
+        todo.extend(i for i in producer[t].input if i)
+    return False
+
+
 def check_qdq(path):
     """Check a QDQ file: valid ONNX, and every weighted op's weight is an
     8- or 16-bit integer initializer feeding a DequantizeLinear (not folded
@@ -87,6 +102,7 @@ def check_qdq(path):
     inits = {t.name: t for t in g.initializer}
     producer = {o: n for n in g.node for o in n.output}
     int_types = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT16)
+    graph_inputs = {i.name for i in g.input} - set(inits)
     weighted = [n for n in g.node if n.op_type in _WEIGHTED_OPS]
     if not weighted:
         raise ValueError(f"{path}: no Conv/Gemm/MatMul node")
@@ -96,11 +112,10 @@ def check_qdq(path):
         # ORT puts a Transpose between a Linear's weight DQ and MatMul
         if src is not None and src.op_type == "Transpose":
             src = producer.get(src.input[0])
-        # attention's Q·Kᵀ and A·V: a MatMul of two quantized activations
-        # has no weight to check
-        if (n.op_type == "MatMul" and src is not None and src.op_type == "DequantizeLinear"
-                and src.input[0] not in inits
-                and getattr(producer.get(src.input[0]), "op_type", None) == "QuantizeLinear"):
+        # attention's Q·Kᵀ and A·V: a MatMul of two activations (quantized,
+        # or left float by the quantizer as XNNPACK's leaves SDPA's) has no
+        # weight to check
+        if n.op_type == "MatMul" and _is_activation(n.input[1], producer, graph_inputs):
             continue
         ok = (src is not None and src.op_type == "DequantizeLinear"
               and src.input[0] in inits

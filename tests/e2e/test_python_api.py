@@ -166,8 +166,9 @@ def test_quantize_onnx_presets(tmp_path):
 
 def test_check_qdq_passes_activation_matmuls_and_catches_folded_weights(tmp_path):
     """Attention's Q·Kᵀ (a MatMul of two quantized activations, as ORT's
-    quantize_static writes it) has no weight to check; a weight folded to
-    float is still caught."""
+    quantize_static writes it, or of two float ones, as PT2E's XNNPACK
+    quantizer leaves torchvision ViT's SDPA) has no weight to check; a
+    weight folded to float is still caught."""
     TP, h, nh = TensorProto, helper, numpy_helper
 
     def model(folded):
@@ -187,9 +188,12 @@ def test_check_qdq_passes_activation_matmuls_and_catches_folded_weights(tmp_path
                           h.make_node("Transpose", ["pd"], ["pt"], perm=[1, 0]),
                           h.make_node("QuantizeLinear", ["pt", "s", "z"], ["tq"]),
                           h.make_node("DequantizeLinear", ["tq", "s", "z"], ["td"]),
-                          h.make_node("MatMul", ["xd", "td"], ["y"])]
+                          h.make_node("MatMul", ["xd", "td"], ["y"]),
+                          h.make_node("Mul", ["pt", "s"], ["ps"]),
+                          h.make_node("MatMul", ["x", "ps"], ["y2"])]
         g = h.make_graph(nodes, "attn", [h.make_tensor_value_info("x", TP.FLOAT, [4, 4])],
-                         [h.make_tensor_value_info("y", TP.FLOAT, [4, 4])], inits)
+                         [h.make_tensor_value_info("y", TP.FLOAT, [4, 4]),
+                          h.make_tensor_value_info("y2", TP.FLOAT, [4, 4])], inits)
         m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
         m.ir_version = 8
         path = tmp_path / f"attn_{folded}.onnx"
@@ -197,5 +201,5 @@ def test_check_qdq_passes_activation_matmuls_and_catches_folded_weights(tmp_path
         return str(path)
 
     cstatic.check_qdq(model(False))
-    with pytest.raises(ValueError, match="1 of 2 weighted ops"):
+    with pytest.raises(ValueError, match="1 of 3 weighted ops"):
         cstatic.check_qdq(model(True))
