@@ -196,15 +196,19 @@ def _strip_activation_qdq(m):
         c = onnx.NodeProto()
         c.CopyFrom(n)
         keep.append(c)
+    def resolve(x):  # Q(DQ(Q(x))) chains (a requantization): follow to the float source
+        while x in alias:
+            x = alias[x]
+        return x
+
     for n in keep:
         for k, x in enumerate(n.input):
-            if x in alias:
-                n.input[k] = alias[x]
+            n.input[k] = resolve(x)
     del g.node[:]
     g.node.extend(keep)
     for o in g.output:
         if o.name in alias:  # a DQ output that is a graph output: an Identity keeps the name
-            g.node.append(onnx.helper.make_node("Identity", [alias[o.name]], [o.name]))
+            g.node.append(onnx.helper.make_node("Identity", [resolve(o.name)], [o.name]))
     return m2
 
 

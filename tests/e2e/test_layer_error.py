@@ -123,3 +123,25 @@ def test_layer_report_cli_bad_input(tmp_path):
                         os.path.join(DIGITS, "digits_int8.onnx"), "--inputs", str(tmp_path / "missing.npy")],
                        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
     assert p.returncode == 2 and "cannot read" in p.stderr and "missing.npy" in p.stderr, p.stderr
+
+
+def test_float_reference_follows_requantize_chains():
+    """Without --float the reference is the QDQ model with its activation
+    Q/DQ pairs removed. A requantization Q(DQ(Q(x))) (PT2E writes one
+    before swin_t's DequantizeLinear-fed adds) is followed to the float
+    source: every reader of the last DQ reads x, never a removed tensor."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from cstatic.layer_error import _strip_activation_qdq
+    inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in
+             {"s1": np.float32(0.05), "s2": np.float32(0.1), "z": np.int8(0)}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s1", "z"], ["q1"]),
+             helper.make_node("DequantizeLinear", ["q1", "s1", "z"], ["d1"]),
+             helper.make_node("QuantizeLinear", ["d1", "s2", "z"], ["q2"]),
+             helper.make_node("DequantizeLinear", ["q2", "s2", "z"], ["d2"]),
+             helper.make_node("Relu", ["d2"], ["y"])]
+    g = helper.make_graph(nodes, "requant", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    fm = _strip_activation_qdq(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    assert [(n.op_type, list(n.input)) for n in fm.graph.node] == [("Relu", ["x"])]
+    onnx.checker.check_model(fm)
