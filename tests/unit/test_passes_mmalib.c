@@ -969,11 +969,124 @@ static void test_asym_stride(void) {
   }
 }
 
+/* ---- output space-to-depth (MMALIBOutS2D) ------------------------------ */
+
+static const cs_offload_pad *s2d_entry(const cs_graph *g) {
+  for (int i = 0; i < g->offload.n_pad; i++)
+    if (g->offload.pads[i].what && strstr(g->offload.pads[i].what, "s2d")) return &g->offload.pads[i];
+  return NULL;
+}
+
+static void test_out_s2d(void) {
+  cs_target t1;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  /* Match: PP-OCR det's stem, 3 -> 16 3x3 stride 2 pad 1 at 64x64 (32x32
+   * out): 2x2 pixels per channel = 64 channels, stride 4, kernel 5x5, one
+   * MMALIB conv, the transpose back; no crop (32 = 2·16). */
+  conv_spec s = conv_default();
+  s.cin = 3; s.cout = 16; s.h = s.w = 64; s.sh = s.sw = 2;
+  cs_graph *g = conv_graph(&s);
+  int64_t n16, n64;
+  float *y16 = run_lowered(g, &t1, &n16);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8), tr = gb_find_op(g, CS_OP_K_TRANSPOSE);
+  CHECK_MSG(k >= 0 && tr >= 0, "s2d stem: offload %d, transpose %d", k, tr);
+  if (k >= 0 && tr >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+    /* c_in, h, w, c_out, kh, kw, sh, sw, pads (t, b, l, r) */
+    CHECK_MSG(a && cnt == 12 && a[3] == 64 && a[4] == 5 && a[5] == 5 && a[6] == 4 && a[7] == 4 && a[8] == 1 &&
+                  a[10] == 1,
+              "s2d stem: mm_args");
+    const tidsp_transpose_params *tp = &cs_graph_node(g, tr)->k.transpose;
+    CHECK(tp->rank == 6 && tp->in_shape[1] == 16 && tp->in_shape[2] == 2 && tp->in_shape[3] == 2 &&
+          tp->in_shape[4] == 16 && tp->in_shape[5] == 16 && tp->perm[2] == 4 && tp->perm[3] == 2);
+    CHECK(gb_count_op(g, CS_OP_K_SLICE) == 0);
+  }
+  const cs_offload_pad *p = s2d_entry(g);
+  CHECK_MSG(p && p->padded && !strcmp(p->what, "C_out s2d 2x2") && p->c_out == 16 && p->c_pad == 64 &&
+                p->macs == 16LL * 32 * 32 * 27 && p->macs_added == 64LL * 16 * 16 * 75 - 16LL * 32 * 32 * 27 &&
+                p->mma_cycles < 0.95 * p->scalar_cycles,
+            "s2d stem: the report");
+  cs_graph_free(g);
+  /* Exactness: the real outputs equal the first 16 channels of the same
+   * layer with C_out 64 (conv_graph derives filters, biases and scales
+   * from the index), which MMALIB takes as it is: bit for bit. */
+  s.cout = 64;
+  g = conv_graph(&s);
+  float *y64 = run_lowered(g, &t1, &n64);
+  CHECK(s2d_entry(g) == NULL && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 &&
+        gb_count_op(g, CS_OP_K_TRANSPOSE) == 0);
+  cs_graph_free(g);
+  CHECK(n16 == 16 * 32 * 32 && n64 == 64 * 32 * 32);
+  CHECK_MSG(n16 <= n64 && !memcmp(y16, y64, sizeof(float) * (size_t)n16),
+            "s2d C_out 16 differs from the first 16 channels of C_out 64");
+  free(y16);
+  free(y64);
+
+  /* ... with a crop: 8 -> 8 5x5 pad 2 at 47x47 (2x2: 32 channels padded
+   * to 64 by a view, kernel 7x7 stride 2, 48x48 computed, the last row and
+   * column cut), ReLU off with o_zp, d_zp != 0 (explicit zero-point pad,
+   * the rewrite's extra bottom/right pad included): bit for bit the first
+   * 8 channels of C_out 64, and within 1 LSB of the generic path. */
+  s = conv_default();
+  s.cin = 8; s.cout = 8; s.h = s.w = 47; s.kh = s.kw = 5; s.pad = 2; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
+  g = conv_graph(&s);
+  y16 = run_lowered(g, &t1, &n16);
+  p = s2d_entry(g);
+  CHECK_MSG(p && p->padded && gb_count_op(g, CS_OP_K_SLICE) == 1 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1,
+            "s2d with a crop: not taken (%p, slices %d, convs %d)", (const void *)p, gb_count_op(g, CS_OP_K_SLICE), gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8));
+  cs_graph_free(g);
+  s.cout = 64;
+  g = conv_graph(&s);
+  y64 = run_lowered(g, &t1, &n64);
+  cs_graph_free(g);
+  CHECK(n16 == 8 * 47 * 47 && n64 == 64 * 47 * 47);
+  CHECK_MSG(n16 <= n64 && !memcmp(y16, y64, sizeof(float) * (size_t)n16),
+            "cropped s2d C_out 8 differs from the first 8 channels of C_out 64");
+  free(y16);
+  free(y64);
+  s.cout = 8;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "s2d 8 -> 8 5x5, cropped, linear, d_zp 5");
+  /* MTCNN P-Net's first layer (3 -> 10, 3x3 stride 1 unpadded, 48x48):
+   * 40 channels padded to 64 on top, cut by a view; per-tensor weights. */
+  s = conv_default();
+  s.cin = 3; s.cout = 10; s.h = s.w = 48; s.pad = 0; s.per_channel = 0;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "s2d 3 -> 10 (40 padded to 64), per-tensor");
+
+  /* Decline, padding is cheaper by the rule: PP-OCR det's 96 -> 24 3x3 head
+   * at 32x80 (2x2 = 96 channels padded to 128, plus the transpose's bytes):
+   * no s2d, padded to 64 instead. A 1x1 conv is never split. */
+  for (int v = 0; v < 2; v++) {
+    s = conv_default();
+    if (v == 0) { s.cin = 96; s.cout = 24; s.h = 32; s.w = 80; }
+    else { s.cin = 3; s.cout = 16; s.h = s.w = 64; s.kh = s.kw = 1; s.pad = 0; }
+    g = conv_graph(&s);
+    int nodes = g->n_nodes, values = g->n_values;
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_out_s2d(g, &t1) == CS_OK);
+    CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0, "s2d taken (%d)", v);
+    cs_graph_free(g);
+  }
+  /* Otherwise not eligible (w_zp != 0): left exactly as it was. */
+  s = conv_default();
+  s.cin = 3; s.cout = 16; s.h = s.w = 64; s.sh = s.sw = 2; s.w_zp = 2;
+  g = conv_graph(&s);
+  int nodes = g->n_nodes, values = g->n_values;
+  cs_mmalib_report_reset(g);
+  CHECK(pass_mmalib_out_s2d(g, &t1) == CS_OK);
+  int cnt = 0;
+  const int64_t *st = cs_node_attr_ints(cs_graph_node(g, gb_find_op(g, CS_OP_CONV)), "strides", &cnt);
+  CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0 && st && st[0] == 2,
+            "s2d pass touched an ineligible layer");
+  cs_graph_free(g);
+}
+
 int main(void) {
   test_scale_shift();
   test_channel_padding();
   test_const_channels();
   test_asym_stride();
+  test_out_s2d();
   test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();

@@ -1,0 +1,433 @@
+/*
+ * MMALIBOutS2D — output space-to-depth (issue 16, -mmalib=1): a QDQ conv
+ * (groups = 1) with few output channels (8–48: C_out off the 64-wide int8
+ * tile, 32-wide int16) computes f·g output pixels per channel, so that the
+ * tile fills with fewer wasted MACs than channel padding's zero filters:
+ *
+ *   Q(act(Conv_s,k(x, w[C])))                        → y  [1, C, H, W]
+ *   Q(act(Conv_(f·s, g·s), k'(x, w'[C_pad])))        → y" [1, C_pad, Y, X]
+ *     → k_copy(first C·f·g·Y·X elements: a view)     → y' [1, C·f·g, Y, X]
+ *     → k_transpose [1,C,f,g,Y,X] → [1,C,Y,f,X,g]    → [1, C, Y·f, X·g]
+ *     → k_slice (crop to H × W, when f ∤ H or g ∤ W) → y
+ *
+ * with Y = ⌈H/f⌉, X = ⌈W/g⌉, kernel k' = (k_h + (f−1)·s) × (k_w + (g−1)·s)
+ * and C_pad = C·f·g rounded up to the tile. New channel (oc, dy, dx) =
+ * oc·f·g + dy·g + dx has the filter of oc shifted by (dy·s, dx·s) inside
+ * k' (zero taps elsewhere), oc's bias and oc's per-channel scale: at (Y,
+ * X) its window starts at input row f·s·Y − pad_top, so its nonzero taps
+ * read rows s·(f·Y + dy) − pad_top + t — exactly the window of original
+ * output (oc, f·Y + dy, g·X + dx). Integer sums are order-free and the
+ * zero taps add 0 (the weight zero point is 0: MMALIB's rule), so every
+ * real output is bit-identical to the same layer offloaded as it is (with
+ * channel padding): same integer accumulator, bias, multiplier and
+ * activation. Rows and columns beyond H × W (Y·f > H) read the bottom or
+ * right padding the rewrite adds (pad_bottom so that the floor geometry
+ * gives Y rows) and are cropped. Channels past C·f·g are zero filters, cut
+ * off by the view as in MMALIBPadChannels.
+ *
+ * Fused Relu/Clip apply per output as before; a PRelu (or anything else
+ * after the Q) reads y, which is the tensor it read before.
+ *
+ * MMALIB strides H and W alike, so f = g (f ≠ g would need stride (f·s,
+ * g·s)): 2×2, 3×3, 4×4. (A 1×2 split — 24 → 48 channels at ×4/3 MACs,
+ * what PP-OCR det's 96 → 24 3×3 heads would want — is an asymmetric
+ * stride that MMALIB declines; as a W-wise input space-to-depth in front
+ * it costs two more copies of the input, more than padding, by this rule.)
+ *
+ * The cost rule (mmalib_cost.c): for every f = g in 2..4 the MMA
+ * estimate of the rewritten layer (panels of K' = C_in·k'_h·k'_w by C_pad,
+ * Y·X positions; DDR bytes: input, weights, y", the transpose's read and
+ * write, the crop's) against the same estimate for plain channel padding
+ * (f = g = 1, what MMALIBPadChannels would do) and the scalar core's for
+ * the layer as it is. The cheapest f > 1 is taken when it is
+ * below padding's estimate and pays against the scalar core; otherwise the
+ * layer is left to MMALIBPadChannels (which then pads, or declines it with
+ * its own estimate). A taken rewrite goes to the offload report's padding
+ * section (what = "C_out s2d FxG": c_out = C, c_pad = C_pad, macs_added =
+ * the rewritten layer's MACs less the layer's). 1×1 convs never pay (k' =
+ * f × g: MACs ×f·g, what padding to C·f·g costs) and are left alone.
+ *
+ * The layer is rewritten only when the conv pass would then offload it
+ * (cs_mm_conv_padded_rule on the node with its new strides, kernel and
+ * pads, put back unless taken).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "match/geometry.h"
+#include "match/mmalib_common.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
+#include "mmalib_cost.h"
+#include "mmalib_report.h"
+#include "pass_list.h"
+
+#define S2D_MAX 4 /* f = g in 2..S2D_MAX */
+
+/* The report's `what` per f = g (cs_offload_pad.what: static strings). */
+static const char *const kWhat[S2D_MAX + 1] = {"C_out", "C_out", "C_out s2d 2x2", "C_out s2d 3x3",
+                                               "C_out s2d 4x4"};
+
+/* One candidate (f, g): the rewritten conv's geometry and estimate. */
+typedef struct s2d_plan {
+  int f, g;
+  int64_t y, x;               /* output rows, columns of the rewritten conv */
+  int64_t kh, kw;             /* its kernel */
+  int64_t pad_bottom, pad_right;
+  int64_t c_s2d, c_pad;       /* C·f·g, rounded up to the tile */
+  int64_t macs;               /* its MACs (c_pad filters) */
+  int64_t act_bytes;          /* y" less y */
+  double mma_cycles;
+} s2d_plan;
+
+static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
+  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return NULL;
+  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
+  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
+}
+
+/* The extra bottom (right) pad that makes the floor geometry give n
+ * outputs of a kernel k at stride st over `in` padded by `before`; -1 if
+ * none does (the layer's last inputs are never read: a negative pad). */
+static int64_t end_pad(int64_t in, int64_t before, int64_t k, int64_t st, int64_t n) {
+  int64_t p = (n - 1) * st + k - in - before;
+  if (p >= 0) return p;
+  return (in + before - k) / st + 1 == n ? 0 : -1;
+}
+
+/* Plan (f, g) for conv geometry w over x [1, C_in, H_in, W_in] into C × H
+ * × W; 0 if the geometry does not allow it. */
+static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, int64_t wd, int f, int gg,
+                const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, s2d_plan *p) {
+  memset(p, 0, sizeof *p);
+  int s = w->stride_h;
+  double e = (double)cs_dtype_size(d->dt);
+  p->f = f;
+  p->g = gg;
+  p->y = (h + f - 1) / f;
+  p->x = (wd + gg - 1) / gg;
+  p->kh = w->k_h + (int64_t)(f - 1) * s;
+  p->kw = w->k_w + (int64_t)(gg - 1) * s;
+  p->pad_bottom = end_pad(x->shape[2], w->pad_top, p->kh, (int64_t)f * s, p->y);
+  p->pad_right = end_pad(x->shape[3], w->pad_left, p->kw, (int64_t)gg * s, p->x);
+  if (p->pad_bottom < 0 || p->pad_right < 0) return 0;
+  p->c_s2d = c * f * gg;
+  p->c_pad = cs_mm_round_up(p->c_s2d, d->mult);
+  int64_t k = x->shape[1] * p->kh * p->kw, pos = p->y * p->x;
+  p->macs = p->c_pad * pos * k;
+  p->act_bytes = (p->c_pad * pos - c * h * wd) * (int64_t)e;
+  double bytes = e * (double)cs_value_numel(x) + (double)(p->c_pad * k) * (double)weight_bytes_per_tap +
+                 e * (double)(p->c_pad * pos);
+  int cropped = p->y * f != h || p->x * gg != wd;
+  if (f * gg > 1) {
+    bytes += 2.0 * e * (double)(p->c_s2d * pos);                                   /* transpose */
+    if (cropped) bytes += e * (double)(p->c_s2d * pos) + e * (double)(c * h * wd); /* crop */
+  } else if (graph_out && p->c_pad != c) {
+    bytes += 2.0 * e * (double)(c * h * wd); /* padding's cut is a real copy at a graph output */
+  }
+  p->mma_cycles = cs_mm_cost_mma(k, p->c_pad, pos, d->mult, bytes);
+  return 1;
+}
+
+/* A constant like `src` (axis 0 of C entries) with c_pad entries: entry ch
+ * < c·fg is src[ch / fg], the rest zero or (fill_last) the last entry. -1
+ * when out of memory. */
+static int replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t fg,
+                      int64_t c_pad, int fill_last) {
+  const cs_value *v = cs_graph_value(g, src);
+  int64_t shape[CS_MAX_RANK];
+  int rank = v->rank ? v->rank : 1;
+  memcpy(shape, v->shape, sizeof shape);
+  if (!v->rank) shape[0] = 1;
+  size_t row = cs_dtype_size(v->dtype);
+  for (int d = 1; d < rank; d++) row *= (size_t)shape[d];
+  unsigned char *data = calloc((size_t)c_pad * row + 1, 1);
+  if (!data) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  const unsigned char *from = v->data;
+  for (int64_t ch = 0; ch < c_pad; ch++) {
+    int64_t oc = ch < c * fg ? ch / fg : fill_last ? c - 1 : -1;
+    if (oc >= 0) memcpy(data + (size_t)ch * row, from + (size_t)oc * row, row);
+  }
+  shape[0] = c_pad;
+  int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
+  free(data);
+  return id;
+}
+
+/* The shifted filters: w' [c_pad, C_in, kh', kw'], channel oc·fg + dy·g +
+ * dx = filter oc at offset (dy·s, dx·s), zero elsewhere. */
+static int s2d_weights(cs_graph *g, const char *base, int w, const s2d_plan *p, int s) {
+  const cs_value *v = cs_graph_value(g, w);
+  int64_t c = v->shape[0], ci = v->shape[1], kh = v->shape[2], kw = v->shape[3];
+  size_t e = cs_dtype_size(v->dtype);
+  int64_t shape[4] = {p->c_pad, ci, p->kh, p->kw};
+  unsigned char *data = calloc((size_t)(p->c_pad * ci * p->kh * p->kw) + 1, e);
+  if (!data) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  const unsigned char *from = v->data;
+  for (int64_t oc = 0; oc < c; oc++)
+    for (int dy = 0; dy < p->f; dy++)
+      for (int dx = 0; dx < p->g; dx++) {
+        int64_t ch = (oc * p->f + dy) * p->g + dx;
+        for (int64_t i = 0; i < ci; i++)
+          for (int64_t ty = 0; ty < kh; ty++) {
+            int64_t dst = ((ch * ci + i) * p->kh + dy * s + ty) * p->kw + dx * s;
+            int64_t src = ((oc * ci + i) * kh + ty) * kw;
+            memcpy(data + (size_t)dst * e, from + (size_t)src * e, (size_t)kw * e);
+          }
+      }
+  int id = cs_add_const_named(g, base, "mm_s2d_w", v->dtype, 4, shape, data);
+  free(data);
+  return id;
+}
+
+/* Replicate DQ node dq's per-channel parameters (and, with `data`, its
+ * constant input: a bias) for the plan. */
+static cs_status replicate_dq(cs_graph *g, int dq, const char *base, const char *what, int64_t c,
+                              const s2d_plan *p, int data) {
+  char suffix[64];
+  int n_in = cs_graph_node(g, dq)->n_inputs;
+  for (int j = data ? 0 : 1; j < n_in && j < 3; j++) {
+    int in = cs_graph_node(g, dq)->inputs[j];
+    if (in < 0) continue;
+    const cs_value *v = cs_graph_value(g, in);
+    if (j > 0 && (v->rank != 1 || v->shape[0] != c)) continue; /* per-tensor */
+    snprintf(suffix, sizeof suffix, "mm_s2d_%s%s", what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
+    int id = replicated(g, base, suffix, in, c, (int64_t)p->f * p->g, p->c_pad, j == 1);
+    if (id < 0) return CS_ERR_NOMEM;
+    cs_node_set_input(g, dq, j, id);
+  }
+  return CS_OK;
+}
+
+/* A value of y's dtype and quantization (it holds y's codes) named
+ * <y>.<suffix>; -1 when out of memory. */
+static int like_y(cs_graph *g, int y, const char *base, const char *suffix, const int64_t shape[4]) {
+  const cs_value *yv = cs_graph_value(g, y);
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", yv->name ? yv->name : base, suffix);
+  int v = cs_graph_add_value(g, name, yv->dtype, 4, shape);
+  if (v < 0) return -1;
+  yv = cs_graph_value(g, y);
+  cs_value *vv = cs_graph_value(g, v);
+  vv->from_u8 = yv->from_u8;
+  if (yv->quant &&
+      cs_value_set_quant(vv, yv->quant->axis, yv->quant->count, yv->quant->scale, yv->quant->zero_point) != CS_OK)
+    return -1;
+  return v;
+}
+
+/* The tail's Q writes y" and the copy (view), transpose and crop write y. */
+static cs_status depth_to_space(cs_graph *g, const cs_qdq_tail *tail, const s2d_plan *p, int64_t c,
+                                const char *base) {
+  int64_t sh[4] = {1, p->c_pad, p->y, p->x};
+  if (tail->act >= 0) memcpy(cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0])->shape, sh, sizeof sh);
+  int y = cs_graph_node(g, tail->q)->outputs[0];
+  const cs_value *yv = cs_graph_value(g, y);
+  int64_t h = yv->shape[2], w = yv->shape[3];
+  size_t e = cs_dtype_size(yv->dtype);
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_s2d", yv->name ? yv->name : base);
+  int cur = cs_reroute_output(g, tail->q, name, 4, sh);
+  if (cur < 0) return CS_ERR_NOMEM;
+  if (p->c_pad != p->c_s2d) { /* the real channels: a prefix, a view */
+    int64_t s2[4] = {1, p->c_s2d, p->y, p->x};
+    int v = like_y(g, y, base, "mm_s2d_real", s2);
+    if (v < 0) return CS_ERR_NOMEM;
+    int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &cur, v);
+    if (k < 0) return CS_ERR_NOMEM;
+    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, v));
+    cur = v;
+  }
+  int cropped = p->y * p->f != h || p->x * p->g != w;
+  int out = y;
+  if (cropped) {
+    int64_t s3[4] = {1, c, p->y * p->f, p->x * p->g};
+    if ((out = like_y(g, y, base, "mm_s2d_full", s3)) < 0) return CS_ERR_NOMEM;
+  }
+  tidsp_transpose_params tp;
+  memset(&tp, 0, sizeof tp);
+  tp.rank = 6;
+  tp.elem_size = (int32_t)e;
+  int32_t in6[6] = {1, (int32_t)c, p->f, p->g, (int32_t)p->y, (int32_t)p->x}, perm[6] = {0, 1, 4, 2, 5, 3};
+  memcpy(tp.in_shape, in6, sizeof in6);
+  memcpy(tp.perm, perm, sizeof perm);
+  int k = cs_add_kernel(g, CS_OP_K_TRANSPOSE, base, 1, &cur, out);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.transpose = tp;
+  if (!cropped) return CS_OK;
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = 4;
+  sp.elem_size = (int32_t)e;
+  int64_t full[4] = {1, c, p->y * p->f, p->x * p->g}, want[4] = {1, c, h, w};
+  for (int d = 0; d < 4; d++) {
+    sp.in_shape[d] = (int32_t)full[d];
+    sp.out_shape[d] = (int32_t)want[d];
+    sp.step[d] = 1;
+  }
+  k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &out, y);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.slice = sp;
+  return CS_OK;
+}
+
+/* Set the conv's geometry (strides, kernel, pads, output H × W). */
+static void set_geometry(cs_graph *g, int conv_id, const int64_t st[2], const int64_t ks[2], const int64_t pads[4],
+                         int64_t h, int64_t w) {
+  cs_node *n = cs_graph_node(g, conv_id);
+  cs_node_set_attr_ints(n, "strides", 2, st);
+  cs_node_set_attr_ints(n, "kernel_shape", 2, ks);
+  cs_node_set_attr_ints(n, "pads", 4, pads);
+  cs_value *y = cs_graph_value(g, n->outputs[0]);
+  y->shape[2] = h;
+  y->shape[3] = w;
+}
+
+static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
+  const cs_node *conv = cs_graph_node(g, conv_id);
+  if (cs_node_attr_int(conv, "group", 1) != 1) return CS_OK;
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
+  if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
+  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
+  if (!d) return CS_OK;
+  int64_t c = yc->shape[1], h = yc->shape[2], wd = yc->shape[3], c_in = x->shape[1];
+  if (c <= 0 || c % d->mult == 0 || h <= 0 || wd <= 0) return CS_OK;
+  cs_window2d win;
+  if (cs_window2d_from_node(g, conv, &win) != CS_OK) {
+    cs_error_clear();
+    return CS_OK;
+  }
+  const char *ap = cs_node_attr_string(conv, "auto_pad", "NOTSET");
+  if (ap && strcmp(ap, "NOTSET") != 0) return CS_OK; /* pads derived from strides: explicit only */
+  if (win.stride_h != win.stride_w || win.dil_h != 1 || win.dil_w != 1 || win.stride_h < 1) return CS_OK;
+  if (win.k_h == 1 && win.k_w == 1) return CS_OK; /* k' = f × g: never cheaper than padding */
+  /* The pieces the rewrite changes: the weight (a constant read only
+   * here, zero point 0), the bias, the tail. */
+  cs_qparams wq;
+  int wdq = -1;
+  if (!cs_match_weight_dq_as(g, conv->inputs[1], 0, d->dt, &wq, &wdq)) return CS_OK;
+  int w_zero = 1;
+  for (int i = 0; i < wq.count; i++) w_zero &= wq.zps[i] == 0;
+  cs_qparams_free(&wq);
+  if (!w_zero) return CS_OK;
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
+  cs_qparams_free(&tail.out);
+  int wc = cs_graph_node(g, wdq)->inputs[0];
+  const cs_value *wv = cs_graph_value(g, wc);
+  if (!cs_match_is_const(g, wc) || wv->rank != 4 || wv->shape[0] != c || wv->shape[2] != win.k_h ||
+      wv->shape[3] != win.k_w || cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != conv_id)
+    return CS_OK;
+  int b = conv->n_inputs > 2 ? conv->inputs[2] : -1, bdq = -1;
+  if (b >= 0) {
+    if (cs_match_single_consumer(g, b) != conv_id) return CS_OK;
+    bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
+    if (bdq >= 0 ? !cs_match_is_const(g, cs_graph_node(g, bdq)->inputs[0]) : !cs_match_is_const(g, b))
+      return CS_OK;
+    const cs_value *bv = cs_graph_value(g, bdq >= 0 ? cs_graph_node(g, bdq)->inputs[0] : b);
+    if (bv->rank != 1 || bv->shape[0] != c) return CS_OK;
+  }
+  int y = cs_graph_node(g, tail.q)->outputs[0];
+  int graph_out = cs_graph_is_model_output(g, y);
+
+  /* The estimates: the layer on the core, padded, and every (f, g). */
+  double e = (double)cs_dtype_size(d->dt);
+  int64_t k = x->shape[1] * win.k_h * win.k_w, macs = c * h * wd * k;
+  double real_bytes = e * (double)(cs_value_numel(x) + c * k + c * h * wd);
+  double scalar = cs_mm_cost_scalar(macs, real_bytes);
+  s2d_plan pad_plan, cand[S2D_MAX];
+  int n = 0;
+  if (!plan(&win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, &pad_plan)) return CS_OK;
+  /* f = g: MMALIB strides H and W alike (f·s = g·s) */
+  for (int f = 2; f <= S2D_MAX; f++)
+    if (plan(&win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, &cand[n]) &&
+        cand[n].mma_cycles < pad_plan.mma_cycles && cs_mm_cost_pays(cand[n].mma_cycles, scalar))
+      n++;
+  /* Cheapest first; the first the conv pass would take is taken. */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && cand[j].mma_cycles < cand[j - 1].mma_cycles; j--) {
+      s2d_plan tmp = cand[j];
+      cand[j] = cand[j - 1];
+      cand[j - 1] = tmp;
+    }
+  int64_t old_st[2] = {win.stride_h, win.stride_w}, old_ks[2] = {win.k_h, win.k_w};
+  int64_t old_pads[4] = {win.pad_top, win.pad_left, win.pad_bottom, win.pad_right};
+  const s2d_plan *take = NULL;
+  for (int i = 0; i < n && !take; i++) {
+    const s2d_plan *p = &cand[i];
+    int64_t st[2] = {(int64_t)p->f * win.stride_h, (int64_t)p->g * win.stride_w}, ks[2] = {p->kh, p->kw};
+    int64_t pads[4] = {win.pad_top, win.pad_left, p->pad_bottom, p->pad_right};
+    set_geometry(g, conv_id, st, ks, pads, p->y, p->x);
+    char why[200];
+    const char *rule = NULL;
+    cs_status st2 = cs_mm_conv_padded_rule(g, t, conv_id, d, p->c_pad, &rule, why, sizeof why);
+    if (st2 != CS_OK) {
+      set_geometry(g, conv_id, old_st, old_ks, old_pads, h, wd);
+      return st2;
+    }
+    if (!rule) take = p;
+  }
+  if (!take) {
+    set_geometry(g, conv_id, old_st, old_ks, old_pads, h, wd);
+    return CS_OK;
+  }
+
+  /* Rewrite: weights, their per-channel parameters, the bias, the output. */
+  char base[256];
+  snprintf(base, sizeof base, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "conv");
+  int nw = s2d_weights(g, base, wc, take, win.stride_h);
+  if (nw < 0) return CS_ERR_NOMEM;
+  cs_node_set_input(g, wdq, 0, nw);
+  cs_status st = replicate_dq(g, wdq, base, "w", c, take, 0);
+  cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[0] = take->c_pad;
+  cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[2] = take->kh;
+  cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[3] = take->kw;
+  if (st == CS_OK && b >= 0) {
+    if (bdq >= 0) {
+      st = replicate_dq(g, bdq, base, "b", c, take, 1);
+      cs_graph_value(g, b)->shape[0] = take->c_pad;
+    } else {
+      int nb = replicated(g, base, "mm_s2d_b", b, c, (int64_t)take->f * take->g, take->c_pad, 0);
+      if (nb < 0) return CS_ERR_NOMEM;
+      cs_node_set_input(g, conv_id, 2, nb);
+    }
+  }
+  if (st != CS_OK) return st;
+  cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[1] = take->c_pad;
+  if ((st = depth_to_space(g, &tail, take, c, base)) != CS_OK) return st;
+
+  cs_offload_pad rep;
+  memset(&rep, 0, sizeof rep);
+  const char *lname = cs_graph_node(g, conv_id)->name;
+  snprintf(rep.layer, sizeof rep.layer, "%s", lname ? lname : "?");
+  rep.what = kWhat[take->f];
+  rep.c_out = (int)c;
+  rep.c_pad = (int)take->c_pad;
+  rep.padded = 1;
+  rep.macs = macs;
+  rep.macs_added = take->macs - macs;
+  rep.weight_bytes_added = (take->c_pad * c_in * take->kh * take->kw - c * k) * (int64_t)e;
+  rep.act_bytes_added = take->act_bytes;
+  rep.mma_cycles = take->mma_cycles;
+  rep.scalar_cycles = scalar;
+  cs_mmalib_report_pad(g, &rep);
+  return CS_OK;
+}
+
+cs_status pass_mmalib_out_s2d(cs_graph *g, const cs_target *t) {
+  int n = g->n_nodes;
+  for (int i = 0; i < n; i++) {
+    const cs_node *node = cs_graph_node(g, i);
+    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
+    cs_status st = consider_conv(g, t, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}
