@@ -2,7 +2,9 @@
 and what channel padding (MMALIBPadChannels) adds, side by side for two
 cstatic binaries (e.g. main's and a branch's). Not a timing: MACs counted
 from manifest.json (layers[].macs of mmalib_* kernels; padding taken out of
-both sides of the share, offload.padding).
+both sides of the share, offload.padding: zero filters, and the extra MACs
+of MMALIBAsymStride's and MMALIBOutS2D's rewrites). "MACs x" is the MACs
+computed over the model's own.
 
     .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained]
 
@@ -88,16 +90,16 @@ def main():
                                         for n in SUITE for v in VARIANTS]
     if a.trained or a.only_trained:
         models += trained_models()
-    print("| model | MACs on the MMA before | after | padded layers | MACs x | bytes added |")
-    print("|---|---|---|---|---|---|")
+    print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, model in models:
             if not os.path.exists(model):
                 continue
             b = share(a.before, model, os.path.join(tmp, f"b_{name}"))
             s, ratio, layers, nbytes = share(a.after, model, os.path.join(tmp, f"a_{name}"))
-            print(f"| {name} | {100 * b[0]:.1f} % | {100 * s:.1f} % | {layers} | {ratio:.3f} | {nbytes} |",
-                  flush=True)
+            print(f"| {name} | {100 * b[0]:.1f} % | {100 * s:.1f} % | {layers} | {b[1]:.3f} | {ratio:.3f} | "
+                  f"{nbytes} |", flush=True)
 
 
 if __name__ == "__main__":

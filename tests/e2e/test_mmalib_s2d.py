@@ -1,0 +1,125 @@
+"""Output space-to-depth (MMALIBOutS2D, issue 16) end to end: an
+ORT-quantized conv with few output channels computes 2x2 output pixels per
+channel on the MMA (stride 2s, kernel k+s, zero taps), a transpose (and a
+crop when 2 does not divide the output) puts them back in NCHW. Through the
+CLI: the manifest's padding decision, every MAC on the MMA, the arena
+within 1.10x of the live bound, and the output within 1 LSB of the exact
+float-domain result, as every offloaded layer.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from cstatic_cli import cstatic
+from test_mmalib import quantize
+
+
+def conv_model(path, c_in, c_out, k, s, hw, seed=0):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(c_out, c_in, k, k)).astype(np.float32) * 0.1
+    w *= np.linspace(0.25, 4.0, c_out, dtype=np.float32)[:, None, None, None]
+    b = rng.normal(size=(c_out,)).astype(np.float32) * 0.1
+    p = k // 2
+    ho = (hw + 2 * p - k) // s + 1
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", pads=[p] * 4, kernel_shape=[k, k],
+                              strides=[s, s]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu0"),
+             helper.make_node("Identity", ["r"], ["y"], name="out")]
+    graph = helper.make_graph(
+        nodes, "s2d",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c_out, ho, ho])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return ho
+
+
+def qdq_params(path):
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(path)
+    init = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    prod = {o: n for n in m.graph.node for o in n.output}
+    conv = next(n for n in m.graph.node if n.op_type == "Conv")
+
+    def dq(name):
+        n = prod[name]
+        zp = init[n.input[2]] if len(n.input) > 2 else np.zeros((), np.int8)
+        return n.input[0], init[n.input[1]].astype(np.float64), zp.astype(np.int64)
+
+    x_name, xs, xzp = dq(conv.input[0])
+    w_name, ws, _ = dq(conv.input[1])
+    b_name, bs, _ = dq(conv.input[2])
+    out = next(n for n in m.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in ("c", "r"))
+    xq = prod[x_name]
+    return dict(xs=float(xs), xzp=int(xzp), in_s=float(init[xq.input[1]]), in_zp=int(init[xq.input[2]]),
+                w=init[w_name].astype(np.int64), ws=ws, b=init[b_name].astype(np.int64), bs=bs,
+                os=float(init[out.input[1]]), ozp=int(init[out.input[2]]))
+
+
+def exact_reference(p, x, k, s, ho):
+    """The layer in exact float arithmetic on the quantized tensors (ReLU as
+    the clamp at the output zero point)."""
+    xq = np.clip(np.round(x.astype(np.float64) / p["in_s"]) + p["in_zp"], -128, 127)
+    pad = k // 2
+    xc = np.pad(xq[0] - p["xzp"], ((0, 0), (pad, pad), (pad, pad)))
+    wq = p["w"].astype(np.float64)
+    acc = np.zeros((wq.shape[0], ho, ho))
+    for dy in range(k):
+        for dx in range(k):
+            patch = xc[:, dy:dy + s * (ho - 1) + 1:s, dx:dx + s * (ho - 1) + 1:s].reshape(xc.shape[0], -1)
+            acc += (wq[:, :, dy, dx] @ patch).reshape(-1, ho, ho)
+    real = acc * (p["xs"] * p["ws"])[:, None, None] + (p["b"] * p["bs"])[:, None, None]
+    return np.clip(np.round(real / p["os"]) + p["ozp"], max(-128, p["ozp"]), 127)
+
+
+# (C_in, C_out, k, stride, H = W): PP-OCR det's stem (3 -> 16, stride 2,
+# 32x32 out: 2x2 = 64 channels); 8 -> 8 5x5 at 47x47 (2x2 = 32 channels
+# padded to 64 and cut by a view, 48x48 computed, the last row and column
+# cropped).
+CASES = [(3, 16, 3, 2, 64), (8, 8, 5, 1, 47)]
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize("case", CASES, ids=["stem_3to16_s2", "8to8_k5_crop"])
+def test_s2d_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
+    c_in, c_out, k, s, hw = case
+    f, q = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    ho = conv_model(f, c_in, c_out, k, s, hw)
+    quantize(f, q, symmetric=symmetric, c=c_in, hw=hw)
+    p = qdq_params(q)
+    out = tmp_path / "out"
+    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib=1")
+    print(r.stdout)
+    assert "mmalib offload: 1 conv2d" in r.stdout
+    c_s2d = c_out * 4
+    c_pad = -(-c_s2d // 64) * 64
+    assert f"padded 'conv0' C_out s2d 2x2 {c_out} -> {c_pad}" in r.stdout
+    man = json.load(open(out / "manifest.json"))
+    off = man["offload"]
+    pad = off["padding"]
+    d = pad["decisions"][0]
+    assert pad["layers"] == 1 and d["padded"] and d["what"] == "C_out s2d 2x2"
+    assert (d["c_out"], d["c_pad"]) == (c_out, c_pad) and d["est_mma_cycles"] < d["est_scalar_cycles"]
+    y2 = -(-ho // 2)
+    model_macs = c_out * ho * ho * c_in * k * k
+    assert d["macs"] == model_macs and d["macs_added"] == c_pad * y2 * y2 * c_in * (k + s) ** 2 - model_macs
+    assert off["mma_share"] == 1.0 and off["macs_mma"] == off["macs"] == model_macs + d["macs_added"]
+    assert man["arena_ratio"] <= 1.10
+    src = open(out / "lib0.c").read()
+    assert "mmalib_conv2d_i8(" in src and "tidsp_transpose(" in src and "tidsp_conv2d_i8" not in src
+    assert ("tidsp_slice(" in src) == (ho % 2 == 1)
+    x = np.random.default_rng(7).normal(size=(1, c_in, hw, hw)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    y = np.load(tmp_path / "y.npy").astype(np.float64)
+    assert y.shape == (1, c_out, ho, ho)
+    got = np.round(y / p["os"]) + p["ozp"]
+    diff = np.abs(got - exact_reference(p, x, k, s, ho))
+    print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
+    assert diff.max() <= 1
