@@ -123,3 +123,22 @@ def test_s2d_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
     diff = np.abs(got - exact_reference(p, x, k, s, ho))
     print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
     assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("relu", [True, False], ids=["relu", "linear"])
+def test_int16_s2d_conv_matches_ort(relu, tmp_path):
+    """int16 (the 32-wide tile): a 16 -> 8 3x3 conv at 32x32 as 2x2 = 32
+    channels, stride 2, kernel 4x4; ReLU as the int16 path's second call.
+    Within the int16 offload tolerance of ORT (test_mmalib_i16.py)."""
+    from test_mmalib_i16 import Net, check_vs_ort, compile_run, layers_of, x_input
+    net = Net([1, 16, 32, 32], seed=3)
+    name = net.conv("x", 8, k=3, relu=relu)
+    x = x_input(net.x_shape)
+    model, qp = net.qdq_model(x)
+    path, out, stdout, man, y = compile_run(tmp_path, model, x)
+    print(stdout)
+    assert f"padded '{name}' C_out s2d 2x2 8 -> 32" in stdout
+    e = layers_of(man)[name]
+    assert e["kind"] == "conv2d" and e["kernel"] == "mmalib_conv2d_i16", e
+    assert man["offload"]["mma_share"] == 1.0
+    check_vs_ort(path, y, x, qp[name][0], e["scale_shift_max_rel_err"], what="int16 s2d")
