@@ -1053,6 +1053,36 @@ static void test_out_s2d(void) {
   s.cin = 3; s.cout = 10; s.h = s.w = 48; s.pad = 0; s.per_channel = 0;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "s2d 3 -> 10 (40 padded to 64), per-tensor");
 
+  /* At the graph's edges (int8 input and output): the transpose writes
+   * the caller's buffer; bit for bit C_out 64's first 16 channels. */
+  int8_t *out_e[2] = {NULL, NULL};
+  int64_t n_e[2] = {0, 0};
+  for (int v = 0; v < 2; v++) {
+    s = conv_default();
+    s.cin = 3; s.cout = v ? 64 : 16; s.h = s.w = 64; s.sh = s.sw = 2; s.edge = 1;
+    g = conv_graph(&s);
+    CHECK_MSG(cs_passes_run(g, &t1, NULL) == CS_OK, "%s", cs_error_message());
+    CHECK((s2d_entry(g) != NULL) == !v && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1);
+    int64_t nx = cs_value_numel(cs_graph_value(g, g->inputs[0]));
+    int8_t *xi = malloc((size_t)nx);
+    for (int64_t i = 0; i < nx; i++) xi[i] = (int8_t)((i * 29) % 251 - 125);
+    const void *in[1] = {xi};
+    int32_t rs;
+    void **b = gb_run(g, in, &rs);
+    CHECK_MSG(rs == 0, "edge run status %d", rs);
+    n_e[v] = cs_value_numel(cs_graph_value(g, g->outputs[0]));
+    out_e[v] = calloc((size_t)n_e[v], 1);
+    if (rs == 0) memcpy(out_e[v], b[g->outputs[0]], (size_t)n_e[v]);
+    gb_free_run(g, b);
+    free(xi);
+    cs_graph_free(g);
+  }
+  CHECK(n_e[0] == 16 * 32 * 32 && n_e[1] == 64 * 32 * 32);
+  CHECK_MSG(n_e[0] <= n_e[1] && !memcmp(out_e[0], out_e[1], (size_t)n_e[0]),
+            "s2d at the graph's edges differs from C_out 64");
+  free(out_e[0]);
+  free(out_e[1]);
+
   /* Decline, padding is cheaper by the rule: PP-OCR det's 96 -> 24 3x3 head
    * at 32x80 (2x2 = 96 channels padded to 128, plus the transpose's bytes):
    * no s2d, padded to 64 instead. A 1x1 conv is never split. */
