@@ -1063,6 +1063,28 @@ static void test_out_s2d(void) {
   s.cin = 3; s.cout = 10; s.h = s.w = 48; s.pad = 0; s.per_channel = 0;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "s2d 3 -> 10 (40 padded to 64), per-tensor");
 
+  /* The rewrite alone means what the graph meant: rewritten (the crop case,
+   * d_zp 5), then lowered generically, equal to the generic path bit for
+   * bit (the int8 conv on the s2d layer sums the same products). */
+  {
+    cs_target t0;
+    cs_target_default(&t0);
+    s = conv_default();
+    s.cin = 8; s.cout = 8; s.h = s.w = 47; s.kh = s.kw = 5; s.pad = 2; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
+    int64_t na, nb;
+    cs_graph *ga = conv_graph(&s), *gb = conv_graph(&s);
+    cs_mmalib_report_reset(ga);
+    CHECK(pass_mmalib_out_s2d(ga, &t1) == CS_OK && s2d_entry(ga) != NULL);
+    float *ya = run_lowered(ga, &t0, &na), *yb = run_lowered(gb, &t0, &nb);
+    CHECK(gb_count_op(ga, CS_OP_K_TRANSPOSE) == 1 && gb_count_op(ga, CS_OP_K_SLICE) == 1);
+    CHECK_MSG(na == nb && na == 8 * 47 * 47 && !memcmp(ya, yb, sizeof(float) * (size_t)na),
+              "the s2d graph lowered generically differs from the layer as it was");
+    free(ya);
+    free(yb);
+    cs_graph_free(ga);
+    cs_graph_free(gb);
+  }
+
   /* At the graph's edges (int8 input and output): the transpose writes
    * the caller's buffer; bit for bit C_out 64's first 16 channels. */
   int8_t *out_e[2] = {NULL, NULL};
