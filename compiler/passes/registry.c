@@ -38,6 +38,8 @@ static const cs_pass_entry kPipeline[] = {
     {"MMALIBConstChannels", pass_mmalib_const_channels, CS_GROUP_MMALIB},
     /* asymmetric stride as stride s + a pick of rows/columns */
     {"MMALIBAsymStride", pass_mmalib_asym_stride, CS_GROUP_MMALIB},
+    /* dilation as a dense kernel with zero taps between the filter's */
+    {"MMALIBDilation", pass_mmalib_dilation, CS_GROUP_MMALIB},
     /* small C_out: f x g output pixels per channel (output space-to-depth) */
     {"MMALIBOutS2D", pass_mmalib_out_s2d, CS_GROUP_MMALIB},
     /* zero filters up to the MMA tile, for the conv pass right after */
