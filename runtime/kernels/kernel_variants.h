@@ -41,6 +41,10 @@ typedef int32_t (*tidsp_layer_norm_i8_fn)(const tidsp_layer_norm_i8_params *p, c
 typedef int32_t (*tidsp_softmax_i8_fn)(const tidsp_softmax_i8_params *p, const float *table,
                                        const int8_t *x, int8_t *y);
 typedef int32_t (*tidsp_softmax_f32_fn)(const tidsp_softmax_params *p, const float *x, float *y);
+typedef int32_t (*tidsp_conv2d_f32_fn)(const tidsp_conv2d_params *p, const float *x,
+                                       const float *w, const float *bias, float *y);
+typedef int32_t (*tidsp_matmul_f32_fn)(const tidsp_matmul_f32_params *p, const float *a,
+                                       const float *b, const float *bias, float *y);
 int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
                               const int8_t *x, int8_t *y);
@@ -52,6 +56,16 @@ int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const f
                                        const float *scale, const float *bias, float *y);
 int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                                       const float *scale, const float *bias, int8_t *y);
+/* Float Conv and Gemm/MatMul in ONNX Runtime's MLAS summation order
+ * (conv2d_f32__host_mlas.c, matmul_f32__host_mlas.c), for ORT's bit
+ * pattern on this CPU. tidsp_mlas_f32_block is MLAS's NCHWc channel block
+ * on this CPU: 16 (AVX-512F), 8 (AVX2 + FMA3), or 0 (MLAS would not use
+ * fused multiply-adds: both kernels then run the reference). */
+int32_t tidsp_mlas_f32_block(void);
+int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
+                                    const float *w, const float *bias, float *y);
+int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
+                                    const float *b, const float *bias, float *y);
 #endif
 
 /* The batch loop of tidsp_batch_matmul_i8 over a given matmul
@@ -218,6 +232,8 @@ typedef struct tidsp_kernel_variant {
   tidsp_layer_norm_i8_fn layer_norm_i8;
   tidsp_softmax_i8_fn softmax_i8;
   tidsp_softmax_f32_fn softmax_f32;
+  tidsp_conv2d_f32_fn conv2d_f32;
+  tidsp_matmul_f32_fn matmul_f32;
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input

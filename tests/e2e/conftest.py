@@ -64,6 +64,19 @@ def ort_u8s8_exact():
     return "avx2" not in flags or "vnni" in flags
 
 
+def mlas_float_order():
+    """cstatic's host float Conv/Gemm sum in the order of ORT's MLAS kernels
+    (runtime/kernels/host/*_f32__host_mlas.c) on CPUs where MLAS uses fused
+    multiply-adds: AVX-512F or AVX2 + FMA3. Elsewhere (MLAS's SSE/AVX
+    kernels, or not x86) the reference order runs and differs from ORT."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+    except OSError:
+        return False
+    return "avx512f" in flags or ("avx2" in flags and "fma" in flags)
+
+
 def _load(name):
     """Import tests/models/<name>.py under a private module name."""
     spec = importlib.util.spec_from_file_location(f"cs_models_{name}",

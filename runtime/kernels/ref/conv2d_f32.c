@@ -61,8 +61,8 @@ static void conv_tile(const tidsp_conv2d_params *p, const float *x_g,
   }
 }
 
-int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
-                         const float *w, const float *bias, float *y) {
+int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
+                              const float *w, const float *bias, float *y) {
   float acc[TIDSP_REF_CONV_TILE];
   tidsp_ref_conv_tile t;
   int32_t st, n, co, r, j, cpg_in, cpg_out, tile_rows, tile_cols;

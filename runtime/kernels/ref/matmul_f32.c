@@ -5,8 +5,8 @@
  */
 #include "ref_internal.h"
 
-int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,
-                         const float *b, const float *bias, float *y) {
+int32_t tidsp_matmul_f32__ref(const tidsp_matmul_f32_params *p, const float *a,
+                              const float *b, const float *bias, float *y) {
   int32_t bt, i, j, kk;
 
   if (!p || !a || !b || !y)

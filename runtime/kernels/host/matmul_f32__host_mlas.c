@@ -1,0 +1,88 @@
+/*
+ * matmul_f32__host_mlas.c — tidsp_matmul_f32 (ref/matmul_f32.c) summed in
+ * the order of ONNX Runtime's float Gemm/MatMul with a constant B, so that
+ * a float network is bit-identical to ORT on the same CPU.
+ *
+ * ORT prepacks a constant B and runs MLAS's packed SGEMM, which walks K in
+ * strides of 256 (MLAS_SGEMM_PACKED_STRIDEK). Per output element, in fused
+ * multiply-adds (AVX2/FMA3 and AVX-512F kernels alike):
+ *
+ *   - each K stride's partial sum starts at 0 and runs over its k in order;
+ *   - Gemm's C (our bias) is the output's start value (ORT copies it into Y
+ *     and calls SGEMM with beta = 1); without one the first stride's sum is
+ *     stored as it is;
+ *   - out = partᵢ + out for each stride.
+ *
+ * Verified against ORT 1.30 on MTCNN's dense layers (K = 128 … 1152):
+ * 100 % bit-identical. A B that ORT cannot prepack (a runtime tensor) takes
+ * MLAS's unpacked SGEMM, whose K stride is 128 or adapted to N and K (not
+ * read yet): both orders agree for K ≤ 128, and this one is used there too.
+ * CPUs without FMA run the reference.
+ */
+#include <math.h>
+
+#include "../kernel_variants.h"
+
+#if TIDSP_HAVE_HOST_X86
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#define MLAS_PACKED_STRIDE_K 256
+/* output columns per pass: the partial sums live on the stack */
+#define COLS 256
+
+int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
+                                    const float *b, const float *bias, float *y) {
+  float part[COLS];
+  int32_t bt, i, j, j0, nj, k0, k1, kk;
+
+  if (!p || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  if (p->batch < 0 || p->m < 0 || p->k < 0 || p->n < 0 || p->a_batch_stride < 0 ||
+      p->b_batch_stride < 0)
+    return TIDSP_ERR_SHAPE;
+  if (tidsp_mlas_f32_block() == 0)
+    return tidsp_matmul_f32__ref(p, a, b, bias, y);
+  for (bt = 0; bt < p->batch; bt++) {
+    const float *ab = a + (size_t)bt * (size_t)p->a_batch_stride;
+    const float *bb = b + (size_t)bt * (size_t)p->b_batch_stride;
+    float *yb = y + (size_t)bt * (size_t)p->m * (size_t)p->n;
+    for (i = 0; i < p->m; i++) {
+      const float *ar = ab + (size_t)i * (size_t)p->k;
+      float *yr = yb + (size_t)i * (size_t)p->n;
+      for (j0 = 0; j0 < p->n; j0 += COLS) {
+        nj = p->n - j0 < COLS ? p->n - j0 : COLS;
+        for (j = 0; j < nj; j++)
+          yr[j0 + j] = bias ? bias[j0 + j] : 0.0f;
+        for (k0 = 0; k0 < p->k; k0 += MLAS_PACKED_STRIDE_K) {
+          k1 = p->k - k0 < MLAS_PACKED_STRIDE_K ? p->k : k0 + MLAS_PACKED_STRIDE_K;
+          for (j = 0; j < nj; j++)
+            part[j] = 0.0f;
+          /* k outer, n inner: B's row and the partial sums are contiguous */
+          for (kk = k0; kk < k1; kk++) {
+            const float av = ar[kk];
+            const float *br = bb + (size_t)kk * (size_t)p->n + j0;
+            for (j = 0; j < nj; j++)
+              part[j] = fmaf(av, br[j], part[j]);
+          }
+          if (k0 == 0 && !bias) {
+            for (j = 0; j < nj; j++)
+              yr[j0 + j] = part[j];
+          } else {
+            for (j = 0; j < nj; j++)
+              yr[j0 + j] = part[j] + yr[j0 + j];
+          }
+        }
+      }
+    }
+  }
+  return TIDSP_OK;
+}
+
+#pragma GCC pop_options
+#endif
