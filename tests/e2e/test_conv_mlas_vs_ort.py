@@ -1,0 +1,85 @@
+"""Float Conv, Gemm and MatMul with constant weights, one op per model,
+compiled by cstatic and run on the host against ONNX Runtime's default
+session (ORT_ENABLE_ALL: Conv through MLAS's NCHWc kernels, Gemm/MatMul
+through MLAS's packed SGEMM): bit-identical on every output where the host
+kernels follow MLAS's order (runtime/kernels/host/conv2d_f32__host_mlas.c,
+matmul_f32__host_mlas.c; a CPU whose MLAS has fused multiply-adds,
+conftest.mlas_float_order). The shapes cover each of MLAS's channel
+groupings (NCHW input below the block, NCHWc blocks with zero-padded
+channels, the pointwise kernel's 128-channel groups), pads, strides,
+dilations and Gemm K strides of 256 with and without a bias. Grouped
+convolutions are not in MLAS's order yet (the reference runs) and are not
+checked here. tests/unit/test_kernel_mlas_f32.c checks the kernels against
+a scalar model of the same order.
+"""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import cstatic
+from conftest import mlas_float_order, ort_ref
+
+pytestmark = pytest.mark.skipif(not mlas_float_order(),
+                                reason="this CPU's MLAS has no fused multiply-adds: the reference order runs")
+
+CONVS = [
+    # (c_in, c_out, h, w, kernel, strides, pads [t, l, b, r], dilations)
+    (3, 10, 24, 24, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),   # MTCNN P-Net conv1: NCHW input
+    (10, 16, 11, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+    (16, 32, 9, 9, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),     # NCHWc, one block
+    (28, 48, 11, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),   # channels padded to a block multiple
+    (64, 128, 3, 3, (2, 2), (1, 1), (0, 0, 0, 0), (1, 1)),
+    (48, 20, 10, 9, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),    # pads and strides
+    (24, 8, 12, 12, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2)),    # dilation
+    (32, 4, 19, 19, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),    # pointwise
+    (300, 6, 5, 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),     # pointwise, three channel groups
+    (40, 6, 6, 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1)),      # 1x1 with pads: not pointwise
+]
+
+
+def _run(tmp_path, model, x):
+    y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(x)
+    return y[0] if isinstance(y, (list, tuple)) else y
+
+
+def _same(got, ref, what):
+    bad = np.flatnonzero(got.view(np.int32) != ref.view(np.int32))
+    assert bad.size == 0, f"{what}: {bad.size}/{got.size} differ from ORT, first {got.flat[bad[0]]!r} vs {ref.flat[bad[0]]!r}"
+
+
+@pytest.mark.parametrize("case", CONVS, ids=lambda c: f"{c[0]}to{c[1]}_k{c[4][0]}s{c[5][0]}p{c[6][0]}d{c[7][0]}")
+def test_conv(tmp_path, case):
+    c_in, c_out, h, w, k, s, pads, d = case
+    rng = np.random.default_rng(c_in * 31 + c_out)
+    x = rng.standard_normal((1, c_in, h, w)).astype(np.float32)
+    wt = (rng.standard_normal((c_out, c_in) + k) / np.sqrt(c_in * k[0] * k[1])).astype(np.float32)
+    b = rng.standard_normal(c_out).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=list(k), strides=list(s),
+                            pads=list(pads), dilations=list(d))
+    graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(_run(tmp_path, model, x), ref, f"Conv {case}")
+
+
+@pytest.mark.parametrize("m,k,n,op", [(1, 576, 128, "Gemm"), (1, 1152, 256, "Gemm"), (3, 257, 10, "Gemm"),
+                                      (2, 130, 7, "Gemm"), (4, 600, 33, "MatMul")])
+def test_gemm(tmp_path, m, k, n, op):
+    rng = np.random.default_rng(m * 7 + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    wt = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    if op == "Gemm":  # torch.nn.Linear's export: B transposed, a bias
+        node = helper.make_node("Gemm", ["a", "w", "b"], ["y"], transB=1)
+        inits = [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")]
+    else:
+        node = helper.make_node("MatMul", ["a", "w"], ["y"])
+        inits = [numpy_helper.from_array(np.ascontiguousarray(wt.T), "w")]
+    graph = helper.make_graph([node], "mm", [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"a": a})[0]
+    _same(_run(tmp_path, model, a), ref, f"{op} {m}x{k}x{n}")

@@ -1,0 +1,255 @@
+/*
+ * test_kernel_mlas_f32.c — the MLAS-order float kernels
+ * (runtime/kernels/host/conv2d_f32__host_mlas.c, matmul_f32__host_mlas.c)
+ * bit for bit against a scalar model of ONNX Runtime's summation order,
+ * written per output element (the kernels go tap by tap over tiles):
+ *
+ *   conv: channel groups of 1 (c_in < block), 128 (1×1 without pads) or
+ *         `block`; each group's sum starts at 0 and runs over kernel rows,
+ *         columns, then channels with fmaf, skipping padding taps; the
+ *         groups are added in order (part + out), then out + bias;
+ *   gemm: K strides of 256, each from 0 with fmaf; out starts at the bias
+ *         (or the first stride's sum) and takes part + out per stride.
+ *
+ * Also: grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
+ * the reference's bytes; the reference itself stays within a tolerance of
+ * the model (both are sums of the same products); guard bytes around every
+ * output. tests/e2e/test_conv_mlas_vs_ort.py checks the model's order
+ * against ONNX Runtime itself.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/kernels/kernel_variants.h"
+#include "cstatic/kernels.h"
+#include "unit.h"
+
+#define GUARD 64
+#define KT_SEED 0x9E3779B97F4A7C15ull
+#include "kernel_test_util.h"
+
+#if TIDSP_HAVE_HOST_X86
+
+static int32_t model_group(const tidsp_conv2d_params *p, int32_t block) {
+  if (p->c_in < block)
+    return 1;
+  if (p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+      (p->h_out - 1) * p->stride_h < p->h_in && (p->w_out - 1) * p->stride_w < p->w_in)
+    return 128;
+  return block;
+}
+
+static float model_conv(const tidsp_conv2d_params *p, const float *x, const float *w,
+                        const float *bias, int32_t n, int32_t co, int32_t oh, int32_t ow,
+                        int32_t block) {
+  const int32_t group = model_group(p, block);
+  float out = 0.0f;
+  int32_t c0, c, kh, kw;
+  for (c0 = 0; c0 < p->c_in; c0 += group) {
+    float part = 0.0f;
+    for (kh = 0; kh < p->k_h; kh++)
+      for (kw = 0; kw < p->k_w; kw++)
+        for (c = c0; c < c0 + group && c < p->c_in; c++) {
+          const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+          const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+          if (ih < 0 || ih >= p->h_in || iw < 0 || iw >= p->w_in)
+            continue;
+          part = fmaf(x[(((size_t)n * p->c_in + c) * p->h_in + ih) * p->w_in + iw],
+                      w[(((size_t)co * p->c_in + c) * p->k_h + kh) * p->k_w + kw], part);
+        }
+    out = c0 == 0 ? part : part + out;
+  }
+  return bias ? out + bias[co] : out;
+}
+
+static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pb, int32_t pe) {
+  return (in + pb + pe - d * (k - 1) - 1) / s + 1;
+}
+
+/* One random convolution; the geometry comes from the caller. */
+static void check_conv(tidsp_conv2d_params p, int with_bias) {
+  const int32_t block = tidsp_mlas_f32_block();
+  const size_t nx = (size_t)p.n * p.c_in * p.h_in * p.w_in;
+  const size_t nw = (size_t)p.c_out * (p.c_in / p.groups) * p.k_h * p.k_w;
+  const size_t ny = (size_t)p.n * p.c_out * p.h_out * p.w_out;
+  float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+  float *bias = malloc((size_t)p.c_out * sizeof(float));
+  float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
+  int32_t n, co, oh, ow, bad = 0;
+  size_t i;
+
+  for (i = 0; i < nx; i++)
+    x[i] = (rnd_unit() - 0.5f) * 8.0f;
+  for (i = 0; i < nw; i++)
+    w[i] = rnd_unit() - 0.5f;
+  for (co = 0; co < p.c_out; co++)
+    bias[co] = rnd_unit() - 0.5f;
+  CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, r) == TIDSP_OK);
+  if (block == 0 || p.groups != 1) {
+    CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
+              (int)p.c_in, (int)p.c_out, (int)p.groups);
+  } else {
+    for (n = 0; n < p.n && !bad; n++)
+      for (co = 0; co < p.c_out && !bad; co++)
+        for (oh = 0; oh < p.h_out && !bad; oh++)
+          for (ow = 0; ow < p.w_out && !bad; ow++) {
+            const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
+            const float want = model_conv(&p, x, w, with_bias ? bias : NULL, n, co, oh, ow, block);
+            if (memcmp(&y[at], &want, sizeof want) != 0 ||
+                fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
+              CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d p %d,%d at n%d co%d oh%d ow%d: "
+                        "got %a ref %a model %a",
+                        (int)p.c_in, (int)p.c_out, (int)p.k_h, (int)p.k_w, (int)p.stride_h,
+                        (int)p.pad_top, (int)p.pad_left, (int)n, (int)co, (int)oh, (int)ow,
+                        (double)y[at], (double)r[at], (double)want);
+              bad = 1;
+            }
+          }
+    CHECK(!bad);
+  }
+  CHECK(guards_ok(y, ny * sizeof(float)));
+  free(x);
+  free(w);
+  free(bias);
+  guarded_free(y);
+  guarded_free(r);
+}
+
+static tidsp_conv2d_params geometry(int32_t n, int32_t c_in, int32_t c_out, int32_t h, int32_t w,
+                                    int32_t k_h, int32_t k_w, int32_t s, int32_t d,
+                                    int32_t pt, int32_t pl, int32_t pb, int32_t pr, int32_t g) {
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = n, p.c_in = c_in, p.c_out = c_out, p.h_in = h, p.w_in = w;
+  p.k_h = k_h, p.k_w = k_w, p.stride_h = p.stride_w = s, p.dil_h = p.dil_w = d;
+  p.pad_top = pt, p.pad_left = pl, p.groups = g;
+  p.h_out = out_dim(h, k_h, s, d, pt, pb);
+  p.w_out = out_dim(w, k_w, s, d, pl, pr);
+  return p;
+}
+
+/* MTCNN's layers and the edges of each channel grouping. */
+static void test_conv_named(void) {
+  check_conv(geometry(1, 3, 10, 48, 48, 3, 3, 1, 1, 0, 0, 0, 0, 1), 1);    /* NCHW input */
+  check_conv(geometry(1, 10, 16, 23, 23, 3, 3, 1, 1, 0, 0, 0, 0, 1), 1);
+  check_conv(geometry(1, 16, 32, 21, 21, 3, 3, 1, 1, 0, 0, 0, 0, 1), 1);   /* NCHWc */
+  check_conv(geometry(1, 28, 48, 11, 11, 3, 3, 1, 1, 0, 0, 0, 0, 1), 1);   /* padded channels */
+  check_conv(geometry(1, 64, 128, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1), 1);
+  check_conv(geometry(1, 32, 4, 19, 19, 1, 1, 1, 1, 0, 0, 0, 0, 1), 1);    /* pointwise */
+  check_conv(geometry(1, 300, 7, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1), 1);     /* 3 pointwise groups */
+  check_conv(geometry(2, 48, 5, 9, 7, 1, 1, 2, 1, 0, 0, 0, 0, 1), 0);      /* strided pointwise */
+  check_conv(geometry(1, 40, 6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1), 1);      /* 1×1 with pads: NCHWc */
+  check_conv(geometry(1, 20, 9, 9, 10, 3, 3, 2, 2, 2, 1, 2, 3, 1), 1);     /* pads, stride, dilation */
+  check_conv(geometry(1, 7, 3, 3, 1100, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1);    /* rows wider than a tile */
+  check_conv(geometry(1, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 32), 1);    /* depthwise: reference */
+  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), 1);     /* grouped: reference */
+}
+
+static void test_conv_random(void) {
+  int it;
+  for (it = 0; it < 60; it++) {
+    const int32_t k = rnd_range(1, 4), s = rnd_range(1, 3), d = rnd_range(1, 2);
+    const int32_t h = rnd_range(d * (k - 1) + 1, 14), w = rnd_range(d * (k - 1) + 1, 14);
+    const int32_t pads = it % 3 == 0;
+    check_conv(geometry(rnd_range(1, 2), rnd_range(1, 70), rnd_range(1, 20), h, w, k, k, s, d,
+                        pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0,
+                        pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0, 1),
+               it % 2);
+  }
+}
+
+static void check_gemm(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_broadcast, int with_bias) {
+  tidsp_matmul_f32_params p = {.batch = batch, .m = m, .k = k, .n = nn};
+  const size_t na = (size_t)batch * m * k, nb = (size_t)(b_broadcast ? 1 : batch) * k * nn;
+  const size_t ny = (size_t)batch * m * nn;
+  float *a = malloc(na * sizeof(float)), *b = malloc(nb * sizeof(float));
+  float *bias = malloc((size_t)nn * sizeof(float));
+  float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
+  int32_t bt, i, j, kk, k0, bad = 0;
+  size_t t;
+
+  p.a_batch_stride = m * k;
+  p.b_batch_stride = b_broadcast ? 0 : k * nn;
+  for (t = 0; t < na; t++)
+    a[t] = (rnd_unit() - 0.5f) * 4.0f;
+  for (t = 0; t < nb; t++)
+    b[t] = rnd_unit() - 0.5f;
+  for (j = 0; j < nn; j++)
+    bias[j] = rnd_unit() - 0.5f;
+  CHECK(tidsp_matmul_f32__host_mlas(&p, a, b, with_bias ? bias : NULL, y) == TIDSP_OK);
+  CHECK(tidsp_matmul_f32__ref(&p, a, b, with_bias ? bias : NULL, r) == TIDSP_OK);
+  if (tidsp_mlas_f32_block() == 0) {
+    CHECK(memcmp(y, r, ny * sizeof(float)) == 0);
+  } else {
+    for (bt = 0; bt < batch && !bad; bt++)
+      for (i = 0; i < m && !bad; i++)
+        for (j = 0; j < nn && !bad; j++) {
+          const float *ar = a + (size_t)bt * p.a_batch_stride + (size_t)i * k;
+          const float *bb = b + (size_t)bt * p.b_batch_stride;
+          const size_t at = ((size_t)bt * m + i) * nn + j;
+          float out = with_bias ? bias[j] : 0.0f;
+          for (k0 = 0; k0 < k; k0 += 256) {
+            float part = 0.0f;
+            for (kk = k0; kk < k0 + 256 && kk < k; kk++)
+              part = fmaf(ar[kk], bb[(size_t)kk * nn + j], part);
+            out = (k0 == 0 && !with_bias) ? part : part + out;
+          }
+          if (memcmp(&y[at], &out, sizeof out) != 0 || fabsf(r[at] - out) > 1e-4f * (float)k) {
+            CHECK_MSG(0, "gemm %dx%dx%d at b%d i%d j%d: got %a ref %a model %a", (int)m, (int)k,
+                      (int)nn, (int)bt, (int)i, (int)j, (double)y[at], (double)r[at], (double)out);
+            bad = 1;
+          }
+        }
+    CHECK(!bad);
+  }
+  CHECK(guards_ok(y, ny * sizeof(float)));
+  free(a);
+  free(b);
+  free(bias);
+  guarded_free(y);
+  guarded_free(r);
+}
+
+static void test_gemm(void) {
+  int it;
+  check_gemm(1, 1, 576, 128, 1, 1);   /* R-Net's dense4: three K strides */
+  check_gemm(1, 1, 1152, 256, 1, 1);  /* O-Net's dense5 */
+  check_gemm(1, 3, 256, 2, 1, 1);     /* exactly one stride */
+  check_gemm(1, 2, 257, 5, 1, 0);     /* a 1-element last stride, no bias */
+  check_gemm(2, 3, 600, 300, 0, 1);   /* columns past the kernel's 256-column pass */
+  for (it = 0; it < 40; it++)
+    check_gemm(rnd_range(1, 3), rnd_range(1, 5), rnd_range(1, 700), rnd_range(1, 40), it % 3 == 0, it % 2);
+}
+
+static void test_dispatch(void) {
+  /* the reference row keeps the reference's bytes */
+  const tidsp_kernel_variant *v = tidsp_kernel_variant_active();
+  CHECK(v->conv2d_f32 != NULL && v->matmul_f32 != NULL);
+  if (strcmp(v->name, "ref") == 0)
+    CHECK(v->conv2d_f32 == tidsp_conv2d_f32__ref && v->matmul_f32 == tidsp_matmul_f32__ref);
+  else
+    CHECK(v->conv2d_f32 == tidsp_conv2d_f32__host_mlas && v->matmul_f32 == tidsp_matmul_f32__host_mlas);
+  CHECK(tidsp_conv2d_f32__host_mlas(NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
+  CHECK(tidsp_matmul_f32__host_mlas(NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
+}
+
+int main(void) {
+  printf("MLAS channel block on this CPU: %d\n", (int)tidsp_mlas_f32_block());
+  test_conv_named();
+  test_conv_random();
+  test_gemm();
+  test_dispatch();
+  UNIT_MAIN_END();
+}
+
+#else
+
+int main(void) {
+  printf("not x86-64: no MLAS-order kernels\n");
+  UNIT_MAIN_END();
+}
+
+#endif
