@@ -8,8 +8,8 @@ conftest.mlas_float_order). The shapes cover each of MLAS's channel
 groupings (NCHW input below the block, NCHWc blocks with zero-padded
 channels, the pointwise kernel's 128-channel groups), pads, strides,
 dilations and Gemm K strides of 256 with and without a bias. Grouped
-convolutions are not in MLAS's order yet (the reference runs) and are not
-checked here. tests/unit/test_kernel_mlas_f32.c checks the kernels against
+convolutions other than depthwise ones with a multiple of 16 channels are
+not in MLAS's order yet (the reference runs) and are not checked here. tests/unit/test_kernel_mlas_f32.c checks the kernels against
 a scalar model of the same order.
 """
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not mlas_float_order(),
                                 reason="this CPU's MLAS has no fused multiply-adds: the reference order runs")
 
 CONVS = [
-    # (c_in, c_out, h, w, kernel, strides, pads [t, l, b, r], dilations)
+    # (c_in, c_out, h, w, kernel, strides, pads [t, l, b, r], dilations[, groups])
     (3, 10, 24, 24, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),   # MTCNN P-Net conv1: NCHW input
     (10, 16, 11, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
     (16, 32, 9, 9, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),     # NCHWc, one block
@@ -35,6 +35,8 @@ CONVS = [
     (32, 4, 19, 19, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),    # pointwise
     (300, 6, 5, 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),     # pointwise, three channel groups
     (40, 6, 6, 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1)),      # 1x1 with pads: not pointwise
+    (32, 32, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 32),   # depthwise (PP-OCR's)
+    (48, 48, 12, 11, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 48),
 ]
 
 
@@ -48,15 +50,16 @@ def _same(got, ref, what):
     assert bad.size == 0, f"{what}: {bad.size}/{got.size} differ from ORT, first {got.flat[bad[0]]!r} vs {ref.flat[bad[0]]!r}"
 
 
-@pytest.mark.parametrize("case", CONVS, ids=lambda c: f"{c[0]}to{c[1]}_k{c[4][0]}s{c[5][0]}p{c[6][0]}d{c[7][0]}")
+@pytest.mark.parametrize("case", CONVS, ids=lambda c: f"{c[0]}to{c[1]}_k{c[4][0]}s{c[5][0]}p{c[6][0]}d{c[7][0]}g{c[8] if len(c) > 8 else 1}")
 def test_conv(tmp_path, case):
-    c_in, c_out, h, w, k, s, pads, d = case
+    c_in, c_out, h, w, k, s, pads, d = case[:8]
+    groups = case[8] if len(case) > 8 else 1
     rng = np.random.default_rng(c_in * 31 + c_out)
     x = rng.standard_normal((1, c_in, h, w)).astype(np.float32)
-    wt = (rng.standard_normal((c_out, c_in) + k) / np.sqrt(c_in * k[0] * k[1])).astype(np.float32)
+    wt = (rng.standard_normal((c_out, c_in // groups) + k) / np.sqrt(c_in * k[0] * k[1])).astype(np.float32)
     b = rng.standard_normal(c_out).astype(np.float32)
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=list(k), strides=list(s),
-                            pads=list(pads), dilations=list(d))
+                            pads=list(pads), dilations=list(d), group=groups)
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")])

@@ -11,7 +11,10 @@
  *   gemm: K strides of 256, each from 0 with fmaf; out starts at the bias
  *         (or the first stride's sum) and takes part + out per stride.
  *
- * Also: grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
+ *   depthwise (channels a multiple of the block): one chain over kernel
+ *         rows and columns from 0, then + bias.
+ *
+ * Also: other grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
  * the reference's bytes; the reference itself stays within a tolerance of
  * the model (both are sums of the same products); guard bytes around every
  * output. tests/e2e/test_conv_mlas_vs_ort.py checks the model's order
@@ -41,12 +44,27 @@ static int32_t model_group(const tidsp_conv2d_params *p, int32_t block) {
   return block;
 }
 
+static int is_mlas_depthwise(const tidsp_conv2d_params *p, int32_t block) {
+  return p->groups > 1 && p->groups == p->c_in && p->groups == p->c_out && block && p->c_in % block == 0;
+}
+
 static float model_conv(const tidsp_conv2d_params *p, const float *x, const float *w,
                         const float *bias, int32_t n, int32_t co, int32_t oh, int32_t ow,
                         int32_t block) {
   const int32_t group = model_group(p, block);
   float out = 0.0f;
   int32_t c0, c, kh, kw;
+  if (is_mlas_depthwise(p, block)) {
+    for (kh = 0; kh < p->k_h; kh++)
+      for (kw = 0; kw < p->k_w; kw++) {
+        const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+        const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+        if (ih >= 0 && ih < p->h_in && iw >= 0 && iw < p->w_in)
+          out = fmaf(x[(((size_t)n * p->c_in + co) * p->h_in + ih) * p->w_in + iw],
+                     w[((size_t)co * p->k_h + kh) * p->k_w + kw], out);
+      }
+    return bias ? out + bias[co] : out;
+  }
   for (c0 = 0; c0 < p->c_in; c0 += group) {
     float part = 0.0f;
     for (kh = 0; kh < p->k_h; kh++)
@@ -88,7 +106,7 @@ static void check_conv(tidsp_conv2d_params p, int with_bias) {
     bias[co] = rnd_unit() - 0.5f;
   CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, r) == TIDSP_OK);
-  if (block == 0 || p.groups != 1) {
+  if (block == 0 || (p.groups != 1 && !is_mlas_depthwise(&p, block))) {
     CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
               (int)p.c_in, (int)p.c_out, (int)p.groups);
   } else {
@@ -144,7 +162,9 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 40, 6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1), 1);      /* 1×1 with pads: NCHWc */
   check_conv(geometry(1, 20, 9, 9, 10, 3, 3, 2, 2, 2, 1, 2, 3, 1), 1);     /* pads, stride, dilation */
   check_conv(geometry(1, 7, 3, 3, 1100, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1);    /* rows wider than a tile */
-  check_conv(geometry(1, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 32), 1);    /* depthwise: reference */
+  check_conv(geometry(1, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 32), 1);    /* depthwise, NCHWc */
+  check_conv(geometry(2, 48, 48, 9, 7, 5, 5, 2, 1, 2, 2, 2, 2, 48), 0);
+  check_conv(geometry(1, 10, 10, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 10), 1);    /* depthwise, not: reference */
   check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), 1);     /* grouped: reference */
 }
 

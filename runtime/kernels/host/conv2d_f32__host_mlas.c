@@ -23,12 +23,18 @@
  * Taps that fall into the padding are skipped, as MLAS skips them (adding
  * a 0 product would not change the sum either).
  *
+ * A depthwise convolution (one input and one output channel per group)
+ * whose channel count is a multiple of B runs in MLAS's NCHWc depthwise
+ * kernel: per output, one chain over kernel rows and columns from 0, then
+ * + bias; the same code below with a group of one channel.
+ *
  * Verified against ORT 1.30 on MTCNN's P/R/O-Net convolutions (3→10 … 64→128,
  * 3×3, 2×2, 1×1): 100 % bit-identical per layer, and by the unit test
  * tests/unit/test_kernel_conv_mlas.c against a scalar model of this order.
- * Grouped convolutions (MLAS's depthwise and grouped NCHWc kernels, not
- * read yet) and CPUs without FMA (MLAS's SSE/AVX kernels multiply and add
- * separately) run the reference.
+ * Other grouped convolutions (MLAS's grouped NCHWc kernels and, when the
+ * transformer leaves them alone, its im2col SGEMM and CHW depthwise
+ * kernels: not matched yet) and CPUs without FMA (MLAS's SSE/AVX kernels
+ * multiply and add separately) run the reference.
  */
 #include <math.h>
 
@@ -62,8 +68,11 @@ int32_t tidsp_mlas_f32_block(void) {
   return block;
 }
 
-/* Channels per group for p on a CPU whose MLAS block is `block`. */
+/* Channels per group for p on a CPU whose MLAS block is `block`; 0 when
+ * MLAS's order for p is not known (the reference runs). */
 static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
+  if (p->groups != 1)
+    return p->groups == p->c_in && p->groups == p->c_out && p->c_in % block == 0 ? 1 : 0;
   if (p->c_in < block)
     return 1;
   if (p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
@@ -76,6 +85,8 @@ static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
  * order (rows, columns, channels), for the tile t of output channel co. */
 static void group_sum(const tidsp_conv2d_params *p, const float *x_n, const float *w_co,
                       int32_t c0, int32_t c1, const tidsp_ref_conv_tile *t, float *part) {
+  /* x_n and w_co are those of the output channel's group: a depthwise
+   * group has one channel, c0 = 0, c1 = 1 */
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
   int32_t kh, kw, ci, r, j, rlo, rhi, clo, chi;
@@ -118,7 +129,7 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
                                     const float *w, const float *bias, float *y) {
   float part[TIDSP_REF_CONV_TILE], out[TIDSP_REF_CONV_TILE];
   tidsp_ref_conv_tile t;
-  int32_t st, n, co, r, j, c0, group, tile_rows, tile_cols;
+  int32_t st, n, co, r, j, c0, group, cpg_in, tile_rows, tile_cols;
   const int32_t block = tidsp_mlas_f32_block();
   size_t i, cnt;
 
@@ -127,23 +138,26 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
   st = tidsp_ref_conv2d_check(p);
   if (st != TIDSP_OK)
     return st;
-  if (block == 0 || p->groups != 1)
+  group = block ? channel_group(p, block) : 0;
+  if (group == 0)
     return tidsp_conv2d_f32__ref(p, x, w, bias, y);
-  group = channel_group(p, block);
+  cpg_in = p->c_in / p->groups;
   tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
   for (n = 0; n < p->n; n++) {
     const float *x_n = x + (size_t)n * (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
     for (co = 0; co < p->c_out; co++) {
-      const float *w_co = w + (size_t)co * (size_t)p->c_in * (size_t)p->k_h * (size_t)p->k_w;
+      /* groups = 1 or depthwise: output channel co reads input group co·cpg_in */
+      const float *x_g = x_n + (size_t)(p->groups == 1 ? 0 : co) * (size_t)p->h_in * (size_t)p->w_in;
+      const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
       float *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
         t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
         for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
           t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
           cnt = (size_t)t.rows * (size_t)t.cols;
-          for (c0 = 0; c0 < p->c_in; c0 += group) {
-            const int32_t c1 = p->c_in - c0 < group ? p->c_in : c0 + group;
-            group_sum(p, x_n, w_co, c0, c1, &t, c0 == 0 ? out : part);
+          for (c0 = 0; c0 < cpg_in; c0 += group) {
+            const int32_t c1 = cpg_in - c0 < group ? cpg_in : c0 + group;
+            group_sum(p, x_g, w_co, c0, c1, &t, c0 == 0 ? out : part);
             if (c0 != 0) {
               for (i = 0; i < cnt; i++)
                 out[i] = part[i] + out[i];
