@@ -8,8 +8,10 @@ conftest.mlas_float_order). The shapes cover each of MLAS's channel
 groupings (NCHW input below the block, NCHWc blocks with zero-padded
 channels, the pointwise kernel's 128-channel groups), pads, strides,
 dilations and Gemm K strides of 256 with and without a bias. Grouped
-convolutions other than depthwise ones with a multiple of 16 channels are
-not in MLAS's order yet (the reference runs) and are not checked here. tests/unit/test_kernel_mlas_f32.c checks the kernels against
+convolutions other than depthwise ones are not in MLAS's order yet (the
+reference runs) and are not checked here; a depthwise convolution on a
+graph input with a channel count ORT does not pad to NCHWc can take MLAS's
+generic convolution in another order (10 channels, 3x3: 62 % equal). tests/unit/test_kernel_mlas_f32.c checks the kernels against
 a scalar model of the same order.
 """
 
@@ -37,6 +39,8 @@ CONVS = [
     (40, 6, 6, 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1)),      # 1x1 with pads: not pointwise
     (32, 32, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 32),   # depthwise (PP-OCR's)
     (48, 48, 12, 11, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 48),
+    (8, 8, 12, 12, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 8),       # on a graph input: MLAS's generic conv,
+    (24, 24, 9, 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 24),      # the same order for these shapes
 ]
 
 

@@ -24,9 +24,13 @@
  * a 0 product would not change the sum either).
  *
  * A depthwise convolution (one input and one output channel per group)
- * whose channel count is a multiple of B runs in MLAS's NCHWc depthwise
- * kernel: per output, one chain over kernel rows and columns from 0, then
- * + bias; the same code below with a group of one channel.
+ * runs in MLAS's NCHWc depthwise kernel when its input is NCHWc (inside a
+ * network: after a convolution, the channels padded to a multiple of B)
+ * or its channels are a multiple of B: per output, one chain over kernel
+ * rows and columns from 0, then + bias; the same code below with a group
+ * of one channel. On a graph input with other channel counts ORT runs
+ * MLAS's generic convolution, which is often (4, 8, 24 channels) but not
+ * always (10 channels, 3×3) the same order: not matched.
  *
  * Verified against ORT 1.30 on MTCNN's P/R/O-Net convolutions (3→10 … 64→128,
  * 3×3, 2×2, 1×1): 100 % bit-identical per layer, and by the unit test
@@ -72,7 +76,7 @@ int32_t tidsp_mlas_f32_block(void) {
  * MLAS's order for p is not known (the reference runs). */
 static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
   if (p->groups != 1)
-    return p->groups == p->c_in && p->groups == p->c_out && p->c_in % block == 0 ? 1 : 0;
+    return p->groups == p->c_in && p->groups == p->c_out ? 1 : 0;
   if (p->c_in < block)
     return 1;
   if (p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
