@@ -126,14 +126,24 @@ def _inputs(name):
     return np.repeat((img[:, None] - 0.45) / 0.225, 3, axis=1).astype(np.float32)
 
 
+_FLOAT = {}
+
+
+def _float_result(tmp_path, paddle_dir, name):
+    """(cstatic's output, ORT's) on the float model, once per model for
+    both float tests."""
+    if name not in _FLOAT:
+        model = _fixed(paddle_dir, name)
+        x = _inputs(name)
+        _FLOAT[name] = (_run(tmp_path, model, x), ort_ref.run(model, x))
+    return _FLOAT[name]
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_float_model(tmp_path, paddle_dir, name):
-    """Float kernels: close to ORT (convolutions and matrix products sum in
-    their own order; measured 130 dB cls, 109 dB rec)."""
-    model = _fixed(paddle_dir, name)
-    x = _inputs(name)
-    got = _run(tmp_path, model, x)
-    ref = ort_ref.run(model, x)
+    """Float kernels: close to ORT (measured 136 dB cls, 115 dB det, 121 dB
+    rec)."""
+    got, ref = _float_result(tmp_path, paddle_dir, name)
     sqnr = 10 * np.log10(np.sum(ref.astype(np.float64) ** 2) / max(np.sum((got.astype(np.float64) - ref) ** 2), 1e-30))
     print(f"PP-OCR {name} float: cstatic == ORT on {float(np.mean(got == ref)):.4f}, SQNR {sqnr:.1f} dB")
     assert sqnr > 90, f"{sqnr:.1f} dB"
@@ -141,6 +151,22 @@ def test_float_model(tmp_path, paddle_dir, name):
         assert np.array_equal(got > 0.3, ref > 0.3)
     else:
         assert np.array_equal(got.argmax(-1), ref.argmax(-1))
+
+
+FLOAT_GAP = ("ORT fuses more than the float Conv/Gemm order (now MLAS's, runtime/kernels/host/*_f32__host_mlas.c): "
+             "a residual Add into the NCHWc conv that precedes it (the addend is the conv's starting output: "
+             "((part + addend) + bias), not ((part + bias) + addend)), and rec's transformer blocks "
+             "(LayerNormalization, QuickGelu, FusedMatMul); measured: cls 0 %, det 97 %, rec 1 % bit-identical, "
+             "every layer of cls bit-identical up to its first residual Add (checked: ORT's Conv with a Sum input "
+             "equals ((part + addend) + bias) on 100 % of the outputs)")
+
+
+@pytest.mark.xfail(strict=True, reason=FLOAT_GAP)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_float_bit_identical(tmp_path, paddle_dir, name):
+    got, ref = _float_result(tmp_path, paddle_dir, name)
+    exact = float(np.mean(got == ref))
+    assert exact >= 0.99, f"PP-OCR {name} float: cstatic bit-identical to ORT on {exact:.4f}"
 
 
 @pytest.mark.parametrize("requant", ["float", "q31"])
