@@ -8,7 +8,8 @@ conftest.mlas_float_order). The shapes cover each of MLAS's channel
 groupings (NCHW input below the block, NCHWc blocks with zero-padded
 channels, the pointwise kernel's 128-channel groups), pads, strides,
 dilations and Gemm K strides of 256 with and without a bias. Grouped
-convolutions other than depthwise ones are not in MLAS's order yet (the
+convolutions other than depthwise ones and those with whole NCHWc blocks
+per group are not in MLAS's order yet (the
 reference runs) and are not checked here; a depthwise convolution on a
 graph input with a channel count ORT does not pad to NCHWc can take MLAS's
 generic convolution in another order (10 channels, 3x3: 62 % equal). tests/unit/test_kernel_mlas_f32.c checks the kernels against
@@ -41,6 +42,10 @@ CONVS = [
     (48, 48, 12, 11, (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 48),
     (8, 8, 12, 12, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 8),       # on a graph input: MLAS's generic conv,
     (24, 24, 9, 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 24),      # the same order for these shapes
+    (64, 32, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),       # grouped, whole blocks per group
+    (96, 48, 7, 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3),
+    (64, 64, 6, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 2),       # grouped pointwise
+    (512, 32, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 2),      # two 128-channel groups per group
 ]
 
 

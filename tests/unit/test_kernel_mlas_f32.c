@@ -11,8 +11,8 @@
  *   gemm: K strides of 256, each from 0 with fmaf; out starts at the bias
  *         (or the first stride's sum) and takes part + out per stride.
  *
- *   depthwise: one chain over kernel
- *         rows and columns from 0, then + bias.
+ *   depthwise: one chain over kernel rows and columns from 0, then + bias;
+ *   grouped with whole blocks per group: each group as an ungrouped conv.
  *
  * Also: other grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
  * the reference's bytes; the reference itself stays within a tolerance of
@@ -35,8 +35,18 @@
 
 #if TIDSP_HAVE_HOST_X86
 
+/* Channels per summation group; 0 where the kernel keeps the reference. */
 static int32_t model_group(const tidsp_conv2d_params *p, int32_t block) {
-  if (p->c_in < block)
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  if (block == 0)
+    return 0;
+  if (p->groups > 1) {
+    if (cpg_in == 1 && cpg_out == 1)
+      return 1;
+    if (cpg_in % block != 0 || cpg_out % block != 0)
+      return 0;
+  }
+  if (cpg_in < block)
     return 1;
   if (p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
       (p->h_out - 1) * p->stride_h < p->h_in && (p->w_out - 1) * p->stride_w < p->w_in)
@@ -44,38 +54,24 @@ static int32_t model_group(const tidsp_conv2d_params *p, int32_t block) {
   return block;
 }
 
-static int is_mlas_depthwise(const tidsp_conv2d_params *p, int32_t block) {
-  return p->groups > 1 && p->groups == p->c_in && p->groups == p->c_out && block;
-}
-
 static float model_conv(const tidsp_conv2d_params *p, const float *x, const float *w,
                         const float *bias, int32_t n, int32_t co, int32_t oh, int32_t ow,
                         int32_t block) {
-  const int32_t group = model_group(p, block);
+  const int32_t group = model_group(p, block), cpg_in = p->c_in / p->groups;
+  const int32_t first = co / (p->c_out / p->groups) * cpg_in; /* the group's first input channel */
   float out = 0.0f;
   int32_t c0, c, kh, kw;
-  if (is_mlas_depthwise(p, block)) {
-    for (kh = 0; kh < p->k_h; kh++)
-      for (kw = 0; kw < p->k_w; kw++) {
-        const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-        const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-        if (ih >= 0 && ih < p->h_in && iw >= 0 && iw < p->w_in)
-          out = fmaf(x[(((size_t)n * p->c_in + co) * p->h_in + ih) * p->w_in + iw],
-                     w[((size_t)co * p->k_h + kh) * p->k_w + kw], out);
-      }
-    return bias ? out + bias[co] : out;
-  }
-  for (c0 = 0; c0 < p->c_in; c0 += group) {
+  for (c0 = 0; c0 < cpg_in; c0 += group) {
     float part = 0.0f;
     for (kh = 0; kh < p->k_h; kh++)
       for (kw = 0; kw < p->k_w; kw++)
-        for (c = c0; c < c0 + group && c < p->c_in; c++) {
+        for (c = c0; c < c0 + group && c < cpg_in; c++) {
           const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
           const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
           if (ih < 0 || ih >= p->h_in || iw < 0 || iw >= p->w_in)
             continue;
-          part = fmaf(x[(((size_t)n * p->c_in + c) * p->h_in + ih) * p->w_in + iw],
-                      w[(((size_t)co * p->c_in + c) * p->k_h + kh) * p->k_w + kw], part);
+          part = fmaf(x[(((size_t)n * p->c_in + first + c) * p->h_in + ih) * p->w_in + iw],
+                      w[(((size_t)co * cpg_in + c) * p->k_h + kh) * p->k_w + kw], part);
         }
     out = c0 == 0 ? part : part + out;
   }
@@ -106,7 +102,7 @@ static void check_conv(tidsp_conv2d_params p, int with_bias) {
     bias[co] = rnd_unit() - 0.5f;
   CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, r) == TIDSP_OK);
-  if (block == 0 || (p.groups != 1 && !is_mlas_depthwise(&p, block))) {
+  if (model_group(&p, block) == 0) {
     CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
               (int)p.c_in, (int)p.c_out, (int)p.groups);
   } else {
@@ -165,7 +161,9 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 32), 1);    /* depthwise, NCHWc */
   check_conv(geometry(2, 48, 48, 9, 7, 5, 5, 2, 1, 2, 2, 2, 2, 48), 0);
   check_conv(geometry(1, 8, 8, 12, 9, 3, 3, 2, 1, 1, 1, 1, 1, 8), 1);      /* depthwise, fewer channels */
-  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), 1);     /* grouped: reference */
+  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), 1);     /* grouped, part blocks: reference */
+  check_conv(geometry(1, 96, 48, 7, 7, 3, 3, 2, 1, 1, 1, 1, 1, 3), 1);     /* grouped, whole blocks */
+  check_conv(geometry(1, 64, 64, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 2), 0);
 }
 
 static void test_conv_random(void) {

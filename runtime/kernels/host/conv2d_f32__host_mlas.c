@@ -15,30 +15,34 @@
  *     "accumulate output" flag adds the stored output after the group);
  *   - finally out + bias (the "bias addition" flag of the last group).
  *
- * The groups depend on the layout the transformer chose:
- *   c_in < B              NCHW input ("ConvNchw" kernel): one channel each;
+ * The groups depend on the layout the transformer chose (per convolution
+ * group, c = its input channels):
+ *   c < B                 NCHW input ("ConvNchw" kernel): one channel each;
  *   1×1, no pads          pointwise kernel: 128 channels at a time;
- *   otherwise             NCHWc: B channels (c_in padded with zero channels
- *                         to a multiple of B, which changes no sum).
+ *   otherwise             NCHWc: B channels (c padded with zero channels to
+ *                         a multiple of B, which changes no sum).
  * Taps that fall into the padding are skipped, as MLAS skips them (adding
  * a 0 product would not change the sum either).
  *
- * A depthwise convolution (one input and one output channel per group)
- * runs in MLAS's NCHWc depthwise kernel when its input is NCHWc (inside a
- * network: after a convolution, the channels padded to a multiple of B)
- * or its channels are a multiple of B: per output, one chain over kernel
- * rows and columns from 0, then + bias; the same code below with a group
- * of one channel. On a graph input with other channel counts ORT runs
- * MLAS's generic convolution, which is often (4, 8, 24 channels) but not
- * always (10 channels, 3×3) the same order: not matched.
+ * Grouped convolutions: a depthwise one (one input and one output channel
+ * per group) runs in MLAS's NCHWc depthwise kernel when its input is NCHWc
+ * (inside a network: after a convolution, the channels padded to a
+ * multiple of B) or its channels are a multiple of B: per output, one
+ * chain over kernel rows and columns from 0, then + bias (a group of one
+ * channel below). On a graph input with other channel counts ORT runs
+ * MLAS's generic convolution, often (4, 8, 24 channels) but not always
+ * (10 channels, 3×3) in the same order: not matched. Groups of whole
+ * blocks of B input and output channels run in the NCHWc kernels group by
+ * group, each as an ungrouped convolution. Other grouped convolutions
+ * (MLAS's generic im2col SGEMM, not matched yet) and CPUs without FMA
+ * (MLAS's SSE/AVX kernels multiply and add separately) run the reference.
  *
- * Verified against ORT 1.30 on MTCNN's P/R/O-Net convolutions (3→10 … 64→128,
- * 3×3, 2×2, 1×1): 100 % bit-identical per layer, and by the unit test
- * tests/unit/test_kernel_conv_mlas.c against a scalar model of this order.
- * Other grouped convolutions (MLAS's grouped NCHWc kernels and, when the
- * transformer leaves them alone, its im2col SGEMM and CHW depthwise
- * kernels: not matched yet) and CPUs without FMA (MLAS's SSE/AVX kernels
- * multiply and add separately) run the reference.
+ * Verified against ORT 1.30 (AVX-512F) on MTCNN's P/R/O-Net convolutions
+ * (100 % bit-identical per layer and per net), PP-OCR cls's layers up to its
+ * first residual Add, and single convolutions of each kind
+ * (tests/e2e/test_conv_mlas_vs_ort.py); tests/unit/test_kernel_mlas_f32.c
+ * checks this file against a scalar model of the order. The AVX2 (B = 8)
+ * choice follows MLAS's source and was not run on an AVX2-only CPU.
  */
 #include <math.h>
 
@@ -75,9 +79,16 @@ int32_t tidsp_mlas_f32_block(void) {
 /* Channels per group for p on a CPU whose MLAS block is `block`; 0 when
  * MLAS's order for p is not known (the reference runs). */
 static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
-  if (p->groups != 1)
-    return p->groups == p->c_in && p->groups == p->c_out ? 1 : 0;
-  if (p->c_in < block)
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  if (p->groups != 1) {
+    if (cpg_in == 1 && cpg_out == 1)
+      return 1; /* depthwise */
+    /* grouped NCHWc needs whole blocks of channels per group, in and out;
+     * then each group is summed as an ungrouped convolution */
+    if (cpg_in % block != 0 || cpg_out % block != 0)
+      return 0;
+  }
+  if (cpg_in < block)
     return 1;
   if (p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
       (p->h_out - 1) * p->stride_h + 1 <= p->h_in && (p->w_out - 1) * p->stride_w + 1 <= p->w_in)
@@ -150,8 +161,9 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
   for (n = 0; n < p->n; n++) {
     const float *x_n = x + (size_t)n * (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
     for (co = 0; co < p->c_out; co++) {
-      /* groups = 1 or depthwise: output channel co reads input group co·cpg_in */
-      const float *x_g = x_n + (size_t)(p->groups == 1 ? 0 : co) * (size_t)p->h_in * (size_t)p->w_in;
+      /* output channel co reads the input channels of its group */
+      const float *x_g = x_n + (size_t)(co / (p->c_out / p->groups)) * (size_t)cpg_in *
+                                   (size_t)p->h_in * (size_t)p->w_in;
       const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
       float *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
