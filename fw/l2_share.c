@@ -17,6 +17,7 @@
  * inferences (the generated code asks tidsp_l2_scratch per inference).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cstatic/dma.h"
 #include "fw.h"
@@ -43,6 +44,10 @@ static int resize(fw_state *st, size_t size, fw_module *also) {
     st->l2_region = old_size ? fw_pool_alloc(&st->l2, old_size, TIDSP_L2_ALIGN) : NULL;
     return -1;
   }
+  /* Touched now (prefault), not by the first inference's DMA copies:
+   * the pool stands for SRAM, which has no page faults (host_model.c's
+   * bind does the same for `cstatic run`). */
+  if (p) memset(p, 0, size);
   st->l2_region = p;
   st->l2_region_size = size;
   for (int i = 0; i < FW_MAX_MODULES; i++)
