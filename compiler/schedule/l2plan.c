@@ -138,8 +138,9 @@ static size_t footprint_end(const cs_l2_stage *p) {
  * with its weights in L2: all of them; OC_TILED, N_TILED: tile 0's) do not depend on the previous step, so they are
  * copied while it computes, on queue 1 (its own waits on queue 0 do not
  * wait for them), into a buffer the previous step does not use: its own
- * place if that lies above the previous step's footprint, else moved
- * above both steps' footprints when the budget has room. The input cannot
+ * place if that lies above the previous step's footprint, else (double-
+ * buffered tiles) its second buffer if that one does, else moved above
+ * both steps' footprints when the budget has room. The input cannot
  * be prefetched: it is the previous step's output. Elided steps compute
  * nothing and are skipped. */
 static void plan_prefetch(const cs_schedule *s, size_t budget) {
@@ -150,6 +151,14 @@ static void plan_prefetch(const cs_schedule *s, size_t budget) {
     if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
                       (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
       size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
+      if (off < busy && p->weight_off2 >= busy) {
+        /* a double-buffered step whose second buffer is free: tile 0
+         * goes there (the buffers swap roles; the pipeline alternates
+         * from whichever holds tile 0), no L2 beyond the step's own */
+        p->weight_off = p->weight_off2;
+        p->weight_off2 = off;
+        off = p->weight_off;
+      }
       if (off < busy) {
         /* above the previous step's footprint and this step's other buffers */
         size_t other = p->input_off + p->input_bytes;

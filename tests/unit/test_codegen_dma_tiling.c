@@ -290,7 +290,7 @@ static void test_n_tiling(void) {
 
 /* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
  * both 3×3 pad 1 on h×w, per-channel float requant. */
-static int two_convs_relu; /* 1: both with a ReLU folded in (H-tiled) */
+static int two_convs_relu; /* bit i: conv i with a ReLU folded in (H-tiled) */
 
 static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   cs_graph *g = cs_graph_new("two");
@@ -317,7 +317,7 @@ static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
         .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
         .groups = 1,
         .rq = {.kind = TIDSP_REQUANT_FLOAT, .per_channel = 1, .out_min = -128, .out_max = 127,
-               .out_zp = two_convs_relu ? -128 : 0}};
+               .out_zp = two_convs_relu >> i & 1 ? -128 : 0}};
   }
   g->inputs = malloc(sizeof(int));
   g->inputs[0] = x;
@@ -365,7 +365,7 @@ static void test_next_layer_prefetch(void) {
   CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 100352);
   /* with ReLUs: b H-tiled (2 tiles of 14 rows, weights 147456 B in L2 at
    * 207872), its weights prefetched while a (untiled) computes */
-  two_convs_relu = 1;
+  two_convs_relu = 3;
   prefetch_case(3, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_UNTILED && st[0].prefetch_next == 2);
   CHECK(st[1].kind == CS_L2_H_TILED && st[1].prefetch && st[1].weight_off == 207872 && st[1].weight_bytes == 128 * ROW);
@@ -374,6 +374,18 @@ static void test_next_layer_prefetch(void) {
   prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
   CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 207872);
+  /* ResNet-18's layer4 pair: a (ReLU) H-tiled with its weights in DDR,
+   * its footprint (2 strips of 17920 B, 2 output tiles of 14336 B: 64512
+   * B) past b's first weight buffer (at the input's end, 25088) but below
+   * its second (25088 + 37 channels · 4608 B = 195584): b's tile 0 is
+   * prefetched into the second buffer, the buffers swap roles, b's L2
+   * stays its own */
+  two_convs_relu = 1;
+  prefetch_case(512, 512, 512, 7, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[0].weight_bytes == 0 && st[1].kind == CS_L2_OC_TILED);
+  CHECK(st[0].prefetch_next == 2 && st[1].prefetch && st[1].chunk_cout == 37);
+  CHECK_MSG(st[1].weight_off == 195584 && st[1].weight_off2 == 25088, "%zu %zu", st[1].weight_off, st[1].weight_off2);
+  CHECK(l2 == 195584 + 37 * 4608); /* 366080, a multiple of 128 */
   two_convs_relu = 0;
 }
 
