@@ -134,6 +134,16 @@ static size_t footprint_end(const cs_l2_stage *p) {
   }
 }
 
+/* Whether step k computes with constant weights (a conv, a matmul): the
+ * layers long enough for a prefetch's copy to start and run behind them.
+ * The others (adds, pools, activations) are over in microseconds, before
+ * a copy issued ahead of them has started. */
+static int weighted_step(const cs_graph *g, const cs_schedule *s, int k) {
+  const cs_node *n = &g->nodes[s->order[k]];
+  return n->n_inputs > 1 && n->inputs[1] >= 0 &&
+         s->loc[cs_schedule_storage_root(s, n->inputs[1])].kind == CS_LOC_CONST;
+}
+
 /* Next-layer prefetch: a step's first weights (INPUT_WEIGHTS, H_TILED
  * with its weights in L2: all of them; OC_TILED, N_TILED: tile 0's) do not depend on the previous step, so they are
  * copied while it computes, on queue 1 (its own waits on queue 0 do not
@@ -142,14 +152,22 @@ static size_t footprint_end(const cs_l2_stage *p) {
  * buffered tiles) its second buffer if that one does, else moved above
  * both steps' footprints when the budget has room. The input cannot
  * be prefetched: it is the previous step's output. Elided steps compute
- * nothing and are skipped. */
-static void plan_prefetch(const cs_schedule *s, size_t budget) {
+ * nothing and are skipped.
+ *
+ * The copy is issued before the nearest earlier weighted step
+ * (weighted_step) when only light steps lie between: issued before an
+ * add or a pool, it would run after it, exposed in this step's prologue.
+ * Every step from the issuing one on must leave the buffer alone (its
+ * footprint below it), none may be prefetched itself (their buffers and
+ * queue-1 waits would interleave), and a step issues one prefetch. */
+static void plan_prefetch(const cs_graph *g, const cs_schedule *s, size_t budget) {
   int prev = -1;
   for (int k = 0; k < s->n_steps; k++) {
     if (s->node_elided[s->order[k]]) continue;
     cs_l2_stage *p = &s->l2[k];
-    if (prev >= 0 && (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
-                      (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
+    if (prev >= 0 && !s->l2[prev].prefetch_next &&
+        (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
+         (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
       size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
       if (off < busy && p->weight_off2 >= busy) {
         /* a double-buffered step whose second buffer is free: tile 0
@@ -169,7 +187,14 @@ static void plan_prefetch(const cs_schedule *s, size_t budget) {
       if (off + p->weight_bytes <= budget) {
         p->weight_off = off;
         p->prefetch = 1;
-        s->l2[prev].prefetch_next = k + 1;
+        int at = prev;
+        while (!weighted_step(g, s, at) && !s->l2[at].prefetch) {
+          int j = at - 1;
+          while (j >= 0 && s->node_elided[s->order[j]]) j--;
+          if (j < 0 || s->l2[j].prefetch_next || footprint_end(&s->l2[j]) > off) break;
+          at = j;
+        }
+        s->l2[at].prefetch_next = k + 1;
       }
     }
     prev = k;
@@ -198,7 +223,7 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
       plan_step(g, s, n, budget, guard, p);
     }
   }
-  plan_prefetch(s, budget);
+  plan_prefetch(g, s, budget);
   for (int k = 0; k < s->n_steps; k++) {
     size_t end = footprint_end(&s->l2[k]);
     if (end > s->l2_size) s->l2_size = end;

@@ -291,6 +291,7 @@ static void test_n_tiling(void) {
 /* Next-layer prefetch (l2plan.c): x → conv a (c0→c1) → conv b (c1→c2),
  * both 3×3 pad 1 on h×w, per-channel float requant. */
 static int two_convs_relu; /* bit i: conv i with a ReLU folded in (H-tiled) */
+static int two_convs_pool; /* 1: a 1×1 max pool (a light step) between them */
 
 static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   cs_graph *g = cs_graph_new("two");
@@ -299,6 +300,14 @@ static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   int m = cs_graph_add_value(g, "m", CS_DTYPE_I8, 4, ms);
   int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 4, ys);
   int chans[3] = {c0, c1, c2}, vals[3] = {x, m, y};
+  int pooled = m;
+  if (two_convs_pool) {
+    pooled = cs_graph_add_value(g, "mp", CS_DTYPE_I8, 4, ms);
+    int id = cs_graph_add_node(g, CS_OP_K_MAXPOOL_I8, "pool", "pool", 1, &m, 1, &pooled);
+    g->nodes[id].k.pool = (tidsp_pool2d_params){.n = 1, .c = c1, .h_in = hw, .w_in = hw, .h_out = hw, .w_out = hw,
+                                                 .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1,
+                                                 .dil_w = 1};
+  }
   for (int i = 0; i < 2; i++) {
     int64_t ws[4] = {chans[i + 1], chans[i], 3, 3}, cs[1] = {chans[i + 1]};
     void *zeros = calloc((size_t)(ws[0] * ws[1] * 9 + 8 * ws[0]), 1);
@@ -309,7 +318,7 @@ static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
     name[0] = 'r';
     int rq = cs_graph_add_const(g, name, CS_DTYPE_F32, 1, cs, zeros);
     free(zeros);
-    int in[4] = {vals[i], wv, b, rq};
+    int in[4] = {i ? pooled : vals[i], wv, b, rq};
     name[0] = 'c';
     int id = cs_graph_add_node(g, CS_OP_K_CONV2D_I8, name, name, 4, in, 1, &vals[i + 1]);
     g->nodes[id].k.conv = (tidsp_conv2d_params){
@@ -335,9 +344,9 @@ static void prefetch_case(int c0, int c1, int c2, int hw, size_t budget, cs_l2_s
   cs_status rc = cs_schedule_build(g, &o, &s);
   CHECK_MSG(rc == CS_OK, "schedule: %s", cs_error_message());
   if (rc == CS_OK) {
-    CHECK(s.n_steps == 2);
+    CHECK(s.n_steps == 2 + two_convs_pool);
     out[0] = s.l2[0];
-    out[1] = s.l2[1];
+    out[1] = s.l2[1 + two_convs_pool];
     *l2 = s.l2_size;
     cs_schedule_free(&s);
   }
@@ -387,6 +396,17 @@ static void test_next_layer_prefetch(void) {
   CHECK_MSG(st[1].weight_off == 195584 && st[1].weight_off2 == 25088, "%zu %zu", st[1].weight_off, st[1].weight_off2);
   CHECK(l2 == 195584 + 37 * 4608); /* 366080, a multiple of 128 */
   two_convs_relu = 0;
+  /* a light step (a pool) between a and b: b's tile 0 is copied while a
+   * computes (issued before a: a's prefetch_next), not before the pool,
+   * which would be over before the copy starts */
+  two_convs_pool = 1;
+  prefetch_case(3, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_UNTILED && st[0].prefetch_next == 3 && st[1].prefetch);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].weight_off == IN);
+  /* ... unless a's footprint covers the buffer: then before the pool */
+  prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_OC_TILED && st[0].prefetch_next == 0 && st[1].prefetch);
+  two_convs_pool = 0;
 }
 
 int main(void) {
