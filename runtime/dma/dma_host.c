@@ -14,6 +14,15 @@
  * needs and no full queue makes room for, which is the deferred engine
  * this one replaced: a test then sees exactly which copies are done.
  *
+ * Both sides poll before they sleep (SPIN_NS): the copy thread for a next
+ * copy after its last one, a wait for the copy it waits on. The C7x's DMA
+ * starts a transfer when its descriptor is written and its completion is
+ * polled; a thread asleep on a condition variable needs tens of
+ * microseconds to run again (longer in a VM), more than most copies take,
+ * so without the poll every copy started late and every wait returned late
+ * (the DMA trace showed copies issued before a short layer starting after
+ * it). The poll is bounded: an idle engine sleeps.
+ *
  * The state is static, like the engine it stands for: one inference at a
  * time drives it. Fixed rings, no allocation. POSIX threads; a board
  * links its own engine instead (the C7x's DMA).
@@ -21,6 +30,7 @@
 #include "cstatic/dma.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +67,64 @@ static dma_queue queues[TIDSP_DMA_QUEUES];
 static pthread_t thread;
 static int running, stopping, lazy, atexit_done;
 static uint64_t next_ticket;
+
+/* How long each side polls before it sleeps, in ns of tidsp_profile_clock:
+ * longer than the gaps between one layer's copies and most copies. Not
+ * under ThreadSanitizer: a copy that starts at once is over before the
+ * issuer's next call takes the lock, whose happens-before edge then hides
+ * a missing wait from TSan (test_l2_dma.py's removed wait); a copy thread
+ * that wakes late leaves the race in the open. */
+#if defined(__SANITIZE_THREAD__)
+#define CS_DMA_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CS_DMA_TSAN 1
+#endif
+#endif
+enum { SPIN_NS = 100000 };
+/* Bumped (under the lock) wherever the thread is signalled (pokes) and
+ * wherever a copy completes (completions); read without the lock while
+ * polling, which then re-checks under the lock. */
+static atomic_uint pokes, completions;
+
+#ifndef CS_DMA_TSAN
+static void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+#endif
+
+/* Poll (lock held on entry and exit, released meanwhile) until *counter
+ * moves from its value at entry or SPIN_NS pass. 1 if it moved. */
+static int poll_for(atomic_uint *counter) {
+#ifdef CS_DMA_TSAN
+  (void)counter;
+  return 0;
+#else
+  unsigned seen = atomic_load_explicit(counter, memory_order_relaxed);
+  pthread_mutex_unlock(&lock);
+  uint64_t t0 = tidsp_profile_clock();
+  for (unsigned i = 0; atomic_load_explicit(counter, memory_order_relaxed) == seen; i++) {
+    if ((i & 63) == 63 && tidsp_profile_clock() - t0 >= SPIN_NS) break;
+    relax();
+  }
+  pthread_mutex_lock(&lock);
+  /* under the lock, where every bump happens: exact (a bump after the
+   * last look is not lost to a sleep that follows) */
+  return atomic_load_explicit(counter, memory_order_relaxed) != seen;
+#endif
+}
+
+static void poke(void) {
+  atomic_fetch_add_explicit(&pokes, 1, memory_order_relaxed);
+  pthread_cond_signal(&work_cv);
+}
+
+static void completed(void) {
+  atomic_fetch_add_explicit(&completions, 1, memory_order_relaxed);
+  pthread_cond_broadcast(&done_cv);
+}
 
 static tidsp_dma_event *trace;
 static int32_t trace_cap, trace_n;
@@ -95,10 +163,10 @@ static void *copy_thread(void *arg) {
     if (!q) {
       if (stopping) {
         running = 0; /* under the lock: a copy issued from now on starts a new thread */
-        pthread_cond_broadcast(&done_cv);
+        completed();
         break;
       }
-      pthread_cond_wait(&work_cv, &lock);
+      if (!poll_for(&pokes)) pthread_cond_wait(&work_cv, &lock);
       continue;
     }
     /* Only the thread removes copies: the head stays put while it copies
@@ -115,7 +183,7 @@ static void *copy_thread(void *arg) {
     q->head = (q->head + 1) % TIDSP_DMA_DEPTH;
     q->count--;
     q->want_room = 0;
-    pthread_cond_broadcast(&done_cv);
+    completed();
   }
   pthread_mutex_unlock(&lock);
   return NULL;
@@ -163,7 +231,7 @@ static int32_t issue(int32_t queue, void *dst, size_t dst_pitch, const void *src
   }
   while (q->count == TIDSP_DMA_DEPTH) {
     q->want_room = 1;
-    pthread_cond_signal(&work_cv);
+    poke();
     pthread_cond_wait(&done_cv, &lock);
   }
   dma_copy *c = &q->ring[(q->head + q->count) % TIDSP_DMA_DEPTH];
@@ -187,7 +255,7 @@ static int32_t issue(int32_t queue, void *dst, size_t dst_pitch, const void *src
   }
   q->count++;
   q->open_count++;
-  pthread_cond_signal(&work_cv);
+  poke();
   pthread_mutex_unlock(&lock);
   return TIDSP_OK;
 }
@@ -242,8 +310,10 @@ int32_t tidsp_dma_wait(int32_t queue, int32_t max_inflight) {
   if (inflight_groups(q) > max_inflight) {
     q->waiting = 1;
     q->need = max_inflight;
-    pthread_cond_signal(&work_cv);
-    while (inflight_groups(q) > max_inflight) pthread_cond_wait(&done_cv, &lock);
+    poke();
+    /* poll while copies complete; sleep once SPIN_NS pass without one */
+    while (inflight_groups(q) > max_inflight)
+      if (!poll_for(&completions) && inflight_groups(q) > max_inflight) pthread_cond_wait(&done_cv, &lock);
     q->waiting = 0;
   }
   pthread_mutex_unlock(&lock);
@@ -258,7 +328,7 @@ void tidsp_dma_shutdown(void) {
   }
   pthread_t t = thread;
   stopping = 1; /* the thread completes every copy, then returns */
-  pthread_cond_signal(&work_cv);
+  poke();
   while (running) pthread_cond_wait(&done_cv, &lock);
   stopping = 0;
   pthread_mutex_unlock(&lock);
@@ -268,7 +338,7 @@ void tidsp_dma_shutdown(void) {
 void tidsp_dma_host_lazy(int32_t on) {
   pthread_mutex_lock(&lock);
   lazy = on != 0;
-  pthread_cond_signal(&work_cv);
+  poke();
   pthread_mutex_unlock(&lock);
 }
 
