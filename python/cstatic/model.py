@@ -258,6 +258,10 @@ class Model:
             # the model's own copy of the runtime holds the L2 binding
             # (host_build.c links it in): bind through the .so's symbol
             self._l2 = _aligned(desc.l2_size, abi.l2_align)
+            # written now (np.zeros leaves the pages unmapped; a write maps
+            # them): it stands for SRAM, which has no page faults for the
+            # first DMA copies to pay (host_model.c's bind does the same)
+            self._l2.fill(0)
             bind = getattr(lib, "tidsp_l2_bind", None)
             if bind is not None:
                 bind.argtypes, bind.restype = [ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int32
