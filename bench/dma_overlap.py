@@ -5,8 +5,9 @@ usage: dma_overlap.py MODEL_DIR INPUT.npy [ROUNDS]
 Runs the compiled (staged or DMA-tiled: -mcpu=c7x) model ROUNDS times
 (default 9), each with a DMA trace, and prints one JSON object: per round
 and as medians, the DMA busy time, the share of it that overlaps a traced
-layer call (the trace's own "dma_hidden_share"), and the same split by
-queue: queue 0 holds each layer's own copies (input, weight tiles, H
+layer call (the trace's own "dma_hidden_share"), the DMA time left exposed
+(busy minus hidden: what the copies add to the inference; faster copies
+lower it, and may lower the share too), and the same split by queue: queue 0 holds each layer's own copies (input, weight tiles, H
 strips), queue 1 the next-layer weight prefetches, queue 2 the H-tiled
 convs' output rows going out of L2. Also the machine's 1-minute load average
 before and after, since on a loaded machine the copy thread may wait for a
@@ -59,6 +60,7 @@ def one_round(model_dir, x, tmp):
         q[1] += overlap(e["ts"], e["ts"] + e["dur"], compute)
     s = t["cstatic"]
     return {"dma_busy_us": s["dma_busy"] / 1e3, "hidden_share": s["dma_hidden_share"],
+            "exposed_us": (s["dma_busy"] - s["dma_hidden"]) / 1e3,
             "queues": {q: {"busy_us": v[0], "hidden_share": v[1] / v[0] if v[0] else 0.0}
                        for q, v in sorted(per_q.items())}}
 
@@ -73,6 +75,7 @@ def main():
         rs = [one_round(model_dir, x, tmp) for _ in range(rounds)]
     med = {"dma_busy_us": statistics.median(r["dma_busy_us"] for r in rs),
            "hidden_share": statistics.median(r["hidden_share"] for r in rs),
+           "exposed_us": statistics.median(r["exposed_us"] for r in rs),
            "queues": {q: {k: statistics.median(r["queues"][q][k] for r in rs) for k in ("busy_us", "hidden_share")}
                       for q in rs[0]["queues"]}}
     print(json.dumps({"model": model_dir, "rounds": rounds, "load_before": load0, "load_after": os.getloadavg()[0],
