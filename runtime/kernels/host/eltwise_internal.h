@@ -14,18 +14,6 @@
 #include "../kernel_variants.h"
 #include "../ref/ref_internal.h"
 
-/* Parameter checks of add_i8.c / mul_i8.c (same order does not matter: the
- * fast path is taken only when all pass). */
-static inline int tidsp_host_binary_i8_ok(int32_t kind, int32_t a_zp,
-                                          int32_t b_zp, int32_t y_zp,
-                                          int32_t y_min, int32_t y_max,
-                                          int32_t domain_offset) {
-  return kind == TIDSP_REQUANT_FLOAT && y_min <= y_max &&
-         tidsp_ref_is_i8(y_min) && tidsp_ref_is_i8(y_max) &&
-         tidsp_ref_is_i8(a_zp) && tidsp_ref_is_i8(b_zp) &&
-         tidsp_ref_is_i8(y_zp) && (domain_offset == 0 || domain_offset == 128);
-}
-
 /* Rewrites the broadcast bc (valid: rank in [0, 6], shapes ≥ 0) into out,
  * which walks the same output elements in the same order with the same
  * operand offsets, in as few dimensions as possible: dims of size 1 are
@@ -112,30 +100,29 @@ static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
   k->off = p->domain_offset;
 }
 
-/* True when the call takes the fast path; *rows then holds the coalesced
- * broadcast. */
-static inline int tidsp_host_add_fast_ok(const tidsp_add_i8_params *p,
-                                         const int8_t *a, const int8_t *b,
-                                         const int8_t *y,
-                                         tidsp_broadcast *rows) {
+/* True when a QLinearAdd / QLinearMul call takes the fast path: the
+ * reference kernel's checks (add_i8.c, mul_i8.c) pass and the formula is
+ * FLOAT; *rows then holds the coalesced broadcast. */
+static inline int tidsp_host_q_binary_fast_ok(const tidsp_broadcast *bc, int32_t kind, int32_t a_zp, int32_t b_zp,
+                                              int32_t y_min, int32_t y_max, int32_t y_zp, int32_t domain_offset,
+                                              const int8_t *a, const int8_t *b, const int8_t *y,
+                                              tidsp_broadcast *rows) {
   tidsp_ref_bc_iter it;
-  if (!p || !a || !b || !y || tidsp_ref_bc_init(&it, &p->bc) != TIDSP_OK)
-    return 0;
-  return tidsp_host_binary_i8_ok(p->kind, p->a_zp, p->b_zp, p->y_zp,
-                                 p->y_min, p->y_max, p->domain_offset) &&
-         tidsp_host_bc_coalesce(&p->bc, rows);
+  return tidsp_ref_binary_begin(&it, bc, a, b, y) == TIDSP_OK && kind == TIDSP_REQUANT_FLOAT &&
+         tidsp_ref_q_binary_ok(kind, a_zp, b_zp, y_min, y_max, y_zp, domain_offset) &&
+         tidsp_host_bc_coalesce(bc, rows);
 }
 
-static inline int tidsp_host_mul_fast_ok(const tidsp_mul_i8_params *p,
-                                         const int8_t *a, const int8_t *b,
-                                         const int8_t *y,
-                                         tidsp_broadcast *rows) {
-  tidsp_ref_bc_iter it;
-  if (!p || !a || !b || !y || tidsp_ref_bc_init(&it, &p->bc) != TIDSP_OK)
-    return 0;
-  return tidsp_host_binary_i8_ok(p->kind, p->a_zp, p->b_zp, p->y_zp,
-                                 p->y_min, p->y_max, p->domain_offset) &&
-         tidsp_host_bc_coalesce(&p->bc, rows);
+static inline int tidsp_host_add_fast_ok(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b,
+                                         const int8_t *y, tidsp_broadcast *rows) {
+  return p && tidsp_host_q_binary_fast_ok(&p->bc, p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp,
+                                          p->domain_offset, a, b, y, rows);
+}
+
+static inline int tidsp_host_mul_fast_ok(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b,
+                                         const int8_t *y, tidsp_broadcast *rows) {
+  return p && tidsp_host_q_binary_fast_ok(&p->bc, p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp,
+                                          p->domain_offset, a, b, y, rows);
 }
 
 #endif /* TIDSP_HOST_ELTWISE_INTERNAL_H */

@@ -41,13 +41,10 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
   int64_t r;
   int32_t st, i;
 
-  if (!p || !a || !b || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_bc_init(&it, &p->bc);
+  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
   if (st != TIDSP_OK)
     return st;
-  if (!tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) ||
-      !tidsp_ref_is_i8(p->a_zp) || !tidsp_ref_is_i8(p->b_zp))
+  if (!tidsp_ref_q_binary_ok(p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp, p->domain_offset))
     return TIDSP_ERR_PARAM;
 
   if (p->kind == TIDSP_REQUANT_FLOAT) {
@@ -72,7 +69,7 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
         yr[i] = (int8_t)(tidsp_ref_rne(v) - p->domain_offset);
       }
     }
-  } else if (p->kind == TIDSP_REQUANT_Q31) {
+  } else { /* TIDSP_REQUANT_Q31 */
     /* The FLOAT formula in integers (softfloat.h): same constants, same
      * roundings, no FPU. */
     const tidsp_sf ra = tidsp_sf_from_float(p->ra), rb = tidsp_sf_from_float(p->rb);
@@ -103,8 +100,6 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
         yr[i] = (int8_t)(tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), lo, hi) - p->domain_offset);
       }
     }
-  } else {
-    return TIDSP_ERR_PARAM;
   }
   return TIDSP_OK;
 }

@@ -109,9 +109,7 @@ int32_t tidsp_binary(const tidsp_binary_params *p, const void *a, const void *b,
   int64_t r;
   int32_t st, i, fl, uns;
 
-  if (!p || !a || !b || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_bc_init(&it, &p->bc);
+  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
   if (st != TIDSP_OK)
     return st;
   if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_XOR)

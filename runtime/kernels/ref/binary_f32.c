@@ -24,9 +24,7 @@ int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
   int64_t r;
   int32_t st, i;
 
-  if (!p || !a || !b || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_bc_init(&it, &p->bc);
+  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
   if (st != TIDSP_OK)
     return st;
   if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_POW)

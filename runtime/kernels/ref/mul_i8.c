@@ -20,15 +20,10 @@ int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
   int64_t r;
   int32_t st, i;
 
-  if (!p || !a || !b || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_bc_init(&it, &p->bc);
+  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
   if (st != TIDSP_OK)
     return st;
-  if (!tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) ||
-      !tidsp_ref_is_i8(p->a_zp) || !tidsp_ref_is_i8(p->b_zp))
-    return TIDSP_ERR_PARAM;
-  if (p->kind != TIDSP_REQUANT_FLOAT && p->kind != TIDSP_REQUANT_Q31)
+  if (!tidsp_ref_q_binary_ok(p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp, p->domain_offset))
     return TIDSP_ERR_PARAM;
 
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {

@@ -251,6 +251,23 @@ typedef struct tidsp_ref_bc_iter {
 /* Validates bc (rank, shapes ≥ 0) and starts at the first row. */
 int32_t tidsp_ref_bc_init(tidsp_ref_bc_iter *it, const tidsp_broadcast *bc);
 
+/* The start of every broadcast binary kernel: all its pointers given (bc is
+ * &params->bc, or NULL when params is) and bc valid; *it at the first row. */
+static inline int32_t tidsp_ref_binary_begin(tidsp_ref_bc_iter *it, const tidsp_broadcast *bc, const void *a,
+                                             const void *b, const void *y) {
+  if (!bc || !a || !b || !y)
+    return TIDSP_ERR_NULL;
+  return tidsp_ref_bc_init(it, bc);
+}
+
+/* The parameters QLinearAdd and QLinearMul share: int8 input zero points,
+ * an int8 output (tidsp_ref_i8_output_ok), a FLOAT or Q31 formula. */
+static inline int tidsp_ref_q_binary_ok(int32_t kind, int32_t a_zp, int32_t b_zp, int32_t y_min, int32_t y_max,
+                                        int32_t y_zp, int32_t domain_offset) {
+  return tidsp_ref_i8_output_ok(y_min, y_max, y_zp, domain_offset) && tidsp_ref_is_i8(a_zp) &&
+         tidsp_ref_is_i8(b_zp) && (kind == TIDSP_REQUANT_FLOAT || kind == TIDSP_REQUANT_Q31);
+}
+
 static inline void tidsp_ref_bc_next(tidsp_ref_bc_iter *it) {
   const tidsp_broadcast *bc = it->bc;
   int32_t d;
