@@ -17,33 +17,17 @@
 
 int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
                           float *y) {
-  int32_t st, oh, ow, kh, kw, inside, padded;
-  int64_t nc;
-  if (!p || !x || !y)
-    return TIDSP_ERR_NULL;
-  st = tidsp_ref_pool2d_check(p);
-  if (st == TIDSP_OK)
-    st = tidsp_ref_pool2d_check_nonempty(p);
-  if (st != TIDSP_OK)
-    return st;
-  for (nc = 0; nc < (int64_t)p->n * p->c; nc++) {
-    const float *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)p->w_in;
-    float *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)p->w_out;
-    for (oh = 0; oh < p->h_out; oh++) {
-      for (ow = 0; ow < p->w_out; ow++) {
-        float sum = 0.0f;
-        tidsp_ref_window win;
-        tidsp_ref_pool2d_window(p, oh, ow, &win);
-        for (kh = win.kh0; kh < win.kh1; kh++) {
-          const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
-          for (kw = win.kw0; kw < win.kw1; kw++)
-            sum += xp[row + (int64_t)kw * p->dil_w];
-        }
-        tidsp_ref_pool2d_counts(p, oh, ow, &inside, &padded);
-        yp[(size_t)oh * (size_t)p->w_out + (size_t)ow] =
-            sum / (float)(p->count_include_pad ? padded : inside);
-      }
-    }
+  int64_t o, off;
+  int32_t inside, padded;
+  int32_t st = tidsp_ref_pool2d_begin(p, x, y);
+  for (o = 0; st == TIDSP_OK && o < tidsp_ref_pool2d_numel_out(p); o++) {
+    float sum = 0.0f;
+    tidsp_ref_window win;
+    tidsp_ref_pool2d_window(p, o, &win);
+    while (tidsp_ref_window_next(p, &win, &off))
+      sum += x[off];
+    tidsp_ref_pool2d_counts(p, win.oh, win.ow, &inside, &padded);
+    y[o] = sum / (float)(p->count_include_pad ? padded : inside);
   }
-  return TIDSP_OK;
+  return st;
 }

@@ -19,32 +19,22 @@
  */
 #include "ref_internal.h"
 
-static float window_sum_f32(const tidsp_pool2d_params *p, const int8_t *xp,
-                            int32_t oh, int32_t ow, const float *xf) {
-  int32_t kh, kw;
+/* The dequantized taps of window w summed in float, in (kh, kw) order. */
+static float window_sum_f32(const tidsp_pool2d_params *p, const int8_t *x, tidsp_ref_window *w, const float *xf) {
+  int64_t off;
   float sum = 0.0f;
-  tidsp_ref_window win;
-  tidsp_ref_pool2d_window(p, oh, ow, &win);
-  for (kh = win.kh0; kh < win.kh1; kh++) {
-    const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
-    for (kw = win.kw0; kw < win.kw1; kw++)
-      sum += xf[xp[row + (int64_t)kw * p->dil_w] + 128];
-  }
+  while (tidsp_ref_window_next(p, w, &off))
+    sum += xf[x[off] + 128];
   return sum;
 }
 
 /* window_sum_f32 in integers: the same sums, each rounded to float32. */
-static tidsp_sf window_sum_sf(const tidsp_pool2d_params *p, const int8_t *xp,
-                              int32_t oh, int32_t ow, const tidsp_sf *xq) {
-  int32_t kh, kw;
+static tidsp_sf window_sum_sf(const tidsp_pool2d_params *p, const int8_t *x, tidsp_ref_window *w,
+                              const tidsp_sf *xq) {
+  int64_t off;
   tidsp_sf sum = {0, 0};
-  tidsp_ref_window win;
-  tidsp_ref_pool2d_window(p, oh, ow, &win);
-  for (kh = win.kh0; kh < win.kh1; kh++) {
-    const int64_t row = (win.h0 + (int64_t)kh * p->dil_h) * p->w_in + win.w0;
-    for (kw = win.kw0; kw < win.kw1; kw++)
-      sum = tidsp_sf_add(sum, xq[xp[row + (int64_t)kw * p->dil_w] + 128]);
-  }
+  while (tidsp_ref_window_next(p, w, &off))
+    sum = tidsp_sf_add(sum, xq[x[off] + 128]);
   return sum;
 }
 
@@ -53,15 +43,11 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
   const tidsp_pool2d_params *g;
   float xf[256];
   tidsp_sf xq[256];
-  int32_t st, oh, ow, q, taps, inside, padded;
-  int64_t nc;
+  int32_t st, q, taps, inside, padded;
+  int64_t o;
 
-  if (!p || !x || !y)
-    return TIDSP_ERR_NULL;
-  g = &p->pool;
-  st = tidsp_ref_pool2d_check(g);
-  if (st == TIDSP_OK)
-    st = tidsp_ref_pool2d_check_nonempty(g);
+  g = p ? &p->pool : NULL;
+  st = tidsp_ref_pool2d_begin(g, x, y);
   if (st != TIDSP_OK)
     return st;
   if (!tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) || !tidsp_ref_is_i8(p->x_zp))
@@ -86,37 +72,33 @@ int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
   }
   (void)rq;
 
-  for (nc = 0; nc < (int64_t)g->n * g->c; nc++) {
-    const int8_t *xp = x + (size_t)nc * (size_t)g->h_in * (size_t)g->w_in;
-    int8_t *yp = y + (size_t)nc * (size_t)g->h_out * (size_t)g->w_out;
-    for (oh = 0; oh < g->h_out; oh++) {
-      for (ow = 0; ow < g->w_out; ow++) {
-        int32_t count, out;
-        tidsp_ref_pool2d_counts(g, oh, ow, &inside, &padded);
-        count = g->count_include_pad ? taps : inside;
-        if (p->kind == TIDSP_REQUANT_FLOAT) {
-          const float lo = (float)(p->y_min + p->domain_offset);
-          const float hi = (float)(p->y_max + p->domain_offset);
-          float avg = window_sum_f32(g, xp, oh, ow, xf) / (float)count;
-          float v = avg / p->y_scale;
-          v = v + (float)(p->y_zp + p->domain_offset);
-          v = v > lo ? v : lo;
-          v = v < hi ? v : hi;
-          out = tidsp_ref_rne(v) - p->domain_offset;
-        } else {
-          tidsp_sf v = window_sum_sf(g, xp, oh, ow, xq);
-          v = tidsp_sf_div(v, (tidsp_sf){count, 0});
-          v = tidsp_sf_div(v, tidsp_sf_from_float(p->y_scale));
-          v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + p->domain_offset, 0});
-          /* Clamping before or after rounding to an integer is the same
-           * for integer bounds. */
-          out = (int32_t)tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), p->y_min + p->domain_offset,
-                                             p->y_max + p->domain_offset) -
-                p->domain_offset;
-        }
-        yp[(size_t)oh * (size_t)g->w_out + (size_t)ow] = (int8_t)out;
-      }
+  for (o = 0; o < tidsp_ref_pool2d_numel_out(g); o++) {
+    int32_t count, out;
+    tidsp_ref_window win;
+    tidsp_ref_pool2d_window(g, o, &win);
+    tidsp_ref_pool2d_counts(g, win.oh, win.ow, &inside, &padded);
+    count = g->count_include_pad ? taps : inside;
+    if (p->kind == TIDSP_REQUANT_FLOAT) {
+      const float lo = (float)(p->y_min + p->domain_offset);
+      const float hi = (float)(p->y_max + p->domain_offset);
+      float avg = window_sum_f32(g, x, &win, xf) / (float)count;
+      float v = avg / p->y_scale;
+      v = v + (float)(p->y_zp + p->domain_offset);
+      v = v > lo ? v : lo;
+      v = v < hi ? v : hi;
+      out = tidsp_ref_rne(v) - p->domain_offset;
+    } else {
+      tidsp_sf v = window_sum_sf(g, x, &win, xq);
+      v = tidsp_sf_div(v, (tidsp_sf){count, 0});
+      v = tidsp_sf_div(v, tidsp_sf_from_float(p->y_scale));
+      v = tidsp_sf_add(v, (tidsp_sf){p->y_zp + p->domain_offset, 0});
+      /* Clamping before or after rounding to an integer is the same
+       * for integer bounds. */
+      out = (int32_t)tidsp_ref_clamp_i64(tidsp_sf_rne_int(v), p->y_min + p->domain_offset,
+                                         p->y_max + p->domain_offset) -
+            p->domain_offset;
     }
+    y[o] = (int8_t)out;
   }
   return TIDSP_OK;
 }

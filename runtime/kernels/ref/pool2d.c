@@ -52,11 +52,17 @@ static void taps_range(int64_t start, int32_t k, int32_t dil, int64_t limit, int
   *hi = i;
 }
 
-void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int32_t oh, int32_t ow, tidsp_ref_window *w) {
-  w->h0 = (int64_t)oh * p->stride_h - p->pad_top;
-  w->w0 = (int64_t)ow * p->stride_w - p->pad_left;
+void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int64_t o, tidsp_ref_window *w) {
+  const int64_t plane = (int64_t)p->h_out * p->w_out; /* > 0: o < numel_out */
+  w->oh = (int32_t)(o % plane / p->w_out);
+  w->ow = (int32_t)(o % p->w_out);
+  w->base = o / plane * p->h_in * p->w_in;
+  w->h0 = (int64_t)w->oh * p->stride_h - p->pad_top;
+  w->w0 = (int64_t)w->ow * p->stride_w - p->pad_left;
   taps_range(w->h0, p->k_h, p->dil_h, p->h_in, &w->kh0, &w->kh1);
   taps_range(w->w0, p->k_w, p->dil_w, p->w_in, &w->kw0, &w->kw1);
+  w->kh = w->kh0;
+  w->kw = w->kw0;
 }
 
 void tidsp_ref_pool2d_counts(const tidsp_pool2d_params *p, int32_t oh,

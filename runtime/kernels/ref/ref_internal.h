@@ -293,17 +293,50 @@ int32_t tidsp_ref_pool2d_check_nonempty(const tidsp_pool2d_params *p);
 int32_t tidsp_ref_taps_inside(int64_t start, int32_t k, int32_t dil,
                               int64_t limit);
 
-/* The taps of output (oh, ow)'s window that lie inside the input: kernel
- * rows [kh0, kh1) and columns [kw0, kw1) (along one axis the taps inside
- * are contiguous: dil >= 1), and the input offset of tap (kh, kw) is
- * (h0 + kh·dil_h)·w_in + w0 + kw·dil_w. Looping kh then kw over them visits
+/* The checks every pool kernel starts with: its pointers given (p NULL
+ * too: TIDSP_ERR_NULL), the geometry valid, every window non-empty. */
+static inline int32_t tidsp_ref_pool2d_begin(const tidsp_pool2d_params *p, const void *x, const void *y) {
+  int32_t st;
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  st = tidsp_ref_pool2d_check(p);
+  return st == TIDSP_OK ? tidsp_ref_pool2d_check_nonempty(p) : st;
+}
+
+/* The window of output element o (NCHW, flat: plane nc, row oh, column ow)
+ * and the taps of it that lie inside the input: kernel rows [kh0, kh1) and
+ * columns [kw0, kw1) (along one axis the taps inside are contiguous:
+ * dil >= 1); tap (kh, kw) reads input element
+ * base + (h0 + kh·dil_h)·w_in + w0 + kw·dil_w. tidsp_ref_window_next visits
  * the taps inside in the window's own (kh, kw) order, so sums keep their
  * rounding. Every pool kernel walks its windows through this. */
 typedef struct tidsp_ref_window {
+  int32_t oh, ow;
   int32_t kh0, kh1, kw0, kw1;
+  int64_t base; /* nc·h_in·w_in: the input plane */
   int64_t h0, w0;
+  int32_t kh, kw; /* the next tap */
 } tidsp_ref_window;
-void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int32_t oh, int32_t ow, tidsp_ref_window *w);
+void tidsp_ref_pool2d_window(const tidsp_pool2d_params *p, int64_t o, tidsp_ref_window *w);
+
+/* The input offset of w's next tap inside the input into *off; 0 when all
+ * have been visited. */
+static inline int tidsp_ref_window_next(const tidsp_pool2d_params *p, tidsp_ref_window *w, int64_t *off) {
+  if (w->kw >= w->kw1) {
+    w->kh++;
+    w->kw = w->kw0;
+  }
+  if (w->kh >= w->kh1 || w->kw >= w->kw1)
+    return 0;
+  *off = w->base + (w->h0 + (int64_t)w->kh * p->dil_h) * p->w_in + w->w0 + (int64_t)w->kw * p->dil_w;
+  w->kw++;
+  return 1;
+}
+
+/* Output elements of a pool: n·c·h_out·w_out. */
+static inline int64_t tidsp_ref_pool2d_numel_out(const tidsp_pool2d_params *p) {
+  return (int64_t)p->n * p->c * p->h_out * p->w_out;
+}
 
 /* Number of window taps of output (oh, ow) inside the real input, and inside
  * the padded input (for count_include_pad). */
