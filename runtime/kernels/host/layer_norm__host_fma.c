@@ -186,10 +186,9 @@ LN_INLINE void rows8(const void *x, const q8 *lq, const float *scale, const floa
 
 int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const float *x,
                                        const float *scale, const float *bias, float *y) {
-  if (!p || !x || !scale || !y)
-    return TIDSP_ERR_NULL;
-  if (p->outer < 0 || p->norm < 1)
-    return TIDSP_ERR_SHAPE;
+  const int32_t st = layer_norm_check(p, x, scale, y);
+  if (st != TIDSP_OK)
+    return st;
   rows8(x, NULL, scale, bias, y, NULL, p->outer, p->norm, p->epsilon, 0);
   return TIDSP_OK;
 }
@@ -197,16 +196,9 @@ int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const f
 int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                                       const float *scale, const float *bias, int8_t *y) {
   q8 in, out;
-  if (!p || !x || !scale || !y)
-    return TIDSP_ERR_NULL;
-  if (p->ln.outer < 0 || p->ln.norm < 1)
-    return TIDSP_ERR_SHAPE;
-  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f))
-    return TIDSP_ERR_PARAM;
-  in.zp = p->x_zp;
-  in.s = p->x_scale;
-  out.zp = p->y_zp;
-  out.s = p->y_scale;
+  const int32_t st = layer_norm_i8_prepare(p, x, scale, y, &in, &out);
+  if (st != TIDSP_OK)
+    return st;
   rows8(x, &in, scale, bias, y, &out, p->ln.outer, p->ln.norm, p->ln.epsilon, 1);
   return TIDSP_OK;
 }

@@ -109,12 +109,22 @@ LN_INLINE void store_f32(void *row, int32_t i, float v, const void *ctx) {
   ((float *)row)[i] = v;
 }
 
+/* The checks of both LayerNormalization kernels, ref and host alike (bias
+ * may be NULL; ln NULL when the params are). */
+LN_INLINE int32_t layer_norm_check(const tidsp_layer_norm_params *ln, const void *x, const float *scale,
+                                   const void *y) {
+  if (!ln || !x || !scale || !y)
+    return TIDSP_ERR_NULL;
+  if (ln->outer < 0 || ln->norm < 1)
+    return TIDSP_ERR_SHAPE;
+  return TIDSP_OK;
+}
+
 LN_INLINE int32_t layer_norm_f32_rows(const tidsp_layer_norm_params *p, const float *x,
                                        const float *scale, const float *bias, float *y) {
-  if (!p || !x || !scale || !y)
-    return TIDSP_ERR_NULL;
-  if (p->outer < 0 || p->norm < 1)
-    return TIDSP_ERR_SHAPE;
+  const int32_t st = layer_norm_check(p, x, scale, y);
+  if (st != TIDSP_OK)
+    return st;
   rows(x, sizeof(float), load_f32, NULL, scale, bias, y, sizeof(float), store_f32, NULL,
        p->outer, p->norm, p->epsilon);
   return TIDSP_OK;
@@ -147,19 +157,28 @@ LN_INLINE void store_i8(void *row, int32_t i, float v, const void *ctx) {
   ((int8_t *)row)[i] = (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);
 }
 
+/* The checks of the int8 kernels (ref and host) and their dequantization
+ * (*in) and quantization (*out) parameters. */
+LN_INLINE int32_t layer_norm_i8_prepare(const tidsp_layer_norm_i8_params *p, const int8_t *x, const float *scale,
+                                        const int8_t *y, q8 *in, q8 *out) {
+  const int32_t st = layer_norm_check(p ? &p->ln : NULL, x, scale, y);
+  if (st != TIDSP_OK)
+    return st;
+  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f))
+    return TIDSP_ERR_PARAM;
+  in->zp = p->x_zp;
+  in->s = p->x_scale;
+  out->zp = p->y_zp;
+  out->s = p->y_scale;
+  return TIDSP_OK;
+}
+
 LN_INLINE int32_t layer_norm_i8_rows(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                                       const float *scale, const float *bias, int8_t *y) {
   q8 in, out;
-  if (!p || !x || !scale || !y)
-    return TIDSP_ERR_NULL;
-  if (p->ln.outer < 0 || p->ln.norm < 1)
-    return TIDSP_ERR_SHAPE;
-  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f))
-    return TIDSP_ERR_PARAM;
-  in.zp = p->x_zp;
-  in.s = p->x_scale;
-  out.zp = p->y_zp;
-  out.s = p->y_scale;
+  const int32_t st = layer_norm_i8_prepare(p, x, scale, y, &in, &out);
+  if (st != TIDSP_OK)
+    return st;
   rows(x, 1, load_i8, &in, scale, bias, y, 1, store_i8, &out, p->ln.outer, p->ln.norm,
        p->ln.epsilon);
   return TIDSP_OK;
