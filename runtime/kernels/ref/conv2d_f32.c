@@ -31,31 +31,21 @@ static void conv_tile(const tidsp_conv2d_params *p, const float *x_g,
                       const tidsp_ref_conv_tile *t, float *acc) {
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
-  int32_t kh, kw, ci, r, rlo, rhi, clo, chi;
+  tidsp_ref_conv_tap tap;
+  int32_t ci, r;
   size_t i;
 
   for (i = 0; i < (size_t)t->rows * (size_t)t->cols; i++)
     acc[i] = b;
-  for (kh = 0; kh < p->k_h; kh++) {
-    const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
-    tidsp_ref_valid_range(roff, sh, p->h_in, t->rows, &rlo, &rhi);
-    if (rlo >= rhi)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      const int64_t coff = (int64_t)t->ow0 * sw + (int64_t)kw * p->dil_w - p->pad_left;
-      const float *w_tap = w_co + kh * p->k_w + kw;
-      tidsp_ref_valid_range(coff, sw, p->w_in, t->cols, &clo, &chi);
-      if (clo >= chi)
-        continue;
-      for (ci = 0; ci < cpg_in; ci++) {
-        const float wv = w_tap[(size_t)ci * (size_t)ksz];
-        const float *xs = x_g + (size_t)ci * plane +
-                          (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in +
-                                      (int64_t)clo * sw + coff);
-        for (r = rlo; r < rhi; r++) {
-          tap_run(xs, sw, chi - clo, wv, acc + (size_t)r * (size_t)t->cols + clo);
-          xs += (ptrdiff_t)sh * p->w_in;
-        }
+  tidsp_ref_conv_taps_start(&tap);
+  while (tidsp_ref_conv_tap_next(p, t, &tap)) {
+    const float *w_tap = w_co + tap.kh * p->k_w + tap.kw;
+    for (ci = 0; ci < cpg_in; ci++) {
+      const float wv = w_tap[(size_t)ci * (size_t)ksz];
+      const float *xs = x_g + (size_t)ci * plane + (ptrdiff_t)tap.x_off;
+      for (r = tap.rlo; r < tap.rhi; r++) {
+        tap_run(xs, sw, tap.chi - tap.clo, wv, acc + (size_t)r * (size_t)t->cols + tap.clo);
+        xs += (ptrdiff_t)sh * p->w_in;
       }
     }
   }
@@ -65,7 +55,7 @@ int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
                               const float *w, const float *bias, float *y) {
   float acc[TIDSP_REF_CONV_TILE];
   tidsp_ref_conv_tile t;
-  int32_t st, n, co, r, j, cpg_in, cpg_out, tile_rows, tile_cols;
+  int32_t st, n, co, r, j, cpg_in;
 
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
@@ -73,26 +63,16 @@ int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
   if (st != TIDSP_OK)
     return st;
   cpg_in = p->c_in / p->groups;
-  cpg_out = p->c_out / p->groups;
-  tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
   for (n = 0; n < p->n; n++) {
     for (co = 0; co < p->c_out; co++) {
-      const int32_t g = co / cpg_out;
-      const float *x_g =
-          x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * (size_t)p->h_in * (size_t)p->w_in;
       const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
-      float *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
-      for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
-        t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
-        for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
-          t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
-          conv_tile(p, x_g, w_co, cpg_in, bias ? bias[co] : 0.0f, &t, acc);
-          for (r = 0; r < t.rows; r++) {
-            float *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
-            for (j = 0; j < t.cols; j++)
-              y_row[j] = acc[(size_t)r * (size_t)t.cols + (size_t)j];
-          }
-        }
+      float *y_co = y + tidsp_ref_conv_y_plane(p, n, co);
+      tidsp_ref_conv_tiles_start(p, &t);
+      while (tidsp_ref_conv_tile_next(p, &t)) {
+        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w_co, cpg_in, bias ? bias[co] : 0.0f, &t, acc);
+        for (r = 0; r < t.rows; r++)
+          for (j = 0; j < t.cols; j++)
+            y_co[(size_t)(t.oh0 + r) * (size_t)p->w_out + (size_t)(t.ow0 + j)] = acc[(size_t)r * (size_t)t.cols + (size_t)j];
       }
     }
   }

@@ -59,38 +59,26 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
    * means every column of the tap is inside). */
   const int rows_contiguous = sh == 1 && sw == 1 && t->ow0 == 0 &&
                               t->cols == p->w_in;
-  int32_t kh, kw, ci, r, rlo, rhi, clo, chi;
+  tidsp_ref_conv_tap tap;
+  int32_t ci, r;
 
   memset(acc, 0, sizeof(*acc) * (size_t)t->rows * (size_t)t->cols);
-  for (kh = 0; kh < p->k_h; kh++) {
-    /* input row of tile row r is r·sh + roff */
-    const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
-    tidsp_ref_valid_range(roff, sh, p->h_in, t->rows, &rlo, &rhi);
-    if (rlo >= rhi)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      /* input column of tile column j is j·sw + coff */
-      const int64_t coff = (int64_t)t->ow0 * sw + (int64_t)kw * p->dil_w - p->pad_left;
-      const int8_t *w_tap = w_co + kh * p->k_w + kw;
-      tidsp_ref_valid_range(coff, sw, p->w_in, t->cols, &clo, &chi);
-      if (clo >= chi)
+  tidsp_ref_conv_taps_start(&tap);
+  while (tidsp_ref_conv_tap_next(p, t, &tap)) {
+    const int8_t *w_tap = w_co + tap.kh * p->k_w + tap.kw;
+    for (ci = 0; ci < cpg_in; ci++) {
+      const int16_t wv = (int16_t)(w_tap[(size_t)ci * (size_t)ksz] - p->w_zp);
+      const int8_t *xs = x_g + (size_t)ci * plane + (ptrdiff_t)tap.x_off;
+      if (wv == 0)
         continue;
-      for (ci = 0; ci < cpg_in; ci++) {
-        const int16_t wv = (int16_t)(w_tap[(size_t)ci * (size_t)ksz] - p->w_zp);
-        const int8_t *xs;
-        if (wv == 0)
-          continue;
-        xs = x_g + (size_t)ci * plane +
-             (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in + (int64_t)clo * sw + coff);
-        if (rows_contiguous && coff == 0) {
-          /* tile rows and input rows coincide: one run over all of them */
-          tap_run(xs, 1, (rhi - rlo) * t->cols, x_zp, wv, acc + (size_t)rlo * (size_t)t->cols);
-          continue;
-        }
-        for (r = rlo; r < rhi; r++) {
-          tap_run(xs, sw, chi - clo, x_zp, wv, acc + (size_t)r * (size_t)t->cols + clo);
-          xs += (ptrdiff_t)sh * p->w_in;
-        }
+      if (rows_contiguous && tap.coff == 0) {
+        /* tile rows and input rows coincide: one run over all of them */
+        tap_run(xs, 1, (tap.rhi - tap.rlo) * t->cols, x_zp, wv, acc + (size_t)tap.rlo * (size_t)t->cols);
+        continue;
+      }
+      for (r = tap.rlo; r < tap.rhi; r++) {
+        tap_run(xs, sw, tap.chi - tap.clo, x_zp, wv, acc + (size_t)r * (size_t)t->cols + tap.clo);
+        xs += (ptrdiff_t)sh * p->w_in;
       }
     }
   }
@@ -102,7 +90,7 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   int32_t acc[TIDSP_REF_CONV_TILE];
   tidsp_ref_rq plan;
   tidsp_ref_conv_tile t;
-  int32_t st, n, co, r, j, cpg_in, cpg_out, tile_rows, tile_cols;
+  int32_t st, n, co, r, j, cpg_in;
   int64_t w_stride;
 
   if (!p || !x || !w || !rq || !y)
@@ -113,7 +101,6 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->w_zp))
     return TIDSP_ERR_PARAM;
   cpg_in = p->c_in / p->groups;
-  cpg_out = p->c_out / p->groups;
   if ((int64_t)cpg_in * p->k_h * p->k_w > TIDSP_REF_MAX_TAPS)
     return TIDSP_ERR_SHAPE;
   w_stride = tidsp_ref_w_row_stride(p->w_row_stride, (int64_t)cpg_in * p->k_h * p->k_w);
@@ -124,27 +111,19 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   if (st != TIDSP_OK)
     return st;
 
-  tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
   for (n = 0; n < p->n; n++) {
     for (co = 0; co < p->c_out; co++) {
-      const int32_t g = co / cpg_out;
-      const int8_t *x_g =
-          x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * (size_t)p->h_in * (size_t)p->w_in;
       const int8_t *w_co = w + (size_t)co * (size_t)w_stride;
       const uint32_t b = bias ? (uint32_t)bias[co] : 0u;
-      int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
-      for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
-        t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
-        for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
-          t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
-          conv_tile(p, x_g, w_co, cpg_in, &t, acc);
-          for (r = 0; r < t.rows; r++) {
-            int8_t *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
-            const int32_t *a = acc + (size_t)r * (size_t)t.cols;
-            for (j = 0; j < t.cols; j++)
-              y_row[j] = (int8_t)tidsp_ref_rq_apply(
-                  &plan, co, tidsp_ref_u32_to_i32((uint32_t)a[j] + b));
-          }
+      int8_t *y_co = y + tidsp_ref_conv_y_plane(p, n, co);
+      tidsp_ref_conv_tiles_start(p, &t);
+      while (tidsp_ref_conv_tile_next(p, &t)) {
+        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w_co, cpg_in, &t, acc);
+        for (r = 0; r < t.rows; r++) {
+          int8_t *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
+          const int32_t *a = acc + (size_t)r * (size_t)t.cols;
+          for (j = 0; j < t.cols; j++)
+            y_row[j] = (int8_t)tidsp_ref_rq_apply(&plan, co, tidsp_ref_u32_to_i32((uint32_t)a[j] + b));
         }
       }
     }

@@ -16,9 +16,10 @@
 #define TIDSP_REF_CONV_TILE 1024
 
 /* The output tile of conv rows [oh0, oh0 + rows) × columns [ow0, ow0 + cols),
- * stored with row stride cols. */
+ * stored with row stride cols; tiles are at most max_rows × max_cols. */
 typedef struct tidsp_ref_conv_tile {
   int32_t oh0, rows, ow0, cols;
+  int32_t max_rows, max_cols;
 } tidsp_ref_conv_tile;
 
 /* Tile size: whole rows when w_out fits, else one row of partial columns. */
@@ -32,6 +33,77 @@ static inline void tidsp_ref_conv_tile_dims(int32_t h_out, int32_t w_out,
     *rows = h_out;
   if (*rows < 1)
     *rows = 1;
+}
+
+/* The tiles of an output plane in row-major order: start with
+ * tidsp_ref_conv_tiles_start, then each tidsp_ref_conv_tile_next moves *t
+ * to the next tile (0 after the last). */
+static inline void tidsp_ref_conv_tiles_start(const tidsp_conv2d_params *p, tidsp_ref_conv_tile *t) {
+  tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &t->max_rows, &t->max_cols);
+  t->oh0 = 0;
+  t->ow0 = -t->max_cols;
+  t->rows = t->cols = 0;
+}
+
+static inline int tidsp_ref_conv_tile_next(const tidsp_conv2d_params *p, tidsp_ref_conv_tile *t) {
+  t->ow0 += t->max_cols;
+  if (t->ow0 >= p->w_out) {
+    t->ow0 = 0;
+    t->oh0 += t->max_rows;
+  }
+  if (t->oh0 >= p->h_out || p->w_out < 1)
+    return 0;
+  t->rows = p->h_out - t->oh0 < t->max_rows ? p->h_out - t->oh0 : t->max_rows;
+  t->cols = p->w_out - t->ow0 < t->max_cols ? p->w_out - t->ow0 : t->max_cols;
+  return 1;
+}
+
+/* A kernel tap (kh, kw) as it meets tile t: tile rows [rlo, rhi) read
+ * input rows r·stride_h + roff, tile columns [clo, chi) input columns
+ * j·stride_w + coff, all inside the input (padding reads as 0, so the
+ * taps are clipped instead of tested); x_off is the input element (within
+ * a channel plane) of tile element (rlo, clo). */
+typedef struct tidsp_ref_conv_tap {
+  int32_t kh, kw, rlo, rhi, clo, chi;
+  int64_t roff, coff, x_off;
+} tidsp_ref_conv_tap;
+
+static inline void tidsp_ref_conv_taps_start(tidsp_ref_conv_tap *tap) {
+  tap->kh = 0;
+  tap->kw = -1;
+}
+
+/* Moves *tap to the next tap in (kh, kw) order that reads some input for
+ * tile t; 0 when there is none. */
+static inline int tidsp_ref_conv_tap_next(const tidsp_conv2d_params *p, const tidsp_ref_conv_tile *t,
+                                          tidsp_ref_conv_tap *tap) {
+  const int32_t sh = p->stride_h, sw = p->stride_w;
+  for (; tap->kh < p->k_h; tap->kh++, tap->kw = -1) {
+    tap->roff = (int64_t)t->oh0 * sh + (int64_t)tap->kh * p->dil_h - p->pad_top;
+    tidsp_ref_valid_range(tap->roff, sh, p->h_in, t->rows, &tap->rlo, &tap->rhi);
+    if (tap->rlo >= tap->rhi)
+      continue;
+    while (++tap->kw < p->k_w) {
+      tap->coff = (int64_t)t->ow0 * sw + (int64_t)tap->kw * p->dil_w - p->pad_left;
+      tidsp_ref_valid_range(tap->coff, sw, p->w_in, t->cols, &tap->clo, &tap->chi);
+      if (tap->clo < tap->chi) {
+        tap->x_off = ((int64_t)tap->rlo * sh + tap->roff) * p->w_in + (int64_t)tap->clo * sw + tap->coff;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Element offsets, for image n and output channel co, of the first input
+ * channel of co's group (NCHW) and of co's output plane. */
+static inline size_t tidsp_ref_conv_x_group(const tidsp_conv2d_params *p, int32_t n, int32_t co) {
+  const int32_t cpg_in = p->c_in / p->groups, g = co / (p->c_out / p->groups);
+  return ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * (size_t)p->h_in * (size_t)p->w_in;
+}
+
+static inline size_t tidsp_ref_conv_y_plane(const tidsp_conv2d_params *p, int32_t n, int32_t co) {
+  return ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
 }
 
 static inline int32_t tidsp_ref_conv2d_check(const tidsp_conv2d_params *p) {
