@@ -34,6 +34,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Node id becomes the first op of its rewrite, in place (so it keeps its
+ * name and position): op(input 0, in1) → out, or op(input 0) → out when in1
+ * is negative; its attributes go. Every caller's node has at least as many
+ * inputs as it keeps. */
+static void become(cs_onnx_infer *c, int id, cs_op op, int in1, int out) {
+  cs_node *n = &c->g->nodes[id];
+  n->op = op;
+  cs_node_clear_attrs(n);
+  n->n_inputs = in1 >= 0 ? 2 : 1;
+  if (in1 >= 0) cs_node_set_input(c->g, id, 1, in1);
+  n->outputs[0] = out;
+  cs_graph_value(c->g, out)->producer = id;
+}
+
 /* Node id (input 0 = x) becomes Reshape → Expand → Reshape repeating
  * every element s[i] times along axis i. */
 static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
@@ -69,13 +83,7 @@ static cs_status rewrite_as_repeat(cs_onnx_infer *c, int id, const int64_t *s) {
   snprintf(name, sizeof name, "%s.repeated", base);
   int bv = cs_graph_add_value(c->g, name, dt, ra, b);
   if (sa_v < 0 || sb_v < 0 || sy_v < 0 || av < 0 || bv < 0) return CS_ERR_NOMEM; /* message recorded */
-  n = &c->g->nodes[id];
-  n->op = CS_OP_RESHAPE;
-  cs_node_clear_attrs(n);
-  n->n_inputs = 2; /* every caller's node has at least 2 inputs */
-  cs_node_set_input(c->g, id, 1, sa_v);
-  n->outputs[0] = av;
-  cs_graph_value(c->g, av)->producer = id;
+  become(c, id, CS_OP_RESHAPE, sa_v, av);
   int in2[2] = {av, sb_v}, in3[2] = {bv, sy_v};
   snprintf(name, sizeof name, "%s.expand", base);
   int ex = cs_graph_add_node(c->g, CS_OP_EXPAND, name, base, 2, in2, 1, &bv);
@@ -126,13 +134,7 @@ static cs_status rewrite_as_gathers(cs_onnx_infer *c, int id, const int64_t *out
     if (idx < 0 || dst < 0) return CS_ERR_NOMEM; /* message recorded */
     int g;
     if (first) {
-      n = &c->g->nodes[id];
-      n->op = CS_OP_GATHER;
-      cs_node_clear_attrs(n);
-      n->n_inputs = 2; /* every caller's node has at least 2 inputs */
-      cs_node_set_input(c->g, id, 1, idx);
-      n->outputs[0] = dst;
-      cs_graph_value(c->g, dst)->producer = id;
+      become(c, id, CS_OP_GATHER, idx, dst);
       g = id;
     } else {
       int ins[2] = {cur, idx};
@@ -297,12 +299,7 @@ static int start_chain(cs_onnx_infer *c, int id, int to_output) {
   snprintf(name, sizeof name, "%s.in", n->name);
   int cur = to_output ? n->outputs[0] : cs_graph_add_value(c->g, name, x->dtype, x->rank, x->shape);
   if (cur < 0) return -1;
-  n = &c->g->nodes[id];
-  n->op = CS_OP_IDENTITY;
-  cs_node_clear_attrs(n);
-  n->n_inputs = 1;
-  n->outputs[0] = cur;
-  cs_graph_value(c->g, cur)->producer = id;
+  become(c, id, CS_OP_IDENTITY, -1, cur);
   return cur;
 }
 
