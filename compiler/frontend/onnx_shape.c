@@ -405,14 +405,21 @@ static cs_status infer_clip(cs_onnx_infer *c, cs_node *n) {
   return same_as_input(c, n, 0, 0);
 }
 
-static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
+/* The "axis" attribute (default -1: the last) of an op that normalizes
+ * input 0 along its trailing axes (Softmax, LayerNormalization), in
+ * [0, rank); a scalar input has none. */
+static cs_status normalized_axis(cs_onnx_infer *c, cs_node *n, int *axis) {
   const cs_value *x = cs_onnx_in(c, n, 0);
-  int axis;
   if (x->rank == 0)
     return cs_onnx_node_err(c, n, CS_ERR_INVALID, "input '%s' is a scalar",
                             x->name);
-  cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
-                              "axis", &axis);
+  return cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank, "axis",
+                      axis);
+}
+
+static cs_status infer_softmax(cs_onnx_infer *c, cs_node *n) {
+  int axis;
+  cs_status st = normalized_axis(c, n, &axis);
   return st != CS_OK ? st : same_as_input(c, n, 0, 0);
 }
 
@@ -482,11 +489,7 @@ static cs_status infer_gelu(cs_onnx_infer *c, cs_node *n) {
 static cs_status infer_layer_norm(cs_onnx_infer *c, cs_node *n) {
   const cs_value *x = cs_onnx_in(c, n, 0);
   int axis;
-  if (x->rank == 0)
-    return cs_onnx_node_err(c, n, CS_ERR_INVALID, "input '%s' is a scalar",
-                            x->name);
-  cs_status st = cs_onnx_axis(c, n, cs_node_attr_int(n, "axis", -1), x->rank,
-                              "axis", &axis);
+  cs_status st = normalized_axis(c, n, &axis);
   if (st != CS_OK) return st;
   if (cs_node_attr_int(n, "stash_type", 1) != 1)
     return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
