@@ -172,6 +172,21 @@ static void dequantize_dynamic(legal_ctx *c, int yq, int s, const float *step, i
   p->dtype = TIDSP_DTYPE_I16;
 }
 
+/* The int16 MMALIB call and the float value it stands for: yq (int16, of
+ * yshape) = op(in) with its MMALIB arguments, then dequantized by
+ * s_a · step[c] over [outer][channels][inner] into y, a new value when a
+ * bias is still to be added (returned), else y_val itself. */
+static int i16_call(legal_ctx *c, cs_op op, int n_in, int *in, int n_args, const int64_t *args, int rank,
+                    const int64_t *yshape, int s, const float *step, const int32_t geom[3], int has_bias,
+                    int y_val) {
+  int yq = new_value(c, "out_i16", CS_DTYPE_I16, rank, yshape);
+  int k = c->failed ? -1 : checked(c, cs_add_kernel(c->g, op, c->origin, n_in, in, yq));
+  if (!c->failed && cs_mm_set_args(c->g, k, n_args, args) != CS_OK) c->failed = 1;
+  int yf = has_bias ? new_value(c, "out_nobias", CS_DTYPE_F32, rank, yshape) : y_val;
+  dequantize_dynamic(c, yq, s, step, geom[0], geom[1], geom[2], yf);
+  return yf;
+}
+
 /* The float values of a compile-time weight (a float constant or DQ of an
  * integer constant), malloc'd; NULL if it is neither. *dq: the DQ node. */
 static float *const_weight(cs_graph *g, int w, int *dq) {
@@ -342,13 +357,10 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
   int sc = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "mm_scale", CS_DTYPE_U8, 1, cs, ones));
   int sh = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "mm_shift", CS_DTYPE_U8, 1, cs, shift));
   int in[5] = {xq, wv, -1, sc, sh};
-  int yq = new_value(&c, "out_i16", CS_DTYPE_I16, 4, yshape);
-  int k = c.failed ? -1 : checked(&c, cs_add_kernel(g, CS_OP_K_MMALIB_CONV2D_I16, c.origin, 5, in, yq));
   int64_t args[12] = {c_in, h_in, w_in, c_out, w.k_h, w.k_w, w.stride_h, w.stride_w,
                       w.pad_top, w.pad_bottom, w.pad_left, w.pad_right};
-  if (!c.failed && cs_mm_set_args(g, k, 12, args) != CS_OK) c.failed = 1;
-  int yf = bias >= 0 ? new_value(&c, "out_nobias", CS_DTYPE_F32, 4, yshape) : y_val;
-  dequantize_dynamic(&c, yq, s, step, 1, (int32_t)c_out, (int32_t)hw_out, yf);
+  const int32_t geom[3] = {1, (int32_t)c_out, (int32_t)hw_out};
+  int yf = i16_call(&c, CS_OP_K_MMALIB_CONV2D_I16, 5, in, 12, args, 4, yshape, s, step, geom, bias >= 0, y_val);
   if (bias >= 0 && !c.failed) {
     int64_t bshape[4] = {1, c_out, 1, 1};
     int b4 = checked(&c, cs_add_const_named(g, c.base, "bias_c11", CS_DTYPE_F32, 4, bshape, cs_graph_value(g, bias)->data));
@@ -433,12 +445,9 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
   int xq = quantize_dynamic(&c, x_val, s);
   int wv = c.failed ? -1 : checked(&c, cs_add_const_named(g, c.base, "weight_i16", CS_DTYPE_I16, 2, wshape, wq));
   int in[2] = {xq, wv};
-  int yq = new_value(&c, "out_i16", CS_DTYPE_I16, 2, yshape);
-  int kid = c.failed ? -1 : checked(&c, cs_add_kernel(g, CS_OP_K_MMALIB_MATMUL_I16, c.origin, 2, in, yq));
   int64_t args[4] = {m, k, nn, sh};
-  if (!c.failed && cs_mm_set_args(g, kid, 4, args) != CS_OK) c.failed = 1;
-  int yf = bias >= 0 ? new_value(&c, "out_nobias", CS_DTYPE_F32, 2, yshape) : y_val;
-  dequantize_dynamic(&c, yq, s, step, (int32_t)m, (int32_t)nn, 1, yf);
+  const int32_t geom[3] = {(int32_t)m, (int32_t)nn, 1};
+  int yf = i16_call(&c, CS_OP_K_MMALIB_MATMUL_I16, 2, in, 4, args, 2, yshape, s, step, geom, bias >= 0, y_val);
   if (bias >= 0) binary(&c, TIDSP_BINARY_ADD, yf, bias, y_val);
   if (c.failed) {
     st = CS_ERR_NOMEM; /* message recorded */
