@@ -36,11 +36,10 @@ static cs_status fuse(cs_graph *g, int id) {
     if (n->inputs[j] >= 0 && cs_graph_value(g, n->inputs[j])->dtype != CS_DTYPE_F32) return CS_OK;
   cs_qparams xq;
   cs_qdq_tail tail;
-  int x_int = cs_match_qdq_around(g, id, &xq, &tail);
+  int64_t axis;
+  int x_int = cs_match_qdq_around(g, id, &xq, &tail, &axis);
   if (x_int < 0) return CS_OK;
   const cs_value *x = cs_graph_value(g, x_int);
-  int64_t axis = cs_node_attr_int(n, "axis", -1);
-  if (axis < 0) axis += x->rank;
   tidsp_layer_norm_i8_params p;
   memset(&p, 0, sizeof p);
   p.ln.outer = 1;

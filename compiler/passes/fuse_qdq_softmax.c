@@ -23,11 +23,10 @@ static cs_status fuse(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
   cs_qparams xq;
   cs_qdq_tail tail;
-  int x_int = cs_match_qdq_around(g, id, &xq, &tail);
+  int64_t axis;
+  int x_int = cs_match_qdq_around(g, id, &xq, &tail, &axis);
   if (x_int < 0) return CS_OK;
   const cs_value *x = cs_graph_value(g, x_int);
-  int64_t axis = cs_node_attr_int(n, "axis", -1);
-  if (axis < 0) axis += x->rank;
   float xs = xq.scale[0], ys = tail.out.scale[0];
   cs_status st = CS_OK;
   if (axis >= 0 && axis < x->rank && xs > 0.0f && ys > 0.0f) {

@@ -88,7 +88,7 @@ int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp) {
   return 1;
 }
 
-int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail) {
+int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail, int64_t *axis) {
   const cs_node *n = cs_graph_node(g, id);
   int xdq = cs_match_dq_i8(g, n->inputs[0]);
   if (!cs_match_dq_params(g, xdq, xq)) return -1;
@@ -96,7 +96,10 @@ int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail) 
     cs_qparams_free(xq);
     return -1;
   }
-  return cs_graph_node(g, xdq)->inputs[0];
+  int x = cs_graph_node(g, xdq)->inputs[0];
+  *axis = cs_node_attr_int(n, "axis", -1);
+  if (*axis < 0) *axis += cs_graph_value(g, x)->rank;
+  return x;
 }
 
 int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,

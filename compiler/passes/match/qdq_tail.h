@@ -33,11 +33,13 @@ int cs_match_dq_as(cs_graph *g, int v, cs_dtype dt, cs_qparams *qp);
  * or not constant). */
 int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp);
 
-/* DQ(x) → node id → Q, the int8 pattern around a one-input op (Softmax,
- * LayerNormalization): returns x, with its per-tensor parameters in *xq
- * and the tail in *tail (release both with cs_qparams_free); -1 when it
- * does not match, nothing held. */
-int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail);
+/* DQ(x) → node id → Q, the int8 pattern around a one-input op that works
+ * along an axis (Softmax, LayerNormalization): returns x, with its
+ * per-tensor parameters in *xq, the tail in *tail (release both with
+ * cs_qparams_free) and the node's "axis" attribute (default -1) counted
+ * from the front of x's shape in *axis (not checked against the rank);
+ * -1 when it does not match, nothing held. */
+int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail, int64_t *axis);
 
 /* w is DQ(`dt` constant), per-tensor or per-axis on `axis`, with one zero
  * point for all channels: fills qp and the DQ node id, returns 1. */
