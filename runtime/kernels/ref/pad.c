@@ -46,8 +46,8 @@ static void fill(uint8_t *y, const uint8_t *value, size_t es, int32_t count) {
 int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
   int64_t in_stride[TIDSP_MAX_RANK];
   int32_t out_shape[TIDSP_MAX_RANK], idx[TIDSP_MAX_RANK] = {0};
-  int32_t d, rank, inner, i, lo, hi;
-  int64_t total_in = 1, total_out = 1, rows = 1, r;
+  int32_t d, rank, inner, i, lo, hi, st;
+  int64_t total_in, total_out = 1, rows = 1, r;
   const uint8_t *xb = (const uint8_t *)x;
   uint8_t *yb = (uint8_t *)y;
   size_t es;
@@ -55,10 +55,10 @@ int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
   if (!p || !x || !y)
     return TIDSP_ERR_NULL;
   rank = p->rank;
-  if (rank < 0 || rank > TIDSP_MAX_RANK)
-    return TIDSP_ERR_SHAPE;
-  if (p->elem_size < 1 ||
-      (p->mode == TIDSP_PAD_CONSTANT && p->elem_size > (int32_t)sizeof(p->value)))
+  st = tidsp_ref_movement_check(rank, p->elem_size, p->in_shape, in_stride, &total_in);
+  if (st != TIDSP_OK)
+    return st;
+  if (p->mode == TIDSP_PAD_CONSTANT && p->elem_size > (int32_t)sizeof(p->value))
     return TIDSP_ERR_PARAM;
   if (p->mode != TIDSP_PAD_CONSTANT && p->mode != TIDSP_PAD_EDGE &&
       p->mode != TIDSP_PAD_REFLECT)
@@ -66,11 +66,9 @@ int32_t tidsp_pad(const tidsp_pad_params *p, const void *x, void *y) {
   es = (size_t)p->elem_size;
   for (d = rank - 1; d >= 0; d--) {
     const int64_t out = (int64_t)p->pad_begin[d] + p->in_shape[d] + p->pad_end[d];
-    if (p->in_shape[d] < 0 || out < 0 || out > INT32_MAX)
+    if (out < 0 || out > INT32_MAX)
       return TIDSP_ERR_SHAPE;
     out_shape[d] = (int32_t)out;
-    in_stride[d] = total_in;
-    total_in *= p->in_shape[d];
     total_out *= out;
   }
   if (total_out == 0)

@@ -367,4 +367,55 @@ static inline void tidsp_ref_copy_elem(void *dst, const void *src,
   }
 }
 
+/* The checks the data-movement kernels (slice, transpose, pad) share: rank
+ * in [0, TIDSP_MAX_RANK], elem_size ≥ 1 and every input dimension ≥ 0;
+ * then in_stride gets the input's dense (row-major) element strides and
+ * *total its element count. */
+static inline int32_t tidsp_ref_movement_check(int32_t rank, int32_t elem_size, const int32_t *in_shape,
+                                               int64_t *in_stride, int64_t *total) {
+  int32_t d;
+  if (rank < 0 || rank > TIDSP_MAX_RANK)
+    return TIDSP_ERR_SHAPE;
+  if (elem_size < 1)
+    return TIDSP_ERR_PARAM;
+  *total = 1;
+  for (d = rank - 1; d >= 0; d--) {
+    if (in_shape[d] < 0)
+      return TIDSP_ERR_SHAPE;
+    in_stride[d] = *total;
+    *total *= in_shape[d];
+  }
+  return TIDSP_OK;
+}
+
+/* Data movement as a strided gather: output element (i_0, …, i_rank−1)
+ * (row-major over out_shape, which has some element) is input element
+ * base + Σ i_d·step[d] (elements of elem_size bytes; steps may be
+ * negative). Slice and transpose are this. */
+static inline void tidsp_ref_strided_copy(const void *x, void *y, int32_t elem_size, int32_t rank,
+                                          const int32_t *out_shape, const int64_t *step, int64_t base) {
+  const uint8_t *xb = (const uint8_t *)x;
+  uint8_t *yb = (uint8_t *)y;
+  const size_t es = (size_t)elem_size;
+  const int32_t inner = rank > 0 ? out_shape[rank - 1] : 1;
+  const int64_t st = rank > 0 ? step[rank - 1] : 0;
+  int32_t idx[TIDSP_MAX_RANK] = {0};
+  int32_t d, i;
+  int64_t rows = 1, r, off = base;
+  for (d = 0; d < rank - 1; d++)
+    rows *= out_shape[d];
+  for (r = 0; r < rows; r++) {
+    uint8_t *yr = yb + (size_t)r * (size_t)inner * es;
+    for (i = 0; i < inner; i++)
+      tidsp_ref_copy_elem(yr + (size_t)i * es, xb + (size_t)(off + i * st) * es, elem_size);
+    for (d = rank - 2; d >= 0; d--) {
+      off += step[d];
+      if (++idx[d] < out_shape[d])
+        break;
+      off -= step[d] * out_shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 #endif /* TIDSP_REF_INTERNAL_H */
