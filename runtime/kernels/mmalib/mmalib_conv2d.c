@@ -82,10 +82,7 @@ void tidsp_mmalib_conv2d_i8_scalar(const tidsp_mmalib_conv_geom *g,
 static int32_t conv2d_i8(int on_ref, CONV2D_I8_PARAMS) {
   tidsp_mmalib_conv_geom g;
   int32_t st;
-  if (!input || !kernel || !output)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
-  if (!mmalib_aligned(input) || !mmalib_aligned(kernel) ||
-      !mmalib_aligned(output))
+  if (!mmalib_buffers_ok(input, kernel, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   st = tidsp_mmalib_conv_geom_init(&g, C_in, H_in, W_in, C_out, KH, KW,
                                    stride_h, stride_w, pad_top, pad_bottom,
@@ -115,10 +112,7 @@ int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
   tidsp_mmalib_conv_geom g;
   size_t plane, ksize;
   int32_t st, oc, oh, ow, ic, y, x, y0, y1, x0, x1;
-  if (!input || !kernel || !output)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
-  if (!mmalib_aligned(input) || !mmalib_aligned(kernel) ||
-      !mmalib_aligned(output))
+  if (!mmalib_buffers_ok(input, kernel, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   /* int16·int16 < 2^30, so any int32-sized reduction fits the int64
    * accumulator. */

@@ -20,10 +20,7 @@ static int32_t grouped_loop(int on_ref, GROUPED_PARAMS) {
   tidsp_mmalib_conv_geom g;
   int32_t st, cin_g, cout_g;
   /* Unlike the plain conv, NULL requant arrays are refused (as the fork). */
-  if (!input || !kernel || !output || !bias || !scale || !shift)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
-  if (!mmalib_aligned(input) || !mmalib_aligned(kernel) ||
-      !mmalib_aligned(output))
+  if (!bias || !scale || !shift || !mmalib_buffers_ok(input, kernel, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   /* groups == 1 is the plain conv and groups == C_in the depthwise kernel. */
   if (groups <= 1 || groups == C_in || C_in < 1 || C_out < 1 ||

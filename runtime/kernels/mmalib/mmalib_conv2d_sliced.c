@@ -19,12 +19,9 @@ int32_t mmalib_conv2d_i8_sliced(const int8_t *input, const int8_t *kernel,
   tidsp_mmalib_conv_geom g;
   const uint8_t *tile_shift;
   int32_t st;
-  if (!input || !kernel || !output)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
   /* The un-advanced output is the layer's buffer, which is aligned; the
    * tile's first channel need not be (H_out·W_out is arbitrary). */
-  if (!mmalib_aligned(input) || !mmalib_aligned(kernel) ||
-      !mmalib_aligned(output))
+  if (!mmalib_buffers_ok(input, kernel, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   if (oc_start < 0)
     return TIDSP_MMALIB_ERR_PRECONDITION;

@@ -24,10 +24,7 @@ static int32_t dw_check(tidsp_mmalib_conv_geom *g, const void *input,
                         int32_t stride_w, int32_t pad_t, int32_t pad_b,
                         int32_t pad_l, int32_t pad_r, int32_t num_groups) {
   int32_t st;
-  if (!input || !weights || !output)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
-  if (!mmalib_aligned(input) || !mmalib_aligned(weights) ||
-      !mmalib_aligned(output))
+  if (!mmalib_buffers_ok(input, weights, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   if (channels < 1 || num_groups != channels || KH != KW ||
       (stride_h != 1 && stride_h != 2))

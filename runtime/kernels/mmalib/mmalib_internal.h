@@ -32,6 +32,12 @@ static inline int mmalib_aligned(const void *p) {
   return ((uintptr_t)p & (uintptr_t)(TIDSP_MMALIB_ALIGN - 1)) == 0;
 }
 
+/* MMALIB's precondition on a kernel's data buffers (input, weights,
+ * output): present and TIDSP_MMALIB_ALIGN-aligned. */
+static inline int mmalib_buffers_ok(const void *in, const void *w, const void *out) {
+  return in && w && out && mmalib_aligned(in) && mmalib_aligned(w) && mmalib_aligned(out);
+}
+
 /* floor(v / 2^s), s in [0, 62], without the implementation-defined right
  * shift of a negative number. */
 static inline int64_t mmalib_floor_shift(int64_t v, int32_t s) {

@@ -16,9 +16,7 @@
  * data pointers present and 64-byte aligned. */
 static int32_t mm_check(const void *a, const void *b, const void *out,
                         int32_t M, int32_t K, int32_t N) {
-  if (!a || !b || !out)
-    return TIDSP_MMALIB_ERR_PRECONDITION;
-  if (!mmalib_aligned(a) || !mmalib_aligned(b) || !mmalib_aligned(out))
+  if (!mmalib_buffers_ok(a, b, out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   if (M < 1 || K < 1 || N < 1 || (int64_t)M * K > INT32_MAX ||
       (int64_t)K * N > INT32_MAX || (int64_t)M * N > INT32_MAX)
