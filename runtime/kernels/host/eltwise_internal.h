@@ -68,17 +68,6 @@ static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc,
          (out->b_stride[r - 1] == 0 || out->b_stride[r - 1] == 1);
 }
 
-/* add_i8.c's a_per_span on the caller's (not coalesced) broadcast: does A
- * hold one value over each of ORT's spans, so that ORT swaps the operands? */
-static inline int tidsp_host_add_a_per_span(const tidsp_broadcast *bc) {
-  int32_t d;
-  for (d = bc->rank - 1; d >= 0; d--) {
-    if (bc->shape[d] > 1)
-      return bc->a_stride[d] == 0;
-  }
-  return 1;
-}
-
 /* The float constants of one QLinearAdd call, as add_i8.c computes them. */
 typedef struct tidsp_host_add_consts {
   int swapped; /* fold A first: v = fma(b, rb, fma(a, ra, f)) */
@@ -91,7 +80,7 @@ static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
   const float za = (float)(p->a_zp + p->domain_offset);
   const float zb = (float)(p->b_zp + p->domain_offset);
   const float zc = (float)(p->y_zp + p->domain_offset);
-  k->swapped = tidsp_host_add_a_per_span(&p->bc);
+  k->swapped = tidsp_ref_add_a_per_span(&p->bc); /* the caller's, not the coalesced, broadcast */
   k->ra = p->ra;
   k->rb = p->rb;
   k->f = k->swapped ? zc - fmaf(p->rb, zb, p->ra * za) : p->f;

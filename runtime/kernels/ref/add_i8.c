@@ -25,16 +25,6 @@
  */
 #include "ref_internal.h"
 
-/* Does A hold one value over each of ORT's spans? */
-static int a_per_span(const tidsp_broadcast *bc) {
-  int32_t d;
-  for (d = bc->rank - 1; d >= 0; d--) {
-    if (bc->shape[d] > 1)
-      return bc->a_stride[d] == 0;
-  }
-  return 1;
-}
-
 int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
                           const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
@@ -52,7 +42,7 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
     const float za = (float)(p->a_zp + p->domain_offset);
     const float zb = (float)(p->b_zp + p->domain_offset);
     const float zc = (float)(p->y_zp + p->domain_offset);
-    const int swapped = a_per_span(&p->bc);
+    const int swapped = tidsp_ref_add_a_per_span(&p->bc);
     const float f = swapped ? zc - fmaf(rb, zb, ra * za) : p->f;
     /* clamp bounds in the uint8 domain */
     const float lo = (float)(p->y_min + p->domain_offset);
@@ -75,7 +65,7 @@ int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
     const tidsp_sf ra = tidsp_sf_from_float(p->ra), rb = tidsp_sf_from_float(p->rb);
     const int64_t za = p->a_zp + p->domain_offset, zb = p->b_zp + p->domain_offset;
     const int64_t zc = p->y_zp + p->domain_offset;
-    const int swapped = a_per_span(&p->bc);
+    const int swapped = tidsp_ref_add_a_per_span(&p->bc);
     const int64_t lo = p->y_min + p->domain_offset, hi = p->y_max + p->domain_offset;
     tidsp_sf f = tidsp_sf_from_float(p->f);
     if (swapped) { /* f_swapped = fl(zc − fma(rb, zb, fl(ra·za))) */

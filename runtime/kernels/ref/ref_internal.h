@@ -260,6 +260,18 @@ static inline int32_t tidsp_ref_binary_begin(tidsp_ref_bc_iter *it, const tidsp_
   return tidsp_ref_bc_init(it, bc);
 }
 
+/* QLinearAdd (add_i8.c): does A hold one value over each of ORT's spans
+ * (runs of the innermost output dim of size > 1), so that ORT swaps the
+ * operands? The host variant asks it of the caller's broadcast too. */
+static inline int tidsp_ref_add_a_per_span(const tidsp_broadcast *bc) {
+  int32_t d;
+  for (d = bc->rank - 1; d >= 0; d--) {
+    if (bc->shape[d] > 1)
+      return bc->a_stride[d] == 0;
+  }
+  return 1;
+}
+
 /* The parameters QLinearAdd and QLinearMul share: int8 input zero points,
  * an int8 output (tidsp_ref_i8_output_ok), a FLOAT or Q31 formula. */
 static inline int tidsp_ref_q_binary_ok(int32_t kind, int32_t a_zp, int32_t b_zp, int32_t y_min, int32_t y_max,
@@ -385,6 +397,19 @@ static inline int32_t tidsp_ref_movement_check(int32_t rank, int32_t elem_size, 
     in_stride[d] = *total;
     *total *= in_shape[d];
   }
+  return TIDSP_OK;
+}
+
+/* The checks the float reductions (ReduceMean, ReduceL2) start with: the
+ * pointers given, rank in [0, TIDSP_MAX_RANK], reduce_mask naming only axes
+ * below the rank. (Input dimensions ≥ 0 are checked as they are walked.) */
+static inline int32_t tidsp_ref_reduce_check(const tidsp_reduce_params *p, const void *x, const void *y) {
+  if (!p || !x || !y)
+    return TIDSP_ERR_NULL;
+  if (p->rank < 0 || p->rank > TIDSP_MAX_RANK)
+    return TIDSP_ERR_SHAPE;
+  if (p->reduce_mask & ~((1 << p->rank) - 1))
+    return TIDSP_ERR_PARAM;
   return TIDSP_OK;
 }
 
