@@ -58,6 +58,20 @@ static void walk_coalesce(copy_walk *w) {
   }
 }
 
+/* The next output row of walk w: the outer dims (all but the innermost)
+ * advance like an odometer, idx holding their position and *in_off the
+ * input offset of the row. */
+static void walk_next_row(const copy_walk *w, int64_t *idx, int64_t *in_off) {
+  int32_t d;
+  for (d = w->rank - 2; d >= 0; d--) {
+    *in_off += w->step[d];
+    if (++idx[d] < w->shape[d])
+      return;
+    *in_off -= w->step[d] * w->shape[d];
+    idx[d] = 0;
+  }
+}
+
 /* True when the coalesced walk copies runs of at least MIN_RUN bytes. */
 static int walk_fast(const copy_walk *w, size_t es) {
   return w->step[w->rank - 1] == 1 &&
@@ -91,13 +105,7 @@ static void walk_copy(const copy_walk *w, const uint8_t *x, int64_t in_off,
       memcpy(y, src, run);
       break;
     }
-    for (d = w->rank - 2; d >= 0; d--) {
-      in_off += w->step[d];
-      if (++idx[d] < w->shape[d])
-        break;
-      in_off -= w->step[d] * w->shape[d];
-      idx[d] = 0;
-    }
+    walk_next_row(w, idx, &in_off);
   }
 }
 
@@ -134,13 +142,7 @@ static void walk_gather(const copy_walk *w, const uint8_t *x, int64_t in_off,
       break;
     }
     y += (size_t)n * es;
-    for (d = w->rank - 2; d >= 0; d--) {
-      in_off += w->step[d];
-      if (++idx[d] < w->shape[d])
-        break;
-      in_off -= w->step[d] * w->shape[d];
-      idx[d] = 0;
-    }
+    walk_next_row(w, idx, &in_off);
   }
 }
 
