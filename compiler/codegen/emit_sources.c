@@ -461,12 +461,23 @@ static cs_status emit_cg_main(cs_cg *cg, cs_sbuf *b, cs_cg_used *used) {
   return CS_OK;
 }
 
-/* One boundary conversion of model_run (input i quantized into the arena,
- * output j dequantized out of it): its layer comment ("input 0") and the
- * call of node `node` from in_x (its data input) into out_y. */
-static cs_status emit_boundary_call(cs_cg *cg, cs_sbuf *b, const char *label, int node, const char *in_x,
-                                    const char *out_y, int profile_row, cs_cg_used *used, int *needs_math) {
+/* One boundary conversion of model_run, by node `node`: input i quantized
+ * from inputs[i] into the arena (A_RAW_INPUTi), or output i dequantized
+ * from the arena (A_RAW_OUTPUTi) into outputs[i]; its layer comment
+ * ("input 0") and the call. */
+static cs_status emit_boundary_call(cs_cg *cg, cs_sbuf *b, int is_output, int i, int node, cs_cg_used *used,
+                                    int *needs_math) {
   const cs_node *n = &cg->g->nodes[node];
+  char label[48], in_x[64], out_y[64];
+  snprintf(label, sizeof label, "%s %d", is_output ? "output" : "input", i);
+  if (is_output) {
+    snprintf(in_x, sizeof in_x, "(const void *)(A + A_RAW_OUTPUT%d)", i);
+    snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", i);
+  } else {
+    snprintf(in_x, sizeof in_x, "(const float *)inputs[%d]", i);
+    snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
+  }
+  int profile_row = is_output ? profile_row_of_output(cg, i) : profile_row_of_input(cg, i);
   layer_comment(cg, b, label, n);
   const char *in_expr[3] = {NULL, NULL, in_x};
   return emit_call(cg, b, n, in_expr, out_y, used, needs_math, profile_row, -1, 0);
@@ -494,12 +505,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
       cs_sbuf_printf(b, "  raw_in[%d] = inputs[%d];\n", i, i);
       continue;
     }
-    char label[48], in_x[64], out_y[64];
-    snprintf(label, sizeof label, "input %d", i);
-    snprintf(in_x, sizeof in_x, "(const float *)inputs[%d]", i);
-    snprintf(out_y, sizeof out_y, "(void *)(A + A_RAW_INPUT%d)", i);
-    cs_status st = emit_boundary_call(cg, b, label, io->node, in_x, out_y, profile_row_of_input(cg, i), used,
-                                      needs_math);
+    cs_status st = emit_boundary_call(cg, b, 0, i, io->node, used, needs_math);
     if (st != CS_OK) return st;
     cs_sbuf_printf(b, "  raw_in[%d] = A + A_RAW_INPUT%d;\n", i, i);
   }
@@ -511,12 +517,7 @@ static cs_status emit_model_run(cs_cg *cg, cs_sbuf *b, cs_cg_used *used, int *ne
   for (int j = 0; j < s->n_outputs; j++) {
     const cs_boundary_io *io = &s->outputs[j];
     if (io->node < 0) continue;
-    char label[48], in_x[64], out_y[64];
-    snprintf(label, sizeof label, "output %d", j);
-    snprintf(in_x, sizeof in_x, "(const void *)(A + A_RAW_OUTPUT%d)", j);
-    snprintf(out_y, sizeof out_y, "(float *)outputs[%d]", j);
-    cs_status st = emit_boundary_call(cg, b, label, io->node, in_x, out_y, profile_row_of_output(cg, j), used,
-                                      needs_math);
+    cs_status st = emit_boundary_call(cg, b, 1, j, io->node, used, needs_math);
     if (st != CS_OK) return st;
   }
   cs_sbuf_puts(b, "  return TIDSP_OK;\n}\n");
