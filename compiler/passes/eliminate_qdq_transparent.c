@@ -40,14 +40,10 @@ static int sink_outputs(cs_graph *g, int id, int scale, int zp) {
     int fout = cs_graph_node(g, id)->outputs[o];
     if (fout < 0) continue;
     const cs_value *fv = cs_graph_value(g, fout);
-    int64_t shape[CS_MAX_RANK];
-    memcpy(shape, fv->shape, sizeof shape);
     char name[512];
     snprintf(name, sizeof name, "%s.q", fv->name ? fv->name : "t");
-    int iv = cs_graph_add_value(g, name, CS_DTYPE_I8, fv->rank, shape);
+    int iv = cs_reroute_output_as(g, id, o, name, CS_DTYPE_I8);
     if (iv < 0) return -1;
-    cs_graph_node(g, id)->outputs[o] = iv;
-    cs_graph_value(g, iv)->producer = id;
     int dq_in[3] = {iv, scale, zp};
     char dname[600];
     snprintf(dname, sizeof dname, "%s.dq", name);

@@ -32,15 +32,11 @@ int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs
   if (!relu || id < 0) return id;
   /* kernel → pre (new) → ReLU → out */
   const cs_value *ov = cs_graph_value(g, out);
-  int64_t shape[CS_MAX_RANK];
-  memcpy(shape, ov->shape, sizeof shape);
   char name[512];
   snprintf(name, sizeof name, "%s.pre_relu", ov->name ? ov->name : "y");
-  int pre = cs_graph_add_value(g, name, CS_DTYPE_I16, ov->rank, shape);
+  int pre = cs_reroute_output_as(g, id, 0, name, CS_DTYPE_I16);
   if (pre < 0 || cs_value_set_quant(cs_graph_value(g, pre), -1, 1, tail->out.scale, tail->out.zps) != CS_OK)
     return -1;
-  cs_graph_node(g, id)->outputs[0] = pre;
-  cs_graph_value(g, pre)->producer = id;
   c7x_residual_add_params p;
   memset(&p, 0, sizeof p);
   p.m_x = 1; /* y·1 + y·0, shift 0: y itself, then max(y, zp_out = 0) */

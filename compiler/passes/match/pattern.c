@@ -109,6 +109,19 @@ int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, con
   return yp;
 }
 
+int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_dtype dt) {
+  int y = cs_graph_node(g, producer)->outputs[o];
+  const cs_value *yv = cs_graph_value(g, y);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, yv->shape, sizeof shape);
+  int yp = cs_graph_add_value(g, name, dt, yv->rank, shape);
+  if (yp < 0) return -1;
+  cs_graph_node(g, producer)->outputs[o] = yp;
+  cs_graph_value(g, yp)->producer = producer;
+  cs_graph_value(g, y)->producer = -1;
+  return yp;
+}
+
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out) {
   const char *oname = cs_graph_value(g, out)->name;

@@ -45,6 +45,13 @@ void cs_absorb_consumer(cs_graph *g, int producer, int consumer);
  * memory. */
 int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, const int64_t *shape);
 
+/* Node `producer` writes, instead of its output o (y), a new value `name`
+ * of y's shape in dtype dt, with no quantization (the integer side of a
+ * DQ or requantization the caller puts between them); y is left with no
+ * producer, for the node that will compute it from the new value. Returns
+ * the new value's id, or -1 when out of memory. */
+int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_dtype dt);
+
 /* Add a kernel node that takes over value `out` (whose old producer must
  * already be removed). Returns the node id, or -1 when out of memory
  * (message recorded). */
