@@ -88,6 +88,37 @@ static inline float tidsp_ort_eigen_redux(const float *x, int64_t n, int sq) {
 
 static inline float tidsp_ort_eigen_sum(const float *x, int64_t n) { return tidsp_ort_eigen_redux(x, n, 0); }
 
+/* The generic order of ReduceSum / ReduceSumSquare (ReduceMean, ReduceL2's
+ * sum): walk the n_in elements of x once, adding each (its square when sq)
+ * to its one of the n_out outputs y; for one output, that is the row-major
+ * order of its elements. */
+static inline void tidsp_ort_reduce_rowmajor(const tidsp_reduce_params *p, const float *x, float *y, int64_t n_in,
+                                             int64_t n_out, int sq) {
+  int32_t idx[TIDSP_MAX_RANK] = {0};
+  int64_t out_stride[TIDSP_MAX_RANK];
+  int64_t acc = 1, i, o;
+  int32_t d;
+  for (d = p->rank - 1; d >= 0; d--) {
+    const int reduced = (p->reduce_mask >> d) & 1;
+    out_stride[d] = reduced ? 0 : acc;
+    if (!reduced)
+      acc *= p->in_shape[d];
+  }
+  for (o = 0; o < n_out; o++)
+    y[o] = 0.0f;
+  o = 0;
+  for (i = 0; i < n_in; i++) {
+    y[o] += sq ? x[i] * x[i] : x[i];
+    for (d = p->rank - 1; d >= 0; d--) {
+      o += out_stride[d];
+      if (++idx[d] < p->in_shape[d])
+        break;
+      o -= out_stride[d] * p->in_shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 /* The channel block of ORT's NCHWc layout on AVX512F CPUs (MLAS's
  * MlasNchwcGetBlockSize: 16 floats, one zmm register). ORT's NCHWc
  * transformer rewrites pooling on a tensor whose channel count is a

@@ -17,25 +17,18 @@
 
 int32_t tidsp_reduce_l2_f32(const tidsp_reduce_params *p, const float *x,
                             float *y) {
-  int32_t idx[TIDSP_MAX_RANK] = {0};
-  int64_t out_stride[TIDSP_MAX_RANK];
-  int64_t n_in = 1, n_out = 1, acc = 1, i, o;
+  int64_t n_in = 1, n_out = 1, o;
   int32_t d, kept_dims = 0;
+  const int32_t st = tidsp_ref_reduce_check(p, x, y);
 
-  if (!p || !x || !y)
-    return TIDSP_ERR_NULL;
-  if (p->rank < 0 || p->rank > TIDSP_MAX_RANK)
-    return TIDSP_ERR_SHAPE;
-  if (p->reduce_mask & ~((1 << p->rank) - 1))
-    return TIDSP_ERR_PARAM;
+  if (st != TIDSP_OK)
+    return st;
   for (d = p->rank - 1; d >= 0; d--) {
     const int reduced = (p->reduce_mask >> d) & 1;
     if (p->in_shape[d] < 0)
       return TIDSP_ERR_SHAPE;
     n_in *= p->in_shape[d];
-    out_stride[d] = reduced ? 0 : acc;
     if (!reduced) {
-      acc *= p->in_shape[d];
       n_out *= p->in_shape[d];
       if (p->in_shape[d] > 1)
         kept_dims++;
@@ -51,19 +44,7 @@ int32_t tidsp_reduce_l2_f32(const tidsp_reduce_params *p, const float *x,
     y[0] = sqrtf(tidsp_ort_eigen_redux(x, n_in, 1));
     return TIDSP_OK;
   }
-  for (o = 0; o < n_out; o++)
-    y[o] = 0.0f;
-  o = 0;
-  for (i = 0; i < n_in; i++) {
-    y[o] += x[i] * x[i];
-    for (d = p->rank - 1; d >= 0; d--) {
-      o += out_stride[d];
-      if (++idx[d] < p->in_shape[d])
-        break;
-      o -= out_stride[d] * p->in_shape[d];
-      idx[d] = 0;
-    }
-  }
+  tidsp_ort_reduce_rowmajor(p, x, y, n_in, n_out, 1);
   for (o = 0; o < n_out; o++)
     y[o] = sqrtf(y[o]);
   return TIDSP_OK;

@@ -22,35 +22,6 @@
  */
 #include "ort_float.h"
 
-/* The generic order: walk the input once, adding each element to its
- * output; for one output, that is the row-major order of its elements. */
-static void reduce_sum_rowmajor(const tidsp_reduce_params *p, const float *x,
-                                float *y, int64_t n_in, int64_t n_out) {
-  int32_t idx[TIDSP_MAX_RANK] = {0};
-  int64_t out_stride[TIDSP_MAX_RANK];
-  int64_t acc = 1, i, o;
-  int32_t d;
-  for (d = p->rank - 1; d >= 0; d--) {
-    const int reduced = (p->reduce_mask >> d) & 1;
-    out_stride[d] = reduced ? 0 : acc;
-    if (!reduced)
-      acc *= p->in_shape[d];
-  }
-  for (o = 0; o < n_out; o++)
-    y[o] = 0.0f;
-  o = 0;
-  for (i = 0; i < n_in; i++) {
-    y[o] += x[i];
-    for (d = p->rank - 1; d >= 0; d--) {
-      o += out_stride[d];
-      if (++idx[d] < p->in_shape[d])
-        break;
-      o -= out_stride[d] * p->in_shape[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
                               float *y) {
   int64_t grp[TIDSP_MAX_RANK]; /* merged dims (size > 1) */
@@ -58,13 +29,10 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
   int32_t n_grp = 0, d;
   int64_t n_in = 1, n_out = 1, count = 1, i, r;
   float div;
+  const int32_t st = tidsp_ref_reduce_check(p, x, y);
 
-  if (!p || !x || !y)
-    return TIDSP_ERR_NULL;
-  if (p->rank < 0 || p->rank > TIDSP_MAX_RANK)
-    return TIDSP_ERR_SHAPE;
-  if (p->reduce_mask & ~((1 << p->rank) - 1))
-    return TIDSP_ERR_PARAM;
+  if (st != TIDSP_OK)
+    return st;
   for (d = 0; d < p->rank; d++) {
     const int reduced = (p->reduce_mask >> d) & 1;
     const int64_t s = p->in_shape[d];
@@ -126,7 +94,7 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
     }
     return TIDSP_OK;
   }
-  reduce_sum_rowmajor(p, x, y, n_in, n_out);
+  tidsp_ort_reduce_rowmajor(p, x, y, n_in, n_out, 0);
   for (i = 0; i < n_out; i++)
     y[i] /= div;
   return TIDSP_OK;
