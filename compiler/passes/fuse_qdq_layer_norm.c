@@ -34,12 +34,10 @@ static cs_status fuse(cs_graph *g, int id) {
   if (!stats_unused(g, n)) return CS_OK;
   for (int j = 1; j < n->n_inputs; j++)
     if (n->inputs[j] >= 0 && cs_graph_value(g, n->inputs[j])->dtype != CS_DTYPE_F32) return CS_OK;
-  cs_qparams xq;
-  cs_qdq_tail tail;
-  int64_t axis;
-  int x_int = cs_match_qdq_around(g, id, &xq, &tail, &axis);
-  if (x_int < 0) return CS_OK;
-  const cs_value *x = cs_graph_value(g, x_int);
+  cs_qdq_around m;
+  if (!cs_match_qdq_around(g, id, &m)) return CS_OK;
+  const cs_value *x = cs_graph_value(g, m.x);
+  const int64_t axis = m.axis;
   tidsp_layer_norm_i8_params p;
   memset(&p, 0, sizeof p);
   p.ln.outer = 1;
@@ -49,16 +47,15 @@ static cs_status fuse(cs_graph *g, int id) {
     else p.ln.norm *= (int32_t)x->shape[d];
   }
   p.ln.epsilon = cs_node_attr_float(n, "epsilon", 1e-5f);
-  p.x_zp = xq.zp[0];
-  p.x_scale = xq.scale[0];
-  p.y_zp = tail.out.zp[0];
-  p.y_scale = tail.out.scale[0];
-  int inputs[3] = {x_int, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
+  p.x_zp = m.xq.zp[0];
+  p.x_scale = m.xq.scale[0];
+  p.y_zp = m.tail.out.zp[0];
+  p.y_scale = m.tail.out.scale[0];
+  int inputs[3] = {m.x, n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
   int chain[1] = {id};
-  int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_LAYER_NORM_I8, 3, inputs);
+  int k = cs_replace_chain(g, chain, 1, &m.tail, CS_OP_K_LAYER_NORM_I8, 3, inputs);
   if (k >= 0) cs_graph_node(g, k)->k.layer_norm_i8 = p;
-  cs_qparams_free(&xq);
-  cs_qparams_free(&tail.out);
+  cs_qdq_around_free(&m);
   return k < 0 ? CS_ERR_NOMEM : CS_OK; /* the message is recorded */
 }
 

@@ -21,13 +21,11 @@
 
 static cs_status fuse(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
-  cs_qparams xq;
-  cs_qdq_tail tail;
-  int64_t axis;
-  int x_int = cs_match_qdq_around(g, id, &xq, &tail, &axis);
-  if (x_int < 0) return CS_OK;
-  const cs_value *x = cs_graph_value(g, x_int);
-  float xs = xq.scale[0], ys = tail.out.scale[0];
+  cs_qdq_around m;
+  if (!cs_match_qdq_around(g, id, &m)) return CS_OK;
+  const cs_value *x = cs_graph_value(g, m.x);
+  const int64_t axis = m.axis;
+  float xs = m.xq.scale[0], ys = m.tail.out.scale[0];
   cs_status st = CS_OK;
   if (axis >= 0 && axis < x->rank && xs > 0.0f && ys > 0.0f) {
     tidsp_softmax_i8_params p;
@@ -38,7 +36,7 @@ static cs_status fuse(cs_graph *g, int id) {
     p.axis_len = (int32_t)x->shape[axis];
     for (int d = (int)axis + 1; d < x->rank; d++) p.inner *= (int32_t)x->shape[d];
     p.y_recip = floorf(1.0f / ys);
-    p.y_zp = tail.out.zp[0];
+    p.y_zp = m.tail.out.zp[0];
     /* ORT's log() here takes a float and is the float overload (logf):
      * with the double log, a table entry can move by an ulp, and a value
      * at x.5 round the other way (Swin-T: 1 element in 57 624). */
@@ -50,14 +48,13 @@ static cs_status fuse(cs_graph *g, int id) {
     snprintf(base, sizeof base, "%s", n->name ? n->name : "softmax");
     int64_t shape[1] = {256};
     int t = cs_add_const_named(g, base, "exp_table", CS_DTYPE_F32, 1, shape, table);
-    int inputs[2] = {t, x_int};
+    int inputs[2] = {t, m.x};
     int chain[1] = {id};
-    int k = t < 0 ? -1 : cs_replace_chain(g, chain, 1, &tail, CS_OP_K_SOFTMAX_I8, 2, inputs);
+    int k = t < 0 ? -1 : cs_replace_chain(g, chain, 1, &m.tail, CS_OP_K_SOFTMAX_I8, 2, inputs);
     if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
     else cs_graph_node(g, k)->k.softmax_i8 = p;
   }
-  cs_qparams_free(&xq);
-  cs_qparams_free(&tail.out);
+  cs_qdq_around_free(&m);
   return st;
 }
 

@@ -88,18 +88,23 @@ int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp) {
   return 1;
 }
 
-int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail, int64_t *axis) {
+int cs_match_qdq_around(cs_graph *g, int id, cs_qdq_around *m) {
   const cs_node *n = cs_graph_node(g, id);
   int xdq = cs_match_dq_i8(g, n->inputs[0]);
-  if (!cs_match_dq_params(g, xdq, xq)) return -1;
-  if (!cs_match_qdq_tail(g, n->outputs[0], 0, tail)) {
-    cs_qparams_free(xq);
-    return -1;
+  if (!cs_match_dq_params(g, xdq, &m->xq)) return 0;
+  if (!cs_match_qdq_tail(g, n->outputs[0], 0, &m->tail)) {
+    cs_qparams_free(&m->xq);
+    return 0;
   }
-  int x = cs_graph_node(g, xdq)->inputs[0];
-  *axis = cs_node_attr_int(n, "axis", -1);
-  if (*axis < 0) *axis += cs_graph_value(g, x)->rank;
-  return x;
+  m->x = cs_graph_node(g, xdq)->inputs[0];
+  m->axis = cs_node_attr_int(n, "axis", -1);
+  if (m->axis < 0) m->axis += cs_graph_value(g, m->x)->rank;
+  return 1;
+}
+
+void cs_qdq_around_free(cs_qdq_around *m) {
+  cs_qparams_free(&m->xq);
+  cs_qparams_free(&m->tail.out);
 }
 
 int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,

@@ -33,13 +33,19 @@ int cs_match_dq_as(cs_graph *g, int v, cs_dtype dt, cs_qparams *qp);
  * or not constant). */
 int cs_match_dq_params(cs_graph *g, int dq, cs_qparams *qp);
 
-/* DQ(x) → node id → Q, the int8 pattern around a one-input op that works
- * along an axis (Softmax, LayerNormalization): returns x, with its
- * per-tensor parameters in *xq, the tail in *tail (release both with
- * cs_qparams_free) and the node's "axis" attribute (default -1) counted
- * from the front of x's shape in *axis (not checked against the rank);
- * -1 when it does not match, nothing held. */
-int cs_match_qdq_around(cs_graph *g, int id, cs_qparams *xq, cs_qdq_tail *tail, int64_t *axis);
+/* DQ(x) → node → Q, the int8 pattern around a one-input op that works
+ * along an axis (Softmax, LayerNormalization). */
+typedef struct cs_qdq_around {
+  int x;            /* the int8 input */
+  cs_qparams xq;    /* its per-tensor parameters */
+  cs_qdq_tail tail; /* [Relu] → Q after the node */
+  int64_t axis;     /* the node's "axis" (default -1) counted from the front of x's shape; not checked */
+} cs_qdq_around;
+
+/* 1 when node id sits in that pattern (*m filled; release it with
+ * cs_qdq_around_free), 0 when not (nothing held). */
+int cs_match_qdq_around(cs_graph *g, int id, cs_qdq_around *m);
+void cs_qdq_around_free(cs_qdq_around *m);
 
 /* w is DQ(`dt` constant), per-tensor or per-axis on `axis`, with one zero
  * point for all channels: fills qp and the DQ node id, returns 1. */
