@@ -187,6 +187,14 @@ static int i16_call(legal_ctx *c, cs_op op, int n_in, int *in, int n_args, const
   return yf;
 }
 
+/* The end of a lowering: CS_ERR_NOMEM when a builder failed (message
+ * recorded), else the offload recorded in the report as `kernel`. */
+static cs_status i16_done(legal_ctx *c, cs_offload_kind kind, const char *kernel) {
+  if (c->failed) return CS_ERR_NOMEM;
+  cs_mmalib_report_add(c->g, kind, c->base, kernel, -1.0, NULL);
+  return CS_OK;
+}
+
 /* The float values of a compile-time weight (a float constant or DQ of an
  * integer constant), malloc'd; NULL if it is neither. *dq: the DQ node. */
 static float *const_weight(cs_graph *g, int w, int *dq) {
@@ -366,11 +374,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
     int b4 = checked(&c, cs_add_const_named(g, c.base, "bias_c11", CS_DTYPE_F32, 4, bshape, cs_graph_value(g, bias)->data));
     binary(&c, TIDSP_BINARY_ADD, yf, b4, y_val);
   }
-  if (c.failed) {
-    st = CS_ERR_NOMEM; /* message recorded */
-    goto out;
-  }
-  cs_mmalib_report_add(g, CS_OFFLOAD_CONV2D, c.base, "mmalib_conv2d_i16", -1.0, NULL);
+  st = i16_done(&c, CS_OFFLOAD_CONV2D, "mmalib_conv2d_i16");
 out:
   free(wf);
   free(wq);
@@ -449,11 +453,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
   const int32_t geom[3] = {(int32_t)m, (int32_t)nn, 1};
   int yf = i16_call(&c, CS_OP_K_MMALIB_MATMUL_I16, 2, in, 4, args, 2, yshape, s, step, geom, bias >= 0, y_val);
   if (bias >= 0) binary(&c, TIDSP_BINARY_ADD, yf, bias, y_val);
-  if (c.failed) {
-    st = CS_ERR_NOMEM; /* message recorded */
-    goto out;
-  }
-  cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, c.base, "mmalib_matmul_i16", -1.0, NULL);
+  st = i16_done(&c, CS_OFFLOAD_MATMUL, "mmalib_matmul_i16");
 out:
   free(wf);
   free(wq);
