@@ -94,20 +94,9 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
     st = CS_ERR_NOMEM;
     goto out;
   }
-  double *exact = malloc(sizeof(double) * (size_t)c_out);
-  float *ort = malloc(sizeof(float) * (size_t)c_out);
-  if (!exact || !ort) { free(exact); free(ort); st = cs_error(CS_ERR_NOMEM, "out of memory"); goto out; }
-  float ys = tail.out.scale[0];
-  for (int c = 0; c < c_out; c++) {
-    float ws = wq.scale[wq.count > 1 ? c : 0];
-    exact[c] = (double)xq.scale[0] * (double)ws / (double)ys;
-    ort[c] = (xq.scale[0] * ws) / ys;
-  }
   tidsp_conv2d_params p;
   memset(&p, 0, sizeof p);
-  int rq = cs_requant_blob(g, base, t, c_out, exact, ort, &p.rq);
-  free(exact);
-  free(ort);
+  int rq = cs_requant_blob_xwy(g, base, t, c_out, 1.0f, xq.scale[0], wq.scale, wq.count, tail.out.scale[0], &p.rq);
   if (rq == -2) goto decline; /* no Q31 form: float path */
   if (rq < 0) {
     st = CS_ERR_NOMEM;

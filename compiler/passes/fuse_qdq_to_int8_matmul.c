@@ -138,19 +138,9 @@ static cs_status rewrite(cs_graph *g, const cs_target *t, mm_match *m) {
   } else {
     no_bias = 1;
   }
-  double *exact = malloc(sizeof(double) * (size_t)N);
-  float *ort = malloc(sizeof(float) * (size_t)N);
-  if (!exact || !ort) { free(exact); free(ort); return cs_error(CS_ERR_NOMEM, "out of memory"); }
-  for (int32_t j = 0; j < N; j++) {
-    float ws = m->wq.scale[m->wq.count > 1 ? j : 0];
-    exact[j] = (double)m->alpha * xs * (double)ws / (double)ys;
-    ort[j] = ((m->alpha * xs) * ws) / ys;
-  }
   tidsp_matmul_params p;
   memset(&p, 0, sizeof p);
-  int rq = cs_requant_blob(g, base, t, N, exact, ort, &p.rq);
-  free(exact);
-  free(ort);
+  int rq = cs_requant_blob_xwy(g, base, t, N, m->alpha, xs, m->wq.scale, m->wq.count, ys, &p.rq);
   if (rq == -2) return CS_OK; /* no Q31 form: float path */
   if (rq < 0) return CS_ERR_NOMEM;
   p.m = (int32_t)M;

@@ -57,6 +57,13 @@ int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
                     int count, const double *exact, const float *ort,
                     tidsp_requant_params *rq);
 
+/* cs_requant_blob of an op y = alpha · Σ x·w (conv, matmul, Gemm) whose
+ * output channel c has the multiplier alpha·xs·ws[c]/ys (ws per channel
+ * when ws_count > 1, else per tensor), rounded as ONNX Runtime does:
+ * fl(fl(fl(alpha·xs)·ws[c])/ys). The same returns. */
+int cs_requant_blob_xwy(cs_graph *g, const char *base, const cs_target *t, int count, float alpha, float xs,
+                        const float *ws, int ws_count, float ys, tidsp_requant_params *rq);
+
 /* Output clamp of a quantized result: the dtype range of qp narrowed by a
  * fused activation given as a float interval [lo, hi] (±INFINITY when
  * absent): out = [max(qmin, Q(lo)), min(qmax, Q(hi))]. */

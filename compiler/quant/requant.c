@@ -41,6 +41,27 @@ int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
   return id;
 }
 
+int cs_requant_blob_xwy(cs_graph *g, const char *base, const cs_target *t, int count, float alpha, float xs,
+                        const float *ws, int ws_count, float ys, tidsp_requant_params *rq) {
+  double *exact = malloc(sizeof(double) * (size_t)count);
+  float *ort = malloc(sizeof(float) * (size_t)count);
+  if (!exact || !ort) {
+    free(exact);
+    free(ort);
+    cs_error(CS_ERR_NOMEM, "'%s': out of memory for %d requantization multipliers", base, count);
+    return -1;
+  }
+  for (int c = 0; c < count; c++) {
+    float w = ws[ws_count > 1 ? c : 0];
+    exact[c] = (double)alpha * xs * (double)w / (double)ys;
+    ort[c] = ((alpha * xs) * w) / ys;
+  }
+  int id = cs_requant_blob(g, base, t, count, exact, ort, rq);
+  free(exact);
+  free(ort);
+  return id;
+}
+
 void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
                      int32_t *out_min, int32_t *out_max) {
   int64_t qmin, qmax;
