@@ -170,27 +170,31 @@ cs_status cs_onnx_set_out(const cs_onnx_infer *c, const cs_node *n, int j,
   return CS_OK;
 }
 
+/* The first of the n values ids[] (-1: absent) that is an empty runtime
+ * tensor (no elements, not a constant), or NULL. */
+static const cs_value *first_empty(const cs_onnx_infer *c, const int *ids, int n) {
+  for (int j = 0; j < n; j++) {
+    const cs_value *v = ids[j] >= 0 ? cs_graph_value(c->g, ids[j]) : NULL;
+    if (v && !v->data && cs_value_numel(v) == 0) return v;
+  }
+  return NULL;
+}
+
 cs_status cs_onnx_check_not_empty(const cs_onnx_infer *c, const cs_node *n) {
   /* an empty graph input reaches no kernel: only nodes whose results are
    * all empty too read it, and those become constants */
-  for (int j = 0; j < n->n_inputs; j++) {
-    if (n->inputs[j] < 0) continue;
-    const cs_value *v = cs_graph_value(c->g, n->inputs[j]);
-    if (!v->data && cs_value_numel(v) == 0)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "input '%s' is empty (shape %s) and the node makes elements from it; empty "
-                              "tensors are supported only where every result of the node is empty too",
-                              v->name, cs_onnx_shape_str(v->rank, v->shape));
-  }
-  for (int j = 0; j < n->n_outputs; j++) {
-    if (n->outputs[j] < 0) continue;
-    const cs_value *v = cs_graph_value(c->g, n->outputs[j]);
-    if (!v->data && cs_value_numel(v) == 0)
-      return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
-                              "output '%s' would be empty (shape %s) while another is not; empty "
-                              "tensors are supported only where every result of the node is empty",
-                              v->name, cs_onnx_shape_str(v->rank, v->shape));
-  }
+  const cs_value *v = first_empty(c, n->inputs, n->n_inputs);
+  if (v)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "input '%s' is empty (shape %s) and the node makes elements from it; empty "
+                            "tensors are supported only where every result of the node is empty too",
+                            v->name, cs_onnx_shape_str(v->rank, v->shape));
+  v = first_empty(c, n->outputs, n->n_outputs);
+  if (v)
+    return cs_onnx_node_err(c, n, CS_ERR_UNSUPPORTED,
+                            "output '%s' would be empty (shape %s) while another is not; empty "
+                            "tensors are supported only where every result of the node is empty",
+                            v->name, cs_onnx_shape_str(v->rank, v->shape));
   return CS_OK;
 }
 
