@@ -373,6 +373,62 @@ static void test_vnni_paths(void) {
   }
 }
 
+/* The AVX-512 VNNI band path (implicit GEMM on the padded slot grid: input
+ * channels a multiple of 4, stride 1, k_h·k_w in 2..16, w_zp 0, and few
+ * enough output channels that the wider grid pays), run on every variant:
+ * kernels 2×2 .. 4×4 and 3×5 / 3×1 / 1×3, dilation (grid columns past
+ * w_out up to 6), padding at every edge and outputs past the input (rows
+ * and columns read the zero point), groups and batches, several bands
+ * (rows × channels over the 64 KiB band) with a partial last block,
+ * channel groups whose reordered rows refill the weight buffer (K = 8136),
+ * grids wider than a block, both requantizations (run_conv_case) and
+ * padded weight rows; the w_zp ≠ 0 runs take conv_fast. */
+static void test_vnni_band(void) {
+  static const int32_t shapes[][14] = {
+      /* c_in, c_out, h_in, w_in, k_h, k_w, dil_h, dil_w, pad_t, pad_l, extra_h, extra_w, groups, n */
+      {8, 8, 9, 9, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
+      {4, 7, 30, 30, 4, 4, 1, 1, 2, 1, 0, 0, 1, 1},
+      {12, 13, 17, 23, 3, 5, 1, 1, 1, 2, 0, 0, 1, 1},
+      {8, 9, 20, 20, 3, 3, 2, 2, 2, 2, 0, 0, 1, 1},
+      {8, 5, 15, 19, 3, 3, 1, 3, 0, 3, 0, 0, 1, 1},
+      {16, 6, 11, 13, 1, 3, 1, 1, 0, 1, 2, 3, 1, 1},
+      {16, 10, 12, 12, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},
+      {4, 11, 13, 70, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1},
+      {16, 12, 10, 10, 3, 3, 1, 1, 1, 1, 0, 0, 2, 2},
+      {256, 7, 40, 40, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
+      {904, 13, 5, 5, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
+      {64, 20, 56, 56, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
+      {12, 6, 3, 200, 3, 3, 1, 1, 1, 1, 0, 0, 3, 1},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = v[4];
+    c.k_w = v[5];
+    c.dil_h = v[6];
+    c.dil_w = v[7];
+    c.pad_top = v[8];
+    c.pad_left = v[9];
+    c.extra_h = v[10];
+    c.extra_w = v[11];
+    c.groups = v[12];
+    c.n = v[13];
+    c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.w_zp = 0;
+    run_conv_case(&c);
+    c.w_row_pad = (int32_t)i % 4 + 1;
+    c.w_poison = 0x55;
+    run_conv_case(&c);
+    c.w_zp = rnd_range(-128, 127) | 1;
+    run_conv_case(&c);
+  }
+}
+
 /* ---- the AMX variant's edges (run on every variant) ---------------------- */
 
 /* 1 when the host_amx row runs here; else says once why its cases only
@@ -1399,6 +1455,7 @@ int main(void) {
   test_conv_resnet_like();
   test_conv_deep();
   test_vnni_paths();
+  test_vnni_band();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();

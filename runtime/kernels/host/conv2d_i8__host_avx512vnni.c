@@ -42,6 +42,14 @@
  * list NLD·32 (16 KiB) + channel constants, about 135 KiB. Q31
  * requantization and inputs the reference rejects go to
  * tidsp_conv2d_i8__ref.
+ *
+ * The band path (conv_band, below conv_fast) skips the gather for k×k
+ * stride-1 convs with input channels in quads and w_zp = 0 where its wider
+ * output grid costs less than the gather (band_plan): the input is
+ * interleaved once per band of rows into quads of 4 channels and every
+ * tap of a block is one contiguous run (see its comment). Stack: band
+ * 64 KiB + reordered weights 48 KiB + a row 8 KiB, about 125 KiB; the two
+ * paths are separate (noinline) frames.
  */
 #include <string.h>
 
@@ -375,10 +383,12 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
 }
 
 /* Requantizes output channel co's accumulators (which started from the
- * channel's constant; the −w_zp·Σu term is added here) and stores the
- * block's lanes of them. */
-static inline __attribute__((always_inline)) TARGET void
-rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
+ * channel's constant; the −w_zp·Σu term is added here) into the block's
+ * 64 int8 results in pixel order. natural: vector j holds pixels
+ * 16j .. 16j + 15 (else pack_chunk's unpack order). */
+static inline __attribute__((always_inline)) TARGET __m512i
+rq_pack(const vnni_rq *r, tidsp_host_ss16_consts *k, int32_t co, const __m512i acc[4],
+        int32_t nz, int natural) {
   const __m512i zero = _mm512_setzero_si512();
   __m512i out[4]; /* int32 results, each within [out_min, out_max] */
   __m512i o;
@@ -386,10 +396,10 @@ rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
   for (j = nz; j < 4; j++)
     out[j] = zero;
   if (r->ss) {
-    tidsp_host_ss16_channel(&r->k, r->q, co);
+    tidsp_host_ss16_channel(k, r->q, co);
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++)
-      out[j] = tidsp_host_ss16_i32(r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j], &r->k);
+      out[j] = tidsp_host_ss16_i32(r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j], k);
   } else {
     const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
 #pragma GCC unroll 4
@@ -403,14 +413,22 @@ rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
   }
   /* int8 already: the saturating packs only narrow. Per 128-bit lane L
    * they put out[j]'s dwords 4L..4L+3 at bytes 16L + 4j ..: in pack_chunk's
-   * order (nz = 4) those are pixels 16L + 4j .., the pixels' own order; in
-   * the natural one (nz < 4) pixels 16j + 4L .., which the dword
-   * permutation puts in order. */
+   * order those are pixels 16L + 4j .., the pixels' own order; in the
+   * natural one pixels 16j + 4L .., which the dword permutation puts in
+   * order. */
   o = _mm512_packs_epi16(_mm512_packs_epi32(out[0], out[1]),
                          _mm512_packs_epi32(out[2], out[3]));
-  if (nz < 4)
+  if (natural)
     o = _mm512_permutexvar_epi32(
         _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), o);
+  return o;
+}
+
+/* rq_pack, stored to the block's lanes of channel co (pack_chunk's order
+ * for a full block, natural for a last one of fewer vectors). */
+static inline __attribute__((always_inline)) TARGET void
+rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
+  const __m512i o = rq_pack(r, &r->k, co, acc, nz, nz < 4);
   _mm512_mask_storeu_epi8(r->y_block + (size_t)co * r->plane, r->store_mask, o);
 }
 
@@ -526,7 +544,7 @@ static TARGET uint32_t channel_const(const vnni_conv *c, const int8_t *w,
   return bv - u_zp * sw + (uint32_t)c->K * u_zp * (uint32_t)c->p->w_zp;
 }
 
-static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
+static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,
                              const tidsp_host_rq *q, int8_t *y) {
   uint8_t xbuf[KC * LANES] __attribute__((aligned(64)));
@@ -610,15 +628,445 @@ static TARGET void conv_fast(const tidsp_conv2d_params *p, const int8_t *x,
   }
 }
 
+/* ------------------------------------------------------------------------
+ * The band path: an implicit GEMM with no per-block gather.
+ *
+ * A band of output rows [oh0, oh0 + rows) reads padded input rows that
+ * are written once per band, as u = x + 128, into
+ *   band[q][slot][r][c][4]        (u8: input channels 4q .. 4q + 3)
+ * where a slot is one stride phase (pr, pc) of the padded input (padded
+ * row s·r + pr, padded column s·c + pc; the zero point in the padding), so
+ * that tap (kh, kw), a = kh·dil_h, b = kw·dil_w, of output (oh, ow) reads
+ * slot (a % s, b % s) at (oh + a/s, ow + b/s): stride 1 in every slot.
+ * The outputs are computed on the slots' grid of `wg` columns (w_out plus
+ * the columns that the widest tap reaches), so that a block of 64
+ * consecutive grid positions reads, per tap and quad, ONE contiguous run
+ * of 64 dwords at a fixed offset: four loads, no masks, no gather. The
+ * grid columns ≥ w_out are computed and dropped at the store (one masked
+ * store per output row of the block); the last quad's reads past the band
+ * hit a zeroed slack.
+ *
+ * The weight rows are reordered per band and panel of MR channels into
+ * the reduction's order, quad q then tap t: row'[(q·T + t)·4 + j] =
+ * w[co][(4q + j)·T + t] (T = k_h·k_w; a 1×1 conv's rows are that order
+ * already and are read in place). The accumulators start from the same
+ * constants as conv_fast's (w_zp = 0 here, so Σu never enters) and are
+ * requantized in registers.
+ * ------------------------------------------------------------------------ */
+enum {
+  BAND_DW = 16384, /* band dwords (64 KiB) */
+  BAND_SLACK = 64, /* dwords past the band that the last block may read */
+  TMP_DW = 2048,   /* one padded input row of dwords (8 KiB) */
+  BAND_TMAX = 16,  /* taps per channel whose weight quads are reordered */
+  WBUF = 49152,     /* bytes of reordered weight rows (at least MR rows) */
+  BAND_STEPS = 2048, /* quads of the reduction (Q·T) at most */
+  GATHER_CH = 20     /* conv_fast's gather per vector, in channels (see band_plan) */
+};
+
+typedef struct vnni_band {
+  int32_t s, T, Q, wg, ra;   /* stride, taps, quads, grid columns, rows past a band */
+  int32_t nsr, nsc;          /* row and column phases used */
+  int32_t slot_r[2], slot_c[2]; /* phase → its index among the used ones */
+  int32_t rows;              /* output rows per band (the last may have fewer) */
+} vnni_band;
+
+/* The vectors of 16 positions that the blocks of n grid positions run. */
+static int64_t band_vectors(int32_t n) {
+  return (int64_t)(n / LANES) * 4 + (n % LANES + 15) / 16;
+}
+
+/* Whether the band path takes this conv, and its geometry. */
+static int band_plan(const tidsp_conv2d_params *p, vnni_band *b) {
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  const int32_t s = p->stride_h;
+  const int32_t amax = (p->k_h - 1) * p->dil_h, bmax = (p->k_w - 1) * p->dil_w;
+  const int32_t out_plane = p->h_out * p->w_out;
+  int32_t kh, kw, rows, rmax, nb;
+  int64_t best, old_vec;
+  size_t per_row;
+  /* stride 2 measured slower on the band so far (ResNet-18's 3×3/s2 and
+   * 1×1/s2 convs): conv_fast keeps it */
+  if (p->w_zp != 0 || s != p->stride_w || s != 1 || cpg_in % 4 != 0)
+    return 0;
+  b->s = s;
+  b->T = p->k_h * p->k_w;
+  b->Q = cpg_in / 4;
+  /* a 1×1 conv reads its input once per pixel on either path: conv_fast's
+   * block packing is as cheap as a band and keeps the block in L1 */
+  if (b->T < 2 || b->T > BAND_TMAX || (int64_t)MR * cpg_in * b->T > WBUF ||
+      (int64_t)b->Q * b->T > BAND_STEPS)
+    return 0;
+  b->wg = p->w_out + bmax / s;
+  b->ra = amax / s;
+  if ((int64_t)s * b->wg + 64 > TMP_DW)
+    return 0;
+  b->slot_r[0] = b->slot_r[1] = b->slot_c[0] = b->slot_c[1] = -1;
+  b->nsr = b->nsc = 0;
+  for (kh = 0; kh < p->k_h; kh++) {
+    const int32_t pr = kh * p->dil_h % s;
+    if (b->slot_r[pr] < 0)
+      b->slot_r[pr] = b->nsr++;
+  }
+  for (kw = 0; kw < p->k_w; kw++) {
+    const int32_t pc = kw * p->dil_w % s;
+    if (b->slot_c[pc] < 0)
+      b->slot_c[pc] = b->nsc++;
+  }
+  /* dwords of a band of `rows` output rows: Q·slots·(rows + ra)·wg */
+  per_row = (size_t)b->Q * (size_t)(b->nsr * b->nsc) * (size_t)b->wg;
+  if (per_row == 0 || per_row * (size_t)(1 + b->ra) > BAND_DW - BAND_SLACK)
+    return 0;
+  rmax = (int32_t)((BAND_DW - BAND_SLACK) / per_row) - b->ra;
+  if (rmax > p->h_out)
+    rmax = p->h_out;
+  /* the band height whose blocks waste the fewest vectors of 16 grid
+   * positions (a band's last block is partial), the tallest of equals */
+  best = INT64_MAX;
+  b->rows = rmax;
+  for (rows = rmax; rows >= 1; rows--) {
+    const int32_t last = p->h_out % rows;
+    const int64_t cost = (int64_t)(p->h_out / rows) * band_vectors(rows * b->wg) +
+                         (last ? band_vectors(last * b->wg) : 0);
+    if (cost < best) {
+      best = cost;
+      b->rows = rows;
+    }
+  }
+  /* conv_fast's vectors cost about GATHER_CH more channels each (its
+   * per-block gather): the band pays for its wider grid only where that
+   * wins (measured: 64 channels at 56²; 128 at 28² even; not 256 at 14²,
+   * whose grid is 16 wide, nor 512 at 7², whose 2.4 MB of weights the
+   * per-band reordering costs more than the gather) */
+  old_vec = band_vectors((int32_t)(out_plane % LANES)) + (int64_t)(out_plane / LANES) * 4;
+  nb = (p->h_out + b->rows - 1) / b->rows;
+  /* + the weight rows reordered per band, about one vector each */
+  return (best + nb) * cpg_out * 100 < old_vec * (cpg_out + GATHER_CH) * 97;
+}
+
+/* Four vectors of 64 bytes (channels 0..3 of 64 columns) → 64 dwords of
+ * the 4 channels, column c in dword c % 16 of vector c / 16. */
+static inline __attribute__((always_inline)) TARGET void quads_natural(__m512i v[4]) {
+  const __m512i ab_lo = _mm512_unpacklo_epi8(v[0], v[1]);
+  const __m512i ab_hi = _mm512_unpackhi_epi8(v[0], v[1]);
+  const __m512i cd_lo = _mm512_unpacklo_epi8(v[2], v[3]);
+  const __m512i cd_hi = _mm512_unpackhi_epi8(v[2], v[3]);
+  const __m512i e0 = _mm512_unpacklo_epi16(ab_lo, cd_lo); /* 16L + 0..3 */
+  const __m512i e1 = _mm512_unpackhi_epi16(ab_lo, cd_lo); /* 16L + 4..7 */
+  const __m512i e2 = _mm512_unpacklo_epi16(ab_hi, cd_hi); /* 16L + 8..11 */
+  const __m512i e3 = _mm512_unpackhi_epi16(ab_hi, cd_hi); /* 16L + 12..15 */
+  const __m512i t0 = _mm512_shuffle_i32x4(e0, e1, 0x44);
+  const __m512i t1 = _mm512_shuffle_i32x4(e2, e3, 0x44);
+  const __m512i t2 = _mm512_shuffle_i32x4(e0, e1, 0xEE);
+  const __m512i t3 = _mm512_shuffle_i32x4(e2, e3, 0xEE);
+  v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88);
+  v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+  v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88);
+  v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD);
+}
+
+/* n dwords of v at dst (n < 16 stores the first n only). */
+static inline __attribute__((always_inline)) TARGET void store_dw(uint32_t *dst, __m512i v,
+                                                                   int32_t n) {
+  if (n >= 16)
+    _mm512_storeu_si512((void *)dst, v);
+  else
+    _mm512_mask_storeu_epi32((void *)dst, (__mmask16)((1u << n) - 1u), v);
+}
+
+/* tmp[j] for padded columns j ∈ [0, n): the u quad of input column
+ * j − pad_left of channels ci .. ci + 3 at input row iy, u_zp outside. */
+static TARGET void band_tmp_row(const tidsp_conv2d_params *p, const int8_t *x_row,
+                                size_t in_plane, uint32_t u_zp4, int32_t n, uint32_t *tmp) {
+  const __m512i bias8 = _mm512_set1_epi8((char)0x80);
+  const __m512i zq = _mm512_set1_epi32((int)u_zp4);
+  const int32_t lo = p->pad_left, hi = p->pad_left + p->w_in < n ? p->pad_left + p->w_in : n;
+  int32_t j, i;
+  for (j = 0; j < n; j += 16)
+    _mm512_storeu_si512((void *)(tmp + j), zq);
+  for (j = lo; j < hi; j += 64) {
+    const int32_t m = hi - j < 64 ? hi - j : 64;
+    const __mmask64 mk = lane_bits(0, m);
+    const int8_t *src = x_row + (j - lo);
+    __m512i v[4];
+    for (i = 0; i < 4; i++)
+      v[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, src + (size_t)i * in_plane), bias8);
+    quads_natural(v);
+    for (i = 0; i < 4 && 16 * i < m; i++)
+      store_dw(tmp + j + 16 * i, v[i], m - 16 * i);
+  }
+}
+
+/* Writes the band of output rows [oh0, oh0 + rows) of group input x_g into
+ * band (ps dwords per slot plane, qs per quad) and zeroes the slack. */
+static TARGET void band_build(const tidsp_conv2d_params *p, const vnni_band *b,
+                              const int8_t *x_g, int32_t oh0, int32_t hb, size_t ps,
+                              size_t qs, uint32_t *band, uint32_t *tmp) {
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const uint32_t u_zp = (uint32_t)(uint8_t)(p->x_zp + 128);
+  const uint32_t u_zp4 = u_zp * 0x01010101u;
+  const __m512i zq = _mm512_set1_epi32((int)u_zp4);
+  const int32_t s = b->s, wg = b->wg;
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  int32_t q, pr, pc, r, c;
+  for (q = 0; q < b->Q; q++) {
+    const int8_t *x_q = x_g + (size_t)(4 * q) * in_plane;
+    for (pr = 0; pr < s; pr++) {
+      if (b->slot_r[pr] < 0)
+        continue;
+      for (r = 0; r < hb; r++) {
+        const int64_t iy = (int64_t)s * (oh0 + r) + pr - p->pad_top;
+        const int inside = iy >= 0 && iy < p->h_in;
+        if (inside)
+          band_tmp_row(p, x_q + (size_t)iy * (size_t)p->w_in, in_plane, u_zp4, s * wg, tmp);
+        for (pc = 0; pc < s; pc++) {
+          uint32_t *dst;
+          if (b->slot_c[pc] < 0)
+            continue;
+          dst = band + (size_t)q * qs +
+                (size_t)(b->slot_r[pr] * b->nsc + b->slot_c[pc]) * ps + (size_t)r * (size_t)wg;
+          for (c = 0; c < wg; c += 16) {
+            __m512i v = zq;
+            if (inside && s == 1)
+              v = _mm512_loadu_si512((const void *)(tmp + c));
+            else if (inside) /* dst[c] = tmp[2c + pc] */
+              v = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)(tmp + 2 * c)),
+                                            pc ? odd : even,
+                                            _mm512_loadu_si512((const void *)(tmp + 2 * c + 16)));
+            store_dw(dst + c, v, wg - c);
+          }
+        }
+      }
+    }
+  }
+  memset(band + (size_t)b->Q * qs, 0, BAND_SLACK * sizeof(uint32_t));
+}
+
+/* Weight row co (K = 4·Q·T bytes, OIHW) in the band's order: dst[(q·T +
+ * t)·4 + j] = w[(4q + j)·T + t], T ≤ 16. */
+static TARGET void band_weights(const int8_t *w, int32_t Q, int32_t T, int8_t *dst) {
+  const __mmask16 mt = (__mmask16)((1u << T) - 1u);
+  const __mmask64 mb = (__mmask64)mt;
+  int32_t q;
+  for (q = 0; q < Q; q++) {
+    const int8_t *src = w + (size_t)q * 4 * (size_t)T;
+    const __m128i c0 = _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(mb, src));
+    const __m128i c1 = _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(mb, src + T));
+    const __m128i c2 = _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(mb, src + 2 * T));
+    const __m128i c3 = _mm512_castsi512_si128(_mm512_maskz_loadu_epi8(mb, src + 3 * T));
+    const __m128i ab_lo = _mm_unpacklo_epi8(c0, c1), ab_hi = _mm_unpackhi_epi8(c0, c1);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c2, c3), cd_hi = _mm_unpackhi_epi8(c2, c3);
+    __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab_lo, cd_lo)); /* taps 0..3 */
+    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab_lo, cd_lo), 1);       /* 4..7 */
+    v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(ab_hi, cd_hi), 2);       /* 8..11 */
+    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab_hi, cd_hi), 3);       /* 12..15 */
+    _mm512_mask_storeu_epi32((void *)(dst + (size_t)q * 4 * (size_t)T), mt, v);
+  }
+}
+
+/* The band's micro-kernel: tile[i][0..16·nz) = the accumulators of mr ≤
+ * mr_max channels × nz vectors of 16 grid positions from xb (the block's
+ * first position in quad 0, slot plane 0), over nstep = Q·T steps (step
+ * q·T + t at byte offset soff[step]). One flat loop, and the
+ * requantization in band_store: GCC keeps this loop's 24 accumulators in
+ * registers only then (a loop nest over q and t, or the requantization's
+ * constants live beside it, made it copy and spill them every step). */
+static inline __attribute__((always_inline)) TARGET void
+band_body(const uint8_t *xb, const int32_t *soff, int32_t nstep, const int8_t *const *wr,
+          int32_t mr, int32_t mr_max, int32_t nz, const uint32_t *cconst, int32_t *tile) {
+  __m512i acc[MR][4];
+  int32_t i, j, st;
+#pragma GCC unroll 6
+  for (i = 0; i < mr_max; i++) {
+#pragma GCC unroll 4
+    for (j = 0; j < nz; j++)
+      acc[i][j] = i >= mr ? _mm512_setzero_si512() : _mm512_set1_epi32((int)cconst[i]);
+  }
+  for (st = 0; st < nstep; st++) {
+    const uint8_t *xt = xb + soff[st];
+    __m512i xv[4];
+#pragma GCC unroll 4
+    for (j = 0; j < nz; j++)
+      xv[j] = _mm512_loadu_si512((const void *)(xt + 64 * j));
+#pragma GCC unroll 6
+    for (i = 0; i < mr_max; i++) {
+      const __m512i wv = _mm512_set1_epi32((int)load_quad(wr[i] + 4 * st));
+#pragma GCC unroll 4
+      for (j = 0; j < nz; j++)
+        acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], xv[j], wv);
+    }
+  }
+#pragma GCC unroll 6
+  for (i = 0; i < mr_max; i++) {
+    if (i >= mr)
+      break;
+#pragma GCC unroll 4
+    for (j = 0; j < nz; j++)
+      _mm512_store_si512((void *)(tile + i * LANES + 16 * j), acc[i][j]);
+  }
+}
+
+static TARGET void band_micro(const uint8_t *xb, const int32_t *soff, int32_t nstep,
+                              const int8_t *const *wr, int32_t mr, int32_t nz,
+                              const uint32_t *cconst, int32_t *tile) {
+  if (nz == 4 && mr > 4)
+    band_body(xb, soff, nstep, wr, mr, 6, 4, cconst, tile);
+  else if (nz == 4 && mr > 2)
+    band_body(xb, soff, nstep, wr, mr, 4, 4, cconst, tile);
+  else if (nz == 4)
+    band_body(xb, soff, nstep, wr, mr, 2, 4, cconst, tile);
+  else if (nz == 3)
+    band_body(xb, soff, nstep, wr, mr, 6, 3, cconst, tile);
+  else if (nz == 2)
+    band_body(xb, soff, nstep, wr, mr, 6, 2, cconst, tile);
+  else
+    band_body(xb, soff, nstep, wr, mr, 6, 1, cconst, tile);
+}
+
+/* One output row's piece of a band block: lanes m are stored at
+ * y_channel + off + lane. */
+typedef struct band_seg {
+  intptr_t off;
+  __mmask64 m;
+} band_seg;
+
+/* Requantizes the tile's mr channels (co0 ..) and stores them through the
+ * block's segments. */
+static TARGET void band_store(const vnni_rq *r, tidsp_host_ss16_consts *k, const int32_t *tile,
+                              int32_t mr, int32_t nz, int32_t co0, int8_t *y_img,
+                              size_t plane, const band_seg *seg, int32_t nseg) {
+  int32_t i, j, sgi;
+  for (i = 0; i < mr; i++) {
+    __m512i acc[4], o;
+    int8_t *y_ch = y_img + (size_t)(co0 + i) * plane;
+    for (j = 0; j < 4; j++)
+      acc[j] = _mm512_load_si512((const void *)(tile + i * LANES + 16 * j));
+    o = rq_pack(r, k, co0 + i, acc, nz, 1);
+    for (sgi = 0; sgi < nseg; sgi++)
+      _mm512_mask_storeu_epi8((void *)((uintptr_t)y_ch + (uintptr_t)seg[sgi].off), seg[sgi].m, o);
+  }
+}
+
+/* The segments of the band block of grid positions [f0, f0 + lanes) of
+ * the band starting at output row oh0; returns their count. */
+static int32_t band_segs(const tidsp_conv2d_params *p, int32_t wg, int32_t oh0, int32_t f0,
+                         int32_t lanes, band_seg *seg) {
+  int32_t L = 0, n = 0;
+  while (L < lanes) {
+    const int32_t pos = f0 + L, row = pos / wg, col = pos - row * wg;
+    const int32_t run = wg - col < lanes - L ? wg - col : lanes - L;
+    if (col < p->w_out) {
+      const int32_t keep = run < p->w_out - col ? run : p->w_out - col;
+      seg[n].off = (intptr_t)(oh0 + row) * p->w_out + col - L;
+      seg[n].m = lane_bits(L, L + keep);
+      n++;
+    }
+    L += run;
+  }
+  return n;
+}
+
+static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params *p,
+                                                       const vnni_band *b, const int8_t *x,
+                                                       const int8_t *w, const int32_t *bias,
+                                                       const tidsp_host_rq *q, int8_t *y) {
+  uint32_t band[BAND_DW] __attribute__((aligned(64)));
+  uint32_t tmp[TMP_DW] __attribute__((aligned(64)));
+  int8_t wbuf[WBUF] __attribute__((aligned(64)));
+  int32_t tile[MR * LANES] __attribute__((aligned(64)));
+  band_seg seg[LANES + 2];
+  int32_t toff[BAND_TMAX];
+  int32_t soff[BAND_STEPS]; /* byte offset of step q·T + t */
+  uint32_t cconst[CCMAX];
+  tidsp_host_ss16_consts k;
+  vnni_rq r;
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  const int32_t K = cpg_in * b->T;
+  const size_t w_stride = tidsp_host_conv_w_stride(p);
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
+  const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
+  /* channels per weight group: a multiple of MR (band_plan: MR·K ≤ WBUF) */
+  const int32_t np = (int32_t)(WBUF / (size_t)K / MR * MR) < CCMAX / MR * MR
+                         ? (int32_t)(WBUF / (size_t)K / MR * MR)
+                         : CCMAX / MR * MR;
+  int32_t n, g, oh0, i0, i, kh, kw, f0, c0;
+
+  memset(&r, 0, sizeof(r));
+  r.q = q;
+  r.ss = tidsp_host_rq_is_ss(q);
+  r.lo = _mm512_set1_ps(q->lo);
+  r.hi = _mm512_set1_ps(q->hi);
+  r.zp = _mm512_set1_epi32(q->zp);
+  r.has_corr = 0;
+  tidsp_host_ss16_init(&k, q);
+  for (n = 0; n < p->n; n++) {
+    for (g = 0; g < p->groups; g++) {
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * in_plane;
+      int8_t *y_img = y + (size_t)n * (size_t)p->c_out * out_plane;
+      for (oh0 = 0; oh0 < p->h_out; oh0 += b->rows) {
+        const int32_t rows = p->h_out - oh0 < b->rows ? p->h_out - oh0 : b->rows;
+        const int32_t hb = rows + b->ra, grid = rows * b->wg;
+        const size_t ps = (size_t)hb * (size_t)b->wg;
+        const size_t qs = ps * (size_t)(b->nsr * b->nsc);
+        band_build(p, b, x_g, oh0, hb, ps, qs, band, tmp);
+        for (kh = 0; kh < p->k_h; kh++) {
+          for (kw = 0; kw < p->k_w; kw++) {
+            const int32_t a = kh * p->dil_h, bb = kw * p->dil_w;
+            const size_t slot = (size_t)(b->slot_r[a % b->s] * b->nsc + b->slot_c[bb % b->s]);
+            toff[kh * p->k_w + kw] =
+                (int32_t)(4 * (slot * ps + (size_t)(a / b->s) * (size_t)b->wg + (size_t)(bb / b->s)));
+          }
+        }
+        for (i = 0; i < b->Q * b->T; i++)
+          soff[i] = (int32_t)(4 * qs * (size_t)(i / b->T)) + toff[i % b->T];
+        /* channels in groups whose reordered rows fit wbuf; per group,
+         * each block of the band runs every panel of MR channels while its
+         * inputs are in L1 (the weights stream) */
+        for (c0 = 0; c0 < cpg_out; c0 += np) {
+          const int32_t nc = cpg_out - c0 < np ? cpg_out - c0 : np;
+          for (i = 0; i < nc; i++) {
+            const int32_t co = g * cpg_out + c0 + i;
+            const int8_t *row = w + (size_t)co * w_stride;
+            cconst[i] = (bias ? (uint32_t)bias[co] : 0u) - u_zp * (uint32_t)row_sum(row, K);
+            band_weights(row, b->Q, b->T, wbuf + (size_t)i * (size_t)K);
+          }
+          for (f0 = 0; f0 < grid; f0 += LANES) {
+            const int32_t lanes = grid - f0 < LANES ? grid - f0 : LANES;
+            const int32_t nseg = band_segs(p, b->wg, oh0, f0, lanes, seg);
+            const int32_t nz = (lanes + 15) / 16;
+            if (nseg == 0)
+              continue;
+            for (i0 = 0; i0 < nc; i0 += MR) {
+              const int32_t mr = nc - i0 < MR ? nc - i0 : MR;
+              const int8_t *wr[MR];
+              for (i = 0; i < MR; i++)
+                wr[i] = wbuf + (size_t)(i0 + (i < mr ? i : mr - 1)) * (size_t)K;
+              band_micro((const uint8_t *)(band + f0), soff, b->Q * b->T, wr, mr, nz,
+                         cconst + i0, tile);
+              band_store(&r, &k, tile, mr, nz, g * cpg_out + c0 + i0, y_img, out_plane, seg,
+                         nseg);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y) {
   tidsp_host_rq q;
+  vnni_band b;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
   tidsp_host_rq_init(&q, &p->rq, rq);
-  conv_fast(p, x, w, bias, &q, y);
+  if (band_plan(p, &b))
+    conv_band(p, &b, x, w, bias, &q, y);
+  else
+    conv_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }
 
