@@ -1025,7 +1025,9 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
          * inputs are in L1 (the weights stream) */
         for (c0 = 0; c0 < cpg_out; c0 += np) {
           const int32_t nc = cpg_out - c0 < np ? cpg_out - c0 : np;
-          for (i = 0; i < nc; i++) {
+          /* one group holding every channel keeps its rows from the
+           * group's first band on */
+          for (i = 0; i < nc && (nc < cpg_out || oh0 == 0); i++) {
             const int32_t co = g * cpg_out + c0 + i;
             const int8_t *row = w + (size_t)co * w_stride;
             cconst[i] = (bias ? (uint32_t)bias[co] : 0u) - u_zp * (uint32_t)row_sum(row, K);
