@@ -381,7 +381,8 @@ static void test_vnni_paths(void) {
  * and columns read the zero point), groups and batches, several bands
  * (rows × channels over the 64 KiB band) with a partial last block,
  * channel groups whose reordered rows refill the weight buffer (K = 8136),
- * grids wider than a block, both requantizations (run_conv_case) and
+ * grids wider than a block, the widest tap reach that the band's slack
+ * allows (and one past it), both requantizations (run_conv_case) and
  * padded weight rows; the w_zp ≠ 0 runs take conv_fast. */
 static void test_vnni_band(void) {
   static const int32_t shapes[][14] = {
@@ -399,6 +400,8 @@ static void test_vnni_band(void) {
       {904, 13, 5, 5, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
       {64, 20, 56, 56, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
       {12, 6, 3, 200, 3, 3, 1, 1, 1, 1, 0, 0, 3, 1},
+      {4, 5, 6, 110, 1, 3, 1, 24, 0, 24, 0, 0, 1, 1}, /* reads 64 past the band */
+      {4, 5, 6, 110, 1, 3, 1, 25, 0, 25, 0, 0, 1, 1}, /* 65: conv_fast */
   };
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {

@@ -698,7 +698,9 @@ static int band_plan(const tidsp_conv2d_params *p, vnni_band *b) {
     return 0;
   b->wg = p->w_out + bmax / s;
   b->ra = amax / s;
-  if ((int64_t)s * b->wg + 64 > TMP_DW)
+  /* the last block reads up to 15 + bmax/s positions past the band's
+   * end, into the zeroed slack */
+  if ((int64_t)s * b->wg + 64 > TMP_DW || 16 + bmax / s > BAND_SLACK)
     return 0;
   b->slot_r[0] = b->slot_r[1] = b->slot_c[0] = b->slot_c[1] = -1;
   b->nsr = b->nsc = 0;
@@ -781,7 +783,7 @@ static TARGET void band_tmp_row(const tidsp_conv2d_params *p, const int8_t *x_ro
   const __m512i zq = _mm512_set1_epi32((int)u_zp4);
   const int32_t lo = p->pad_left, hi = p->pad_left + p->w_in < n ? p->pad_left + p->w_in : n;
   int32_t j, i;
-  for (j = 0; j < n; j += 16)
+  for (j = 0; j < n + 32; j += 16) /* (stride 2 reads 32 dwords a step) */
     _mm512_storeu_si512((void *)(tmp + j), zq);
   for (j = lo; j < hi; j += 64) {
     const int32_t m = hi - j < 64 ? hi - j : 64;
