@@ -395,11 +395,25 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
 
 /* ---- one row: dot products ---------------------------------------------- */
 
+/* W streams from memory once per call (a classifier's 1.28 MB of weights
+ * is in no cache when the head runs): besides the prefetch of each row 8
+ * lines ahead into L1, every load also prefetches, into L2, the same line
+ * of the row `next` bytes further (the matching row of the next block of
+ * 16 columns), so that many more lines are in flight than L1's miss
+ * buffers allow. Measured on the AMD EPYC (Zen 5) with W evicted before
+ * each call, 1×1280×1000: 0.138 → 0.087–0.094 ms (taskset -c 0, medians
+ * of 201). A prefetch never faults, so the addresses past W's last row
+ * that the last block names are harmless (they are formed as integers). */
+INLINE void prefetch_next(const int8_t *row, int32_t k, size_t next) {
+  _mm_prefetch((const char *)(row + k + 512), _MM_HINT_T0); /* 8 lines ahead */
+  _mm_prefetch((const char *)((uintptr_t)(row + k) + next), _MM_HINT_T1);
+}
+
 /* Columns c .. c + 7 of one row of Y (wr[j]: row c + j of W, xr: the row
  * of X): lane j of the result is Σ u·w of column j (u = x + 128, 0 past
  * k), lane 8 + j its Σw; one vpdpbusd of 64 taps for each, from the same
- * load of W, and one transpose-sum (sum16). */
-INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K) {
+ * load of W, and one transpose-sum (sum16). next: see prefetch_next. */
+INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K, size_t next) {
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   __m512i s[16];
@@ -414,7 +428,7 @@ INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K) {
 #pragma GCC unroll 8
     for (j = 0; j < 8; j++) {
       const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
-      _mm_prefetch((const char *)(wr[j] + k + 512), _MM_HINT_T0); /* 8 lines ahead */
+      prefetch_next(wr[j], k, next);
       s[j] = _mm512_dpbusd_epi32(s[j], u, wv);
       s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], ones, wv);
     }
@@ -427,7 +441,7 @@ INLINE __m512i dots8(const int8_t *xr, const int8_t *const *wr, int32_t K) {
  * x1; sw[j] gets the 16 partial Σw of column j (one vector per column),
  * all from the same loads of W. */
 INLINE __m512i dots8x2(const int8_t *x0, const int8_t *x1, const int8_t *const *wr, int32_t K,
-                       __m512i *sw) {
+                       __m512i *sw, size_t next) {
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   __m512i s[16];
@@ -445,7 +459,7 @@ INLINE __m512i dots8x2(const int8_t *x0, const int8_t *x1, const int8_t *const *
 #pragma GCC unroll 8
     for (j = 0; j < 8; j++) {
       const __m512i wv = _mm512_maskz_loadu_epi8(m, wr[j] + k);
-      _mm_prefetch((const char *)(wr[j] + k + 512), _MM_HINT_T0); /* 8 lines ahead */
+      prefetch_next(wr[j], k, next);
       s[j] = _mm512_dpbusd_epi32(s[j], u0, wv);
       s[8 + j] = _mm512_dpbusd_epi32(s[8 + j], u1, wv);
       sw[j] = _mm512_dpbusd_epi32(sw[j], ones, wv);
@@ -490,6 +504,7 @@ static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, co
                                const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   const int32_t K = p->k;
   const size_t w_stride = tidsp_host_matmul_w_stride(p);
+  const size_t next = 16 * w_stride; /* a row of W → that of the next block */
   uint32_t rconst[FEW_ROWS];
   int32_t i, j0, jj;
   for (i = 0; i < p->m; i++)
@@ -506,9 +521,9 @@ static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, co
     for (i = 0; i + 1 < p->m; i += 2) {
       const int8_t *x0 = x + (size_t)i * (size_t)K, *x1 = x0 + K;
       __m512i sw[16], ra, rb, swv;
-      ra = dots8x2(x0, x1, wr, K, sw);
+      ra = dots8x2(x0, x1, wr, K, sw, next);
       if (nc > 8) {
-        rb = dots8x2(x0, x1, wr + 8, K, sw + 8);
+        rb = dots8x2(x0, x1, wr + 8, K, sw + 8, next);
       } else {
         rb = ra;
         for (jj = 8; jj < 16; jj++)
@@ -522,8 +537,8 @@ static TARGET void matmul_rows(const tidsp_matmul_params *p, const int8_t *x, co
                 nc, mult, &ss, y);
     }
     if (i < p->m) { /* lanes 0-7: dots, 8-15: Σw */
-      const __m512i r0 = dots8(x + (size_t)i * (size_t)K, wr, K);
-      const __m512i r1 = nc > 8 ? dots8(x + (size_t)i * (size_t)K, wr + 8, K) : r0;
+      const __m512i r0 = dots8(x + (size_t)i * (size_t)K, wr, K, next);
+      const __m512i r1 = nc > 8 ? dots8(x + (size_t)i * (size_t)K, wr + 8, K, next) : r0;
       row_store(p, q, _mm512_shuffle_i32x4(r0, r1, 0x44), _mm512_shuffle_i32x4(r0, r1, 0xEE),
                 rconst[i], bias, i, j0, nc, mult, &ss, y);
     }
