@@ -405,6 +405,36 @@ static void test_dw_multipliers(void) {
   }
 }
 
+/* Many channels of small planes, which the AVX-512 path computes MULTI (4)
+ * at a time: channel counts that leave 1–3 planes over, batches crossing
+ * the images of n = 2, FLOAT multipliers past 0.5 in some channels (their
+ * batch goes one channel at a time), SCALE_SHIFT, zero points. */
+static void test_dw_channel_batches(void) {
+  static const float mults[] = {1.0e-3f, 2.0e-3f, 0.7f, 3.0e-3f, -1.5e-3f, 1.0e-3f,
+                                4.0e-3f, 2.5e-3f, 5.0e-4f, 0.5f, 1.2e-3f};
+  static const int32_t sizes[] = {7, 14, 28, 56, 5};
+  int32_t t;
+  for (t = 0; t < 30; t++) {
+    const int32_t h = sizes[t % 5], k = t % 7 == 3 ? 5 : (t % 11 == 4 ? 7 : 3);
+    conv_case c = dw_case(rnd_range(4, 23), 1, h, h + t % 3, k, 1 + (t / 5) % 2);
+    dw_opts o;
+    memset(&o, 0, sizeof(o));
+    c.n = 1 + t % 2;
+    c.x_zp = rnd() % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.per_channel = t % 4 != 1;
+    c.with_bias = t % 6 != 5;
+    if (t % 3 == 2) {
+      c.kind = TIDSP_REQUANT_SCALE_SHIFT;
+    } else if (t % 3 == 1) { /* 0.7 and 0.5 in some batches */
+      o.mults = mults + t % 4;
+      o.n_mults = (int32_t)(sizeof(mults) / sizeof(mults[0])) - t % 4;
+    }
+    if (t % 10 == 9)
+      c.w_zp = rnd_range(-128, 127); /* one channel at a time */
+    run_dw(&c, o.n_mults ? &o : NULL);
+  }
+}
+
 /* Weight rows w_row_stride apart with poison in the padding: no variant may
  * read it. */
 static void test_dw_w_row_stride(void) {
@@ -552,6 +582,7 @@ int main(void) {
   test_dw_zero_points();
   test_dw_out_ranges();
   test_dw_multipliers();
+  test_dw_channel_batches();
   test_dw_w_row_stride();
   test_dw_bands_strips();
   test_dw_dilations();
