@@ -21,13 +21,18 @@
  *
  *   buf: | plane 0: nt rows of Wp | plane 1 (sh = 2) | slack |
  *
- * The conversion writes buf in 64-byte chunks: each starts as x_zp (the
- * padding), gathers its runs of input bytes (pieces of input rows; their
- * addresses and masks are worked out once per band, as they are the same
- * for every channel) with merging masked loads, and is stored xor 0x80.
- * The next plane is converted into a second buffer before the current one
- * is computed, so that the loads of the computation do not wait on the
- * stores of the conversion.
+ * Rows of Wp < 64 bytes are converted in 64-byte chunks of buf: each
+ * starts as x_zp (the padding), gathers its runs of input bytes (pieces of
+ * input rows; their addresses and masks are worked out once per band, as
+ * they are the same for every channel) with merging masked loads, and is
+ * stored xor 0x80. Longer rows are converted row by row in 64-byte
+ * pieces (one merging masked load each, its mask the same for every row
+ * of the band, stored xor 0x80), the last piece of a row spilling into
+ * the next row, which is written after it (into the slack after the last
+ * row): about half the work of the chunks for a stride-2 layer, which
+ * reads 4 input bytes per output. Planes are converted ahead of the ones
+ * being computed, so that the loads of the computation do not wait on
+ * the stores of the conversion.
  *
  * Output (oh0 + r, ow0 + c) is flat output g = r·Wq + c; its tap (kh, kw)
  * is byte sw·g + off(kh) + kw with off(kh) = ((d mod sh)·nt + ⌊d/sh⌋)·Wp,
@@ -128,6 +133,11 @@ typedef struct dw_band {
    * the input bytes at x_c + run_off[k] + i for the set bits i of
    * run_mask[k] (a piece of one input row) */
   int32_t chunks;
+  /* Wp ≥ 64: the row path, npc pieces of 64 bytes per row, piece j
+   * loading the input columns of its set bits of pc_mask[j]; else npc = 0
+   * and the chunks below */
+  int32_t npc;
+  __mmask64 pc_mask[DW_MAX_WP / 64];
   int32_t crun[MAX_CHUNKS + 1];
   ptrdiff_t run_off[MAX_RUNS];
   __mmask64 run_mask[MAX_RUNS];
@@ -160,6 +170,43 @@ static TARGET void convert_band(const dw_layer *L, const dw_band *b,
       v = _mm512_mask_loadu_epi8(v, b->run_mask[k], (const void *)(base + (uintptr_t)b->run_off[k]));
     _mm512_storeu_si512((void *)(buf + (size_t)64 * (size_t)j), _mm512_xor_si512(v, c80));
   }
+}
+
+/* The row path of the conversion (b->npc > 0; see the file comment). */
+static TARGET void convert_rows(const dw_layer *L, const dw_band *b, const int8_t *x_c,
+                                uint8_t *buf) {
+  const tidsp_conv2d_params *p = L->p;
+  const int64_t ih0 = (int64_t)b->oh0 * L->sh - p->pad_top;
+  const __m512i xzp = L->xzp, c80 = L->c80, zu = L->zu;
+  uint8_t *dst = buf;
+  int32_t pi, t, j;
+  for (pi = 0; pi < L->sh; pi++) {
+    for (t = 0; t < b->nt; t++, dst += b->wp) {
+      const int64_t ih = ih0 + pi + (int64_t)L->sh * t;
+      /* buffer column 0 is input column c_base (maybe < 0: masked off) */
+      const uintptr_t src = (uintptr_t)x_c + (uintptr_t)(ih * p->w_in + b->c_base);
+      if (ih < 0 || ih >= p->h_in) {
+        for (j = 0; j < b->npc; j++)
+          _mm512_storeu_si512((void *)(dst + (size_t)64 * (size_t)j), zu);
+        continue;
+      }
+      for (j = 0; j < b->npc; j++) {
+        /* bytes outside the mask are not read (fault-suppressed) */
+        const __m512i v = _mm512_mask_loadu_epi8(xzp, b->pc_mask[j],
+                                                 (const void *)(src + (uintptr_t)64 * (uintptr_t)j));
+        _mm512_storeu_si512((void *)(dst + (size_t)64 * (size_t)j), _mm512_xor_si512(v, c80));
+      }
+    }
+  }
+}
+
+/* Converts the band's input rows of plane x_c into buf. */
+static TARGET void convert(const dw_layer *L, const dw_band *b, const int8_t *x_c,
+                           uint8_t *buf) {
+  if (b->npc > 0)
+    convert_rows(L, b, x_c, buf);
+  else
+    convert_band(L, b, x_c, buf);
 }
 
 /* The dropped lanes of the last groups read up to DW_BUF_SLACK bytes past
@@ -552,7 +599,18 @@ static void band_init(const dw_layer *L, int32_t max_rows, dw_band *b) {
     }
   }
   b->gseg[gi] = ns;
-  band_runs(L, b);
+  b->npc = 0;
+  if (b->wp >= 64) {
+    /* buffer columns [lo, hi) hold input columns (the others x_zp) */
+    const int64_t lo = b->c_base < 0 ? -b->c_base : 0;
+    const int64_t hi = (int64_t)p->w_in - b->c_base < b->wp ? (int64_t)p->w_in - b->c_base : b->wp;
+    b->npc = (b->wp + 63) / 64;
+    for (q = 0; q < b->npc; q++)
+      b->pc_mask[q] = range_mask64(lo - 64 * q, hi - 64 * q);
+    b->chunks = (L->sh * b->nt * b->wp + 63) / 64; /* (the slot size) */
+  } else {
+    band_runs(L, b);
+  }
 }
 
 /* Computes the cpg_out output channels of input plane pl (= n·c_in + ci)
@@ -664,7 +722,7 @@ static TARGET void dw_fast(const tidsp_conv2d_params *p, const int8_t *x,
         const uint8_t *bufs[MULTI];
         /* every slot but the ones of planes ≥ pl is free */
         for (; done < planes && done < pl + nb; done++, next = next + 1 == nb ? 0 : next + 1)
-          convert_band(&L, &b, x + (size_t)done * in_plane, arena + slot * (size_t)next);
+          convert(&L, &b, x + (size_t)done * in_plane, arena + slot * (size_t)next);
         for (i = 0, j = cur; i < MULTI; i++, j = j + 1 == nb ? 0 : j + 1)
           bufs[i] = arena + slot * (size_t)j;
         nc = 1;
