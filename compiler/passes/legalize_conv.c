@@ -8,13 +8,14 @@
 #include "legalize_internal.h"
 #include "match/geometry.h"
 
-/* Node `id` (Conv or ConvTranspose: X, W and an optional bias) becomes
- * kernel op with params p, its "group" attribute filled in. */
-static cs_status retarget_conv(cs_graph *g, int id, cs_op op, tidsp_conv2d_params *p) {
+/* Node `id` (Conv or ConvTranspose: X, W and an optional bias; a Conv
+ * also the sum of a fused Add, fuse_conv_add_f32.c) becomes kernel op with
+ * params p and `n_in` inputs, its "group" attribute filled in. */
+static cs_status retarget_conv(cs_graph *g, int id, cs_op op, int n_in, tidsp_conv2d_params *p) {
   cs_node *n = cs_graph_node(g, id);
   p->groups = (int32_t)cs_node_attr_int(n, "group", 1);
-  int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
-  return cs_lower_retarget(g, id, op, 3, ins, (cs_kparams){.conv = *p});
+  int ins[4] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1, n->n_inputs > 3 ? n->inputs[3] : -1};
+  return cs_lower_retarget(g, id, op, n_in, ins, (cs_kparams){.conv = *p});
 }
 
 static cs_status lower_conv(cs_graph *g, int id) {
@@ -32,7 +33,7 @@ static cs_status lower_conv(cs_graph *g, int id) {
   p.c_out = (int32_t)y->shape[1]; p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
   p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
   p.dil_h = w.dil_h; p.dil_w = w.dil_w; p.pad_top = w.pad_top; p.pad_left = w.pad_left;
-  return retarget_conv(g, id, CS_OP_K_CONV2D_F32, &p);
+  return retarget_conv(g, id, CS_OP_K_CONV2D_F32, 4, &p);
 }
 
 /* ConvTranspose in float, 2-D (1-D as a 2-D of height 1; 3-D and up on
@@ -80,7 +81,7 @@ static cs_status lower_conv_transpose(cs_graph *g, int id) {
   p.h_in = hw_in[0]; p.w_in = hw_in[1]; p.h_out = hw_out[0]; p.w_out = hw_out[1];
   p.k_h = kk[0]; p.k_w = kk[1]; p.stride_h = st[0]; p.stride_w = st[1];
   p.dil_h = dl[0]; p.dil_w = dl[1]; p.pad_top = pb[0]; p.pad_left = pb[1];
-  return retarget_conv(g, id, CS_OP_K_CONV_TRANSPOSE2D_F32, &p);
+  return retarget_conv(g, id, CS_OP_K_CONV_TRANSPOSE2D_F32, 3, &p);
 }
 
 const cs_lowering cs_lowerings_conv[] = {

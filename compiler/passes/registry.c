@@ -76,6 +76,8 @@ static const cs_pass_entry kPipeline[] = {
      * its pick, before what is left is legalized to float kernels) */
     {"FuseDequantizeMatmul", pass_fuse_dequantize_matmul, CS_GROUP_ALWAYS},
     {"FuseSDPADecode", pass_fuse_sdpa_decode, CS_GROUP_C7X},
+    /* float Conv + Add where ORT fuses them: the sum's rounding order */
+    {"FuseConvAddF32", pass_fuse_conv_add_f32, CS_GROUP_ALWAYS},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},

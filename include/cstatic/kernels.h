@@ -170,9 +170,14 @@ typedef struct tidsp_conv2d_params {
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias /* [c_out] or NULL */,
                         const void *rq, int8_t *y);
+/* sum (or NULL): a tensor of y's shape added to the convolution, summed
+ * as ONNX Runtime's NCHWc convolution sums a fused Add ("Sum" input): each
+ * output is ((Σ x·w) + sum) + bias, not ((Σ x·w) + bias) + sum
+ * (compiler/passes/fuse_conv_add_f32.c; the exact placement of the sum
+ * among the partial sums is the variant's, see conv2d_f32__host_mlas.c). */
 int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
                          const float *w, const float *bias /* or NULL */,
-                         float *y);
+                         const float *sum /* or NULL */, float *y);
 
 /* ------------------------------------------------------------------------
  * Matrix multiply Y[m][n] = X[m][k] · Wᵀ, W stored [n][k] (transposed at

@@ -166,8 +166,8 @@ int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x, float *
 }
 
 int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
-                         const float *w, const float *bias, float *y) {
-  return tidsp_kernel_variant_active()->conv2d_f32(p, x, w, bias, y);
+                         const float *w, const float *bias, const float *sum, float *y) {
+  return tidsp_kernel_variant_active()->conv2d_f32(p, x, w, bias, sum, y);
 }
 
 int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,

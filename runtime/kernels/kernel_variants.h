@@ -42,7 +42,8 @@ typedef int32_t (*tidsp_softmax_i8_fn)(const tidsp_softmax_i8_params *p, const f
                                        const int8_t *x, int8_t *y);
 typedef int32_t (*tidsp_softmax_f32_fn)(const tidsp_softmax_params *p, const float *x, float *y);
 typedef int32_t (*tidsp_conv2d_f32_fn)(const tidsp_conv2d_params *p, const float *x,
-                                       const float *w, const float *bias, float *y);
+                                       const float *w, const float *bias, const float *sum,
+                                       float *y);
 typedef int32_t (*tidsp_matmul_f32_fn)(const tidsp_matmul_f32_params *p, const float *a,
                                        const float *b, const float *bias, float *y);
 int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
@@ -63,7 +64,8 @@ int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const
  * fused multiply-adds: both kernels then run the reference). */
 int32_t tidsp_mlas_f32_block(void);
 int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
-                                    const float *w, const float *bias, float *y);
+                                    const float *w, const float *bias, const float *sum,
+                                    float *y);
 int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
                                     const float *b, const float *bias, float *y);
 #endif

@@ -95,3 +95,71 @@ def test_gemm(tmp_path, m, k, n, op):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     ref = ort_ref.session(model.SerializeToString()).run(None, {"a": a})[0]
     _same(_run(tmp_path, model, a), ref, f"{op} {m}x{k}x{n}")
+
+
+# Conv + Add: ORT's NchwcTransformer feeds the other operand of an Add into
+# a single-use NCHWc convolution when both operands are NCHWc tensors, and
+# MLAS sums ((conv + operand) + bias); elsewhere the Add runs after the
+# conv's bias (compiler/passes/fuse_conv_add_f32.c). Each graph is
+# x -> conv "c1" (3x3) -> t1, then the listed nodes; conv names are
+# c<i> with weights w<i>/b<i>, made by _conv().
+SUM_GRAPHS = {
+    # c2's output read by the Add alone, t1 is NCHWc (c1's output): fused
+    "residual": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "y")],
+    "residual_sum_first": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t1", "t2"], "y")],
+    "relu_after": [("Conv", "c2", ["t1"], "t2", 3, 1), ("Add", ["t2", "t1"], "s"), ("Relu", ["s"], "y")],
+    # a Relu over a single-use conv is ORT's FusedConv: still NCHWc
+    "addend_fused_relu": [("Relu", ["t1"], "r1"), ("Conv", "c2", ["r1"], "t2", 3, 1), ("Add", ["t2", "r1"], "y")],
+    "depthwise": [("Conv", "c2", ["t1"], "t2", 3, "dw"), ("Add", ["t2", "t1"], "y")],
+    # both operands single-use convs: ORT fuses into input 0's conv
+    "two_convs": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Conv", "c3", ["t1"], "t3", 3, 1), ("Add", ["t2", "t3"], "y")],
+    # residual chain: the second Add's operand is the first Add's output
+    "chain": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"),
+              ("Conv", "c3", ["s"], "t3", 3, 1), ("Add", ["t3", "s"], "y")],
+    # ORT 1.30 fuses a HardSwish into the conv too
+    "addend_hardswish": [("HardSwish", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
+    # not fused by ORT: the operand is a graph input, or a Neg (runs in NCHW)
+    "addend_graph_input": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
+    "addend_neg": [("Neg", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
+    # the conv's output also read elsewhere: not fused
+    "conv_used_twice": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"), ("Mul", ["s", "t2"], "y")],
+}
+
+
+def _sum_model(nodes, c, h, w, rng):
+    inits = []
+
+    def conv(name, inp, out, k, groups):
+        g = c if groups == "dw" else groups
+        wt = (rng.standard_normal((c, c // g, k, k)) / np.sqrt(c * k * k / g)).astype(np.float32)
+        inits.extend([numpy_helper.from_array(wt, "w" + name[1:]),
+                      numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b" + name[1:])])
+        return helper.make_node("Conv", [inp, "w" + name[1:], "b" + name[1:]], [out], name=name,
+                                kernel_shape=[k, k], pads=[k // 2] * 4, group=g)
+
+    onnx_nodes = [conv("c1", "x", "t1", 3, 1)]
+    for spec in nodes:
+        if spec[0] == "Conv":
+            onnx_nodes.append(conv(spec[1], spec[2][0], spec[3], spec[4], spec[5]))
+        else:
+            onnx_nodes.append(helper.make_node(spec[0], spec[1], [spec[2]]))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, c, h, w))]
+    if any("x2" in s[1] for s in nodes if s[0] != "Conv"):
+        inputs.append(helper.make_tensor_value_info("x2", TensorProto.FLOAT, (1, c, h, w)))
+    graph = helper.make_graph(onnx_nodes, "sum", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), len(inputs)
+
+
+@pytest.mark.parametrize("c", [16, 48])
+@pytest.mark.parametrize("name", list(SUM_GRAPHS))
+def test_conv_add(tmp_path, name, c):
+    rng = np.random.default_rng(c + len(name))
+    model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng)
+    feeds = {"x": rng.standard_normal((1, c, 9, 10)).astype(np.float32)}
+    if n_in > 1:
+        feeds["x2"] = rng.standard_normal((1, c, 9, 10)).astype(np.float32)
+    ref = ort_ref.session(model.SerializeToString()).run(None, feeds)[0]
+    y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1",
+                        out=tmp_path / "out").run(*feeds.values())
+    _same(y[0] if isinstance(y, (list, tuple)) else y, ref, f"{name} c{c}")

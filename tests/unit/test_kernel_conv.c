@@ -242,7 +242,7 @@ static void check_conv_f32(const conv_case *cc) {
     w[i] = rnd_unit() * 2.0f - 1.0f;
   for (co = 0; co < p.c_out; co++)
     bias[co] = rnd_unit() - 0.5f;
-  CHECK(tidsp_conv2d_f32(&p, x, w, bias, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_f32(&p, x, w, bias, NULL, y) == TIDSP_OK);
   for (n = 0; n < p.n && !bad; n++)
     for (co = 0; co < p.c_out && !bad; co++)
       for (oh = 0; oh < p.h_out && !bad; oh++)
@@ -342,7 +342,7 @@ static void test_conv_errors(void) {
   CHECK(tidsp_conv2d_i8(NULL, x, w, NULL, &m, y) == TIDSP_ERR_NULL);
   CHECK(tidsp_conv2d_i8(&p, NULL, w, NULL, &m, y) == TIDSP_ERR_NULL);
   CHECK(tidsp_conv2d_i8(&p, x, w, NULL, NULL, y) == TIDSP_ERR_NULL);
-  CHECK(tidsp_conv2d_f32(&p, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
+  CHECK(tidsp_conv2d_f32(&p, NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
   p.groups = 3; /* does not divide 2 */
   CHECK(tidsp_conv2d_i8(&p, x, w, NULL, &m, y) == TIDSP_ERR_SHAPE);
   p.groups = 1;

@@ -13,6 +13,8 @@
  *
  *   depthwise: one chain over kernel rows and columns from 0, then + bias;
  *   grouped with whole blocks per group: each group as an ungrouped conv.
+ *   with a sum (a fused Add): out = part₀ + sum after the first group, the
+ *         bias last; the reference then gives ((Σ) + sum) + bias.
  *
  * Also: other grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
  * the reference's bytes; the reference itself stays within a tolerance of
@@ -55,8 +57,8 @@ static int32_t model_group(const tidsp_conv2d_params *p, int32_t block) {
 }
 
 static float model_conv(const tidsp_conv2d_params *p, const float *x, const float *w,
-                        const float *bias, int32_t n, int32_t co, int32_t oh, int32_t ow,
-                        int32_t block) {
+                        const float *bias, const float *sum, int32_t n, int32_t co, int32_t oh,
+                        int32_t ow, int32_t block) {
   const int32_t group = model_group(p, block), cpg_in = p->c_in / p->groups;
   const int32_t first = co / (p->c_out / p->groups) * cpg_in; /* the group's first input channel */
   float out = 0.0f;
@@ -74,6 +76,8 @@ static float model_conv(const tidsp_conv2d_params *p, const float *x, const floa
                       w[(((size_t)co * cpg_in + c) * p->k_h + kh) * p->k_w + kw], part);
         }
     out = c0 == 0 ? part : part + out;
+    if (c0 == 0 && sum)
+      out = out + sum[(((size_t)n * p->c_out + co) * p->h_out + oh) * p->w_out + ow];
   }
   return bias ? out + bias[co] : out;
 }
@@ -82,14 +86,19 @@ static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pb, 
   return (in + pb + pe - d * (k - 1) - 1) / s + 1;
 }
 
-/* One random convolution; the geometry comes from the caller. */
-static void check_conv(tidsp_conv2d_params p, int with_bias) {
+#define WITH_BIAS 1
+#define WITH_SUM 2
+
+/* One random convolution; the geometry comes from the caller, `with`
+ * holds WITH_BIAS and WITH_SUM bits. */
+static void check_conv(tidsp_conv2d_params p, int with) {
+  const int with_bias = with & WITH_BIAS;
   const int32_t block = tidsp_mlas_f32_block();
   const size_t nx = (size_t)p.n * p.c_in * p.h_in * p.w_in;
   const size_t nw = (size_t)p.c_out * (p.c_in / p.groups) * p.k_h * p.k_w;
   const size_t ny = (size_t)p.n * p.c_out * p.h_out * p.w_out;
   float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
-  float *bias = malloc((size_t)p.c_out * sizeof(float));
+  float *bias = malloc((size_t)p.c_out * sizeof(float)), *sum = NULL;
   float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
   int32_t n, co, oh, ow, bad = 0;
   size_t i;
@@ -100,8 +109,30 @@ static void check_conv(tidsp_conv2d_params p, int with_bias) {
     w[i] = rnd_unit() - 0.5f;
   for (co = 0; co < p.c_out; co++)
     bias[co] = rnd_unit() - 0.5f;
-  CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, y) == TIDSP_OK);
-  CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, r) == TIDSP_OK);
+  if (with & WITH_SUM) {
+    sum = malloc(ny * sizeof(float));
+    for (i = 0; i < ny; i++)
+      sum[i] = (rnd_unit() - 0.5f) * 16.0f;
+  }
+  CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, sum, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, sum, r) == TIDSP_OK);
+  if (sum) {
+    /* the reference's order with a sum: ((Σ) + sum) + bias, Σ being its
+     * own sum without bias (which starts from 0) */
+    float *alone = guarded(ny * sizeof(float));
+    CHECK(tidsp_conv2d_f32__ref(&p, x, w, NULL, NULL, alone) == TIDSP_OK);
+    for (i = 0; i < ny && !bad; i++) {
+      const size_t co_at = i / ((size_t)p.h_out * p.w_out) % (size_t)p.c_out;
+      float want = alone[i] + sum[i];
+      if (with_bias)
+        want = want + bias[co_at];
+      if (memcmp(&r[i], &want, sizeof want) != 0) {
+        CHECK_MSG(0, "ref conv with sum at %zu: got %a want %a", i, (double)r[i], (double)want);
+        bad = 1;
+      }
+    }
+    guarded_free(alone);
+  }
   if (model_group(&p, block) == 0) {
     CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
               (int)p.c_in, (int)p.c_out, (int)p.groups);
@@ -111,7 +142,7 @@ static void check_conv(tidsp_conv2d_params p, int with_bias) {
         for (oh = 0; oh < p.h_out && !bad; oh++)
           for (ow = 0; ow < p.w_out && !bad; ow++) {
             const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
-            const float want = model_conv(&p, x, w, with_bias ? bias : NULL, n, co, oh, ow, block);
+            const float want = model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, block);
             if (memcmp(&y[at], &want, sizeof want) != 0 ||
                 fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
               CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d p %d,%d at n%d co%d oh%d ow%d: "
@@ -128,6 +159,7 @@ static void check_conv(tidsp_conv2d_params p, int with_bias) {
   free(x);
   free(w);
   free(bias);
+  free(sum);
   guarded_free(y);
   guarded_free(r);
 }
@@ -164,6 +196,13 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), 1);     /* grouped, part blocks: reference */
   check_conv(geometry(1, 96, 48, 7, 7, 3, 3, 2, 1, 1, 1, 1, 1, 3), 1);     /* grouped, whole blocks */
   check_conv(geometry(1, 64, 64, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 2), 0);
+  /* with a sum (a fused Add): after the first channel group, bias last */
+  check_conv(geometry(1, 3, 16, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_SUM); /* NCHW */
+  check_conv(geometry(1, 48, 32, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_SUM);  /* 3 blocks */
+  check_conv(geometry(1, 300, 16, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS | WITH_SUM); /* pointwise */
+  check_conv(geometry(1, 24, 24, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 24), WITH_BIAS | WITH_SUM); /* depthwise */
+  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM);  /* reference */
+  check_conv(geometry(1, 16, 16, 7, 1100, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_SUM);          /* wide rows */
 }
 
 static void test_conv_random(void) {
@@ -175,7 +214,7 @@ static void test_conv_random(void) {
     check_conv(geometry(rnd_range(1, 2), rnd_range(1, 70), rnd_range(1, 20), h, w, k, k, s, d,
                         pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0,
                         pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0, 1),
-               it % 2);
+               it % 4);
   }
 }
 
@@ -250,7 +289,7 @@ static void test_dispatch(void) {
     CHECK(v->conv2d_f32 == tidsp_conv2d_f32__ref && v->matmul_f32 == tidsp_matmul_f32__ref);
   else
     CHECK(v->conv2d_f32 == tidsp_conv2d_f32__host_mlas && v->matmul_f32 == tidsp_matmul_f32__host_mlas);
-  CHECK(tidsp_conv2d_f32__host_mlas(NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
+  CHECK(tidsp_conv2d_f32__host_mlas(NULL, NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
   CHECK(tidsp_matmul_f32__host_mlas(NULL, NULL, NULL, NULL, NULL) == TIDSP_ERR_NULL);
 }
 

@@ -15,6 +15,12 @@
  *     "accumulate output" flag adds the stored output after the group);
  *   - finally out + bias (the "bias addition" flag of the last group).
  *
+ * A fused Add (the `sum` input, ORT's NCHWc "Sum": its NchwcTransformer
+ * feeds the other operand of an Add into a single-use convolution, and
+ * MLAS starts from that tensor in the output buffer) enters with the first
+ * group: out = part₀ + sum, then the later groups, then + bias
+ * (compiler/passes/fuse_conv_add_f32.c decides when ORT fuses).
+ *
  * The groups depend on the layout the transformer chose (per convolution
  * group, c = its input channels):
  *   c < B                 NCHW input ("ConvNchw" kernel): one channel each;
@@ -141,7 +147,8 @@ static void group_sum(const tidsp_conv2d_params *p, const float *x_n, const floa
 }
 
 int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
-                                    const float *w, const float *bias, float *y) {
+                                    const float *w, const float *bias, const float *sum,
+                                    float *y) {
   float part[TIDSP_REF_CONV_TILE], out[TIDSP_REF_CONV_TILE];
   tidsp_ref_conv_tile t;
   int32_t st, n, co, r, j, c0, group, cpg_in, tile_rows, tile_cols;
@@ -155,7 +162,7 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
     return st;
   group = block ? channel_group(p, block) : 0;
   if (group == 0)
-    return tidsp_conv2d_f32__ref(p, x, w, bias, y);
+    return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
   cpg_in = p->c_in / p->groups;
   tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
   for (n = 0; n < p->n; n++) {
@@ -165,7 +172,9 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
       const float *x_g = x_n + (size_t)(co / (p->c_out / p->groups)) * (size_t)cpg_in *
                                    (size_t)p->h_in * (size_t)p->w_in;
       const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
-      float *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
+      const size_t plane = ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
+      float *y_co = y + plane;
+      const float *s_co = sum ? sum + plane : NULL;
       for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
         t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
         for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
@@ -177,6 +186,14 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
             if (c0 != 0) {
               for (i = 0; i < cnt; i++)
                 out[i] = part[i] + out[i];
+            } else if (s_co) {
+              /* MLAS accumulates the first group into the output buffer,
+               * which holds the sum */
+              for (r = 0; r < t.rows; r++) {
+                const float *s_row = s_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
+                for (j = 0; j < t.cols; j++)
+                  out[(size_t)r * (size_t)t.cols + (size_t)j] += s_row[j];
+              }
             }
           }
           if (bias) {

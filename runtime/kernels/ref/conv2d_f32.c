@@ -7,6 +7,11 @@
  * tap's rows and columns are clipped to the input instead of tested. The
  * summation order (taps outer, input channels inner) is the reference's own;
  * float results are not meant to match another library bit for bit.
+ *
+ * With a `sum` tensor (a fused Add, compiler/passes/fuse_conv_add_f32.c)
+ * the taps are summed from 0 and each output is ((Σ x·w) + sum) + bias: the
+ * order in which ONNX Runtime adds a fused Add, so that the reference and
+ * the MLAS-order variant round the same two additions in the same order.
  */
 #include "conv_internal.h"
 
@@ -52,7 +57,7 @@ static void conv_tile(const tidsp_conv2d_params *p, const float *x_g,
 }
 
 int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
-                              const float *w, const float *bias, float *y) {
+                              const float *w, const float *bias, const float *sum, float *y) {
   float acc[TIDSP_REF_CONV_TILE];
   tidsp_ref_conv_tile t;
   int32_t st, n, co, r, j, cpg_in;
@@ -67,12 +72,23 @@ int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
     for (co = 0; co < p->c_out; co++) {
       const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
       float *y_co = y + tidsp_ref_conv_y_plane(p, n, co);
+      const float *s_co = sum ? sum + tidsp_ref_conv_y_plane(p, n, co) : NULL;
       tidsp_ref_conv_tiles_start(p, &t);
       while (tidsp_ref_conv_tile_next(p, &t)) {
-        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w_co, cpg_in, bias ? bias[co] : 0.0f, &t, acc);
+        const float b = bias ? bias[co] : 0.0f;
+        /* with a sum, the bias is added last (see the header comment) */
+        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w_co, cpg_in, sum ? 0.0f : b, &t, acc);
         for (r = 0; r < t.rows; r++)
-          for (j = 0; j < t.cols; j++)
-            y_co[(size_t)(t.oh0 + r) * (size_t)p->w_out + (size_t)(t.ow0 + j)] = acc[(size_t)r * (size_t)t.cols + (size_t)j];
+          for (j = 0; j < t.cols; j++) {
+            const size_t at = (size_t)(t.oh0 + r) * (size_t)p->w_out + (size_t)(t.ow0 + j);
+            float v = acc[(size_t)r * (size_t)t.cols + (size_t)j];
+            if (s_co) {
+              v = v + s_co[at];
+              if (bias)
+                v = v + b;
+            }
+            y_co[at] = v;
+          }
       }
     }
   }

@@ -1,0 +1,199 @@
+/*
+ * FuseConvAddF32: Add(Conv(x, W, B), S) becomes Conv(x, W, B, S) where ONNX
+ * Runtime's NchwcTransformer fuses them (both Add operands NCHWc tensors of
+ * one shape, the Conv's output read by the Add alone, input 0 tried
+ * first), and is declined everywhere else: S a graph input or the output
+ * of an op ORT runs in NCHW, a broadcast operand, the Conv's output read
+ * twice or a graph output, an activation between the Conv and the Add,
+ * weights that are no constant, a grouped conv without whole channel
+ * blocks per group. tests/e2e/test_conv_mlas_vs_ort.py checks the values
+ * against ORT.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_build.h"
+#include "passes/pass_list.h"
+#include "unit.h"
+
+enum { C = 16, HW = 4 };
+
+static float w_[C * C], b_[C];
+
+typedef struct g_ctx {
+  cs_graph *g;
+  int x, t1;      /* the input, conv c1's output (NCHWc) */
+  int64_t xs[4];
+} g_ctx;
+
+static int conv(g_ctx *k, const char *name, int in, int groups, int const_w, int *id) {
+  int64_t ws[4] = {C, C / groups, 1, 1}, bs[1] = {C};
+  char wn[32], bn[32];
+  snprintf(wn, sizeof wn, "w_%s", name);
+  snprintf(bn, sizeof bn, "b_%s", name);
+  int w = const_w ? cs_graph_add_const(k->g, wn, CS_DTYPE_F32, 4, ws, w_) : gb_value(k->g, wn, CS_DTYPE_F32, 4, ws);
+  int ins[3] = {in, w, cs_graph_add_const(k->g, bn, CS_DTYPE_F32, 1, bs, b_)};
+  int y = gb_node(k->g, CS_OP_CONV, name, 3, ins, CS_DTYPE_F32, 4, k->xs, id);
+  if (groups != 1) cs_node_set_attr_int(cs_graph_node(k->g, *id), "group", groups);
+  return y;
+}
+
+static int add(g_ctx *k, int a, int b, int *id) {
+  int in[2] = {a, b};
+  return gb_node(k->g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 4, k->xs, id);
+}
+
+static void start(g_ctx *k) {
+  int64_t xs[4] = {1, C, HW, HW};
+  int c1;
+  memcpy(k->xs, xs, sizeof xs);
+  k->g = cs_graph_new("conv_add");
+  k->x = gb_value(k->g, "x", CS_DTYPE_F32, 4, xs);
+  k->t1 = conv(k, "c1", k->x, 1, 1, &c1);
+}
+
+/* The pass fused Add `a` into conv `c` with sum s. */
+static void check_fused(g_ctx *k, int c, int a, int s, const char *what) {
+  int y = cs_graph_node(k->g, a)->outputs[0];
+  CHECK_MSG(pass_fuse_conv_add_f32(k->g, NULL) == CS_OK, "%s: %s", what, cs_error_message());
+  const cs_node *n = cs_graph_node(k->g, c);
+  CHECK_MSG(cs_graph_node(k->g, a)->dead && n->n_inputs == 4 && n->inputs[3] == s && n->outputs[0] == y &&
+                cs_graph_value(k->g, y)->producer == c,
+            "%s: fused", what);
+  CHECK_MSG(n->origin && strstr(n->origin, "add"), "%s: origin", what);
+  CHECK_MSG(cs_graph_check_uses(k->g) == CS_OK, "%s: %s", what, cs_error_message());
+}
+
+static void check_declined(g_ctx *k, int a, const char *what) {
+  CHECK_MSG(pass_fuse_conv_add_f32(k->g, NULL) == CS_OK, "%s: %s", what, cs_error_message());
+  CHECK_MSG(!cs_graph_node(k->g, a)->dead && gb_count_op(k->g, CS_OP_ADD) >= 1, "%s: declined", what);
+  for (int i = 0; i < k->g->n_nodes; i++) {
+    const cs_node *n = cs_graph_node(k->g, i);
+    CHECK_MSG(n->dead || n->op != CS_OP_CONV || n->n_inputs == 3, "%s: no conv took a sum", what);
+  }
+}
+
+static void finish(g_ctx *k, int n_in, const int *ins, int n_out, const int *outs) {
+  gb_set_io(k->g, n_in, ins, n_out, outs);
+}
+
+static void test_fuse(void) {
+  g_ctx k;
+  int c2, c3, a, a2;
+  /* residual: Add(c2(t1), t1) */
+  start(&k);
+  int t2 = conv(&k, "c2", k.t1, 1, 1, &c2), y = add(&k, t2, k.t1, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c2, a, k.t1, "residual");
+  cs_graph_free(k.g);
+  /* the conv as the Add's second operand */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  y = add(&k, k.t1, t2, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c2, a, k.t1, "conv second");
+  cs_graph_free(k.g);
+  /* two single-use convs: input 0's takes the sum, as ORT */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  int t3 = conv(&k, "c3", k.t1, 1, 1, &c3);
+  y = add(&k, t2, t3, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c2, a, t3, "two convs");
+  cs_graph_free(k.g);
+  /* depthwise, and a sum that is a fused Add's output (chain) */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, C, 1, &c2);
+  int s = add(&k, t2, k.t1, &a);
+  t3 = conv(&k, "c3", s, 1, 1, &c3);
+  y = add(&k, t3, s, &a2);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c3, a2, s, "chain");
+  CHECK(cs_graph_node(k.g, a)->dead && cs_graph_node(k.g, c2)->n_inputs == 4);
+  cs_graph_free(k.g);
+  /* the sum is a Relu of a single-use conv (ORT's FusedConv) */
+  start(&k);
+  int r = gb_node(k.g, CS_OP_RELU, "relu", 1, &k.t1, CS_DTYPE_F32, 4, k.xs, NULL);
+  t2 = conv(&k, "c2", r, 1, 1, &c2);
+  y = add(&k, t2, r, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c2, a, r, "fused relu operand");
+  cs_graph_free(k.g);
+}
+
+static void test_decline(void) {
+  g_ctx k;
+  int c2, a;
+  /* the operand is a graph input: not NCHWc in ORT */
+  start(&k);
+  int x2 = gb_value(k.g, "x2", CS_DTYPE_F32, 4, k.xs);
+  int t2 = conv(&k, "c2", k.t1, 1, 1, &c2), y = add(&k, t2, x2, &a);
+  int ins[2] = {k.x, x2};
+  finish(&k, 2, ins, 1, &y);
+  check_declined(&k, a, "graph input operand");
+  cs_graph_free(k.g);
+  /* the operand is a Neg's output: ORT runs it in NCHW */
+  start(&k);
+  int ng = gb_node(k.g, CS_OP_NEG, "neg", 1, &k.t1, CS_DTYPE_F32, 4, k.xs, NULL);
+  t2 = conv(&k, "c2", ng, 1, 1, &c2);
+  y = add(&k, t2, ng, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_declined(&k, a, "Neg operand");
+  cs_graph_free(k.g);
+  /* a broadcast operand [1,C,1,1] */
+  start(&k);
+  int64_t bs[4] = {1, C, 1, 1};
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  int pool = gb_node(k.g, CS_OP_GLOBAL_AVERAGE_POOL, "gap", 1, &k.t1, CS_DTYPE_F32, 4, bs, NULL);
+  y = add(&k, t2, pool, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_declined(&k, a, "broadcast operand");
+  cs_graph_free(k.g);
+  /* the conv's output is also a graph output */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  y = add(&k, t2, k.t1, &a);
+  int outs[2] = {y, t2};
+  finish(&k, 1, &k.x, 2, outs);
+  check_declined(&k, a, "conv output is a graph output");
+  cs_graph_free(k.g);
+  /* the conv's output has another reader */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  y = add(&k, t2, k.t1, &a);
+  int min[2] = {y, t2};
+  int z = gb_node(k.g, CS_OP_MUL, "mul", 2, min, CS_DTYPE_F32, 4, k.xs, NULL);
+  finish(&k, 1, &k.x, 1, &z);
+  check_declined(&k, a, "conv output read twice");
+  cs_graph_free(k.g);
+  /* an activation between the conv and the Add */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  int r = gb_node(k.g, CS_OP_RELU, "relu", 1, &t2, CS_DTYPE_F32, 4, k.xs, NULL);
+  y = add(&k, r, k.t1, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_declined(&k, a, "activation between");
+  cs_graph_free(k.g);
+  /* weights that are a graph input: ORT keeps the conv NCHW */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 1, 0, &c2);
+  y = add(&k, t2, k.t1, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_declined(&k, a, "runtime weights");
+  cs_graph_free(k.g);
+  /* grouped, 8 channels per group: no whole NCHWc blocks */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 2, 1, &c2);
+  y = add(&k, t2, k.t1, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_declined(&k, a, "grouped, part blocks");
+  cs_graph_free(k.g);
+}
+
+int main(void) {
+  for (int i = 0; i < C * C; i++) w_[i] = (float)((i * 37) % 19 - 9) * 0.0371f;
+  for (int o = 0; o < C; o++) b_[o] = 0.113f * (float)(o - 2);
+  test_fuse();
+  test_decline();
+  UNIT_MAIN_END();
+}
