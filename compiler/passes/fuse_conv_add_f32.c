@@ -13,7 +13,7 @@
  * (nchwc_transformer.cc, TransformBinary), and leaves every other Add alone:
  *
  *   - the Add has two inputs of the same 4-D float shape (no broadcast);
- *   - both inputs are NCHWc tensors in ORT's graph (is_nchwc below): ORT
+ *   - both inputs are NCHWc tensors in ORT's graph (match/ort_nchwc.c): ORT
  *     transforms the Add only then;
  *   - input 0 is tried first: its producer must be a float Conv ORT turns
  *     into an NCHWc convolution, whose output the Add alone reads (not a
@@ -25,17 +25,11 @@
  *
  * ORT's NCHWc conditions that depend on the CPU's channel block (16 with
  * AVX-512F, 8 with AVX2) are checked for 16, the block of the CPUs this
- * was verified on; on other CPUs the kernel keeps its own order
- * (conv2d_f32__host_mlas.c runs the reference where MLAS's order is not
- * matched).
+ * was verified on (match/ort_nchwc.h).
  */
 #include "pass_list.h"
+#include "match/ort_nchwc.h"
 #include "match/pattern.h"
-
-/* MLAS's NCHWc channel block on AVX-512F (see the header comment) */
-#define NCHWC_BLOCK 16
-/* how far back is_nchwc follows a chain of Adds and activations */
-#define NCHWC_DEPTH 64
 
 /* Value v is a float tensor of rank 4. */
 static int f32_4d(cs_graph *g, int v) {
@@ -52,65 +46,12 @@ static int same_shape(cs_graph *g, int a, int b) {
   return 1;
 }
 
-/* Node `c` is a Conv ORT's NchwcTransformer turns into an NCHWc
- * convolution: float, 2-D, constant weights and bias; ungrouped,
- * depthwise, or whole blocks of channels per group (TransformConv). A
- * fourth input is the sum of an Add fused before. */
-static int nchwc_conv(cs_graph *g, int c) {
-  const cs_node *n = cs_graph_node(g, c);
-  if (n->dead || n->op != CS_OP_CONV || n->n_inputs < 2 || n->n_inputs > 4) return 0;
-  if (!f32_4d(g, n->inputs[0]) || !f32_4d(g, n->outputs[0]) || !cs_match_is_const(g, n->inputs[1])) return 0;
-  if (n->n_inputs > 2 && n->inputs[2] >= 0 && !cs_match_is_const(g, n->inputs[2])) return 0;
-  const cs_value *w = cs_graph_value(g, n->inputs[1]);
-  if (w->rank != 4) return 0;
-  int64_t groups = cs_node_attr_int(n, "group", 1), c_out = w->shape[0], cpg_in = w->shape[1];
-  if (groups == 1) return 1;
-  if (c_out % NCHWC_BLOCK != 0) return 0;
-  if (cpg_in == 1 && c_out == groups) return 1; /* depthwise */
-  return cpg_in % NCHWC_BLOCK == 0 && c_out % groups == 0 && (c_out / groups) % NCHWC_BLOCK == 0;
-}
-
-/* An activation ORT's ConvActivationFusion folds into the Conv before it
- * (FusedConv), which the NchwcTransformer then converts with the Conv. */
-static int fusable_activation(cs_op op) {
-  return op == CS_OP_RELU || op == CS_OP_SIGMOID || op == CS_OP_TANH || op == CS_OP_LEAKY_RELU ||
-         op == CS_OP_HARD_SIGMOID || op == CS_OP_HARD_SWISH || op == CS_OP_CLIP;
-}
-
-/* Value v is an NCHWc tensor in ORT's transformed graph: the output of an
- * NCHWc convolution (with a fused activation or not), of a Relu, Sigmoid
- * or Tanh of an NCHWc tensor, of an Add of two same-shape NCHWc tensors,
- * or of a MaxPool/AveragePool with whole blocks of channels
- * (nchwc_transformer.cc: TransformConv, TransformActivation,
- * TransformBinary, TransformPool). Anything else ORT runs in NCHW. */
-static int is_nchwc(cs_graph *g, int v, int depth) {
-  if (v < 0 || depth > NCHWC_DEPTH || !f32_4d(g, v)) return 0;
-  const cs_value *x = cs_graph_value(g, v);
-  int p = x->producer;
-  if (p < 0) return 0;
-  const cs_node *n = cs_graph_node(g, p);
-  if (n->dead) return 0;
-  if (n->op == CS_OP_CONV) return nchwc_conv(g, p);
-  if (n->op == CS_OP_MAX_POOL || n->op == CS_OP_AVERAGE_POOL)
-    return n->n_outputs == 1 && x->shape[1] % NCHWC_BLOCK == 0;
-  if (n->n_inputs < 1) return 0;
-  if (fusable_activation(n->op)) {
-    int c = cs_match_producer(g, n->inputs[0], CS_OP_CONV);
-    if (c >= 0 && cs_match_single_consumer(g, n->inputs[0]) == p && nchwc_conv(g, c)) return 1;
-  }
-  if (n->op == CS_OP_RELU || n->op == CS_OP_SIGMOID || n->op == CS_OP_TANH)
-    return is_nchwc(g, n->inputs[0], depth + 1);
-  if (n->op == CS_OP_ADD && n->n_inputs == 2 && same_shape(g, n->inputs[0], n->inputs[1]))
-    return is_nchwc(g, n->inputs[0], depth + 1) && is_nchwc(g, n->inputs[1], depth + 1);
-  return 0;
-}
-
 /* The Conv that Add `a` fuses with its input `side`, or -1: an NCHWc
  * convolution with no sum yet, read by the Add alone. */
 static int fusable_conv(cs_graph *g, int a, int side) {
   const cs_node *n = cs_graph_node(g, a);
   int c = cs_match_producer(g, n->inputs[side], CS_OP_CONV);
-  if (c < 0 || cs_match_single_consumer(g, n->inputs[side]) != a || !nchwc_conv(g, c)) return -1;
+  if (c < 0 || cs_match_single_consumer(g, n->inputs[side]) != a || !cs_ort_nchwc_conv(g, c)) return -1;
   if (cs_graph_node(g, c)->n_inputs > 3) return -1;
   return c;
 }
@@ -121,7 +62,7 @@ static cs_status fuse(cs_graph *g, int a) {
   if (!same_shape(g, n->inputs[0], n->inputs[1]) ||
       !same_shape(g, n->inputs[0], n->outputs[0]))
     return CS_OK;
-  if (!is_nchwc(g, n->inputs[0], 0) || !is_nchwc(g, n->inputs[1], 0)) return CS_OK;
+  if (!cs_ort_nchwc_value(g, n->inputs[0]) || !cs_ort_nchwc_value(g, n->inputs[1])) return CS_OK;
   for (int side = 0; side < 2; side++) {
     int c = fusable_conv(g, a, side);
     if (c < 0) continue;

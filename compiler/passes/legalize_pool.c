@@ -7,6 +7,7 @@
 
 #include "legalize_internal.h"
 #include "match/geometry.h"
+#include "match/ort_nchwc.h"
 
 /* k_pool_nd for node n (x → value out): the window from the attributes
  * the frontend made explicit (kernel_shape, strides, dilations, pads). */
@@ -84,7 +85,9 @@ static cs_status lower_pool(cs_graph *g, int id) {
   if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
     if (dt != CS_DTYPE_F32) return cs_lower_unsupported(n, "GlobalAveragePool on integers must be a QDQ pattern");
     if (x->rank < 3) return cs_lower_unsupported(n, "GlobalAveragePool needs a rank >= 3 input");
-    tidsp_gap_f32_params p = {(int32_t)(x->shape[0] * x->shape[1]), (int32_t)cs_lower_prod(x->shape, 2, x->rank)};
+    tidsp_gap_f32_params p = {(int32_t)(x->shape[0] * x->shape[1]), (int32_t)cs_lower_prod(x->shape, 2, x->rank), 0};
+    /* ORT's NCHWc pooling: whole blocks of channels, an NCHWc input */
+    p.nchwc = x->shape[1] % CS_ORT_NCHWC_BLOCK == 0 && cs_node_attr_int(n, "ort_nchwc", 0);
     int ins[1] = {n->inputs[0]};
     return cs_lower_retarget(g, id, CS_OP_K_GAP_F32, 1, ins, (cs_kparams){.gap_f32 = p});
   }

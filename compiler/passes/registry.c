@@ -78,6 +78,7 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseSDPADecode", pass_fuse_sdpa_decode, CS_GROUP_C7X},
     /* float Conv + Add where ORT fuses them: the sum's rounding order */
     {"FuseConvAddF32", pass_fuse_conv_add_f32, CS_GROUP_ALWAYS},
+    {"MarkNchwcGlobalPool", pass_mark_nchwc_global_pool, CS_GROUP_ALWAYS},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},

@@ -497,6 +497,11 @@ int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
 
 typedef struct tidsp_gap_f32_params {
   int32_t nc, hw;
+  /* 1: each plane summed in order from 0 (ONNX Runtime's NCHWc pooling,
+   * which it uses when the input is an NCHWc tensor with whole blocks of
+   * channels); 0: MLAS's four-lane global pooling kernel. The compiler
+   * decides (passes/mark_nchwc_global_pool.c). */
+  int32_t nchwc;
 } tidsp_gap_f32_params;
 
 int32_t tidsp_global_avgpool_f32(const tidsp_gap_f32_params *p,

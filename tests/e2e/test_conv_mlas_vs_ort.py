@@ -163,3 +163,32 @@ def test_conv_add(tmp_path, name, c):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1",
                         out=tmp_path / "out").run(*feeds.values())
     _same(y[0] if isinstance(y, (list, tuple)) else y, ref, f"{name} c{c}")
+
+
+# GlobalAveragePool: ORT pools an NCHWc tensor (a conv's output, an
+# elementwise op of NCHWc tensors) or a graph input with whole channel
+# blocks in NCHWc order, anything else with MLAS's four-lane kernel
+# (passes/mark_nchwc_global_pool.c). Graphs as SUM_GRAPHS (x -> c1 -> t1).
+GAP_GRAPHS = {
+    "after_conv": [("GlobalAveragePool", ["t1"], "y")],
+    "after_conv_se": [("GlobalAveragePool", ["t1"], "g"), ("Mul", ["t1", "g"], "y")],
+    "after_hardsigmoid_mul": [("HardSigmoid", ["t1"], "h"), ("Mul", ["t1", "h"], "u"),
+                              ("GlobalAveragePool", ["u"], "g"), ("Mul", ["u", "g"], "y")],
+    "after_neg": [("Neg", ["t1"], "u"), ("GlobalAveragePool", ["u"], "y")],
+    "after_neg_se": [("Neg", ["t1"], "u"), ("GlobalAveragePool", ["u"], "g"), ("Mul", ["u", "g"], "y")],
+    "graph_input": [("GlobalAveragePool", ["x2"], "g"), ("Add", ["t1", "g"], "y")],
+}
+
+
+@pytest.mark.parametrize("c", [16, 24, 32])
+@pytest.mark.parametrize("name", list(GAP_GRAPHS))
+def test_global_average_pool(tmp_path, name, c):
+    rng = np.random.default_rng(c * 3 + len(name))
+    model, n_in = _sum_model(GAP_GRAPHS[name], c, 11, 13, rng)
+    feeds = {"x": rng.standard_normal((1, c, 11, 13)).astype(np.float32)}
+    if n_in > 1:
+        feeds["x2"] = rng.standard_normal((1, c, 11, 13)).astype(np.float32)
+    ref = ort_ref.session(model.SerializeToString()).run(None, feeds)[0]
+    y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1",
+                        out=tmp_path / "out").run(*feeds.values())
+    _same(y[0] if isinstance(y, (list, tuple)) else y, ref, f"{name} c{c}")

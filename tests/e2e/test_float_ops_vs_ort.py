@@ -53,7 +53,7 @@ class SoftmaxParams(ctypes.Structure):
 
 
 class GapParams(ctypes.Structure):
-    _fields_ = [("nc", i32), ("hw", i32)]
+    _fields_ = [("nc", i32), ("hw", i32), ("nchwc", i32)]
 
 
 class Pool2dParams(ctypes.Structure):
@@ -283,9 +283,10 @@ def test_softmax_other_axis(lib):
 
 # ---------------------------------------------------------------- pooling
 
-# ORT's NCHWc block: 16 floats with AVX-512F, 8 with AVX2 only. The kernel
-# mirrors the AVX-512 choice (n·c % 16 == 0: sequential sums); a shape for
-# which this CPU's ORT chooses the other summation order is skipped.
+# ORT's NCHWc block: 16 floats with AVX-512F, 8 with AVX2 only. On a graph
+# input ORT pools in NCHWc (each plane summed in order) when the channels
+# are whole blocks, else with MLAS's four-lane kernel; the compiler passes
+# that choice as the params' nchwc (passes/mark_nchwc_global_pool.c).
 ORT_NCHWC_BLOCK = 16 if "avx512f" in _cpu_flags() else 8
 
 
@@ -294,13 +295,10 @@ ORT_NCHWC_BLOCK = 16 if "avx512f" in _cpu_flags() else 8
                                    (2, 16, 7, 7), (2, 8, 7, 7)])
 def test_global_average_pool(lib, shape):
     n, c, h, w = shape
-    if h * w > 1 and (c % ORT_NCHWC_BLOCK == 0) != (n * c % 16 == 0):
-        pytest.skip(f"ORT on this CPU (NCHWc block {ORT_NCHWC_BLOCK}) sums c = {c} in the other "
-                    "order; the kernel's params carry only n·c and mirror AVX-512's block of 16")
     rng = np.random.default_rng(sum(shape) + 31)
     x = aligned(rand(rng, shape))
     want = run_ort(helper.make_node("GlobalAveragePool", ["x"], ["y"]), {"x": x}, 17)
-    p = GapParams(shape[0] * shape[1], shape[2] * shape[3])
+    p = GapParams(shape[0] * shape[1], shape[2] * shape[3], int(c % ORT_NCHWC_BLOCK == 0))
     y = empty(want.shape)
     assert lib.tidsp_global_avgpool_f32(ctypes.byref(p), ptr(x), ptr(y)) == 0
     assert_bits(y, want, f"GlobalAveragePool {shape}")

@@ -119,12 +119,6 @@ static inline void tidsp_ort_reduce_rowmajor(const tidsp_reduce_params *p, const
   }
 }
 
-/* The channel block of ORT's NCHWc layout on AVX512F CPUs (MLAS's
- * MlasNchwcGetBlockSize: 16 floats, one zmm register). ORT's NCHWc
- * transformer rewrites pooling on a tensor whose channel count is a
- * multiple of it; those kernels sum each channel's taps in order. */
-#define TIDSP_ORT_NCHWC_BLOCK 16
-
 /* Σ x[i] in index order, from 0. */
 static inline float tidsp_ort_seq_sum(const float *x, int64_t n) {
   float res = 0.0f;

@@ -1,0 +1,73 @@
+/*
+ * ort_nchwc.c — ONNX Runtime's NCHWc tensors (ort_nchwc.h), following
+ * nchwc_transformer.cc: TransformConv, TransformActivation,
+ * TransformBinary, TransformPool, and the activations ConvActivationFusion
+ * folds into a Conv before. ORT 1.30 also keeps a HardSigmoid and a Mul of
+ * two same-shape NCHWc tensors in NCHWc (its optimized graphs show it).
+ */
+#include "ort_nchwc.h"
+
+#include "pattern.h"
+
+/* how far back cs_ort_nchwc_value follows a chain of elementwise ops */
+#define NCHWC_DEPTH 64
+
+static int f32_4d(cs_graph *g, int v) {
+  const cs_value *x = cs_graph_value(g, v);
+  return x->dtype == CS_DTYPE_F32 && x->rank == 4;
+}
+
+static int same_shape(cs_graph *g, int a, int b) {
+  const cs_value *x = cs_graph_value(g, a), *y = cs_graph_value(g, b);
+  if (x->rank != y->rank) return 0;
+  for (int i = 0; i < x->rank; i++)
+    if (x->shape[i] != y->shape[i]) return 0;
+  return 1;
+}
+
+/* float, 2-D, constant weights and bias; ungrouped, depthwise, or whole
+ * blocks of channels per group (TransformConv) */
+int cs_ort_nchwc_conv(cs_graph *g, int c) {
+  const cs_node *n = cs_graph_node(g, c);
+  if (n->dead || n->op != CS_OP_CONV || n->n_inputs < 2 || n->n_inputs > 4) return 0;
+  if (!f32_4d(g, n->inputs[0]) || !f32_4d(g, n->outputs[0]) || !cs_match_is_const(g, n->inputs[1])) return 0;
+  if (n->n_inputs > 2 && n->inputs[2] >= 0 && !cs_match_is_const(g, n->inputs[2])) return 0;
+  const cs_value *w = cs_graph_value(g, n->inputs[1]);
+  if (w->rank != 4) return 0;
+  int64_t groups = cs_node_attr_int(n, "group", 1), c_out = w->shape[0], cpg_in = w->shape[1];
+  if (groups == 1) return 1;
+  if (c_out % CS_ORT_NCHWC_BLOCK != 0) return 0;
+  if (cpg_in == 1 && c_out == groups) return 1; /* depthwise */
+  return cpg_in % CS_ORT_NCHWC_BLOCK == 0 && c_out % groups == 0 && (c_out / groups) % CS_ORT_NCHWC_BLOCK == 0;
+}
+
+/* An activation ORT's ConvActivationFusion folds into the Conv before it
+ * (FusedConv), which the NchwcTransformer then converts with the Conv. */
+static int conv_activation(cs_op op) {
+  return op == CS_OP_RELU || op == CS_OP_SIGMOID || op == CS_OP_TANH || op == CS_OP_LEAKY_RELU ||
+         op == CS_OP_HARD_SIGMOID || op == CS_OP_HARD_SWISH || op == CS_OP_CLIP;
+}
+
+static int nchwc_value(cs_graph *g, int v, int depth) {
+  if (v < 0 || depth > NCHWC_DEPTH || !f32_4d(g, v)) return 0;
+  const cs_value *x = cs_graph_value(g, v);
+  int p = x->producer;
+  if (p < 0) return 0;
+  const cs_node *n = cs_graph_node(g, p);
+  if (n->dead) return 0;
+  if (n->op == CS_OP_CONV) return cs_ort_nchwc_conv(g, p);
+  if (n->op == CS_OP_MAX_POOL || n->op == CS_OP_AVERAGE_POOL)
+    return n->n_outputs == 1 && x->shape[1] % CS_ORT_NCHWC_BLOCK == 0;
+  if (n->n_inputs < 1) return 0;
+  if (conv_activation(n->op)) {
+    int c = cs_match_producer(g, n->inputs[0], CS_OP_CONV);
+    if (c >= 0 && cs_match_single_consumer(g, n->inputs[0]) == p && cs_ort_nchwc_conv(g, c)) return 1;
+  }
+  if (n->op == CS_OP_RELU || n->op == CS_OP_SIGMOID || n->op == CS_OP_TANH || n->op == CS_OP_HARD_SIGMOID)
+    return nchwc_value(g, n->inputs[0], depth + 1);
+  if ((n->op == CS_OP_ADD || n->op == CS_OP_MUL) && n->n_inputs == 2 && same_shape(g, n->inputs[0], n->inputs[1]))
+    return nchwc_value(g, n->inputs[0], depth + 1) && nchwc_value(g, n->inputs[1], depth + 1);
+  return 0;
+}
+
+int cs_ort_nchwc_value(cs_graph *g, int v) { return nchwc_value(g, v, 0); }
