@@ -20,6 +20,13 @@
  *     graph output), with no activation between (an activation fused into
  *     the convolution first would come before the sum); else input 1.
  *
+ * A Conv ORT leaves in NCHW (match/ort_nchwc.c) takes the Add by ORT's
+ * ConvAddActivationFusion instead (conv_add_act_fusion.cc, after the
+ * NchwcTransformer): FusedConv with the operand as "Z", which MLAS's
+ * convolution also adds before the bias. Its conditions: the Conv has a
+ * bias and no sum yet, its output is read by the Add alone, the operands
+ * have the same 4-D shape; the operand may be any tensor.
+ *
  * An activation after the Add stays a node of its own: ORT fuses it into
  * the convolution after the sum, which computes the same values.
  *
@@ -46,14 +53,17 @@ static int same_shape(cs_graph *g, int a, int b) {
   return 1;
 }
 
-/* The Conv that Add `a` fuses with its input `side`, or -1: an NCHWc
- * convolution with no sum yet, read by the Add alone. */
-static int fusable_conv(cs_graph *g, int a, int side) {
+/* The Conv that Add `a` fuses with its input `side`, or -1: a Conv with
+ * no sum yet, read by the Add alone; an NCHWc one when both operands are
+ * NCHWc tensors (nchwc_operands), any other one when it has a bias. */
+static int fusable_conv(cs_graph *g, int a, int side, int nchwc_operands) {
   const cs_node *n = cs_graph_node(g, a);
   int c = cs_match_producer(g, n->inputs[side], CS_OP_CONV);
-  if (c < 0 || cs_match_single_consumer(g, n->inputs[side]) != a || !cs_ort_nchwc_conv(g, c)) return -1;
-  if (cs_graph_node(g, c)->n_inputs > 3) return -1;
-  return c;
+  if (c < 0 || cs_match_single_consumer(g, n->inputs[side]) != a) return -1;
+  const cs_node *conv = cs_graph_node(g, c);
+  if (conv->n_inputs > 3) return -1;
+  if (cs_ort_nchwc_conv(g, c)) return nchwc_operands ? c : -1;
+  return conv->n_inputs == 3 && conv->inputs[2] >= 0 ? c : -1;
 }
 
 static cs_status fuse(cs_graph *g, int a) {
@@ -62,9 +72,9 @@ static cs_status fuse(cs_graph *g, int a) {
   if (!same_shape(g, n->inputs[0], n->inputs[1]) ||
       !same_shape(g, n->inputs[0], n->outputs[0]))
     return CS_OK;
-  if (!cs_ort_nchwc_value(g, n->inputs[0]) || !cs_ort_nchwc_value(g, n->inputs[1])) return CS_OK;
+  int nchwc_operands = cs_ort_nchwc_value(g, n->inputs[0]) && cs_ort_nchwc_value(g, n->inputs[1]);
   for (int side = 0; side < 2; side++) {
-    int c = fusable_conv(g, a, side);
+    int c = fusable_conv(g, a, side, nchwc_operands);
     if (c < 0) continue;
     const cs_node *conv = cs_graph_node(g, c);
     int ins[4] = {conv->inputs[0], conv->inputs[1], conv->n_inputs > 2 ? conv->inputs[2] : -1,

@@ -102,9 +102,13 @@ def test_gemm(tmp_path, m, k, n, op):
 # MLAS sums ((conv + operand) + bias); elsewhere the Add runs after the
 # conv's bias (compiler/passes/fuse_conv_add_f32.c). Each graph is
 # x -> conv "c1" (3x3) -> t1, then the listed nodes; conv names are
-# c<i> with weights w<i>/b<i>, made by _conv().
+# c<i> with weights w<i>/b<i>, made by _conv() (c1 1x1 for a name ending
+# in _1x1).
 SUM_GRAPHS = {
     # c2's output read by the Add alone, t1 is NCHWc (c1's output): fused
+    # (with 22 channels ORT keeps both convs NCHW, not a multiple of 4, and
+    # fuses the Add as FusedConv's Z, whatever the operand)
+    "residual_1x1": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "y")],
     "residual": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "y")],
     "residual_sum_first": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t1", "t2"], "y")],
     "relu_after": [("Conv", "c2", ["t1"], "t2", 3, 1), ("Add", ["t2", "t1"], "s"), ("Relu", ["s"], "y")],
@@ -120,13 +124,14 @@ SUM_GRAPHS = {
     "addend_hardswish": [("HardSwish", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
     # not fused by ORT: the operand is a graph input, or a Neg (runs in NCHW)
     "addend_graph_input": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
+    "addend_graph_input_1x1": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_neg": [("Neg", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
     # the conv's output also read elsewhere: not fused
     "conv_used_twice": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"), ("Mul", ["s", "t2"], "y")],
 }
 
 
-def _sum_model(nodes, c, h, w, rng):
+def _sum_model(nodes, c, h, w, rng, k1=3):
     inits = []
 
     def conv(name, inp, out, k, groups):
@@ -137,7 +142,7 @@ def _sum_model(nodes, c, h, w, rng):
         return helper.make_node("Conv", [inp, "w" + name[1:], "b" + name[1:]], [out], name=name,
                                 kernel_shape=[k, k], pads=[k // 2] * 4, group=g)
 
-    onnx_nodes = [conv("c1", "x", "t1", 3, 1)]
+    onnx_nodes = [conv("c1", "x", "t1", k1, 1)]
     for spec in nodes:
         if spec[0] == "Conv":
             onnx_nodes.append(conv(spec[1], spec[2][0], spec[3], spec[4], spec[5]))
@@ -151,11 +156,11 @@ def _sum_model(nodes, c, h, w, rng):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), len(inputs)
 
 
-@pytest.mark.parametrize("c", [16, 48])
-@pytest.mark.parametrize("name", list(SUM_GRAPHS))
+@pytest.mark.parametrize("name,c", [(name, c) for name in SUM_GRAPHS if not name.endswith("_1x1") for c in (16, 48)] +
+                         [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22)])
 def test_conv_add(tmp_path, name, c):
     rng = np.random.default_rng(c + len(name))
-    model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng)
+    model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng, k1=1 if name.endswith("_1x1") else 3)
     feeds = {"x": rng.standard_normal((1, c, 9, 10)).astype(np.float32)}
     if n_in > 1:
         feeds["x2"] = rng.standard_normal((1, c, 9, 10)).astype(np.float32)

@@ -2,11 +2,11 @@
  * FuseConvAddF32: Add(Conv(x, W, B), S) becomes Conv(x, W, B, S) where ONNX
  * Runtime's NchwcTransformer fuses them (both Add operands NCHWc tensors of
  * one shape, the Conv's output read by the Add alone, input 0 tried
- * first), and is declined everywhere else: S a graph input or the output
- * of an op ORT runs in NCHW, a broadcast operand, the Conv's output read
- * twice or a graph output, an activation between the Conv and the Add,
- * weights that are no constant, a grouped conv without whole channel
- * blocks per group. tests/e2e/test_conv_mlas_vs_ort.py checks the values
+ * first) or a Conv it keeps in NCHW has a bias (ConvAddActivationFusion),
+ * and is declined everywhere else: for an NCHWc conv, S a graph input or
+ * the output of an op ORT runs in NCHW; a broadcast operand, the Conv's
+ * output read twice or a graph output, an activation between the Conv and
+ * the Add, an NCHW conv without a bias. tests/e2e/test_conv_mlas_vs_ort.py checks the values
  * against ORT.
  */
 #include <stdio.h>
@@ -26,16 +26,20 @@ typedef struct g_ctx {
   int64_t xs[4];
 } g_ctx;
 
-static int conv(g_ctx *k, const char *name, int in, int groups, int const_w, int *id) {
+static int conv_b(g_ctx *k, const char *name, int in, int groups, int const_w, int with_bias, int *id) {
   int64_t ws[4] = {C, C / groups, 1, 1}, bs[1] = {C};
   char wn[32], bn[32];
   snprintf(wn, sizeof wn, "w_%s", name);
   snprintf(bn, sizeof bn, "b_%s", name);
   int w = const_w ? cs_graph_add_const(k->g, wn, CS_DTYPE_F32, 4, ws, w_) : gb_value(k->g, wn, CS_DTYPE_F32, 4, ws);
   int ins[3] = {in, w, cs_graph_add_const(k->g, bn, CS_DTYPE_F32, 1, bs, b_)};
-  int y = gb_node(k->g, CS_OP_CONV, name, 3, ins, CS_DTYPE_F32, 4, k->xs, id);
+  int y = gb_node(k->g, CS_OP_CONV, name, with_bias ? 3 : 2, ins, CS_DTYPE_F32, 4, k->xs, id);
   if (groups != 1) cs_node_set_attr_int(cs_graph_node(k->g, *id), "group", groups);
   return y;
+}
+
+static int conv(g_ctx *k, const char *name, int in, int groups, int const_w, int *id) {
+  return conv_b(k, name, in, groups, const_w, 1, id);
 }
 
 static int add(g_ctx *k, int a, int b, int *id) {
@@ -69,7 +73,7 @@ static void check_declined(g_ctx *k, int a, const char *what) {
   CHECK_MSG(!cs_graph_node(k->g, a)->dead && gb_count_op(k->g, CS_OP_ADD) >= 1, "%s: declined", what);
   for (int i = 0; i < k->g->n_nodes; i++) {
     const cs_node *n = cs_graph_node(k->g, i);
-    CHECK_MSG(n->dead || n->op != CS_OP_CONV || n->n_inputs == 3, "%s: no conv took a sum", what);
+    CHECK_MSG(n->dead || n->op != CS_OP_CONV || n->n_inputs <= 3, "%s: no conv took a sum", what);
   }
 }
 
@@ -118,6 +122,28 @@ static void test_fuse(void) {
   y = add(&k, t2, r, &a);
   finish(&k, 1, &k.x, 1, &y);
   check_fused(&k, c2, a, r, "fused relu operand");
+  cs_graph_free(k.g);
+}
+
+/* Convs ORT keeps in NCHW: ConvAddActivationFusion (FusedConv's Z) takes
+ * any same-shape operand when the conv has a bias. */
+static void test_fuse_nchw_conv(void) {
+  g_ctx k;
+  int c2, a;
+  /* weights that are a graph input, the operand a graph input */
+  start(&k);
+  int x2 = gb_value(k.g, "x2", CS_DTYPE_F32, 4, k.xs);
+  int t2 = conv(&k, "c2", k.t1, 1, 0, &c2), y = add(&k, x2, t2, &a);
+  int ins[2] = {k.x, x2};
+  finish(&k, 2, ins, 1, &y);
+  check_fused(&k, c2, a, x2, "runtime weights, graph input operand");
+  cs_graph_free(k.g);
+  /* grouped, 8 channels per group: no whole NCHWc blocks */
+  start(&k);
+  t2 = conv(&k, "c2", k.t1, 2, 1, &c2);
+  y = add(&k, t2, k.t1, &a);
+  finish(&k, 1, &k.x, 1, &y);
+  check_fused(&k, c2, a, k.t1, "grouped, part blocks");
   cs_graph_free(k.g);
 }
 
@@ -174,19 +200,13 @@ static void test_decline(void) {
   finish(&k, 1, &k.x, 1, &y);
   check_declined(&k, a, "activation between");
   cs_graph_free(k.g);
-  /* weights that are a graph input: ORT keeps the conv NCHW */
+  /* a conv ORT keeps in NCHW (grouped, 8 channels per group) without a
+   * bias: ConvAddActivationFusion skips it */
   start(&k);
-  t2 = conv(&k, "c2", k.t1, 1, 0, &c2);
+  t2 = conv_b(&k, "c2", k.t1, 2, 1, 0, &c2);
   y = add(&k, t2, k.t1, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_declined(&k, a, "runtime weights");
-  cs_graph_free(k.g);
-  /* grouped, 8 channels per group: no whole NCHWc blocks */
-  start(&k);
-  t2 = conv(&k, "c2", k.t1, 2, 1, &c2);
-  y = add(&k, t2, k.t1, &a);
-  finish(&k, 1, &k.x, 1, &y);
-  check_declined(&k, a, "grouped, part blocks");
+  check_declined(&k, a, "NCHW conv without a bias");
   cs_graph_free(k.g);
 }
 
@@ -194,6 +214,7 @@ int main(void) {
   for (int i = 0; i < C * C; i++) w_[i] = (float)((i * 37) % 19 - 9) * 0.0371f;
   for (int o = 0; o < C; o++) b_[o] = 0.113f * (float)(o - 2);
   test_fuse();
+  test_fuse_nchw_conv();
   test_decline();
   UNIT_MAIN_END();
 }

@@ -35,7 +35,10 @@ int cs_ort_nchwc_conv(cs_graph *g, int c) {
   const cs_value *w = cs_graph_value(g, n->inputs[1]);
   if (w->rank != 4) return 0;
   int64_t groups = cs_node_attr_int(n, "group", 1), c_out = w->shape[0], cpg_in = w->shape[1];
-  if (groups == 1) return 1;
+  /* ORT 1.30 pads the input channels up to the block only when they are a
+   * multiple of 4 (measured: 20, 28, 36 NCHWc; 18, 22, 26, 30 a plain
+   * Conv); below the block the conv reads NCHW input directly */
+  if (groups == 1) return cpg_in < CS_ORT_NCHWC_BLOCK || cpg_in % 4 == 0;
   if (c_out % CS_ORT_NCHWC_BLOCK != 0) return 0;
   if (cpg_in == 1 && c_out == groups) return 1; /* depthwise */
   return cpg_in % CS_ORT_NCHWC_BLOCK == 0 && c_out % groups == 0 && (c_out / groups) % CS_ORT_NCHWC_BLOCK == 0;
