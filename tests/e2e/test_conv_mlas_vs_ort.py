@@ -114,7 +114,9 @@ SUM_GRAPHS = {
     "relu_after": [("Conv", "c2", ["t1"], "t2", 3, 1), ("Add", ["t2", "t1"], "s"), ("Relu", ["s"], "y")],
     # a Relu over a single-use conv is ORT's FusedConv: still NCHWc
     "addend_fused_relu": [("Relu", ["t1"], "r1"), ("Conv", "c2", ["r1"], "t2", 3, 1), ("Add", ["t2", "r1"], "y")],
+    # (ORT pads a depthwise conv's channels when they are a multiple of 4)
     "depthwise": [("Conv", "c2", ["t1"], "t2", 3, "dw"), ("Add", ["t2", "t1"], "y")],
+    "depthwise_addend_graph_input": [("Conv", "c2", ["t1"], "t2", 3, "dw"), ("Add", ["t2", "x2"], "y")],
     # both operands single-use convs: ORT fuses into input 0's conv
     "two_convs": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Conv", "c3", ["t1"], "t3", 3, 1), ("Add", ["t2", "t3"], "y")],
     # residual chain: the second Add's operand is the first Add's output
@@ -157,7 +159,8 @@ def _sum_model(nodes, c, h, w, rng, k1=3):
 
 
 @pytest.mark.parametrize("name,c", [(name, c) for name in SUM_GRAPHS if not name.endswith("_1x1") for c in (16, 48)] +
-                         [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22)])
+                         [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22),
+                          ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24)])
 def test_conv_add(tmp_path, name, c):
     rng = np.random.default_rng(c + len(name))
     model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng, k1=1 if name.endswith("_1x1") else 3)

@@ -39,8 +39,10 @@ int cs_ort_nchwc_conv(cs_graph *g, int c) {
    * multiple of 4 (measured: 20, 28, 36 NCHWc; 18, 22, 26, 30 a plain
    * Conv); below the block the conv reads NCHW input directly */
   if (groups == 1) return cpg_in < CS_ORT_NCHWC_BLOCK || cpg_in % 4 == 0;
+  /* depthwise: channels padded up to the block when a multiple of 4
+   * (measured: 4, 8, 12, 20, 24, 36 NCHWc; 6, 10, 18 a plain Conv) */
+  if (cpg_in == 1 && c_out == groups) return c_out % 4 == 0;
   if (c_out % CS_ORT_NCHWC_BLOCK != 0) return 0;
-  if (cpg_in == 1 && c_out == groups) return 1; /* depthwise */
   return cpg_in % CS_ORT_NCHWC_BLOCK == 0 && c_out % groups == 0 && (c_out / groups) % CS_ORT_NCHWC_BLOCK == 0;
 }
 
