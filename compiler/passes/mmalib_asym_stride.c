@@ -156,13 +156,4 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   return pick_output(g, &tail, h1, w1, step_h, step_w, base);
 }
 
-cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t) {
-  int n = g->n_nodes;
-  for (int i = 0; i < n; i++) {
-    const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
-    cs_status st = consider_conv(g, t, i);
-    if (st != CS_OK) return st;
-  }
-  return CS_OK;
-}
+cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t) { return cs_mm_each_conv(g, t, consider_conv); }

@@ -129,7 +129,8 @@ static cs_status set_const(cs_graph *g, int node, int j, const char *base, const
   return CS_OK;
 }
 
-static cs_status consider_conv(cs_graph *g, int conv_id) {
+static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
+  (void)t;
   const cs_node *conv = cs_graph_node(g, conv_id);
   const cs_value *yc = cs_graph_value(g, conv->outputs[0]);
   if (yc->rank != 4) return CS_OK;
@@ -263,14 +264,4 @@ done:
   return st;
 }
 
-cs_status pass_mmalib_const_channels(cs_graph *g, const cs_target *t) {
-  (void)t;
-  int n = g->n_nodes;
-  for (int i = 0; i < n; i++) {
-    const cs_node *node = cs_graph_node(g, i);
-    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
-    cs_status st = consider_conv(g, i);
-    if (st != CS_OK) return st;
-  }
-  return CS_OK;
-}
+cs_status pass_mmalib_const_channels(cs_graph *g, const cs_target *t) { return cs_mm_each_conv(g, t, consider_conv); }

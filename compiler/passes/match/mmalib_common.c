@@ -231,3 +231,14 @@ cs_status cs_mm_stage_output(cs_graph *g, int y) {
   cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
   return CS_OK;
 }
+
+cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite consider) {
+  int n = g->n_nodes;
+  for (int i = 0; i < n; i++) {
+    const cs_node *node = cs_graph_node(g, i);
+    if (node->dead || node->op != CS_OP_CONV || node->n_inputs < 2) continue;
+    cs_status st = consider(g, t, i);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}

@@ -150,6 +150,14 @@ cs_status cs_mm_stage_output(cs_graph *g, int y);
 cs_status cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
                                  int64_t c_out_as, const char **rule, char *why, size_t whylen);
 
+/* The rewrites that make a Conv eligible (dilation, output space-to-depth,
+ * asymmetric stride, constant channels) each look at every live Conv with
+ * a weight once, in graph order: consider(g, t, id) for each node present
+ * when the walk starts (nodes it adds are not visited); the first error
+ * ends the walk and is returned. */
+typedef cs_status (*cs_mm_conv_rewrite)(cs_graph *g, const cs_target *t, int conv_id);
+cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite consider);
+
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */
 static inline long long cs_mm_round_up(int64_t x, int64_t m) { return (long long)((x + m - 1) / m * m); }
