@@ -38,21 +38,6 @@
 #include "match/ort_nchwc.h"
 #include "match/pattern.h"
 
-/* Value v is a float tensor of rank 4. */
-static int f32_4d(cs_graph *g, int v) {
-  const cs_value *x = cs_graph_value(g, v);
-  return x->dtype == CS_DTYPE_F32 && x->rank == 4;
-}
-
-/* Values a and b have the same shape. */
-static int same_shape(cs_graph *g, int a, int b) {
-  const cs_value *x = cs_graph_value(g, a), *y = cs_graph_value(g, b);
-  if (x->rank != y->rank) return 0;
-  for (int i = 0; i < x->rank; i++)
-    if (x->shape[i] != y->shape[i]) return 0;
-  return 1;
-}
-
 /* The Conv that Add `a` fuses with its input `side`, or -1: a Conv with
  * no sum yet, read by the Add alone; an NCHWc one when both operands are
  * NCHWc tensors (nchwc_operands), any other one when it has a bias. */
@@ -68,9 +53,9 @@ static int fusable_conv(cs_graph *g, int a, int side, int nchwc_operands) {
 
 static cs_status fuse(cs_graph *g, int a) {
   const cs_node *n = cs_graph_node(g, a);
-  if (n->n_inputs != 2 || n->outputs[0] < 0 || !f32_4d(g, n->outputs[0])) return CS_OK;
-  if (!same_shape(g, n->inputs[0], n->inputs[1]) ||
-      !same_shape(g, n->inputs[0], n->outputs[0]))
+  if (n->n_inputs != 2 || n->outputs[0] < 0 || !cs_match_f32_4d(g, n->outputs[0])) return CS_OK;
+  if (!cs_match_same_shape(g, n->inputs[0], n->inputs[1]) ||
+      !cs_match_same_shape(g, n->inputs[0], n->outputs[0]))
     return CS_OK;
   int nchwc_operands = cs_ort_nchwc_value(g, n->inputs[0]) && cs_ort_nchwc_value(g, n->inputs[1]);
   for (int side = 0; side < 2; side++) {

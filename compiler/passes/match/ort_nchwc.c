@@ -12,25 +12,13 @@
 /* how far back cs_ort_nchwc_value follows a chain of elementwise ops */
 #define NCHWC_DEPTH 64
 
-static int f32_4d(cs_graph *g, int v) {
-  const cs_value *x = cs_graph_value(g, v);
-  return x->dtype == CS_DTYPE_F32 && x->rank == 4;
-}
-
-static int same_shape(cs_graph *g, int a, int b) {
-  const cs_value *x = cs_graph_value(g, a), *y = cs_graph_value(g, b);
-  if (x->rank != y->rank) return 0;
-  for (int i = 0; i < x->rank; i++)
-    if (x->shape[i] != y->shape[i]) return 0;
-  return 1;
-}
-
 /* float, 2-D, constant weights and bias; ungrouped, depthwise, or whole
  * blocks of channels per group (TransformConv) */
 int cs_ort_nchwc_conv(cs_graph *g, int c) {
   const cs_node *n = cs_graph_node(g, c);
   if (n->dead || n->op != CS_OP_CONV || n->n_inputs < 2 || n->n_inputs > 4) return 0;
-  if (!f32_4d(g, n->inputs[0]) || !f32_4d(g, n->outputs[0]) || !cs_match_is_const(g, n->inputs[1])) return 0;
+  if (!cs_match_f32_4d(g, n->inputs[0]) || !cs_match_f32_4d(g, n->outputs[0]) || !cs_match_is_const(g, n->inputs[1]))
+    return 0;
   if (n->n_inputs > 2 && n->inputs[2] >= 0 && !cs_match_is_const(g, n->inputs[2])) return 0;
   const cs_value *w = cs_graph_value(g, n->inputs[1]);
   if (w->rank != 4) return 0;
@@ -54,7 +42,7 @@ static int conv_activation(cs_op op) {
 }
 
 static int nchwc_value(cs_graph *g, int v, int depth) {
-  if (v < 0 || depth > NCHWC_DEPTH || !f32_4d(g, v)) return 0;
+  if (v < 0 || depth > NCHWC_DEPTH || !cs_match_f32_4d(g, v)) return 0;
   const cs_value *x = cs_graph_value(g, v);
   int p = x->producer;
   if (p < 0) return 0;
@@ -70,7 +58,8 @@ static int nchwc_value(cs_graph *g, int v, int depth) {
   }
   if (n->op == CS_OP_RELU || n->op == CS_OP_SIGMOID || n->op == CS_OP_TANH || n->op == CS_OP_HARD_SIGMOID)
     return nchwc_value(g, n->inputs[0], depth + 1);
-  if ((n->op == CS_OP_ADD || n->op == CS_OP_MUL) && n->n_inputs == 2 && same_shape(g, n->inputs[0], n->inputs[1]))
+  if ((n->op == CS_OP_ADD || n->op == CS_OP_MUL) && n->n_inputs == 2 &&
+      cs_match_same_shape(g, n->inputs[0], n->inputs[1]))
     return nchwc_value(g, n->inputs[0], depth + 1) && nchwc_value(g, n->inputs[1], depth + 1);
   return 0;
 }

@@ -45,6 +45,19 @@ int cs_match_is_const(cs_graph *g, int v) {
   return v >= 0 && cs_graph_value(g, v)->data != NULL;
 }
 
+int cs_match_same_shape(cs_graph *g, int a, int b) {
+  const cs_value *x = cs_graph_value(g, a), *y = cs_graph_value(g, b);
+  if (x->rank != y->rank) return 0;
+  for (int i = 0; i < x->rank; i++)
+    if (x->shape[i] != y->shape[i]) return 0;
+  return 1;
+}
+
+int cs_match_f32_4d(cs_graph *g, int v) {
+  const cs_value *x = cs_graph_value(g, v);
+  return x->dtype == CS_DTYPE_F32 && x->rank == 4;
+}
+
 int cs_match_dq_i8(cs_graph *g, int v) {
   int dq = cs_match_producer(g, v, CS_OP_DEQUANTIZE_LINEAR);
   if (dq < 0) return -1;

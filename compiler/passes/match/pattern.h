@@ -19,6 +19,10 @@ int cs_match_swaps_last_two(cs_graph *g, int tr, int rank);
 int cs_match_single_consumer(cs_graph *g, int v);
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
+/* Values a and b have the same rank and dimensions. */
+int cs_match_same_shape(cs_graph *g, int a, int b);
+/* Value v is a float32 tensor of rank 4 (an NCHW activation). */
+int cs_match_f32_4d(cs_graph *g, int v);
 /* v is produced by a DequantizeLinear with constant parameters whose input
  * is an int8 tensor: returns the DQ node id, else -1. */
 int cs_match_dq_i8(cs_graph *g, int v);
