@@ -21,6 +21,22 @@ static int transpose_2d(cs_graph *g, int v, const char *origin) {
   return cs_lower_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out, (cs_kparams){.transpose = p});
 }
 
+/* 1 when v is computed from constants only (FoldConstant runs after the
+ * lowering, so a transposed or reshaped weight has no data yet): ONNX
+ * Runtime folds such a B and prepacks it; any other B reaches MLAS's
+ * unpacked SGEMM, which sums in another order (tidsp_matmul_f32_params
+ * .b_runtime). depth bounds the walk; a longer chain counts as runtime. */
+static int from_constants(cs_graph *g, int v, int depth) {
+  if (v < 0) return 1; /* an absent optional input */
+  const cs_value *val = cs_graph_value(g, v);
+  if (val->data) return 1;
+  if (val->producer < 0 || depth == 0) return 0;
+  const cs_node *n = cs_graph_node(g, val->producer);
+  for (int i = 0; i < n->n_inputs; i++)
+    if (!from_constants(g, n->inputs[i], depth - 1)) return 0;
+  return n->n_inputs > 0;
+}
+
 /* Gemm: Y = alpha·A'·B' + beta·C, as ONNX Runtime computes it: C
  * broadcast and scaled first (fl(beta·c), a copy when beta = 1), then
  * MLAS's fl(fl(alpha·acc) + that). A bias of N elements with alpha = beta
@@ -32,6 +48,8 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   if (!cs_lower_all_f32(g, n)) return cs_lower_unsupported(n, "a Gemm on integers must be a complete QDQ pattern");
   float alpha = cs_node_attr_float(n, "alpha", 1.0f), beta = cs_node_attr_float(n, "beta", 1.0f);
   int a = n->inputs[0], b = n->inputs[1];
+  /* before the transposes below: a constant B (transposed or not) is what ORT prepacks */
+  int b_runtime = !from_constants(g, b, 8);
   int c = n->n_inputs > 2 ? n->inputs[2] : -1;
   if (beta == 0.0f) c = -1;
   char origin[512];
@@ -55,7 +73,7 @@ static cs_status lower_gemm(cs_graph *g, int id) {
     mm_out = cs_graph_add_value(g, name, CS_DTYPE_F32, 2, shape);
   }
   int ins[3] = {a, b, kernel_bias};
-  tidsp_matmul_f32_params mp = {.batch = 1, .m = M, .k = K, .n = N};
+  tidsp_matmul_f32_params mp = {.batch = 1, .m = M, .k = K, .n = N, .b_runtime = b_runtime};
   cs_status st = cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = mp});
   if (st != CS_OK || !post) return st;
   n = cs_graph_node(g, id);
@@ -103,6 +121,7 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   p.m = M; p.k = K; p.n = N;
   p.a_batch_stride = a_batch == 1 ? 0 : M * K;
   p.b_batch_stride = b_batch == 1 ? 0 : K * N;
+  p.b_runtime = !from_constants(g, n->inputs[1], 8);
   int ins[3] = {n->inputs[0], n->inputs[1], -1};
   return cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
 }

@@ -251,6 +251,9 @@ int32_t c7x_sdpa_decode(const float *q, const float *k, const float *v,
 typedef struct tidsp_matmul_f32_params {
   int32_t batch, m, k, n;
   int32_t a_batch_stride, b_batch_stride; /* elements; 0 = broadcast */
+  /* 1: B is a runtime tensor (ONNX Runtime sums it in MLAS's unpacked
+   * SGEMM order, not the prepacked one); only the host kernel reads it */
+  int32_t b_runtime;
 } tidsp_matmul_f32_params;
 
 int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,

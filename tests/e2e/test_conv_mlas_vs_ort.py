@@ -200,3 +200,45 @@ def test_global_average_pool(tmp_path, name, c):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1",
                         out=tmp_path / "out").run(*feeds.values())
     _same(y[0] if isinstance(y, (list, tuple)) else y, ref, f"{name} c{c}")
+
+
+# MatMul/Gemm whose B is a runtime tensor: ORT cannot prepack it and runs
+# MLAS's unpacked SGEMM, whose K stride follows N and K (128 when N >= K,
+# up to 1024 for N <= 16; matmul_f32__host_mlas.c). Each case below sums in
+# a K stride other than the packed path's 256, except the attention shapes
+# of Swin (A·V) and ViT (Q·Kᵀ, A·V), which sum K in one stride.
+RUNTIME_B = [
+    # (a shape, b shape, op, transB)
+    ((20, 200), (200, 300), "MatMul", 0),            # N >= K > 128: strides of 128
+    ((2, 5, 300), (2, 300, 100), "MatMul", 0),       # batched, N in (64, K): 128
+    ((1, 2, 197, 197), (1, 2, 197, 197), "MatMul", 0),
+    ((20, 600), (600, 30), "MatMul", 0),             # N <= 32: 512
+    ((10, 2000), (2000, 8), "MatMul", 0),            # N <= 16: 1024
+    ((7, 700), (40, 700), "Gemm", 1),                # transposed B and a bias (beta = 1): 256
+    ((64, 3, 49, 49), (64, 3, 49, 32), "MatMul", 0),  # Swin's A·V
+    ((1, 12, 197, 64), (1, 12, 64, 197), "MatMul", 0),  # ViT's Q·Kᵀ
+    ((1, 12, 197, 197), (1, 12, 197, 64), "MatMul", 0),  # ViT's A·V
+]
+
+
+@pytest.mark.parametrize("case", RUNTIME_B, ids=lambda c: f"{c[2]}_{'x'.join(map(str, c[0]))}_{'x'.join(map(str, c[1]))}")
+def test_matmul_runtime_b(tmp_path, case):
+    a_shape, b_shape, op, trans_b = case
+    rng = np.random.default_rng(sum(a_shape) * 13 + sum(b_shape))
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    inputs = [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, b.shape)]
+    inits = []
+    if op == "Gemm":
+        bias = rng.standard_normal(b_shape[0]).astype(np.float32)
+        node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=trans_b)
+        inits = [numpy_helper.from_array(bias, "c")]
+    else:
+        node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    graph = helper.make_graph([node], "mm", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"a": a, "b": b})[0]
+    got = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(a, b)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    _same(np.asarray(got).reshape(ref.shape), ref, f"{op} {a_shape} @ {b_shape} (runtime B)")

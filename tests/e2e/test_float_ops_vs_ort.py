@@ -75,7 +75,7 @@ class BinaryParams(ctypes.Structure):
 
 
 class MatmulParams(ctypes.Structure):
-    _fields_ = [(n, i32) for n in ("batch", "m", "k", "n", "a_batch_stride", "b_batch_stride")]
+    _fields_ = [(n, i32) for n in ("batch", "m", "k", "n", "a_batch_stride", "b_batch_stride", "b_runtime")]
 
 
 UNARY = {"Relu": 0, "Clip": 1, "Sigmoid": 2, "HardSigmoid": 3, "HardSwish": 4, "Erf": 5,

@@ -8,8 +8,12 @@
  *         `block`; each group's sum starts at 0 and runs over kernel rows,
  *         columns, then channels with fmaf, skipping padding taps; the
  *         groups are added in order (part + out), then out + bias;
- *   gemm: K strides of 256, each from 0 with fmaf; out starts at the bias
- *         (or the first stride's sum) and takes part + out per stride.
+ *   gemm: K strides of 256 for a constant B (MLAS's packed SGEMM), or for
+ *         a runtime B (params.b_runtime) the unpacked SGEMM's: 128 when
+ *         N >= K, else 256 / 512 / 1024 for N ≤ 64 / 32 / 16 (M = 1 or
+ *         N = 1: 256, the matrix-vector kernels are not matched); each
+ *         stride from 0 with fmaf; out starts at the bias (or the first
+ *         stride's sum) and takes part + out per stride.
  *
  *   depthwise: one chain over kernel rows and columns from 0, then + bias;
  *   grouped with whole blocks per group: each group as an ungrouped conv.
@@ -218,8 +222,18 @@ static void test_conv_random(void) {
   }
 }
 
-static void check_gemm(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_broadcast, int with_bias) {
-  tidsp_matmul_f32_params p = {.batch = batch, .m = m, .k = k, .n = nn};
+/* The K stride of the model above for a runtime B, written as MLAS's
+ * panel table rather than as the kernel's loop. */
+static int32_t runtime_b_stride(int32_t m, int32_t k, int32_t nn) {
+  if (m == 1 || nn == 1) return 256;
+  if (nn >= k) return 128;
+  return nn <= 16 ? 1024 : nn <= 32 ? 512 : nn <= 64 ? 256 : 128;
+}
+
+/* stride: the K stride the model sums in (256 for a constant B) */
+static void check_gemm_stride(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_broadcast, int with_bias,
+                              int b_runtime, int32_t stride) {
+  tidsp_matmul_f32_params p = {.batch = batch, .m = m, .k = k, .n = nn, .b_runtime = b_runtime};
   const size_t na = (size_t)batch * m * k, nb = (size_t)(b_broadcast ? 1 : batch) * k * nn;
   const size_t ny = (size_t)batch * m * nn;
   float *a = malloc(na * sizeof(float)), *b = malloc(nb * sizeof(float));
@@ -248,15 +262,16 @@ static void check_gemm(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_br
           const float *bb = b + (size_t)bt * p.b_batch_stride;
           const size_t at = ((size_t)bt * m + i) * nn + j;
           float out = with_bias ? bias[j] : 0.0f;
-          for (k0 = 0; k0 < k; k0 += 256) {
+          for (k0 = 0; k0 < k; k0 += stride) {
             float part = 0.0f;
-            for (kk = k0; kk < k0 + 256 && kk < k; kk++)
+            for (kk = k0; kk < k0 + stride && kk < k; kk++)
               part = fmaf(ar[kk], bb[(size_t)kk * nn + j], part);
             out = (k0 == 0 && !with_bias) ? part : part + out;
           }
           if (memcmp(&y[at], &out, sizeof out) != 0 || fabsf(r[at] - out) > 1e-4f * (float)k) {
-            CHECK_MSG(0, "gemm %dx%dx%d at b%d i%d j%d: got %a ref %a model %a", (int)m, (int)k,
-                      (int)nn, (int)bt, (int)i, (int)j, (double)y[at], (double)r[at], (double)out);
+            CHECK_MSG(0, "gemm %dx%dx%d (B %s, K stride %d) at b%d i%d j%d: got %a ref %a model %a", (int)m,
+                      (int)k, (int)nn, b_runtime ? "runtime" : "constant", (int)stride, (int)bt, (int)i, (int)j,
+                      (double)y[at], (double)r[at], (double)out);
             bad = 1;
           }
         }
@@ -270,6 +285,10 @@ static void check_gemm(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_br
   guarded_free(r);
 }
 
+static void check_gemm(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_broadcast, int with_bias) {
+  check_gemm_stride(batch, m, k, nn, b_broadcast, with_bias, 0, 256);
+}
+
 static void test_gemm(void) {
   int it;
   check_gemm(1, 1, 576, 128, 1, 1);   /* R-Net's dense4: three K strides */
@@ -279,6 +298,23 @@ static void test_gemm(void) {
   check_gemm(2, 3, 600, 300, 0, 1);   /* columns past the kernel's 256-column pass */
   for (it = 0; it < 40; it++)
     check_gemm(rnd_range(1, 3), rnd_range(1, 5), rnd_range(1, 700), rnd_range(1, 40), it % 3 == 0, it % 2);
+}
+
+static void test_gemm_runtime_b(void) {
+  int it;
+  check_gemm_stride(1, 20, 200, 300, 0, 0, 1, 128);   /* N >= K > 128: strides of 128 */
+  check_gemm_stride(2, 5, 300, 100, 0, 0, 1, 128);    /* N < K, N > 64 */
+  check_gemm_stride(1, 197, 197, 64, 0, 0, 1, 256);   /* ViT's A·V: N = 64 */
+  check_gemm_stride(1, 20, 600, 30, 0, 0, 1, 512);    /* N ≤ 32 */
+  check_gemm_stride(1, 10, 2000, 8, 0, 0, 1, 1024);   /* N ≤ 16: the N stride stops at 16 */
+  check_gemm_stride(1, 10, 2000, 17, 0, 1, 1, 512);   /* with a bias (a Gemm's C) */
+  check_gemm_stride(3, 49, 49, 32, 0, 0, 1, 128);     /* Swin's A·V: one stride either way */
+  check_gemm_stride(1, 1, 600, 200, 0, 0, 1, 256);    /* M = 1: the packed order */
+  check_gemm_stride(1, 4, 600, 1, 0, 0, 1, 256);      /* N = 1: the packed order */
+  for (it = 0; it < 40; it++) {
+    int32_t m = rnd_range(1, 5), k = rnd_range(1, 2100), nn = rnd_range(1, 300);
+    check_gemm_stride(rnd_range(1, 3), m, k, nn, it % 3 == 0, it % 2, 1, runtime_b_stride(m, k, nn));
+  }
 }
 
 static void test_dispatch(void) {
@@ -298,6 +334,7 @@ int main(void) {
   test_conv_named();
   test_conv_random();
   test_gemm();
+  test_gemm_runtime_b();
   test_dispatch();
   UNIT_MAIN_END();
 }
