@@ -103,6 +103,48 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   return CS_OK;
 }
 
+/* v = Mul(raw, s) (either order, lowered or not) with s a 1-element
+ * float constant, raw of v's shape and v read only by the MatMul: sets
+ * *raw and *scale and returns 1. */
+static int scaled_input(cs_graph *g, int v, int *raw, float *scale) {
+  const cs_value *val = cs_graph_value(g, v);
+  if (val->producer < 0 || cs_match_single_consumer(g, v) < 0) return 0;
+  const cs_node *m = cs_graph_node(g, val->producer);
+  int is_mul = m->op == CS_OP_MUL || (m->op == CS_OP_K_BINARY_F32 && m->k.binary.op == TIDSP_BINARY_MUL);
+  if (!is_mul || m->n_inputs != 2) return 0;
+  for (int side = 0; side < 2; side++) {
+    const cs_value *s = cs_graph_value(g, m->inputs[side]), *r = cs_graph_value(g, m->inputs[1 - side]);
+    if (!s->data || s->dtype != CS_DTYPE_F32 || cs_value_numel(s) != 1 || r->dtype != CS_DTYPE_F32) continue;
+    if (r->rank != val->rank || memcmp(r->shape, val->shape, sizeof(int64_t) * (size_t)val->rank) != 0) continue;
+    *raw = m->inputs[1 - side];
+    *scale = *(const float *)s->data;
+    return 1;
+  }
+  return 0;
+}
+
+/* ONNX Runtime's MatMulScaleFusion: a MatMul whose inputs are scaled by
+ * constant scalars (the two halves of attention's 1/sqrt(d) that PyTorch's
+ * SDPA export puts on Q and Kᵀ) runs as FusedMatMul on the raw inputs with
+ * alpha = fl(s_a·s_b), i.e. fl(alpha · Σ), not Σ of the rounded products.
+ * With K in one stride of MLAS's SGEMM (K ≤ 128 in every path), that is
+ * this MatMul on the raw inputs followed by a Mul by alpha; longer K would
+ * need alpha inside the kernel's stride sums, so it stays unfused. Returns
+ * 1 and rewires ins[0..1] / sets *alpha when it applies. */
+static int fold_input_scales(cs_graph *g, int32_t K, int ins[2], float *alpha) {
+  float sa = 1.0f, sb = 1.0f;
+  int ra = ins[0], rb = ins[1];
+  int fa, fb;
+  if (K > 128) return 0;
+  fa = scaled_input(g, ins[0], &ra, &sa);
+  fb = scaled_input(g, ins[1], &rb, &sb);
+  if (!fa && !fb) return 0;
+  ins[0] = ra;
+  ins[1] = rb;
+  *alpha = sa * sb;
+  return 1;
+}
+
 static cs_status lower_matmul(cs_graph *g, int id) {
   cs_node *n = cs_graph_node(g, id);
   if (!cs_lower_all_f32(g, n)) return cs_lower_unsupported(n, "a MatMul on integers must be a complete QDQ pattern");
@@ -123,7 +165,25 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   p.b_batch_stride = b_batch == 1 ? 0 : K * N;
   p.b_runtime = !from_constants(g, n->inputs[1], 8);
   int ins[3] = {n->inputs[0], n->inputs[1], -1};
-  return cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
+  float alpha = 1.0f;
+  if (!fold_input_scales(g, K, ins, &alpha))
+    return cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
+  char origin[512], name[600];
+  snprintf(origin, sizeof origin, "%s", n->name);
+  snprintf(name, sizeof name, "%s.unscaled", origin);
+  int yv = n->outputs[0];
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, cs_graph_value(g, yv)->shape, sizeof shape);
+  int mm_out = cs_graph_add_value(g, name, CS_DTYPE_F32, cs_graph_value(g, yv)->rank, shape);
+  cs_status st = cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
+  if (st != CS_OK) return st;
+  n = cs_graph_node(g, id);
+  n->outputs[0] = mm_out;
+  cs_graph_value(g, mm_out)->producer = id;
+  cs_graph_value(g, yv)->producer = -1;
+  return cs_lower_add_binary_f32(g, origin, TIDSP_BINARY_MUL, mm_out, cs_lower_scalar_f32(g, origin, "alpha", alpha), yv) < 0
+             ? CS_ERR_NOMEM
+             : CS_OK;
 }
 
 const cs_lowering cs_lowerings_matmul[] = {

@@ -242,3 +242,32 @@ def test_matmul_runtime_b(tmp_path, case):
     got = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(a, b)
     got = got[0] if isinstance(got, (list, tuple)) else got
     _same(np.asarray(got).reshape(ref.shape), ref, f"{op} {a_shape} @ {b_shape} (runtime B)")
+
+
+# PyTorch's SDPA export scales Q and Kᵀ by sqrt(1/sqrt(d)) each; ORT's
+# MatMulScaleFusion folds such constant scalar Muls into FusedMatMul's
+# alpha = fl(s_a·s_b) applied to the raw product (ViT's attention scores).
+# The compiler does the same for K <= 128 (legalize_matmul.c).
+@pytest.mark.parametrize("scaled", ["both", "a", "b"])
+def test_matmul_scaled_inputs(tmp_path, scaled):
+    rng = np.random.default_rng(len(scaled))
+    q = rng.standard_normal((1, 4, 50, 64)).astype(np.float32)
+    k = rng.standard_normal((1, 4, 64, 50)).astype(np.float32)
+    s = np.array([np.float32(0.125) ** np.float32(0.5)], np.float32)
+    nodes, a_in, b_in = [], "q", "k"
+    if scaled in ("both", "a"):
+        nodes.append(helper.make_node("Mul", ["q", "s"], ["qs"]))
+        a_in = "qs"
+    if scaled in ("both", "b"):
+        nodes.append(helper.make_node("Mul", ["s", "k"], ["ks"]))
+        b_in = "ks"
+    nodes.append(helper.make_node("MatMul", [a_in, b_in], ["y"]))
+    graph = helper.make_graph(nodes, "sdpa", [helper.make_tensor_value_info("q", TensorProto.FLOAT, q.shape),
+                                              helper.make_tensor_value_info("k", TensorProto.FLOAT, k.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(s, "s")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"q": q, "k": k})[0]
+    got = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(q, k)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    _same(np.asarray(got).reshape(ref.shape), ref, f"MatMul with {scaled} input(s) scaled")
