@@ -56,14 +56,7 @@
 #include "../ref/conv_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-/* only the fused multiply-adds written as fmaf; a separate add stays one */
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#else
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "fma_exact_begin.h"
 
 /* MLAS's pointwise kernel takes at most this many input channels per call */
 #define MLAS_POINTWISE_CHANNELS 128

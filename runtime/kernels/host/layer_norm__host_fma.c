@@ -26,15 +26,7 @@
 #include "../kernel_variants.h"
 
 #if TIDSP_HAVE_HOST_X86
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-/* only the fused multiply-adds written as such: gnu11 would otherwise let
- * GCC fuse e.g. (x·s) − mean, which the reference rounds twice */
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#else
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "fma_exact_begin.h"
 #include <immintrin.h>
 
 #include "../ref/layer_norm_rows.h"

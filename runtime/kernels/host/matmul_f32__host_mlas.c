@@ -33,13 +33,7 @@
 #include "../kernel_variants.h"
 
 #if TIDSP_HAVE_HOST_X86
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#else
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include "fma_exact_begin.h"
 
 #define MLAS_PACKED_STRIDE_K 256
 #define MLAS_STRIDE_N 128 /* the unpacked SGEMM's panel */
