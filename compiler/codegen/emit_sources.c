@@ -222,6 +222,10 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     /* A comment only: the offsets are defined where a call uses them (an
      * unused macro is a -Wunused-macros warning). */
     int x = n->inputs[0], y = n->outputs[0];
+    if (n->op == CS_OP_K_CONCAT) {
+      cs_sbuf_printf(b, "  /* elided: the inputs were written into their ranges of %s */\n", cg->macro[y]);
+      return CS_OK;
+    }
     cs_sbuf_printf(b, "  /* elided: %s is %s's memory viewed as ", cg->macro[y], cg->macro[x]);
     cs_c_shape_text(b, cs_graph_value(cg->g, y));
     cs_sbuf_puts(b, " */\n");

@@ -42,13 +42,17 @@ typedef struct cs_loc {
   size_t offset; /* CS_LOC_CONST / CS_LOC_ARENA */
   int alias_of;  /* value whose storage this one shares (an elided k_copy
                     output or a duplicate boundary quantize), or -1 */
+  size_t alias_offset; /* bytes from alias_of's first byte to this one's (an
+                          offset view: an image of a batch, an input of an
+                          elided concat); 0 for a prefix view */
 } cs_loc;
 
 typedef struct cs_schedule_options {
   size_t arena_align;   /* power of two */
   size_t weights_align; /* power of two */
   size_t weights_base;  /* offset of the first tensor in the blob (header) */
-  int alias_copies;     /* elide k_copy whose input dies there */
+  int alias_copies;     /* elide k_copy whose input dies there, and the
+                           contiguous k_slice / k_concat (storage.c) */
   size_t l2_budget;     /* > 0: stage MMALIB calls into L2 (l2plan.c) and
                            tile the other int8 convs (dma_tiling.c) */
 } cs_schedule_options;
@@ -118,7 +122,8 @@ typedef struct cs_schedule {
   int n_steps;
   int *order;       /* [n_steps] node ids */
   int *node_step;   /* [n_nodes] step of a node, -1 if dead or boundary */
-  int *node_elided; /* [n_nodes] 1: k_copy aliased away, emit no call */
+  int *node_elided; /* [n_nodes] 1: k_copy/k_slice/k_concat aliased away
+                       (storage.c's views), emit no call */
   /* boundary */
   int n_inputs, n_outputs;
   cs_boundary_io *inputs;  /* [n_inputs], graph input order */
@@ -186,5 +191,7 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
 /* The pointer a step reads for value v resolves through aliases to this
  * value's storage. */
 int cs_schedule_storage_root(const cs_schedule *s, int v);
+/* Bytes from the root's first byte to v's (0 unless v is an offset view). */
+size_t cs_schedule_view_offset(const cs_schedule *s, int v);
 
 #endif
