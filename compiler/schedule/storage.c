@@ -118,7 +118,7 @@ static int64_t slice_range(const tidsp_slice_params *p) {
  *
  * Views never cross kinds: inputs, outputs and constants keep their copies
  * (a graph input's image, a concat into a graph output). */
-static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
+static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
   size_t align = opt->arena_align ? opt->arena_align : 1;
   for (int k = 0; k < s->n_steps; k++) {
     int id = s->order[k];
@@ -133,6 +133,8 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
       if (n->k.copy_bytes != ny || ny > cs_value_nbytes(cs_graph_value(g, x))) continue;
       s->loc[y].alias_of = x;
       s->node_elided[id] = 1;
+    } else if (!views) {
+      continue;
     } else if (n->op == CS_OP_K_SLICE && n->n_inputs == 1) {
       if (s->loc[x].kind != CS_LOC_NONE || s->def_step[x] < 0 || !viewable(s, y)) continue;
       int64_t off = slice_range(&n->k.slice);
@@ -163,8 +165,9 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
   }
 }
 
-cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
-                              cs_schedule *s) {
+/* One storage plan; views = 0: no slice or concat views (prefix copies
+ * only). */
+static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
   int nv = g->n_values;
   s->loc = calloc((size_t)nv + 1, sizeof *s->loc);
   s->input_staging = calloc((size_t)s->n_inputs + 1, sizeof *s->input_staging);
@@ -208,7 +211,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
       s->last_use[r] = s->n_steps;
     }
   }
-  if (opt->alias_copies) alias_copies(g, opt, s);
+  if (opt->alias_copies) alias_copies(g, opt, s, views);
 
   cs_status st = place_weights(g, opt, s);
   if (st != CS_OK) return st;
@@ -304,6 +307,40 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
   free(t);
   free(offsets);
   return st;
+}
+
+/* Forget a storage plan (to plan again). */
+static void storage_reset(const cs_graph *g, cs_schedule *s) {
+  free(s->loc);
+  free(s->input_staging);
+  free(s->output_staging);
+  free(s->weights);
+  s->loc = NULL;
+  s->input_staging = s->output_staging = NULL;
+  s->weights = NULL;
+  s->n_weights = 0;
+  for (int i = 0; i < g->n_nodes; i++) s->node_elided[i] = 0;
+}
+
+/* A view keeps its whole root alive while any view of it is: a small
+ * slice read late, or a concat whose first input is written early, can
+ * hold more bytes than the copy it saves. So the plan with slice and
+ * concat views is kept only when its arena is no larger than the plan
+ * without them (on a tie, the views: fewer calls). */
+cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
+  cs_status st = storage_plan(g, opt, s, 1);
+  if (st != CS_OK || !opt->alias_copies) return st;
+  int any = 0;
+  for (int k = 0; k < s->n_steps && !any; k++) {
+    cs_op op = g->nodes[s->order[k]].op;
+    any = s->node_elided[s->order[k]] && (op == CS_OP_K_SLICE || op == CS_OP_K_CONCAT);
+  }
+  if (!any) return CS_OK;
+  size_t with_views = s->arena_size;
+  storage_reset(g, s);
+  if ((st = storage_plan(g, opt, s, 0)) != CS_OK || s->arena_size < with_views) return st;
+  storage_reset(g, s);
+  return storage_plan(g, opt, s, 1);
 }
 
 cs_status cs_schedule_build(const cs_graph *g, const cs_schedule_options *opt,
