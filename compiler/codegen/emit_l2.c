@@ -23,7 +23,7 @@ int cs_cg_step_staged(const cs_cg *cg, int step) {
 int cs_cg_part_staged(const cs_cg *cg, int f) {
   if (!cg->s.l2) return 0;
   for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++)
-    if (cs_cg_step_staged(cg, k) || cg->s.l2[k].prefetch_next) return 1;
+    if (cs_cg_step_staged(cg, k) || cg->s.l2[k].prefetch_next || cg->s.l2[k].out_l2) return 1;
   return 0;
 }
 
@@ -52,7 +52,7 @@ static void wait_prefetch(const cs_cg *cg, cs_sbuf *b, int step) {
 
 
 static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
-  char what[256];
+  char what[384];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
   cs_sbuf_printf(b, "    /* %s: %s */\n",
                  cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ||
@@ -72,6 +72,12 @@ void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *bu
   const cs_l2_stage *l2 = &cg->s.l2[step];
   snprintf(buf, size, "(const %s *)(L2 + %zu)", cs_dtype_c_type(dtype),
            i == 0 ? l2->input_off : l2->weight_off);
+}
+
+const char *cs_cg_l2_output(const cs_cg *cg, int step, cs_dtype dtype, char *buf, size_t size) {
+  if (!cg->s.l2 || !cg->s.l2[step].out_l2) return NULL;
+  snprintf(buf, size, "(%s *)(L2 + %zu)", cs_dtype_c_type(dtype), cg->s.l2[step].out_l2_off);
+  return buf;
 }
 
 void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used) {
@@ -221,13 +227,18 @@ cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg
   comment(cg, b, step);
   if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
   cs_sbuf_printf(b, "    %s pt = p;\n", ki->params->type);
-  cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
-  copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
+  if (l2->in_l2) {
+    cs_sbuf_printf(b, "    /* the input is in L2 at %zu: the previous layer wrote it there */\n", l2->input_off);
+  } else {
+    cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
+    copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
+  }
   cs_cg_use(used, wv);
   if (!l2->prefetch)
     cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
                    l2->weight_off, cg->macro[wv], (size_t)CH * per_channel);
-  cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+  if (!l2->in_l2 || !l2->prefetch) /* the prologue's group, when it copies anything */
+    cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
   wait_prefetch(cg, b, step);
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
   emit_double_buffered_head(cg, b, l2, wv, C, CH, per_channel);
@@ -304,6 +315,27 @@ static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
   manifest_prefetch(cg, j, step);
 }
 
+/* An activation in L2 (schedule/dma_tiling_resident.c): the producer
+ * names where it writes its output and for which layer, the consumer from
+ * which layer its input comes (copied by no DMA). */
+static void manifest_resident(const cs_cg *cg, cs_json *j, int step) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  int other = step;
+  if (l2->out_l2) {
+    do other++;
+    while (other < cg->s.n_steps && !cg->s.l2[other].in_l2);
+    cs_json_int(j, "l2_output_offset", (int64_t)l2->out_l2_off);
+    if (other < cg->s.n_steps)
+      cs_json_string(j, "l2_output_for", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[other]]).name);
+  }
+  if (l2->in_l2) {
+    do other--;
+    while (other >= 0 && !cg->s.l2[other].out_l2);
+    if (other >= 0)
+      cs_json_string(j, "l2_input_from", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[other]]).name);
+  }
+}
+
 /* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
 void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
@@ -332,6 +364,7 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
     manifest_prefetch(cg, j, step);
   }
+  manifest_resident(cg, j, step);
   cs_json_end_object(j);
 }
 
@@ -385,7 +418,9 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   cs_sbuf_printf(b, "    %s pt = p;\n    const int8_t *const X = ", ki->params->type);
   cs_cg_pointer(cg, b, n->inputs[0], CS_DTYPE_I8, 0, used);
   cs_sbuf_puts(b, ";\n    int8_t *const Y = ");
-  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  char out_l2[64];
+  if (cs_cg_l2_output(cg, step, CS_DTYPE_I8, out_l2, sizeof out_l2)) cs_sbuf_puts(b, out_l2);
+  else cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
   cs_sbuf_puts(b, ";\n");
   if (l2->weight_bytes && !l2->prefetch) {
     cs_cg_use(used, wv);

@@ -232,11 +232,13 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     return CS_OK;
   }
   int row = cg->t->profile_layers ? (*next_row)++ : -1;
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!cs_cg_step_staged(cg, step)) {
     cs_cg_emit_prefetch(cg, b, step, "  ", used);
-    return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1, cg->s.l2 && cg->s.l2[step].prefetch_next);
+    char out[64];
+    const char *out_expr = ki ? cs_cg_l2_output(cg, step, cs_kernel_ptr_dtype(ki->out), out, sizeof out) : NULL;
+    return emit_call(cg, b, n, NULL, out_expr, used, needs_math, row, -1, cg->s.l2 && cg->s.l2[step].prefetch_next);
   }
-  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_status st = ki ? check_args(cg, n, ki) : cs_error(CS_ERR_INTERNAL, "codegen: node '%s' is not a kernel op",
                                                        node_name(n));
   if (st != CS_OK) return st;

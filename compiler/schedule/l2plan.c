@@ -25,6 +25,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 
@@ -112,8 +113,9 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   if (fit2 && st->n_chunks > 1) st->weight_off2 = align_up(woff + st->weight_bytes);
 }
 
-/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none). */
-static size_t footprint_end(const cs_l2_stage *p) {
+/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none);
+ * an output it writes to L2 for the next step is that step's. */
+size_t cs_l2_footprint_end(const cs_l2_stage *p) {
   switch (p->kind) {
     case CS_L2_INPUT:
       return p->input_off + p->input_bytes;
@@ -168,7 +170,7 @@ static void plan_prefetch(const cs_graph *g, const cs_schedule *s, size_t budget
     if (prev >= 0 && !s->l2[prev].prefetch_next &&
         (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
          (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
-      size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
+      size_t busy = cs_l2_footprint_end(&s->l2[prev]), off = p->weight_off;
       if (off < busy && p->weight_off2 >= busy) {
         /* a double-buffered step whose second buffer is free: tile 0
          * goes there (the buffers swap roles; the pipeline alternates
@@ -191,7 +193,7 @@ static void plan_prefetch(const cs_graph *g, const cs_schedule *s, size_t budget
         while (!weighted_step(g, s, at) && !s->l2[at].prefetch) {
           int j = at - 1;
           while (j >= 0 && s->node_elided[s->order[j]]) j--;
-          if (j < 0 || s->l2[j].prefetch_next || footprint_end(&s->l2[j]) > off) break;
+          if (j < 0 || s->l2[j].prefetch_next || cs_l2_footprint_end(&s->l2[j]) > off) break;
           at = j;
         }
         s->l2[at].prefetch_next = k + 1;
@@ -223,9 +225,10 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
       plan_step(g, s, n, budget, guard, p);
     }
   }
+  cs_schedule_l2_resident(g, s, budget);
   plan_prefetch(g, s, budget);
   for (int k = 0; k < s->n_steps; k++) {
-    size_t end = footprint_end(&s->l2[k]);
+    size_t end = cs_l2_footprint_end(&s->l2[k]);
     if (end > s->l2_size) s->l2_size = end;
   }
   s->l2_size = align_up(s->l2_size);
@@ -308,10 +311,14 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
       break;
     case CS_L2_OC_TILED:
       snprintf(buf, size,
-               "OC-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: input once, %d tiles of %d "
+               "OC-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: input %s, %d tiles of %d "
                "output channels (%zu B), double-buffered",
-               st->input_bytes, st->weight_bytes_total, budget / 2, st->n_chunks, st->chunk_cout,
-               st->weight_bytes);
+               st->input_bytes, st->weight_bytes_total, budget / 2,
+               st->in_l2 ? "written into L2 by the previous layer (no copy)" : "once", st->n_chunks,
+               st->chunk_cout, st->weight_bytes);
       break;
   }
+  size_t len = strlen(buf);
+  if (st->out_l2 && len < size)
+    snprintf(buf + len, size - len, "; output written into L2 at %zu for the next layer", st->out_l2_off);
 }

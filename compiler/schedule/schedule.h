@@ -115,6 +115,12 @@ typedef struct cs_l2_stage {
    * 0: the weights are read from DDR */
   int tile_rows;
   size_t input_off2, out_off, out_off2, out_bytes, input_bytes_total;
+  /* An activation placed in L2 (dma_tiling_resident.c): the producer
+   * step writes its output at out_l2_off (out_l2 = 1) instead of the
+   * arena; the consumer, the next step (OC_TILED), finds it there as its
+   * input (in_l2 = 1, input_off = out_l2_off): no copy, no DDR round trip */
+  int out_l2, in_l2;
+  size_t out_l2_off;
 } cs_l2_stage;
 
 typedef struct cs_schedule {
@@ -183,6 +189,11 @@ typedef struct cs_h_tile {
   int32_t r0, rows_out, in_row, rows_in, pad_top;
 } cs_h_tile;
 cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t);
+/* L2-resident activations (dma_tiling_resident.c), after every step's
+ * own plan and before the next-layer prefetch. */
+void cs_schedule_l2_resident(const cs_graph *g, cs_schedule *s, size_t budget);
+/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none). */
+size_t cs_l2_footprint_end(const cs_l2_stage *p);
 
 /* "input 25088 B + weights 36864 B in L2", "input in L2, weights in 4
  * chunks of 128 channels (weights 294912 B > budget)", … into buf. */
