@@ -12,7 +12,10 @@
  * gone; what the consumer copies is its weight tiles, which the pipeline
  * and the next-layer prefetch (l2plan.c) hide.
  *
- * When: the consumer C is an OC-tiled k_conv2d_i8 whose input v is
+ * When: the consumer C is an OC-tiled k_conv2d_i8 (or an H-tiled one
+ * that has an OC plan: with its input resident there are no input strips
+ * to tile, only its weights; the spec's ReLU'd conv stack's conv3) whose
+ * input v is
  *   - written by the step just before C (elided steps aside), a generic
  *     int8 conv that is not tiled or H-tiled: an untiled conv writes its
  *     output pointer, an H-tiled one copies its tiles' rows out to it
@@ -86,22 +89,26 @@ void cs_schedule_l2_resident(const cs_graph *g, cs_schedule *s, size_t budget) {
     if (r != v && r >= 0) aliased[r] = 1;
   }
   for (int k = 0; k < s->n_steps; k++) {
-    cs_l2_stage *c = &s->l2[k];
-    if (c->kind != CS_L2_OC_TILED || s->node_elided[s->order[k]]) continue;
+    cs_l2_stage c = s->l2[k];
+    if ((c.kind != CS_L2_OC_TILED && c.kind != CS_L2_H_TILED) || s->node_elided[s->order[k]]) continue;
     int p = prev_step(s, k);
     if (p < 0 || !candidate(g, s, aliased, k, p)) continue;
-    if (c->input_bytes > budget) continue;
-    size_t top = align_down(budget - c->input_bytes);
+    /* an H consumer tiles its input into strips; a resident input needs
+     * none, so its weights are what gets tiled: its OC plan, if it has one */
+    if (c.kind == CS_L2_H_TILED && !cs_schedule_conv_oc_tiling(g, s, &g->nodes[s->order[k]], budget, &c)) continue;
+    if (c.input_bytes > budget) continue;
+    size_t top = align_down(budget - c.input_bytes);
     /* tile 0's buffer just under v, tile 1's under it */
-    if (top < 2 * c->weight_bytes + L2_ALIGN) continue;
-    size_t w0 = align_down(top - c->weight_bytes);
-    if (w0 < c->weight_bytes + L2_ALIGN) continue;
-    size_t w1 = align_down(w0 - c->weight_bytes);
+    if (top < 2 * c.weight_bytes + L2_ALIGN) continue;
+    size_t w0 = align_down(top - c.weight_bytes);
+    if (w0 < c.weight_bytes + L2_ALIGN) continue;
+    size_t w1 = align_down(w0 - c.weight_bytes);
     if (!fit_producer(g, s, p, w0) && !fit_producer(g, s, p, top)) continue;
-    c->input_off = top;
-    c->weight_off = w0;
-    c->weight_off2 = w1;
-    c->in_l2 = 1;
+    c.input_off = top;
+    c.weight_off = w0;
+    c.weight_off2 = w1;
+    c.in_l2 = 1;
+    s->l2[k] = c;
     s->l2[p].out_l2 = 1;
     s->l2[p].out_l2_off = top;
   }

@@ -175,6 +175,10 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
 /* ScheduleC7xDMATiling of one k_conv2d_i8 node (dma_tiling.c). */
 void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                              cs_l2_stage *st);
+/* Its OC-tiling alone: 1 and st filled when a plan fits, else 0 (st
+ * UNTILED, why set). */
+int cs_schedule_conv_oc_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                               cs_l2_stage *st);
 /* ScheduleC7xDMATiling of one c7x_dequantize_vecmatmul (dma_tiling_n.c). */
 void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                           cs_l2_stage *st);

@@ -219,21 +219,27 @@ def rows_read(h_in, stride, r0, rows):
 
 @pytest.mark.parametrize("budget", [384 * 1024, 65536])
 def test_relu_stack_is_h_tiled(relu_stack, budget):
-    """conv1-conv3 with their ReLU folded: H-tiled at the spec's budget
-    (weights in L2 beside the strips) and at 64 KB (weights of conv2/conv3
-    read from DDR where they do not fit), bit-identical to the host build;
-    the manifest's tile rows and offsets are the plan's; the generated C is
-    the software pipeline: strip t+1 in flight while tile t computes, tile
-    t's rows copied out on queue 2 while tile t+1 computes."""
+    """conv1-conv3 with their ReLU folded: H-tiled at 64 KB (weights of
+    conv2/conv3 read from DDR where they do not fit); at the spec's budget
+    conv1 and conv2 H-tiled (weights in L2 beside the strips) and conv3's
+    input placed in L2 (dma_tiling_resident.c): conv2 writes it there, and
+    conv3, with no input strips left to tile, takes its OC plan.
+    Bit-identical to the host build; the manifest's tile rows and offsets
+    are the plan's; the generated C is the software pipeline: strip t+1 in
+    flight while tile t computes, tile t's rows copied out on queue 2 while
+    tile t+1 computes."""
     d, q = relu_stack
     host, _, _, _ = build(d, q, d / "x.npy", "c_static_lib", "host")
     y, man, src, text = build(d, q, d / "x.npy", f"c_static_lib -mcpu=c7x -l2-budget={budget}", f"c7x{budget}")
     assert np.array_equal(y, host), "H-tiling changed the output"
     dma = {s["name"]: s["dma"] for s in man["layers"] if "dma" in s}
+    resident = budget == 384 * 1024
     assert {k: v["strategy"] for k, v in dma.items()} == {"conv0": "none", "conv1": "H", "conv2": "H",
-                                                          "conv3": "H"}, dma
-    assert "3 H-tiled, 0 OC-tiled, 1 not tiled" in text, text
+                                                          "conv3": "OC" if resident else "H"}, dma
+    assert ("2 H-tiled, 1 OC-tiled, 1 not tiled" if resident else "3 H-tiled, 0 OC-tiled, 1 not tiled") in text, text
     geometry = {"conv1": (64, 56, 1, 64, 56), "conv2": (64, 56, 2, 128, 28), "conv3": (128, 28, 1, 128, 28)}
+    if resident:
+        del geometry["conv3"]
     for k, (c_in, h_in, stride, c_out, h_out) in geometry.items():
         h = dma[k]
         rows, tiles = h["tile_rows"], h["tiles"]
@@ -248,9 +254,17 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
         assert max(ends) <= budget and h["pipeline_depth"] == 2
         # a tile fewer would not fit (the fewest tiles, balanced)
         assert rows == -(-h_out // tiles)
-    if budget == 384 * 1024:
+    if resident:
         assert all(dma[k]["l2_weight_bytes"] > 0 for k in geometry), dma
-        assert (dma["conv3"]["tiles"], dma["conv3"]["tile_rows"]) == (2, 14)
+        # conv3's input (100352 B) at the top of the budget, its two weight
+        # tiles under it; conv2 re-planned under them: 4 tiles of 7 rows
+        # (under conv3's tile-0 buffer it would take 5, over twice its 2)
+        assert (dma["conv2"]["tiles"], dma["conv2"]["tile_rows"]) == (4, 7)
+        assert dma["conv2"]["l2_output_offset"] == 292864 and dma["conv2"]["l2_output_for"] == "conv3"
+        assert max(o + dma["conv2"]["l2_output_bytes"] for o in dma["conv2"]["l2_output_offsets"]) <= 292864
+        assert {k: dma["conv3"][k] for k in ("l2_input_offset", "l2_input_from", "tiles", "oc_tile")} == \
+            {"l2_input_offset": 292864, "l2_input_from": "conv2", "tiles": 2, "oc_tile": 64}, dma["conv3"]
+        assert "Y = (int8_t *)(L2 + 292864);" in src
         # conv1's weights (36864 B) do not depend on conv0, which uses no
         # L2: copied on queue 1 while conv0 computes, into their own place
         assert dma["conv1"]["prefetch"] == {"queue": 1, "bytes": 36864, "during": "conv0"}, dma["conv1"]
@@ -259,11 +273,12 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
         assert src.index('tidsp_dma_trace_begin("conv0")') < src.index("tidsp_dma_wait(1, 0)") \
             < src.index('tidsp_dma_trace_begin("conv1")')
     # the pipeline, once per H-tiled conv
-    assert src.count("for (int32_t t = 0, buf = 0; t < ") == 3
-    assert src.count("st = tidsp_dma_wait(2, 1);") == 3 and src.count("tidsp_dma_wait(2, 0);") == 3
-    assert src.count("st = tidsp_dma_commit(2);") == 3
-    t3 = dma["conv3"]["tiles"]
-    assert f"st = tidsp_dma_wait(0, t + 1 < {t3} ? 1 : 0);" in src
+    nh = len(geometry)
+    assert src.count("for (int32_t t = 0, buf = 0; t < ") == nh
+    assert src.count("st = tidsp_dma_wait(2, 1);") == nh and src.count("tidsp_dma_wait(2, 0);") == nh
+    assert src.count("st = tidsp_dma_commit(2);") == nh
+    t2 = dma["conv2"]["tiles"]
+    assert f"st = tidsp_dma_wait(0, t + 1 < {t2} ? 1 : 0);" in src
 
 
 def test_relu_stack_trace_overlaps_strips_and_compute(relu_stack, tmp_path):
@@ -283,8 +298,11 @@ def test_relu_stack_trace_overlaps_strips_and_compute(relu_stack, tmp_path):
         assert len(tiles) == dma[k]["tiles"], (k, len(tiles))
     out = [e for e in ev if e["cat"] == "dma" and e["tid"] == 3]  # queue 2
     assert out, "no copy-out on queue 2"
-    conv3 = [e for e in calls if e["name"] == "conv3"]
-    assert any(conv3[0]["ts"] + conv3[0]["dur"] <= e["args"]["issue"] + 1e-3 <= conv3[1]["ts"] + 1e-3 for e in out)
+    for k in ("conv1", "conv2"):
+        assert dma[k]["strategy"] == "H"
+        tiles = [e for e in calls if e["name"] == k]
+        assert any(tiles[0]["ts"] + tiles[0]["dur"] <= e["args"]["issue"] + 1e-3 <= tiles[1]["ts"] + 1e-3
+                   for e in out), k
 
 
 def fc(path, m):

@@ -461,6 +461,17 @@ static void test_resident_activation(void) {
             "%d tiles of %d", st[0].n_chunks, st[0].tile_rows);
   CHECK(cs_l2_footprint_end(&st[0]) <= B - IN && cs_l2_footprint_end(&st[0]) > B - IN - 64 * ROW);
   CHECK(st[1].in_l2 && !st[1].prefetch && st[0].prefetch_next == 0);
+  /* b with a ReLU too (H-tiled on its own): with its input resident it has
+   * no strips to tile, so it takes its OC plan (2 tiles of 64) */
+  two_convs_relu = 3;
+  prefetch_case(128, 128, 128, 28, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[0].out_l2 && st[0].n_chunks == 4);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].in_l2 && st[1].chunk_cout == 64 && st[1].input_off == B - IN);
+  /* ... but not when its input is a model output too: H as before */
+  two_convs_m_out = 1;
+  prefetch_case(128, 128, 128, 28, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && !st[0].out_l2 && st[1].kind == CS_L2_H_TILED && !st[1].in_l2);
+  two_convs_m_out = 0;
   two_convs_relu = 0;
 }
 
