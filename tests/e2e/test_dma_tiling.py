@@ -265,6 +265,12 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
         assert {k: dma["conv3"][k] for k in ("l2_input_offset", "l2_input_from", "tiles", "oc_tile")} == \
             {"l2_input_offset": 292864, "l2_input_from": "conv2", "tiles": 2, "oc_tile": 64}, dma["conv3"]
         assert "Y = (int8_t *)(L2 + 292864);" in src
+        # conv2's buffers stay under its output: its weights (73728 B) do
+        # not fit between conv1's footprint and 292864, not with conv1 a
+        # tile longer either (make_room_for_prefetch): not prefetched
+        assert "prefetch" not in dma["conv2"] and dma["conv1"]["tiles"] == 3
+        assert max(o + dma["conv2"]["l2_input_bytes"] for o in dma["conv2"]["l2_input_offsets"]) <= 292864
+        assert dma["conv2"]["l2_weight_offsets"][0] + dma["conv2"]["l2_weight_bytes"] <= 292864
         # conv1's weights (36864 B) do not depend on conv0, which uses no
         # L2: copied on queue 1 while conv0 computes, into their own place
         assert dma["conv1"]["prefetch"] == {"queue": 1, "bytes": 36864, "during": "conv0"}, dma["conv1"]

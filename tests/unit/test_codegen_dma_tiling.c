@@ -387,6 +387,18 @@ static void test_next_layer_prefetch(void) {
   prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
   CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 207872);
+  /* room made for the prefetch (make_room_for_prefetch): a (64→64 on
+   * 56×56, the ReLU stack's conv1) takes 3 tiles, 323584 B, past b's
+   * weight buffer (315392: b's strips and output rows under it), and b's
+   * 73728 B would end at 397312 above it. With one tile more (4 of 14
+   * rows, 251904 B) they fit in their own place: prefetched while a runs */
+  prefetch_case(64, 64, 128, 56, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
+  CHECK_MSG(st[0].n_chunks == 4 && st[0].tile_rows == 14 && st[0].weight_bytes == 64 * 576, "%d of %d",
+            st[0].n_chunks, st[0].tile_rows);
+  CHECK(st[1].prefetch && st[0].prefetch_next == 2 && st[1].weight_off == 315392 && st[1].weight_bytes == 73728);
+  /* ... one tile more only: a's 2 tiles (128→128 on 28×28, above) would
+   * need 6 to leave room for b's 147456 B: not re-planned (checked above) */
   /* ResNet-18's layer4 pair: a (ReLU) H-tiled with its weights in DDR,
    * its footprint (2 strips of 17920 B, 2 output tiles of 14336 B: 64512
    * B) past b's first weight buffer (at the input's end, 25088) but below
