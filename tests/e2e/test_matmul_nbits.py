@@ -28,8 +28,10 @@ import cstatic
 F = np.float32
 
 
-def _model(path, m, k, n, form, bias, per_column, zp, seed):
-    """y = f(constants) + x, f a MatMul of a constant A by DQ(int8 w)."""
+def _model(path, m, k, n, form, bias, per_column, zp, seed, relu_q=False):
+    """y = f(constants) + x, f a MatMul of a constant A by DQ(int8 w)
+    (relu_q: then ReLU and a Q/DQ pair, Swin-V2's cpb MLP up to its first
+    quantized tensor, which the QDQ MatMul fusion must leave to this fold)."""
     rng = np.random.default_rng(seed)
     aq = rng.integers(-128, 128, (1, m, k)).astype(np.int8)
     w = rng.integers(-127, 128, (n, k)).astype(np.int8)  # [N][K]
@@ -57,6 +59,11 @@ def _model(path, m, k, n, form, bias, per_column, zp, seed):
         inits.append(numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(F), "b"))
         nodes.append(helper.make_node("Add", ["mm", "b"], ["mb"]))
         out = "mb"
+    if relu_q:
+        inits += [numpy_helper.from_array(np.array(0.018, F), "qs"), numpy_helper.from_array(np.array(-128, np.int8), "qz")]
+        nodes += [helper.make_node("Relu", [out], ["r"]), helper.make_node("QuantizeLinear", ["r", "qs", "qz"], ["rq"]),
+                  helper.make_node("DequantizeLinear", ["rq", "qs", "qz"], ["rd"])]
+        out = "rd"
     yshape = [1, m, n]  # x broadcasts a 2-D product to [1, m, n]
     nodes.append(helper.make_node("Add", [out, "x"], ["y"]))
     g = helper.make_graph(nodes, "nbits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, yshape)],
@@ -68,20 +75,21 @@ def _model(path, m, k, n, form, bias, per_column, zp, seed):
     return yshape
 
 
-CASES = [  # id: (m, k, n, form, bias, per_column, zero points)
-    pytest.param(225, 2, 512, "dq3", True, True, False, id="swin_v2_cpb"),
-    pytest.param(7, 1, 16, "dq3", True, True, False, id="dq3-k1"),
-    pytest.param(9, 3, 24, "nk", True, True, False, id="reshape-nk-bias"),
-    pytest.param(5, 4, 12, "nk", False, True, False, id="reshape-nk"),
-    pytest.param(6, 2, 10, "kn", True, False, True, id="reshape-kn-tensor-zp"),
-    pytest.param(4, 4, 8, "kn", False, True, True, id="reshape-kn-column-zp"),
+CASES = [  # id: (m, k, n, form, bias, per_column, zero points, relu_q)
+    pytest.param(225, 2, 512, "dq3", True, True, False, True, id="swin_v2_cpb"),
+    pytest.param(225, 2, 512, "dq3", True, True, False, False, id="swin_v2_cpb-float"),
+    pytest.param(7, 1, 16, "dq3", True, True, False, False, id="dq3-k1"),
+    pytest.param(9, 3, 24, "nk", True, True, False, False, id="reshape-nk-bias"),
+    pytest.param(5, 4, 12, "nk", False, True, False, False, id="reshape-nk"),
+    pytest.param(6, 2, 10, "kn", True, False, True, False, id="reshape-kn-tensor-zp"),
+    pytest.param(4, 4, 8, "kn", False, True, True, False, id="reshape-kn-column-zp"),
 ]
 
 
-@pytest.mark.parametrize("m,k,n,form,bias,per_column,zp", CASES)
-def test_constant_matmul_nbits_matches_ort(m, k, n, form, bias, per_column, zp, tmp_path):
+@pytest.mark.parametrize("m,k,n,form,bias,per_column,zp,relu_q", CASES)
+def test_constant_matmul_nbits_matches_ort(m, k, n, form, bias, per_column, zp, relu_q, tmp_path):
     path = tmp_path / "nbits.onnx"
-    yshape = _model(str(path), m, k, n, form, bias, per_column, zp, seed=m * 100 + k * 10 + n)
+    yshape = _model(str(path), m, k, n, form, bias, per_column, zp, seed=m * 100 + k * 10 + n, relu_q=relu_q)
     ort_ref.session(str(path), config=ORT_CONFIG, optimized_path=str(tmp_path / "opt.onnx"))
     ort_ops = [nd.op_type for nd in onnx.load(str(tmp_path / "opt.onnx")).graph.node]
     assert "MatMulNBits" in ort_ops, f"ORT no longer runs this MatMul as MatMulNBits: {ort_ops}"
