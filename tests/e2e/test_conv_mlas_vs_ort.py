@@ -328,3 +328,19 @@ def test_conv_transpose_then_add(tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
     _same(_run(tmp_path, model, x), ref, "ConvTranspose then Add")
+
+
+def test_conv_transpose_1d(tmp_path):
+    """A 1-D ConvTranspose: ORT takes its N-D col2im (same tap order), the
+    compiler a 2-D one of height 1."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 20, 33)).astype(np.float32)
+    wt = (rng.standard_normal((20, 6, 5)) / 4).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[5], strides=[2], pads=[2, 1])
+    graph = helper.make_graph([node], "convt1d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(np.asarray(_run(tmp_path, model, x)).reshape(ref.shape), ref, "ConvTranspose 1-D")
