@@ -37,10 +37,11 @@ static const rt_file files[] = {
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
      .defines = "tidsp_add_i8 tidsp_batch_matmul_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
-                "tidsp_dequantize tidsp_global_avgpool_i8 tidsp_kernel_variant_active tidsp_kernel_variant_count "
-                "tidsp_kernel_variants tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 "
-                "tidsp_lut_i8 tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 "
-                "tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose",
+                "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_global_avgpool_i8 "
+                "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
+                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
+                "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_quantize tidsp_slice "
+                "tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/conv2d_i8__host_amx.c "
               "kernels/host/conv2d_i8__host_avx2.c kernels/host/conv2d_i8__host_avx512vnni.c "
               "kernels/host/conv_transpose2d_f32__host_mlas.c kernels/host/dwconv2d_i8__host_avx2.c "
@@ -53,10 +54,11 @@ static const rt_file files[] = {
               "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
               "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/batch_matmul_i8.c "
               "kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c "
-              "kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
-              "kernels/ref/lut_i8.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
-              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/quantize.c kernels/ref/slice.c "
-              "kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c"},
+              "kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/matmul_f32.c "
+              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
+              "kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c "
+              "kernels/ref/transpose.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h"},
@@ -74,10 +76,10 @@ static const rt_file files[] = {
      .defines = "tidsp_conv2d_i8__host_avx512vnni",
      .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h"},
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
-     .defines = "tidsp_conv_transpose2d_f32__host_mlas",
+     .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
               "kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h kernels/ref/conv_internal.h "
-              "kernels/ref/conv_transpose2d_f32.c"},
+              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c"},
     {.path = "kernels/host/dwconv2d_i8__host_avx2.c",
      .defines = "tidsp_dwconv2d_i8__host_avx2",
      .needs = "kernels/host/conv2d_i8__host_avx2.c kernels/host/dwconv_internal.h"},
@@ -262,8 +264,8 @@ static const rt_file files[] = {
      .defines = "tidsp_conv_transpose2d_f32__ref",
      .needs = "kernels/ref/conv_internal.h"},
     {.path = "kernels/ref/conv_transpose_nd_f32.c",
-     .defines = "tidsp_conv_transpose_nd_f32",
-     .needs = "kernels/ref/ref_internal.h"},
+     .defines = "tidsp_conv_transpose_nd_f32__ref",
+     .needs = "kernels/ref/conv_internal.h"},
     {.path = "kernels/ref/copy.c",
      .defines = "tidsp_copy",
      .needs = "kernels/ref/ref_internal.h"},

@@ -1,6 +1,7 @@
 /*
  * test_kernel_conv_transpose_mlas.c — the ONNX Runtime-order float
- * ConvTranspose (runtime/kernels/host/conv_transpose2d_f32__host_mlas.c)
+ * ConvTranspose, 2-D and N-D
+ * (runtime/kernels/host/conv_transpose2d_f32__host_mlas.c)
  * bit for bit against a scalar model written per output element, the way
  * ORT's col2im gathers it:
  *
@@ -10,6 +11,9 @@
  *     N ≤ 64 / 32 / 16, N = h_in·w_in), each stride from 0 with fmaf, the
  *     first stored and the later ones added (part + col);
  *   then y + bias.
+ *
+ * The N-D kernel: 3-D shapes against the same model with a third dim, and
+ * with two dims the 2-D kernel's bytes.
  *
  * Also: the shapes the kernel leaves to the reference (GEMM M = 1 or N = 1
  * with more than one input channel per group; a CPU whose MLAS has no FMA)
@@ -174,14 +178,125 @@ static void test_random(void) {
   }
 }
 
+/* 3-D: the model with a third spatial dim (taps in row-major order), as
+ * one flat loop over outputs; also the N-D kernel with two dims equals the
+ * 2-D kernel's bytes. */
+static float model3(const tidsp_conv_transpose_nd_params *q, const float *x, const float *w, const float *bias,
+                    int32_t co, const int32_t *o) {
+  const int32_t cpg_in = q->c_in / q->groups, cpg_out = q->c_out / q->groups, g = co / cpg_out;
+  const int32_t nn = q->in[0] * q->in[1] * q->in[2], taps = q->k[0] * q->k[1] * q->k[2];
+  const int32_t stride = model_stride(cpg_in, nn);
+  float y = 0.0f;
+  int32_t t, d, k0, k;
+  for (t = 0; t < taps; t++) {
+    const int32_t tk[3] = {t / (q->k[1] * q->k[2]), t / q->k[2] % q->k[1], t % q->k[2]};
+    int32_t i = 0, ok = 1;
+    float col = 0.0f;
+    for (d = 0; d < 3 && ok; d++) {
+      const int32_t v = o[d] + q->pad_begin[d] - tk[d] * q->dil[d];
+      ok = v >= 0 && v % q->stride[d] == 0 && v / q->stride[d] < q->in[d];
+      i = i * q->in[d] + (ok ? v / q->stride[d] : 0);
+    }
+    if (!ok)
+      continue;
+    for (k0 = 0; k0 < cpg_in; k0 += stride) {
+      float part = 0.0f;
+      for (k = k0; k < cpg_in && k < k0 + stride; k++) {
+        const int32_t ci = g * cpg_in + k;
+        part = fmaf(w[((size_t)ci * (size_t)cpg_out + (size_t)(co % cpg_out)) * (size_t)taps + (size_t)t],
+                    x[(size_t)ci * (size_t)nn + (size_t)i], part);
+      }
+      col = k0 == 0 ? part : part + col;
+    }
+    y = y + col;
+  }
+  return bias ? y + bias[co] : y;
+}
+
+static void test_nd(void) {
+  int it;
+  for (it = 0; it < 24; it++) {
+    tidsp_conv_transpose_nd_params q;
+    size_t nx, nw, ny, i;
+    int32_t d, co, o[3], bad = 0;
+    float *x, *w, *b, *y;
+    memset(&q, 0, sizeof q);
+    q.n = 1, q.groups = rnd_range(1, 2), q.dims = 3;
+    q.c_in = q.groups * (it % 6 == 0 ? rnd_range(130, 300) : rnd_range(1, 8));
+    q.c_out = q.groups * rnd_range(1, 3);
+    for (d = 0; d < 3; d++) {
+      q.in[d] = rnd_range(1, 5), q.k[d] = rnd_range(1, 3), q.stride[d] = rnd_range(1, 2), q.dil[d] = rnd_range(1, 2);
+      q.pad_begin[d] = rnd_range(0, (q.k[d] - 1) * q.dil[d]);
+      q.out[d] = (q.in[d] - 1) * q.stride[d] + (q.k[d] - 1) * q.dil[d] + 1 - 2 * q.pad_begin[d] + rnd_range(0, 1);
+      if (q.out[d] < 1)
+        q.out[d] = 1;
+    }
+    if ((q.c_out / q.groups * q.k[0] * q.k[1] * q.k[2] == 1 || q.in[0] * q.in[1] * q.in[2] == 1) &&
+        q.c_in / q.groups > 1)
+      continue; /* the reference's order: covered in 2-D */
+    nx = (size_t)q.c_in * (size_t)(q.in[0] * q.in[1] * q.in[2]);
+    nw = (size_t)q.c_in * (size_t)(q.c_out / q.groups) * (size_t)(q.k[0] * q.k[1] * q.k[2]);
+    ny = (size_t)q.c_out * (size_t)(q.out[0] * q.out[1] * q.out[2]);
+    x = malloc(nx * sizeof(float)), w = malloc(nw * sizeof(float)), b = malloc((size_t)q.c_out * sizeof(float));
+    y = guarded(ny * sizeof(float));
+    for (i = 0; i < nx; i++) x[i] = rnd_unit() * 2.0f - 1.0f;
+    for (i = 0; i < nw; i++) w[i] = (rnd_unit() * 2.0f - 1.0f) / 8.0f;
+    for (i = 0; i < (size_t)q.c_out; i++) b[i] = rnd_unit() - 0.5f;
+    CHECK(tidsp_conv_transpose_nd_f32__host_mlas(&q, x, w, it % 2 ? b : NULL, y) == TIDSP_OK);
+    CHECK(guards_ok(y, ny * sizeof(float)));
+    for (co = 0; co < q.c_out && !bad; co++)
+      for (o[0] = 0; o[0] < q.out[0] && !bad; o[0]++)
+        for (o[1] = 0; o[1] < q.out[1] && !bad; o[1]++)
+          for (o[2] = 0; o[2] < q.out[2] && !bad; o[2]++) {
+            const float want = model3(&q, x, w, it % 2 ? b : NULL, co, o);
+            const float got = y[(((size_t)co * (size_t)q.out[0] + (size_t)o[0]) * (size_t)q.out[1] + (size_t)o[1]) *
+                                    (size_t)q.out[2] + (size_t)o[2]];
+            if (memcmp(&got, &want, sizeof got) != 0) {
+              CHECK_MSG(0, "3-D iter %d at (%d,%d,%d,%d): %.9g, model %.9g", it, co, o[0], o[1], o[2], (double)got,
+                        (double)want);
+              bad = 1;
+            }
+          }
+    if (!bad)
+      CHECK(1);
+    free(x), free(w), free(b);
+    guarded_free(y);
+  }
+  {
+    /* two dims: the 2-D kernel's bytes */
+    tidsp_conv2d_params p = geometry(2, 10, 6, 7, 6, 3, 2, 1, 1, 2, 1);
+    tidsp_conv_transpose_nd_params q;
+    const size_t nx = 2 * 10 * 7 * 6, nw = 10 * 3 * 9, ny = (size_t)2 * 6 * p.h_out * p.w_out;
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)), b[6];
+    float *y2 = malloc(ny * sizeof(float)), *yn = malloc(ny * sizeof(float));
+    size_t i;
+    for (i = 0; i < nx; i++) x[i] = rnd_unit() - 0.5f;
+    for (i = 0; i < nw; i++) w[i] = rnd_unit() - 0.5f;
+    for (i = 0; i < 6; i++) b[i] = rnd_unit();
+    memset(&q, 0, sizeof q);
+    q.n = 2, q.c_in = 10, q.c_out = 6, q.groups = 2, q.dims = 2;
+    q.in[0] = 7, q.in[1] = 6, q.out[0] = p.h_out, q.out[1] = p.w_out, q.k[0] = q.k[1] = 3;
+    q.stride[0] = q.stride[1] = 2, q.dil[0] = q.dil[1] = 1, q.pad_begin[0] = q.pad_begin[1] = 1;
+    CHECK(tidsp_conv_transpose2d_f32__host_mlas(&p, x, w, b, y2) == TIDSP_OK);
+    CHECK(tidsp_conv_transpose_nd_f32__host_mlas(&q, x, w, b, yn) == TIDSP_OK);
+    CHECK(!memcmp(y2, yn, ny * sizeof(float)));
+    q.dims = 0;
+    CHECK(tidsp_conv_transpose_nd_f32__host_mlas(&q, x, w, b, yn) == TIDSP_ERR_SHAPE);
+    CHECK(tidsp_conv_transpose_nd_f32__host_mlas(&q, NULL, w, b, yn) == TIDSP_ERR_NULL);
+    free(x), free(w), free(y2), free(yn);
+  }
+}
+
 static void test_dispatch_and_errors(void) {
   const tidsp_kernel_variant *v = tidsp_kernel_variant_active();
   tidsp_conv2d_params p = geometry(1, 2, 2, 3, 3, 2, 2, 0, 1, 1, 0);
   float v1 = 1.0f, y[64];
   if (strcmp(v->name, "ref") == 0)
-    CHECK(v->conv_transpose2d_f32 == tidsp_conv_transpose2d_f32__ref);
+    CHECK(v->conv_transpose2d_f32 == tidsp_conv_transpose2d_f32__ref &&
+          v->conv_transpose_nd_f32 == tidsp_conv_transpose_nd_f32__ref);
   else
-    CHECK(v->conv_transpose2d_f32 == tidsp_conv_transpose2d_f32__host_mlas);
+    CHECK(v->conv_transpose2d_f32 == tidsp_conv_transpose2d_f32__host_mlas &&
+          v->conv_transpose_nd_f32 == tidsp_conv_transpose_nd_f32__host_mlas);
   CHECK(tidsp_conv_transpose2d_f32__host_mlas(NULL, &v1, &v1, NULL, y) == TIDSP_ERR_NULL);
   CHECK(tidsp_conv_transpose2d_f32__host_mlas(&p, &v1, NULL, NULL, y) == TIDSP_ERR_NULL);
   p.groups = 3;
@@ -194,6 +309,7 @@ int main(void) {
   printf("MLAS channel block on this CPU: %d\n", (int)tidsp_mlas_f32_block());
   test_named();
   test_random();
+  test_nd();
   test_dispatch_and_errors();
   UNIT_MAIN_END();
 }
