@@ -266,23 +266,27 @@ static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *wh
   cs_sbuf_puts(b, "\n */\n");
 }
 
-/* Used values of one storage kind, sorted by offset (the blob's or the
- * arena's layout, top to bottom). */
-static const cs_cg *sort_cg;
+/* Used values of one storage kind, sorted by offset, then id (the blob's
+ * or the arena's layout, top to bottom). by: scratch of used->n rows (the
+ * offsets travel with the ids, so the comparison needs no context). */
+typedef struct by_offset {
+  size_t offset;
+  int id;
+} by_offset;
 static int cmp_offset(const void *a, const void *b) {
-  size_t oa = sort_cg->s.loc[*(const int *)a].offset, ob = sort_cg->s.loc[*(const int *)b].offset;
-  if (oa != ob) return oa < ob ? -1 : 1;
-  return *(const int *)a - *(const int *)b;
+  const by_offset *x = a, *y = b;
+  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+  return x->id - y->id;
 }
 
-static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, int *ids) {
+static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, by_offset *by, int *ids) {
   int n = 0;
   for (int k = 0; k < used->n; k++) {
     int v = used->ids[k];
-    if (cg->macro[v] && cg->s.loc[v].kind == kind) ids[n++] = v;
+    if (cg->macro[v] && cg->s.loc[v].kind == kind) by[n++] = (by_offset){cg->s.loc[v].offset, v};
   }
-  sort_cg = cg;
-  qsort(ids, (size_t)n, sizeof *ids, cmp_offset);
+  qsort(by, (size_t)n, sizeof *by, cmp_offset);
+  for (int i = 0; i < n; i++) ids[i] = by[i].id;
   return n;
 }
 
@@ -297,11 +301,14 @@ static void define_offset(cs_sbuf *b, const char *macro, size_t offset) {
 static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   const cs_graph *g = cg->g;
   int *ids = malloc(((size_t)used->n + 1) * sizeof *ids);
-  if (!ids) {
+  by_offset *by = malloc(((size_t)used->n + 1) * sizeof *by);
+  if (!ids || !by) {
+    free(ids);
+    free(by);
     b->oom = 1;
     return;
   }
-  int n = used_of_kind(cg, used, CS_LOC_CONST, ids);
+  int n = used_of_kind(cg, used, CS_LOC_CONST, by, ids);
   if (n) cs_sbuf_puts(b, "\n/* Weights: byte offsets into the weights blob (docs/weights-format.md). */\n");
   for (int i = 0; i < n; i++) {
     int v = ids[i];
@@ -311,7 +318,7 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
     cs_c_comment_text(b, cs_graph_value(g, v)->name);
     cs_sbuf_puts(b, " */\n");
   }
-  n = used_of_kind(cg, used, CS_LOC_ARENA, ids);
+  n = used_of_kind(cg, used, CS_LOC_ARENA, by, ids);
   if (n)
     cs_sbuf_puts(b, "\n/* Arena: byte offsets (DDR pool); tensors whose lifetimes do not overlap\n"
                     " * share bytes. Live range in layers. */\n");
@@ -329,6 +336,7 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
     cs_sbuf_puts(b, " */\n");
   }
   free(ids);
+  free(by);
 }
 
 /* "layers 3-7", "layer 3", "no layers" */
