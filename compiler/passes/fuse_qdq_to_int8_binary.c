@@ -14,6 +14,8 @@
  * Q31 uses the same constants; its kernels evaluate the formula with
  * integers only.
  */
+#include <string.h>
+
 #include "match/broadcast.h"
 #include "match/fused_common.h"
 #include "pass_list.h"
@@ -45,21 +47,19 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   int32_t domain = cs_qdq_tail_domain_offset(g, &tail);
   /* Q31 computes the same float formula with integers (kernels.h). */
   tidsp_requant_kind kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
-  if (n->op == CS_OP_ADD) {
-    tidsp_add_i8_params p;
-    cs_add_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &p);
-    p.bc = bc;
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
-    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
-    else cs_graph_node(g, k)->k.add = p;
+  cs_kparams kp;
+  memset(&kp, 0, sizeof kp);
+  cs_op op = n->op == CS_OP_ADD ? CS_OP_K_ADD_I8 : CS_OP_K_MUL_I8;
+  if (op == CS_OP_K_ADD_I8) {
+    cs_add_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &kp.add);
+    kp.add.bc = bc;
   } else {
-    tidsp_mul_i8_params p;
-    cs_mul_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &p);
-    p.bc = bc;
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
-    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
-    else cs_graph_node(g, k)->k.mul = p;
+    cs_mul_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &kp.mul);
+    kp.mul.bc = bc;
   }
+  int k = cs_replace_chain(g, chain, 1, &tail, op, 2, inputs);
+  if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+  else cs_graph_node(g, k)->k = kp;
 done:
   cs_qparams_free(&aq);
   cs_qparams_free(&bq);
