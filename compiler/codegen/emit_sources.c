@@ -269,24 +269,15 @@ static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *wh
 /* Used values of one storage kind, sorted by offset, then id (the blob's
  * or the arena's layout, top to bottom). by: scratch of used->n rows (the
  * offsets travel with the ids, so the comparison needs no context). */
-typedef struct by_offset {
-  size_t offset;
-  int id;
-} by_offset;
-static int cmp_offset(const void *a, const void *b) {
-  const by_offset *x = a, *y = b;
-  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
-  return x->id - y->id;
-}
 
-static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, by_offset *by, int *ids) {
+static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, cs_offset_order *by, int *ids) {
   int n = 0;
   for (int k = 0; k < used->n; k++) {
     int v = used->ids[k];
-    if (cg->macro[v] && cg->s.loc[v].kind == kind) by[n++] = (by_offset){cg->s.loc[v].offset, v};
+    if (cg->macro[v] && cg->s.loc[v].kind == kind) by[n++] = (cs_offset_order){cg->s.loc[v].offset, v};
   }
-  qsort(by, (size_t)n, sizeof *by, cmp_offset);
-  for (int i = 0; i < n; i++) ids[i] = by[i].id;
+  qsort(by, (size_t)n, sizeof *by, cs_offset_order_cmp);
+  for (int i = 0; i < n; i++) ids[i] = by[i].idx;
   return n;
 }
 
@@ -301,7 +292,7 @@ static void define_offset(cs_sbuf *b, const char *macro, size_t offset) {
 static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   const cs_graph *g = cg->g;
   int *ids = malloc(((size_t)used->n + 1) * sizeof *ids);
-  by_offset *by = malloc(((size_t)used->n + 1) * sizeof *by);
+  cs_offset_order *by = malloc(((size_t)used->n + 1) * sizeof *by);
   if (!ids || !by) {
     free(ids);
     free(by);
