@@ -24,10 +24,9 @@
  * exactly): "ort_nbits" = [int8 weight value, scale value, zero point value
  * or -1, 1 if w is [N][K]]. It runs first, on the graph as ORT sees it
  * (EliminateQDQTransparent later moves a DQ below a Reshape, which would
- * hide the Reshape that decides the form). FuseMatMulNBitsBias, just
- * before LegalizeOps, absorbs the bias Add into a marked MatMul
- * ("ort_nbits_bias" = the bias value); LegalizeOps passes the bias to the
- * kernel node, and FoldConstant computes the node with cs_fold_matmul_nbits.
+ * hide the Reshape that decides the form). FuseMatMulNBitsBias
+ * (fuse_matmul_nbits_bias.c) then absorbs the bias Add, and FoldConstant
+ * computes the node with cs_fold_matmul_nbits.
  */
 #include "eval/matmul_nbits.h"
 #include "match/pattern.h"
@@ -89,20 +88,6 @@ static int match_weight(cs_graph *g, int b, int64_t K, int64_t N, nbits_weight *
   return count == N && axis == n_axis;
 }
 
-/* The Add after `mm` that MatMulAddFusion moves into it: its only
- * consumer, adding a constant float [N]. Returns the bias value or -1. */
-static int fusable_bias(cs_graph *g, int mm, int64_t N) {
-  int y = cs_graph_node(g, mm)->outputs[0];
-  int add = cs_match_single_consumer(g, y);
-  if (add < 0) return -1;
-  const cs_node *a = cs_graph_node(g, add);
-  if (a->op != CS_OP_ADD || a->n_inputs != 2 || !cs_match_same_shape(g, y, a->outputs[0])) return -1;
-  int bias = a->inputs[0] == y ? a->inputs[1] : a->inputs[0];
-  const cs_value *bv = cs_graph_value(g, bias);
-  if (!bv->data || bv->dtype != CS_DTYPE_F32 || bv->rank != 1 || bv->shape[0] != N) return -1;
-  return bias;
-}
-
 static int read_by_quantize(cs_graph *g, int v) {
   int readers[16];
   int count = cs_graph_consumers(g, v, readers, 16);
@@ -126,30 +111,13 @@ static cs_status mark(cs_graph *g, int id) {
    * Gemm of an A of rank > 2 reads it through the Reshape to 2-D that
    * MatMulAddFusion puts in front. */
   if (cs_match_producer(g, n->inputs[0], CS_OP_DEQUANTIZE_LINEAR) >= 0 &&
-      !(fusable_bias(g, id, N) >= 0 && a->rank > 2))
+      !(cs_match_matmul_bias_add(g, id, N) >= 0 && a->rank > 2))
     return CS_OK;
   int64_t attr[4] = {w.w, w.scale, w.zp, w.nk};
   return cs_node_set_attr_ints(cs_graph_node(g, id), "ort_nbits", 4, attr);
 }
 
-/* The bias Add of a marked MatMul moves into it (MatMulAddFusion). */
-static cs_status fuse_bias(cs_graph *g, int id) {
-  cs_node *n = cs_graph_node(g, id);
-  int marked = 0;
-  if (!cs_node_attr_ints(n, "ort_nbits", &marked) || cs_node_attr_int(n, "ort_nbits_bias", -1) >= 0) return CS_OK;
-  const cs_value *b = cs_graph_value(g, n->inputs[1]);
-  int bias = b->rank == 2 ? fusable_bias(g, id, b->shape[1]) : -1;
-  if (bias < 0) return CS_OK;
-  cs_absorb_consumer(g, id, cs_match_single_consumer(g, n->outputs[0]));
-  return cs_node_set_attr_int(cs_graph_node(g, id), "ort_nbits_bias", bias);
-}
-
 cs_status pass_mark_matmul_nbits(cs_graph *g, const cs_target *t) {
   (void)t;
   return cs_match_each(g, CS_OP_MATMUL, mark);
-}
-
-cs_status pass_fuse_matmul_nbits_bias(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return cs_match_each(g, CS_OP_MATMUL, fuse_bias);
 }

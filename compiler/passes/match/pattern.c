@@ -53,6 +53,18 @@ int cs_match_same_shape(cs_graph *g, int a, int b) {
   return 1;
 }
 
+int cs_match_matmul_bias_add(cs_graph *g, int mm, int64_t N) {
+  int y = cs_graph_node(g, mm)->outputs[0];
+  int add = cs_match_single_consumer(g, y);
+  if (add < 0) return -1;
+  const cs_node *a = cs_graph_node(g, add);
+  if (a->op != CS_OP_ADD || a->n_inputs != 2 || !cs_match_same_shape(g, y, a->outputs[0])) return -1;
+  int bias = a->inputs[0] == y ? a->inputs[1] : a->inputs[0];
+  const cs_value *bv = cs_graph_value(g, bias);
+  if (!bv->data || bv->dtype != CS_DTYPE_F32 || bv->rank != 1 || bv->shape[0] != N) return -1;
+  return bias;
+}
+
 int cs_match_f32_4d(cs_graph *g, int v) {
   const cs_value *x = cs_graph_value(g, v);
   return x->dtype == CS_DTYPE_F32 && x->rank == 4;

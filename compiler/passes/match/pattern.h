@@ -21,6 +21,10 @@ int cs_match_single_consumer(cs_graph *g, int v);
 int cs_match_is_const(cs_graph *g, int v);
 /* Values a and b have the same rank and dimensions. */
 int cs_match_same_shape(cs_graph *g, int a, int b);
+/* The Add after MatMul node `mm` that ORT's MatMulAddFusion moves into it:
+ * mm's only consumer, adding a constant float [N] of the same result shape.
+ * Returns the bias value, else -1. */
+int cs_match_matmul_bias_add(cs_graph *g, int mm, int64_t N);
 /* Value v is a float32 tensor of rank 4 (an NCHW activation). */
 int cs_match_f32_4d(cs_graph *g, int v);
 /* v is produced by a DequantizeLinear with constant parameters whose input
