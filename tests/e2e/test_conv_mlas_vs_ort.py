@@ -162,6 +162,11 @@ SUM_GRAPHS = {
     "addend_graph_input": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_graph_input_1x1": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_neg": [("Neg", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
+    # a squeeze-excitation-like conv on a pooled 1x1 tensor: with 22
+    # channels ORT runs it as MLAS's NCHW conv (N = 1 kernel), the Add as
+    # its Z (the SGEMM's beta = 1); with 10/18 a depthwise NCHW conv (M = 1
+    # kernel) takes the Add the same way
+    "pooled_residual": [("GlobalAveragePool", ["t1"], "g"), ("Conv", "c2", ["g"], "t2", 1, 1), ("Add", ["t2", "g"], "y")],
     # the conv's output also read elsewhere: not fused
     "conv_used_twice": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"), ("Mul", ["s", "t2"], "y")],
 }
@@ -194,7 +199,8 @@ def _sum_model(nodes, c, h, w, rng, k1=3):
 
 @pytest.mark.parametrize("name,c", [(name, c) for name in SUM_GRAPHS if not name.endswith("_1x1") for c in (16, 48)] +
                          [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22),
-                          ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24)])
+                          ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24),
+                          ("pooled_residual", 22), ("pooled_residual", 30), ("depthwise", 10), ("depthwise", 18)])
 def test_conv_add(tmp_path, name, c):
     rng = np.random.default_rng(c + len(name))
     model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng, k1=1 if name.endswith("_1x1") else 3)
