@@ -189,6 +189,10 @@ int cs_cg_step_staged(const cs_cg *cg, int step);
 int cs_cg_part_staged(const cs_cg *cg, int f);
 /* The kernel's pointer to the L2 copy of input i (0 data, 1 weights). */
 void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *buf, size_t size);
+/* The pointer a step writes its output through when the plan places that
+ * output in L2 for the next step (schedule/dma_tiling_resident.c), in buf;
+ * NULL when the output goes to its storage. */
+const char *cs_cg_l2_output(const cs_cg *cg, int step, cs_dtype dtype, char *buf, size_t size);
 /* Inside a call's block: the DMA copies and the wait before the call. */
 void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used);
 /* The manifest's per-layer "dma" object of a step with an L2 plan. */

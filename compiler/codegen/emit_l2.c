@@ -23,7 +23,7 @@ int cs_cg_step_staged(const cs_cg *cg, int step) {
 int cs_cg_part_staged(const cs_cg *cg, int f) {
   if (!cg->s.l2) return 0;
   for (int k = cg->file_first_step[f]; k < cg->file_first_step[f + 1]; k++)
-    if (cs_cg_step_staged(cg, k) || cg->s.l2[k].prefetch_next) return 1;
+    if (cs_cg_step_staged(cg, k) || cg->s.l2[k].prefetch_next || cg->s.l2[k].out_l2) return 1;
   return 0;
 }
 
@@ -52,7 +52,7 @@ static void wait_prefetch(const cs_cg *cg, cs_sbuf *b, int step) {
 
 
 static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
-  char what[256];
+  char what[384];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
   cs_sbuf_printf(b, "    /* %s: %s */\n",
                  cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ||
@@ -72,6 +72,12 @@ void cs_cg_l2_pointer(const cs_cg *cg, int step, int i, cs_dtype dtype, char *bu
   const cs_l2_stage *l2 = &cg->s.l2[step];
   snprintf(buf, size, "(const %s *)(L2 + %zu)", cs_dtype_c_type(dtype),
            i == 0 ? l2->input_off : l2->weight_off);
+}
+
+const char *cs_cg_l2_output(const cs_cg *cg, int step, cs_dtype dtype, char *buf, size_t size) {
+  if (!cg->s.l2 || !cg->s.l2[step].out_l2) return NULL;
+  snprintf(buf, size, "(%s *)(L2 + %zu)", cs_dtype_c_type(dtype), cg->s.l2[step].out_l2_off);
+  return buf;
 }
 
 void cs_cg_emit_l2_copies(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used) {
@@ -195,6 +201,41 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
 }
 
+/* A tiled k_conv2d_i8's step: its plan, node, conv params, kernel and
+ * weights (value id). */
+typedef struct tiled_conv {
+  const cs_l2_stage *l2;
+  const cs_node *n;
+  const tidsp_conv2d_params *p;
+  const cs_kernel_info *ki;
+  int wv;
+} tiled_conv;
+
+/* The opening of a tiled k_conv2d_i8's block (OC or H), when the node
+ * is what that tiling needs (batch 1; OC: ungrouped, weights in the blob;
+ * H: tile rows, and weights in the blob when it caches them): the params,
+ * the plan's comment, the profile's start. */
+static cs_status open_tiled_conv(const cs_cg *cg, cs_sbuf *b, int step, cs_l2_kind kind, int row, int *needs_math,
+                                 tiled_conv *tc) {
+  tc->l2 = &cg->s.l2[step];
+  tc->n = &cg->g->nodes[cg->s.order[step]];
+  tc->p = &tc->n->k.conv;
+  tc->ki = cs_kernel_info_of(tc->n->op);
+  tc->wv = tc->n->n_inputs >= 4 ? tc->n->inputs[1] : -1;
+  int fits = tc->wv >= 0 && tc->p->n == 1 &&
+             (kind == CS_L2_OC_TILED ? cg->s.loc[tc->wv].kind == CS_LOC_CONST && tc->p->groups == 1
+                                     : tc->l2->tile_rows >= 1 &&
+                                           (!tc->l2->weight_bytes || cg->s.loc[tc->wv].kind == CS_LOC_CONST));
+  if (tc->n->op != CS_OP_K_CONV2D_I8 || !tc->ki || !tc->ki->params || !fits)
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be %s-tiled",
+                    tc->n->name ? tc->n->name : "?", cs_op_name(tc->n->op), kind == CS_L2_OC_TILED ? "OC" : "H");
+  cs_status st = cs_cg_open_call_block(cg, b, tc->n, tc->ki, needs_math);
+  if (st != CS_OK) return st;
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  return CS_OK;
+}
+
 /* A whole OC-tiled k_conv2d_i8 (ScheduleC7xDMATiling): the prologue group
  * copies the input and tile 0's weights; in the loop, tile i+1's weights
  * (their own group) are in flight into the other buffer while tile i
@@ -204,50 +245,45 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
  * multipliers (per channel) and the output from channel oc on. */
 cs_status cs_cg_emit_oc_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
                                     int *needs_math) {
-  const cs_l2_stage *l2 = &cg->s.l2[step];
-  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
-  const tidsp_conv2d_params *p = &n->k.conv;
-  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
-  int wv = n->inputs[1];
-  if (n->op != CS_OP_K_CONV2D_I8 || !ki || !ki->params || n->n_inputs < 4 || cg->s.loc[wv].kind != CS_LOC_CONST ||
-      p->n != 1 || p->groups != 1)
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be OC-tiled", n->name ? n->name : "?",
-                    cs_op_name(n->op));
-  cs_sbuf src = {0};
-  cs_status st = cs_cg_open_call_block(cg, b, n, ki, needs_math);
+  tiled_conv tc;
+  cs_status st = open_tiled_conv(cg, b, step, CS_L2_OC_TILED, row, needs_math, &tc);
   if (st != CS_OK) return st;
-  size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
-  int C = p->c_out, CH = l2->chunk_cout;
-  comment(cg, b, step);
-  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
-  cs_sbuf_printf(b, "    %s pt = p;\n", ki->params->type);
-  cs_cg_pointer(cg, &src, n->inputs[0], CS_DTYPE_UNDEF, 0, used);
-  copy(b, l2->input_off, src.s, l2->input_bytes, "return st");
-  cs_cg_use(used, wv);
-  if (!l2->prefetch)
+  cs_sbuf src = {0};
+  size_t per_channel = tc.l2->weight_bytes / (size_t)tc.l2->chunk_cout;
+  int C = tc.p->c_out, CH = tc.l2->chunk_cout;
+  cs_sbuf_printf(b, "    %s pt = p;\n", tc.ki->params->type);
+  if (tc.l2->in_l2) {
+    cs_sbuf_printf(b, "    /* the input is in L2 at %zu: the previous layer wrote it there */\n", tc.l2->input_off);
+  } else {
+    cs_cg_pointer(cg, &src, tc.n->inputs[0], CS_DTYPE_UNDEF, 0, used);
+    copy(b, tc.l2->input_off, src.s, tc.l2->input_bytes, "return st");
+  }
+  cs_cg_use(used, tc.wv);
+  if (!tc.l2->prefetch)
     cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
-                   l2->weight_off, cg->macro[wv], (size_t)CH * per_channel);
-  cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
+                   tc.l2->weight_off, cg->macro[tc.wv], (size_t)CH * per_channel);
+  if (!tc.l2->in_l2 || !tc.l2->prefetch) /* the prologue's group, when it copies anything */
+    cs_sbuf_puts(b, "    st = tidsp_dma_commit(0);\n    if (st != TIDSP_OK) return st;\n");
   wait_prefetch(cg, b, step);
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
-  emit_double_buffered_head(cg, b, l2, wv, C, CH, per_channel);
+  emit_double_buffered_head(cg, b, tc.l2, tc.wv, C, CH, per_channel);
   cs_sbuf_puts(b, "      pt.c_out = n_oc;\n");
-  cs_cg_emit_trace_begin(cg, b, n, "      ");
+  cs_cg_emit_trace_begin(cg, b, tc.n, "      ");
   char in0[64];
   cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
   cs_sbuf_printf(b, "      st = %s(&pt,\n          %s,\n          (const int8_t *)(L2 + (buf ? %zuu : %zuu))",
-                 cs_kernel_fn(ki, cg->t), in0, l2->weight_off2, l2->weight_off);
+                 cs_kernel_fn(tc.ki, cg->t), in0, tc.l2->weight_off2, tc.l2->weight_off);
   cs_sbuf_puts(b, ",\n          ");
-  cs_cg_pointer(cg, b, n->inputs[2], CS_DTYPE_I32, 0, used);
-  if (n->inputs[2] >= 0) cs_sbuf_puts(b, " + oc");
+  cs_cg_pointer(cg, b, tc.n->inputs[2], CS_DTYPE_I32, 0, used);
+  if (tc.n->inputs[2] >= 0) cs_sbuf_puts(b, " + oc");
   cs_sbuf_puts(b, ",\n          ");
   /* per channel: float multipliers, one per channel (dma_tiling.c declines the others) */
-  cs_cg_pointer(cg, b, n->inputs[3], p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
-  if (p->rq.per_channel) cs_sbuf_puts(b, " + oc");
+  cs_cg_pointer(cg, b, tc.n->inputs[3], tc.p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
+  if (tc.p->rq.per_channel) cs_sbuf_puts(b, " + oc");
   cs_sbuf_puts(b, ",\n          ");
-  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  cs_cg_pointer(cg, b, tc.n->outputs[0], CS_DTYPE_I8, 1, used);
   cs_sbuf_printf(b, " + (size_t)oc * %lldu);\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n    }\n",
-                 (long long)p->h_out * p->w_out);
+                 (long long)tc.p->h_out * tc.p->w_out);
   if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
   cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
   cs_sbuf_taint(b, &src);
@@ -304,6 +340,27 @@ static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
   manifest_prefetch(cg, j, step);
 }
 
+/* An activation in L2 (schedule/dma_tiling_resident.c): the producer
+ * names where it writes its output and for which layer, the consumer from
+ * which layer its input comes (copied by no DMA). */
+static void manifest_resident(const cs_cg *cg, cs_json *j, int step) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  int other = step;
+  if (l2->out_l2) {
+    do other++;
+    while (other < cg->s.n_steps && !cg->s.l2[other].in_l2);
+    cs_json_int(j, "l2_output_offset", (int64_t)l2->out_l2_off);
+    if (other < cg->s.n_steps)
+      cs_json_string(j, "l2_output_for", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[other]]).name);
+  }
+  if (l2->in_l2) {
+    do other--;
+    while (other >= 0 && !cg->s.l2[other].out_l2);
+    if (other >= 0)
+      cs_json_string(j, "l2_input_from", cs_cg_layer_source(cg, &cg->g->nodes[cg->s.order[other]]).name);
+  }
+}
+
 /* The manifest's per-layer "dma": the plan as numbers (docs/manifest.md). */
 void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
@@ -332,6 +389,7 @@ void cs_cg_manifest_dma(const cs_cg *cg, cs_json *j, int step) {
     cs_json_int(j, "pipeline_depth", l2->weight_off2 ? 2 : 1);
     manifest_prefetch(cg, j, step);
   }
+  manifest_resident(cg, j, step);
   cs_json_end_object(j);
 }
 
@@ -360,47 +418,39 @@ static void emit_row_copies(cs_sbuf *b, const char *indent, int queue, int chann
  * its strip: h_in, pad_top and h_out from the tile table (cs_h_tile_of). */
 cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
                                    int *needs_math) {
-  const cs_l2_stage *l2 = &cg->s.l2[step];
-  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
-  const tidsp_conv2d_params *p = &n->k.conv;
-  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
-  int wv = n->inputs[1];
-  if (n->op != CS_OP_K_CONV2D_I8 || !ki || !ki->params || n->n_inputs < 4 || p->n != 1 || l2->tile_rows < 1 ||
-      (l2->weight_bytes && cg->s.loc[wv].kind != CS_LOC_CONST))
-    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be H-tiled", n->name ? n->name : "?",
-                    cs_op_name(n->op));
-  cs_status st = cs_cg_open_call_block(cg, b, n, ki, needs_math);
+  tiled_conv tc;
+  cs_status st = open_tiled_conv(cg, b, step, CS_L2_H_TILED, row, needs_math, &tc);
   if (st != CS_OK) return st;
-  int T = l2->n_chunks;
-  comment(cg, b, step);
-  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  int T = tc.l2->n_chunks;
   /* the tile table: output row, output rows, input row, input rows, pad_top */
   cs_sbuf_printf(b, "    static const int32_t ht[%d][5] = {", T);
   for (int t = 0; t < T; t++) {
-    cs_h_tile h = cs_h_tile_of(p, l2->tile_rows, t);
+    cs_h_tile h = cs_h_tile_of(tc.p, tc.l2->tile_rows, t);
     cs_sbuf_printf(b, "%s{%d, %d, %d, %d, %d}", t ? (t % 6 ? ", " : ",\n        ") : "", h.r0, h.rows_out, h.in_row,
                    h.rows_in, h.pad_top);
   }
   cs_sbuf_puts(b, "};\n");
-  cs_sbuf_printf(b, "    %s pt = p;\n    const int8_t *const X = ", ki->params->type);
-  cs_cg_pointer(cg, b, n->inputs[0], CS_DTYPE_I8, 0, used);
+  cs_sbuf_printf(b, "    %s pt = p;\n    const int8_t *const X = ", tc.ki->params->type);
+  cs_cg_pointer(cg, b, tc.n->inputs[0], CS_DTYPE_I8, 0, used);
   cs_sbuf_puts(b, ";\n    int8_t *const Y = ");
-  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  char out_l2[64];
+  if (cs_cg_l2_output(cg, step, CS_DTYPE_I8, out_l2, sizeof out_l2)) cs_sbuf_puts(b, out_l2);
+  else cs_cg_pointer(cg, b, tc.n->outputs[0], CS_DTYPE_I8, 1, used);
   cs_sbuf_puts(b, ";\n");
-  if (l2->weight_bytes && !l2->prefetch) {
-    cs_cg_use(used, wv);
+  if (tc.l2->weight_bytes && !tc.l2->prefetch) {
+    cs_cg_use(used, tc.wv);
     cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
-                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
+                   tc.l2->weight_off, cg->macro[tc.wv], tc.l2->weight_bytes);
   }
   char in_stride[64], x_stride[64], src[96], dst[96], bytes[64];
-  long long wi = p->w_in, wo = p->w_out;
-  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)p->h_in * wi);
+  long long wi = tc.p->w_in, wo = tc.p->w_out;
+  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)tc.p->h_in * wi);
   /* prologue: tile 0's strip */
-  snprintf(dst, sizeof dst, "L2 + %zu", l2->input_off);
-  snprintf(in_stride, sizeof in_stride, "%lldu", (long long)cs_h_tile_of(p, l2->tile_rows, 0).rows_in * wi);
+  snprintf(dst, sizeof dst, "L2 + %zu", tc.l2->input_off);
+  snprintf(in_stride, sizeof in_stride, "%lldu", (long long)cs_h_tile_of(tc.p, tc.l2->tile_rows, 0).rows_in * wi);
   snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
   snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
-  emit_row_copies(b, "    ", 0, p->c_in, dst, in_stride, src, x_stride, bytes, "return st");
+  emit_row_copies(b, "    ", 0, tc.p->c_in, dst, in_stride, src, x_stride, bytes, "return st");
   wait_prefetch(cg, b, step);
   cs_cg_emit_prefetch(cg, b, step, "    ", used);
   /* body */
@@ -408,11 +458,11 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
                     "      if (t + 1 < %d) {\n"
                     "        /* tile t+1's strip into the other buffer */\n",
                  T, T);
-  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", l2->input_off, l2->input_off2);
+  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", tc.l2->input_off, tc.l2->input_off2);
   snprintf(in_stride, sizeof in_stride, "(size_t)ht[t + 1][3] * %lldu", wi);
   snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
   snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
-  emit_row_copies(b, "        ", 0, p->c_in, dst, in_stride, src, x_stride, bytes, "break");
+  emit_row_copies(b, "        ", 0, tc.p->c_in, dst, in_stride, src, x_stride, bytes, "break");
   cs_sbuf_printf(b, "      }\n"
                     "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
                     "      if (st != TIDSP_OK) break;\n"
@@ -420,28 +470,28 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
                     "      if (st != TIDSP_OK) break;\n"
                     "      pt.h_in = ht[t][3];\n      pt.pad_top = ht[t][4];\n      pt.h_out = ht[t][1];\n",
                  T);
-  cs_cg_emit_trace_begin(cg, b, n, "      ");
+  cs_cg_emit_trace_begin(cg, b, tc.n, "      ");
   char w_ptr[64];
   cs_sbuf wsrc = {0};
-  if (l2->weight_bytes) snprintf(w_ptr, sizeof w_ptr, "(const int8_t *)(L2 + %zu)", l2->weight_off);
-  else cs_cg_pointer(cg, &wsrc, wv, CS_DTYPE_I8, 0, used);
+  if (tc.l2->weight_bytes) snprintf(w_ptr, sizeof w_ptr, "(const int8_t *)(L2 + %zu)", tc.l2->weight_off);
+  else cs_cg_pointer(cg, &wsrc, tc.wv, CS_DTYPE_I8, 0, used);
   cs_sbuf_printf(b, "      st = %s(&pt,\n          (const int8_t *)(L2 + (buf ? %zuu : %zuu)),\n          %s,\n          ",
-                 cs_kernel_fn(ki, cg->t), l2->input_off2, l2->input_off, l2->weight_bytes ? w_ptr : wsrc.s);
+                 cs_kernel_fn(tc.ki, cg->t), tc.l2->input_off2, tc.l2->input_off, tc.l2->weight_bytes ? w_ptr : wsrc.s);
   cs_sbuf_taint(b, &wsrc);
   cs_sbuf_free(&wsrc);
-  cs_cg_pointer(cg, b, n->inputs[2], CS_DTYPE_I32, 0, used);
+  cs_cg_pointer(cg, b, tc.n->inputs[2], CS_DTYPE_I32, 0, used);
   cs_sbuf_puts(b, ",\n          ");
-  cs_cg_pointer(cg, b, n->inputs[3], p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
+  cs_cg_pointer(cg, b, tc.n->inputs[3], tc.p->rq.per_channel ? CS_DTYPE_F32 : CS_DTYPE_UNDEF, 0, used);
   cs_sbuf_printf(b, ",\n          (int8_t *)(L2 + (buf ? %zuu : %zuu)));\n"
                     "      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                     "      /* tile t's rows out, while tile t+1 computes */\n",
-                 l2->out_off2, l2->out_off);
+                 tc.l2->out_off2, tc.l2->out_off);
   snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
-  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)p->h_out * wo);
-  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", l2->out_off2, l2->out_off);
+  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)tc.p->h_out * wo);
+  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", tc.l2->out_off2, tc.l2->out_off);
   snprintf(in_stride, sizeof in_stride, "(size_t)ht[t][1] * %lldu", wo);
   snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
-  emit_row_copies(b, "      ", 2, p->c_out, dst, x_stride, src, in_stride, bytes, "break");
+  emit_row_copies(b, "      ", 2, tc.p->c_out, dst, x_stride, src, in_stride, bytes, "break");
   cs_sbuf_puts(b, "    }\n"
                   "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
                   "      if (st == TIDSP_OK) st = drained;\n    }\n");

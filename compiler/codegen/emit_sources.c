@@ -222,17 +222,23 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
     /* A comment only: the offsets are defined where a call uses them (an
      * unused macro is a -Wunused-macros warning). */
     int x = n->inputs[0], y = n->outputs[0];
+    if (n->op == CS_OP_K_CONCAT) {
+      cs_sbuf_printf(b, "  /* elided: the inputs were written into their ranges of %s */\n", cg->macro[y]);
+      return CS_OK;
+    }
     cs_sbuf_printf(b, "  /* elided: %s is %s's memory viewed as ", cg->macro[y], cg->macro[x]);
     cs_c_shape_text(b, cs_graph_value(cg->g, y));
     cs_sbuf_puts(b, " */\n");
     return CS_OK;
   }
   int row = cg->t->profile_layers ? (*next_row)++ : -1;
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   if (!cs_cg_step_staged(cg, step)) {
     cs_cg_emit_prefetch(cg, b, step, "  ", used);
-    return emit_call(cg, b, n, NULL, NULL, used, needs_math, row, -1, cg->s.l2 && cg->s.l2[step].prefetch_next);
+    char out[64];
+    const char *out_expr = ki ? cs_cg_l2_output(cg, step, cs_kernel_ptr_dtype(ki->out), out, sizeof out) : NULL;
+    return emit_call(cg, b, n, NULL, out_expr, used, needs_math, row, -1, cg->s.l2 && cg->s.l2[step].prefetch_next);
   }
-  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_status st = ki ? check_args(cg, n, ki) : cs_error(CS_ERR_INTERNAL, "codegen: node '%s' is not a kernel op",
                                                        node_name(n));
   if (st != CS_OK) return st;
@@ -260,23 +266,18 @@ static void banner(const cs_cg *cg, cs_sbuf *b, const char *file, const char *wh
   cs_sbuf_puts(b, "\n */\n");
 }
 
-/* Used values of one storage kind, sorted by offset (the blob's or the
- * arena's layout, top to bottom). */
-static const cs_cg *sort_cg;
-static int cmp_offset(const void *a, const void *b) {
-  size_t oa = sort_cg->s.loc[*(const int *)a].offset, ob = sort_cg->s.loc[*(const int *)b].offset;
-  if (oa != ob) return oa < ob ? -1 : 1;
-  return *(const int *)a - *(const int *)b;
-}
+/* Used values of one storage kind, sorted by offset, then id (the blob's
+ * or the arena's layout, top to bottom). by: scratch of used->n rows (the
+ * offsets travel with the ids, so the comparison needs no context). */
 
-static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, int *ids) {
+static int used_of_kind(const cs_cg *cg, const cs_cg_used *used, cs_loc_kind kind, cs_offset_order *by, int *ids) {
   int n = 0;
   for (int k = 0; k < used->n; k++) {
     int v = used->ids[k];
-    if (cg->macro[v] && cg->s.loc[v].kind == kind) ids[n++] = v;
+    if (cg->macro[v] && cg->s.loc[v].kind == kind) by[n++] = (cs_offset_order){cg->s.loc[v].offset, v};
   }
-  sort_cg = cg;
-  qsort(ids, (size_t)n, sizeof *ids, cmp_offset);
+  qsort(by, (size_t)n, sizeof *by, cs_offset_order_cmp);
+  for (int i = 0; i < n; i++) ids[i] = by[i].idx;
   return n;
 }
 
@@ -291,11 +292,14 @@ static void define_offset(cs_sbuf *b, const char *macro, size_t offset) {
 static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
   const cs_graph *g = cg->g;
   int *ids = malloc(((size_t)used->n + 1) * sizeof *ids);
-  if (!ids) {
+  cs_offset_order *by = malloc(((size_t)used->n + 1) * sizeof *by);
+  if (!ids || !by) {
+    free(ids);
+    free(by);
     b->oom = 1;
     return;
   }
-  int n = used_of_kind(cg, used, CS_LOC_CONST, ids);
+  int n = used_of_kind(cg, used, CS_LOC_CONST, by, ids);
   if (n) cs_sbuf_puts(b, "\n/* Weights: byte offsets into the weights blob (docs/weights-format.md). */\n");
   for (int i = 0; i < n; i++) {
     int v = ids[i];
@@ -305,7 +309,7 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
     cs_c_comment_text(b, cs_graph_value(g, v)->name);
     cs_sbuf_puts(b, " */\n");
   }
-  n = used_of_kind(cg, used, CS_LOC_ARENA, ids);
+  n = used_of_kind(cg, used, CS_LOC_ARENA, by, ids);
   if (n)
     cs_sbuf_puts(b, "\n/* Arena: byte offsets (DDR pool); tensors whose lifetimes do not overlap\n"
                     " * share bytes. Live range in layers. */\n");
@@ -323,6 +327,7 @@ static void emit_macros(const cs_cg *cg, cs_sbuf *b, const cs_cg_used *used) {
     cs_sbuf_puts(b, " */\n");
   }
   free(ids);
+  free(by);
 }
 
 /* "layers 3-7", "layer 3", "no layers" */

@@ -34,7 +34,7 @@ static void stem(const char *name, char *out) {
 
 /* Linear probing over a small open-addressing set of taken names. */
 typedef struct name_set {
-  char **slot;
+  const char **slot;
   size_t cap;
 } name_set;
 
@@ -51,7 +51,7 @@ static int set_has(const name_set *set, const char *s) {
   }
 }
 
-static void set_add(name_set *set, char *s) {
+static void set_add(name_set *set, const char *s) {
   size_t i = hash_str(s) & (set->cap - 1);
   while (set->slot[i]) i = (i + 1) & (set->cap - 1);
   set->slot[i] = s;
@@ -71,9 +71,8 @@ cs_status cs_cg_assign_names(cs_cg *cg) {
     free(set.slot);
     return cs_error(CS_ERR_NOMEM, "codegen: out of memory naming tensors");
   }
-  static char reserved_w[] = "W", reserved_a[] = "A";
-  set_add(&set, reserved_w);
-  set_add(&set, reserved_a);
+  set_add(&set, "W");
+  set_add(&set, "A");
   /* A_RAW_INPUT<i> / A_RAW_OUTPUT<j> are the staging buffers; tensors named
    * like that get a suffix. */
   char **staging = calloc((size_t)g->n_inputs + (size_t)g->n_outputs + 1, sizeof *staging);

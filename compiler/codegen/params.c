@@ -83,13 +83,13 @@ static void field_ints(fields *f, const char *name, const int32_t *v, int n) {
 }
 
 /* Nested struct ".name = {…}": built in tmp, then added as one field; in
- * wrap mode it starts on its own line. */
-static char nested_indent[64];
-
-static fields nested_begin(fields *f, const char *name, cs_sbuf *tmp) {
+ * wrap mode it starts on its own line. indent: the caller's buffer for the
+ * nested list's indent (one per nesting level). */
+enum { INDENT_MAX = 64 };
+static fields nested_begin(fields *f, const char *name, cs_sbuf *tmp, char indent[INDENT_MAX]) {
   /* Continuation lines of a nested list go 4 columns deeper. */
-  snprintf(nested_indent, sizeof nested_indent, "%s    ", f->indent);
-  fields g = {tmp, nested_indent, 0, 0, f->wrap, f->needs_math};
+  snprintf(indent, INDENT_MAX, "%s    ", f->indent);
+  fields g = {tmp, indent, 0, 0, f->wrap, f->needs_math};
   cs_sbuf_printf(tmp, ".%s = {", name);
   /* Continuation lines of the nested list are measured from this line's
    * indent, as they will be once spliced in. */
@@ -167,7 +167,8 @@ static cs_status struct_fields(const cs_node *n, const cs_kstruct *st, const uns
       }
       case CS_KF_STRUCT: {
         cs_sbuf tmp = {0};
-        fields g = nested_begin(f, k->name, &tmp);
+        char indent[INDENT_MAX];
+        fields g = nested_begin(f, k->name, &tmp, indent);
         cs_status st2 = struct_fields(n, k->nested, a, q, &g, name, pre);
         nested_end(f, &tmp);
         if (st2 != CS_OK) return st2;

@@ -20,8 +20,9 @@ int cs_onnx_node_op(const Onnx__NodeProto *n) {
 }
 
 const char *cs_onnx_node_label(const Onnx__NodeProto *n, size_t i) {
-  static char bufs[4][64];
-  static int next;
+  /* per thread, as the error buffer (ir/error.c): labels go into messages */
+  static _Thread_local char bufs[4][64];
+  static _Thread_local int next;
   if (n && n->name && *n->name) return n->name;
   char *b = bufs[next++ & 3];
   snprintf(b, sizeof bufs[0], "#%zu", i);

@@ -130,8 +130,9 @@ const cs_value *cs_onnx_in(const cs_onnx_infer *c, const cs_node *n, int j) {
 }
 
 const char *cs_onnx_shape_str(int rank, const int64_t *shape) {
-  static char bufs[4][160];
-  static int next;
+  /* per thread, as the error buffer (ir/error.c): shapes go into messages */
+  static _Thread_local char bufs[4][160];
+  static _Thread_local int next;
   char *b = bufs[next++ & 3];
   size_t k = 0;
   b[k++] = '[';

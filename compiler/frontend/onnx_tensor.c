@@ -43,7 +43,7 @@ const char *cs_onnx_dtype_name(int32_t t) {
       "FLOAT8E8M0", "UINT2",       "INT2",          "FLOAT6E2M3",
       "FLOAT6E3M2"};
   if (t >= 0 && t < (int32_t)(sizeof names / sizeof names[0])) return names[t];
-  static char buf[32];
+  static _Thread_local char buf[32]; /* per thread, as ir/error.c's buffer */
   snprintf(buf, sizeof buf, "type %d", (int)t);
   return buf;
 }

@@ -17,6 +17,7 @@
 #include "graph_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,14 @@ int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
   cs_graph_value(g, id)->data = payload;
   g->const_bytes += n;
   return id;
+}
+
+int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
+                       cs_dtype dtype, int rank, const int64_t *shape,
+                       const void *data) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", base ? base : "const", suffix);
+  return cs_graph_add_const(g, name, dtype, rank, shape, data);
 }
 
 void cs_graph_set_const_data(cs_graph *g, int id, void *data) {

@@ -224,6 +224,11 @@ int cs_graph_add_value(cs_graph *g, const char *name, cs_dtype dtype, int rank,
  * limit (checked before anything is allocated) or memory runs out. */
 int cs_graph_add_const(cs_graph *g, const char *name, cs_dtype dtype, int rank,
                        const int64_t *shape, const void *data);
+/* cs_graph_add_const with a generated, readable name "<base>.<suffix>"
+ * (base NULL: "const"), the names passes give the constants they make. */
+int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
+                       cs_dtype dtype, int rank, const int64_t *shape,
+                       const void *data);
 /* Make value id a constant with `data` (malloc'd, numel·dtype size bytes;
  * the graph takes ownership) and account its bytes; for passes that
  * computed the payload themselves (cs_graph_check_value first). */

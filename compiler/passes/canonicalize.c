@@ -131,8 +131,3 @@ cs_status pass_canonicalize(cs_graph *g, const cs_target *t) {
   }
   return to_int8(g);
 }
-
-cs_status pass_dce(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return cs_graph_dce(g);
-}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "eval/kernel_exec.h"
+#include "eval/matmul_nbits.h"
 #include "pass_list.h"
 
 cs_status cs_fold_check_result(const cs_graph *g, const cs_node *n, const cs_value *v) {
@@ -50,7 +51,8 @@ cs_status pass_fold_constants(cs_graph *g, const cs_target *t) {
         cst = cs_error(CS_ERR_NOMEM, "constant folding of node '%s' (%s): out of memory for the %zu bytes of '%s'",
                        n->name, cs_op_name(n->op), bytes, v->name);
     }
-    int32_t st = cst == CS_OK ? cs_kernel_exec(g, n, in, out) : TIDSP_OK;
+    /* a MatMul ORT runs as MatMulNBits: its arithmetic, not the float product */
+    int32_t st = cst != CS_OK || cs_fold_matmul_nbits(g, n, in, out) ? TIDSP_OK : cs_kernel_exec(g, n, in, out);
     if (cst != CS_OK || st != TIDSP_OK) {
       for (int o = 0; o < n->n_outputs; o++) free(out[o]);
       free(order);

@@ -71,7 +71,7 @@ static int add_windowed(cs_graph *g, const cs_target *t, int id, int x_int, cons
   pp->pad_top = w->pad_top; pp->pad_left = w->pad_left;
   pp->pad_bottom = w->pad_bottom; pp->pad_right = w->pad_right;
   pp->count_include_pad = (int32_t)cs_node_attr_int(n, "count_include_pad", 0);
-  p.domain_offset = cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8 ? 128 : 0;
+  p.domain_offset = cs_qdq_tail_domain_offset(g, tail);
   p.x_scale = xq->scale[0];
   p.y_scale = tail->out.scale[0];
   p.x_zp = xq->zp[0];

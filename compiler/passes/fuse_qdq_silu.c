@@ -132,7 +132,8 @@ static void table(cs_graph *g, const silu_match *m, int8_t *lut) {
   for (int i = 0; i < 256; i++)
     s[i] = (int8_t)cs_quantize_one(sf[i], m->sq.scale[0], m->sq.zp[0], smin, smax);
   tidsp_mul_i8_params p;
-  cs_mul_i8_params_init(g, &m->xq, &m->sq, &m->tail, TIDSP_REQUANT_FLOAT, &p);
+  cs_mul_i8_params_init(&m->xq, &m->sq, &m->tail.out, m->tail.lo, m->tail.hi,
+                        cs_qdq_tail_domain_offset(g, &m->tail), TIDSP_REQUANT_FLOAT, &p);
   p.bc.rank = 1;
   p.bc.shape[0] = 256;
   p.bc.a_stride[0] = p.bc.b_stride[0] = 1;

@@ -5,8 +5,8 @@
  *   Q( [Relu|Clip]( Add( DQ(a:i8), DQ(b:i8) ) ) )  → k_add_i8(a, b)
  *   Q( [Relu|Clip]( Mul( DQ(a:i8), DQ(b:i8) ) ) )  → k_mul_i8(a, b)
  *
- * Constants folded as ONNX Runtime's QLinearAdd/QLinearMul (x86), which
- * work on uint8 values (see kernels.h, "The uint8 domain"):
+ * Constants folded (quant/binary.c) as ONNX Runtime's QLinearAdd/QLinearMul
+ * (x86), which work on uint8 values (see kernels.h, "The uint8 domain"):
  *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
  *        with za, zb, zy the zero points in ORT's domain: + 128 where the
  *        model's activations were uint8 (kernels.h "The uint8 domain")
@@ -14,7 +14,6 @@
  * Q31 uses the same constants; its kernels evaluate the formula with
  * integers only.
  */
-#include <math.h>
 #include <string.h>
 
 #include "match/broadcast.h"
@@ -22,19 +21,6 @@
 #include "pass_list.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
-
-void cs_mul_i8_params_init(cs_graph *g, const cs_qparams *aq, const cs_qparams *bq, const cs_qdq_tail *tail,
-                           tidsp_requant_kind kind, tidsp_mul_i8_params *p) {
-  memset(p, 0, sizeof *p);
-  p->a_zp = aq->zp[0];
-  p->b_zp = bq->zp[0];
-  p->y_zp = tail->out.zp[0];
-  cs_output_clamp(&tail->out, tail->lo, tail->hi, &p->y_min, &p->y_max);
-  p->kind = kind;
-  p->r = (aq->scale[0] * bq->scale[0]) / tail->out.scale[0];
-  /* ORT computes on uint8 where the model's activations were uint8. */
-  p->domain_offset = cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8 ? 128 : 0;
-}
 
 static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   const cs_node *n = cs_graph_node(g, id);
@@ -56,42 +42,24 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   if (!cs_broadcast_init(cs_graph_value(g, a_int), cs_graph_value(g, b_int),
                          cs_graph_value(g, n->outputs[0]), &bc))
     goto done;
-  float as = aq.scale[0], bs = bq.scale[0], ys = tail.out.scale[0];
-  int32_t ymin, ymax;
-  cs_output_clamp(&tail.out, tail.lo, tail.hi, &ymin, &ymax);
   int chain[1] = {id};
   int inputs[2] = {a_int, b_int};
-  /* ORT computes on uint8 where the model's activations were uint8. */
-  int domain = cs_graph_value(g, cs_graph_node(g, tail.q)->outputs[0])->from_u8 ? 128 : 0;
-  if (n->op == CS_OP_ADD) {
-    tidsp_add_i8_params p;
-    memset(&p, 0, sizeof p);
-    p.bc = bc;
-    p.a_zp = aq.zp[0];
-    p.b_zp = bq.zp[0];
-    p.y_zp = tail.out.zp[0];
-    p.y_min = ymin;
-    p.y_max = ymax;
-    /* Q31 computes the same float formula with integers (kernels.h). */
-    p.kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
-    p.ra = as / ys;
-    p.rb = bs / ys;
-    p.domain_offset = domain;
-    float za = (float)(p.a_zp + domain), zb = (float)(p.b_zp + domain), zy = (float)(p.y_zp + domain);
-    /* ORT's build contracts one multiply-add: f = zc − fma(ra, za, rb·zb). */
-    p.f = zy - fmaf(p.ra, za, p.rb * zb);
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_ADD_I8, 2, inputs);
-    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
-    else cs_graph_node(g, k)->k.add = p;
+  int32_t domain = cs_qdq_tail_domain_offset(g, &tail);
+  /* Q31 computes the same float formula with integers (kernels.h). */
+  tidsp_requant_kind kind = t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+  cs_kparams kp;
+  memset(&kp, 0, sizeof kp);
+  cs_op op = n->op == CS_OP_ADD ? CS_OP_K_ADD_I8 : CS_OP_K_MUL_I8;
+  if (op == CS_OP_K_ADD_I8) {
+    cs_add_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &kp.add);
+    kp.add.bc = bc;
   } else {
-    tidsp_mul_i8_params p;
-    cs_mul_i8_params_init(g, &aq, &bq, &tail,
-                          t->requant == CS_REQUANT_Q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT, &p);
-    p.bc = bc;
-    int k = cs_replace_chain(g, chain, 1, &tail, CS_OP_K_MUL_I8, 2, inputs);
-    if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
-    else cs_graph_node(g, k)->k.mul = p;
+    cs_mul_i8_params_init(&aq, &bq, &tail.out, tail.lo, tail.hi, domain, kind, &kp.mul);
+    kp.mul.bc = bc;
   }
+  int k = cs_replace_chain(g, chain, 1, &tail, op, 2, inputs);
+  if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
+  else cs_graph_node(g, k)->k = kp;
 done:
   cs_qparams_free(&aq);
   cs_qparams_free(&bq);

@@ -24,38 +24,14 @@
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 
-/* The int32 bias of a fused Conv/Gemm, or -1 with *none = 1 if absent.
- * Returns -2 if the bias form is not foldable. */
+/* The bias found, folded by quant/ (fused_common.h). */
 int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count,
                      int channels, const char *base, int *none) {
   *none = 0;
   if (b < 0) { *none = 1; return -1; }
   int bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
-  int32_t *out = malloc(sizeof(int32_t) * (size_t)channels);
-  if (!out) {
-    cs_error(CS_ERR_NOMEM, "'%s': out of memory for %d bias values", base, channels);
-    return -3;
-  }
-  if (bdq >= 0) {
-    const cs_value *bv = cs_graph_value(g, cs_graph_node(g, bdq)->inputs[0]);
-    if (!bv->data || bv->dtype != CS_DTYPE_I32 || cs_value_numel(bv) != channels) { free(out); return -2; }
-    memcpy(out, bv->data, sizeof(int32_t) * (size_t)channels);
-  } else {
-    const cs_value *bv = cs_graph_value(g, b);
-    if (!bv->data || bv->dtype != CS_DTYPE_F32 || cs_value_numel(bv) != channels) { free(out); return -2; }
-    for (int c = 0; c < channels; c++) {
-      float s = xs * ws[ws_count > 1 ? c : 0];
-      float q = ((const float *)bv->data)[c] / s;
-      double r = nearbyint((double)q);
-      if (r > 2147483647.0) r = 2147483647.0;
-      if (r < -2147483648.0) r = -2147483648.0;
-      out[c] = (int32_t)r;
-    }
-  }
-  int64_t shape[1] = {channels};
-  int id = cs_add_const_named(g, base, "bias_i32", CS_DTYPE_I32, 1, shape, out);
-  free(out);
-  return id < 0 ? -3 : id;
+  if (bdq >= 0) b = cs_graph_node(g, bdq)->inputs[0];
+  return cs_bias_i32_const(g, b, bdq >= 0, xs, ws, ws_count, channels, base);
 }
 
 /* Weight DQ: int8 constant, per-tensor or per-axis on `axis`, equal zero

@@ -163,6 +163,9 @@ cs_status pass_fuse_qdq_to_int8_matmul(cs_graph *g, const cs_target *t) {
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
     if (node->dead || (node->op != CS_OP_GEMM && node->op != CS_OP_MATMUL)) continue;
+    /* ORT runs it as MatMulNBits, not as a QDQ group (mark_matmul_nbits.c) */
+    int nbits = 0;
+    if (cs_node_attr_ints(node, "ort_nbits", &nbits)) continue;
     mm_match m;
     if (!match(g, i, &m)) continue;
     cs_status st = rewrite(g, t, &m);

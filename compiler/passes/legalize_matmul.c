@@ -164,9 +164,14 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   p.a_batch_stride = a_batch == 1 ? 0 : M * K;
   p.b_batch_stride = b_batch == 1 ? 0 : K * N;
   p.b_runtime = !from_constants(g, n->inputs[1], 8);
-  int ins[3] = {n->inputs[0], n->inputs[1], -1};
+  /* MarkMatMulNBits moved the bias Add of an ORT MatMulNBits in here;
+   * FoldConstant computes such a node as that kernel does, on its inputs
+   * as they are (no scale fusion) */
+  int nbits = 0;
+  int nbits_marked = cs_node_attr_ints(n, "ort_nbits", &nbits) != NULL;
+  int ins[3] = {n->inputs[0], n->inputs[1], (int)cs_node_attr_int(n, "ort_nbits_bias", -1)};
   float alpha = 1.0f;
-  if (!fold_input_scales(g, K, ins, &alpha))
+  if (nbits_marked || !fold_input_scales(g, K, ins, &alpha))
     return cs_lower_retarget(g, id, CS_OP_K_MATMUL_F32, 3, ins, (cs_kparams){.matmul_f32 = p});
   char origin[512], name[600];
   snprintf(origin, sizeof origin, "%s", n->name);

@@ -14,7 +14,19 @@
  *     groups = 1            → mmalib_conv2d_i16           (C_out % 32 == 0)
  *     groups = C_in = C_out → mmalib_depthwise_conv2d_i16 (3×3 only, MMALIB-882;
  *                                                          stride 1–2)
- *   and for all: N = 1, stride_h = stride_w, dilation 1.
+ *   and for all: stride_h = stride_w, dilation 1; N = 1 for int16.
+ *
+ * Batch N > 1 (int8) runs as a loop over images, the way MMALIB is called
+ * (one image per call): the kernel call is made once per image n on a
+ * k_slice of image n of the input, writing its own [1, C_out, H, W]
+ * tensor, and a k_concat along N puts the images back together. Every call
+ * is the N = 1 call on the same constants, so every image's output is
+ * bit-identical to the same image through a batch-1 model. The slices and
+ * the concat move no bytes in the arena: the planner makes an image of a
+ * batch a view of the input and writes each call's output straight into
+ * its range of the concat (schedule/storage.c). At a graph edge they are
+ * the copies the N = 1 layer makes anyway (the aligned staging of "the
+ * graph's edge"), so no cost rule is needed beyond the N = 1 offload's.
  *
  * Everything is folded at compile time (mmalib_common.h). MMALIB pads with
  * 0, not the input zero point: when d_zp != 0 and the layer pads (int8
@@ -61,7 +73,7 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
                                   size_t whylen) {
   int i16 = d->dt == CS_DTYPE_I16;
   if (x->rank != 4 || y->rank != 4) return "not a 2-D (NCHW) convolution";
-  if (x->shape[0] != 1) { snprintf(why, whylen, "N != 1 (N=%lld): compile it for batch 1 (a larger input batch then runs it N times)", (long long)x->shape[0]); return why; }
+  if (x->shape[0] < 1 || (i16 && x->shape[0] != 1)) { snprintf(why, whylen, "N != 1 (N=%lld): compile it for batch 1 (a larger input batch then runs it N times)", (long long)x->shape[0]); return why; }
   if (w->stride_h != w->stride_w) {
     snprintf(why, whylen, "asymmetric stride (%d x %d): MMALIB strides H and W alike", w->stride_h, w->stride_w);
     return why;
@@ -145,6 +157,89 @@ static void early_decline(cs_graph *g, const cs_node *conv, conv_kind kind, cons
   }
   snprintf(dry_why, dry_len, "%s", why);
   *dry_rule = dry_why;
+}
+
+
+/* A value like v (dtype, quantization, uint8 domain) holding image n of
+ * it: shape [1, …], named "<v>.mm_image<n>"; -1 when out of memory. */
+static int image_of(cs_graph *g, int v, int64_t n) {
+  const cs_value *src = cs_graph_value(g, v);
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_image%lld", src->name ? src->name : "t", (long long)n);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, src->shape, sizeof shape);
+  shape[0] = 1;
+  int id = cs_graph_add_value(g, name, src->dtype, src->rank, shape);
+  if (id < 0) return -1;
+  src = cs_graph_value(g, v);
+  cs_value *dst = cs_graph_value(g, id);
+  dst->from_u8 = src->from_u8;
+  if (src->quant &&
+      cs_value_set_quant(dst, src->quant->axis, src->quant->count, src->quant->scale, src->quant->zero_point) != CS_OK)
+    return -1;
+  return id;
+}
+
+/* The offloaded call `id` on x [nb, …] → y [nb, …] becomes one call per
+ * image: k_slice(x, image n) → call n (the same constants and arguments) →
+ * y_n, and k_concat(y_0 … y_nb−1) along N → y. */
+static cs_status image_loop(cs_graph *g, int id, int64_t nb) {
+  int x = cs_graph_node(g, id)->inputs[0], y = cs_graph_node(g, id)->outputs[0];
+  const cs_value *xv = cs_graph_value(g, x);
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = xv->rank;
+  sp.elem_size = (int32_t)cs_dtype_size(xv->dtype);
+  for (int d = 0; d < xv->rank; d++) {
+    sp.in_shape[d] = sp.out_shape[d] = (int32_t)xv->shape[d];
+    sp.step[d] = 1;
+  }
+  sp.out_shape[0] = 1;
+  int *ys = malloc(sizeof(int) * (size_t)nb);
+  int64_t *lens = malloc(sizeof(int64_t) * (size_t)nb);
+  cs_status st = ys && lens ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory");
+  for (int64_t n = 0; n < nb && st == CS_OK; n++) {
+    const cs_node *call = cs_graph_node(g, id);
+    const char *origin = call->origin ? call->origin : call->name;
+    int xn = image_of(g, x, n), yn = image_of(g, y, n);
+    int k = xn >= 0 && yn >= 0 ? cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &x, xn) : -1;
+    if (k < 0) { st = CS_ERR_NOMEM; break; }
+    sp.start[0] = (int32_t)n;
+    cs_graph_node(g, k)->k.slice = sp;
+    int c = id;
+    if (n == 0) { /* the original call takes image 0 */
+      cs_node_set_input(g, id, 0, xn);
+      cs_graph_node(g, id)->outputs[0] = yn;
+      cs_graph_value(g, yn)->producer = id;
+      cs_graph_value(g, y)->producer = -1;
+    } else {
+      call = cs_graph_node(g, id);
+      int in[8], n_in = call->n_inputs < 8 ? call->n_inputs : 8;
+      memcpy(in, call->inputs, sizeof(int) * (size_t)n_in);
+      in[0] = xn;
+      c = cs_add_kernel(g, call->op, origin, n_in, in, yn);
+      const cs_attr *a = c >= 0 ? cs_node_attr(cs_graph_node(g, id), CS_MM_ARGS) : NULL;
+      if (!a || cs_mm_set_args(g, c, a->n, a->ints) != CS_OK) { st = CS_ERR_NOMEM; break; }
+    }
+    ys[n] = yn;
+    lens[n] = 1;
+  }
+  if (st == CS_OK) {
+    int k = cs_add_kernel(g, CS_OP_K_CONCAT, cs_graph_node(g, id)->origin, (int)nb, ys, y);
+    if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", (int)nb, lens) != CS_OK) {
+      st = CS_ERR_NOMEM;
+    } else {
+      tidsp_concat_params cp;
+      memset(&cp, 0, sizeof cp);
+      cp.n_inputs = (int32_t)nb;
+      cp.outer = 1;
+      cp.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, y)) / (size_t)nb);
+      cs_graph_node(g, k)->k.concat = cp;
+    }
+  }
+  free(ys);
+  free(lens);
+  return st;
 }
 
 /* c_out_as = 0: offload the layer or report its decline. c_out_as > 0:
@@ -234,12 +329,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   /* Eligible: rewrite. */
   char base[256];
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
-  int64_t c_in = x->shape[1], h_in = x->shape[2], w_in_dim = x->shape[3];
+  int64_t nb = x->shape[0], c_in = x->shape[1], h_in = x->shape[2], w_in_dim = x->shape[3];
   cs_window2d kw = win;
   int act_in = x_in;
   if (explicit_pad) {
     /* MMALIB pads with 0; pad with the input zero point explicitly. */
-    int64_t pshape[4] = {1, c_in, h_in + win.pad_top + win.pad_bottom, w_in_dim + win.pad_left + win.pad_right};
+    int64_t pshape[4] = {nb, c_in, h_in + win.pad_top + win.pad_bottom, w_in_dim + win.pad_left + win.pad_right};
     char pname[300];
     snprintf(pname, sizeof pname, "%s.mm_padded", base);
     int pv = cs_graph_add_value(g, pname, d->dt, 4, pshape);
@@ -250,7 +345,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     tidsp_pad_params pp;
     memset(&pp, 0, sizeof pp);
     pp.rank = 4;
-    int64_t ishape[4] = {1, c_in, h_in, w_in_dim};
+    int64_t ishape[4] = {nb, c_in, h_in, w_in_dim};
     for (int d = 0; d < 4; d++) pp.in_shape[d] = (int32_t)ishape[d];
     pp.pad_begin[2] = win.pad_top;
     pp.pad_end[2] = win.pad_bottom;
@@ -272,7 +367,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   }
   /* A graph input or output goes through an aligned arena copy
    * (mmalib_common.h "the graph's edge"; an explicit pad output is arena). */
-  if ((act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
+  if (nb == 1 && (act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
     st = CS_ERR_NOMEM;
     goto done;
   }
@@ -298,7 +393,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     memcpy(args, a, sizeof a);
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
-  if ((st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
+  /* N > 1: a call per image; the slices and the concat are the edge's
+   * copies, so the edge needs no staging of its own. */
+  if ((st = nb > 1 ? image_loop(g, id, nb) : cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
                        cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);

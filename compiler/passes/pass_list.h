@@ -46,6 +46,8 @@ cs_status pass_fuse_dequantize_matmul(cs_graph *g, const cs_target *t); /* weigh
 cs_status pass_fuse_sdpa_decode(cs_graph *g, const cs_target *t); /* -mcpu=c7x */
 cs_status pass_fuse_conv_add_f32(cs_graph *g, const cs_target *t); /* ORT's NCHWc Conv + Add (Sum) */
 cs_status pass_mark_nchwc_global_pool(cs_graph *g, const cs_target *t); /* ORT's GAP summation order */
+cs_status pass_mark_matmul_nbits(cs_graph *g, const cs_target *t); /* ORT's MatMulNBits, folded */
+cs_status pass_fuse_matmul_nbits_bias(cs_graph *g, const cs_target *t); /* its bias Add */
 cs_status pass_legalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_constants(cs_graph *g, const cs_target *t);
 cs_status pass_pack_weights(cs_graph *g, const cs_target *t); /* -pack-weights=1 */

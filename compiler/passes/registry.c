@@ -29,6 +29,9 @@ static const cs_pass_entry kPipeline[] = {
     {"Canonicalize", pass_canonicalize, CS_GROUP_ALWAYS},
     /* float Conv → BatchNormalization: the folded weights ORT computes */
     {"FoldBatchNorm", pass_fold_batch_norm, CS_GROUP_ALWAYS},
+    /* a constant MatMul ORT computes as MatMulNBits (A quantized at run
+     * time): decided on the graph as ORT sees it, folded by FoldConstant */
+    {"MarkMatMulNBits", pass_mark_matmul_nbits, CS_GROUP_ALWAYS},
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */
     {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
@@ -79,6 +82,7 @@ static const cs_pass_entry kPipeline[] = {
     /* float Conv + Add where ORT fuses them: the sum's rounding order */
     {"FuseConvAddF32", pass_fuse_conv_add_f32, CS_GROUP_ALWAYS},
     {"MarkNchwcGlobalPool", pass_mark_nchwc_global_pool, CS_GROUP_ALWAYS},
+    {"FuseMatMulNBitsBias", pass_fuse_matmul_nbits_bias, CS_GROUP_ALWAYS},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},

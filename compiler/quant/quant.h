@@ -64,6 +64,30 @@ int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
 int cs_requant_blob_xwy(cs_graph *g, const char *base, const cs_target *t, int count, float alpha, float xs,
                         const float *ws, int ws_count, float ys, tidsp_requant_params *rq);
 
+/* The int32 bias constant "<base>.bias_i32" of a fused layer whose
+ * accumulator has scale xs·ws[c] (ws per channel when ws_count > 1): b is
+ * the int32 constant under a bias DequantizeLinear (quantized = 1), taken
+ * as is, or a float constant (quantized = 0), rounded to nearest even and
+ * saturated. Both hold `channels` values. Returns the constant's id, -2
+ * when b is not such a constant (the caller declines; nothing recorded),
+ * -3 when out of memory (message recorded). */
+int cs_bias_i32_const(cs_graph *g, int b, int quantized, float xs, const float *ws, int ws_count, int channels,
+                      const char *base);
+
+/* The constants of ONNX Runtime's (x86) QLinearAdd and QLinearMul for
+ * per-tensor inputs aq, bq and output out, clamped to the float interval
+ * [lo, hi] of a fused activation (cs_output_clamp), computed in ORT's
+ * uint8 domain when domain_offset is 128 (kernels.h "The uint8 domain");
+ * p->bc is left zero (binary.c):
+ *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
+ *   mul: r = fl(fl(as·bs) / ys)
+ * Q31 uses the same constants (its kernels evaluate the formula with
+ * integers only). */
+void cs_add_i8_params_init(const cs_qparams *aq, const cs_qparams *bq, const cs_qparams *out, float lo, float hi,
+                           int32_t domain_offset, tidsp_requant_kind kind, tidsp_add_i8_params *p);
+void cs_mul_i8_params_init(const cs_qparams *aq, const cs_qparams *bq, const cs_qparams *out, float lo, float hi,
+                           int32_t domain_offset, tidsp_requant_kind kind, tidsp_mul_i8_params *p);
+
 /* Output clamp of a quantized result: the dtype range of qp narrowed by a
  * fused activation given as a float interval [lo, hi] (±INFINITY when
  * absent): out = [max(qmin, Q(lo)), min(qmax, Q(hi))]. */

@@ -5,14 +5,6 @@
 
 #include "quant.h"
 
-/* A constant named "<base>.<suffix>" (the names passes give theirs). */
-static int add_const(cs_graph *g, const char *base, const char *suffix, cs_dtype dtype, int64_t n,
-                     const void *data) {
-  char name[512];
-  snprintf(name, sizeof name, "%s.%s", base ? base : "const", suffix);
-  return cs_graph_add_const(g, name, dtype, 1, &n, data);
-}
-
 int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
                     int count, const double *exact, const float *ort,
                     tidsp_requant_params *rq) {
@@ -31,12 +23,12 @@ int cs_requant_blob(cs_graph *g, const char *base, const cs_target *t,
       }
     }
     shape[0] = 2 * count;
-    id = add_const(g, base, "rq", CS_DTYPE_I32, shape[0], blob);
+    id = cs_add_const_named(g, base, "rq", CS_DTYPE_I32, 1, shape, blob);
     free(blob);
   } else {
     rq->kind = TIDSP_REQUANT_FLOAT;
     shape[0] = count;
-    id = add_const(g, base, "rq", CS_DTYPE_F32, shape[0], ort);
+    id = cs_add_const_named(g, base, "rq", CS_DTYPE_F32, 1, shape, ort);
   }
   return id;
 }
@@ -95,5 +87,6 @@ int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
   }
   for (int i = 0; i < 256; i++)
     lut[i] = (int8_t)cs_quantize_one(y[i], out->scale[0], out->zp[0], qmin, qmax);
-  return add_const(g, base, "lut", CS_DTYPE_I8, 256, lut);
+  const int64_t n = 256;
+  return cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 1, &n, lut);
 }

@@ -18,4 +18,13 @@
  * not representable (NaN, ≤ 0, or ≥ 255.5 where even sh = 0 overflows s). */
 int cs_float_to_scale_shift(double r, uint8_t *s, uint8_t *sh, double *rel_err);
 
+/* The multipliers of the C7x residual add (c7x_int8/int16_residual_add_relu,
+ * cstatic/mmalib.h): y = (m_a·(a − za) + m_b·(b − zb)) · 2^−shift + zy, for
+ * the scale ratios ra = a_s/o_s, rb = b_s/o_s. m = round(ratio · 2^shift)
+ * with one shift for both, the largest (≤ 62) that keeps the larger ratio
+ * below 2^30 after scaling. *rel_err: the worse of the two
+ * |m·2^−shift − ratio| / ratio. Returns 0, or −1 when the larger ratio is
+ * not representable (NaN, ≤ 0, or ≥ 2^30). */
+int cs_residual_add_mults(double ra, double rb, int32_t *m_a, int32_t *m_b, int32_t *shift, double *rel_err);
+
 #endif

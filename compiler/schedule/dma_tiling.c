@@ -46,7 +46,6 @@ static int declined(const cs_schedule *s, const cs_node *n, cs_l2_why *why) {
 
 void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                              cs_l2_stage *st) {
-  const tidsp_conv2d_params *p = &n->k.conv;
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
   st->kind = CS_L2_UNTILED;
   st->input_bytes = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
@@ -57,17 +56,28 @@ void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_n
     return;
   }
   if (cs_schedule_conv_h_tiling(g, s, n, budget, st)) return;
-  if (p->c_out < 2 || declined(s, n, &st->why)) return;
+  cs_schedule_conv_oc_tiling(g, s, n, budget, st);
+}
+
+int cs_schedule_conv_oc_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                               cs_l2_stage *st) {
+  const tidsp_conv2d_params *p = &n->k.conv;
+  int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
+  size_t half = budget / 2;
+  st->kind = CS_L2_UNTILED;
+  st->input_bytes = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
+  st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
+  if (p->c_out < 2 || declined(s, n, &st->why)) return 0;
   /* one output channel's weight row (packed rows are w_row_stride apart) */
   size_t row = st->weight_bytes_total / (size_t)p->c_out;
   st->why = CS_L2_WHY_INPUT;
-  if (row == 0 || st->input_bytes + row > half) return;
+  if (row == 0 || st->input_bytes + row > half) return 0;
   size_t most = (half - st->input_bytes) / row; /* channels a tile may hold */
   size_t tiles = ((size_t)p->c_out + most - 1) / most;
   if (tiles < 2) tiles = 2;
   size_t tile = ((size_t)p->c_out + tiles - 1) / tiles;
   size_t w0 = align_up(st->input_bytes), w1 = align_up(w0 + tile * row);
-  if (w1 + tile * row > budget) return; /* only the 128-byte rounding of a tiny input */
+  if (w1 + tile * row > budget) return 0; /* only the 128-byte rounding of a tiny input */
   st->kind = CS_L2_OC_TILED;
   st->input_off = 0;
   st->chunk_cout = (int)tile;
@@ -75,4 +85,5 @@ void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_n
   st->weight_bytes = tile * row;
   st->weight_off = w0;
   st->weight_off2 = w1;
+  return 1;
 }

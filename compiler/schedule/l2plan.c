@@ -25,6 +25,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 
@@ -112,8 +113,9 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   if (fit2 && st->n_chunks > 1) st->weight_off2 = align_up(woff + st->weight_bytes);
 }
 
-/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none). */
-static size_t footprint_end(const cs_l2_stage *p) {
+/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none);
+ * an output it writes to L2 for the next step is that step's. */
+size_t cs_l2_footprint_end(const cs_l2_stage *p) {
   switch (p->kind) {
     case CS_L2_INPUT:
       return p->input_off + p->input_bytes;
@@ -144,6 +146,21 @@ static int weighted_step(const cs_graph *g, const cs_schedule *s, int k) {
          s->loc[cs_schedule_storage_root(s, n->inputs[1])].kind == CS_LOC_CONST;
 }
 
+/* Whether a step's first weights can be prefetched (plan_prefetch). */
+static int prefetchable(const cs_l2_stage *p) {
+  return p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
+         (p->kind == CS_L2_H_TILED && p->weight_bytes);
+}
+
+/* The lowest offset step p's weights could be prefetched to above a
+ * footprint ending at busy: above its other buffers too (plan_prefetch). */
+static size_t prefetch_floor(const cs_l2_stage *p, size_t busy) {
+  size_t other = p->input_off + p->input_bytes;
+  if (p->weight_off2 && p->weight_off2 + p->weight_bytes > other) other = p->weight_off2 + p->weight_bytes;
+  if (p->kind == CS_L2_H_TILED) other = p->out_off2 + p->out_bytes; /* strips, then output rows */
+  return align_up(busy > other ? busy : other);
+}
+
 /* Next-layer prefetch: a step's first weights (INPUT_WEIGHTS, H_TILED
  * with its weights in L2: all of them; OC_TILED, N_TILED: tile 0's) do not depend on the previous step, so they are
  * copied while it computes, on queue 1 (its own waits on queue 0 do not
@@ -165,10 +182,8 @@ static void plan_prefetch(const cs_graph *g, const cs_schedule *s, size_t budget
   for (int k = 0; k < s->n_steps; k++) {
     if (s->node_elided[s->order[k]]) continue;
     cs_l2_stage *p = &s->l2[k];
-    if (prev >= 0 && !s->l2[prev].prefetch_next &&
-        (p->kind == CS_L2_INPUT_WEIGHTS || p->kind == CS_L2_OC_TILED || p->kind == CS_L2_N_TILED ||
-         (p->kind == CS_L2_H_TILED && p->weight_bytes))) {
-      size_t busy = footprint_end(&s->l2[prev]), off = p->weight_off;
+    if (prev >= 0 && !s->l2[prev].prefetch_next && prefetchable(p)) {
+      size_t busy = cs_l2_footprint_end(&s->l2[prev]), off = p->weight_off;
       if (off < busy && p->weight_off2 >= busy) {
         /* a double-buffered step whose second buffer is free: tile 0
          * goes there (the buffers swap roles; the pipeline alternates
@@ -177,25 +192,52 @@ static void plan_prefetch(const cs_graph *g, const cs_schedule *s, size_t budget
         p->weight_off2 = off;
         off = p->weight_off;
       }
-      if (off < busy) {
-        /* above the previous step's footprint and this step's other buffers */
-        size_t other = p->input_off + p->input_bytes;
-        if (p->weight_off2 && p->weight_off2 + p->weight_bytes > other) other = p->weight_off2 + p->weight_bytes;
-        if (p->kind == CS_L2_H_TILED) other = p->out_off2 + p->out_bytes; /* strips, then output rows */
-        off = align_up(busy > other ? busy : other);
-      }
-      if (off + p->weight_bytes <= budget) {
+      if (off < busy) off = prefetch_floor(p, busy); /* above the previous step's footprint and this
+                                                         step's other buffers */
+      /* a step writing its output into L2 (dma_tiling_resident.c) keeps
+       * its buffers under it */
+      if (off + p->weight_bytes <= (p->out_l2 ? p->out_l2_off : budget)) {
         p->weight_off = off;
         p->prefetch = 1;
         int at = prev;
         while (!weighted_step(g, s, at) && !s->l2[at].prefetch) {
           int j = at - 1;
           while (j >= 0 && s->node_elided[s->order[j]]) j--;
-          if (j < 0 || s->l2[j].prefetch_next || footprint_end(&s->l2[j]) > off) break;
+          if (j < 0 || s->l2[j].prefetch_next || cs_l2_footprint_end(&s->l2[j]) > off) break;
           at = j;
         }
         s->l2[at].prefetch_next = k + 1;
       }
+    }
+    prev = k;
+  }
+}
+
+/* Room for the next layer's prefetch: an H-tiled step whose plan fills
+ * the L2 so that the next step's first weights fit nowhere beside it
+ * (the spec's ReLU'd conv stack: conv1's 3 tiles take 323584 B, conv2's
+ * 73728 B of weights would end at 397312) is re-planned one tile longer
+ * when that leaves room for them above its footprint: one more strip
+ * copy and the halo rows it re-reads, against copying the weights in
+ * the next layer's prologue, where nothing hides them. Not for a step
+ * that writes its output into L2 (dma_tiling_resident.c placed the next
+ * step around it), nor sending its own weights back to DDR. */
+static void make_room_for_prefetch(const cs_graph *g, cs_schedule *s, size_t budget) {
+  int prev = -1;
+  for (int k = 0; k < s->n_steps; k++) {
+    if (s->node_elided[s->order[k]]) continue;
+    cs_l2_stage *p = &s->l2[k];
+    if (prev >= 0 && prefetchable(p) && s->l2[prev].kind == CS_L2_H_TILED && !s->l2[prev].out_l2) {
+      cs_l2_stage *h = &s->l2[prev];
+      size_t busy = cs_l2_footprint_end(h), cap = p->out_l2 ? p->out_l2_off : budget; /* as plan_prefetch */
+      int fits = p->weight_off >= busy || (p->weight_off2 && p->weight_off2 >= busy) ||
+                 prefetch_floor(p, busy) + p->weight_bytes <= cap;
+      size_t limit = cap >= p->weight_bytes ? (cap - p->weight_bytes) / L2_ALIGN * L2_ALIGN : 0;
+      cs_l2_stage t = *h;
+      if (!fits && prefetch_floor(p, 0) <= limit &&
+          cs_schedule_conv_h_tiling(g, s, &g->nodes[s->order[prev]], limit, &t) && t.n_chunks <= h->n_chunks + 1 &&
+          (t.weight_bytes || !h->weight_bytes) && prefetch_floor(p, cs_l2_footprint_end(&t)) + p->weight_bytes <= cap)
+        *h = t;
     }
     prev = k;
   }
@@ -223,9 +265,11 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
       plan_step(g, s, n, budget, guard, p);
     }
   }
+  cs_schedule_l2_resident(g, s, budget);
+  make_room_for_prefetch(g, s, budget);
   plan_prefetch(g, s, budget);
   for (int k = 0; k < s->n_steps; k++) {
-    size_t end = footprint_end(&s->l2[k]);
+    size_t end = cs_l2_footprint_end(&s->l2[k]);
     if (end > s->l2_size) s->l2_size = end;
   }
   s->l2_size = align_up(s->l2_size);
@@ -308,10 +352,14 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
       break;
     case CS_L2_OC_TILED:
       snprintf(buf, size,
-               "OC-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: input once, %d tiles of %d "
+               "OC-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: input %s, %d tiles of %d "
                "output channels (%zu B), double-buffered",
-               st->input_bytes, st->weight_bytes_total, budget / 2, st->n_chunks, st->chunk_cout,
-               st->weight_bytes);
+               st->input_bytes, st->weight_bytes_total, budget / 2,
+               st->in_l2 ? "written into L2 by the previous layer (no copy)" : "once", st->n_chunks,
+               st->chunk_cout, st->weight_bytes);
       break;
   }
+  size_t len = strlen(buf);
+  if (st->out_l2 && len < size)
+    snprintf(buf + len, size - len, "; output written into L2 at %zu for the next layer", st->out_l2_off);
 }

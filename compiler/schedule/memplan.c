@@ -202,13 +202,8 @@ static void index_query(plan_ctx *c, int i) {
   }
 }
 
-typedef struct placed_rec {
-  size_t offset;
-  int idx;
-} placed_rec;
-
-static int cmp_placed(const void *pa, const void *pb) {
-  const placed_rec *a = pa, *b = pb;
+int cs_offset_order_cmp(const void *pa, const void *pb) {
+  const cs_offset_order *a = pa, *b = pb;
   if (a->offset != b->offset) return a->offset < b->offset ? -1 : 1;
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
@@ -216,7 +211,7 @@ static int cmp_placed(const void *pa, const void *pb) {
 /* Place tensors in the given order, each into the smallest gap between
  * already placed tensors that intersect it in time (best fit), or after
  * the last of them. conf holds n records. 0 when out of memory. */
-static int place(plan_ctx *c, size_t align, const int *order, placed_rec *conf, size_t *offsets,
+static int place(plan_ctx *c, size_t align, const int *order, cs_offset_order *conf, size_t *offsets,
                  size_t *pool_size) {
   const cs_memplan_tensor *t = c->t;
   int n = c->n;
@@ -228,8 +223,8 @@ static int place(plan_ctx *c, size_t align, const int *order, placed_rec *conf, 
     if (t[i].size == 0) continue;
     index_query(c, i);
     int n_conf = c->n_found;
-    for (int q = 0; q < n_conf; q++) conf[q] = (placed_rec){offsets[c->found[q]], c->found[q]};
-    qsort(conf, (size_t)n_conf, sizeof *conf, cmp_placed);
+    for (int q = 0; q < n_conf; q++) conf[q] = (cs_offset_order){offsets[c->found[q]], c->found[q]};
+    qsort(conf, (size_t)n_conf, sizeof *conf, cs_offset_order_cmp);
 
     /* Walk the gaps between the conflicting tensors in address order. */
     size_t end = 0, best = 0, best_gap = (size_t)-1;
@@ -285,7 +280,7 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
   int ok = index_init(&c, t, n);
   int *order = malloc((size_t)n * sizeof *order);
   order_rec *rec = malloc((size_t)n * sizeof *rec);
-  placed_rec *conf = malloc((size_t)n * sizeof *conf);
+  cs_offset_order *conf = malloc((size_t)n * sizeof *conf);
   size_t *trial = malloc((size_t)n * sizeof *trial);
   ok = ok && order && rec && conf && trial;
   /* Greedy placement is not optimal for every order; try a few and keep

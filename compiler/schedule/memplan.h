@@ -55,4 +55,14 @@ size_t cs_memplan_lower_bound(const cs_memplan_tensor *t, int n, int pool);
 int cs_memplan_check(const cs_memplan_tensor *t, int n, size_t align,
                      const size_t *offsets);
 
+/* A tensor by where it lies in its pool, for qsort with cs_offset_order_cmp:
+ * by offset, then by idx (ties in a fixed order). The planner sorts a
+ * tensor's placed neighbours so; codegen lists the weights blob and the
+ * arena so. */
+typedef struct cs_offset_order {
+  size_t offset;
+  int idx;
+} cs_offset_order;
+int cs_offset_order_cmp(const void *a, const void *b);
+
 #endif

@@ -42,13 +42,17 @@ typedef struct cs_loc {
   size_t offset; /* CS_LOC_CONST / CS_LOC_ARENA */
   int alias_of;  /* value whose storage this one shares (an elided k_copy
                     output or a duplicate boundary quantize), or -1 */
+  size_t alias_offset; /* bytes from alias_of's first byte to this one's (an
+                          offset view: an image of a batch, an input of an
+                          elided concat); 0 for a prefix view */
 } cs_loc;
 
 typedef struct cs_schedule_options {
   size_t arena_align;   /* power of two */
   size_t weights_align; /* power of two */
   size_t weights_base;  /* offset of the first tensor in the blob (header) */
-  int alias_copies;     /* elide k_copy whose input dies there */
+  int alias_copies;     /* elide k_copy whose input dies there, and the
+                           contiguous k_slice / k_concat (storage.c) */
   size_t l2_budget;     /* > 0: stage MMALIB calls into L2 (l2plan.c) and
                            tile the other int8 convs (dma_tiling.c) */
 } cs_schedule_options;
@@ -111,6 +115,12 @@ typedef struct cs_l2_stage {
    * 0: the weights are read from DDR */
   int tile_rows;
   size_t input_off2, out_off, out_off2, out_bytes, input_bytes_total;
+  /* An activation placed in L2 (dma_tiling_resident.c): the producer
+   * step writes its output at out_l2_off (out_l2 = 1) instead of the
+   * arena; the consumer, the next step (OC_TILED), finds it there as its
+   * input (in_l2 = 1, input_off = out_l2_off): no copy, no DDR round trip */
+  int out_l2, in_l2;
+  size_t out_l2_off;
 } cs_l2_stage;
 
 typedef struct cs_schedule {
@@ -118,7 +128,8 @@ typedef struct cs_schedule {
   int n_steps;
   int *order;       /* [n_steps] node ids */
   int *node_step;   /* [n_nodes] step of a node, -1 if dead or boundary */
-  int *node_elided; /* [n_nodes] 1: k_copy aliased away, emit no call */
+  int *node_elided; /* [n_nodes] 1: k_copy/k_slice/k_concat aliased away
+                       (storage.c's views), emit no call */
   /* boundary */
   int n_inputs, n_outputs;
   cs_boundary_io *inputs;  /* [n_inputs], graph input order */
@@ -164,6 +175,10 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s);
 /* ScheduleC7xDMATiling of one k_conv2d_i8 node (dma_tiling.c). */
 void cs_schedule_conv_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                              cs_l2_stage *st);
+/* Its OC-tiling alone: 1 and st filled when a plan fits, else 0 (st
+ * UNTILED, why set). */
+int cs_schedule_conv_oc_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
+                               cs_l2_stage *st);
 /* ScheduleC7xDMATiling of one c7x_dequantize_vecmatmul (dma_tiling_n.c). */
 void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                           cs_l2_stage *st);
@@ -178,6 +193,11 @@ typedef struct cs_h_tile {
   int32_t r0, rows_out, in_row, rows_in, pad_top;
 } cs_h_tile;
 cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t);
+/* L2-resident activations (dma_tiling_resident.c), after every step's
+ * own plan and before the next-layer prefetch. */
+void cs_schedule_l2_resident(const cs_graph *g, cs_schedule *s, size_t budget);
+/* The bytes [0, end) a step's plan uses in L2 while it computes (0: none). */
+size_t cs_l2_footprint_end(const cs_l2_stage *p);
 
 /* "input 25088 B + weights 36864 B in L2", "input in L2, weights in 4
  * chunks of 128 channels (weights 294912 B > budget)", … into buf. */
@@ -186,5 +206,7 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
 /* The pointer a step reads for value v resolves through aliases to this
  * value's storage. */
 int cs_schedule_storage_root(const cs_schedule *s, int v);
+/* Bytes from the root's first byte to v's (0 unless v is an offset view). */
+size_t cs_schedule_view_offset(const cs_schedule *s, int v);
 
 #endif

@@ -27,6 +27,12 @@ int cs_schedule_storage_root(const cs_schedule *s, int v) {
   return v;
 }
 
+size_t cs_schedule_view_offset(const cs_schedule *s, int v) {
+  size_t off = 0;
+  for (; v >= 0 && s->loc[v].alias_of >= 0; v = s->loc[v].alias_of) off += s->loc[v].alias_offset;
+  return off;
+}
+
 static int add_weight(const cs_graph *g, cs_schedule *s, int v, char *seen) {
   if (v < 0 || !cs_graph_value(g, v)->data || seen[v]) return 0;
   seen[v] = 1;
@@ -73,26 +79,95 @@ static cs_status place_weights(const cs_graph *g, const cs_schedule_options *opt
   return CS_OK;
 }
 
-/* k_copy whose input is an arena tensor that dies at the copy: the output
- * is a view of the input, no call is emitted. */
-static void alias_copies(const cs_graph *g, cs_schedule *s) {
+/* A value the views may place: written by a step, not a graph input,
+ * output or constant, and not a view already. */
+static int viewable(const cs_schedule *s, int v) {
+  return v >= 0 && s->def_step[v] >= 0 && s->loc[v].kind == CS_LOC_NONE && s->loc[v].alias_of < 0;
+}
+
+/* The byte offset of k_slice p's output inside its input when the output
+ * is one contiguous range of it (every step 1 where more than one element
+ * is taken, every dim after the first cut one whole, every dim before it
+ * of extent 1: an image of an NCHW batch, a channel range of one image),
+ * else -1. */
+static int64_t slice_range(const tidsp_slice_params *p) {
+  int64_t stride = p->elem_size, off = 0;
+  int whole = 1; /* every dim after d is taken whole */
+  for (int d = p->rank - 1; d >= 0; d--) {
+    if (p->out_shape[d] < 1 || p->start[d] < 0 || p->start[d] + (int64_t)p->out_shape[d] > p->in_shape[d])
+      return -1;
+    if (p->out_shape[d] > 1 && (!whole || p->step[d] != 1)) return -1;
+    off += (int64_t)p->start[d] * stride;
+    if (p->out_shape[d] != p->in_shape[d]) whole = 0;
+    stride *= p->in_shape[d];
+  }
+  return off;
+}
+
+/* Copies that need not move bytes, elided and planned as views:
+ *
+ *   - k_copy of a prefix whose input is an arena tensor that dies at the
+ *     copy: the output is the input's first bytes;
+ *   - k_slice whose output is a contiguous range of its arena input, at an
+ *     offset that keeps the arena's alignment: the output is that range
+ *     (the input may be read again: kernels never write their inputs);
+ *   - k_concat along an axis with nothing outside it (outer = 1), whose
+ *     inputs are arena tensors written by steps and views of nothing, each
+ *     at an aligned offset: every input is written straight into its range
+ *     of the output (the planner gives the output the inputs' live range).
+ *
+ * Views never cross kinds: inputs, outputs and constants keep their copies
+ * (a graph input's image, a concat into a graph output). */
+static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
+  size_t align = opt->arena_align ? opt->arena_align : 1;
   for (int k = 0; k < s->n_steps; k++) {
     int id = s->order[k];
     const cs_node *n = &g->nodes[id];
-    if (n->op != CS_OP_K_COPY || n->n_inputs != 1 || n->n_outputs != 1) continue;
+    if (n->n_outputs != 1 || n->n_inputs < 1) continue;
     int x = n->inputs[0], y = n->outputs[0];
     if (x < 0 || y < 0 || x == y) continue;
-    if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
-    if (s->def_step[x] < 0 || s->last_use[x] != k) continue;
-    size_t ny = cs_value_nbytes(cs_graph_value(g, y));
-    if (n->k.copy_bytes != ny || ny > cs_value_nbytes(cs_graph_value(g, x))) continue;
-    s->loc[y].alias_of = x;
-    s->node_elided[id] = 1;
+    if (n->op == CS_OP_K_COPY && n->n_inputs == 1) {
+      if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
+      if (s->def_step[x] < 0 || s->last_use[x] != k) continue;
+      size_t ny = cs_value_nbytes(cs_graph_value(g, y));
+      if (n->k.copy_bytes != ny || ny > cs_value_nbytes(cs_graph_value(g, x))) continue;
+      s->loc[y].alias_of = x;
+      s->node_elided[id] = 1;
+    } else if (!views) {
+      continue;
+    } else if (n->op == CS_OP_K_SLICE && n->n_inputs == 1) {
+      if (s->loc[x].kind != CS_LOC_NONE || s->def_step[x] < 0 || !viewable(s, y)) continue;
+      int64_t off = slice_range(&n->k.slice);
+      if (off < 0 || (size_t)off % align) continue;
+      s->loc[y].alias_of = x;
+      s->loc[y].alias_offset = (size_t)off;
+      s->node_elided[id] = 1;
+    } else if (n->op == CS_OP_K_CONCAT && n->k.concat.outer == 1 && n->k.concat.n_inputs == n->n_inputs) {
+      const cs_attr *lens = cs_node_attr(n, "axis_len");
+      if (!lens || lens->n != n->n_inputs || !viewable(s, y)) continue;
+      int ok = 1;
+      size_t off = 0;
+      for (int i = 0; i < n->n_inputs && ok; i++) {
+        int xi = n->inputs[i];
+        ok = viewable(s, xi) && off % align == 0;
+        for (int j = 0; j < i && ok; j++) ok = n->inputs[j] != xi;
+        off += (size_t)lens->ints[i] * (size_t)n->k.concat.inner_bytes;
+      }
+      if (!ok || off != cs_value_nbytes(cs_graph_value(g, y))) continue;
+      off = 0;
+      for (int i = 0; i < n->n_inputs; i++) {
+        s->loc[n->inputs[i]].alias_of = y;
+        s->loc[n->inputs[i]].alias_offset = off;
+        off += (size_t)lens->ints[i] * (size_t)n->k.concat.inner_bytes;
+      }
+      s->node_elided[id] = 1;
+    }
   }
 }
 
-cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
-                              cs_schedule *s) {
+/* One storage plan; views = 0: no slice or concat views (prefix copies
+ * only). */
+static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
   int nv = g->n_values;
   s->loc = calloc((size_t)nv + 1, sizeof *s->loc);
   s->input_staging = calloc((size_t)s->n_inputs + 1, sizeof *s->input_staging);
@@ -136,7 +211,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
       s->last_use[r] = s->n_steps;
     }
   }
-  if (opt->alias_copies) alias_copies(g, s);
+  if (opt->alias_copies) alias_copies(g, opt, s, views);
 
   cs_status st = place_weights(g, opt, s);
   if (st != CS_OK) return st;
@@ -179,7 +254,8 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     t[nt].pool = CS_POOL_DDR;
     nt++;
   }
-  /* Fold each alias into its root's range and size. */
+  /* Fold each alias into its root's range and size: a view ends where its
+   * bytes end, and a concat's input is written before the root's step. */
   for (int v = 0; v < nv; v++) {
     if (s->loc[v].alias_of < 0) continue;
     int root = cs_schedule_storage_root(s, v);
@@ -188,9 +264,10 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     s->loc[v].pool = s->loc[root].pool;
     int ti = tensor_of[root];
     if (ti < 0) continue;
-    size_t sz = cs_value_nbytes(cs_graph_value(g, v));
+    size_t sz = cs_schedule_view_offset(s, v) + cs_value_nbytes(cs_graph_value(g, v));
     if (sz > t[ti].size) t[ti].size = sz;
     if (s->last_use[v] > t[ti].last) t[ti].last = s->last_use[v];
+    if (s->def_step[v] >= 0 && s->def_step[v] < t[ti].first) t[ti].first = s->def_step[v];
   }
   int first_staging = nt;
   for (int i = 0; i < s->n_inputs; i++) {
@@ -214,7 +291,7 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
     for (int v = 0; v < nv; v++) {
       int root = cs_schedule_storage_root(s, v);
       if (s->loc[v].kind == CS_LOC_ARENA && tensor_of[root] >= 0)
-        s->loc[v].offset = offsets[tensor_of[root]];
+        s->loc[v].offset = offsets[tensor_of[root]] + cs_schedule_view_offset(s, v);
     }
     int k = first_staging;
     for (int i = 0; i < s->n_inputs; i++)
@@ -230,6 +307,40 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
   free(t);
   free(offsets);
   return st;
+}
+
+/* Forget a storage plan (to plan again). */
+static void storage_reset(const cs_graph *g, cs_schedule *s) {
+  free(s->loc);
+  free(s->input_staging);
+  free(s->output_staging);
+  free(s->weights);
+  s->loc = NULL;
+  s->input_staging = s->output_staging = NULL;
+  s->weights = NULL;
+  s->n_weights = 0;
+  for (int i = 0; i < g->n_nodes; i++) s->node_elided[i] = 0;
+}
+
+/* A view keeps its whole root alive while any view of it is: a small
+ * slice read late, or a concat whose first input is written early, can
+ * hold more bytes than the copy it saves. So the plan with slice and
+ * concat views is kept only when its arena is no larger than the plan
+ * without them (on a tie, the views: fewer calls). */
+cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
+  cs_status st = storage_plan(g, opt, s, 1);
+  if (st != CS_OK || !opt->alias_copies) return st;
+  int any = 0;
+  for (int k = 0; k < s->n_steps && !any; k++) {
+    cs_op op = g->nodes[s->order[k]].op;
+    any = s->node_elided[s->order[k]] && (op == CS_OP_K_SLICE || op == CS_OP_K_CONCAT);
+  }
+  if (!any) return CS_OK;
+  size_t with_views = s->arena_size;
+  storage_reset(g, s);
+  if ((st = storage_plan(g, opt, s, 0)) != CS_OK || s->arena_size < with_views) return st;
+  storage_reset(g, s);
+  return storage_plan(g, opt, s, 1);
 }
 
 cs_status cs_schedule_build(const cs_graph *g, const cs_schedule_options *opt,

@@ -426,7 +426,8 @@ int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
  * (0 without one); every input element then adds x·w to the outputs it
  * reaches (o = i·stride − pad_begin + t·dil per dim), input channels outer,
  * then input positions and output channels, then taps, row-major: the
- * loop order of tidsp_conv_transpose2d_f32. */
+ * loop order of tidsp_conv_transpose2d_f32's reference (the host rows sum
+ * in ONNX Runtime's order, as the 2-D one). */
 typedef struct tidsp_conv_transpose_nd_params {
   int32_t n, c_in, c_out, groups;
   int32_t dims; /* spatial dims */

@@ -37,10 +37,10 @@ static int cpu_avx2(void) {
 /* The non-convolution kernels of a row, in field order (add_i8, mul_i8,
  * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
  * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8, softmax_f32,
- * conv2d_f32, matmul_f32; the AVX-512 and AVX2 rows' CPUs all have FMA,
- * which the layer norms and the MLAS-order float kernels use; those pick
- * MLAS's channel block from the CPU themselves, as MLAS does, not from the
- * row).
+ * conv2d_f32, matmul_f32, conv_transpose2d_f32, conv_transpose_nd_f32; the
+ * AVX-512 and AVX2 rows' CPUs all have FMA, which the layer norms and the
+ * MLAS-order float kernels use; those pick MLAS's channel block from the
+ * CPU themselves, as MLAS does, not from the row).
  * The AVX-512 set needs F + BW, which every AVX-512 row checks. */
 #define REF_OTHERS                                                          \
   tidsp_add_i8__ref, tidsp_mul_i8__ref, tidsp_quantize__ref,                \
@@ -48,7 +48,8 @@ static int cpu_avx2(void) {
       tidsp_maxpool_f32__ref, tidsp_global_avgpool_i8__ref,                 \
       tidsp_transpose__ref, tidsp_slice__ref, tidsp_layer_norm_f32__ref,    \
       tidsp_layer_norm_i8__ref, tidsp_softmax_i8__ref, tidsp_softmax_f32__ref, \
-      tidsp_conv2d_f32__ref, tidsp_matmul_f32__ref
+      tidsp_conv2d_f32__ref, tidsp_matmul_f32__ref,                         \
+      tidsp_conv_transpose2d_f32__ref, tidsp_conv_transpose_nd_f32__ref
 #if TIDSP_HAVE_HOST_X86
 #define HOST_AVX512_OTHERS                                                  \
   tidsp_add_i8__host_avx512, tidsp_mul_i8__host_avx512,                     \
@@ -58,7 +59,8 @@ static int cpu_avx2(void) {
       tidsp_transpose__host, tidsp_slice__host,                             \
       tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_fma,        \
       tidsp_softmax_i8__host_avx512, tidsp_softmax_f32__host_avx512,         \
-      tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas
+      tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas,             \
+      tidsp_conv_transpose2d_f32__host_mlas, tidsp_conv_transpose_nd_f32__host_mlas
 #define HOST_AVX2_OTHERS                                                    \
   tidsp_add_i8__host_avx2, tidsp_mul_i8__host_avx2,                         \
       tidsp_quantize__host_avx2, tidsp_dequantize__host_avx2,               \
@@ -67,7 +69,8 @@ static int cpu_avx2(void) {
       tidsp_transpose__host, tidsp_slice__host,                             \
       tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_fma,        \
       tidsp_softmax_i8__ref, tidsp_softmax_f32__ref,                         \
-      tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas
+      tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas,             \
+      tidsp_conv_transpose2d_f32__host_mlas, tidsp_conv_transpose_nd_f32__host_mlas
 #endif
 
 const tidsp_kernel_variant tidsp_kernel_variants[] = {
@@ -173,6 +176,16 @@ int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
 int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,
                          const float *b, const float *bias, float *y) {
   return tidsp_kernel_variant_active()->matmul_f32(p, a, b, bias, y);
+}
+
+int32_t tidsp_conv_transpose2d_f32(const tidsp_conv2d_params *p, const float *x, const float *w,
+                                   const float *bias, float *y) {
+  return tidsp_kernel_variant_active()->conv_transpose2d_f32(p, x, w, bias, y);
+}
+
+int32_t tidsp_conv_transpose_nd_f32(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w,
+                                    const float *bias, float *y) {
+  return tidsp_kernel_variant_active()->conv_transpose_nd_f32(p, x, w, bias, y);
 }
 
 int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,

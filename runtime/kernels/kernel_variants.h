@@ -46,6 +46,10 @@ typedef int32_t (*tidsp_conv2d_f32_fn)(const tidsp_conv2d_params *p, const float
                                        float *y);
 typedef int32_t (*tidsp_matmul_f32_fn)(const tidsp_matmul_f32_params *p, const float *a,
                                        const float *b, const float *bias, float *y);
+typedef int32_t (*tidsp_conv_transpose2d_f32_fn)(const tidsp_conv2d_params *p, const float *x,
+                                                 const float *w, const float *bias, float *y);
+typedef int32_t (*tidsp_conv_transpose_nd_f32_fn)(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                                  const float *w, const float *bias, float *y);
 int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
                               const int8_t *x, int8_t *y);
@@ -68,6 +72,17 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
                                     float *y);
 int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
                                     const float *b, const float *bias, float *y);
+/* The K stride MLAS's unpacked SGEMM (a B computed at run time) sums a
+ * k-long dot product in when the product has n columns
+ * (matmul_f32__host_mlas.c; its M = 1 / N = 1 matrix-vector kernels are
+ * not covered). */
+int32_t tidsp_mlas_sgemm_stride_k(int32_t k, int32_t n);
+/* Float ConvTranspose in ORT's order: SGEMM into columns, col2im, bias
+ * (conv_transpose2d_f32__host_mlas.c: 2-D and N-D). */
+int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
+                                              const float *w, const float *bias, float *y);
+int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                               const float *w, const float *bias, float *y);
 #endif
 
 /* The batch loop of tidsp_batch_matmul_i8 over a given matmul
@@ -236,6 +251,8 @@ typedef struct tidsp_kernel_variant {
   tidsp_softmax_f32_fn softmax_f32;
   tidsp_conv2d_f32_fn conv2d_f32;
   tidsp_matmul_f32_fn matmul_f32;
+  tidsp_conv_transpose2d_f32_fn conv_transpose2d_f32;
+  tidsp_conv_transpose_nd_f32_fn conv_transpose_nd_f32;
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input

@@ -311,3 +311,76 @@ def test_matmul_scaled_inputs(tmp_path, scaled):
     got = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(q, k)
     got = got[0] if isinstance(got, (list, tuple)) else got
     _same(np.asarray(got).reshape(ref.shape), ref, f"MatMul with {scaled} input(s) scaled")
+
+
+# Float ConvTranspose: ORT runs, per group, MLAS's SGEMM of the transposed
+# weights by the input (a runtime B: the unpacked SGEMM's K stride, from
+# K = c_in/groups and N = h_in·w_in) into columns, then col2im adds each
+# output's taps in kernel-row, kernel-column order onto 0, then the bias
+# (conv_transpose2d_f32__host_mlas.c). The reference scatters in another
+# order: every case here fails with TIDSP_KERNELS=ref.
+CONV_TRANSPOSES = [
+    # (c_in, c_out, h, w, kernel, strides, pads [t, l, b, r], dilations, groups, output_padding, bias)
+    (24, 24, 40, 40, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), 1, (0, 0), False),  # PP-OCR det's two
+    (24, 1, 20, 20, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), 1, (0, 0), True),
+    (16, 8, 9, 7, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1, (0, 0), True),      # 9 overlapping taps
+    (32, 16, 8, 8, (4, 4), (2, 2), (1, 1, 1, 1), (1, 1), 1, (0, 0), True),     # the usual 2x upsampler
+    (12, 6, 7, 6, (3, 3), (2, 2), (1, 0, 2, 1), (1, 1), 1, (1, 1), True),      # unequal pads, output_padding
+    (8, 6, 6, 6, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1, (0, 0), True),       # dilation
+    (12, 8, 6, 5, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 4, (0, 0), True),      # groups
+    (300, 4, 5, 6, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), 1, (0, 0), True),     # K = 300, N = 30: strides of 512
+    (200, 3, 15, 15, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, (0, 0), False),  # N >= K: strides of 128
+]
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSES,
+                         ids=lambda c: f"{c[0]}to{c[1]}_{c[2]}x{c[3]}_k{c[4][0]}s{c[5][0]}p{c[6][0]}d{c[7][0]}g{c[8]}")
+def test_conv_transpose(tmp_path, case):
+    c_in, c_out, h, w, k, s, pads, d, groups, out_pad, with_bias = case
+    rng = np.random.default_rng(c_in * 17 + c_out + h)
+    x = rng.standard_normal((1, c_in, h, w)).astype(np.float32)
+    wt = (rng.standard_normal((c_in, c_out // groups) + k) / np.sqrt(c_in)).astype(np.float32)
+    inits = [numpy_helper.from_array(wt, "w")]
+    if with_bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32), "b"))
+    node = helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if with_bias else []), ["y"], kernel_shape=list(k),
+                            strides=list(s), pads=list(pads), dilations=list(d), group=groups,
+                            output_padding=list(out_pad))
+    graph = helper.make_graph([node], "convt", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(_run(tmp_path, model, x), ref, f"ConvTranspose {case}")
+
+
+def test_conv_transpose_then_add(tmp_path):
+    """PP-OCR det's form: a ConvTranspose without a bias, then an Add of a
+    [1, C, 1, 1] constant (ORT runs the Add after the col2im)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 24, 10, 10)).astype(np.float32)
+    wt = (rng.standard_normal((24, 24, 2, 2)) / 5).astype(np.float32)
+    b = rng.standard_normal((1, 24, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["t"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Add", ["t", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "convt_add", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(_run(tmp_path, model, x), ref, "ConvTranspose then Add")
+
+
+def test_conv_transpose_1d(tmp_path):
+    """A 1-D ConvTranspose: ORT takes its N-D col2im (same tap order), the
+    compiler a 2-D one of height 1."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 20, 33)).astype(np.float32)
+    wt = (rng.standard_normal((20, 6, 5)) / 4).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[5], strides=[2], pads=[2, 1])
+    graph = helper.make_graph([node], "convt1d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(np.asarray(_run(tmp_path, model, x)).reshape(ref.shape), ref, "ConvTranspose 1-D")

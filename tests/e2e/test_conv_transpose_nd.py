@@ -1,8 +1,10 @@
 """3-D ConvTranspose (k_conv_transpose_nd_f32) against ONNX Runtime on the
 same file: strides, dilations, pads, output_padding, output_shape, groups,
-bias or none. ORT runs it as a GEMM and col2im, summing in another order:
-equal up to float rounding (the kernel's own sums are checked against a
-double oracle in tests/unit/test_kernel_conv_transpose.c)."""
+bias or none. ORT runs it as a GEMM and col2im; on a CPU whose MLAS has
+fused multiply-adds (conftest.mlas_float_order) the host kernel sums in that
+order (host/conv_transpose2d_f32__host_mlas.c) and must be bit-identical;
+the reference's own order is equal up to float rounding (its sums are
+checked against a double oracle in tests/unit/test_kernel_conv_transpose.c)."""
 
 import numpy as np
 import onnx
@@ -11,7 +13,7 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-from conftest import ort_ref
+from conftest import mlas_float_order, ort_ref
 from cstatic_cli import cstatic
 
 # (id, x shape, weight shape [C, M/group, k...], bias, attributes)
@@ -53,4 +55,6 @@ def test_conv_transpose_3d_matches_ort(tmp_path, case):
     assert got.shape == want.shape, (got.shape, want.shape)
     err = float(np.max(np.abs(got - want) / (1.0 + np.abs(want))))
     assert err <= 1e-5, f"max relative diff {err:.3g}, {np.mean(got == want):.4f} exact"
+    if mlas_float_order():
+        assert np.array_equal(got.view(np.int32), want.view(np.int32)), f"{np.mean(got == want):.4f} bit-identical"
     assert "tidsp_conv_transpose_nd_f32(" in (out / "lib0.c").read_text()

@@ -116,37 +116,48 @@ def test_conv_stack_tiling_decisions_are_the_spec_table(stack):
     assert {k: v["strategy"] for k, v in dma.items()} == {"conv0": "none", "conv1": "none", "conv2": "none",
                                                           "conv3": "OC"}, dma
     assert l2["conv0"] == f"not tiled: input 9408 B + weights 1728 B <= half the L2 budget {HALF} B"
-    for k in ("conv1", "conv2"):  # the input alone is over half the budget
-        assert l2[k] == ("not tiled, reads DDR: input 200704 B + one output channel's weights > half the L2 "
-                         f"budget {HALF} B (OC tiles share the input)"), l2[k]
-    assert dma["conv3"] == {"strategy": "OC", "l2_input_offset": 0, "l2_input_bytes": 100352,
-                            "l2_weight_offsets": [100352, 174080], "l2_weight_bytes": 73728,
+    ddr = ("not tiled, reads DDR: input 200704 B + one output channel's weights > half the L2 budget "
+           f"{HALF} B (OC tiles share the input)")
+    assert l2["conv1"] == ddr, l2["conv1"]  # the input alone is over half the budget
+    # conv2's output, conv3's input, is placed in L2 (dma_tiling_resident.c):
+    # at the top of the budget, conv3's two weight buffers under it, tile
+    # 0's just below it; conv2 writes it there, no copy brings it back
+    assert l2["conv2"] == ddr + "; output written into L2 at 292864 for the next layer", l2["conv2"]
+    assert dma["conv2"] == {"strategy": "none", "l2_output_offset": 292864, "l2_output_for": "conv3"}
+    assert 292864 == 384 * 1024 - 100352 and 219136 == 292864 - 73728 and 145408 == 219136 - 73728
+    assert dma["conv3"] == {"strategy": "OC", "l2_input_offset": 292864, "l2_input_bytes": 100352,
+                            "l2_weight_offsets": [219136, 145408], "l2_weight_bytes": 73728,
                             "tiles": 2, "oc_tile": 64, "pipeline_depth": 2,
-                            "prefetch": {"queue": 1, "bytes": 73728, "during": "conv2"}}
+                            "prefetch": {"queue": 1, "bytes": 73728, "during": "conv2"},
+                            "l2_input_from": "conv2"}
+    assert "input written into L2 by the previous layer (no copy)" in l2["conv3"]
     assert 100352 + 73728 <= HALF < 100352 + 147456
-    assert man["l2_bytes"] == 174080 + 73728
-    assert "DMA tiling (ScheduleC7xDMATiling, half the L2 budget 196608 B, scratch 247808 B): 0 H-tiled, " \
+    assert man["l2_bytes"] == 384 * 1024
+    assert "DMA tiling (ScheduleC7xDMATiling, half the L2 budget 196608 B, scratch 393216 B): 0 H-tiled, " \
            "1 OC-tiled, 3 not tiled" in text, text
-    # the spec's OC = 128 structure: the prologue group (input + tile 0's
-    # weights), tile 1's group in flight while tile 0 computes: wait(0, 1),
-    # then wait(0, 0) before tile 1. Tile 0's weights do not depend on
-    # conv2: they are prefetched on queue 1 while conv2 computes (conv2
-    # uses no L2, so into conv3's own tile-0 buffer), the prologue copies
-    # the input alone and waits for queue 1.
-    assert src.count("tidsp_dma_copy(") == 3 and src.count("tidsp_dma_commit(0)") == 2
-    assert "st = tidsp_dma_copy(1, L2 + 100352, (const void *)(W + W_W3_QUANTIZED), 73728u, 0u);" in src
+    # the spec's OC = 128 structure: the prologue (tile 0's weights), tile
+    # 1's group in flight while tile 0 computes: wait(0, 1), then wait(0,
+    # 0) before tile 1. Tile 0's weights do not depend on conv2: they are
+    # prefetched on queue 1 while conv2 computes (into conv3's own tile-0
+    # buffer, which conv2 leaves alone); the input needs no copy, so the
+    # prologue copies nothing and waits for queue 1.
+    assert src.count("tidsp_dma_copy(") == 2 and src.count("tidsp_dma_commit(0)") == 1
+    assert "st = tidsp_dma_copy(1, L2 + 219136, (const void *)(W + W_W3_QUANTIZED), 73728u, 0u);" in src
     assert src.index("tidsp_dma_copy(1,") < src.index('tidsp_dma_trace_begin("conv2")') \
-        < src.index("tidsp_dma_wait(1, 0)") < src.index('tidsp_dma_trace_begin("conv3")')
+        < src.index("(int8_t *)(L2 + 292864));") < src.index("tidsp_dma_wait(1, 0)") \
+        < src.index('tidsp_dma_trace_begin("conv3")')
     assert "for (int32_t oc = 0, buf = 0; oc < 128; oc += 64, buf ^= 1) {" in src
     assert "st = tidsp_dma_wait(0, next < 128 ? 1 : 0);" in src
-    assert "(const int8_t *)(L2 + (buf ? 174080u : 100352u))" in src
+    assert "(const int8_t *)(L2 + 292864)," in src
+    assert "(const int8_t *)(L2 + (buf ? 145408u : 219136u))" in src
 
 
 def test_conv_stack_trace_shows_the_pipeline(stack, tmp_path):
-    """`cstatic run --dma-trace`: three copies (tile 0's weights on queue 1,
-    issued before conv2 computes; the input and tile 1 on queue 0), conv2
-    and conv3's two tile calls, tile 1's copy issued before tile 0
-    computes, tile 0's copy done before it."""
+    """`cstatic run --dma-trace`: two copies (tile 0's weights on queue 1,
+    issued before conv2 computes; tile 1 on queue 0: conv3's input is in
+    L2 already, conv2 wrote it there), conv2 and conv3's two tile calls,
+    tile 1's copy issued before tile 0 computes, tile 0's copy done before
+    it."""
     d, q = stack
     build(d, q, d / "x.npy", "c_static_lib -mcpu=c7x", "c7x_trace")
     trace, svg = tmp_path / "t.json", tmp_path / "t.svg"
@@ -160,18 +171,18 @@ def test_conv_stack_trace_shows_the_pipeline(stack, tmp_path):
     lanes = [t.text for t in root.iter(ns + "text")][1:4]
     assert lanes == ["DMA queue 0", "DMA queue 1", "compute"], lanes
     bars = [r.find(ns + "title").text for r in root.iter(ns + "rect")]
-    assert sorted(b.split(":")[0] for b in bars) == ["conv2", "conv3", "conv3", "copy q0 g0, 100352 B",
-                                                    "copy q0 g1, 73728 B", "copy q1 g0, 73728 B"], bars
+    assert sorted(b.split(":")[0] for b in bars) == ["conv2", "conv3", "conv3", "copy q0 g0, 73728 B",
+                                                    "copy q1 g0, 73728 B"], bars
     copies = [e for e in ev if e["cat"] == "dma"]
     calls = [e for e in ev if e["cat"] == "compute"]
     prefetch, copies = [e for e in copies if e["tid"] == 2], [e for e in copies if e["tid"] == 1]
     assert [e["args"]["bytes"] for e in prefetch] == [73728]
-    assert [e["args"]["bytes"] for e in copies] == [100352, 73728]
+    assert [e["args"]["bytes"] for e in copies] == [73728]
     assert [e["name"] for e in calls] == ["conv2", "conv3", "conv3"]
     assert prefetch[0]["args"]["issue"] <= calls[0]["ts"]
     assert prefetch[0]["ts"] + prefetch[0]["dur"] <= calls[1]["ts"] + 1e-3
-    assert copies[1]["args"]["issue"] <= calls[1]["ts"]
-    assert copies[0]["ts"] + copies[0]["dur"] <= calls[1]["ts"] + 1e-3
+    assert copies[0]["args"]["issue"] <= calls[1]["ts"]
+    assert copies[0]["ts"] + copies[0]["dur"] <= calls[2]["ts"] + 1e-3
 
 
 @pytest.mark.parametrize("budget,expect", [
@@ -208,21 +219,27 @@ def rows_read(h_in, stride, r0, rows):
 
 @pytest.mark.parametrize("budget", [384 * 1024, 65536])
 def test_relu_stack_is_h_tiled(relu_stack, budget):
-    """conv1-conv3 with their ReLU folded: H-tiled at the spec's budget
-    (weights in L2 beside the strips) and at 64 KB (weights of conv2/conv3
-    read from DDR where they do not fit), bit-identical to the host build;
-    the manifest's tile rows and offsets are the plan's; the generated C is
-    the software pipeline: strip t+1 in flight while tile t computes, tile
-    t's rows copied out on queue 2 while tile t+1 computes."""
+    """conv1-conv3 with their ReLU folded: H-tiled at 64 KB (weights of
+    conv2/conv3 read from DDR where they do not fit); at the spec's budget
+    conv1 and conv2 H-tiled (weights in L2 beside the strips) and conv3's
+    input placed in L2 (dma_tiling_resident.c): conv2 writes it there, and
+    conv3, with no input strips left to tile, takes its OC plan.
+    Bit-identical to the host build; the manifest's tile rows and offsets
+    are the plan's; the generated C is the software pipeline: strip t+1 in
+    flight while tile t computes, tile t's rows copied out on queue 2 while
+    tile t+1 computes."""
     d, q = relu_stack
     host, _, _, _ = build(d, q, d / "x.npy", "c_static_lib", "host")
     y, man, src, text = build(d, q, d / "x.npy", f"c_static_lib -mcpu=c7x -l2-budget={budget}", f"c7x{budget}")
     assert np.array_equal(y, host), "H-tiling changed the output"
     dma = {s["name"]: s["dma"] for s in man["layers"] if "dma" in s}
+    resident = budget == 384 * 1024
     assert {k: v["strategy"] for k, v in dma.items()} == {"conv0": "none", "conv1": "H", "conv2": "H",
-                                                          "conv3": "H"}, dma
-    assert "3 H-tiled, 0 OC-tiled, 1 not tiled" in text, text
+                                                          "conv3": "OC" if resident else "H"}, dma
+    assert ("2 H-tiled, 1 OC-tiled, 1 not tiled" if resident else "3 H-tiled, 0 OC-tiled, 1 not tiled") in text, text
     geometry = {"conv1": (64, 56, 1, 64, 56), "conv2": (64, 56, 2, 128, 28), "conv3": (128, 28, 1, 128, 28)}
+    if resident:
+        del geometry["conv3"]
     for k, (c_in, h_in, stride, c_out, h_out) in geometry.items():
         h = dma[k]
         rows, tiles = h["tile_rows"], h["tiles"]
@@ -237,9 +254,23 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
         assert max(ends) <= budget and h["pipeline_depth"] == 2
         # a tile fewer would not fit (the fewest tiles, balanced)
         assert rows == -(-h_out // tiles)
-    if budget == 384 * 1024:
+    if resident:
         assert all(dma[k]["l2_weight_bytes"] > 0 for k in geometry), dma
-        assert (dma["conv3"]["tiles"], dma["conv3"]["tile_rows"]) == (2, 14)
+        # conv3's input (100352 B) at the top of the budget, its two weight
+        # tiles under it; conv2 re-planned under them: 4 tiles of 7 rows
+        # (under conv3's tile-0 buffer it would take 5, over twice its 2)
+        assert (dma["conv2"]["tiles"], dma["conv2"]["tile_rows"]) == (4, 7)
+        assert dma["conv2"]["l2_output_offset"] == 292864 and dma["conv2"]["l2_output_for"] == "conv3"
+        assert max(o + dma["conv2"]["l2_output_bytes"] for o in dma["conv2"]["l2_output_offsets"]) <= 292864
+        assert {k: dma["conv3"][k] for k in ("l2_input_offset", "l2_input_from", "tiles", "oc_tile")} == \
+            {"l2_input_offset": 292864, "l2_input_from": "conv2", "tiles": 2, "oc_tile": 64}, dma["conv3"]
+        assert "Y = (int8_t *)(L2 + 292864);" in src
+        # conv2's buffers stay under its output: its weights (73728 B) do
+        # not fit between conv1's footprint and 292864, not with conv1 a
+        # tile longer either (make_room_for_prefetch): not prefetched
+        assert "prefetch" not in dma["conv2"] and dma["conv1"]["tiles"] == 3
+        assert max(o + dma["conv2"]["l2_input_bytes"] for o in dma["conv2"]["l2_input_offsets"]) <= 292864
+        assert dma["conv2"]["l2_weight_offsets"][0] + dma["conv2"]["l2_weight_bytes"] <= 292864
         # conv1's weights (36864 B) do not depend on conv0, which uses no
         # L2: copied on queue 1 while conv0 computes, into their own place
         assert dma["conv1"]["prefetch"] == {"queue": 1, "bytes": 36864, "during": "conv0"}, dma["conv1"]
@@ -248,11 +279,12 @@ def test_relu_stack_is_h_tiled(relu_stack, budget):
         assert src.index('tidsp_dma_trace_begin("conv0")') < src.index("tidsp_dma_wait(1, 0)") \
             < src.index('tidsp_dma_trace_begin("conv1")')
     # the pipeline, once per H-tiled conv
-    assert src.count("for (int32_t t = 0, buf = 0; t < ") == 3
-    assert src.count("st = tidsp_dma_wait(2, 1);") == 3 and src.count("tidsp_dma_wait(2, 0);") == 3
-    assert src.count("st = tidsp_dma_commit(2);") == 3
-    t3 = dma["conv3"]["tiles"]
-    assert f"st = tidsp_dma_wait(0, t + 1 < {t3} ? 1 : 0);" in src
+    nh = len(geometry)
+    assert src.count("for (int32_t t = 0, buf = 0; t < ") == nh
+    assert src.count("st = tidsp_dma_wait(2, 1);") == nh and src.count("tidsp_dma_wait(2, 0);") == nh
+    assert src.count("st = tidsp_dma_commit(2);") == nh
+    t2 = dma["conv2"]["tiles"]
+    assert f"st = tidsp_dma_wait(0, t + 1 < {t2} ? 1 : 0);" in src
 
 
 def test_relu_stack_trace_overlaps_strips_and_compute(relu_stack, tmp_path):
@@ -272,8 +304,11 @@ def test_relu_stack_trace_overlaps_strips_and_compute(relu_stack, tmp_path):
         assert len(tiles) == dma[k]["tiles"], (k, len(tiles))
     out = [e for e in ev if e["cat"] == "dma" and e["tid"] == 3]  # queue 2
     assert out, "no copy-out on queue 2"
-    conv3 = [e for e in calls if e["name"] == "conv3"]
-    assert any(conv3[0]["ts"] + conv3[0]["dur"] <= e["args"]["issue"] + 1e-3 <= conv3[1]["ts"] + 1e-3 for e in out)
+    for k in ("conv1", "conv2"):
+        assert dma[k]["strategy"] == "H"
+        tiles = [e for e in calls if e["name"] == k]
+        assert any(tiles[0]["ts"] + tiles[0]["dur"] <= e["args"]["issue"] + 1e-3 <= tiles[1]["ts"] + 1e-3
+                   for e in out), k
 
 
 def fc(path, m):

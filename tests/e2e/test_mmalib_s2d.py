@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cstatic_cli import cstatic
-from test_mmalib import quantize
+from test_mmalib import qdq_params, quantize
 
 
 def conv_model(path, c_in, c_out, k, s, hw, seed=0):
@@ -37,29 +37,6 @@ def conv_model(path, c_in, c_out, k, s, hw, seed=0):
     m.ir_version = 8
     onnx.save(m, path)
     return ho
-
-
-def qdq_params(path):
-    import onnx
-    from onnx import numpy_helper
-    m = onnx.load(path)
-    init = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
-    prod = {o: n for n in m.graph.node for o in n.output}
-    conv = next(n for n in m.graph.node if n.op_type == "Conv")
-
-    def dq(name):
-        n = prod[name]
-        zp = init[n.input[2]] if len(n.input) > 2 else np.zeros((), np.int8)
-        return n.input[0], init[n.input[1]].astype(np.float64), zp.astype(np.int64)
-
-    x_name, xs, xzp = dq(conv.input[0])
-    w_name, ws, _ = dq(conv.input[1])
-    b_name, bs, _ = dq(conv.input[2])
-    out = next(n for n in m.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in ("c", "r"))
-    xq = prod[x_name]
-    return dict(xs=float(xs), xzp=int(xzp), in_s=float(init[xq.input[1]]), in_zp=int(init[xq.input[2]]),
-                w=init[w_name].astype(np.int64), ws=ws, b=init[b_name].astype(np.int64), bs=bs,
-                os=float(init[out.input[1]]), ozp=int(init[out.input[2]]))
 
 
 def exact_reference(p, x, k, s, ho):

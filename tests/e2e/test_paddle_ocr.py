@@ -155,18 +155,20 @@ def test_float_model(tmp_path, paddle_dir, name):
 
 
 FLOAT_GAP = ("ORT's float order is matched for Conv/Gemm (MLAS's NCHWc and NCHW orders, "
-             "runtime/kernels/host/*_f32__host_mlas.c), Conv + Add (passes/fuse_conv_add_f32.c) and "
-             "GlobalAveragePool (passes/mark_nchwc_global_pool.c), not yet for: float ConvTranspose "
-             "(det's first difference), rec's transformer blocks (LayerNormalization, QuickGelu, FusedMatMul); "
-             "measured: det 97.7 %, rec 6.0 % bit-identical")
+             "runtime/kernels/host/*_f32__host_mlas.c), Conv + Add (passes/fuse_conv_add_f32.c), "
+             "GlobalAveragePool (passes/mark_nchwc_global_pool.c) and ConvTranspose "
+             "(conv_transpose2d_f32__host_mlas.c), not yet for rec's transformer blocks "
+             "(LayerNormalization, QuickGelu, FusedMatMul); measured: rec 6.0 % bit-identical")
 
 
 NO_MLAS_ORDER = "this CPU's MLAS has no fused multiply-adds: the reference order runs (conftest.mlas_float_order)"
 
 
+# cls and det: 100 % (cls's NCHW squeeze-excitation convs and det's
+# ConvTranspose were their last differences)
 @pytest.mark.parametrize("name", [
     pytest.param("cls", marks=pytest.mark.xfail(not mlas_float_order(), strict=True, reason=NO_MLAS_ORDER)),
-    pytest.param("det", marks=pytest.mark.xfail(strict=True, reason=FLOAT_GAP)),
+    pytest.param("det", marks=pytest.mark.xfail(not mlas_float_order(), strict=True, reason=NO_MLAS_ORDER)),
     pytest.param("rec", marks=pytest.mark.xfail(strict=True, reason=FLOAT_GAP))])
 def test_float_bit_identical(tmp_path, paddle_dir, name):
     """cls: 100 % since its squeeze-excitation convs (22 -> 88 on a 1x1

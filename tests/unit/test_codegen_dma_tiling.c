@@ -7,7 +7,8 @@
  * not constant); H-tiling of a conv with a fused ReLU (its plan, its tile
  * geometry, weights in L2 or DDR, where it declines); N-tiling of a
  * weight-only linear layer (cached, tiled, declined); the next-layer
- * prefetch of a tiled conv's first weights.
+ * prefetch of a tiled conv's first weights; an activation placed in L2
+ * between two convs (dma_tiling_resident.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,7 @@ static void test_n_tiling(void) {
  * both 3×3 pad 1 on h×w, per-channel float requant. */
 static int two_convs_relu; /* bit i: conv i with a ReLU folded in (H-tiled) */
 static int two_convs_pool; /* 1: a 1×1 max pool (a light step) between them */
+static int two_convs_m_out; /* 1: m is a model output too (it stays in DDR: no L2 activation) */
 
 static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   cs_graph *g = cs_graph_new("two");
@@ -331,9 +333,10 @@ static cs_graph *two_convs(int c0, int c1, int c2, int hw) {
   g->inputs = malloc(sizeof(int));
   g->inputs[0] = x;
   g->n_inputs = 1;
-  g->outputs = malloc(sizeof(int));
+  g->outputs = malloc(sizeof(int) * 2);
   g->outputs[0] = y;
-  g->n_outputs = 1;
+  g->outputs[1] = m;
+  g->n_outputs = 1 + two_convs_m_out;
   return g;
 }
 
@@ -356,6 +359,7 @@ static void prefetch_case(int c0, int c1, int c2, int hw, size_t budget, cs_l2_s
 static void test_next_layer_prefetch(void) {
   cs_l2_stage st[2];
   size_t l2 = 0;
+  two_convs_m_out = 1; /* the plans as they are when a's output is not placed in L2 */
   /* a uses no L2 (it fits half the budget): b's tile 0 in its own place */
   prefetch_case(3, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_UNTILED && st[0].prefetch_next == 2 && !st[0].prefetch);
@@ -383,6 +387,18 @@ static void test_next_layer_prefetch(void) {
   prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
   CHECK(st[0].prefetch_next == 0 && !st[1].prefetch && st[1].weight_off == 207872);
+  /* room made for the prefetch (make_room_for_prefetch): a (64→64 on
+   * 56×56, the ReLU stack's conv1) takes 3 tiles, 323584 B, past b's
+   * weight buffer (315392: b's strips and output rows under it), and b's
+   * 73728 B would end at 397312 above it. With one tile more (4 of 14
+   * rows, 251904 B) they fit in their own place: prefetched while a runs */
+  prefetch_case(64, 64, 128, 56, 384 * 1024, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[1].kind == CS_L2_H_TILED);
+  CHECK_MSG(st[0].n_chunks == 4 && st[0].tile_rows == 14 && st[0].weight_bytes == 64 * 576, "%d of %d",
+            st[0].n_chunks, st[0].tile_rows);
+  CHECK(st[1].prefetch && st[0].prefetch_next == 2 && st[1].weight_off == 315392 && st[1].weight_bytes == 73728);
+  /* ... one tile more only: a's 2 tiles (128→128 on 28×28, above) would
+   * need 6 to leave room for b's 147456 B: not re-planned (checked above) */
   /* ResNet-18's layer4 pair: a (ReLU) H-tiled with its weights in DDR,
    * its footprint (2 strips of 17920 B, 2 output tiles of 14336 B: 64512
    * B) past b's first weight buffer (at the input's end, 25088) but below
@@ -407,10 +423,73 @@ static void test_next_layer_prefetch(void) {
   prefetch_case(128, 128, 128, 28, 384 * 1024, st, &l2);
   CHECK(st[0].kind == CS_L2_OC_TILED && st[0].prefetch_next == 0 && st[1].prefetch);
   two_convs_pool = 0;
+  two_convs_m_out = 0;
+}
+
+/* An activation placed in L2 (dma_tiling_resident.c): a's output m, read
+ * by b alone, at the top of the budget; b's weight buffers under it. */
+static void test_resident_activation(void) {
+  cs_l2_stage st[2];
+  size_t l2 = 0;
+  enum { B = 384 * 1024 };
+  /* a untiled, b OC-tiled (the spec stack's conv2 → conv3): m (100352 B)
+   * at 292864, tile 0's buffer under it, tile 1's under that; tile 0
+   * prefetched in place while a computes (a uses no L2) */
+  prefetch_case(3, 128, 128, 28, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_UNTILED && st[0].out_l2 && st[0].out_l2_off == B - IN && st[0].prefetch_next == 2);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].in_l2 && st[1].input_off == B - IN && st[1].prefetch);
+  CHECK(st[1].weight_off == B - IN - 64 * ROW && st[1].weight_off2 == B - IN - 128 * ROW && l2 == B);
+  char buf[384];
+  cs_l2_stage_describe(&st[1], B, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "input written into L2 by the previous layer (no copy)") != NULL, "%s", buf);
+  cs_l2_stage_describe(&st[0], B, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "; output written into L2 at 292864 for the next layer") != NULL, "%s", buf);
+  /* m a model output too: it stays where the caller reads it */
+  two_convs_m_out = 1;
+  prefetch_case(3, 128, 128, 28, B, st, &l2);
+  CHECK(!st[0].out_l2 && !st[1].in_l2 && st[1].input_off == 0);
+  two_convs_m_out = 0;
+  /* a light step between: m is the pool's input, b reads the pool's
+   * output (not written by a conv): nothing placed */
+  two_convs_pool = 1;
+  prefetch_case(3, 128, 128, 28, B, st, &l2);
+  CHECK(!st[0].out_l2 && !st[1].in_l2 && st[1].input_off == 0);
+  two_convs_pool = 0;
+  /* ResNet-18's layer4 pair: a H-tiled (footprint 64512 B) fits under
+   * b's tile-0 buffer as planned: m (25088 B) at 368128, b's buffers at
+   * 197632 and 27136 (37 channels · 4608 B), tile 0 prefetched */
+  two_convs_relu = 1;
+  prefetch_case(512, 512, 512, 7, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[0].out_l2 && st[0].out_l2_off == 368128 && st[0].n_chunks == 2);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].in_l2 && st[1].chunk_cout == 37 && st[1].prefetch);
+  CHECK_MSG(st[1].weight_off == 197632 && st[1].weight_off2 == 27136, "%zu %zu", st[1].weight_off,
+            st[1].weight_off2);
+  /* a H-tiled with its weights (147456 B) in L2, 2 tiles: under tile 0's
+   * buffer (219136) it would need 7 tiles (> twice 2), so it is re-planned
+   * under m alone (292864: 4 tiles of 7 rows), tile 0 not prefetched */
+  prefetch_case(128, 128, 128, 28, B, st, &l2);
+  CHECK_MSG(st[0].kind == CS_L2_H_TILED && st[0].out_l2 && st[0].n_chunks == 4 && st[0].tile_rows == 7 &&
+                st[0].weight_bytes == 128 * ROW,
+            "%d tiles of %d", st[0].n_chunks, st[0].tile_rows);
+  CHECK(cs_l2_footprint_end(&st[0]) <= B - IN && cs_l2_footprint_end(&st[0]) > B - IN - 64 * ROW);
+  CHECK(st[1].in_l2 && !st[1].prefetch && st[0].prefetch_next == 0);
+  /* b with a ReLU too (H-tiled on its own): with its input resident it has
+   * no strips to tile, so it takes its OC plan (2 tiles of 64) */
+  two_convs_relu = 3;
+  prefetch_case(128, 128, 128, 28, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && st[0].out_l2 && st[0].n_chunks == 4);
+  CHECK(st[1].kind == CS_L2_OC_TILED && st[1].in_l2 && st[1].chunk_cout == 64 && st[1].input_off == B - IN);
+  /* ... but not when its input is a model output too: H as before */
+  two_convs_m_out = 1;
+  prefetch_case(128, 128, 128, 28, B, st, &l2);
+  CHECK(st[0].kind == CS_L2_H_TILED && !st[0].out_l2 && st[1].kind == CS_L2_H_TILED && !st[1].in_l2);
+  two_convs_m_out = 0;
+  two_convs_relu = 0;
 }
 
 int main(void) {
   test_next_layer_prefetch();
+  test_resident_activation();
   test_not_tiled_when_half_the_budget_holds_it();
   test_oc_tiles_the_fewest_that_fit_balanced();
   test_input_over_half_the_budget_reads_ddr();

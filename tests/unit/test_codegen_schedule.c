@@ -273,6 +273,194 @@ static void arena_tensors_alive_together_never_overlap(void) {
   cs_graph_free(g);
 }
 
+
+/* Arena tensors of different storage roots alive at the same step lie in
+ * disjoint bytes (views share their root's bytes by design), and every
+ * arena tensor lies inside the arena. */
+static void check_disjoint(const cs_graph *g, const cs_schedule *s) {
+  for (int a = 0; a < g->n_values; a++) {
+    if (s->loc[a].kind != CS_LOC_ARENA) continue;
+    CHECK(s->loc[a].offset + cs_value_nbytes(cs_graph_value(g, a)) <= s->arena_size);
+    for (int b = 0; b < a; b++) {
+      if (s->loc[b].kind != CS_LOC_ARENA) continue;
+      if (cs_schedule_storage_root(s, a) == cs_schedule_storage_root(s, b)) continue;
+      int a_last = s->last_use[a] > s->def_step[a] ? s->last_use[a] : s->def_step[a];
+      int b_last = s->last_use[b] > s->def_step[b] ? s->last_use[b] : s->def_step[b];
+      if (s->def_step[a] > b_last || s->def_step[b] > a_last) continue;
+      size_t ea = s->loc[a].offset + cs_value_nbytes(cs_graph_value(g, a));
+      size_t eb = s->loc[b].offset + cs_value_nbytes(cs_graph_value(g, b));
+      CHECK_MSG(ea <= s->loc[b].offset || eb <= s->loc[a].offset, "%s and %s overlap",
+                cs_graph_value(g, a)->name, cs_graph_value(g, b)->name);
+    }
+  }
+}
+
+/* k_slice of x [rank 2] from (r0, c0) taking rows × cols at column step cs. */
+static int tg_slice2(cs_graph *g, const char *name, int x, int y, int r0, int c0, int cstep) {
+  const cs_value *xv = cs_graph_value(g, x), *yv = cs_graph_value(g, y);
+  int id = tg_node(g, CS_OP_K_SLICE, name, name, 1, &x, y);
+  tidsp_slice_params *p = &g->nodes[id].k.slice;
+  memset(p, 0, sizeof *p);
+  p->rank = 2;
+  p->elem_size = 1;
+  for (int d = 0; d < 2; d++) {
+    p->in_shape[d] = (int32_t)xv->shape[d];
+    p->out_shape[d] = (int32_t)yv->shape[d];
+    p->step[d] = 1;
+  }
+  p->start[0] = r0;
+  p->start[1] = c0;
+  p->step[1] = cstep;
+  return id;
+}
+
+/* k_concat of n rank-2 tensors along axis `axis`. */
+static int tg_concat2(cs_graph *g, const char *name, int n, const int *in, int y, int axis) {
+  int id = tg_node(g, CS_OP_K_CONCAT, name, name, n, in, y);
+  const cs_value *yv = cs_graph_value(g, y);
+  int64_t lens[8];
+  for (int i = 0; i < n; i++) lens[i] = cs_graph_value(g, in[i])->shape[axis];
+  cs_node_set_attr_ints(&g->nodes[id], "axis_len", n, lens);
+  tidsp_concat_params *p = &g->nodes[id].k.concat;
+  memset(p, 0, sizeof *p);
+  p->n_inputs = n;
+  p->outer = axis == 0 ? 1 : (int32_t)yv->shape[0];
+  p->inner_bytes = axis == 0 ? (int32_t)yv->shape[1] : 1;
+  return id;
+}
+
+/* The batch loop's graph: a [2, 64] is split into its two images, each
+ * goes through its own layer, and the results are concatenated. Both
+ * slices are views at offsets 0 and 64 of a, and both layers write
+ * straight into their rows of the concat's output. */
+static void images_of_a_batch_and_their_concat_are_views(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {2, 64}, im[2] = {1, 64};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, sh), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, sh);
+  int s0 = cs_graph_add_value(g, "s0", CS_DTYPE_I8, 2, im), s1 = cs_graph_add_value(g, "s1", CS_DTYPE_I8, 2, im);
+  int l0 = cs_graph_add_value(g, "l0", CS_DTYPE_I8, 2, im), l1 = cs_graph_add_value(g, "l1", CS_DTYPE_I8, 2, im);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, sh), z = cs_graph_add_value(g, "z", CS_DTYPE_I8, 2, sh);
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, sh);
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_lut(g, "la", xq, a);
+  int sl0 = tg_slice2(g, "slice0", a, s0, 0, 0, 1), sl1 = tg_slice2(g, "slice1", a, s1, 1, 0, 1);
+  tg_lut(g, "l0", s0, l0);
+  tg_lut(g, "l1", s1, l1);
+  int cin[2] = {l0, l1};
+  int cat = tg_concat2(g, "cat", 2, cin, y, 0);
+  tg_lut(g, "lz", y, z);
+  tg_dequantize(g, "dq", z, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(s.node_elided[sl0] && s.node_elided[sl1] && s.node_elided[cat]);
+    CHECK(s.loc[s0].kind == CS_LOC_ARENA && s.loc[s0].offset == s.loc[a].offset);
+    CHECK(s.loc[s1].offset == s.loc[a].offset + 64 && cs_schedule_view_offset(&s, s1) == 64);
+    CHECK(cs_schedule_storage_root(&s, l1) == y && s.loc[l0].offset == s.loc[y].offset &&
+          s.loc[l1].offset == s.loc[y].offset + 64);
+    /* a lives until its last image is read; y from its first image's layer */
+    CHECK(s.loc[y].offset + 128 <= s.arena_size);
+    check_disjoint(g, &s);
+    CHECK(s.arena_size <= s.live_lower_bound * 11 / 10 + 64);
+    cs_schedule_free(&s);
+  }
+  cs_schedule_options no_alias = opts;
+  no_alias.alias_copies = 0;
+  if (build(g, &s, &no_alias)) {
+    CHECK(!s.node_elided[sl0] && !s.node_elided[sl1] && !s.node_elided[cat]);
+    CHECK(s.loc[s1].alias_of < 0 && s.loc[l0].alias_of < 0);
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* Slices and concats that are not one contiguous range at an aligned
+ * offset of arena memory stay calls. */
+static void slices_and_concats_that_are_not_contiguous_stay_calls(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[2] = {2, 64}, half[2] = {2, 32}, sh40[2] = {2, 40}, im40[2] = {1, 40}, cat_sh[2] = {2, 128};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, sh);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, sh), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, sh);
+  int cols = cs_graph_add_value(g, "cols", CS_DTYPE_I8, 2, half); /* [:, 0:32]: rows apart */
+  int odd = cs_graph_add_value(g, "odd", CS_DTYPE_I8, 2, half);   /* [:, 1::2] */
+  int b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, sh40);
+  int b0 = cs_graph_add_value(g, "b0", CS_DTYPE_I8, 2, im40), b1 = cs_graph_add_value(g, "b1", CS_DTYPE_I8, 2, im40);
+  int wide = cs_graph_add_value(g, "wide", CS_DTYPE_I8, 2, cat_sh); /* axis 1: outer 2 */
+  int64_t tw_sh[2] = {4, 32};
+  int twice = cs_graph_add_value(g, "twice", CS_DTYPE_I8, 2, tw_sh); /* the same input twice */
+  int64_t sh4[2] = {4, 64};
+  int with_in = cs_graph_add_value(g, "with_in", CS_DTYPE_I8, 2, sh4); /* xq is a graph input */
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_lut(g, "la", xq, a);
+  int s_cols = tg_slice2(g, "s_cols", a, cols, 0, 0, 1);
+  int s_odd = tg_slice2(g, "s_odd", a, odd, 0, 1, 2);
+  int lb = tg_lut(g, "lb", a, b);
+  g->nodes[lb].k.lut.n = 80;
+  int s_b0 = tg_slice2(g, "s_b0", b, b0, 0, 0, 1), s_b1 = tg_slice2(g, "s_b1", b, b1, 1, 0, 1);
+  int win[2] = {a, a};
+  int c_wide = tg_concat2(g, "c_wide", 2, win, wide, 1);
+  int two[2] = {cols, cols};
+  int c_twice = tg_concat2(g, "c_twice", 2, two, twice, 0);
+  int iin[2] = {xq, a};
+  int c_in = tg_concat2(g, "c_in", 2, iin, with_in, 0);
+  /* read everything once more so that nothing is an output */
+  int64_t one[2] = {1, 1};
+  int sink_in[8] = {odd, b0, b1, wide, twice, with_in, cols, a};
+  int sink = cs_graph_add_value(g, "sink", CS_DTYPE_I8, 2, one);
+  int u = tg_node(g, CS_OP_K_CONCAT, "sink", "sink", 8, sink_in, sink); /* a call whatever it is */
+  g->nodes[u].k.concat.outer = 2;
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, one);
+  tg_dequantize(g, "dq", sink, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.node_elided[s_cols] && !s.node_elided[s_odd]);
+    CHECK(!s.node_elided[s_b1]); /* image 1 starts at byte 40 (image 0 may be a view) */
+    (void)s_b0;
+    CHECK(!s.node_elided[c_wide] && !s.node_elided[c_twice] && !s.node_elided[c_in]);
+    CHECK(s.loc[cols].alias_of < 0 && s.loc[b1].alias_of < 0 && s.loc[a].alias_of < 0);
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+
+/* A small slice read late would keep its whole root alive as a view: the
+ * plan without the view has the smaller arena, and is kept. */
+static void a_view_that_grows_the_arena_is_not_taken(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t big[2] = {1, 1024}, small[2] = {1, 64};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, big);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, big), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, big);
+  int sa = cs_graph_add_value(g, "sa", CS_DTYPE_I8, 2, small);
+  int b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, big), c = cs_graph_add_value(g, "c", CS_DTYPE_I8, 2, big);
+  int d = cs_graph_add_value(g, "d", CS_DTYPE_I8, 2, big), y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, small);
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, small);
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_lut(g, "la", xq, a);
+  int sl = tg_slice2(g, "s", a, sa, 0, 0, 1); /* a's first 64 bytes */
+  tg_lut(g, "lb", a, b);                      /* a dies here without the view */
+  tg_lut(g, "lc", b, c);
+  tg_lut(g, "ld", c, d);
+  int in[2] = {sa, d};
+  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y); /* sa read last */
+  g->nodes[add].k.add.bc.rank = 1;
+  g->nodes[add].k.add.bc.shape[0] = 64;
+  tg_dequantize(g, "dq", y, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.node_elided[sl] && s.loc[sa].alias_of < 0);
+    CHECK(s.arena_size <= 2 * 1024 + 64 + 64 + 1024); /* the input's staging, two live bigs, sa, out */
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
   boundary_quantize_and_dequantize_run_outside_cg_main();
   input_read_by_another_op_stays_float();
@@ -284,5 +472,8 @@ int main(void) {
   outputs_not_written_in_place_are_copied_at_the_end();
   weights_hold_only_constants_read_by_scheduled_nodes();
   arena_tensors_alive_together_never_overlap();
+  images_of_a_batch_and_their_concat_are_views();
+  slices_and_concats_that_are_not_contiguous_stay_calls();
+  a_view_that_grows_the_arena_is_not_taken();
   UNIT_MAIN_END();
 }

@@ -4,8 +4,10 @@
  * that reach it, in double (the kernel scatters in float; results agree
  * to float rounding). Random strides, dilations, pads, groups, output
  * sizes past the full extent (bias only there), batch > 1, no bias;
- * argument checks. conv_transpose_nd_f32: with 2 spatial dims the 2-D
- * kernel's bytes, with 3 a 3-D gather oracle.
+ * argument checks (the public name: on an x86 host ONNX Runtime's order,
+ * host/conv_transpose2d_f32__host_mlas.c). conv_transpose_nd_f32: with 2
+ * spatial dims the 2-D reference's bytes (both references), with 3 a 3-D
+ * gather oracle.
  */
 #include <math.h>
 #include <stdint.h>
@@ -202,8 +204,8 @@ static void test_nd(void) {
     for (i = 0; i < nx; i++) x[i] = rnd_unit() * 2.0f - 1.0f;
     for (i = 0; i < nw; i++) w[i] = rnd_unit() * 2.0f - 1.0f;
     for (i = 0; i < (size_t)p.c_out; i++) b[i] = rnd_unit() - 0.5f;
-    CHECK(tidsp_conv_transpose2d_f32(&p, x, w, b, y2) == TIDSP_OK);
-    CHECK(tidsp_conv_transpose_nd_f32(&q, x, w, b, yn) == TIDSP_OK);
+    CHECK(tidsp_conv_transpose2d_f32__ref(&p, x, w, b, y2) == TIDSP_OK);
+    CHECK(tidsp_conv_transpose_nd_f32__ref(&q, x, w, b, yn) == TIDSP_OK);
     CHECK_MSG(!memcmp(y2, yn, ny * sizeof(float)), "2-D iter %d", iter);
     free(x), free(w), free(b), free(y2), free(yn);
   }

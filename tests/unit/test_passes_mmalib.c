@@ -128,12 +128,12 @@ static float *make_input(int64_t n) {
 
 /* Lower g1 with -mmalib=1 (must contain `op`) and g0 generically, run both
  * on the same input and compare the outputs in output LSBs (≤ 1). */
-static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, float out_scale, const char *what) {
+static void expect_offload_n(cs_graph *g1, cs_graph *g0, cs_op op, int count, float out_scale, const char *what) {
   cs_target t1, t0;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
-  CHECK_MSG(gb_count_op(g1, op) == 1, "%s: expected one %s", what, cs_op_name(op));
+  CHECK_MSG(gb_count_op(g1, op) == count, "%s: expected %d %s", what, count, cs_op_name(op));
   CHECK_MSG(cs_passes_run(g0, &t0, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   const cs_value *xv = cs_graph_value(g1, g1->inputs[0]);
   float *x = make_input(cs_value_numel(xv));
@@ -158,6 +158,10 @@ static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, float out_scale
   cs_graph_free(g0);
 }
 
+static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, float out_scale, const char *what) {
+  expect_offload_n(g1, g0, op, 1, out_scale, what);
+}
+
 static void conv_offload(conv_spec s, cs_op op, const char *what) {
   expect_offload(conv_graph(&s), conv_graph(&s), op, 0.1f, what);
 }
@@ -171,9 +175,7 @@ static void conv_decline(conv_spec s, const char *what, const char *rule) {
 static void test_conv_rules(void) {
   conv_spec s = conv_default();
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv 8->64 3x3 pad 1");
-  /* N = 1 */
-  s = conv_default(); s.n = 2;
-  conv_decline(s, "conv N=2", "N != 1 (N=2): compile it for batch 1");
+  /* N > 1: test_batch_loop */
   /* symmetric stride */
   s = conv_default(); s.sh = s.sw = 2;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride 2x2");
@@ -282,8 +284,6 @@ static void test_depthwise_rules(void) {
   conv_decline(s, "dw stride 1x2", "asymmetric stride");
   s = dw(3, 1); s.dh = s.dw = 2;
   conv_decline(s, "dw dilation 2", "dilation != 1");
-  s = dw(3, 1); s.n = 2;
-  conv_decline(s, "dw N=2", "N != 1");
   s = dw(3, 1); s.cout = 32;
   conv_decline(s, "dw multiplier 2", "channel multiplier");
 }
@@ -1220,6 +1220,78 @@ static void test_dilation(void) {
   }
 }
 
+
+/* ---- batch N > 1 as a loop over images --------------------------------- */
+
+/* s at batch N, offloaded: N calls (op), N slices, one concat; every image
+ * of the output bit-identical to the batch-1 graph's on that image (the
+ * same call on the same constants), and the batch within 1 LSB of the
+ * generic path. */
+static void batch_case(conv_spec s, cs_op op, const char *what) {
+  cs_target t1, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  cs_target_default(&t0);
+  int nb = s.n;
+  cs_graph *g = conv_graph(&s);
+  int64_t n_all;
+  float *y = run_lowered(g, &t1, &n_all);
+  CHECK_MSG(gb_count_op(g, op) == nb && gb_count_op(g, CS_OP_K_SLICE) == nb && gb_count_op(g, CS_OP_K_CONCAT) == 1,
+            "%s: %d calls, %d slices, %d concats", what, gb_count_op(g, op), gb_count_op(g, CS_OP_K_SLICE),
+            gb_count_op(g, CS_OP_K_CONCAT));
+  CHECK_MSG(gb_count_op(g, CS_OP_K_COPY) == 0, "%s: the edge staged besides the slices/concat", what);
+  cs_graph_free(g);
+  /* image by image through the batch-1 graph */
+  conv_spec one = s;
+  one.n = 1;
+  g = conv_graph(&one);
+  CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
+  int64_t img_in = cs_value_numel(cs_graph_value(g, g->inputs[0]));
+  int64_t img_out = cs_value_numel(cs_graph_value(g, g->outputs[0]));
+  CHECK(img_out * nb == n_all);
+  float *x = make_input(img_in * nb);
+  for (int i = 0; i < nb && img_out * nb == n_all; i++) {
+    const void *in[1] = {x + i * img_in};
+    int32_t st;
+    void **b = gb_run(g, in, &st);
+    CHECK_MSG(st == 0 && !memcmp(b[g->outputs[0]], y + i * img_out, sizeof(float) * (size_t)img_out),
+              "%s: image %d differs from the batch-1 graph's", what, i);
+    gb_free_run(g, b);
+  }
+  free(x);
+  free(y);
+  cs_graph_free(g);
+  expect_offload_n(conv_graph(&s), conv_graph(&s), op, nb, 0.1f, what);
+}
+
+static void test_batch_loop(void) {
+  conv_spec s = conv_default();
+  s.n = 2;
+  batch_case(s, CS_OP_K_MMALIB_CONV2D_I8, "conv N=2");
+  s.n = 3; s.x_zp = 5; s.relu = 0; s.o_zp = 3; /* explicit zero-point pad over the batch */
+  batch_case(s, CS_OP_K_MMALIB_CONV2D_I8, "conv N=3, d_zp 5");
+  /* int8 graph I/O: the slices and the concat are the edge's copies (no
+   * aligned staging copy besides) */
+  s = conv_default();
+  s.n = 3; s.edge = 1;
+  cs_graph *g = conv_graph(&s);
+  cs_target t1;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 3 && gb_count_op(g, CS_OP_K_SLICE) == 3 &&
+        gb_count_op(g, CS_OP_K_CONCAT) == 1 && gb_count_op(g, CS_OP_K_COPY) == 0);
+  cs_graph_free(g);
+  s = dw(3, 2);
+  s.n = 2;
+  batch_case(s, CS_OP_K_MMALIB_DWCONV2D_I8, "dw 3x3 s2 N=2");
+  s = conv_default();
+  s.n = 2; s.groups = 2; s.cout = 128;
+  batch_case(s, CS_OP_K_MMALIB_CONV2D_I8_GROUPED, "grouped N=2");
+  /* A batch-N layer still declines for its other rules (here C_out). */
+  s = conv_default();
+  s.n = 2; s.cout = 40;
+  conv_decline(s, "conv N=2 C_out 40", "C_out % 64 != 0");
+}
+
 int main(void) {
   test_scale_shift();
   test_channel_padding();
@@ -1227,6 +1299,7 @@ int main(void) {
   test_asym_stride();
   test_out_s2d();
   test_dilation();
+  test_batch_loop();
   test_graph_edge_is_staged();
   test_conv_rules();
   test_depthwise_rules();

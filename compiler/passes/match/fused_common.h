@@ -16,10 +16,4 @@ int cs_fold_bias_i32(cs_graph *g, int b, float xs, const float *ws, int ws_count
  * points: fills qp and the DQ node id. */
 int cs_match_weight_dq(cs_graph *g, int w, int axis, cs_qparams *qp, int *wdq_out);
 
-/* QLinearMul's constants (ONNX Runtime, x86) for Q(Mul(DQ(a), DQ(b)))
- * ending in `tail`: zero points, clamp, r = fl(fl(as·bs) / ys) and the
- * uint8 domain offset; bc is left zero. */
-void cs_mul_i8_params_init(cs_graph *g, const cs_qparams *aq, const cs_qparams *bq, const cs_qdq_tail *tail,
-                           tidsp_requant_kind kind, tidsp_mul_i8_params *p);
-
 #endif

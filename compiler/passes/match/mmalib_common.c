@@ -7,6 +7,7 @@
 
 #include "cstatic/mmalib.h"
 #include "passes/mmalib_report.h"
+#include "quant/scale_shift.h"
 #include "pattern.h"
 
 static int reach(cs_graph *g, int v, int depth) {
@@ -159,15 +160,11 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
     return "an operand is constant (ConstReachability; not a residual add)";
   if (!same_shape(av, bv) || !same_shape(av, cs_graph_value(g, y))) return "broadcasting add";
   double ra = (double)aq->scale[0] / tail->out.scale[0], rb = (double)bq->scale[0] / tail->out.scale[0];
-  double big = ra > rb ? ra : rb;
-  if (!(big > 0) || !isfinite(big) || big >= 1073741824.0) return "input/output scale ratio out of range";
-  int shift = 0;
-  while (shift < 62 && ldexp(big, shift + 1) < 1073741824.0) shift++;
   c7x_residual_add_params p;
   memset(&p, 0, sizeof p);
-  p.m_x = (int32_t)nearbyint(ldexp(ra, shift));
-  p.m_skip = (int32_t)nearbyint(ldexp(rb, shift));
-  p.shift = shift;
+  double worst;
+  if (cs_residual_add_mults(ra, rb, &p.m_x, &p.m_skip, &p.shift, &worst) != 0)
+    return "input/output scale ratio out of range";
   p.zp_x = (int8_t)aq->zp[0];
   p.zp_skip = (int8_t)bq->zp[0];
   p.zp_out = (int8_t)tail->out.zp[0];
@@ -183,8 +180,7 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   int id = cs_replace_chain(g, chain, 1, tail, op, 3, inputs);
   int64_t args[2] = {n, relu};
   if (cs_mm_set_args(g, id, 2, args) != CS_OK) return cs_mm_nomem;
-  double ea = fabs(ldexp(p.m_x, -shift) - ra) / ra, eb = fabs(ldexp(p.m_skip, -shift) - rb) / rb;
-  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, ea > eb ? ea : eb, NULL);
+  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, worst, NULL);
   if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(g, cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
   return NULL;
 }

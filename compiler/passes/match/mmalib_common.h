@@ -101,8 +101,8 @@ const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const 
  * b_in: the quantized tensors, aq/bq their per-tensor qparams), its tail
  * and its activation (relu): both operands must be activations (not
  * ConstReachable) of the output's shape, and both scale ratios
- * a_s/o_s, b_s/o_s representable. m = round(ratio · 2^shift) with the
- * largest shift (≤ 62) keeping both below 2^30; the 16-byte params blob,
+ * a_s/o_s, b_s/o_s representable (quant/scale_shift.h
+ * cs_residual_add_mults); the 16-byte params blob,
  * the chain replaced by kernel `op` (`kernel` its symbol) and the report
  * entry (worst relative multiplier error). Returns NULL when replaced, else
  * the rule that declines (the graph is then unchanged), or cs_mm_nomem. */

@@ -143,10 +143,3 @@ int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
   return cs_graph_add_node(g, op, name, origin, n_inputs, inputs, 1, &out);
 }
 
-int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
-                       cs_dtype dtype, int rank, const int64_t *shape,
-                       const void *data) {
-  char name[512];
-  snprintf(name, sizeof name, "%s.%s", base ? base : "const", suffix);
-  return cs_graph_add_const(g, name, dtype, rank, shape, data);
-}

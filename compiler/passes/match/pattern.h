@@ -62,10 +62,5 @@ int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out);
 
-/* Add a constant with a generated, readable name "<base>.<suffix>". -1
- * when it breaks the memory limit or memory runs out (message recorded). */
-int cs_add_const_named(cs_graph *g, const char *base, const char *suffix,
-                       cs_dtype dtype, int rank, const int64_t *shape,
-                       const void *data);
 
 #endif

@@ -126,3 +126,7 @@ int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
     id = -1;
   return id;
 }
+
+int32_t cs_qdq_tail_domain_offset(cs_graph *g, const cs_qdq_tail *tail) {
+  return cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8 ? 128 : 0;
+}

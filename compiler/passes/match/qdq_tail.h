@@ -25,6 +25,11 @@ int cs_match_qdq_tail_as(cs_graph *g, int v, int allow_act, cs_dtype dt, cs_qdq_
 /* cs_match_qdq_tail_as for int8. */
 int cs_match_qdq_tail(cs_graph *g, int v, int allow_act, cs_qdq_tail *tail);
 
+/* The offset of ONNX Runtime's uint8 domain for a chain ending in tail
+ * (kernels.h "The uint8 domain"): 128 where the model's activations were
+ * uint8 (the Q's output was canonicalized from uint8), else 0. */
+int32_t cs_qdq_tail_domain_offset(cs_graph *g, const cs_qdq_tail *tail);
+
 /* v is DequantizeLinear of a `dt` tensor with per-tensor constant qparams:
  * the DQ node id (qp filled, release with cs_qparams_free), else -1. */
 int cs_match_dq_as(cs_graph *g, int v, cs_dtype dt, cs_qparams *qp);

@@ -146,19 +146,6 @@ typedef struct dw_band {
   __mmask64 run_mask[MAX_RUNS];
 } dw_band;
 
-/* Lanes [lo, hi) of a 64-lane mask, clipped to [0, 64). */
-static inline __mmask64 range_mask64(int64_t lo, int64_t hi) {
-  uint64_t m;
-  if (lo < 0)
-    lo = 0;
-  if (hi > 64)
-    hi = 64;
-  if (lo >= hi)
-    return 0;
-  m = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
-  return (__mmask64)(m & ~(((uint64_t)1 << lo) - 1));
-}
-
 /* Converts the band's input rows of plane x_c into buf, chunk by chunk
  * (see the file comment). The slack after the chunks is band_slack's. */
 static TARGET void convert_band(const dw_layer *L, const dw_band *b,
@@ -560,7 +547,7 @@ static void band_runs(const dw_layer *L, dw_band *b) {
           b->crun[j + 1] = nr;
         /* chunk byte i ← input byte (ih·w_in + c_base + a − row) + i − (a − 64·cj) */
         b->run_off[nr] = (ptrdiff_t)(ih * p->w_in + b->c_base + (a - row) - (a - 64 * cj));
-        b->run_mask[nr] = range_mask64(a - 64 * cj, end - 64 * cj);
+        b->run_mask[nr] = (__mmask64)tidsp_ref_bits64(a - 64 * cj, end - 64 * cj);
         nr++;
         a = end;
       }
@@ -594,7 +581,7 @@ static void band_init(const dw_layer *L, int32_t max_rows, dw_band *b) {
       if (hi > lo) {
         /* lane l is output column ow0 + g0 + l − rs of row oh0 + r */
         b->seg_off[ns] = (ptrdiff_t)(b->oh0 + r) * p->w_out + b->ow0 + (g0 - rs);
-        b->seg_mask[ns] = range_mask64(lo, hi);
+        b->seg_mask[ns] = (__mmask64)tidsp_ref_bits64(lo, hi);
         ns++;
       }
       if (hi > GROUP)
@@ -609,7 +596,7 @@ static void band_init(const dw_layer *L, int32_t max_rows, dw_band *b) {
     const int64_t hi = (int64_t)p->w_in - b->c_base < b->wp ? (int64_t)p->w_in - b->c_base : b->wp;
     b->npc = (b->wp + 63) / 64;
     for (q = 0; q < b->npc; q++)
-      b->pc_mask[q] = range_mask64(lo - 64 * q, hi - 64 * q);
+      b->pc_mask[q] = (__mmask64)tidsp_ref_bits64(lo - 64 * q, hi - 64 * q);
     b->chunks = (L->sh * b->nt * b->wp + 63) / 64; /* (the slot size) */
   } else {
     band_runs(L, b);

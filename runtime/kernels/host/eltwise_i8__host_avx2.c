@@ -61,6 +61,17 @@ static inline TARGET __m256i add8(const add_vec *k, __m256 av, __m256 bv) {
   return finish8(v, k->lo, k->hi, k->off);
 }
 
+/* The last m < BLOCK elements of a row's operands, zero-padded to a whole
+ * block in ta / tb (add_row and mul_row run one more block on them and
+ * keep m outputs); a constant operand (step 0) is not read. */
+static void tail_operands(int8_t ta[BLOCK], const int8_t *a, int32_t sa, int8_t tb[BLOCK], const int8_t *b,
+                          int32_t sb, int32_t m) {
+  memset(ta, 0, BLOCK);
+  memset(tb, 0, BLOCK);
+  if (sa) memcpy(ta, a, (size_t)m);
+  if (sb) memcpy(tb, b, (size_t)m);
+}
+
 /* 32 outputs; an operand with step 0 is the constant ac / bc. */
 static inline TARGET void add32(const add_vec *k, const int8_t *a, int32_t sa,
                                 __m256 ac, const int8_t *b, int32_t sb,
@@ -82,12 +93,7 @@ static TARGET void add_row(const add_vec *k, const int8_t *a, int32_t sa,
   for (i = 0; i + BLOCK <= n; i += BLOCK)
     add32(k, a + i, sa, ac, b + i, sb, bc, y + i);
   if (i < n) {
-    memset(ta, 0, sizeof ta);
-    memset(tb, 0, sizeof tb);
-    if (sa)
-      memcpy(ta, a + i, (size_t)(n - i));
-    if (sb)
-      memcpy(tb, b + i, (size_t)(n - i));
+    tail_operands(ta, a + i, sa, tb, b + i, sb, n - i);
     add32(k, ta, sa, ac, tb, sb, bc, ty);
     memcpy(y + i, ty, (size_t)(n - i));
   }
@@ -160,12 +166,7 @@ static TARGET void mul_row(const mul_vec *k, const int8_t *a, int32_t sa,
   for (i = 0; i + BLOCK <= n; i += BLOCK)
     mul32(k, a + i, sa, ac, b + i, sb, bc, y + i);
   if (i < n) {
-    memset(ta, 0, sizeof ta);
-    memset(tb, 0, sizeof tb);
-    if (sa)
-      memcpy(ta, a + i, (size_t)(n - i));
-    if (sb)
-      memcpy(tb, b + i, (size_t)(n - i));
+    tail_operands(ta, a + i, sa, tb, b + i, sb, n - i);
     mul32(k, ta, sa, ac, tb, sb, bc, ty);
     memcpy(y + i, ty, (size_t)(n - i));
   }

@@ -41,11 +41,10 @@
 /* output columns per pass: the partial sums live on the stack */
 #define COLS 256
 
-/* The K stride ORT's MLAS sums a runtime B in (see the header). */
-static int32_t unpacked_stride_k(int32_t m, int32_t k, int32_t n) {
+/* The K stride of MLAS's unpacked SGEMM (see the header); shared with
+ * conv_transpose2d_f32__host_mlas.c, whose GEMM has a runtime B too. */
+int32_t tidsp_mlas_sgemm_stride_k(int32_t k, int32_t n) {
   int32_t stride_n = MLAS_STRIDE_N, stride_k = MLAS_STRIDE_K;
-  if (m == 1 || n == 1)
-    return MLAS_PACKED_STRIDE_K; /* matrix-vector kernels: not matched */
   if (n >= k)
     return stride_k; /* shrinking below K changes nothing per element */
   while (stride_n > 16 && stride_n / 2 >= n) {
@@ -67,7 +66,9 @@ int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const floa
     return TIDSP_ERR_SHAPE;
   if (tidsp_mlas_f32_block() == 0)
     return tidsp_matmul_f32__ref(p, a, b, bias, y);
-  stride_k = p->b_runtime ? unpacked_stride_k(p->m, p->k, p->n) : MLAS_PACKED_STRIDE_K;
+  /* M = 1 and N = 1 run MLAS's matrix-vector kernels: not matched */
+  stride_k = p->b_runtime && p->m != 1 && p->n != 1 ? tidsp_mlas_sgemm_stride_k(p->k, p->n)
+                                                     : MLAS_PACKED_STRIDE_K;
   for (bt = 0; bt < p->batch; bt++) {
     const float *ab = a + (size_t)bt * (size_t)p->a_batch_stride;
     const float *bb = b + (size_t)bt * (size_t)p->b_batch_stride;

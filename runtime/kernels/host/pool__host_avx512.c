@@ -40,17 +40,6 @@ static inline __mmask16 mask16(int64_t n) {
   return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
-/* Lanes t in [lo, hi) ∩ [0, 64) of a 64-lane mask. */
-static inline uint64_t lanes64(int64_t lo, int64_t hi) {
-  if (lo < 0)
-    lo = 0;
-  if (hi > 64)
-    hi = 64;
-  if (lo >= hi)
-    return 0;
-  return (hi == 64 ? ~(uint64_t)0 : (((uint64_t)1 << hi) - 1)) & ~(((uint64_t)1 << lo) - 1);
-}
-
 /* The address of element `base` of a row (base may be negative: only the
  * lanes of the row are then loaded, masked, and nothing outside it). */
 static inline const void *row_at(const void *row, int64_t base, int32_t esz) {
@@ -73,8 +62,8 @@ static int direct_masks(const tidsp_pool2d_params *p, int32_t step,
   for (c = 0; c < vectors; c++) {
     for (k = 0; k < p->k_w; k++) {
       base = (int64_t)p->stride_w * c * step - p->pad_left + k * p->dil_w;
-      masks[c * p->k_w + k] = lanes64(-base, (int64_t)p->w_in - base) &
-                              lanes64(0, lanes);
+      masks[c * p->k_w + k] = tidsp_ref_bits64(-base, (int64_t)p->w_in - base) &
+                              tidsp_ref_bits64(0, lanes);
     }
   }
   return 1;

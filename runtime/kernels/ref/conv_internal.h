@@ -1,5 +1,6 @@
 /*
- * conv_internal.h — geometry validation shared by conv2d_i8 and conv2d_f32,
+ * conv_internal.h — geometry validation shared by conv2d_i8, conv2d_f32 and
+ * the float transposed convolutions,
  * and the weight-row stride of the int8 convolution and matrix multiply.
  */
 #ifndef TIDSP_REF_CONV_INTERNAL_H
@@ -118,6 +119,30 @@ static inline int32_t tidsp_ref_conv2d_check(const tidsp_conv2d_params *p) {
   /* per-channel weight offsets are computed in int32 */
   if ((int64_t)(p->c_in / p->groups) * p->k_h * p->k_w > INT32_MAX)
     return TIDSP_ERR_SHAPE;
+  return TIDSP_OK;
+}
+
+/* Shape check of the float transposed convolution (conv_transpose2d_f32's
+ * reference and host variants): TIDSP_ERR_SHAPE for any bad field. */
+static inline int32_t tidsp_ref_conv_transpose2d_check(const tidsp_conv2d_params *p) {
+  if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
+      p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
+      p->dil_w < 1 || p->pad_top < 0 || p->pad_left < 0 || p->groups < 1 || p->c_in % p->groups ||
+      p->c_out % p->groups)
+    return TIDSP_ERR_SHAPE;
+  return TIDSP_OK;
+}
+
+/* The same for the N-D one (conv_transpose_nd_f32). */
+static inline int32_t tidsp_ref_conv_transpose_nd_check(const tidsp_conv_transpose_nd_params *p) {
+  int32_t d;
+  if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups ||
+      p->dims < 1 || p->dims > TIDSP_MAX_RANK - 2)
+    return TIDSP_ERR_SHAPE;
+  for (d = 0; d < p->dims; d++) {
+    if (p->in[d] < 1 || p->out[d] < 1 || p->k[d] < 1 || p->stride[d] < 1 || p->dil[d] < 1 || p->pad_begin[d] < 0)
+      return TIDSP_ERR_SHAPE;
+  }
   return TIDSP_OK;
 }
 

@@ -6,21 +6,19 @@
  * x·w into the kH × kW output positions it reaches (oh = ih·sh − pad_top
  * + kh·dh), input channels outer, then input rows and columns, then taps.
  * Float results are this loop's own order, as conv2d_f32's: not meant to
- * match another library bit for bit.
+ * match another library bit for bit (the host rows run ONNX Runtime's
+ * order instead: host/conv_transpose2d_f32__host_mlas.c).
  */
-#include "ref_internal.h"
+#include "conv_internal.h"
 
-int32_t tidsp_conv_transpose2d_f32(const tidsp_conv2d_params *p, const float *x, const float *w,
-                                   const float *bias, float *y) {
+int32_t tidsp_conv_transpose2d_f32__ref(const tidsp_conv2d_params *p, const float *x, const float *w,
+                                        const float *bias, float *y) {
   int32_t n, g, ci, co, ih, iw, kh, kw, cpg_in, cpg_out;
   size_t plane_in, plane_out, i;
 
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
-  if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
-      p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
-      p->dil_w < 1 || p->pad_top < 0 || p->pad_left < 0 || p->groups < 1 || p->c_in % p->groups ||
-      p->c_out % p->groups)
+  if (tidsp_ref_conv_transpose2d_check(p) != TIDSP_OK)
     return TIDSP_ERR_SHAPE;
   cpg_in = p->c_in / p->groups;
   cpg_out = p->c_out / p->groups;

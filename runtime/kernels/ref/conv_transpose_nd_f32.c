@@ -3,22 +3,20 @@
  * ConvTranspose) over any number of spatial dims, weight [C_in,
  * C_out/groups, k…]: conv_transpose2d_f32's scatter with odometers over
  * the input positions and the taps (same loop order, so a 2-D problem
- * gives its bytes).
+ * gives its bytes). The host rows run ONNX Runtime's order instead
+ * (host/conv_transpose2d_f32__host_mlas.c).
  */
-#include "ref_internal.h"
+#include "conv_internal.h"
 
-int32_t tidsp_conv_transpose_nd_f32(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w,
-                                    const float *bias, float *y) {
+int32_t tidsp_conv_transpose_nd_f32__ref(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w,
+                                         const float *bias, float *y) {
   int32_t n, g, ci, co, d, cpg_in, cpg_out, ip[TIDSP_MAX_RANK], t[TIDSP_MAX_RANK];
   int64_t plane_in = 1, plane_out = 1, taps = 1, i, j, kk;
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
-  if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups ||
-      p->dims < 1 || p->dims > TIDSP_MAX_RANK - 2)
+  if (tidsp_ref_conv_transpose_nd_check(p) != TIDSP_OK)
     return TIDSP_ERR_SHAPE;
   for (d = 0; d < p->dims; d++) {
-    if (p->in[d] < 1 || p->out[d] < 1 || p->k[d] < 1 || p->stride[d] < 1 || p->dil[d] < 1 || p->pad_begin[d] < 0)
-      return TIDSP_ERR_SHAPE;
     plane_in *= p->in[d];
     plane_out *= p->out[d];
     taps *= p->k[d];

@@ -98,6 +98,19 @@ static inline int32_t tidsp_ref_u32_to_i32(uint32_t u) {
   return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
+/* Bits [lo, hi) ∩ [0, 64) of a 64-bit word: the lane masks of the host
+ * kernels' 64-byte vectors (the window taps a row of the pool or depthwise
+ * conv covers). */
+static inline uint64_t tidsp_ref_bits64(int64_t lo, int64_t hi) {
+  if (lo < 0)
+    lo = 0;
+  if (hi > 64)
+    hi = 64;
+  if (lo >= hi)
+    return 0;
+  return (hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1);
+}
+
 /* Element bytes of a runtime tensor dtype (cast, k_binary); 0 for a dtype
  * these kernels do not take. */
 static inline int32_t tidsp_ref_elem_size(int32_t dt) {

@@ -1,0 +1,215 @@
+/*
+ * conv_transpose2d_f32__host_mlas.c — tidsp_conv_transpose2d_f32 and
+ * tidsp_conv_transpose_nd_f32 (ref/conv_transpose2d_f32.c,
+ * ref/conv_transpose_nd_f32.c) summed in the order of ONNX Runtime's float
+ * ConvTranspose (CPU provider, 1 intra-op thread), so that a float network
+ * is bit-identical to ORT on the same CPU.
+ *
+ * ORT computes, per image and per group, a GEMM into a column buffer and
+ * then scatters it with col2im:
+ *
+ *   col[m][i] = Σ_k A[m][k]·X[k][i]   m = (c_out of the group, tap),
+ *                                     k = c_in of the group, i = input position;
+ *   y = 0, then y[co][o] += col[(co, tap)][i] for the taps that land on o,
+ *       taps in row-major order (kh then kw in 2-D: every one of ORT's
+ *       col2im loops, the N-D one too, walks a channel's taps in that order);
+ *   finally y + bias (a separate pass over the output).
+ *
+ * The GEMM is MLAS's SGEMM with X as B, a runtime matrix: the unpacked
+ * SGEMM, whose K stride follows from K and N (tidsp_mlas_sgemm_stride_k,
+ * shared with matmul_f32__host_mlas.c). Each stride's partial sum starts at
+ * 0 and runs over its k in order with fused multiply-adds; the first
+ * stride's sum is stored (beta = 0), each later one added: col = part + col.
+ * The weights being constant changes nothing: ORT only transposes them.
+ *
+ * Each column element feeds at most one output element, so this kernel
+ * computes the column values where they land, one run along the last
+ * spatial dim at a time, in a stack buffer instead of ORT's whole column
+ * buffer (no malloc); a tap that lands outside the output is never computed
+ * (ORT computes and drops it). The 2-D kernel is the N-D walk with two dims.
+ *
+ * Not matched, so they run the reference: a GEMM with M = 1 or N = 1 and
+ * K > 1 (MLAS's matrix-vector kernels; with K = 1 every kernel rounds the
+ * one product alike), and CPUs without FMA (tidsp_mlas_f32_block() = 0:
+ * MLAS's SSE/AVX kernels multiply and add separately).
+ *
+ * Verified against ORT 1.30 (AVX-512F) on single 1-D, 2-D and 3-D
+ * ConvTranspose models (tests/e2e/test_conv_mlas_vs_ort.py,
+ * test_conv_transpose_nd.py) and PP-OCR det; checked against a scalar model
+ * of this order in tests/unit/test_kernel_conv_transpose_mlas.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../kernel_variants.h"
+#include "../ref/conv_internal.h"
+
+#if TIDSP_HAVE_HOST_X86
+#include "fma_exact_begin.h"
+
+/* input columns per pass: the column values live on the stack */
+#define COLS 256
+
+/* The valid input indices [*lo, *hi) of one tap along an axis: index i
+ * lands on o = i·stride + off, which must be in [0, out). */
+static void tap_range(int64_t off, int32_t stride, int32_t in, int32_t out, int32_t *lo, int32_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t b = off >= out ? 0 : (out - 1 - off) / stride + 1;
+  if (b > in)
+    b = in;
+  if (a > b)
+    a = b;
+  *lo = (int32_t)a;
+  *hi = (int32_t)b;
+}
+
+/* col[j] = Σ_k A[m][k]·X[k][i0 + j] for j < cnt, in MLAS's SGEMM order:
+ * w_m[k·w_step] is A[m][k], x0[k·plane + j] is X[k][i0 + j]. */
+static void column_row(const float *w_m, size_t w_step, const float *x0, size_t plane, int32_t k_len,
+                       int32_t stride_k, int32_t cnt, float *part, float *col) {
+  int32_t k0, k1, k, j;
+  for (k0 = 0; k0 < k_len; k0 += stride_k) {
+    k1 = k_len - k0 < stride_k ? k_len : k0 + stride_k;
+    for (j = 0; j < cnt; j++)
+      part[j] = 0.0f;
+    for (k = k0; k < k1; k++) {
+      const float a = w_m[(size_t)k * w_step];
+      const float *xr = x0 + (size_t)k * plane;
+      for (j = 0; j < cnt; j++)
+        part[j] = fmaf(a, xr[j], part[j]);
+    }
+    if (k0 == 0) {
+      for (j = 0; j < cnt; j++)
+        col[j] = part[j];
+    } else {
+      for (j = 0; j < cnt; j++)
+        col[j] = part[j] + col[j];
+    }
+  }
+}
+
+/* Whether ORT's order for the GEMM (m x n, k deep) is matched: MLAS's
+ * matrix-vector kernels (M = 1 or N = 1) are not, unless one product per
+ * element (k = 1) leaves no order; a CPU without FMA neither. */
+static int matched(size_t m, size_t n, int32_t k) {
+  return tidsp_mlas_f32_block() != 0 && !((m == 1 || n == 1) && k > 1);
+}
+
+/* The transposed convolution of a checked p in ORT's order (the header). */
+static void convt(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias,
+                  float *y) {
+  float part[COLS], col[COLS];
+  const int32_t dims = p->dims, last = p->dims - 1, cpg_in = p->c_in / p->groups;
+  const int32_t cpg_out = p->c_out / p->groups;
+  int32_t n, g, co, d, t[TIDSP_MAX_RANK], ip[TIDSP_MAX_RANK], lo, hi, iw0, cnt, j, stride_k;
+  size_t plane_in = 1, plane_out = 1, taps = 1, rows_in, r, kk, i;
+
+  for (d = 0; d < dims; d++) {
+    plane_in *= (size_t)p->in[d];
+    plane_out *= (size_t)p->out[d];
+    taps *= (size_t)p->k[d];
+  }
+  rows_in = plane_in / (size_t)p->in[last];
+  /* N ≥ K past INT32_MAX: the stride no longer depends on N */
+  stride_k = tidsp_mlas_sgemm_stride_k(cpg_in, plane_in > INT32_MAX ? INT32_MAX : (int32_t)plane_in);
+  for (n = 0; n < p->n; n++) {
+    const float *x_n = x + (size_t)n * (size_t)p->c_in * plane_in;
+    float *y_n = y + (size_t)n * (size_t)p->c_out * plane_out;
+    for (g = 0; g < p->groups; g++) {
+      const float *x_g = x_n + (size_t)g * (size_t)cpg_in * plane_in;
+      for (co = 0; co < cpg_out; co++) {
+        float *y_co = y_n + (size_t)(g * cpg_out + co) * plane_out;
+        for (i = 0; i < plane_out; i++)
+          y_co[i] = 0.0f;
+        for (d = 0; d < dims; d++)
+          t[d] = 0;
+        for (kk = 0; kk < taps; kk++) { /* taps in row-major order, as col2im */
+          /* A[m][k] = w[g·cpg_in + k][co][tap] */
+          const float *w_m = w + ((size_t)g * (size_t)cpg_in * (size_t)cpg_out + (size_t)co) * taps + kk;
+          const int64_t loff = (int64_t)t[last] * p->dil[last] - p->pad_begin[last];
+          tap_range(loff, p->stride[last], p->in[last], p->out[last], &lo, &hi);
+          for (d = 0; d < last; d++)
+            ip[d] = 0;
+          for (r = 0; r < rows_in; r++) { /* input rows: every dim but the last */
+            int64_t o_row = 0;
+            int inside = lo < hi;
+            for (d = 0; d < last && inside; d++) {
+              const int64_t o = (int64_t)ip[d] * p->stride[d] - p->pad_begin[d] + (int64_t)t[d] * p->dil[d];
+              inside = o >= 0 && o < p->out[d];
+              o_row = o_row * p->out[d] + o;
+            }
+            for (iw0 = lo; inside && iw0 < hi; iw0 += COLS) {
+              float *y_row = y_co + (size_t)o_row * (size_t)p->out[last];
+              cnt = hi - iw0 < COLS ? hi - iw0 : COLS;
+              column_row(w_m, (size_t)cpg_out * taps, x_g + r * (size_t)p->in[last] + (size_t)iw0, plane_in,
+                         cpg_in, stride_k, cnt, part, col);
+              for (j = 0; j < cnt; j++) {
+                float *o = y_row + (size_t)((int64_t)(iw0 + j) * p->stride[last] + loff);
+                *o = *o + col[j];
+              }
+            }
+            for (d = last - 1; d >= 0; d--) {
+              if (++ip[d] < p->in[d])
+                break;
+              ip[d] = 0;
+            }
+          }
+          for (d = last; d >= 0; d--) {
+            if (++t[d] < p->k[d])
+              break;
+            t[d] = 0;
+          }
+        }
+      }
+    }
+    if (bias) {
+      for (co = 0; co < p->c_out; co++) {
+        float *y_co = y_n + (size_t)co * plane_out;
+        for (i = 0; i < plane_out; i++)
+          y_co[i] = y_co[i] + bias[co];
+      }
+    }
+  }
+}
+
+int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                               const float *w, const float *bias, float *y) {
+  size_t plane_in = 1, taps = 1;
+  int32_t d;
+  if (!p || !x || !w || !y)
+    return TIDSP_ERR_NULL;
+  if (tidsp_ref_conv_transpose_nd_check(p) != TIDSP_OK)
+    return TIDSP_ERR_SHAPE;
+  for (d = 0; d < p->dims; d++) {
+    plane_in *= (size_t)p->in[d];
+    taps *= (size_t)p->k[d];
+  }
+  if (!matched((size_t)(p->c_out / p->groups) * taps, plane_in, p->c_in / p->groups))
+    return tidsp_conv_transpose_nd_f32__ref(p, x, w, bias, y);
+  convt(p, x, w, bias, y);
+  return TIDSP_OK;
+}
+
+/* The 2-D kernel: the same walk with two spatial dims (the fallback keeps
+ * the 2-D reference, whose bytes the N-D one equals). */
+int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
+                                              const float *w, const float *bias, float *y) {
+  tidsp_conv_transpose_nd_params q;
+  if (!p || !x || !w || !y)
+    return TIDSP_ERR_NULL;
+  if (tidsp_ref_conv_transpose2d_check(p) != TIDSP_OK)
+    return TIDSP_ERR_SHAPE;
+  if (!matched((size_t)(p->c_out / p->groups) * (size_t)p->k_h * (size_t)p->k_w,
+               (size_t)p->h_in * (size_t)p->w_in, p->c_in / p->groups))
+    return tidsp_conv_transpose2d_f32__ref(p, x, w, bias, y);
+  memset(&q, 0, sizeof q);
+  q.n = p->n, q.c_in = p->c_in, q.c_out = p->c_out, q.groups = p->groups, q.dims = 2;
+  q.in[0] = p->h_in, q.in[1] = p->w_in, q.out[0] = p->h_out, q.out[1] = p->w_out;
+  q.k[0] = p->k_h, q.k[1] = p->k_w, q.stride[0] = p->stride_h, q.stride[1] = p->stride_w;
+  q.dil[0] = p->dil_h, q.dil[1] = p->dil_w, q.pad_begin[0] = p->pad_top, q.pad_begin[1] = p->pad_left;
+  convt(&q, x, w, bias, y);
+  return TIDSP_OK;
+}
+
+#pragma GCC pop_options
+#endif

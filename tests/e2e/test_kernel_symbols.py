@@ -1,0 +1,144 @@
+"""No kernel's C symbol is written by hand in compiler/ or fw/ (issue 11).
+
+What a kernel is — its symbol among the rest — is one row of
+include/cstatic/kernels.def; the compiler and the firmware get the symbol
+from the row (cs_kernel_info_of(op)->fn, the export table's rows). So, for
+every symbol of the table (read with the C preprocessor from the rows
+themselves, the fn and fn__ref names), no source file of compiler/ or fw/
+may name it:
+
+- in a string literal (a name typed again, which drifts from the row), or
+- as an identifier that is not called (a hand-written table of kernels).
+
+Allowed: comments (prose), and calls — the compiler computes its tables
+with the runtime's own kernels (STYLE.md: "compile-time tables call the
+runtime's own kernel", e.g. the int8 SiLU table through tidsp_unary_f32).
+codegen/runtime_files.c is not read: its rows are what `nm` says of the
+runtime's objects, kept equal to them by test_runtime_files.py.
+
+KNOWN lists the strings that still name a symbol, each with the way out;
+an entry that no longer matches fails too, so the list only shrinks.
+"""
+import os
+import re
+import subprocess
+
+from cstatic_cli import ROOT
+
+DIRS = ("compiler", "fw")
+# Derived from the runtime's objects by test_runtime_files.py, not by hand.
+NOT_READ = {"compiler/codegen/runtime_files.c"}
+# file -> symbols its string literals still name, and why they are left.
+KNOWN = {
+    # The offload report's kernel names: cs_kernel_info_of(<its CS_OP_K_*>)->fn
+    # gives the same text (files of the MMALIB passes, changed in parallel
+    # this session).
+    "compiler/passes/mmalib_conv.c": {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8",
+                                      "mmalib_conv2d_i8_grouped_loop", "mmalib_conv2d_i16",
+                                      "mmalib_depthwise_conv2d_i16"},
+    "compiler/passes/mmalib_fc.c": {"mmalib_matmul_bias_i8", "mmalib_matmul_bias_i16"},
+    "compiler/passes/mmalib_add.c": {"c7x_int8_residual_add_relu", "c7x_int16_residual_add_relu"},
+    "compiler/passes/mmalib_legalize_i16.c": {"mmalib_conv2d_i16", "mmalib_matmul_i16"},
+    "compiler/passes/mmalib_pool.c": {"c7x_int8_max_pool", "c7x_int8_max_pool_tidl"},
+    # The L2 plan's description (written into the generated C's comments):
+    # the sliced conv is a TIDSP_KERNEL_AUX row, found by cs_kernel_aux(...)
+    # once the table has such a lookup.
+    "compiler/schedule/l2plan.c": {"mmalib_conv2d_i8_sliced"},
+    # -tidl-kernels' help text tells the user which symbol a firmware must
+    # export: documentation, as a comment is.
+    "compiler/target.c": {"c7x_int8_max_pool", "c7x_int8_max_pool_tidl"},
+}
+
+ROWS = r"""
+#define TIDSP_KERNEL(NAME, ir, fn, ...) @SYM fn
+#define TIDSP_KERNEL_EXTERN(NAME, ir, fn, ...) @SYM fn
+#define TIDSP_KERNEL_AUX(fn, group) @SYM fn
+#include "cstatic/kernels.def"
+"""
+
+
+def table_symbols():
+    cc = os.environ.get("CC", "cc")
+    out = subprocess.run([cc, "-E", "-P", "-I", os.path.join(ROOT, "include"), "-x", "c", "-"], input=ROWS,
+                         capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"@SYM\s+(\w+)", out))
+
+
+def split_source(text):
+    """(code with comments and literals blanked, [string literal bodies])."""
+    code, strings, i, n = [], [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            code.append(" ")
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            if c == '"':
+                strings.append(text[i + 1:j])
+            code.append(" 0 ")
+            i = j + 1
+        else:
+            code.append(c)
+            i += 1
+    return "".join(code), strings
+
+
+def sources():
+    for d in DIRS:
+        for dirpath, _, names in os.walk(os.path.join(ROOT, d)):
+            for name in sorted(names):
+                if name.endswith((".c", ".h")):
+                    path = os.path.join(dirpath, name)
+                    rel = os.path.relpath(path, ROOT)
+                    if rel not in NOT_READ:
+                        yield rel, path
+
+
+def hand_written(symbols):
+    """{file: {symbol: 'string' | 'reference'}} of every name written by hand."""
+    word = re.compile(r"\b(" + "|".join(sorted(symbols, key=len, reverse=True)) + r")(?:__ref)?\b")
+    found = {}
+    for rel, path in sources():
+        with open(path, encoding="utf-8") as f:
+            code, strings = split_source(f.read())
+        hits = {}
+        for s in strings:
+            for m in word.finditer(s):
+                hits[m.group(1)] = "string"
+        for m in word.finditer(code):
+            if not re.match(r"\s*\(", code[m.end():]):
+                hits.setdefault(m.group(1), "reference")
+        if hits:
+            found[rel] = hits
+    return found
+
+
+def test_the_table_has_every_kind_of_row():
+    syms = table_symbols()
+    # one of each row kind: TIDSP_KERNEL, _EXTERN, _AUX
+    assert {"tidsp_where", "mmalib_conv2d_i8", "mmalib_conv2d_i8_sliced"} <= syms, sorted(syms)
+    assert len(syms) >= 50
+
+
+def test_split_source_sees_strings_and_code():
+    code, strings = split_source('a("tidsp_x\\" y"); /* tidsp_z */ b = \'"\'; // tidsp_w\nc;')
+    assert strings == ['tidsp_x\\" y']
+    assert "tidsp_z" not in code and "tidsp_w" not in code and "c;" in code
+
+
+def test_no_kernel_symbol_by_hand_in_compiler_and_fw():
+    found = hand_written(table_symbols())
+    bad = {f: h for f, h in found.items()
+           if any(kind == "reference" or s not in KNOWN.get(f, set()) for s, kind in h.items())}
+    assert not bad, ("kernel symbols written by hand (take them from the kernel table, "
+                     "cs_kernel_info_of(op)->fn): " + repr(bad))
+    stale = {f: sorted(want - set(found.get(f, {}))) for f, want in KNOWN.items()
+             if want - set(found.get(f, {}))}
+    assert not stale, "KNOWN lists names these files no longer write; remove them: " + repr(stale)
