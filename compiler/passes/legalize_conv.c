@@ -7,6 +7,7 @@
 
 #include "legalize_internal.h"
 #include "match/geometry.h"
+#include "match/ort_nchwc.h"
 
 /* Node `id` (Conv or ConvTranspose: X, W and an optional bias; a Conv
  * also the sum of a fused Add, fuse_conv_add_f32.c) becomes kernel op with
@@ -33,6 +34,9 @@ static cs_status lower_conv(cs_graph *g, int id) {
   p.c_out = (int32_t)y->shape[1]; p.h_out = (int32_t)y->shape[2]; p.w_out = (int32_t)y->shape[3];
   p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
   p.dil_h = w.dil_h; p.dil_w = w.dil_w; p.pad_top = w.pad_top; p.pad_left = w.pad_left;
+  /* the summation order follows the layout ORT's NchwcTransformer gives
+   * the conv (conv2d_f32__host_mlas.c) */
+  p.mlas_nchw = !cs_ort_nchwc_conv(g, id);
   return retarget_conv(g, id, CS_OP_K_CONV2D_F32, 4, &p);
 }
 

@@ -165,6 +165,11 @@ typedef struct tidsp_conv2d_params {
    * zero bytes to a multiple of 64 (one AMX/zmm row), so that fast kernels
    * load whole aligned rows; every variant reads only the first K bytes. */
   int32_t w_row_stride;
+  /* f32 only: 1 when ONNX Runtime keeps this convolution in NCHW and runs
+   * MLAS's generic one (im2col + SGEMM) rather than its NCHWc kernels;
+   * set by the compiler from compiler/passes/match/ort_nchwc.c, it picks
+   * the summation order of conv2d_f32__host_mlas.c. */
+  int32_t mlas_nchw;
 } tidsp_conv2d_params;
 
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,

@@ -7,13 +7,11 @@ matmul_f32__host_mlas.c; a CPU whose MLAS has fused multiply-adds,
 conftest.mlas_float_order). The shapes cover each of MLAS's channel
 groupings (NCHW input below the block, NCHWc blocks with zero-padded
 channels, the pointwise kernel's 128-channel groups), pads, strides,
-dilations and Gemm K strides of 256 with and without a bias. Grouped
-convolutions other than depthwise ones and those with whole NCHWc blocks
-per group are not in MLAS's order yet (the
-reference runs) and are not checked here; a depthwise convolution on a
-graph input with a channel count ORT does not pad to NCHWc can take MLAS's
-generic convolution in another order (10 channels, 3x3: 62 % equal). tests/unit/test_kernel_mlas_f32.c checks the kernels against
-a scalar model of the same order.
+dilations and Gemm K strides of 256 with and without a bias, and the
+convolutions ORT keeps in NCHW (NCHW_CONVS: MLAS's im2col + SGEMM, with
+its matrix-vector kernels for one output pixel or one output channel per
+group). tests/unit/test_kernel_mlas_f32.c checks the kernels against a
+scalar model of the same order.
 """
 
 import numpy as np
@@ -49,6 +47,38 @@ CONVS = [
 ]
 
 
+# Convolutions ORT keeps in NCHW (ungrouped with 16 or more input channels
+# not a multiple of 4, depthwise with channels not a multiple of 4, other
+# grouped ones; compiler/passes/match/ort_nchwc.c): MLAS's generic conv,
+# im2col + SGEMM with K in (channel, kernel row, kernel column) order. Its
+# SGEMM sums K in strides of 128 (more when few output pixels), one FMA
+# chain each; one output channel per group takes the M = 1 kernel (blocks
+# of 4 taps, multiply then add) and one output pixel the N = 1 kernel (8
+# lanes, a reduction tree per block of 4/2/1 rows): PP-OCR cls's
+# squeeze-excitation convs (22 -> 88 on a 1x1 output).
+NCHW_CONVS = [
+    (22, 88, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),    # PP-OCR cls conv2d_68: N = 1 kernel, 4-row blocks
+    (22, 87, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),    # ... then a 2-row and a 1-row block
+    (18, 7, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),
+    (22, 9, 3, 3, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),     # 1x1 output from a 3x3 kernel (im2col)
+    (22, 40, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),    # N = 64 < K = 198: one K stride of 256
+    (22, 30, 20, 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # N >= K = 198: K strides of 128
+    (150, 20, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),   # K = 1350: six strides of 256
+    (22, 24, 6, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),    # pointwise: SGEMM on the input itself
+    (30, 90, 5, 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),    # strides and pads
+    (10, 10, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 10),  # depthwise: the M = 1 kernel
+    (10, 10, 12, 12, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 10),
+    (6, 6, 9, 9, (5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6),
+    (18, 18, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 18),
+    (6, 6, 6, 5, (3, 5), (1, 1), (0, 0, 0, 0), (1, 1), 6),       # full-width kernel: B transposed, N = 1 kernel over pixels
+    (150, 1, 4, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),    # one output channel, K strides of 1024
+    (1102, 1, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),   # ... pointwise: all of K in one M = 1 call
+    (20, 10, 5, 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),     # grouped, not whole blocks
+    (32, 16, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),
+    (6, 3, 4, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
+]
+
+
 def _run(tmp_path, model, x):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(x)
     return y[0] if isinstance(y, (list, tuple)) else y
@@ -59,7 +89,11 @@ def _same(got, ref, what):
     assert bad.size == 0, f"{what}: {bad.size}/{got.size} differ from ORT, first {got.flat[bad[0]]!r} vs {ref.flat[bad[0]]!r}"
 
 
-@pytest.mark.parametrize("case", CONVS, ids=lambda c: f"{c[0]}to{c[1]}_k{c[4][0]}s{c[5][0]}p{c[6][0]}d{c[7][0]}g{c[8] if len(c) > 8 else 1}")
+def _conv_id(c):
+    return f"{c[0]}to{c[1]}_{c[2]}x{c[3]}_k{c[4][0]}x{c[4][1]}s{c[5][0]}p{c[6][0]}d{c[7][0]}g{c[8] if len(c) > 8 else 1}"
+
+
+@pytest.mark.parametrize("case", CONVS + NCHW_CONVS, ids=_conv_id)
 def test_conv(tmp_path, case):
     c_in, c_out, h, w, k, s, pads, d = case[:8]
     groups = case[8] if len(case) > 8 else 1
@@ -128,6 +162,11 @@ SUM_GRAPHS = {
     "addend_graph_input": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_graph_input_1x1": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_neg": [("Neg", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
+    # a squeeze-excitation-like conv on a pooled 1x1 tensor: with 22
+    # channels ORT runs it as MLAS's NCHW conv (N = 1 kernel), the Add as
+    # its Z (the SGEMM's beta = 1); with 10/18 a depthwise NCHW conv (M = 1
+    # kernel) takes the Add the same way
+    "pooled_residual": [("GlobalAveragePool", ["t1"], "g"), ("Conv", "c2", ["g"], "t2", 1, 1), ("Add", ["t2", "g"], "y")],
     # the conv's output also read elsewhere: not fused
     "conv_used_twice": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"), ("Mul", ["s", "t2"], "y")],
 }
@@ -160,7 +199,8 @@ def _sum_model(nodes, c, h, w, rng, k1=3):
 
 @pytest.mark.parametrize("name,c", [(name, c) for name in SUM_GRAPHS if not name.endswith("_1x1") for c in (16, 48)] +
                          [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22),
-                          ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24)])
+                          ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24),
+                          ("pooled_residual", 22), ("pooled_residual", 30), ("depthwise", 10), ("depthwise", 18)])
 def test_conv_add(tmp_path, name, c):
     rng = np.random.default_rng(c + len(name))
     model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng, k1=1 if name.endswith("_1x1") else 3)

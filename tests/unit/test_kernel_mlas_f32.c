@@ -19,6 +19,12 @@
  *   grouped with whole blocks per group: each group as an ungrouped conv.
  *   with a sum (a fused Add): out = part₀ + sum after the first group, the
  *         bias last; the reference then gives ((Σ) + sum) + bias.
+ *   params.mlas_nchw (ORT's plain NCHW conv, MLAS's im2col + SGEMM): per
+ *         group the im2col column (channel-major, padding taps 0) against
+ *         the weight row: one output channel → blocks of 4 taps (multiply,
+ *         add), one output pixel → 8 lanes and a reduction tree per block
+ *         of 4/2/1 rows, otherwise fmaf chains per K stride of the
+ *         unpacked SGEMM (128 … 1024); a sum starts the output, + bias last.
  *
  * Also: other grouped convolutions and CPUs whose MLAS has no FMA (block 0) give
  * the reference's bytes; the reference itself stays within a tolerance of
@@ -86,6 +92,94 @@ static float model_conv(const tidsp_conv2d_params *p, const float *x, const floa
   return bias ? out + bias[co] : out;
 }
 
+/* ---- params.mlas_nchw: ORT's plain NCHW convolution (MlasConv) ----
+ * Per group: the im2col column of the output pixel (K = c·k_h·k_w taps,
+ * channel-major, padding taps 0) against the weight row, by the SGEMM
+ * routine MLAS picks for the group's M output channels and N pixels. */
+
+/* MLAS's unpacked SGEMM K stride as a table of its panel sizes */
+static int32_t nchw_model_stride(int32_t nn, int32_t k) {
+  if (nn >= k) return 128;
+  return nn <= 16 ? 1024 : nn <= 32 ? 512 : nn <= 64 ? 256 : 128;
+}
+
+/* SgemmKernelM1TransposeBAvx's lane reductions for a block of `rows` */
+static float nchw_model_tree(const float *l, int32_t rows) {
+  float lo, hi;
+  if (rows == 4) { /* rows transposed into columns, summed lane 0..3 and 4..7, then the halves */
+    lo = l[0] + l[1]; lo = lo + l[2]; lo = lo + l[3];
+    hi = l[4] + l[5]; hi = hi + l[6]; hi = hi + l[7];
+    return lo + hi;
+  }
+  if (rows == 2) { /* even and odd lanes apart */
+    const float e = (l[0] + l[2]) + (l[4] + l[6]), o = (l[1] + l[3]) + (l[5] + l[7]);
+    return e + o;
+  }
+  lo = (l[0] + l[1]) + (l[2] + l[3]); /* two horizontal adds, then the halves */
+  hi = (l[4] + l[5]) + (l[6] + l[7]);
+  return lo + hi;
+}
+
+static float nchw_model(const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias,
+                        const float *sum, int32_t n, int32_t co, int32_t oh, int32_t ow) {
+  const int32_t cpg_in = p->c_in / p->groups, m = p->c_out / p->groups, k = cpg_in * p->k_h * p->k_w;
+  const int32_t npx = p->h_out * p->w_out, g = co / m, pix = oh * p->w_out + ow;
+  const size_t at = (((size_t)n * p->c_out + co) * p->h_out + oh) * p->w_out + ow;
+  const int one_tap = p->k_h == 1 && p->k_w == 1;
+  const int no_pads = p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+                      p->h_out == p->h_in - (p->k_h - 1) * p->dil_h && p->w_out == p->w_in - (p->k_w - 1) * p->dil_w;
+  const int plain = cpg_in == 1 && p->dil_h == 1 && p->dil_w == 1;
+  const int direct = no_pads && (one_tap || (plain && p->k_w == p->w_in) ||
+                                 (plain && p->k_h == p->h_in && p->k_w == 1));
+  const int trans_b = direct && !one_tap && plain && p->k_w == p->w_in;
+  float *col = malloc((size_t)k * sizeof(float)), lanes[8] = {0}, out, t;
+  const float *wr = w + (size_t)co * (size_t)k;
+  int32_t i, c, kh, kw, k0, k1, row, rows;
+
+  i = 0;
+  for (c = 0; c < cpg_in; c++)
+    for (kh = 0; kh < p->k_h; kh++)
+      for (kw = 0; kw < p->k_w; kw++, i++) {
+        const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+        const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+        col[i] = ih < 0 || ih >= p->h_in || iw < 0 || iw >= p->w_in
+                     ? 0.0f
+                     : x[(((size_t)n * p->c_in + g * cpg_in + c) * p->h_in + ih) * p->w_in + iw];
+      }
+  if ((m == 1 && trans_b) || (m > 1 && npx == 1 && (!trans_b || p->w_in == 1))) {
+    /* the N = 1 kernel: rows are pixels (M = 1, B transposed) or channels */
+    row = m == 1 ? pix : co % m;
+    rows = m == 1 ? npx : m;
+    for (i = 0; i < k; i++)
+      lanes[i % 8] = lanes[i % 8] + col[i] * wr[i];
+    out = nchw_model_tree(lanes, row < rows / 4 * 4 ? 4 : (rows % 4 >= 2 && row < rows / 4 * 4 + 2) ? 2 : 1);
+    out = out + (sum ? sum[at] : 0.0f);
+  } else if (m == 1) { /* the M = 1 kernel: blocks of 4 taps, multiply then add */
+    out = sum ? sum[at] : 0.0f;
+    for (k0 = 0; k0 < k; k0 = k1) {
+      k1 = direct || k - k0 <= nchw_model_stride(npx, k) ? k : k0 + nchw_model_stride(npx, k);
+      for (i = k0; i < k1;) {
+        const int32_t b = k1 - i >= 4 ? 4 : k1 - i >= 2 ? 2 : 1;
+        t = col[i] * wr[i];
+        for (c = 1; c < b; c++)
+          t = t + col[i + c] * wr[i + c];
+        out = t + out;
+        i += b;
+      }
+    }
+  } else { /* the FMA SGEMM kernels, K strides from 0, added in order */
+    out = 0.0f;
+    for (k0 = 0; k0 < k; k0 += nchw_model_stride(npx, k)) {
+      float part = 0.0f;
+      for (i = k0; i < k && i < k0 + nchw_model_stride(npx, k); i++)
+        part = fmaf(col[i], wr[i], part);
+      out = k0 == 0 ? (sum ? part + sum[at] : part) : part + out;
+    }
+  }
+  free(col);
+  return bias ? out + bias[co] : out;
+}
+
 static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pb, int32_t pe) {
   return (in + pb + pe - d * (k - 1) - 1) / s + 1;
 }
@@ -137,7 +231,7 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     }
     guarded_free(alone);
   }
-  if (model_group(&p, block) == 0) {
+  if (block == 0 || (!p.mlas_nchw && model_group(&p, block) == 0)) {
     CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
               (int)p.c_in, (int)p.c_out, (int)p.groups);
   } else {
@@ -146,7 +240,8 @@ static void check_conv(tidsp_conv2d_params p, int with) {
         for (oh = 0; oh < p.h_out && !bad; oh++)
           for (ow = 0; ow < p.w_out && !bad; ow++) {
             const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
-            const float want = model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, block);
+            const float want = p.mlas_nchw ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
+                                           : model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, block);
             if (memcmp(&y[at], &want, sizeof want) != 0 ||
                 fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
               CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d p %d,%d at n%d co%d oh%d ow%d: "
@@ -207,6 +302,47 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 24, 24, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 24), WITH_BIAS | WITH_SUM); /* depthwise */
   check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM);  /* reference */
   check_conv(geometry(1, 16, 16, 7, 1100, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_SUM);          /* wide rows */
+}
+
+static tidsp_conv2d_params nchw(tidsp_conv2d_params p) {
+  p.mlas_nchw = 1;
+  return p;
+}
+
+/* params.mlas_nchw: each SGEMM routine MlasConv reaches, and its edges */
+static void test_conv_nchw(void) {
+  check_conv(nchw(geometry(1, 22, 88, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* PP-OCR cls: N = 1 */
+  check_conv(nchw(geometry(1, 22, 87, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* 4-, 2-, 1-row blocks */
+  check_conv(nchw(geometry(1, 22, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS | WITH_SUM);
+  check_conv(nchw(geometry(1, 2000, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* K past a gather chunk */
+  check_conv(nchw(geometry(2, 22, 9, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* 1x1 out of im2col */
+  check_conv(nchw(geometry(1, 22, 40, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS); /* one K stride of 256 */
+  check_conv(nchw(geometry(1, 22, 30, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS | WITH_SUM); /* 128 */
+  check_conv(nchw(geometry(1, 150, 20, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS); /* six of 256 */
+  check_conv(nchw(geometry(1, 300, 4, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1)), 0);         /* 1024 */
+  check_conv(nchw(geometry(1, 30, 90, 5, 7, 3, 3, 2, 2, 1, 1, 1, 2, 1)), WITH_BIAS); /* strides, dilation */
+  check_conv(nchw(geometry(1, 10, 10, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 10)), WITH_BIAS); /* M = 1 kernel */
+  check_conv(nchw(geometry(2, 6, 6, 9, 9, 5, 5, 2, 1, 2, 2, 2, 2, 6)), WITH_BIAS | WITH_SUM);
+  check_conv(nchw(geometry(1, 6, 6, 6, 5, 3, 5, 1, 1, 0, 0, 0, 0, 6)), WITH_BIAS);  /* full width: B transposed */
+  check_conv(nchw(geometry(1, 6, 6, 5, 1, 5, 1, 1, 1, 0, 0, 0, 0, 6)), WITH_BIAS);  /* full height, 1 wide */
+  check_conv(nchw(geometry(1, 150, 1, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS); /* M = 1, strides of 1024 */
+  check_conv(nchw(geometry(1, 1102, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* M = 1, direct: one call */
+  check_conv(nchw(geometry(1, 20, 10, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 2)), WITH_BIAS); /* grouped */
+  check_conv(nchw(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4)), WITH_BIAS | WITH_SUM);
+  check_conv(nchw(geometry(1, 6, 3, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 3)), WITH_BIAS);
+}
+
+static void test_conv_nchw_random(void) {
+  int it;
+  for (it = 0; it < 80; it++) {
+    const int32_t k = rnd_range(1, 4), s = rnd_range(1, 3), d = rnd_range(1, 2);
+    const int32_t h = rnd_range(d * (k - 1) + 1, 12), w = rnd_range(d * (k - 1) + 1, 12);
+    const int32_t pads = it % 3 == 0, g = rnd_range(1, 3);
+    check_conv(nchw(geometry(rnd_range(1, 2), g * rnd_range(1, 40), g * rnd_range(1, 12), h, w, k, k, s, d,
+                             pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0,
+                             pads ? rnd_range(0, k - 1) : 0, pads ? rnd_range(0, k - 1) : 0, g)),
+               it % 4);
+  }
 }
 
 static void test_conv_random(void) {
@@ -333,6 +469,8 @@ int main(void) {
   printf("MLAS channel block on this CPU: %d\n", (int)tidsp_mlas_f32_block());
   test_conv_named();
   test_conv_random();
+  test_conv_nchw();
+  test_conv_nchw_random();
   test_gemm();
   test_gemm_runtime_b();
   test_dispatch();

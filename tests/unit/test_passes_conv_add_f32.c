@@ -147,6 +147,31 @@ static void test_fuse_nchw_conv(void) {
   cs_graph_free(k.g);
 }
 
+/* A squeeze-excitation-like conv on a pooled tensor: ORT keeps a
+ * GlobalAveragePool of an NCHWc tensor (whole blocks) in NCHWc, so an Add
+ * of it fuses; of a tensor ORT runs in NCHW (a Neg) it does not. */
+static void test_fuse_pooled(void) {
+  for (int neg = 0; neg <= 1; neg++) {
+    g_ctx k;
+    int c2, a;
+    int64_t ps[4] = {1, C, 1, 1}, ws[4] = {C, C, 1, 1}, bs[1] = {C};
+    start(&k);
+    int src = neg ? gb_node(k.g, CS_OP_NEG, "neg", 1, &k.t1, CS_DTYPE_F32, 4, k.xs, NULL) : k.t1;
+    int p = gb_node(k.g, CS_OP_GLOBAL_AVERAGE_POOL, "gap", 1, &src, CS_DTYPE_F32, 4, ps, NULL);
+    int ins[3] = {p, cs_graph_add_const(k.g, "w_c2", CS_DTYPE_F32, 4, ws, w_),
+                  cs_graph_add_const(k.g, "b_c2", CS_DTYPE_F32, 1, bs, b_)};
+    int t2 = gb_node(k.g, CS_OP_CONV, "c2", 3, ins, CS_DTYPE_F32, 4, ps, &c2);
+    int in2[2] = {t2, p};
+    int y = gb_node(k.g, CS_OP_ADD, "add", 2, in2, CS_DTYPE_F32, 4, ps, &a);
+    finish(&k, 1, &k.x, 1, &y);
+    if (neg)
+      check_declined(&k, a, "pooled Neg");
+    else
+      check_fused(&k, c2, a, p, "pooled NCHWc tensor");
+    cs_graph_free(k.g);
+  }
+}
+
 static void test_decline(void) {
   g_ctx k;
   int c2, a;
@@ -215,6 +240,7 @@ int main(void) {
   for (int o = 0; o < C; o++) b_[o] = 0.113f * (float)(o - 2);
   test_fuse();
   test_fuse_nchw_conv();
+  test_fuse_pooled();
   test_decline();
   UNIT_MAIN_END();
 }

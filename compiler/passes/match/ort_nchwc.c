@@ -51,6 +51,15 @@ static int nchwc_value(cs_graph *g, int v, int depth) {
   if (n->op == CS_OP_CONV) return cs_ort_nchwc_conv(g, p);
   if (n->op == CS_OP_MAX_POOL || n->op == CS_OP_AVERAGE_POOL)
     return n->n_outputs == 1 && x->shape[1] % CS_ORT_NCHWC_BLOCK == 0;
+  /* a GlobalAveragePool stays NCHWc when its input is NCHWc or a graph
+   * input and its channels are whole blocks (measured on ORT 1.30, see
+   * mark_nchwc_global_pool.c): a squeeze-excitation conv on it fuses an
+   * Add of the pooled tensor */
+  if (n->op == CS_OP_GLOBAL_AVERAGE_POOL) {
+    if (n->n_inputs != 1 || x->shape[1] % CS_ORT_NCHWC_BLOCK != 0) return 0;
+    const cs_value *in = cs_graph_value(g, n->inputs[0]);
+    return (in->producer < 0 && !in->data) || nchwc_value(g, n->inputs[0], depth + 1);
+  }
   if (n->n_inputs < 1) return 0;
   if (conv_activation(n->op)) {
     int c = cs_match_producer(g, n->inputs[0], CS_OP_CONV);

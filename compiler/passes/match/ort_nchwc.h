@@ -2,8 +2,9 @@
  * ort_nchwc.h — which tensors ONNX Runtime's NchwcTransformer (the default
  * session, ORT_ENABLE_ALL) keeps in its NCHWc layout. Float kernels that
  * must round as ORT does pick their summation order from it: a Conv + Add
- * fusion (fuse_conv_add_f32.c) and a GlobalAveragePool's kernel
- * (mark_nchwc_global_pool.c). Checked against ORT 1.30's optimized graphs
+ * fusion (fuse_conv_add_f32.c), a GlobalAveragePool's kernel
+ * (mark_nchwc_global_pool.c) and a float Conv's kernel (legalize_conv.c:
+ * params.mlas_nchw for a Conv ORT leaves to MLAS's generic NCHW one). Checked against ORT 1.30's optimized graphs
  * (tests/e2e/test_conv_mlas_vs_ort.py).
  */
 #ifndef CSTATIC_ORT_NCHWC_H
