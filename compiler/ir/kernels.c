@@ -40,6 +40,7 @@ static const char *const kenum_unary_op[] = {
 #include "cstatic/unary_ops.def"
 };
 static const char *const kenum_pad_mode[] = {"TIDSP_PAD_CONSTANT", "TIDSP_PAD_EDGE", "TIDSP_PAD_REFLECT"};
+static const char *const kenum_conv_w_layout[] = {"TIDSP_CONV_W_OIHW", "TIDSP_CONV_W_O16"};
 
 const char *cs_tidsp_dtype_name(int32_t tidsp_dtype) {
   int n = (int)(sizeof kenum_dtype / sizeof kenum_dtype[0]);

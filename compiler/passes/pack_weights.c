@@ -12,12 +12,34 @@
  * (the blob aligns each tensor to 64) and is read as whole vectors.
  *
  * Rules, in order (a declined node is left exactly as it was):
- *   1. the node is k_conv2d_i8 or k_matmul_i8 with dense rows (stride 0);
+ *   1. the node is k_conv2d_i8 or k_matmul_i8 with dense OIHW rows
+ *      (stride 0, w_layout 0);
  *   2. a conv is not depthwise (groups == c_in > 1): depthwise kernels read
  *      one k_h·k_w plane per channel, which padding would only spread out;
  *   3. the weight is an int8 compile-time constant;
  *   4. its element count is rows·K (the parameters describe it);
  *   5. K is not already a multiple of 64 (then dense rows are packed rows).
+ *
+ * A small-map convolution instead gets the O16 layout (kernels.h
+ * TIDSP_CONV_W_O16: 16 output channels × 4 input channels per 64 bytes, in
+ * the order the AVX-512 VNNI kernel's channels-in-lanes path streams them;
+ * params w_layout = O16, w_row_stride 0), when (o16_wanted):
+ *   - output channels per group are a multiple of 16 and input channels
+ *     per group of 4 (the layout's shape), w_zp = 0 and the requantization
+ *     is not Q31 (the path's: else the call would go to the reference);
+ *   - the padded input grid of one group fits the path's stack
+ *     (TIDSP_CONV_O16_MAX_GRID);
+ *   - the map has at most O16_MAX_PIXELS outputs and the kernel more than
+ *     one tap: there a 64-pixel block leaves lanes idle (49 of 64 at 7²)
+ *     and a weight byte serves few pixels, while the channels-in-lanes
+ *     kernel fills every lane; a 1×1 conv's reduction is too short to pay
+ *     for the path's input transposition (bench/conv_bench: 512→512 3×3
+ *     at 7² 0.31 ms against 0.46 ms, 256→256 at 14² 0.29 against 0.32,
+ *     256→512 1×1 s2 0.044 against 0.025).
+ * The choice depends only on the node, never on the compiling CPU: the
+ * generated code runs on any host, and every variant reads O16 (the AVX2
+ * kernel converts the rows per call, the AMX one hands the call to the
+ * VNNI kernel, the reference reads it in place).
  *
  * A weight read by several nodes gets one packed copy, shared by every
  * reader this pass packs; other readers (and a graph output) keep the dense
@@ -31,13 +53,28 @@
 #include "pass_list.h"
 #include "match/pattern.h"
 
-enum { PACK_ROW_ALIGN = 64, WEIGHT_INPUT = 1 };
+enum {
+  PACK_ROW_ALIGN = 64,
+  WEIGHT_INPUT = 1,
+  O16_MAX_PIXELS = 196 /* outputs per channel: ResNet's 7×7 and 14×14 maps */
+};
+
+/* 1 when conv node params p get the O16 layout (rules above). */
+static int o16_wanted(const tidsp_conv2d_params *p) {
+  const int64_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  const int64_t gh = (int64_t)(p->h_out - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1;
+  const int64_t gw = (int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1;
+  return cpg_out % 16 == 0 && cpg_in % 4 == 0 && p->w_zp == 0 && p->rq.kind != TIDSP_REQUANT_Q31 &&
+         (int64_t)p->k_h * p->k_w > 1 &&
+         (int64_t)p->h_out * p->w_out <= O16_MAX_PIXELS && p->h_out > 0 && p->w_out > 0 &&
+         gh * gw * cpg_in <= TIDSP_CONV_O16_MAX_GRID;
+}
 
 /* Rows and K of a packable node's weight, or 0 when rules 1–2 decline. */
 static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
   if (n->op == CS_OP_K_CONV2D_I8) {
     const tidsp_conv2d_params *p = &n->k.conv;
-    if (p->w_row_stride != 0) return 0;
+    if (p->w_row_stride != 0 || p->w_layout != TIDSP_CONV_W_OIHW) return 0;
     if (p->groups == p->c_in && p->c_in > 1) return 0; /* depthwise */
     if (p->groups < 1 || p->c_in % p->groups != 0) return 0;
     *rows = p->c_out;
@@ -52,6 +89,33 @@ static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
     return *rows > 0 && *k > 0;
   }
   return 0;
+}
+
+/* The O16 copy of dense OIHW weight w of conv params p (kernels.h): a new
+ * constant "<w>.o16" of c_out·K bytes, shaped [c_out/16][16·K] (one row
+ * per block of 16 channels; per-tensor quantization carried over, per-
+ * channel entries no longer match the rows). -1 when it cannot be held. */
+static int add_o16(cs_graph *g, int w, const tidsp_conv2d_params *p) {
+  const int64_t cpg_in = p->c_in / p->groups, T = (int64_t)p->k_h * p->k_w, Q = cpg_in / 4;
+  const int64_t K = cpg_in * T;
+  int64_t shape[2] = {p->c_out / 16, 16 * K};
+  const cs_value *src = cs_graph_value(g, w);
+  char name[512];
+  snprintf(name, sizeof name, "%s", src->name ? src->name : "weight");
+  int id = cs_add_const_named(g, name, "o16", CS_DTYPE_I8, 2, shape, NULL);
+  if (id < 0) return -1;
+  cs_value *dst = cs_graph_value(g, id);
+  src = cs_graph_value(g, w); /* (the value table may have moved) */
+  const int8_t *s = src->data;
+  int8_t *d = dst->data;
+  for (int64_t co = 0; co < p->c_out; co++)
+    for (int64_t ci = 0; ci < cpg_in; ci++)
+      for (int64_t t = 0; t < T; t++)
+        d[(((co / 16) * T + t) * Q + ci / 4) * 64 + (co % 16) * 4 + ci % 4] = s[co * K + ci * T + t];
+  const cs_quant *q = src->quant;
+  if (q && q->axis < 0 && cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point) != CS_OK)
+    return -1;
+  return id;
 }
 
 /* The packed copy of dense weight w ([rows][k] bytes): a new constant
@@ -81,12 +145,18 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
   /* packed[w]: the packed copy of dense weight w, -1 if none yet. */
   int *packed = malloc(sizeof(int) * (size_t)(n_src ? n_src : 1));
   int64_t *packed_k = malloc(sizeof(int64_t) * (size_t)(n_src ? n_src : 1));
-  if (!packed || !packed_k) {
+  /* o16[w]: its O16 copy (readers share it when their params agree on
+   * the geometry that fixes the order: o16_p[w]) */
+  int *o16 = malloc(sizeof(int) * (size_t)(n_src ? n_src : 1));
+  tidsp_conv2d_params *o16_p = malloc(sizeof(*o16_p) * (size_t)(n_src ? n_src : 1));
+  if (!packed || !packed_k || !o16 || !o16_p) {
     free(packed);
     free(packed_k);
+    free(o16);
+    free(o16_p);
     return cs_error(CS_ERR_NOMEM, "PackWeights: out of memory");
   }
-  for (int v = 0; v < n_src; v++) packed[v] = -1;
+  for (int v = 0; v < n_src; v++) packed[v] = o16[v] = -1;
   int count = g->n_nodes;
   for (int i = 0; i < count; i++) {
     cs_node *n = cs_graph_node(g, i);
@@ -97,6 +167,27 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
     if (w < 0 || w >= n_src || !cs_match_is_const(g, w)) continue;
     const cs_value *wv = cs_graph_value(g, w);
     if (wv->dtype != CS_DTYPE_I8 || cs_value_numel(wv) != rows * k) continue;
+    if (n->op == CS_OP_K_CONV2D_I8 && o16_wanted(&n->k.conv)) {
+      const tidsp_conv2d_params *p = &n->k.conv;
+      const tidsp_conv2d_params *q = o16[w] >= 0 ? &o16_p[w] : NULL;
+      const int same = q && q->c_out == p->c_out && q->c_in / q->groups == p->c_in / p->groups &&
+                       q->k_h == p->k_h && q->k_w == p->k_w;
+      int id = same ? o16[w] : add_o16(g, w, p);
+      if (id < 0) {
+        free(packed);
+        free(packed_k);
+        free(o16);
+        free(o16_p);
+        return CS_ERR_NOMEM; /* message recorded */
+      }
+      if (o16[w] < 0) {
+        o16[w] = id;
+        o16_p[w] = *p;
+      }
+      cs_node_set_input(g, i, WEIGHT_INPUT, id);
+      cs_graph_node(g, i)->k.conv.w_layout = TIDSP_CONV_W_O16;
+      continue;
+    }
     if (k % PACK_ROW_ALIGN == 0) continue;
     int64_t stride = (k + PACK_ROW_ALIGN - 1) / PACK_ROW_ALIGN * PACK_ROW_ALIGN;
     if (stride > INT32_MAX) continue;
@@ -106,6 +197,8 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
     if (id < 0) {
       free(packed);
       free(packed_k);
+      free(o16);
+      free(o16_p);
       return CS_ERR_NOMEM; /* message recorded */
     }
     if (packed[w] < 0) {
@@ -119,5 +212,7 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
   }
   free(packed);
   free(packed_k);
+  free(o16);
+  free(o16_p);
   return CS_OK;
 }

@@ -170,7 +170,30 @@ typedef struct tidsp_conv2d_params {
    * set by the compiler from compiler/passes/match/ort_nchwc.c, it picks
    * the summation order of conv2d_f32__host_mlas.c. */
   int32_t mlas_nchw;
+  /* i8 only: the order of the weight bytes (TIDSP_CONV_W_*), a property of
+   * the node that the compiler chooses and packs the constant for; every
+   * variant of tidsp_conv2d_i8 reads every layout. 0 = OIHW rows. */
+  int32_t w_layout;
 } tidsp_conv2d_params;
+
+/* Weight layouts of tidsp_conv2d_i8 (params w_layout), K = c_in/groups·
+ * k_h·k_w, T = k_h·k_w, Q = c_in/groups / 4:
+ *   OIHW  w[co·stride + ci·T + t] (stride = w_row_stride, or K when 0).
+ *   O16   16 output channels side by side, 4 input channels per lane:
+ *         w[(((co/16)·T + t)·Q + ci/4)·64 + (co%16)·4 + ci%4]
+ *         (c_out/groups % 16 == 0, c_in/groups % 4 == 0, w_row_stride 0;
+ *         c_out·K bytes). One 64-byte vector is the vpdpbusd operand of 16
+ *         channels × 4 taps, read in order by the AVX-512 VNNI kernel that
+ *         puts output channels in lanes (small maps: ResNet's 7×7 layer4).
+ * The tap order t = kh·k_w + kw of a (co, ci) is OIHW's in both. Other
+ * values, or O16 on a shape it does not fit, are TIDSP_ERR_PARAM. */
+enum { TIDSP_CONV_W_OIHW = 0, TIDSP_CONV_W_O16 = 1 };
+/* The bytes of one image's group of input channels on the padded grid,
+ * ((h_out−1)·stride_h + (k_h−1)·dil_h + 1) · (the same across) ·
+ * c_in/groups, that the AVX-512 VNNI kernel's O16 path holds on its stack;
+ * the compiler packs O16 only where they fit (past it the path is the
+ * reference's). */
+#define TIDSP_CONV_O16_MAX_GRID 65536
 
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias /* [c_out] or NULL */,

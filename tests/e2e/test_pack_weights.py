@@ -7,7 +7,11 @@ TIDSP_KERNELS=ref, which must honour w_row_stride as well):
 - mobilenetv2 (pt2e): 1x1 and 3x3 convolutions (some with K a multiple of 64,
   left dense), depthwise ones (never packed);
 - shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, every
-  one padded.
+  one padded;
+- resnet18 (pt2e): its 3x3 convolutions on 14x14 and 7x7 maps get the O16
+  layout ("<weight>.o16", kernels.h TIDSP_CONV_W_O16: the AVX-512 VNNI
+  kernel's channels-in-lanes path), the others padded rows; it also runs on
+  the AVX2 kernels (TIDSP_KERNELS=host_avx2), which convert O16 per call.
 The packed build's manifest must list the padded copies ("<weight>.packed",
 [rows, multiple of 64]), the dense build none.
 """
@@ -28,7 +32,12 @@ def packed_tensors(out_dir):
     return man, [t for t in man["weights"]["tensors"] if t["name"].endswith(".packed")]
 
 
-@pytest.mark.parametrize("model,variant", [("mobilenetv2", "pt2e"), ("shufflenetv2", "ort_s8")])
+def o16_tensors(man):
+    return [t for t in man["weights"]["tensors"] if t["name"].endswith(".o16")]
+
+
+@pytest.mark.parametrize("model,variant", [("mobilenetv2", "pt2e"), ("shufflenetv2", "ort_s8"),
+                                           ("resnet18", "pt2e")])
 def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
     onnx_path = model_suite.model(model, variant)
     x = np.load(model_suite.inputs(model))[:NUM_IMAGES]
@@ -47,8 +56,16 @@ def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
                 assert t["shape"][1] % ROW_ALIGN == 0, t
                 assert t["bytes"] == t["shape"][0] * t["shape"][1], t
             assert man["weights"]["bytes"] > dense_bytes, "packed weights must be larger"
+            o16 = o16_tensors(man)
+            assert bool(o16) == (model == "resnet18"), [t["name"] for t in o16]
+            for t in o16:  # [c_out/16][16·K]: exactly the dense bytes, reordered
+                assert t["dtype"] == "int8" and len(t["shape"]) == 2, t
+                assert t["shape"][1] % (16 * 4) == 0 and t["bytes"] == t["shape"][0] * t["shape"][1], t
+            if o16:
+                lib = "".join(p.read_text() for p in out_dir.glob("lib*.c"))
+                assert lib.count(".w_layout = TIDSP_CONV_W_O16") == len(o16), "one O16 node per O16 weight"
         else:
-            assert not packed, [t["name"] for t in packed]
+            assert not packed and not o16_tensors(man), [t["name"] for t in packed]
             dense_bytes = man["weights"]["bytes"]
         y = tmp_path / f"y{pack}.npy"
         cstatic("run", out_dir, "--input", inputs, "--output", y)
@@ -58,7 +75,14 @@ def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
             cstatic("run", out_dir, "--input", inputs, "--output", y_ref,
                     env={**os.environ, "TIDSP_KERNELS": "ref"})
             outs["ref"] = np.load(y_ref)
+            if model == "resnet18":
+                y_avx2 = tmp_path / "y_avx2.npy"
+                cstatic("run", out_dir, "--input", inputs, "--output", y_avx2,
+                        env={**os.environ, "TIDSP_KERNELS": "host_avx2"})
+                outs["avx2"] = np.load(y_avx2)
 
     assert outs[0].shape == outs[1].shape == (NUM_IMAGES, 1000)
     assert outs[0].tobytes() == outs[1].tobytes(), "packed and dense weights disagree"
     assert outs["ref"].tobytes() == outs[1].tobytes(), "reference kernels disagree on packed weights"
+    if "avx2" in outs:
+        assert outs["avx2"].tobytes() == outs[1].tobytes(), "AVX2 kernels disagree on O16 weights"

@@ -51,10 +51,30 @@
 #include "kernel_test_util.h"
 #include "fast_conv_test_util.h"
 
+/* 1 when the O16 weight layout fits the shape (kernels.h). */
+static int o16_fits(const tidsp_conv2d_params *p) {
+  return (p->c_out / p->groups) % 16 == 0 && (p->c_in / p->groups) % 4 == 0;
+}
+
+/* Dense OIHW weights re-ordered as kernels.h gives O16, written from that
+ * formula (not from the compiler's pass): exactly c_out·K bytes. */
+static int8_t *pack_o16(const int8_t *w, const tidsp_conv2d_params *p) {
+  const int32_t cpg_in = p->c_in / p->groups, T = p->k_h * p->k_w, Q = cpg_in / 4;
+  const size_t K = (size_t)cpg_in * (size_t)T;
+  int8_t *o = malloc((size_t)p->c_out * K);
+  int32_t co, ci, t;
+  for (co = 0; co < p->c_out; co++)
+    for (ci = 0; ci < cpg_in; ci++)
+      for (t = 0; t < T; t++)
+        o[((((size_t)(co / 16) * (size_t)T + (size_t)t) * (size_t)Q + (size_t)(ci / 4)) * 64) +
+          (size_t)(co % 16) * 4 + (size_t)(ci % 4)] = w[(size_t)co * K + (size_t)ci * (size_t)T + (size_t)t];
+  return o;
+}
+
 static void run_conv_case_kind(const conv_case *cc) {
-  tidsp_conv2d_params p, p_pad;
+  tidsp_conv2d_params p, p_pad, p_o16;
   size_t nx, nw, ny;
-  int8_t *x, *w, *y_ref, *y, *w_pad = NULL;
+  int8_t *x, *w, *y_ref, *y, *w_pad = NULL, *w_o16 = NULL;
   int32_t *bias = NULL, i, v, st_ref;
   void *rqd;
   int32_t cpg_in = cc->c_in / cc->groups;
@@ -82,30 +102,38 @@ static void run_conv_case_kind(const conv_case *cc) {
     p_pad = p;
     p_pad.w_row_stride = taps + cc->w_row_pad;
   }
+  if (o16_fits(&p)) { /* the same weights packed O16 (kernels.h) */
+    w_o16 = pack_o16(w, &p);
+    p_o16 = p;
+    p_o16.w_layout = TIDSP_CONV_W_O16;
+  }
   for (v = 0; v < tidsp_kernel_variant_count; v++) {
     const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
-    int32_t st, padded;
+    int32_t st, mode;
     if (!kv->supported())
       continue;
-    for (padded = 0; padded <= (w_pad != NULL); padded++) {
-      const tidsp_conv2d_params *pp = padded ? &p_pad : &p;
+    for (mode = 0; mode < 3; mode++) { /* dense, padded rows, O16 */
+      const tidsp_conv2d_params *pp = mode == 2 ? &p_o16 : mode == 1 ? &p_pad : &p;
+      const int8_t *wm = mode == 2 ? w_o16 : mode == 1 ? w_pad : w;
+      if (wm == NULL)
+        continue;
       y = guarded(ny);
-      st = kv->conv2d_i8(pp, x, padded ? w_pad : w, bias, rqd, y);
+      st = kv->conv2d_i8(pp, x, wm, bias, rqd, y);
       CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
       CHECK_MSG(memcmp(y, y_ref, ny) == 0,
                 "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
-                "zp %d,%d kind %d pc %d w_row_stride %d",
+                "zp %d,%d kind %d pc %d w_row_stride %d w_layout %d",
                 kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
                 p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
                 p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
-                (int)p.rq.per_channel, (int)pp->w_row_stride);
+                (int)p.rq.per_channel, (int)pp->w_row_stride, (int)pp->w_layout);
       CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
       guarded_free(y);
       if (!tidsp_conv2d_is_depthwise(pp))
         continue;
       /* the row's depthwise entry (what the dispatcher calls for these) */
       y = guarded(ny);
-      st = kv->dwconv2d_i8(pp, x, padded ? w_pad : w, bias, rqd, y);
+      st = kv->dwconv2d_i8(pp, x, wm, bias, rqd, y);
       CHECK_MSG(st == st_ref, "%s dwconv status %d", kv->name, (int)st);
       CHECK_MSG(memcmp(y, y_ref, ny) == 0 && guards_ok(y, ny),
                 "%s dwconv c%d->%d %dx%d k%dx%d s%d,%d d%d,%d kind %d pc %d", kv->name,
@@ -118,6 +146,7 @@ static void run_conv_case_kind(const conv_case *cc) {
   free(x);
   free(w);
   free(w_pad);
+  free(w_o16);
   free(bias);
   free(rqd);
 }
@@ -429,6 +458,108 @@ static void test_vnni_band(void) {
     run_conv_case(&c);
     c.w_zp = rnd_range(-128, 127) | 1;
     run_conv_case(&c);
+  }
+}
+
+/* The O16 layout (kernels.h), which run_conv_case also gives every case it
+ * fits: the AVX-512 VNNI channels-in-lanes path at its edges: pixel
+ * counts 1..13 and 49 (its balanced groups of at most 6), output channel
+ * panels of 1..5 vectors of 16, ResNet-18's layer4 (3×3 512→512 at 7²,
+ * 3×3 and 1×1 stride 2 from 14²), groups and batch, dilation, stride 3,
+ * pads wider than the kernel, x_zp at −128, a padded grid just within and
+ * just past its stack limit (TIDSP_CONV_O16_MAX_GRID: the reference's then),
+ * and w_zp ≠ 0 (the reference's). Then the layout's invalid arguments. */
+static void test_vnni_o16(void) {
+  static const int32_t shapes[][16] = {
+      /* c_in, c_out, h_in, w_in, k_h, k_w, stride, dil, pad_t, pad_l, extra_h, extra_w, groups, n, h_out_target(0), unused */
+      {4, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0},
+      {8, 32, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {12, 48, 2, 5, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {16, 64, 1, 7, 1, 3, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0},
+      {20, 80, 13, 1, 3, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0},
+      {8, 16, 4, 3, 2, 2, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0},
+      {64, 64, 7, 7, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {256, 512, 14, 14, 3, 3, 2, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {256, 512, 14, 14, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, 0, 0},
+      {32, 64, 9, 9, 3, 3, 1, 2, 2, 2, 0, 0, 2, 2, 0, 0},
+      {16, 32, 11, 10, 3, 3, 3, 1, 4, 4, 1, 2, 1, 1, 0, 0},
+      {64, 16, 31, 31, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 33·33·64 > 64 KiB */
+      {64, 16, 30, 30, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 32·32·64 = 64 KiB */
+      {1024, 32, 4, 4, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 0, 0},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = v[4];
+    c.k_w = v[5];
+    c.stride_h = c.stride_w = v[6];
+    c.dil_h = c.dil_w = v[7];
+    c.pad_top = v[8];
+    c.pad_left = v[9];
+    c.extra_h = v[10];
+    c.extra_w = v[11];
+    c.groups = v[12];
+    c.n = v[13];
+    c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.per_channel = (int32_t)i % 5 != 4;
+    c.big_bias = (int32_t)i % 4 == 1;
+    run_conv_case(&c);
+    if (i % 4 == 2) {
+      c.w_zp = rnd_range(-128, 127) | 1;
+      run_conv_case(&c);
+    }
+  }
+  {
+    /* invalid: O16 where it does not fit, with a row stride, or a layout
+     * that does not exist: every variant answers as the reference */
+    int8_t x[4 * 9] = {0}, w[32 * 4 * 9] = {0}, y[32 * 9];
+    float m[32];
+    tidsp_conv2d_params good, p;
+    int32_t k, vv;
+    for (k = 0; k < 32; k++)
+      m[k] = 0.01f;
+    memset(&good, 0, sizeof(good));
+    good.n = 1;
+    good.c_in = 4;
+    good.h_in = good.w_in = 3;
+    good.c_out = 32;
+    good.h_out = good.w_out = 3;
+    good.k_h = good.k_w = 3;
+    good.stride_h = good.stride_w = good.dil_h = good.dil_w = 1;
+    good.pad_top = good.pad_left = 1;
+    good.groups = 1;
+    good.rq.kind = TIDSP_REQUANT_FLOAT;
+    good.rq.per_channel = 1;
+    good.rq.out_min = -128;
+    good.rq.out_max = 127;
+    good.w_layout = TIDSP_CONV_W_O16;
+    for (k = 0; k < 6; k++) {
+      int32_t st_ref;
+      p = good;
+      switch (k) {
+      case 0: break; /* valid */
+      case 1: p.c_out = 24; break;
+      case 2: p.c_in = 2; p.groups = 1; break;
+      case 3: p.w_row_stride = 36; break;
+      case 4: p.w_layout = 2; break;
+      case 5: p.w_layout = -1; break;
+      }
+      st_ref = tidsp_conv2d_i8__ref(&p, x, w, NULL, m, y);
+      CHECK_MSG(st_ref == (k == 0 ? TIDSP_OK : TIDSP_ERR_PARAM), "ref O16 case %d: status %d",
+                (int)k, (int)st_ref);
+      for (vv = 0; vv < tidsp_kernel_variant_count; vv++) {
+        const tidsp_kernel_variant *kv = &tidsp_kernel_variants[vv];
+        if (kv->supported())
+          CHECK_MSG(kv->conv2d_i8(&p, x, w, NULL, m, y) == st_ref, "%s O16 case %d", kv->name,
+                    (int)k);
+      }
+    }
   }
 }
 
@@ -1459,6 +1590,7 @@ int main(void) {
   test_conv_deep();
   test_vnni_paths();
   test_vnni_band();
+  test_vnni_o16();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();

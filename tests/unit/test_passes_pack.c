@@ -2,7 +2,9 @@
  * PackWeights (-pack-weights=1): a match per packed kernel (padded bytes,
  * row stride, zero tail, same outputs as the dense graph) and a decline per
  * rule (depthwise, weight not constant, rows already a multiple of 64,
- * target attribute off), plus the attribute's parsing and defaults.
+ * target attribute off), plus the attribute's parsing and defaults; the
+ * O16 layout of small-map convolutions (kernels.h) and the rules that keep
+ * padded rows instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +173,104 @@ static void test_declines(void) {
   cs_graph_free(g);
 }
 
+/* x:i8[1][c_in][h][h] → conv(c_out, k×k, groups, same size) → y */
+static cs_graph *conv_graph_hw(int c_in, int c_out, int groups, int h, int k, int *conv) {
+  cs_graph *g = cs_graph_new("conv_hw");
+  int64_t xs[4] = {1, c_in, h, h}, ws[4] = {c_out, c_in / groups, k, k};
+  int x = gb_value(g, "x", CS_DTYPE_I8, 4, xs);
+  int w = kg_const_i8(g, "w", 4, ws, 17);
+  int y = kg_conv(g, "conv", x, w, c_out, k, groups, conv);
+  gb_set_io(g, 1, &x, 1, &y);
+  return g;
+}
+
+/* 1 when `packed` holds dense OIHW weight `dense` of conv params p in the
+ * O16 order of kernels.h (written here from that formula). */
+static int o16_ok(const cs_value *dense, const cs_value *packed, const tidsp_conv2d_params *p) {
+  const int64_t cpg_in = p->c_in / p->groups, T = (int64_t)p->k_h * p->k_w, K = cpg_in * T;
+  if (packed->dtype != CS_DTYPE_I8 || cs_value_numel(packed) != p->c_out * K || !packed->data) return 0;
+  const int8_t *d = dense->data, *o = packed->data;
+  for (int64_t co = 0; co < p->c_out; co++)
+    for (int64_t ci = 0; ci < cpg_in; ci++)
+      for (int64_t t = 0; t < T; t++)
+        if (o[(((co / 16) * T + t) * (cpg_in / 4) + ci / 4) * 64 + (co % 16) * 4 + ci % 4] !=
+            d[co * K + ci * T + t])
+          return 0;
+  return 1;
+}
+
+/* Small maps with channels in 16s and quads get the O16 layout (and the
+ * same outputs); the rules that keep padded rows instead. */
+static void test_o16(void) {
+  static const int cases[][5] = {
+      /* c_in, c_out, groups, h, k */
+      {8, 32, 1, 5, 3}, {8, 32, 2, 5, 3}, {4, 16, 1, 14, 2}, {64, 48, 1, 7, 3}, {12, 16, 1, 1, 5},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int *c = cases[i];
+    int conv;
+    cs_graph *g = conv_graph_hw(c[0], c[1], c[2], c[3], c[4], &conv);
+    int w = cs_graph_node(g, conv)->inputs[1];
+    int8_t *x = input_i8((int64_t)c[0] * c[3] * c[3], 7);
+    const void *in[1] = {x};
+    int changed = 0;
+    CHECK_MSG(same_output_after_pack(g, in, &changed), "O16 case %d: outputs differ", (int)i);
+    const cs_node *n = cs_graph_node(g, conv);
+    CHECK_MSG(changed && n->k.conv.w_layout == TIDSP_CONV_W_O16 && n->k.conv.w_row_stride == 0,
+              "O16 case %d: layout %d stride %d", (int)i, (int)n->k.conv.w_layout, (int)n->k.conv.w_row_stride);
+    CHECK(o16_ok(cs_graph_value(g, w), cs_graph_value(g, n->inputs[1]), &n->k.conv));
+    CHECK(strcmp(cs_graph_value(g, n->inputs[1])->name, "w.o16") == 0);
+    /* a second run leaves it alone */
+    int packed = n->inputs[1], n_values = g->n_values;
+    CHECK(pass_pack_weights(g, NULL) == CS_OK);
+    CHECK(cs_graph_node(g, conv)->inputs[1] == packed && g->n_values == n_values);
+    free(x);
+    cs_graph_free(g);
+  }
+  /* not O16: channels not in 16s / quads, w_zp ≠ 0, Q31, a map past
+   * O16_MAX_PIXELS (15×15 = 225), a grid past TIDSP_CONV_O16_MAX_GRID
+   * (1024 channels · 9·9), a 1×1 kernel: padded rows as before */
+  static const int no[][6] = {
+      /* c_in, c_out, h, k, what (0 plain, 1 w_zp, 2 q31), expected stride */
+      {8, 24, 5, 3, 0, 128}, {6, 32, 5, 3, 0, 64}, {8, 32, 5, 3, 1, 128},
+      {8, 32, 5, 3, 2, 128}, {8, 32, 15, 3, 0, 128}, {1024, 16, 7, 3, 0, 0}, /* K = 9216: dense rows */
+      {4, 16, 7, 1, 0, 64},
+  };
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+    const int *c = no[i];
+    int conv;
+    cs_graph *g = conv_graph_hw(c[0], c[1], 1, c[2], c[3], &conv);
+    if (c[4] == 1) cs_graph_node(g, conv)->k.conv.w_zp = 1;
+    if (c[4] == 2) cs_graph_node(g, conv)->k.conv.rq.kind = TIDSP_REQUANT_Q31;
+    CHECK(pass_pack_weights(g, NULL) == CS_OK);
+    const cs_node *n = cs_graph_node(g, conv);
+    CHECK_MSG(n->k.conv.w_layout == TIDSP_CONV_W_OIHW && n->k.conv.w_row_stride == c[5],
+              "not-O16 case %d: layout %d stride %d", (int)i, (int)n->k.conv.w_layout,
+              (int)n->k.conv.w_row_stride);
+    cs_graph_free(g);
+  }
+}
+
+/* Two small-map convolutions read one weight: one O16 copy. */
+static void test_o16_shared(void) {
+  cs_graph *g = cs_graph_new("o16_shared");
+  int64_t xs[4] = {1, 8, H, W}, ws[4] = {16, 8, 3, 3};
+  int x = gb_value(g, "x", CS_DTYPE_I8, 4, xs);
+  int w = kg_const_i8(g, "w", 4, ws, 3);
+  int c1, c2;
+  int y1 = kg_conv(g, "conv1", x, w, 16, 3, 1, &c1);
+  int y2 = kg_conv(g, "conv2", x, w, 16, 3, 1, &c2);
+  int outs[2] = {y1, y2};
+  gb_set_io(g, 1, &x, 2, outs);
+  int n_values = g->n_values;
+  CHECK(pass_pack_weights(g, NULL) == CS_OK && cs_graph_verify(g) == CS_OK);
+  const cs_node *a = cs_graph_node(g, c1), *b = cs_graph_node(g, c2);
+  CHECK(g->n_values == n_values + 1);
+  CHECK(a->inputs[1] == b->inputs[1] && a->inputs[1] != w);
+  CHECK(a->k.conv.w_layout == TIDSP_CONV_W_O16 && b->k.conv.w_layout == TIDSP_CONV_W_O16);
+  cs_graph_free(g);
+}
+
 /* x → Q → DQ → Conv(DQ(w)) → Q → DQ: what the pipeline packs, or not,
  * following the target attribute. */
 static cs_graph *qdq_conv_graph(void) {
@@ -251,6 +351,8 @@ int main(void) {
   test_conv_match(1, 1);   /* c_in = groups = 1 is not depthwise */
   test_matmul_match();
   test_shared_weight();
+  test_o16();
+  test_o16_shared();
   test_declines();
   test_pipeline_switch();
   test_target_attribute();

@@ -598,6 +598,15 @@ int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y) {
   tidsp_host_rq q;
+  /* The tiles load OIHW rows; a packed layout (kernels.h w_layout, O16 for
+   * the VNNI kernel's channels-in-lanes path) goes to that kernel, which
+   * every AMX CPU also runs (AMX arrived with AVX-512 VNNI). */
+  if (p && p->w_layout != TIDSP_CONV_W_OIHW) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
+      return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
+    return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+  }
   if (!tidsp_host_amx_supported() || !tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
   tidsp_host_rq_init(&q, &p->rq, rq);

@@ -363,6 +363,25 @@ static TARGET void convert_weights(const conv_plan *pl, const int8_t *row, int32
   }
 }
 
+/* convert_weights for the O16 layout (kernels.h): channel co's pair cp at
+ * tap t is two adjacent bytes of its lane, (t·Q + cp/2)·64 + (cp%2)·2 past
+ * the lane's first byte. The row is converted per call: O16 is packed for
+ * the AVX-512 VNNI kernel, and this keeps the same generated code correct
+ * on a CPU with AVX2 only. */
+static void convert_weights_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,
+                                int32_t ncp, int32_t *wb) {
+  const int32_t kk = pl->kk, wzp = pl->p->w_zp;
+  const tidsp_ref_conv_wmap m = tidsp_ref_conv_w_map(pl->p, co, 0);
+  int32_t cpl, t;
+  for (cpl = 0; cpl < ncp; cpl++) {
+    const int32_t cp = cp0 + cpl;
+    const int8_t *a = w + m.base + (int64_t)(cp >> 1) * m.qs + (cp & 1) * 2;
+    int32_t *d = wb + (size_t)cpl * (size_t)kk;
+    for (t = 0; t < kk; t++)
+      d[t] = pair_of(a[(int64_t)t * m.ts] - wzp, a[(int64_t)t * m.ts + 1] - wzp);
+  }
+}
+
 /* ---- micro-kernel and epilogue -------------------------------------------- */
 
 /* The tile's 12 accumulators: c[2i] and c[2i+1] are channel i's two slots. */
@@ -574,7 +593,10 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                 const int32_t mr = cb_end - i0 < MR ? cb_end - i0 : MR;
                 for (i = 0; i < MR; i++) {
                   const int32_t co = co_g + i0 + (i < mr ? i : mr - 1);
-                  convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
+                  if (p->w_layout == TIDSP_CONV_W_O16)
+                    convert_weights_o16(pl, w, co, cp0, ncp, wbuf + (size_t)i * WS);
+                  else
+                    convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
                 }
                 /* the next co-tile's weight rows are fetched while this one
                  * computes (a deep layer streams its weights from memory) */

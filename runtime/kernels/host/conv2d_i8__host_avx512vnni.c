@@ -50,6 +50,12 @@
  * tap of a block is one contiguous run (see its comment). Stack: band
  * 64 KiB + reordered weights 48 KiB + a row 8 KiB, about 125 KiB; the two
  * paths are separate (noinline) frames.
+ *
+ * Weights the compiler packed O16 (params w_layout, kernels.h: small maps,
+ * compiler/passes/pack_weights.c) take the channels-in-lanes path
+ * (conv_cl, at the end): output channels across the lanes, pixels
+ * broadcast, no gather and no weight reordering at inference. Stack: the
+ * input grid 64 KiB + the step offsets 33 KiB, a separate frame too.
  */
 #include <string.h>
 
@@ -1058,14 +1064,289 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
   }
 }
 
+/* ---- the channels-in-lanes path (O16 weights) ------------------------------
+ *
+ * For small maps (ResNet-18's 7×7 layer4: 49 pixels use 49 of a block's 64
+ * lanes, and each weight byte serves only those 49) the roles turn round:
+ * a zmm holds 16 output channels, and a pixel's 4 input channels at one
+ * tap are broadcast. The compiler packed the weights so that one 64-byte
+ * load is 16 channels × 4 input channels in vpdpbusd order (kernels.h
+ * TIDSP_CONV_W_O16), and the input is turned into u8 pixels-major rows
+ * once per image and group:
+ *   grid[r][c][ci] = x[ci][r − pad_top][c − pad_left] + 128  (u_zp outside)
+ * over the padded grid the outputs read, so that tap (kh, kw) of output
+ * (oh, ow) is the cpg_in bytes at grid row oh·s_h + kh·d_h, column
+ * ow·s_w + kw·d_w: no gather, no mask, any stride and dilation. The
+ * micro-kernel keeps CL_NP pixels × CL_NV vectors (24 zmm) of
+ * accumulators over the whole reduction (T taps × Q quads, weights
+ * streamed in order), so every lane is an output and the requantization
+ * runs once from the registers, with per-lane constants (the channel's
+ * multiplier or scale/shift). Accumulators start from bias − u_zp·Σw
+ * (Σw from the panel's vectors, vpdpbusd with ones); w_zp ≠ 0 is not
+ * packed O16 by the compiler and goes to the reference. Per panel of 64
+ * channels the pixels run in groups of at most CL_NP (sizes balanced, so
+ * that 49 = 4·6 + 5·5), the panel's weights staying in L2 between groups. */
+enum {
+  CL_NP = 6, /* pixels per micro-kernel call */
+  CL_NV = 4  /* 16-channel vectors per micro-kernel call */
+};
+
+typedef struct cl_conv {
+  const tidsp_conv2d_params *p;
+  int32_t cpg_in, cpg_out, T, Q, gh, gw;
+  size_t vstride; /* bytes between two 16-channel blocks: T·Q·64 */
+  int32_t *soff;  /* [T·Q]: step t·Q + q reads grid bytes toff(t) + 4q on */
+} cl_conv;
+
+/* The padded grid's rows and columns, and 1 when the path takes the call. */
+static int cl_plan(const tidsp_conv2d_params *p, cl_conv *c) {
+  int64_t gh, gw;
+  c->p = p;
+  c->cpg_in = p->c_in / p->groups;
+  c->cpg_out = p->c_out / p->groups;
+  c->T = p->k_h * p->k_w;
+  c->Q = c->cpg_in / 4;
+  gh = (int64_t)(p->h_out - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1;
+  gw = (int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1;
+  if (p->w_layout != TIDSP_CONV_W_O16 || p->w_zp != 0 ||
+      gh * gw * c->cpg_in > TIDSP_CONV_O16_MAX_GRID)
+    return 0;
+  c->gh = (int32_t)gh;
+  c->gw = (int32_t)gw;
+  c->vstride = (size_t)c->T * (size_t)c->Q * 64;
+  return 1;
+}
+
+/* The step offsets (soff holds T·Q ≤ TIDSP_REF_MAX_TAPS / 4 entries). */
+static void cl_steps(cl_conv *c, int32_t *soff) {
+  const tidsp_conv2d_params *p = c->p;
+  int32_t t, q;
+  c->soff = soff;
+  for (t = 0; t < c->T; t++) {
+    /* tap (kh, kw): grid row kh·d_h, column kw·d_w further (< 64 KiB) */
+    const int32_t toff = ((t / p->k_w) * p->dil_h * c->gw + (t % p->k_w) * p->dil_w) * c->cpg_in;
+    for (q = 0; q < c->Q; q++)
+      soff[t * c->Q + q] = toff + 4 * q;
+  }
+}
+
+/* The grid of one image's group (x_g: its first input channel). */
+static TARGET void cl_grid(const cl_conv *c, const int8_t *x_g, uint8_t *grid) {
+  const tidsp_conv2d_params *p = c->p;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
+  const int32_t ci_n = c->cpg_in;
+  int32_t r, col, ci;
+  memset(grid, p->x_zp + 128, (size_t)c->gh * (size_t)c->gw * (size_t)ci_n);
+  for (r = 0; r < c->gh; r++) {
+    const int32_t ih = r - p->pad_top;
+    if (ih < 0 || ih >= p->h_in)
+      continue;
+    for (col = 0; col < c->gw; col++) {
+      const int32_t iw = col - p->pad_left;
+      const int8_t *src = x_g + (size_t)ih * (size_t)p->w_in + iw;
+      uint8_t *dst = grid + ((size_t)r * (size_t)c->gw + (size_t)col) * (size_t)ci_n;
+      if (iw < 0 || iw >= p->w_in)
+        continue;
+      for (ci = 0; ci < ci_n; ci++)
+        dst[ci] = (uint8_t)(src[(size_t)ci * plane] + 128);
+    }
+  }
+}
+
+/* acc[i][v] = cconst[v] + Σ over the reduction's steps of pixel i's
+ * broadcast quad × block v's weights, i < np, v < nv (constants in each
+ * caller), stored to tile[i][16v ..]. One flat loop over the steps (tap t,
+ * quad q: grid offset soff[t·Q + q]) with the accumulators in registers
+ * until the end: a loop nest, or stores inside the loop, makes GCC copy
+ * and spill them every step (as in conv_band). */
+static inline __attribute__((always_inline)) TARGET void
+cl_body(const int32_t *soff, int32_t nstep, size_t vstride, const uint8_t *const *px,
+        const int8_t *wp, const __m512i *cconst, int32_t np, int32_t nv, int32_t *tile) {
+  __m512i acc[CL_NP][CL_NV];
+  const uint8_t *x[CL_NP];
+  const int8_t *wq = wp;
+  int32_t i, v, st;
+#pragma GCC unroll 6
+  for (i = 0; i < np; i++) {
+    x[i] = px[i];
+#pragma GCC unroll 4
+    for (v = 0; v < nv; v++)
+      acc[i][v] = cconst[v];
+  }
+  for (st = 0; st < nstep; st++) {
+    const int32_t o = soff[st];
+    __m512i wv[CL_NV];
+#pragma GCC unroll 4
+    for (v = 0; v < nv; v++)
+      wv[v] = _mm512_loadu_si512((const void *)(wq + (size_t)v * vstride));
+#pragma GCC unroll 6
+    for (i = 0; i < np; i++) {
+      const __m512i b = _mm512_set1_epi32((int)load_quad((const int8_t *)x[i] + o));
+#pragma GCC unroll 4
+      for (v = 0; v < nv; v++)
+        acc[i][v] = _mm512_dpbusd_epi32(acc[i][v], b, wv[v]);
+    }
+    wq += 64;
+  }
+#pragma GCC unroll 6
+  for (i = 0; i < np; i++) {
+#pragma GCC unroll 4
+    for (v = 0; v < nv; v++)
+      _mm512_store_si512((void *)(tile + i * CL_NV * 16 + 16 * v), acc[i][v]);
+  }
+}
+
+/* The per-lane requantization of one panel's vectors. */
+typedef struct cl_rq {
+  const tidsp_host_rq *q;
+  int ss;
+  __m512 mult[CL_NV], lo, hi;
+  __m512i zp;
+  tidsp_host_ss16_consts k[CL_NV];
+} cl_rq;
+
+static TARGET void cl_rq_init(cl_rq *r, const tidsp_host_rq *q, int32_t co0, int32_t nv) {
+  int32_t v;
+  r->q = q;
+  r->ss = tidsp_host_rq_is_ss(q);
+  r->lo = _mm512_set1_ps(q->lo);
+  r->hi = _mm512_set1_ps(q->hi);
+  r->zp = _mm512_set1_epi32(q->zp);
+  for (v = 0; v < nv; v++) {
+    const int32_t c = co0 + 16 * v;
+    if (r->ss) {
+      if (q->per_channel) {
+        tidsp_host_ss16_lanes(&r->k[v], q, c, 16);
+      } else {
+        tidsp_host_ss16_init(&r->k[v], q);
+        tidsp_host_ss16_channel(&r->k[v], q, 0);
+      }
+    } else {
+      r->mult[v] = q->per_channel ? _mm512_loadu_ps(q->mult + c) : _mm512_set1_ps(q->mult[0]);
+    }
+  }
+}
+
+/* 16 lanes' int8 results (the FLOAT formula as rq_pack's). */
+static inline __attribute__((always_inline)) TARGET __m128i cl_rq16(const cl_rq *r, int32_t v,
+                                                                  __m512i a) {
+  if (r->ss)
+    return _mm512_cvtsepi32_epi8(tidsp_host_ss16_i32(a, &r->k[v]));
+  {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(a), r->mult[v]);
+    f = _mm512_max_ps(f, r->lo); /* f > lo ? f : lo (NaN → lo) */
+    f = _mm512_min_ps(f, r->hi);
+    return _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), r->zp));
+  }
+}
+
+/* One call: pixels f0 .. f0 + np − 1 (flat output order) of the panel's
+ * nv blocks, their sums in tile[i][16v + lane]. */
+static inline __attribute__((always_inline)) TARGET void
+cl_call(const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp, const __m512i *cconst,
+        int32_t np, int32_t nv, int32_t *tile) {
+  const tidsp_conv2d_params *p = c->p;
+  const uint8_t *px[CL_NP];
+  int32_t i;
+  for (i = 0; i < np; i++) {
+    const int32_t oh = (f0 + i) / p->w_out, ow = (f0 + i) % p->w_out;
+    px[i] = grid + ((size_t)oh * (size_t)p->stride_h * (size_t)c->gw +
+                    (size_t)ow * (size_t)p->stride_w) * (size_t)c->cpg_in;
+  }
+  cl_body(c->soff, c->T * c->Q, c->vstride, px, wp, cconst, np, nv, tile);
+}
+
+#define CL_CALL(NP, NV)                                                                    \
+  static __attribute__((noinline)) TARGET void cl_call_##NP##_##NV(                       \
+      const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp,                \
+      const __m512i *cconst, int32_t *tile) {                                             \
+    cl_call(c, grid, f0, wp, cconst, NP, NV, tile);                                       \
+  }
+#define CL_CALLS(NP) CL_CALL(NP, 1) CL_CALL(NP, 2) CL_CALL(NP, 3) CL_CALL(NP, 4)
+CL_CALLS(1)
+CL_CALLS(2)
+CL_CALLS(3)
+CL_CALLS(4)
+CL_CALLS(5)
+CL_CALLS(6)
+
+typedef void (*cl_fn)(const cl_conv *, const uint8_t *, int32_t, const int8_t *,
+                      const __m512i *, int32_t *);
+#define CL_ROW(NP) {cl_call_##NP##_1, cl_call_##NP##_2, cl_call_##NP##_3, cl_call_##NP##_4}
+static const cl_fn CL_FN[CL_NP][CL_NV] = {CL_ROW(1), CL_ROW(2), CL_ROW(3),
+                                          CL_ROW(4), CL_ROW(5), CL_ROW(6)};
+
+static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const int8_t *x,
+                                                     const int8_t *w, const int32_t *bias,
+                                                     const tidsp_host_rq *q, int8_t *y) {
+  uint8_t grid[TIDSP_CONV_O16_MAX_GRID] __attribute__((aligned(64)));
+  int32_t soff[TIDSP_REF_MAX_TAPS / 4 + 1];
+  cl_conv cc = *plan, *c = &cc; /* with soff */
+  int8_t ot[CL_NP][CL_NV * 16] __attribute__((aligned(64)));
+  int32_t tile[CL_NP * CL_NV * 16] __attribute__((aligned(64)));
+  const tidsp_conv2d_params *p = c->p;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const int32_t P = p->h_out * p->w_out;
+  const int32_t ng = (P + CL_NP - 1) / CL_NP, base = P / ng, extra = P % ng;
+  const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
+  const __m512i ones = _mm512_set1_epi8(1);
+  int32_t n, g, c0, v, gi, i, l;
+  cl_steps(c, soff);
+  for (n = 0; n < p->n; n++) {
+    for (g = 0; g < p->groups; g++) {
+      cl_grid(c, x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c->cpg_in) * in_plane, grid);
+      for (c0 = 0; c0 < c->cpg_out; c0 += 16 * CL_NV) {
+        const int32_t co0 = g * c->cpg_out + c0;
+        const int32_t nv = (c->cpg_out - c0) / 16 < CL_NV ? (c->cpg_out - c0) / 16 : CL_NV;
+        const int8_t *wp = w + (size_t)(co0 / 16) * c->vstride;
+        int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co0) * (size_t)P;
+        __m512i cconst[CL_NV];
+        cl_rq r;
+        int32_t f0 = 0;
+        for (v = 0; v < nv; v++) { /* bias − u_zp·Σw, lane by lane */
+          const int8_t *wb = wp + (size_t)v * c->vstride;
+          __m512i s = _mm512_setzero_si512();
+          size_t k;
+          for (k = 0; k < c->vstride; k += 64)
+            s = _mm512_dpbusd_epi32(s, ones, _mm512_loadu_si512((const void *)(wb + k)));
+          cconst[v] = _mm512_sub_epi32(
+              bias ? _mm512_loadu_si512((const void *)(bias + co0 + 16 * v)) : _mm512_setzero_si512(),
+              _mm512_mullo_epi32(s, _mm512_set1_epi32((int32_t)u_zp)));
+        }
+        cl_rq_init(&r, q, co0, nv);
+        for (gi = 0; gi < ng; gi++) {
+          const int32_t np = base + (gi < extra);
+          CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
+          for (i = 0; i < np; i++)
+            for (v = 0; v < nv; v++)
+              _mm_storeu_si128((__m128i *)(ot[i] + 16 * v),
+                               cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
+          for (l = 0; l < 16 * nv; l++)
+            for (i = 0; i < np; i++)
+              y_co[(size_t)l * (size_t)P + (size_t)(f0 + i)] = ot[i][l];
+          f0 += np;
+        }
+      }
+    }
+  }
+}
+
 int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                          const int8_t *x, const int8_t *w,
                                          const int32_t *bias, const void *rq,
                                          int8_t *y) {
   tidsp_host_rq q;
   vnni_band b;
+  cl_conv cl;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+  if (p->w_layout != TIDSP_CONV_W_OIHW) { /* O16 (the only other one) */
+    if (!cl_plan(p, &cl))
+      return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
+    tidsp_host_rq_init(&q, &p->rq, rq);
+    conv_cl(&cl, x, w, bias, &q, y);
+    return TIDSP_OK;
+  }
   tidsp_host_rq_init(&q, &p->rq, rq);
   if (band_plan(p, &b))
     conv_band(p, &b, x, w, bias, &q, y);

@@ -61,6 +61,8 @@ static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
   if (tidsp_ref_w_row_stride(p->w_row_stride,
                              (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w) < 0)
     return 0;
+  if (tidsp_ref_conv_w_layout_check(p) != TIDSP_OK)
+    return 0;
   if (p->n == 0 || p->h_out == 0 || p->w_out == 0)
     return 0;
   return tidsp_host_rq_ok(&p->rq, rq, p->c_out);

@@ -2,7 +2,9 @@
  * conv2d_i8.c — quantized 2-D convolution, NCHW × OIHW, exact int32
  * accumulation then requantization. Output channel co's weights start at
  * w + co·w_row_stride (dense rows when the stride is 0); only the first
- * c_in/groups·k_h·k_w bytes of a row are read.
+ * c_in/groups·k_h·k_w bytes of a row are read. The compiler may pack them
+ * in another layout (params w_layout, kernels.h TIDSP_CONV_W_*): every
+ * weight is then read through the channel's map (conv_internal.h).
  *
  * Loop order: per output channel, a tile of output rows is accumulated in a
  * stack buffer; for each kernel tap (kh, kw) and input channel, one weight
@@ -50,10 +52,10 @@ static void tap_run(const int8_t *restrict xs, int32_t sw, int32_t len,
 
 /* acc (tile layout) = Σ over the taps of output channel co. */
 static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
-                      const int8_t *w_co, int32_t cpg_in,
+                      const int8_t *w, tidsp_ref_conv_wmap wm, int32_t cpg_in,
                       const tidsp_ref_conv_tile *t, int32_t *acc) {
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
+  const int32_t sh = p->stride_h, sw = p->stride_w;
   const int16_t x_zp = (int16_t)p->x_zp;
   /* Whole input rows map one to one onto whole tile rows (and coff = 0
    * means every column of the tap is inside). */
@@ -65,9 +67,9 @@ static void conv_tile(const tidsp_conv2d_params *p, const int8_t *x_g,
   memset(acc, 0, sizeof(*acc) * (size_t)t->rows * (size_t)t->cols);
   tidsp_ref_conv_taps_start(&tap);
   while (tidsp_ref_conv_tap_next(p, t, &tap)) {
-    const int8_t *w_tap = w_co + tap.kh * p->k_w + tap.kw;
+    const int8_t *w_tap = w + wm.base + (int64_t)(tap.kh * p->k_w + tap.kw) * wm.ts;
     for (ci = 0; ci < cpg_in; ci++) {
-      const int16_t wv = (int16_t)(w_tap[(size_t)ci * (size_t)ksz] - p->w_zp);
+      const int16_t wv = (int16_t)(w_tap[(ci >> 2) * wm.qs + (ci & 3) * wm.js] - p->w_zp);
       const int8_t *xs = x_g + (size_t)ci * plane + (ptrdiff_t)tap.x_off;
       if (wv == 0)
         continue;
@@ -106,6 +108,9 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
   w_stride = tidsp_ref_w_row_stride(p->w_row_stride, (int64_t)cpg_in * p->k_h * p->k_w);
   if (w_stride < 0)
     return TIDSP_ERR_SHAPE;
+  st = tidsp_ref_conv_w_layout_check(p);
+  if (st != TIDSP_OK)
+    return st;
   st = tidsp_ref_rq_init(&plan, &p->rq, rq, p->c_out, TIDSP_REF_I8_MIN,
                          TIDSP_REF_I8_MAX);
   if (st != TIDSP_OK)
@@ -113,12 +118,12 @@ int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
 
   for (n = 0; n < p->n; n++) {
     for (co = 0; co < p->c_out; co++) {
-      const int8_t *w_co = w + (size_t)co * (size_t)w_stride;
+      const tidsp_ref_conv_wmap wm = tidsp_ref_conv_w_map(p, co, w_stride);
       const uint32_t b = bias ? (uint32_t)bias[co] : 0u;
       int8_t *y_co = y + tidsp_ref_conv_y_plane(p, n, co);
       tidsp_ref_conv_tiles_start(p, &t);
       while (tidsp_ref_conv_tile_next(p, &t)) {
-        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w_co, cpg_in, &t, acc);
+        conv_tile(p, x + tidsp_ref_conv_x_group(p, n, co), w, wm, cpg_in, &t, acc);
         for (r = 0; r < t.rows; r++) {
           int8_t *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
           const int32_t *a = acc + (size_t)r * (size_t)t.cols;

@@ -159,4 +159,43 @@ static inline int64_t tidsp_ref_w_row_stride(int32_t w_row_stride, int64_t taps)
   return w_row_stride;
 }
 
+/* Where the weights of one output channel are, in either layout of
+ * tidsp_conv2d_i8 (kernels.h TIDSP_CONV_W_*): input channel ci's tap t is
+ * at w + base + t·ts + (ci/4)·qs + (ci%4)·js. */
+typedef struct tidsp_ref_conv_wmap {
+  int64_t base, ts, qs, js;
+} tidsp_ref_conv_wmap;
+
+/* TIDSP_OK when w_layout names a layout that fits the shape (O16: output
+ * channels per group in 16s, input channels per group in quads, no row
+ * stride), else TIDSP_ERR_PARAM. */
+static inline int32_t tidsp_ref_conv_w_layout_check(const tidsp_conv2d_params *p) {
+  if (p->w_layout == TIDSP_CONV_W_OIHW)
+    return TIDSP_OK;
+  if (p->w_layout == TIDSP_CONV_W_O16 && p->w_row_stride == 0 &&
+      (p->c_out / p->groups) % 16 == 0 && (p->c_in / p->groups) % 4 == 0)
+    return TIDSP_OK;
+  return TIDSP_ERR_PARAM;
+}
+
+/* Output channel co's map, for a layout that passed the check; w_stride as
+ * tidsp_ref_w_row_stride returns it (OIHW only). */
+static inline tidsp_ref_conv_wmap tidsp_ref_conv_w_map(const tidsp_conv2d_params *p, int32_t co,
+                                                       int64_t w_stride) {
+  const int64_t T = (int64_t)p->k_h * p->k_w, Q = p->c_in / p->groups / 4;
+  tidsp_ref_conv_wmap m;
+  if (p->w_layout == TIDSP_CONV_W_O16) {
+    m.base = (int64_t)(co / 16) * T * Q * 64 + (int64_t)(co % 16) * 4;
+    m.ts = Q * 64;
+    m.qs = 64;
+    m.js = 1;
+  } else {
+    m.base = (int64_t)co * w_stride;
+    m.ts = 1;
+    m.qs = 4 * T;
+    m.js = T;
+  }
+  return m;
+}
+
 #endif /* TIDSP_REF_CONV_INTERNAL_H */
