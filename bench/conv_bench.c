@@ -54,17 +54,24 @@ static int cmp_double(const void *a, const void *b) {
 
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
 
-/* Dense OIHW weights of p (groups 1) in the O16 layout of kernels.h. */
+/* Dense OIHW weights of p (groups 1) in the O16 layout of kernels.h:
+ * blocks of 16·K weights and the 16 channels' Σw (int32, x86 order). */
 static int8_t *pack_o16(const int8_t *w, const tidsp_conv2d_params *p) {
   const int32_t T = p->k_h * p->k_w, Q = p->c_in / 4;
-  const size_t K = (size_t)p->c_in * (size_t)T;
-  int8_t *o = malloc((size_t)p->c_out * K);
+  const size_t K = (size_t)p->c_in * (size_t)T, blk = 16 * K + 64;
+  int8_t *o = malloc((size_t)(p->c_out / 16) * blk);
   int32_t co, ci, t;
-  for (co = 0; co < p->c_out; co++)
+  for (co = 0; co < p->c_out; co++) {
+    int32_t sum = 0;
     for (ci = 0; ci < p->c_in; ci++)
-      for (t = 0; t < T; t++)
-        o[(((size_t)(co / 16) * (size_t)T + (size_t)t) * (size_t)Q + (size_t)(ci / 4)) * 64 +
-          (size_t)(co % 16) * 4 + (size_t)(ci % 4)] = w[(size_t)co * K + (size_t)ci * (size_t)T + (size_t)t];
+      for (t = 0; t < T; t++) {
+        const int8_t v = w[(size_t)co * K + (size_t)ci * (size_t)T + (size_t)t];
+        o[(size_t)(co / 16) * blk + ((size_t)t * (size_t)Q + (size_t)(ci / 4)) * 64 +
+          (size_t)(co % 16) * 4 + (size_t)(ci % 4)] = v;
+        sum += v;
+      }
+    memcpy(o + (size_t)(co / 16) * blk + 16 * K + (size_t)(co % 16) * 4, &sum, 4);
+  }
   return o;
 }
 

@@ -22,8 +22,10 @@
  *
  * A small-map convolution instead gets the O16 layout (kernels.h
  * TIDSP_CONV_W_O16: 16 output channels × 4 input channels per 64 bytes, in
- * the order the AVX-512 VNNI kernel's channels-in-lanes path streams them;
- * params w_layout = O16, w_row_stride 0), when (o16_wanted):
+ * the order the AVX-512 VNNI kernel's channels-in-lanes path streams them,
+ * each block of 16 channels followed by their Σw, so that the kernel need
+ * not sum 2.4 MB of weights per call for ResNet's layer4; params w_layout
+ * = O16, w_row_stride 0), when (o16_wanted):
  *   - output channels per group are a multiple of 16 and input channels
  *     per group of 4 (the layout's shape), w_zp = 0 and the requantization
  *     is not Q31 (the path's: else the call would go to the reference);
@@ -92,13 +94,14 @@ static int packable_geometry(const cs_node *n, int64_t *rows, int64_t *k) {
 }
 
 /* The O16 copy of dense OIHW weight w of conv params p (kernels.h): a new
- * constant "<w>.o16" of c_out·K bytes, shaped [c_out/16][16·K] (one row
- * per block of 16 channels; per-tensor quantization carried over, per-
- * channel entries no longer match the rows). -1 when it cannot be held. */
+ * constant "<w>.o16" shaped [c_out/16][16·K + 64] (one row per block of 16
+ * channels: its weights, then their Σw as little-endian int32; per-tensor
+ * quantization carried over, per-channel entries no longer match the
+ * rows). -1 when it cannot be held. */
 static int add_o16(cs_graph *g, int w, const tidsp_conv2d_params *p) {
   const int64_t cpg_in = p->c_in / p->groups, T = (int64_t)p->k_h * p->k_w, Q = cpg_in / 4;
-  const int64_t K = cpg_in * T;
-  int64_t shape[2] = {p->c_out / 16, 16 * K};
+  const int64_t K = cpg_in * T, blk = 16 * K + 64;
+  int64_t shape[2] = {p->c_out / 16, blk};
   const cs_value *src = cs_graph_value(g, w);
   char name[512];
   snprintf(name, sizeof name, "%s", src->name ? src->name : "weight");
@@ -108,10 +111,16 @@ static int add_o16(cs_graph *g, int w, const tidsp_conv2d_params *p) {
   src = cs_graph_value(g, w); /* (the value table may have moved) */
   const int8_t *s = src->data;
   int8_t *d = dst->data;
-  for (int64_t co = 0; co < p->c_out; co++)
+  for (int64_t co = 0; co < p->c_out; co++) {
+    uint32_t sum = 0; /* |Σw| ≤ 128·K fits int32 (K ≤ 33025, kernels.h) */
     for (int64_t ci = 0; ci < cpg_in; ci++)
-      for (int64_t t = 0; t < T; t++)
-        d[(((co / 16) * T + t) * Q + ci / 4) * 64 + (co % 16) * 4 + ci % 4] = s[co * K + ci * T + t];
+      for (int64_t t = 0; t < T; t++) {
+        const int8_t v = s[co * K + ci * T + t];
+        d[(co / 16) * blk + (t * Q + ci / 4) * 64 + (co % 16) * 4 + ci % 4] = v;
+        sum += (uint32_t)(int32_t)v;
+      }
+    for (int b = 0; b < 4; b++) d[(co / 16) * blk + 16 * K + (co % 16) * 4 + b] = (int8_t)(uint8_t)(sum >> (8 * b));
+  }
   const cs_quant *q = src->quant;
   if (q && q->axis < 0 && cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point) != CS_OK)
     return -1;

@@ -179,12 +179,19 @@ typedef struct tidsp_conv2d_params {
 /* Weight layouts of tidsp_conv2d_i8 (params w_layout), K = c_in/groups·
  * k_h·k_w, T = k_h·k_w, Q = c_in/groups / 4:
  *   OIHW  w[co·stride + ci·T + t] (stride = w_row_stride, or K when 0).
- *   O16   16 output channels side by side, 4 input channels per lane:
- *         w[(((co/16)·T + t)·Q + ci/4)·64 + (co%16)·4 + ci%4]
- *         (c_out/groups % 16 == 0, c_in/groups % 4 == 0, w_row_stride 0;
- *         c_out·K bytes). One 64-byte vector is the vpdpbusd operand of 16
- *         channels × 4 taps, read in order by the AVX-512 VNNI kernel that
- *         puts output channels in lanes (small maps: ResNet's 7×7 layer4).
+ *   O16   blocks of 16 output channels, 16·K + 64 bytes each: the block's
+ *         weights, 4 input channels per lane,
+ *           w[(co/16)·(16·K + 64) + (t·Q + ci/4)·64 + (co%16)·4 + ci%4],
+ *         then its 16 channels' Σw as int32 (little-endian), the sum of
+ *         each channel's K weights, at (co/16)·(16·K + 64) + 16·K +
+ *         (co%16)·4 (c_out/groups % 16 == 0, c_in/groups % 4 == 0,
+ *         w_row_stride 0). One 64-byte vector is the vpdpbusd operand of
+ *         16 channels × 4 taps, read in order by the AVX-512 VNNI kernel
+ *         that puts output channels in lanes (small maps: ResNet's 7×7
+ *         and 14×14); Σw is its +128 activation offset's term, computed
+ *         once by the compiler instead of per call. Kernels that do not
+ *         use Σw ignore it; a Σw that is not the weights' sum is invalid
+ *         input (that kernel's results then differ).
  * The tap order t = kh·k_w + kw of a (co, ci) is OIHW's in both. Other
  * values, or O16 on a shape it does not fit, are TIDSP_ERR_PARAM. */
 enum { TIDSP_CONV_W_OIHW = 0, TIDSP_CONV_W_O16 = 1 };

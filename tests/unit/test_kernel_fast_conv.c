@@ -57,17 +57,27 @@ static int o16_fits(const tidsp_conv2d_params *p) {
 }
 
 /* Dense OIHW weights re-ordered as kernels.h gives O16, written from that
- * formula (not from the compiler's pass): exactly c_out·K bytes. */
+ * formula (not from the compiler's pass): blocks of 16·K weights and 16
+ * int32 Σw, exactly sized (a read past them shows under ASan). */
 static int8_t *pack_o16(const int8_t *w, const tidsp_conv2d_params *p) {
   const int32_t cpg_in = p->c_in / p->groups, T = p->k_h * p->k_w, Q = cpg_in / 4;
-  const size_t K = (size_t)cpg_in * (size_t)T;
-  int8_t *o = malloc((size_t)p->c_out * K);
+  const size_t K = (size_t)cpg_in * (size_t)T, blk = 16 * K + 64;
+  int8_t *o = malloc((size_t)(p->c_out / 16) * blk);
   int32_t co, ci, t;
-  for (co = 0; co < p->c_out; co++)
+  for (co = 0; co < p->c_out; co++) {
+    int32_t sum = 0;
+    uint8_t le[4];
     for (ci = 0; ci < cpg_in; ci++)
-      for (t = 0; t < T; t++)
-        o[((((size_t)(co / 16) * (size_t)T + (size_t)t) * (size_t)Q + (size_t)(ci / 4)) * 64) +
-          (size_t)(co % 16) * 4 + (size_t)(ci % 4)] = w[(size_t)co * K + (size_t)ci * (size_t)T + (size_t)t];
+      for (t = 0; t < T; t++) {
+        const int8_t v = w[(size_t)co * K + (size_t)ci * (size_t)T + (size_t)t];
+        o[(size_t)(co / 16) * blk + ((size_t)t * (size_t)Q + (size_t)(ci / 4)) * 64 +
+          (size_t)(co % 16) * 4 + (size_t)(ci % 4)] = v;
+        sum += v;
+      }
+    for (t = 0; t < 4; t++)
+      le[t] = (uint8_t)((uint32_t)sum >> (8 * t));
+    memcpy(o + (size_t)(co / 16) * blk + 16 * K + (size_t)(co % 16) * 4, le, 4);
+  }
   return o;
 }
 

@@ -185,17 +185,25 @@ static cs_graph *conv_graph_hw(int c_in, int c_out, int groups, int h, int k, in
 }
 
 /* 1 when `packed` holds dense OIHW weight `dense` of conv params p in the
- * O16 order of kernels.h (written here from that formula). */
+ * O16 order of kernels.h (written here from that formula): each block of
+ * 16 channels' weights, then their Σw as little-endian int32. */
 static int o16_ok(const cs_value *dense, const cs_value *packed, const tidsp_conv2d_params *p) {
-  const int64_t cpg_in = p->c_in / p->groups, T = (int64_t)p->k_h * p->k_w, K = cpg_in * T;
-  if (packed->dtype != CS_DTYPE_I8 || cs_value_numel(packed) != p->c_out * K || !packed->data) return 0;
+  const int64_t cpg_in = p->c_in / p->groups, T = (int64_t)p->k_h * p->k_w, K = cpg_in * T, blk = 16 * K + 64;
+  if (packed->dtype != CS_DTYPE_I8 || packed->rank != 2 || packed->shape[0] != p->c_out / 16 ||
+      packed->shape[1] != blk || !packed->data)
+    return 0;
   const int8_t *d = dense->data, *o = packed->data;
-  for (int64_t co = 0; co < p->c_out; co++)
+  for (int64_t co = 0; co < p->c_out; co++) {
+    int32_t sum = 0;
     for (int64_t ci = 0; ci < cpg_in; ci++)
-      for (int64_t t = 0; t < T; t++)
-        if (o[(((co / 16) * T + t) * (cpg_in / 4) + ci / 4) * 64 + (co % 16) * 4 + ci % 4] !=
-            d[co * K + ci * T + t])
+      for (int64_t t = 0; t < T; t++) {
+        if (o[(co / 16) * blk + (t * (cpg_in / 4) + ci / 4) * 64 + (co % 16) * 4 + ci % 4] != d[co * K + ci * T + t])
           return 0;
+        sum += d[co * K + ci * T + t];
+      }
+    const uint8_t *le = (const uint8_t *)o + (co / 16) * blk + 16 * K + (co % 16) * 4;
+    if ((int32_t)(le[0] | le[1] << 8 | le[2] << 16 | (uint32_t)le[3] << 24) != sum) return 0;
+  }
   return 1;
 }
 

@@ -365,7 +365,7 @@ static TARGET void convert_weights(const conv_plan *pl, const int8_t *row, int32
 
 /* convert_weights for the O16 layout (kernels.h): channel co's pair cp at
  * tap t is two adjacent bytes of its lane, (t·Q + cp/2)·64 + (cp%2)·2 past
- * the lane's first byte. The row is converted per call: O16 is packed for
+ * the lane's first byte (the block's Σw is not used). The row is converted per call: O16 is packed for
  * the AVX-512 VNNI kernel, and this keeps the same generated code correct
  * on a CPU with AVX2 only. */
 static void convert_weights_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,

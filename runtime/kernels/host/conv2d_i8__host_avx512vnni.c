@@ -1082,7 +1082,8 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
  * streamed in order), so every lane is an output and the requantization
  * runs once from the registers, with per-lane constants (the channel's
  * multiplier or scale/shift). Accumulators start from bias − u_zp·Σw
- * (Σw from the panel's vectors, vpdpbusd with ones); w_zp ≠ 0 is not
+ * (Σw: the 16 int32 after each block's weights, which the compiler
+ * summed); w_zp ≠ 0 is not
  * packed O16 by the compiler and goes to the reference. Per panel of 64
  * channels the pixels run in groups of at most CL_NP (sizes balanced, so
  * that 49 = 4·6 + 5·5), the panel's weights staying in L2 between groups. */
@@ -1094,7 +1095,7 @@ enum {
 typedef struct cl_conv {
   const tidsp_conv2d_params *p;
   int32_t cpg_in, cpg_out, T, Q, gh, gw;
-  size_t vstride; /* bytes between two 16-channel blocks: T·Q·64 */
+  size_t vstride; /* bytes between two 16-channel blocks: T·Q·64 + 64 (Σw) */
   int32_t *soff;  /* [T·Q]: step t·Q + q reads grid bytes toff(t) + 4q on */
 } cl_conv;
 
@@ -1113,7 +1114,7 @@ static int cl_plan(const tidsp_conv2d_params *p, cl_conv *c) {
     return 0;
   c->gh = (int32_t)gh;
   c->gw = (int32_t)gw;
-  c->vstride = (size_t)c->T * (size_t)c->Q * 64;
+  c->vstride = (size_t)c->T * (size_t)c->Q * 64 + 64;
   return 1;
 }
 
@@ -1289,7 +1290,6 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
   const int32_t P = p->h_out * p->w_out;
   const int32_t ng = (P + CL_NP - 1) / CL_NP, base = P / ng, extra = P % ng;
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
-  const __m512i ones = _mm512_set1_epi8(1);
   int32_t n, g, c0, v, gi, i, l;
   cl_steps(c, soff);
   for (n = 0; n < p->n; n++) {
@@ -1304,11 +1304,7 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
         cl_rq r;
         int32_t f0 = 0;
         for (v = 0; v < nv; v++) { /* bias − u_zp·Σw, lane by lane */
-          const int8_t *wb = wp + (size_t)v * c->vstride;
-          __m512i s = _mm512_setzero_si512();
-          size_t k;
-          for (k = 0; k < c->vstride; k += 64)
-            s = _mm512_dpbusd_epi32(s, ones, _mm512_loadu_si512((const void *)(wb + k)));
+          const __m512i s = _mm512_loadu_si512((const void *)(wp + (size_t)(v + 1) * c->vstride - 64));
           cconst[v] = _mm512_sub_epi32(
               bias ? _mm512_loadu_si512((const void *)(bias + co0 + 16 * v)) : _mm512_setzero_si512(),
               _mm512_mullo_epi32(s, _mm512_set1_epi32((int32_t)u_zp)));
