@@ -13,8 +13,8 @@
  * compiler's host packing), bytes checked against the reference (one line
  * each starting with "shape"; the reference is left out, too slow to
  * repeat); where the O16 weight layout fits (kernels.h: channels in 16s
- * and quads) every variant also runs on O16 weights ("o16" after its
- * time: the compiler packs small maps so). Then the depthwise
+ * and quads) every variant also runs on O16 weights ("(/o16 … ms)" after
+ * its time: the compiler packs small maps so). Then the depthwise
  * layers of MobileNetV2/V3 and ShuffleNetV2 (fewer channels): each
  * variant's general conv2d_i8 against its depthwise entry dwconv2d_i8 (the
  * one the dispatcher picks for them), one line each starting with "dw".
@@ -261,7 +261,7 @@ static int shape_layer(const char *model, int32_t c_in, int32_t c_out, int32_t h
       memset(y, 0, ny);
       med = median_s(kv->conv2d_i8, &p_o16, x, w_o16, bias, mult, y, repeats, t);
       same = same && memcmp(y, y_ref, ny) == 0;
-      printf(" o16 %.3f ms %.0f GMAC/s", med * 1e3, macs / med * 1e-9);
+      printf(" (/o16 %.3f ms)", med * 1e3); /* no "GMAC/s": not a variant column for bench/run.py */
     }
     if (!same)
       printf(" DIFFERS FROM REF");
