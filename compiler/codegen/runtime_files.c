@@ -68,7 +68,7 @@ static const rt_file files[] = {
               "kernels/ref/conv_internal.h"},
     {.path = "kernels/host/conv2d_i8__host_amx.c",
      .defines = "tidsp_conv2d_i8__host_amx tidsp_host_amx_supported",
-     .needs = "kernels/ref/conv2d_i8.c kernels/host/amx_internal.h"},
+     .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_avx512vnni.c kernels/ref/conv2d_i8.c"},
     {.path = "kernels/host/conv2d_i8__host_avx2.c",
      .defines = "tidsp_conv2d_i8__host_avx2",
      .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h"},

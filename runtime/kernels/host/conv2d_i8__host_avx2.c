@@ -399,6 +399,59 @@ static TARGET void convert_weights_o16(const conv_plan *pl, const int8_t *w, int
   }
 }
 
+/* convert_weights_o16 for 4 rows co .. co + 3 of one O16 block (lanes
+ * l .. l + 3, l = co % 16 ≤ 12) at once: per quad of input channels and 8
+ * taps, the rows' 16 bytes of each tap's vector (their 2 pairs each, as 8
+ * int16 pairs) are one load, and an 8×8 dword transpose turns
+ * [tap][row, pair] into [row, pair][tap], the order wb wants: whole 64-byte
+ * vectors are read once instead of 4 bytes of each per row. */
+static TARGET void convert4_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,
+                                int32_t ncp, int32_t *wb) {
+  const int32_t kk = pl->kk, wzp = pl->p->w_zp;
+  const tidsp_ref_conv_wmap m = tidsp_ref_conv_w_map(pl->p, co, 0);
+  const __m256i zp16 = _mm256_set1_epi16((short)wzp);
+  const int32_t q0 = cp0 >> 1, q1 = (cp0 + ncp - 1) >> 1;
+  int32_t q, t, u, k, j;
+  for (q = q0; q <= q1; q++) {
+    const int8_t *a = w + m.base + (int64_t)q * m.qs; /* lane l's dword at tap 0 */
+    for (t = 0; t + 8 <= kk; t += 8) {
+      __m256i v[8], x[8], y[8];
+      for (u = 0; u < 8; u++)
+        v[u] = _mm256_sub_epi16(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + (int64_t)(t + u) * m.ts))),
+            zp16);
+      for (u = 0; u < 8; u += 2) {
+        x[u] = _mm256_unpacklo_epi32(v[u], v[u + 1]);
+        x[u + 1] = _mm256_unpackhi_epi32(v[u], v[u + 1]);
+      }
+      for (u = 0; u < 8; u += 4) {
+        y[u] = _mm256_unpacklo_epi64(x[u], x[u + 2]);
+        y[u + 1] = _mm256_unpackhi_epi64(x[u], x[u + 2]);
+        y[u + 2] = _mm256_unpacklo_epi64(x[u + 1], x[u + 3]);
+        y[u + 3] = _mm256_unpackhi_epi64(x[u + 1], x[u + 3]);
+      }
+      for (u = 0; u < 4; u++) { /* column u and u + 4: (row u/2, pair u%2), (row 2 + u/2, ..) */
+        const __m256i c_lo = _mm256_permute2x128_si256(y[u], y[u + 4], 0x20);
+        const __m256i c_hi = _mm256_permute2x128_si256(y[u], y[u + 4], 0x31);
+        const int32_t cp = 2 * q + (u & 1);
+        if (cp >= cp0 && cp < cp0 + ncp) {
+          const size_t off = (size_t)(cp - cp0) * (size_t)kk + (size_t)t;
+          _mm256_storeu_si256((__m256i *)(wb + (size_t)(u >> 1) * WS + off), c_lo);
+          _mm256_storeu_si256((__m256i *)(wb + (size_t)(2 + (u >> 1)) * WS + off), c_hi);
+        }
+      }
+    }
+    for (; t < kk; t++) /* the last taps one by one */
+      for (k = 0; k < 4; k++)
+        for (j = 0; j < 2; j++) {
+          const int32_t cp = 2 * q + j;
+          const int8_t *b = a + (int64_t)t * m.ts + 4 * k + 2 * j;
+          if (cp >= cp0 && cp < cp0 + ncp)
+            wb[(size_t)k * WS + (size_t)(cp - cp0) * (size_t)kk + (size_t)t] = pair_of(b[0] - wzp, b[1] - wzp);
+        }
+  }
+}
+
 /* ---- micro-kernel and epilogue -------------------------------------------- */
 
 /* The tile's 12 accumulators: c[2i] and c[2i+1] are channel i's two slots. */
@@ -610,7 +663,10 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                 const int32_t mr = cb_end - i0 < MR ? cb_end - i0 : MR;
                 for (i = 0; i < MR; i++) {
                   const int32_t co = co_g + i0 + (i < mr ? i : mr - 1);
-                  if (p->w_layout == TIDSP_CONV_W_O16)
+                  if (p->w_layout == TIDSP_CONV_W_O16 && i + 4 <= mr && co % 16 <= 12) {
+                    convert4_o16(pl, w, co, cp0, ncp, wbuf + (size_t)i * WS); /* rows i .. i + 3 */
+                    i += 3;
+                  } else if (p->w_layout == TIDSP_CONV_W_O16)
                     convert_weights_o16(pl, w, co, cp0, ncp, wbuf + (size_t)i * WS);
                   else
                     convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
