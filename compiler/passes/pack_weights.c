@@ -38,6 +38,8 @@
  *     for the path's input transposition (bench/conv_bench: 512→512 3×3
  *     at 7² 0.31 ms against 0.46 ms, 256→256 at 14² 0.29 against 0.32,
  *     256→512 1×1 s2 0.044 against 0.025).
+ * Never with -mcpu=c7x (where -pack-weights=1 can be forced): its L2 DMA
+ * tiling slices a conv's weights by output channel rows (dma_tiling.c).
  * The choice depends only on the node, never on the compiling CPU: the
  * generated code runs on any host, and every variant reads O16 (the AVX2
  * kernel converts the rows per call, the AMX one hands the call to the
@@ -149,7 +151,9 @@ static int add_packed(cs_graph *g, int w, int64_t rows, int64_t k, int64_t strid
 }
 
 cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
-  (void)t; /* the registry decides whether this pass runs */
+  /* the registry decides whether this pass runs; t (NULL in unit tests)
+   * only whether O16 may be chosen */
+  const int o16_target = !t || t->mcpu != CS_MCPU_C7X;
   int n_src = g->n_values;
   /* packed[w]: the packed copy of dense weight w, -1 if none yet. */
   int *packed = malloc(sizeof(int) * (size_t)(n_src ? n_src : 1));
@@ -176,7 +180,7 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
     if (w < 0 || w >= n_src || !cs_match_is_const(g, w)) continue;
     const cs_value *wv = cs_graph_value(g, w);
     if (wv->dtype != CS_DTYPE_I8 || cs_value_numel(wv) != rows * k) continue;
-    if (n->op == CS_OP_K_CONV2D_I8 && o16_wanted(&n->k.conv)) {
+    if (o16_target && n->op == CS_OP_K_CONV2D_I8 && o16_wanted(&n->k.conv)) {
       const tidsp_conv2d_params *p = &n->k.conv;
       const tidsp_conv2d_params *q = o16[w] >= 0 ? &o16_p[w] : NULL;
       const int same = q && q->c_out == p->c_out && q->c_in / q->groups == p->c_in / p->groups &&

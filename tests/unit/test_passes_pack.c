@@ -259,6 +259,23 @@ static void test_o16(void) {
   }
 }
 
+/* -mcpu=c7x with -pack-weights=1 forced: padded rows, never O16 (its L2
+ * DMA tiling slices weights by output channel rows). */
+static void test_o16_not_on_c7x(void) {
+  cs_target t;
+  int conv;
+  CHECK(cs_target_parse("c_static_lib -mcpu=c7x -pack-weights=1", &t) == CS_OK);
+  cs_graph *g = conv_graph_hw(8, 32, 1, 5, 3, &conv);
+  CHECK(pass_pack_weights(g, &t) == CS_OK);
+  const cs_node *n = cs_graph_node(g, conv);
+  CHECK(n->k.conv.w_layout == TIDSP_CONV_W_OIHW && n->k.conv.w_row_stride == 128);
+  cs_graph_free(g);
+  CHECK(cs_target_parse("c_static_lib -pack-weights=1", &t) == CS_OK);
+  g = conv_graph_hw(8, 32, 1, 5, 3, &conv);
+  CHECK(pass_pack_weights(g, &t) == CS_OK && cs_graph_node(g, conv)->k.conv.w_layout == TIDSP_CONV_W_O16);
+  cs_graph_free(g);
+}
+
 /* Two small-map convolutions read one weight: one O16 copy. */
 static void test_o16_shared(void) {
   cs_graph *g = cs_graph_new("o16_shared");
@@ -361,6 +378,7 @@ int main(void) {
   test_shared_weight();
   test_o16();
   test_o16_shared();
+  test_o16_not_on_c7x();
   test_declines();
   test_pipeline_switch();
   test_target_attribute();
