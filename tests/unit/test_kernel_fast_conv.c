@@ -528,7 +528,7 @@ static void test_vnni_o16(void) {
   {
     /* invalid: O16 where it does not fit, with a row stride, or a layout
      * that does not exist: every variant answers as the reference */
-    int8_t x[4 * 9] = {0}, w[32 * 4 * 9] = {0}, y[32 * 9];
+    int8_t x[4 * 9] = {0}, w[2 * (16 * 4 * 9 + 64)] = {0}, y[32 * 9]; /* 2 O16 blocks */
     float m[32];
     tidsp_conv2d_params good, p;
     int32_t k, vv;
