@@ -33,9 +33,11 @@
 extern "C" {
 #endif
 
-/* Bumped when tidsp_model_desc, tidsp_tensor_info or the profile table
- * (cstatic/profile.h) change layout. */
-#define TIDSP_MODEL_ABI_VERSION 4u
+/* Bumped when tidsp_model_desc, tidsp_tensor_info, the profile table
+ * (cstatic/profile.h) or a kernel's params struct (cstatic/kernels.h: a
+ * module's constant params are read by the firmware's kernels) change
+ * layout. 5: tidsp_conv2d_params gained mlas_nchw and w_layout. */
+#define TIDSP_MODEL_ABI_VERSION 5u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {
