@@ -21,22 +21,6 @@ static int transpose_2d(cs_graph *g, int v, const char *origin) {
   return cs_lower_add_kernel(g, CS_OP_K_TRANSPOSE, origin, 1, &v, out, (cs_kparams){.transpose = p});
 }
 
-/* 1 when v is computed from constants only (FoldConstant runs after the
- * lowering, so a transposed or reshaped weight has no data yet): ONNX
- * Runtime folds such a B and prepacks it; any other B reaches MLAS's
- * unpacked SGEMM, which sums in another order (tidsp_matmul_f32_params
- * .b_runtime). depth bounds the walk; a longer chain counts as runtime. */
-static int from_constants(cs_graph *g, int v, int depth) {
-  if (v < 0) return 1; /* an absent optional input */
-  const cs_value *val = cs_graph_value(g, v);
-  if (val->data) return 1;
-  if (val->producer < 0 || depth == 0) return 0;
-  const cs_node *n = cs_graph_node(g, val->producer);
-  for (int i = 0; i < n->n_inputs; i++)
-    if (!from_constants(g, n->inputs[i], depth - 1)) return 0;
-  return n->n_inputs > 0;
-}
-
 /* Gemm: Y = alpha·A'·B' + beta·C, as ONNX Runtime computes it: C
  * broadcast and scaled first (fl(beta·c), a copy when beta = 1), then
  * MLAS's fl(fl(alpha·acc) + that). A bias of N elements with alpha = beta
@@ -48,8 +32,11 @@ static cs_status lower_gemm(cs_graph *g, int id) {
   if (!cs_lower_all_f32(g, n)) return cs_lower_unsupported(n, "a Gemm on integers must be a complete QDQ pattern");
   float alpha = cs_node_attr_float(n, "alpha", 1.0f), beta = cs_node_attr_float(n, "beta", 1.0f);
   int a = n->inputs[0], b = n->inputs[1];
-  /* before the transposes below: a constant B (transposed or not) is what ORT prepacks */
-  int b_runtime = !from_constants(g, b, 8);
+  /* ORT folds and prepacks a B computed from constants; any other B
+   * reaches MLAS's unpacked SGEMM, which sums in another order
+   * (tidsp_matmul_f32_params.b_runtime). Taken before the transposes
+   * below, which FoldConstant folds only after the lowering. */
+  int b_runtime = !cs_match_from_constants(g, b, 8);
   int c = n->n_inputs > 2 ? n->inputs[2] : -1;
   if (beta == 0.0f) c = -1;
   char origin[512];
@@ -163,7 +150,7 @@ static cs_status lower_matmul(cs_graph *g, int id) {
   p.m = M; p.k = K; p.n = N;
   p.a_batch_stride = a_batch == 1 ? 0 : M * K;
   p.b_batch_stride = b_batch == 1 ? 0 : K * N;
-  p.b_runtime = !from_constants(g, n->inputs[1], 8);
+  p.b_runtime = !cs_match_from_constants(g, n->inputs[1], 8);
   /* MarkMatMulNBits moved the bias Add of an ORT MatMulNBits in here;
    * FoldConstant computes such a node as that kernel does, on its inputs
    * as they are (no scale fusion) */

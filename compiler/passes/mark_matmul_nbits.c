@@ -32,18 +32,6 @@
 #include "match/pattern.h"
 #include "pass_list.h"
 
-/* v is computed from constants only (within `depth` producers). */
-static int from_constants(cs_graph *g, int v, int depth) {
-  if (v < 0) return 1;
-  const cs_value *val = cs_graph_value(g, v);
-  if (val->data) return 1;
-  if (val->producer < 0 || depth == 0) return 0;
-  const cs_node *n = cs_graph_node(g, val->producer);
-  for (int i = 0; i < n->n_inputs; i++)
-    if (!from_constants(g, n->inputs[i], depth - 1)) return 0;
-  return n->n_inputs > 0;
-}
-
 typedef struct {
   int w, scale, zp, nk;
 } nbits_weight;
@@ -103,7 +91,7 @@ static cs_status mark(cs_graph *g, int id) {
   const cs_value *a = cs_graph_value(g, n->inputs[0]), *b = cs_graph_value(g, n->inputs[1]);
   if (a->dtype != CS_DTYPE_F32 || a->rank < 2 || b->rank != 2) return CS_OK;
   int64_t K = a->shape[a->rank - 1], N = b->shape[1];
-  if (K < 1 || K > CS_NBITS_MAX_K || b->shape[0] != K || !from_constants(g, n->inputs[0], 8)) return CS_OK;
+  if (K < 1 || K > CS_NBITS_MAX_K || b->shape[0] != K || !cs_match_from_constants(g, n->inputs[0], 8)) return CS_OK;
   nbits_weight w;
   if (!match_weight(g, n->inputs[1], K, N, &w) || read_by_quantize(g, n->outputs[0])) return CS_OK;
   /* An A read straight from a DequantizeLinear makes a QDQ group

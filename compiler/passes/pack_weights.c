@@ -162,15 +162,11 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
    * the geometry that fixes the order: o16_p[w]) */
   int *o16 = malloc(sizeof(int) * (size_t)(n_src ? n_src : 1));
   tidsp_conv2d_params *o16_p = malloc(sizeof(*o16_p) * (size_t)(n_src ? n_src : 1));
-  if (!packed || !packed_k || !o16 || !o16_p) {
-    free(packed);
-    free(packed_k);
-    free(o16);
-    free(o16_p);
-    return cs_error(CS_ERR_NOMEM, "PackWeights: out of memory");
-  }
-  for (int v = 0; v < n_src; v++) packed[v] = o16[v] = -1;
-  int count = g->n_nodes;
+  cs_status st = CS_OK;
+  if (!packed || !packed_k || !o16 || !o16_p) st = cs_error(CS_ERR_NOMEM, "PackWeights: out of memory");
+  else
+    for (int v = 0; v < n_src; v++) packed[v] = o16[v] = -1;
+  int count = st == CS_OK ? g->n_nodes : 0;
   for (int i = 0; i < count; i++) {
     cs_node *n = cs_graph_node(g, i);
     int64_t rows, k;
@@ -187,11 +183,8 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
                        q->k_h == p->k_h && q->k_w == p->k_w;
       int id = same ? o16[w] : add_o16(g, w, p);
       if (id < 0) {
-        free(packed);
-        free(packed_k);
-        free(o16);
-        free(o16_p);
-        return CS_ERR_NOMEM; /* message recorded */
+        st = CS_ERR_NOMEM; /* message recorded */
+        break;
       }
       if (o16[w] < 0) {
         o16[w] = id;
@@ -208,11 +201,8 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
      * row length (the element count fixes the rows then too). */
     int id = packed[w] >= 0 && packed_k[w] == k ? packed[w] : add_packed(g, w, rows, k, stride);
     if (id < 0) {
-      free(packed);
-      free(packed_k);
-      free(o16);
-      free(o16_p);
-      return CS_ERR_NOMEM; /* message recorded */
+      st = CS_ERR_NOMEM; /* message recorded */
+      break;
     }
     if (packed[w] < 0) {
       packed[w] = id;
@@ -227,5 +217,5 @@ cs_status pass_pack_weights(cs_graph *g, const cs_target *t) {
   free(packed_k);
   free(o16);
   free(o16_p);
-  return CS_OK;
+  return st;
 }

@@ -65,6 +65,17 @@ int cs_match_matmul_bias_add(cs_graph *g, int mm, int64_t N) {
   return bias;
 }
 
+int cs_match_from_constants(cs_graph *g, int v, int depth) {
+  if (v < 0) return 1; /* an absent optional input */
+  const cs_value *val = cs_graph_value(g, v);
+  if (val->data) return 1;
+  if (val->producer < 0 || depth == 0) return 0;
+  const cs_node *n = cs_graph_node(g, val->producer);
+  for (int i = 0; i < n->n_inputs; i++)
+    if (!cs_match_from_constants(g, n->inputs[i], depth - 1)) return 0;
+  return n->n_inputs > 0;
+}
+
 int cs_match_f32_4d(cs_graph *g, int v) {
   const cs_value *x = cs_graph_value(g, v);
   return x->dtype == CS_DTYPE_F32 && x->rank == 4;

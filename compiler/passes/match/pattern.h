@@ -19,6 +19,12 @@ int cs_match_swaps_last_two(cs_graph *g, int tr, int rank);
 int cs_match_single_consumer(cs_graph *g, int v);
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
+/* 1 when v is computed from constants only, within `depth` producers (a
+ * longer chain counts as not): a value FoldConstant will fold, before it
+ * runs — e.g. a MatMul's B that ONNX Runtime folds and prepacks, where a
+ * transposed or reshaped weight has no data yet. An absent optional input
+ * (v < 0) counts as constant. */
+int cs_match_from_constants(cs_graph *g, int v, int depth);
 /* Values a and b have the same rank and dimensions. */
 int cs_match_same_shape(cs_graph *g, int a, int b);
 /* The Add after MatMul node `mm` that ORT's MatMulAddFusion moves into it:

@@ -139,17 +139,6 @@ typedef struct amx_conv {
   __m512i xsum[4];        /* Σx per pixel (w_zp ≠ 0) */
 } amx_conv;
 
-/* Bits [lo, hi) of a 64-bit mask, lo and hi clipped to [0, 64]. */
-static inline __mmask64 bit_range(int64_t lo, int64_t hi) {
-  if (lo < 0)
-    lo = 0;
-  if (hi > 64)
-    hi = 64;
-  if (lo >= hi)
-    return 0;
-  return (hi - lo == 64 ? ~(__mmask64)0 : (((__mmask64)1 << (hi - lo)) - 1)) << lo;
-}
-
 /* Adds bits first, first + step, …, (n of them, step 1 or 2) of a 128-bit
  * window mask (lo: bits 0..63, hi: 64..127). */
 static void add_bits(__mmask64 *lo, __mmask64 *hi, int64_t first, int64_t n,
@@ -159,8 +148,8 @@ static void add_bits(__mmask64 *lo, __mmask64 *hi, int64_t first, int64_t n,
   if (n <= 0)
     return;
   /* the bits of parity first % step */
-  *lo |= bit_range(first, end) & (every << (first & 1 & (step - 1)));
-  *hi |= bit_range(first - 64, end - 64) & (every << ((first - 64) & 1 & (step - 1)));
+  *lo |= tidsp_ref_bits64(first, end) & (every << (first & 1 & (step - 1)));
+  *hi |= tidsp_ref_bits64(first - 64, end - 64) & (every << ((first - 64) & 1 & (step - 1)));
 }
 
 /* Groups the block rows into windows of ≤ 128 bytes (GATHER_WINDOW) and
@@ -190,7 +179,7 @@ static TARGET int window_geometry(amx_conv *c) {
     g = c->nwin++;
     c->g_row[g] = r0;
     c->w_off[g] = r0 * row_step;
-    c->w_lanes[g] = bit_range((int64_t)r0 * b->cols, (int64_t)r1 * b->cols);
+    c->w_lanes[g] = tidsp_ref_bits64((int64_t)r0 * b->cols, (int64_t)r1 * b->cols);
     c->w_idx[g] = _mm512_loadu_si512(idx);
     r0 = r1;
   }
@@ -236,11 +225,11 @@ static TARGET void block_geometry(amx_conv *c) {
     if (p->stride_w == 1) {
       int32_t clo, chi;
       tidsp_ref_valid_range(coff, 1, p->w_in, b->cols, &clo, &chi);
-      c->m_lo[kw] = bit_range(clo, chi);
+      c->m_lo[kw] = tidsp_ref_bits64(clo, chi);
       c->m_hi[kw] = 0;
     } else { /* window byte i is input column coff + i */
-      c->m_lo[kw] = bit_range(-coff, (int64_t)p->w_in - coff);
-      c->m_hi[kw] = bit_range(-coff - 64, (int64_t)p->w_in - coff - 64);
+      c->m_lo[kw] = tidsp_ref_bits64(-coff, (int64_t)p->w_in - coff);
+      c->m_hi[kw] = tidsp_ref_bits64(-coff - 64, (int64_t)p->w_in - coff - 64);
     }
   }
   if (c->ksz > TAPS_MAX || !window_geometry(c)) {
@@ -290,7 +279,7 @@ static __attribute__((noinline)) TARGET __m512i gather_rows(const amx_conv *c,
         v = _mm512_permutex2var_epi8(lo, c->idx2, hi);
       } else { /* lanes of row r: byte 2·(lane − r·cols) of the window */
         const __m512i idx = _mm512_sub_epi8(c->idx2, _mm512_set1_epi8((char)(2 * r * cols)));
-        v = _mm512_mask_mov_epi8(v, bit_range(r * cols, (r + 1) * cols),
+        v = _mm512_mask_mov_epi8(v, tidsp_ref_bits64(r * cols, (r + 1) * cols),
                                  _mm512_permutex2var_epi8(lo, idx, hi));
       }
     }
@@ -453,7 +442,7 @@ static inline __attribute__((always_inline)) TARGET void requant_rows(
   const __m512 lo = _mm512_set1_ps(q->lo);
   const __m512 hi = _mm512_set1_ps(q->hi);
   const __m512i zp = _mm512_set1_epi32(q->zp);
-  const __mmask64 store_mask = bit_range(0, lanes);
+  const __mmask64 store_mask = tidsp_ref_bits64(0, lanes);
   const int32_t nt = full ? 4 : (lanes + 15) / 16;
   __m512i corr[4];
   const int32_t *a = acc;
