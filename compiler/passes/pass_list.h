@@ -12,6 +12,7 @@ typedef cs_status (*cs_pass_fn)(cs_graph *g, const cs_target *t);
 
 cs_status pass_canonicalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_batch_norm(cs_graph *g, const cs_target *t); /* ORT's ConvBNFusion */
+cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t); /* ORT's LayerNormFusion */
 /* MMALIB offload (-mmalib=1; mmalib_*.c). */
 cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fold_conv_bias_add(cs_graph *g, const cs_target *t); /* Conv → Add(bias) */

@@ -32,6 +32,8 @@ static const cs_pass_entry kPipeline[] = {
     /* a constant MatMul ORT computes as MatMulNBits (A quantized at run
      * time): decided on the graph as ORT sees it, folded by FoldConstant */
     {"MarkMatMulNBits", pass_mark_matmul_nbits, CS_GROUP_ALWAYS},
+    /* float decomposed LayerNorm → LayerNormalization (ORT's kernel order) */
+    {"FuseLayerNormF32", pass_fuse_layer_norm_f32, CS_GROUP_ALWAYS},
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */
     {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
