@@ -28,6 +28,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pass_list.h"
 #include "match/pattern.h"
@@ -76,52 +77,73 @@ static int const_vector_operand(cs_graph *g, int b, int64_t len, int *other) {
 
 enum { RM1, SUB, POW, RM2, ADD_EPS, SQRT, DIV, MUL, ADD, N_CHAIN };
 
-static cs_status fuse(cs_graph *g, int rm1) {
-  int c[N_CHAIN], readers[3], other;
+typedef struct ln_match {
+  int c[N_CHAIN];
+  int x, scale, bias, y;
+  float eps;
+} ln_match;
+
+/* The LayerNorm chain that starts at ReduceMean rm1, in *m; 0 if none. */
+static int match_ln(cs_graph *g, int rm1, ln_match *m) {
+  int readers[3], other;
+  int *c = m->c;
   c[RM1] = rm1;
   const cs_node *r = cs_graph_node(g, rm1);
   const int x = r->inputs[0];
-  if (r->n_outputs != 1 || !mean_over_last(g, rm1)) return CS_OK;
+  if (r->n_outputs != 1 || !mean_over_last(g, rm1)) return 0;
   const cs_value *xv = cs_graph_value(g, x);
   const int64_t len = xv->shape[xv->rank - 1];
   /* the mean is read by one Sub(X, mean) */
   c[SUB] = only_consumer(g, r->outputs[0], CS_OP_SUB);
-  if (c[SUB] < 0) return CS_OK;
+  if (c[SUB] < 0) return 0;
   const cs_node *sub = cs_graph_node(g, c[SUB]);
-  if (sub->inputs[0] != x || sub->inputs[1] != r->outputs[0]) return CS_OK;
+  if (sub->inputs[0] != x || sub->inputs[1] != r->outputs[0]) return 0;
   const int d = sub->outputs[0];
   /* d is read by a Pow and a Div, nothing else */
-  if (cs_graph_is_output(g, d) || cs_graph_consumers(g, d, readers, 3) != 2) return CS_OK;
+  if (cs_graph_is_output(g, d) || cs_graph_consumers(g, d, readers, 3) != 2) return 0;
   c[POW] = c[DIV] = -1;
   for (int i = 0; i < 2; i++) {
     const cs_node *u = cs_graph_node(g, readers[i]);
     if (u->op == CS_OP_POW && u->inputs[0] == d) c[POW] = readers[i];
     if (u->op == CS_OP_DIV && u->inputs[0] == d) c[DIV] = readers[i];
   }
-  float two, eps;
+  float two;
   if (c[POW] < 0 || c[DIV] < 0 || !const_scalar(g, cs_graph_node(g, c[POW])->inputs[1], &two) || two != 2.0f)
-    return CS_OK;
+    return 0;
   c[RM2] = only_consumer(g, cs_graph_node(g, c[POW])->outputs[0], CS_OP_REDUCE_MEAN);
-  if (c[RM2] < 0 || !mean_over_last(g, c[RM2])) return CS_OK;
+  if (c[RM2] < 0 || !mean_over_last(g, c[RM2])) return 0;
   c[ADD_EPS] = only_consumer(g, cs_graph_node(g, c[RM2])->outputs[0], CS_OP_ADD);
-  if (c[ADD_EPS] < 0) return CS_OK;
+  if (c[ADD_EPS] < 0) return 0;
   const cs_node *ae = cs_graph_node(g, c[ADD_EPS]);
-  if (ae->inputs[0] != cs_graph_node(g, c[RM2])->outputs[0] || !const_scalar(g, ae->inputs[1], &eps)) return CS_OK;
+  if (ae->inputs[0] != cs_graph_node(g, c[RM2])->outputs[0] || !const_scalar(g, ae->inputs[1], &m->eps)) return 0;
   c[SQRT] = only_consumer(g, ae->outputs[0], CS_OP_SQRT);
   if (c[SQRT] < 0 || only_consumer(g, cs_graph_node(g, c[SQRT])->outputs[0], CS_OP_DIV) != c[DIV] ||
       cs_graph_node(g, c[DIV])->inputs[1] != cs_graph_node(g, c[SQRT])->outputs[0])
-    return CS_OK;
+    return 0;
   c[MUL] = only_consumer(g, cs_graph_node(g, c[DIV])->outputs[0], CS_OP_MUL);
-  if (c[MUL] < 0) return CS_OK;
-  const int scale = const_vector_operand(g, c[MUL], len, &other);
-  if (scale < 0 || other != cs_graph_node(g, c[DIV])->outputs[0]) return CS_OK;
+  if (c[MUL] < 0) return 0;
+  m->scale = const_vector_operand(g, c[MUL], len, &other);
+  if (m->scale < 0 || other != cs_graph_node(g, c[DIV])->outputs[0]) return 0;
   c[ADD] = only_consumer(g, cs_graph_node(g, c[MUL])->outputs[0], CS_OP_ADD);
-  if (c[ADD] < 0) return CS_OK;
-  const int bias = const_vector_operand(g, c[ADD], len, &other);
-  if (bias < 0 || other != cs_graph_node(g, c[MUL])->outputs[0]) return CS_OK;
-  const int y = cs_graph_node(g, c[ADD])->outputs[0];
-  if (!is_f32(g, y) || !cs_match_same_shape(g, x, y)) return CS_OK;
+  if (c[ADD] < 0) return 0;
+  m->bias = const_vector_operand(g, c[ADD], len, &other);
+  if (m->bias < 0 || other != cs_graph_node(g, c[MUL])->outputs[0]) return 0;
+  m->y = cs_graph_node(g, c[ADD])->outputs[0];
+  m->x = x;
+  return is_f32(g, m->y) && cs_match_same_shape(g, x, m->y);
+}
 
+int cs_match_layer_norm_f32(cs_graph *g, int reduce_mean) {
+  ln_match m;
+  return match_ln(g, reduce_mean, &m);
+}
+
+static cs_status fuse(cs_graph *g, int rm1) {
+  ln_match m;
+  if (!match_ln(g, rm1, &m)) return CS_OK;
+  const int *c = m.c;
+  const int x = m.x, scale = m.scale, bias = m.bias, y = m.y;
+  const float eps = m.eps;
   char *origin = cs_origin_join(g, c, N_CHAIN);
   if (!origin) return CS_ERR_NOMEM;
   char name[512];
@@ -139,7 +161,64 @@ static cs_status fuse(cs_graph *g, int rm1) {
   return CS_OK;
 }
 
+/* SimplifiedLayerNormFusion (ORT's RMS-norm rewrite, same level, after
+ * LayerNormFusion):
+ *
+ *   Y = Mul(Div(x, Sqrt(Add(ReduceMean(Pow(x, 2), axes = [last]), eps))), scale)
+ *
+ * becomes k_layer_norm_f32 with simplified = 1 (ORT's
+ * SimplifiedLayerNormalization kernel's order). x itself stays: it may have
+ * other readers. The conditions as for LayerNorm above. */
+enum { S_POW, S_RM, S_ADD_EPS, S_SQRT, S_DIV, S_MUL, N_SIMPLE };
+
+static cs_status fuse_simplified(cs_graph *g, int pw) {
+  int c[N_SIMPLE], other;
+  float two, eps;
+  c[S_POW] = pw;
+  const cs_node *p = cs_graph_node(g, pw);
+  const int x = p->inputs[0];
+  if (!is_f32(g, x) || !const_scalar(g, p->inputs[1], &two) || two != 2.0f) return CS_OK;
+  const cs_value *xv = cs_graph_value(g, x);
+  if (xv->rank < 1) return CS_OK;
+  const int64_t len = xv->shape[xv->rank - 1];
+  c[S_RM] = only_consumer(g, p->outputs[0], CS_OP_REDUCE_MEAN);
+  if (c[S_RM] < 0 || !mean_over_last(g, c[S_RM])) return CS_OK;
+  c[S_ADD_EPS] = only_consumer(g, cs_graph_node(g, c[S_RM])->outputs[0], CS_OP_ADD);
+  if (c[S_ADD_EPS] < 0) return CS_OK;
+  const cs_node *ae = cs_graph_node(g, c[S_ADD_EPS]);
+  if (ae->inputs[0] != cs_graph_node(g, c[S_RM])->outputs[0] || !const_scalar(g, ae->inputs[1], &eps)) return CS_OK;
+  c[S_SQRT] = only_consumer(g, ae->outputs[0], CS_OP_SQRT);
+  if (c[S_SQRT] < 0) return CS_OK;
+  c[S_DIV] = only_consumer(g, cs_graph_node(g, c[S_SQRT])->outputs[0], CS_OP_DIV);
+  if (c[S_DIV] < 0 || cs_graph_node(g, c[S_DIV])->inputs[0] != x) return CS_OK;
+  c[S_MUL] = only_consumer(g, cs_graph_node(g, c[S_DIV])->outputs[0], CS_OP_MUL);
+  if (c[S_MUL] < 0) return CS_OK;
+  const int scale = const_vector_operand(g, c[S_MUL], len, &other);
+  if (scale < 0 || other != cs_graph_node(g, c[S_DIV])->outputs[0]) return CS_OK;
+  const int y = cs_graph_node(g, c[S_MUL])->outputs[0];
+  if (!is_f32(g, y) || !cs_match_same_shape(g, x, y)) return CS_OK;
+
+  tidsp_layer_norm_params prm;
+  memset(&prm, 0, sizeof prm);
+  prm.outer = (int32_t)(cs_value_numel(xv) / len);
+  prm.norm = (int32_t)len;
+  prm.epsilon = eps;
+  prm.simplified = 1;
+  char *origin = cs_origin_join(g, c, N_SIMPLE);
+  if (!origin) return CS_ERR_NOMEM;
+  char name[512];
+  snprintf(name, sizeof name, "%s/SimplifiedLayerNormFusion", cs_graph_node(g, c[S_MUL])->name);
+  for (int i = 0; i < N_SIMPLE; i++) cs_graph_remove_node(g, c[i]);
+  int ins[3] = {x, scale, -1};
+  int k = cs_graph_add_node(g, CS_OP_K_LAYER_NORM_F32, name, origin, 3, ins, 1, &y);
+  free(origin);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.layer_norm = prm;
+  return CS_OK;
+}
+
 cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t) {
   (void)t;
-  return cs_match_each(g, CS_OP_REDUCE_MEAN, fuse);
+  cs_status st = cs_match_each(g, CS_OP_REDUCE_MEAN, fuse);
+  return st != CS_OK ? st : cs_match_each(g, CS_OP_POW, fuse_simplified);
 }

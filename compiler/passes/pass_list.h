@@ -12,7 +12,11 @@ typedef cs_status (*cs_pass_fn)(cs_graph *g, const cs_target *t);
 
 cs_status pass_canonicalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_batch_norm(cs_graph *g, const cs_target *t); /* ORT's ConvBNFusion */
-cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t); /* ORT's LayerNormFusion */
+cs_status pass_push_transpose_reduce_mean(cs_graph *g, const cs_target *t); /* ORT's transpose optimizer */
+cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t); /* ORT's (Simplified)LayerNormFusion */
+/* ReduceMean node rm starts a decomposed float LayerNorm FuseLayerNormF32
+ * fuses (fuse_layer_norm_f32.c). */
+int cs_match_layer_norm_f32(cs_graph *g, int rm);
 /* MMALIB offload (-mmalib=1; mmalib_*.c). */
 cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fold_conv_bias_add(cs_graph *g, const cs_target *t); /* Conv → Add(bias) */

@@ -32,7 +32,9 @@ static const cs_pass_entry kPipeline[] = {
     /* a constant MatMul ORT computes as MatMulNBits (A quantized at run
      * time): decided on the graph as ORT sees it, folded by FoldConstant */
     {"MarkMatMulNBits", pass_mark_matmul_nbits, CS_GROUP_ALWAYS},
-    /* float decomposed LayerNorm → LayerNormalization (ORT's kernel order) */
+    /* ORT's transpose optimizer: a ReduceMean's Transpose moves below it */
+    {"PushTransposeReduceMean", pass_push_transpose_reduce_mean, CS_GROUP_ALWAYS},
+    /* float decomposed (RMS) LayerNorm → one kernel (ORT's order) */
     {"FuseLayerNormF32", pass_fuse_layer_norm_f32, CS_GROUP_ALWAYS},
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */

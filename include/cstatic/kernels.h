@@ -601,10 +601,14 @@ int32_t tidsp_softmax_i8(const tidsp_softmax_i8_params *p,
 
 /* LayerNormalization over the last `norm` elements of each of `outer`
  * rows: y = (x − mean) / sqrt(var + epsilon) · scale + bias, population
- * variance; scale and bias have `norm` entries (bias may be NULL). */
+ * variance; scale and bias have `norm` entries (bias may be NULL).
+ * simplified = 1: ONNX Runtime's SimplifiedLayerNormalization (RMS norm),
+ * y = x / sqrt(mean(x²) + epsilon) · scale, no mean, no bias (float only;
+ * 0 in tidsp_layer_norm_i8_params). */
 typedef struct tidsp_layer_norm_params {
   int32_t outer, norm;
   float epsilon;
+  int32_t simplified;
 } tidsp_layer_norm_params;
 
 int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,

@@ -73,3 +73,64 @@ def test_layer_norm_fusion(tmp_path, case):
     model = _model(_ln_nodes("x", "y", swapped), shape, _ln_inits(shape[-1], rng, eps))
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
     _check(tmp_path, model, x, f"decomposed LayerNorm {shape}")
+
+
+def _rms_nodes(x, y):
+    """RMS norm as exporters write it (T5-style): no mean, no bias."""
+    return [helper.make_node("Pow", [x, "two"], ["p"]),
+            helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1]),
+            helper.make_node("Add", ["v", "eps"], ["ve"]),
+            helper.make_node("Sqrt", ["ve"], ["s"]),
+            helper.make_node("Div", [x, "s"], ["nrm"]),
+            helper.make_node("Mul", ["nrm", "w"], [y])]
+
+
+# SimplifiedLayerNormFusion: ORT's kernel sums 8 fused chains from 16
+# elements on, a plain float sum below.
+@pytest.mark.parametrize("shape", [(1, 40, 120), (2, 9, 37), (3, 16), (4, 10)], ids=lambda s: "x".join(map(str, s)))
+def test_simplified_layer_norm_fusion(tmp_path, shape):
+    rng = np.random.default_rng(shape[-1] + 1)
+    model = _model(_rms_nodes("x", "y"), shape, _ln_inits(shape[-1], rng))
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    _check(tmp_path, model, x, f"decomposed RMS norm {shape}")
+
+
+# A LayerNorm over a Transpose (PP-OCRv4 rec's first SVTR block, opset 11:
+# the flattened feature map [1, 120, 40] transposed to 40 tokens of 120):
+# below opset 17 ORT's transpose optimizer moves the Transpose below the
+# ReduceMean and the Sub first, so the mean sums over the strided axis and
+# the rest becomes SimplifiedLayerNormalization + Add(bias)
+# (passes/push_transpose_reduce_mean.c); from opset 17 on ORT fuses the
+# LayerNormalization first and the Transpose stays. (Batch 1: with more,
+# the moved mean is a K-R-K reduction, which ORT sums with a GEMM the
+# reduce kernel does not mirror.)
+@pytest.mark.parametrize("case", [((1, 120, 40), (0, 2, 1), False, 11), ((1, 120, 40), (0, 2, 1), True, 13),
+                                  ((1, 24, 5, 6), (0, 2, 3, 1), False, 16), ((1, 7, 9), (0, 2, 1), False, 12),
+                                  ((1, 120, 40), (0, 2, 1), True, 17), ((3, 7, 9), (0, 2, 1), False, 17)],
+                         ids=lambda c: f"{'x'.join(map(str, c[0]))}_perm{''.join(map(str, c[1]))}"
+                                       f"{'_residual' if c[2] else ''}_opset{c[3]}")
+def test_layer_norm_of_transpose(tmp_path, case):
+    shape, perm, residual, opset = case
+    n = shape[perm[-1]]
+    rng = np.random.default_rng(n + 2)
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=list(perm))] + _ln_nodes("xt", "ln" if residual else "y")
+    if residual:  # the Transpose also feeds the block's residual Add
+        nodes.append(helper.make_node("Add", ["xt", "ln"], ["y"]))
+    model = _model(nodes, shape, _ln_inits(n, rng), opset=opset)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    _check(tmp_path, model, x, f"LayerNorm of Transpose{perm} {shape} opset {opset}")
+
+
+# The move alone, at every opset: a mean over a transposed axis sums in the
+# original layout's order (KR becomes RK).
+@pytest.mark.parametrize("case", [((1, 120, 40), (0, 2, 1), [-1], 17), ((1, 8, 5, 6), (0, 2, 3, 1), [-1], 13),
+                                  ((33, 17), (1, 0), [0], 17)],
+                         ids=lambda c: f"{'x'.join(map(str, c[0]))}_perm{''.join(map(str, c[1]))}_opset{c[3]}")
+def test_reduce_mean_of_transpose(tmp_path, case):
+    shape, perm, axes, opset = case
+    rng = np.random.default_rng(len(shape))
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=list(perm)),
+             helper.make_node("ReduceMean", ["xt"], ["y"], axes=axes)]
+    model = _model(nodes, shape, [], opset=opset)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    _check(tmp_path, model, x, f"ReduceMean{axes} of Transpose{perm} {shape}")

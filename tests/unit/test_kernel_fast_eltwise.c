@@ -1140,7 +1140,7 @@ static void test_layer_norm(void) {
       float *xf = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * (size_t)norm);
       float *b = malloc(sizeof(float) * (size_t)norm);
       int8_t *x = malloc(n);
-      tidsp_layer_norm_params pf = {outer, norm, rep % 3 ? 1e-5f : 0.5f};
+      tidsp_layer_norm_params pf = {outer, norm, rep % 3 ? 1e-5f : 0.5f, 0};
       tidsp_layer_norm_i8_params pq;
       const float off = rep % 4 == 3 ? 3000.0f : 3.0f;
       for (i = 0; i < (int32_t)n; i++)
@@ -1186,7 +1186,7 @@ static void test_layer_norm(void) {
     tidsp_layer_norm_i8_params pq;
     float v1 = 1.0f;
     int8_t q = 0;
-    tidsp_layer_norm_params pf = {1, 0, 1e-5f};
+    tidsp_layer_norm_params pf = {1, 0, 1e-5f, 0};
     check_layer_norm_f32(&pf, &v1, &v1, NULL);
     memset(&pq, 0, sizeof pq);
     pq.ln.outer = 1;

@@ -127,7 +127,7 @@ static void test_softmax_i8(void) {
 
 static void test_layer_norm(void) {
   for (int iter = 0; iter < 200; iter++) {
-    tidsp_layer_norm_params p = {rnd_range(1, 5), rnd_range(1, 80), 1e-5f};
+    tidsp_layer_norm_params p = {rnd_range(1, 5), rnd_range(1, 80), 1e-5f, 0};
     int n = p.outer * p.norm, with_bias = rnd() & 1;
     float *x = malloc(sizeof(float) * (size_t)n), *y = guarded(sizeof(float) * (size_t)n);
     float *s = malloc(sizeof(float) * (size_t)p.norm), *b = malloc(sizeof(float) * (size_t)p.norm);
@@ -168,7 +168,7 @@ static void test_layer_norm(void) {
     free(b);
     guarded_free(y);
   }
-  tidsp_layer_norm_params p = {1, 0, 1e-5f};
+  tidsp_layer_norm_params p = {1, 0, 1e-5f, 0};
   float v = 0.0f;
   CHECK(tidsp_layer_norm_f32(&p, &v, &v, NULL, &v) == TIDSP_ERR_SHAPE);
   CHECK(tidsp_layer_norm_f32(NULL, &v, &v, NULL, &v) == TIDSP_ERR_NULL);
