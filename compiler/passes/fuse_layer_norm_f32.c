@@ -166,7 +166,7 @@ static cs_status fuse(cs_graph *g, int rm1) {
  *
  *   Y = Mul(Div(x, Sqrt(Add(ReduceMean(Pow(x, 2), axes = [last]), eps))), scale)
  *
- * becomes k_layer_norm_f32 with simplified = 1 (ORT's
+ * becomes k_layer_norm_f32 with variant TIDSP_LN_SIMPLIFIED (ORT's
  * SimplifiedLayerNormalization kernel's order). x itself stays: it may have
  * other readers. The conditions as for LayerNorm above. */
 enum { S_POW, S_RM, S_ADD_EPS, S_SQRT, S_DIV, S_MUL, N_SIMPLE };
@@ -203,7 +203,7 @@ static cs_status fuse_simplified(cs_graph *g, int pw) {
   prm.outer = (int32_t)(cs_value_numel(xv) / len);
   prm.norm = (int32_t)len;
   prm.epsilon = eps;
-  prm.simplified = 1;
+  prm.variant = TIDSP_LN_SIMPLIFIED;
   char *origin = cs_origin_join(g, c, N_SIMPLE);
   if (!origin) return CS_ERR_NOMEM;
   char name[512];
@@ -217,8 +217,42 @@ static cs_status fuse_simplified(cs_graph *g, int pw) {
   return CS_OK;
 }
 
+/* SkipLayerNormFusion (ORT, same level, after the two above): a float
+ * LayerNormalization over the last axis whose input is a residual
+ * Add(input, skip) of two 3-D tensors of one shape, read by the
+ * LayerNormalization alone, runs as SkipLayerNormalization. Its kernel
+ * (ORT 1.30, measured: tests/e2e/test_ort_norm_fusions.py) adds the two as
+ * the Add does, then takes the row statistics by Welford's running mean at
+ * every row length, y = ((x − mean) / sd) · scale + bias; the Add stays a
+ * node and the LayerNormalization is marked "ort_skip", which its lowering
+ * (legalize_norm.c) turns into variant TIDSP_LN_WELFORD. Not mirrored: a
+ * bias Add ORT also folds into SkipLayerNormalization (Add(Add(x, b), skip)
+ * with a 1-D constant b: the sum's order is ((x + skip) + b) there). */
+static cs_status mark_skip(cs_graph *g, int ln) {
+  cs_node *n = cs_graph_node(g, ln);
+  if (n->n_inputs < 2 || !is_f32(g, n->inputs[0])) return CS_OK;
+  for (int j = 1; j < n->n_outputs; j++) {
+    int c;
+    if (n->outputs[j] >= 0 &&
+        (cs_graph_consumers(g, n->outputs[j], &c, 1) > 0 || cs_graph_is_output(g, n->outputs[j])))
+      return CS_OK;
+  }
+  const cs_value *xv = cs_graph_value(g, n->inputs[0]);
+  int64_t axis = cs_node_attr_int(n, "axis", -1);
+  if (axis < 0) axis += xv->rank;
+  if (xv->rank != 3 || axis != 2) return CS_OK;
+  const int add = cs_match_producer(g, n->inputs[0], CS_OP_ADD);
+  if (add < 0 || cs_match_single_consumer(g, n->inputs[0]) != ln) return CS_OK;
+  const cs_node *a = cs_graph_node(g, add);
+  if (a->n_inputs != 2 || !is_f32(g, a->inputs[0]) || !is_f32(g, a->inputs[1]) ||
+      !cs_match_same_shape(g, a->inputs[0], a->inputs[1]) || !cs_match_same_shape(g, a->inputs[0], n->inputs[0]))
+    return CS_OK;
+  return cs_node_set_attr_int(n, "ort_skip", 1);
+}
+
 cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t) {
   (void)t;
   cs_status st = cs_match_each(g, CS_OP_REDUCE_MEAN, fuse);
-  return st != CS_OK ? st : cs_match_each(g, CS_OP_POW, fuse_simplified);
+  if (st == CS_OK) st = cs_match_each(g, CS_OP_POW, fuse_simplified);
+  return st != CS_OK ? st : cs_match_each(g, CS_OP_LAYER_NORMALIZATION, mark_skip);
 }

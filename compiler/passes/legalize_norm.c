@@ -69,7 +69,9 @@ static cs_status lower_layer_norm(cs_graph *g, int id) {
   if (axis < 0) axis += x->rank;
   float eps = cs_node_attr_float(n, "epsilon", 1e-5f);
   tidsp_layer_norm_params p = {(int32_t)cs_lower_prod(x->shape, 0, (int)axis), (int32_t)cs_lower_prod(x->shape, (int)axis, x->rank),
-                               eps, 0};
+                               eps, TIDSP_LN_PLAIN};
+  /* ORT runs it as SkipLayerNormalization (FuseLayerNormF32): its order */
+  if (cs_node_attr_int(n, "ort_skip", 0)) p.variant = TIDSP_LN_WELFORD;
   int ins[3] = {n->inputs[0], n->inputs[1], n->n_inputs > 2 ? n->inputs[2] : -1};
   char origin[512];
   snprintf(origin, sizeof origin, "%s", n->name);

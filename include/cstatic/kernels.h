@@ -602,13 +602,22 @@ int32_t tidsp_softmax_i8(const tidsp_softmax_i8_params *p,
 /* LayerNormalization over the last `norm` elements of each of `outer`
  * rows: y = (x − mean) / sqrt(var + epsilon) · scale + bias, population
  * variance; scale and bias have `norm` entries (bias may be NULL).
- * simplified = 1: ONNX Runtime's SimplifiedLayerNormalization (RMS norm),
- * y = x / sqrt(mean(x²) + epsilon) · scale, no mean, no bias (float only;
- * 0 in tidsp_layer_norm_i8_params). */
+ * variant (float only; 0 in tidsp_layer_norm_i8_params) picks which of
+ * ONNX Runtime's kernels' rounding to follow:
+ *   TIDSP_LN_PLAIN       LayerNormalization;
+ *   TIDSP_LN_SIMPLIFIED  SimplifiedLayerNormalization (RMS norm),
+ *                        y = x / sqrt(mean(x²) + epsilon) · scale, no mean
+ *                        and no bias;
+ *   TIDSP_LN_WELFORD     SkipLayerNormalization's statistics (on x = the
+ *                        residual sum, computed before): Welford's running
+ *                        mean at every row length. */
+#define TIDSP_LN_PLAIN 0
+#define TIDSP_LN_SIMPLIFIED 1
+#define TIDSP_LN_WELFORD 2
 typedef struct tidsp_layer_norm_params {
   int32_t outer, norm;
   float epsilon;
-  int32_t simplified;
+  int32_t variant;
 } tidsp_layer_norm_params;
 
 int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,

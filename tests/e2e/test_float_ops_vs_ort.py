@@ -67,7 +67,7 @@ class UnaryParams(ctypes.Structure):
 
 
 class LayerNormParams(ctypes.Structure):
-    _fields_ = [("outer", i32), ("norm", i32), ("epsilon", f32), ("simplified", i32)]
+    _fields_ = [("outer", i32), ("norm", i32), ("epsilon", f32), ("variant", i32)]
 
 
 class BinaryParams(ctypes.Structure):

@@ -134,3 +134,30 @@ def test_reduce_mean_of_transpose(tmp_path, case):
     model = _model(nodes, shape, [], opset=opset)
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
     _check(tmp_path, model, x, f"ReduceMean{axes} of Transpose{perm} {shape}")
+
+
+# SkipLayerNormFusion: a LayerNorm over a residual Add of two 3-D tensors
+# that only it reads (PP-OCRv4 rec's last SVTR LayerNorm, epsilon 1e-6) is
+# ORT's SkipLayerNormalization: Welford's statistics at every row length.
+# Where the sum is read elsewhere too (the residual stream of the blocks
+# before) ORT keeps the LayerNormalization, and so does the compiler.
+@pytest.mark.parametrize("case", [((1, 40, 120), False, 1e-6, 11), ((2, 9, 37), False, 1e-5, 13),
+                                  ((1, 40, 120), True, 1e-6, 11), ((1, 6, 64), False, 1e-5, 17)],
+                         ids=lambda c: f"{'x'.join(map(str, c[0]))}{'_sum_read_twice' if c[1] else ''}_opset{c[3]}")
+def test_skip_layer_norm_fusion(tmp_path, case):
+    shape, shared, eps, opset = case
+    rng = np.random.default_rng(shape[-1] + 3)
+    nodes = [helper.make_node("Add", ["x", "r"], ["xs"])] + _ln_nodes("xs", "ln" if shared else "y")
+    if shared:
+        nodes.append(helper.make_node("Add", ["xs", "ln"], ["y"]))
+    inits = _ln_inits(shape[-1], rng, eps)
+    graph = helper.make_graph(nodes, "skip", [helper.make_tensor_value_info(v, TensorProto.FLOAT, shape) for v in "xr"],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    r = rng.standard_normal(shape).astype(np.float32)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x, "r": r})[0]
+    got = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(x, r)
+    got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got).reshape(ref.shape)
+    bad = np.flatnonzero(got.view(np.int32) != ref.view(np.int32))
+    assert bad.size == 0, f"Add + LayerNorm {shape}: {bad.size}/{got.size} differ from ORT"

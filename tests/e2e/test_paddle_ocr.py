@@ -154,26 +154,20 @@ def test_float_model(tmp_path, paddle_dir, name):
         assert np.array_equal(got.argmax(-1), ref.argmax(-1))
 
 
-FLOAT_GAP = ("ORT's float order is matched for Conv/Gemm (MLAS's NCHWc and NCHW orders, "
-             "runtime/kernels/host/*_f32__host_mlas.c), Conv + Add (passes/fuse_conv_add_f32.c), "
-             "GlobalAveragePool (passes/mark_nchwc_global_pool.c) and ConvTranspose "
-             "(conv_transpose2d_f32__host_mlas.c), not yet for rec's transformer blocks "
-             "(LayerNormalization, QuickGelu, FusedMatMul); measured: rec 6.0 % bit-identical")
-
-
 NO_MLAS_ORDER = "this CPU's MLAS has no fused multiply-adds: the reference order runs (conftest.mlas_float_order)"
 
 
-# cls and det: 100 % (cls's NCHW squeeze-excitation convs and det's
-# ConvTranspose were their last differences)
+# All three 100 % bit-identical to ORT where MLAS has FMA: cls since its
+# NCHW squeeze-excitation convs take MLAS's generic-conv order
+# (conv2d_f32__host_mlas.c), det since ConvTranspose takes ORT's
+# (conv_transpose2d_f32__host_mlas.c), rec since its SVTR transformer
+# blocks run as ORT rewrites them (LayerNormFusion, SimplifiedLayerNormFusion
+# after the transpose optimizer's move, SkipLayerNormFusion:
+# passes/fuse_layer_norm_f32.c, push_transpose_reduce_mean.c).
 @pytest.mark.parametrize("name", [
-    pytest.param("cls", marks=pytest.mark.xfail(not mlas_float_order(), strict=True, reason=NO_MLAS_ORDER)),
-    pytest.param("det", marks=pytest.mark.xfail(not mlas_float_order(), strict=True, reason=NO_MLAS_ORDER)),
-    pytest.param("rec", marks=pytest.mark.xfail(strict=True, reason=FLOAT_GAP))])
+    pytest.param(n, marks=pytest.mark.xfail(not mlas_float_order(), strict=True, reason=NO_MLAS_ORDER))
+    for n in sorted(MODELS)])
 def test_float_bit_identical(tmp_path, paddle_dir, name):
-    """cls: 100 % since its squeeze-excitation convs (22 -> 88 on a 1x1
-    output, which ORT keeps in NCHW) take the order of MLAS's N = 1 SGEMM
-    kernel (conv2d_f32__host_mlas.c; 25 % before)."""
     got, ref = _float_result(tmp_path, paddle_dir, name)
     exact = float(np.mean(got == ref))
     assert exact >= 0.99, f"PP-OCR {name} float: cstatic bit-identical to ORT on {exact:.4f}"

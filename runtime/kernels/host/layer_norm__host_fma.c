@@ -181,7 +181,7 @@ int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const f
   const int32_t st = layer_norm_check(p, x, scale, y);
   if (st != TIDSP_OK)
     return st;
-  if (p->simplified) /* row_rms, its fmaf one instruction here */
+  if (p->variant != TIDSP_LN_PLAIN) /* the scalar rows, fmaf one instruction here */
     return layer_norm_f32_rows(p, x, scale, bias, y);
   rows8(x, NULL, scale, bias, y, NULL, p->outer, p->norm, p->epsilon, 0);
   return TIDSP_OK;

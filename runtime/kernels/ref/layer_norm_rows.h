@@ -172,13 +172,21 @@ LN_INLINE int32_t layer_norm_f32_rows(const tidsp_layer_norm_params *p, const fl
   int32_t r;
   if (st != TIDSP_OK)
     return st;
-  if (p->simplified) {
+  if (p->variant == TIDSP_LN_SIMPLIFIED) {
     if (bias)
       return TIDSP_ERR_PARAM; /* RMS norm has no bias */
     for (r = 0; r < p->outer; r++)
       row_rms(x + (size_t)r * (size_t)p->norm, scale, y + (size_t)r * (size_t)p->norm, p->norm, p->epsilon);
     return TIDSP_OK;
   }
+  if (p->variant == TIDSP_LN_WELFORD) {
+    for (r = 0; r < p->outer; r++)
+      row_welford(x + (size_t)r * (size_t)p->norm, load_f32, NULL, scale, bias, y + (size_t)r * (size_t)p->norm,
+                  store_f32, NULL, p->norm, p->epsilon);
+    return TIDSP_OK;
+  }
+  if (p->variant != TIDSP_LN_PLAIN)
+    return TIDSP_ERR_PARAM;
   rows(x, sizeof(float), load_f32, NULL, scale, bias, y, sizeof(float), store_f32, NULL,
        p->outer, p->norm, p->epsilon);
   return TIDSP_OK;
@@ -218,7 +226,7 @@ LN_INLINE int32_t layer_norm_i8_prepare(const tidsp_layer_norm_i8_params *p, con
   const int32_t st = layer_norm_check(p ? &p->ln : NULL, x, scale, y);
   if (st != TIDSP_OK)
     return st;
-  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f) || p->ln.simplified)
+  if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->y_scale > 0.0f) || p->ln.variant != TIDSP_LN_PLAIN)
     return TIDSP_ERR_PARAM;
   in->zp = p->x_zp;
   in->s = p->x_scale;
