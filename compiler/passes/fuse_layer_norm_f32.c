@@ -16,8 +16,7 @@
  *
  * ORT's conditions, mirrored: every intermediate float and read only by
  * the next node of the chain (d by the Pow and the Div), none a graph
- * output; eps the constant second input of its Add (ORT takes the epsilon
- * from there); scale and bias constant 1-D tensors of one length, in
+ * output; eps a constant of its Add (see eps_of); scale and bias constant 1-D tensors of one length, in
  * either operand order. Beyond ORT's graph checks, the semantic ones that
  * make the rewrite exact: both means over the last axis only with
  * keepdims, the exponent exactly 2, scale and bias as long as that axis.
@@ -46,6 +45,25 @@ static int const_scalar(cs_graph *g, int v, float *out) {
   if (v < 0 || !cs_match_is_const(g, v) || !is_f32(g, v) || cs_value_numel(cs_graph_value(g, v)) != 1) return 0;
   *out = (float)cs_const_get_float(cs_graph_value(g, v), 0);
   return 1;
+}
+
+/* The epsilon of Add node ae, one of whose inputs is the variance v: the
+ * other must be a constant float scalar. ORT reads it from the Add's input
+ * 1 only; when the constant is input 0 it fuses with its default 1e-5
+ * instead (measured on ORT 1.30: Add(1e-6, var) runs as epsilon 1e-5), and
+ * so does this, to compute what ORT computes. */
+static int eps_of(cs_graph *g, const cs_node *ae, int v, float *eps) {
+  float e;
+  if (ae->n_inputs != 2) return 0;
+  if (ae->inputs[0] == v && const_scalar(g, ae->inputs[1], &e)) {
+    *eps = e;
+    return 1;
+  }
+  if (ae->inputs[1] == v && const_scalar(g, ae->inputs[0], &e)) {
+    *eps = 1e-5f;
+    return 1;
+  }
+  return 0;
 }
 
 /* ReduceMean node r averages its input over the last axis alone, keepdims. */
@@ -115,7 +133,7 @@ static int match_ln(cs_graph *g, int rm1, ln_match *m) {
   c[ADD_EPS] = only_consumer(g, cs_graph_node(g, c[RM2])->outputs[0], CS_OP_ADD);
   if (c[ADD_EPS] < 0) return 0;
   const cs_node *ae = cs_graph_node(g, c[ADD_EPS]);
-  if (ae->inputs[0] != cs_graph_node(g, c[RM2])->outputs[0] || !const_scalar(g, ae->inputs[1], &m->eps)) return 0;
+  if (!eps_of(g, ae, cs_graph_node(g, c[RM2])->outputs[0], &m->eps)) return 0;
   c[SQRT] = only_consumer(g, ae->outputs[0], CS_OP_SQRT);
   if (c[SQRT] < 0 || only_consumer(g, cs_graph_node(g, c[SQRT])->outputs[0], CS_OP_DIV) != c[DIV] ||
       cs_graph_node(g, c[DIV])->inputs[1] != cs_graph_node(g, c[SQRT])->outputs[0])
@@ -186,7 +204,7 @@ static cs_status fuse_simplified(cs_graph *g, int pw) {
   c[S_ADD_EPS] = only_consumer(g, cs_graph_node(g, c[S_RM])->outputs[0], CS_OP_ADD);
   if (c[S_ADD_EPS] < 0) return CS_OK;
   const cs_node *ae = cs_graph_node(g, c[S_ADD_EPS]);
-  if (ae->inputs[0] != cs_graph_node(g, c[S_RM])->outputs[0] || !const_scalar(g, ae->inputs[1], &eps)) return CS_OK;
+  if (!eps_of(g, ae, cs_graph_node(g, c[S_RM])->outputs[0], &eps)) return CS_OK;
   c[S_SQRT] = only_consumer(g, ae->outputs[0], CS_OP_SQRT);
   if (c[S_SQRT] < 0) return CS_OK;
   c[S_DIV] = only_consumer(g, cs_graph_node(g, c[S_SQRT])->outputs[0], CS_OP_DIV);

@@ -161,3 +161,24 @@ def test_skip_layer_norm_fusion(tmp_path, case):
     got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got).reshape(ref.shape)
     bad = np.flatnonzero(got.view(np.int32) != ref.view(np.int32))
     assert bad.size == 0, f"Add + LayerNorm {shape}: {bad.size}/{got.size} differ from ORT"
+
+
+# Add(eps, var): ORT 1.30 fuses it too, but takes its default epsilon 1e-5
+# instead of the constant (the graph's is 1e-6 here); the compiler does the
+# same (fuse_layer_norm_f32.c, eps_of). Also x − mean read elsewhere: no
+# LayerNorm, an RMS norm of it (SimplifiedLayerNormFusion).
+@pytest.mark.parametrize("case", ["eps_first", "centered_is_output"])
+def test_layer_norm_fusion_corners(tmp_path, case):
+    shape = (1, 12, 48)
+    rng = np.random.default_rng(7)
+    nodes = _ln_nodes("x", "y")
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if case == "eps_first":
+        nodes[4] = helper.make_node("Add", ["eps", "v"], ["ve"])
+    else:
+        outputs.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], outputs,
+                              _ln_inits(shape[-1], rng, 1e-6))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    _check(tmp_path, model, x, case)

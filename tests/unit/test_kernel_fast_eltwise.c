@@ -1163,6 +1163,13 @@ static void test_layer_norm(void) {
         b[i] = rnd_unit() - 0.5f;
       }
       check_layer_norm_f32(&pf, xf, s, rep & 1 ? b : NULL);
+      /* ORT's SimplifiedLayerNormalization (a bias is refused) and
+       * SkipLayerNormalization orders: every row variant as the reference */
+      pf.variant = TIDSP_LN_SIMPLIFIED;
+      check_layer_norm_f32(&pf, xf, s, rep % 5 == 4 ? b : NULL);
+      pf.variant = TIDSP_LN_WELFORD;
+      check_layer_norm_f32(&pf, xf, s, rep & 1 ? b : NULL);
+      pf.variant = TIDSP_LN_PLAIN;
       memset(&pq, 0, sizeof pq);
       pq.ln = pf;
       pq.x_zp = pick_zp();
@@ -1196,6 +1203,12 @@ static void test_layer_norm(void) {
     pq.x_zp = 500;
     check_layer_norm_i8(&pq, &q, &v1, NULL);
     pq.x_zp = 0;
+    pq.ln.variant = TIDSP_LN_SIMPLIFIED; /* float only */
+    check_layer_norm_i8(&pq, &q, &v1, NULL);
+    pq.ln.variant = TIDSP_LN_PLAIN;
+    pf.norm = 1;
+    pf.variant = 7; /* no such variant */
+    check_layer_norm_f32(&pf, &v1, &v1, NULL);
     pq.ln.outer = -1;
     check_layer_norm_i8(&pq, &q, &v1, NULL);
   }
