@@ -87,8 +87,7 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
     goto done;
   }
   rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu,
-                            i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8,
-                            i16 ? "c7x_int16_residual_add_relu" : "c7x_int8_residual_add_relu");
+                            i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8);
 done:
   if (rule && rule != cs_mm_nomem) decline(g, cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);

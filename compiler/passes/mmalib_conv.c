@@ -57,10 +57,7 @@
 
 typedef enum conv_kind { CONV_PLAIN, CONV_DEPTHWISE, CONV_GROUPED } conv_kind;
 
-/* [int16][kind]; int16 has no grouped kernel. */
-static const char *const kExtern[2][3] = {
-    {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8", "mmalib_conv2d_i8_grouped_loop"},
-    {"mmalib_conv2d_i16", "mmalib_depthwise_conv2d_i16", NULL}};
+/* [int16][kind]; int16 has no grouped kernel (its row is never taken). */
 static const cs_op kOp[2][3] = {
     {CS_OP_K_MMALIB_CONV2D_I8, CS_OP_K_MMALIB_DWCONV2D_I8, CS_OP_K_MMALIB_CONV2D_I8_GROUPED},
     {CS_OP_K_MMALIB_CONV2D_I16, CS_OP_K_MMALIB_DWCONV2D_I16, CS_OP_K_MMALIB_CONV2D_I16}};
@@ -397,7 +394,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
    * copies, so the edge needs no staging of its own. */
   if ((st = nb > 1 ? image_loop(g, id, nb) : cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
   cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
-                       cs_graph_node(g, conv_id)->name, kExtern[i16][kind], worst, NULL);
+                       cs_graph_node(g, conv_id)->name, cs_kernel_info_of(kOp[i16][kind])->fn, worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
   if (dry) {

@@ -311,7 +311,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
    * may have declined it as an add) */
   if (add_name[0]) cs_mmalib_report_forget(g, add_name);
   cs_mmalib_report_add(g, CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name,
-                       i16 ? "mmalib_matmul_bias_i16" : "mmalib_matmul_bias_i8", worst, NULL);
+                       cs_kernel_info_of(i16 ? CS_OP_K_MMALIB_FC_I16 : CS_OP_K_MMALIB_FC_I8)->fn, worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:
   if (rule && st == CS_OK) decline(g, cs_graph_node(g, mm_id), rule);

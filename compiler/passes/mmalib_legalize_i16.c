@@ -374,7 +374,7 @@ static cs_status legalize_conv(cs_graph *g, const cs_target *t, int id) {
     int b4 = checked(&c, cs_add_const_named(g, c.base, "bias_c11", CS_DTYPE_F32, 4, bshape, cs_graph_value(g, bias)->data));
     binary(&c, TIDSP_BINARY_ADD, yf, b4, y_val);
   }
-  st = i16_done(&c, CS_OFFLOAD_CONV2D, "mmalib_conv2d_i16");
+  st = i16_done(&c, CS_OFFLOAD_CONV2D, cs_kernel_info_of(CS_OP_K_MMALIB_CONV2D_I16)->fn);
 out:
   free(wf);
   free(wq);
@@ -453,7 +453,7 @@ static cs_status legalize_matmul(cs_graph *g, const cs_target *t, int id) {
   const int32_t geom[3] = {(int32_t)m, (int32_t)nn, 1};
   int yf = i16_call(&c, CS_OP_K_MMALIB_MATMUL_I16, 2, in, 4, args, 2, yshape, s, step, geom, bias >= 0, y_val);
   if (bias >= 0) binary(&c, TIDSP_BINARY_ADD, yf, bias, y_val);
-  st = i16_done(&c, CS_OFFLOAD_MATMUL, "mmalib_matmul_i16");
+  st = i16_done(&c, CS_OFFLOAD_MATMUL, cs_kernel_info_of(CS_OP_K_MMALIB_MATMUL_I16)->fn);
 out:
   free(wf);
   free(wq);

@@ -66,7 +66,7 @@ static cs_status offload_one(cs_graph *g, int pool_id, int tidl) {
     return CS_ERR_NOMEM; /* message recorded */
   }
   cs_mmalib_report_add(g, CS_OFFLOAD_MAX_POOL, cs_graph_node(g, pool_id)->name,
-                       tidl ? "c7x_int8_max_pool_tidl" : "c7x_int8_max_pool", -1.0, NULL);
+                       cs_kernel_info_of(tidl ? CS_OP_K_C7X_MAXPOOL_TIDL_I8 : CS_OP_K_C7X_MAXPOOL_I8)->fn, -1.0, NULL);
 done:
   if (rule) decline(g, cs_graph_node(g, pool_id), rule);
   cs_qparams_free(&xq);

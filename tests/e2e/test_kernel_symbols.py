@@ -30,16 +30,6 @@ DIRS = ("compiler", "fw")
 NOT_READ = {"compiler/codegen/runtime_files.c"}
 # file -> symbols its string literals still name, and why they are left.
 KNOWN = {
-    # The offload report's kernel names: cs_kernel_info_of(<its CS_OP_K_*>)->fn
-    # gives the same text (files of the MMALIB passes, changed in parallel
-    # this session).
-    "compiler/passes/mmalib_conv.c": {"mmalib_conv2d_i8", "mmalib_depthwise_conv2d_i8",
-                                      "mmalib_conv2d_i8_grouped_loop", "mmalib_conv2d_i16",
-                                      "mmalib_depthwise_conv2d_i16"},
-    "compiler/passes/mmalib_fc.c": {"mmalib_matmul_bias_i8", "mmalib_matmul_bias_i16"},
-    "compiler/passes/mmalib_add.c": {"c7x_int8_residual_add_relu", "c7x_int16_residual_add_relu"},
-    "compiler/passes/mmalib_legalize_i16.c": {"mmalib_conv2d_i16", "mmalib_matmul_i16"},
-    "compiler/passes/mmalib_pool.c": {"c7x_int8_max_pool", "c7x_int8_max_pool_tidl"},
     # The L2 plan's description (written into the generated C's comments):
     # the sliced conv is a TIDSP_KERNEL_AUX row, found by cs_kernel_aux(...)
     # once the table has such a lookup.

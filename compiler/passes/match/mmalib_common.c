@@ -152,8 +152,7 @@ static int same_shape(const cs_value *a, const cs_value *b) {
 }
 
 const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
-                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
-                               const char *kernel) {
+                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op) {
   const cs_value *av = cs_graph_value(g, a_in), *bv = cs_graph_value(g, b_in);
   int y = cs_graph_node(g, tail->q)->outputs[0];
   if (cs_mm_const_reachable(g, a_in) || cs_mm_const_reachable(g, b_in))
@@ -180,7 +179,8 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   int id = cs_replace_chain(g, chain, 1, tail, op, 3, inputs);
   int64_t args[2] = {n, relu};
   if (cs_mm_set_args(g, id, 2, args) != CS_OK) return cs_mm_nomem;
-  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, kernel, worst, NULL);
+  cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, cs_graph_node(g, add_id)->name, cs_kernel_info_of(op)->fn, worst,
+                       NULL);
   if (op == CS_OP_K_C7X_RESIDUAL_ADD_I16) cs_mmalib_report_bound(g, cs_graph_node(g, add_id)->name, -(double)INT16_MIN);
   return NULL;
 }

@@ -103,12 +103,11 @@ const char *cs_mm_zero_points(const cs_mm_dtype *d, const cs_qparams *wq, const 
  * ConstReachable) of the output's shape, and both scale ratios
  * a_s/o_s, b_s/o_s representable (quant/scale_shift.h
  * cs_residual_add_mults); the 16-byte params blob,
- * the chain replaced by kernel `op` (`kernel` its symbol) and the report
- * entry (worst relative multiplier error). Returns NULL when replaced, else
+ * the chain replaced by kernel `op` and the report entry, naming op's
+ * symbol from the kernel table (worst relative multiplier error). Returns NULL when replaced, else
  * the rule that declines (the graph is then unchanged), or cs_mm_nomem. */
 const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail, int a_in, int b_in,
-                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op,
-                               const char *kernel);
+                               const cs_qparams *aq, const cs_qparams *bq, int relu, cs_op op);
 
 /* cs_mm_add_requant_consts with an int64 bias (NULL: no bias constant,
  * ids[0] = -1). */
