@@ -166,15 +166,7 @@ static int image_of(cs_graph *g, int v, int64_t n) {
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, src->shape, sizeof shape);
   shape[0] = 1;
-  int id = cs_graph_add_value(g, name, src->dtype, src->rank, shape);
-  if (id < 0) return -1;
-  src = cs_graph_value(g, v);
-  cs_value *dst = cs_graph_value(g, id);
-  dst->from_u8 = src->from_u8;
-  if (src->quant &&
-      cs_value_set_quant(dst, src->quant->axis, src->quant->count, src->quant->scale, src->quant->zero_point) != CS_OK)
-    return -1;
-  return id;
+  return cs_mm_like_value(g, v, name, shape);
 }
 
 /* The offloaded call `id` on x [nb, …] → y [nb, …] becomes one call per

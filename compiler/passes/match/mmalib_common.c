@@ -185,20 +185,25 @@ const char *cs_mm_residual_add(cs_graph *g, int add_id, const cs_qdq_tail *tail,
   return NULL;
 }
 
-/* A new value like v (dtype, shape, quantization, uint8 domain) named
- * "<v>.mm_aligned"; -1 when out of memory. */
-static int aligned_twin(cs_graph *g, int v) {
+int cs_mm_like_value(cs_graph *g, int v, const char *name, const int64_t *shape) {
   const cs_value *src = cs_graph_value(g, v);
-  char name[512];
-  snprintf(name, sizeof name, "%s.mm_aligned", src->name ? src->name : "io");
-  int id = cs_graph_add_value(g, name, src->dtype, src->rank, src->shape);
+  int id = cs_graph_add_value(g, name, src->dtype, src->rank, shape ? shape : src->shape);
   if (id < 0) return -1;
+  src = cs_graph_value(g, v);
   cs_value *dst = cs_graph_value(g, id);
   dst->from_u8 = src->from_u8;
   if (src->quant &&
       cs_value_set_quant(dst, src->quant->axis, src->quant->count, src->quant->scale, src->quant->zero_point) != CS_OK)
     return -1;
   return id;
+}
+
+/* A new value like v named "<v>.mm_aligned"; -1 when out of memory. */
+static int aligned_twin(cs_graph *g, int v) {
+  const cs_value *src = cs_graph_value(g, v);
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_aligned", src->name ? src->name : "io");
+  return cs_mm_like_value(g, v, name, NULL);
 }
 
 int cs_mm_stage_input(cs_graph *g, int x, const char *origin) {

@@ -131,6 +131,11 @@ int cs_mm_replace_chain_i16(cs_graph *g, const int *nodes, int n_nodes, const cs
  * K (FC) or C_in·KH·KW (conv) MACs per output, and no contract a caller can
  * break at run time. */
 
+/* A new value like v (dtype, quantization, uint8 domain) named `name`,
+ * of v's shape, or of `shape` (v's rank) when not NULL; -1 when out of
+ * memory (message recorded). */
+int cs_mm_like_value(cs_graph *g, int v, const char *name, const int64_t *shape);
+
 /* x itself when it is neither a graph input nor a graph output (the
  * caller's buffer either way: a layer's output that the model also returns,
  * e.g. `cstatic compile --outputs`, lives there); else a new arena value (x's dtype,
