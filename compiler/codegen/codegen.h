@@ -50,7 +50,7 @@ typedef struct cs_codegen_options {
   int no_copy_alias;       /* keep every k_copy as a call (default: a copy whose
                               input dies there becomes a view of it) */
   cs_codegen_stats *stats; /* optional: filled on success */
-  /* optional: the -mmalib=1 offload report (passes/mmalib_report.h),
+  /* optional: the -mmalib=1 offload report (ir/offload.h),
    * written to manifest.json "offload" */
   const struct cs_offload_report *offload;
 } cs_codegen_options;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cg.h"
-#include "passes/mmalib_report.h"
 #include "cstatic/mmalib.h"
 
 static cs_status check_out_dir(const char *dir) {

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cg.h"
-#include "passes/mmalib_report.h"
 #include "json.h"
 
 static const char *np_dtype(cs_dtype t) {

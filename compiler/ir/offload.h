@@ -3,7 +3,7 @@
  * add / max pool the -mmalib=1 passes looked at, the kernel it became or
  * the eligibility rule that declined it. A graph holds its own
  * (cs_graph.offload): the passes of a compile fill it
- * (passes/mmalib_report.h), `cstatic compile` prints it and codegen writes
+ * (passes/match/mmalib_report.h), `cstatic compile` prints it and codegen writes
  * it to manifest.json "offload", reading only these plain structs.
  */
 #ifndef CSTATIC_IR_OFFLOAD_H

@@ -36,8 +36,8 @@
 #include "match/mmalib_common.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
-#include "mmalib_cost.h"
-#include "mmalib_report.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 
 /* The dtype of the MMALIB kernel that would take a layer reading `data`. */

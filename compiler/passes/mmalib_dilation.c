@@ -35,8 +35,8 @@
 #include "match/mmalib_common.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
-#include "mmalib_cost.h"
-#include "mmalib_report.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 
 static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {

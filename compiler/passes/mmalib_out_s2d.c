@@ -58,8 +58,8 @@
 #include "match/mmalib_common.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
-#include "mmalib_cost.h"
-#include "mmalib_report.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 
 #define S2D_MAX 4 /* f = g in 2..S2D_MAX */

@@ -57,8 +57,8 @@
 #include "match/mmalib_common.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
-#include "mmalib_cost.h"
-#include "mmalib_report.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 
 /* A constant like `src` with n entries along `axis` instead of

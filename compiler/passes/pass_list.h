@@ -17,8 +17,8 @@ cs_status pass_fuse_layer_norm_f32(cs_graph *g, const cs_target *t); /* ORT's (S
 /* ReduceMean node rm starts a decomposed float LayerNorm FuseLayerNormF32
  * fuses (fuse_layer_norm_f32.c). */
 int cs_match_layer_norm_f32(cs_graph *g, int rm);
-/* MMALIB offload (-mmalib=1; mmalib_*.c). */
-cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t);
+/* MMALIB offload (-mmalib=1; each in its file, the shared bodies in match/mmalib_*.c). */
+cs_status pass_mmalib_report_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fold_conv_bias_add(cs_graph *g, const cs_target *t); /* Conv → Add(bias) */
 cs_status pass_mmalib_const_channels(cs_graph *g, const cs_target *t); /* constant channels made exact */
 cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t); /* stride (2,1) as 1 + a pick */
@@ -28,8 +28,8 @@ cs_status pass_mmalib_pad_channels(cs_graph *g, const cs_target *t); /* C_out up
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
 cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);   /* mmalib_conv.c */
-cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t); /* mmalib_conv.c */
+cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t);
 cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int16 legalize path */

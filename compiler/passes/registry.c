@@ -38,7 +38,7 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseLayerNormF32", pass_fuse_layer_norm_f32, CS_GROUP_ALWAYS},
     /* 1. [MMALIB] get_mmalib_qdq_passes(): they must see intact QDQ, so
      * they run before every generic fusion and QDQ elimination. */
-    {"MMALIBReportBegin", pass_mmalib_begin, CS_GROUP_MMALIB},
+    {"MMALIBReportBegin", pass_mmalib_report_begin, CS_GROUP_MMALIB},
     /* the fork's conv pattern: DQ → Conv → Add(float bias) → Q */
     {"FoldConvBiasAdd", pass_fold_conv_bias_add, CS_GROUP_MMALIB},
     /* channels whose output is a constant: zero filters, multiplier 1 */

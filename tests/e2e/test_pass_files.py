@@ -12,21 +12,10 @@ import re
 from cstatic_cli import ROOT
 
 PASSES = os.path.join(ROOT, "compiler", "passes")
-# pass -> the file that defines it (the MMALIB passes: int8 and int16 forms
-# of one pass family share a file; renaming waits for the helper changing
-# those files this session).
-KNOWN = {
-    "pass_mmalib_begin": "mmalib_report.c",
-    "pass_fuse_mmalib_qdq_conv2d": "mmalib_conv.c",
-    "pass_fuse_mmalib_qdq_conv2d_i16": "mmalib_conv.c",
-    "pass_fuse_mmalib_qdq_dwconv2d_i16": "mmalib_conv.c",
-    "pass_fuse_mmalib_qdq_fc": "mmalib_fc.c",
-    "pass_fuse_mmalib_qdq_fc_i16": "mmalib_fc.c",
-    "pass_fuse_int8_residual_add": "mmalib_add.c",
-    "pass_fuse_int16_residual_add": "mmalib_add.c",
-    "pass_fuse_qdq_to_tidl_max_pool": "mmalib_pool.c",
-    "pass_legalize_mmalib_i16": "mmalib_legalize_i16.c",
-}
+# pass -> the file that defines it, for a pass not (yet) in its own file.
+# Empty: every pass is; the shared bodies of the MMALIB int8/int16 twins are
+# helpers in passes/match/.
+KNOWN = {}
 
 
 def declared():

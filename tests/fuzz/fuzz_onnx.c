@@ -18,7 +18,6 @@
 
 #include "codegen/codegen.h"
 #include "frontend/onnx.h"
-#include "passes/mmalib_report.h"
 #include "passes/passes.h"
 #include "target.h"
 

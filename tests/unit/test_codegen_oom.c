@@ -25,7 +25,6 @@
 #include "codegen/codegen.h"
 #include "eval/const_eval.h"
 #include "frontend/onnx.h"
-#include "passes/mmalib_report.h"
 #include "passes/passes.h"
 #include "target.h"
 #include "unit.h"

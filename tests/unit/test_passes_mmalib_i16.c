@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "graph_build.h"
-#include "passes/mmalib_report.h"
+#include "passes/match/mmalib_report.h"
 #include "passes/pass_list.h"
 #include "passes/passes.h"
 #include "unit.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cstatic/mmalib.h"
-#include "passes/mmalib_report.h"
+#include "mmalib_report.h"
 #include "quant/scale_shift.h"
 #include "pattern.h"
 

@@ -146,6 +146,25 @@ int cs_mm_stage_input(cs_graph *g, int x, const char *origin);
  * which a k_copy then copies into y. */
 cs_status cs_mm_stage_output(cs_graph *g, int y);
 
+/* ---- the offload passes' shared bodies ---------------------------------
+ * One matcher and rewrite per layer kind serves the int8 pass and its int16
+ * twin (each pass is its own file, passes/<pass>.c, calling one of these).
+ * Each looks at every live node of its kind present when it starts and
+ * records every decision in the offload report; the first error ends it. */
+typedef enum cs_mm_conv_kind {
+  CS_MM_CONV_ANY = -1, /* the int8 pass: every Conv */
+  CS_MM_CONV_PLAIN,
+  CS_MM_CONV_DEPTHWISE,
+  CS_MM_CONV_GROUPED,
+} cs_mm_conv_kind;
+/* Conv (mmalib_conv.c): int8 looks at every Conv, int16 only at those of
+ * `kind` whose input is DQ(int16). */
+cs_status cs_mm_fuse_conv(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, cs_mm_conv_kind kind);
+/* Gemm / MatMul as an FC (mmalib_fc.c): int16 only where the data is DQ(int16). */
+cs_status cs_mm_fuse_fc(cs_graph *g, const cs_target *t, const cs_mm_dtype *d);
+/* Residual Add (mmalib_add.c): int16 only where an operand is DQ(int16). */
+cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_mm_dtype *d);
+
 /* mmalib_conv.c, for the channel padding (mmalib_pad_channels.c): *rule
  * = the rule that would decline Conv node conv_id for the dtype-d MMALIB
  * conv if its C_out were c_out_as (zero filters added), written to why;

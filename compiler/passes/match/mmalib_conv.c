@@ -1,5 +1,7 @@
 /*
- * FuseMMALIBQDQConv2d / FuseMMALIBQDQConv2dI16 / FuseMMALIBQDQDwConv2dI16 —
+ * mmalib_conv.c — the matcher and rewrite of FuseMMALIBQDQConv2d /
+ * FuseMMALIBQDQConv2dI16 / FuseMMALIBQDQDwConv2dI16 (cs_mm_fuse_conv; each
+ * pass is its own file, passes/fuse_mmalib_qdq_{conv2d,conv2d_i16,dwconv2d_i16}.c):
  * convolutions offloaded to MMALIB (spec/mmalib-integration.txt "Supported
  * Operations"), one matcher for both dtypes (cs_mm_dtype):
  *
@@ -47,15 +49,12 @@
 #include <string.h>
 
 #include "cstatic/mmalib.h"
-#include "match/fused_common.h"
-#include "match/geometry.h"
-#include "match/mmalib_common.h"
+#include "fused_common.h"
+#include "geometry.h"
+#include "mmalib_common.h"
 #include "mmalib_report.h"
-#include "pass_list.h"
-#include "match/pattern.h"
-#include "match/qdq_tail.h"
-
-typedef enum conv_kind { CONV_PLAIN, CONV_DEPTHWISE, CONV_GROUPED } conv_kind;
+#include "pattern.h"
+#include "qdq_tail.h"
 
 /* [int16][kind]; int16 has no grouped kernel (its row is never taken). */
 static const cs_op kOp[2][3] = {
@@ -66,7 +65,7 @@ static const cs_op kOp[2][3] = {
  * declines says what would make the layer eligible where there is such a
  * change (pad C_out, batch 1). */
 static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const cs_value *y, int64_t c_out,
-                                  const cs_window2d *w, int64_t groups, conv_kind *kind, char *why,
+                                  const cs_window2d *w, int64_t groups, cs_mm_conv_kind *kind, char *why,
                                   size_t whylen) {
   int i16 = d->dt == CS_DTYPE_I16;
   if (x->rank != 4 || y->rank != 4) return "not a 2-D (NCHW) convolution";
@@ -86,7 +85,7 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
                (long long)c_out, cs_mm_round_up(c_out, d->mult));
       return why;
     }
-    *kind = CONV_PLAIN;
+    *kind = CS_MM_CONV_PLAIN;
   } else if (groups == c_in) {
     if (c_out != c_in) {
       snprintf(why, whylen, "depthwise channel multiplier != 1 (C_in=%lld, C_out=%lld)", (long long)c_in,
@@ -110,7 +109,7 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
       snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d): use stride 1, or a 3x3 or 5x5 kernel", w->k_h);
       return why;
     }
-    *kind = CONV_DEPTHWISE;
+    *kind = CS_MM_CONV_DEPTHWISE;
   } else {
     if (i16) {
       snprintf(why, whylen, "groups != 1 (groups=%lld; no int16 grouped kernel)", (long long)groups);
@@ -121,7 +120,7 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
                (long long)c_in, (long long)c_out);
       return why;
     }
-    *kind = CONV_GROUPED;
+    *kind = CS_MM_CONV_GROUPED;
   }
   /* int16 accumulates in 64 bits */
   if (!i16 && c_in / groups * w->k_h * w->k_w > 131071) return "C_in*KH*KW > 131071 (int32 accumulator)";
@@ -134,19 +133,19 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
 
 /* Depthwise: groups = C_in > 1 (the report's dwconv2d kind); the geometry
  * check tells plain from grouped. */
-static conv_kind kind_of(cs_graph *g, const cs_node *conv) {
+static cs_mm_conv_kind kind_of(cs_graph *g, const cs_node *conv) {
   const cs_value *x = cs_graph_value(g, conv->inputs[0]);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
-  return x->rank == 4 && groups > 1 && groups == x->shape[1] ? CONV_DEPTHWISE : CONV_PLAIN;
+  return x->rank == 4 && groups > 1 && groups == x->shape[1] ? CS_MM_CONV_DEPTHWISE : CS_MM_CONV_PLAIN;
 }
 
-static void decline(cs_graph *g, const cs_node *conv, conv_kind kind, const char *why) {
-  cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
+static void decline(cs_graph *g, const cs_node *conv, cs_mm_conv_kind kind, const char *why) {
+  cs_mmalib_report_add(g, kind == CS_MM_CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D, conv->name, NULL, -1.0,
                        "%s", why);
 }
 
 /* A rule found before anything was read: reported, or (dry run) handed back. */
-static void early_decline(cs_graph *g, const cs_node *conv, conv_kind kind, const char *why, const char **dry_rule,
+static void early_decline(cs_graph *g, const cs_node *conv, cs_mm_conv_kind kind, const char *why, const char **dry_rule,
                           char *dry_why, size_t dry_len) {
   if (!dry_rule) {
     decline(g, conv, kind, why);
@@ -241,7 +240,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   const cs_node *conv = cs_graph_node(g, conv_id);
   int dry = c_out_as > 0;
   int i16 = d->dt == CS_DTYPE_I16;
-  conv_kind kind = kind_of(g, conv);
+  cs_mm_conv_kind kind = kind_of(g, conv);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
   char why[200];
   cs_qparams xq, wq;
@@ -370,7 +369,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                : cs_replace_chain(g, chain, 1, &tail, kOp[0][kind], 5, inputs);
   int64_t args[13];
   int na = 0;
-  if (kind == CONV_DEPTHWISE) {
+  if (kind == CS_MM_CONV_DEPTHWISE) {
     int64_t a[] = {c_in, h_in, w_in_dim, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
     na = (int)(sizeof a / sizeof a[0]);
@@ -378,14 +377,14 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   } else {
     int64_t a[] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
-    na = kind == CONV_GROUPED ? 13 : 12;
+    na = kind == CS_MM_CONV_GROUPED ? 13 : 12;
     memcpy(args, a, sizeof a);
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   /* N > 1: a call per image; the slices and the concat are the edge's
    * copies, so the edge needs no staging of its own. */
   if ((st = nb > 1 ? image_loop(g, id, nb) : cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
-  cs_mmalib_report_add(g, kind == CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
+  cs_mmalib_report_add(g, kind == CS_MM_CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
                        cs_graph_node(g, conv_id)->name, cs_kernel_info_of(kOp[i16][kind])->fn, worst, NULL);
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
@@ -405,7 +404,7 @@ done:
   return st;
 }
 
-static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, int only_kind) {
+cs_status cs_mm_fuse_conv(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, cs_mm_conv_kind kind) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
@@ -414,25 +413,15 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, int 
       int dq = cs_match_producer(g, node->inputs[0], CS_OP_DEQUANTIZE_LINEAR);
       if (dq < 0 || cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype != d->dt) continue;
     }
-    if (only_kind >= 0 && (int)kind_of(g, node) != only_kind) continue;
+    if (kind != CS_MM_CONV_ANY && kind_of(g, node) != kind) continue;
     cs_status st = offload_one(g, t, i, d, 0, NULL, NULL, 0);
     if (st != CS_OK) return st;
   }
   return CS_OK;
 }
 
-cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8, -1); }
-
 cs_status cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d,
                                  int64_t c_out_as, const char **rule, char *why, size_t whylen) {
   *rule = NULL;
   return offload_one(g, t, conv_id, d, c_out_as, rule, why, whylen);
-}
-
-cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t) {
-  return run(g, t, &cs_mm_int16, CONV_PLAIN);
-}
-
-cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t) {
-  return run(g, t, &cs_mm_int16, CONV_DEPTHWISE);
 }

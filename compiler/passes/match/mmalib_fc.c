@@ -1,5 +1,6 @@
 /*
- * FuseMMALIBQDQFC / FuseMMALIBQDQFCI16 — fully-connected layers offloaded
+ * mmalib_fc.c — the matcher and rewrite of FuseMMALIBQDQFC / FuseMMALIBQDQFCI16
+ * (cs_mm_fuse_fc; the passes: passes/fuse_mmalib_qdq_fc{,_i16}.c): fully-connected layers offloaded
  * to mmalib_matmul_bias_i8 / mmalib_matmul_bias_i16 (te-extern-dispatch.txt
  * "Eligibility Check"), one matcher for both dtypes (cs_mm_dtype):
  *
@@ -40,13 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "match/fused_common.h"
-#include "match/mmalib_common.h"
+#include "fused_common.h"
+#include "mmalib_common.h"
 #include "mmalib_cost.h"
 #include "mmalib_report.h"
-#include "pass_list.h"
-#include "match/pattern.h"
-#include "match/qdq_tail.h"
+#include "pattern.h"
+#include "qdq_tail.h"
 
 static void decline(cs_graph *g, const cs_node *n, const char *why) {
   cs_mmalib_report_add(g, CS_OFFLOAD_FC, n->name, NULL, -1.0, "%s", why);
@@ -326,7 +326,7 @@ done:
   return st;
 }
 
-static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
+cs_status cs_mm_fuse_fc(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
@@ -342,7 +342,3 @@ static cs_status run(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
   }
   return CS_OK;
 }
-
-cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int8); }
-
-cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t) { return run(g, t, &cs_mm_int16); }

@@ -1,5 +1,7 @@
 /*
- * FuseInt8ResidualAdd / FuseInt16ResidualAdd — Q:dt( [Relu]( Add( DQ(a:dt),
+ * mmalib_add.c — the matcher and rewrite of FuseInt8ResidualAdd /
+ * FuseInt16ResidualAdd (cs_mm_fuse_residual_add; the passes:
+ * passes/fuse_int{8,16}_residual_add.c) — Q:dt( [Relu]( Add( DQ(a:dt),
  * DQ(b:dt) ) ) ) with both operands activations of the same shape →
  * c7x_int8_residual_add_relu / c7x_int16_residual_add_relu, one matcher for
  * both dtypes (cs_mm_dtype), either operand order (the operands' roles are
@@ -20,11 +22,10 @@
  */
 #include <stdio.h>
 
-#include "match/mmalib_common.h"
+#include "mmalib_common.h"
 #include "mmalib_report.h"
-#include "pass_list.h"
-#include "match/pattern.h"
-#include "match/qdq_tail.h"
+#include "pattern.h"
+#include "qdq_tail.h"
 
 static void decline(cs_graph *g, const cs_node *n, const char *why) {
   cs_mmalib_report_add(g, CS_OFFLOAD_RES_ADD, n->name, NULL, -1.0, "%s", why);
@@ -96,7 +97,7 @@ done:
   return rule == cs_mm_nomem ? CS_ERR_NOMEM : CS_OK;
 }
 
-static cs_status run(cs_graph *g, const cs_mm_dtype *d) {
+cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_mm_dtype *d) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
@@ -107,14 +108,4 @@ static cs_status run(cs_graph *g, const cs_mm_dtype *d) {
     if (st != CS_OK) return st;
   }
   return CS_OK;
-}
-
-cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return run(g, &cs_mm_int8);
-}
-
-cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return run(g, &cs_mm_int16);
 }

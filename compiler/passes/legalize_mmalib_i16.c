@@ -2,7 +2,8 @@
  * LegalizeMMALIBInt16 — the int16 legalize path (spec/mmalib-integration.txt
  * "Int16 legalize path", c-static-lib-backend.txt step 10 "[MMALIB]
  * LegalizeOps(custom map)"): with -mmalib=1, a float Conv / MatMul / Gemm
- * with no quantization around it runs on the int16 MMA kernels.
+ * with no quantization around it runs on the int16 MMA kernels. A pass of
+ * its own, run before LegalizeOps (not one of legalize.c's families).
  *
  *   Conv   : N = 1, stride_h = stride_w, dilation 1, groups 1, C_out % 32 == 0
  *            → mmalib_conv2d_i16
@@ -49,7 +50,7 @@
 #include "cstatic/mmalib.h"
 #include "match/geometry.h"
 #include "match/mmalib_common.h"
-#include "mmalib_report.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 #include "match/pattern.h"
 

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pass_list.h"
-
 void cs_mmalib_report_reset(cs_graph *g) {
   cs_offload_report_free(&g->offload);
   memset(&g->offload, 0, sizeof g->offload);
@@ -81,11 +79,4 @@ void cs_mmalib_report_add(cs_graph *g, cs_offload_kind kind, const char *layer, 
   } else {
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "?");
   }
-}
-
-/* The first MMALIB pass: a fresh report per pipeline run. */
-cs_status pass_mmalib_begin(cs_graph *g, const cs_target *t) {
-  (void)t;
-  cs_mmalib_report_reset(g);
-  return CS_OK;
 }

@@ -15,7 +15,7 @@
 
 #include "match/geometry.h"
 #include "match/mmalib_common.h"
-#include "mmalib_report.h"
+#include "match/mmalib_report.h"
 #include "pass_list.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
