@@ -136,7 +136,7 @@ typedef struct attr {
   const char *values;  /* what it accepts, for --help */
   const char *dflt;    /* default on the generic target */
   const char *derived; /* NULL, or how the default changes with other attributes */
-  const char *help;
+  const char *help;    /* a printf format when help_kernels names the attribute */
   cs_status (*set)(cs_target *, const char *key, const char *value);
 } attr;
 
@@ -151,7 +151,7 @@ static const attr attrs[N_ATTRS] = {
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
     [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
                         "with -mmalib=1: max pools call the TIDL-backed kernel "
-                        "(c7x_int8_max_pool_tidl) instead of c7x_int8_max_pool",
+                        "(%s) instead of %s",
                         set_tidl_kernels},
     [A_TIDL_RUNTIME] = {"tidl-runtime", "0|1", "0", NULL,
                         "with -mcpu=c7x: cg_main_dsp first calls tidl_bridge_init_all(), which only a "
@@ -344,12 +344,33 @@ static void print_wrapped(FILE *f, const char *text, int indent, int width) {
   }
 }
 
+/* The help that names kernels (the symbols a firmware must export) takes
+ * them from the kernel table: its %s are these rows' C symbols, in order. */
+static const struct {
+  attr_id id;
+  cs_op kernels[2];
+} help_kernels[] = {
+    {A_TIDL_KERNELS, {CS_OP_K_C7X_MAXPOOL_TIDL_I8, CS_OP_K_C7X_MAXPOOL_I8}},
+};
+
+static void help_text(const attr *a, char *buf, size_t size) {
+  for (size_t i = 0; i < sizeof help_kernels / sizeof help_kernels[0]; i++)
+    if (&attrs[help_kernels[i].id] == a) {
+      snprintf(buf, size, a->help, cs_kernel_info_of(help_kernels[i].kernels[0])->fn,
+               cs_kernel_info_of(help_kernels[i].kernels[1])->fn);
+      return;
+    }
+  snprintf(buf, size, "%s", a->help);
+}
+
 void cs_target_print_attributes(FILE *f) {
   for (int i = 0; i < N_ATTRS; i++) {
     const attr *a = &attrs[i];
     fprintf(f, "  -%s=%s  (default: %s%s%s)\n", a->name, a->values, a->dflt, a->derived ? "; " : "",
             a->derived ? a->derived : "");
-    print_wrapped(f, a->help, 6, 78);
+    char help[1024];
+    help_text(a, help, sizeof help);
+    print_wrapped(f, help, 6, 78);
   }
 }
 

@@ -140,7 +140,8 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   int cnt = 0;
   const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
   int wv = n->inputs[1];
-  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || !a || cnt != 12 || cg->s.loc[wv].kind != CS_LOC_CONST)
+  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || !l2->sliced_fn || !a || cnt != 12 ||
+      cg->s.loc[wv].kind != CS_LOC_CONST)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be sliced", n->name ? n->name : "?",
                     cs_op_name(n->op));
   size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
@@ -177,11 +178,11 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
     snprintf(in1, sizeof in1, "(const int8_t *)(L2 + (buf ? %zuu : %zuu))", l2->weight_off2, l2->weight_off);
   else
     cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
-  /* the conv's sliced entry (the AUX row beside its own in kernels.def),
-   * with the conv's pointer arguments */
+  /* the conv's sliced entry (its AUX row in kernels.def, as the plan
+   * found it), with the conv's pointer arguments */
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_cg_emit_trace_begin(cg, b, n, "      ");
-  cs_sbuf_printf(b, "      st = %s_sliced(\n          %s,\n          %s", ki->fn, in0, in1);
+  cs_sbuf_printf(b, "      st = %s(\n          %s,\n          %s", l2->sliced_fn, in0, in1);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
     cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);

@@ -409,6 +409,9 @@ typedef struct cs_kernel_info {
 
 /* NULL for an op that is not a kernel op. */
 const cs_kernel_info *cs_kernel_info_of(cs_op op);
+/* The entry that computes a chunk of kernel op's output channels (a
+ * TIDSP_KERNEL_AUX row's sliced_of), or NULL: the kernel cannot be sliced. */
+const char *cs_kernel_sliced_fn(cs_op op);
 /* The params structs (every TIDSP_KPARAMS and TIDSP_KSTRUCT row). */
 const cs_kstruct *cs_kstructs(int *n);
 /* The dtype a pointer argument with rule `rule` has in C: the dtype, or

@@ -164,6 +164,24 @@ static const cs_kernel_info kernels[] = {
 #include "cstatic/kernels.def"
 };
 
+/* The AUX rows as (the op whose output-channel chunks the entry computes,
+ * the entry); a row with sliced_of NONE matches no op. */
+#define CS_OP_K_NONE (-1)
+static const struct {
+  int of;
+  const char *fn;
+} sliced[] = {
+#define TIDSP_KERNEL_AUX(fn, group, sliced_of) {CS_OP_K_##sliced_of, #fn},
+#include "cstatic/kernels.def"
+};
+#undef CS_OP_K_NONE
+
+const char *cs_kernel_sliced_fn(cs_op op) {
+  for (size_t i = 0; i < sizeof sliced / sizeof sliced[0]; i++)
+    if (sliced[i].of == (int)op) return sliced[i].fn;
+  return NULL;
+}
+
 const cs_kernel_info *cs_kernel_info_of(cs_op op) {
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
     if (kernels[i].op == op) return &kernels[i];

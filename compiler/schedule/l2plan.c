@@ -90,7 +90,9 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
     st->weight_bytes = st->weight_bytes_total;
     return;
   }
-  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || woff >= budget) return;
+  /* sliced: a kernel with an output-channel-chunk entry in the table */
+  const char *sliced_fn = cs_kernel_sliced_fn(n->op);
+  if (!sliced_fn || woff >= budget) return;
   const cs_value *w = cs_graph_value(g, wv);
   int64_t c_out = w->rank > 0 ? w->shape[0] : 0;
   if (c_out <= 0) return;
@@ -106,6 +108,7 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   if (fit2) fit = fit2;
   if (fit < 1) return;
   st->kind = CS_L2_SLICED;
+  st->sliced_fn = sliced_fn;
   st->weight_off = woff;
   st->chunk_cout = (int)fit;
   st->n_chunks = (int)((c_out + (int64_t)fit - 1) / (int64_t)fit);
@@ -325,9 +328,9 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
     case CS_L2_SLICED:
       snprintf(buf, size,
                "input %zu B in L2; weights %zu B > L2 budget %zu B: %d chunks of %d output channels "
-               "(%zu B) through mmalib_conv2d_i8_sliced%s",
+               "(%zu B) through %s%s",
                st->input_bytes, st->weight_bytes_total, budget, st->n_chunks, st->chunk_cout,
-               st->weight_bytes, st->weight_off2 ? ", double-buffered" : "");
+               st->weight_bytes, st->sliced_fn, st->weight_off2 ? ", double-buffered" : "");
       break;
     case CS_L2_UNTILED:
       describe_untiled(st, budget, buf, size);

@@ -100,6 +100,8 @@ typedef struct cs_l2_stage {
   size_t input_off, input_bytes;
   size_t weight_off, weight_bytes; /* the whole weights, or one chunk's (SLICED) */
   int chunk_cout, n_chunks;        /* SLICED, OC_TILED */
+  const char *sliced_fn;           /* SLICED: the entry each chunk calls
+                                      (cs_kernel_sliced_fn) */
   size_t weight_off2;              /* SLICED double-buffered, OC_TILED (> 0): the second
                                       chunk buffer, filled while the first computes */
   size_t weight_bytes_total;       /* the layer's weights (all kinds but NONE) */

@@ -29,20 +29,14 @@ DIRS = ("compiler", "fw")
 # Derived from the runtime's objects by test_runtime_files.py, not by hand.
 NOT_READ = {"compiler/codegen/runtime_files.c"}
 # file -> symbols its string literals still name, and why they are left.
-KNOWN = {
-    # The L2 plan's description (written into the generated C's comments):
-    # the sliced conv is a TIDSP_KERNEL_AUX row, found by cs_kernel_aux(...)
-    # once the table has such a lookup.
-    "compiler/schedule/l2plan.c": {"mmalib_conv2d_i8_sliced"},
-    # -tidl-kernels' help text tells the user which symbol a firmware must
-    # export: documentation, as a comment is.
-    "compiler/target.c": {"c7x_int8_max_pool", "c7x_int8_max_pool_tidl"},
-}
+# Empty: the L2 plan takes the sliced conv from its AUX row
+# (cs_kernel_sliced_fn), -tidl-kernels' help its kernels from their rows.
+KNOWN = {}
 
 ROWS = r"""
 #define TIDSP_KERNEL(NAME, ir, fn, ...) @SYM fn
 #define TIDSP_KERNEL_EXTERN(NAME, ir, fn, ...) @SYM fn
-#define TIDSP_KERNEL_AUX(fn, group) @SYM fn
+#define TIDSP_KERNEL_AUX(fn, group, sliced_of) @SYM fn
 #include "cstatic/kernels.def"
 """
 
