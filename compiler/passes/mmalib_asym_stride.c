@@ -40,14 +40,6 @@
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
-/* The dtype of the MMALIB kernel that would take a layer reading `data`. */
-static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
-  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return NULL;
-  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
-  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
-}
-
 /* The tail's Q writes y' (shape h1 × w1) and a k_slice picks y. */
 static cs_status pick_output(cs_graph *g, const cs_qdq_tail *tail, int64_t h1, int64_t w1, int step_h, int step_w,
                              const char *base) {
@@ -93,7 +85,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int s = w.stride_h < w.stride_w ? w.stride_h : w.stride_w;
   int big = w.stride_h < w.stride_w ? w.stride_w : w.stride_h;
   if (big % s != 0) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
+  const cs_mm_dtype *d = cs_mm_dtype_of(g, conv->inputs[0]);
   if (!d) return CS_OK;
   /* auto_pad derives the pads from the strides: explicit pads only */
   const char *ap = cs_node_attr_string(conv, "auto_pad", "NOTSET");

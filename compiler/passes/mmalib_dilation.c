@@ -39,13 +39,6 @@
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
-static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
-  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return NULL;
-  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
-  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
-}
-
 /* The dense weights w' [C, C_in, kh', kw'] of w at dilation (dh, dw). */
 static int dense_weights(cs_graph *g, const char *base, int w, int dh, int dw, int64_t kh2, int64_t kw2) {
   const cs_value *v = cs_graph_value(g, w);
@@ -77,26 +70,19 @@ static void set_kernel(cs_graph *g, int conv_id, const int64_t ks[2], const int6
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  if (cs_node_attr_int(conv, "group", 1) != 1) return CS_OK;
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  if (!d) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
-  if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
   cs_window2d win;
   if (cs_window2d_from_node(g, conv, &win) != CS_OK) {
     cs_error_clear();
     return CS_OK;
   }
   if ((win.dil_h == 1 && win.dil_w == 1) || win.dil_h < 1 || win.dil_w < 1) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
-  if (!d) return CS_OK;
   int64_t c = yc->shape[1];
   if (c <= 0 || c % d->mult != 0) return CS_OK; /* would need padding too: not priced together */
-  cs_qparams wq;
   int wdq = -1;
-  if (!cs_match_weight_dq_as(g, conv->inputs[1], 0, d->dt, &wq, &wdq)) return CS_OK;
-  int w_zero = 1;
-  for (int i = 0; i < wq.count; i++) w_zero &= wq.zps[i] == 0;
-  cs_qparams_free(&wq);
-  if (!w_zero) return CS_OK;
+  if (!cs_mm_weight_dq_zp0(g, conv->inputs[1], d->dt, &wdq)) return CS_OK;
   int wc = cs_graph_node(g, wdq)->inputs[0];
   const cs_value *wv = cs_graph_value(g, wc);
   if (!cs_match_is_const(g, wc) || wv->rank != 4 || wv->shape[0] != c || wv->shape[2] != win.k_h ||

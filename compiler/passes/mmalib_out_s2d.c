@@ -80,13 +80,6 @@ typedef struct s2d_plan {
   double mma_cycles;
 } s2d_plan;
 
-static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
-  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return NULL;
-  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
-  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
-}
-
 /* The extra bottom (right) pad that makes the floor geometry give n
  * outputs of a kernel k at stride st over `in` padded by `before`; -1 if
  * none does (the layer's last inputs are never read: a negative pad). */
@@ -292,11 +285,9 @@ static void set_geometry(cs_graph *g, int conv_id, const int64_t st[2], const in
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  if (cs_node_attr_int(conv, "group", 1) != 1) return CS_OK;
-  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
-  if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
   if (!d) return CS_OK;
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   int64_t c = yc->shape[1], h = yc->shape[2], wd = yc->shape[3], c_in = x->shape[1];
   if (c <= 0 || c % d->mult == 0 || h <= 0 || wd <= 0) return CS_OK;
   cs_window2d win;
@@ -310,13 +301,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (win.k_h == 1 && win.k_w == 1) return CS_OK; /* k' = f × g: never cheaper than padding */
   /* The pieces the rewrite changes: the weight (a constant read only
    * here, zero point 0), the bias, the tail. */
-  cs_qparams wq;
   int wdq = -1;
-  if (!cs_match_weight_dq_as(g, conv->inputs[1], 0, d->dt, &wq, &wdq)) return CS_OK;
-  int w_zero = 1;
-  for (int i = 0; i < wq.count; i++) w_zero &= wq.zps[i] == 0;
-  cs_qparams_free(&wq);
-  if (!w_zero) return CS_OK;
+  if (!cs_mm_weight_dq_zp0(g, conv->inputs[1], d->dt, &wdq)) return CS_OK;
   cs_qdq_tail tail;
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
   cs_qparams_free(&tail.out);

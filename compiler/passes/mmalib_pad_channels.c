@@ -156,15 +156,6 @@ static cs_status cut_output(cs_graph *g, const cs_qdq_tail *tail, int axis, int6
   return CS_OK;
 }
 
-/* The dtype of the MMALIB kernel that would take a layer reading `data`
- * (its DQ's input dtype), or NULL. */
-static const cs_mm_dtype *dtype_of(cs_graph *g, int data) {
-  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
-  if (dq < 0) return NULL;
-  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
-  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
-}
-
 /* The decision for a layer of c_out → c_pad channels of `per_channel`
  * MACs and weights_per_channel weights, `positions` output elements per
  * channel, reading in_bytes, writing y: filled into *p, returns whether
@@ -196,11 +187,9 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  if (cs_node_attr_int(conv, "group", 1) != 1) return CS_OK;
-  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
-  if (x->rank != 4 || yc->rank != 4 || x->shape[0] != 1) return CS_OK;
-  const cs_mm_dtype *d = dtype_of(g, conv->inputs[0]);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
   if (!d) return CS_OK;
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   int64_t in_bytes = cs_value_numel(x) * (int64_t)cs_dtype_size(d->dt); /* x is DQ's float output */
   int64_t c_out = yc->shape[1];
   if (c_out <= 0 || c_out % d->mult == 0) return CS_OK;

@@ -69,6 +69,29 @@ const char *cs_mm_fold(cs_graph *g, const cs_mm_dtype *d, int bias, const cs_qpa
 const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX};
 const cs_mm_dtype cs_mm_int16 = {CS_DTYPE_I16, 16, 32, 1, INT16_MIN, INT16_MAX};
 
+const cs_mm_dtype *cs_mm_dtype_of(cs_graph *g, int data) {
+  int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
+  if (dq < 0) return NULL;
+  cs_dtype dt = cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype;
+  return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
+}
+
+const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_node *conv) {
+  if (cs_node_attr_int(conv, "group", 1) != 1) return NULL;
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *y = cs_graph_value(g, conv->outputs[0]);
+  if (x->rank != 4 || y->rank != 4 || x->shape[0] != 1) return NULL;
+  return cs_mm_dtype_of(g, conv->inputs[0]);
+}
+
+int cs_mm_weight_dq_zp0(cs_graph *g, int w, cs_dtype dt, int *wdq) {
+  cs_qparams wq;
+  if (!cs_match_weight_dq_as(g, w, 0, dt, &wq, wdq)) return 0;
+  int zero = 1;
+  for (int i = 0; i < wq.count; i++) zero &= wq.zps[i] == 0;
+  cs_qparams_free(&wq);
+  return zero;
+}
+
 int cs_mm_act(const cs_mm_dtype *d, const cs_qdq_tail *tail, char *why, size_t whylen) {
   int32_t mn, mx;
   cs_output_clamp(&tail->out, tail->lo, tail->hi, &mn, &mx);

@@ -30,6 +30,16 @@ typedef struct cs_mm_dtype {
 } cs_mm_dtype;
 extern const cs_mm_dtype cs_mm_int8, cs_mm_int16;
 
+/* The conv rewrites' first tests (dilation, output space-to-depth,
+ * asymmetric stride, channel padding). cs_mm_dtype_of: the MMALIB dtype of
+ * a layer whose data is DQ(int8) or DQ(int16), else NULL.
+ * cs_mm_plain_conv: the same for a group-1 Conv of one NCHW image (x and
+ * y rank 4, N = 1), else NULL. cs_mm_weight_dq_zp0: weight w is DQ(dt)
+ * with every zero point 0, as the MMALIB kernels take it (*wdq: that DQ). */
+const cs_mm_dtype *cs_mm_dtype_of(cs_graph *g, int data);
+const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_node *conv);
+int cs_mm_weight_dq_zp0(cs_graph *g, int w, cs_dtype dt, int *wdq);
+
 /* ConstReachability: v's value is fully determined at compile time (a
  * constant, or computed only from constants). */
 int cs_mm_const_reachable(cs_graph *g, int v);
