@@ -26,14 +26,14 @@ cs_status pass_mmalib_dilation(cs_graph *g, const cs_target *t); /* dilation as 
 cs_status pass_mmalib_out_s2d(cs_graph *g, const cs_target *t); /* small C_out: f·g pixels per channel */
 cs_status pass_mmalib_pad_channels(cs_graph *g, const cs_target *t); /* C_out up to the tile */
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
-cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t); /* Gemm / MatMul as an FC */
+cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t); /* Add of two activations */
+cs_status pass_fuse_mmalib_qdq_conv2d_i16(cs_graph *g, const cs_target *t); /* int16 twins: symmetric only */
+cs_status pass_fuse_mmalib_qdq_dwconv2d_i16(cs_graph *g, const cs_target *t); /* 3x3 only */
 cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t); /* d_zp = skip_zp = o_zp = 0 */
 cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int16 legalize path */
-cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t);
+cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t); /* -tidl-kernels=0: the C7x one */
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_silu(cs_graph *g, const cs_target *t); /* x·Sigmoid(x) → one table */
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t);

@@ -111,7 +111,7 @@ static void check_fields(const cs_kstruct *st) {
 }
 
 static void every_kernel_is_in_every_table(void) {
-  int kernels = 0;
+  int kernels = 0, sliced = 0;
   for (int op = 0; op < CS_OP_COUNT_; op++) {
     const cs_kernel_info *ki = cs_kernel_info_of((cs_op)op);
     CHECK_MSG((ki != NULL) == cs_op_is_kernel((cs_op)op), "op %s", cs_op_name((cs_op)op));
@@ -165,10 +165,19 @@ static void every_kernel_is_in_every_table(void) {
     /* the firmware */
     check_kernel(ki->fn);
     if (ki->scalar_fn) check_kernel(ki->scalar_fn);
+    /* its output-channel-chunk entry (an AUX row's sliced_of), where the
+     * L2 plan may call it instead */
+    if (cs_kernel_sliced_fn((cs_op)op)) {
+      sliced++;
+      check_kernel(cs_kernel_sliced_fn((cs_op)op));
+    }
     if (!ki->scalar_fn && strcmp(ki->ref_fn, ki->fn))
       CHECK_MSG(fw_export_find(ki->ref_fn) == NULL, "%s is the compiler's, not exported", ki->ref_fn);
   }
   CHECK(kernels > 10);
+  /* the MMALIB conv's sliced entry is found from its row; a non-kernel op has none */
+  CHECK(sliced >= 1 && cs_kernel_sliced_fn(CS_OP_K_MMALIB_CONV2D_I8) != NULL);
+  CHECK(cs_kernel_sliced_fn(CS_OP_CONV) == NULL);
   int ns;
   const cs_kstruct *st = cs_kstructs(&ns);
   for (int i = 0; i < ns; i++) check_fields(&st[i]);

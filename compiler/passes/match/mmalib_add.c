@@ -36,60 +36,54 @@ static int dq_of(cs_graph *g, int v, cs_dtype dt) {
   return dq >= 0 && cs_graph_value(g, cs_graph_node(g, dq)->inputs[0])->dtype == dt ? dq : -1;
 }
 
+/* The matched Add (operands' DQs adq/bdq, tail): the rule that declines it,
+ * written to why, or what cs_mm_residual_add says (NULL: fused). */
+static const char *fuse(cs_graph *g, int add_id, const cs_mm_dtype *d, int adq, int bdq, const cs_qparams *aq,
+                        const cs_qparams *bq, const cs_qdq_tail *tail, char *why, size_t whylen) {
+  int i16 = d->dt == CS_DTYPE_I16;
+  int a_in = cs_graph_node(g, adq)->inputs[0], b_in = cs_graph_node(g, bdq)->inputs[0];
+  int32_t mn, mx;
+  cs_output_clamp(&tail->out, tail->lo, tail->hi, &mn, &mx);
+  /* int8: a Relu is the kernel's has_relu even where it clamps nothing
+   * (o_zp = -128); int16: a clamp above the range's floor. */
+  int relu = i16 ? mn > d->qmin : tail->act >= 0;
+  int32_t zp = tail->out.zp[0];
+  if (d->symmetric && (aq->zp[0] != 0 || bq->zp[0] != 0 || zp != 0)) {
+    snprintf(why, whylen, "d_zp/skip_zp/o_zp != 0 (%d/%d/%d; int%d is symmetric only)", aq->zp[0], bq->zp[0], zp,
+             d->bits);
+    return why;
+  }
+  /* No activation: the clamp is the dtype's range; ReLU: [max(o_zp, qmin), qmax]. */
+  if (mx != d->qmax || mn != (relu ? (zp > d->qmin ? zp : d->qmin) : d->qmin)) {
+    snprintf(why, whylen, "activation clamp [%d, %d] is neither none nor ReLU at o_zp=%d", mn, mx, zp);
+    return why;
+  }
+  return cs_mm_residual_add(g, add_id, tail, a_in, b_in, aq, bq, relu,
+                            i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8);
+}
+
 static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
   const cs_node *add = cs_graph_node(g, add_id);
   int i16 = d->dt == CS_DTYPE_I16;
   char why[200];
-  cs_qparams aq, bq;
+  cs_qparams aq = {0}, bq = {0};
+  cs_qdq_tail tail = {0};
   int adq, bdq;
-  if (!i16 && (dq_of(g, add->inputs[0], d->dt) < 0 || dq_of(g, add->inputs[1], d->dt) < 0)) {
-    decline(g, add, "operands are not both DequantizeLinear(int8)");
-    return CS_OK;
-  }
-  if ((adq = cs_match_dq_as(g, add->inputs[0], d->dt, &aq)) < 0) {
-    snprintf(why, sizeof why, i16 ? "operand 0 is not DequantizeLinear(int16, per-tensor constant qparams)"
-                                  : "operand 0 qparams not per-tensor int8");
-    decline(g, add, why);
-    return CS_OK;
-  }
-  if ((bdq = cs_match_dq_as(g, add->inputs[1], d->dt, &bq)) < 0) {
-    cs_qparams_free(&aq);
-    snprintf(why, sizeof why, i16 ? "operand 1 is not DequantizeLinear(int16, per-tensor constant qparams)"
-                                  : "operand 1 qparams not per-tensor int8");
-    decline(g, add, why);
-    return CS_OK;
-  }
-  cs_qdq_tail tail;
-  if (!cs_match_qdq_tail_as(g, add->outputs[0], 1, d->dt, &tail)) {
-    cs_qparams_free(&aq);
-    cs_qparams_free(&bq);
+  const char *rule;
+  /* the first rule that fails declines; what was matched is released once, below */
+  if (!i16 && (dq_of(g, add->inputs[0], d->dt) < 0 || dq_of(g, add->inputs[1], d->dt) < 0))
+    rule = "operands are not both DequantizeLinear(int8)";
+  else if ((adq = cs_match_dq_as(g, add->inputs[0], d->dt, &aq)) < 0)
+    rule = i16 ? "operand 0 is not DequantizeLinear(int16, per-tensor constant qparams)"
+               : "operand 0 qparams not per-tensor int8";
+  else if ((bdq = cs_match_dq_as(g, add->inputs[1], d->dt, &bq)) < 0)
+    rule = i16 ? "operand 1 is not DequantizeLinear(int16, per-tensor constant qparams)"
+               : "operand 1 qparams not per-tensor int8";
+  else if (!cs_match_qdq_tail_as(g, add->outputs[0], 1, d->dt, &tail)) {
     snprintf(why, sizeof why, "no [Relu] -> QuantizeLinear(int%d) tail", d->bits);
-    decline(g, add, why);
-    return CS_OK;
-  }
-  const char *rule = NULL;
-  int a_in = cs_graph_node(g, adq)->inputs[0], b_in = cs_graph_node(g, bdq)->inputs[0];
-  int32_t mn, mx;
-  cs_output_clamp(&tail.out, tail.lo, tail.hi, &mn, &mx);
-  /* int8: a Relu is the kernel's has_relu even where it clamps nothing
-   * (o_zp = -128); int16: a clamp above the range's floor. */
-  int relu = i16 ? mn > d->qmin : tail.act >= 0;
-  int32_t zp = tail.out.zp[0];
-  if (d->symmetric && (aq.zp[0] != 0 || bq.zp[0] != 0 || zp != 0)) {
-    snprintf(why, sizeof why, "d_zp/skip_zp/o_zp != 0 (%d/%d/%d; int%d is symmetric only)", aq.zp[0], bq.zp[0], zp,
-             d->bits);
     rule = why;
-    goto done;
-  }
-  /* No activation: the clamp is the dtype's range; ReLU: [max(o_zp, qmin), qmax]. */
-  if (mx != d->qmax || mn != (relu ? (zp > d->qmin ? zp : d->qmin) : d->qmin)) {
-    snprintf(why, sizeof why, "activation clamp [%d, %d] is neither none nor ReLU at o_zp=%d", mn, mx, zp);
-    rule = why;
-    goto done;
-  }
-  rule = cs_mm_residual_add(g, add_id, &tail, a_in, b_in, &aq, &bq, relu,
-                            i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8);
-done:
+  } else
+    rule = fuse(g, add_id, d, adq, bdq, &aq, &bq, &tail, why, sizeof why);
   if (rule && rule != cs_mm_nomem) decline(g, cs_graph_node(g, add_id), rule);
   cs_qparams_free(&aq);
   cs_qparams_free(&bq);
