@@ -573,6 +573,39 @@ static void test_vnni_o16(void) {
   }
 }
 
+/* The AVX2 kernel's O16 path (it reads O16 in the layout's own order,
+ * (tap, quad) steps, 8 output channels per 8×8 transpose, whole 16-channel
+ * blocks kept in a ring of two; run on every variant): step counts of a
+ * chunk below 8 (1×1 with 1-3 quads), not a multiple of 8 (the last 8
+ * steps redone), a reduction in chunks whose pair count is rounded up to
+ * whole quads (cp = 130 and 116: 66 + 64 and 58 + 58 pairs) with a
+ * smaller last chunk, and output channel counts whose 6-channel tiles
+ * straddle 16-channel blocks (48, 80, 112) or end inside one (32). */
+static void test_avx2_o16(void) {
+  static const int32_t shapes[][8] = {
+      /* c_in, c_out, h_in, w_in, k_h, k_w, stride, pad */
+      {4, 32, 3, 5, 1, 1, 1, 0},    {8, 48, 4, 4, 1, 1, 1, 0},    {12, 16, 6, 5, 1, 1, 2, 0},
+      {36, 32, 6, 6, 1, 3, 1, 1},   {20, 80, 5, 9, 3, 3, 1, 1},   {260, 32, 5, 5, 3, 3, 1, 1},
+      {232, 112, 6, 6, 3, 3, 2, 1}, {96, 48, 7, 7, 5, 5, 1, 2},   {260, 16, 3, 3, 1, 1, 1, 0},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = v[4];
+    c.k_w = v[5];
+    c.stride_h = c.stride_w = v[6];
+    c.pad_top = c.pad_left = v[7];
+    c.x_zp = (int32_t)i % 2 ? -128 : rnd_range(-128, 127);
+    c.per_channel = (int32_t)i % 3 != 2;
+    run_conv_case(&c);
+  }
+}
+
 /* ---- the AMX variant's edges (run on every variant) ---------------------- */
 
 /* 1 when the host_amx row runs here; else says once why its cases only
@@ -1601,6 +1634,7 @@ int main(void) {
   test_vnni_paths();
   test_vnni_band();
   test_vnni_o16();
+  test_avx2_o16();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();

@@ -46,7 +46,14 @@
  * Requantization is the FLOAT formula with the same float operations, or
  * SCALE_SHIFT in exact double arithmetic (rq_internal.h).
  *
- * Stack: QBUF + MR·WS + WS + PART int32 (about 115 KiB). Q31
+ * O16 weights (kernels.h, packed for the AVX-512 VNNI kernel) are read in
+ * the layout's own order: the reduction runs over (tap, quad, pair) steps
+ * instead of (pair, tap) (tap_offsets orders the pair-row offsets to
+ * match), so that 8 output channels' rows are one 8×8 dword transpose of
+ * 8 consecutive 32-byte loads (convert8_o16), done once per 16-channel
+ * block and chunk into a ring of two blocks.
+ *
+ * Stack: QBUF + 32·WS + WS + PART int32 (about 220 KiB). Q31
  * requantization, inputs the reference rejects, column strides above
  * MAX_PHASE and geometries whose pair rows would not fit QBUF even for one
  * channel pair and one output row (kernels hundreds of taps wide) go to
@@ -126,8 +133,15 @@ static double plan_cost(const conv_plan *pl, int32_t rows, int32_t spr, int32_t 
     return 0.0;
   if (by_q > by_w)
     by_q = by_w;
+  if (pl->p->w_layout == TIDSP_CONV_W_O16) { /* whole quads per chunk (cp is even) */
+    by_q &= ~(int64_t)1;
+    if (by_q < 2)
+      return 0.0;
+  }
   nchunk = (int32_t)((pl->cp + by_q - 1) / by_q);
   *cpc_out = (pl->cp + nchunk - 1) / nchunk;
+  if (pl->p->w_layout == TIDSP_CONV_W_O16)
+    *cpc_out += *cpc_out & 1; /* still ≤ by_q, which is even */
   cob = nchunk == 1 ? pl->cpg_out : PART / (nt * TILE) / MR * MR;
   ntap = (double)pl->cp * pl->kk;
   cost = (double)nblocks * cotiles * nt * (7.5 * ntap + 40.0 + (nchunk > 1 ? 12.0 * nchunk : 0.0));
@@ -289,22 +303,28 @@ static TARGET void build_q(const conv_plan *pl, const int8_t *x_g, int32_t oh0, 
   }
 }
 
-/* off[t] for the taps t = (cpl, kh, kw) of a chunk: where tap t of the
- * first output of a slot is, relative to the slot's base in the pair rows. */
+/* off[e] for the reduction entries e of a chunk of ncp channel pairs:
+ * where entry e's tap of the first output of a slot is, relative to the
+ * slot's base in the pair rows. The entries are in the order of the
+ * weight rows (convert_weights, convert8_o16): OIHW e = cpl·kk + tap, pair
+ * major; O16 e = 2·(tap·ncp/2 + cpl/2) + cpl%2, the layout's own order
+ * (tap, quad, pair). */
 static void tap_offsets(const conv_plan *pl, int32_t ncp, int32_t *off) {
   const tidsp_conv2d_params *p = pl->p;
-  int32_t cpl, kh, kw, t = 0;
+  const int o16 = p->w_layout == TIDSP_CONV_W_O16;
+  int32_t cpl, kh, kw, e;
   for (cpl = 0; cpl < ncp; cpl++) {
     for (kh = 0; kh < p->k_h; kh++) {
       for (kw = 0; kw < p->k_w; kw++) {
-        const int32_t d = kw * p->dil_w;
-        off[t++] = cpl * pl->cps + kh * p->dil_h * pl->qrow + (d % p->stride_w) * pl->L +
-                   d / p->stride_w;
+        const int32_t d = kw * p->dil_w, tap = kh * p->k_w + kw;
+        e = o16 ? 2 * (tap * (ncp / 2) + cpl / 2) + cpl % 2 : cpl * pl->kk + tap;
+        off[e] = cpl * pl->cps + kh * p->dil_h * pl->qrow + (d % p->stride_w) * pl->L +
+                 d / p->stride_w;
       }
     }
   }
-  while (t < WS + PF_DIST) /* what the prefetches past the last tap read */
-    off[t++] = 0;
+  for (e = ncp * pl->kk; e < WS + PF_DIST; e++) /* what the prefetches past the last entry read */
+    off[e] = 0;
 }
 
 /* ---- weights --------------------------------------------------------------- */
@@ -363,92 +383,68 @@ static TARGET void convert_weights(const conv_plan *pl, const int8_t *row, int32
   }
 }
 
-/* convert_weights for the O16 layout (kernels.h): channel co's pair cp at
- * tap t is two adjacent bytes of its lane's dword (t·Q + cp/2)·64 past the
- * lane's first byte, bytes 0-1 or 2-3 (the block's Σw is not used). The
- * row is converted per call: O16 is packed for the AVX-512 VNNI kernel,
- * and this keeps the same generated code correct, and about as fast, on a
- * CPU with AVX2 only. 8 taps per step: one gather of their dwords (each
- * inside its block: no read past the weights), each byte sign-extended by
- * shifts. */
-static TARGET void convert_weights_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,
-                                       int32_t ncp, int32_t *wb) {
-  const int32_t kk = pl->kk, wzp = pl->p->w_zp;
-  const tidsp_ref_conv_wmap m = tidsp_ref_conv_w_map(pl->p, co, 0);
-  const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                         _mm256_set1_epi32((int32_t)m.ts));
-  const __m256i vzp = _mm256_set1_epi32(wzp), low16 = _mm256_set1_epi32(0xFFFF);
-  int32_t cpl, t;
-  for (cpl = 0; cpl < ncp; cpl++) {
-    const int32_t cp = cp0 + cpl, h = cp & 1;
-    const int8_t *a = w + m.base + (int64_t)(cp >> 1) * m.qs;
-    int32_t *d = wb + (size_t)cpl * (size_t)kk;
-    /* the pair's bytes 2h and 2h + 1 of the dword, to the top byte then
-     * arithmetically back */
-    const __m128i s_lo = _mm_cvtsi32_si128(24 - 16 * h), s_hi = _mm_cvtsi32_si128(16 - 16 * h);
-    const __m128i s24 = _mm_cvtsi32_si128(24);
-    for (t = 0; t + 8 <= kk; t += 8) {
-      const __m256i x = _mm256_i32gather_epi32((const int *)(const void *)(a + (int64_t)t * m.ts), idx, 1);
-      const __m256i lo = _mm256_sub_epi32(_mm256_sra_epi32(_mm256_sll_epi32(x, s_lo), s24), vzp);
-      const __m256i hi = _mm256_sub_epi32(_mm256_sra_epi32(_mm256_sll_epi32(x, s_hi), s24), vzp);
-      _mm256_storeu_si256((__m256i *)(d + t),
-                          _mm256_or_si256(_mm256_and_si256(lo, low16), _mm256_slli_epi32(hi, 16)));
-    }
-    for (; t < kk; t++)
-      d[t] = pair_of(a[(int64_t)t * m.ts + 2 * h] - wzp, a[(int64_t)t * m.ts + 2 * h + 1] - wzp);
-  }
-}
-
-/* convert_weights_o16 for 4 rows co .. co + 3 of one O16 block (lanes
- * l .. l + 3, l = co % 16 ≤ 12) at once: per quad of input channels and 8
- * taps, the rows' 16 bytes of each tap's vector (their 2 pairs each, as 8
- * int16 pairs) are one load, and an 8×8 dword transpose turns
- * [tap][row, pair] into [row, pair][tap], the order wb wants: whole 64-byte
- * vectors are read once instead of 4 bytes of each per row. */
-static TARGET void convert4_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,
+/* The weight rows of 8 channels co .. co + 7 of one O16 block (kernels.h;
+ * co % 8 = 0) for the chunk of channel pairs [cp0, cp0 + ncp) (whole
+ * quads), in the layout's own order (tap_offsets): step s = (tap, quad) of
+ * the chunk holds, in lane l's dword, channel co + l's 4 input channels of
+ * the quad, which are its entries 2s (pair 0) and 2s + 1 (pair 1) once
+ * widened to int16. So no byte moves between lanes' dwords except by an
+ * 8×8 dword transpose of 8 steps: 8 loads of the 8 lanes' 32 bytes, in
+ * the order they lie in memory, become per lane 8 steps, widened into 16
+ * entries. A step count that is not a multiple of 8 redoes the last 8
+ * (they overlap; fewer than 8 steps: one value at a time). The block's Σw
+ * is not used. O16 is packed for the AVX-512 VNNI kernel; this keeps the
+ * same generated code as fast on a CPU with AVX2 only (the OIHW rows need
+ * a conversion too). */
+static TARGET void convert8_o16(const conv_plan *pl, const int8_t *w, int32_t co, int32_t cp0,
                                 int32_t ncp, int32_t *wb) {
-  const int32_t kk = pl->kk, wzp = pl->p->w_zp;
+  const int32_t kk = pl->kk, wzp = pl->p->w_zp, nq = ncp / 2, nsteps = kk * nq;
   const tidsp_ref_conv_wmap m = tidsp_ref_conv_w_map(pl->p, co, 0);
+  const int8_t *a = w + m.base + (int64_t)(cp0 / 2) * m.qs; /* lane 0's dword at step 0 */
   const __m256i zp16 = _mm256_set1_epi16((short)wzp);
-  const int32_t q0 = cp0 >> 1, q1 = (cp0 + ncp - 1) >> 1;
-  int32_t q, t, u, k, j;
-  for (q = q0; q <= q1; q++) {
-    const int8_t *a = w + m.base + (int64_t)q * m.qs; /* lane l's dword at tap 0 */
-    for (t = 0; t + 8 <= kk; t += 8) {
-      __m256i v[8], x[8], y[8];
-      for (u = 0; u < 8; u++)
-        v[u] = _mm256_sub_epi16(
-            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + (int64_t)(t + u) * m.ts))),
-            zp16);
-      for (u = 0; u < 8; u += 2) {
-        x[u] = _mm256_unpacklo_epi32(v[u], v[u + 1]);
-        x[u + 1] = _mm256_unpackhi_epi32(v[u], v[u + 1]);
-      }
-      for (u = 0; u < 8; u += 4) {
-        y[u] = _mm256_unpacklo_epi64(x[u], x[u + 2]);
-        y[u + 1] = _mm256_unpackhi_epi64(x[u], x[u + 2]);
-        y[u + 2] = _mm256_unpacklo_epi64(x[u + 1], x[u + 3]);
-        y[u + 3] = _mm256_unpackhi_epi64(x[u + 1], x[u + 3]);
-      }
-      for (u = 0; u < 4; u++) { /* column u and u + 4: (row u/2, pair u%2), (row 2 + u/2, ..) */
-        const __m256i c_lo = _mm256_permute2x128_si256(y[u], y[u + 4], 0x20);
-        const __m256i c_hi = _mm256_permute2x128_si256(y[u], y[u + 4], 0x31);
-        const int32_t cp = 2 * q + (u & 1);
-        if (cp >= cp0 && cp < cp0 + ncp) {
-          const size_t off = (size_t)(cp - cp0) * (size_t)kk + (size_t)t;
-          _mm256_storeu_si256((__m256i *)(wb + (size_t)(u >> 1) * WS + off), c_lo);
-          _mm256_storeu_si256((__m256i *)(wb + (size_t)(2 + (u >> 1)) * WS + off), c_hi);
-        }
-      }
+  int32_t s0, u, l, j;
+  if (nsteps < 8) {
+    for (s0 = 0; s0 < nsteps; s0++) {
+      const int8_t *b = a + (int64_t)(s0 / nq) * m.ts + (int64_t)(s0 % nq) * m.qs;
+      for (l = 0; l < 8; l++)
+        for (j = 0; j < 2; j++)
+          wb[(size_t)l * WS + 2 * (size_t)s0 + (size_t)j] =
+              pair_of(b[4 * l + 2 * j] - wzp, b[4 * l + 2 * j + 1] - wzp);
     }
-    for (; t < kk; t++) /* the last taps one by one */
-      for (k = 0; k < 4; k++)
-        for (j = 0; j < 2; j++) {
-          const int32_t cp = 2 * q + j;
-          const int8_t *b = a + (int64_t)t * m.ts + 4 * k + 2 * j;
-          if (cp >= cp0 && cp < cp0 + ncp)
-            wb[(size_t)k * WS + (size_t)(cp - cp0) * (size_t)kk + (size_t)t] = pair_of(b[0] - wzp, b[1] - wzp);
-        }
+    return;
+  }
+  for (s0 = 0;; s0 += 8) {
+    __m256i v[8], x[8], y[8];
+    if (s0 + 8 > nsteps)
+      s0 = nsteps - 8;
+    for (u = 0; u < 8; u++) {
+      const int32_t s = s0 + u;
+      v[u] = _mm256_loadu_si256(
+          (const __m256i *)(const void *)(a + (int64_t)(s / nq) * m.ts + (int64_t)(s % nq) * m.qs));
+    }
+    for (u = 0; u < 8; u += 2) {
+      x[u] = _mm256_unpacklo_epi32(v[u], v[u + 1]);
+      x[u + 1] = _mm256_unpackhi_epi32(v[u], v[u + 1]);
+    }
+    for (u = 0; u < 8; u += 4) { /* y[u + i]: lanes i and i + 4 of steps u .. u + 3 */
+      y[u] = _mm256_unpacklo_epi64(x[u], x[u + 2]);
+      y[u + 1] = _mm256_unpackhi_epi64(x[u], x[u + 2]);
+      y[u + 2] = _mm256_unpacklo_epi64(x[u + 1], x[u + 3]);
+      y[u + 3] = _mm256_unpackhi_epi64(x[u + 1], x[u + 3]);
+    }
+    for (l = 0; l < 4; l++) {
+      const __m256i r_lo = _mm256_permute2x128_si256(y[l], y[l + 4], 0x20); /* lane l */
+      const __m256i r_hi = _mm256_permute2x128_si256(y[l], y[l + 4], 0x31); /* lane l + 4 */
+      int32_t *d_lo = wb + (size_t)l * WS + 2 * (size_t)s0, *d_hi = d_lo + 4 * (size_t)WS;
+      _mm256_storeu_si256((__m256i *)d_lo, _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(r_lo)), zp16));
+      _mm256_storeu_si256((__m256i *)(d_lo + 8),
+                          _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(r_lo, 1)), zp16));
+      _mm256_storeu_si256((__m256i *)d_hi, _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(r_hi)), zp16));
+      _mm256_storeu_si256((__m256i *)(d_hi + 8),
+                          _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(r_hi, 1)), zp16));
+    }
+    if (s0 + 8 >= nsteps)
+      break;
   }
 }
 
@@ -459,11 +455,12 @@ typedef struct tile_acc {
   __m256i c[2 * MR];
 } tile_acc;
 
-/* c[2i + j] += Σ_t wb[i·WS + t]·x_j[off[t]] (int32 lanes of int16 pairs),
+/* c[2i + j] += Σ_t wr[i][t]·x_j[off[t]] (int32 lanes of int16 pairs),
  * x_0 = xa, x_1 = xb. */
 static inline __attribute__((always_inline)) TARGET void
 tile_loop(const int32_t *xa, const int32_t *xb, const int32_t *off, int32_t nt,
-          const int32_t *wb, tile_acc *a) {
+          const int32_t *const *wr, tile_acc *a) {
+  const int32_t *w0 = wr[0], *w1 = wr[1], *w2 = wr[2], *w3 = wr[3], *w4 = wr[4], *w5 = wr[5];
   __m256i c00 = a->c[0], c01 = a->c[1], c10 = a->c[2], c11 = a->c[3];
   __m256i c20 = a->c[4], c21 = a->c[5], c30 = a->c[6], c31 = a->c[7];
   __m256i c40 = a->c[8], c41 = a->c[9], c50 = a->c[10], c51 = a->c[11];
@@ -478,22 +475,22 @@ tile_loop(const int32_t *xa, const int32_t *xb, const int32_t *off, int32_t nt,
      * loop (its 24 vector ops per tap fill the scheduler) */
     _mm_prefetch((const char *)(xa + op), _MM_HINT_T0);
     _mm_prefetch((const char *)(xb + op), _MM_HINT_T0);
-    w = _mm256_set1_epi32(wb[t]);
+    w = _mm256_set1_epi32(w0[t]);
     c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(x0, w));
     c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(x1, w));
-    w = _mm256_set1_epi32(wb[WS + t]);
+    w = _mm256_set1_epi32(w1[t]);
     c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(x0, w));
     c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(x1, w));
-    w = _mm256_set1_epi32(wb[2 * WS + t]);
+    w = _mm256_set1_epi32(w2[t]);
     c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(x0, w));
     c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(x1, w));
-    w = _mm256_set1_epi32(wb[3 * WS + t]);
+    w = _mm256_set1_epi32(w3[t]);
     c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(x0, w));
     c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(x1, w));
-    w = _mm256_set1_epi32(wb[4 * WS + t]);
+    w = _mm256_set1_epi32(w4[t]);
     c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(x0, w));
     c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(x1, w));
-    w = _mm256_set1_epi32(wb[5 * WS + t]);
+    w = _mm256_set1_epi32(w5[t]);
     c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(x0, w));
     c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(x1, w));
   }
@@ -557,14 +554,14 @@ store_channel(const tidsp_host_rq *q, __m256i a0, __m256i a1, int32_t co,
 /* One tile over the whole reduction: accumulators from the bias, then
  * requantized and stored (channels co0 .. co0 + mr − 1). */
 static TARGET void tile_final(const int32_t *xa, const int32_t *xb, const int32_t *off,
-                              int32_t nt, const int32_t *wb, const int32_t *bias,
+                              int32_t nt, const int32_t *const *wr, const int32_t *bias,
                               const tidsp_host_rq *q, int32_t co0, int32_t mr,
                               const tile_out *to, size_t plane) {
   tile_acc a;
   int32_t i;
   for (i = 0; i < MR; i++)
     a.c[2 * i] = a.c[2 * i + 1] = _mm256_set1_epi32(bias && i < mr ? bias[co0 + i] : 0);
-  tile_loop(xa, xb, off, nt, wb, &a);
+  tile_loop(xa, xb, off, nt, wr, &a);
   for (i = 0; i < mr; i++)
     store_channel(q, a.c[2 * i], a.c[2 * i + 1], co0 + i, to, plane);
 }
@@ -572,7 +569,7 @@ static TARGET void tile_final(const int32_t *xa, const int32_t *xb, const int32_
 /* One tile over one chunk of the reduction, its partial sums in part
  * (first: from the bias); the last chunk requantizes and stores. */
 static TARGET void tile_chunk(const int32_t *xa, const int32_t *xb, const int32_t *off,
-                              int32_t nt, const int32_t *wb, const int32_t *bias,
+                              int32_t nt, const int32_t *const *wr, const int32_t *bias,
                               const tidsp_host_rq *q, int32_t co0, int32_t mr, int first,
                               int last, int32_t *part, const tile_out *to, size_t plane) {
   tile_acc a;
@@ -580,7 +577,7 @@ static TARGET void tile_chunk(const int32_t *xa, const int32_t *xb, const int32_
   for (i = 0; i < 2 * MR; i++)
     a.c[i] = first ? _mm256_set1_epi32(bias && i / 2 < mr ? bias[co0 + i / 2] : 0)
                    : _mm256_load_si256((const __m256i *)(part + i * VL));
-  tile_loop(xa, xb, off, nt, wb, &a);
+  tile_loop(xa, xb, off, nt, wr, &a);
   if (!last) {
     for (i = 0; i < 2 * MR; i++)
       _mm256_store_si256((__m256i *)(part + i * VL), a.c[i]);
@@ -613,10 +610,41 @@ static inline void prefetch_step(w_prefetch *pf, size_t w_stride) {
   }
 }
 
+/* The converted weight rows of the tile of channels co0 .. co0 + mr − 1
+ * (rows past mr repeat the last), wr[i] row i: OIHW rows are converted
+ * into wbuf's first MR rows for each tile. O16 rows come from a ring of
+ * two 16-row blocks in wbuf (block b in half b & 1, held[h] the block half
+ * h holds, −1 none): a block is converted whole, once per chunk, by two
+ * 8-row transposes when a tile first reaches it. Tiles of 6 rows straddle
+ * blocks (16 = 6 + 6 + 4), so the block before stays for the tile that
+ * ends in the next one. */
+static TARGET void tile_weights(const conv_plan *pl, const int8_t *w, int32_t co0, int32_t mr,
+                                int32_t cp0, int32_t ncp, int32_t *wbuf, int32_t held[2],
+                                const int32_t *wr[MR]) {
+  int32_t i, l;
+  for (i = 0; i < MR; i++) {
+    const int32_t co = co0 + (i < mr ? i : mr - 1);
+    if (pl->p->w_layout == TIDSP_CONV_W_O16) {
+      const int32_t b = co / 16, h = b & 1;
+      if (held[h] != b) {
+        for (l = 0; l < 16; l += 8)
+          convert8_o16(pl, w, 16 * b + l, cp0, ncp, wbuf + (size_t)(16 * h + l) * WS);
+        held[h] = b;
+      }
+      wr[i] = wbuf + (size_t)(16 * h + co % 16) * WS;
+    } else {
+      convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
+      wr[i] = wbuf + (size_t)i * WS;
+    }
+  }
+}
+
 static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t *w,
                              const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   int32_t qbuf[QBUF + 16] __attribute__((aligned(32))); /* + a chunk's overrun */
-  int32_t wbuf[MR * WS] __attribute__((aligned(32)));
+  int32_t wbuf[2 * 16 * WS] __attribute__((aligned(32))); /* OIHW: MR rows; O16: the ring */
+  const int32_t *wr[MR];
+  int32_t held[2];
   int32_t off[WS + PF_DIST];
   int32_t part[PART] __attribute__((aligned(32)));
   slot slots[MAX_SLOTS];
@@ -625,9 +653,9 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
   const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int32_t nchunk = (pl->cp + pl->cpc - 1) / pl->cpc;
-  int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, i;
+  int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, ncp_off;
 
-  tap_offsets(pl, pl->cpc, off);
+  ncp_off = 0;
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
       const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)pl->cpg_in) * in_plane;
@@ -659,18 +687,14 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
               const int32_t ntap = ncp * pl->kk;
               if (nchunk > 1 || cb0 == 0)
                 build_q(pl, x_g, oh0, ow0, cp0, ncp, qbuf);
+              held[0] = held[1] = -1; /* converted for another chunk */
+              if (ncp != ncp_off) { /* the last chunk may be smaller (O16: other offsets) */
+                tap_offsets(pl, ncp, off);
+                ncp_off = ncp;
+              }
               for (i0 = cb0; i0 < cb_end; i0 += MR) {
                 const int32_t mr = cb_end - i0 < MR ? cb_end - i0 : MR;
-                for (i = 0; i < MR; i++) {
-                  const int32_t co = co_g + i0 + (i < mr ? i : mr - 1);
-                  if (p->w_layout == TIDSP_CONV_W_O16 && i + 4 <= mr && co % 16 <= 12) {
-                    convert4_o16(pl, w, co, cp0, ncp, wbuf + (size_t)i * WS); /* rows i .. i + 3 */
-                    i += 3;
-                  } else if (p->w_layout == TIDSP_CONV_W_O16)
-                    convert_weights_o16(pl, w, co, cp0, ncp, wbuf + (size_t)i * WS);
-                  else
-                    convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
-                }
+                tile_weights(pl, w, co_g + i0, mr, cp0, ncp, wbuf, held, wr);
                 /* the next co-tile's weight rows are fetched while this one
                  * computes (a deep layer streams its weights from memory) */
                 pf.rows = cb_end - (i0 + MR) < MR ? cb_end - (i0 + MR) : MR;
@@ -690,9 +714,9 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                   to.dst[1] = sb != sa ? y_n + (size_t)(oh0 + sb->r) * (size_t)p->w_out + ow0 + sb->ow : NULL;
                   to.valid[1] = sb->valid;
                   if (nchunk == 1)
-                    tile_final(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, &to, out_plane);
+                    tile_final(xa, xb, off, ntap, wr, bias, q, co_g + i0, mr, &to, out_plane);
                   else
-                    tile_chunk(xa, xb, off, ntap, wbuf, bias, q, co_g + i0, mr, ch == 0,
+                    tile_chunk(xa, xb, off, ntap, wr, bias, q, co_g + i0, mr, ch == 0,
                                ch == nchunk - 1,
                                part + ((size_t)(i0 - cb0) / MR * (size_t)nt + (size_t)tt) * MR * TILE, &to,
                                out_plane);
