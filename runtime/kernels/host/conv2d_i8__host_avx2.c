@@ -589,25 +589,54 @@ static TARGET void tile_chunk(const int32_t *xa, const int32_t *xb, const int32_
 
 /* ---- driver --------------------------------------------------------------- */
 
-/* Software prefetch of weight rows into L2, a few lines per step. */
+/* Software prefetch of weight rows into L2, a few lines per step: `rows`
+ * runs of `lines` lines, `stride` bytes apart (OIHW: the rows of the next
+ * co-tile; O16: per tap, the chunk's quads of the next 16-channel block). */
 typedef struct w_prefetch {
-  const int8_t *row;  /* the current row's first byte */
-  int32_t rows;       /* rows left to fetch (≤ 0: none) */
-  int32_t lines;      /* lines per row */
-  int32_t line;       /* next line of the current row */
+  const int8_t *row;  /* the current run's first byte */
+  int32_t rows;       /* runs left to fetch (≤ 0: none) */
+  int32_t lines;      /* lines per run */
+  int32_t line;       /* next line of the current run */
   int32_t per_step;   /* lines per call of prefetch_step */
+  size_t stride;      /* bytes from one run to the next */
 } w_prefetch;
 
-static inline void prefetch_step(w_prefetch *pf, size_t w_stride) {
+static inline void prefetch_step(w_prefetch *pf) {
   int32_t k;
   for (k = 0; k < pf->per_step && pf->rows > 0; k++) {
     _mm_prefetch((const char *)(pf->row + (size_t)pf->line * 64), _MM_HINT_T1);
     if (++pf->line == pf->lines) {
       pf->line = 0;
-      pf->row += w_stride;
+      pf->row += pf->stride;
       pf->rows--;
     }
   }
+}
+
+/* Sets pf to fetch, over the nt tiles of the co-tile at co0, what the
+ * next co-tile will convert: OIHW its rows; O16 the next 16-channel block
+ * (once, *pf_blk remembering the last block asked for). */
+static void prefetch_plan(w_prefetch *pf, const conv_plan *pl, const int8_t *w, int32_t co0,
+                          int32_t co_end, int32_t cp0, int32_t ncp, int32_t nt, int32_t *pf_blk) {
+  pf->line = 0;
+  pf->rows = 0;
+  if (pl->p->w_layout == TIDSP_CONV_W_O16) {
+    const int32_t b = co0 / 16 + 1;
+    if (16 * b < co_end && b != *pf_blk) {
+      const tidsp_ref_conv_wmap m = tidsp_ref_conv_w_map(pl->p, 16 * b, 0);
+      pf->row = w + m.base + (int64_t)(cp0 / 2) * m.qs;
+      pf->rows = pl->kk;
+      pf->lines = ncp / 2;
+      pf->stride = (size_t)m.ts;
+      *pf_blk = b;
+    }
+  } else {
+    pf->rows = co_end - (co0 + MR) < MR ? co_end - (co0 + MR) : MR;
+    pf->row = w + (size_t)(co0 + MR) * pl->w_stride + (size_t)cp0 * 2 * (size_t)pl->kk;
+    pf->lines = (int32_t)(((int64_t)ncp * 2 * pl->kk + 63) / 64);
+    pf->stride = pl->w_stride;
+  }
+  pf->per_step = pf->rows > 0 ? (pf->rows * pf->lines + nt - 1) / nt : 0;
 }
 
 /* The converted weight rows of the tile of channels co0 .. co0 + mr − 1
@@ -653,7 +682,7 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
   const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
   const int32_t nchunk = (pl->cp + pl->cpc - 1) / pl->cpc;
-  int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, ncp_off;
+  int32_t n, g, oh0, ow0, ns, nt, tt, i0, cb0, cob, ch, ncp_off, pf_blk;
 
   ncp_off = 0;
   for (n = 0; n < p->n; n++) {
@@ -687,7 +716,7 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
               const int32_t ntap = ncp * pl->kk;
               if (nchunk > 1 || cb0 == 0)
                 build_q(pl, x_g, oh0, ow0, cp0, ncp, qbuf);
-              held[0] = held[1] = -1; /* converted for another chunk */
+              held[0] = held[1] = pf_blk = -1; /* converted for another chunk */
               if (ncp != ncp_off) { /* the last chunk may be smaller (O16: other offsets) */
                 tap_offsets(pl, ncp, off);
                 ncp_off = ncp;
@@ -697,18 +726,14 @@ static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t 
                 tile_weights(pl, w, co_g + i0, mr, cp0, ncp, wbuf, held, wr);
                 /* the next co-tile's weight rows are fetched while this one
                  * computes (a deep layer streams its weights from memory) */
-                pf.rows = cb_end - (i0 + MR) < MR ? cb_end - (i0 + MR) : MR;
-                pf.row = w + (size_t)(co_g + i0 + MR) * pl->w_stride + (size_t)cp0 * 2 * (size_t)pl->kk;
-                pf.lines = (int32_t)(((int64_t)ncp * 2 * pl->kk + 63) / 64);
-                pf.line = 0;
-                pf.per_step = pf.rows > 0 ? (pf.rows * pf.lines + nt - 1) / nt : 0;
+                prefetch_plan(&pf, pl, w, co_g + i0, co_g + cb_end, cp0, ncp, nt, &pf_blk);
                 for (tt = 0; tt < nt; tt++) {
                   const slot *sa = &slots[2 * tt];
                   const slot *sb = 2 * tt + 1 < ns ? &slots[2 * tt + 1] : sa;
                   const int32_t *xa = qbuf + (size_t)sa->r * (size_t)pl->rstep * (size_t)pl->qrow + sa->ow;
                   const int32_t *xb = qbuf + (size_t)sb->r * (size_t)pl->rstep * (size_t)pl->qrow + sb->ow;
                   tile_out to;
-                  prefetch_step(&pf, pl->w_stride);
+                  prefetch_step(&pf);
                   to.dst[0] = y_n + (size_t)(oh0 + sa->r) * (size_t)p->w_out + ow0 + sa->ow;
                   to.valid[0] = sa->valid;
                   to.dst[1] = sb != sa ? y_n + (size_t)(oh0 + sb->r) * (size_t)p->w_out + ow0 + sb->ow : NULL;
