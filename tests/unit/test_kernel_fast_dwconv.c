@@ -543,7 +543,7 @@ static void test_dw_not_depthwise(void) {
   p.rq.out_min = -128;
   p.rq.out_max = 127;
   CHECK(tidsp_conv2d_is_depthwise(&p));
-  for (k = 0; k < 10; k++) {
+  for (k = 0; k < 12; k++) {
     tidsp_conv2d_params q = p;
     const void *rqd = m;
     const int8_t *xp = x;
@@ -559,8 +559,15 @@ static void test_dw_not_depthwise(void) {
     case 7: q.w_row_stride = -1; break;
     case 8: q.w_row_stride = 8; break; /* shorter than a row of 9 */
     case 9: q.w_row_stride = 9; break; /* exactly a row: OK */
+    /* weight layouts: O16 needs input channels per group in quads (never
+     * depthwise), and no other value names one: the reference's
+     * TIDSP_ERR_PARAM from every depthwise entry, never a misread */
+    case 10: q.w_layout = TIDSP_CONV_W_O16; break;
+    case 11: q.w_layout = 7; break;
     }
     st_ref = tidsp_conv2d_i8__ref(&q, xp, w, NULL, rqd, y);
+    if (k >= 10)
+      CHECK_MSG(st_ref == TIDSP_ERR_PARAM, "ref depthwise layout case %d: %d", (int)k, (int)st_ref);
     for (v = 0; v < tidsp_kernel_variant_count; v++) {
       const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
       if (!kv->supported())
