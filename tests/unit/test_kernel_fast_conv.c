@@ -574,13 +574,14 @@ static void test_vnni_o16(void) {
 }
 
 /* The AVX2 kernel's O16 path (it reads O16 in the layout's own order,
- * (tap, quad) steps, 8 output channels per 8×8 transpose, whole 16-channel
- * blocks kept in a ring of two; run on every variant): step counts of a
+ * (tap, quad) steps, 8 output channels per 8×8 transpose, such 8-channel
+ * units kept in a ring of two; run on every variant): step counts of a
  * chunk below 8 (1×1 with 1-3 quads), not a multiple of 8 (the last 8
  * steps redone), a reduction in chunks whose pair count is rounded up to
  * whole quads (cp = 130 and 116: 66 + 64 and 58 + 58 pairs) with a
  * smaller last chunk, and output channel counts whose 6-channel tiles
- * straddle 16-channel blocks (48, 80, 112) or end inside one (32). */
+ * straddle the 8-channel units and 16-channel blocks (48, 80, 112) or end
+ * inside one (32). */
 static void test_avx2_o16(void) {
   static const int32_t shapes[][8] = {
       /* c_in, c_out, h_in, w_in, k_h, k_w, stride, pad */

@@ -50,10 +50,10 @@
  * the layout's own order: the reduction runs over (tap, quad, pair) steps
  * instead of (pair, tap) (tap_offsets orders the pair-row offsets to
  * match), so that 8 output channels' rows are one 8×8 dword transpose of
- * 8 consecutive 32-byte loads (convert8_o16), done once per 16-channel
- * block and chunk into a ring of two blocks.
+ * 8 consecutive 32-byte loads (convert8_o16), done once per 8 channels and
+ * chunk into a ring of two such units.
  *
- * Stack: QBUF + 32·WS + WS + PART int32 (about 220 KiB). Q31
+ * Stack: QBUF + 16·WS + WS + PART int32 (about 160 KiB). Q31
  * requantization, inputs the reference rejects, column strides above
  * MAX_PHASE and geometries whose pair rows would not fit QBUF even for one
  * channel pair and one output row (kernels hundreds of taps wide) go to
@@ -642,25 +642,28 @@ static void prefetch_plan(w_prefetch *pf, const conv_plan *pl, const int8_t *w, 
 /* The converted weight rows of the tile of channels co0 .. co0 + mr − 1
  * (rows past mr repeat the last), wr[i] row i: OIHW rows are converted
  * into wbuf's first MR rows for each tile. O16 rows come from a ring of
- * two 16-row blocks in wbuf (block b in half b & 1, held[h] the block half
- * h holds, −1 none): a block is converted whole, once per chunk, by two
- * 8-row transposes when a tile first reaches it. Tiles of 6 rows straddle
- * blocks (16 = 6 + 6 + 4), so the block before stays for the tile that
- * ends in the next one. */
+ * two 8-row units in wbuf (unit u = channels 8u .. 8u + 7, one half of a
+ * 16-channel block, in half u & 1; held[h] the unit half h holds, −1
+ * none): a unit is converted whole, once per chunk, by one 8×8 transpose
+ * per 8 steps (convert8_o16) when a tile first reaches it. A tile of 6
+ * rows spans at most two units, so the unit before stays for the tile
+ * that ends in the next one. (Whole 16-row blocks write twice the rows
+ * at once, which then push more of the pair rows out of L1, and need
+ * twice the stack; measured side by side at load 10, 512→512 7×7 on O16:
+ * 1.73–1.75 ms with blocks, 1.67–1.71 ms with units.) */
 static TARGET void tile_weights(const conv_plan *pl, const int8_t *w, int32_t co0, int32_t mr,
                                 int32_t cp0, int32_t ncp, int32_t *wbuf, int32_t held[2],
                                 const int32_t *wr[MR]) {
-  int32_t i, l;
+  int32_t i;
   for (i = 0; i < MR; i++) {
     const int32_t co = co0 + (i < mr ? i : mr - 1);
     if (pl->p->w_layout == TIDSP_CONV_W_O16) {
-      const int32_t b = co / 16, h = b & 1;
-      if (held[h] != b) {
-        for (l = 0; l < 16; l += 8)
-          convert8_o16(pl, w, 16 * b + l, cp0, ncp, wbuf + (size_t)(16 * h + l) * WS);
-        held[h] = b;
+      const int32_t u = co / 8, h = u & 1;
+      if (held[h] != u) {
+        convert8_o16(pl, w, 8 * u, cp0, ncp, wbuf + (size_t)(8 * h) * WS);
+        held[h] = u;
       }
-      wr[i] = wbuf + (size_t)(16 * h + co % 16) * WS;
+      wr[i] = wbuf + (size_t)(8 * h + co % 8) * WS;
     } else {
       convert_weights(pl, w + (size_t)co * pl->w_stride, cp0, ncp, wbuf + (size_t)i * WS);
       wr[i] = wbuf + (size_t)i * WS;
@@ -671,7 +674,7 @@ static TARGET void tile_weights(const conv_plan *pl, const int8_t *w, int32_t co
 static TARGET void conv_fast(const conv_plan *pl, const int8_t *x, const int8_t *w,
                              const int32_t *bias, const tidsp_host_rq *q, int8_t *y) {
   int32_t qbuf[QBUF + 16] __attribute__((aligned(32))); /* + a chunk's overrun */
-  int32_t wbuf[2 * 16 * WS] __attribute__((aligned(32))); /* OIHW: MR rows; O16: the ring */
+  int32_t wbuf[2 * 8 * WS] __attribute__((aligned(32))); /* OIHW: MR rows; O16: the ring */
   const int32_t *wr[MR];
   int32_t held[2];
   int32_t off[WS + PF_DIST];
