@@ -22,9 +22,9 @@
  *
  * With horizontal dilation (stride 1) each tap is its own pair, with a
  * zero partner weight. Wide rows are cut into strips whose rows fit the
- * buffer. When a channel is one strip and one band (planes up to about
- * 200 columns), the zero entries and rows the first channel writes stay
- * for the others, which convert only their input columns.
+ * buffer. When a channel is one strip and one band (small planes:
+ * MobileNets' 56² and below), the zero entries and rows the first channel
+ * writes stay for the others, which convert only their input columns.
  *
  * It also runs the depthwise convolutions the AVX-512 VNNI entry has no
  * byte-quad path for (horizontal dilation). Stack: DW_RBUF int16 (32 KiB).
