@@ -43,7 +43,8 @@
 
 enum {
   OUT = 16,         /* outputs per step */
-  DW_RBUF = 16384,  /* int16 entries of the converted rows of a band */
+  DW_RBUF = 18432,  /* int16 entries of the converted rows of a band (112² planes
+                       fit one band: the one-strip-one-band path) */
   DW_KPAIRS = 8     /* tap pairs per kernel row: ⌈k_w / 2⌉ */
 };
 
