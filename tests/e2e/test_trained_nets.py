@@ -100,22 +100,26 @@ def _offload(d):
 # Known gaps of the -mmalib=1 criterion (strict: a fix must remove them).
 # Measured 2026-12-02 on AMD EPYC (Zen 5, VNNI), the seeded words of this
 # file:
-# - recognizer: ORT's own int8 file reads only 28/64 words right (float
-#   56/64; SQNR vs float 9.6 dB): the quantized network is at the edge of
-#   misreading, so any 1-LSB difference changes characters. -mmalib=1 is as
-#   close to float as ORT (9.74 dB vs 9.62, top-1 per step 0.93 like ORT's,
-#   29/64 words right) but reads only 41/64 words exactly as ORT's int8
-#   does. Per layer (python -m cstatic.layer_error with the float file):
-#   ORT's int8 is already 22 dB from float after the first depthwise conv
-#   and 8-12 dB through the backbone (heavy-tailed activations on MinMax
-#   ranges); -mmalib=1's SQNR stays within 0.4 dB of ORT's (either way) at
-#   each of 354 quantized layers while up to 94 % of a layer's outputs
-#   differ from ORT's (the 8-bit scale's LSB, spread by the layers after
-#   it), which at 8-12 dB decides different characters. Calibration tried
-#   (ORT quantize_static, tests/models/trained.py): 128 words instead of 32
-#   reads 35/64 right at 9.35 dB; quantizing only Conv/MatMul/Gemm 31/64 at
-#   9.30 dB; MinMax with a moving average 18/64 at 7.30 dB: none a better
-#   quantization by both measures, so ocr_quantized is unchanged.
+# - recognizer (calibrated as OCR_REC_CALIB says): float, ORT's int8 and
+#   cstatic read 56/64 words right, -mmalib=1 54/64, and -mmalib=1 reads
+#   60/64 words exactly as ORT's int8 does — one short of 95 % (61/64).
+#   Everything else holds: SQNR vs float 10.57 dB vs ORT's 11.25, top-1 per
+#   step 0.936 vs 0.947, cstatic == ORT on 100 %. The 4 words: signal ->
+#   "signa", YhjwSE -> "Yhjw SE", and two case changes (uu9KIzz ->
+#   uu9KIZZ, [1zZ -> [1ZZ). ORT's int8 is 11 dB from float, so a 1-LSB
+#   difference (the 8-bit scale) still decides a character now and then.
+#   Before (MinMax on 32 words): ORT's int8 read 28/64 right (9.62 dB),
+#   -mmalib=1 41/64 as ORT. Per layer then (python -m cstatic.layer_error
+#   with the float file): ORT's int8 22 dB from float after the first
+#   depthwise conv, 8-12 dB through the backbone; -mmalib=1's SQNR within
+#   0.4 dB of ORT's (either way) at each of 354 quantized layers while up
+#   to 94 % of a layer's outputs differ from ORT's by an LSB. Calibrations
+#   measured (ORT quantize_static, same 64 test words): MinMax on 128 words
+#   35/64 right at 9.35 dB; only Conv/MatMul/Gemm quantized 31/64 at 9.30;
+#   MinMax with a moving average 18/64 at 7.30; Percentile 99.99 on 16
+#   words 16/64 at 7.34 (clips too much); Percentile 99.999 on 16 words
+#   56/64 at 11.25 (kept: the only one better by both measures; note how
+#   sharply the choice of percentile decides it).
 # - direction classifier: 64/64 right everywhere, but -mmalib=1 is 24.66 dB
 #   from float where ORT's int8 is 32.45 dB. The offloaded layers are the 7
 #   stride-1 depthwise convs (Conv@10, 18, 23, 28, 33, 43, 48; 8-bit scale
@@ -129,8 +133,23 @@ def _offload(d):
 #   few-image softmax) falls by 4-8 dB and fails there instead (rnet 33.77
 #   vs ORT 35.62, onet 29.55 vs 30.60): no centring without the data's
 #   distribution wins on both, so the fold is unchanged.
-OCR_REC_GAP = "-mmalib=1 reads 41/64 words as ORT int8 (need 95 %): ORT int8 itself reads 28/64 right"
+OCR_REC_GAP = "-mmalib=1 reads 60/64 words as ORT int8 (need 95 %, 61/64); ORT int8 56/64 right, -mmalib=1 54/64"
 OCR_CLS_GAP = "-mmalib=1 24.66 dB vs float, ORT int8 32.45 dB: one uncertain image (#47) holds 82 % of the error"
+
+
+# The recognizer's calibration: ORT's Percentile method at 99.999 on 16
+# rendered words. Measured 2026-12-02 (the 64 test words): ORT's int8 reads
+# 56/64 right (float 56/64), SQNR vs float 11.25 dB; with MinMax on 32
+# words (what this file used before) 28/64 and 9.62 dB: the tails of the
+# heavy-tailed activations took the int8 steps from the bulk (ORT's int8
+# was 22 dB from float after the first depthwise conv).
+OCR_REC_CALIB = (16, 99.999)
+
+
+def _rec_quantized(shape):
+    n, pct = OCR_REC_CALIB
+    return trained.ocr_quantized(MODELS_OUT, "rec", trained.render_words(trained.words(n, 98, common=False), shape, 99),
+                                 percentile=pct)
 
 
 @pytest.mark.xfail(strict=True, reason=OCR_REC_GAP)
@@ -138,7 +157,7 @@ def test_ocr_recognizer(tmp_path, table):
     _fetch(trained.RAPIDOCR)
     shape = trained.OCR_FILES["rec"][1]
     fp = trained.ocr_float(MODELS_OUT, "rec")
-    qp = trained.ocr_quantized(MODELS_OUT, "rec", trained.render_words(trained.words(OCR_CALIB, 98, common=False), shape, 99))
+    qp = _rec_quantized(shape)
     chars = trained.ocr_characters(fp)
     words = trained.words(OCR_WORDS, 5)
     x = trained.render_words(words, shape, 5)
@@ -280,9 +299,8 @@ def test_ocr_mma_share(tmp_path, name, least):
     from cstatic_cli import cstatic as cli
     _fetch(trained.RAPIDOCR)
     shape = trained.OCR_FILES[name][1]
-    calib = (trained.render_pages(N, shape, 71)[0] if name == "det" else
-             trained.render_words(trained.words(OCR_CALIB, 98, common=False), shape, 99))
-    qp = trained.ocr_quantized(MODELS_OUT, name, calib)
+    qp = trained.ocr_quantized(MODELS_OUT, name, trained.render_pages(N, shape, 71)[0]) if name == "det" else \
+        _rec_quantized(shape)
     r = cli("compile", qp, "-o", tmp_path / "out", "-t", "c_static_lib -mcpu=c7x -mmalib=1")
     off = json.load(open(tmp_path / "out" / "manifest.json"))["offload"]
     print(next(l for l in r.stdout.splitlines() if "MACs on the MMA:" in l))

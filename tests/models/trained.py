@@ -180,19 +180,22 @@ def render_pages(n, shape, seed):
     return out, masks
 
 
-def ocr_quantized(out, name, calib):
+def ocr_quantized(out, name, calib, percentile=None):
     """ORT quantize_static of the PP-OCR `name` file (QDQ, int8
-    activations, per-channel int8 weights, MinMax) calibrated on `calib`
-    (rendered text). The file is first converted to opset 13 (per-axis
-    DequantizeLinear) and run through ORT's basic optimizations (BN folded;
-    quant_pre_process cannot infer the Paddle graph's shapes)."""
+    activations, per-channel int8 weights) calibrated on `calib` (rendered
+    text): activation ranges by MinMax, or with `percentile` by ORT's
+    Percentile method (each range clipped to that percentile of the
+    calibration values' magnitudes; the file name says which). The file is
+    first converted to opset 13 (per-axis DequantizeLinear) and run through
+    ORT's basic optimizations (BN folded; quant_pre_process cannot infer
+    the Paddle graph's shapes)."""
     import onnx
     import onnx.version_converter
     import onnxruntime as ort
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
                                           QuantType, quantize_static)
     d = os.path.join(out, "trained")
-    path = os.path.join(d, f"ocr_{name}_ort_s8.onnx")
+    path = os.path.join(d, f"ocr_{name}_ort_s8{'' if percentile is None else f'_pct{percentile}'}.onnx")
     if os.path.exists(path):
         return path
     m13 = os.path.join(d, f"ocr_{name}_13.onnx")
@@ -209,9 +212,10 @@ def ocr_quantized(out, name, calib):
         def get_next(self):
             return next(self.it, None)
 
+    method = ({"calibrate_method": CalibrationMethod.MinMax} if percentile is None else
+              {"calibrate_method": CalibrationMethod.Percentile, "extra_options": {"CalibPercentile": percentile}})
     quantize_static(so.optimized_model_filepath, path + ".part.onnx", Reader(), quant_format=QuantFormat.QDQ,
-                    per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QInt8,
-                    calibrate_method=CalibrationMethod.MinMax)
+                    per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QInt8, **method)
     os.replace(path + ".part.onnx", path)
     return path
 
