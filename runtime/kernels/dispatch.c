@@ -34,10 +34,9 @@ static int cpu_avx2(void) {
 }
 #endif
 
-/* The non-convolution kernels of a row, in field order (add_i8, mul_i8,
- * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
- * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8, softmax_f32,
- * conv2d_f32, matmul_f32, conv_transpose2d_f32, conv_transpose_nd_f32; the
+/* A row is {name, CPU check, conv2d_i8, dwconv2d_i8, then the kernels of
+ * TIDSP_DISPATCHED_KERNELS in its order}: matmul_i8, then these "others",
+ * the same for every row of an ISA (add_i8 … conv_transpose_nd_f32; the
  * AVX-512 and AVX2 rows' CPUs all have FMA, which the layer norms and the
  * MLAS-order float kernels use; those pick MLAS's channel block from the
  * CPU themselves, as MLAS does, not from the row).
@@ -78,17 +77,17 @@ const tidsp_kernel_variant tidsp_kernel_variants[] = {
     /* AMX tiles for the convolutions and matrix multiplies (the check also
      * asks Linux for the tile state); depthwise stays on AVX-512 VNNI */
     {"host_amx", tidsp_host_amx_supported, tidsp_conv2d_i8__host_amx,
-     tidsp_matmul_i8__host_amx, tidsp_dwconv2d_i8__host_avx512vnni,
+     tidsp_dwconv2d_i8__host_avx512vnni, tidsp_matmul_i8__host_amx,
      HOST_AVX512_OTHERS},
     {"host_avx512vnni", cpu_avx512vnni, tidsp_conv2d_i8__host_avx512vnni,
-     tidsp_matmul_i8__host_avx512vnni, tidsp_dwconv2d_i8__host_avx512vnni,
+     tidsp_dwconv2d_i8__host_avx512vnni, tidsp_matmul_i8__host_avx512vnni,
      HOST_AVX512_OTHERS},
     {"host_avx2", cpu_avx2, tidsp_conv2d_i8__host_avx2,
-     tidsp_matmul_i8__host_avx2, tidsp_dwconv2d_i8__host_avx2,
+     tidsp_dwconv2d_i8__host_avx2, tidsp_matmul_i8__host_avx2,
      HOST_AVX2_OTHERS},
 #endif
-    {"ref", always, tidsp_conv2d_i8__ref, tidsp_matmul_i8__ref,
-     tidsp_conv2d_i8__ref, REF_OTHERS},
+    {"ref", always, tidsp_conv2d_i8__ref, tidsp_conv2d_i8__ref,
+     tidsp_matmul_i8__ref, REF_OTHERS},
 };
 const int32_t tidsp_kernel_variant_count =
     (int32_t)(sizeof(tidsp_kernel_variants) / sizeof(tidsp_kernel_variants[0]));
@@ -143,103 +142,15 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
   return v->conv2d_i8(p, x, w, bias, rq, y);
 }
 
-int32_t tidsp_matmul_i8(const tidsp_matmul_params *p, const int8_t *x,
-                        const int8_t *w, const int32_t *bias, const void *rq,
-                        int8_t *y) {
-  return tidsp_kernel_variant_active()->matmul_i8(p, x, w, bias, rq, y);
-}
-
-int32_t tidsp_layer_norm_f32(const tidsp_layer_norm_params *p, const float *x,
-                             const float *scale, const float *bias, float *y) {
-  return tidsp_kernel_variant_active()->layer_norm_f32(p, x, scale, bias, y);
-}
-
-int32_t tidsp_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_t *x,
-                            const float *scale, const float *bias, int8_t *y) {
-  return tidsp_kernel_variant_active()->layer_norm_i8(p, x, scale, bias, y);
-}
-
-int32_t tidsp_softmax_i8(const tidsp_softmax_i8_params *p, const float *table, const int8_t *x,
-                         int8_t *y) {
-  return tidsp_kernel_variant_active()->softmax_i8(p, table, x, y);
-}
-
-int32_t tidsp_softmax_f32(const tidsp_softmax_params *p, const float *x, float *y) {
-  return tidsp_kernel_variant_active()->softmax_f32(p, x, y);
-}
-
-int32_t tidsp_conv2d_f32(const tidsp_conv2d_params *p, const float *x,
-                         const float *w, const float *bias, const float *sum, float *y) {
-  return tidsp_kernel_variant_active()->conv2d_f32(p, x, w, bias, sum, y);
-}
-
-int32_t tidsp_matmul_f32(const tidsp_matmul_f32_params *p, const float *a,
-                         const float *b, const float *bias, float *y) {
-  return tidsp_kernel_variant_active()->matmul_f32(p, a, b, bias, y);
-}
-
-int32_t tidsp_conv_transpose2d_f32(const tidsp_conv2d_params *p, const float *x, const float *w,
-                                   const float *bias, float *y) {
-  return tidsp_kernel_variant_active()->conv_transpose2d_f32(p, x, w, bias, y);
-}
-
-int32_t tidsp_conv_transpose_nd_f32(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w,
-                                    const float *bias, float *y) {
-  return tidsp_kernel_variant_active()->conv_transpose_nd_f32(p, x, w, bias, y);
-}
+/* Every other public name runs the active row's kernel. */
+#define FORWARD(name, params, args)                                                                     \
+  int32_t tidsp_##name params { return tidsp_kernel_variant_active()->name args; }
+TIDSP_DISPATCHED_KERNELS(FORWARD)
+#undef FORWARD
 
 int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
                               const int8_t *a, const int8_t *b_t,
                               const void *rq, int8_t *y) {
   return tidsp_batch_matmul_i8_with(p, a, b_t, rq, y,
                                     tidsp_kernel_variant_active()->matmul_i8);
-}
-
-int32_t tidsp_add_i8(const tidsp_add_i8_params *p, const int8_t *a,
-                     const int8_t *b, int8_t *y) {
-  return tidsp_kernel_variant_active()->add_i8(p, a, b, y);
-}
-
-int32_t tidsp_mul_i8(const tidsp_mul_i8_params *p, const int8_t *a,
-                     const int8_t *b, int8_t *y) {
-  return tidsp_kernel_variant_active()->mul_i8(p, a, b, y);
-}
-
-int32_t tidsp_quantize(const tidsp_qdq_params *p, const float *scale,
-                       const int32_t *zero_point, const float *x, void *y) {
-  return tidsp_kernel_variant_active()->quantize(p, scale, zero_point, x, y);
-}
-
-int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
-                         const int32_t *zero_point, const void *x, float *y) {
-  return tidsp_kernel_variant_active()->dequantize(p, scale, zero_point, x, y);
-}
-
-int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut,
-                     const int8_t *x, int8_t *y) {
-  return tidsp_kernel_variant_active()->lut_i8(p, lut, x, y);
-}
-
-int32_t tidsp_maxpool_i8(const tidsp_pool2d_params *p, const int8_t *x,
-                         int8_t *y) {
-  return tidsp_kernel_variant_active()->maxpool_i8(p, x, y);
-}
-
-int32_t tidsp_maxpool_f32(const tidsp_pool2d_params *p, const float *x,
-                          float *y) {
-  return tidsp_kernel_variant_active()->maxpool_f32(p, x, y);
-}
-
-int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
-                                const int8_t *x, int8_t *y) {
-  return tidsp_kernel_variant_active()->global_avgpool_i8(p, rq, x, y);
-}
-
-int32_t tidsp_transpose(const tidsp_transpose_params *p, const void *x,
-                        void *y) {
-  return tidsp_kernel_variant_active()->transpose(p, x, y);
-}
-
-int32_t tidsp_slice(const tidsp_slice_params *p, const void *x, void *y) {
-  return tidsp_kernel_variant_active()->slice(p, x, y);
 }

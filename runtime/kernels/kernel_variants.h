@@ -26,30 +26,41 @@
 #define TIDSP_HAVE_HOST_X86 0
 #endif
 
-typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p,
-                                      const int8_t *x, const int8_t *w,
-                                      const int32_t *bias, const void *rq,
-                                      int8_t *y);
-typedef int32_t (*tidsp_matmul_i8_fn)(const tidsp_matmul_params *p,
-                                      const int8_t *x, const int8_t *w,
-                                      const int32_t *bias, const void *rq,
-                                      int8_t *y);
-typedef int32_t (*tidsp_layer_norm_f32_fn)(const tidsp_layer_norm_params *p, const float *x,
-                                           const float *scale, const float *bias, float *y);
-typedef int32_t (*tidsp_layer_norm_i8_fn)(const tidsp_layer_norm_i8_params *p, const int8_t *x,
-                                          const float *scale, const float *bias, int8_t *y);
-typedef int32_t (*tidsp_softmax_i8_fn)(const tidsp_softmax_i8_params *p, const float *table,
-                                       const int8_t *x, int8_t *y);
-typedef int32_t (*tidsp_softmax_f32_fn)(const tidsp_softmax_params *p, const float *x, float *y);
-typedef int32_t (*tidsp_conv2d_f32_fn)(const tidsp_conv2d_params *p, const float *x,
-                                       const float *w, const float *bias, const float *sum,
-                                       float *y);
-typedef int32_t (*tidsp_matmul_f32_fn)(const tidsp_matmul_f32_params *p, const float *a,
-                                       const float *b, const float *bias, float *y);
-typedef int32_t (*tidsp_conv_transpose2d_f32_fn)(const tidsp_conv2d_params *p, const float *x,
-                                                 const float *w, const float *bias, float *y);
-typedef int32_t (*tidsp_conv_transpose_nd_f32_fn)(const tidsp_conv_transpose_nd_params *p, const float *x,
-                                                  const float *w, const float *bias, float *y);
+/* The dispatched kernels, one row each, in the order of a variant row's
+ * fields after its convolutions (tidsp_kernel_variant below, dispatch.c's
+ * rows):
+ *   X(name, (parameters), (arguments))
+ * gives the pointer type tidsp_<name>_fn, the field <name> of a variant
+ * row and, in dispatch.c, the public tidsp_<name> of kernels.h that runs
+ * the active row's (the compiler checks each row's parameters against that
+ * declaration). conv2d_i8 is written by hand: its public name chooses
+ * between two fields. */
+#define TIDSP_DISPATCHED_KERNELS(X) \
+  X(matmul_i8, (const tidsp_matmul_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, const void *rq, int8_t *y), (p, x, w, bias, rq, y)) \
+  X(add_i8, (const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y), (p, a, b, y)) \
+  X(mul_i8, (const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y), (p, a, b, y)) \
+  X(quantize, (const tidsp_qdq_params *p, const float *scale, const int32_t *zero_point, const float *x, void *y), (p, scale, zero_point, x, y)) \
+  X(dequantize, (const tidsp_qdq_params *p, const float *scale, const int32_t *zero_point, const void *x, float *y), (p, scale, zero_point, x, y)) \
+  X(lut_i8, (const tidsp_lut_params *p, const int8_t *lut, const int8_t *x, int8_t *y), (p, lut, x, y)) \
+  X(maxpool_i8, (const tidsp_pool2d_params *p, const int8_t *x, int8_t *y), (p, x, y)) \
+  X(maxpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y)) \
+  X(global_avgpool_i8, (const tidsp_gap_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
+  X(transpose, (const tidsp_transpose_params *p, const void *x, void *y), (p, x, y)) \
+  X(slice, (const tidsp_slice_params *p, const void *x, void *y), (p, x, y)) \
+  X(layer_norm_f32, (const tidsp_layer_norm_params *p, const float *x, const float *scale, const float *bias, float *y), (p, x, scale, bias, y)) \
+  X(layer_norm_i8, (const tidsp_layer_norm_i8_params *p, const int8_t *x, const float *scale, const float *bias, int8_t *y), (p, x, scale, bias, y)) \
+  X(softmax_i8, (const tidsp_softmax_i8_params *p, const float *table, const int8_t *x, int8_t *y), (p, table, x, y)) \
+  X(softmax_f32, (const tidsp_softmax_params *p, const float *x, float *y), (p, x, y)) \
+  X(conv2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, const float *sum, float *y), (p, x, w, bias, sum, y)) \
+  X(matmul_f32, (const tidsp_matmul_f32_params *p, const float *a, const float *b, const float *bias, float *y), (p, a, b, bias, y)) \
+  X(conv_transpose2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
+  X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y))
+
+typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
+                                      const int32_t *bias, const void *rq, int8_t *y);
+#define TIDSP_VARIANT_FN_TYPE(name, params, args) typedef int32_t(*tidsp_##name##_fn) params;
+TIDSP_DISPATCHED_KERNELS(TIDSP_VARIANT_FN_TYPE)
+#undef TIDSP_VARIANT_FN_TYPE
 int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
                               const int8_t *x, int8_t *y);
@@ -91,35 +102,6 @@ int32_t tidsp_batch_matmul_i8_with(const tidsp_batch_matmul_i8_params *p,
                                    const int8_t *a, const int8_t *b_t,
                                    const void *rq, int8_t *y,
                                    tidsp_matmul_i8_fn matmul);
-
-/* The non-convolution kernels with variants (same signatures as their
- * public names in kernels.h). */
-typedef int32_t (*tidsp_add_i8_fn)(const tidsp_add_i8_params *p,
-                                   const int8_t *a, const int8_t *b, int8_t *y);
-typedef int32_t (*tidsp_mul_i8_fn)(const tidsp_mul_i8_params *p,
-                                   const int8_t *a, const int8_t *b, int8_t *y);
-typedef int32_t (*tidsp_quantize_fn)(const tidsp_qdq_params *p,
-                                     const float *scale,
-                                     const int32_t *zero_point, const float *x,
-                                     void *y);
-typedef int32_t (*tidsp_dequantize_fn)(const tidsp_qdq_params *p,
-                                       const float *scale,
-                                       const int32_t *zero_point,
-                                       const void *x, float *y);
-typedef int32_t (*tidsp_lut_i8_fn)(const tidsp_lut_params *p,
-                                   const int8_t *lut, const int8_t *x,
-                                   int8_t *y);
-typedef int32_t (*tidsp_maxpool_i8_fn)(const tidsp_pool2d_params *p,
-                                       const int8_t *x, int8_t *y);
-typedef int32_t (*tidsp_maxpool_f32_fn)(const tidsp_pool2d_params *p,
-                                        const float *x, float *y);
-typedef int32_t (*tidsp_global_avgpool_i8_fn)(const tidsp_gap_i8_params *p,
-                                              const void *rq, const int8_t *x,
-                                              int8_t *y);
-typedef int32_t (*tidsp_transpose_fn)(const tidsp_transpose_params *p,
-                                      const void *x, void *y);
-typedef int32_t (*tidsp_slice_fn)(const tidsp_slice_params *p, const void *x,
-                                  void *y);
 
 /* Data movement that copies contiguous runs with memcpy (portable C,
  * runtime/kernels/host/movement__host.c), for the host rows. */
@@ -231,28 +213,12 @@ typedef struct tidsp_kernel_variant {
   const char *name; /* "host_amx", "host_avx512vnni", "host_avx2", "ref" */
   int (*supported)(void);
   tidsp_conv2d_i8_fn conv2d_i8;
-  tidsp_matmul_i8_fn matmul_i8;
   tidsp_conv2d_i8_fn dwconv2d_i8;
-  /* The other dispatched kernels; a row without a fast version of one
-   * points at its __ref. */
-  tidsp_add_i8_fn add_i8;
-  tidsp_mul_i8_fn mul_i8;
-  tidsp_quantize_fn quantize;
-  tidsp_dequantize_fn dequantize;
-  tidsp_lut_i8_fn lut_i8;
-  tidsp_maxpool_i8_fn maxpool_i8;
-  tidsp_maxpool_f32_fn maxpool_f32;
-  tidsp_global_avgpool_i8_fn global_avgpool_i8;
-  tidsp_transpose_fn transpose;
-  tidsp_slice_fn slice;
-  tidsp_layer_norm_f32_fn layer_norm_f32;
-  tidsp_layer_norm_i8_fn layer_norm_i8;
-  tidsp_softmax_i8_fn softmax_i8;
-  tidsp_softmax_f32_fn softmax_f32;
-  tidsp_conv2d_f32_fn conv2d_f32;
-  tidsp_matmul_f32_fn matmul_f32;
-  tidsp_conv_transpose2d_f32_fn conv_transpose2d_f32;
-  tidsp_conv_transpose_nd_f32_fn conv_transpose_nd_f32;
+  /* The other dispatched kernels, in TIDSP_DISPATCHED_KERNELS order; a row
+   * without a fast version of one points at its __ref. */
+#define TIDSP_VARIANT_FIELD(name, params, args) tidsp_##name##_fn name;
+  TIDSP_DISPATCHED_KERNELS(TIDSP_VARIANT_FIELD)
+#undef TIDSP_VARIANT_FIELD
 } tidsp_kernel_variant;
 
 /* True when the dispatcher sends a convolution to dwconv2d_i8: one input
