@@ -63,159 +63,112 @@ static inline TARGET void store16(int8_t *y, int32_t n, __m128i r) {
                             _mm512_castsi128_si512(r));
 }
 
-/* ---- add_i8 ----------------------------------------------------------------- */
+/* ---- add_i8 and mul_i8: one row loop ----------------------------------------- */
 
-typedef struct add_vec {
-  __m512 ra, rb, f, lo, hi;
-  __m512i off;
-  int32_t off_i; /* domain_offset */
-  int swapped;
-} add_vec;
+/* The constants of one call, as vectors. Operand lanes are float(x + a_add)
+ * and float(x + b_add): add_i8 takes the uint8-domain values (add =
+ * domain_offset), mul_i8 the exact differences from the zero points
+ * (add = −zp). */
+typedef struct bin_vec {
+  __m512 ra, rb, f; /* add: ra, rb, f; mul: ra = r, f = the uint8 y_zp */
+  __m512 lo, hi;
+  __m512i a_add, b_add, off;
+  int32_t a_add_i, b_add_i;
+  int swapped; /* add: A folded first */
+} bin_vec;
 
-static inline TARGET __m128i add16(const add_vec *k, __m512 av, __m512 bv) {
+enum { OP_ADD, OP_MUL };
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static TARGET void bin_vec_init(bin_vec *k, float ra, float rb, float f, int32_t lo, int32_t hi, int32_t off,
+                                int32_t a_add, int32_t b_add, int swapped) {
+  k->ra = _mm512_set1_ps(ra);
+  k->rb = _mm512_set1_ps(rb);
+  k->f = _mm512_set1_ps(f);
+  k->lo = _mm512_set1_ps((float)(lo + off));
+  k->hi = _mm512_set1_ps((float)(hi + off));
+  k->a_add = _mm512_set1_epi32(a_add);
+  k->b_add = _mm512_set1_epi32(b_add);
+  k->off = _mm512_set1_epi32(off);
+  k->a_add_i = a_add;
+  k->b_add_i = b_add;
+  k->swapped = swapped;
+}
+
+/* 16 outputs from their operand lanes; op is a constant where this is
+ * inlined, so each kernel's loop holds only its own arithmetic. */
+static ALWAYS_INLINE TARGET __m128i op16(const bin_vec *k, int op, __m512 av, __m512 bv) {
   __m512 v;
-  if (k->swapped)
+  if (op == OP_MUL) {
+    v = _mm512_mul_ps(av, bv); /* exact: float(prod) */
+    v = _mm512_mul_ps(v, k->ra);
+    v = _mm512_add_ps(v, k->f);
+  } else if (k->swapped) {
     v = _mm512_fmadd_ps(bv, k->rb, _mm512_fmadd_ps(av, k->ra, k->f));
-  else
+  } else {
     v = _mm512_fmadd_ps(av, k->ra, _mm512_fmadd_ps(bv, k->rb, k->f));
+  }
   return finish16(v, k->lo, k->hi, k->off);
 }
 
 /* One row of n outputs; sa / sb: operand contiguous (1) or constant (0). */
-static TARGET void add_row(const add_vec *k, const int8_t *a, int32_t sa,
-                           const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
-  const __m512 ac = _mm512_set1_ps((float)(a[0] + k->off_i));
-  const __m512 bc = _mm512_set1_ps((float)(b[0] + k->off_i));
+static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa,
+                                        const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
+  const __m512 ac = _mm512_set1_ps((float)(a[0] + k->a_add_i));
+  const __m512 bc = _mm512_set1_ps((float)(b[0] + k->b_add_i));
   int32_t i;
   if (!sa && !sb) { /* every output is the same value */
-    const __m128i r = add16(k, ac, bc);
+    const __m128i r = op16(k, op, ac, bc);
     for (i = 0; i < n; i += 16)
       store16(y + i, n - i, r);
     return;
   }
   for (i = 0; i + 16 <= n; i += 16) {
-    const __m512 av = sa ? load16_f(a + i, k->off) : ac;
-    const __m512 bv = sb ? load16_f(b + i, k->off) : bc;
-    _mm_storeu_si128((__m128i *)(y + i), add16(k, av, bv));
+    const __m512 av = sa ? load16_f(a + i, k->a_add) : ac;
+    const __m512 bv = sb ? load16_f(b + i, k->b_add) : bc;
+    _mm_storeu_si128((__m128i *)(y + i), op16(k, op, av, bv));
   }
   if (i < n) {
-    const __m512 av = sa ? load16_f_tail(a + i, n - i, k->off) : ac;
-    const __m512 bv = sb ? load16_f_tail(b + i, n - i, k->off) : bc;
-    store16(y + i, n - i, add16(k, av, bv));
+    const __m512 av = sa ? load16_f_tail(a + i, n - i, k->a_add) : ac;
+    const __m512 bv = sb ? load16_f_tail(b + i, n - i, k->b_add) : bc;
+    store16(y + i, n - i, op16(k, op, av, bv));
   }
 }
 
-static TARGET void add_fast(const tidsp_add_i8_params *p,
-                            const tidsp_broadcast *rows, const int8_t *a,
-                            const int8_t *b, int8_t *y) {
-  tidsp_host_add_consts c;
-  add_vec k;
+/* Every row of the coalesced broadcast rows. */
+static ALWAYS_INLINE TARGET void bin_rows(const bin_vec *k, int op, const tidsp_broadcast *rows,
+                                         const int8_t *a, const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
-  tidsp_host_add_consts_init(&c, p);
-  k.ra = _mm512_set1_ps(c.ra);
-  k.rb = _mm512_set1_ps(c.rb);
-  k.f = _mm512_set1_ps(c.f);
-  k.lo = _mm512_set1_ps(c.lo);
-  k.hi = _mm512_set1_ps(c.hi);
-  k.off = _mm512_set1_epi32(c.off);
-  k.off_i = c.off;
-  k.swapped = c.swapped;
   tidsp_ref_bc_init(&it, rows);
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    add_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * (size_t)it.inner, it.inner);
+    bin_row(k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
 }
 
-int32_t tidsp_add_i8__host_avx512(const tidsp_add_i8_params *p,
-                                  const int8_t *a, const int8_t *b,
-                                  int8_t *y) {
+/* The reference answers what the fast path does not take (eltwise_internal.h). */
+int32_t TARGET tidsp_add_i8__host_avx512(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b,
+                                         int8_t *y) {
   tidsp_broadcast rows;
+  tidsp_host_add_consts c;
+  bin_vec k;
   if (!tidsp_host_add_fast_ok(p, a, b, y, &rows))
     return tidsp_add_i8__ref(p, a, b, y);
-  add_fast(p, &rows, a, b, y);
+  tidsp_host_add_consts_init(&c, p);
+  bin_vec_init(&k, c.ra, c.rb, c.f, p->y_min, p->y_max, c.off, c.off, c.off, c.swapped);
+  bin_rows(&k, OP_ADD, &rows, a, b, y);
   return TIDSP_OK;
 }
 
-/* ---- mul_i8 ----------------------------------------------------------------- */
-
-typedef struct mul_vec {
-  __m512 r, zc, lo, hi;
-  __m512i a_zp, b_zp, off;
-  int32_t a_zp_i, b_zp_i;
-} mul_vec;
-
-static inline TARGET __m512 mul_load16(const int8_t *x, __m512i zp) {
-  const __m512i v = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)x));
-  return _mm512_cvtepi32_ps(_mm512_sub_epi32(v, zp));
-}
-
-static inline TARGET __m512 mul_load16_tail(const int8_t *x, int32_t n,
-                                            __m512i zp) {
-  const __mmask64 m = (__mmask64)(((uint64_t)1 << n) - 1);
-  const __m512i v = _mm512_cvtepi8_epi32(_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(m, x)));
-  return _mm512_cvtepi32_ps(_mm512_sub_epi32(v, zp));
-}
-
-/* da, db: float(a − a_zp), float(b − b_zp). */
-static inline TARGET __m128i mul16(const mul_vec *k, __m512 da, __m512 db) {
-  __m512 v = _mm512_mul_ps(da, db); /* exact: float(prod) */
-  v = _mm512_mul_ps(v, k->r);
-  v = _mm512_add_ps(v, k->zc);
-  return finish16(v, k->lo, k->hi, k->off);
-}
-
-static TARGET void mul_row(const mul_vec *k, const int8_t *a, int32_t sa,
-                           const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
-  const __m512 ac = _mm512_set1_ps((float)(a[0] - k->a_zp_i));
-  const __m512 bc = _mm512_set1_ps((float)(b[0] - k->b_zp_i));
-  int32_t i;
-  if (!sa && !sb) {
-    const __m128i r = mul16(k, ac, bc);
-    for (i = 0; i < n; i += 16)
-      store16(y + i, n - i, r);
-    return;
-  }
-  for (i = 0; i + 16 <= n; i += 16) {
-    const __m512 av = sa ? mul_load16(a + i, k->a_zp) : ac;
-    const __m512 bv = sb ? mul_load16(b + i, k->b_zp) : bc;
-    _mm_storeu_si128((__m128i *)(y + i), mul16(k, av, bv));
-  }
-  if (i < n) {
-    const __m512 av = sa ? mul_load16_tail(a + i, n - i, k->a_zp) : ac;
-    const __m512 bv = sb ? mul_load16_tail(b + i, n - i, k->b_zp) : bc;
-    store16(y + i, n - i, mul16(k, av, bv));
-  }
-}
-
-static TARGET void mul_fast(const tidsp_mul_i8_params *p,
-                            const tidsp_broadcast *rows, const int8_t *a,
-                            const int8_t *b, int8_t *y) {
-  mul_vec k;
-  tidsp_ref_bc_iter it;
-  int64_t r;
-  k.r = _mm512_set1_ps(p->r);
-  k.zc = _mm512_set1_ps((float)(p->y_zp + p->domain_offset));
-  k.lo = _mm512_set1_ps((float)(p->y_min + p->domain_offset));
-  k.hi = _mm512_set1_ps((float)(p->y_max + p->domain_offset));
-  k.a_zp = _mm512_set1_epi32(p->a_zp);
-  k.b_zp = _mm512_set1_epi32(p->b_zp);
-  k.off = _mm512_set1_epi32(p->domain_offset);
-  k.a_zp_i = p->a_zp;
-  k.b_zp_i = p->b_zp;
-  tidsp_ref_bc_init(&it, rows);
-  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    mul_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * (size_t)it.inner, it.inner);
-}
-
-int32_t tidsp_mul_i8__host_avx512(const tidsp_mul_i8_params *p,
-                                  const int8_t *a, const int8_t *b,
-                                  int8_t *y) {
+int32_t TARGET tidsp_mul_i8__host_avx512(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b,
+                                         int8_t *y) {
   tidsp_broadcast rows;
+  bin_vec k;
   if (!tidsp_host_mul_fast_ok(p, a, b, y, &rows))
     return tidsp_mul_i8__ref(p, a, b, y);
-  mul_fast(p, &rows, a, b, y);
+  bin_vec_init(&k, p->r, 0.0f, (float)(p->y_zp + p->domain_offset), p->y_min, p->y_max, p->domain_offset,
+               -p->a_zp, -p->b_zp, 0);
+  bin_rows(&k, OP_MUL, &rows, a, b, y);
   return TIDSP_OK;
 }
 
