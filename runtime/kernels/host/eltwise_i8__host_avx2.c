@@ -43,27 +43,68 @@ static inline TARGET void store32(int8_t *y, __m256i r0, __m256i r1,
   _mm256_storeu_si256((__m256i *)y, _mm256_permutevar8x32_epi32(b, order));
 }
 
-/* ---- add_i8 ----------------------------------------------------------------- */
+/* ---- add_i8 and mul_i8: one row loop ----------------------------------------- */
 
-typedef struct add_vec {
-  __m256 ra, rb, f, lo, hi;
-  __m256i off;
-  int32_t off_i;
-  int swapped;
-} add_vec;
+/* The constants of one call, as vectors. Operand lanes are float(x + a_add)
+ * and float(x + b_add): add_i8 takes the uint8-domain values (add =
+ * domain_offset), mul_i8 the exact differences from the zero points
+ * (add = −zp). */
+typedef struct bin_vec {
+  __m256 ra, rb, f; /* add: ra, rb, f; mul: ra = r, f = the uint8 y_zp */
+  __m256 lo, hi;
+  __m256i a_add, b_add, off;
+  int32_t a_add_i, b_add_i;
+  int swapped; /* add: A folded first */
+} bin_vec;
 
-static inline TARGET __m256i add8(const add_vec *k, __m256 av, __m256 bv) {
+enum { OP_ADD, OP_MUL };
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static TARGET void bin_vec_init(bin_vec *k, float ra, float rb, float f, int32_t lo, int32_t hi, int32_t off,
+                                int32_t a_add, int32_t b_add, int swapped) {
+  k->ra = _mm256_set1_ps(ra);
+  k->rb = _mm256_set1_ps(rb);
+  k->f = _mm256_set1_ps(f);
+  k->lo = _mm256_set1_ps((float)(lo + off));
+  k->hi = _mm256_set1_ps((float)(hi + off));
+  k->a_add = _mm256_set1_epi32(a_add);
+  k->b_add = _mm256_set1_epi32(b_add);
+  k->off = _mm256_set1_epi32(off);
+  k->a_add_i = a_add;
+  k->b_add_i = b_add;
+  k->swapped = swapped;
+}
+
+/* 8 outputs from their operand lanes; op is a constant where this is
+ * inlined, so each kernel's loop holds only its own arithmetic. */
+static ALWAYS_INLINE TARGET __m256i op8(const bin_vec *k, int op, __m256 av, __m256 bv) {
   __m256 v;
-  if (k->swapped)
+  if (op == OP_MUL) {
+    v = _mm256_mul_ps(av, bv); /* exact: float(prod) */
+    v = _mm256_mul_ps(v, k->ra);
+    v = _mm256_add_ps(v, k->f);
+  } else if (k->swapped) {
     v = _mm256_fmadd_ps(bv, k->rb, _mm256_fmadd_ps(av, k->ra, k->f));
-  else
+  } else {
     v = _mm256_fmadd_ps(av, k->ra, _mm256_fmadd_ps(bv, k->rb, k->f));
+  }
   return finish8(v, k->lo, k->hi, k->off);
 }
 
+/* 32 outputs; an operand with step 0 is the constant ac / bc. */
+static ALWAYS_INLINE TARGET void op32(const bin_vec *k, int op, const int8_t *a, int32_t sa, __m256 ac,
+                                     const int8_t *b, int32_t sb, __m256 bc, int8_t *y) {
+  __m256i r[4];
+  int32_t q;
+  for (q = 0; q < 4; q++)
+    r[q] = op8(k, op, sa ? load8_f(a + 8 * q, k->a_add) : ac, sb ? load8_f(b + 8 * q, k->b_add) : bc);
+  store32(y, r[0], r[1], r[2], r[3]);
+}
+
 /* The last m < BLOCK elements of a row's operands, zero-padded to a whole
- * block in ta / tb (add_row and mul_row run one more block on them and
- * keep m outputs); a constant operand (step 0) is not read. */
+ * block in ta / tb (bin_row runs one more block on them and keeps m
+ * outputs); a constant operand (step 0) is not read. */
 static void tail_operands(int8_t ta[BLOCK], const int8_t *a, int32_t sa, int8_t tb[BLOCK], const int8_t *b,
                           int32_t sb, int32_t m) {
   memset(ta, 0, BLOCK);
@@ -72,133 +113,55 @@ static void tail_operands(int8_t ta[BLOCK], const int8_t *a, int32_t sa, int8_t 
   if (sb) memcpy(tb, b, (size_t)m);
 }
 
-/* 32 outputs; an operand with step 0 is the constant ac / bc. */
-static inline TARGET void add32(const add_vec *k, const int8_t *a, int32_t sa,
-                                __m256 ac, const int8_t *b, int32_t sb,
-                                __m256 bc, int8_t *y) {
-  __m256i r[4];
-  int32_t q;
-  for (q = 0; q < 4; q++)
-    r[q] = add8(k, sa ? load8_f(a + 8 * q, k->off) : ac,
-                sb ? load8_f(b + 8 * q, k->off) : bc);
-  store32(y, r[0], r[1], r[2], r[3]);
-}
-
-static TARGET void add_row(const add_vec *k, const int8_t *a, int32_t sa,
-                           const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
-  const __m256 ac = _mm256_set1_ps((float)(a[0] + k->off_i));
-  const __m256 bc = _mm256_set1_ps((float)(b[0] + k->off_i));
+/* One row of n outputs; sa / sb: operand contiguous (1) or constant (0). */
+static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa,
+                                        const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
+  const __m256 ac = _mm256_set1_ps((float)(a[0] + k->a_add_i));
+  const __m256 bc = _mm256_set1_ps((float)(b[0] + k->b_add_i));
   int8_t ta[BLOCK], tb[BLOCK], ty[BLOCK];
   int32_t i;
   for (i = 0; i + BLOCK <= n; i += BLOCK)
-    add32(k, a + i, sa, ac, b + i, sb, bc, y + i);
+    op32(k, op, a + i, sa, ac, b + i, sb, bc, y + i);
   if (i < n) {
     tail_operands(ta, a + i, sa, tb, b + i, sb, n - i);
-    add32(k, ta, sa, ac, tb, sb, bc, ty);
+    op32(k, op, ta, sa, ac, tb, sb, bc, ty);
     memcpy(y + i, ty, (size_t)(n - i));
   }
 }
 
-static TARGET void add_fast(const tidsp_add_i8_params *p,
-                            const tidsp_broadcast *rows, const int8_t *a,
-                            const int8_t *b, int8_t *y) {
-  tidsp_host_add_consts c;
-  add_vec k;
+/* Every row of the coalesced broadcast rows. */
+static ALWAYS_INLINE TARGET void bin_rows(const bin_vec *k, int op, const tidsp_broadcast *rows,
+                                         const int8_t *a, const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
-  tidsp_host_add_consts_init(&c, p);
-  k.ra = _mm256_set1_ps(c.ra);
-  k.rb = _mm256_set1_ps(c.rb);
-  k.f = _mm256_set1_ps(c.f);
-  k.lo = _mm256_set1_ps(c.lo);
-  k.hi = _mm256_set1_ps(c.hi);
-  k.off = _mm256_set1_epi32(c.off);
-  k.off_i = c.off;
-  k.swapped = c.swapped;
   tidsp_ref_bc_init(&it, rows);
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    add_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * (size_t)it.inner, it.inner);
+    bin_row(k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
 }
 
-int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
-                                const int8_t *b, int8_t *y) {
+/* The reference answers what the fast path does not take (eltwise_internal.h). */
+int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b,
+                                       int8_t *y) {
   tidsp_broadcast rows;
+  tidsp_host_add_consts c;
+  bin_vec k;
   if (!tidsp_host_add_fast_ok(p, a, b, y, &rows))
     return tidsp_add_i8__ref(p, a, b, y);
-  add_fast(p, &rows, a, b, y);
+  tidsp_host_add_consts_init(&c, p);
+  bin_vec_init(&k, c.ra, c.rb, c.f, p->y_min, p->y_max, c.off, c.off, c.off, c.swapped);
+  bin_rows(&k, OP_ADD, &rows, a, b, y);
   return TIDSP_OK;
 }
 
-/* ---- mul_i8 ----------------------------------------------------------------- */
-
-typedef struct mul_vec {
-  __m256 r, zc, lo, hi;
-  __m256i a_zp_neg, b_zp_neg, off;
-  int32_t a_zp, b_zp;
-} mul_vec;
-
-/* da, db: float(a − a_zp), float(b − b_zp); their product is exact. */
-static inline TARGET __m256i mul8(const mul_vec *k, __m256 da, __m256 db) {
-  __m256 v = _mm256_mul_ps(da, db);
-  v = _mm256_mul_ps(v, k->r);
-  v = _mm256_add_ps(v, k->zc);
-  return finish8(v, k->lo, k->hi, k->off);
-}
-
-static inline TARGET void mul32(const mul_vec *k, const int8_t *a, int32_t sa,
-                                __m256 ac, const int8_t *b, int32_t sb,
-                                __m256 bc, int8_t *y) {
-  __m256i r[4];
-  int32_t q;
-  for (q = 0; q < 4; q++)
-    r[q] = mul8(k, sa ? load8_f(a + 8 * q, k->a_zp_neg) : ac,
-                sb ? load8_f(b + 8 * q, k->b_zp_neg) : bc);
-  store32(y, r[0], r[1], r[2], r[3]);
-}
-
-static TARGET void mul_row(const mul_vec *k, const int8_t *a, int32_t sa,
-                           const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
-  const __m256 ac = _mm256_set1_ps((float)(a[0] - k->a_zp));
-  const __m256 bc = _mm256_set1_ps((float)(b[0] - k->b_zp));
-  int8_t ta[BLOCK], tb[BLOCK], ty[BLOCK];
-  int32_t i;
-  for (i = 0; i + BLOCK <= n; i += BLOCK)
-    mul32(k, a + i, sa, ac, b + i, sb, bc, y + i);
-  if (i < n) {
-    tail_operands(ta, a + i, sa, tb, b + i, sb, n - i);
-    mul32(k, ta, sa, ac, tb, sb, bc, ty);
-    memcpy(y + i, ty, (size_t)(n - i));
-  }
-}
-
-static TARGET void mul_fast(const tidsp_mul_i8_params *p,
-                            const tidsp_broadcast *rows, const int8_t *a,
-                            const int8_t *b, int8_t *y) {
-  mul_vec k;
-  tidsp_ref_bc_iter it;
-  int64_t r;
-  k.r = _mm256_set1_ps(p->r);
-  k.zc = _mm256_set1_ps((float)(p->y_zp + p->domain_offset));
-  k.lo = _mm256_set1_ps((float)(p->y_min + p->domain_offset));
-  k.hi = _mm256_set1_ps((float)(p->y_max + p->domain_offset));
-  k.a_zp_neg = _mm256_set1_epi32(-p->a_zp);
-  k.b_zp_neg = _mm256_set1_epi32(-p->b_zp);
-  k.off = _mm256_set1_epi32(p->domain_offset);
-  k.a_zp = p->a_zp;
-  k.b_zp = p->b_zp;
-  tidsp_ref_bc_init(&it, rows);
-  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    mul_row(&k, a + it.a_off, it.a_step, b + it.b_off, it.b_step,
-            y + (size_t)r * (size_t)it.inner, it.inner);
-}
-
-int32_t tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a,
-                                const int8_t *b, int8_t *y) {
+int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b,
+                                       int8_t *y) {
   tidsp_broadcast rows;
+  bin_vec k;
   if (!tidsp_host_mul_fast_ok(p, a, b, y, &rows))
     return tidsp_mul_i8__ref(p, a, b, y);
-  mul_fast(p, &rows, a, b, y);
+  bin_vec_init(&k, p->r, 0.0f, (float)(p->y_zp + p->domain_offset), p->y_min, p->y_max, p->domain_offset,
+               -p->a_zp, -p->b_zp, 0);
+  bin_rows(&k, OP_MUL, &rows, a, b, y);
   return TIDSP_OK;
 }
 

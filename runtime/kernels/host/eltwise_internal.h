@@ -71,7 +71,7 @@ static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc,
 /* The float constants of one QLinearAdd call, as add_i8.c computes them. */
 typedef struct tidsp_host_add_consts {
   int swapped; /* fold A first: v = fma(b, rb, fma(a, ra, f)) */
-  float ra, rb, f, lo, hi;
+  float ra, rb, f;
   int32_t off; /* domain_offset */
 } tidsp_host_add_consts;
 
@@ -84,8 +84,6 @@ static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
   k->ra = p->ra;
   k->rb = p->rb;
   k->f = k->swapped ? zc - fmaf(p->rb, zb, p->ra * za) : p->f;
-  k->lo = (float)(p->y_min + p->domain_offset);
-  k->hi = (float)(p->y_max + p->domain_offset);
   k->off = p->domain_offset;
 }
 
