@@ -145,7 +145,7 @@ int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_
   tidsp_broadcast rows;
   tidsp_host_add_consts c;
   bin_vec k;
-  if (!tidsp_host_add_fast_ok(p, a, b, y, &rows))
+  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &rows))
     return tidsp_add_i8__ref(p, a, b, y);
   tidsp_host_add_consts_init(&c, p);
   bin_vec_init(&k, c.ra, c.rb, c.f, p->y_min, p->y_max, c.off, c.off, c.off, c.swapped);
@@ -157,7 +157,7 @@ int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_
                                        int8_t *y) {
   tidsp_broadcast rows;
   bin_vec k;
-  if (!tidsp_host_mul_fast_ok(p, a, b, y, &rows))
+  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &rows))
     return tidsp_mul_i8__ref(p, a, b, y);
   bin_vec_init(&k, p->r, 0.0f, (float)(p->y_zp + p->domain_offset), p->y_min, p->y_max, p->domain_offset,
                -p->a_zp, -p->b_zp, 0);

@@ -77,39 +77,19 @@ typedef struct tidsp_host_add_consts {
 
 static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
                                               const tidsp_add_i8_params *p) {
-  const float za = (float)(p->a_zp + p->domain_offset);
-  const float zb = (float)(p->b_zp + p->domain_offset);
-  const float zc = (float)(p->y_zp + p->domain_offset);
   k->swapped = tidsp_ref_add_a_per_span(&p->bc); /* the caller's, not the coalesced, broadcast */
   k->ra = p->ra;
   k->rb = p->rb;
-  k->f = k->swapped ? zc - fmaf(p->rb, zb, p->ra * za) : p->f;
+  k->f = tidsp_ref_add_f(p, k->swapped);
   k->off = p->domain_offset;
 }
 
-/* True when a QLinearAdd / QLinearMul call takes the fast path: the
- * reference kernel's checks (add_i8.c, mul_i8.c) pass and the formula is
- * FLOAT; *rows then holds the coalesced broadcast. */
-static inline int tidsp_host_q_binary_fast_ok(const tidsp_broadcast *bc, int32_t kind, int32_t a_zp, int32_t b_zp,
-                                              int32_t y_min, int32_t y_max, int32_t y_zp, int32_t domain_offset,
-                                              const int8_t *a, const int8_t *b, const int8_t *y,
-                                              tidsp_broadcast *rows) {
-  tidsp_ref_bc_iter it;
-  return tidsp_ref_binary_begin(&it, bc, a, b, y) == TIDSP_OK && kind == TIDSP_REQUANT_FLOAT &&
-         tidsp_ref_q_binary_ok(kind, a_zp, b_zp, y_min, y_max, y_zp, domain_offset) &&
-         tidsp_host_bc_coalesce(bc, rows);
-}
-
-static inline int tidsp_host_add_fast_ok(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b,
-                                         const int8_t *y, tidsp_broadcast *rows) {
-  return p && tidsp_host_q_binary_fast_ok(&p->bc, p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp,
-                                          p->domain_offset, a, b, y, rows);
-}
-
-static inline int tidsp_host_mul_fast_ok(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b,
-                                         const int8_t *y, tidsp_broadcast *rows) {
-  return p && tidsp_host_q_binary_fast_ok(&p->bc, p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp,
-                                          p->domain_offset, a, b, y, rows);
-}
+/* True when a QLinearAdd / QLinearMul call (p: its params, either type)
+ * takes the fast path: the reference kernel's checks (add_i8.c, mul_i8.c)
+ * pass and the formula is FLOAT; *rows then holds the coalesced broadcast. */
+#define TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, rows)                                                                 \
+  ((p) && (p)->kind == TIDSP_REQUANT_FLOAT &&                                                                        \
+   TIDSP_REF_Q_BINARY_BEGIN(&(tidsp_ref_bc_iter){0}, (p), (a), (b), (y)) == TIDSP_OK &&                              \
+   tidsp_host_bc_coalesce(&(p)->bc, (rows)))
 
 #endif /* TIDSP_HOST_ELTWISE_INTERNAL_H */

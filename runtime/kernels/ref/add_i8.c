@@ -28,22 +28,16 @@
 int32_t tidsp_add_i8__ref(const tidsp_add_i8_params *p, const int8_t *a,
                           const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
+  const int32_t st = TIDSP_REF_Q_BINARY_BEGIN(&it, p, a, b, y);
   int64_t r;
-  int32_t st, i;
-
-  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
+  int32_t i;
   if (st != TIDSP_OK)
     return st;
-  if (!tidsp_ref_q_binary_ok(p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp, p->domain_offset))
-    return TIDSP_ERR_PARAM;
 
   if (p->kind == TIDSP_REQUANT_FLOAT) {
     const float ra = p->ra, rb = p->rb;
-    const float za = (float)(p->a_zp + p->domain_offset);
-    const float zb = (float)(p->b_zp + p->domain_offset);
-    const float zc = (float)(p->y_zp + p->domain_offset);
     const int swapped = tidsp_ref_add_a_per_span(&p->bc);
-    const float f = swapped ? zc - fmaf(rb, zb, ra * za) : p->f;
+    const float f = tidsp_ref_add_f(p, swapped);
     /* clamp bounds in the uint8 domain */
     const float lo = (float)(p->y_min + p->domain_offset);
     const float hi = (float)(p->y_max + p->domain_offset);

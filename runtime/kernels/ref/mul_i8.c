@@ -17,14 +17,11 @@
 int32_t tidsp_mul_i8__ref(const tidsp_mul_i8_params *p, const int8_t *a,
                           const int8_t *b, int8_t *y) {
   tidsp_ref_bc_iter it;
+  const int32_t st = TIDSP_REF_Q_BINARY_BEGIN(&it, p, a, b, y);
   int64_t r;
-  int32_t st, i;
-
-  st = tidsp_ref_binary_begin(&it, p ? &p->bc : NULL, a, b, y);
+  int32_t i;
   if (st != TIDSP_OK)
     return st;
-  if (!tidsp_ref_q_binary_ok(p->kind, p->a_zp, p->b_zp, p->y_min, p->y_max, p->y_zp, p->domain_offset))
-    return TIDSP_ERR_PARAM;
 
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it)) {
     const int8_t *ar = a + it.a_off, *br = b + it.b_off;

@@ -285,12 +285,39 @@ static inline int tidsp_ref_add_a_per_span(const tidsp_broadcast *bc) {
   return 1;
 }
 
-/* The parameters QLinearAdd and QLinearMul share: int8 input zero points,
- * an int8 output (tidsp_ref_i8_output_ok), a FLOAT or Q31 formula. */
-static inline int tidsp_ref_q_binary_ok(int32_t kind, int32_t a_zp, int32_t b_zp, int32_t y_min, int32_t y_max,
-                                        int32_t y_zp, int32_t domain_offset) {
-  return tidsp_ref_i8_output_ok(y_min, y_max, y_zp, domain_offset) && tidsp_ref_is_i8(a_zp) &&
-         tidsp_ref_is_i8(b_zp) && (kind == TIDSP_REQUANT_FLOAT || kind == TIDSP_REQUANT_Q31);
+/* The start of QLinearAdd and QLinearMul (add_i8.c, mul_i8.c, and the host
+ * variants' fast-path test): tidsp_ref_binary_begin, then the parameters
+ * they share: int8 input zero points, an int8 output
+ * (tidsp_ref_i8_output_ok), a FLOAT or Q31 formula. bc is &params->bc, or
+ * NULL when params is. */
+static inline int32_t tidsp_ref_q_binary_begin(tidsp_ref_bc_iter *it, const tidsp_broadcast *bc, const int8_t *a,
+                                               const int8_t *b, const int8_t *y, int32_t kind, int32_t a_zp,
+                                               int32_t b_zp, int32_t y_min, int32_t y_max, int32_t y_zp,
+                                               int32_t domain_offset) {
+  const int32_t st = tidsp_ref_binary_begin(it, bc, a, b, y);
+  if (st != TIDSP_OK)
+    return st;
+  if (!tidsp_ref_i8_output_ok(y_min, y_max, y_zp, domain_offset) || !tidsp_ref_is_i8(a_zp) ||
+      !tidsp_ref_is_i8(b_zp) || (kind != TIDSP_REQUANT_FLOAT && kind != TIDSP_REQUANT_Q31))
+    return TIDSP_ERR_PARAM;
+  return TIDSP_OK;
+}
+
+/* tidsp_ref_q_binary_begin on the fields that QLinearAdd's and QLinearMul's
+ * params share (a macro: they are two struct types); p may be NULL. */
+#define TIDSP_REF_Q_BINARY_BEGIN(it, p, a, b, y)                                                                     \
+  ((p) ? tidsp_ref_q_binary_begin((it), &(p)->bc, (a), (b), (y), (p)->kind, (p)->a_zp, (p)->b_zp, (p)->y_min,        \
+                                  (p)->y_max, (p)->y_zp, (p)->domain_offset)                                         \
+       : TIDSP_ERR_NULL)
+
+/* QLinearAdd's FLOAT constant: p->f, or when A is folded first (swapped:
+ * tidsp_ref_add_a_per_span) f_swapped = fl(zc − fma(rb, zb, fl(ra·za))),
+ * zero points in the uint8 domain (add_i8.c). */
+static inline float tidsp_ref_add_f(const tidsp_add_i8_params *p, int swapped) {
+  const float za = (float)(p->a_zp + p->domain_offset);
+  const float zb = (float)(p->b_zp + p->domain_offset);
+  const float zc = (float)(p->y_zp + p->domain_offset);
+  return swapped ? zc - fmaf(p->rb, zb, p->ra * za) : p->f;
 }
 
 static inline void tidsp_ref_bc_next(tidsp_ref_bc_iter *it) {
