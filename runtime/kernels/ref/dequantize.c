@@ -7,6 +7,15 @@
  */
 #include "qdq_internal.h"
 
+/* One row of the narrow integer type T (its q − zp fits int32), in the
+ * loop below: a macro, as only the type differs. */
+#define DEQUANTIZE_ROW(T)                                                                                          \
+  do {                                                                                                             \
+    const T *xr = (const T *)x + base;                                                                             \
+    for (i = 0; i < p->inner; i++)                                                                                 \
+      yr[i] = (float)((int32_t)xr[i] - zp) * s;                                                                    \
+  } while (0)
+
 int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
                               const int32_t *zero_point, const void *x, float *y) {
   int32_t o, c, i;
@@ -20,30 +29,10 @@ int32_t tidsp_dequantize__ref(const tidsp_qdq_params *p, const float *scale,
       float s = scale[c];
       int32_t zp = zero_point[c];
       switch (p->dtype) {
-      case TIDSP_DTYPE_I8: {
-        const int8_t *xr = (const int8_t *)x + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (float)((int32_t)xr[i] - zp) * s;
-        break;
-      }
-      case TIDSP_DTYPE_U8: {
-        const uint8_t *xr = (const uint8_t *)x + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (float)((int32_t)xr[i] - zp) * s;
-        break;
-      }
-      case TIDSP_DTYPE_I16: {
-        const int16_t *xr = (const int16_t *)x + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (float)((int32_t)xr[i] - zp) * s;
-        break;
-      }
-      case TIDSP_DTYPE_U16: {
-        const uint16_t *xr = (const uint16_t *)x + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (float)((int32_t)xr[i] - zp) * s;
-        break;
-      }
+      case TIDSP_DTYPE_I8: DEQUANTIZE_ROW(int8_t); break;
+      case TIDSP_DTYPE_U8: DEQUANTIZE_ROW(uint8_t); break;
+      case TIDSP_DTYPE_I16: DEQUANTIZE_ROW(int16_t); break;
+      case TIDSP_DTYPE_U16: DEQUANTIZE_ROW(uint16_t); break;
       default: { /* TIDSP_DTYPE_I32: the difference may not fit int32 */
         const int32_t *xr = (const int32_t *)x + base;
         for (i = 0; i < p->inner; i++)

@@ -13,6 +13,15 @@
  */
 #include "qdq_internal.h"
 
+/* One row of the integer type T, in the loop below: a macro, as only the
+ * type differs. */
+#define QUANTIZE_ROW(T)                                                                                            \
+  do {                                                                                                             \
+    T *yr = (T *)y + base;                                                                                         \
+    for (i = 0; i < p->inner; i++)                                                                                 \
+      yr[i] = (T)quantize_value(xr[i], s, zp, qmin, qmax);                                                         \
+  } while (0)
+
 static inline int64_t quantize_value(float x, float s, int64_t zp, int64_t qmin,
                                      int64_t qmax) {
   const float v = x / s;
@@ -39,36 +48,11 @@ int32_t tidsp_quantize__ref(const tidsp_qdq_params *p, const float *scale,
       float s = scale[c];
       int64_t zp = zero_point[c];
       switch (p->dtype) {
-      case TIDSP_DTYPE_I8: {
-        int8_t *yr = (int8_t *)y + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (int8_t)quantize_value(xr[i], s, zp, qmin, qmax);
-        break;
-      }
-      case TIDSP_DTYPE_U8: {
-        uint8_t *yr = (uint8_t *)y + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (uint8_t)quantize_value(xr[i], s, zp, qmin, qmax);
-        break;
-      }
-      case TIDSP_DTYPE_I16: {
-        int16_t *yr = (int16_t *)y + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (int16_t)quantize_value(xr[i], s, zp, qmin, qmax);
-        break;
-      }
-      case TIDSP_DTYPE_U16: {
-        uint16_t *yr = (uint16_t *)y + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (uint16_t)quantize_value(xr[i], s, zp, qmin, qmax);
-        break;
-      }
-      default: { /* TIDSP_DTYPE_I32, the last one qdq_check accepts */
-        int32_t *yr = (int32_t *)y + base;
-        for (i = 0; i < p->inner; i++)
-          yr[i] = (int32_t)quantize_value(xr[i], s, zp, qmin, qmax);
-        break;
-      }
+      case TIDSP_DTYPE_I8: QUANTIZE_ROW(int8_t); break;
+      case TIDSP_DTYPE_U8: QUANTIZE_ROW(uint8_t); break;
+      case TIDSP_DTYPE_I16: QUANTIZE_ROW(int16_t); break;
+      case TIDSP_DTYPE_U16: QUANTIZE_ROW(uint16_t); break;
+      default: QUANTIZE_ROW(int32_t); break; /* TIDSP_DTYPE_I32, the last one qdq_check accepts */
       }
     }
   }
