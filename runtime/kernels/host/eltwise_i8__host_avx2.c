@@ -45,35 +45,31 @@ static inline TARGET void store32(int8_t *y, __m256i r0, __m256i r1,
 
 /* ---- add_i8 and mul_i8: one row loop ----------------------------------------- */
 
-/* The constants of one call, as vectors. Operand lanes are float(x + a_add)
- * and float(x + b_add): add_i8 takes the uint8-domain values (add =
- * domain_offset), mul_i8 the exact differences from the zero points
- * (add = −zp). */
+/* A tidsp_host_bin_plan's constants (eltwise_internal.h), as vectors and
+ * scalars in a local copy. */
 typedef struct bin_vec {
-  __m256 ra, rb, f; /* add: ra, rb, f; mul: ra = r, f = the uint8 y_zp */
-  __m256 lo, hi;
+  __m256 ra, rb, f, lo, hi;
   __m256i a_add, b_add, off;
   int32_t a_add_i, b_add_i;
-  int swapped; /* add: A folded first */
+  int swapped;
 } bin_vec;
 
 enum { OP_ADD, OP_MUL };
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-static TARGET void bin_vec_init(bin_vec *k, float ra, float rb, float f, int32_t lo, int32_t hi, int32_t off,
-                                int32_t a_add, int32_t b_add, int swapped) {
-  k->ra = _mm256_set1_ps(ra);
-  k->rb = _mm256_set1_ps(rb);
-  k->f = _mm256_set1_ps(f);
-  k->lo = _mm256_set1_ps((float)(lo + off));
-  k->hi = _mm256_set1_ps((float)(hi + off));
-  k->a_add = _mm256_set1_epi32(a_add);
-  k->b_add = _mm256_set1_epi32(b_add);
-  k->off = _mm256_set1_epi32(off);
-  k->a_add_i = a_add;
-  k->b_add_i = b_add;
-  k->swapped = swapped;
+static ALWAYS_INLINE TARGET void bin_vec_init(bin_vec *k, const tidsp_host_bin_plan *c) {
+  k->ra = _mm256_set1_ps(c->ra);
+  k->rb = _mm256_set1_ps(c->rb);
+  k->f = _mm256_set1_ps(c->f);
+  k->lo = _mm256_set1_ps(c->lo);
+  k->hi = _mm256_set1_ps(c->hi);
+  k->a_add = _mm256_set1_epi32(c->a_add);
+  k->b_add = _mm256_set1_epi32(c->b_add);
+  k->off = _mm256_set1_epi32(c->off);
+  k->a_add_i = c->a_add;
+  k->b_add_i = c->b_add;
+  k->swapped = c->swapped;
 }
 
 /* 8 outputs from their operand lanes; op is a constant where this is
@@ -129,40 +125,28 @@ static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t 
   }
 }
 
-/* Every row of the coalesced broadcast rows. */
-static ALWAYS_INLINE TARGET void bin_rows(const bin_vec *k, int op, const tidsp_broadcast *rows,
-                                         const int8_t *a, const int8_t *b, int8_t *y) {
+/* Every row of the plan's coalesced broadcast. */
+static ALWAYS_INLINE TARGET int32_t bin_run(const tidsp_host_bin_plan *c, int op, const int8_t *a, const int8_t *b,
+                                           int8_t *y) {
+  bin_vec k;
   tidsp_ref_bc_iter it;
   int64_t r;
-  tidsp_ref_bc_init(&it, rows);
+  bin_vec_init(&k, c);
+  tidsp_ref_bc_init(&it, &c->rows);
   for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    bin_row(k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
-}
-
-/* The reference answers what the fast path does not take (eltwise_internal.h). */
-int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b,
-                                       int8_t *y) {
-  tidsp_broadcast rows;
-  tidsp_host_add_consts c;
-  bin_vec k;
-  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &rows))
-    return tidsp_add_i8__ref(p, a, b, y);
-  tidsp_host_add_consts_init(&c, p);
-  bin_vec_init(&k, c.ra, c.rb, c.f, p->y_min, p->y_max, c.off, c.off, c.off, c.swapped);
-  bin_rows(&k, OP_ADD, &rows, a, b, y);
+    bin_row(&k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
   return TIDSP_OK;
 }
 
-int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b,
-                                       int8_t *y) {
-  tidsp_broadcast rows;
-  bin_vec k;
-  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &rows))
-    return tidsp_mul_i8__ref(p, a, b, y);
-  bin_vec_init(&k, p->r, 0.0f, (float)(p->y_zp + p->domain_offset), p->y_min, p->y_max, p->domain_offset,
-               -p->a_zp, -p->b_zp, 0);
-  bin_rows(&k, OP_MUL, &rows, a, b, y);
-  return TIDSP_OK;
+/* The reference answers what the fast path does not take. */
+int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
+  tidsp_host_bin_plan c;
+  return tidsp_host_add_plan(&c, p, a, b, y) ? bin_run(&c, OP_ADD, a, b, y) : tidsp_add_i8__ref(p, a, b, y);
+}
+
+int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
+  tidsp_host_bin_plan c;
+  return tidsp_host_mul_plan(&c, p, a, b, y) ? bin_run(&c, OP_MUL, a, b, y) : tidsp_mul_i8__ref(p, a, b, y);
 }
 
 #endif /* TIDSP_HAVE_HOST_X86 */

@@ -68,22 +68,6 @@ static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc,
          (out->b_stride[r - 1] == 0 || out->b_stride[r - 1] == 1);
 }
 
-/* The float constants of one QLinearAdd call, as add_i8.c computes them. */
-typedef struct tidsp_host_add_consts {
-  int swapped; /* fold A first: v = fma(b, rb, fma(a, ra, f)) */
-  float ra, rb, f;
-  int32_t off; /* domain_offset */
-} tidsp_host_add_consts;
-
-static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
-                                              const tidsp_add_i8_params *p) {
-  k->swapped = tidsp_ref_add_a_per_span(&p->bc); /* the caller's, not the coalesced, broadcast */
-  k->ra = p->ra;
-  k->rb = p->rb;
-  k->f = tidsp_ref_add_f(p, k->swapped);
-  k->off = p->domain_offset;
-}
-
 /* True when a QLinearAdd / QLinearMul call (p: its params, either type)
  * takes the fast path: the reference kernel's checks (add_i8.c, mul_i8.c)
  * pass and the formula is FLOAT; *rows then holds the coalesced broadcast. */
@@ -91,5 +75,55 @@ static inline void tidsp_host_add_consts_init(tidsp_host_add_consts *k,
   ((p) && (p)->kind == TIDSP_REQUANT_FLOAT &&                                                                        \
    TIDSP_REF_Q_BINARY_BEGIN(&(tidsp_ref_bc_iter){0}, (p), (a), (b), (y)) == TIDSP_OK &&                              \
    tidsp_host_bc_coalesce(&(p)->bc, (rows)))
+
+/* One QLinearAdd or QLinearMul call on the fast path: its coalesced rows
+ * and the constants each ISA file broadcasts to vectors. Operand lanes are
+ * float(x + a_add) and float(x + b_add): add_i8 takes the uint8-domain
+ * values (add = domain_offset), mul_i8 the exact differences from the
+ * zero points (add = −zp). Then
+ *   add: v = fma(a, ra, fma(b, rb, f)), or fma(b, rb, fma(a, ra, f))
+ *        when swapped (A folded first, as add_i8.c)
+ *   mul: v = fl(fl(a·b)·ra) + f   (ra = r, f = the uint8 y_zp)
+ * clamped to [lo, hi] (uint8 domain), rounded, minus off. */
+typedef struct tidsp_host_bin_plan {
+  tidsp_broadcast rows;
+  float ra, rb, f, lo, hi;
+  int32_t a_add, b_add, off;
+  int swapped;
+} tidsp_host_bin_plan;
+
+static inline void tidsp_host_bin_plan_bounds(tidsp_host_bin_plan *k, int32_t y_min, int32_t y_max, int32_t off) {
+  k->lo = (float)(y_min + off);
+  k->hi = (float)(y_max + off);
+  k->off = off;
+}
+
+/* 1 and *k filled when the call takes the fast path, 0 otherwise. */
+static inline int tidsp_host_add_plan(tidsp_host_bin_plan *k, const tidsp_add_i8_params *p, const int8_t *a,
+                                      const int8_t *b, const int8_t *y) {
+  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &k->rows))
+    return 0;
+  k->swapped = tidsp_ref_add_a_per_span(&p->bc); /* the caller's, not the coalesced, broadcast */
+  k->ra = p->ra;
+  k->rb = p->rb;
+  k->f = tidsp_ref_add_f(p, k->swapped);
+  k->a_add = k->b_add = p->domain_offset;
+  tidsp_host_bin_plan_bounds(k, p->y_min, p->y_max, p->domain_offset);
+  return 1;
+}
+
+static inline int tidsp_host_mul_plan(tidsp_host_bin_plan *k, const tidsp_mul_i8_params *p, const int8_t *a,
+                                      const int8_t *b, const int8_t *y) {
+  if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &k->rows))
+    return 0;
+  k->swapped = 0;
+  k->ra = p->r;
+  k->rb = 0.0f;
+  k->f = (float)(p->y_zp + p->domain_offset);
+  k->a_add = -p->a_zp;
+  k->b_add = -p->b_zp;
+  tidsp_host_bin_plan_bounds(k, p->y_min, p->y_max, p->domain_offset);
+  return 1;
+}
 
 #endif /* TIDSP_HOST_ELTWISE_INTERNAL_H */
