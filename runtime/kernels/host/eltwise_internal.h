@@ -23,46 +23,22 @@
  * out->rank ≥ 1. Returns 1 when the rows of out are contiguous or constant
  * in both operands (innermost strides 0 or 1), the shapes the fast row
  * loops handle, and the output is not empty. */
-static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc,
-                                         tidsp_broadcast *out) {
-  int32_t d, r = 0, i;
-  tidsp_broadcast t; /* innermost first while building */
+static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc, tidsp_broadcast *out) {
+  int64_t shape[TIDSP_MAX_RANK], st[2][TIDSP_MAX_RANK]; /* the operands' strides */
+  int32_t d, r;
   for (d = 0; d < bc->rank; d++) {
     if (bc->shape[d] == 0)
       return 0;
+    shape[d] = bc->shape[d];
+    st[0][d] = bc->a_stride[d];
+    st[1][d] = bc->b_stride[d];
   }
-  for (d = bc->rank - 1; d >= 0; d--) {
-    const int32_t n = bc->shape[d];
-    if (n == 1)
-      continue;
-    if (r > 0 &&
-        (int64_t)t.a_stride[r - 1] * t.shape[r - 1] == bc->a_stride[d] &&
-        (int64_t)t.b_stride[r - 1] * t.shape[r - 1] == bc->b_stride[d] &&
-        (int64_t)t.shape[r - 1] * n <= INT32_MAX) {
-      t.shape[r - 1] *= n;
-      continue;
-    }
-    t.shape[r] = n;
-    t.a_stride[r] = bc->a_stride[d];
-    t.b_stride[r] = bc->b_stride[d];
-    r++;
-  }
-  if (r == 0) { /* a single element */
-    t.shape[0] = 1;
-    t.a_stride[0] = 0;
-    t.b_stride[0] = 0;
-    r = 1;
-  }
+  r = tidsp_ref_coalesce(bc->rank, shape, 2, st, INT32_MAX, 0);
   out->rank = r;
-  for (i = 0; i < r; i++) {
-    out->shape[i] = t.shape[r - 1 - i];
-    out->a_stride[i] = t.a_stride[r - 1 - i];
-    out->b_stride[i] = t.b_stride[r - 1 - i];
-  }
-  for (i = r; i < TIDSP_MAX_RANK; i++) {
-    out->shape[i] = 1;
-    out->a_stride[i] = 0;
-    out->b_stride[i] = 0;
+  for (d = 0; d < TIDSP_MAX_RANK; d++) { /* rank r, then dims of size 1 */
+    out->shape[d] = d < r ? (int32_t)shape[d] : 1;
+    out->a_stride[d] = d < r ? (int32_t)st[0][d] : 0;
+    out->b_stride[d] = d < r ? (int32_t)st[1][d] : 0;
   }
   return (out->a_stride[r - 1] == 0 || out->a_stride[r - 1] == 1) &&
          (out->b_stride[r - 1] == 0 || out->b_stride[r - 1] == 1);

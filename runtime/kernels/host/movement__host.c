@@ -33,29 +33,7 @@ typedef struct copy_walk {
 
 /* Drops size-1 dims and merges contiguous ones (w has rank ≥ 1 after). */
 static void walk_coalesce(copy_walk *w) {
-  copy_walk t;
-  int32_t d, r = 0;
-  for (d = w->rank - 1; d >= 0; d--) { /* innermost first */
-    if (w->shape[d] == 1)
-      continue;
-    if (r > 0 && t.step[r - 1] * t.shape[r - 1] == w->step[d]) {
-      t.shape[r - 1] *= w->shape[d];
-      continue;
-    }
-    t.shape[r] = w->shape[d];
-    t.step[r] = w->step[d];
-    r++;
-  }
-  if (r == 0) {
-    t.shape[0] = 1;
-    t.step[0] = 1;
-    r = 1;
-  }
-  w->rank = r;
-  for (d = 0; d < r; d++) {
-    w->shape[d] = t.shape[r - 1 - d];
-    w->step[d] = t.step[r - 1 - d];
-  }
+  w->rank = tidsp_ref_coalesce(w->rank, w->shape, 1, &w->step, INT64_MAX, 1);
 }
 
 /* The next output row of walk w: the outer dims (all but the innermost)

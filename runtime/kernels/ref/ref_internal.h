@@ -250,6 +250,48 @@ static inline void tidsp_ref_valid_range(int64_t off, int32_t stride,
 }
 
 /* ------------------------------------------------------------------------
+ * Coalescing a strided walk (the host variants' broadcast and data-movement
+ * fast paths): shape[0..rank) (outermost first, every dim ≥ 1) and n_st ≤ 2
+ * stride arrays step[k][0..rank) are rewritten in place to walk the same
+ * elements in the same order with the same offsets in as few dims as
+ * possible: dims of size 1 are dropped, and a dim is merged into the next
+ * inner one when, for every stride array, stepping it equals stepping the
+ * inner one to its end, and the merged size stays ≤ max_len. Returns the
+ * new rank, ≥ 1 (a single element: one dim of size 1, strides one_step). */
+static inline int32_t tidsp_ref_coalesce(int32_t rank, int64_t shape[], int32_t n_st,
+                                         int64_t step[][TIDSP_MAX_RANK], int64_t max_len, int64_t one_step) {
+  int64_t ts[TIDSP_MAX_RANK], tst[2][TIDSP_MAX_RANK]; /* innermost first while building */
+  int32_t d, r = 0, k, i;
+  for (d = rank - 1; d >= 0; d--) {
+    int merge = r > 0 && ts[r - 1] <= max_len / shape[d];
+    if (shape[d] == 1)
+      continue;
+    for (k = 0; k < n_st && merge; k++)
+      merge = tst[k][r - 1] * ts[r - 1] == step[k][d];
+    if (merge) {
+      ts[r - 1] *= shape[d];
+      continue;
+    }
+    ts[r] = shape[d];
+    for (k = 0; k < n_st; k++)
+      tst[k][r] = step[k][d];
+    r++;
+  }
+  if (r == 0) {
+    ts[0] = 1;
+    for (k = 0; k < n_st; k++)
+      tst[k][0] = one_step;
+    r = 1;
+  }
+  for (i = 0; i < r; i++) {
+    shape[i] = ts[r - 1 - i];
+    for (k = 0; k < n_st; k++)
+      step[k][i] = tst[k][r - 1 - i];
+  }
+  return r;
+}
+
+/* ------------------------------------------------------------------------
  * Broadcast iteration: rows of the innermost output dimension; the outer
  * dimensions advance like an odometer. */
 typedef struct tidsp_ref_bc_iter {
