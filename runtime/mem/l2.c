@@ -8,7 +8,9 @@
  * was: the caller learns of its mistake without losing a good region.
  * Binding a region also starts the DMA engine (tidsp_dma_start): its one
  * allocation (the host's copy thread) happens here, at the platform's
- * init, not in the first inference's first copy.
+ * init, not in the first inference's first copy. Asking for the region
+ * (each inference's first step) starts it again: tidsp_dma_start readies
+ * a running engine for the copies to come.
  */
 #include "cstatic/dma.h"
 
@@ -32,5 +34,9 @@ int32_t tidsp_l2_bind(void *base, size_t size) {
 
 void *tidsp_l2_scratch(size_t size) {
   if (!l2_base || size > l2_size) return NULL;
+  /* A staged model asks for its region first thing in each inference:
+   * have the engine ready for its copies (the host's copy thread polls
+   * for them from now on instead of sleeping until the first one). */
+  (void)tidsp_dma_start();
   return l2_base;
 }
