@@ -4,8 +4,9 @@
  * The overlap figure: DMA busy time is the union of the copies' [start,
  * end) intervals (one copy thread: they do not overlap, but the union is
  * what holds for any engine); hidden is the part of it inside the union
- * of the layers' [start, end). Both unions are built by sorting the
- * intervals and merging; the intersection walks both merged lists.
+ * of the layers' [start, end) that ran on another CPU than the copy
+ * (hidden_time). Unions are built by sorting the intervals and merging;
+ * an intersection walks two merged lists.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -59,13 +60,71 @@ static int32_t merge(ival *v, int32_t n) {
   return m + 1;
 }
 
+/* Whether a copy on CPU a runs beside a call on CPU b (TIDSP_DMA_CPU_*
+ * when negative): on two different CPUs, or on an engine that names none
+ * (a board's DMA); never when either moved between its start and end. */
+static int beside(int32_t a, int32_t b) {
+  if (a == TIDSP_DMA_CPU_MOVED || b == TIDSP_DMA_CPU_MOVED) return 0;
+  if (a == TIDSP_DMA_CPU_UNKNOWN || b == TIDSP_DMA_CPU_UNKNOWN) return 1;
+  return a != b;
+}
+
+/* Append to out the parts of the merged lists x[0..nx) and y[0..ny) that
+ * overlap; returns the new count. */
+static int32_t intersect(const ival *x, int32_t nx, const ival *y, int32_t ny, ival *out, int32_t n) {
+  for (int32_t i = 0, k = 0; i < nx && k < ny;) {
+    uint64_t a = x[i].a > y[k].a ? x[i].a : y[k].a;
+    uint64_t b = x[i].b < y[k].b ? x[i].b : y[k].b;
+    if (b > a) out[n++] = (ival){a, b};
+    if (x[i].b < y[k].b) i++;
+    else k++;
+  }
+  return n;
+}
+
+/* Hidden: the time some copy moves while some layer computes beside it
+ * (beside(): a copy thread that preempts the model on its own CPU hides
+ * nothing). Copies and calls are grouped by CPU; each group of copies is
+ * intersected with the union of the calls beside it, and the pieces'
+ * union is the hidden time. */
+static uint64_t hidden_time(const tidsp_dma_event *ev, int32_t n, ival *dma, ival *cpu, ival *pieces) {
+  int32_t cpus[64], n_cpus = 0, n_pieces = 0;
+  for (int32_t i = 0; i < n; i++) { /* the copies' CPUs */
+    const tidsp_dma_event *e = &ev[i];
+    if (e->kind != TIDSP_DMA_EV_COPY || !e->end || e->end < e->start) continue;
+    int32_t j = 0;
+    while (j < n_cpus && cpus[j] != e->cpu) j++;
+    if (j == n_cpus) {
+      if (n_cpus == 64) return 0; /* more CPUs than a host has: count nothing rather than guess */
+      cpus[n_cpus++] = e->cpu;
+    }
+  }
+  for (int32_t j = 0; j < n_cpus; j++) {
+    int32_t nd = 0, nc = 0;
+    for (int32_t i = 0; i < n; i++) {
+      const tidsp_dma_event *e = &ev[i];
+      if (!e->end || e->end < e->start) continue;
+      if (e->kind == TIDSP_DMA_EV_COPY && e->cpu == cpus[j]) dma[nd++] = (ival){e->start, e->end};
+      else if (e->kind != TIDSP_DMA_EV_COPY && beside(cpus[j], e->cpu)) cpu[nc++] = (ival){e->start, e->end};
+    }
+    /* at most n merged pieces so far (each ends at a copy's or a call's
+     * end) and nd + nc new ones: pieces holds 3n */
+    n_pieces = merge(pieces, intersect(dma, merge(dma, nd), cpu, merge(cpu, nc), pieces, n_pieces));
+  }
+  uint64_t t = 0;
+  for (int32_t i = 0; i < n_pieces; i++) t += pieces[i].b - pieces[i].a;
+  return t;
+}
+
 cs_dma_overlap cs_dma_trace_overlap(const tidsp_dma_event *ev, int32_t n) {
   cs_dma_overlap o;
   memset(&o, 0, sizeof o);
-  ival *dma = calloc((size_t)(n > 0 ? n : 1), sizeof *dma), *cpu = calloc((size_t)(n > 0 ? n : 1), sizeof *cpu);
-  if (!dma || !cpu) {
+  size_t cap = (size_t)(n > 0 ? n : 1);
+  ival *dma = calloc(cap, sizeof *dma), *cpu = calloc(cap, sizeof *cpu), *pieces = calloc(3 * cap, sizeof *pieces);
+  if (!dma || !cpu || !pieces) {
     free(dma);
     free(cpu);
+    free(pieces);
     return o;
   }
   uint64_t first = UINT64_MAX, last = 0;
@@ -78,21 +137,16 @@ cs_dma_overlap cs_dma_trace_overlap(const tidsp_dma_event *ev, int32_t n) {
       dma[o.copies++] = (ival){e->start, e->end};
       o.bytes += e->bytes;
     } else {
-      cpu[o.computes++] = (ival){e->start, e->end};
+      o.computes++;
     }
   }
-  int32_t nd = merge(dma, o.copies), nc = merge(cpu, o.computes);
+  int32_t nd = merge(dma, o.copies);
   for (int32_t i = 0; i < nd; i++) o.dma_busy += dma[i].b - dma[i].a;
-  for (int32_t i = 0, k = 0; i < nd && k < nc;) {
-    uint64_t a = dma[i].a > cpu[k].a ? dma[i].a : cpu[k].a;
-    uint64_t b = dma[i].b < cpu[k].b ? dma[i].b : cpu[k].b;
-    if (b > a) o.hidden += b - a;
-    if (dma[i].b < cpu[k].b) i++;
-    else k++;
-  }
+  o.hidden = hidden_time(ev, n, dma, cpu, pieces);
   o.span = last > first ? last - first : 0;
   free(dma);
   free(cpu);
+  free(pieces);
   return o;
 }
 
@@ -124,8 +178,8 @@ static cs_status write_svg(const char *path, const tidsp_dma_event *ev, int32_t 
   fprintf(f, "<text x=\"4\" y=\"18\">");
   for (const char *c = model; *c; c++) /* the model's name, XML-escaped */
     fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){*c, 0}, f);
-  fprintf(f, ": DMA busy %.3f ms, %.1f%% hidden behind compute; %.3f ms shown</text>\n", (double)o->dma_busy * 1e-6,
-          o->dma_busy ? 100.0 * (double)o->hidden / (double)o->dma_busy : 0.0, (double)(t1 - t0) * 1e-6);
+  fprintf(f, ": DMA busy %.3f ms, %.1f%% hidden behind compute on another CPU; %.3f ms shown</text>\n",
+          (double)o->dma_busy * 1e-6, o->dma_busy ? 100.0 * (double)o->hidden / (double)o->dma_busy : 0.0, (double)(t1 - t0) * 1e-6);
   for (int q = 0; q < TIDSP_DMA_QUEUES; q++)
     if (lane[q] >= 0)
       fprintf(f, "<text x=\"4\" y=\"%d\">DMA queue %d</text>\n", TOP + lane[q] * LANE + 17, q);
@@ -145,7 +199,10 @@ static cs_status write_svg(const char *path, const tidsp_dma_event *ev, int32_t 
     else
       for (const char *c = e->name ? e->name : "?"; *c; c++)
         fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){*c, 0}, f);
-    fprintf(f, ": %.1f-%.1f us</title></rect>\n", (double)(e->start - t0) * 1e-3, (double)(end - t0) * 1e-3);
+    fprintf(f, ": %.1f-%.1f us", (double)(e->start - t0) * 1e-3, (double)(end - t0) * 1e-3);
+    if (e->cpu >= 0) fprintf(f, ", cpu %d", (int)e->cpu);
+    else if (e->cpu == TIDSP_DMA_CPU_MOVED) fputs(", moved between CPUs", f);
+    fputs("</title></rect>\n", f);
   }
   fprintf(f, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3f ms</text>\n",
           LEFT, height - 8, LEFT + WIDTH, height - 8, (double)(t1 - t0) * 1e-6);
@@ -208,6 +265,11 @@ static int write_json(const cs_dma_trace *t, const char *path, int32_t n, int64_
       cs_json_int(&j, "group", e->group);
       cs_json_int(&j, "bytes", (int64_t)e->bytes);
       cs_json_double(&j, "issue", us(e->issue, t0));
+      cs_json_int(&j, "cpu", e->cpu);
+      cs_json_end_object(&j);
+    } else {
+      cs_json_begin_object(&j, "args");
+      cs_json_int(&j, "cpu", e->cpu); /* TIDSP_DMA_CPU_*: -1 unknown, -2 moved */
       cs_json_end_object(&j);
     }
     cs_json_end_object(&j);

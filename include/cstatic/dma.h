@@ -117,7 +117,16 @@ typedef struct tidsp_dma_event {
   uint64_t issue;   /* copy: when issued; compute: = start */
   uint64_t start;
   uint64_t end;     /* 0 while the copy or the call has not ended */
+  int32_t cpu;      /* the CPU the copy or the call ran on, at its start and
+                     * its end (TIDSP_DMA_CPU_*: unknown, or moved between) */
 } tidsp_dma_event;
+
+/* tidsp_dma_event.cpu when no CPU can be named: the engine does not know
+ * (a board's DMA is not a CPU: its copies overlap any call), or the
+ * thread was on one CPU at the start and another at the end (its time is
+ * then not counted as hidden: it may have shared a CPU with the other). */
+#define TIDSP_DMA_CPU_UNKNOWN (-1)
+#define TIDSP_DMA_CPU_MOVED (-2)
 
 /* Record events into events[0 … capacity − 1] (the caller's storage: the
  * engine allocates nothing) from now on, numbering groups from 0;

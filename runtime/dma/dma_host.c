@@ -236,6 +236,25 @@ static void completed(void) {
   pthread_cond_broadcast(&done_cv);
 }
 
+/* The CPU the calling thread runs on, or TIDSP_DMA_CPU_UNKNOWN. */
+static int32_t this_cpu(void) {
+#if defined(__linux__)
+  int c = sched_getcpu();
+  return c >= 0 ? (int32_t)c : TIDSP_DMA_CPU_UNKNOWN;
+#else
+  return TIDSP_DMA_CPU_UNKNOWN;
+#endif
+}
+
+/* Stamp an event's end and check its CPU (trace events only). A copy
+ * thread that shares the model's CPU, preempting it in mid-layer, is not
+ * hiding its copy behind that layer: the trace's overlap counts only
+ * copy and call time on two different CPUs (dma_trace.c). */
+static void stamp_end(tidsp_dma_event *e) {
+  e->end = tidsp_profile_clock();
+  if (e->cpu != this_cpu()) e->cpu = TIDSP_DMA_CPU_MOVED;
+}
+
 static tidsp_dma_event *trace;
 static int32_t trace_cap, trace_n;
 static int64_t trace_dropped;
@@ -289,12 +308,15 @@ static void *copy_thread(void *arg) {
     uint8_t *dst = (uint8_t *)c->dst;
     const uint8_t *src = (const uint8_t *)c->src;
     size_t bytes = c->bytes, rows = c->rows, dp = c->dst_pitch, sp = c->src_pitch;
-    if (c->event >= 0) trace[c->event].start = tidsp_profile_clock();
+    if (c->event >= 0) {
+      trace[c->event].cpu = this_cpu();
+      trace[c->event].start = tidsp_profile_clock();
+    }
     pthread_mutex_unlock(&lock);
     tsan_let_issuer_run();
     for (size_t r = 0; r < rows; r++) memcpy(dst + r * dp, src + r * sp, bytes);
     pthread_mutex_lock(&lock);
-    if (c->event >= 0) trace[c->event].end = tidsp_profile_clock();
+    if (c->event >= 0) stamp_end(&trace[c->event]);
     q->head = (q->head + 1) % TIDSP_DMA_DEPTH;
     q->count--;
     q->want_room = 0;
@@ -366,6 +388,7 @@ static int32_t issue(int32_t queue, void *dst, size_t dst_pitch, const void *src
     tidsp_dma_event *e = &trace[c->event];
     memset(e, 0, sizeof *e);
     e->kind = TIDSP_DMA_EV_COPY;
+    e->cpu = TIDSP_DMA_CPU_UNKNOWN; /* until the copy starts */
     e->queue = queue;
     e->group = q->open_group - q->trace_base;
     e->bytes = bytes * rows;
@@ -496,6 +519,7 @@ int32_t tidsp_dma_trace_begin(const char *layer) {
     e->kind = TIDSP_DMA_EV_COMPUTE;
     e->queue = -1;
     e->name = layer;
+    e->cpu = this_cpu();
     e->issue = e->start = tidsp_profile_clock();
   }
   pthread_mutex_unlock(&lock);
@@ -505,6 +529,6 @@ int32_t tidsp_dma_trace_begin(const char *layer) {
 void tidsp_dma_trace_end(int32_t slot) {
   if (slot < 0) return;
   pthread_mutex_lock(&lock);
-  if (slot < trace_n) trace[slot].end = tidsp_profile_clock();
+  if (slot < trace_n) stamp_end(&trace[slot]);
   pthread_mutex_unlock(&lock);
 }

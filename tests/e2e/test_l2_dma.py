@@ -205,6 +205,22 @@ def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
         assert chunk_copies[k + 1]["args"]["issue"] < chunk_calls[k]["ts"]
     assert 0 <= summary["dma_hidden"] <= summary["dma_busy"]
     assert "% hidden behind 14 layer calls" in p.stdout, p.stdout
+    # Every event names the CPU it ran on (-2: it moved). Confined to one
+    # CPU, the copy thread runs only while the model is preempted or
+    # waiting: nothing is hidden, whatever the timing (a time-sliced copy
+    # inside a layer's interval is not behind it).
+    assert all(type(e["args"]["cpu"]) is int and e["args"]["cpu"] >= -2 for e in ev)
+    if hasattr(os, "sched_setaffinity"):
+        cpus = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(cpus)})  # inherited by cstatic and its copy thread
+        try:
+            cstatic("run", d / "db600000", "--input", d / "x.npy", "--output", tmp_path / "y1.npy", "--dma-trace",
+                    tmp_path / "t1.json")
+        finally:
+            os.sched_setaffinity(0, cpus)
+        one = json.loads((tmp_path / "t1.json").read_text())
+        assert {e["args"]["cpu"] for e in one["traceEvents"]} == {min(cpus)}
+        assert one["cstatic"]["dma_busy"] > 0 and one["cstatic"]["dma_hidden"] == 0, one["cstatic"]
 
     # a model that copies nothing: a clear error, no trace
     host_out = d / "host"
