@@ -68,7 +68,15 @@ typedef struct dma_queue {
   int64_t trace_base; /* open_group at the trace's bind */
 } dma_queue;
 
+/* adaptive (glibc): a thread that finds it taken spins a moment before it
+ * sleeps; every holder keeps it for a few stores, and a futex sleep and
+ * wake-up between the issuer and the copy thread cost microseconds, as
+ * long as a small copy */
+#if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
+static pthread_mutex_t lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+#else
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER; /* the thread waits */
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER; /* issuers and waiters wait */
 static dma_queue queues[TIDSP_DMA_QUEUES];
