@@ -5,17 +5,21 @@ usage: dma_overlap.py MODEL_DIR INPUT.npy [ROUNDS]
 Runs the compiled (staged or DMA-tiled: -mcpu=c7x) model ROUNDS times
 (default 9), each with a DMA trace, and prints one JSON object: per round
 and as medians, the DMA busy time, the share of it that overlaps a traced
-layer call (the trace's own "dma_hidden_share"), the DMA time left exposed
+layer call on another CPU (the trace's own "dma_hidden_share": a copy
+thread that runs on the model's core while the model is preempted hides
+nothing; an event that moved between CPUs counts as on the same one), the
+DMA time left exposed
 (busy minus hidden: what the copies add to the inference; faster copies
 lower it, and may lower the share too), and the same split by queue: queue 0 holds each layer's own copies (input, weight tiles, H
 strips), queue 1 the next-layer weight prefetches, queue 2 the H-tiled
 convs' output rows going out of L2. Also the machine's 1-minute load average
 before and after, since on a loaded machine the copy thread may wait for a
 core (a copy starts late and is then less hidden): name it beside every
-figure you quote. Where other jobs keep both cores busy, the copy thread
-often runs only while the model waits for it and every round reads ~0;
-as root, `chrt -f 10 python bench/dma_overlap.py ...` runs the model (both
-threads) ahead of them, as on the board's dedicated core and DMA.
+figure you quote. Where other jobs keep both cores busy, the scheduler
+puts the copy thread on the model's core, it runs only while the model
+waits for it, and every round reads ~0; as root, `chrt -f 10 python
+bench/dma_overlap.py ...` runs the model (both threads) ahead of them, as
+on the board's dedicated core and DMA.
 """
 import json
 import os
@@ -43,6 +47,16 @@ def merged(spans):
     return out
 
 
+MOVED, UNKNOWN = -2, -1  # tidsp_dma_event.cpu (cstatic/dma.h)
+
+
+def beside(a, b):
+    """Whether a copy on CPU a runs beside a call on CPU b (dma_trace.c)."""
+    if MOVED in (a, b):
+        return False
+    return UNKNOWN in (a, b) or a != b
+
+
 def one_round(model_dir, x, tmp):
     trace = os.path.join(tmp, "t.json")
     subprocess.run([CSTATIC, "run", model_dir, "--input", x, "--output", os.path.join(tmp, "y.npy"),
@@ -50,11 +64,12 @@ def one_round(model_dir, x, tmp):
     with open(trace) as f:
         t = json.load(f)
     ev = t["traceEvents"]
-    compute = merged([(e["ts"], e["ts"] + e["dur"]) for e in ev if e["cat"] == "compute"])
+    calls = [e for e in ev if e["cat"] == "compute"]
     per_q = {}
     for e in ev:
         if e["cat"] != "dma":
             continue
+        compute = merged([(c["ts"], c["ts"] + c["dur"]) for c in calls if beside(e["args"]["cpu"], c["args"]["cpu"])])
         q = per_q.setdefault(e["tid"] - 1, [0.0, 0.0])
         q[0] += e["dur"]
         q[1] += overlap(e["ts"], e["ts"] + e["dur"], compute)
