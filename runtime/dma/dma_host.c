@@ -233,6 +233,7 @@ static void stay_off_model_cpu(void) {
   if (CPU_COUNT(&s) == 0) return;
   pthread_mutex_unlock(&lock);
   (void)sched_setaffinity(0, sizeof s, &s);
+  (void)preempted_since(); /* the move is an involuntary switch, not a sign of load */
   pthread_mutex_lock(&lock);
 #endif
 }
