@@ -15,9 +15,9 @@ strips), queue 1 the next-layer weight prefetches, queue 2 the H-tiled
 convs' output rows going out of L2. Also the machine's 1-minute load average
 before and after, since on a loaded machine the copy thread may wait for a
 core (a copy starts late and is then less hidden): name it beside every
-figure you quote. Where other jobs keep both cores busy, the scheduler
-puts the copy thread on the model's core, it runs only while the model
-waits for it, and every round reads ~0; as root, `chrt -f 10 python
+figure you quote. Where other jobs keep both cores busy, the copy thread
+(kept off the model's core) waits for its turn on the other one, and the
+share varies from round to round; as root, `chrt -f 10 python
 bench/dma_overlap.py ...` runs the model (both threads) ahead of them, as
 on the board's dedicated core and DMA.
 """
