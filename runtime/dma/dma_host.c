@@ -40,6 +40,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <string.h>
 #include <time.h>
 
@@ -321,8 +325,26 @@ static int32_t trace_slot(void) {
   return trace_n++;
 }
 
+/* Ask the scheduler for a short slice (EEVDF, Linux 6.12+: a SCHED_OTHER
+ * thread's sched_runtime; no privilege needed): an earlier deadline, so
+ * the woken copy thread preempts the job on its core instead of waiting
+ * for that job's slice to end. Older kernels ignore or refuse it. */
+static void short_slice(void) {
+#if defined(__linux__) && defined(SYS_sched_setattr)
+  struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } a = {48, 0, 0, 0, 0, 100000, 0, 0};
+  (void)syscall(SYS_sched_setattr, 0, &a, 0);
+#endif
+}
+
 static void *copy_thread(void *arg) {
   (void)arg;
+  short_slice();
   int hold = several_cpus();
   pthread_mutex_lock(&lock);
   may_hold = hold;
