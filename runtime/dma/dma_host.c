@@ -328,16 +328,20 @@ static int32_t trace_slot(void) {
 /* Ask the scheduler for a short slice (EEVDF, Linux 6.12+: a SCHED_OTHER
  * thread's sched_runtime; no privilege needed): an earlier deadline, so
  * the woken copy thread preempts the job on its core instead of waiting
- * for that job's slice to end. Older kernels ignore or refuse it. */
+ * for that job's slice to end. Older kernels ignore or refuse it. A
+ * thread of another policy (chrt) or nice keeps it: only the slice
+ * changes. */
 static void short_slice(void) {
 #if defined(__linux__) && defined(SYS_sched_setattr)
+  if (sched_getscheduler(0) != SCHED_OTHER) return;
+  int nice = getpriority(PRIO_PROCESS, 0); /* Linux: this thread's */
   struct {
     uint32_t size, policy;
     uint64_t flags;
     int32_t nice;
     uint32_t priority;
     uint64_t runtime, deadline, period;
-  } a = {48, 0, 0, 0, 0, 100000, 0, 0};
+  } a = {48, SCHED_OTHER, 0, nice, 0, 100000, 0, 0};
   (void)syscall(SYS_sched_setattr, 0, &a, 0);
 #endif
 }
