@@ -69,7 +69,9 @@ def one_round(model_dir, x, tmp):
     for e in ev:
         if e["cat"] != "dma":
             continue
-        compute = merged([(c["ts"], c["ts"] + c["dur"]) for c in calls if beside(e["args"]["cpu"], c["args"]["cpu"])])
+        cpu = e["args"].get("cpu", UNKNOWN)  # a trace from a cstatic without CPUs: unknown
+        compute = merged([(c["ts"], c["ts"] + c["dur"]) for c in calls
+                          if beside(cpu, c.get("args", {}).get("cpu", UNKNOWN))])
         q = per_q.setdefault(e["tid"] - 1, [0.0, 0.0])
         q[0] += e["dur"]
         q[1] += overlap(e["ts"], e["ts"] + e["dur"], compute)
