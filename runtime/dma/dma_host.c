@@ -124,8 +124,7 @@ static atomic_uint pokes, completions;
  * preempts the thread that used its share on polling in mid-copy
  * (ResNet-18's 96 copies, at load 8: 11.5 ms of DMA instead of 0.3 ms),
  * where a woken sleeper runs its copy through. */
-enum { HOLD_NS = 3000000, PREEMPTED_NS = 50000 };
-static const uint64_t BACKOFF_NS = 1000000000u;
+enum { HOLD_NS = 3000000, PREEMPTED_NS = 50000, BACKOFF_NS = 1000000000 };
 static uint64_t hold_off_until; /* the copy thread's: no hold poll before this */
 static long last_nivcsw;        /* the copy thread's involuntary switches so far */
 
