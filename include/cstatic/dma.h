@@ -83,8 +83,8 @@ int32_t tidsp_dma_wait(int32_t queue, int32_t max_inflight);
  * whose stack and exit hook are the engine's only allocations, made once
  * here). tidsp_l2_bind calls it when it binds a region, which every
  * platform does before a staged model runs; otherwise the first copy
- * starts it. On a running engine it readies the engine for copies to
- * come (host: the copy thread polls for them, while the model keeps
+ * starts it, and returns once the thread runs. On a running engine it
+ * readies the engine for copies to come (host: the copy thread polls for them, while the model keeps
  * calling the engine, instead of sleeping until the first);
  * tidsp_l2_scratch calls it at each inference's start. TIDSP_OK (also
  * when running already); TIDSP_ERR_UNSUPPORTED when the thread cannot
