@@ -37,35 +37,14 @@
 #include "host_internal.h"
 
 /* A fast path's requantization, read once per call from params and data
- * that tidsp_host_rq_ok accepted. */
-typedef struct tidsp_host_rq {
-  int32_t kind;                 /* TIDSP_REQUANT_FLOAT or _SCALE_SHIFT */
-  int32_t per_channel;
-  int32_t zp, out_min, out_max;
-  float lo, hi;                 /* FLOAT: out_min − zp, out_max − zp */
-  const float *mult;            /* FLOAT */
-  const uint8_t *scale, *shift; /* SCALE_SHIFT; NULL: 1 / 0 */
-} tidsp_host_rq;
+ * that tidsp_host_rq_ok accepted (FLOAT or SCALE_SHIFT, never Q31): the
+ * reference's plan, filled without its validation. */
+typedef tidsp_ref_rq tidsp_host_rq;
 
 static inline void tidsp_host_rq_init(tidsp_host_rq *q,
                                       const tidsp_requant_params *rq,
                                       const void *data) {
-  q->kind = rq->kind;
-  q->per_channel = rq->per_channel != 0;
-  q->zp = rq->out_zp;
-  q->out_min = rq->out_min;
-  q->out_max = rq->out_max;
-  q->lo = (float)(rq->out_min - rq->out_zp);
-  q->hi = (float)(rq->out_max - rq->out_zp);
-  q->mult = NULL;
-  q->scale = q->shift = NULL;
-  if (rq->kind == TIDSP_REQUANT_SCALE_SHIFT) {
-    const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
-    q->scale = ss->scale;
-    q->shift = ss->shift;
-  } else {
-    q->mult = (const float *)data;
-  }
+  tidsp_ref_rq_fields(q, rq, data, 1);
 }
 
 static inline int tidsp_host_rq_is_ss(const tidsp_host_rq *q) {

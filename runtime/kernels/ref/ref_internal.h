@@ -194,10 +194,40 @@ typedef struct tidsp_ref_rq {
   int32_t per_channel;
   int32_t zp, out_min, out_max;
   float lo, hi; /* FLOAT: clamp bounds out_min − zp, out_max − zp */
-  const float *fmult;
+  const float *mult;            /* FLOAT */
   const int32_t *qmult, *qshift;
   const uint8_t *scale, *shift; /* SCALE_SHIFT (NULL: 1 / 0) */
 } tidsp_ref_rq;
+
+/* Points *plan at params and data (n entries per table: channels when
+ * per_channel, else 1), validating nothing: tidsp_ref_rq_init validates
+ * first, and the host kernels take only what tidsp_host_conv_fast_ok and
+ * its kin have checked. */
+static inline void tidsp_ref_rq_fields(tidsp_ref_rq *plan, const tidsp_requant_params *params,
+                                       const void *data, int32_t n) {
+  plan->kind = params->kind;
+  plan->per_channel = params->per_channel != 0;
+  plan->zp = params->out_zp;
+  plan->out_min = params->out_min;
+  plan->out_max = params->out_max;
+  plan->lo = (float)(params->out_min - params->out_zp);
+  plan->hi = (float)(params->out_max - params->out_zp);
+  plan->mult = NULL;
+  plan->qmult = NULL;
+  plan->qshift = NULL;
+  plan->scale = NULL;
+  plan->shift = NULL;
+  if (params->kind == TIDSP_REQUANT_SCALE_SHIFT) {
+    const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
+    plan->scale = ss->scale;
+    plan->shift = ss->shift;
+  } else if (params->kind == TIDSP_REQUANT_FLOAT) {
+    plan->mult = (const float *)data;
+  } else {
+    plan->qmult = (const int32_t *)data; /* mult[n] then shift[n] */
+    plan->qshift = plan->qmult + n;
+  }
+}
 
 /* Validates params and data for `channels` channels and an output type of
  * range [type_min, type_max]; fills *plan. */
@@ -216,7 +246,7 @@ static inline int32_t tidsp_ref_rq_apply(const tidsp_ref_rq *plan, int32_t c,
     return (int32_t)tidsp_ref_clamp_i64(v, plan->out_min, plan->out_max);
   }
   if (plan->kind == TIDSP_REQUANT_FLOAT) {
-    float v = (float)acc * plan->fmult[ci];
+    float v = (float)acc * plan->mult[ci];
     /* MLAS's max_ps/min_ps order: a NaN ends at the lower bound. */
     v = v > plan->lo ? v : plan->lo;
     v = v < plan->hi ? v : plan->hi;

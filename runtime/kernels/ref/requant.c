@@ -26,28 +26,7 @@ static int32_t plan_fill(tidsp_ref_rq *plan, const tidsp_requant_params *params,
       params->out_min < -(1 << 30) || params->out_max > (1 << 30))
     return TIDSP_ERR_PARAM;
   n = params->per_channel ? channels : 1;
-  plan->kind = params->kind;
-  plan->per_channel = params->per_channel != 0;
-  plan->zp = params->out_zp;
-  plan->out_min = params->out_min;
-  plan->out_max = params->out_max;
-  plan->lo = (float)(params->out_min - params->out_zp);
-  plan->hi = (float)(params->out_max - params->out_zp);
-  plan->fmult = NULL;
-  plan->qmult = NULL;
-  plan->qshift = NULL;
-  plan->scale = NULL;
-  plan->shift = NULL;
-  if (params->kind == TIDSP_REQUANT_SCALE_SHIFT) {
-    const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
-    plan->scale = ss->scale;
-    plan->shift = ss->shift;
-  } else if (params->kind == TIDSP_REQUANT_FLOAT) {
-    plan->fmult = (const float *)data;
-  } else {
-    plan->qmult = (const int32_t *)data; /* mult[n] then shift[n] */
-    plan->qshift = plan->qmult + n;
-  }
+  tidsp_ref_rq_fields(plan, params, data, n);
   return TIDSP_OK;
 }
 
