@@ -477,6 +477,14 @@ int main(int argc, char **argv) {
   bad |= shape_layer("mobilenetv2", 144, 24, 56, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 32, 192, 28, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 320, 1280, 7, 1, 1, repeats, t);
+  /* the 1×1 convs of the small maps (MobileNetV2's last stages, GoogLeNet's
+   * inception 4 and 5), which the compiler packs O16 */
+  bad |= shape_layer("mobilenetv2", 160, 960, 7, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 960, 160, 7, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 96, 576, 14, 1, 1, repeats, t);
+  bad |= shape_layer("mobilenetv2", 576, 96, 14, 1, 1, repeats, t);
+  bad |= shape_layer("googlenet", 832, 384, 7, 1, 1, repeats, t);
+  bad |= shape_layer("googlenet", 528, 256, 14, 1, 1, repeats, t);
   if (shapes_only)
     goto done;
   /* MobileNetV2 112/56/28/14 (96→144→192→576 channels in the model),

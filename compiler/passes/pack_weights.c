@@ -29,15 +29,17 @@
  *   - output channels per group are a multiple of 16 and input channels
  *     per group of 4 (the layout's shape), w_zp = 0 and the requantization
  *     is not Q31 (the path's: else the call would go to the reference);
- *   - the padded input grid of one group fits the path's stack
- *     (TIDSP_CONV_O16_MAX_GRID);
- *   - the map has at most O16_MAX_PIXELS outputs and the kernel more than
- *     one tap: there a 64-pixel block leaves lanes idle (49 of 64 at 7²)
- *     and a weight byte serves few pixels, while the channels-in-lanes
- *     kernel fills every lane; a 1×1 conv's reduction is too short to pay
- *     for the path's input transposition (bench/conv_bench: 512→512 3×3
- *     at 7² 0.31 ms against 0.46 ms, 256→256 at 14² 0.29 against 0.32,
- *     256→512 1×1 s2 0.044 against 0.025).
+ *   - the input grid of one group fits the path's stack
+ *     (tidsp_conv_o16_grid_bytes ≤ TIDSP_CONV_O16_MAX_GRID);
+ *   - the map has at most O16_MAX_PIXELS outputs (O16_MAX_PIXELS_1X1 for
+ *     a 1×1 conv): there a 64-pixel block leaves lanes idle (49 of 64 at
+ *     7²) and a weight byte serves few pixels, while the channels-in-lanes
+ *     kernel fills every lane (bench/conv_bench: 512→512 3×3 at 7² 0.31 ms
+ *     against 0.46 ms, 256→256 at 14² 0.29 against 0.32). A 1×1 conv's
+ *     short reduction pays for the path's input and output transpositions
+ *     only on the smallest maps (7²: 320→1280 0.050 against 0.072 ms,
+ *     832→384 0.037 against 0.052, 256→512 s2 0.021 against 0.025; 14²:
+ *     96→576 0.035 against 0.034; 28²: 32→192 0.037 against 0.019).
  * Never with -mcpu=c7x (where -pack-weights=1 can be forced): its L2 DMA
  * tiling slices a conv's weights by output channel rows (dma_tiling.c).
  * The choice depends only on the node, never on the compiling CPU: the
@@ -60,18 +62,17 @@
 enum {
   PACK_ROW_ALIGN = 64,
   WEIGHT_INPUT = 1,
-  O16_MAX_PIXELS = 196 /* outputs per channel: ResNet's 7×7 and 14×14 maps */
+  O16_MAX_PIXELS = 196,   /* outputs per channel: ResNet's 7×7 and 14×14 maps */
+  O16_MAX_PIXELS_1X1 = 64 /* the same for a 1×1 conv: 7×7 maps, not 14×14 */
 };
 
 /* 1 when conv node params p get the O16 layout (rules above). */
 static int o16_wanted(const tidsp_conv2d_params *p) {
   const int64_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
-  const int64_t gh = (int64_t)(p->h_out - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1;
-  const int64_t gw = (int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1;
+  const int64_t max_px = (int64_t)p->k_h * p->k_w > 1 ? O16_MAX_PIXELS : O16_MAX_PIXELS_1X1;
   return cpg_out % 16 == 0 && cpg_in % 4 == 0 && p->w_zp == 0 && p->rq.kind != TIDSP_REQUANT_Q31 &&
-         (int64_t)p->k_h * p->k_w > 1 &&
-         (int64_t)p->h_out * p->w_out <= O16_MAX_PIXELS && p->h_out > 0 && p->w_out > 0 &&
-         gh * gw * cpg_in <= TIDSP_CONV_O16_MAX_GRID;
+         (int64_t)p->h_out * p->w_out <= max_px && p->h_out > 0 && p->w_out > 0 &&
+         tidsp_conv_o16_grid_bytes(p) <= TIDSP_CONV_O16_MAX_GRID;
 }
 
 /* Rows and K of a packable node's weight, or 0 when rules 1–2 decline. */

@@ -478,7 +478,8 @@ static void test_vnni_band(void) {
  * 3×3 and 1×1 stride 2 from 14²), groups and batch, dilation, stride 3,
  * pads wider than the kernel, x_zp at −128, a padded grid just within and
  * just past its stack limit (TIDSP_CONV_O16_MAX_GRID: the reference's then),
- * and w_zp ≠ 0 (the reference's). Then the layout's invalid arguments. */
+ * 1×1 convs' sampled grids (flat planes, strides 2 and 3, pads, runs past
+ * 64 columns), and w_zp ≠ 0 (the reference's). Then the layout's invalid arguments. */
 static void test_vnni_o16(void) {
   static const int32_t shapes[][16] = {
       /* c_in, c_out, h_in, w_in, k_h, k_w, stride, dil, pad_t, pad_l, extra_h, extra_w, groups, n, h_out_target(0), unused */
@@ -497,6 +498,18 @@ static void test_vnni_o16(void) {
       {64, 16, 31, 31, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 33·33·64 > 64 KiB */
       {64, 16, 30, 30, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 32·32·64 = 64 KiB */
       {1024, 32, 4, 4, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 0, 0},
+      /* 1×1 (the grid holds only the pixels read): flat planes of 144
+       * pixels (3 runs of 64) and 36 channels (16 + 16 + 4); stride 2 over
+       * 75 output columns (two runs); stride 3 with pads (byte by byte);
+       * 2 groups × 2 images; a sampled grid that fits where the padded one
+       * would not (27·27·128 > 64 KiB ≥ 14·14·128) */
+      {36, 48, 12, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0},
+      {20, 32, 3, 150, 1, 1, 2, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+      {8, 16, 5, 40, 1, 1, 3, 1, 2, 2, 1, 1, 1, 1, 0, 0},
+      {32, 64, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 0, 0},
+      {128, 32, 28, 28, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, 0, 0},
+      /* a padded grid of 72 columns (two runs), 12 channels */
+      {12, 16, 4, 70, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
   };
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {

@@ -1088,32 +1088,44 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
  * channels the pixels run in groups of at most CL_NP (sizes balanced, so
  * that 49 = 4·6 + 5·5), the panel's weights staying in L2 between groups. */
 enum {
-  CL_NP = 6, /* pixels per micro-kernel call */
-  CL_NV = 4  /* 16-channel vectors per micro-kernel call */
+  CL_NP = 6,   /* pixels per micro-kernel call */
+  CL_NV = 4,   /* 16-channel vectors per micro-kernel call */
+  CL_RING = 32 /* pixels of results waiting for their transposition */
 };
 
 typedef struct cl_conv {
   const tidsp_conv2d_params *p;
   int32_t cpg_in, cpg_out, T, Q, gh, gw;
+  int32_t sh, sw; /* grid (r, c) holds input row r·sh − pad_top, column c·sw − pad_left */
+  int32_t ph, pw; /* grid rows and columns between neighbouring outputs */
+  int flat;       /* the grid is the input planes as they are, pixel f ↔ input pixel f */
   size_t vstride; /* bytes between two 16-channel blocks: T·Q·64 + 64 (Σw) */
   int32_t *soff;  /* [T·Q]: step t·Q + q reads grid bytes toff(t) + 4q on */
 } cl_conv;
 
-/* The padded grid's rows and columns, and 1 when the path takes the call. */
+/* The grid's geometry, and 1 when the path takes the call. A 1×1 conv's
+ * grid holds only the pixels its outputs read (sampled at the stride, so
+ * that a stride-2 downsample does not transpose the 3 pixels of 4 it
+ * skips); others hold the padded grid the taps span. Its size is
+ * tidsp_conv_o16_grid_bytes (kernels.h), the compiler's rule too. */
 static int cl_plan(const tidsp_conv2d_params *p, cl_conv *c) {
-  int64_t gh, gw;
+  const int one = p->k_h == 1 && p->k_w == 1;
   c->p = p;
   c->cpg_in = p->c_in / p->groups;
   c->cpg_out = p->c_out / p->groups;
   c->T = p->k_h * p->k_w;
   c->Q = c->cpg_in / 4;
-  gh = (int64_t)(p->h_out - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1;
-  gw = (int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1;
   if (p->w_layout != TIDSP_CONV_W_O16 || p->w_zp != 0 ||
-      gh * gw * c->cpg_in > TIDSP_CONV_O16_MAX_GRID)
+      tidsp_conv_o16_grid_bytes(p) > TIDSP_CONV_O16_MAX_GRID)
     return 0;
-  c->gh = (int32_t)gh;
-  c->gw = (int32_t)gw;
+  c->gh = one ? p->h_out : (p->h_out - 1) * p->stride_h + (p->k_h - 1) * p->dil_h + 1;
+  c->gw = one ? p->w_out : (p->w_out - 1) * p->stride_w + (p->k_w - 1) * p->dil_w + 1;
+  c->sh = one ? p->stride_h : 1;
+  c->sw = one ? p->stride_w : 1;
+  c->ph = one ? 1 : p->stride_h;
+  c->pw = one ? 1 : p->stride_w;
+  c->flat = one && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+            p->pad_left == 0 && p->h_out == p->h_in && p->w_out == p->w_in;
   c->vstride = (size_t)c->T * (size_t)c->Q * 64 + 64;
   return 1;
 }
@@ -1131,25 +1143,149 @@ static void cl_steps(cl_conv *c, int32_t *soff) {
   }
 }
 
-/* The grid of one image's group (x_g: its first input channel). */
+/* Transposes 16 rows of 64 bytes in place: afterwards 128-bit lane L of
+ * r[j] holds column 16L + j, byte i from row i. Four rounds of unpacks
+ * (bytes, words, dwords, qwords), all within 128-bit lanes. */
+static inline __attribute__((always_inline)) TARGET void u8_transpose16x64(__m512i r[16]) {
+  __m512i s1[16], s2[16], s3[16];
+  int32_t k, h;
+#pragma GCC unroll 8
+  for (k = 0; k < 8; k++) { /* s1[2k + h]: rows 2k, 2k+1 of columns 8h .. 8h+7 */
+    s1[2 * k] = _mm512_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
+    s1[2 * k + 1] = _mm512_unpackhi_epi8(r[2 * k], r[2 * k + 1]);
+  }
+#pragma GCC unroll 4
+  for (k = 0; k < 4; k++) { /* s2[4k + 2h + g]: rows 4k..4k+3, columns 8h+4g .. +3 */
+#pragma GCC unroll 2
+    for (h = 0; h < 2; h++) {
+      s2[4 * k + 2 * h] = _mm512_unpacklo_epi16(s1[4 * k + h], s1[4 * k + 2 + h]);
+      s2[4 * k + 2 * h + 1] = _mm512_unpackhi_epi16(s1[4 * k + h], s1[4 * k + 2 + h]);
+    }
+  }
+#pragma GCC unroll 2
+  for (k = 0; k < 2; k++) { /* s3[8k + 2hg + f]: rows 8k..8k+7, columns 8h+4g+2f, +1 */
+#pragma GCC unroll 4
+    for (h = 0; h < 4; h++) {
+      s3[8 * k + 2 * h] = _mm512_unpacklo_epi32(s2[8 * k + h], s2[8 * k + 4 + h]);
+      s3[8 * k + 2 * h + 1] = _mm512_unpackhi_epi32(s2[8 * k + h], s2[8 * k + 4 + h]);
+    }
+  }
+#pragma GCC unroll 8
+  for (h = 0; h < 8; h++) { /* r[2h + e]: the 16 rows of column 2h + e */
+    r[2 * h] = _mm512_unpacklo_epi64(s3[h], s3[8 + h]);
+    r[2 * h + 1] = _mm512_unpackhi_epi64(s3[h], s3[8 + h]);
+  }
+}
+
+static inline __attribute__((always_inline)) TARGET void st16(void *dst, __m128i v, int32_t n) {
+  if (n == 16)
+    _mm_storeu_si128((__m128i *)dst, v);
+  else
+    /* 512-bit masked store: AVX512BW, no AVX512VL needed (dispatch.c) */
+    _mm512_mask_storeu_epi8(dst, (__mmask64)((1u << n) - 1), _mm512_castsi128_si512(v));
+}
+
+/* Stores columns [0, ncol) of a u8_transpose16x64 result, the first n
+ * bytes of column c at dst + c·stride. */
+static inline __attribute__((always_inline)) TARGET void
+u8_store_cols(const __m512i r[16], int32_t ncol, int32_t n, uint8_t *dst, size_t stride) {
+  int32_t j;
+  for (j = 0; j < 16 && j < ncol; j++) {
+    st16(dst + (size_t)j * stride, _mm512_castsi512_si128(r[j]), n);
+    if (16 + j < ncol)
+      st16(dst + (size_t)(16 + j) * stride, _mm512_extracti32x4_epi32(r[j], 1), n);
+    if (32 + j < ncol)
+      st16(dst + (size_t)(32 + j) * stride, _mm512_extracti32x4_epi32(r[j], 2), n);
+    if (48 + j < ncol)
+      st16(dst + (size_t)(48 + j) * stride, _mm512_extracti32x4_epi32(r[j], 3), n);
+  }
+}
+
+/* Lanes [lo, hi) of 64 input bytes, lane j from src + s·j (s = 1 or 2;
+ * the rest v). The masked loads access no byte outside the lanes'. */
+static inline __attribute__((always_inline)) TARGET __m512i
+cl_row_load(__m512i v, const int8_t *src, int32_t s, int32_t lo, int32_t hi) {
+  const uintptr_t a = (uintptr_t)src;
+  if (s == 1)
+    return _mm512_mask_loadu_epi8(v, lane_bits(lo, hi), (const void *)a);
+  {
+    const uint64_t even = 0x5555555555555555ull;
+    const __mmask64 ma = lane_bits(2 * (lo < 32 ? lo : 32), 2 * (hi < 32 ? hi : 32)) & even;
+    const __mmask64 mb = lane_bits(2 * (lo > 32 ? lo - 32 : 0), 2 * (hi > 32 ? hi - 32 : 0)) & even;
+    const __m512i x = _mm512_maskz_loadu_epi8(ma, (const void *)a);
+    const __m512i y = _mm512_maskz_loadu_epi8(mb, (const void *)(a + 64));
+    const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(x)),
+                                         _mm512_cvtepi16_epi8(y), 1);
+    return _mm512_mask_mov_epi8(v, lane_bits(lo, hi), t);
+  }
+}
+
+/* Grid bytes [col0, col0 + ncol) of one run (a grid row, or the flat
+ * planes), for every input channel: rows of 16 channels × 64 columns
+ * transposed. Lane j reads src_ci + s·j, inside [lo, hi) (else u_zp);
+ * stride s > 2 goes byte by byte into a row buffer. */
+static TARGET void cl_grid_run(const cl_conv *c, const int8_t *x_g, size_t plane, int64_t off,
+                               int32_t s, int32_t lo, int32_t hi, int32_t ncol, uint8_t *dst) {
+  const __m512i zp8 = _mm512_set1_epi8((char)c->p->x_zp), bias8 = _mm512_set1_epi8((char)0x80);
+  const int32_t ci_n = c->cpg_in;
+  int32_t ci0, i, j;
+  for (ci0 = 0; ci0 < ci_n; ci0 += 16) {
+    const int32_t nci = ci_n - ci0 < 16 ? ci_n - ci0 : 16;
+    __m512i r[16];
+#pragma GCC unroll 16
+    for (i = 0; i < 16; i++) {
+      const int8_t *src = (const int8_t *)((uintptr_t)(x_g + (size_t)(ci0 + i) * plane) + (uintptr_t)off);
+      r[i] = zp8;
+      if (i < nci && lo < hi) {
+        if (s <= 2) {
+          r[i] = cl_row_load(zp8, src, s, lo, hi);
+        } else {
+          int8_t row[64] __attribute__((aligned(64)));
+          _mm512_store_si512((void *)row, zp8);
+          for (j = lo; j < hi; j++)
+            row[j] = src[(int64_t)s * j];
+          r[i] = _mm512_load_si512((const void *)row);
+        }
+      }
+      r[i] = _mm512_xor_si512(r[i], bias8);
+    }
+    u8_transpose16x64(r);
+    u8_store_cols(r, ncol, nci, dst + ci0, (size_t)ci_n);
+  }
+}
+
+/* The grid of one image's group (x_g: its first input channel):
+ * grid[r][col][ci] = u8 of input (r·sh − pad_top, col·sw − pad_left),
+ * u_zp outside the input. */
 static TARGET void cl_grid(const cl_conv *c, const int8_t *x_g, uint8_t *grid) {
   const tidsp_conv2d_params *p = c->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  const int32_t ci_n = c->cpg_in;
-  int32_t r, col, ci;
-  memset(grid, p->x_zp + 128, (size_t)c->gh * (size_t)c->gw * (size_t)ci_n);
+  const size_t row_bytes = (size_t)c->gw * (size_t)c->cpg_in;
+  int32_t r, col0, clo, chi;
+  if (c->flat) { /* one run over the planes */
+    const int32_t P = (int32_t)plane;
+    for (col0 = 0; col0 < P; col0 += 64) {
+      const int32_t n = P - col0 < 64 ? P - col0 : 64;
+      cl_grid_run(c, x_g, plane, col0, 1, 0, n, n, grid + (size_t)col0 * (size_t)c->cpg_in);
+    }
+    return;
+  }
+  /* the grid columns that have input (the same in every row) */
+  tidsp_ref_valid_range(-(int64_t)p->pad_left, c->sw, p->w_in, c->gw, &clo, &chi);
   for (r = 0; r < c->gh; r++) {
-    const int32_t ih = r - p->pad_top;
-    if (ih < 0 || ih >= p->h_in)
+    const int64_t ih = (int64_t)r * c->sh - p->pad_top;
+    uint8_t *g_row = grid + (size_t)r * row_bytes;
+    if (ih < 0 || ih >= p->h_in) {
+      memset(g_row, p->x_zp + 128, row_bytes);
       continue;
-    for (col = 0; col < c->gw; col++) {
-      const int32_t iw = col - p->pad_left;
-      const int8_t *src = x_g + (size_t)ih * (size_t)p->w_in + iw;
-      uint8_t *dst = grid + ((size_t)r * (size_t)c->gw + (size_t)col) * (size_t)ci_n;
-      if (iw < 0 || iw >= p->w_in)
-        continue;
-      for (ci = 0; ci < ci_n; ci++)
-        dst[ci] = (uint8_t)(src[(size_t)ci * plane] + 128);
+    }
+    for (col0 = 0; col0 < c->gw; col0 += 64) {
+      const int32_t n = c->gw - col0 < 64 ? c->gw - col0 : 64;
+      const int32_t lo = clo - col0 > 0 ? clo - col0 : 0;
+      const int32_t hi = chi - col0 < n ? chi - col0 : n;
+      /* lane j reads input column (col0 + j)·sw − pad_left */
+      const int64_t off = ih * p->w_in + (int64_t)col0 * c->sw - p->pad_left;
+      cl_grid_run(c, x_g, plane, off, c->sw, lo, hi, n, g_row + (size_t)col0 * (size_t)c->cpg_in);
     }
   }
 }
@@ -1251,8 +1387,8 @@ cl_call(const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp, con
   int32_t i;
   for (i = 0; i < np; i++) {
     const int32_t oh = (f0 + i) / p->w_out, ow = (f0 + i) % p->w_out;
-    px[i] = grid + ((size_t)oh * (size_t)p->stride_h * (size_t)c->gw +
-                    (size_t)ow * (size_t)p->stride_w) * (size_t)c->cpg_in;
+    px[i] = grid + ((size_t)oh * (size_t)c->ph * (size_t)c->gw + (size_t)ow * (size_t)c->pw) *
+                       (size_t)c->cpg_in;
   }
   cl_body(c->soff, c->T * c->Q, c->vstride, px, wp, cconst, np, nv, tile);
 }
@@ -1277,20 +1413,36 @@ typedef void (*cl_fn)(const cl_conv *, const uint8_t *, int32_t, const int8_t *,
 static const cl_fn CL_FN[CL_NP][CL_NV] = {CL_ROW(1), CL_ROW(2), CL_ROW(3),
                                           CL_ROW(4), CL_ROW(5), CL_ROW(6)};
 
+/* The int8 results of pixels [f, f + n) (f a multiple of 16, n ≤ 16, in
+ * the ring at f % CL_RING on) for the panel's nch channels, transposed
+ * into their NCHW rows y_co + ch·P + f. */
+static inline __attribute__((always_inline)) TARGET void
+cl_flush(const int8_t (*ring)[CL_NV * 16], int32_t f, int32_t n, int32_t nch, int8_t *y_co,
+         int32_t P) {
+  __m512i r[16];
+  int32_t i;
+#pragma GCC unroll 16
+  for (i = 0; i < 16; i++) /* rows past n: stale, never stored */
+    r[i] = _mm512_load_si512((const void *)ring[f % CL_RING + i]);
+  u8_transpose16x64(r);
+  u8_store_cols(r, nch, n, (uint8_t *)y_co + f, (size_t)P);
+}
+
 static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const int8_t *x,
                                                      const int8_t *w, const int32_t *bias,
                                                      const tidsp_host_rq *q, int8_t *y) {
   uint8_t grid[TIDSP_CONV_O16_MAX_GRID] __attribute__((aligned(64)));
   int32_t soff[TIDSP_REF_MAX_TAPS / 4 + 1];
   cl_conv cc = *plan, *c = &cc; /* with soff */
-  int8_t ot[CL_NP][CL_NV * 16] __attribute__((aligned(64)));
+  /* results wait here, pixel-major, until 16 pixels can be transposed */
+  int8_t ring[CL_RING][CL_NV * 16] __attribute__((aligned(64)));
   int32_t tile[CL_NP * CL_NV * 16] __attribute__((aligned(64)));
   const tidsp_conv2d_params *p = c->p;
   const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t P = p->h_out * p->w_out;
   const int32_t ng = (P + CL_NP - 1) / CL_NP, base = P / ng, extra = P % ng;
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
-  int32_t n, g, c0, v, gi, i, l;
+  int32_t n, g, c0, v, gi, i;
   cl_steps(c, soff);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
@@ -1302,7 +1454,7 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
         int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co0) * (size_t)P;
         __m512i cconst[CL_NV];
         cl_rq r;
-        int32_t f0 = 0;
+        int32_t f0 = 0, done = 0; /* pixels computed, and stored */
         for (v = 0; v < nv; v++) { /* bias − u_zp·Σw, lane by lane */
           const __m512i s = _mm512_loadu_si512((const void *)(wp + (size_t)(v + 1) * c->vstride - 64));
           cconst[v] = _mm512_sub_epi32(
@@ -1315,13 +1467,15 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
           CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
           for (i = 0; i < np; i++)
             for (v = 0; v < nv; v++)
-              _mm_storeu_si128((__m128i *)(ot[i] + 16 * v),
-                               cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
-          for (l = 0; l < 16 * nv; l++)
-            for (i = 0; i < np; i++)
-              y_co[(size_t)l * (size_t)P + (size_t)(f0 + i)] = ot[i][l];
+              _mm_store_si128((__m128i *)(ring[(f0 + i) % CL_RING] + 16 * v),
+                              cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
           f0 += np;
+          /* pending pixels stay under 16 + CL_NP ≤ CL_RING */
+          for (; f0 - done >= 16; done += 16)
+            cl_flush((const int8_t(*)[CL_NV * 16])ring, done, 16, 16 * nv, y_co, P);
         }
+        if (done < P)
+          cl_flush((const int8_t(*)[CL_NV * 16])ring, done, P - done, 16 * nv, y_co, P);
       }
     }
   }
