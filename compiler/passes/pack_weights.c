@@ -29,13 +29,18 @@
  *   - output channels per group are a multiple of 16 and input channels
  *     per group of 4 (the layout's shape), w_zp = 0 and the requantization
  *     is not Q31 (the path's: else the call would go to the reference);
- *   - the input grid of one group fits the path's stack
- *     (tidsp_conv_o16_grid_bytes ≤ TIDSP_CONV_O16_MAX_GRID);
+ *   - the input grid of one output row fits the path's stack
+ *     (tidsp_conv_o16_grid_bytes ≤ TIDSP_CONV_O16_MAX_GRID: the path runs
+ *     bands of rows);
  *   - the map has at most O16_MAX_PIXELS outputs (O16_MAX_PIXELS_1X1 for
  *     a 1×1 conv): there a 64-pixel block leaves lanes idle (49 of 64 at
  *     7²) and a weight byte serves few pixels, while the channels-in-lanes
- *     kernel fills every lane (bench/conv_bench: 512→512 3×3 at 7² 0.31 ms
- *     against 0.46 ms, 256→256 at 14² 0.29 against 0.32). A 1×1 conv's
+ *     kernel fills every lane and needs no per-block gather at stride 2
+ *     (bench/conv_bench, one run: 512→512 3×3 at 7² 0.25 ms against 0.44,
+ *     256→256 at 14² 0.26 against 0.32, 128→128 at 28² 0.27 against 0.35,
+ *     128→256 s2 from 28² 0.13 against 0.20, 64→128 s2 from 56² 0.14
+ *     against 0.20; at 56², 64→64 0.30 against 0.32 is within the noise
+ *     and stays on the band path). A 1×1 conv's
  *     short reduction pays for the path's input and output transpositions
  *     only on the smallest maps (7²: 320→1280 0.050 against 0.072 ms,
  *     832→384 0.037 against 0.052, 256→512 s2 0.021 against 0.025; 14²:
@@ -62,7 +67,7 @@
 enum {
   PACK_ROW_ALIGN = 64,
   WEIGHT_INPUT = 1,
-  O16_MAX_PIXELS = 196,   /* outputs per channel: ResNet's 7×7 and 14×14 maps */
+  O16_MAX_PIXELS = 784,   /* outputs per channel: ResNet's 7², 14² and 28² maps */
   O16_MAX_PIXELS_1X1 = 64 /* the same for a 1×1 conv: 7×7 maps, not 14×14 */
 };
 
@@ -72,7 +77,7 @@ static int o16_wanted(const tidsp_conv2d_params *p) {
   const int64_t max_px = (int64_t)p->k_h * p->k_w > 1 ? O16_MAX_PIXELS : O16_MAX_PIXELS_1X1;
   return cpg_out % 16 == 0 && cpg_in % 4 == 0 && p->w_zp == 0 && p->rq.kind != TIDSP_REQUANT_Q31 &&
          (int64_t)p->h_out * p->w_out <= max_px && p->h_out > 0 && p->w_out > 0 &&
-         tidsp_conv_o16_grid_bytes(p) <= TIDSP_CONV_O16_MAX_GRID;
+         tidsp_conv_o16_grid_bytes(p, 1) <= TIDSP_CONV_O16_MAX_GRID;
 }
 
 /* Rows and K of a packable node's weight, or 0 when rules 1–2 decline. */

@@ -195,19 +195,21 @@ typedef struct tidsp_conv2d_params {
  * The tap order t = kh·k_w + kw of a (co, ci) is OIHW's in both. Other
  * values, or O16 on a shape it does not fit, are TIDSP_ERR_PARAM. */
 enum { TIDSP_CONV_W_OIHW = 0, TIDSP_CONV_W_O16 = 1 };
-/* The most bytes of one image's group of input channels, on the grid of
- * tidsp_conv_o16_grid_bytes, that the AVX-512 VNNI kernel's O16 path
- * holds on its stack; the compiler packs O16 only where they fit (past it
- * the path is the reference's). */
+/* The most bytes of input grid (tidsp_conv_o16_grid_bytes) that the AVX-512
+ * VNNI kernel's O16 path holds on its stack: it runs the output rows in
+ * bands whose grid fits; the compiler packs O16 only where one output
+ * row's does (else the path is the reference's). */
 #define TIDSP_CONV_O16_MAX_GRID 65536
-/* That grid: a 1×1 conv's h_out·w_out pixels (the ones it reads), else the
- * padded input the taps span, ((h_out−1)·stride_h + (k_h−1)·dil_h + 1) ·
- * (the same across); times c_in/groups. */
-static inline int64_t tidsp_conv_o16_grid_bytes(const tidsp_conv2d_params *p) {
+/* The bytes of one image's group of input channels that `rows` output
+ * rows read on that path's grid: a 1×1 conv's rows·w_out pixels (the ones
+ * it reads), else the padded input the taps span, ((rows−1)·stride_h +
+ * (k_h−1)·dil_h + 1) · ((w_out−1)·stride_w + (k_w−1)·dil_w + 1); times
+ * c_in/groups. */
+static inline int64_t tidsp_conv_o16_grid_bytes(const tidsp_conv2d_params *p, int32_t rows) {
   const int64_t cpg = p->groups > 0 ? p->c_in / p->groups : 0;
   if (p->k_h == 1 && p->k_w == 1)
-    return (int64_t)p->h_out * p->w_out * cpg;
-  return ((int64_t)(p->h_out - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1) *
+    return (int64_t)rows * p->w_out * cpg;
+  return ((int64_t)(rows - 1) * p->stride_h + (int64_t)(p->k_h - 1) * p->dil_h + 1) *
          ((int64_t)(p->w_out - 1) * p->stride_w + (int64_t)(p->k_w - 1) * p->dil_w + 1) * cpg;
 }
 

@@ -477,7 +477,8 @@ static void test_vnni_band(void) {
  * panels of 1..5 vectors of 16, ResNet-18's layer4 (3×3 512→512 at 7²,
  * 3×3 and 1×1 stride 2 from 14²), groups and batch, dilation, stride 3,
  * pads wider than the kernel, x_zp at −128, a padded grid just within and
- * just past its stack limit (TIDSP_CONV_O16_MAX_GRID: the reference's then),
+ * past its stack limit (TIDSP_CONV_O16_MAX_GRID: output rows in bands; the
+ * reference's when one row's grid does not fit),
  * 1×1 convs' sampled grids (flat planes, strides 2 and 3, pads, runs past
  * 64 columns), and w_zp ≠ 0 (the reference's). Then the layout's invalid arguments. */
 static void test_vnni_o16(void) {
@@ -495,8 +496,12 @@ static void test_vnni_o16(void) {
       {256, 512, 14, 14, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, 0, 0},
       {32, 64, 9, 9, 3, 3, 1, 2, 2, 2, 0, 0, 2, 2, 0, 0},
       {16, 32, 11, 10, 3, 3, 3, 1, 4, 4, 1, 2, 1, 1, 0, 0},
-      {64, 16, 31, 31, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 33·33·64 > 64 KiB */
-      {64, 16, 30, 30, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 32·32·64 = 64 KiB */
+      {64, 16, 31, 31, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 33·33·64 > 64 KiB: 2 bands */
+      {64, 16, 30, 30, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* 32·32·64 = 64 KiB: one */
+      {64, 32, 56, 56, 3, 3, 2, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* stride 2 from 56²: 3 bands */
+      {64, 16, 40, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0}, /* flat 1×1 in bands */
+      {192, 32, 90, 90, 1, 1, 2, 1, 1, 1, 0, 0, 2, 1, 0, 0}, /* sampled 1×1 in bands */
+      {1024, 16, 30, 30, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}, /* one row's grid > 64 KiB */
       {1024, 32, 4, 4, 5, 5, 1, 1, 2, 2, 0, 0, 1, 1, 0, 0},
       /* 1×1 (the grid holds only the pixels read): flat planes of 144
        * pixels (3 runs of 64) and 36 channels (16 + 16 + 4); stride 2 over

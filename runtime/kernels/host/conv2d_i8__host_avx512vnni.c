@@ -1088,37 +1088,41 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
  * channels the pixels run in groups of at most CL_NP (sizes balanced, so
  * that 49 = 4·6 + 5·5), the panel's weights staying in L2 between groups. */
 enum {
-  CL_NP = 6,   /* pixels per micro-kernel call */
-  CL_NV = 4,   /* 16-channel vectors per micro-kernel call */
-  CL_RING = 32 /* pixels of results waiting for their transposition */
+  CL_NP = 6,     /* pixels per micro-kernel call */
+  CL_NV = 4,     /* 16-channel vectors per micro-kernel call */
+  CL_RING = 32,  /* pixels of results waiting for their transposition */
 };
 
 typedef struct cl_conv {
   const tidsp_conv2d_params *p;
-  int32_t cpg_in, cpg_out, T, Q, gh, gw;
+  int32_t cpg_in, cpg_out, gw;
   int32_t sh, sw; /* grid (r, c) holds input row r·sh − pad_top, column c·sw − pad_left */
   int32_t ph, pw; /* grid rows and columns between neighbouring outputs */
   int flat;       /* the grid is the input planes as they are, pixel f ↔ input pixel f */
-  size_t vstride; /* bytes between two 16-channel blocks: T·Q·64 + 64 (Σw) */
-  int32_t *soff;  /* [T·Q]: step t·Q + q reads grid bytes toff(t) + 4q on */
+  int32_t rows;   /* output rows per band (the grid of a band fits the stack) */
+  int32_t nstep;  /* reduction steps: T taps × Q quads of input channels */
+  size_t vstride; /* bytes between two 16-channel blocks: nstep·64 + 64 (Σw) */
+  int32_t *soff;  /* [nstep]: step t·Q + q reads grid bytes toff(t) + 4q on */
 } cl_conv;
 
-/* The grid's geometry, and 1 when the path takes the call. A 1×1 conv's
- * grid holds only the pixels its outputs read (sampled at the stride, so
- * that a stride-2 downsample does not transpose the 3 pixels of 4 it
- * skips); others hold the padded grid the taps span. Its size is
- * tidsp_conv_o16_grid_bytes (kernels.h), the compiler's rule too. */
+/* The geometry, and 1 when the path takes the call. A 1×1 conv's grid
+ * holds only the pixels its outputs read (sampled at the stride, so that a
+ * stride-2 downsample does not transpose the 3 pixels of 4 it skips);
+ * others hold the padded grid the taps span (tidsp_conv_o16_grid_bytes,
+ * kernels.h). The output rows run in bands whose grid fits
+ * TIDSP_CONV_O16_MAX_GRID: one band on the small maps, several on larger
+ * ones (ResNet's 28² layers). */
 static int cl_plan(const tidsp_conv2d_params *p, cl_conv *c) {
   const int one = p->k_h == 1 && p->k_w == 1;
+  int32_t lo, hi;
   c->p = p;
   c->cpg_in = p->c_in / p->groups;
   c->cpg_out = p->c_out / p->groups;
-  c->T = p->k_h * p->k_w;
-  c->Q = c->cpg_in / 4;
   if (p->w_layout != TIDSP_CONV_W_O16 || p->w_zp != 0 ||
-      tidsp_conv_o16_grid_bytes(p) > TIDSP_CONV_O16_MAX_GRID)
+      tidsp_conv_o16_grid_bytes(p, 1) > TIDSP_CONV_O16_MAX_GRID)
     return 0;
-  c->gh = one ? p->h_out : (p->h_out - 1) * p->stride_h + (p->k_h - 1) * p->dil_h + 1;
+  c->nstep = p->k_h * p->k_w * (c->cpg_in / 4);
+  c->vstride = (size_t)c->nstep * 64 + 64;
   c->gw = one ? p->w_out : (p->w_out - 1) * p->stride_w + (p->k_w - 1) * p->dil_w + 1;
   c->sh = one ? p->stride_h : 1;
   c->sw = one ? p->stride_w : 1;
@@ -1126,20 +1130,31 @@ static int cl_plan(const tidsp_conv2d_params *p, cl_conv *c) {
   c->pw = one ? 1 : p->stride_w;
   c->flat = one && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
             p->pad_left == 0 && p->h_out == p->h_in && p->w_out == p->w_in;
-  c->vstride = (size_t)c->T * (size_t)c->Q * 64 + 64;
+  /* the most rows whose grid fits (bisection: the bytes grow with rows) */
+  lo = 1;
+  hi = p->h_out;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo + 1) / 2;
+    if (tidsp_conv_o16_grid_bytes(p, mid) <= TIDSP_CONV_O16_MAX_GRID)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  c->rows = lo;
   return 1;
 }
 
 /* The step offsets (soff holds T·Q ≤ TIDSP_REF_MAX_TAPS / 4 entries). */
 static void cl_steps(cl_conv *c, int32_t *soff) {
   const tidsp_conv2d_params *p = c->p;
+  const int32_t Q = c->cpg_in / 4;
   int32_t t, q;
   c->soff = soff;
-  for (t = 0; t < c->T; t++) {
+  for (t = 0; t < p->k_h * p->k_w; t++) {
     /* tap (kh, kw): grid row kh·d_h, column kw·d_w further (< 64 KiB) */
     const int32_t toff = ((t / p->k_w) * p->dil_h * c->gw + (t % p->k_w) * p->dil_w) * c->cpg_in;
-    for (q = 0; q < c->Q; q++)
-      soff[t * c->Q + q] = toff + 4 * q;
+    for (q = 0; q < Q; q++)
+      soff[t * Q + q] = toff + 4 * q;
   }
 }
 
@@ -1254,26 +1269,28 @@ static TARGET void cl_grid_run(const cl_conv *c, const int8_t *x_g, size_t plane
   }
 }
 
-/* The grid of one image's group (x_g: its first input channel):
- * grid[r][col][ci] = u8 of input (r·sh − pad_top, col·sw − pad_left),
- * u_zp outside the input. */
-static TARGET void cl_grid(const cl_conv *c, const int8_t *x_g, uint8_t *grid) {
+/* The grid of output rows [oh0, oh0 + rows) of one image's group (x_g:
+ * its first input channel): grid[r][col][ci] = u8 of input
+ * ((oh0·ph + r)·sh − pad_top, col·sw − pad_left), u_zp outside the input. */
+static TARGET void cl_grid(const cl_conv *c, const int8_t *x_g, uint8_t *grid, int32_t oh0,
+                           int32_t rows) {
   const tidsp_conv2d_params *p = c->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const size_t row_bytes = (size_t)c->gw * (size_t)c->cpg_in;
+  const int32_t gh = (int32_t)(tidsp_conv_o16_grid_bytes(p, rows) / (int64_t)row_bytes);
   int32_t r, col0, clo, chi;
-  if (c->flat) { /* one run over the planes */
-    const int32_t P = (int32_t)plane;
+  if (c->flat) { /* one run over the band's pixels */
+    const int32_t f0 = oh0 * p->w_in, P = rows * p->w_in;
     for (col0 = 0; col0 < P; col0 += 64) {
       const int32_t n = P - col0 < 64 ? P - col0 : 64;
-      cl_grid_run(c, x_g, plane, col0, 1, 0, n, n, grid + (size_t)col0 * (size_t)c->cpg_in);
+      cl_grid_run(c, x_g, plane, f0 + col0, 1, 0, n, n, grid + (size_t)col0 * (size_t)c->cpg_in);
     }
     return;
   }
   /* the grid columns that have input (the same in every row) */
   tidsp_ref_valid_range(-(int64_t)p->pad_left, c->sw, p->w_in, c->gw, &clo, &chi);
-  for (r = 0; r < c->gh; r++) {
-    const int64_t ih = (int64_t)r * c->sh - p->pad_top;
+  for (r = 0; r < gh; r++) {
+    const int64_t ih = ((int64_t)oh0 * c->ph + r) * c->sh - p->pad_top;
     uint8_t *g_row = grid + (size_t)r * row_bytes;
     if (ih < 0 || ih >= p->h_in) {
       memset(g_row, p->x_zp + 128, row_bytes);
@@ -1390,7 +1407,7 @@ cl_call(const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp, con
     px[i] = grid + ((size_t)oh * (size_t)c->ph * (size_t)c->gw + (size_t)ow * (size_t)c->pw) *
                        (size_t)c->cpg_in;
   }
-  cl_body(c->soff, c->T * c->Q, c->vstride, px, wp, cconst, np, nv, tile);
+  cl_body(c->soff, c->nstep, c->vstride, px, wp, cconst, np, nv, tile);
 }
 
 #define CL_CALL(NP, NV)                                                                    \
@@ -1440,42 +1457,49 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
   const tidsp_conv2d_params *p = c->p;
   const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t P = p->h_out * p->w_out;
-  const int32_t ng = (P + CL_NP - 1) / CL_NP, base = P / ng, extra = P % ng;
   const uint32_t u_zp = (uint32_t)(p->x_zp + 128);
-  int32_t n, g, c0, v, gi, i;
+  int32_t n, g, c0, v, gi, i, oh0;
   cl_steps(c, soff);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
-      cl_grid(c, x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c->cpg_in) * in_plane, grid);
-      for (c0 = 0; c0 < c->cpg_out; c0 += 16 * CL_NV) {
-        const int32_t co0 = g * c->cpg_out + c0;
-        const int32_t nv = (c->cpg_out - c0) / 16 < CL_NV ? (c->cpg_out - c0) / 16 : CL_NV;
-        const int8_t *wp = w + (size_t)(co0 / 16) * c->vstride;
-        int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co0) * (size_t)P;
-        __m512i cconst[CL_NV];
-        cl_rq r;
-        int32_t f0 = 0, done = 0; /* pixels computed, and stored */
-        for (v = 0; v < nv; v++) { /* bias − u_zp·Σw, lane by lane */
-          const __m512i s = _mm512_loadu_si512((const void *)(wp + (size_t)(v + 1) * c->vstride - 64));
-          cconst[v] = _mm512_sub_epi32(
-              bias ? _mm512_loadu_si512((const void *)(bias + co0 + 16 * v)) : _mm512_setzero_si512(),
-              _mm512_mullo_epi32(s, _mm512_set1_epi32((int32_t)u_zp)));
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c->cpg_in) * in_plane;
+      const int8_t *w_g = w + (size_t)(g * c->cpg_out / 16) * c->vstride;
+      for (oh0 = 0; oh0 < p->h_out; oh0 += c->rows) {
+        const int32_t rows = p->h_out - oh0 < c->rows ? p->h_out - oh0 : c->rows;
+        const int32_t Pb = rows * p->w_out; /* the band's pixels, from flat pixel oh0·w_out */
+        const int32_t ng = (Pb + CL_NP - 1) / CL_NP, base = Pb / ng, extra = Pb % ng;
+        cl_grid(c, x_g, grid, oh0, rows);
+        for (c0 = 0; c0 < c->cpg_out; c0 += 16 * CL_NV) {
+          const int32_t co0 = g * c->cpg_out + c0;
+          const int32_t nv = (c->cpg_out - c0) / 16 < CL_NV ? (c->cpg_out - c0) / 16 : CL_NV;
+          const int8_t *wp = w_g + (size_t)(c0 / 16) * c->vstride;
+          int8_t *y_co = y + ((size_t)n * (size_t)p->c_out + (size_t)co0) * (size_t)P +
+                         (size_t)oh0 * (size_t)p->w_out;
+          __m512i cconst[CL_NV];
+          cl_rq r;
+          int32_t f0 = 0, done = 0; /* the band's pixels computed, and stored */
+          for (v = 0; v < nv; v++) { /* bias − u_zp·Σw, lane by lane */
+            const __m512i s = _mm512_loadu_si512((const void *)(wp + (size_t)(v + 1) * c->vstride - 64));
+            cconst[v] = _mm512_sub_epi32(
+                bias ? _mm512_loadu_si512((const void *)(bias + co0 + 16 * v)) : _mm512_setzero_si512(),
+                _mm512_mullo_epi32(s, _mm512_set1_epi32((int32_t)u_zp)));
+          }
+          cl_rq_init(&r, q, co0, nv);
+          for (gi = 0; gi < ng; gi++) {
+            const int32_t np = base + (gi < extra);
+            CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
+            for (i = 0; i < np; i++)
+              for (v = 0; v < nv; v++)
+                _mm_store_si128((__m128i *)(ring[(f0 + i) % CL_RING] + 16 * v),
+                                cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
+            f0 += np;
+            /* pending pixels stay under 16 + CL_NP ≤ CL_RING */
+            for (; f0 - done >= 16; done += 16)
+              cl_flush((const int8_t(*)[CL_NV * 16])ring, done, 16, 16 * nv, y_co, P);
+          }
+          if (done < Pb)
+            cl_flush((const int8_t(*)[CL_NV * 16])ring, done, Pb - done, 16 * nv, y_co, P);
         }
-        cl_rq_init(&r, q, co0, nv);
-        for (gi = 0; gi < ng; gi++) {
-          const int32_t np = base + (gi < extra);
-          CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
-          for (i = 0; i < np; i++)
-            for (v = 0; v < nv; v++)
-              _mm_store_si128((__m128i *)(ring[(f0 + i) % CL_RING] + 16 * v),
-                              cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
-          f0 += np;
-          /* pending pixels stay under 16 + CL_NP ≤ CL_RING */
-          for (; f0 - done >= 16; done += 16)
-            cl_flush((const int8_t(*)[CL_NV * 16])ring, done, 16, 16 * nv, y_co, P);
-        }
-        if (done < P)
-          cl_flush((const int8_t(*)[CL_NV * 16])ring, done, P - done, 16 * nv, y_co, P);
       }
     }
   }
