@@ -5,13 +5,16 @@ Two suite models, compiled both ways and run on the first suite images with
 the kernels this CPU dispatches to (and once more with the reference kernels,
 TIDSP_KERNELS=ref, which must honour w_row_stride as well):
 - mobilenetv2 (pt2e): 1x1 and 3x3 convolutions (some with K a multiple of 64,
-  left dense), depthwise ones (never packed);
-- shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, every
-  one padded;
-- resnet18 (pt2e): its 3x3 convolutions on 14x14 and 7x7 maps get the O16
-  layout ("<weight>.o16", kernels.h TIDSP_CONV_W_O16: the AVX-512 VNNI
-  kernel's channels-in-lanes path), the others padded rows; it also runs on
-  the AVX2 kernels (TIDSP_KERNELS=host_avx2), which convert O16 per call.
+  left dense), depthwise ones (never packed); its 1x1 convolutions on 7x7
+  maps get the O16 layout (below);
+- shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, padded,
+  but the last one (conv5, 464 -> 1024 on 7x7), which gets the O16 layout;
+- resnet18 (pt2e): its 3x3 convolutions on 28x28, 14x14 and 7x7 maps and its
+  1x1 downsample to 7x7 get the O16 layout ("<weight>.o16", kernels.h
+  TIDSP_CONV_W_O16: the AVX-512 VNNI kernel's channels-in-lanes path), the
+  others padded rows.
+The models with O16 weights also run on the AVX2 kernels
+(TIDSP_KERNELS=host_avx2), which convert O16 per call.
 The packed build's manifest must list the padded copies ("<weight>.packed",
 [rows, multiple of 64]), the dense build none.
 """
@@ -24,6 +27,7 @@ from cstatic_cli import cstatic
 
 NUM_IMAGES = 2
 ROW_ALIGN = 64
+O16_MODELS = ("mobilenetv2", "shufflenetv2", "resnet18")  # all have convs PackWeights packs O16
 
 
 def packed_tensors(out_dir):
@@ -57,7 +61,7 @@ def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
                 assert t["bytes"] == t["shape"][0] * t["shape"][1], t
             assert man["weights"]["bytes"] > dense_bytes, "packed weights must be larger"
             o16 = o16_tensors(man)
-            assert bool(o16) == (model == "resnet18"), [t["name"] for t in o16]
+            assert bool(o16) == (model in O16_MODELS), [t["name"] for t in o16]
             for t in o16:  # [c_out/16][16·K + 64]: 16 channels' weights, then their sums
                 assert t["dtype"] == "int8" and len(t["shape"]) == 2, t
                 assert t["shape"][1] % 64 == 0 and t["bytes"] == t["shape"][0] * t["shape"][1], t
@@ -75,7 +79,7 @@ def test_packed_weights_same_outputs(model, variant, model_suite, tmp_path):
             cstatic("run", out_dir, "--input", inputs, "--output", y_ref,
                     env={**os.environ, "TIDSP_KERNELS": "ref"})
             outs["ref"] = np.load(y_ref)
-            if model == "resnet18":
+            if model in O16_MODELS:
                 y_avx2 = tmp_path / "y_avx2.npy"
                 cstatic("run", out_dir, "--input", inputs, "--output", y_avx2,
                         env={**os.environ, "TIDSP_KERNELS": "host_avx2"})
