@@ -39,8 +39,10 @@
  *     (bench/conv_bench, one run: 512→512 3×3 at 7² 0.25 ms against 0.44,
  *     256→256 at 14² 0.26 against 0.32, 128→128 at 28² 0.27 against 0.35,
  *     128→256 s2 from 28² 0.13 against 0.20, 64→128 s2 from 56² 0.14
- *     against 0.20; at 56², 64→64 0.30 against 0.32 is within the noise
- *     and stays on the band path). A 1×1 conv's
+ *     against 0.20; at 56², where the band path runs, per layer in the
+ *     models (-profile-layers=1): ResNet-18's 64→64 0.266 against 0.30 ms,
+ *     GoogLeNet's 64→192 0.79 against 0.83; larger maps are not measured).
+ *     A 1×1 conv's
  *     short reduction pays for the path's input and output transpositions
  *     only on the smallest maps (7²: 320→1280 0.050 against 0.072 ms,
  *     832→384 0.037 against 0.052, 256→512 s2 0.021 against 0.025; 14²:
@@ -67,7 +69,7 @@
 enum {
   PACK_ROW_ALIGN = 64,
   WEIGHT_INPUT = 1,
-  O16_MAX_PIXELS = 784,   /* outputs per channel: ResNet's 7², 14² and 28² maps */
+  O16_MAX_PIXELS = 3136,  /* outputs per channel: ResNet's 7² .. 56² maps */
   O16_MAX_PIXELS_1X1 = 64 /* the same for a 1×1 conv: 7×7 maps, not 14×14 */
 };
 

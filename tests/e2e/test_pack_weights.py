@@ -9,7 +9,7 @@ TIDSP_KERNELS=ref, which must honour w_row_stride as well):
   maps get the O16 layout (below);
 - shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, padded,
   but the last one (conv5, 464 -> 1024 on 7x7), which gets the O16 layout;
-- resnet18 (pt2e): its 3x3 convolutions on 28x28, 14x14 and 7x7 maps and its
+- resnet18 (pt2e): its 3x3 convolutions (all but the 3-channel stem) and its
   1x1 downsample to 7x7 get the O16 layout ("<weight>.o16", kernels.h
   TIDSP_CONV_W_O16: the AVX-512 VNNI kernel's channels-in-lanes path), the
   others padded rows.
