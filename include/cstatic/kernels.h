@@ -187,8 +187,8 @@ typedef struct tidsp_conv2d_params {
  *         (co%16)·4 (c_out/groups % 16 == 0, c_in/groups % 4 == 0,
  *         w_row_stride 0). One 64-byte vector is the vpdpbusd operand of
  *         16 channels × 4 taps, read in order by the AVX-512 VNNI kernel
- *         that puts output channels in lanes (small maps: ResNet's 7×7
- *         and 14×14); Σw is its +128 activation offset's term, computed
+ *         that puts output channels in lanes (maps up to 56×56: ResNet's
+ *         3×3 layers); Σw is its +128 activation offset's term, computed
  *         once by the compiler instead of per call. Kernels that do not
  *         use Σw ignore it; a Σw that is not the weights' sum is invalid
  *         input (that kernel's results then differ).

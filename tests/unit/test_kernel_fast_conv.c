@@ -471,6 +471,45 @@ static void test_vnni_band(void) {
   }
 }
 
+/* OIHW 1×1 convs on small maps, which the AVX-512 VNNI kernel runs on its
+ * channels-in-lanes path with the weights put in O16 order per call: K
+ * with a tail of quads (36, 100), at the buffer's limit (1024) and past it
+ * (1028: conv_fast), 64 outputs and 81 (conv_fast), stride 2, pads, panels
+ * of 3 and 2 vectors, groups and batch; each with dense and padded rows
+ * (poison in the padding) and with w_zp ≠ 0 (conv_fast's). */
+static void test_vnni_1x1_oihw(void) {
+  static const int32_t shapes[][8] = {
+      /* c_in, c_out, h_in, w_in, stride, pad, groups, n */
+      {36, 48, 7, 7, 1, 0, 1, 1},     {100, 64, 8, 8, 1, 0, 1, 1},  {1024, 16, 7, 7, 1, 0, 1, 1},
+      {1028, 16, 7, 7, 1, 0, 1, 1},   {64, 32, 9, 9, 1, 0, 1, 1},   {512, 96, 14, 14, 2, 0, 1, 1},
+      {64, 64, 5, 5, 1, 0, 2, 2},     {16, 160, 5, 5, 1, 1, 1, 1},  {8, 16, 1, 1, 1, 0, 1, 1},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = c.k_w = 1;
+    c.stride_h = c.stride_w = v[4];
+    c.dil_h = c.dil_w = 1;
+    c.pad_top = c.pad_left = v[5];
+    c.groups = v[6];
+    c.n = v[7];
+    c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.per_channel = (int32_t)i % 4 != 3;
+    c.w_zp = 0;
+    run_conv_case(&c);
+    c.w_row_pad = (int32_t)i % 4 + 1;
+    c.w_poison = 0x55;
+    run_conv_case(&c);
+    c.w_zp = rnd_range(-128, 127) | 1;
+    run_conv_case(&c);
+  }
+}
+
 /* The O16 layout (kernels.h), which run_conv_case also gives every case it
  * fits: the AVX-512 VNNI channels-in-lanes path at its edges: pixel
  * counts 1..13 and 49 (its balanced groups of at most 6), output channel
@@ -1654,6 +1693,7 @@ int main(void) {
   test_vnni_band();
   test_vnni_o16();
   test_avx2_o16();
+  test_vnni_1x1_oihw();
   test_amx_reduction();
   test_amx_channels();
   test_amx_geometry();
