@@ -478,7 +478,8 @@ int main(int argc, char **argv) {
   bad |= shape_layer("mobilenetv2", 32, 192, 28, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 320, 1280, 7, 1, 1, repeats, t);
   /* the 1×1 convs of the small maps (MobileNetV2's last stages, GoogLeNet's
-   * inception 4 and 5), which the compiler packs O16 */
+   * inception 4 and 5): at 7×7 the VNNI kernel runs them channels-in-lanes
+   * with OIHW weights too (packed per call; the compiler keeps them OIHW) */
   bad |= shape_layer("mobilenetv2", 160, 960, 7, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 960, 160, 7, 1, 1, repeats, t);
   bad |= shape_layer("mobilenetv2", 96, 576, 14, 1, 1, repeats, t);
