@@ -32,8 +32,8 @@
  *   - the input grid of one output row fits the path's stack
  *     (tidsp_conv_o16_grid_bytes ≤ TIDSP_CONV_O16_MAX_GRID: the path runs
  *     bands of rows);
- *   - the kernel has more than one tap and the map at most O16_MAX_PIXELS
- *     outputs: there a 64-pixel block leaves lanes idle (49 of 64 at
+ *   - the map has at most O16_MAX_PIXELS outputs (O16_MAX_PIXELS_1X1 for
+ *     a 1×1 conv): there a 64-pixel block leaves lanes idle (49 of 64 at
  *     7²) and a weight byte serves few pixels, while the channels-in-lanes
  *     kernel fills every lane and needs no per-block gather at stride 2
  *     (bench/conv_bench, one run: 512→512 3×3 at 7² 0.25 ms against 0.44,
@@ -42,11 +42,13 @@
  *     against 0.20; at 56², where the band path runs, per layer in the
  *     models (-profile-layers=1): ResNet-18's 64→64 0.266 against 0.30 ms,
  *     GoogLeNet's 64→192 0.79 against 0.83; larger maps are not measured).
- *     A 1×1 conv stays OIHW: the VNNI kernel puts the weights of those
- *     on small maps in O16 order per call itself (its 1×1 reduction is
- *     short enough), while the AVX2 kernel's per-call O16 conversion made
- *     MobileNetV2's 7×7 1×1 layers 2-3× slower (-profile-layers=1,
- *     TIDSP_KERNELS=host_avx2: 960→320 1.00 against 0.36 ms).
+ *     A 1×1 conv's short reduction pays for the path's input and output
+ *     transpositions only on the smallest maps (7²: 320→1280 0.050
+ *     against 0.072 ms, 832→384 0.037 against 0.052, 256→512 s2 0.021
+ *     against 0.025; 14²: 96→576 0.035 against 0.034). Packed here rather
+ *     than per call by the VNNI kernel (which it also does for OIHW ones):
+ *     MobileNetV2 pt2e 0.92× (interleave.py, 15 rounds), and on the AVX2
+ *     kernels, which read O16 in its own order since d25795f, 1.02×.
  * Never with -mcpu=c7x (where -pack-weights=1 can be forced): its L2 DMA
  * tiling slices a conv's weights by output channel rows (dma_tiling.c).
  * The choice depends only on the node, never on the compiling CPU: the
@@ -69,15 +71,16 @@
 enum {
   PACK_ROW_ALIGN = 64,
   WEIGHT_INPUT = 1,
-  O16_MAX_PIXELS = 3136 /* outputs per channel: ResNet's 7² .. 56² maps */
+  O16_MAX_PIXELS = 3136,  /* outputs per channel: ResNet's 7² .. 56² maps */
+  O16_MAX_PIXELS_1X1 = 64 /* the same for a 1×1 conv: 7² maps, not 14² */
 };
 
 /* 1 when conv node params p get the O16 layout (rules above). */
 static int o16_wanted(const tidsp_conv2d_params *p) {
   const int64_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
   return cpg_out % 16 == 0 && cpg_in % 4 == 0 && p->w_zp == 0 && p->rq.kind != TIDSP_REQUANT_Q31 &&
-         (int64_t)p->k_h * p->k_w > 1 &&
-         (int64_t)p->h_out * p->w_out <= O16_MAX_PIXELS && p->h_out > 0 && p->w_out > 0 &&
+         (int64_t)p->h_out * p->w_out <=
+             ((int64_t)p->k_h * p->k_w > 1 ? O16_MAX_PIXELS : O16_MAX_PIXELS_1X1) && p->h_out > 0 && p->w_out > 0 &&
          tidsp_conv_o16_grid_bytes(p, 1) <= TIDSP_CONV_O16_MAX_GRID;
 }
 

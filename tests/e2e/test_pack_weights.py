@@ -5,14 +5,15 @@ Two suite models, compiled both ways and run on the first suite images with
 the kernels this CPU dispatches to (and once more with the reference kernels,
 TIDSP_KERNELS=ref, which must honour w_row_stride as well):
 - mobilenetv2 (pt2e): 1x1 and 3x3 convolutions (some with K a multiple of 64,
-  left dense), depthwise ones (never packed);
-- shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, every
-  one padded;
-- resnet18 (pt2e): its 3x3 convolutions (all but the 3-channel stem) get the
-  O16 layout ("<weight>.o16", kernels.h
+  left dense), depthwise ones (never packed); its 1x1 convolutions on 7x7
+  maps get the O16 layout (below);
+- shufflenetv2 (ort_s8): 1x1 convolutions on 24/58/116/232 channels, padded,
+  but the last one (conv5, 464 -> 1024 on 7x7), which gets the O16 layout;
+- resnet18 (pt2e): its 3x3 convolutions (all but the 3-channel stem) and its
+  1x1 downsample to 7x7 get the O16 layout ("<weight>.o16", kernels.h
   TIDSP_CONV_W_O16: the AVX-512 VNNI kernel's channels-in-lanes path), the
   others padded rows.
-The model with O16 weights also runs on the AVX2 kernels
+The models with O16 weights also run on the AVX2 kernels
 (TIDSP_KERNELS=host_avx2), which convert O16 per call.
 The packed build's manifest must list the padded copies ("<weight>.packed",
 [rows, multiple of 64]), the dense build none.
@@ -26,7 +27,7 @@ from cstatic_cli import cstatic
 
 NUM_IMAGES = 2
 ROW_ALIGN = 64
-O16_MODELS = ("resnet18",)  # the one with convs PackWeights packs O16 (k > 1, channels in 16s)
+O16_MODELS = ("mobilenetv2", "shufflenetv2", "resnet18")  # all have convs PackWeights packs O16
 
 
 def packed_tensors(out_dir):

@@ -213,6 +213,7 @@ static void test_o16(void) {
   static const int cases[][5] = {
       /* c_in, c_out, groups, h, k */
       {8, 32, 1, 5, 3}, {8, 32, 2, 5, 3}, {4, 16, 1, 14, 2}, {64, 48, 1, 7, 3}, {12, 16, 1, 1, 5},
+      {32, 64, 1, 7, 1}, {4, 16, 1, 8, 1}, /* 1×1 up to O16_MAX_PIXELS_1X1 (8·8) */
       {8, 32, 1, 28, 3}, {8, 32, 1, 56, 3}, /* 56·56 = O16_MAX_PIXELS, the grid in bands */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -238,13 +239,13 @@ static void test_o16(void) {
   }
   /* not O16: channels not in 16s / quads, w_zp ≠ 0, Q31, a map past
    * O16_MAX_PIXELS (57×57 = 3249), one output row's grid past
-   * TIDSP_CONV_O16_MAX_GRID (1024 channels · 3·24), a 1×1 kernel (the
-   * VNNI kernel packs those itself): padded rows as before */
+   * TIDSP_CONV_O16_MAX_GRID (1024 channels · 3·24), a 1×1 kernel past
+   * O16_MAX_PIXELS_1X1 (9·9): padded rows as before */
   static const int no[][6] = {
       /* c_in, c_out, h, k, what (0 plain, 1 w_zp, 2 q31), expected stride */
       {8, 24, 5, 3, 0, 128}, {6, 32, 5, 3, 0, 64}, {8, 32, 5, 3, 1, 128},
       {8, 32, 5, 3, 2, 128}, {8, 32, 57, 3, 0, 128}, {1024, 16, 22, 3, 0, 0}, /* K = 9216: dense rows */
-      {4, 16, 9, 1, 0, 64}, {32, 64, 7, 1, 0, 64},
+      {4, 16, 9, 1, 0, 64},
   };
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
     const int *c = no[i];

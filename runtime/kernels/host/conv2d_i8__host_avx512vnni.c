@@ -1093,11 +1093,11 @@ enum {
   CL_NV = 4,     /* 16-channel vectors per micro-kernel call */
   CL_RING = 32, /* pixels of results waiting for their transposition */
   /* OIHW 1×1 convs on maps of at most CL_OIHW_PIXELS outputs take this
-   * path too, their weights put in O16 order per call and panel, at most
-   * CL_WBUF bytes (K ≤ 1024): measured as conv_bench's O16 rows (7²:
-   * 320→1280 0.050 against 0.072 ms, 832→384 0.037 against 0.052; 14²
-   * 96→576 0.035 against 0.034). The compiler does not pack them O16: the
-   * AVX2 kernel's per-call O16 conversion made those layers 2-3× slower. */
+   * path too (the compiler packs them O16 itself; not with
+   * -pack-weights=0, nor in a hand-written call), their weights put in O16
+   * order per call and panel, at most CL_WBUF bytes (K ≤ 1024):
+   * conv_bench, 7²: 320→1280 0.059 ms against conv_fast's 0.072,
+   * 832→384 0.045 against 0.052 (0.050, 0.038 on the compiler's O16). */
   CL_OIHW_PIXELS = 64,
   CL_WBUF = CL_NV * 16 * 1024 + CL_NV * 64
 };
