@@ -51,11 +51,13 @@
  * 64 KiB + reordered weights 48 KiB + a row 8 KiB, about 125 KiB; the two
  * paths are separate (noinline) frames.
  *
- * Weights the compiler packed O16 (params w_layout, kernels.h: small maps,
- * compiler/passes/pack_weights.c) take the channels-in-lanes path
+ * Weights the compiler packed O16 (params w_layout, kernels.h: maps up to
+ * 56², compiler/passes/pack_weights.c) take the channels-in-lanes path
  * (conv_cl, at the end): output channels across the lanes, pixels
- * broadcast, no gather and no weight reordering at inference. Stack: the
- * input grid 64 KiB + the step offsets 33 KiB, a separate frame too.
+ * broadcast, no gather and no weight reordering at inference; so do OIHW
+ * 1×1 convs on small maps, their weights reordered per call. Stack: the
+ * input grid 64 KiB + the step offsets 33 KiB + the reordered 1×1 weights
+ * 64 KiB, a separate frame too.
  */
 #include <string.h>
 
@@ -1085,9 +1087,13 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
  * multiplier or scale/shift). Accumulators start from bias − u_zp·Σw
  * (Σw: the 16 int32 after each block's weights, which the compiler
  * summed); w_zp ≠ 0 is not
- * packed O16 by the compiler and goes to the reference. Per panel of 64
- * channels the pixels run in groups of at most CL_NP (sizes balanced, so
- * that 49 = 4·6 + 5·5), the panel's weights staying in L2 between groups. */
+ * packed O16 by the compiler and goes to the reference. The grid holds a
+ * band of output rows at a time (larger maps: several bands), built by
+ * 16 × 64 byte transposes; per band and panel of 64 channels the pixels
+ * run in groups of at most CL_NP (sizes balanced, so that 49 = 4·6 + 5·5),
+ * the panel's weights staying in L1/L2 between groups, and the results
+ * wait in a ring of CL_RING pixels until 16 of them are transposed into
+ * their NCHW rows. */
 enum {
   CL_NP = 6,     /* pixels per micro-kernel call */
   CL_NV = 4,     /* 16-channel vectors per micro-kernel call */
