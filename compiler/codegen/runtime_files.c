@@ -61,7 +61,7 @@ static const rt_file files[] = {
               "kernels/ref/transpose.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
-     .needs = "kernels/host/rq_internal.h"},
+     .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_mlas_f32_block",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "

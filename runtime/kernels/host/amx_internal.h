@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "rq_internal.h"
+#include "zmm_transpose.h"
 
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
@@ -295,20 +296,6 @@ static inline TIDSP_AMX_TARGET void tidsp_amx_block(
   }
 }
 
-/* Σ w over the K bytes of one row. */
-static inline TIDSP_AMX_TARGET int32_t tidsp_amx_row_sum(const int8_t *w,
-                                                         int32_t K) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  __m512i s = _mm512_setzero_si512();
-  int32_t k;
-  for (k = 0; k < K; k += 64) {
-    const int32_t n = K - k < 64 ? K - k : 64;
-    const __mmask64 m = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
-    s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(m, w + k));
-  }
-  return _mm512_reduce_add_epi32(s);
-}
-
 /* cconst[r − r_lo] = bias − x_zp·Σw + K·x_zp·w_zp (mod 2³²) for the group's
  * rows [r_lo, r_hi); bias_g is the group's bias (or NULL). */
 static inline TIDSP_AMX_TARGET void tidsp_amx_row_consts(
@@ -317,7 +304,7 @@ static inline TIDSP_AMX_TARGET void tidsp_amx_row_consts(
   const uint32_t kz = (uint32_t)g->K * (uint32_t)x_zp * (uint32_t)w_zp;
   int32_t r;
   for (r = r_lo; r < r_hi; r++) {
-    const uint32_t sw = (uint32_t)tidsp_amx_row_sum(g->w + (size_t)r * g->w_stride, g->K);
+    const uint32_t sw = (uint32_t)tidsp_zmm_row_sum(g->w + (size_t)r * g->w_stride, g->K);
     cconst[r - r_lo] = (bias_g ? (uint32_t)bias_g[r] : 0u) - (uint32_t)x_zp * sw + kz;
   }
 }

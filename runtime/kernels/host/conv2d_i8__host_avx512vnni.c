@@ -530,26 +530,13 @@ static TARGET void micro_kernel(const uint8_t *xbuf, int32_t nq, int32_t tail,
     micro_body(xbuf, nq, tail, wr, mr, 6, 1, first, tile, r, co0, cconst);
 }
 
-/* Σ w over one weight row of K taps. */
-static TARGET int32_t row_sum(const int8_t *w, int32_t K) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  __m512i s = _mm512_setzero_si512();
-  int32_t k;
-  for (k = 0; k < K; k += 64) {
-    const int32_t n = K - k < 64 ? K - k : 64;
-    const __mmask64 m = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
-    s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(m, w + k));
-  }
-  return _mm512_reduce_add_epi32(s);
-}
-
 /* The constant part of output channel co's accumulator, modulo 2³²:
  * bias − u_zp·Σw + K·u_zp·w_zp (see the top). */
 static TARGET uint32_t channel_const(const vnni_conv *c, const int8_t *w,
                                      const int32_t *bias, int32_t co) {
   const uint32_t u_zp = (uint32_t)(c->p->x_zp + 128);
   const uint32_t bv = bias ? (uint32_t)bias[co] : 0u;
-  const uint32_t sw = (uint32_t)row_sum(w + (size_t)co * c->w_stride, c->K);
+  const uint32_t sw = (uint32_t)tidsp_zmm_row_sum(w + (size_t)co * c->w_stride, c->K);
   return bv - u_zp * sw + (uint32_t)c->K * u_zp * (uint32_t)c->p->w_zp;
 }
 
@@ -1041,7 +1028,7 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
           for (i = 0; i < nc && (nc < cpg_out || oh0 == 0); i++) {
             const int32_t co = g * cpg_out + c0 + i;
             const int8_t *row = w + (size_t)co * w_stride;
-            cconst[i] = (bias ? (uint32_t)bias[co] : 0u) - u_zp * (uint32_t)row_sum(row, K);
+            cconst[i] = (bias ? (uint32_t)bias[co] : 0u) - u_zp * (uint32_t)tidsp_zmm_row_sum(row, K);
             band_weights(row, b->Q, b->T, wbuf + (size_t)i * (size_t)K);
           }
           for (f0 = 0; f0 < grid; f0 += LANES) {

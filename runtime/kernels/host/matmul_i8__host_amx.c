@@ -144,7 +144,7 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
     int packed = 0; /* the panel holds the whole reduction */
     if (p->w_zp != 0) {
       for (i = 0; i < mb; i++)
-        xsum[i] = tidsp_amx_row_sum(xb + (size_t)i * (size_t)K, K);
+        xsum[i] = tidsp_zmm_row_sum(xb + (size_t)i * (size_t)K, K);
     }
     for (r_lo = 0; r_lo < N; r_lo += TIDSP_AMX_COB) {
       const int32_t r_hi = N - r_lo < TIDSP_AMX_COB ? N : r_lo + TIDSP_AMX_COB;

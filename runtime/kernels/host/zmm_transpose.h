@@ -1,7 +1,8 @@
 /*
- * zmm_transpose.h — the 16 × 16 dword transpose that the AVX-512 matmuls
- * (VNNI and AMX) use to turn 16 weight rows into 16 columns of lanes.
- * AVX-512F only, so it inlines into any kernel whose target includes it.
+ * zmm_transpose.h — what the AVX-512 VNNI and AMX kernels share: the
+ * 16 × 16 dword transpose that the matmuls use to turn 16 weight rows into
+ * 16 columns of lanes (AVX-512F), and a byte row's sum (AVX-512 VNNI). Each
+ * inlines into any kernel whose target includes its own.
  */
 #ifndef TIDSP_ZMM_TRANSPOSE_H
 #define TIDSP_ZMM_TRANSPOSE_H
@@ -38,6 +39,20 @@ static inline __attribute__((always_inline, target("avx512f"))) void tidsp_zmm_t
     r[8 + e] = _mm512_shuffle_i32x4(x1, x3, 0x88);
     r[12 + e] = _mm512_shuffle_i32x4(x1, x3, 0xDD);
   }
+}
+
+/* Σ of the K int8 bytes at w (a weight row's Σw, or an activation row's Σx). */
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) int32_t
+tidsp_zmm_row_sum(const int8_t *w, int32_t K) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i s = _mm512_setzero_si512();
+  int32_t k;
+  for (k = 0; k < K; k += 64) {
+    const int32_t n = K - k < 64 ? K - k : 64;
+    const __mmask64 m = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+    s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(m, w + k));
+  }
+  return _mm512_reduce_add_epi32(s);
 }
 #endif
 
