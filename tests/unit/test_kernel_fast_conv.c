@@ -195,6 +195,21 @@ static conv_case base_case(void) {
   return c;
 }
 
+/* base_case with the geometry the newer tables give per row (dilation 1). */
+static conv_case geometry_case(int32_t c_in, int32_t c_out, int32_t h_in, int32_t w_in, int32_t k_h,
+                               int32_t k_w, int32_t stride, int32_t pad) {
+  conv_case c = base_case();
+  c.c_in = c_in;
+  c.c_out = c_out;
+  c.h_in = h_in;
+  c.w_in = w_in;
+  c.k_h = k_h;
+  c.k_w = k_w;
+  c.stride_h = c.stride_w = stride;
+  c.pad_top = c.pad_left = pad;
+  return c;
+}
+
 /* Output channels around MR (4, 6) and the 128-channel block. */
 static void test_conv_channels(void) {
   static const int32_t c_outs[] = {1, 3, 4, 5, 6, 7, 11, 12, 13, 127, 128, 129, 257};
@@ -487,15 +502,7 @@ static void test_vnni_1x1_oihw(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = c.k_w = 1;
-    c.stride_h = c.stride_w = v[4];
-    c.dil_h = c.dil_w = 1;
-    c.pad_top = c.pad_left = v[5];
+    conv_case c = geometry_case(v[0], v[1], v[2], v[3], 1, 1, v[4], v[5]);
     c.groups = v[6];
     c.n = v[7];
     c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
@@ -649,15 +656,7 @@ static void test_avx2_o16(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
-    c.stride_h = c.stride_w = v[6];
-    c.pad_top = c.pad_left = v[7];
+    conv_case c = geometry_case(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
     c.x_zp = (int32_t)i % 2 ? -128 : rnd_range(-128, 127);
     c.per_channel = (int32_t)i % 3 != 2;
     run_conv_case(&c);

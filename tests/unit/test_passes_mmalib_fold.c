@@ -94,23 +94,42 @@ static void check_layer(int32_t o_zp, int32_t d_zp, int n) {
   CHECK_MSG(beyond == 0, "%d outputs beyond their bound from the exact result (o_zp %d)", beyond, o_zp);
 }
 
+/* One output channel's fold: weight scale w_scale, Σw 0, bias 0. */
+typedef struct one_channel {
+  float ws[1];
+  int64_t wsum[1];
+  int32_t bq[1], bias[1];
+  uint8_t scale[1], shift[1];
+  cs_qparams wq;
+  cs_fold_bias b;
+  double worst;
+} one_channel;
+
+static void one_channel_init(one_channel *o, float w_scale) {
+  memset(o, 0, sizeof *o);
+  o->ws[0] = w_scale;
+  o->wq.scale = o->ws;
+  o->wq.count = 1;
+  o->b.q = o->bq;
+}
+
+/* cs_mm_fold_i8 of o's channel: NULL, or the rule that declines. */
+static const char *fold_one(one_channel *o, float d_s, float o_s, int32_t o_zp) {
+  return cs_mm_fold_i8(&o->b, d_s, 0, &o->wq, o_s, o_zp, o->wsum, 1, o->bias, o->scale, o->shift, &o->worst);
+}
+
 /* An output differs from ORT's (1 LSB) with a probability about the
  * error before rounding, |g|·|y − q_c| (plus half-up vs half-to-even
  * ties): within 8 LSB of q_c at most 8·|g|, beyond 100 LSB several
  * times more. So the centre is where the results depend on it. */
 static void check_center_is_exact(int32_t o_zp) {
-  float d_s = 0.01f, o_s = 0.1f, ws[1] = {0.0123f};
-  int64_t wsum[1] = {0};
-  int32_t bq[1] = {0}, bias[1];
-  uint8_t scale[1], shift[1];
-  cs_qparams wq;
-  memset(&wq, 0, sizeof wq);
-  wq.scale = ws;
-  wq.count = 1;
-  cs_fold_bias b = {bq, NULL, NULL};
-  double worst;
-  CHECK(cs_mm_fold_i8(&b, d_s, 0, &wq, o_s, o_zp, wsum, 1, bias, scale, shift, &worst) == NULL);
-  double r = (double)d_s * ws[0] / o_s, q_c = o_zp;
+  const float d_s = 0.01f, o_s = 0.1f;
+  one_channel o;
+  one_channel_init(&o, 0.0123f);
+  CHECK(fold_one(&o, d_s, o_s, o_zp) == NULL);
+  const int32_t bias[1] = {o.bias[0]};
+  const uint8_t scale[1] = {o.scale[0]}, shift[1] = {o.shift[0]};
+  double r = (double)d_s * o.ws[0] / o_s, q_c = o_zp;
   int near_diff = 0, near = 0, far_diff = 0, far = 0;
   double g = ldexp(scale[0], -shift[0]) / r - 1;
   for (int64_t A = (int64_t)((-128.5 - o_zp) / r); A <= (int64_t)((127.5 - o_zp) / r); A++) {
@@ -134,27 +153,19 @@ static void check_center_is_exact(int32_t o_zp) {
 }
 
 static void check_declines(void) {
-  float ws[1] = {1.0f};
-  int64_t wsum[1] = {0};
-  int32_t bq[1] = {0}, bias[1];
-  uint8_t scale[1], shift[1];
-  cs_qparams wq;
-  memset(&wq, 0, sizeof wq);
-  wq.scale = ws;
-  wq.count = 1;
-  cs_fold_bias b = {bq, NULL, NULL};
-  double worst;
+  one_channel o;
+  one_channel_init(&o, 1.0f);
   /* r = 1000: beyond 255.5 even at shift 0 */
-  const char *rule = cs_mm_fold_i8(&b, 1.0f, 0, &wq, 0.001f, 0, wsum, 1, bias, scale, shift, &worst);
+  const char *rule = fold_one(&o, 1.0f, 0.001f, 0);
   CHECK(rule && strstr(rule, "not representable"));
   /* r = 2^-40: the scale rounds to 0 */
-  rule = cs_mm_fold_i8(&b, (float)ldexp(1, -40), 0, &wq, 1.0f, 0, wsum, 1, bias, scale, shift, &worst);
+  rule = fold_one(&o, (float)ldexp(1, -40), 1.0f, 0);
   CHECK(rule && strstr(rule, "below 2^-32"));
   /* a tiny multiplier with o_zp 3: the zero-point term beyond int32 */
-  rule = cs_mm_fold_i8(&b, (float)ldexp(1, -31), 0, &wq, 1.0f, 3, wsum, 1, bias, scale, shift, &worst);
+  rule = fold_one(&o, (float)ldexp(1, -31), 1.0f, 3);
   CHECK(rule && strstr(rule, "overflows int32"));
   /* o_zp = −128 with the same multiplier folds o_zp/eff = −2^38: also beyond */
-  rule = cs_mm_fold_i8(&b, (float)ldexp(1, -31), 0, &wq, 1.0f, -128, wsum, 1, bias, scale, shift, &worst);
+  rule = fold_one(&o, (float)ldexp(1, -31), 1.0f, -128);
   CHECK(rule && strstr(rule, "overflows int32"));
 }
 
