@@ -232,7 +232,7 @@ static void stay_off_model_cpu(void) {
 #if defined(__linux__) && defined(CPU_COUNT)
   if (!may_hold || model_cpu < 0 || model_cpu == pinned_away) return;
   cpu_set_t s = allowed;
-  CPU_CLR(model_cpu, &s);
+  CPU_CLR((size_t)model_cpu, &s); /* model_cpu ≥ 0: checked above */
   pinned_away = model_cpu;
   if (CPU_COUNT(&s) == 0) return;
   pthread_mutex_unlock(&lock);
