@@ -128,10 +128,10 @@ static int add_o16(cs_graph *g, int w, const tidsp_conv2d_params *p) {
     for (int64_t ci = 0; ci < cpg_in; ci++)
       for (int64_t t = 0; t < T; t++) {
         const int8_t v = s[co * K + ci * T + t];
-        d[(co / 16) * blk + (t * Q + ci / 4) * 64 + (co % 16) * 4 + ci % 4] = v;
+        d[tidsp_conv_o16_weight_at(K, Q, co, ci, t)] = v;
         sum += (uint32_t)(int32_t)v;
       }
-    for (int b = 0; b < 4; b++) d[(co / 16) * blk + 16 * K + (co % 16) * 4 + b] = (int8_t)(uint8_t)(sum >> (8 * b));
+    for (int b = 0; b < 4; b++) d[tidsp_conv_o16_sum_at(K, co) + b] = (int8_t)(uint8_t)(sum >> (8 * b));
   }
   const cs_quant *q = src->quant;
   if (q && q->axis < 0 && cs_value_set_quant(dst, q->axis, q->count, q->scale, q->zero_point) != CS_OK)

@@ -195,6 +195,15 @@ typedef struct tidsp_conv2d_params {
  * The tap order t = kh·k_w + kw of a (co, ci) is OIHW's in both. Other
  * values, or O16 on a shape it does not fit, are TIDSP_ERR_PARAM. */
 enum { TIDSP_CONV_W_OIHW = 0, TIDSP_CONV_W_O16 = 1 };
+/* O16's byte offsets (the formula above; K = c_in/groups·k_h·k_w, Q =
+ * c_in/groups / 4): weight (co, ci, t), and the first byte of co's Σw. The
+ * compiler's packer and the kernels' readers take them from here. */
+static inline int64_t tidsp_conv_o16_weight_at(int64_t K, int64_t Q, int64_t co, int64_t ci, int64_t t) {
+  return (co / 16) * (16 * K + 64) + (t * Q + ci / 4) * 64 + (co % 16) * 4 + ci % 4;
+}
+static inline int64_t tidsp_conv_o16_sum_at(int64_t K, int64_t co) {
+  return (co / 16) * (16 * K + 64) + 16 * K + (co % 16) * 4;
+}
 /* The most bytes of input grid (tidsp_conv_o16_grid_bytes) that the AVX-512
  * VNNI kernel's O16 path holds on its stack: it runs the output rows in
  * bands whose grid fits; the compiler packs O16 only where one output

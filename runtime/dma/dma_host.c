@@ -423,8 +423,9 @@ int32_t tidsp_dma_start(void) {
    * (the spec conv stack's queue-1 copy started 350-370 us after its
    * issue in 5 of 6 fresh `cstatic run`s, at load 1.4; with this wait,
    * no chrt, load 2.0, the stack read 0.918 and 0.867 where it read
-   * 0.512 and 0.477 in the same batches). Here, at the platform's init,
-   * the wait costs no inference anything. */
+   * 0.512 and 0.477 in the same batches). Only a start waits: at the
+   * platform's init (tidsp_l2_bind); each inference's call
+   * (tidsp_l2_scratch) finds the thread ready and only pokes it. */
   while (ok && !ready) pthread_cond_wait(&done_cv, &lock);
   pthread_mutex_unlock(&lock);
   return ok ? TIDSP_OK : TIDSP_ERR_UNSUPPORTED;

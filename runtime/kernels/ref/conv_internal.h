@@ -185,7 +185,7 @@ static inline tidsp_ref_conv_wmap tidsp_ref_conv_w_map(const tidsp_conv2d_params
   const int64_t T = (int64_t)p->k_h * p->k_w, Q = p->c_in / p->groups / 4;
   tidsp_ref_conv_wmap m;
   if (p->w_layout == TIDSP_CONV_W_O16) { /* blocks of 16·K weights + 16 Σw */
-    m.base = (int64_t)(co / 16) * (T * Q * 64 + 64) + (int64_t)(co % 16) * 4;
+    m.base = tidsp_conv_o16_weight_at(T * Q * 4, Q, co, 0, 0);
     m.ts = Q * 64;
     m.qs = 64;
     m.js = 1;
