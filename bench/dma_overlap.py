@@ -2,6 +2,8 @@
 
 usage: dma_overlap.py MODEL_DIR INPUT.npy [ROUNDS]
 
+(bench/conv_stack.py writes the spec's conv stack and its input.)
+
 Runs the compiled (staged or DMA-tiled: -mcpu=c7x) model ROUNDS times
 (default 9), each with a DMA trace, and prints one JSON object: per round
 and as medians, the DMA busy time, the share of it that overlaps a traced
