@@ -427,6 +427,64 @@ static void test_vnni_paths(void) {
   }
 }
 
+/* The AVX-512 VNNI phase path (conv_phase: stride 2, at most 4 input
+ * channels per group, the input split once per band of output rows into
+ * its 2 × 2 stride phases, one unmasked load per tap and block), run on
+ * every variant: the 7×7 and 3×3 stems over several bands (a partial last
+ * block per band, bands of unequal height), 1..4 input channels and 5 (not
+ * taken: conv_fast), even and 1-wide kernels (no or one column of reach),
+ * padding at every edge and outputs past the input (grid rows and columns
+ * that read the zero point), grids narrower than a vector and outputs of
+ * one row, groups and batch, both zero points (Σu), padded weight rows;
+ * a row too wide for its row buffer and a band whose grid rows do not fit
+ * take conv_fast. */
+static void test_vnni_phase(void) {
+  static const int32_t shapes[][15] = {
+      /* c_in, c_out, h_in, w_in, k_h, k_w, s_h, s_w, dil, pad_t, pad_l, extra_h, extra_w, groups, n */
+      {3, 64, 100, 224, 7, 7, 2, 2, 1, 3, 3, 0, 0, 1, 1}, /* ResNet stem: 2 bands */
+      {3, 32, 150, 150, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1}, /* MobileNet stem: 2 bands */
+      {1, 7, 33, 35, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},
+      {2, 13, 31, 29, 5, 5, 2, 2, 1, 2, 2, 0, 0, 1, 1},
+      {4, 19, 23, 41, 2, 2, 2, 2, 1, 0, 0, 0, 0, 1, 1},  /* even kernel, no padding */
+      {5, 9, 23, 41, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},   /* 5 channels: conv_fast */
+      {3, 6, 21, 19, 1, 1, 2, 2, 1, 0, 0, 0, 0, 1, 1},   /* 1×1: no reach */
+      {3, 8, 17, 21, 3, 7, 2, 2, 1, 2, 4, 2, 3, 1, 1},   /* padding at every edge, past the input */
+      {3, 6, 9, 5, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},     /* 3-wide grid rows */
+      {3, 6, 2, 90, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},    /* one output row */
+      {6, 10, 19, 23, 3, 3, 2, 2, 1, 1, 1, 0, 0, 2, 2},  /* groups of 3, batch 2 */
+      {1, 4, 3, 4000, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},  /* row buffer too small: conv_fast */
+      {4, 6, 9, 3000, 5, 5, 2, 2, 1, 2, 2, 0, 0, 1, 1},  /* one row's grid > 64 KiB: conv_fast */
+  };
+  size_t i;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    const int32_t *v = shapes[i];
+    conv_case c = base_case();
+    c.c_in = v[0];
+    c.c_out = v[1];
+    c.h_in = v[2];
+    c.w_in = v[3];
+    c.k_h = v[4];
+    c.k_w = v[5];
+    c.stride_h = v[6];
+    c.stride_w = v[7];
+    c.dil_h = c.dil_w = v[8];
+    c.pad_top = v[9];
+    c.pad_left = v[10];
+    c.extra_h = v[11];
+    c.extra_w = v[12];
+    c.groups = v[13];
+    c.n = v[14];
+    c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
+    c.w_zp = 0;
+    run_conv_case(&c);
+    c.w_zp = rnd_range(-128, 127) | 1; /* nonzero: the Σu correction */
+    c.x_zp = 127;
+    c.w_row_pad = (int32_t)i % 4 + 1;
+    c.w_poison = 0x55;
+    run_conv_case(&c);
+  }
+}
+
 /* The AVX-512 VNNI band path (implicit GEMM on the padded slot grid: input
  * channels a multiple of 4, stride 1, k_h·k_w in 2..16, w_zp 0, and few
  * enough output channels that the wider grid pays), run on every variant:
@@ -1689,6 +1747,7 @@ int main(void) {
   test_conv_resnet_like();
   test_conv_deep();
   test_vnni_paths();
+  test_vnni_phase();
   test_vnni_band();
   test_vnni_o16();
   test_avx2_o16();

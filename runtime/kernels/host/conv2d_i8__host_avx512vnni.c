@@ -359,6 +359,13 @@ static inline uint32_t load_quad(const int8_t *w) {
   return v;
 }
 
+/* One output row's piece of a band block: lanes m are stored at
+ * y_channel + off + lane. */
+typedef struct band_seg {
+  intptr_t off;
+  __mmask64 m;
+} band_seg;
+
 /* The requantization of one block's outputs (set up once per block,
  * after its reduction was packed: corr needs Σu). */
 typedef struct vnni_rq {
@@ -371,6 +378,10 @@ typedef struct vnni_rq {
   __mmask64 store_mask;
   int8_t *y_block; /* output pixel f0 of channel 0 */
   size_t plane;
+  /* nseg > 0 (the phase path): the lanes go through these segments
+   * instead, at y_block + co·plane + seg.off + lane */
+  const band_seg *seg;
+  int32_t nseg;
   tidsp_host_ss16_consts k;
 } vnni_rq;
 
@@ -388,6 +399,8 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
   r->store_mask = lane_bits(0, c->lanes);
   r->y_block = y_block;
   r->plane = plane;
+  r->seg = NULL;
+  r->nseg = 0;
   tidsp_host_ss16_init(&r->k, q); /* (for FLOAT too: a few zero vectors) */
 }
 
@@ -438,7 +451,14 @@ rq_pack(const vnni_rq *r, tidsp_host_ss16_consts *k, int32_t co, const __m512i a
 static inline __attribute__((always_inline)) TARGET void
 rq_row(vnni_rq *r, int32_t co, const __m512i acc[4], int32_t nz) {
   const __m512i o = rq_pack(r, &r->k, co, acc, nz, nz < 4);
-  _mm512_mask_storeu_epi8(r->y_block + (size_t)co * r->plane, r->store_mask, o);
+  int8_t *y_ch = r->y_block + (size_t)co * r->plane;
+  int32_t s;
+  if (r->nseg == 0) {
+    _mm512_mask_storeu_epi8(y_ch, r->store_mask, o);
+    return;
+  }
+  for (s = 0; s < r->nseg; s++)
+    _mm512_mask_storeu_epi8((void *)((uintptr_t)y_ch + (uintptr_t)r->seg[s].off), r->seg[s].m, o);
 }
 
 /* tile[i][0..63] (+)= Σ over the chunk's taps of w_rows[i]·xbuf for
@@ -921,13 +941,6 @@ static TARGET void band_micro(const uint8_t *xb, const int32_t *soff, int32_t ns
     band_body(xb, soff, nstep, wr, mr, 6, 1, cconst, tile);
 }
 
-/* One output row's piece of a band block: lanes m are stored at
- * y_channel + off + lane. */
-typedef struct band_seg {
-  intptr_t off;
-  __mmask64 m;
-} band_seg;
-
 /* Requantizes the tile's mr channels (co0 ..) and stores them through the
  * block's segments. */
 static TARGET void band_store(const vnni_rq *r, tidsp_host_ss16_consts *k, const int32_t *tile,
@@ -1047,6 +1060,241 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
               band_store(&r, &k, tile, mr, nz, g * cpg_out + c0 + i0, y_img, out_plane, seg,
                          nseg);
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---- the phase path: stride-2 convs with few input channels -------------
+ *
+ * ResNet's and GoogLeNet's 7×7/s2 stem (3 → 64 channels at 224²) and
+ * MobileNetV2's 3×3/s2 stem (3 → 32) have short reductions (K = 147, 27)
+ * and few output channels, so conv_fast's per-block gather (two masked
+ * loads and two vpmovwb per tap and block row at stride 2) weighs against
+ * the few channels it serves. Here the input is split once per band of
+ * output rows into its s × s stride phases, as u = x + 128 with u_zp in the
+ * padding (the band path's slots, one per input channel rather than per
+ * quad):
+ *   grid[ci][pr][pc][r][c] = u of padded input row s·(oh0 + r) + pr,
+ *                            padded column s·c + pc
+ * with rows of wg = w_out + (k_w − 1)/s columns, so that tap (ci, kh, kw)
+ * of the grid position g = r·wg + c (output (oh0 + r, c)) is the byte at
+ * g + toff[ci, kh, kw], toff = the phase plane (kh % s, kw % s) +
+ * (kh/s)·wg + kw/s: 64 consecutive positions are ONE unmasked load per tap.
+ * The block's taps are then interleaved into xbuf as pack_chunk does and
+ * run through the same micro-kernel and requantization; the grid columns
+ * ≥ w_out are computed and dropped at the store (rq_row's segments). The
+ * reads of a band's last block past its grid hit a zeroed slack.
+ * Stack: the grid 64 KiB + xbuf (K ≤ KC) 48 KiB + the tap offsets 3 KiB. */
+enum {
+  PH_BYTES = 65536, /* the grid of a band */
+  PH_SLACK = 128,   /* bytes past it that a band's last block may read */
+  PH_ROW = 4096,    /* one padded input row (both column phases) */
+  PH_MAX_CIN = 4    /* input channels per group at most */
+};
+
+typedef struct ph_plan {
+  int32_t s, wg, ra; /* stride, grid columns, grid rows past a band's output rows */
+  int32_t rows;      /* output rows per band (the last may have fewer) */
+} ph_plan;
+
+/* Whether the phase path takes this conv, and its geometry. */
+static int ph_plan_make(const tidsp_conv2d_params *p, ph_plan *b) {
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  const int32_t s = p->stride_h;
+  const int64_t K = (int64_t)cpg_in * p->k_h * p->k_w;
+  int64_t per_row, best;
+  int32_t rmax, rows;
+  /* measured (conv_bench): the 3-channel stems; convs with more input
+   * channels per group amortize conv_fast's gather over their longer
+   * reduction, or take the band or O16 paths */
+  if (s != 2 || p->stride_w != 2 || p->dil_h != 1 || p->dil_w != 1 || cpg_in > PH_MAX_CIN ||
+      K > KC || cpg_out > CCMAX || p->w_layout != TIDSP_CONV_W_OIHW)
+    return 0;
+  b->s = s;
+  b->wg = p->w_out + (p->k_w - 1) / s;
+  b->ra = (p->k_h - 1) / s;
+  if ((p->k_w - 1) / s + LANES > PH_SLACK || (int64_t)s * b->wg + 2 * LANES > PH_ROW)
+    return 0;
+  per_row = (int64_t)cpg_in * s * s * b->wg; /* grid bytes per row of every plane */
+  if (per_row * (1 + b->ra) > PH_BYTES)
+    return 0;
+  rmax = (int32_t)(PH_BYTES / per_row) - b->ra;
+  if (rmax > p->h_out)
+    rmax = p->h_out;
+  /* the band height whose blocks waste the fewest vectors of 16 grid
+   * positions (a band's last block is partial), the tallest of equals */
+  best = INT64_MAX;
+  b->rows = rmax;
+  for (rows = rmax; rows >= 1; rows--) {
+    const int32_t last = p->h_out % rows;
+    const int64_t cost = (int64_t)(p->h_out / rows) * band_vectors(rows * b->wg) +
+                         (last ? band_vectors(last * b->wg) : 0);
+    if (cost < best) {
+      best = cost;
+      b->rows = rows;
+    }
+  }
+  return 1;
+}
+
+/* The grid of output rows [oh0, oh0 + rows) of group input x_g (hb =
+ * rows + ra grid rows, ps bytes per phase plane); zeroes the slack. */
+static TARGET void ph_build(const tidsp_conv2d_params *p, const ph_plan *b, const int8_t *x_g,
+                            int32_t cpg_in, int32_t oh0, int32_t hb, size_t ps, uint8_t *grid,
+                            uint8_t *tmp) {
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const __m512i bias8 = _mm512_set1_epi8((char)0x80);
+  const __m512i uzp = _mm512_set1_epi8((char)(uint8_t)(p->x_zp + 128));
+  const int32_t wg = b->wg, n = 2 * wg; /* padded columns the phases hold */
+  const int32_t lo = p->pad_left < n ? p->pad_left : n;
+  const int32_t hi = p->pad_left + p->w_in < n ? p->pad_left + p->w_in : n;
+  int32_t ci, pr, r, j;
+  for (ci = 0; ci < cpg_in; ci++) {
+    const int8_t *x_ci = x_g + (size_t)ci * in_plane;
+    for (pr = 0; pr < 2; pr++) {
+      uint8_t *even = grid + ((size_t)ci * 4 + (size_t)pr * 2) * ps;
+      uint8_t *odd = even + ps;
+      for (r = 0; r < hb; r++) {
+        const int64_t iy = 2 * (int64_t)(oh0 + r) + pr - p->pad_top;
+        uint8_t *de = even + (size_t)r * (size_t)wg, *dod = odd + (size_t)r * (size_t)wg;
+        if (iy < 0 || iy >= p->h_in) {
+          for (j = 0; j < wg; j += LANES) {
+            const __mmask64 m = lane_bits(0, wg - j < LANES ? wg - j : LANES);
+            _mm512_mask_storeu_epi8(de + j, m, uzp);
+            _mm512_mask_storeu_epi8(dod + j, m, uzp);
+          }
+          continue;
+        }
+        /* the padded row in tmp, then its even and odd bytes */
+        for (j = 0; j < n; j += LANES)
+          _mm512_storeu_si512((void *)(tmp + j), uzp);
+        for (j = lo; j < hi; j += LANES) {
+          const __mmask64 m = lane_bits(0, hi - j < LANES ? hi - j : LANES);
+          const __m512i v = _mm512_maskz_loadu_epi8(m, x_ci + (size_t)iy * (size_t)p->w_in + (j - lo));
+          _mm512_mask_storeu_epi8(tmp + j, m, _mm512_xor_si512(v, bias8));
+        }
+        for (j = 0; j < wg; j += 32) {
+          const __m512i v = _mm512_loadu_si512((const void *)(tmp + 2 * j));
+          const __mmask64 m = lane_bits(0, wg - j < 32 ? wg - j : 32);
+          _mm512_mask_storeu_epi8(de + j, m, _mm512_castsi256_si512(_mm512_cvtepi16_epi8(v)));
+          _mm512_mask_storeu_epi8(dod + j, m,
+                                  _mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8))));
+        }
+      }
+    }
+  }
+  memset(grid + (size_t)cpg_in * 4 * ps, 0, PH_SLACK);
+}
+
+/* xbuf for grid positions [f0, f0 + 64) of the band: quad q holds taps
+ * 4q .. 4q + 3 (u = 0 past K), interleaved as pack_chunk's (natural: a
+ * block of fewer than 4 vectors). Adds Σu per pixel to usum when w_zp ≠ 0. */
+static TARGET void ph_pack(const uint8_t *grid, const int32_t *toff, int32_t K, int32_t f0,
+                           int natural, int w_zp, uint8_t *xbuf, __m512i *usum) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const uint8_t *g0 = grid + f0;
+  const int32_t nq = (K + 3) / 4;
+  int32_t q, j;
+  for (q = 0; q < nq; q++) {
+    __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi;
+    uint8_t *dst = xbuf + (size_t)q * 4 * LANES;
+    for (j = 0; j < 4; j++) {
+      const int32_t k = 4 * q + j;
+      v[j] = k < K ? _mm512_loadu_si512((const void *)(g0 + toff[k])) : _mm512_setzero_si512();
+    }
+    ab_lo = _mm512_unpacklo_epi8(v[0], v[1]);
+    ab_hi = _mm512_unpackhi_epi8(v[0], v[1]);
+    cd_lo = _mm512_unpacklo_epi8(v[2], v[3]);
+    cd_hi = _mm512_unpackhi_epi8(v[2], v[3]);
+    v[0] = _mm512_unpacklo_epi16(ab_lo, cd_lo);
+    v[1] = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    v[2] = _mm512_unpacklo_epi16(ab_hi, cd_hi);
+    v[3] = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    if (natural) {
+      const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
+      const __m512i t1 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
+      const __m512i t2 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
+      const __m512i t3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
+      v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88);
+      v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+      v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88);
+      v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD);
+    }
+    for (j = 0; j < 4; j++) {
+      _mm512_store_si512((void *)(dst + 64 * j), v[j]);
+      if (w_zp)
+        usum[j] = _mm512_dpbusd_epi32(usum[j], v[j], ones);
+    }
+  }
+}
+
+static __attribute__((noinline)) TARGET void conv_phase(const tidsp_conv2d_params *p,
+                                                        const ph_plan *b, const int8_t *x,
+                                                        const int8_t *w, const int32_t *bias,
+                                                        const tidsp_host_rq *q, int8_t *y) {
+  uint8_t grid[PH_BYTES + PH_SLACK] __attribute__((aligned(64)));
+  uint8_t tmp[PH_ROW] __attribute__((aligned(64)));
+  uint8_t xbuf[KC * LANES] __attribute__((aligned(64)));
+  int32_t tile[MR * LANES] __attribute__((aligned(64))); /* (not used: one chunk) */
+  int32_t toff[KC];
+  uint32_t cconst[CCMAX];
+  band_seg seg[LANES + 2];
+  __m512i usum[4];
+  vnni_conv c;
+  vnni_rq r;
+  const int32_t cpg_in = p->c_in / p->groups, cpg_out = p->c_out / p->groups;
+  const size_t in_plane = (size_t)p->h_in * (size_t)p->w_in;
+  const size_t out_plane = (size_t)p->h_out * (size_t)p->w_out;
+  int32_t n, g, oh0, f0, i0, i, k;
+
+  memset(&c, 0, sizeof(c));
+  c.p = p;
+  c.cpg_in = cpg_in;
+  c.cpg_out = cpg_out;
+  c.K = cpg_in * p->k_h * p->k_w;
+  c.w_stride = tidsp_host_conv_w_stride(p);
+  c.in_plane = in_plane;
+  c.usum = usum;
+  for (n = 0; n < p->n; n++) {
+    for (g = 0; g < p->groups; g++) {
+      const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * in_plane;
+      int8_t *y_img = y + (size_t)n * (size_t)p->c_out * out_plane;
+      const int32_t co_g = g * cpg_out;
+      for (i = 0; i < cpg_out; i++)
+        cconst[i] = channel_const(&c, w, bias, co_g + i);
+      for (oh0 = 0; oh0 < p->h_out; oh0 += b->rows) {
+        const int32_t rows = p->h_out - oh0 < b->rows ? p->h_out - oh0 : b->rows;
+        const int32_t hb = rows + b->ra, gridn = rows * b->wg;
+        const size_t ps = (size_t)hb * (size_t)b->wg;
+        ph_build(p, b, x_g, cpg_in, oh0, hb, ps, grid, tmp);
+        for (k = 0; k < c.K; k++) { /* tap k = (ci, kh, kw) */
+          const int32_t ci = k / (p->k_h * p->k_w), kh = k / p->k_w % p->k_h, kw = k % p->k_w;
+          toff[k] = (int32_t)(((size_t)ci * 4 + (size_t)(kh % 2) * 2 + (size_t)(kw % 2)) * ps +
+                              (size_t)(kh / 2) * (size_t)b->wg + (size_t)(kw / 2));
+        }
+        for (f0 = 0; f0 < gridn; f0 += LANES) {
+          const int32_t lanes = gridn - f0 < LANES ? gridn - f0 : LANES;
+          const int32_t nseg = band_segs(p, b->wg, oh0, f0, lanes, seg);
+          const int32_t nz = (lanes + 15) / 16;
+          if (nseg == 0)
+            continue;
+          c.lanes = lanes;
+          for (i = 0; i < 4; i++)
+            usum[i] = _mm512_setzero_si512();
+          ph_pack(grid, toff, c.K, f0, nz < 4, p->w_zp != 0, xbuf, usum);
+          rq_init(&r, &c, q, y_img, out_plane);
+          r.seg = seg;
+          r.nseg = nseg;
+          for (i0 = 0; i0 < cpg_out; i0 += MR) {
+            const int32_t mr = cpg_out - i0 < MR ? cpg_out - i0 : MR;
+            const int8_t *wr[MR];
+            for (i = 0; i < MR; i++)
+              wr[i] = w + (size_t)(co_g + i0 + (i < mr ? i : mr - 1)) * c.w_stride;
+            micro_kernel(xbuf, (c.K + 3) / 4, c.K % 4, wr, mr, nz, 1, tile, &r, co_g + i0,
+                         cconst + i0);
           }
         }
       }
@@ -1552,6 +1800,7 @@ int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
                                          int8_t *y) {
   tidsp_host_rq q;
   vnni_band b;
+  ph_plan ph;
   cl_conv cl;
   if (!tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
@@ -1565,6 +1814,8 @@ int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
   tidsp_host_rq_init(&q, &p->rq, rq);
   if (cl_plan(p, &cl)) /* a 1×1 conv on a small map */
     conv_cl(&cl, x, w, bias, &q, y);
+  else if (ph_plan_make(p, &ph))
+    conv_phase(p, &ph, x, w, bias, &q, y);
   else if (band_plan(p, &b))
     conv_band(p, &b, x, w, bias, &q, y);
   else
