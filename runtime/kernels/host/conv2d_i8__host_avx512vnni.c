@@ -1189,46 +1189,73 @@ static TARGET void ph_build(const tidsp_conv2d_params *p, const ph_plan *b, cons
   memset(grid + (size_t)cpg_in * 4 * ps, 0, PH_SLACK);
 }
 
+/* One quad of taps (four vectors of 64 grid positions) interleaved into
+ * xbuf's order at dst, as pack_chunk's (natural: a block of fewer than 4
+ * vectors); Σu per pixel added to usum when w_zp ≠ 0. */
+static inline __attribute__((always_inline)) TARGET void
+ph_quad(__m512i a, __m512i b, __m512i c, __m512i d, int natural, int w_zp, uint8_t *dst,
+        __m512i *usum) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+  const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+  __m512i v0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), v1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+  __m512i v2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), v3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+  if (natural) {
+    const __m512i t0 = _mm512_shuffle_i32x4(v0, v1, 0x44);
+    const __m512i t1 = _mm512_shuffle_i32x4(v2, v3, 0x44);
+    const __m512i t2 = _mm512_shuffle_i32x4(v0, v1, 0xEE);
+    const __m512i t3 = _mm512_shuffle_i32x4(v2, v3, 0xEE);
+    v0 = _mm512_shuffle_i32x4(t0, t1, 0x88);
+    v1 = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+    v2 = _mm512_shuffle_i32x4(t2, t3, 0x88);
+    v3 = _mm512_shuffle_i32x4(t2, t3, 0xDD);
+  }
+  _mm512_store_si512((void *)dst, v0);
+  _mm512_store_si512((void *)(dst + 64), v1);
+  _mm512_store_si512((void *)(dst + 128), v2);
+  _mm512_store_si512((void *)(dst + 192), v3);
+  if (w_zp) {
+    usum[0] = _mm512_dpbusd_epi32(usum[0], v0, ones);
+    usum[1] = _mm512_dpbusd_epi32(usum[1], v1, ones);
+    usum[2] = _mm512_dpbusd_epi32(usum[2], v2, ones);
+    usum[3] = _mm512_dpbusd_epi32(usum[3], v3, ones);
+  }
+}
+
 /* xbuf for grid positions [f0, f0 + 64) of the band: quad q holds taps
- * 4q .. 4q + 3 (u = 0 past K), interleaved as pack_chunk's (natural: a
- * block of fewer than 4 vectors). Adds Σu per pixel to usum when w_zp ≠ 0. */
+ * 4q .. 4q + 3 (u = 0 past K). */
+static inline __attribute__((always_inline)) TARGET void
+ph_pack_body(const uint8_t *grid, const int32_t *toff, int32_t K, int32_t f0, int natural,
+             int w_zp, uint8_t *xbuf, __m512i *usum) {
+  const uint8_t *g0 = grid + f0;
+  const int32_t nfull = K / 4, tail = K % 4;
+  const __m512i zero = _mm512_setzero_si512();
+  int32_t q;
+  for (q = 0; q < nfull; q++) {
+    const int32_t *t = toff + 4 * q;
+    ph_quad(_mm512_loadu_si512((const void *)(g0 + t[0])),
+            _mm512_loadu_si512((const void *)(g0 + t[1])),
+            _mm512_loadu_si512((const void *)(g0 + t[2])),
+            _mm512_loadu_si512((const void *)(g0 + t[3])), natural, w_zp,
+            xbuf + (size_t)q * 4 * LANES, usum);
+  }
+  if (tail) {
+    const int32_t *t = toff + 4 * nfull;
+    ph_quad(_mm512_loadu_si512((const void *)(g0 + t[0])),
+            tail > 1 ? _mm512_loadu_si512((const void *)(g0 + t[1])) : zero,
+            tail > 2 ? _mm512_loadu_si512((const void *)(g0 + t[2])) : zero, zero, natural, w_zp,
+            xbuf + (size_t)nfull * 4 * LANES, usum);
+  }
+}
+
 static TARGET void ph_pack(const uint8_t *grid, const int32_t *toff, int32_t K, int32_t f0,
                            int natural, int w_zp, uint8_t *xbuf, __m512i *usum) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  const uint8_t *g0 = grid + f0;
-  const int32_t nq = (K + 3) / 4;
-  int32_t q, j;
-  for (q = 0; q < nq; q++) {
-    __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi;
-    uint8_t *dst = xbuf + (size_t)q * 4 * LANES;
-    for (j = 0; j < 4; j++) {
-      const int32_t k = 4 * q + j;
-      v[j] = k < K ? _mm512_loadu_si512((const void *)(g0 + toff[k])) : _mm512_setzero_si512();
-    }
-    ab_lo = _mm512_unpacklo_epi8(v[0], v[1]);
-    ab_hi = _mm512_unpackhi_epi8(v[0], v[1]);
-    cd_lo = _mm512_unpacklo_epi8(v[2], v[3]);
-    cd_hi = _mm512_unpackhi_epi8(v[2], v[3]);
-    v[0] = _mm512_unpacklo_epi16(ab_lo, cd_lo);
-    v[1] = _mm512_unpackhi_epi16(ab_lo, cd_lo);
-    v[2] = _mm512_unpacklo_epi16(ab_hi, cd_hi);
-    v[3] = _mm512_unpackhi_epi16(ab_hi, cd_hi);
-    if (natural) {
-      const __m512i t0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
-      const __m512i t1 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
-      const __m512i t2 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
-      const __m512i t3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
-      v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88);
-      v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD);
-      v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88);
-      v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD);
-    }
-    for (j = 0; j < 4; j++) {
-      _mm512_store_si512((void *)(dst + 64 * j), v[j]);
-      if (w_zp)
-        usum[j] = _mm512_dpbusd_epi32(usum[j], v[j], ones);
-    }
-  }
+  if (natural)
+    ph_pack_body(grid, toff, K, f0, 1, w_zp, xbuf, usum);
+  else if (w_zp)
+    ph_pack_body(grid, toff, K, f0, 0, 1, xbuf, usum);
+  else
+    ph_pack_body(grid, toff, K, f0, 0, 0, xbuf, usum);
 }
 
 static __attribute__((noinline)) TARGET void conv_phase(const tidsp_conv2d_params *p,
