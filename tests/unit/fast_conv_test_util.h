@@ -71,6 +71,9 @@ static void *make_rq(tidsp_requant_params *rq, int32_t kind, int32_t channels,
   if (rnd() % 4 == 0) { /* fused Relu */
     rq->out_min = rq->out_zp;
     rq->out_max = 127;
+  } else if (rnd() % 4 == 0) { /* a narrowed range (Relu6, Clip) */
+    rq->out_min = rnd_range(-128, rq->out_zp);
+    rq->out_max = rnd_range(rq->out_zp, 127);
   } else {
     rq->out_min = -128;
     rq->out_max = 127;

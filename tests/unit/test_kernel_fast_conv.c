@@ -485,6 +485,35 @@ static void test_vnni_phase(void) {
   }
 }
 
+/* Multipliers around 1 (the VNNI kernel's int16 epilogue takes the
+ * channels with |m| < 1, the float clamp the others: gains that put the
+ * channels' multipliers on both sides), with biases that push the
+ * accumulators to ±2³¹ (acc·m past the int32 range) and without, on each
+ * VNNI path that requantizes through rq_pack: conv_fast (a contiguous 1×1
+ * and a stride-2 3×3), the band path and the phase path; out_zp, fused
+ * Relu ranges and SCALE_SHIFT as make_rq draws them. */
+static void test_vnni_rq_range(void) {
+  static const int32_t shapes[][6] = {
+      /* c_in, c_out, h_w, k, stride, pad */
+      {16, 24, 12, 1, 1, 0}, {8, 13, 15, 3, 2, 1}, {8, 16, 20, 3, 1, 1}, {3, 14, 30, 7, 2, 3},
+  };
+  static const float gains[] = {0.5f, 150.0f, 400.0f, 3000.0f};
+  size_t i, j;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    for (j = 0; j < sizeof(gains) / sizeof(gains[0]); j++) {
+      const int32_t *v = shapes[i];
+      conv_case c = geometry_case(v[0], v[1], v[3] == 1 ? v[2] : v[2], v[2], v[3], v[3], v[4], v[5]);
+      c.gain = gains[j] * (float)sqrt((double)(v[0] * v[3] * v[3]));
+      c.big_bias = (int32_t)j % 2;
+      c.x_zp = rnd_range(-128, 127);
+      run_conv_case(&c);
+      c.big_bias = !c.big_bias;
+      c.w_zp = 1 + (int32_t)j;
+      run_conv_case(&c);
+    }
+  }
+}
+
 /* The AVX-512 VNNI band path (implicit GEMM on the padded slot grid: input
  * channels a multiple of 4, stride 1, k_h·k_w in 2..16, w_zp 0, and few
  * enough output channels that the wider grid pays), run on every variant:
@@ -1748,6 +1777,7 @@ int main(void) {
   test_conv_deep();
   test_vnni_paths();
   test_vnni_phase();
+  test_vnni_rq_range();
   test_vnni_band();
   test_vnni_o16();
   test_avx2_o16();

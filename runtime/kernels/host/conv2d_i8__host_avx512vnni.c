@@ -263,6 +263,65 @@ gather_taps(const vnni_conv *c, const int8_t *x_g, int32_t ci, int32_t kh, int32
   }
 }
 
+/* One quad of taps (four vectors of 64 pixels, u8) interleaved into xbuf's
+ * order at dst (see pack_chunk; natural: a block of fewer than 4 vectors);
+ * Σu per pixel added to usum when w_zp ≠ 0. Straight-line code for the
+ * packers' hot loops (an array of four vectors written under per-tap
+ * tests went through the stack). */
+static inline __attribute__((always_inline)) TARGET void
+ph_quad(__m512i a, __m512i b, __m512i c, __m512i d, int natural, int w_zp, uint8_t *dst,
+        __m512i *usum) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+  const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+  __m512i v0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), v1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+  __m512i v2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), v3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+  if (natural) {
+    const __m512i t0 = _mm512_shuffle_i32x4(v0, v1, 0x44);
+    const __m512i t1 = _mm512_shuffle_i32x4(v2, v3, 0x44);
+    const __m512i t2 = _mm512_shuffle_i32x4(v0, v1, 0xEE);
+    const __m512i t3 = _mm512_shuffle_i32x4(v2, v3, 0xEE);
+    v0 = _mm512_shuffle_i32x4(t0, t1, 0x88);
+    v1 = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+    v2 = _mm512_shuffle_i32x4(t2, t3, 0x88);
+    v3 = _mm512_shuffle_i32x4(t2, t3, 0xDD);
+  }
+  _mm512_store_si512((void *)dst, v0);
+  _mm512_store_si512((void *)(dst + 64), v1);
+  _mm512_store_si512((void *)(dst + 128), v2);
+  _mm512_store_si512((void *)(dst + 192), v3);
+  if (w_zp) {
+    usum[0] = _mm512_dpbusd_epi32(usum[0], v0, ones);
+    usum[1] = _mm512_dpbusd_epi32(usum[1], v1, ones);
+    usum[2] = _mm512_dpbusd_epi32(usum[2], v2, ones);
+    usum[3] = _mm512_dpbusd_epi32(usum[3], v3, ones);
+  }
+}
+
+/* pack_chunk of a contiguous 1×1 conv (taps are input channels, read
+ * straight from the planes at f0). */
+static inline __attribute__((always_inline)) TARGET void
+pack_contig_body(const vnni_conv *c, const int8_t *x_ci, int32_t kc, int natural, int w_zp) {
+  const __m512i bias8 = _mm512_set1_epi8((char)0x80);
+  const __m512i zp8 = _mm512_set1_epi8((char)c->p->x_zp);
+  const __m512i zero = _mm512_setzero_si512();
+  const __mmask64 lanes = lane_bits(0, c->lanes);
+  const size_t pl = c->in_plane;
+  const int32_t nfull = kc / 4, tail = kc % 4;
+  const int8_t *src = x_ci + c->f0;
+  int32_t q;
+#define CONTIG_TAP(i) _mm512_xor_si512(_mm512_mask_loadu_epi8(zp8, lanes, src + (i) * pl), bias8)
+  for (q = 0; q < nfull; q++) {
+    ph_quad(CONTIG_TAP(0), CONTIG_TAP(1), CONTIG_TAP(2), CONTIG_TAP(3), natural, w_zp,
+            c->xbuf + (size_t)q * 4 * LANES, c->usum);
+    src += 4 * pl;
+  }
+  if (tail)
+    ph_quad(CONTIG_TAP(0), tail > 1 ? CONTIG_TAP(1) : zero, tail > 2 ? CONTIG_TAP(2) : zero, zero,
+            natural, w_zp, c->xbuf + (size_t)nfull * 4 * LANES, c->usum);
+#undef CONTIG_TAP
+}
+
 /* Gathers taps [k0, k0 + kc) of the block into c->xbuf as u = x + 128;
  * taps past K read u = 0. Adds Σu per pixel to usum when w_zp ≠ 0.
  * natural: vector j of a quad holds pixels 16j .. 16j + 15 (a last block
@@ -290,6 +349,15 @@ static TARGET void pack_chunk(vnni_conv *c, const int8_t *x_g, int32_t k0,
   int32_t t = k0 % ksz;
   const int8_t *x_ci = x_g + (size_t)ci * in_plane;
   int32_t q, j;
+  if (contig) { /* (k0 is a multiple of 4: ci = k0) */
+    if (natural)
+      pack_contig_body(c, x_ci, kc, 1, w_zp);
+    else if (w_zp)
+      pack_contig_body(c, x_ci, kc, 0, 1);
+    else
+      pack_contig_body(c, x_ci, kc, 0, 0);
+    return;
+  }
   for (q = 0; q < nq; q++) {
     __m512i v[4], ab_lo, ab_hi, cd_lo, cd_hi;
     uint8_t *dst = c->xbuf + (size_t)q * 4 * LANES;
@@ -382,8 +450,22 @@ typedef struct vnni_rq {
    * instead, at y_block + co·plane + seg.off + lane */
   const band_seg *seg;
   int32_t nseg;
+  /* FLOAT with out_zp and [out_min, out_max] in int8: channels whose
+   * multiplier m has |m| < 1 take rq_pack's int16 epilogue */
+  int i16, clamp16; /* clamp16: [out_min, out_max] narrower than int8 */
+  __m512i zp16, lo16, hi16;
   tidsp_host_ss16_consts k;
 } vnni_rq;
+
+/* The int16 epilogue's fields of r (rq_pack). */
+static TARGET void rq_init16(vnni_rq *r, const tidsp_host_rq *q) {
+  r->i16 = !tidsp_host_rq_is_ss(q) && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&
+           q->out_max <= 127;
+  r->clamp16 = q->out_min != -128 || q->out_max != 127;
+  r->zp16 = _mm512_set1_epi16((short)q->zp);
+  r->lo16 = _mm512_set1_epi16((short)q->out_min);
+  r->hi16 = _mm512_set1_epi16((short)q->out_max);
+}
 
 static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *q,
                            int8_t *y_block, size_t plane) {
@@ -401,6 +483,7 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
   r->plane = plane;
   r->seg = NULL;
   r->nseg = 0;
+  rq_init16(r, q);
   tidsp_host_ss16_init(&r->k, q); /* (for FLOAT too: a few zero vectors) */
 }
 
@@ -422,6 +505,32 @@ rq_pack(const vnni_rq *r, tidsp_host_ss16_consts *k, int32_t co, const __m512i a
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++)
       out[j] = tidsp_host_ss16_i32(r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j], k);
+  } else if (r->i16 && tidsp_host_rq_mult(r->q, co) < 1.0f &&
+             tidsp_host_rq_mult(r->q, co) > -1.0f) {
+    /* |m| < 1 (not NaN): |acc·m| < 2³¹, so vcvtps2dq rounds it exactly as
+     * the clamped value would be (the clamp bounds are integers: rounding
+     * and clamping commute); the clamp then runs on int16 after a
+     * saturating pack and + out_zp, which saturate only values beyond the
+     * bounds anyway: two vectors of 32 instead of four of 16, and no
+     * float max/min */
+    const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
+    __m512i h0, h1;
+#pragma GCC unroll 4
+    for (j = 0; j < nz; j++) {
+      const __m512i a = r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j];
+      out[j] = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(a), m));
+    }
+    h0 = _mm512_adds_epi16(_mm512_packs_epi32(out[0], out[1]), r->zp16);
+    h1 = _mm512_adds_epi16(_mm512_packs_epi32(out[2], out[3]), r->zp16);
+    if (r->clamp16) {
+      h0 = _mm512_min_epi16(_mm512_max_epi16(h0, r->lo16), r->hi16);
+      h1 = _mm512_min_epi16(_mm512_max_epi16(h1, r->lo16), r->hi16);
+    }
+    o = _mm512_packs_epi16(h0, h1);
+    if (natural)
+      o = _mm512_permutexvar_epi32(
+          _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), o);
+    return o;
   } else {
     const __m512 m = _mm512_set1_ps(tidsp_host_rq_mult(r->q, co));
 #pragma GCC unroll 4
@@ -1010,6 +1119,7 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
   r.hi = _mm512_set1_ps(q->hi);
   r.zp = _mm512_set1_epi32(q->zp);
   r.has_corr = 0;
+  rq_init16(&r, q);
   tidsp_host_ss16_init(&k, q);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
@@ -1187,39 +1297,6 @@ static TARGET void ph_build(const tidsp_conv2d_params *p, const ph_plan *b, cons
     }
   }
   memset(grid + (size_t)cpg_in * 4 * ps, 0, PH_SLACK);
-}
-
-/* One quad of taps (four vectors of 64 grid positions) interleaved into
- * xbuf's order at dst, as pack_chunk's (natural: a block of fewer than 4
- * vectors); Σu per pixel added to usum when w_zp ≠ 0. */
-static inline __attribute__((always_inline)) TARGET void
-ph_quad(__m512i a, __m512i b, __m512i c, __m512i d, int natural, int w_zp, uint8_t *dst,
-        __m512i *usum) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
-  const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
-  __m512i v0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), v1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
-  __m512i v2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), v3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
-  if (natural) {
-    const __m512i t0 = _mm512_shuffle_i32x4(v0, v1, 0x44);
-    const __m512i t1 = _mm512_shuffle_i32x4(v2, v3, 0x44);
-    const __m512i t2 = _mm512_shuffle_i32x4(v0, v1, 0xEE);
-    const __m512i t3 = _mm512_shuffle_i32x4(v2, v3, 0xEE);
-    v0 = _mm512_shuffle_i32x4(t0, t1, 0x88);
-    v1 = _mm512_shuffle_i32x4(t0, t1, 0xDD);
-    v2 = _mm512_shuffle_i32x4(t2, t3, 0x88);
-    v3 = _mm512_shuffle_i32x4(t2, t3, 0xDD);
-  }
-  _mm512_store_si512((void *)dst, v0);
-  _mm512_store_si512((void *)(dst + 64), v1);
-  _mm512_store_si512((void *)(dst + 128), v2);
-  _mm512_store_si512((void *)(dst + 192), v3);
-  if (w_zp) {
-    usum[0] = _mm512_dpbusd_epi32(usum[0], v0, ones);
-    usum[1] = _mm512_dpbusd_epi32(usum[1], v1, ones);
-    usum[2] = _mm512_dpbusd_epi32(usum[2], v2, ones);
-    usum[3] = _mm512_dpbusd_epi32(usum[3], v3, ones);
-  }
 }
 
 /* xbuf for grid positions [f0, f0 + 64) of the band: quad q holds taps
