@@ -489,13 +489,17 @@ static void test_vnni_phase(void) {
  * channels with |m| < 1, the float clamp the others: gains that put the
  * channels' multipliers on both sides), with biases that push the
  * accumulators to ±2³¹ (acc·m past the int32 range) and without, on each
- * VNNI path that requantizes through rq_pack: conv_fast (a contiguous 1×1
- * and a stride-2 3×3), the band path and the phase path; out_zp, fused
- * Relu ranges and SCALE_SHIFT as make_rq draws them. */
+ * VNNI path: conv_fast (a contiguous 1×1 and a stride-2 3×3), the band
+ * path and the phase path (rq_pack), and the channels-in-lanes path
+ * (cl_rq64 / cl_rq16); out_zp, fused Relu and narrowed ranges and
+ * SCALE_SHIFT as make_rq draws them. */
 static void test_vnni_rq_range(void) {
   static const int32_t shapes[][6] = {
       /* c_in, c_out, h_w, k, stride, pad */
       {16, 24, 12, 1, 1, 0}, {8, 13, 15, 3, 2, 1}, {8, 16, 20, 3, 1, 1}, {3, 14, 30, 7, 2, 3},
+      /* O16 (cl_rq64 on panels of 64 channels; 80: a panel of 16 after
+       * one of 64), and an OIHW 1×1 on 7² (the same path, packed per call) */
+      {16, 64, 9, 3, 1, 1}, {8, 80, 7, 3, 2, 1}, {32, 128, 7, 1, 1, 0},
   };
   static const float gains[] = {0.5f, 150.0f, 400.0f, 3000.0f};
   size_t i, j;

@@ -1715,6 +1715,10 @@ typedef struct cl_rq {
   __m512 mult[CL_NV], lo, hi;
   __m512i zp;
   tidsp_host_ss16_consts k[CL_NV];
+  /* FLOAT, four vectors, out_zp and the range in int8 and every lane's
+   * |m| < 1: cl_rq64's int16 epilogue (rq_pack's) for a pixel's 64 */
+  int i16, clamp16;
+  __m512i zp16, lo16, hi16;
 } cl_rq;
 
 static TARGET void cl_rq_init(cl_rq *r, const tidsp_host_rq *q, int32_t co0, int32_t nv) {
@@ -1737,6 +1741,39 @@ static TARGET void cl_rq_init(cl_rq *r, const tidsp_host_rq *q, int32_t co0, int
       r->mult[v] = q->per_channel ? _mm512_loadu_ps(q->mult + c) : _mm512_set1_ps(q->mult[0]);
     }
   }
+  r->i16 = !r->ss && nv == CL_NV && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&
+           q->out_max <= 127;
+  for (v = 0; v < nv && r->i16; v++) { /* |m| < 1 in every lane (NaN: not) */
+    const __m512 m = r->mult[v];
+    r->i16 = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ) == 0xFFFF &&
+             _mm512_cmp_ps_mask(m, _mm512_set1_ps(-1.0f), _CMP_GT_OQ) == 0xFFFF;
+  }
+  r->clamp16 = q->out_min != -128 || q->out_max != 127;
+  r->zp16 = _mm512_set1_epi16((short)q->zp);
+  r->lo16 = _mm512_set1_epi16((short)q->out_min);
+  r->hi16 = _mm512_set1_epi16((short)q->out_max);
+}
+
+/* One pixel's 64 int8 results from its four vectors at t (r->i16: the
+ * reasoning of rq_pack's int16 epilogue, lane by lane), in channel order. */
+static inline __attribute__((always_inline)) TARGET __m512i cl_rq64(const cl_rq *r,
+                                                                   const int32_t *t) {
+  __m512i o[CL_NV], h0, h1;
+  int32_t v;
+#pragma GCC unroll 4
+  for (v = 0; v < CL_NV; v++)
+    o[v] = _mm512_cvtps_epi32(
+        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512((const void *)(t + 16 * v))), r->mult[v]));
+  h0 = _mm512_adds_epi16(_mm512_packs_epi32(o[0], o[1]), r->zp16);
+  h1 = _mm512_adds_epi16(_mm512_packs_epi32(o[2], o[3]), r->zp16);
+  if (r->clamp16) {
+    h0 = _mm512_min_epi16(_mm512_max_epi16(h0, r->lo16), r->hi16);
+    h1 = _mm512_min_epi16(_mm512_max_epi16(h1, r->lo16), r->hi16);
+  }
+  /* per 128-bit lane L: dwords 4L..4L+3 of vectors 0, 1, 2, 3 */
+  return _mm512_permutexvar_epi32(
+      _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0),
+      _mm512_packs_epi16(h0, h1));
 }
 
 /* 16 lanes' int8 results (the FLOAT formula as rq_pack's). */
@@ -1881,10 +1918,15 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
           for (gi = 0; gi < ng; gi++) {
             const int32_t np = base + (gi < extra);
             CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
-            for (i = 0; i < np; i++)
-              for (v = 0; v < nv; v++)
-                _mm_store_si128((__m128i *)(ring[(f0 + i) % CL_RING] + 16 * v),
-                                cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
+            if (r.i16) {
+              for (i = 0; i < np; i++)
+                _mm512_store_si512((void *)ring[(f0 + i) % CL_RING], cl_rq64(&r, tile + i * CL_NV * 16));
+            } else {
+              for (i = 0; i < np; i++)
+                for (v = 0; v < nv; v++)
+                  _mm_store_si128((__m128i *)(ring[(f0 + i) % CL_RING] + 16 * v),
+                                  cl_rq16(&r, v, _mm512_load_si512((const void *)(tile + i * CL_NV * 16 + 16 * v))));
+            }
             f0 += np;
             /* pending pixels stay under 16 + CL_NP ≤ CL_RING */
             for (; f0 - done >= 16; done += 16)
