@@ -1574,6 +1574,30 @@ u8_store_cols(const __m512i r[16], int32_t ncol, int32_t n, uint8_t *dst, size_t
   }
 }
 
+/* u8_store_cols of 16 channels (n = 16), the common case: per quarter of
+ * the 64 columns, one unconditional 16-byte store per column when the
+ * quarter is whole (the general loop tests each store). */
+static inline __attribute__((always_inline)) TARGET void
+u8_store_cols16(const __m512i r[16], int32_t ncol, uint8_t *dst, size_t stride) {
+  int32_t j;
+#define CL_QUARTER(qd)                                                                       \
+  if (ncol >= 16 * (qd) + 16) {                                                              \
+    for (j = 0; j < 16; j++)                                                                 \
+      _mm_storeu_si128((__m128i *)(dst + (size_t)(16 * (qd) + j) * stride),                  \
+                       _mm512_extracti32x4_epi32(r[j], qd));                                 \
+  } else {                                                                                   \
+    for (j = 0; j < ncol - 16 * (qd); j++)                                                   \
+      _mm_storeu_si128((__m128i *)(dst + (size_t)(16 * (qd) + j) * stride),                  \
+                       _mm512_extracti32x4_epi32(r[j], qd));                                 \
+    return;                                                                                  \
+  }
+  CL_QUARTER(0)
+  CL_QUARTER(1)
+  CL_QUARTER(2)
+  CL_QUARTER(3)
+#undef CL_QUARTER
+}
+
 /* Lanes [lo, hi) of 64 input bytes, lane j from src + s·j (s = 1 or 2;
  * the rest v). The masked loads access no byte outside the lanes'. */
 static inline __attribute__((always_inline)) TARGET __m512i
@@ -1623,7 +1647,10 @@ static TARGET void cl_grid_run(const cl_conv *c, const int8_t *x_g, size_t plane
       r[i] = _mm512_xor_si512(r[i], bias8);
     }
     u8_transpose16x64(r);
-    u8_store_cols(r, ncol, nci, dst + ci0, (size_t)ci_n);
+    if (nci == 16)
+      u8_store_cols16(r, ncol, dst + ci0, (size_t)ci_n);
+    else
+      u8_store_cols(r, ncol, nci, dst + ci0, (size_t)ci_n);
   }
 }
 
