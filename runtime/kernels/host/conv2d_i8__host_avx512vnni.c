@@ -1891,9 +1891,12 @@ cl_flush(const int8_t (*ring)[CL_NV * 16], int32_t f, int32_t n, int32_t nch, in
   int32_t i;
 #pragma GCC unroll 16
   for (i = 0; i < 16; i++) /* rows past n: stale, never stored */
-    r[i] = _mm512_load_si512((const void *)ring[f % CL_RING + i]);
+    r[i] = _mm512_load_si512((const void *)ring[(uint32_t)f % CL_RING + (uint32_t)i]);
   u8_transpose16x64(r);
-  u8_store_cols(r, nch, n, (uint8_t *)y_co + f, (size_t)P);
+  if (n == 16)
+    u8_store_cols16(r, nch, (uint8_t *)y_co + f, (size_t)P);
+  else
+    u8_store_cols(r, nch, n, (uint8_t *)y_co + f, (size_t)P);
 }
 
 static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const int8_t *x,
@@ -1947,7 +1950,8 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
             CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
             if (r.i16) {
               for (i = 0; i < np; i++)
-                _mm512_store_si512((void *)ring[(f0 + i) % CL_RING], cl_rq64(&r, tile + i * CL_NV * 16));
+                _mm512_store_si512((void *)ring[(uint32_t)(f0 + i) % CL_RING],
+                                   cl_rq64(&r, tile + i * CL_NV * 16));
             } else {
               for (i = 0; i < np; i++)
                 for (v = 0; v < nv; v++)
