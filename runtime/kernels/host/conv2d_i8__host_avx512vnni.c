@@ -735,13 +735,16 @@ static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params
                 rq_ready = 1;
               }
             }
-            for (i0 = 0; i0 < cb; i0 += MR) {
+            const int8_t *wb = w + (size_t)(co_g + cb0) * c.w_stride + (size_t)k0;
+            for (i0 = 0; i0 < cb; i0 += MR, wb += MR * c.w_stride) {
               const int32_t mr = cb - i0 < MR ? cb - i0 : MR;
               const int8_t *wr[MR];
-              for (i = 0; i < MR; i++) {
-                const int32_t co = co_g + cb0 + i0 + (i < mr ? i : mr - 1);
-                wr[i] = w + (size_t)co * c.w_stride + k0;
-              }
+              /* rows i0 .. i0 + mr − 1 (the rest repeat the last), by
+               * pointer steps: a product per row cost 7 % of a 1×1 conv
+               * with K = 16 */
+              wr[0] = wb;
+              for (i = 1; i < MR; i++)
+                wr[i] = i < mr ? wr[i - 1] + c.w_stride : wr[i - 1];
               micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, nz, k0 == 0,
                            tile + (size_t)i0 * LANES, k0 + kc == c.K ? &r : NULL,
                            co_g + cb0 + i0, cconst + i0);
