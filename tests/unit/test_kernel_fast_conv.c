@@ -435,9 +435,10 @@ static void test_vnni_paths(void) {
  * taken: conv_fast), even and 1-wide kernels (no or one column of reach),
  * padding at every edge and outputs past the input (grid rows and columns
  * that read the zero point), grids narrower than a vector and outputs of
- * one row, groups and batch, both zero points (Σu), padded weight rows;
- * a row too wide for its row buffer and a band whose grid rows do not fit
- * take conv_fast. */
+ * one row, groups and batch, both zero points (Σu), padded weight rows
+ * (and, where the shape fits O16, the same weights packed O16, which the
+ * channels-in-lanes path takes); a row too wide for its row buffer and a
+ * band whose grid rows do not fit take conv_fast. */
 static void test_vnni_phase(void) {
   static const int32_t shapes[][15] = {
       /* c_in, c_out, h_in, w_in, k_h, k_w, s_h, s_w, dil, pad_t, pad_l, extra_h, extra_w, groups, n */
@@ -446,6 +447,7 @@ static void test_vnni_phase(void) {
       {1, 7, 33, 35, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},
       {2, 13, 31, 29, 5, 5, 2, 2, 1, 2, 2, 0, 0, 1, 1},
       {4, 19, 23, 41, 2, 2, 2, 2, 1, 0, 0, 0, 0, 1, 1},  /* even kernel, no padding */
+      {4, 32, 23, 41, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},  /* OIHW here; its O16 run: conv_cl */
       {5, 9, 23, 41, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1},   /* 5 channels: conv_fast */
       {3, 6, 21, 19, 1, 1, 2, 2, 1, 0, 0, 0, 0, 1, 1},   /* 1×1: no reach */
       {3, 8, 17, 21, 3, 7, 2, 2, 1, 2, 4, 2, 3, 1, 1},   /* padding at every edge, past the input */
