@@ -36,7 +36,9 @@
  * ORT's. Requantization is the FLOAT formula with the same float
  * operations, or SCALE_SHIFT (rq_internal.h), applied to the registers
  * after the reduction's last chunk; earlier chunks keep their sums in a
- * tile of COB channels.
+ * tile of COB channels. A FLOAT channel whose multiplier has |m| < 1 takes
+ * an int16 epilogue with the same results (rq_pack: the float clamp
+ * replaced by saturating packs and an int16 clamp).
  *
  * Stack: xbuf KC·64 (48 KiB) + tile COB·64·4 (64 KiB) + the block's load
  * list NLD·32 (16 KiB) + channel constants, about 135 KiB. Q31
@@ -50,6 +52,12 @@
  * tap of a block is one contiguous run (see its comment). Stack: band
  * 64 KiB + reordered weights 48 KiB + a row 8 KiB, about 125 KiB; the two
  * paths are separate (noinline) frames.
+ *
+ * The phase path (conv_phase) takes stride-2 convs with at most 4 input
+ * channels per group (the 7×7/s2 and 3×3/s2 stems): the input is split
+ * once per band into its 2 × 2 stride phases, so that each tap of a block
+ * is one unmasked load; the blocks then run as conv_fast's. Stack: grid
+ * 64 KiB + xbuf 48 KiB + a row 4 KiB, a separate frame.
  *
  * Weights the compiler packed O16 (params w_layout, kernels.h: maps up to
  * 56², compiler/passes/pack_weights.c) take the channels-in-lanes path
