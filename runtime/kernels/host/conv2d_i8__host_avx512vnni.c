@@ -458,17 +458,25 @@ typedef struct vnni_rq {
    * instead, at y_block + co·plane + seg.off + lane */
   const band_seg *seg;
   int32_t nseg;
-  /* FLOAT with out_zp and [out_min, out_max] in int8: channels whose
-   * multiplier m has |m| < 1 take rq_pack's int16 epilogue */
+  /* FLOAT with out_zp and [out_min, out_max] in int8, and every
+   * channel's multiplier m with |m| < 1: rq_pack's int16 epilogue (set
+   * once per call by rq_init16; rq_init leaves these fields alone) */
   int i16, clamp16; /* clamp16: [out_min, out_max] narrower than int8 */
   __m512i zp16, lo16, hi16;
   tidsp_host_ss16_consts k;
 } vnni_rq;
 
-/* The int16 epilogue's fields of r (rq_pack). */
-static TARGET void rq_init16(vnni_rq *r, const tidsp_host_rq *q) {
+/* The int16 epilogue's fields of r (rq_pack), once per call: the c_out
+ * multipliers are scanned here rather than tested per channel and block
+ * (the tests and branches cost as much as the float clamp they spare on
+ * a 1×1 conv with K = 16). */
+static TARGET void rq_init16(vnni_rq *r, const tidsp_host_rq *q, int32_t c_out) {
+  const int32_t n = q->per_channel ? c_out : 1;
+  int32_t c;
   r->i16 = !tidsp_host_rq_is_ss(q) && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&
            q->out_max <= 127;
+  for (c = 0; c < n && r->i16; c++)
+    r->i16 = q->mult[c] < 1.0f && q->mult[c] > -1.0f; /* (NaN: not) */
   r->clamp16 = q->out_min != -128 || q->out_max != 127;
   r->zp16 = _mm512_set1_epi16((short)q->zp);
   r->lo16 = _mm512_set1_epi16((short)q->out_min);
@@ -491,7 +499,6 @@ static TARGET void rq_init(vnni_rq *r, const vnni_conv *c, const tidsp_host_rq *
   r->plane = plane;
   r->seg = NULL;
   r->nseg = 0;
-  rq_init16(r, q);
   tidsp_host_ss16_init(&r->k, q); /* (for FLOAT too: a few zero vectors) */
 }
 
@@ -513,8 +520,7 @@ rq_pack(const vnni_rq *r, tidsp_host_ss16_consts *k, int32_t co, const __m512i a
 #pragma GCC unroll 4
     for (j = 0; j < nz; j++)
       out[j] = tidsp_host_ss16_i32(r->has_corr ? _mm512_add_epi32(acc[j], r->corr[j]) : acc[j], k);
-  } else if (r->i16 && tidsp_host_rq_mult(r->q, co) < 1.0f &&
-             tidsp_host_rq_mult(r->q, co) > -1.0f) {
+  } else if (r->i16) {
     /* |m| < 1 (not NaN): |acc·m| < 2³¹, so vcvtps2dq rounds it exactly as
      * the clamped value would be (the clamp bounds are integers: rounding
      * and clamping commute); the clamp then runs on int16 after a
@@ -627,6 +633,48 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
         acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], _mm512_load_si512(xq + 64 * j), wv);
     }
   }
+  if (r && !r->ss && r->i16 && !r->has_corr) {
+    /* the last chunk, the common case (rq_pack's int16 epilogue) with r's
+     * scalar fields in locals: the vector stores may alias *r, so read
+     * through r they were loaded again per row (with the tests on them, a
+     * fifth of a K = 16 conv's time) */
+    const float *mult = r->q->mult;
+    const int per_channel = r->q->per_channel, clamp = r->clamp16;
+    int8_t *const yb = r->y_block;
+    const size_t plane = r->plane;
+    const int32_t nseg = r->nseg;
+    const band_seg *const seg = r->seg;
+    const __mmask64 sm = r->store_mask;
+#pragma GCC unroll 6
+    for (i = 0; i < mr_max; i++) {
+      const __m512 m = _mm512_set1_ps(mult[per_channel ? co0 + i : 0]);
+      __m512i out[4], h0, h1, o;
+      int8_t *y_ch;
+      int32_t sg;
+      if (i >= mr)
+        break;
+#pragma GCC unroll 4
+      for (j = 0; j < 4; j++)
+        out[j] = j < nz ? _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), m))
+                        : _mm512_setzero_si512();
+      h0 = _mm512_adds_epi16(_mm512_packs_epi32(out[0], out[1]), r->zp16);
+      h1 = _mm512_adds_epi16(_mm512_packs_epi32(out[2], out[3]), r->zp16);
+      if (clamp) {
+        h0 = _mm512_min_epi16(_mm512_max_epi16(h0, r->lo16), r->hi16);
+        h1 = _mm512_min_epi16(_mm512_max_epi16(h1, r->lo16), r->hi16);
+      }
+      o = _mm512_packs_epi16(h0, h1);
+      if (nz < 4) /* natural order (rq_pack) */
+        o = _mm512_permutexvar_epi32(
+            _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), o);
+      y_ch = yb + (size_t)(co0 + i) * plane;
+      if (nseg == 0)
+        _mm512_mask_storeu_epi8(y_ch, sm, o);
+      for (sg = 0; sg < nseg; sg++)
+        _mm512_mask_storeu_epi8((void *)((uintptr_t)y_ch + (uintptr_t)seg[sg].off), seg[sg].m, o);
+    }
+    return;
+  }
   if (r) { /* the last chunk: requantized from the registers */
 #pragma GCC unroll 6
     for (i = 0; i < mr_max; i++) {
@@ -707,6 +755,7 @@ static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params
   c.xbuf = xbuf;
   c.tile = tile;
   c.usum = usum;
+  rq_init16(&r, q, p->c_out);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
       const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c.cpg_in) * c.in_plane;
@@ -1130,7 +1179,7 @@ static __attribute__((noinline)) TARGET void conv_band(const tidsp_conv2d_params
   r.hi = _mm512_set1_ps(q->hi);
   r.zp = _mm512_set1_epi32(q->zp);
   r.has_corr = 0;
-  rq_init16(&r, q);
+  rq_init16(&r, q, p->c_out);
   tidsp_host_ss16_init(&k, q);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
@@ -1373,6 +1422,7 @@ static __attribute__((noinline)) TARGET void conv_phase(const tidsp_conv2d_param
   c.w_stride = tidsp_host_conv_w_stride(p);
   c.in_plane = in_plane;
   c.usum = usum;
+  rq_init16(&r, q, p->c_out);
   for (n = 0; n < p->n; n++) {
     for (g = 0; g < p->groups; g++) {
       const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * in_plane;
