@@ -732,6 +732,11 @@ static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params
   int32_t tile[COB * LANES] __attribute__((aligned(64)));
   uint32_t cconst_g[CCMAX]; /* the group's constants, when it fits */
   uint32_t cconst_b[COB];   /* else one channel block's, per block */
+  /* the group's weight rows when they fit (CCMAX), then MR copies of its
+   * last: a panel's rows without computing them per block (that cost
+   * 7 % of a 1×1 conv with K = 16); rows past a panel's mr are read but
+   * not stored (micro_body) */
+  const int8_t *wrow[CCMAX + MR];
   __m512i usum[4];
   vnni_conv c;
   vnni_rq r;
@@ -761,6 +766,10 @@ static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params
       const int8_t *x_g = x + ((size_t)n * (size_t)p->c_in + (size_t)g * (size_t)c.cpg_in) * c.in_plane;
       const int32_t co_g = g * c.cpg_out;
       const int whole = c.cpg_out <= CCMAX;
+      if (whole) {
+        for (i = 0; i < c.cpg_out + MR; i++)
+          wrow[i] = w + (size_t)(co_g + (i < c.cpg_out ? i : c.cpg_out - 1)) * c.w_stride;
+      }
       for (f0 = 0; f0 < out_plane; f0 += LANES) {
         const int32_t lanes = out_plane - f0 < LANES ? (int32_t)(out_plane - f0) : LANES;
         int8_t *y_block = y + (size_t)n * (size_t)p->c_out * out_plane + f0;
@@ -795,13 +804,15 @@ static __attribute__((noinline)) TARGET void conv_fast(const tidsp_conv2d_params
             const int8_t *wb = w + (size_t)(co_g + cb0) * c.w_stride + (size_t)k0;
             for (i0 = 0; i0 < cb; i0 += MR, wb += MR * c.w_stride) {
               const int32_t mr = cb - i0 < MR ? cb - i0 : MR;
-              const int8_t *wr[MR];
-              /* rows i0 .. i0 + mr − 1 (the rest repeat the last), by
-               * pointer steps: a product per row cost 7 % of a 1×1 conv
-               * with K = 16 */
-              wr[0] = wb;
-              for (i = 1; i < MR; i++)
-                wr[i] = i < mr ? wr[i - 1] + c.w_stride : wr[i - 1];
+              const int8_t *wr_own[MR];
+              const int8_t *const *wr = wr_own;
+              if (whole && kc == c.K) { /* one chunk: the group's table */
+                wr = wrow + cb0 + i0;
+              } else { /* rows i0 .. i0 + mr − 1, the rest repeat the last */
+                wr_own[0] = wb;
+                for (i = 1; i < MR; i++)
+                  wr_own[i] = i < mr ? wr_own[i - 1] + c.w_stride : wr_own[i - 1];
+              }
               micro_kernel(xbuf, (kc + 3) / 4, kc % 4, wr, mr, nz, k0 == 0,
                            tile + (size_t)i0 * LANES, k0 + kc == c.K ? &r : NULL,
                            co_g + cb0 + i0, cconst + i0);
