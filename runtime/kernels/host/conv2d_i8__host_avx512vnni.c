@@ -647,12 +647,13 @@ micro_body(const uint8_t *xbuf, int32_t nq, int32_t tail, const int8_t *const *w
     const __mmask64 sm = r->store_mask;
 #pragma GCC unroll 6
     for (i = 0; i < mr_max; i++) {
-      const __m512 m = _mm512_set1_ps(mult[per_channel ? co0 + i : 0]);
       __m512i out[4], h0, h1, o;
+      __m512 m;
       int8_t *y_ch;
       int32_t sg;
-      if (i >= mr)
+      if (i >= mr) /* (before the multiplier: rows past mr have none) */
         break;
+      m = _mm512_set1_ps(mult[per_channel ? co0 + i : 0]);
 #pragma GCC unroll 4
       for (j = 0; j < 4; j++)
         out[j] = j < nz ? _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), m))
