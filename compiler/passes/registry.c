@@ -60,6 +60,9 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseMMALIBQDQFCI16", pass_fuse_mmalib_qdq_fc_i16, CS_GROUP_MMALIB},
     {"FuseInt16ResidualAdd", pass_fuse_int16_residual_add, CS_GROUP_MMALIB},
     {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
+    /* Before EliminateQDQTransparent, which makes its quantized Concat copies int8 and sinks
+     * their dequantize below the MaxPools. */
+    {"QuantizeConcatMaxPool", pass_quantize_concat_max_pool, CS_GROUP_ALWAYS},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
     /* 3a. FuseQDQToC7xActivation: SiLU first (its Sigmoid is part of it) */
     {"FuseQDQToSiLU", pass_fuse_qdq_silu, CS_GROUP_ALWAYS},
