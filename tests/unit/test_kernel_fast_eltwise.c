@@ -846,6 +846,45 @@ static void test_maxpool(void) {
     check_maxpool(&g, 0);
     check_maxpool(&s1, 0);
   }
+  /* Stride 1 with w_out = w_in (the AVX-512 flattened-plane path: outputs
+   * of several rows per vector): planes at, below and above multiples of
+   * 64 outputs, rows of 1..14, every left pad a same-width pool allows
+   * (pad_left + pad_right = the window's span − 1), dilations, rows of
+   * output that end past the input (h_out ≠ h_in) or a ceil-mode row, and
+   * 112² (its mask table too large: the row path). */
+  {
+    static const int32_t flat[][2] = {{1, 1}, {8, 8}, {5, 13}, {7, 9}, {7, 7}, {14, 14},
+                                      {3, 1}, {28, 28}, {9, 14}, {56, 56}, {112, 112}};
+    int32_t fi, k_h, k_w, pl, rep;
+    for (fi = 0; fi < (int32_t)(sizeof flat / sizeof flat[0]); fi++)
+      for (k_h = 1; k_h <= 3; k_h++)
+        for (k_w = 1; k_w <= 5; k_w += 2)
+          for (rep = 0; rep < 2; rep++) {
+            tidsp_pool2d_params p;
+            int32_t span_w;
+            memset(&p, 0, sizeof(p));
+            p.n = 1 + rep;
+            p.c = flat[fi][0] * flat[fi][1] > 2000 ? 1 : 3;
+            p.h_in = flat[fi][0];
+            p.w_in = flat[fi][1];
+            p.k_h = k_h;
+            p.k_w = k_w;
+            p.stride_h = p.stride_w = 1;
+            p.dil_h = rep ? 2 : 1;
+            p.dil_w = rep && k_w > 1 ? 2 : 1;
+            span_w = (k_w - 1) * p.dil_w;
+            for (pl = 0; pl <= span_w; pl++) {
+              p.pad_left = pl;
+              p.pad_right = span_w - pl;
+              p.pad_top = rep ? (k_h - 1) * p.dil_h : (k_h - 1) / 2;
+              p.pad_bottom = rep ? 0 : (k_h - 1) / 2 + (pl & 1);
+              p.h_out = out_len(p.h_in, p.k_h, 1, p.dil_h, p.pad_top + p.pad_bottom, pl & 1);
+              p.w_out = out_len(p.w_in, p.k_w, 1, p.dil_w, p.pad_left + p.pad_right, pl & 1);
+              CHECK(p.w_out == p.w_in);
+              check_maxpool(&p, 0);
+            }
+          }
+  }
   /* errors: bad geometry, an empty window, a row wider than the fast buffers */
   {
     tidsp_pool2d_params bad = {1, 1, 4, 4, 2, 2, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0};

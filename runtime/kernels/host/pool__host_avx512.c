@@ -109,6 +109,63 @@ static TARGET void maxpool_i8_direct(const tidsp_pool2d_params *p,
   }
 }
 
+/* Stride 1 with w_out = w_in (a "same" pool, GoogLeNet's 3×3/1 pad 1):
+ * output o = oh·w + ow of a plane reads input o + (kh·dil_h − pad_top)·w +
+ * kw·dil_w − pad_left, so 64 consecutive outputs of the flattened plane,
+ * across rows, are one masked load per tap: a 7- or 14-wide row no longer
+ * holds a whole vector to itself. masks[v·taps + kh·k_w + kw] keeps the
+ * lanes of output vector v whose tap lies in the plane (column and row);
+ * a lane past the plane's outputs keeps none. 0 when the table would not
+ * fit MAX_MASKS (the caller takes another path). */
+static int flat_masks(const tidsp_pool2d_params *p, uint64_t *masks) {
+  const int64_t w = p->w_in, outs = (int64_t)p->h_out * w;
+  const int64_t vectors = (outs + 63) / 64, taps = (int64_t)p->k_h * p->k_w;
+  int64_t v, kh, kw, t;
+  if (p->stride_h != 1 || p->stride_w != 1 || p->w_out != p->w_in || vectors * taps > MAX_MASKS)
+    return 0;
+  for (v = 0; v < vectors; v++) {
+    for (kh = 0; kh < p->k_h; kh++) {
+      for (kw = 0; kw < p->k_w; kw++) {
+        uint64_t m = 0;
+        for (t = 0; t < 64 && v * 64 + t < outs; t++) {
+          const int64_t o = v * 64 + t;
+          const int64_t ih = o / w + kh * p->dil_h - p->pad_top;
+          const int64_t iw = o % w + kw * p->dil_w - p->pad_left;
+          if (ih >= 0 && ih < p->h_in && iw >= 0 && iw < w)
+            m |= (uint64_t)1 << t;
+        }
+        masks[(v * p->k_h + kh) * p->k_w + kw] = m;
+      }
+    }
+  }
+  return 1;
+}
+
+static TARGET void maxpool_i8_flat(const tidsp_pool2d_params *p,
+                                   const uint64_t *masks, const int8_t *x,
+                                   int8_t *y) {
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int64_t w = p->w_in, outs = (int64_t)p->h_out * w, in_plane = (int64_t)p->h_in * w;
+  const int32_t k_h = p->k_h, k_w = p->k_w;
+  const __m512i low = _mm512_set1_epi8((char)TIDSP_REF_I8_MIN);
+  int64_t nc, j;
+  int32_t kh, kw;
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)(nc * in_plane);
+    int8_t *yp = y + (size_t)(nc * outs);
+    const uint64_t *mv = masks;
+    for (j = 0; j < outs; j += 64) {
+      __m512i v = low;
+      for (kh = 0; kh < k_h; kh++) {
+        int64_t base = j + ((int64_t)kh * p->dil_h - p->pad_top) * w - p->pad_left;
+        for (kw = 0; kw < k_w; kw++, base += p->dil_w, mv++)
+          v = _mm512_max_epi8(v, _mm512_mask_loadu_epi8(low, (__mmask64)*mv, row_at(xp, base, 1)));
+      }
+      _mm512_mask_storeu_epi8(yp + j, mask64(outs - j), v);
+    }
+  }
+}
+
 /* Other strides: padded row buffers (pool_internal.h), column maxima of the
  * window's rows, window maxima along the row, every stride_w-th kept. */
 static TARGET void maxpool_i8_rows(const tidsp_pool2d_params *p,
@@ -157,7 +214,9 @@ int32_t tidsp_maxpool_i8__host_avx512(const tidsp_pool2d_params *p,
   tidsp_host_pool_row g;
   if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_I8, &g))
     return tidsp_maxpool_i8__ref(p, x, y);
-  if (p->stride_w <= 2 && direct_masks(p, p->stride_w == 1 ? 64 : 32, 64, masks))
+  if (flat_masks(p, masks))
+    maxpool_i8_flat(p, masks, x, y);
+  else if (p->stride_w <= 2 && direct_masks(p, p->stride_w == 1 ? 64 : 32, 64, masks))
     maxpool_i8_direct(p, masks, x, y);
   else
     maxpool_i8_rows(p, &g, x, y);
