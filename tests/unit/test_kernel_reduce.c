@@ -122,8 +122,48 @@ static void test_softmax(void) {
   }
 }
 
+/* channels_last_order (ORT moved the tensor to NHWC: a sequential sum per
+ * channel over (h, w), from 0): the same bits as that sum written out, for
+ * channel counts around the kernel's batch of 16 and planes from 1 to 784,
+ * with values of mixed magnitudes whose sum depends on its order. */
+static void test_reduce_mean_channels_last(void) {
+  static const int32_t chans[] = {1, 3, 15, 16, 17, 33, 240};
+  static const int32_t planes[][2] = {{1, 1}, {1, 7}, {7, 7}, {14, 14}, {28, 28}, {3, 5}};
+  size_t ci, pi;
+  for (ci = 0; ci < sizeof chans / sizeof chans[0]; ci++)
+    for (pi = 0; pi < sizeof planes / sizeof planes[0]; pi++) {
+      tidsp_reduce_params p;
+      const int64_t c = chans[ci], hw = (int64_t)planes[pi][0] * planes[pi][1];
+      float *x = malloc(sizeof(float) * (size_t)(c * hw)), *y = malloc(sizeof(float) * (size_t)c);
+      int64_t i, k;
+      int bad = 0;
+      memset(&p, 0, sizeof(p));
+      p.rank = 4;
+      p.in_shape[0] = 1;
+      p.in_shape[1] = (int32_t)c;
+      p.in_shape[2] = planes[pi][0];
+      p.in_shape[3] = planes[pi][1];
+      p.reduce_mask = 12;
+      p.channels_last_order = 1;
+      for (i = 0; i < c * hw; i++)
+        x[i] = (rnd_unit() - 0.5f) * (rnd() % 3 == 0 ? 1000.0f : 0.01f);
+      CHECK(tidsp_reduce_mean_f32(&p, x, y) == TIDSP_OK);
+      for (k = 0; k < c && !bad; k++) {
+        float sum = 0.0f, want;
+        for (i = 0; i < hw; i++)
+          sum += x[k * hw + i];
+        want = sum / (float)hw;
+        bad = memcmp(&want, &y[k], sizeof want) != 0;
+      }
+      CHECK_MSG(!bad, "reduce_mean channels_last c %d hw %d: not the sequential sum", (int)c, (int)hw);
+      free(x);
+      free(y);
+    }
+}
+
 int main(void) {
   test_reduce_mean();
+  test_reduce_mean_channels_last();
   test_softmax();
   UNIT_MAIN_END();
 }

@@ -65,9 +65,27 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
   }
   if (grp_red[n_grp - 1] && (n_grp == 1 || (n_grp == 2 && !grp_red[0]))) {
     /* R or KR: one contiguous block per output */
+    if (p->channels_last_order) {
+      /* ORT's sequential sums, SEQ_LANES outputs side by side: each keeps
+       * its own order (from 0, element 0, 1, …), and the independent
+       * chains overlap instead of waiting on one add after another. */
+      enum { SEQ_LANES = 16 };
+      for (i = 0; i < n_out; i += SEQ_LANES) {
+        float acc[SEQ_LANES];
+        const int64_t nb = n_out - i < SEQ_LANES ? n_out - i : SEQ_LANES;
+        int64_t k;
+        for (k = 0; k < SEQ_LANES; k++)
+          acc[k] = 0.0f;
+        for (r = 0; r < count; r++)
+          for (k = 0; k < nb; k++)
+            acc[k] += x[(i + k) * count + r];
+        for (k = 0; k < nb; k++)
+          y[i + k] = acc[k] / div;
+      }
+      return TIDSP_OK;
+    }
     for (i = 0; i < n_out; i++)
-      y[i] = (p->channels_last_order ? tidsp_ort_seq_sum(x + i * count, count)
-                                     : tidsp_ort_eigen_sum(x + i * count, count)) / div;
+      y[i] = tidsp_ort_eigen_sum(x + i * count, count) / div;
     return TIDSP_OK;
   }
   if (n_grp == 2 && grp_red[0]) {
