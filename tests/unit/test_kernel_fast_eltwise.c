@@ -885,6 +885,43 @@ static void test_maxpool(void) {
             }
           }
   }
+  /* Stride 2 both ways with w_in = 2·w_out (the AVX-512 separable path:
+   * window maxima along the flattened plane, then down the rows): every
+   * kernel up to 3×3, left/top pads and ceil mode that keep w_out = w_in/2,
+   * dilation 2, odd and even heights, rows of output 1..65 (65 and a plane
+   * over the H buffer take the row path). */
+  {
+    static const int32_t half[][2] = {{2, 2}, {7, 14}, {14, 14}, {9, 28}, {28, 28}, {5, 64},
+                                      {56, 56}, {3, 128}, {3, 130}, {112, 112}, {160, 112}};
+    int32_t hi, kk, pl, cm, d, cases = 0;
+    for (hi = 0; hi < (int32_t)(sizeof half / sizeof half[0]); hi++)
+      for (kk = 1; kk <= 3; kk++)
+        for (pl = 0; pl < kk; pl++)
+          for (cm = 0; cm < 2; cm++)
+            for (d = 1; d <= 2; d++) {
+              tidsp_pool2d_params p;
+              memset(&p, 0, sizeof(p));
+              p.n = 1 + cm;
+              p.c = half[hi][0] * half[hi][1] > 2000 ? 1 : 3;
+              p.h_in = half[hi][0];
+              p.w_in = half[hi][1];
+              p.k_h = 4 - kk;
+              p.k_w = kk;
+              p.stride_h = p.stride_w = 2;
+              p.dil_h = p.dil_w = d;
+              p.pad_left = pl;
+              p.pad_right = (kk - 1) * d - pl > pl ? pl : (kk - 1) * d - pl;
+              p.pad_top = (p.k_h - 1) * d / 2;
+              p.pad_bottom = cm ? 0 : p.pad_top;
+              p.h_out = out_len(p.h_in, p.k_h, 2, d, p.pad_top + p.pad_bottom, cm);
+              p.w_out = out_len(p.w_in, p.k_w, 2, d, p.pad_left + p.pad_right, cm);
+              if (p.w_out * 2 != p.w_in || p.pad_right < 0)
+                continue;
+              check_maxpool(&p, 0);
+              cases++;
+            }
+    CHECK(cases > 100);
+  }
   /* errors: bad geometry, an empty window, a row wider than the fast buffers */
   {
     tidsp_pool2d_params bad = {1, 1, 4, 4, 2, 2, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0};

@@ -166,6 +166,85 @@ static TARGET void maxpool_i8_flat(const tidsp_pool2d_params *p,
   }
 }
 
+/* Stride 2 both ways with w_in = 2·w_out (the 3×3/2 and 2×2/2
+ * downsamplers), separably, so that 7- to 28-wide output rows do not each
+ * take a vector of 9 taps:
+ *   H[r][ow] = max over kw of input row r at 2·ow + kw·dil_w − pad_left,
+ *     for every input row r: over the flattened plane, H index r·w_out + ow
+ *     reads input 2·(r·w_out + ow) + kw·dil_w − pad_left, so each tap is one
+ *     64-byte masked load for 32 H values (vpmovwb keeps the even bytes);
+ *   y[oh][ow] = max over kh of H[2·oh + kh·dil_h − pad_top][ow], the taps
+ *     that fall on input rows (tidsp_host_pool_taps), one row load each.
+ * The max is exact and order-free, so the bytes are the reference's.
+ * hmasks[v·k_w + kw]: the input bytes of H vector v's tap kw that lie in
+ * the H value's own input row (even bytes only); 0 when the table or
+ * H (FLAT2_CAP bytes, on the stack) would not fit, or when rows of more
+ * than 32 outputs fill the direct path's vectors anyway (ResNet's and
+ * GoogLeNet's 112 → 56: 0.072 against 0.055 ms in one -profile-layers
+ * run at load 3, so not taken). */
+enum { FLAT2_CAP = 8192 };
+
+static int flat2_masks(const tidsp_pool2d_params *p, uint64_t *hmasks) {
+  const int64_t w = p->w_in, wo = p->w_out, n_h = (int64_t)p->h_in * wo;
+  const int64_t vectors = (n_h + 31) / 32;
+  int64_t v, kw, t;
+  if (p->stride_h != 2 || p->stride_w != 2 || w != 2 * wo || n_h > FLAT2_CAP || wo > 32 ||
+      vectors * p->k_w > MAX_MASKS)
+    return 0;
+  for (v = 0; v < vectors; v++) {
+    for (kw = 0; kw < p->k_w; kw++) {
+      uint64_t m = 0;
+      for (t = 0; t < 32 && v * 32 + t < n_h; t++) {
+        const int64_t hi = v * 32 + t;
+        const int64_t iw = 2 * (hi % wo) + kw * p->dil_w - p->pad_left;
+        if (iw >= 0 && iw < w)
+          m |= (uint64_t)1 << (2 * t);
+      }
+      hmasks[v * p->k_w + kw] = m;
+    }
+  }
+  return 1;
+}
+
+static TARGET void maxpool_i8_flat2(const tidsp_pool2d_params *p,
+                                    const uint64_t *hmasks, const int8_t *x,
+                                    int8_t *y) {
+  int8_t h[FLAT2_CAP + 64];
+  const int64_t planes = (int64_t)p->n * p->c;
+  const int64_t wo = p->w_out, n_h = (int64_t)p->h_in * wo, in_plane = (int64_t)p->h_in * p->w_in;
+  const int64_t out_plane = (int64_t)p->h_out * wo;
+  const int32_t k_w = p->k_w;
+  const __m512i low = _mm512_set1_epi8((char)TIDSP_REF_I8_MIN);
+  const __mmask64 row_mask = mask64(wo);
+  int64_t nc, j;
+  int32_t oh, kh, kh_lo, kh_hi, kw;
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)(nc * in_plane);
+    int8_t *yp = y + (size_t)(nc * out_plane);
+    const uint64_t *mv = hmasks;
+    for (j = 0; j < n_h; j += 32) {
+      int64_t base = 2 * j - p->pad_left;
+      __m512i v = low;
+      for (kw = 0; kw < k_w; kw++, base += p->dil_w, mv++)
+        v = _mm512_max_epi8(v, _mm512_mask_loadu_epi8(low, (__mmask64)*mv, row_at(xp, base, 1)));
+      /* the even bytes (the H values); a lane past n_h lands in the slack */
+      _mm256_storeu_si256((__m256i *)(void *)(h + j), _mm512_cvtepi16_epi8(v));
+    }
+    for (oh = 0; oh < p->h_out; oh++, yp += wo) {
+      const int8_t *hr;
+      __m512i v;
+      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
+      hr = h + ((int64_t)oh * 2 - p->pad_top + (int64_t)kh_lo * p->dil_h) * wo;
+      v = _mm512_maskz_loadu_epi8(row_mask, hr);
+      for (kh = kh_lo + 1; kh < kh_hi; kh++) {
+        hr += (int64_t)p->dil_h * wo;
+        v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(row_mask, hr));
+      }
+      _mm512_mask_storeu_epi8(yp, row_mask, v);
+    }
+  }
+}
+
 /* Other strides: padded row buffers (pool_internal.h), column maxima of the
  * window's rows, window maxima along the row, every stride_w-th kept. */
 static TARGET void maxpool_i8_rows(const tidsp_pool2d_params *p,
@@ -216,6 +295,8 @@ int32_t tidsp_maxpool_i8__host_avx512(const tidsp_pool2d_params *p,
     return tidsp_maxpool_i8__ref(p, x, y);
   if (flat_masks(p, masks))
     maxpool_i8_flat(p, masks, x, y);
+  else if (flat2_masks(p, masks))
+    maxpool_i8_flat2(p, masks, x, y);
   else if (p->stride_w <= 2 && direct_masks(p, p->stride_w == 1 ? 64 : 32, 64, masks))
     maxpool_i8_direct(p, masks, x, y);
   else
