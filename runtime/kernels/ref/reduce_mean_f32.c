@@ -66,22 +66,27 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
   if (grp_red[n_grp - 1] && (n_grp == 1 || (n_grp == 2 && !grp_red[0]))) {
     /* R or KR: one contiguous block per output */
     if (p->channels_last_order) {
-      /* ORT's sequential sums, SEQ_LANES outputs side by side: each keeps
-       * its own order (from 0, element 0, 1, …), and the independent
-       * chains overlap instead of waiting on one add after another. */
-      enum { SEQ_LANES = 16 };
-      for (i = 0; i < n_out; i += SEQ_LANES) {
-        float acc[SEQ_LANES];
-        const int64_t nb = n_out - i < SEQ_LANES ? n_out - i : SEQ_LANES;
-        int64_t k;
-        for (k = 0; k < SEQ_LANES; k++)
-          acc[k] = 0.0f;
-        for (r = 0; r < count; r++)
-          for (k = 0; k < nb; k++)
-            acc[k] += x[(i + k) * count + r];
-        for (k = 0; k < nb; k++)
-          y[i + k] = acc[k] / div;
+      /* ORT's sequential sums, four outputs side by side: each keeps its
+       * own order (from 0, element 0, 1, …), and the four independent
+       * chains overlap instead of each add waiting on the one before
+       * (measured: 2.5–3.8× on MobileNetV3's SE means; 8 or 16 outputs in
+       * an array were slower with gcc -O2, the accumulators left memory). */
+      for (i = 0; i + 4 <= n_out; i += 4) {
+        const float *x0 = x + i * count, *x1 = x0 + count, *x2 = x1 + count, *x3 = x2 + count;
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (r = 0; r < count; r++) {
+          a0 += x0[r];
+          a1 += x1[r];
+          a2 += x2[r];
+          a3 += x3[r];
+        }
+        y[i] = a0 / div;
+        y[i + 1] = a1 / div;
+        y[i + 2] = a2 / div;
+        y[i + 3] = a3 / div;
       }
+      for (; i < n_out; i++)
+        y[i] = tidsp_ort_seq_sum(x + i * count, count) / div;
       return TIDSP_OK;
     }
     for (i = 0; i < n_out; i++)
