@@ -4,7 +4,9 @@
  * (see there, and pool_internal.h) with 32-byte vectors. Without masked
  * loads, the last partial vector of an input row is handled one element at
  * a time with the same comparison; stride-2 outputs keep the even bytes of
- * each pair with a mask and vpackuswb (even floats with vshufps).
+ * each pair with a mask and vpackuswb (even floats with vshufps). int8
+ * pools of strides 1 and 2 on planes that fit a stack buffer run on a padded
+ * copy of each plane instead (maxpool_i8_plane).
  */
 #include "pool_internal.h"
 
@@ -82,12 +84,103 @@ static TARGET void maxpool_i8_fast(const tidsp_pool2d_params *p,
   }
 }
 
+/* Strides 1 or 2 (the same both ways) on planes that fit PLANE_CAP: each
+ * plane is copied into a padded plane P (pitch wp, pad_top rows and
+ * pad_left columns of −128 before it, −128 after), where output (oh, ow)
+ * has tap (kh, kw) at s·u + kh·dil_h·wp + kw·dil_w, u = oh·wp + ow: one
+ * plain load per tap for 32 consecutive u across rows (stride 2: two
+ * loads, then the even bytes), written with pitch wp to T and copied out
+ * row by row. The rows of MobileNet's and GoogLeNet's 7- to 56-wide planes
+ * were converted byte by byte before (their width is below one vector).
+ * The lanes with ow ≥ w_out are computed and dropped. */
+enum { PLANE_CAP = 16384, PLANE_SLACK = 160 };
+
+typedef struct plane_geom {
+  int64_t wp;     /* the padded pitch */
+  int64_t n_u;    /* outputs u computed: h_out·wp rounded up to 32 */
+  int64_t p_len;  /* bytes of P the loads reach */
+} plane_geom;
+
+static int plane_plan(const tidsp_pool2d_params *p, plane_geom *pg) {
+  const int64_t s = p->stride_w;
+  int64_t wp, rows, reach;
+  if (p->stride_h != p->stride_w || s < 1 || s > 2)
+    return 0;
+  wp = (int64_t)p->pad_left + p->w_in;
+  reach = (int64_t)(p->w_out - 1) * s + (int64_t)(p->k_w - 1) * p->dil_w + 1;
+  if (reach > wp)
+    wp = reach;
+  rows = (int64_t)p->pad_top + p->h_in;
+  reach = (int64_t)(p->h_out - 1) * s + (int64_t)(p->k_h - 1) * p->dil_h + 1;
+  if (reach > rows)
+    rows = reach;
+  pg->wp = wp;
+  pg->n_u = ((int64_t)p->h_out * wp + 31) & ~(int64_t)31;
+  /* the last load: u = n_u − 32, tap (k_h − 1, k_w − 1), 32·s bytes */
+  pg->p_len = s * (pg->n_u - 32) + (int64_t)(p->k_h - 1) * p->dil_h * wp + (int64_t)(p->k_w - 1) * p->dil_w + 32 * s;
+  if (pg->p_len < rows * wp)
+    pg->p_len = rows * wp;
+  return pg->p_len <= PLANE_CAP + PLANE_SLACK && pg->n_u <= PLANE_CAP;
+}
+
+static TARGET void maxpool_i8_plane(const tidsp_pool2d_params *p, const plane_geom *pg,
+                                    const int8_t *x, int8_t *y) {
+  int8_t pbuf[PLANE_CAP + PLANE_SLACK];
+  int8_t t[PLANE_CAP];
+  const int64_t planes = (int64_t)p->n * p->c, wp = pg->wp;
+  const int64_t s = p->stride_w, taps = (int64_t)p->k_h * p->k_w;
+  const __m256i low_bytes = _mm256_set1_epi16(0x00FF);
+  int8_t *interior = pbuf + (int64_t)p->pad_top * wp + p->pad_left;
+  int64_t off[64];
+  int64_t nc, u, k;
+  int32_t r, kh, kw;
+  for (kh = 0, k = 0; kh < p->k_h; kh++)
+    for (kw = 0; kw < p->k_w; kw++)
+      off[k++] = (int64_t)kh * p->dil_h * wp + (int64_t)kw * p->dil_w;
+  memset(pbuf, TIDSP_REF_I8_MIN, (size_t)pg->p_len);
+  for (nc = 0; nc < planes; nc++) {
+    const int8_t *xp = x + (size_t)(nc * p->h_in * p->w_in);
+    int8_t *yp = y + (size_t)(nc * p->h_out * p->w_out);
+    for (r = 0; r < p->h_in; r++)
+      memcpy(interior + r * wp, xp + (int64_t)r * p->w_in, (size_t)p->w_in);
+    if (s == 1) {
+      for (u = 0; u < pg->n_u; u += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pbuf + u));
+        for (k = 1; k < taps; k++)
+          v = _mm256_max_epi8(v, _mm256_loadu_si256((const __m256i *)(const void *)(pbuf + u + off[k])));
+        _mm256_storeu_si256((__m256i *)(void *)(t + u), v);
+      }
+    } else {
+      for (u = 0; u < pg->n_u; u += 32) {
+        const int8_t *b = pbuf + 2 * u;
+        __m256i e0 = _mm256_loadu_si256((const __m256i *)(const void *)b);
+        __m256i e1 = _mm256_loadu_si256((const __m256i *)(const void *)(b + 32));
+        for (k = 1; k < taps; k++) {
+          e0 = _mm256_max_epi8(e0, _mm256_loadu_si256((const __m256i *)(const void *)(b + off[k])));
+          e1 = _mm256_max_epi8(e1, _mm256_loadu_si256((const __m256i *)(const void *)(b + off[k] + 32)));
+        }
+        /* the low (even) byte of each pair, as 0…255, packed in order */
+        e0 = _mm256_and_si256(e0, low_bytes);
+        e1 = _mm256_and_si256(e1, low_bytes);
+        _mm256_storeu_si256((__m256i *)(void *)(t + u),
+                            _mm256_permute4x64_epi64(_mm256_packus_epi16(e0, e1), 0xD8));
+      }
+    }
+    for (r = 0; r < p->h_out; r++)
+      memcpy(yp + (int64_t)r * p->w_out, t + r * wp, (size_t)p->w_out);
+  }
+}
+
 int32_t tidsp_maxpool_i8__host_avx2(const tidsp_pool2d_params *p,
                                     const int8_t *x, int8_t *y) {
   tidsp_host_pool_row g;
+  plane_geom pg;
   if (!p || !x || !y || !tidsp_host_pool_plan(p, CAP_I8, &g))
     return tidsp_maxpool_i8__ref(p, x, y);
-  maxpool_i8_fast(p, &g, x, y);
+  if ((int64_t)p->k_h * p->k_w <= 64 && plane_plan(p, &pg))
+    maxpool_i8_plane(p, &pg, x, y);
+  else
+    maxpool_i8_fast(p, &g, x, y);
   return TIDSP_OK;
 }
 
