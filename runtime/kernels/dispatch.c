@@ -63,7 +63,7 @@ static int cpu_avx2(void) {
 #define HOST_AVX2_OTHERS                                                    \
   tidsp_add_i8__host_avx2, tidsp_mul_i8__host_avx2,                         \
       tidsp_quantize__host_avx2, tidsp_dequantize__host_avx2,               \
-      tidsp_lut_i8__ref, tidsp_maxpool_i8__host_avx2,                       \
+      tidsp_lut_i8__host_avx2, tidsp_maxpool_i8__host_avx2,                 \
       tidsp_maxpool_f32__host_avx2, tidsp_global_avgpool_i8__host_avx2,     \
       tidsp_transpose__host, tidsp_slice__host,                             \
       tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_fma,        \

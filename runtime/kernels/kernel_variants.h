@@ -160,8 +160,8 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
 /* Elementwise, quantize/dequantize and pooling (runtime/kernels/host/
  * eltwise_i8__*.c, qdq__*.c, pool__*.c). The AVX-512 ones need only F and
  * BW (any row whose CPU check implies those may use them); lut_i8 also
- * wants VBMI and checks for it itself, once. No AVX2 lut_i8: rows without
- * AVX-512 use the reference table walk. */
+ * wants VBMI and checks for it itself, once (without it: the AVX2 one,
+ * vpshufb on 16-byte rows of the table). */
 int32_t tidsp_add_i8__host_avx512(const tidsp_add_i8_params *p,
                                   const int8_t *a, const int8_t *b, int8_t *y);
 int32_t tidsp_mul_i8__host_avx512(const tidsp_mul_i8_params *p,
@@ -196,6 +196,8 @@ int32_t tidsp_dequantize__host_avx2(const tidsp_qdq_params *p,
                                     const float *scale,
                                     const int32_t *zero_point, const void *x,
                                     float *y);
+int32_t tidsp_lut_i8__host_avx2(const tidsp_lut_params *p, const int8_t *lut,
+                                const int8_t *x, int8_t *y);
 int32_t tidsp_maxpool_i8__host_avx2(const tidsp_pool2d_params *p,
                                     const int8_t *x, int8_t *y);
 int32_t tidsp_maxpool_f32__host_avx2(const tidsp_pool2d_params *p,

@@ -1,6 +1,6 @@
 /*
- * eltwise_i8__host_avx2.c — tidsp_add_i8 and tidsp_mul_i8 with AVX2 + FMA
- * (the host_avx2 row checks both).
+ * eltwise_i8__host_avx2.c — tidsp_add_i8, tidsp_mul_i8 and tidsp_lut_i8
+ * with AVX2 + FMA (the host_avx2 row checks both).
  *
  * The same scheme as eltwise_i8__host_avx512.c, 8 lanes per ymm and 32
  * outputs per block: coalesced broadcast rows, each lane the reference's
@@ -9,6 +9,11 @@
  * (half to even), and a saturating pack that is exact because the values
  * are already in range. A row's last partial block is run on copies in
  * small stack buffers, so it takes the very same instructions.
+ *
+ * lut: y = lut[x + 128] in 16-byte rows: u = x + 128 (x xor 0x80) is entry
+ * u & 15 of row u >> 4; vpshufb looks every byte up in each row h in turn,
+ * and the bytes whose row is h keep that result (a compare and a blend per
+ * row). The last partial block runs on a stack copy, like add / mul's.
  */
 #include "eltwise_internal.h"
 
@@ -147,6 +152,43 @@ int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_
 int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
   tidsp_host_bin_plan c;
   return tidsp_host_mul_plan(&c, p, a, b, y) ? bin_run(&c, OP_MUL, a, b, y) : tidsp_mul_i8__ref(p, a, b, y);
+}
+
+/* 32 table lookups; rows[h] holds lut[16h .. 16h + 15] in both lanes. */
+static ALWAYS_INLINE TARGET __m256i lut32(const __m256i *rows, __m256i v) {
+  const __m256i u = _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+  const __m256i lo = _mm256_and_si256(u, _mm256_set1_epi8(0x0F));
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(u, 4), _mm256_set1_epi8(0x0F));
+  /* two chains (even and odd rows; each byte is set in one, 0 in the
+   * other), written out: a loop over h was not unrolled at -O2 */
+  __m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
+#define LUT_ROW(r, h) \
+  r = _mm256_blendv_epi8(r, _mm256_shuffle_epi8(rows[h], lo), _mm256_cmpeq_epi8(hi, _mm256_set1_epi8((char)(h))))
+  LUT_ROW(r0, 0); LUT_ROW(r1, 1); LUT_ROW(r0, 2); LUT_ROW(r1, 3);
+  LUT_ROW(r0, 4); LUT_ROW(r1, 5); LUT_ROW(r0, 6); LUT_ROW(r1, 7);
+  LUT_ROW(r0, 8); LUT_ROW(r1, 9); LUT_ROW(r0, 10); LUT_ROW(r1, 11);
+  LUT_ROW(r0, 12); LUT_ROW(r1, 13); LUT_ROW(r0, 14); LUT_ROW(r1, 15);
+#undef LUT_ROW
+  return _mm256_or_si256(r0, r1);
+}
+
+int32_t TARGET tidsp_lut_i8__host_avx2(const tidsp_lut_params *p, const int8_t *lut, const int8_t *x, int8_t *y) {
+  __m256i rows[16];
+  int8_t tx[BLOCK], ty[BLOCK];
+  int32_t i, h;
+  if (!p || !lut || !x || !y || p->n < 0)
+    return tidsp_lut_i8__ref(p, lut, x, y);
+  for (h = 0; h < 16; h++)
+    rows[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(lut + 16 * h)));
+  for (i = 0; i + BLOCK <= p->n; i += BLOCK)
+    _mm256_storeu_si256((__m256i *)(void *)(y + i),
+                        lut32(rows, _mm256_loadu_si256((const __m256i *)(const void *)(x + i))));
+  if (i < p->n) {
+    memcpy(tx, x + i, (size_t)(p->n - i));
+    _mm256_storeu_si256((__m256i *)(void *)ty, lut32(rows, _mm256_loadu_si256((const __m256i *)(const void *)tx)));
+    memcpy(y + i, ty, (size_t)(p->n - i));
+  }
+  return TIDSP_OK;
 }
 
 #endif /* TIDSP_HAVE_HOST_X86 */

@@ -186,7 +186,8 @@ static int32_t lut_i8__host_avx512vbmi(const tidsp_lut_params *p,
 }
 
 /* VBMI is not implied by the rows that run this file (AVX-512 VNNI without
- * VBMI exists: Cascade Lake), so the choice is made here, once. */
+ * VBMI exists: Cascade Lake), so the choice is made here, once; without it,
+ * the AVX2 lookup (every AVX-512 CPU has AVX2). */
 static tidsp_lut_i8_fn lut_choice;
 
 int32_t tidsp_lut_i8__host_avx512(const tidsp_lut_params *p, const int8_t *lut,
@@ -194,7 +195,7 @@ int32_t tidsp_lut_i8__host_avx512(const tidsp_lut_params *p, const int8_t *lut,
   if (!lut_choice) {
     __builtin_cpu_init();
     lut_choice = __builtin_cpu_supports("avx512vbmi") ? lut_i8__host_avx512vbmi
-                                                      : tidsp_lut_i8__ref;
+                                                      : tidsp_lut_i8__host_avx2;
   }
   return lut_choice(p, lut, x, y);
 }
