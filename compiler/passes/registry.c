@@ -59,10 +59,11 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseMMALIBQDQDwConv2dI16", pass_fuse_mmalib_qdq_dwconv2d_i16, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQFCI16", pass_fuse_mmalib_qdq_fc_i16, CS_GROUP_MMALIB},
     {"FuseInt16ResidualAdd", pass_fuse_int16_residual_add, CS_GROUP_MMALIB},
-    {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
-    /* Before EliminateQDQTransparent, which makes its quantized Concat copies int8 and sinks
-     * their dequantize below the MaxPools. */
+    /* Before FuseQDQToTIDLMaxPool (with -mmalib=1 the pools it puts between DQ_P and Q_P
+     * go to the TIDL kernel) and EliminateQDQTransparent, which makes its quantized
+     * Concat copies int8 and sinks their dequantize below the MaxPools. */
     {"QuantizeConcatMaxPool", pass_quantize_concat_max_pool, CS_GROUP_ALWAYS},
+    {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
     /* 3a. FuseQDQToC7xActivation: SiLU first (its Sigmoid is part of it) */
     {"FuseQDQToSiLU", pass_fuse_qdq_silu, CS_GROUP_ALWAYS},
