@@ -66,6 +66,14 @@ static cs_status set_kernels(cs_target *t, const char *key, const char *v) {
   return CS_OK;
 }
 
+static cs_status set_mmalib_exact(cs_target *t, const char *key, const char *v) {
+  if (!strcmp(v, "none")) t->mmalib_exact = CS_MM_EXACT_NONE;
+  else if (!strcmp(v, "worst")) t->mmalib_exact = CS_MM_EXACT_WORST;
+  else if (!strcmp(v, "all")) t->mmalib_exact = CS_MM_EXACT_ALL;
+  else return bad_value(key, v, "none, worst or all");
+  return CS_OK;
+}
+
 static cs_status set_alignment(cs_target *t, const char *key, const char *v) {
   char *end;
   long a = strtol(v, &end, 10);
@@ -126,7 +134,7 @@ static cs_status set_use_cpp_api(cs_target *t, const char *key, const char *v) {
  * code that derives it is derive_defaults below). The order is the order
  * of `cstatic compile --help` and of the error listing the known names. */
 typedef enum attr_id {
-  A_MCPU, A_MMALIB, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
+  A_MCPU, A_MMALIB, A_MMALIB_EXACT, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
   A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
   A_L2_BUDGET, A_ALLOW_FLOAT, A_ORT_EXACT, N_ATTRS
 } attr_id;
@@ -149,6 +157,12 @@ static const attr attrs[N_ATTRS] = {
                 set_mcpu},
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
+    [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all", "none", NULL,
+                        "with -mmalib=1: int8 conv layers that requantize exactly as ORT (MACs on "
+                        "MMALIB's int16 kernel, requantization on the core) instead of with the int8 "
+                        "kernel's 8-bit scale: none, the layers whose scale error is largest "
+                        "(worst), or every one that fits (all)",
+                        set_mmalib_exact},
     [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
                         "with -mmalib=1: max pools call the TIDL-backed kernel "
                         "(%s) instead of %s",
@@ -401,4 +415,8 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   if (t->allow_float && len + 1 < size) snprintf(buf + len, size - len, " -allow-float=1");
   len = size ? strlen(buf) : 0;
   if (!t->ort_exact && len + 1 < size) snprintf(buf + len, size - len, " -ort-exact=0");
+  static const char *const exact_names[] = {"none", "worst", "all"};
+  len = size ? strlen(buf) : 0;
+  if (t->mmalib_exact != CS_MM_EXACT_NONE && len + 1 < size)
+    snprintf(buf + len, size - len, " -mmalib-exact=%s", exact_names[t->mmalib_exact]);
 }

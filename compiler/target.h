@@ -27,9 +27,20 @@ typedef enum cs_kernels_form {
   CS_KERNELS_SCALAR    /* the portable reference loops: the baseline */
 } cs_kernels_form;
 
+/* -mmalib-exact: which offloaded int8 layers take the exact-requant path
+ * (quant/mmalib_exact.h: MMALIB's int16 kernel on widened data, then a
+ * core requantization with ORT's multiplier) instead of the int8 kernel's
+ * 8-bit scale. The rule of `worst` is in passes/match/mmalib_exact.c. */
+typedef enum cs_mmalib_exact {
+  CS_MM_EXACT_NONE = 0,
+  CS_MM_EXACT_WORST,
+  CS_MM_EXACT_ALL
+} cs_mmalib_exact;
+
 typedef struct cs_target {
   cs_mcpu mcpu;
   int mmalib;                   /* -mmalib=1 */
+  cs_mmalib_exact mmalib_exact; /* -mmalib-exact=none|worst|all */
   int tidl_kernels;             /* -tidl-kernels (default 1) */
   int tidl_runtime;             /* -tidl-runtime=1: cg_main_dsp calls tidl_bridge_init_all() */
   int profile_layers;           /* -profile-layers=1 */

@@ -254,6 +254,15 @@ static void offload(const cs_cg *cg, cs_json *j) {
     else cs_json_string(j, "declined", e->reason);
     if (e->scale_rel_err >= 0) cs_json_double(j, "scale_shift_max_rel_err", e->scale_rel_err);
     if (e->bound_full_scale_lsb >= 0) cs_json_double(j, "error_bound_full_scale_lsb", e->bound_full_scale_lsb);
+    if (e->exact) {
+      cs_json_begin_object(j, "exact_requant");
+      cs_json_double(j, "max_error_lsb", e->exact_err_lsb);
+      cs_json_double(j, "int8_scale_rel_err", e->exact_int8_rel_err);
+      cs_json_double(j, "est_mma_cycles", e->exact_mma_cycles);
+      cs_json_double(j, "est_int8_mma_cycles", e->exact_int8_mma_cycles);
+      cs_json_double(j, "est_core_cycles", e->exact_core_cycles);
+      cs_json_end_object(j);
+    }
     cs_json_end_object(j);
   }
   cs_json_end_array(j);

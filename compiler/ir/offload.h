@@ -35,6 +35,17 @@ typedef struct cs_offload_entry {
    * 1 LSB + scale_rel_err·|y|, at the full-scale output |y| = 2^15
    * (cs_offload_error_bound); < 0: n/a (int8: within 1 LSB) */
   double bound_full_scale_lsb;
+  /* The exact-requant path (-mmalib-exact; passes/match/mmalib_exact.c),
+   * when `exact`: the value it rounds is within exact_err_lsb of ORT's
+   * (half the largest step of its int16 intermediate, 0 where that is the
+   * accumulator itself), so an output differs from ORT's only where ORT's
+   * value lies that close to a rounding boundary; exact_int8_rel_err is the
+   * int8 kernel's |g| it replaces; the cost rule's estimates
+   * (mmalib_cost.h) of the int16 MMA call, of the int8 call it replaces,
+   * and of its core passes. */
+  int exact;
+  double exact_err_lsb, exact_int8_rel_err;
+  double exact_mma_cycles, exact_int8_mma_cycles, exact_core_cycles;
 } cs_offload_entry;
 
 /* The error bound of an offloaded layer whose multiplier d_s·w_s/o_s is

@@ -14,6 +14,7 @@
 #include "ir.h"
 #include "target.h"
 #include "qdq_tail.h"
+#include "quant/mmalib_exact.h"
 #include "quant/mmalib_fold.h"
 #include "quant/quant.h"
 
@@ -190,6 +191,42 @@ cs_status cs_mm_conv_padded_rule(cs_graph *g, const cs_target *t, int conv_id, c
  * ends the walk and is returned. */
 typedef cs_status (*cs_mm_conv_rewrite)(cs_graph *g, const cs_target *t, int conv_id);
 cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite consider);
+
+/* ---- the exact-requant path (mmalib_exact.c, -mmalib-exact) ------------
+ * An int8 conv offloaded as MMALIB's int16 kernel on widened data with a
+ * core requantization (quant/mmalib_exact.h). */
+/* -mmalib-exact=worst takes a layer whose worst per-channel relative scale
+ * error |g| (the int8 fold's scale_shift_max_rel_err) reaches this. */
+#define CS_MM_EXACT_WORST_G (1.0 / 512.0)
+
+typedef struct cs_mm_exact_plan {
+  int c_out;
+  int64_t *bias;          /* accumulator bias + D[c] */
+  uint8_t *scale, *shift; /* z's grid */
+  float *dq_scale;        /* M[c]·q[c], M = ORT's fl(fl(d_s·w_s[c])/o_s) */
+  int32_t *centre;        /* C[c] */
+  double max_err;         /* the largest t/2 over channels that round z (output LSB) */
+} cs_mm_exact_plan;
+
+/* Whether the target sends a layer with worst |g| = worst_g down the exact
+ * path (the caller checks that an int16 kernel can run it). */
+int cs_mm_exact_wanted(const cs_target *t, double worst_g);
+/* The plan from ORT's parameters and the accumulator bias
+ * (b − d_zp·Σw, no o_zp term): NULL, or the rule that keeps the layer on the
+ * int8 kernel (cs_mm_nomem when memory ran out). Free it either way. */
+const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, const cs_qparams *wq, float o_s,
+                                  int32_t o_zp, const int64_t *acc_bias);
+void cs_mm_exact_plan_free(cs_mm_exact_plan *p);
+/* The int16 call's inputs {x16, w16, bias, scale, shift} into ins[5]: act_in
+ * widened by a new k_cast, w_in (int8 constant) as an int16 constant, the
+ * plan's requant constants. 0, or -1 when out of memory (message recorded). */
+int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+                       int *ins);
+/* Node id (the int16 call that took over the chain's int8 output y) writes
+ * z:i16 instead, and k_dequantize → k_quantize(1, o_zp) compute y. 0, or
+ * -1 when out of memory (message recorded). */
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, float o_s,
+                        int32_t o_zp);
 
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */

@@ -52,6 +52,7 @@
 #include "fused_common.h"
 #include "geometry.h"
 #include "mmalib_common.h"
+#include "mmalib_cost.h"
 #include "mmalib_report.h"
 #include "pattern.h"
 #include "qdq_tail.h"
@@ -274,6 +275,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   void *bias = NULL;
   uint8_t *scale = NULL, *shift = NULL;
   int64_t *wsum = NULL;
+  cs_mm_exact_plan plan;
+  memset(&plan, 0, sizeof plan);
   cs_window2d win;
   int relu = 0;
   int x_in = cs_graph_node(g, xdq)->inputs[0];
@@ -293,6 +296,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   if ((rule = check_geometry(d, x, y, dry ? c_out_as : y->shape[1], &win, groups, &kind, why, sizeof why)))
     goto done;
   int c_out = (int)y->shape[1];
+  int64_t pos = y->shape[2] * y->shape[3]; /* (y is not read after the graph grows) */
   if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
   int padded = win.pad_top || win.pad_bottom || win.pad_left || win.pad_right;
@@ -313,6 +317,35 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       for (int64_t i = 0; i < per; i++) wsum[c] += ((const int8_t *)wv->data)[c * per + i];
   rule = cs_mm_fold(g, d, b_in, &xq, &wq, &tail.out, wsum, c_out, bias, scale, shift, &worst);
   if (rule || dry) goto done;
+  /* The exact-requant path (mmalib_exact.c) where the target asks for it
+   * and an int16 kernel runs the layer (one image; plain, or 3x3
+   * depthwise); a layer it cannot take stays on the int8 kernel. */
+  int exact = 0;
+  if (!i16 && cs_mm_exact_wanted(t, worst)) {
+    /* What no int16 kernel runs stays on the core, ORT-exact, rather than
+     * on the int8 kernel's 8-bit scale. */
+    if (kind == CS_MM_CONV_DEPTHWISE && win.k_h != 3) {
+      snprintf(why, sizeof why, "-mmalib-exact: depthwise %dx%d has no int16 MMALIB kernel (3x3 only, "
+               "MMALIB-882); left to the core's exact int8 conv", win.k_h, win.k_w);
+      rule = why;
+      goto done;
+    }
+    if (kind == CS_MM_CONV_GROUPED || x->shape[0] != 1) {
+      snprintf(why, sizeof why, "-mmalib-exact: %s has no int16 MMALIB kernel; left to the core's exact int8 conv",
+               kind == CS_MM_CONV_GROUPED ? "a grouped conv" : "a batch N > 1");
+      rule = why;
+      goto done;
+    }
+    int64_t *acc = malloc(sizeof *acc * (size_t)c_out);
+    if (!acc) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    for (int c = 0; c < c_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
+      acc[c] = (int64_t)((const int32_t *)bias)[c] -
+               (int64_t)nearbyint((double)tail.out.zp[0] / ldexp((double)scale[c], -shift[c]));
+    const char *er = cs_mm_exact_plan_init(&plan, c_out, xq.scale[0], &wq, tail.out.scale[0], tail.out.zp[0], acc);
+    free(acc);
+    if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    exact = er == NULL;
+  }
 
   /* Eligible: rewrite. */
   char base[256];
@@ -355,18 +388,26 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   }
   /* A graph input or output goes through an aligned arena copy
    * (mmalib_common.h "the graph's edge"; an explicit pad output is arena). */
-  if (nb == 1 && (act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
+  /* (The exact path's k_cast is that copy.) */
+  if (nb == 1 && !exact && (act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
     st = CS_ERR_NOMEM;
     goto done;
   }
-  int rq[3];
-  st = i16 ? cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq)
-           : cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
-  if (st != CS_OK) goto done;
-  int inputs[5] = {act_in, w_in, rq[0], rq[1], rq[2]};
+  int inputs[5];
+  if (exact) {
+    if (cs_mm_exact_inputs(g, base, act_in, w_in, &plan, inputs) != 0) { st = CS_ERR_NOMEM; goto done; }
+  } else {
+    int rq[3];
+    st = i16 ? cs_mm_add_requant_consts_i16(g, base, c_out, bias, scale, shift, rq)
+             : cs_mm_add_requant_consts(g, base, c_out, bias, scale, shift, rq);
+    if (st != CS_OK) goto done;
+    int in[5] = {act_in, w_in, rq[0], rq[1], rq[2]};
+    memcpy(inputs, in, sizeof in);
+  }
   int chain[1] = {conv_id};
-  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 1, &tail, relu, kOp[1][kind], 5, inputs)
-               : cs_replace_chain(g, chain, 1, &tail, kOp[0][kind], 5, inputs);
+  cs_op op = kOp[i16 || exact][kind];
+  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 1, &tail, relu, op, 5, inputs)
+               : cs_replace_chain(g, chain, 1, &tail, op, 5, inputs);
   int64_t args[13];
   int na = 0;
   if (kind == CS_MM_CONV_DEPTHWISE) {
@@ -383,9 +424,30 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   /* N > 1: a call per image; the slices and the concat are the edge's
    * copies, so the edge needs no staging of its own. */
-  if ((st = nb > 1 ? image_loop(g, id, nb) : cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
+  if (exact) {
+    /* the core's k_quantize writes y: no output staging */
+    if (id < 0 || cs_mm_exact_requant(g, id, base, &plan, tail.out.scale[0], tail.out.zp[0]) != 0) {
+      st = CS_ERR_NOMEM;
+      goto done;
+    }
+  } else if ((st = nb > 1 ? image_loop(g, id, nb) : cs_mm_stage_output(g, y_out)) != CS_OK) {
+    goto done;
+  }
   cs_mmalib_report_add(g, kind == CS_MM_CONV_DEPTHWISE ? CS_OFFLOAD_DWCONV2D : CS_OFFLOAD_CONV2D,
-                       cs_graph_node(g, conv_id)->name, cs_kernel_info_of(kOp[i16][kind])->fn, worst, NULL);
+                       cs_graph_node(g, conv_id)->name, cs_kernel_info_of(op)->fn, exact ? 0.0 : worst, NULL);
+  if (exact) {
+    /* the cost (mmalib_cost.h): MMA panels of 32 (int16) against 64, int16
+     * bytes, and the core's three elementwise passes over int8/int16/f32 */
+    int64_t k_red = (kind == CS_MM_CONV_DEPTHWISE ? 1 : c_in) * kw.k_h * kw.k_w;
+    int64_t n_in = c_in * h_in * w_in_dim, n_out = c_out * pos;
+    double wbytes = (double)cs_value_numel(cs_graph_value(g, w_in));
+    double b8 = (double)n_in + wbytes + (double)n_out;
+    int64_t n_mm = kind == CS_MM_CONV_DEPTHWISE ? 1 : c_out;
+    double mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
+    double mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
+    double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 11.0 * (double)n_out);
+    cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
+  }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
   if (dry) {
@@ -398,6 +460,7 @@ done:
   free(scale);
   free(shift);
   free(wsum);
+  cs_mm_exact_plan_free(&plan);
   cs_qparams_free(&xq);
   cs_qparams_free(&wq);
   cs_qparams_free(&tail.out);

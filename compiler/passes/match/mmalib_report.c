@@ -40,6 +40,18 @@ void cs_mmalib_report_bound(cs_graph *g, const char *layer, double full_scale) {
     e->bound_full_scale_lsb = cs_offload_error_bound(e->scale_rel_err, full_scale);
 }
 
+void cs_mmalib_report_exact(cs_graph *g, const char *layer, double int8_rel_err, double err, double mma_cycles,
+                            double int8_mma_cycles, double core_cycles) {
+  cs_offload_entry *e = find(&g->offload, layer);
+  if (!e || !e->kernel[0]) return;
+  e->exact = 1;
+  e->exact_err_lsb = err;
+  e->exact_int8_rel_err = int8_rel_err;
+  e->exact_mma_cycles = mma_cycles;
+  e->exact_int8_mma_cycles = int8_mma_cycles;
+  e->exact_core_cycles = core_cycles;
+}
+
 void cs_mmalib_report_forget(cs_graph *g, const char *layer) {
   cs_offload_report *r = &g->offload;
   cs_offload_entry *e = find(r, layer);

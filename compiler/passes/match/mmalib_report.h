@@ -26,6 +26,11 @@ void cs_mmalib_report_add(cs_graph *g, cs_offload_kind kind, const char *layer, 
 /* Give the (offloaded, int16) layer's entry its error bound at the
  * output range's full scale, qmax + 1 (cs_offload_entry). */
 void cs_mmalib_report_bound(cs_graph *g, const char *layer, double full_scale);
+/* Mark the (offloaded) layer's entry as the exact-requant path's: its
+ * error bound before rounding (output LSB), the int8 kernel's |g| it
+ * replaces, and the cost estimates (cs_offload_entry). */
+void cs_mmalib_report_exact(cs_graph *g, const char *layer, double int8_rel_err, double err, double mma_cycles,
+                            double int8_mma_cycles, double core_cycles);
 /* Drop the entry of a layer that a later fusion consumed (e.g. an FC's bias
  * Add, which the residual-add pass had declined). */
 void cs_mmalib_report_forget(cs_graph *g, const char *layer);

@@ -1,0 +1,53 @@
+/*
+ * mmalib_exact.h — the fold of the exact-requant MMALIB path
+ * (-mmalib-exact; passes/match/mmalib_exact.c builds the graph).
+ *
+ * MMALIB's int8 kernels requantize with an 8-bit scale: s·2^−sh differs
+ * from ORT's multiplier r = d_s·w_s/o_s by a relative g, |g| ≤ 2^−8, so a
+ * share of each layer's outputs lands 1 LSB from ORT's. The exact path
+ * keeps the MACs on the MMA but takes the requantization off it:
+ *
+ *   1. the int8 data, widened to int16 (k_cast), and the int8 weights as an
+ *      int16 constant go through MMALIB's int16 conv / FC (int64 bias), whose
+ *      scale/shift now only sets the grid of a wide intermediate:
+ *        z = sat16(round_half_up((acc + b + D)·s·2^−sh))
+ *      i.e. z ≈ (acc + b)/q + C with q = 2^sh/s and the centre C = D/q;
+ *   2. a core pass dequantizes z exactly, (z − C)·(d_s·w_s·q), and quantizes
+ *      it with ORT's o_s, o_zp (k_dequantize, k_quantize).
+ * The scale error g is gone: s·2^−sh is divided out again exactly (up to
+ * float32 rounding). What remains is the rounding of z, a step of
+ * t = r·q output LSB: the pre-rounding value is within t/2 of ORT's, so an
+ * output differs from ORT's only where ORT's own value lies within t/2 of a
+ * rounding boundary (t/2 < 2^−8.9 LSB; when r ≥ T below, q = 1 and z is the
+ * accumulator itself: no rounding at all).
+ *
+ * t is the smallest step that still saturates correctly: z's 65536 values
+ * must cover the 256 int8 outputs and a half LSB either side, so
+ * t ≥ T = CS_MM_EXACT_MIN_STEP (257/65533, just above 2^−8), with C placed
+ * so that z = 32767 (resp. −32768) implies the output 127 (resp. −128).
+ */
+#ifndef CSTATIC_MMALIB_EXACT_H
+#define CSTATIC_MMALIB_EXACT_H
+
+#include <stdint.h>
+
+#define CS_MM_EXACT_MIN_STEP (257.0 / 65533.0)
+
+/* One output channel of the exact path. */
+typedef struct cs_mm_exact_ch {
+  uint8_t scale, shift; /* the int16 kernel's s, sh: q = 2^sh / s */
+  int32_t centre;       /* C: z's value for an exact 0 (a multiple of s) */
+  int64_t offset;       /* D = C·q, added to the accumulator bias (integer) */
+  double step;          /* t = r·q, output LSB per z step, in [T, T·(1 + 2^−7)) */
+} cs_mm_exact_ch;
+
+/* The channel's grid for multiplier r = d_s·w_s/o_s and output zero point
+ * o_zp: NULL with *ch filled, or the rule that declines the layer (r not
+ * finite or ≤ 0, or below 2^−24: sh would exceed 31). */
+const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch);
+
+/* z's saturation claim for *ch: z = 32767 ⇒ ORT's output is 127 and
+ * z = −32768 ⇒ −128 (the reasoning in mmalib_exact.c). 1 if it holds. */
+int cs_mm_exact_saturation_ok(const cs_mm_exact_ch *ch, int32_t o_zp);
+
+#endif
