@@ -70,7 +70,8 @@ static cs_status set_mmalib_exact(cs_target *t, const char *key, const char *v) 
   if (!strcmp(v, "none")) t->mmalib_exact = CS_MM_EXACT_NONE;
   else if (!strcmp(v, "worst")) t->mmalib_exact = CS_MM_EXACT_WORST;
   else if (!strcmp(v, "all")) t->mmalib_exact = CS_MM_EXACT_ALL;
-  else return bad_value(key, v, "none, worst or all");
+  else if (!strcmp(v, "strict")) t->mmalib_exact = CS_MM_EXACT_STRICT;
+  else return bad_value(key, v, "none, worst, all or strict");
   return CS_OK;
 }
 
@@ -157,11 +158,12 @@ static const attr attrs[N_ATTRS] = {
                 set_mcpu},
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
-    [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all", "none", NULL,
-                        "with -mmalib=1: int8 conv layers that requantize exactly as ORT (MACs on "
-                        "MMALIB's int16 kernel, requantization on the core) instead of with the int8 "
-                        "kernel's 8-bit scale: none, the layers whose scale error is largest "
-                        "(worst), or every one that fits (all)",
+    [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all|strict", "none", NULL,
+                        "with -mmalib=1: int8 convs that give ORT's bytes (MACs on MMALIB's int16 "
+                        "kernel, requantization on the core) instead of the int8 kernel's 8-bit "
+                        "scale: none; those whose scale error can drift an output by half an LSB "
+                        "(worst); every one an int16 kernel runs (all); all, and the rest (5x5/7x7 "
+                        "depthwise, grouped) on the core's exact conv instead of the MMA (strict)",
                         set_mmalib_exact},
     [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
                         "with -mmalib=1: max pools call the TIDL-backed kernel "
@@ -415,7 +417,7 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   if (t->allow_float && len + 1 < size) snprintf(buf + len, size - len, " -allow-float=1");
   len = size ? strlen(buf) : 0;
   if (!t->ort_exact && len + 1 < size) snprintf(buf + len, size - len, " -ort-exact=0");
-  static const char *const exact_names[] = {"none", "worst", "all"};
+  static const char *const exact_names[] = {"none", "worst", "all", "strict"};
   len = size ? strlen(buf) : 0;
   if (t->mmalib_exact != CS_MM_EXACT_NONE && len + 1 < size)
     snprintf(buf + len, size - len, " -mmalib-exact=%s", exact_names[t->mmalib_exact]);

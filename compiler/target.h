@@ -34,13 +34,14 @@ typedef enum cs_kernels_form {
 typedef enum cs_mmalib_exact {
   CS_MM_EXACT_NONE = 0,
   CS_MM_EXACT_WORST,
-  CS_MM_EXACT_ALL
+  CS_MM_EXACT_ALL,
+  CS_MM_EXACT_STRICT
 } cs_mmalib_exact;
 
 typedef struct cs_target {
   cs_mcpu mcpu;
   int mmalib;                   /* -mmalib=1 */
-  cs_mmalib_exact mmalib_exact; /* -mmalib-exact=none|worst|all */
+  cs_mmalib_exact mmalib_exact; /* -mmalib-exact=none|worst|all|strict */
   int tidl_kernels;             /* -tidl-kernels (default 1) */
   int tidl_runtime;             /* -tidl-runtime=1: cg_main_dsp calls tidl_bridge_init_all() */
   int profile_layers;           /* -profile-layers=1 */

@@ -225,6 +225,24 @@ static inline int64_t tidsp_conv_o16_grid_bytes(const tidsp_conv2d_params *p, in
 int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
                         const int8_t *w, const int32_t *bias /* [c_out] or NULL */,
                         const void *rq, int8_t *y);
+
+/* The exact requantization behind an MMALIB int16 conv (-mmalib-exact;
+ * compiler/quant/mmalib_exact.h): y = ORT's int8 output of the int8 conv
+ * of x (NCHW, n = 1, zero padding, x_zp = w_zp = 0) and w (OIHW rows,
+ * groups 1 or c_in = c_out), from z, the int16 output of MMALIB's call on
+ * the same data with bias[c], scale[c], shift[c]:
+ *   z = sat16(round_half_up((Σx·w + bias[c])·scale[c]·2^−shift[c]))
+ * grid is int64[4][c_out]: rows bias, D, scale, shift, where ORT's
+ * accumulator is acc = Σx·w + bias[c] − D[c]. z bounds acc to an interval
+ * (unbounded on the side where z saturates); when ORT's requantization
+ * (p->rq: FLOAT, per channel, mult[c]) gives both ends the same output,
+ * that is y; else acc is summed again here from x and w (the rare output
+ * within z's step of a rounding boundary) and requantized. So y equals
+ * ORT's bit for bit, and the only MACs repeated on the core are those
+ * outputs'. TIDSP_ERR_PARAM for a scale outside [1, 255] or a shift
+ * outside [0, 31]. */
+int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
+                                   const int8_t *w, const int64_t *grid, const float *mult, int8_t *y);
 /* sum (or NULL): a tensor of y's shape added to the convolution, summed
  * as ONNX Runtime's NCHWc convolution sums a fused Add ("Sum" input): each
  * output is ((Σ x·w) + sum) + bias, not ((Σ x·w) + bias) + sum

@@ -195,22 +195,24 @@ cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite co
 /* ---- the exact-requant path (mmalib_exact.c, -mmalib-exact) ------------
  * An int8 conv offloaded as MMALIB's int16 kernel on widened data with a
  * core requantization (quant/mmalib_exact.h). */
-/* -mmalib-exact=worst takes a layer whose worst per-channel relative scale
- * error |g| (the int8 fold's scale_shift_max_rel_err) reaches this. */
-#define CS_MM_EXACT_WORST_G (1.0 / 512.0)
+/* -mmalib-exact=worst takes a layer whose int8 drift |g|max·max|y − o_zp|
+ * (g: the int8 fold's scale_shift_max_rel_err) reaches this, in LSB
+ * (mmalib_exact.c "Which layers"). */
+#define CS_MM_EXACT_WORST_DRIFT 0.5
 
 typedef struct cs_mm_exact_plan {
   int c_out;
   int64_t *bias;          /* accumulator bias + D[c] */
   uint8_t *scale, *shift; /* z's grid */
-  float *dq_scale;        /* M[c]·q[c], M = ORT's fl(fl(d_s·w_s[c])/o_s) */
-  int32_t *centre;        /* C[c] */
+  int64_t *offset;        /* D[c] (the bias is the accumulator's + D[c]) */
+  float *mult;            /* ORT's multiplier fl(fl(d_s·w_s[c])/o_s) */
   double max_err;         /* the largest t/2 over channels that round z (output LSB) */
 } cs_mm_exact_plan;
 
-/* Whether the target sends a layer with worst |g| = worst_g down the exact
- * path (the caller checks that an int16 kernel can run it). */
-int cs_mm_exact_wanted(const cs_target *t, double worst_g);
+/* Whether the target sends a layer with worst |g| = worst_g and int8 drift
+ * drift_lsb = worst_g·max|y − o_zp| down the exact path (the caller checks
+ * what an int16 kernel can run). */
+int cs_mm_exact_wanted(const cs_target *t, double worst_g, double drift_lsb);
 /* The plan from ORT's parameters and the accumulator bias
  * (b − d_zp·Σw, no o_zp term): NULL, or the rule that keeps the layer on the
  * int8 kernel (cs_mm_nomem when memory ran out). Free it either way. */
@@ -222,11 +224,13 @@ void cs_mm_exact_plan_free(cs_mm_exact_plan *p);
  * plan's requant constants. 0, or -1 when out of memory (message recorded). */
 int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                        int *ins);
-/* Node id (the int16 call that took over the chain's int8 output y) writes
- * z:i16 instead, and k_dequantize → k_quantize(1, o_zp) compute y. 0, or
- * -1 when out of memory (message recorded). */
-int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, float o_s,
-                        int32_t o_zp);
+/* Node id (the int16 call that took over the chain's int8 output y)
+ * writes z:i16 instead, and k_mmalib_exact_requant computes y from z, the
+ * int8 input act_in and weights w_in (geometry *cp: its n…groups fields;
+ * the rest is filled here). 0, or -1 when out of memory (message
+ * recorded). */
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
+                        const tidsp_conv2d_params *cp, int32_t o_zp);
 
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */

@@ -296,7 +296,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   if ((rule = check_geometry(d, x, y, dry ? c_out_as : y->shape[1], &win, groups, &kind, why, sizeof why)))
     goto done;
   int c_out = (int)y->shape[1];
-  int64_t pos = y->shape[2] * y->shape[3]; /* (y is not read after the graph grows) */
+  int64_t pos = y->shape[2] * y->shape[3], w_out_dim = y->shape[3]; /* (y is not read after the graph grows) */
   if (wq.count != 1 && wq.count != c_out) { rule = "weight scale count != C_out"; goto done; }
   if ((relu = cs_mm_act(d, &tail, why, sizeof why)) < 0) { rule = why; goto done; }
   int padded = win.pad_top || win.pad_bottom || win.pad_left || win.pad_right;
@@ -321,9 +321,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
    * and an int16 kernel runs the layer (one image; plain, or 3x3
    * depthwise); a layer it cannot take stays on the int8 kernel. */
   int exact = 0;
-  if (!i16 && cs_mm_exact_wanted(t, worst)) {
-    /* What no int16 kernel runs stays on the core, ORT-exact, rather than
-     * on the int8 kernel's 8-bit scale. */
+  int int16_runs = x->shape[0] == 1 && (kind == CS_MM_CONV_PLAIN || (kind == CS_MM_CONV_DEPTHWISE && win.k_h == 3));
+  int32_t o_zp = tail.out.zp[0];
+  double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
+  if (!i16 && cs_mm_exact_wanted(t, worst, worst * span) && (int16_runs || t->mmalib_exact == CS_MM_EXACT_STRICT)) {
+    /* strict: what no int16 kernel runs stays on the core, ORT-exact,
+     * rather than on the int8 kernel's 8-bit scale. */
     if (kind == CS_MM_CONV_DEPTHWISE && win.k_h != 3) {
       snprintf(why, sizeof why, "-mmalib-exact: depthwise %dx%d has no int16 MMALIB kernel (3x3 only, "
                "MMALIB-882); left to the core's exact int8 conv", win.k_h, win.k_w);
@@ -426,7 +429,24 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
    * copies, so the edge needs no staging of its own. */
   if (exact) {
     /* the core's k_quantize writes y: no output staging */
-    if (id < 0 || cs_mm_exact_requant(g, id, base, &plan, tail.out.scale[0], tail.out.zp[0]) != 0) {
+    tidsp_conv2d_params cp;
+    memset(&cp, 0, sizeof cp);
+    cp.n = 1;
+    cp.c_in = (int32_t)c_in;
+    cp.h_in = (int32_t)h_in;
+    cp.w_in = (int32_t)w_in_dim;
+    cp.c_out = c_out;
+    cp.h_out = (int32_t)(pos / w_out_dim);
+    cp.w_out = (int32_t)w_out_dim;
+    cp.k_h = kw.k_h;
+    cp.k_w = kw.k_w;
+    cp.stride_h = kw.stride_h;
+    cp.stride_w = kw.stride_w;
+    cp.dil_h = cp.dil_w = 1;
+    cp.pad_top = kw.pad_top;
+    cp.pad_left = kw.pad_left;
+    cp.groups = kind == CS_MM_CONV_DEPTHWISE ? (int32_t)c_in : 1;
+    if (id < 0 || cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0]) != 0) {
       st = CS_ERR_NOMEM;
       goto done;
     }
@@ -437,7 +457,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                        cs_graph_node(g, conv_id)->name, cs_kernel_info_of(op)->fn, exact ? 0.0 : worst, NULL);
   if (exact) {
     /* the cost (mmalib_cost.h): MMA panels of 32 (int16) against 64, int16
-     * bytes, and the core's three elementwise passes over int8/int16/f32 */
+     * bytes, and the core's two passes (widen x; requantize z, reading
+     * z and writing y) */
     int64_t k_red = (kind == CS_MM_CONV_DEPTHWISE ? 1 : c_in) * kw.k_h * kw.k_w;
     int64_t n_in = c_in * h_in * w_in_dim, n_out = c_out * pos;
     double wbytes = (double)cs_value_numel(cs_graph_value(g, w_in));
@@ -445,7 +466,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     int64_t n_mm = kind == CS_MM_CONV_DEPTHWISE ? 1 : c_out;
     double mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
     double mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
-    double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 11.0 * (double)n_out);
+    double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 3.0 * (double)n_out);
     cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
   }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);

@@ -8,24 +8,35 @@
  *   x:i8 ─k_cast─► x16:i16 ─mmalib_conv2d_i16 (or depthwise_i16, 3×3)─► z:i16
  *        w:i8 const → w16:i16 const; bias int64 = acc bias + D; scale/shift:
  *        z's grid
- *   z ─k_dequantize((z − C[c])·M[c]·q[c])─► f:f32 ─k_quantize(1, o_zp)─► y:i8
- *   (M: ORT's float32 multiplier, so f is ORT's fl(fl(acc)·M) where q = 1)
+ *   z, x, w ─k_mmalib_exact_requant─► y:i8
+ *   (z bounds each accumulator to an interval of q values; where ORT's
+ *   requantization of both ends agrees that is the output, else the core
+ *   sums that one accumulator again: ORT's bytes, bit for bit)
  *
  * The MACs stay on the MMA (MMALIB's int16 kernel; the data are int8
  * values, so its products and int64 sums are exact); the requantization
  * runs on the core with ORT's multiplier.
  *
- * Which layers (-mmalib-exact=worst): the int8 kernel's error is
+ * Which layers. -mmalib-exact=worst: the int8 kernel's error is
  * g·(y − o_zp) before rounding (g the scale's relative error, per channel),
- * so a layer's share of outputs off ORT's grows with its worst |g|. A
- * layer takes the exact path when its worst |g| ≥ CS_MM_EXACT_WORST_G,
- * a data-free rule decided from the folded scales alone. `all` takes every
- * layer the int16 kernels can run (plain convs, 3×3 depthwise).
+ * so its worst drift is |g|max·max|y − o_zp| LSB, max|y − o_zp| =
+ * max(127 − o_zp, o_zp + 128). A layer an int16 kernel runs (a plain conv,
+ * a 3×3 depthwise; one image) takes the exact path when that drift reaches
+ * CS_MM_EXACT_WORST_DRIFT = 1/2 LSB — the scale error alone can then move
+ * an output by a whole rounding step; a data-free rule, from the folded
+ * scales and o_zp (it picks the ReLU-clamped layers, o_zp = −128, with
+ * |g| ≥ 1/510; |g| ≤ 2^−8 keeps every layer with |o_zp| ≤ 1 out). The rest
+ * stay on the int8 kernel. -mmalib-exact=all: every int8 conv an int16
+ * kernel runs; the rest (a 5×5/7×7 depthwise, a grouped conv, a batch)
+ * stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
+ * left to the core's exact int8 conv instead (declined, the offload report
+ * says why): every conv gives ORT's bytes, at the cost of those layers'
+ * MMA share.
  *
  * The cost: the int16 MMA runs at a quarter of the int8 rate (32×32
- * against 64×64 panels: cs_mm_cost_mma's tile), plus three core passes
- * (widen the input, dequantize and quantize the output) and an int16 and a
- * float32 copy of the output in the arena. The offload report gives each
+ * against 64×64 panels: cs_mm_cost_mma's tile), plus two core passes
+ * (widen the input; requantize z, with the ambiguous outputs' MACs again)
+ * and int16 copies of the input and the output in the arena. The offload report gives each
  * exact layer's bound (max_error_lsb) and the cycle estimates.
  */
 #include <math.h>
@@ -36,11 +47,13 @@
 #include "mmalib_common.h"
 #include "pattern.h"
 
-int cs_mm_exact_wanted(const cs_target *t, double worst_g) {
+int cs_mm_exact_wanted(const cs_target *t, double worst_g, double drift_lsb) {
+  (void)worst_g;
   if (!t->mmalib) return 0;
   switch (t->mmalib_exact) {
-    case CS_MM_EXACT_ALL: return 1;
-    case CS_MM_EXACT_WORST: return worst_g >= CS_MM_EXACT_WORST_G;
+    case CS_MM_EXACT_ALL:
+    case CS_MM_EXACT_STRICT: return 1;
+    case CS_MM_EXACT_WORST: return drift_lsb >= CS_MM_EXACT_WORST_DRIFT;
     default: return 0;
   }
 }
@@ -49,8 +62,8 @@ void cs_mm_exact_plan_free(cs_mm_exact_plan *p) {
   free(p->bias);
   free(p->scale);
   free(p->shift);
-  free(p->dq_scale);
-  free(p->centre);
+  free(p->offset);
+  free(p->mult);
   memset(p, 0, sizeof *p);
 }
 
@@ -61,9 +74,9 @@ const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, con
   p->bias = malloc(sizeof *p->bias * (size_t)c_out);
   p->scale = malloc((size_t)c_out);
   p->shift = malloc((size_t)c_out);
-  p->dq_scale = malloc(sizeof *p->dq_scale * (size_t)c_out);
-  p->centre = malloc(sizeof *p->centre * (size_t)c_out);
-  if (!p->bias || !p->scale || !p->shift || !p->dq_scale || !p->centre) return cs_mm_nomem;
+  p->offset = malloc(sizeof *p->offset * (size_t)c_out);
+  p->mult = malloc(sizeof *p->mult * (size_t)c_out);
+  if (!p->bias || !p->scale || !p->shift || !p->offset || !p->mult) return cs_mm_nomem;
   for (int c = 0; c < c_out; c++) {
     double dw = (double)d_s * (double)wq->scale[wq->count > 1 ? c : 0];
     cs_mm_exact_ch ch;
@@ -74,13 +87,9 @@ const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, con
     p->bias[c] = acc_bias[c] + ch.offset;
     p->scale[c] = ch.scale;
     p->shift[c] = ch.shift;
-    p->centre[c] = ch.centre;
-    /* (z − C)·M·q with M ORT's float32 multiplier fl(fl(d_s·w_s)/o_s)
-     * (quant/requant.c), then k_quantize with scale 1 rounds it: where
-     * q = 1, z − C is the accumulator and this is ORT's fl(fl(acc)·M),
-     * bit for bit. */
-    float m = (d_s * wq->scale[wq->count > 1 ? c : 0]) / o_s;
-    p->dq_scale[c] = ch.scale == 1 && ch.shift == 0 ? m : (float)((double)m * ldexp(1.0, ch.shift) / (double)ch.scale);
+    p->offset[c] = ch.offset;
+    /* ORT's multiplier, as quant/requant.c computes it */
+    p->mult[c] = (d_s * wq->scale[wq->count > 1 ? c : 0]) / o_s;
     /* q = 1: z is the accumulator itself, nothing rounded */
     double err = ch.scale == 1 && ch.shift == 0 ? 0.0 : ch.step / 2.0;
     if (err > p->max_err) p->max_err = err;
@@ -97,27 +106,6 @@ static int like(cs_graph *g, int v, const char *suffix, cs_dtype dt) {
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, src->shape, sizeof shape);
   return cs_graph_add_value(g, name, dt, src->rank, shape);
-}
-
-/* out = k_quantize / k_dequantize(in) over [outer][channels][inner] with
- * constant scale[channels] and zero_point[channels]. */
-static int qdq(cs_graph *g, cs_op op, const char *base, const char *what, int in, int out, const float *scale,
-               const int32_t *zp, int32_t outer, int32_t channels, int32_t inner, int32_t dtype) {
-  int64_t cs[1] = {channels};
-  char suffix[64];
-  snprintf(suffix, sizeof suffix, "%s_scale", what);
-  int s = cs_add_const_named(g, base, suffix, CS_DTYPE_F32, 1, cs, scale);
-  snprintf(suffix, sizeof suffix, "%s_zero_point", what);
-  int z = s < 0 ? -1 : cs_add_const_named(g, base, suffix, CS_DTYPE_I32, 1, cs, zp);
-  int ins[3] = {s, z, in};
-  int id = z < 0 ? -1 : cs_add_kernel(g, op, base, 3, ins, out);
-  if (id < 0) return -1;
-  tidsp_qdq_params *p = &cs_graph_node(g, id)->k.qdq;
-  p->outer = outer;
-  p->channels = channels;
-  p->inner = inner;
-  p->dtype = dtype;
-  return id;
 }
 
 int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
@@ -150,22 +138,40 @@ int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cons
   return 0;
 }
 
-int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, float o_s,
-                        int32_t o_zp) {
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
+                        const tidsp_conv2d_params *cp, int32_t o_zp) {
   int y = cs_graph_node(g, id)->outputs[0];
   char zname[512];
   snprintf(zname, sizeof zname, "%s.mm_z16", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y");
   int z = cs_reroute_output_as(g, id, 0, zname, CS_DTYPE_I16);
   if (z < 0) return -1;
-  int f = like(g, y, "mm_f32", CS_DTYPE_F32);
-  if (f < 0) return -1;
-  int64_t numel = cs_value_numel(cs_graph_value(g, y));
-  int32_t inner = (int32_t)(numel / p->c_out);
-  if (qdq(g, CS_OP_K_DEQUANTIZE, base, "mm_dq", z, f, p->dq_scale, p->centre, 1, p->c_out, inner,
-          TIDSP_DTYPE_I16) < 0)
+  int n = p->c_out;
+  int64_t *grid = malloc(sizeof *grid * 4 * (size_t)n);
+  if (!grid) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
     return -1;
-  const float one = 1.0f;
-  if (qdq(g, CS_OP_K_QUANTIZE, base, "mm_q", f, y, &one, &o_zp, (int32_t)numel, 1, 1, TIDSP_DTYPE_I8) < 0)
-    return -1;
+  }
+  for (int c = 0; c < n; c++) {
+    grid[c] = p->bias[c];
+    grid[n + c] = p->offset[c];
+    grid[2 * n + c] = p->scale[c];
+    grid[3 * n + c] = p->shift[c];
+  }
+  int64_t gshape[1] = {4 * (int64_t)n}, mshape[1] = {n};
+  int gv = cs_add_const_named(g, base, "mm_exact_grid", CS_DTYPE_I64, 1, gshape, grid);
+  free(grid);
+  int mv = gv < 0 ? -1 : cs_add_const_named(g, base, "mm_exact_rq", CS_DTYPE_F32, 1, mshape, p->mult);
+  int ins[5] = {z, act_in, w_in, gv, mv};
+  int k = mv < 0 ? -1 : cs_add_kernel(g, CS_OP_K_MMALIB_EXACT_REQUANT, base, 5, ins, y);
+  if (k < 0) return -1;
+  tidsp_conv2d_params q = *cp;
+  q.x_zp = q.w_zp = 0;
+  q.rq.kind = TIDSP_REQUANT_FLOAT;
+  q.rq.per_channel = 1;
+  q.rq.out_zp = o_zp;
+  q.rq.out_min = -128;
+  q.rq.out_max = 127;
+  q.w_row_stride = q.mlas_nchw = q.w_layout = 0;
+  cs_graph_node(g, k)->k.conv = q;
   return 0;
 }

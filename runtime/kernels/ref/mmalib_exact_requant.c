@@ -1,0 +1,87 @@
+/*
+ * mmalib_exact_requant.c — tidsp_mmalib_exact_requant (cstatic/kernels.h):
+ * ORT's int8 conv output from MMALIB's int16 result z, with the rare
+ * ambiguous output's accumulator summed again on the core.
+ */
+#include "ref_internal.h"
+
+/* ORT's output for accumulator a (int64, clamped to int32 as ORT's
+ * accumulator is: beyond it the output saturates either way). */
+static int32_t ort_out(const tidsp_ref_rq *plan, int32_t c, int64_t a) {
+  a = a < INT32_MIN ? INT32_MIN : a > INT32_MAX ? INT32_MAX : a;
+  return tidsp_ref_rq_apply(plan, c, (int32_t)a);
+}
+
+/* ceil(v / s), s > 0 */
+static int64_t ceil_div(int64_t v, int64_t s) {
+  int64_t q = v / s;
+  return q * s < v ? q + 1 : q;
+}
+
+/* Σ x·w of output (c, oh, ow), zero padding. */
+static int64_t dot(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w, int32_t c, int32_t oh,
+                   int32_t ow) {
+  int32_t cpg = p->c_in / p->groups, c0 = c / (p->c_out / p->groups) * cpg;
+  int64_t acc = 0;
+  for (int32_t ci = 0; ci < cpg; ci++) {
+    const int8_t *xc = x + (size_t)(c0 + ci) * (size_t)p->h_in * (size_t)p->w_in;
+    const int8_t *wc = w + ((size_t)c * (size_t)cpg + (size_t)ci) * (size_t)p->k_h * (size_t)p->k_w;
+    for (int32_t kh = 0; kh < p->k_h; kh++) {
+      int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+      if (ih < 0 || ih >= p->h_in) continue;
+      for (int32_t kw = 0; kw < p->k_w; kw++) {
+        int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+        if (iw < 0 || iw >= p->w_in) continue;
+        acc += (int32_t)xc[(size_t)ih * (size_t)p->w_in + (size_t)iw] * wc[kh * p->k_w + kw];
+      }
+    }
+  }
+  return acc;
+}
+
+int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
+                                   const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
+  tidsp_ref_rq plan;
+  int32_t st;
+  if (!p || !z || !x || !w || !grid || !mult || !y)
+    return TIDSP_ERR_NULL;
+  if (p->n != 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
+      p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
+      p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->x_zp || p->w_zp)
+    return TIDSP_ERR_SHAPE;
+  if (p->rq.kind != TIDSP_REQUANT_FLOAT || !p->rq.per_channel)
+    return TIDSP_ERR_PARAM;
+  st = tidsp_ref_rq_init(&plan, &p->rq, mult, p->c_out, -128, 127);
+  if (st != TIDSP_OK)
+    return st;
+  const int64_t *bias = grid, *dd = grid + p->c_out, *scale = grid + 2 * p->c_out, *shift = grid + 3 * p->c_out;
+  for (int32_t c = 0; c < p->c_out; c++)
+    if (scale[c] < 1 || scale[c] > 255 || shift[c] < 0 || shift[c] > 31)
+      return TIDSP_ERR_PARAM;
+  size_t plane = (size_t)p->h_out * (size_t)p->w_out;
+  for (int32_t c = 0; c < p->c_out; c++) {
+    const int64_t s = scale[c], sh = shift[c], d = dd[c];
+    const int16_t *zc = z + (size_t)c * plane;
+    int8_t *yc = y + (size_t)c * plane;
+    for (size_t i = 0; i < plane; i++) {
+      const int64_t zi = zc[i];
+      /* v = (Σx·w + bias)·s lies in [z·2^sh − half, z·2^sh + half)
+       * (sh = 0: [z, z + 1)), unbounded on a saturated side; so
+       * acc = Σx·w + b = v/s − d between ceil(lo_v/s) − d and
+       * ceil(hi_v/s) − 1 − d. */
+      const int64_t half = sh ? (int64_t)1 << (sh - 1) : 0;
+      const int64_t lo_v = zi * ((int64_t)1 << sh) - half, hi_v = zi * ((int64_t)1 << sh) + (sh ? half : 1);
+      const int64_t a_lo = ceil_div(lo_v, s) - d, a_hi = ceil_div(hi_v, s) - 1 - d;
+      int32_t lo = ort_out(&plan, c, zi == INT16_MIN ? INT64_MIN / 2 : a_lo);
+      int32_t hi = ort_out(&plan, c, zi == INT16_MAX ? INT64_MAX / 2 : a_hi);
+      if (a_lo > a_hi) /* no accumulator gives this z: compute it */
+        hi = lo + 1;
+      if (lo != hi) {
+        int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
+        lo = ort_out(&plan, c, dot(p, x, w, c, oh, ow) + bias[c] - d);
+      }
+      yc[i] = (int8_t)lo;
+    }
+  }
+  return TIDSP_OK;
+}
