@@ -42,7 +42,7 @@ const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch) {
       s = floor(ldexp(1.0, sh) / qs);
     }
     if (sh > TIDSP_MMALIB_MAX_SHIFT || sh < 0)
-      return "requant multiplier d_s*w_s/o_s below 2^-24 (the exact path's shift would exceed 31)";
+      return "requant multiplier d_s*w_s/o_s below ~2^-32 (the exact path's shift would exceed 31)";
     ch->scale = (uint8_t)s;
     ch->shift = (uint8_t)sh;
   }

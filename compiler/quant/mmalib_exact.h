@@ -43,7 +43,7 @@ typedef struct cs_mm_exact_ch {
 
 /* The channel's grid for multiplier r = d_s·w_s/o_s and output zero point
  * o_zp: NULL with *ch filled, or the rule that declines the layer (r not
- * finite or ≤ 0, or below 2^−24: sh would exceed 31). */
+ * finite or ≤ 0, or below ~2^−32: sh would exceed 31). */
 const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch);
 
 /* z's saturation claim for *ch: z = 32767 ⇒ ORT's output is 127 and

@@ -1,0 +1,191 @@
+/*
+ * test_passes_mmalib_exact.c — the exact-requant path (-mmalib-exact):
+ * the fold of its int16 grid (compiler/quant/mmalib_exact.c) and the core
+ * kernel that turns MMALIB's int16 result into ORT's int8 bytes
+ * (runtime/kernels/ref/mmalib_exact_requant.c).
+ *
+ * - The grid: for multipliers r from 2^−22 to 2^−1 and every output zero
+ *   point, q = 2^sh/s gives a step t = r·q in [T, T·(1 + 2^−7)) (or q = 1
+ *   when r ≥ T), the centre is a multiple of s with D = C·q exactly, and
+ *   z's saturation implies ORT's (cs_mm_exact_saturation_ok).
+ * - The kernel: random int8 convs (plain and depthwise, stride 1 and 2,
+ *   padded, ReLU-like and symmetric outputs, multipliers on both sides of
+ *   T) run through the emulated MMALIB int16 conv with the grid, then
+ *   tidsp_mmalib_exact_requant, equal ORT's int8 conv (tidsp_conv2d_i8's
+ *   reference loops with the float requantization, which is ORT's) on
+ *   every output. The same z with the fix-up turned off (a grid whose
+ *   scale the kernel sees as if z were exact) differs: the check can fail.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstatic/kernels.h"
+#include "cstatic/mmalib.h"
+#include "quant/mmalib_exact.h"
+#include "unit.h"
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+static double urand(double lo, double hi) { return lo + (hi - lo) * (rnd() / 4294967296.0); }
+
+static void check_grid(void) {
+  const double T = CS_MM_EXACT_MIN_STEP;
+  for (int i = 0; i < 20000; i++) {
+    double r = ldexp(1.0, -(int)(rnd() % 22) - 1) * urand(1.0, 2.0);
+    int32_t o_zp = (int32_t)(rnd() % 256) - 128;
+    cs_mm_exact_ch ch;
+    const char *rule = cs_mm_exact_channel(r, o_zp, &ch);
+    CHECK_MSG(rule == NULL, "r=%g o_zp=%d: %s", r, o_zp, rule ? rule : "");
+    if (rule) continue;
+    double q = ldexp(1.0, ch.shift) / ch.scale;
+    if (r >= T) {
+      CHECK(ch.scale == 1 && ch.shift == 0);
+    } else {
+      CHECK_MSG(ch.step >= T && ch.step < T * (1.0 + 1.0 / 128.0), "r=%g step=%g", r, ch.step);
+      CHECK(ch.scale >= 128 && ch.shift <= 31);
+    }
+    CHECK(fabs(ch.step - r * q) <= 1e-12 * ch.step);
+    CHECK(ch.centre % ch.scale == 0);
+    CHECK(ch.offset * ch.scale == (int64_t)ch.centre << ch.shift); /* D = C·2^sh/s exactly */
+    CHECK(cs_mm_exact_saturation_ok(&ch, o_zp));
+  }
+  cs_mm_exact_ch ch;
+  CHECK(cs_mm_exact_channel(0.0, 0, &ch) != NULL);
+  CHECK(cs_mm_exact_channel(NAN, 0, &ch) != NULL);
+  CHECK(cs_mm_exact_channel(1e-11, 0, &ch) != NULL); /* below ~2^-32: sh would exceed 31 */
+}
+
+static void *zalloc(size_t n) {
+  size_t m = (n + 63) / 64 * 64;
+  void *p = aligned_alloc(64, m ? m : 64);
+  memset(p, 0, m ? m : 64);
+  return p;
+}
+
+/* One random layer: returns how many outputs differ from ORT's; *naive
+ * gets the count without the fix-up (every z taken as exact: the interval's
+ * low end alone). */
+static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, int *naive) {
+  const int c_in = depthwise ? 32 : 8, c_out = 32, h = 9, w = 9, k = 3, pad = 1;
+  const int ho = (h + 2 * pad - k) / stride + 1, wo = (w + 2 * pad - k) / stride + 1;
+  const int cpg = depthwise ? 1 : c_in, groups = depthwise ? c_in : 1;
+  int8_t *x = zalloc((size_t)c_in * h * w), *wt = zalloc((size_t)c_out * cpg * k * k);
+  int16_t *x16 = zalloc(2 * (size_t)c_in * h * w), *w16 = zalloc(2 * (size_t)c_out * cpg * k * k);
+  int16_t *z = zalloc(2 * (size_t)c_out * ho * wo);
+  int8_t *y = zalloc((size_t)c_out * ho * wo), *ref = zalloc((size_t)c_out * ho * wo);
+  int64_t *bias16 = zalloc(8 * (size_t)c_out), *grid = zalloc(8 * 4 * (size_t)c_out);
+  int32_t *b = zalloc(4 * (size_t)c_out);
+  uint8_t *sc = zalloc((size_t)c_out), *sh = zalloc((size_t)c_out);
+  float *mult = zalloc(4 * (size_t)c_out);
+  for (int i = 0; i < c_in * h * w; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < c_out * cpg * k * k; i++) w16[i] = wt[i] = (int8_t)(rnd() % 255 - 127);
+  float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
+  for (int c = 0; c < c_out; c++) {
+    /* w_s such that r = d_s·w_s/o_s is near r_mid */
+    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
+    mult[c] = (d_s * w_s) / o_s; /* ORT's multiplier (quant/requant.c) */
+    b[c] = (int32_t)(rnd() % 20001) - 10000;
+    cs_mm_exact_ch ch;
+    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &ch) == NULL);
+    sc[c] = ch.scale;
+    sh[c] = ch.shift;
+    bias16[c] = b[c] + ch.offset;
+    grid[c] = bias16[c];
+    grid[c_out + c] = ch.offset;
+    grid[2 * c_out + c] = ch.scale;
+    grid[3 * c_out + c] = ch.shift;
+  }
+  int32_t st = depthwise ? mmalib_depthwise_conv2d_i16(x16, w16, bias16, sc, sh, z, c_in, h, w, k, k, stride,
+                                                       stride, pad, pad, pad, pad, c_in)
+                         : mmalib_conv2d_i16(x16, w16, bias16, sc, sh, z, c_in, h, w, c_out, k, k, stride, stride,
+                                             pad, pad, pad, pad);
+  CHECK(st == TIDSP_MMALIB_OK);
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = 1;
+  p.c_in = c_in;
+  p.h_in = h;
+  p.w_in = w;
+  p.c_out = c_out;
+  p.h_out = ho;
+  p.w_out = wo;
+  p.k_h = p.k_w = k;
+  p.stride_h = p.stride_w = stride;
+  p.dil_h = p.dil_w = 1;
+  p.pad_top = p.pad_left = pad;
+  p.groups = groups;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = o_zp;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, wt, grid, mult, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_i8__ref(&p, x, wt, b, mult, ref) == TIDSP_OK);
+  int n = c_out * ho * wo, bad = 0;
+  for (int i = 0; i < n; i++) bad += y[i] != ref[i];
+  /* without the fix-up: z's grid point taken as the accumulator */
+  *naive = 0;
+  for (int c = 0; c < c_out; c++) {
+    double q = ldexp(1.0, sh[c]) / sc[c];
+    for (int i = 0; i < ho * wo; i++) {
+      double acc = (double)z[c * ho * wo + i] * q - (double)grid[c_out + c];
+      long v = lrintf((float)acc * mult[c]) + o_zp;
+      v = v < -128 ? -128 : v > 127 ? 127 : v;
+      *naive += v != ref[c * ho * wo + i];
+    }
+  }
+  free(x), free(wt), free(x16), free(w16), free(z), free(y), free(ref), free(bias16), free(grid), free(b);
+  free(sc), free(sh), free(mult);
+  return bad;
+}
+
+static void check_kernel(void) {
+  int naive_total = 0;
+  for (int i = 0; i < 24; i++) {
+    int dw = i % 2, stride = 1 + (i / 2) % 2;
+    int32_t o_zp = i % 3 == 0 ? -128 : (int32_t)(rnd() % 200) - 100;
+    double r_mid = i % 4 == 3 ? 0.02 : ldexp(1.0, -8 - (int)(rnd() % 6)); /* q = 1, and q > 1 */
+    int naive = 0;
+    int bad = check_layer(dw, stride, o_zp, r_mid, &naive);
+    CHECK_MSG(bad == 0, "layer %d (dw %d, stride %d, o_zp %d, r ~ %g): %d outputs differ from ORT's", i, dw,
+              stride, o_zp, r_mid, bad);
+    naive_total += naive;
+  }
+  /* the fix-up is what makes it exact: without it some outputs differ */
+  CHECK_MSG(naive_total > 0, "no output needed the fix-up: the check cannot fail");
+}
+
+static void check_params(void) {
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  int16_t z[1] = {0};
+  int8_t x[1] = {0}, w[1] = {0}, y[1];
+  int64_t grid[4] = {0, 0, 0, 0}; /* scale 0 */
+  float m[1] = {1.0f};
+  p.n = p.c_in = p.h_in = p.w_in = p.c_out = p.h_out = p.w_out = p.k_h = p.k_w = 1;
+  p.stride_h = p.stride_w = p.dil_h = p.dil_w = p.groups = 1;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
+  grid[2] = 1;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_OK);
+  CHECK(tidsp_mmalib_exact_requant(&p, NULL, x, w, grid, m, y) == TIDSP_ERR_NULL);
+  p.groups = 2;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
+}
+
+int main(void) {
+  check_grid();
+  check_kernel();
+  check_params();
+  UNIT_MAIN_END();
+}
