@@ -8,23 +8,24 @@
  * keeps the MACs on the MMA but takes the requantization off it:
  *
  *   1. the int8 data, widened to int16 (k_cast), and the int8 weights as an
- *      int16 constant go through MMALIB's int16 conv / FC (int64 bias), whose
+ *      int16 constant go through MMALIB's int16 conv (int64 bias), whose
  *      scale/shift now only sets the grid of a wide intermediate:
  *        z = sat16(round_half_up((acc + b + D)·s·2^−sh))
  *      i.e. z ≈ (acc + b)/q + C with q = 2^sh/s and the centre C = D/q;
- *   2. a core pass dequantizes z exactly, (z − C)·(d_s·w_s·q), and quantizes
- *      it with ORT's o_s, o_zp (k_dequantize, k_quantize).
- * The scale error g is gone: s·2^−sh is divided out again exactly (up to
- * float32 rounding). What remains is the rounding of z, a step of
- * t = r·q output LSB: the pre-rounding value is within t/2 of ORT's, so an
- * output differs from ORT's only where ORT's own value lies within t/2 of a
- * rounding boundary (t/2 < 2^−8.9 LSB; when r ≥ T below, q = 1 and z is the
- * accumulator itself: no rounding at all).
+ *   2. the core (k_mmalib_exact_requant) reads z as an interval of q
+ *      accumulators and requantizes both ends as ORT does; where they agree
+ *      that is ORT's output, else it sums that one accumulator again from
+ *      the int8 data (passes/match/mmalib_exact.c builds the graph).
+ * The result is ORT's, bit for bit. z's step is t = r·q output LSB, so an
+ * output needs the core's sum only when ORT's value lies within t of a
+ * rounding boundary: about t ≈ 0.4 % of them (none where r ≥ T: then
+ * q = 1 and z is the accumulator itself).
  *
  * t is the smallest step that still saturates correctly: z's 65536 values
  * must cover the 256 int8 outputs and a half LSB either side, so
  * t ≥ T = CS_MM_EXACT_MIN_STEP (257/65533, just above 2^−8), with C placed
- * so that z = 32767 (resp. −32768) implies the output 127 (resp. −128).
+ * so that z = 32767 (resp. −32768) implies the output 127 (resp. −128): the
+ * core then needs no sum for a saturated z.
  */
 #ifndef CSTATIC_MMALIB_EXACT_H
 #define CSTATIC_MMALIB_EXACT_H
