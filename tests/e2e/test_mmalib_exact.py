@@ -1,0 +1,110 @@
+"""-mmalib-exact (issue 13 point 5): int8 convs whose MACs run on MMALIB's
+int16 kernel and whose requantization runs on the core
+(compiler/passes/match/mmalib_exact.c, runtime/kernels/ref/
+mmalib_exact_requant.c) give ORT's bytes — where the int8 kernel's 8-bit
+scale puts a share of the outputs 1 LSB off.
+
+Single layers built in ONNX (test_mmalib_edge's cases: int8 graph I/O,
+per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
+- `all`: bit-identical with ORT's int8 on every output, host and C7x
+  (L2-staged) builds alike; the offload report names the int16 kernel and
+  gives exact_requant; plain -mmalib=1 on the same layer is not identical
+  (so the check can fail);
+- a 5x5 depthwise has no int16 kernel: `all` leaves it on the int8 kernel,
+  `strict` on the core's exact conv (declined, saying why);
+- `worst` takes exactly the layers its documented rule names:
+  |g|max·max|y − o_zp| ≥ 1/2 LSB, from the offload report's own numbers.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import ORT_CONFIG
+from cstatic_cli import cstatic
+from test_mmalib_edge import conv_case
+
+CASES = {
+    "conv3x3": lambda r: conv_case(r, 64, 64, 28, 3, 1, 1, False, o_zp=5),
+    "conv_stride2_relu": lambda r: conv_case(r, 64, 64, 28, 3, 2, 1, True, o_zp=-128),
+    "conv_dzp_pad": lambda r: conv_case(r, 32, 64, 28, 3, 1, 1, False, x_zp=-11),
+    "dw3x3_relu": lambda r: conv_case(r, 64, 64, 28, 3, 1, 64, True, o_zp=-128),
+    "dw5x5": lambda r: conv_case(r, 64, 64, 28, 5, 1, 64, False, o_zp=1),
+}
+
+
+def _build(tmp_path, case):
+    import onnx
+    rng = np.random.default_rng(7)
+    model, inputs, _ = CASES[case](rng)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    x = rng.integers(-128, 128, size=inputs["x"]).astype(np.int8)
+    x = np.concatenate([x, rng.integers(-128, 128, size=inputs["x"]).astype(np.int8)])  # two images
+    np.save(tmp_path / "x.npy", x)
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    for k, v in ORT_CONFIG.items():
+        so.add_session_config_entry(k, v)
+    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    ref = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(len(x))])
+    return path, ref
+
+
+def _run(tmp_path, path, target, tag):
+    out = tmp_path / tag
+    cstatic("compile", path, "-o", out, "-t", target)
+    cstatic("run", out, "--input", tmp_path / "x.npy", "--output", out / "y.npy")
+    return np.load(out / "y.npy"), json.load(open(out / "manifest.json"))["offload"]["layers"]
+
+
+@pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu"])
+def test_exact_equals_ort(case, tmp_path):
+    path, ref = _build(tmp_path, case)
+    plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1", "plain")
+    assert (plain != ref).any(), "the 8-bit scale matched ORT everywhere: this case cannot show the exact path"
+    kernel = "mmalib_depthwise_conv2d_i16" if case.startswith("dw") else "mmalib_conv2d_i16"
+    for target in ("c_static_lib -mmalib=1 -mmalib-exact=all", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=all"):
+        y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
+        assert [e.get("kernel") for e in layers] == [kernel], layers
+        ex = layers[0]["exact_requant"]
+        assert 0 <= ex["max_error_lsb"] < 2.0 ** -8 and ex["int8_scale_rel_err"] <= 2.0 ** -8, ex
+        assert ex["est_mma_cycles"] > ex["est_int8_mma_cycles"] > 0 and ex["est_core_cycles"] > 0, ex
+        diff = int((y != ref).sum())
+        assert diff == 0, f"{target}: {diff} of {y.size} outputs differ from ORT's int8"
+
+
+def test_dw5x5_all_keeps_int8_strict_takes_core(tmp_path):
+    path, ref = _build(tmp_path, "dw5x5")
+    _, layers = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=all", "all")
+    assert [e.get("kernel") for e in layers] == ["mmalib_depthwise_conv2d_i8"], layers
+    assert "exact_requant" not in layers[0]
+    y, layers = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=strict", "strict")
+    assert "kernel" not in layers[0] and "-mmalib-exact: depthwise 5x5 has no int16 MMALIB kernel" in \
+        layers[0]["declined"], layers
+    assert (y == ref).all(), "strict: the core's conv differs from ORT's int8"
+
+
+def test_worst_follows_its_rule(tmp_path):
+    import onnx
+    chosen = {}
+    for case in ("conv3x3", "conv_stride2_relu", "dw3x3_relu"):
+        rng = np.random.default_rng(7)
+        model, _, _ = CASES[case](rng)
+        path = tmp_path / f"{case}.onnx"
+        onnx.save(model, str(path))
+        from onnx import numpy_helper
+        o_zp = int(numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == "y_zp")))
+        span = max(127 - o_zp, o_zp + 128)
+        for mode in ("none", "worst"):
+            out = tmp_path / f"{case}_{mode}"
+            cstatic("compile", path, "-o", out, "-t", f"c_static_lib -mmalib=1 -mmalib-exact={mode}")
+            layers = json.load(open(out / "manifest.json"))["offload"]["layers"]
+            if mode == "none":
+                g = layers[0]["scale_shift_max_rel_err"]
+            else:
+                chosen[case] = "exact_requant" in layers[0]
+                assert chosen[case] == (g * span >= 0.5), (case, g, o_zp, layers[0])
+    # the rule splits these: ReLU-clamped outputs (o_zp = -128) with |g| >= 1/510, not the symmetric one
+    assert not chosen["conv3x3"] and any(chosen.values()), chosen
