@@ -4,7 +4,7 @@ int16 kernel and whose requantization runs on the core
 mmalib_exact_requant.c) give ORT's bytes — where the int8 kernel's 8-bit
 scale puts a share of the outputs 1 LSB off.
 
-Single layers built in ONNX (test_mmalib_edge's cases: int8 graph I/O,
+Single layers built in ONNX (test_mmalib_edge's convs and one-row FCs: int8 graph I/O,
 per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
 - `all`: bit-identical with ORT's int8 on every output, host and C7x
   (L2-staged) builds alike; the offload report names the int16 kernel and
@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ORT_CONFIG
 from cstatic_cli import cstatic
-from test_mmalib_edge import conv_case
+from test_mmalib_edge import conv_case, fc_case
 
 CASES = {
     "conv3x3": lambda r: conv_case(r, 64, 64, 28, 3, 1, 1, False, o_zp=5),
@@ -31,6 +31,8 @@ CASES = {
     "conv_dzp_pad": lambda r: conv_case(r, 32, 64, 28, 3, 1, 1, False, x_zp=-11),
     "dw3x3_relu": lambda r: conv_case(r, 64, 64, 28, 3, 1, 64, True, o_zp=-128),
     "dw5x5": lambda r: conv_case(r, 64, 64, 28, 5, 1, 64, False, o_zp=1),
+    "fc256x512": lambda r: fc_case(r, 256, 512, False),
+    "fc_relu": lambda r: fc_case(r, 128, 64, True),
 }
 
 
@@ -59,12 +61,13 @@ def _run(tmp_path, path, target, tag):
     return np.load(out / "y.npy"), json.load(open(out / "manifest.json"))["offload"]["layers"]
 
 
-@pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu"])
+@pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "fc256x512",
+                                  "fc_relu"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
     plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1", "plain")
     assert (plain != ref).any(), "the 8-bit scale matched ORT everywhere: this case cannot show the exact path"
-    kernel = "mmalib_depthwise_conv2d_i16" if case.startswith("dw") else "mmalib_conv2d_i16"
+    kernel = {"dw": "mmalib_depthwise_conv2d_i16", "fc": "mmalib_matmul_bias_i16"}.get(case[:2], "mmalib_conv2d_i16")
     for target in ("c_static_lib -mmalib=1 -mmalib-exact=all", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=all"):
         y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
         assert [e.get("kernel") for e in layers] == [kernel], layers

@@ -38,6 +38,7 @@
  * at those whose data is DQ(int16), and its decision replaces the int8
  * pass's "not int8" decline in the report.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   cs_status st = CS_OK;
   void *bias_i = NULL, *wnk = NULL;
   uint8_t *scale = NULL, *shift = NULL;
+  cs_mm_exact_plan plan;
+  memset(&plan, 0, sizeof plan);
   int64_t *wsum = NULL;
   int relu = 0;
   int x_in = cs_graph_node(g, xdq)->inputs[0];
@@ -273,6 +276,24 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
 
+  /* The exact-requant path (mmalib_exact.c) for a one-row FC on the tile
+   * (a 1x1 conv of K channels to N: the core kernel's NCHW reading of
+   * [1, K] and [1, N]); a layer it cannot take stays on the int8 kernel. */
+  int exact = 0;
+  int32_t o_zp = tail.out.zp[0];
+  double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
+  if (!i16 && m == 1 && !kn_why[0] && cs_mm_exact_wanted(t, worst, worst * span)) {
+    int64_t *acc = malloc(sizeof *acc * (size_t)n_out);
+    if (!acc) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    for (int64_t c = 0; c < n_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
+      acc[c] = (int64_t)((const int32_t *)bias_i)[c] -
+               (int64_t)nearbyint((double)o_zp / ldexp((double)scale[c], -shift[c]));
+    const char *er = cs_mm_exact_plan_init(&plan, (int)n_out, xq.scale[0], &wq, tail.out.scale[0], o_zp, acc);
+    free(acc);
+    if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    exact = er == NULL;
+  }
+
   char base[256];
   snprintf(base, sizeof base, "%s", mm->name ? mm->name : "fc");
   char add_name[256] = "";
@@ -290,28 +311,54 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
    * (mmalib_common.h "the graph's edge"). */
   int y_out = cs_graph_node(g, tail.q)->outputs[0];
   int x_mm = kp != k ? pad_k(g, x_in, kp, &xq, base) : x_in;
-  if (x_mm >= 0) x_mm = cs_mm_stage_input(g, x_mm, base);
+  /* (The exact path's k_cast is that copy, its core kernel writes y.) */
+  if (x_mm >= 0 && !exact) x_mm = cs_mm_stage_input(g, x_mm, base);
   if (x_mm < 0) {
     st = CS_ERR_NOMEM;
     goto done;
   }
-  int rq[3];
-  st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)np, bias_i, scale, shift, rq)
-           : cs_mm_add_requant_consts(g, base, (int)np, bias_i, scale, shift, rq);
-  if (st != CS_OK) goto done;
-  int inputs[5] = {x_mm, w_nk, rq[0], rq[1], rq[2]};
+  int inputs[5];
+  if (exact) {
+    if (cs_mm_exact_inputs(g, base, x_mm, w_nk, &plan, inputs) != 0) { st = CS_ERR_NOMEM; goto done; }
+  } else {
+    int rq[3];
+    st = i16 ? cs_mm_add_requant_consts_i16(g, base, (int)np, bias_i, scale, shift, rq)
+             : cs_mm_add_requant_consts(g, base, (int)np, bias_i, scale, shift, rq);
+    if (st != CS_OK) goto done;
+    int in[5] = {x_mm, w_nk, rq[0], rq[1], rq[2]};
+    memcpy(inputs, in, sizeof in);
+  }
   int chain[5] = {tr_id, rs_in, mm_id, rs_out, add_id};
-  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 5, &tail, relu, CS_OP_K_MMALIB_FC_I16, 5, inputs)
-               : cs_replace_chain(g, chain, 5, &tail, CS_OP_K_MMALIB_FC_I8, 5, inputs);
+  cs_op op = i16 || exact ? CS_OP_K_MMALIB_FC_I16 : CS_OP_K_MMALIB_FC_I8;
+  int id = i16 ? cs_mm_replace_chain_i16(g, chain, 5, &tail, relu, op, 5, inputs)
+               : cs_replace_chain(g, chain, 5, &tail, op, 5, inputs);
   int64_t args[3] = {m, kp, np};
   if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
-  if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
-  if (np == n_out && (st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
+  if (exact) {
+    tidsp_conv2d_params cp;
+    memset(&cp, 0, sizeof cp);
+    cp.n = cp.h_in = cp.w_in = cp.h_out = cp.w_out = cp.k_h = cp.k_w = 1;
+    cp.stride_h = cp.stride_w = cp.dil_h = cp.dil_w = cp.groups = 1;
+    cp.c_in = (int32_t)k;
+    cp.c_out = (int32_t)n_out;
+    if (cs_mm_exact_requant(g, id, base, &plan, x_mm, w_nk, &cp, o_zp) != 0) { st = CS_ERR_NOMEM; goto done; }
+  } else {
+    if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
+    if (np == n_out && (st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;
+  }
   /* the bias Add is part of this layer now (the int8 residual-add pass
    * may have declined it as an add) */
   if (add_name[0]) cs_mmalib_report_forget(g, add_name);
-  cs_mmalib_report_add(g, CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name,
-                       cs_kernel_info_of(i16 ? CS_OP_K_MMALIB_FC_I16 : CS_OP_K_MMALIB_FC_I8)->fn, worst, NULL);
+  cs_mmalib_report_add(g, CS_OFFLOAD_FC, cs_graph_node(g, mm_id)->name, cs_kernel_info_of(op)->fn,
+                       exact ? 0.0 : worst, NULL);
+  if (exact) {
+    /* the cost (mmalib_cost.h), as the conv's: int16 panels and bytes; the
+     * core widens x and requantizes z */
+    double b8 = (double)k + (double)(k * n_out) + (double)n_out;
+    cs_mmalib_report_exact(g, cs_graph_node(g, mm_id)->name, worst, plan.max_err,
+                           cs_mm_cost_mma(k, n_out, 1, 32, 2.0 * b8), cs_mm_cost_mma(k, n_out, 1, 64, b8),
+                           cs_mm_cost_scalar(k + 2 * n_out, 3.0 * (double)k + 3.0 * (double)n_out));
+  }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:
   if (rule && st == CS_OK) decline(g, cs_graph_node(g, mm_id), rule);
@@ -320,6 +367,7 @@ done:
   free(shift);
   free(wsum);
   free(wnk);
+  cs_mm_exact_plan_free(&plan);
   cs_qparams_free(&xq);
   cs_qparams_free(&wq);
   cs_qparams_free(&tail.out);
