@@ -228,9 +228,10 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
 
 /* The exact requantization behind an MMALIB int16 conv (-mmalib-exact;
  * compiler/quant/mmalib_exact.h): y = ORT's int8 output of the int8 conv
- * of x (NCHW, n = 1, zero padding, x_zp = w_zp = 0) and w (OIHW rows,
+ * of x (NCHW, n images, zero padding, x_zp = w_zp = 0) and w (OIHW rows,
  * groups 1 or c_in = c_out), from z, the int16 output of MMALIB's call on
- * the same data with bias[c], scale[c], shift[c]:
+ * the same data with bias[c], scale[c], shift[c] (an FC of M rows is the
+ * 1x1 conv of n = M images of K channels, h = w = 1):
  *   z = sat16(round_half_up((Σx·w + bias[c])·scale[c]·2^−shift[c]))
  * grid is int64[4][c_out]: rows bias, D, scale, shift, where ORT's
  * accumulator is acc = Σx·w + bias[c] − D[c]. z bounds acc to an interval

@@ -4,7 +4,8 @@ int16 kernel and whose requantization runs on the core
 mmalib_exact_requant.c) give ORT's bytes — where the int8 kernel's 8-bit
 scale puts a share of the outputs 1 LSB off.
 
-Single layers built in ONNX (test_mmalib_edge's convs and one-row FCs: int8 graph I/O,
+Single layers built in ONNX (test_mmalib_edge's convs and one-row FCs, and
+an FC of 6 rows: int8 graph I/O,
 per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
 - `all`: bit-identical with ORT's int8 on every output, host and C7x
   (L2-staged) builds alike; the offload report names the int16 kernel and
@@ -33,7 +34,24 @@ CASES = {
     "dw5x5": lambda r: conv_case(r, 64, 64, 28, 5, 1, 64, False, o_zp=1),
     "fc256x512": lambda r: fc_case(r, 256, 512, False),
     "fc_relu": lambda r: fc_case(r, 128, 64, True),
+    "fc_rows": lambda r: fc_rows_case(r, 6, 128, 64),
 }
+
+
+def fc_rows_case(rng, m, k, n):
+    """x:int8 [m,K] -> DQ -> Gemm(transB=1, DQ(w [N,K]), DQ(b)) -> Q -> y:int8 [m,N] (a sequence FC)."""
+    from onnx import helper
+    from test_mmalib_edge import _dq, _model, _q, _quant_consts, _weights
+    x_s, x_zp, o_zp = 0.05, 3, -7
+    w, ws = _weights(rng, (n, k), n)
+    bs = (np.float32(x_s) * ws).astype(np.float32)
+    b = rng.integers(-2000, 2000, size=n).astype(np.int32)
+    o_s = float(np.sqrt(k) * 150 * (np.float64(x_s) * ws.astype(np.float64)).mean())
+    nodes = [_dq("x", x_s, x_zp), _dq("w", ws, 0, axis=0), _dq("b", bs, 0, axis=0),
+             helper.make_node("Gemm", ["x_f", "w_f", "b_f"], ["c"], name="fc0", transB=1), _q("c", "y")]
+    inits = {"w": w, "w_s": ws, "w_zp": np.zeros(n, np.int8), "b": b, "b_s": bs, "b_zp": np.zeros(n, np.int32),
+             **_quant_consts("x", x_s, x_zp), **_quant_consts("y", o_s, o_zp)}
+    return _model(nodes, [("x", [m, k])], ("y", [m, n]), inits), {"x": (m, k)}, None
 
 
 def _build(tmp_path, case):
@@ -43,13 +61,16 @@ def _build(tmp_path, case):
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     x = rng.integers(-128, 128, size=inputs["x"]).astype(np.int8)
-    x = np.concatenate([x, rng.integers(-128, 128, size=inputs["x"]).astype(np.int8)])  # two images
+    if inputs["x"][0] == 1:  # two images (an FC of several rows is one)
+        x = np.concatenate([x, rng.integers(-128, 128, size=inputs["x"]).astype(np.int8)])
     np.save(tmp_path / "x.npy", x)
     import onnxruntime as ort
     so = ort.SessionOptions()
     for k, v in ORT_CONFIG.items():
         so.add_session_config_entry(k, v)
     sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    if inputs["x"][0] != 1:
+        return path, sess.run(None, {"x": x})[0]
     ref = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(len(x))])
     return path, ref
 
@@ -62,7 +83,7 @@ def _run(tmp_path, path, target, tag):
 
 
 @pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "fc256x512",
-                                  "fc_relu"])
+                                  "fc_relu", "fc_rows"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
     plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1", "plain")

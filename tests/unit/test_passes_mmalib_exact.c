@@ -10,7 +10,8 @@
  *   z's saturation implies ORT's (cs_mm_exact_saturation_ok).
  * - The kernel: random int8 convs (plain and depthwise, stride 1 and 2,
  *   padded, ReLU-like and symmetric outputs, multipliers on both sides of
- *   T) run through the emulated MMALIB int16 conv with the grid, then
+ *   T) and FCs of 1-8 rows (the core kernel's n images of a 1x1 conv) run
+ *   through the emulated MMALIB int16 conv / matmul_bias with the grid, then
  *   tidsp_mmalib_exact_requant, equal ORT's int8 conv (tidsp_conv2d_i8's
  *   reference loops with the float requantization, which is ORT's) on
  *   every output. The same z with the fix-up turned off (a grid whose
@@ -162,6 +163,54 @@ static void check_kernel(void) {
   CHECK_MSG(naive_total > 0, "no output needed the fix-up: the check cannot fail");
 }
 
+/* An FC of m rows through MMALIB's int16 matmul_bias, read by the core
+ * kernel as m images of a 1x1 conv: ORT's bytes on every output. */
+static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
+  int8_t *x = zalloc((size_t)m * k), *w = zalloc((size_t)n * k);
+  int8_t *y = zalloc((size_t)m * n), *ref = zalloc((size_t)m * n);
+  int16_t *x16 = zalloc(2 * (size_t)m * k), *w16 = zalloc(2 * (size_t)n * k), *z = zalloc(2 * (size_t)m * n);
+  int64_t *bias16 = zalloc(8 * (size_t)n), *grid = zalloc(32 * (size_t)n);
+  int32_t *b = zalloc(4 * (size_t)n);
+  uint8_t *sc = zalloc((size_t)n), *sh = zalloc((size_t)n);
+  float *mult = zalloc(4 * (size_t)n);
+  for (int i = 0; i < m * k; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < n * k; i++) w16[i] = w[i] = (int8_t)(rnd() % 255 - 127);
+  float d_s = 0.02f, o_s = 0.1f;
+  for (int c = 0; c < n; c++) {
+    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
+    mult[c] = (d_s * w_s) / o_s;
+    b[c] = (int32_t)(rnd() % 20001) - 10000;
+    cs_mm_exact_ch ch;
+    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &ch) == NULL);
+    sc[c] = ch.scale;
+    sh[c] = ch.shift;
+    grid[c] = bias16[c] = b[c] + ch.offset;
+    grid[n + c] = ch.offset;
+    grid[2 * n + c] = ch.scale;
+    grid[3 * n + c] = ch.shift;
+  }
+  CHECK(mmalib_matmul_bias_i16(x16, w16, bias16, sc, sh, z, m, k, n) == TIDSP_MMALIB_OK);
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = m;
+  p.c_in = k;
+  p.c_out = n;
+  p.h_in = p.w_in = p.h_out = p.w_out = p.k_h = p.k_w = 1;
+  p.stride_h = p.stride_w = p.dil_h = p.dil_w = p.groups = 1;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = o_zp;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, mult, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_i8__ref(&p, x, w, b, mult, ref) == TIDSP_OK);
+  int bad = 0;
+  for (int i = 0; i < m * n; i++) bad += y[i] != ref[i];
+  CHECK_MSG(bad == 0, "FC %dx%dx%d: %d outputs differ from ORT's", m, k, n, bad);
+  free(x), free(w), free(y), free(ref), free(x16), free(w16), free(z), free(bias16), free(grid), free(b);
+  free(sc), free(sh), free(mult);
+}
+
 static void check_params(void) {
   tidsp_conv2d_params p;
   memset(&p, 0, sizeof p);
@@ -186,6 +235,7 @@ static void check_params(void) {
 int main(void) {
   check_grid();
   check_kernel();
+  for (int i = 0; i < 8; i++) check_fc(1 + i, 64, 64, i % 2 ? -128 : 3, ldexp(1.0, -9 - i % 4));
   check_params();
   UNIT_MAIN_END();
 }

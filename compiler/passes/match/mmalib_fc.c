@@ -276,13 +276,13 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
 
-  /* The exact-requant path (mmalib_exact.c) for a one-row FC on the tile
-   * (a 1x1 conv of K channels to N: the core kernel's NCHW reading of
-   * [1, K] and [1, N]); a layer it cannot take stays on the int8 kernel. */
+  /* The exact-requant path (mmalib_exact.c) for an FC on the tile (M
+   * images of a 1x1 conv of K channels to N: the core kernel's NCHW reading
+   * of [M, K] and [M, N]); a layer it cannot take stays on the int8 kernel. */
   int exact = 0;
   int32_t o_zp = tail.out.zp[0];
   double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
-  if (!i16 && m == 1 && !kn_why[0] && cs_mm_exact_wanted(t, worst, worst * span)) {
+  if (!i16 && !kn_why[0] && m <= INT32_MAX && cs_mm_exact_wanted(t, worst, worst * span)) {
     int64_t *acc = malloc(sizeof *acc * (size_t)n_out);
     if (!acc) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     for (int64_t c = 0; c < n_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
@@ -337,7 +337,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   if (exact) {
     tidsp_conv2d_params cp;
     memset(&cp, 0, sizeof cp);
-    cp.n = cp.h_in = cp.w_in = cp.h_out = cp.w_out = cp.k_h = cp.k_w = 1;
+    cp.h_in = cp.w_in = cp.h_out = cp.w_out = cp.k_h = cp.k_w = 1;
+    cp.n = (int32_t)m; /* M rows: M images of a 1x1 conv */
     cp.stride_h = cp.stride_w = cp.dil_h = cp.dil_w = cp.groups = 1;
     cp.c_in = (int32_t)k;
     cp.c_out = (int32_t)n_out;
@@ -354,10 +355,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   if (exact) {
     /* the cost (mmalib_cost.h), as the conv's: int16 panels and bytes; the
      * core widens x and requantizes z */
-    double b8 = (double)k + (double)(k * n_out) + (double)n_out;
+    double b8 = (double)(m * k) + (double)(k * n_out) + (double)(m * n_out);
     cs_mmalib_report_exact(g, cs_graph_node(g, mm_id)->name, worst, plan.max_err,
-                           cs_mm_cost_mma(k, n_out, 1, 32, 2.0 * b8), cs_mm_cost_mma(k, n_out, 1, 64, b8),
-                           cs_mm_cost_scalar(k + 2 * n_out, 3.0 * (double)k + 3.0 * (double)n_out));
+                           cs_mm_cost_mma(k, n_out, m, 32, 2.0 * b8), cs_mm_cost_mma(k, n_out, m, 64, b8),
+                           cs_mm_cost_scalar(m * k + 2 * m * n_out, 3.0 * (double)(m * k) + 3.0 * (double)(m * n_out)));
   }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
 done:

@@ -45,7 +45,7 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
   int32_t st;
   if (!p || !z || !x || !w || !grid || !mult || !y)
     return TIDSP_ERR_NULL;
-  if (p->n != 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
+  if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
       p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
       p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->x_zp || p->w_zp)
     return TIDSP_ERR_SHAPE;
@@ -59,10 +59,12 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
     if (scale[c] < 1 || scale[c] > 255 || shift[c] < 0 || shift[c] > 31)
       return TIDSP_ERR_PARAM;
   size_t plane = (size_t)p->h_out * (size_t)p->w_out;
+  size_t x_img = (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in, y_img = (size_t)p->c_out * plane;
+  for (int32_t img = 0; img < p->n; img++)
   for (int32_t c = 0; c < p->c_out; c++) {
     const int64_t s = scale[c], sh = shift[c], d = dd[c];
-    const int16_t *zc = z + (size_t)c * plane;
-    int8_t *yc = y + (size_t)c * plane;
+    const int16_t *zc = z + (size_t)img * y_img + (size_t)c * plane;
+    int8_t *yc = y + (size_t)img * y_img + (size_t)c * plane;
     for (size_t i = 0; i < plane; i++) {
       const int64_t zi = zc[i];
       /* v = (Σx·w + bias)·s lies in [z·2^sh − half, z·2^sh + half)
@@ -78,7 +80,7 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
         hi = lo + 1;
       if (lo != hi) {
         int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
-        lo = ort_out(&plan, c, dot(p, x, w, c, oh, ow) + bias[c] - d);
+        lo = ort_out(&plan, c, dot(p, x + (size_t)img * x_img, w, c, oh, ow) + bias[c] - d);
       }
       yc[i] = (int8_t)lo;
     }
