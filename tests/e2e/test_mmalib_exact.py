@@ -35,6 +35,7 @@ CASES = {
     "fc256x512": lambda r: fc_case(r, 256, 512, False),
     "fc_relu": lambda r: fc_case(r, 128, 64, True),
     "fc_rows": lambda r: fc_rows_case(r, 6, 128, 64),
+    "fc_rows_npad": lambda r: fc_rows_case(r, 40, 128, 120),  # N padded to 128 (the recognizer's FCs)
 }
 
 
@@ -83,7 +84,7 @@ def _run(tmp_path, path, target, tag):
 
 
 @pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "fc256x512",
-                                  "fc_relu", "fc_rows"])
+                                  "fc_relu", "fc_rows", "fc_rows_npad"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
     plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1", "plain")

@@ -219,6 +219,10 @@ int cs_mm_exact_wanted(const cs_target *t, double worst_g, double drift_lsb);
 const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, const cs_qparams *wq, float o_s,
                                   int32_t o_zp, const int64_t *acc_bias);
 void cs_mm_exact_plan_free(cs_mm_exact_plan *p);
+/* Extend the plan to `channels` (an FC's zero-padded outputs, cut after
+ * the core kernel: channel 0's grid, accumulator bias 0). 0, or -1 when out
+ * of memory (message recorded). */
+int cs_mm_exact_plan_pad(cs_mm_exact_plan *p, int channels);
 /* The int16 call's inputs {x16, w16, bias, scale, shift} into ins[5]: act_in
  * widened by a new k_cast, w_in (int8 constant) as an int16 constant, the
  * plan's requant constants. 0, or -1 when out of memory (message recorded). */

@@ -99,6 +99,33 @@ const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, con
   return NULL;
 }
 
+int cs_mm_exact_plan_pad(cs_mm_exact_plan *p, int channels) {
+  if (channels <= p->c_out) return 0;
+  int64_t *bias = realloc(p->bias, sizeof *bias * (size_t)channels);
+  if (bias) p->bias = bias;
+  uint8_t *scale = bias ? realloc(p->scale, (size_t)channels) : NULL;
+  if (scale) p->scale = scale;
+  uint8_t *shift = scale ? realloc(p->shift, (size_t)channels) : NULL;
+  if (shift) p->shift = shift;
+  int64_t *offset = shift ? realloc(p->offset, sizeof *offset * (size_t)channels) : NULL;
+  if (offset) p->offset = offset;
+  float *mult = offset ? realloc(p->mult, sizeof *mult * (size_t)channels) : NULL;
+  if (!mult) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  p->mult = mult;
+  for (int c = p->c_out; c < channels; c++) { /* channel 0's grid, accumulator bias 0 */
+    p->scale[c] = p->scale[0];
+    p->shift[c] = p->shift[0];
+    p->offset[c] = p->offset[0];
+    p->bias[c] = p->offset[0];
+    p->mult[c] = p->mult[0];
+  }
+  p->c_out = channels;
+  return 0;
+}
+
 /* A new value of v's shape in dtype dt named "<v>.<suffix>"; -1 when out
  * of memory. */
 static int like(cs_graph *g, int v, const char *suffix, cs_dtype dt) {

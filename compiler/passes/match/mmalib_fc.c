@@ -276,13 +276,14 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
 
-  /* The exact-requant path (mmalib_exact.c) for an FC on the tile (M
-   * images of a 1x1 conv of K channels to N: the core kernel's NCHW reading
-   * of [M, K] and [M, N]); a layer it cannot take stays on the int8 kernel. */
+  /* The exact-requant path (mmalib_exact.c) for an FC (M images of a 1x1
+   * conv of K channels to N: the core kernel's NCHW reading of [M, K] and
+   * [M, N], padded K and N included); a layer it cannot take stays on the
+   * int8 kernel. */
   int exact = 0;
   int32_t o_zp = tail.out.zp[0];
   double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
-  if (!i16 && !kn_why[0] && m <= INT32_MAX && cs_mm_exact_wanted(t, worst, worst * span)) {
+  if (!i16 && m <= INT32_MAX && cs_mm_exact_wanted(t, worst, worst * span)) {
     int64_t *acc = malloc(sizeof *acc * (size_t)n_out);
     if (!acc) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     for (int64_t c = 0; c < n_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
@@ -292,6 +293,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     free(acc);
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
+    if (exact && cs_mm_exact_plan_pad(&plan, (int)np) != 0) { st = CS_ERR_NOMEM; goto done; }
   }
 
   char base[256];
@@ -335,13 +337,16 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   int64_t args[3] = {m, kp, np};
   if ((st = cs_mm_set_args(g, id, 3, args)) != CS_OK) goto done;
   if (exact) {
+    /* N padded: the call and the core kernel write [M, np], the cut
+     * keeps the first N of each row */
+    if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
     tidsp_conv2d_params cp;
     memset(&cp, 0, sizeof cp);
     cp.h_in = cp.w_in = cp.h_out = cp.w_out = cp.k_h = cp.k_w = 1;
     cp.n = (int32_t)m; /* M rows: M images of a 1x1 conv */
     cp.stride_h = cp.stride_w = cp.dil_h = cp.dil_w = cp.groups = 1;
-    cp.c_in = (int32_t)k;
-    cp.c_out = (int32_t)n_out;
+    cp.c_in = (int32_t)kp; /* x and w with K's zero padding */
+    cp.c_out = (int32_t)np;
     if (cs_mm_exact_requant(g, id, base, &plan, x_mm, w_nk, &cp, o_zp) != 0) { st = CS_ERR_NOMEM; goto done; }
   } else {
     if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
