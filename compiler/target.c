@@ -159,7 +159,7 @@ static const attr attrs[N_ATTRS] = {
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
     [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all|strict", "none", NULL,
-                        "with -mmalib=1: int8 convs and one-row FCs that give ORT's bytes (MACs on MMALIB's int16 "
+                        "with -mmalib=1: int8 convs and FCs that give ORT's bytes (MACs on MMALIB's int16 "
                         "kernel, requantization on the core) instead of the int8 kernel's 8-bit "
                         "scale: none; those whose scale error can drift an output by half an LSB "
                         "(worst); every one an int16 kernel runs (all); all, and the rest (5x5/7x7 "

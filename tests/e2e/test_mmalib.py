@@ -388,7 +388,7 @@ C7X_MIN_OFFLOAD = {
 # zero (for outputs not ReLU-clamped; tried, not kept: MTCNN R/O-Net then
 # fall 1-2 dB below ORT's int8), these reach 15/16 and 11/16.
 # Measured 2026-12-03: with -mmalib-exact=all (C7X_I8_TARGET) the int8
-# convs an int16 MMALIB kernel runs and the one-row FCs give ORT's bytes
+# convs an int16 MMALIB kernel runs and the FCs give ORT's bytes
 # (the MACs on MMALIB's int16 kernels, the requantization on the core:
 # compiler/passes/match/mmalib_exact.c); top-1 vs float resnet18 10/16,
 # mobilenetv2 11, mobilenetv3s 12, shufflenetv2 11, googlenet 9, against

@@ -1,11 +1,11 @@
 /*
- * mmalib_exact.c — the exact-requant path of an offloaded int8 conv or
- * one-row FC (-mmalib-exact; the arithmetic: quant/mmalib_exact.h).
+ * mmalib_exact.c — the exact-requant path of an offloaded int8 conv or FC
+ * (-mmalib-exact; the arithmetic: quant/mmalib_exact.h).
  *
- * The int8 conv and FC passes (mmalib_conv.c, mmalib_fc.c: M = 1, K and N
- * on the tile, read by the core kernel as a 1x1 conv) decide a layer, fold
- * it as usual, then, for a layer the option selects, build instead of the
- * int8 call:
+ * The int8 conv and FC passes (mmalib_conv.c; mmalib_fc.c: an FC of M
+ * rows is read by the core kernel as M images of a 1x1 conv, padded K and N
+ * included) decide a layer, fold it as usual, then, for a layer the option
+ * selects, build instead of the int8 call:
  *
  *   x:i8 ─k_cast─► x16:i16 ─mmalib_conv2d_i16 (or depthwise_i16, 3×3)─► z:i16
  *        w:i8 const → w16:i16 const; bias int64 = acc bias + D; scale/shift:
@@ -29,8 +29,8 @@
  * scales and o_zp (it picks the ReLU-clamped layers, o_zp = −128, with
  * |g| ≥ 1/510; |g| ≤ 2^−8 keeps a layer with o_zp = 0 out). The rest stay
  * on the int8 kernel. -mmalib-exact=all: every int8 conv an int16
- * kernel runs (and every one-row FC); the rest (a 5×5/7×7 depthwise, a
- * grouped conv, a batch, an FC of several rows) stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
+ * kernel runs, and every FC; the rest (a 5×5/7×7 depthwise, a grouped
+ * conv, a batch) stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
  * left to the core's exact int8 conv instead (declined, the offload report
  * says why): every conv gives ORT's bytes, at the cost of those layers'
  * MMA share.
