@@ -111,7 +111,7 @@ def _offload(d):
 
 # The gaps plain -mmalib=1 (the int8 kernels' 8-bit scale) left in the
 # criterion, closed by MM_TARGET's -mmalib-exact=strict (measured
-# 2026-12-03: the recognizer reads 63/64 words as ORT's int8, the
+# 2026-12-03: the recognizer reads 64/64 words as ORT's int8, the
 # classifier is 32.45 dB from float, ORT's own number). Measured 2026-12-02
 # on AMD EPYC (Zen 5, VNNI), the seeded words of this file, plain -mmalib=1:
 # - recognizer (calibrated as OCR_REC_CALIB says): float, ORT's int8 and
