@@ -54,9 +54,10 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
-MODEL_DIRS = ["/tmp/lead_models", os.path.join(ROOT, "tests/models/out")]
+MODEL_DIRS = [os.path.join(ROOT, "tests/models/out")]
 ET_DIR = os.path.join(ROOT, "tests/models/out/et")
-ARCHS = ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet")
+# The suite's file names: <arch>_<variant>.onnx (tests/models/generate.py)
+VARIANTS = ("pt2e", "ort_s8", "ort_u8")
 # The spec's figures for the same layer on the AM67A C7x at 1 GHz
 # (spec/mmalib-integration.txt "Performance").
 SPEC_CONV_MS = {"TVM loop-based (C7x scalar)": 45.2, "MMALIB (MMA, DDR-resident)": 1.67,
@@ -244,9 +245,21 @@ def transformer_models(tmp):
             for v in ("pt2e", "ort_s8", "ort_u8")]
 
 
+def suite_arch(model_path):
+    """<arch> of a suite file <arch>_<variant>.onnx (swin_v2_t_ort_u8 ->
+    swin_v2_t), or None for any other file."""
+    base = os.path.basename(model_path)[:-len(".onnx")]
+    for v in VARIANTS:
+        if base.endswith("_" + v):
+            return base[:-len(v) - 1]
+    return None
+
+
 def model_input(model_path, tmp):
     """One batch of the suite's inputs (<arch>_inputs.npy beside the model)."""
-    arch = os.path.basename(model_path).split("_")[0]
+    arch = suite_arch(model_path)
+    if arch is None:
+        return None
     npy = os.path.join(os.path.dirname(model_path), f"{arch}_inputs.npy")
     if not os.path.exists(npy):
         return None
@@ -692,8 +705,8 @@ def main():
                 print(f"  skip {m}: no <arch>_inputs.npy beside it", flush=True)
                 continue
             base = os.path.basename(m)[:-5]
-            arch = base.split("_")[0]
-            work.append((base, m, xp, arch if base.endswith("_pt2e") and arch in ARCHS else None))
+            # ExecuTorch exports the same seeded module (bench/et_export.py)
+            work.append((base, m, xp, suite_arch(m) if base.endswith("_pt2e") else None))
         models, shares = [], {}
         for name, path, xp, et_arch in work:
             print(f"(b) {name} ...", flush=True)
