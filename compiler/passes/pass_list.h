@@ -24,6 +24,7 @@ cs_status pass_mmalib_const_channels(cs_graph *g, const cs_target *t); /* consta
 cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t); /* stride (2,1) as 1 + a pick */
 cs_status pass_mmalib_dilation(cs_graph *g, const cs_target *t); /* dilation as a dense kernel, zero taps */
 cs_status pass_mmalib_out_s2d(cs_graph *g, const cs_target *t); /* small C_out: f·g pixels per channel */
+cs_status pass_mmalib_pack_pixels(cs_graph *g, const cs_target *t); /* small C_out 1x1: pixel blocks */
 cs_status pass_mmalib_pad_channels(cs_graph *g, const cs_target *t); /* C_out up to the tile */
 cs_status pass_fuse_mmalib_qdq_conv2d(cs_graph *g, const cs_target *t); /* conv, depthwise, grouped */
 cs_status pass_fuse_mmalib_qdq_fc(cs_graph *g, const cs_target *t); /* Gemm / MatMul as an FC */

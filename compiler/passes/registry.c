@@ -49,6 +49,8 @@ static const cs_pass_entry kPipeline[] = {
     {"MMALIBDilation", pass_mmalib_dilation, CS_GROUP_MMALIB},
     /* small C_out: f x g output pixels per channel (output space-to-depth) */
     {"MMALIBOutS2D", pass_mmalib_out_s2d, CS_GROUP_MMALIB},
+    /* small C_out 1x1: P pixel blocks per channel (reshapes: views) */
+    {"MMALIBPackPixels", pass_mmalib_pack_pixels, CS_GROUP_MMALIB},
     /* zero filters up to the MMA tile, for the conv pass right after */
     {"MMALIBPadChannels", pass_mmalib_pad_channels, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQConv2d", pass_fuse_mmalib_qdq_conv2d, CS_GROUP_MMALIB},

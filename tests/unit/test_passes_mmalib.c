@@ -733,7 +733,9 @@ static void test_channel_padding(void) {
    * to the generic conv): C_out 1 (64x the MACs); one output position (a
    * squeeze-excitation gate: the MMA would only load weights); a 1x1 conv
    * 16 -> 16 at 56x56 (MobileNetV3's: 16 MACs per output, so the padded
-   * output's DDR bytes, 4x the real ones, cost more than the core's MACs). */
+   * output's DDR bytes, 4x the real ones, cost more than the core's MACs;
+   * by the padding pass alone: in the pipeline MMALIBPackPixels takes it
+   * first, 4 pixel blocks per channel, test_pack_pixels). */
   cs_target t;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
   for (int v = 0; v < 3; v++) {
@@ -742,10 +744,15 @@ static void test_channel_padding(void) {
     else if (v == 1) { s.cin = 64; s.cout = 40; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0; }
     else { s.cin = 16; s.cout = 16; s.h = s.w = 56; s.kh = s.kw = 1; s.pad = 0; }
     g = conv_graph(&s);
-    CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    if (v < 2) {
+      CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
+    } else {
+      cs_mmalib_report_reset(g);
+      CHECK(pass_mmalib_pad_channels(g, &t) == CS_OK);
+    }
     p = pad_entry(g);
     CHECK_MSG(p && !p->padded && p->c_pad == 64 && p->mma_cycles >= 0.95 * p->scalar_cycles, "does not pay (%d)", v);
-    CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+    CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && (v == 2 || gb_count_op(g, CS_OP_K_CONV2D_I8) == 1));
     cs_graph_free(g);
   }
 
@@ -975,6 +982,136 @@ static void test_asym_stride(void) {
     CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0 && st && st[0] == 2 &&
                   st[1] == 1,
               "stride pass touched an ineligible layer (%d)", v);
+    cs_graph_free(g);
+  }
+}
+
+/* ---- pixel packing (MMALIBPackPixels) ------------------------------------ */
+
+static const cs_offload_pad *pack_entry(const cs_graph *g) {
+  for (int i = 0; i < g->offload.n_pad; i++)
+    if (g->offload.pads[i].what && !strcmp(g->offload.pads[i].what, "C_out pack")) return &g->offload.pads[i];
+  return NULL;
+}
+
+static void test_pack_pixels(void) {
+  cs_target t1, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  cs_target_default(&t0);
+  /* Match: PP-OCR cls's 8 -> 8 1x1 (here at 48x48 = 2304 pixels), which
+   * channel padding prices above the scalar core: P = 8 blocks of 288
+   * pixels, K = N = 64, one MMALIB conv on [1, 64, 6, 48]; both reshapes
+   * are copies the planner elides (views). */
+  conv_spec s = conv_default();
+  s.cin = 8; s.cout = 8; s.h = s.w = 48; s.kh = s.kw = 1; s.pad = 0;
+  cs_graph *g = conv_graph(&s);
+  int64_t n8, n64;
+  float *y8 = run_lowered(g, &t1, &n8);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
+  CHECK_MSG(k >= 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2 &&
+                gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
+            "pack 8 -> 8: offload %d, copies %d", k, gb_count_op(g, CS_OP_K_COPY));
+  if (k >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+    /* c_in, h, w, c_out, kh, kw, ... */
+    CHECK_MSG(a && cnt == 12 && a[0] == 64 && a[1] == 6 && a[2] == 48 && a[3] == 64 && a[4] == 1 && a[5] == 1,
+              "pack 8 -> 8: mm_args");
+  }
+  const cs_offload_pad *p = pack_entry(g);
+  CHECK_MSG(p && p->padded && p->c_out == 8 && p->c_pad == 64 && p->macs == 8LL * 8 * 2304 &&
+                p->macs_added == 64LL * 64 * 288 - 8LL * 8 * 2304 && p->mma_cycles < 0.95 * p->scalar_cycles,
+            "pack 8 -> 8: the report");
+  /* channel padding alone would not pay here (the decision it replaces) */
+  for (int i = 0; p && i < g->offload.n_pad; i++)
+    CHECK(g->offload.pads[i].padded == (&g->offload.pads[i] == p));
+  cs_graph_free(g);
+  /* Exactness: the real outputs equal the first 8 channels of the same
+   * layer with C_out 64 (conv_graph derives filters, biases and scales
+   * from the index), which MMALIB takes as it is: bit for bit. */
+  s.cout = 64;
+  g = conv_graph(&s);
+  float *y64 = run_lowered(g, &t1, &n64);
+  CHECK(pack_entry(g) == NULL && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1);
+  cs_graph_free(g);
+  CHECK(n8 == 8 * 2304 && n64 == 64 * 2304);
+  CHECK_MSG(n8 <= n64 && !memcmp(y8, y64, sizeof(float) * (size_t)n8),
+            "packed C_out 8 differs from the first 8 channels of C_out 64");
+  free(y8);
+  free(y64);
+  s.cout = 8;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "pack 8 -> 8 at 48x48");
+
+  /* P not dividing H: 8 -> 24, linear, o_zp 3, d_zp 5, per-tensor weights,
+   * at 6x384 (2304 pixels: the blocks run along the flattened pixels, so
+   * a P that divides H·W but not H packs into one row); the packed channels
+   * C·P rounded up to the tile are cut by the view. Bit for bit C_out 64's
+   * first 24 channels; within 1 LSB of the generic path. */
+  s = conv_default();
+  s.cin = 8; s.cout = 24; s.h = 6; s.w = 384; s.kh = s.kw = 1; s.pad = 0; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
+  s.per_channel = 0;
+  g = conv_graph(&s);
+  y8 = run_lowered(g, &t1, &n8);
+  p = pack_entry(g);
+  k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
+  CHECK_MSG(p && p->padded && k >= 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1,
+            "pack 8 -> 24 at 6x384: not taken");
+  if (p && k >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+    int64_t pp = a && cnt == 12 ? a[0] / 8 : 0; /* K = C_in·P */
+    CHECK_MSG(pp > 1 && a[0] == 8 * pp && a[1] * a[2] * pp == 6 * 384 && a[1] == (6 % pp ? 1 : 6 / pp) &&
+                  a[3] == p->c_pad && p->c_pad == (24 * pp + 63) / 64 * 64,
+              "pack 8 -> 24 at 6x384: mm_args (P %lld)", (long long)pp);
+    printf("  pack 8 -> 24 at 6x384: P %lld, [%lld, %lld] pixels\n", (long long)pp, (long long)a[1], (long long)a[2]);
+  }
+  cs_graph_free(g);
+  s.cout = 64;
+  g = conv_graph(&s);
+  y64 = run_lowered(g, &t1, &n64);
+  cs_graph_free(g);
+  CHECK(n8 == 24 * 2304 && n64 == 64 * 2304);
+  CHECK_MSG(n8 <= n64 && !memcmp(y8, y64, sizeof(float) * (size_t)n8),
+            "packed C_out 24 differs from the first 24 channels of C_out 64");
+  free(y8);
+  free(y64);
+  s.cout = 24;
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "pack 8 -> 24 at 6x384, linear, d_zp 5");
+
+  /* The rewrite alone means what the graph meant: packed, then lowered
+   * generically, equal to the layer lowered generically bit for bit. */
+  {
+    int64_t na, nb;
+    cs_graph *ga = conv_graph(&s), *gb = conv_graph(&s);
+    cs_mmalib_report_reset(ga);
+    CHECK(pass_mmalib_pack_pixels(ga, &t1) == CS_OK && pack_entry(ga) != NULL);
+    float *ya = run_lowered(ga, &t0, &na), *yb = run_lowered(gb, &t0, &nb);
+    CHECK_MSG(na == nb && na == 24 * 2304 && !memcmp(ya, yb, sizeof(float) * (size_t)na),
+              "the packed graph lowered generically differs from the layer as it was");
+    free(ya);
+    free(yb);
+    cs_graph_free(ga);
+    cs_graph_free(gb);
+  }
+
+  /* Decline, the graph untouched: padding is cheaper (256 -> 32 at 8x8:
+   * packing doubles K's panels for 32 pixels), a 3x3 kernel, a stride-2
+   * 1x1, a pad, C_out on the tile, and 67x67 pixels (no P <= 64 divides
+   * 4489 = 67²). */
+  for (int v = 0; v < 6; v++) {
+    s = conv_default();
+    s.kh = s.kw = 1; s.pad = 0; s.cin = 8; s.cout = 8; s.h = s.w = 48;
+    if (v == 0) { s.cin = 256; s.cout = 32; s.h = s.w = 8; }
+    if (v == 1) { s.kh = s.kw = 3; s.pad = 1; }
+    if (v == 2) { s.sh = s.sw = 2; }
+    if (v == 3) { s.pad = 1; }
+    if (v == 4) { s.cout = 64; }
+    if (v == 5) { s.h = s.w = 67; }
+    g = conv_graph(&s);
+    int nodes = g->n_nodes, values = g->n_values;
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_pack_pixels(g, &t1) == CS_OK);
+    CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0, "pack taken (%d)", v);
     cs_graph_free(g);
   }
 }
@@ -1298,6 +1435,7 @@ int main(void) {
   test_const_channels();
   test_asym_stride();
   test_out_s2d();
+  test_pack_pixels();
   test_dilation();
   test_batch_loop();
   test_graph_edge_is_staged();

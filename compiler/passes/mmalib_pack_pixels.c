@@ -1,0 +1,330 @@
+/*
+ * MMALIBPackPixels — pixel packing (issue 16, -mmalib=1, int8): a QDQ
+ * 1×1 conv (stride 1, no pads, groups 1) with few output channels (C_out
+ * off the 64-wide tile) computes P blocks of output pixels per channel,
+ * so that the MMA's panel fills with pixels instead of zero filters:
+ *
+ *   Q(act(Conv_1x1(DQ(x), w[C][C_in])))             → y   [1, C, H, W]
+ *   k_copy(x: all bytes)                            → x'  [1, C_in·P, H', W']
+ *   Q(act(Conv_1x1(DQ(x'), w'[C_pad][C_in·P])))     → y"  [1, C_pad, H', W']
+ *     → k_copy(first C·H·W elements)                → y
+ *
+ * with H'·W' = H·W/P (H' = H/P when P divides H, else 1 × H·W/P). The
+ * activations are NCHW with N = 1, so input channel ci's P blocks of
+ * H·W/P consecutive pixels are P consecutive "channels" ci·P + q of x'
+ * with the same bytes: both copies are reshapes of contiguous memory,
+ * which the planner turns into views (schedule/storage.c alias_copies: a
+ * whole-tensor k_copy whose input dies at it) — no call, no bytes moved.
+ * The filter of new channel o·P + p is block-diagonal: w'[o·P + p][ci·P +
+ * q] = w[o][ci] when q = p, else 0, so its accumulator at pixel j of the
+ * block is Σ_ci w[o][ci]·x[ci][p·H·W/P + j] — the original accumulator of
+ * channel o at pixel p·H·W/P + j, with o's bias and per-channel scale
+ * (replicated P times; the zero taps add 0, the weight zero point is 0 as
+ * MMALIB requires). Every real output is therefore bit-identical to the
+ * same layer offloaded with channel padding (same integer, bias,
+ * multiplier, activation), and y" in memory is y followed by the zero
+ * filters' channels (C_pad > C·P), which the cut drops as channel
+ * padding's does.
+ *
+ * Why only 1×1: a k×k window crosses the blocks' edges (rows from two
+ * blocks), which no reshape of x gives; the MMALIB conv strides H and W
+ * alike, so packing interleaved columns (kernel k × (k + P − 1), stride (1,
+ * P)) is an asymmetric stride it declines (MMALIBOutS2D packs f × f
+ * pixels instead, for k > 1). A strided or padded 1×1 reads pixels that
+ * are not one contiguous block either.
+ *
+ * What it buys: channel padding pays for C_pad = ⌈C/64⌉·64 output channels
+ * in DDR bytes and computes ⌈C_in/64⌉·⌈C/64⌉ panels over all H·W pixels;
+ * packing writes C·P (rounded up) channels of H·W/P pixels and computes
+ * ⌈C_in·P/64⌉·⌈C·P/64⌉ panels over H·W/P, the zero K taps filling the K
+ * rows the MMA wastes anyway when C_in < 64. PP-OCR cls's 8 → 8 1×1 at
+ * 24 × 96: padding estimates 492 K MMA cycles against 157 K on the core;
+ * P = 8 (K = N = 64, 288 positions) estimates ~117 K.
+ *
+ * The cost rule (mmalib_cost.c): for every P in 2..64 that divides H·W,
+ * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
+ * and write where it is not a view — x read by others or a graph input, y
+ * a graph output) against channel padding's (what MMALIBPadChannels would
+ * estimate) and the scalar core's for the layer as it is. The cheapest P
+ * is taken when it is below padding's estimate and pays against the core;
+ * otherwise the layer is left to MMALIBPadChannels. The conv pass must
+ * take the layer padded (cs_mm_conv_padded_rule, checked first: the
+ * packed conv has the same rules' inputs but K and the pixel count). A
+ * taken rewrite goes to the offload report's padding section (what = "C_out
+ * pack": c_out = C, c_pad = the packed conv's channels; macs_added = its
+ * MACs, zero taps and filters included, less the layer's).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "match/geometry.h"
+#include "match/mmalib_common.h"
+#include "match/pattern.h"
+#include "match/qdq_tail.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
+#include "pass_list.h"
+
+#define PACK_MAX 64 /* P in 2..PACK_MAX */
+
+/* One candidate P: the packed conv's geometry and estimate. */
+typedef struct pack_plan {
+  int p;
+  int64_t h, w;    /* the packed conv's rows, columns: h·w = H·W/P */
+  int64_t k, n;    /* its K = C_in·P, N = C·P rounded up to the tile */
+  int64_t macs;    /* n·k·h·w */
+  double mma_cycles;
+} pack_plan;
+
+/* Plan P for a C_in → c 1×1 conv over hh × ww pixels (P = 1: channel
+ * padding as MMALIBPadChannels prices it); 0 if P does not divide them.
+ * in_copy, out_copy: the input / output reshape is a real copy. */
+static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, int tile, int in_copy, int out_copy,
+                pack_plan *pl) {
+  memset(pl, 0, sizeof *pl);
+  if ((hh * ww) % p) return 0;
+  pl->p = p;
+  pl->h = hh % p == 0 ? hh / p : 1;
+  pl->w = hh % p == 0 ? ww : hh * ww / p;
+  pl->k = c_in * p;
+  pl->n = cs_mm_round_up(c * p, tile);
+  int64_t pos = pl->h * pl->w;
+  pl->macs = pl->n * pl->k * pos;
+  double in = (double)(c_in * hh * ww), out = (double)(c * hh * ww); /* int8: 1 byte each */
+  double bytes = in + (double)(pl->n * pl->k) + (double)(pl->n * pos);
+  if (p > 1 && in_copy) bytes += 2.0 * in;
+  if (out_copy && (p > 1 || pl->n != c)) bytes += 2.0 * out; /* the cut (or reshape) at a graph output */
+  pl->mma_cycles = cs_mm_cost_mma(pl->k, pl->n, pos, tile, bytes);
+  return 1;
+}
+
+/* A constant like `src` (axis 0 of c entries) with n entries: entry ch <
+ * c·p is src[ch / p], the rest zero or (fill_last: a scale) the last
+ * entry. -1 when out of memory. */
+static int replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t p, int64_t n,
+                      int fill_last) {
+  const cs_value *v = cs_graph_value(g, src);
+  int64_t shape[CS_MAX_RANK];
+  int rank = v->rank ? v->rank : 1;
+  memcpy(shape, v->shape, sizeof shape);
+  if (!v->rank) shape[0] = 1;
+  size_t row = cs_dtype_size(v->dtype);
+  for (int d = 1; d < rank; d++) row *= (size_t)shape[d];
+  unsigned char *data = calloc((size_t)n * row + 1, 1);
+  if (!data) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  const unsigned char *from = v->data;
+  for (int64_t ch = 0; ch < n; ch++) {
+    int64_t oc = ch < c * p ? ch / p : fill_last ? c - 1 : -1;
+    if (oc >= 0) memcpy(data + (size_t)ch * row, from + (size_t)oc * row, row);
+  }
+  shape[0] = n;
+  int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
+  free(data);
+  return id;
+}
+
+/* The block-diagonal filters w' [n, C_in·P, 1, 1] of w [c, C_in, 1, 1]. */
+static int packed_weights(cs_graph *g, const char *base, int w, const pack_plan *pl) {
+  const cs_value *v = cs_graph_value(g, w);
+  int64_t c = v->shape[0], ci = v->shape[1], p = pl->p;
+  size_t e = cs_dtype_size(v->dtype);
+  int64_t shape[4] = {pl->n, pl->k, 1, 1};
+  unsigned char *data = calloc((size_t)(pl->n * pl->k) + 1, e);
+  if (!data) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  const unsigned char *from = v->data;
+  for (int64_t o = 0; o < c; o++)
+    for (int64_t q = 0; q < p; q++)
+      for (int64_t i = 0; i < ci; i++)
+        memcpy(data + (size_t)((o * p + q) * pl->k + i * p + q) * e, from + (size_t)(o * ci + i) * e, e);
+  int id = cs_add_const_named(g, base, "mm_pack_w", v->dtype, 4, shape, data);
+  free(data);
+  return id;
+}
+
+/* Replicate DQ node dq's per-channel parameters (and, with `data`, its
+ * constant input: a bias) for the plan. */
+static cs_status replicate_dq(cs_graph *g, int dq, const char *base, const char *what, int64_t c,
+                              const pack_plan *pl, int data) {
+  char suffix[64];
+  int n_in = cs_graph_node(g, dq)->n_inputs;
+  for (int j = data ? 0 : 1; j < n_in && j < 3; j++) {
+    int in = cs_graph_node(g, dq)->inputs[j];
+    if (in < 0) continue;
+    const cs_value *v = cs_graph_value(g, in);
+    if (j > 0 && (v->rank != 1 || v->shape[0] != c)) continue; /* per-tensor */
+    snprintf(suffix, sizeof suffix, "mm_pack_%s%s", what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
+    int id = replicated(g, base, suffix, in, c, pl->p, pl->n, j == 1);
+    if (id < 0) return CS_ERR_NOMEM;
+    cs_node_set_input(g, dq, j, id);
+  }
+  return CS_OK;
+}
+
+/* A value of v's dtype, quantization and from_u8 named <v>.<suffix> with
+ * `shape`; -1 when out of memory. */
+static int like(cs_graph *g, int v, const char *suffix, const int64_t shape[4]) {
+  const cs_value *vv = cs_graph_value(g, v);
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", vv->name ? vv->name : "x", suffix);
+  int id = cs_graph_add_value(g, name, vv->dtype, 4, shape);
+  if (id < 0) return -1;
+  vv = cs_graph_value(g, v);
+  cs_value *nv = cs_graph_value(g, id);
+  nv->from_u8 = vv->from_u8;
+  if (vv->quant &&
+      cs_value_set_quant(nv, vv->quant->axis, vv->quant->count, vv->quant->scale, vv->quant->zero_point) != CS_OK)
+    return -1;
+  return id;
+}
+
+/* The conv reads DQ(x') instead of DQ(x): x' = k_copy(x) reshaped. The
+ * DQ is the conv's own (checked by the caller). */
+static cs_status pack_input(cs_graph *g, int xdq, const pack_plan *pl, const char *base) {
+  int xq = cs_graph_node(g, xdq)->inputs[0];
+  int64_t sh[4] = {1, pl->k, pl->h, pl->w};
+  int xp = like(g, xq, "mm_pack", sh);
+  if (xp < 0) return CS_ERR_NOMEM;
+  int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &xq, xp);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, xp));
+  cs_node_set_input(g, xdq, 0, xp);
+  memcpy(cs_graph_value(g, cs_graph_node(g, xdq)->outputs[0])->shape, sh, sizeof sh);
+  return CS_OK;
+}
+
+/* The tail's Q writes y" and a k_copy of y's bytes (the real channels, a
+ * prefix of y") writes y. */
+static cs_status unpack_output(cs_graph *g, const cs_qdq_tail *tail, const pack_plan *pl, const char *base) {
+  int64_t sh[4] = {1, pl->n, pl->h, pl->w};
+  if (tail->act >= 0) memcpy(cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0])->shape, sh, sizeof sh);
+  int y = cs_graph_node(g, tail->q)->outputs[0];
+  const cs_value *yv = cs_graph_value(g, y);
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_pack", yv->name ? yv->name : base);
+  int yp = cs_reroute_output(g, tail->q, name, 4, sh);
+  if (yp < 0) return CS_ERR_NOMEM;
+  int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &yp, y);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
+  return CS_OK;
+}
+
+static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
+  const cs_node *conv = cs_graph_node(g, conv_id);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  if (!d || d->dt != CS_DTYPE_I8) return CS_OK;
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
+  int64_t c = yc->shape[1], hh = yc->shape[2], ww = yc->shape[3], c_in = x->shape[1];
+  if (c <= 0 || c % d->mult == 0 || hh <= 0 || ww <= 0 || x->shape[2] != hh || x->shape[3] != ww) return CS_OK;
+  cs_window2d win;
+  if (cs_window2d_from_node(g, conv, &win) != CS_OK) {
+    cs_error_clear();
+    return CS_OK;
+  }
+  const char *ap = cs_node_attr_string(conv, "auto_pad", "NOTSET");
+  if (ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return CS_OK;
+  if (win.k_h != 1 || win.k_w != 1 || win.stride_h != 1 || win.stride_w != 1 || win.dil_h != 1 ||
+      win.dil_w != 1 || win.pad_top || win.pad_left || win.pad_bottom || win.pad_right)
+    return CS_OK;
+  /* The pieces the rewrite changes: the data's DQ (the conv's own), the
+   * weight (a constant read only here, zero point 0), the bias, the tail. */
+  int xdq = cs_match_producer(g, conv->inputs[0], CS_OP_DEQUANTIZE_LINEAR);
+  if (xdq < 0 || cs_match_single_consumer(g, conv->inputs[0]) != conv_id) return CS_OK;
+  for (int j = 1; j < cs_graph_node(g, xdq)->n_inputs; j++) { /* per-tensor data */
+    int in = cs_graph_node(g, xdq)->inputs[j];
+    if (in >= 0 && cs_value_numel(cs_graph_value(g, in)) != 1) return CS_OK;
+  }
+  int wdq = -1;
+  if (!cs_mm_weight_dq_zp0(g, conv->inputs[1], d->dt, &wdq)) return CS_OK;
+  int wc = cs_graph_node(g, wdq)->inputs[0];
+  const cs_value *wv = cs_graph_value(g, wc);
+  if (!cs_match_is_const(g, wc) || wv->rank != 4 || wv->shape[0] != c || wv->shape[1] != c_in ||
+      wv->shape[2] != 1 || wv->shape[3] != 1 || cs_match_single_consumer(g, cs_graph_node(g, wdq)->outputs[0]) != conv_id)
+    return CS_OK;
+  int b = conv->n_inputs > 2 ? conv->inputs[2] : -1, bdq = -1;
+  if (b >= 0) {
+    if (cs_match_single_consumer(g, b) != conv_id) return CS_OK;
+    bdq = cs_match_producer(g, b, CS_OP_DEQUANTIZE_LINEAR);
+    if (bdq >= 0 ? !cs_match_is_const(g, cs_graph_node(g, bdq)->inputs[0]) : !cs_match_is_const(g, b))
+      return CS_OK;
+    const cs_value *bv = cs_graph_value(g, bdq >= 0 ? cs_graph_node(g, bdq)->inputs[0] : b);
+    if (bv->rank != 1 || bv->shape[0] != c) return CS_OK;
+  }
+  cs_qdq_tail tail;
+  if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
+  cs_qparams_free(&tail.out);
+  /* The conv pass must take the layer padded (then it takes it packed:
+   * the same rules' inputs but K and the pixel count). */
+  char why[200];
+  const char *rule = NULL;
+  cs_status st = cs_mm_conv_padded_rule(g, t, conv_id, d, cs_mm_round_up(c, d->mult), &rule, why, sizeof why);
+  if (st != CS_OK || rule) return st;
+
+  /* The estimates: the layer on the core, padded, and every P. The input
+   * reshape is a view only when x' is the sole reader of an arena x. */
+  int xq = cs_graph_node(g, xdq)->inputs[0];
+  int in_copy = cs_graph_value(g, xq)->producer < 0 || cs_graph_is_output(g, xq) ||
+                cs_match_single_consumer(g, xq) != xdq;
+  int y = cs_graph_node(g, tail.q)->outputs[0];
+  int out_copy = cs_graph_is_model_output(g, y);
+  int64_t macs = c * c_in * hh * ww;
+  double scalar = cs_mm_cost_scalar(macs, (double)(c_in * hh * ww + c * c_in + c * hh * ww));
+  pack_plan pad, best, cand;
+  plan(c_in, c, hh, ww, 1, d->mult, in_copy, out_copy, &pad);
+  memset(&best, 0, sizeof best);
+  for (int p = 2; p <= PACK_MAX; p++)
+    if (plan(c_in, c, hh, ww, p, d->mult, in_copy, out_copy, &cand) && c_in * p <= 131071 &&
+        (!best.p || cand.mma_cycles < best.mma_cycles))
+      best = cand;
+  if (!best.p || best.mma_cycles >= pad.mma_cycles || !cs_mm_cost_pays(best.mma_cycles, scalar)) return CS_OK;
+
+  /* Rewrite: weights and their per-channel parameters, the bias, the
+   * input and the output. */
+  char base[256];
+  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
+  int nw = packed_weights(g, base, wc, &best);
+  if (nw < 0) return CS_ERR_NOMEM;
+  cs_node_set_input(g, wdq, 0, nw);
+  if ((st = replicate_dq(g, wdq, base, "w", c, &best, 0)) != CS_OK) return st;
+  int64_t wsh[4] = {best.n, best.k, 1, 1};
+  memcpy(cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape, wsh, sizeof wsh);
+  if (b >= 0) {
+    if (bdq >= 0) {
+      if ((st = replicate_dq(g, bdq, base, "b", c, &best, 1)) != CS_OK) return st;
+      cs_graph_value(g, b)->shape[0] = best.n;
+    } else {
+      int nb = replicated(g, base, "mm_pack_b", b, c, best.p, best.n, 0);
+      if (nb < 0) return CS_ERR_NOMEM;
+      cs_node_set_input(g, conv_id, 2, nb);
+    }
+  }
+  if ((st = pack_input(g, xdq, &best, base)) != CS_OK) return st;
+  int64_t ysh[4] = {1, best.n, best.h, best.w};
+  memcpy(cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape, ysh, sizeof ysh);
+  if ((st = unpack_output(g, &tail, &best, base)) != CS_OK) return st;
+
+  cs_offload_pad rep;
+  memset(&rep, 0, sizeof rep);
+  const char *lname = cs_graph_node(g, conv_id)->name;
+  snprintf(rep.layer, sizeof rep.layer, "%s", lname ? lname : "?");
+  rep.what = "C_out pack";
+  rep.c_out = (int)c;
+  rep.c_pad = (int)best.n;
+  rep.padded = 1;
+  rep.macs = macs;
+  rep.macs_added = best.macs - macs;
+  rep.weight_bytes_added = best.n * best.k - c * c_in;
+  rep.act_bytes_added = best.n * best.h * best.w - c * hh * ww;
+  rep.mma_cycles = best.mma_cycles;
+  rep.scalar_cycles = scalar;
+  cs_mmalib_report_pad(g, &rep);
+  return CS_OK;
+}
+
+cs_status pass_mmalib_pack_pixels(cs_graph *g, const cs_target *t) { return cs_mm_each_conv(g, t, consider_conv); }
