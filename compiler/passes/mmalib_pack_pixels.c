@@ -14,7 +14,8 @@
  * H·W/P consecutive pixels are P consecutive "channels" ci·P + q of x'
  * with the same bytes: both copies are reshapes of contiguous memory,
  * which the planner turns into views (schedule/storage.c alias_copies: a
- * whole-tensor k_copy whose input dies at it) — no call, no bytes moved.
+ * whole-tensor k_copy whose input dies at it, or a whole-tensor k_slice
+ * when x is read again) — no call, no bytes moved.
  * The filter of new channel o·P + p is block-diagonal: w'[o·P + p][ci·P +
  * q] = w[o][ci] when q = p, else 0, so its accumulator at pixel j of the
  * block is Σ_ci w[o][ci]·x[ci][p·H·W/P + j] — the original accumulator of
@@ -49,9 +50,9 @@
  *
  * The cost rule (mmalib_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
- * and write where it is not a view — x read by others or a graph input, y
- * a graph output; a graph input is copied by the conv pass's staging in
- * either plan) against channel padding's (what MMALIBPadChannels would
+ * and write where it is not a view — y a graph output; a graph input is
+ * copied by the conv pass's staging in either plan) against channel
+ * padding's (what MMALIBPadChannels would
  * estimate) and the scalar core's for the layer as it is. The cheapest P
  * is taken when it is below padding's estimate and pays against the core;
  * otherwise the layer is left to MMALIBPadChannels. The conv pass must
@@ -194,18 +195,50 @@ static int like(cs_graph *g, int v, const char *suffix, const int64_t shape[4]) 
   return id;
 }
 
-/* The conv reads DQ(x') instead of DQ(x): x' = k_copy(x) reshaped. The
- * DQ is the conv's own (checked by the caller). */
-static cs_status pack_input(cs_graph *g, int xdq, const pack_plan *pl, const char *base) {
+/* The conv reads DQ(x') instead of DQ(x), x' being x's bytes as [1,
+ * C_in·P, H', W']: a k_copy when the conv's DQ is x's only reader (the
+ * planner's prefix view: x dies at it; at a graph input it is the edge's
+ * staging copy), else a whole-tensor k_slice (a view although x is read
+ * again — a residual add — storage.c alias_copies) and a DQ of the conv's
+ * own when the old one has other readers. */
+static cs_status pack_input(cs_graph *g, int conv_id, int xdq, const pack_plan *pl, const char *base) {
   int xq = cs_graph_node(g, xdq)->inputs[0];
   int64_t sh[4] = {1, pl->k, pl->h, pl->w};
   int xp = like(g, xq, "mm_pack", sh);
   if (xp < 0) return CS_ERR_NOMEM;
-  int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &xq, xp);
+  int dq_shared = cs_match_single_consumer(g, cs_graph_node(g, xdq)->outputs[0]) != conv_id;
+  int sole = !dq_shared && cs_match_single_consumer(g, xq) == xdq;
+  const cs_value *xv = cs_graph_value(g, xq);
+  int k = cs_add_kernel(g, sole || xv->producer < 0 ? CS_OP_K_COPY : CS_OP_K_SLICE, base, 1, &xq, xp);
   if (k < 0) return CS_ERR_NOMEM;
-  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, xp));
-  cs_node_set_input(g, xdq, 0, xp);
-  memcpy(cs_graph_value(g, cs_graph_node(g, xdq)->outputs[0])->shape, sh, sizeof sh);
+  if (cs_graph_node(g, k)->op == CS_OP_K_COPY) {
+    cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, xp));
+  } else {
+    tidsp_slice_params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = 4;
+    sp.elem_size = (int32_t)cs_dtype_size(xv->dtype);
+    for (int d = 0; d < 4; d++) {
+      sp.in_shape[d] = sp.out_shape[d] = (int32_t)xv->shape[d];
+      sp.step[d] = 1;
+    }
+    cs_graph_node(g, k)->k.slice = sp;
+  }
+  if (!dq_shared) {
+    cs_node_set_input(g, xdq, 0, xp);
+    memcpy(cs_graph_value(g, cs_graph_node(g, xdq)->outputs[0])->shape, sh, sizeof sh);
+    return CS_OK;
+  }
+  const cs_node *dq = cs_graph_node(g, xdq);
+  int ins[3] = {xp, dq->n_inputs > 1 ? dq->inputs[1] : -1, dq->n_inputs > 2 ? dq->inputs[2] : -1};
+  int n_in = dq->n_inputs < 3 ? dq->n_inputs : 3;
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_pack_dq", base);
+  int xf = cs_graph_add_value(g, name, CS_DTYPE_F32, 4, sh);
+  if (xf < 0) return CS_ERR_NOMEM;
+  int nd = cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, name, base, n_in, ins, 1, &xf);
+  if (nd < 0) return CS_ERR_NOMEM;
+  cs_node_set_input(g, conv_id, 0, xf);
   return CS_OK;
 }
 
@@ -246,10 +279,10 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   /* The pieces the rewrite changes: the data's DQ (the conv's own), the
    * weight (a constant read only here, zero point 0), the bias, the tail. */
   int xdq = cs_match_producer(g, conv->inputs[0], CS_OP_DEQUANTIZE_LINEAR);
-  if (xdq < 0 || cs_match_single_consumer(g, conv->inputs[0]) != conv_id) return CS_OK;
+  if (xdq < 0 || cs_graph_node(g, xdq)->n_inputs > 3) return CS_OK;
   for (int j = 1; j < cs_graph_node(g, xdq)->n_inputs; j++) { /* per-tensor data */
     int in = cs_graph_node(g, xdq)->inputs[j];
-    if (in >= 0 && cs_value_numel(cs_graph_value(g, in)) != 1) return CS_OK;
+    if (in >= 0 && (!cs_match_is_const(g, in) || cs_value_numel(cs_graph_value(g, in)) != 1)) return CS_OK;
   }
   int wdq = -1;
   if (!cs_mm_weight_dq_zp0(g, conv->inputs[1], d->dt, &wdq)) return CS_OK;
@@ -280,8 +313,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   /* The estimates: the layer on the core, padded, and every P. The input
    * reshape is a view only when x' is the sole reader of an arena x. */
   int xq = cs_graph_node(g, xdq)->inputs[0];
-  int in_copy = cs_graph_value(g, xq)->producer < 0 || cs_graph_is_output(g, xq) ? 2
-                : cs_match_single_consumer(g, xq) != xdq;
+  if (cs_match_is_const(g, xq)) return CS_OK; /* (MMALIBConstChannels' case) */
+  int in_copy = cs_graph_value(g, xq)->producer < 0 ? 2 : cs_graph_is_output(g, xq) ? 1 : 0;
   int y = cs_graph_node(g, tail.q)->outputs[0];
   int out_copy = cs_graph_is_model_output(g, y);
   int64_t macs = c * c_in * hh * ww;
@@ -318,7 +351,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
       cs_node_set_input(g, conv_id, 2, nb);
     }
   }
-  if ((st = pack_input(g, xdq, &best, base)) != CS_OK) return st;
+  if ((st = pack_input(g, conv_id, xdq, &best, base)) != CS_OK) return st;
   int64_t ysh[4] = {1, best.n, best.h, best.w};
   memcpy(cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape, ysh, sizeof ysh);
   if ((st = unpack_output(g, &tail, &best, base)) != CS_OK) return st;

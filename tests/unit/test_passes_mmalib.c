@@ -994,6 +994,23 @@ static const cs_offload_pad *pack_entry(const cs_graph *g) {
   return NULL;
 }
 
+/* conv_graph with a second reader of the conv's input DQ (a residual
+ * branch's stand-in: Relu → a second graph output). */
+static cs_graph *pack_shared_graph(const conv_spec *s) {
+  cs_graph *g = conv_graph(s);
+  int conv = gb_find_op(g, CS_OP_CONV);
+  int x = cs_graph_node(g, conv)->inputs[0];
+  const cs_value *xv = cs_graph_value(g, x);
+  int r = gb_node(g, CS_OP_RELU, "branch", 1, &x, CS_DTYPE_F32, 4, xv->shape, NULL);
+  int outs[2] = {g->outputs[0], r};
+  free(g->inputs);
+  free(g->outputs);
+  int in = gb_find_op(g, CS_OP_QUANTIZE_LINEAR);
+  int xin = cs_graph_node(g, in)->inputs[0];
+  gb_set_io(g, 1, &xin, 2, outs);
+  return g;
+}
+
 static void test_pack_pixels(void) {
   cs_target t1, t0;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
@@ -1043,40 +1060,40 @@ static void test_pack_pixels(void) {
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "pack 8 -> 8 at 48x48");
 
   /* P not dividing H: 8 -> 24, linear, o_zp 3, d_zp 5, per-tensor weights,
-   * at 6x384 (2304 pixels: the blocks run along the flattened pixels, so
-   * a P that divides H·W but not H packs into one row); the packed channels
+   * at 5x384 (1920 pixels: the blocks run along the flattened pixels, so
+   * P = 2, which divides H·W but not H, packs into one row); the packed channels
    * C·P rounded up to the tile are cut by the view. Bit for bit C_out 64's
    * first 24 channels; within 1 LSB of the generic path. */
   s = conv_default();
-  s.cin = 8; s.cout = 24; s.h = 6; s.w = 384; s.kh = s.kw = 1; s.pad = 0; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
+  s.cin = 8; s.cout = 24; s.h = 5; s.w = 384; s.kh = s.kw = 1; s.pad = 0; s.relu = 0; s.o_zp = 3; s.x_zp = 5;
   s.per_channel = 0;
   g = conv_graph(&s);
   y8 = run_lowered(g, &t1, &n8);
   p = pack_entry(g);
   k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
   CHECK_MSG(p && p->padded && k >= 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1,
-            "pack 8 -> 24 at 6x384: not taken");
+            "pack 8 -> 24 at 5x384: not taken");
   if (p && k >= 0) {
     int cnt = 0;
     const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
     int64_t pp = a && cnt == 12 ? a[0] / 8 : 0; /* K = C_in·P */
-    CHECK_MSG(pp > 1 && a[0] == 8 * pp && a[1] * a[2] * pp == 6 * 384 && a[1] == (6 % pp ? 1 : 6 / pp) &&
+    CHECK_MSG(pp > 1 && a[0] == 8 * pp && a[1] * a[2] * pp == 5 * 384 && a[1] == 1 && 5 % pp &&
                   a[3] == p->c_pad && p->c_pad == (24 * pp + 63) / 64 * 64,
-              "pack 8 -> 24 at 6x384: mm_args (P %lld)", (long long)pp);
-    printf("  pack 8 -> 24 at 6x384: P %lld, [%lld, %lld] pixels\n", (long long)pp, (long long)a[1], (long long)a[2]);
+              "pack 8 -> 24 at 5x384: mm_args (P %lld)", (long long)pp);
+    printf("  pack 8 -> 24 at 5x384: P %lld, [%lld, %lld] pixels\n", (long long)pp, (long long)a[1], (long long)a[2]);
   }
   cs_graph_free(g);
   s.cout = 64;
   g = conv_graph(&s);
   y64 = run_lowered(g, &t1, &n64);
   cs_graph_free(g);
-  CHECK(n8 == 24 * 2304 && n64 == 64 * 2304);
+  CHECK(n8 == 24 * 1920 && n64 == 64 * 1920);
   CHECK_MSG(n8 <= n64 && !memcmp(y8, y64, sizeof(float) * (size_t)n8),
             "packed C_out 24 differs from the first 24 channels of C_out 64");
   free(y8);
   free(y64);
   s.cout = 24;
-  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "pack 8 -> 24 at 6x384, linear, d_zp 5");
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "pack 8 -> 24 at 5x384, linear, d_zp 5");
 
   /* The rewrite alone means what the graph meant: packed, then lowered
    * generically, equal to the layer lowered generically bit for bit. */
@@ -1086,12 +1103,52 @@ static void test_pack_pixels(void) {
     cs_mmalib_report_reset(ga);
     CHECK(pass_mmalib_pack_pixels(ga, &t1) == CS_OK && pack_entry(ga) != NULL);
     float *ya = run_lowered(ga, &t0, &na), *yb = run_lowered(gb, &t0, &nb);
-    CHECK_MSG(na == nb && na == 24 * 2304 && !memcmp(ya, yb, sizeof(float) * (size_t)na),
+    CHECK_MSG(na == nb && na == 24 * 1920 && !memcmp(ya, yb, sizeof(float) * (size_t)na),
               "the packed graph lowered generically differs from the layer as it was");
     free(ya);
     free(yb);
     cs_graph_free(ga);
     cs_graph_free(gb);
+  }
+
+  /* The conv's input read again (a residual add's operand): the conv
+   * gets a DQ of its own on a whole-tensor k_slice of x (a view although
+   * x lives on), the other reader keeps x. Packed, then lowered
+   * generically: both outputs bit for bit the layer's as it was; with
+   * -mmalib=1 one MMALIB conv. */
+  {
+    s = conv_default();
+    s.cin = 8; s.cout = 8; s.h = s.w = 48; s.kh = s.kw = 1; s.pad = 0;
+    cs_graph *ga = pack_shared_graph(&s), *gb = pack_shared_graph(&s);
+    cs_mmalib_report_reset(ga);
+    int dqs = gb_count_op(ga, CS_OP_DEQUANTIZE_LINEAR);
+    CHECK(pass_mmalib_pack_pixels(ga, &t1) == CS_OK && pack_entry(ga) != NULL);
+    CHECK_MSG(gb_count_op(ga, CS_OP_K_SLICE) == 1 && gb_count_op(ga, CS_OP_DEQUANTIZE_LINEAR) == dqs + 1,
+              "shared input: slices %d, DQs %d (was %d)", gb_count_op(ga, CS_OP_K_SLICE),
+              gb_count_op(ga, CS_OP_DEQUANTIZE_LINEAR), dqs);
+    CHECK(cs_passes_run(ga, &t0, NULL) == CS_OK && cs_passes_run(gb, &t0, NULL) == CS_OK);
+    int64_t nx = cs_value_numel(cs_graph_value(ga, ga->inputs[0]));
+    float *x = make_input(nx);
+    const void *in[1] = {x};
+    int32_t sa, sb;
+    void **ba = gb_run(ga, in, &sa), **bb = gb_run(gb, in, &sb);
+    CHECK(sa == 0 && sb == 0);
+    for (int o = 0; o < 2 && sa == 0 && sb == 0; o++) {
+      int64_t n = cs_value_numel(cs_graph_value(ga, ga->outputs[o]));
+      CHECK_MSG(n == cs_value_numel(cs_graph_value(gb, gb->outputs[o])) &&
+                    !memcmp(ba[ga->outputs[o]], bb[gb->outputs[o]], sizeof(float) * (size_t)n),
+                "shared input: output %d differs from the layer as it was", o);
+    }
+    gb_free_run(ga, ba);
+    gb_free_run(gb, bb);
+    free(x);
+    cs_graph_free(ga);
+    cs_graph_free(gb);
+    ga = pack_shared_graph(&s);
+    CHECK(cs_passes_run(ga, &t1, NULL) == CS_OK);
+    CHECK(pack_entry(ga) != NULL && gb_count_op(ga, CS_OP_K_MMALIB_CONV2D_I8) == 1 &&
+          gb_count_op(ga, CS_OP_K_CONV2D_I8) == 0);
+    cs_graph_free(ga);
   }
 
   /* Decline, the graph untouched: padding is cheaper (256 -> 32 at 8x8:
