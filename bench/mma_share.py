@@ -97,8 +97,9 @@ def main():
         models.append(("digits_int8", os.path.join(ROOT, "examples", "digits", "digits_int8.onnx")))
     if a.trained or a.only_trained:
         models += trained_models()
-    print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added before "
+          "| after |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, model in models:
             if not os.path.exists(model):
@@ -106,7 +107,7 @@ def main():
             b = share(a.before, model, os.path.join(tmp, f"b_{name}"))
             s, ratio, layers, nbytes = share(a.after, model, os.path.join(tmp, f"a_{name}"))
             print(f"| {name} | {100 * b[0]:.1f} % | {100 * s:.1f} % | {layers} | {b[1]:.3f} | {ratio:.3f} | "
-                  f"{nbytes} |", flush=True)
+                  f"{b[3]} | {nbytes} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,9 @@ def test_packed_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
     # (asymmetric: ReLU fused as the clamp), the cut into the caller's buffer
     assert "mmalib_conv2d_i8(" in src and "tidsp_conv2d_i8" not in src
     assert src.count("tidsp_copy(") == (1 if symmetric else 2)
+    # ... and the output's reshape inside the arena is a view (elided)
+    copies = [l for l in man["layers"] if l["kernel"] == "tidsp_copy"]
+    assert len(copies) == 2 and sum(bool(l.get("elided")) for l in copies) == (1 if symmetric else 0)
     x = np.random.default_rng(7).normal(size=(1, c_in, hw, hw)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
