@@ -48,12 +48,20 @@
  * bytes) but multiplies the MACs by C·P/C_pad, which the issue's MACs
  * criterion counts against the model.
  *
+ * The remainder: the blocks run along the flattened pixels, so W need not
+ * be a multiple of P, only H·W (H' = 1 when P does not divide H); when no
+ * P in 2..64 with C·P ≤ C_pad divides H·W, the layer is left to channel
+ * padding as it was — there is never a partial block.
+ *
+ * int8 only: the int16 tile is 32 wide, and the int16 passes' padding is
+ * all that prices them.
+ *
  * The cost rule (mmalib_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
  * and write where it is not a view — y a graph output; a graph input is
  * copied by the conv pass's staging in either plan) against channel
- * padding's (what MMALIBPadChannels would
- * estimate) and the scalar core's for the layer as it is. The cheapest P
+ * padding's (what MMALIBPadChannels would estimate) and the scalar core's
+ * for the layer as it is. The cheapest P
  * is taken when it is below padding's estimate and pays against the core;
  * otherwise the layer is left to MMALIBPadChannels. The conv pass must
  * take the layer padded (cs_mm_conv_padded_rule, checked first: the
