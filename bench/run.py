@@ -335,6 +335,8 @@ def bench_model(name, onnx_path, x_path, et_arch, build, repeat, tmp, use_et):
         r[f"{form}_run_ms"] = latency(out)
         r[f"{form}_rss"] = rss
         outs[form] = np.load(y)
+    with open(os.path.join(dirs["fast"], "manifest.json")) as f:
+        r["weights_mib"] = json.load(f)["weights_bytes"] / 2**20
     # Peak RSS of each ORT configuration and of ExecuTorch, each alone
     cfgs = ort_configs(onnx_path)
     engines = [{"name": "cstatic", "kind": "cstatic", "dir": dirs["fast"]}]
@@ -481,7 +483,13 @@ def acceptance(active, peaks, models, shares):
         rss = [r.get(f"{k}_rss") for k in ("ort", "ort8") if r.get(f"{k}_rss")]
         if r.get("fast_rss") and rss:
             ratio = r["fast_rss"] / min(rss)
-            line(f"{r['name']}: peak RSS / ORT's", "≤ 0.2", f"{ratio:.2f}", ratio <= 0.2)
+            # The model's own constants are a floor no engine goes below; where
+            # they alone exceed 0.2x ORT's RSS (ViT-B: 83 of ORT's 240 MiB) the
+            # ratio cannot be met, so the row also says what is beyond them.
+            w = r.get("weights_mib", 0.0)
+            value = (f"{ratio:.2f} ({r['fast_rss']:.0f} MiB, of which weights {w:.1f}; "
+                     f"beyond the weights {(r['fast_rss'] - w) / (min(rss) - w):.2f} of ORT's)")
+            line(f"{r['name']}: peak RSS / ORT's", "≤ 0.2", value, ratio <= 0.2)
     L.append("")
     return L
 
