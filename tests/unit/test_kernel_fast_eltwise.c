@@ -922,6 +922,49 @@ static void test_maxpool(void) {
             }
     CHECK(cases > 100);
   }
+  /* Stride 2 along rows of more than 32 outputs (the AVX-512 even/odd
+   * split path: L = 64 − ⌈span/2⌉ outputs per vector, span ≤ 16): widths
+   * around one and two vectors of L, windows 1..9 wide at dilation 1 and 2
+   * (span 16 the last taken, 18 the direct path), every left pad up to the
+   * span, ceil mode, row strides 1..3, ResNet's 112² 3×3/2 pad 1. */
+  {
+    static const int32_t widths[] = {65, 66, 112, 123, 124, 125, 126, 127, 128, 129, 250, 300};
+    int32_t wi, k_w, d, rep, cases = 0;
+    for (wi = 0; wi < (int32_t)(sizeof widths / sizeof widths[0]); wi++)
+      for (k_w = 1; k_w <= 9; k_w++)
+        for (d = 1; d <= 2; d++)
+          for (rep = 0; rep < 2; rep++) {
+            tidsp_pool2d_params p;
+            const int32_t span = (k_w - 1) * d;
+            memset(&p, 0, sizeof(p));
+            p.n = 1 + rep;
+            p.c = 2;
+            p.h_in = 3 + (int32_t)(rnd() % 6);
+            p.w_in = widths[wi];
+            p.k_h = rnd_range(1, 3);
+            p.k_w = k_w;
+            p.stride_h = rnd_range(1, 3);
+            p.stride_w = 2;
+            p.dil_h = 1;
+            p.dil_w = d;
+            p.pad_top = rnd_range(0, p.k_h - 1);
+            p.pad_bottom = rnd_range(0, p.k_h - 1);
+            p.pad_left = rnd_range(0, span);
+            p.pad_right = rnd_range(0, span);
+            p.h_out = out_len(p.h_in, p.k_h, p.stride_h, 1, p.pad_top + p.pad_bottom, rep);
+            p.w_out = out_len(p.w_in, p.k_w, 2, d, p.pad_left + p.pad_right, rep);
+            if (p.h_out <= 0 || p.w_out <= 32)
+              continue;
+            check_maxpool(&p, 0);
+            cases++;
+          }
+    CHECK(cases > 300);
+    {
+      tidsp_pool2d_params r = {2, 5, 112, 112, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0};
+      check_maxpool(&r, 0);
+      check_maxpool(&r, 1);
+    }
+  }
   /* errors: bad geometry, an empty window, a row wider than the fast buffers */
   {
     tidsp_pool2d_params bad = {1, 1, 4, 4, 2, 2, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0};
