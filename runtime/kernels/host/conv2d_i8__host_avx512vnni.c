@@ -1773,7 +1773,8 @@ static TARGET void cl_grid(const cl_conv *c, const int8_t *x_g, uint8_t *grid, i
  * and spill them every step (as in conv_band). */
 static inline __attribute__((always_inline)) TARGET void
 cl_body(const int32_t *soff, int32_t nstep, size_t vstride, const uint8_t *const *px,
-        const int8_t *wp, const __m512i *cconst, int32_t np, int32_t nv, int32_t *tile) {
+        const int8_t *wp, const __m512i *cconst, int32_t np, int32_t nv, int32_t *tile,
+        uintptr_t pf) {
   __m512i acc[CL_NP][CL_NV];
   const uint8_t *x[CL_NP];
   const int8_t *wq = wp;
@@ -1798,6 +1799,8 @@ cl_body(const int32_t *soff, int32_t nstep, size_t vstride, const uint8_t *const
       for (v = 0; v < nv; v++)
         acc[i][v] = _mm512_dpbusd_epi32(acc[i][v], b, wv[v]);
     }
+    /* one line of weights a later call reads, towards L2 (cl_prefetch) */
+    _mm_prefetch((const char *)(pf + (uintptr_t)st * 64u), _MM_HINT_T1);
     wq += 64;
   }
 #pragma GCC unroll 6
@@ -1893,7 +1896,7 @@ static inline __attribute__((always_inline)) TARGET __m128i cl_rq16(const cl_rq 
  * nv blocks, their sums in tile[i][16v + lane]. */
 static inline __attribute__((always_inline)) TARGET void
 cl_call(const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp, const __m512i *cconst,
-        int32_t np, int32_t nv, int32_t *tile) {
+        int32_t np, int32_t nv, int32_t *tile, uintptr_t pf) {
   const tidsp_conv2d_params *p = c->p;
   const uint8_t *px[CL_NP];
   int32_t i;
@@ -1902,14 +1905,14 @@ cl_call(const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp, con
     px[i] = grid + ((size_t)oh * (size_t)c->ph * (size_t)c->gw + (size_t)ow * (size_t)c->pw) *
                        (size_t)c->cpg_in;
   }
-  cl_body(c->soff, c->nstep, c->vstride, px, wp, cconst, np, nv, tile);
+  cl_body(c->soff, c->nstep, c->vstride, px, wp, cconst, np, nv, tile, pf);
 }
 
 #define CL_CALL(NP, NV)                                                                    \
   static __attribute__((noinline)) TARGET void cl_call_##NP##_##NV(                       \
       const cl_conv *c, const uint8_t *grid, int32_t f0, const int8_t *wp,                \
-      const __m512i *cconst, int32_t *tile) {                                             \
-    cl_call(c, grid, f0, wp, cconst, NP, NV, tile);                                       \
+      const __m512i *cconst, int32_t *tile, uintptr_t pf) {                               \
+    cl_call(c, grid, f0, wp, cconst, NP, NV, tile, pf);                                   \
   }
 #define CL_CALLS(NP) CL_CALL(NP, 1) CL_CALL(NP, 2) CL_CALL(NP, 3) CL_CALL(NP, 4)
 CL_CALLS(1)
@@ -1920,7 +1923,7 @@ CL_CALLS(5)
 CL_CALLS(6)
 
 typedef void (*cl_fn)(const cl_conv *, const uint8_t *, int32_t, const int8_t *,
-                      const __m512i *, int32_t *);
+                      const __m512i *, int32_t *, uintptr_t);
 #define CL_ROW(NP) {cl_call_##NP##_1, cl_call_##NP##_2, cl_call_##NP##_3, cl_call_##NP##_4}
 static const cl_fn CL_FN[CL_NP][CL_NV] = {CL_ROW(1), CL_ROW(2), CL_ROW(3),
                                           CL_ROW(4), CL_ROW(5), CL_ROW(6)};
@@ -1972,6 +1975,25 @@ cl_flush(const int8_t (*ring)[CL_NV * 16], int32_t f, int32_t n, int32_t nch, in
     u8_store_cols(r, nch, n, (uint8_t *)y_co + f, (size_t)P);
 }
 
+/* Where call gi of the panel at c0 prefetches its nstep lines: a layer's
+ * weights are streamed once per pixel group, the first time from L3 or
+ * memory (ResNet-18's 7² layers: 2.4 MB per layer, more than L2; in the
+ * model they ran 18 % slower than in conv_bench's warm loop). So calls
+ * 1, 2, … of a panel pull the next panel's lines (in the group's cyclic
+ * order, O16 only: the OIHW 1×1 panels are packed per call) towards L2,
+ * one line per step, spread over the panel's compute; a call with nothing
+ * left to fetch points at its own weights, already cached (a prefetch
+ * never faults, and is harmless on a line held). */
+static inline uintptr_t cl_prefetch(const cl_conv *c, const int8_t *w_g, int32_t c0, int32_t gi,
+                                    const int8_t *wp) {
+  const int32_t cn = c0 + 16 * CL_NV < c->cpg_out ? c0 + 16 * CL_NV : 0;
+  const int32_t nvn = (c->cpg_out - cn) / 16 < CL_NV ? (c->cpg_out - cn) / 16 : CL_NV;
+  const size_t lines = (size_t)nvn * c->vstride / 64, from = (size_t)(gi - 1) * (size_t)c->nstep;
+  if (!c->o16 || gi == 0 || cn == c0 || from >= lines)
+    return (uintptr_t)wp;
+  return (uintptr_t)(w_g + (size_t)(cn / 16) * c->vstride) + from * 64u;
+}
+
 static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const int8_t *x,
                                                      const int8_t *w, const int32_t *bias,
                                                      const tidsp_host_rq *q, int8_t *y) {
@@ -2020,7 +2042,7 @@ static __attribute__((noinline)) TARGET void conv_cl(const cl_conv *plan, const 
           cl_rq_init(&r, q, co0, nv);
           for (gi = 0; gi < ng; gi++) {
             const int32_t np = base + (gi < extra);
-            CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile);
+            CL_FN[np - 1][nv - 1](c, grid, f0, wp, cconst, tile, cl_prefetch(c, w_g, c0, gi, wp));
             if (r.i16) {
               for (i = 0; i < np; i++)
                 _mm512_store_si512((void *)ring[(uint32_t)(f0 + i) % CL_RING],
