@@ -179,9 +179,10 @@ static TARGET void maxpool_i8_flat(const tidsp_pool2d_params *p,
  * hmasks[v·k_w + kw]: the input bytes of H vector v's tap kw that lie in
  * the H value's own input row (even bytes only); 0 when the table or
  * H (FLAT2_CAP bytes, on the stack) would not fit, or when rows of more
- * than 32 outputs fill the direct path's vectors anyway (ResNet's and
- * GoogLeNet's 112 → 56: 0.072 against 0.055 ms in one -profile-layers
- * run at load 3, so not taken). */
+ * than 32 outputs fill a vector per row anyway (ResNet's and GoogLeNet's
+ * 112 → 56: 0.072 against the direct path's 0.055 ms in one
+ * -profile-layers run at load 3, so not taken; they go to
+ * maxpool_i8_half). */
 enum { FLAT2_CAP = 8192 };
 
 static int flat2_masks(const tidsp_pool2d_params *p, uint64_t *hmasks) {
