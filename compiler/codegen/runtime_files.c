@@ -111,7 +111,7 @@ static const rt_file files[] = {
      .defines = "tidsp_layer_norm_f32__host_fma tidsp_layer_norm_i8__host_fma",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
-     .defines = "tidsp_matmul_f32__host_mlas tidsp_mlas_sgemm_stride_k",
+     .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
               "kernels/ref/matmul_f32.c"},
     {.path = "kernels/host/matmul_i8__host_amx.c",

@@ -83,6 +83,11 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
                                     float *y);
 int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
                                     const float *b, const float *bias, float *y);
+/* The same with `lanes` floats per vector (16: AVX-512F, 8: AVX2 + FMA3;
+ * the caller checks the CPU has them), so that tests run both here. */
+int32_t tidsp_matmul_f32__host_mlas_lanes(const tidsp_matmul_f32_params *p, const float *a,
+                                          const float *b, const float *bias, float *y,
+                                          int32_t lanes);
 /* The K stride MLAS's unpacked SGEMM (a B computed at run time) sums a
  * k-long dot product in when the product has n columns
  * (matmul_f32__host_mlas.c; its M = 1 / N = 1 matrix-vector kernels are

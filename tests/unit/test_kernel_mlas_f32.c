@@ -366,19 +366,25 @@ static int32_t runtime_b_stride(int32_t m, int32_t k, int32_t nn) {
   return nn <= 16 ? 1024 : nn <= 32 ? 512 : nn <= 64 ? 256 : 128;
 }
 
-/* stride: the K stride the model sums in (256 for a constant B) */
-static void check_gemm_stride(int32_t batch, int32_t m, int32_t k, int32_t nn, int b_broadcast, int with_bias,
+/* stride: the K stride the model sums in (256 for a constant B).
+ * bcast: bit 0 B broadcast over the batch (b_batch_stride 0), bit 1 A.
+ * Every vector width this CPU has (tidsp_matmul_f32__host_mlas_lanes: 8
+ * and 16 lanes, register tiles of 6 rows × 16 or 64 columns) must give
+ * the model's bytes, the dispatched entry too. */
+static void check_gemm_stride(int32_t batch, int32_t m, int32_t k, int32_t nn, int bcast, int with_bias,
                               int b_runtime, int32_t stride) {
   tidsp_matmul_f32_params p = {.batch = batch, .m = m, .k = k, .n = nn, .b_runtime = b_runtime};
-  const size_t na = (size_t)batch * m * k, nb = (size_t)(b_broadcast ? 1 : batch) * k * nn;
+  const int b_broadcast = bcast & 1, a_broadcast = (bcast & 2) != 0;
+  const size_t na = (size_t)(a_broadcast ? 1 : batch) * m * k, nb = (size_t)(b_broadcast ? 1 : batch) * k * nn;
   const size_t ny = (size_t)batch * m * nn;
+  const int32_t block = tidsp_mlas_f32_block();
   float *a = malloc(na * sizeof(float)), *b = malloc(nb * sizeof(float));
-  float *bias = malloc((size_t)nn * sizeof(float));
+  float *bias = malloc((size_t)nn * sizeof(float)), *mdl = malloc(ny * sizeof(float));
   float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
-  int32_t bt, i, j, kk, k0, bad = 0;
+  int32_t bt, i, j, kk, k0, bad = 0, pass;
   size_t t;
 
-  p.a_batch_stride = m * k;
+  p.a_batch_stride = a_broadcast ? 0 : m * k;
   p.b_batch_stride = b_broadcast ? 0 : k * nn;
   for (t = 0; t < na; t++)
     a[t] = (rnd_unit() - 0.5f) * 4.0f;
@@ -386,37 +392,50 @@ static void check_gemm_stride(int32_t batch, int32_t m, int32_t k, int32_t nn, i
     b[t] = rnd_unit() - 0.5f;
   for (j = 0; j < nn; j++)
     bias[j] = rnd_unit() - 0.5f;
-  CHECK(tidsp_matmul_f32__host_mlas(&p, a, b, with_bias ? bias : NULL, y) == TIDSP_OK);
   CHECK(tidsp_matmul_f32__ref(&p, a, b, with_bias ? bias : NULL, r) == TIDSP_OK);
-  if (tidsp_mlas_f32_block() == 0) {
-    CHECK(memcmp(y, r, ny * sizeof(float)) == 0);
-  } else {
-    for (bt = 0; bt < batch && !bad; bt++)
-      for (i = 0; i < m && !bad; i++)
-        for (j = 0; j < nn && !bad; j++) {
-          const float *ar = a + (size_t)bt * p.a_batch_stride + (size_t)i * k;
-          const float *bb = b + (size_t)bt * p.b_batch_stride;
-          const size_t at = ((size_t)bt * m + i) * nn + j;
-          float out = with_bias ? bias[j] : 0.0f;
-          for (k0 = 0; k0 < k; k0 += stride) {
-            float part = 0.0f;
-            for (kk = k0; kk < k0 + stride && kk < k; kk++)
-              part = fmaf(ar[kk], bb[(size_t)kk * nn + j], part);
-            out = (k0 == 0 && !with_bias) ? part : part + out;
-          }
-          if (memcmp(&y[at], &out, sizeof out) != 0 || fabsf(r[at] - out) > 1e-4f * (float)k) {
-            CHECK_MSG(0, "gemm %dx%dx%d (B %s, K stride %d) at b%d i%d j%d: got %a ref %a model %a", (int)m,
-                      (int)k, (int)nn, b_runtime ? "runtime" : "constant", (int)stride, (int)bt, (int)i, (int)j,
-                      (double)y[at], (double)r[at], (double)out);
-            bad = 1;
-          }
+  for (bt = 0; bt < batch; bt++)
+    for (i = 0; i < m; i++)
+      for (j = 0; j < nn; j++) {
+        const float *ar = a + (size_t)bt * p.a_batch_stride + (size_t)i * k;
+        const float *bb = b + (size_t)bt * p.b_batch_stride;
+        float out = with_bias ? bias[j] : 0.0f;
+        for (k0 = 0; k0 < k; k0 += stride) {
+          float part = 0.0f;
+          for (kk = k0; kk < k0 + stride && kk < k; kk++)
+            part = fmaf(ar[kk], bb[(size_t)kk * nn + j], part);
+          out = (k0 == 0 && !with_bias) ? part : part + out;
         }
-    CHECK(!bad);
+        mdl[((size_t)bt * m + i) * nn + j] = out;
+      }
+  /* pass 0: the dispatched entry; 1: 8 lanes; 2: 16 lanes */
+  for (pass = 0; pass < 3 && !bad; pass++) {
+    if ((pass == 1 && block < 8) || (pass == 2 && block < 16))
+      continue;
+    memset(y, 0x7f, ny * sizeof(float)); /* not a plausible result */
+    CHECK(pass == 0 ? tidsp_matmul_f32__host_mlas(&p, a, b, with_bias ? bias : NULL, y) == TIDSP_OK
+                    : tidsp_matmul_f32__host_mlas_lanes(&p, a, b, with_bias ? bias : NULL, y,
+                                                        pass == 1 ? 8 : 16) == TIDSP_OK);
+    CHECK(guards_ok(y, ny * sizeof(float)));
+    if (block == 0) {
+      CHECK(memcmp(y, r, ny * sizeof(float)) == 0);
+      continue;
+    }
+    for (t = 0; t < ny && !bad; t++)
+      if (memcmp(&y[t], &mdl[t], sizeof(float)) != 0 || fabsf(r[t] - mdl[t]) > 1e-4f * (float)k) {
+        bt = (int32_t)(t / ((size_t)m * nn));
+        i = (int32_t)(t / (size_t)nn % (size_t)m);
+        j = (int32_t)(t % (size_t)nn);
+        CHECK_MSG(0, "gemm %dx%dx%d (B %s, K stride %d, pass %d) at b%d i%d j%d: got %a ref %a model %a",
+                  (int)m, (int)k, (int)nn, b_runtime ? "runtime" : "constant", (int)stride, (int)pass, (int)bt,
+                  (int)i, (int)j, (double)y[t], (double)r[t], (double)mdl[t]);
+        bad = 1;
+      }
   }
-  CHECK(guards_ok(y, ny * sizeof(float)));
+  CHECK(!bad);
   free(a);
   free(b);
   free(bias);
+  free(mdl);
   guarded_free(y);
   guarded_free(r);
 }
@@ -432,8 +451,16 @@ static void test_gemm(void) {
   check_gemm(1, 3, 256, 2, 1, 1);     /* exactly one stride */
   check_gemm(1, 2, 257, 5, 1, 0);     /* a 1-element last stride, no bias */
   check_gemm(2, 3, 600, 300, 0, 1);   /* columns past the kernel's 256-column pass */
+  /* register tiles (6 rows × 64 or 16 columns): every row remainder
+   * 1..5 and full tiles, column remainders inside and past a vector */
+  check_gemm(1, 13, 300, 71, 0, 1);   /* 2 row tiles + 1, 64 + 7 columns, 2 K strides */
+  check_gemm(2, 11, 513, 129, 2, 0);  /* A broadcast, 6 + 5 rows, 3 strides (the last 1) */
+  check_gemm(3, 6, 256, 64, 3, 1);    /* both broadcast, exact tiles, one full stride */
+  check_gemm(1, 4, 100, 15, 0, 0);    /* fewer columns than one vector */
+  check_gemm(1, 9, 0, 20, 0, 1);      /* K = 0: the bias */
+  check_gemm(1, 9, 0, 20, 0, 0);      /* K = 0: zeros */
   for (it = 0; it < 40; it++)
-    check_gemm(rnd_range(1, 3), rnd_range(1, 5), rnd_range(1, 700), rnd_range(1, 40), it % 3 == 0, it % 2);
+    check_gemm(rnd_range(1, 3), rnd_range(1, 20), rnd_range(1, 700), rnd_range(1, 150), it % 4, it % 2);
 }
 
 static void test_gemm_runtime_b(void) {
@@ -447,9 +474,13 @@ static void test_gemm_runtime_b(void) {
   check_gemm_stride(3, 49, 49, 32, 0, 0, 1, 128);     /* Swin's A·V: one stride either way */
   check_gemm_stride(1, 1, 600, 200, 0, 0, 1, 256);    /* M = 1: the packed order */
   check_gemm_stride(1, 4, 600, 1, 0, 0, 1, 256);      /* N = 1: the packed order */
+  check_gemm_stride(12, 197, 64, 197, 1, 0, 1, 128); /* ViT's Q·Kᵀ (B per head), 3×64 + 5 columns */
+  check_gemm_stride(2, 197, 197, 64, 0, 0, 1, 256);   /* ViT's A·V: 32 row tiles + 5 */
+  check_gemm_stride(2, 49, 32, 49, 2, 1, 1, 128);     /* Swin's Q·Kᵀ, A broadcast, a bias */
+  check_gemm_stride(1, 17, 1100, 40, 0, 1, 1, 256);   /* N ≤ 64, 5 K strides */
   for (it = 0; it < 40; it++) {
-    int32_t m = rnd_range(1, 5), k = rnd_range(1, 2100), nn = rnd_range(1, 300);
-    check_gemm_stride(rnd_range(1, 3), m, k, nn, it % 3 == 0, it % 2, 1, runtime_b_stride(m, k, nn));
+    int32_t m = rnd_range(1, 20), k = rnd_range(1, 2100), nn = rnd_range(1, 300);
+    check_gemm_stride(rnd_range(1, 3), m, k, nn, it % 4, it % 2, 1, runtime_b_stride(m, k, nn));
   }
 }
 

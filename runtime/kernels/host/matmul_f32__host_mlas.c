@@ -27,7 +27,18 @@
  *     M = 1 and N = 1 take MLAS's matrix-vector kernels, whose order is
  *     not matched: they keep the packed order here.
  * CPUs without FMA run the reference.
+ *
+ * Speed: the output is computed in register tiles of up to 6 rows × 64
+ * columns (AVX-512F: 4 zmm per row) or 6 × 16 (AVX2: 2 ymm), the K stride
+ * walked once per tile with one broadcast of A per row and one load of B
+ * per vector. Only the blocking over rows and columns changes: every
+ * output element still sums its stride from 0 over k in order with one
+ * fused multiply-add per k, then out = part + out (or the bias, or
+ * nothing, as the start), so each rounds exactly as the one-row loop did.
+ * Column remainders use masked loads and stores (no byte past B's row or
+ * Y's row is read or written).
  */
+#include <immintrin.h>
 #include <math.h>
 
 #include "../kernel_variants.h"
@@ -38,8 +49,11 @@
 #define MLAS_PACKED_STRIDE_K 256
 #define MLAS_STRIDE_N 128 /* the unpacked SGEMM's panel */
 #define MLAS_STRIDE_K 128
-/* output columns per pass: the partial sums live on the stack */
-#define COLS 256
+#define MR 6     /* output rows per register tile */
+#define NV512 4  /* zmm (16 columns) per tile row: 24 accumulators of 32 */
+#define NV256 2  /* ymm (8 columns) per tile row: 12 accumulators of 16 */
+#define T512 __attribute__((target("avx512f")))
+#define INLINE static inline __attribute__((always_inline))
 
 /* The K stride of MLAS's unpacked SGEMM (see the header); shared with
  * conv_transpose2d_f32__host_mlas.c, whose GEMM has a runtime B too. */
@@ -54,55 +68,192 @@ int32_t tidsp_mlas_sgemm_stride_k(int32_t k, int32_t n) {
   return stride_k;
 }
 
-int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
-                                    const float *b, const float *bias, float *y) {
-  float part[COLS];
-  int32_t bt, i, j, j0, nj, k0, k1, kk, stride_k;
+/* One tile's stride: which of A, B, Y and where (row i0, column j0, k0). */
+typedef struct tile_args {
+  const float *a;    /* A at (i0, k0); rows lda apart */
+  const float *b;    /* B at (k0, j0); rows ldb apart */
+  const float *bias; /* bias + j0 when this is the first stride and there is one */
+  float *y;          /* Y at (i0, j0); rows ldy apart */
+  int32_t lda, ldb, ldy, kn;
+  int first; /* k0 == 0: y is stored (from the bias if any), not added to */
+} tile_args;
+
+/* ---- AVX-512F: rows mr ≤ MR, nv zmm of which the last has `last` lanes;
+ * mr and nv are constants in every call (tile512_any), so that the
+ * accumulators are registers. ---- */
+INLINE T512 void tile512(const tile_args *t, int32_t mr, int32_t nv, __mmask16 last) {
+  __m512 acc[MR][NV512], bv[NV512];
+  int32_t i, j, kk;
+#pragma GCC unroll 6
+  for (i = 0; i < mr; i++) {
+#pragma GCC unroll 4
+    for (j = 0; j < nv; j++)
+      acc[i][j] = _mm512_setzero_ps();
+  }
+  for (kk = 0; kk < t->kn; kk++) {
+    const float *br = t->b + (size_t)kk * (size_t)t->ldb;
+#pragma GCC unroll 4
+    for (j = 0; j < nv; j++)
+      bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
+#pragma GCC unroll 6
+    for (i = 0; i < mr; i++) {
+      /* part = fmaf(a, b, part): the same rounding, 16 columns at once */
+      const __m512 av = _mm512_set1_ps(t->a[(size_t)i * (size_t)t->lda + (size_t)kk]);
+#pragma GCC unroll 4
+      for (j = 0; j < nv; j++)
+        acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 6
+  for (i = 0; i < mr; i++) {
+    float *yr = t->y + (size_t)i * (size_t)t->ldy;
+#pragma GCC unroll 4
+    for (j = 0; j < nv; j++) {
+      const __mmask16 mk = j == nv - 1 ? last : (__mmask16)0xFFFF;
+      __m512 v = acc[i][j];
+      if (!t->first) /* out = part + out */
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr + 16 * j));
+      else if (t->bias) /* out starts at the bias: part + bias */
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, t->bias + 16 * j));
+      _mm512_mask_storeu_ps(yr + 16 * j, mk, v);
+    }
+  }
+}
+
+#define CASE512(R, V) \
+  case (R) * 8 + (V): \
+    tile512(t, R, V, last); \
+    break;
+#define ROW512(R) CASE512(R, 1) CASE512(R, 2) CASE512(R, 3) CASE512(R, 4)
+
+static T512 void tile512_any(const tile_args *t, int32_t mr, int32_t cols) {
+  const int32_t nv = (cols + 15) / 16, rem = cols - 16 * (nv - 1);
+  const __mmask16 last = (__mmask16)(0xFFFFu >> (16 - rem));
+  switch (mr * 8 + nv) {
+    ROW512(1) ROW512(2) ROW512(3) ROW512(4) ROW512(5) ROW512(6)
+  default:
+    break;
+  }
+}
+
+/* ---- AVX2 + FMA3: the same in ymm, masks as lane vectors ---- */
+INLINE __m256i mask256(int32_t lanes) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+INLINE void tile256(const tile_args *t, int32_t mr, int32_t nv, __m256i last) {
+  __m256 acc[MR][NV256], bv[NV256];
+  int32_t i, j, kk;
+#pragma GCC unroll 6
+  for (i = 0; i < mr; i++) {
+#pragma GCC unroll 2
+    for (j = 0; j < nv; j++)
+      acc[i][j] = _mm256_setzero_ps();
+  }
+  for (kk = 0; kk < t->kn; kk++) {
+    const float *br = t->b + (size_t)kk * (size_t)t->ldb;
+#pragma GCC unroll 2
+    for (j = 0; j < nv; j++)
+      bv[j] = j == nv - 1 ? _mm256_maskload_ps(br + 8 * j, last) : _mm256_loadu_ps(br + 8 * j);
+#pragma GCC unroll 6
+    for (i = 0; i < mr; i++) {
+      const __m256 av = _mm256_broadcast_ss(t->a + (size_t)i * (size_t)t->lda + (size_t)kk);
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++)
+        acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 6
+  for (i = 0; i < mr; i++) {
+    float *yr = t->y + (size_t)i * (size_t)t->ldy;
+#pragma GCC unroll 2
+    for (j = 0; j < nv; j++) {
+      const __m256i mk = j == nv - 1 ? last : _mm256_set1_epi32(-1);
+      __m256 v = acc[i][j];
+      if (!t->first)
+        v = _mm256_add_ps(v, _mm256_maskload_ps(yr + 8 * j, mk));
+      else if (t->bias)
+        v = _mm256_add_ps(v, _mm256_maskload_ps(t->bias + 8 * j, mk));
+      _mm256_maskstore_ps(yr + 8 * j, mk, v);
+    }
+  }
+}
+
+#define CASE256(R, V) \
+  case (R) * 8 + (V): \
+    tile256(t, R, V, last); \
+    break;
+#define ROW256(R) CASE256(R, 1) CASE256(R, 2)
+
+static void tile256_any(const tile_args *t, int32_t mr, int32_t cols) {
+  const int32_t nv = (cols + 7) / 8;
+  const __m256i last = mask256(cols - 8 * (nv - 1));
+  switch (mr * 8 + nv) {
+    ROW256(1) ROW256(2) ROW256(3) ROW256(4) ROW256(5) ROW256(6)
+  default:
+    break;
+  }
+}
+
+/* The kernel with `lanes` float lanes per vector (16: AVX-512F, which the
+ * caller has checked; 8: AVX2 + FMA3): tests run both on one CPU. */
+int32_t tidsp_matmul_f32__host_mlas_lanes(const tidsp_matmul_f32_params *p, const float *a,
+                                          const float *b, const float *bias, float *y,
+                                          int32_t lanes) {
+  const int32_t tile_cols = lanes == 16 ? 16 * NV512 : 8 * NV256;
+  int32_t bt, i0, j0, k0, stride_k;
+  tile_args t;
 
   if (!p || !a || !b || !y)
     return TIDSP_ERR_NULL;
   if (p->batch < 0 || p->m < 0 || p->k < 0 || p->n < 0 || p->a_batch_stride < 0 ||
       p->b_batch_stride < 0)
     return TIDSP_ERR_SHAPE;
-  if (tidsp_mlas_f32_block() == 0)
+  if (lanes != 16 && lanes != 8)
     return tidsp_matmul_f32__ref(p, a, b, bias, y);
   /* M = 1 and N = 1 run MLAS's matrix-vector kernels: not matched */
   stride_k = p->b_runtime && p->m != 1 && p->n != 1 ? tidsp_mlas_sgemm_stride_k(p->k, p->n)
                                                      : MLAS_PACKED_STRIDE_K;
+  t.lda = p->k;
+  t.ldb = p->n;
+  t.ldy = p->n;
   for (bt = 0; bt < p->batch; bt++) {
     const float *ab = a + (size_t)bt * (size_t)p->a_batch_stride;
     const float *bb = b + (size_t)bt * (size_t)p->b_batch_stride;
     float *yb = y + (size_t)bt * (size_t)p->m * (size_t)p->n;
-    for (i = 0; i < p->m; i++) {
-      const float *ar = ab + (size_t)i * (size_t)p->k;
-      float *yr = yb + (size_t)i * (size_t)p->n;
-      for (j0 = 0; j0 < p->n; j0 += COLS) {
-        nj = p->n - j0 < COLS ? p->n - j0 : COLS;
-        for (j = 0; j < nj; j++)
-          yr[j0 + j] = bias ? bias[j0 + j] : 0.0f;
-        for (k0 = 0; k0 < p->k; k0 += stride_k) {
-          k1 = p->k - k0 < stride_k ? p->k : k0 + stride_k;
-          for (j = 0; j < nj; j++)
-            part[j] = 0.0f;
-          /* k outer, n inner: B's row and the partial sums are contiguous */
-          for (kk = k0; kk < k1; kk++) {
-            const float av = ar[kk];
-            const float *br = bb + (size_t)kk * (size_t)p->n + j0;
-            for (j = 0; j < nj; j++)
-              part[j] = fmaf(av, br[j], part[j]);
-          }
-          if (k0 == 0 && !bias) {
-            for (j = 0; j < nj; j++)
-              yr[j0 + j] = part[j];
-          } else {
-            for (j = 0; j < nj; j++)
-              yr[j0 + j] = part[j] + yr[j0 + j];
-          }
+    if (p->k == 0) { /* no stride: out is the bias, or 0 */
+      for (i0 = 0; i0 < p->m; i0++)
+        for (j0 = 0; j0 < p->n; j0++)
+          yb[(size_t)i0 * (size_t)p->n + (size_t)j0] = bias ? bias[j0] : 0.0f;
+      continue;
+    }
+    /* strides in k order (each element adds them in that order); within
+     * one, a column panel of B stays in cache while every row tile uses it */
+    for (k0 = 0; k0 < p->k; k0 += stride_k) {
+      t.kn = p->k - k0 < stride_k ? p->k - k0 : stride_k;
+      t.first = k0 == 0;
+      for (j0 = 0; j0 < p->n; j0 += tile_cols) {
+        const int32_t cols = p->n - j0 < tile_cols ? p->n - j0 : tile_cols;
+        t.b = bb + (size_t)k0 * (size_t)p->n + (size_t)j0;
+        t.bias = bias ? bias + j0 : NULL;
+        for (i0 = 0; i0 < p->m; i0 += MR) {
+          const int32_t mr = p->m - i0 < MR ? p->m - i0 : MR;
+          t.a = ab + (size_t)i0 * (size_t)p->k + (size_t)k0;
+          t.y = yb + (size_t)i0 * (size_t)p->n + (size_t)j0;
+          if (lanes == 16)
+            tile512_any(&t, mr, cols);
+          else
+            tile256_any(&t, mr, cols);
         }
       }
     }
   }
   return TIDSP_OK;
+}
+
+int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
+                                    const float *b, const float *bias, float *y) {
+  return tidsp_matmul_f32__host_mlas_lanes(p, a, b, bias, y, tidsp_mlas_f32_block());
 }
 
 #pragma GCC pop_options
