@@ -3,7 +3,8 @@
  * host_mlas on x86 with FMA) on the float attention products PT2E
  * transformers keep (B computed at run time): ViT-B/16's Q·Kᵀ and A·V
  * (12 heads, 197 tokens, 64 per head) and Swin-T's window attention
- * (49 tokens, 32 per head, 3 heads × 64 windows). Prints the median
+ * (49 tokens, 32 per head, 3 heads × 64 windows), and a batch-1
+ * classifier (M = 1: one row of tiles) and a float MLP layer. Prints the median
  * thread CPU time per call and GMAC/s, and a checksum of the output bytes
  * (equal checksums across two builds: the same bytes).
  *
@@ -78,5 +79,7 @@ int main(int argc, char **argv) {
   run("vit_b_16 A·V", 12, 197, 197, 64, repeats);
   run("swin_t Q·Kᵀ (stage 1)", 192, 49, 32, 49, repeats);
   run("swin_t A·V (stage 1)", 192, 49, 49, 32, repeats);
+  run("classifier (M = 1)", 1, 1, 512, 1000, repeats);
+  run("MLP 197x768x3072", 1, 197, 768, 3072, repeats);
   return 0;
 }
