@@ -52,7 +52,10 @@
 #define MR 6     /* output rows per register tile */
 #define NV512 4  /* zmm (16 columns) per tile row: 24 accumulators of 32 */
 #define NV256 2  /* ymm (8 columns) per tile row: 12 accumulators of 16 */
-#define T512 __attribute__((target("avx512f")))
+/* explicit targets as well as the region's pragma: clang ignores
+ * `#pragma GCC target` and would not inline the intrinsics without them */
+#define T512 __attribute__((target("avx512f,avx2,fma")))
+#define T256 __attribute__((target("avx2,fma")))
 #define INLINE static inline __attribute__((always_inline))
 
 /* The K stride of MLAS's unpacked SGEMM (see the header); shared with
@@ -137,11 +140,11 @@ static T512 void tile512_any(const tile_args *t, int32_t mr, int32_t cols) {
 }
 
 /* ---- AVX2 + FMA3: the same in ymm, masks as lane vectors ---- */
-INLINE __m256i mask256(int32_t lanes) {
+INLINE T256 __m256i mask256(int32_t lanes) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-INLINE void tile256(const tile_args *t, int32_t mr, int32_t nv, __m256i last) {
+INLINE T256 void tile256(const tile_args *t, int32_t mr, int32_t nv, __m256i last) {
   __m256 acc[MR][NV256], bv[NV256];
   int32_t i, j, kk;
 #pragma GCC unroll 6
@@ -185,7 +188,7 @@ INLINE void tile256(const tile_args *t, int32_t mr, int32_t nv, __m256i last) {
     break;
 #define ROW256(R) CASE256(R, 1) CASE256(R, 2)
 
-static void tile256_any(const tile_args *t, int32_t mr, int32_t cols) {
+static T256 void tile256_any(const tile_args *t, int32_t mr, int32_t cols) {
   const int32_t nv = (cols + 7) / 8;
   const __m256i last = mask256(cols - 8 * (nv - 1));
   switch (mr * 8 + nv) {
