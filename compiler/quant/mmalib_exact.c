@@ -59,3 +59,31 @@ const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch) {
   ch->offset = (int64_t)(c / s) << ch->shift; /* C·q = (C/s)·2^sh, exact */
   return cs_mm_exact_saturation_ok(ch, o_zp) ? NULL : "no centre for the exact path's int16 grid";
 }
+
+/* One dimension of a tile: the input range its taps read, clipped to
+ * [0, n); 0 when nothing of it lies inside. */
+static int tile_range(int off, int stride, int pad, int n, int n_out, int *first, int *len, int *pb, int *pe) {
+  int r0 = off - pad, r1 = (n_out - 1) * stride + off - pad + 3;
+  int c0 = r0 > 0 ? r0 : 0, c1 = r1 < n ? r1 : n;
+  if (c1 <= c0) return 0;
+  *first = c0;
+  *len = c1 - c0;
+  *pb = c0 - r0;
+  *pe = r1 - c1;
+  return 1;
+}
+
+int cs_mm_exact_dw_tiles(int k, int stride, int h_in, int w_in, int pad_top, int pad_left, int h_out, int w_out,
+                         cs_mm_exact_tile *tiles) {
+  if (k != 3 && k != 5 && k != 7) return 0;
+  int n = 0;
+  for (int a = 0; a < k; a += 3)
+    for (int b = 0; b < k; b += 3) {
+      cs_mm_exact_tile t = {a, b, 0, 0, 0, 0, 0, 0, 0, 0};
+      if (!tile_range(a, stride, pad_top, h_in, h_out, &t.row0, &t.rows, &t.pad_t, &t.pad_b) ||
+          !tile_range(b, stride, pad_left, w_in, w_out, &t.col0, &t.cols, &t.pad_l, &t.pad_r))
+        continue; /* only padding under it: its sum is 0 */
+      tiles[n++] = t;
+    }
+  return n;
+}

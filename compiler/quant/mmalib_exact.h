@@ -51,4 +51,32 @@ const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch);
  * z = −32768 ⇒ −128 (the reasoning in mmalib_exact.c). 1 if it holds. */
 int cs_mm_exact_saturation_ok(const cs_mm_exact_ch *ch, int32_t o_zp);
 
+/* A 5×5 or 7×7 depthwise conv on the exact path. MMALIB's int16 depthwise
+ * kernel is 3×3 only (MMALIB-882), so the K×K window is covered by 3×3
+ * tiles at kernel offsets (a, b) ∈ {0, 3, 6}², a, b < K (taps past K are
+ * zero weights): 4 tiles for 5×5, 9 for 7×7. Tile (a, b) is a 3×3
+ * depthwise call with the same stride on the input window that its taps
+ * read: output (oh, ow) reads rows oh·s − pad_top + a + 0..2, so rows
+ * [r0, r1) = [a − pad_top, (h_out − 1)·s + a − pad_top + 3) of which the
+ * part inside [0, h_in) is sliced out and the rest becomes the call's
+ * zero padding (likewise for columns). Its output is h_out × w_out, and
+ * the K×K conv is the sum of the tiles' accumulators (exact integers), so
+ * the core kernel sums the tiles' z intervals (kernels.h
+ * tidsp_mmalib_exact_requant). A tile whose window lies wholly in the
+ * padding reads only zeros and is left out. */
+#define CS_MM_EXACT_MAX_TILES 9
+typedef struct cs_mm_exact_tile {
+  int a, b;             /* the tile's kernel offset */
+  int row0, col0;       /* first input row/column of its slice */
+  int rows, cols;       /* the slice's size (the whole input: no slice) */
+  int pad_t, pad_b, pad_l, pad_r;
+} cs_mm_exact_tile;
+
+/* The tiles of a k×k depthwise conv (k 5 or 7; 3 gives the one tile that
+ * is the conv itself) with the given stride, input size, top/left padding
+ * and output size: their count (≤ CS_MM_EXACT_MAX_TILES), 0 for a k the
+ * tiling does not take. */
+int cs_mm_exact_dw_tiles(int k, int stride, int h_in, int w_in, int pad_top, int pad_left, int h_out, int w_out,
+                         cs_mm_exact_tile *tiles);
+
 #endif

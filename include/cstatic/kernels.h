@@ -233,15 +233,21 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
  * the same data with bias[c], scale[c], shift[c] (an FC of M rows is the
  * 1x1 conv of n = M images of K channels, h = w = 1):
  *   z = sat16(round_half_up((Σx·w + bias[c])·scale[c]·2^−shift[c]))
- * grid is int64[4][c_out]: rows bias, D, scale, shift, where ORT's
- * accumulator is acc = Σx·w + bias[c] − D[c]. z bounds acc to an interval
- * (unbounded on the side where z saturates); when ORT's requantization
+ * grid is int64[4·c_out + 1]: rows bias, D, scale, shift, where ORT's
+ * accumulator is acc = Σx·w + bias[c] − D[c], then P, the number of
+ * partial results z holds (1 to TIDSP_MMALIB_EXACT_MAX_PARTS): z is
+ * [P][n][c_out][h_out][w_out], part j the same call on a part of the taps
+ * (a 5×5/7×7 depthwise conv as 3×3 calls, compiler/quant/mmalib_exact.h)
+ * with bias 0 for j > 0, so acc is the sum of the parts' accumulators
+ * less D[c]. z bounds acc to an interval (the sum of the parts';
+ * unbounded on a side where a part saturates); when ORT's requantization
  * (p->rq: FLOAT, per channel, mult[c]) gives both ends the same output,
  * that is y; else acc is summed again here from x and w (the rare output
  * within z's step of a rounding boundary) and requantized. So y equals
  * ORT's bit for bit, and the only MACs repeated on the core are those
- * outputs'. TIDSP_ERR_PARAM for a scale outside [1, 255] or a shift
- * outside [0, 31]. */
+ * outputs'. TIDSP_ERR_PARAM for a scale outside [1, 255], a shift
+ * outside [0, 31] or P outside [1, TIDSP_MMALIB_EXACT_MAX_PARTS]. */
+#define TIDSP_MMALIB_EXACT_MAX_PARTS 9
 int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
                                    const int8_t *w, const int64_t *grid, const float *mult, int8_t *y);
 /* sum (or NULL): a tensor of y's shape added to the convolution, summed

@@ -16,6 +16,9 @@
  *   reference loops with the float requantization, which is ORT's) on
  *   every output. The same z with the fix-up turned off (a grid whose
  *   scale the kernel sees as if z were exact) differs: the check can fail.
+ * - A 5×5/7×7 depthwise conv as 3×3 int16 tiles (cs_mm_exact_dw_tiles:
+ *   stride 1 and 2, same and asymmetric padding, inputs smaller than the
+ *   window): the tiles' z through the core kernel, ORT's bytes again.
  */
 #include <math.h>
 #include <stdint.h>
@@ -81,7 +84,7 @@ static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, in
   int16_t *x16 = zalloc(2 * (size_t)c_in * h * w), *w16 = zalloc(2 * (size_t)c_out * cpg * k * k);
   int16_t *z = zalloc(2 * (size_t)c_out * ho * wo);
   int8_t *y = zalloc((size_t)c_out * ho * wo), *ref = zalloc((size_t)c_out * ho * wo);
-  int64_t *bias16 = zalloc(8 * (size_t)c_out), *grid = zalloc(8 * 4 * (size_t)c_out);
+  int64_t *bias16 = zalloc(8 * (size_t)c_out), *grid = zalloc(8 * (4 * (size_t)c_out + 1));
   int32_t *b = zalloc(4 * (size_t)c_out);
   uint8_t *sc = zalloc((size_t)c_out), *sh = zalloc((size_t)c_out);
   float *mult = zalloc(4 * (size_t)c_out);
@@ -103,6 +106,7 @@ static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, in
     grid[2 * c_out + c] = ch.scale;
     grid[3 * c_out + c] = ch.shift;
   }
+  grid[4 * c_out] = 1; /* one part */
   int32_t st = depthwise ? mmalib_depthwise_conv2d_i16(x16, w16, bias16, sc, sh, z, c_in, h, w, k, k, stride,
                                                        stride, pad, pad, pad, pad, c_in)
                          : mmalib_conv2d_i16(x16, w16, bias16, sc, sh, z, c_in, h, w, c_out, k, k, stride, stride,
@@ -169,7 +173,7 @@ static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
   int8_t *x = zalloc((size_t)m * k), *w = zalloc((size_t)n * k);
   int8_t *y = zalloc((size_t)m * n), *ref = zalloc((size_t)m * n);
   int16_t *x16 = zalloc(2 * (size_t)m * k), *w16 = zalloc(2 * (size_t)n * k), *z = zalloc(2 * (size_t)m * n);
-  int64_t *bias16 = zalloc(8 * (size_t)n), *grid = zalloc(32 * (size_t)n);
+  int64_t *bias16 = zalloc(8 * (size_t)n), *grid = zalloc(8 * (4 * (size_t)n + 1));
   int32_t *b = zalloc(4 * (size_t)n);
   uint8_t *sc = zalloc((size_t)n), *sh = zalloc((size_t)n);
   float *mult = zalloc(4 * (size_t)n);
@@ -189,6 +193,7 @@ static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
     grid[2 * n + c] = ch.scale;
     grid[3 * n + c] = ch.shift;
   }
+  grid[4 * n] = 1;
   CHECK(mmalib_matmul_bias_i16(x16, w16, bias16, sc, sh, z, m, k, n) == TIDSP_MMALIB_OK);
   tidsp_conv2d_params p;
   memset(&p, 0, sizeof p);
@@ -216,7 +221,7 @@ static void check_params(void) {
   memset(&p, 0, sizeof p);
   int16_t z[1] = {0};
   int8_t x[1] = {0}, w[1] = {0}, y[1];
-  int64_t grid[4] = {0, 0, 0, 0}; /* scale 0 */
+  int64_t grid[5] = {0, 0, 0, 0, 1}; /* scale 0 */
   float m[1] = {1.0f};
   p.n = p.c_in = p.h_in = p.w_in = p.c_out = p.h_out = p.w_out = p.k_h = p.k_w = 1;
   p.stride_h = p.stride_w = p.dil_h = p.dil_w = p.groups = 1;
@@ -227,14 +232,144 @@ static void check_params(void) {
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
   grid[2] = 1;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_OK);
+  grid[4] = 0; /* no part */
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
+  grid[4] = TIDSP_MMALIB_EXACT_MAX_PARTS + 1;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
+  grid[4] = 1;
   CHECK(tidsp_mmalib_exact_requant(&p, NULL, x, w, grid, m, y) == TIDSP_ERR_NULL);
   p.groups = 2;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
 }
 
+/* A k×k depthwise conv (5 or 7) as the pass builds it: the 3×3 tiles of
+ * cs_mm_exact_dw_tiles, each window sliced from the widened input and run
+ * through the emulated MMALIB int16 depthwise kernel (bias and D in tile
+ * 0, bias 0 in the rest), their z stacked, then the core kernel with
+ * P = the tile count: ORT's bytes on every output. Returns the count of
+ * outputs that differ; *naive as check_layer's; *n_tiles the tiles. */
+static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, int pad_r, int h, int w,
+                          int32_t o_zp, double r_mid, int *naive, int *n_tiles) {
+  const int c = 16;
+  const int ho = (h + pad_t + pad_b - k) / stride + 1, wo = (w + pad_l + pad_r - k) / stride + 1;
+  cs_mm_exact_tile tiles[CS_MM_EXACT_MAX_TILES];
+  int nt = cs_mm_exact_dw_tiles(k, stride, h, w, pad_t, pad_l, ho, wo, tiles);
+  *n_tiles = nt;
+  CHECK(nt >= 1 && nt <= CS_MM_EXACT_MAX_TILES);
+  int8_t *x = zalloc((size_t)c * h * w), *wt = zalloc((size_t)c * k * k);
+  int16_t *win = zalloc(2 * (size_t)c * h * w), *w3 = zalloc(2 * 16 * 9);
+  int16_t *z = zalloc(2 * (size_t)nt * c * ho * wo);
+  int8_t *y = zalloc((size_t)c * ho * wo), *ref = zalloc((size_t)c * ho * wo);
+  int64_t *bias16 = zalloc(8 * (size_t)c), *zero = zalloc(8 * (size_t)c), *grid = zalloc(8 * (4 * (size_t)c + 1));
+  int32_t *b = zalloc(4 * (size_t)c);
+  uint8_t *sc = zalloc((size_t)c), *sh = zalloc((size_t)c);
+  float *mult = zalloc(4 * (size_t)c);
+  for (int i = 0; i < c * h * w; i++) x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < c * k * k; i++) wt[i] = (int8_t)(rnd() % 255 - 127);
+  float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
+  for (int ch = 0; ch < c; ch++) {
+    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
+    mult[ch] = (d_s * w_s) / o_s;
+    b[ch] = (int32_t)(rnd() % 20001) - 10000;
+    cs_mm_exact_ch g;
+    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &g) == NULL);
+    sc[ch] = g.scale;
+    sh[ch] = g.shift;
+    grid[ch] = bias16[ch] = b[ch] + g.offset;
+    grid[c + ch] = g.offset;
+    grid[2 * c + ch] = g.scale;
+    grid[3 * c + ch] = g.shift;
+  }
+  grid[4 * c] = nt;
+  for (int j = 0; j < nt; j++) {
+    const cs_mm_exact_tile *t = &tiles[j];
+    CHECK(t->rows >= 1 && t->cols >= 1 && t->row0 + t->rows <= h && t->col0 + t->cols <= w);
+    for (int ch = 0; ch < c; ch++) {
+      for (int i = 0; i < t->rows; i++)
+        for (int l = 0; l < t->cols; l++)
+          win[(ch * t->rows + i) * t->cols + l] = x[(ch * h + t->row0 + i) * w + t->col0 + l];
+      for (int i = 0; i < 3; i++)
+        for (int l = 0; l < 3; l++)
+          w3[ch * 9 + i * 3 + l] = t->a + i < k && t->b + l < k ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
+    }
+    /* MMALIB writes 64-byte aligned buffers: each tile its own, then stacked */
+    int16_t *zj = zalloc(2 * (size_t)c * ho * wo);
+    CHECK(mmalib_depthwise_conv2d_i16(win, w3, j ? zero : bias16, sc, sh, zj, c, t->rows, t->cols, 3, 3, stride,
+                                      stride, t->pad_t, t->pad_b, t->pad_l, t->pad_r, c) == TIDSP_MMALIB_OK);
+    memcpy(z + (size_t)j * c * ho * wo, zj, 2 * (size_t)c * ho * wo);
+    free(zj);
+  }
+  tidsp_conv2d_params p;
+  memset(&p, 0, sizeof p);
+  p.n = 1;
+  p.c_in = p.c_out = p.groups = c;
+  p.h_in = h;
+  p.w_in = w;
+  p.h_out = ho;
+  p.w_out = wo;
+  p.k_h = p.k_w = k;
+  p.stride_h = p.stride_w = stride;
+  p.dil_h = p.dil_w = 1;
+  p.pad_top = pad_t;
+  p.pad_left = pad_l;
+  p.rq.kind = TIDSP_REQUANT_FLOAT;
+  p.rq.per_channel = 1;
+  p.rq.out_zp = o_zp;
+  p.rq.out_min = -128;
+  p.rq.out_max = 127;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, wt, grid, mult, y) == TIDSP_OK);
+  CHECK(tidsp_conv2d_i8__ref(&p, x, wt, b, mult, ref) == TIDSP_OK);
+  int bad = 0;
+  for (int i = 0; i < c * ho * wo; i++) bad += y[i] != ref[i];
+  /* without the fix-up: the parts' grid points summed as the accumulator */
+  *naive = 0;
+  for (int ch = 0; ch < c; ch++) {
+    double q = ldexp(1.0, sh[ch]) / sc[ch];
+    for (int i = 0; i < ho * wo; i++) {
+      double acc = -(double)grid[c + ch];
+      for (int j = 0; j < nt; j++) acc += (double)z[((size_t)j * c + ch) * ho * wo + i] * q;
+      long v = lrintf((float)acc * mult[ch]) + o_zp;
+      v = v < -128 ? -128 : v > 127 ? 127 : v;
+      *naive += v != ref[ch * ho * wo + i];
+    }
+  }
+  free(x), free(wt), free(win), free(w3), free(z), free(y), free(ref), free(bias16), free(zero), free(grid), free(b);
+  free(sc), free(sh), free(mult);
+  return bad;
+}
+
+static void check_dw_tiled(void) {
+  /* k, stride, pads t/l/b/r, h, w: same and asymmetric padding, none,
+   * an input smaller than the window (tiles wholly in the padding) */
+  static const int cases[][8] = {
+      {5, 1, 2, 2, 2, 2, 9, 9},   {5, 2, 2, 2, 2, 2, 9, 9},   {5, 2, 1, 2, 2, 1, 10, 11},
+      {5, 1, 0, 0, 0, 0, 8, 7},   {7, 1, 3, 3, 3, 3, 9, 9},   {7, 2, 3, 3, 3, 3, 11, 10},
+      {7, 1, 0, 0, 0, 0, 10, 10}, {7, 1, 3, 3, 3, 3, 2, 3},   {5, 2, 2, 2, 2, 2, 2, 2},
+      {7, 1, 1, 2, 5, 4, 6, 7},
+  };
+  int naive_total = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int v = 0; v < 3; v++) {
+      const int *cs = cases[i];
+      int32_t o_zp = v == 0 ? -128 : (int32_t)(rnd() % 200) - 100;
+      double r_mid = v == 2 ? 0.02 : ldexp(1.0, -8 - (int)(rnd() % 6));
+      int naive = 0, nt = 0;
+      int bad = check_dw_tiles(cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], o_zp, r_mid, &naive, &nt);
+      CHECK_MSG(bad == 0, "dw %dx%d stride %d pads %d,%d,%d,%d on %dx%d (%d tiles, o_zp %d, r ~ %g): %d outputs "
+                "differ from ORT's", cs[0], cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], nt, o_zp, r_mid,
+                bad);
+      if (cs[6] >= 8) CHECK(nt == (cs[0] == 5 ? 4 : 9));
+      naive_total += naive;
+    }
+  CHECK_MSG(naive_total > 0, "no tiled output needed the fix-up: the check cannot fail");
+  cs_mm_exact_tile t[CS_MM_EXACT_MAX_TILES];
+  CHECK(cs_mm_exact_dw_tiles(4, 1, 8, 8, 1, 1, 7, 7, t) == 0);
+}
+
 int main(void) {
   check_grid();
   check_kernel();
+  check_dw_tiled();
   for (int i = 0; i < 8; i++) check_fc(1 + i, 64, 64, i % 2 ? -128 : 3, ldexp(1.0, -9 - i % 4));
   check_params();
   UNIT_MAIN_END();

@@ -318,21 +318,16 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   rule = cs_mm_fold(g, d, b_in, &xq, &wq, &tail.out, wsum, c_out, bias, scale, shift, &worst);
   if (rule || dry) goto done;
   /* The exact-requant path (mmalib_exact.c) where the target asks for it
-   * and an int16 kernel runs the layer (one image; plain, or 3x3
-   * depthwise); a layer it cannot take stays on the int8 kernel. */
+   * and int16 kernels run the layer (one image; plain, or depthwise: 3x3
+   * as one call, 5x5/7x7 as 3x3 tiles); a layer it cannot take stays on
+   * the int8 kernel. */
   int exact = 0;
-  int int16_runs = x->shape[0] == 1 && (kind == CS_MM_CONV_PLAIN || (kind == CS_MM_CONV_DEPTHWISE && win.k_h == 3));
+  int int16_runs = x->shape[0] == 1 && (kind == CS_MM_CONV_PLAIN || kind == CS_MM_CONV_DEPTHWISE);
   int32_t o_zp = tail.out.zp[0];
   double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
   if (!i16 && cs_mm_exact_wanted(t, worst, worst * span) && (int16_runs || t->mmalib_exact == CS_MM_EXACT_STRICT)) {
     /* strict: what no int16 kernel runs stays on the core, ORT-exact,
      * rather than on the int8 kernel's 8-bit scale. */
-    if (kind == CS_MM_CONV_DEPTHWISE && win.k_h != 3) {
-      snprintf(why, sizeof why, "-mmalib-exact: depthwise %dx%d has no int16 MMALIB kernel (3x3 only, "
-               "MMALIB-882); left to the core's exact int8 conv", win.k_h, win.k_w);
-      rule = why;
-      goto done;
-    }
     if (kind == CS_MM_CONV_GROUPED || x->shape[0] != 1) {
       snprintf(why, sizeof why, "-mmalib-exact: %s has no int16 MMALIB kernel; left to the core's exact int8 conv",
                kind == CS_MM_CONV_GROUPED ? "a grouped conv" : "a batch N > 1");
@@ -397,7 +392,23 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     goto done;
   }
   int inputs[5];
-  if (exact) {
+  /* a 5x5/7x7 depthwise on the exact path: 3x3 int16 tiles */
+  cs_mm_exact_tile tiles[CS_MM_EXACT_MAX_TILES];
+  int tile_ins[CS_MM_EXACT_MAX_TILES][5], n_tiles = 0;
+  int64_t h_out = pos / w_out_dim;
+  if (exact && kind == CS_MM_CONV_DEPTHWISE && kw.k_h != 3) {
+    n_tiles = cs_mm_exact_dw_tiles(kw.k_h, kw.stride_h, (int)h_in, (int)w_in_dim, kw.pad_top, kw.pad_left,
+                                   (int)h_out, (int)w_out_dim, tiles);
+    if (n_tiles < 1) { /* (a window wholly in the padding: not an ONNX conv) */
+      rule = "-mmalib-exact: no 3x3 tile of the depthwise window reads the input";
+      goto done;
+    }
+    if (cs_mm_exact_dw_inputs(g, base, act_in, w_in, &plan, tiles, n_tiles, tile_ins) != 0) {
+      st = CS_ERR_NOMEM;
+      goto done;
+    }
+    memcpy(inputs, tile_ins[0], sizeof inputs);
+  } else if (exact) {
     if (cs_mm_exact_inputs(g, base, act_in, w_in, &plan, inputs) != 0) { st = CS_ERR_NOMEM; goto done; }
   } else {
     int rq[3];
@@ -418,6 +429,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
     na = (int)(sizeof a / sizeof a[0]);
     memcpy(args, a, sizeof a);
+    if (n_tiles) cs_mm_exact_tile_args(&tiles[0], c_in, kw.stride_h, args);
   } else {
     int64_t a[] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
@@ -436,7 +448,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cp.h_in = (int32_t)h_in;
     cp.w_in = (int32_t)w_in_dim;
     cp.c_out = c_out;
-    cp.h_out = (int32_t)(pos / w_out_dim);
+    cp.h_out = (int32_t)h_out;
     cp.w_out = (int32_t)w_out_dim;
     cp.k_h = kw.k_h;
     cp.k_w = kw.k_w;
@@ -446,7 +458,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cp.pad_top = kw.pad_top;
     cp.pad_left = kw.pad_left;
     cp.groups = kind == CS_MM_CONV_DEPTHWISE ? (int32_t)c_in : 1;
-    if (id < 0 || cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0]) != 0) {
+    if (id < 0 || (n_tiles ? cs_mm_exact_dw_finish(g, id, base, &plan, tiles, n_tiles, tile_ins, act_in, w_in, &cp,
+                                                  tail.out.zp[0])
+                           : cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0])) != 0) {
       st = CS_ERR_NOMEM;
       goto done;
     }
@@ -464,9 +478,20 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     double wbytes = (double)cs_value_numel(cs_graph_value(g, w_in));
     double b8 = (double)n_in + wbytes + (double)n_out;
     int64_t n_mm = kind == CS_MM_CONV_DEPTHWISE ? 1 : c_out;
-    double mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
-    double mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
+    double mma16 = 0.0, mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
     double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 3.0 * (double)n_out);
+    if (n_tiles) { /* a 3x3 call per tile on its window; the core slices
+                    * the windows and reads every tile's z */
+      for (int j = 0; j < n_tiles; j++) {
+        int64_t n_win = c_in * tiles[j].rows * tiles[j].cols;
+        mma16 += cs_mm_cost_mma(9, 1, pos, 32, 2.0 * ((double)n_win + 9.0 * (double)c_in + (double)n_out));
+        if (tiles[j].rows != h_in || tiles[j].cols != w_in_dim)
+          core += cs_mm_cost_scalar(n_win, 4.0 * (double)n_win);
+      }
+      core += cs_mm_cost_scalar((int64_t)(n_tiles - 1) * n_out, 2.0 * (double)(n_tiles - 1) * (double)n_out);
+    } else {
+      mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
+    }
     cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
   }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);

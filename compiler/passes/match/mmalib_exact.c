@@ -15,6 +15,14 @@
  *   requantization of both ends agrees that is the output, else the core
  *   sums that one accumulator again: ORT's bytes, bit for bit)
  *
+ * A 5×5/7×7 depthwise conv (MMALIB's int16 depthwise is 3×3 only,
+ * MMALIB-882) is 4 or 9 such 3×3 calls, one per 3×3 tile of its window,
+ * each on the window of x16 its taps read (a k_slice, the rest zero
+ * padding; quant/mmalib_exact.h cs_mm_exact_dw_tiles), tile 0 with the
+ * bias and D, the others with bias 0; a k_concat stacks their z and the
+ * core kernel sums the tiles' intervals (width: the sum of their steps,
+ * so about 4t or 9t of the outputs are summed again).
+ *
  * The MACs stay on the MMA (MMALIB's int16 kernel; the data are int8
  * values, so its products and int64 sums are exact); the requantization
  * runs on the core with ORT's multiplier.
@@ -28,8 +36,8 @@
  * an output by a whole rounding step; a data-free rule, from the folded
  * scales and o_zp (it picks the ReLU-clamped layers, o_zp = −128, with
  * |g| ≥ 1/510; |g| ≤ 2^−8 keeps a layer with o_zp = 0 out). The rest stay
- * on the int8 kernel. -mmalib-exact=all: every int8 conv an int16
- * kernel runs, and every FC; the rest (a 5×5/7×7 depthwise, a grouped
+ * on the int8 kernel. -mmalib-exact=all: every int8 conv int16 kernels
+ * run (plain, depthwise 3×3/5×5/7×7), and every FC; the rest (a grouped
  * conv, a batch) stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
  * left to the core's exact int8 conv instead (declined, the offload report
  * says why): every conv gives ORT's bytes, at the cost of those layers'
@@ -167,15 +175,12 @@ int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cons
   return 0;
 }
 
-int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
-                        const tidsp_conv2d_params *cp, int32_t o_zp) {
-  int y = cs_graph_node(g, id)->outputs[0];
-  char zname[512];
-  snprintf(zname, sizeof zname, "%s.mm_z16", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y");
-  int z = cs_reroute_output_as(g, id, 0, zname, CS_DTYPE_I16);
-  if (z < 0) return -1;
+/* k_mmalib_exact_requant(z, act_in, w_in, grid, mult) → y, z holding
+ * `parts` partial results (kernels.h). 0, or -1 when out of memory. */
+static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, int parts, int z, int act_in,
+                    int w_in, const tidsp_conv2d_params *cp, int32_t o_zp, int y) {
   int n = p->c_out;
-  int64_t *grid = malloc(sizeof *grid * 4 * (size_t)n);
+  int64_t *grid = malloc(sizeof *grid * (4 * (size_t)n + 1));
   if (!grid) {
     cs_error(CS_ERR_NOMEM, "out of memory");
     return -1;
@@ -186,7 +191,8 @@ int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact
     grid[2 * n + c] = p->scale[c];
     grid[3 * n + c] = p->shift[c];
   }
-  int64_t gshape[1] = {4 * (int64_t)n}, mshape[1] = {n};
+  grid[4 * n] = parts;
+  int64_t gshape[1] = {4 * (int64_t)n + 1}, mshape[1] = {n};
   int gv = cs_add_const_named(g, base, "mm_exact_grid", CS_DTYPE_I64, 1, gshape, grid);
   free(grid);
   int mv = gv < 0 ? -1 : cs_add_const_named(g, base, "mm_exact_rq", CS_DTYPE_F32, 1, mshape, p->mult);
@@ -203,4 +209,135 @@ int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact
   q.w_row_stride = q.mlas_nchw = q.w_layout = 0;
   cs_graph_node(g, k)->k.conv = q;
   return 0;
+}
+
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
+                        const tidsp_conv2d_params *cp, int32_t o_zp) {
+  int y = cs_graph_node(g, id)->outputs[0];
+  char zname[512];
+  snprintf(zname, sizeof zname, "%s.mm_z16", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y");
+  int z = cs_reroute_output_as(g, id, 0, zname, CS_DTYPE_I16);
+  if (z < 0) return -1;
+  return add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
+}
+
+/* ---- a 5×5/7×7 depthwise conv as 3×3 tiles (quant/mmalib_exact.h) ---- */
+
+void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stride, int64_t *args) {
+  int64_t a[12] = {channels, t->rows, t->cols, 3, 3, stride, stride, t->pad_t, t->pad_b, t->pad_l, t->pad_r,
+                   channels};
+  memcpy(args, a, sizeof a);
+}
+
+int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]) {
+  int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
+  if (x16 < 0) return -1;
+  int k = cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
+  if (k < 0) return -1;
+  tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
+  cs_graph_node(g, k)->k.cast = cp;
+  const cs_value *xv = cs_graph_value(g, x16);
+  int64_t ch = xv->shape[1], h = xv->shape[2], w = xv->shape[3];
+  const cs_value *wv = cs_graph_value(g, w_in);
+  int64_t kk = wv->shape[2];
+  int16_t *w16 = malloc(sizeof *w16 * (size_t)ch * 9);
+  int64_t *zero = calloc((size_t)p->c_out, sizeof *zero);
+  int rq0[3], rqj[3] = {-1, -1, -1};
+  int ok = w16 && zero && cs_mm_add_requant_consts_i16(g, base, p->c_out, p->bias, p->scale, p->shift, rq0) == CS_OK;
+  if (ok && n_tiles > 1) /* the other tiles: bias 0, z's grid */
+    ok = cs_mm_add_requant_consts_i16(g, base, p->c_out, zero, p->scale, p->shift, rqj) == CS_OK;
+  for (int j = 0; ok && j < n_tiles; j++) {
+    const cs_mm_exact_tile *t = &tiles[j];
+    const int8_t *w8 = wv->data; /* refreshed: the graph grows */
+    for (int64_t c = 0; c < ch; c++)
+      for (int i = 0; i < 3; i++)
+        for (int l = 0; l < 3; l++) {
+          int kh = t->a + i, kw = t->b + l;
+          w16[c * 9 + i * 3 + l] = kh < kk && kw < kk ? w8[(c * kk + kh) * kk + kw] : 0;
+        }
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "mm_w16_tile%d", j);
+    int64_t wshape[4] = {ch, 1, 3, 3};
+    int wt = cs_add_const_named(g, base, suffix, CS_DTYPE_I16, 4, wshape, w16);
+    int xin = x16;
+    if (wt >= 0 && (t->row0 || t->rows != h || t->col0 || t->cols != w)) { /* the window the taps read */
+      char name[512];
+      snprintf(name, sizeof name, "%s.tile%d", xv->name ? xv->name : "x", j);
+      int64_t shape[4] = {1, ch, t->rows, t->cols};
+      xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+      int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
+      if (sk < 0) {
+        ok = 0;
+        break;
+      }
+      tidsp_slice_params sp;
+      memset(&sp, 0, sizeof sp);
+      sp.rank = 4;
+      sp.elem_size = 2;
+      int64_t in_shape[4] = {1, ch, h, w};
+      for (int d = 0; d < 4; d++) {
+        sp.in_shape[d] = sp.out_shape[d] = (int32_t)in_shape[d];
+        sp.step[d] = 1;
+      }
+      sp.out_shape[2] = t->rows;
+      sp.out_shape[3] = t->cols;
+      sp.start[2] = t->row0;
+      sp.start[3] = t->col0;
+      cs_graph_node(g, sk)->k.slice = sp;
+    }
+    const int *rq = j ? rqj : rq0;
+    int all[5] = {xin, wt, rq[0], rq[1], rq[2]};
+    memcpy(ins[j], all, sizeof all);
+    ok = wt >= 0;
+    xv = cs_graph_value(g, x16);
+    wv = cs_graph_value(g, w_in);
+  }
+  if (!w16 || !zero) cs_error(CS_ERR_NOMEM, "out of memory");
+  free(w16);
+  free(zero);
+  return ok ? 0 : -1;
+}
+
+int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
+                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
+                          const tidsp_conv2d_params *cp, int32_t o_zp) {
+  int y = cs_graph_node(g, id)->outputs[0];
+  const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_z16_tile0", yname);
+  int zs[CS_MM_EXACT_MAX_TILES];
+  int64_t lens[CS_MM_EXACT_MAX_TILES];
+  if ((zs[0] = cs_reroute_output_as(g, id, 0, name, CS_DTYPE_I16)) < 0) return -1;
+  lens[0] = 1;
+  cs_op op = cs_graph_node(g, id)->op;
+  for (int j = 1; j < n_tiles; j++) {
+    yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+    snprintf(name, sizeof name, "%s.mm_z16_tile%d", yname, j);
+    int64_t shape[CS_MAX_RANK];
+    memcpy(shape, cs_graph_value(g, y)->shape, sizeof shape);
+    int zj = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+    int k = zj < 0 ? -1 : cs_add_kernel(g, op, base, 5, ins[j], zj);
+    int64_t args[12];
+    cs_mm_exact_tile_args(&tiles[j], shape[1], cp->stride_h, args);
+    if (k < 0 || cs_mm_set_args(g, k, 12, args) != CS_OK) return -1;
+    zs[j] = zj;
+    lens[j] = 1;
+  }
+  /* the tiles' z, one after another: [P, C, H, W] */
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, cs_graph_value(g, y)->shape, sizeof shape);
+  shape[0] = n_tiles;
+  yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+  snprintf(name, sizeof name, "%s.mm_z16", yname);
+  int z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+  int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n_tiles, zs, z);
+  if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n_tiles, lens) != CS_OK) return -1;
+  tidsp_concat_params cc;
+  memset(&cc, 0, sizeof cc);
+  cc.n_inputs = n_tiles;
+  cc.outer = 1;
+  cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n_tiles);
+  cs_graph_node(g, k)->k.concat = cc;
+  return add_core(g, base, p, n_tiles, z, act_in, w_in, cp, o_zp, y);
 }

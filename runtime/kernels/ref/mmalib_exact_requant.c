@@ -55,28 +55,43 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
   if (st != TIDSP_OK)
     return st;
   const int64_t *bias = grid, *dd = grid + p->c_out, *scale = grid + 2 * p->c_out, *shift = grid + 3 * p->c_out;
+  const int64_t parts = grid[4 * p->c_out];
+  if (parts < 1 || parts > TIDSP_MMALIB_EXACT_MAX_PARTS)
+    return TIDSP_ERR_PARAM;
   for (int32_t c = 0; c < p->c_out; c++)
     if (scale[c] < 1 || scale[c] > 255 || shift[c] < 0 || shift[c] > 31)
       return TIDSP_ERR_PARAM;
   size_t plane = (size_t)p->h_out * (size_t)p->w_out;
   size_t x_img = (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in, y_img = (size_t)p->c_out * plane;
+  size_t z_part = (size_t)p->n * y_img;
   for (int32_t img = 0; img < p->n; img++)
   for (int32_t c = 0; c < p->c_out; c++) {
     const int64_t s = scale[c], sh = shift[c], d = dd[c];
+    const int64_t half = sh ? (int64_t)1 << (sh - 1) : 0;
     const int16_t *zc = z + (size_t)img * y_img + (size_t)c * plane;
     int8_t *yc = y + (size_t)img * y_img + (size_t)c * plane;
     for (size_t i = 0; i < plane; i++) {
-      const int64_t zi = zc[i];
-      /* v = (Σx·w + bias)·s lies in [z·2^sh − half, z·2^sh + half)
-       * (sh = 0: [z, z + 1)), unbounded on a saturated side; so
-       * acc = Σx·w + b = v/s − d between ceil(lo_v/s) − d and
-       * ceil(hi_v/s) − 1 − d. */
-      const int64_t half = sh ? (int64_t)1 << (sh - 1) : 0;
-      const int64_t lo_v = zi * ((int64_t)1 << sh) - half, hi_v = zi * ((int64_t)1 << sh) + (sh ? half : 1);
-      const int64_t a_lo = ceil_div(lo_v, s) - d, a_hi = ceil_div(hi_v, s) - 1 - d;
-      int32_t lo = ort_out(&plan, c, zi == INT16_MIN ? INT64_MIN / 2 : a_lo);
-      int32_t hi = ort_out(&plan, c, zi == INT16_MAX ? INT64_MAX / 2 : a_hi);
-      if (a_lo > a_hi) /* no accumulator gives this z: compute it */
+      /* Each part's v = (its Σx·w + its bias)·s lies in
+       * [z·2^sh − half, z·2^sh + half) (sh = 0: [z, z + 1)), unbounded on
+       * a saturated side; so its accumulator lies between ceil(lo_v/s)
+       * and ceil(hi_v/s) − 1. The parts' accumulators add up (exact
+       * integers) to Σx·w + bias + D, so acc = Σx·w + b lies in the sum of
+       * the intervals, less d, unbounded when any part is. */
+      int64_t a_lo = -d, a_hi = -d;
+      int lo_open = 0, hi_open = 0, empty = 0;
+      for (int64_t j = 0; j < parts; j++) {
+        const int64_t zi = zc[(size_t)j * z_part + i];
+        const int64_t lo_v = zi * ((int64_t)1 << sh) - half, hi_v = zi * ((int64_t)1 << sh) + (sh ? half : 1);
+        const int64_t l = ceil_div(lo_v, s), h = ceil_div(hi_v, s) - 1;
+        lo_open |= zi == INT16_MIN;
+        hi_open |= zi == INT16_MAX;
+        empty |= l > h; /* no accumulator gives this z */
+        a_lo += l;
+        a_hi += h;
+      }
+      int32_t lo = ort_out(&plan, c, lo_open ? INT64_MIN / 2 : a_lo);
+      int32_t hi = ort_out(&plan, c, hi_open ? INT64_MAX / 2 : a_hi);
+      if (empty) /* compute it */
         hi = lo + 1;
       if (lo != hi) {
         int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
