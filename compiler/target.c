@@ -158,12 +158,15 @@ static const attr attrs[N_ATTRS] = {
                 set_mcpu},
     [A_MMALIB] = {"mmalib", "0|1", "0", NULL,
                   "offload eligible QDQ conv/depthwise/FC/add chains to MMALIB calls", set_mmalib},
-    [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all|strict", "none", NULL,
+    [A_MMALIB_EXACT] = {"mmalib-exact", "none|worst|all|strict", "all", NULL,
                         "with -mmalib=1: int8 convs and FCs that give ORT's bytes (MACs on MMALIB's int16 "
-                        "kernel, requantization on the core) instead of the int8 kernel's 8-bit "
-                        "scale: none; those whose scale error can drift an output by half an LSB "
-                        "(worst); every one an int16 kernel runs (all); all, and the rest (5x5/7x7 "
-                        "depthwise, grouped) on the core's exact conv instead of the MMA (strict)",
+                        "kernels, 5x5/7x7 depthwise as 3x3 tiles, requantization on the core) instead "
+                        "of the int8 kernel's 8-bit scale (<= 1 LSB off ORT on a few % of outputs): "
+                        "none (the fast opt-out: int8 kernels, 8-bit scale); those whose scale error "
+                        "can drift an output by half an LSB (worst); every conv, depthwise and FC "
+                        "(all, the default); all, and the rest (grouped convs, batches) on the core's "
+                        "exact conv instead of the MMA, int8 residual adds on the core's exact add "
+                        "(strict)",
                         set_mmalib_exact},
     [A_TIDL_KERNELS] = {"tidl-kernels", "0|1", "1", NULL,
                         "with -mmalib=1: max pools call the TIDL-backed kernel "
@@ -419,6 +422,6 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   if (!t->ort_exact && len + 1 < size) snprintf(buf + len, size - len, " -ort-exact=0");
   static const char *const exact_names[] = {"none", "worst", "all", "strict"};
   len = size ? strlen(buf) : 0;
-  if (t->mmalib_exact != CS_MM_EXACT_NONE && len + 1 < size)
+  if (t->mmalib_exact != CS_MM_EXACT_ALL && len + 1 < size)
     snprintf(buf + len, size - len, " -mmalib-exact=%s", exact_names[t->mmalib_exact]);
 }

@@ -30,7 +30,9 @@ typedef enum cs_kernels_form {
 /* -mmalib-exact: which offloaded int8 layers take the exact-requant path
  * (quant/mmalib_exact.h: MMALIB's int16 kernel on widened data, then a
  * core requantization with ORT's multiplier) instead of the int8 kernel's
- * 8-bit scale. The rule of `worst` is in passes/match/mmalib_exact.c. */
+ * 8-bit scale. The rule of `worst` is in passes/match/mmalib_exact.c.
+ * The default is ALL: -mmalib=1 gives ORT's bytes on every offloaded
+ * conv, depthwise and FC; NONE is the fast opt-out. */
 typedef enum cs_mmalib_exact {
   CS_MM_EXACT_NONE = 0,
   CS_MM_EXACT_WORST,

@@ -7,6 +7,5 @@
 #include "pass_list.h"
 
 cs_status pass_fuse_int8_residual_add(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return cs_mm_fuse_residual_add(g, &cs_mm_int8);
+  return cs_mm_fuse_residual_add(g, t, &cs_mm_int8);
 }

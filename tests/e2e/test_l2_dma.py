@@ -20,6 +20,9 @@ import pytest
 from cstatic_cli import cstatic
 
 BUDGET = 384 * 1024
+# The targets pass -mmalib-exact=none: these check the int8 kernels' staging
+# (the default, `all`, runs int8 layers on MMALIB's int16 kernels, whose
+# staging test_mmalib_exact.py's C7x builds cover).
 
 
 def float_model(path):
@@ -103,9 +106,9 @@ def l2_of(man):
 
 def test_staged_build_equals_unstaged_and_takes_each_decision(model):
     d, q = model
-    ref, man0, src0, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
-    host, man_host, _, _ = build(d, q, "c_static_lib -mmalib=1", "host")
-    y, man, src, text = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1", "dma")
+    ref, man0, src0, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0", "nodma")
+    host, man_host, _, _ = build(d, q, "c_static_lib -mmalib=1 -mmalib-exact=none", "host")
+    y, man, src, text = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none", "dma")
     assert np.array_equal(ref, host)
     assert np.array_equal(y, ref), "L2 staging changed the output"
     # -l2-budget=0 and the generic target stage nothing
@@ -134,12 +137,12 @@ def test_staged_build_equals_unstaged_and_takes_each_decision(model):
 @pytest.mark.parametrize("budget", [300_000, 131_072, 20_000])
 def test_smaller_budgets_change_the_plan_not_the_output(model, budget):
     d, q = model
-    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
-    y, man, src, _ = build(d, q, f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={budget}", f"b{budget}")
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0", "nodma")
+    y, man, src, _ = build(d, q, f"c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget={budget}", f"b{budget}")
     assert np.array_equal(y, ref)
     assert man["l2_bytes"] <= budget
     l2 = l2_of(man)
-    assert len(l2) == 6 and man["target"].endswith(f"-l2-budget={budget}")
+    assert len(l2) == 6 and man["target"].endswith(f"-l2-budget={budget} -mmalib-exact=none")
     if budget == 20_000:  # only the FC's input fits, and its weights (32 KB) do not
         assert sum(v.startswith("DDR") for v in l2.values()) == 5, l2
         assert sum(v.startswith("input 256 B in L2; weights 32768 B read from DDR") for v in l2.values()) == 1
@@ -148,7 +151,7 @@ def test_smaller_budgets_change_the_plan_not_the_output(model, budget):
 def test_bad_budget_is_a_clear_error(model, tmp_path):
     _, q = model
     for bad in ("abc", "-1", "99999999999", ""):
-        p = cstatic("compile", q, "-o", tmp_path / "o", "-t", f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={bad}",
+        p = cstatic("compile", q, "-o", tmp_path / "o", "-t", f"c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget={bad}",
                     ok=False)
         assert p.returncode != 0 and "-l2-budget" in p.stderr, p.stderr
         assert "expected bytes in [0, 16777216]" in p.stderr or "has no value" in p.stderr, p.stderr
@@ -161,8 +164,8 @@ def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
     output; `cstatic run --dma-trace` writes every copy and staged call,
     and each chunk's copy is issued before the previous chunk computes."""
     d, q = model
-    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
-    y, man, src, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=600000", "db600000")
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0", "nodma")
+    y, man, src, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=600000", "db600000")
     assert np.array_equal(y, ref), "double-buffered chunks changed the output"
     sliced = next(v for v in l2_of(man).values() if "sliced" in v)
     assert sliced.endswith("4 chunks of 64 output channels (147456 B) through mmalib_conv2d_i8_sliced, "
@@ -224,7 +227,7 @@ def test_double_buffered_sliced_conv_and_its_trace(model, tmp_path):
 
     # a model that copies nothing: a clear error, no trace
     host_out = d / "host"
-    build(d, q, "c_static_lib -mmalib=1", "host")
+    build(d, q, "c_static_lib -mmalib=1 -mmalib-exact=none", "host")
     p = cstatic("run", host_out, "--input", d / "x.npy", "--output", tmp_path / "h.npy", "--dma-trace",
                 tmp_path / "h.json", ok=False)
     assert p.returncode != 0 and "makes no DMA copies" in p.stderr and "-mcpu=c7x -mmalib=1" in p.stderr, p.stderr
@@ -243,7 +246,7 @@ def test_missing_wait_is_a_race_threadsanitizer_reports(model, tmp_path):
     if "libtsan" not in ldd:
         pytest.skip("needs a ThreadSanitizer cstatic (CSTATIC_BIN=build-tsan/bin/cstatic)")
     d, q = model
-    build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=600000", "db600000")
+    build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=600000", "db600000")
     race = tmp_path / "race"
     shutil.copytree(d / "db600000", race)
     wait = "st = tidsp_dma_wait(0, next < 256 ? 1 : 0);"
@@ -272,12 +275,12 @@ def test_staged_module_through_the_firmware(model):
     fw_bin = os.path.join(deploy_util.BIN_DIR, "c7x_fw_mmalib")
     assert os.path.exists(fw_bin), f"{fw_bin} not built"
     out = d / "module"
-    cstatic("compile", q, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1", "--emit=module", "-q")
+    cstatic("compile", q, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none", "--emit=module", "-q")
     l2_bytes = json.loads((out / "manifest.json").read_text())["l2_bytes"]
     assert l2_bytes > 0
     x = np.load(d / "x.npy")
     x.tofile(d / "x.bin")
-    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "nodma")
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0", "nodma")
 
     saved = deploy_util.FW_BIN
     deploy_util.FW_BIN = fw_bin
@@ -313,7 +316,7 @@ def test_suite_model_staged_equals_host(name, variant, model_suite, tmp_path):
     onnx_path = model_suite.model(name, variant)
     np.save(tmp_path / "x.npy", np.load(model_suite.inputs(name))[:2])
     ys = []
-    for tag, target in (("dma", "c_static_lib -mcpu=c7x -mmalib=1"), ("host", "c_static_lib -mmalib=1")):
+    for tag, target in (("dma", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none"), ("host", "c_static_lib -mmalib=1 -mmalib-exact=none")):
         cstatic("compile", onnx_path, "-o", tmp_path / tag, "-t", target, "-q")
         cstatic("run", tmp_path / tag, "--input", tmp_path / "x.npy", "--output", tmp_path / f"{tag}.npy")
         ys.append(np.load(tmp_path / f"{tag}.npy"))

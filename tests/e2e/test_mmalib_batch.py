@@ -12,6 +12,10 @@ import json
 import numpy as np
 import onnx
 import pytest
+
+# The targets pass -mmalib-exact=none: these check the int8 kernels (the
+# default, `all`, runs int8 layers on MMALIB's int16 kernels:
+# test_mmalib_exact.py).
 from onnx import TensorProto, helper, numpy_helper
 
 from cstatic_cli import cstatic
@@ -82,7 +86,7 @@ def test_batch_conv_one_call_per_image_within_one_lsb(n, symmetric, tmp_path):
     as_batch_one(q, q1)
     p = qdq_params(q)
     x = np.random.default_rng(7).normal(size=(n, c_in, hw, hw)).astype(np.float32)
-    stdout, man, src, y = run(tmp_path, q, "c_static_lib -mmalib=1", x, "batch")
+    stdout, man, src, y = run(tmp_path, q, "c_static_lib -mmalib=1 -mmalib-exact=none", x, "batch")
     print(stdout)
     assert "mmalib offload: 1 conv2d" in stdout
     assert src.count("mmalib_conv2d_i8(") == n and "tidsp_conv2d_i8" not in src
@@ -98,7 +102,7 @@ def test_batch_conv_one_call_per_image_within_one_lsb(n, symmetric, tmp_path):
         assert diff.max() <= 1
     # every image as the batch-1 model computes it, bit for bit
     for i in range(n):
-        _, _, _, y1 = run(tmp_path, q1, "c_static_lib -mmalib=1", x[i:i + 1], f"one{i}")
+        _, _, _, y1 = run(tmp_path, q1, "c_static_lib -mmalib=1 -mmalib-exact=none", x[i:i + 1], f"one{i}")
         assert y1.tobytes() == y[i:i + 1].tobytes()
 
 
@@ -113,8 +117,8 @@ def test_batch_chain_views_and_c7x_builds_equal_the_host(tmp_path):
     quantize_batch(f, q, n, c_in, hw, True)  # symmetric: no explicit pad between the convs
     x = np.random.default_rng(11).normal(size=(n, c_in, hw, hw)).astype(np.float32)
     ys = {}
-    for tag, target in (("host", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
-                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144")):
+    for tag, target in (("host", "c_static_lib -mmalib=1 -mmalib-exact=none"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0"),
+                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=262144")):
         stdout, man, src, ys[tag] = run(tmp_path, q, target, x, tag)
         assert "mmalib offload: 2 conv2d" in stdout, (tag, stdout)
         assert src.count("mmalib_conv2d_i8(") == 2 * n

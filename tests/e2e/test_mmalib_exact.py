@@ -7,10 +7,10 @@ scale puts a share of the outputs 1 LSB off.
 Single layers built in ONNX (test_mmalib_edge's convs and one-row FCs, and
 an FC of 6 rows: int8 graph I/O,
 per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
-- `all`: bit-identical with ORT's int8 on every output, host and C7x
-  (L2-staged) builds alike; the offload report names the int16 kernel and
-  gives exact_requant; plain -mmalib=1 on the same layer is not identical
-  (so the check can fail);
+- `all`, the default of -mmalib=1: bit-identical with ORT's int8 on every
+  output, host and C7x (L2-staged) builds alike; the offload report names
+  the int16 kernel and gives exact_requant; -mmalib-exact=none (the int8
+  kernel) on the same layer is not identical (so the check can fail);
 - a 5x5/7x7 depthwise (MMALIB's int16 depthwise kernel is 3x3 only) runs
   as 3x3 int16 tiles whose partial results the core kernel sums: ORT's
   bytes too, stride 1 and 2, host and C7x;
@@ -92,10 +92,11 @@ def _run(tmp_path, path, target, tag):
                                   "fc_rows_npad"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
-    plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1", "plain")
+    plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "plain")
     assert (plain != ref).any(), "the 8-bit scale matched ORT everywhere: this case cannot show the exact path"
     kernel = {"dw": "mmalib_depthwise_conv2d_i16", "fc": "mmalib_matmul_bias_i16"}.get(case[:2], "mmalib_conv2d_i16")
-    for target in ("c_static_lib -mmalib=1 -mmalib-exact=all", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=all"):
+    # -mmalib=1's default (-mmalib-exact=all)
+    for target in ("c_static_lib -mmalib=1", "c_static_lib -mcpu=c7x -mmalib=1"):
         y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
         assert [e.get("kernel") for e in layers] == [kernel], layers
         ex = layers[0]["exact_requant"]
@@ -127,3 +128,40 @@ def test_worst_follows_its_rule(tmp_path):
                 assert chosen[case] == (g * span >= 0.5), (case, g, o_zp, layers[0])
     # the rule splits these: ReLU-clamped outputs (o_zp = -128) with |g| >= 1/510, not the symmetric one
     assert not chosen["conv3x3"] and any(chosen.values()), chosen
+
+
+@pytest.mark.parametrize("relu", [False, True], ids=["plain", "relu"])
+def test_residual_add_strict_is_ort_exact(relu, tmp_path):
+    """The int8 residual add: the default keeps the spec's fixed-point kernel
+    (within 1 LSB: its half-up rounding against ORT's float to even);
+    -mmalib-exact=strict declines it, saying why, to the core's add, which
+    gives ORT's bytes."""
+    import onnx
+    import onnxruntime as ort
+    from test_mmalib_edge import add_case
+    rng = np.random.default_rng(5)
+    shape = (1, 64, 28, 28)
+    model, _, _ = add_case(rng, shape, relu)
+    path = tmp_path / "add.onnx"
+    onnx.save(model, str(path))
+    a = rng.integers(-128, 128, size=shape).astype(np.int8)
+    b = rng.integers(-128, 128, size=shape).astype(np.int8)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    so = ort.SessionOptions()
+    for k, v in ORT_CONFIG.items():
+        so.add_session_config_entry(k, v)
+    ref = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})[0]
+    got = {}
+    for mode in ("all", "strict"):
+        out = tmp_path / mode
+        cstatic("compile", path, "-o", out, "-t", f"c_static_lib -mmalib=1 -mmalib-exact={mode}")
+        cstatic("run", out, "--input", tmp_path / "a.npy", "--input", tmp_path / "b.npy", "--output", out / "y.npy")
+        got[mode] = np.load(out / "y.npy")
+        layers = json.load(open(out / "manifest.json"))["offload"]["layers"]
+        if mode == "all":
+            assert [e.get("kernel") for e in layers] == ["c7x_int8_residual_add_relu"], layers
+        else:
+            assert "kernel" not in layers[0] and "-mmalib-exact=strict" in layers[0]["declined"], layers
+    assert np.abs(got["all"].astype(int) - ref).max() <= 1
+    assert (got["strict"] == ref).all(), "strict: the core's add differs from ORT's int8"

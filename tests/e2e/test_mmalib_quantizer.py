@@ -155,7 +155,9 @@ def ort_level(dtype):
     return ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
 
-def run_case(make, shape, dtype, tmp_path, target="c_static_lib -mmalib=1"):
+# -mmalib-exact=none: these check the int8 kernels (the default, `all`,
+# runs int8 layers on MMALIB's int16 kernels: test_mmalib_exact.py)
+def run_case(make, shape, dtype, tmp_path, target="c_static_lib -mmalib=1 -mmalib-exact=none"):
     """Quantize make()'s module, export, compile, run; returns (offload
     layers, lib0.c text, cstatic output, ORT output, output qparams)."""
     model = quantize_export(make, shape, dtype, tmp_path / "q.onnx")

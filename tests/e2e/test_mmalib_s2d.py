@@ -11,6 +11,10 @@ import json
 import numpy as np
 import pytest
 
+# The targets pass -mmalib-exact=none: these check the int8 kernels (the
+# default, `all`, runs int8 layers on MMALIB's int16 kernels:
+# test_mmalib_exact.py).
+
 from cstatic_cli import cstatic
 from test_mmalib import qdq_params, quantize
 
@@ -71,7 +75,7 @@ def test_s2d_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
     quantize(f, q, symmetric=symmetric, c=c_in, hw=hw)
     p = qdq_params(q)
     out = tmp_path / "out"
-    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib=1")
+    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib=1 -mmalib-exact=none")
     print(r.stdout)
     assert "mmalib offload: 1 conv2d" in r.stdout
     c_s2d = c_out * 4
@@ -131,8 +135,8 @@ def test_s2d_c7x_and_l2_staged_builds_equal_the_host(tmp_path):
     x = np.random.default_rng(11).normal(size=(1, 8, 47, 47)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     ys = {}
-    for tag, target in (("host", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
-                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144")):
+    for tag, target in (("host", "c_static_lib -mmalib=1 -mmalib-exact=none"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0"),
+                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=262144")):
         out = tmp_path / tag
         r = cstatic("compile", q, "-o", out, "-t", target)
         assert "C_out s2d 2x2 8 -> 64" in r.stdout, (tag, r.stdout)

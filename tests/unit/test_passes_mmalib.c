@@ -6,6 +6,9 @@
  * generic int8 path then takes it); an offloaded one runs within 1 LSB of
  * the generic (ORT-exact) lowering, and its folded constants match a direct
  * float computation.
+ * These are the int8 kernels' rules, so every target here opts out of the
+ * exact path (-mmalib-exact=none; the default `all` runs offloaded int8
+ * layers on MMALIB's int16 kernels: test_passes_mmalib_exact.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -106,7 +109,7 @@ static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *what, const
   int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
   cs_mmalib_report_reset(g);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
             "%s: a declined match changed the graph", what);
@@ -130,7 +133,7 @@ static float *make_input(int64_t n) {
  * on the same input and compare the outputs in output LSBs (≤ 1). */
 static void expect_offload_n(cs_graph *g1, cs_graph *g0, cs_op op, int count, float out_scale, const char *what) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(gb_count_op(g1, op) == count, "%s: expected %d %s", what, count, cs_op_name(op));
@@ -207,7 +210,7 @@ static void test_conv_rules(void) {
   {
     cs_graph *g = conv_graph(&s);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     int p = gb_find_op(g, CS_OP_K_PAD);
     CHECK_MSG(p >= 0, "d_zp=5 with padding: an explicit pad expected");
@@ -223,7 +226,7 @@ static void test_conv_rules(void) {
   {
     cs_graph *g = conv_graph(&s);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     CHECK_MSG(gb_count_op(g, CS_OP_K_PAD) == 0, "no padding: no explicit pad");
     cs_graph_free(g);
@@ -240,7 +243,7 @@ static void test_conv_rules(void) {
     cs_graph *g = conv_graph(&s);
     int nodes = g->n_nodes;
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -constants-byte-alignment=32", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none -constants-byte-alignment=32", &t) == CS_OK);
     cs_mmalib_report_reset(g);
     CHECK(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK);
     CHECK(g->n_nodes == nodes && g->offload.n == 1 &&
@@ -298,7 +301,7 @@ static void test_conv_folding(void) {
   s.relu = 0;
   cs_graph *g = conv_graph(&s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
   CHECK(k >= 0);
@@ -445,7 +448,7 @@ static void test_fc_rules(void) {
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul(x, Transpose(w)) K 120, 64 rows");
   {
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
     /* Match: K 120 → 128 zero columns (a k_pad of the data), N 40 → 64
      * zero rows cut back by a k_slice of 40 of each row of 64, 64 rows;
      * the report's numbers. */
@@ -534,7 +537,7 @@ static cs_graph *add_graph(int swap, int relu, int broadcast, int const_b) {
 static void run_add(int swap, int relu) {
   cs_graph *g1 = add_graph(swap, relu, 0, 0), *g0 = add_graph(swap, relu, 0, 0);
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK(cs_passes_run(g1, &t1, NULL) == CS_OK && cs_passes_run(g0, &t0, NULL) == CS_OK);
   CHECK_MSG(gb_count_op(g1, CS_OP_K_C7X_RESIDUAL_ADD_I8) == 1, "add swap=%d relu=%d", swap, relu);
@@ -593,7 +596,7 @@ static void test_max_pool_rules(void) {
   expect_offload(pool_graph(0.05f), pool_graph(0.05f), CS_OP_K_C7X_MAXPOOL_TIDL_I8, 0.05f, "max pool (TIDL)");
   cs_graph *g = pool_graph(0.05f);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -tidl-kernels=0", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none -tidl-kernels=0", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   CHECK(gb_count_op(g, CS_OP_K_C7X_MAXPOOL_I8) == 1 && gb_count_op(g, CS_OP_K_C7X_MAXPOOL_TIDL_I8) == 0);
   cs_graph_free(g);
@@ -622,7 +625,7 @@ static void test_graph_edge_is_staged(void) {
   int x = g->inputs[0], y = g->outputs[0];
   cs_mmalib_report_reset(g);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK, "%s", cs_error_message());
   CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2);
   CHECK(g->offload.n == 1 && g->offload.entries[0].kernel[0]);
@@ -654,7 +657,7 @@ static void test_graph_edge_is_staged(void) {
 static float *run_mmalib(const conv_spec *s, cs_graph **gout, int64_t *n) {
   cs_graph *g = conv_graph(s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
   const cs_value *xv = cs_graph_value(g, g->inputs[0]);
   float *x = make_input(cs_value_numel(xv));
@@ -737,7 +740,7 @@ static void test_channel_padding(void) {
    * by the padding pass alone: in the pipeline MMALIBPackPixels takes it
    * first, 4 pixel blocks per channel, test_pack_pixels). */
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
   for (int v = 0; v < 3; v++) {
     s = conv_default();
     if (v == 0) s.cout = 1;
@@ -835,7 +838,7 @@ static float *run_lowered(cs_graph *g, const cs_target *t, int64_t *n) {
 
 static void test_const_channels(void) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   conv_spec s = conv_default();
   s.relu = 0; s.o_zp = 3;
@@ -914,7 +917,7 @@ static void test_const_channels(void) {
 
 static void test_asym_stride(void) {
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   /* Match: conv 64 -> 64 3x3 stride (2, 1) on 16x16: the conv at stride 1
    * (16x16 positions) offloaded, a k_slice of every 2nd row (8x16), the
    * report's numbers. */
@@ -1187,7 +1190,7 @@ static const cs_offload_pad *s2d_entry(const cs_graph *g) {
 
 static void test_out_s2d(void) {
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   /* Match: PP-OCR det's stem, 3 -> 16 3x3 stride 2 pad 1 at 64x64 (32x32
    * out): 2x2 pixels per channel = 64 channels, stride 4, kernel 5x5, one
    * MMALIB conv, the transpose back; no crop (32 = 2·16). */
@@ -1345,7 +1348,7 @@ static void test_out_s2d(void) {
 
 static void test_dilation(void) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   /* Match: 32 -> 64 3x3 dilation 2 pad 2 at 16x16: a dense 5x5 kernel
    * (taps at even offsets), offloaded; the report's numbers. */
@@ -1427,7 +1430,7 @@ static void test_dilation(void) {
  * generic path. */
 static void batch_case(conv_spec s, cs_op op, const char *what) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   int nb = s.n;
   cs_graph *g = conv_graph(&s);
@@ -1473,7 +1476,7 @@ static void test_batch_loop(void) {
   s.n = 3; s.edge = 1;
   cs_graph *g = conv_graph(&s);
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
   CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
   CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 3 && gb_count_op(g, CS_OP_K_SLICE) == 3 &&
         gb_count_op(g, CS_OP_K_CONCAT) == 1 && gb_count_op(g, CS_OP_K_COPY) == 0);

@@ -19,6 +19,15 @@
  *
  * The int8 pass looks at every Add; the int16 pass (after it) only at those
  * with a DQ(int16) operand.
+ *
+ * -mmalib-exact=strict declines the int8 add: the kernel's fixed point
+ * rounds half up where ORT's QLinearAdd rounds a float FMA to even, so a
+ * few outputs differ by 1 LSB, and strict promises ORT's bytes. The core's
+ * tidsp_add_i8 (ORT's formula) then takes it: no MACs either way, so the
+ * MMA share is unchanged. The default (`all`) keeps the offload (the
+ * spec's residual add, within 1 LSB of the exact result); making the
+ * fixed-point add itself ORT-exact would need a per-element fix-up costing
+ * as much as the core's add.
  */
 #include <stdio.h>
 
@@ -62,7 +71,7 @@ static const char *fuse(cs_graph *g, int add_id, const cs_mm_dtype *d, int adq, 
                             i16 ? CS_OP_K_C7X_RESIDUAL_ADD_I16 : CS_OP_K_C7X_RESIDUAL_ADD_I8);
 }
 
-static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
+static cs_status offload_one(cs_graph *g, const cs_target *t, int add_id, const cs_mm_dtype *d) {
   const cs_node *add = cs_graph_node(g, add_id);
   int i16 = d->dt == CS_DTYPE_I16;
   char why[200];
@@ -73,6 +82,9 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
   /* the first rule that fails declines; what was matched is released once, below */
   if (!i16 && (dq_of(g, add->inputs[0], d->dt) < 0 || dq_of(g, add->inputs[1], d->dt) < 0))
     rule = "operands are not both DequantizeLinear(int8)";
+  else if (!i16 && t->mmalib_exact == CS_MM_EXACT_STRICT)
+    rule = "-mmalib-exact=strict: the fixed-point residual add rounds half up where ORT rounds a float to even; "
+           "left to the core's ORT-exact add";
   else if ((adq = cs_match_dq_as(g, add->inputs[0], d->dt, &aq)) < 0)
     rule = i16 ? "operand 0 is not DequantizeLinear(int16, per-tensor constant qparams)"
                : "operand 0 qparams not per-tensor int8";
@@ -91,14 +103,14 @@ static cs_status offload_one(cs_graph *g, int add_id, const cs_mm_dtype *d) {
   return rule == cs_mm_nomem ? CS_ERR_NOMEM : CS_OK;
 }
 
-cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_mm_dtype *d) {
+cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_target *t, const cs_mm_dtype *d) {
   int n = g->n_nodes;
   for (int i = 0; i < n; i++) {
     const cs_node *node = cs_graph_node(g, i);
     if (node->dead || node->op != CS_OP_ADD || node->n_inputs != 2) continue;
     if (d->dt != CS_DTYPE_I8 && dq_of(g, node->inputs[0], d->dt) < 0 && dq_of(g, node->inputs[1], d->dt) < 0)
       continue;
-    cs_status st = offload_one(g, i, d);
+    cs_status st = offload_one(g, t, i, d);
     if (st != CS_OK) return st;
   }
   return CS_OK;

@@ -174,7 +174,7 @@ cs_status cs_mm_fuse_conv(cs_graph *g, const cs_target *t, const cs_mm_dtype *d,
 /* Gemm / MatMul as an FC (mmalib_fc.c): int16 only where the data is DQ(int16). */
 cs_status cs_mm_fuse_fc(cs_graph *g, const cs_target *t, const cs_mm_dtype *d);
 /* Residual Add (mmalib_add.c): int16 only where an operand is DQ(int16). */
-cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_mm_dtype *d);
+cs_status cs_mm_fuse_residual_add(cs_graph *g, const cs_target *t, const cs_mm_dtype *d);
 
 /* mmalib_conv.c, for the channel padding (mmalib_pad_channels.c): *rule
  * = the rule that would decline Conv node conv_id for the dtype-d MMALIB

@@ -493,6 +493,25 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
     }
     cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
+    if (n_tiles) {
+      /* the tiles compute 9 taps each, the window's zero taps past k
+       * included: MACs added like padding's, taken out of both sides of
+       * the MMA share (manifest "offload.padding", what "taps") */
+      cs_offload_pad pe;
+      memset(&pe, 0, sizeof pe);
+      snprintf(pe.layer, sizeof pe.layer, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "");
+      pe.what = "taps";
+      pe.c_out = kw.k_h * kw.k_w;
+      pe.c_pad = 9 * n_tiles;
+      pe.padded = 1;
+      pe.macs = c_in * pos * kw.k_h * kw.k_w;
+      pe.macs_added = c_in * pos * (9 * n_tiles - kw.k_h * kw.k_w);
+      pe.weight_bytes_added = 2 * c_in * (9 * n_tiles - kw.k_h * kw.k_w);
+      pe.act_bytes_added = 2 * (int64_t)(n_tiles - 1) * n_out;
+      pe.mma_cycles = mma16;
+      pe.scalar_cycles = core;
+      cs_mmalib_report_pad(g, &pe);
+    }
   }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, conv_id)->name, -(double)INT16_MIN);
 done:
