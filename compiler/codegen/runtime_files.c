@@ -63,7 +63,7 @@ static const rt_file files[] = {
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
-     .defines = "tidsp_conv2d_f32__host_mlas tidsp_mlas_f32_block",
+     .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
               "kernels/ref/conv_internal.h"},
     {.path = "kernels/host/conv2d_i8__host_amx.c",

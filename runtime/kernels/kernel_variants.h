@@ -81,6 +81,11 @@ int32_t tidsp_mlas_f32_block(void);
 int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
                                     const float *w, const float *bias, const float *sum,
                                     float *y);
+/* The same with an explicit vector width (16 or 8 lanes, which is also
+ * MLAS's channel block; anything else runs the reference), for tests. */
+int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x,
+                                          const float *w, const float *bias, const float *sum,
+                                          float *y, int32_t lanes);
 int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const float *a,
                                     const float *b, const float *bias, float *y);
 /* The same with `lanes` floats per vector (16: AVX-512F, 8: AVX2 + FMA3;

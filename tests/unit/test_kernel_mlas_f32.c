@@ -186,6 +186,10 @@ static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pb, 
 
 #define WITH_BIAS 1
 #define WITH_SUM 2
+/* +inf weights at every third output channel's first tap: where that tap
+ * falls into the padding the kernel must skip it (a 0 · inf would be a
+ * NaN), elsewhere the output is ±inf */
+#define WITH_INF 4
 
 /* One random convolution; the geometry comes from the caller, `with`
  * holds WITH_BIAS and WITH_SUM bits. */
@@ -198,7 +202,7 @@ static void check_conv(tidsp_conv2d_params p, int with) {
   float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
   float *bias = malloc((size_t)p.c_out * sizeof(float)), *sum = NULL;
   float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
-  int32_t n, co, oh, ow, bad = 0;
+  int32_t n, co, oh, ow, bad = 0, pass;
   size_t i;
 
   for (i = 0; i < nx; i++)
@@ -207,12 +211,14 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     w[i] = rnd_unit() - 0.5f;
   for (co = 0; co < p.c_out; co++)
     bias[co] = rnd_unit() - 0.5f;
+  if (with & WITH_INF)
+    for (co = 0; co < p.c_out; co += 3)
+      w[(size_t)co * (nw / (size_t)p.c_out)] = INFINITY;
   if (with & WITH_SUM) {
     sum = malloc(ny * sizeof(float));
     for (i = 0; i < ny; i++)
       sum[i] = (rnd_unit() - 0.5f) * 16.0f;
   }
-  CHECK(tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, sum, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, sum, r) == TIDSP_OK);
   if (sum) {
     /* the reference's order with a sum: ((Σ) + sum) + bias, Σ being its
@@ -231,30 +237,41 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     }
     guarded_free(alone);
   }
-  if (block == 0 || (!p.mlas_nchw && model_group(&p, block) == 0)) {
-    CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d: not the reference's bytes",
-              (int)p.c_in, (int)p.c_out, (int)p.groups);
-  } else {
-    for (n = 0; n < p.n && !bad; n++)
-      for (co = 0; co < p.c_out && !bad; co++)
-        for (oh = 0; oh < p.h_out && !bad; oh++)
-          for (ow = 0; ow < p.w_out && !bad; ow++) {
-            const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
-            const float want = p.mlas_nchw ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
-                                           : model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, block);
-            if (memcmp(&y[at], &want, sizeof want) != 0 ||
-                fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
-              CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d p %d,%d at n%d co%d oh%d ow%d: "
-                        "got %a ref %a model %a",
-                        (int)p.c_in, (int)p.c_out, (int)p.k_h, (int)p.k_w, (int)p.stride_h,
-                        (int)p.pad_top, (int)p.pad_left, (int)n, (int)co, (int)oh, (int)ow,
-                        (double)y[at], (double)r[at], (double)want);
-              bad = 1;
+  /* the dispatched entry, then every vector width this CPU has (lanes 8
+   * and 16: MLAS's channel block too, so the model follows it) */
+  for (pass = 0; pass < 3 && !bad; pass++) {
+    const int32_t lanes = pass == 0 ? block : pass == 1 ? 8 : 16;
+    if (pass > 0 && (block == 0 || lanes > block))
+      continue;
+    memset(y, 0x7f, ny * sizeof(float));
+    CHECK(pass == 0 ? tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, sum, y) == TIDSP_OK
+                    : tidsp_conv2d_f32__host_mlas_lanes(&p, x, w, with_bias ? bias : NULL, sum, y, lanes) ==
+                          TIDSP_OK);
+    if (lanes == 0 || (!p.mlas_nchw && model_group(&p, lanes) == 0)) {
+      CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d lanes %d: not the reference's bytes",
+                (int)p.c_in, (int)p.c_out, (int)p.groups, (int)lanes);
+    } else {
+      for (n = 0; n < p.n && !bad; n++)
+        for (co = 0; co < p.c_out && !bad; co++)
+          for (oh = 0; oh < p.h_out && !bad; oh++)
+            for (ow = 0; ow < p.w_out && !bad; ow++) {
+              const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
+              const float want = p.mlas_nchw ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
+                                             : model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, lanes);
+              if (memcmp(&y[at], &want, sizeof want) != 0 ||
+                  fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
+                CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d,%d p %d,%d g %d lanes %d at n%d co%d oh%d ow%d: "
+                          "got %a ref %a model %a",
+                          (int)p.c_in, (int)p.c_out, (int)p.k_h, (int)p.k_w, (int)p.stride_h, (int)p.stride_w,
+                          (int)p.pad_top, (int)p.pad_left, (int)p.groups, (int)lanes, (int)n, (int)co, (int)oh,
+                          (int)ow, (double)y[at], (double)r[at], (double)want);
+                bad = 1;
+              }
             }
-          }
-    CHECK(!bad);
+      CHECK(!bad);
+    }
+    CHECK(guards_ok(y, ny * sizeof(float)));
   }
-  CHECK(guards_ok(y, ny * sizeof(float)));
   free(x);
   free(w);
   free(bias);
@@ -302,6 +319,34 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 24, 24, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 24), WITH_BIAS | WITH_SUM); /* depthwise */
   check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM);  /* reference */
   check_conv(geometry(1, 16, 16, 7, 1100, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_SUM);          /* wide rows */
+}
+
+/* The register tiles (8 channels × 32 pixels of a row with 16 lanes, 6 ×
+ * 16 with 8): channel and pixel remainders, pads and strides per lane,
+ * the flat pointwise rows, channel groups of 8 and 16 under both widths. */
+static void test_conv_tiles(void) {
+  int32_t co, wd;
+  for (co = 1; co <= 17; co++) /* every channel remainder, NCHWc */
+    check_conv(geometry(1, 16, co, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1), co % 2 ? WITH_BIAS : WITH_SUM);
+  for (wd = 1; wd <= 40; wd += 3) /* every pixel remainder, two vectors */
+    check_conv(geometry(1, 24, 9, 3, wd, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_INF);
+  check_conv(geometry(1, 32, 20, 9, 70, 3, 3, 2, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_INF); /* stride 2: gathers */
+  check_conv(geometry(1, 16, 12, 11, 67, 3, 3, 3, 1, 2, 2, 2, 2, 1), WITH_INF);            /* stride 3, wide pads */
+  check_conv(geometry(1, 17, 7, 6, 37, 5, 5, 1, 2, 4, 4, 4, 4, 1), WITH_BIAS | WITH_INF);  /* dilation, pads */
+  check_conv(geometry(1, 3, 16, 40, 41, 3, 3, 2, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_INF); /* PP-OCR stem */
+  check_conv(geometry(1, 5, 11, 9, 33, 3, 1, 1, 1, 0, 1, 0, 1, 1), WITH_INF);              /* pads on one axis */
+  check_conv(geometry(1, 96, 24, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_SUM); /* PP-OCR det neck */
+  check_conv(geometry(2, 240, 37, 3, 11, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS);           /* flat pointwise */
+  check_conv(geometry(1, 130, 9, 4, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS | WITH_SUM); /* 128 + 2 channels */
+  check_conv(geometry(1, 20, 8, 7, 9, 1, 1, 2, 2, 0, 0, 0, 0, 1), WITH_BIAS);              /* strided pointwise */
+  check_conv(geometry(1, 19, 13, 5, 6, 1, 1, 1, 1, 1, 0, 1, 0, 1), WITH_BIAS | WITH_INF);  /* 1×1 with pads */
+  check_conv(geometry(1, 21, 21, 9, 35, 3, 3, 1, 1, 1, 1, 1, 1, 21), WITH_BIAS | WITH_INF); /* depthwise */
+  check_conv(geometry(2, 13, 13, 10, 47, 5, 5, 2, 1, 2, 2, 2, 2, 13), WITH_SUM | WITH_INF); /* depthwise, stride 2 */
+  check_conv(geometry(1, 9, 9, 6, 33, 3, 3, 1, 2, 2, 2, 2, 2, 9), WITH_BIAS | WITH_SUM);    /* depthwise, dilated */
+  check_conv(geometry(1, 32, 32, 6, 19, 3, 3, 1, 1, 1, 1, 1, 1, 2), WITH_BIAS | WITH_INF);  /* groups of 16 */
+  check_conv(geometry(1, 48, 24, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3), WITH_BIAS);             /* groups of 16 | 8 */
+  check_conv(geometry(1, 24, 24, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3), WITH_BIAS | WITH_SUM);  /* groups of 8 (AVX2) */
+  check_conv(geometry(1, 7, 3, 3, 1100, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_INF);             /* wide rows */
 }
 
 static tidsp_conv2d_params nchw(tidsp_conv2d_params p) {
@@ -499,6 +544,7 @@ static void test_dispatch(void) {
 int main(void) {
   printf("MLAS channel block on this CPU: %d\n", (int)tidsp_mlas_f32_block());
   test_conv_named();
+  test_conv_tiles();
   test_conv_random();
   test_conv_nchw();
   test_conv_nchw_random();

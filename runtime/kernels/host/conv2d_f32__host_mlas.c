@@ -62,6 +62,7 @@
  * checks this file against a scalar model of the order. The AVX2 (B = 8)
  * choice follows MLAS's source and was not run on an AVX2-only CPU.
  */
+#include <immintrin.h>
 #include <math.h>
 
 #include "../kernel_variants.h"
@@ -107,46 +108,300 @@ static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
   return block;
 }
 
-/* part[r][j] = Σ over the taps of channels [c0, c1) of x·w, in MLAS's
- * order (rows, columns, channels), for the tile t of output channel co. */
-static void group_sum(const tidsp_conv2d_params *p, const float *x_n, const float *w_co,
-                      int32_t c0, int32_t c1, const tidsp_ref_conv_tile *t, float *part) {
-  /* x_n and w_co are those of the output channel's group: a depthwise
-   * group has one channel, c0 = 0, c1 = 1 */
-  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  const int32_t ksz = p->k_h * p->k_w, sh = p->stride_h, sw = p->stride_w;
-  int32_t kh, kw, ci, r, j, rlo, rhi, clo, chi;
-  size_t i;
+/* ---- The NCHWc / pointwise / depthwise orders in register tiles ----
+ *
+ * A tile is up to CO output channels × one output row's pixels [ow0,
+ * ow0 + cols), cols ≤ 16·NV (AVX-512F: 8 channels × 2 zmm) or 8·NV (AVX2:
+ * 6 × 2 ymm). Per channel group every accumulator starts at 0 and takes
+ * one fused multiply-add per tap in MLAS's order (kernel rows, columns,
+ * then the group's channels), each lane being one output element; only
+ * the blocking over channels and pixels is new, so every element rounds
+ * as the one-channel scalar loop did. A tap in the padding is skipped per
+ * lane (masked load and masked fused multiply-add leave the lane as it
+ * was: not even a 0 product, which could turn a −0 into +0). Then
+ * out = part₀ (+ sum), partᵢ + out, and + bias after the last group,
+ * each written to the output row (masked past cols). */
+#define CO512 8
+#define NV512 2
+#define CO256 6
+#define NV256 2
+#define CO_MAX 8
+/* explicit targets as well as the region's pragma: clang ignores
+ * `#pragma GCC target` (see matmul_f32__host_mlas.c) */
+#define T512 __attribute__((target("avx512f,avx2,fma")))
+#define T256 __attribute__((target("avx2,fma")))
+#define INLINE static inline __attribute__((always_inline))
 
-  for (i = 0; i < (size_t)t->rows * (size_t)t->cols; i++)
-    part[i] = 0.0f;
-  for (kh = 0; kh < p->k_h; kh++) {
-    const int64_t roff = (int64_t)t->oh0 * sh + (int64_t)kh * p->dil_h - p->pad_top;
-    tidsp_ref_valid_range(roff, sh, p->h_in, t->rows, &rlo, &rhi);
-    if (rlo >= rhi)
-      continue;
-    for (kw = 0; kw < p->k_w; kw++) {
-      const int64_t coff = (int64_t)t->ow0 * sw + (int64_t)kw * p->dil_w - p->pad_left;
-      tidsp_ref_valid_range(coff, sw, p->w_in, t->cols, &clo, &chi);
-      if (clo >= chi)
+typedef struct conv_tile {
+  const tidsp_conv2d_params *p;
+  const float *x;      /* input channel 0 of the group of channel co0 (image n) */
+  size_t x_co;         /* between the inputs of co and co + 1: a plane when depthwise, else 0 */
+  const float *w;      /* weights of co0; w_co apart */
+  size_t w_co;
+  const float *bias;   /* bias + co0, or NULL */
+  const float *s;      /* the sum's row oh of co0 at ow0, or NULL; y_co apart as y */
+  float *y;            /* the output's row oh of co0 at ow0 */
+  size_t y_co;
+  int32_t oh, ow0, cpg_in, group;
+} conv_tile;
+
+/* AVX-512F: nco ≤ CO512 channels, nv zmm of which the last has `last`
+ * lanes; dw: every channel has its own input (depthwise). Constants in
+ * every call (tile512_any), so that the accumulators are registers. */
+INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __mmask16 last) {
+  const tidsp_conv2d_params *p = t->p;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
+  const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));
+  __m512 acc[CO512][NV512], xv[NV512];
+  __mmask16 mk[NV512];
+  int32_t c0, c1, kh, kw, ci, co, j;
+
+  for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
+    c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
+#pragma GCC unroll 8
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++)
+        acc[co][j] = _mm512_setzero_ps();
+    }
+    for (kh = 0; kh < p->k_h; kh++) {
+      const int64_t ih = (int64_t)t->oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
+      if (ih < 0 || ih >= p->h_in)
         continue;
-      for (ci = c0; ci < c1; ci++) {
-        const float wv = w_co[(size_t)ci * (size_t)ksz + (size_t)(kh * p->k_w + kw)];
-        const float *xs = x_n + (size_t)ci * plane +
-                          (ptrdiff_t)(((int64_t)rlo * sh + roff) * p->w_in + (int64_t)clo * sw + coff);
-        for (r = rlo; r < rhi; r++) {
-          float *as = part + (size_t)r * (size_t)t->cols + clo;
-          const int32_t len = chi - clo;
-          if (sw == 1) {
-            for (j = 0; j < len; j++)
-              as[j] = fmaf(xs[j], wv, as[j]);
-          } else {
-            for (j = 0; j < len; j++)
-              as[j] = fmaf(xs[(ptrdiff_t)j * sw], wv, as[j]);
+      for (kw = 0; kw < p->k_w; kw++) {
+        /* input column of the tile's first pixel, and of each lane */
+        const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
+        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in + off);
+        __mmask16 any = 0;
+#pragma GCC unroll 2
+        for (j = 0; j < nv; j++) {
+          const __m512i iw = _mm512_add_epi32(step, _mm512_set1_epi32(off + 16 * j * sw));
+          mk[j] = _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
+                  _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) &
+                  (j == nv - 1 ? last : (__mmask16)0xFFFF);
+          any |= mk[j];
+        }
+        if (!any)
+          continue;
+        for (ci = c0; ci < c1; ci++) {
+          const float *xs = xr + (size_t)ci * plane;
+          const float *ws = t->w + (size_t)ci * (size_t)ksz + (size_t)(kh * p->k_w + kw);
+#pragma GCC unroll 8
+          for (co = 0; co < nco; co++) {
+            const __m512 wv = _mm512_set1_ps(ws[(size_t)co * t->w_co]);
+            if (dw || co == 0) {
+              const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
+#pragma GCC unroll 2
+              for (j = 0; j < nv; j++)
+                xv[j] = sw == 1 ? _mm512_maskz_loadu_ps(mk[j], xc + 16 * j)
+                                : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk[j], step,
+                                                           xc + 16 * j * sw, 4);
+            }
+            /* part = fmaf(x, w, part) in the lanes whose tap is inside */
+#pragma GCC unroll 2
+            for (j = 0; j < nv; j++)
+              acc[co][j] = _mm512_mask3_fmadd_ps(xv[j], wv, acc[co][j], mk[j]);
           }
-          xs += (ptrdiff_t)sh * p->w_in;
         }
       }
+    }
+#pragma GCC unroll 8
+    for (co = 0; co < nco; co++) {
+      float *yr = t->y + (size_t)co * t->y_co;
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++) {
+        const __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;
+        __m512 v = acc[co][j];
+        if (c0 != 0) /* out = partᵢ + out */
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, yr + 16 * j));
+        else if (t->s) /* MLAS sums the first group into the output holding the sum */
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->s + (size_t)co * t->y_co + 16 * j));
+        if (c1 == t->cpg_in && t->bias)
+          v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[co]));
+        _mm512_mask_storeu_ps(yr + 16 * j, m, v);
+      }
+    }
+  }
+}
+
+#define CASE512(C, V) \
+  case (C) * 4 + (V): \
+    if (dw) \
+      tile512(t, C, V, 1, last); \
+    else \
+      tile512(t, C, V, 0, last); \
+    break;
+#define CO_CASES512(C) CASE512(C, 1) CASE512(C, 2)
+
+static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int dw) {
+  const int32_t nv = (cols + 15) / 16, rem = cols - 16 * (nv - 1);
+  const __mmask16 last = (__mmask16)(0xFFFFu >> (16 - rem));
+  switch (nco * 4 + nv) {
+    CO_CASES512(1) CO_CASES512(2) CO_CASES512(3) CO_CASES512(4)
+    CO_CASES512(5) CO_CASES512(6) CO_CASES512(7) CO_CASES512(8)
+  default:
+    break;
+  }
+}
+
+/* ---- AVX2 + FMA3: the same in ymm; a masked lane keeps its value by a
+ * blend of the fused multiply-add's result ---- */
+INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __m256i last) {
+  const tidsp_conv2d_params *p = t->p;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
+  const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));
+  const __m256i ones = _mm256_set1_epi32(-1);
+  __m256 acc[CO256][NV256], xv[NV256], mf[NV256];
+  __m256i mk[NV256];
+  int32_t c0, c1, kh, kw, ci, co, j;
+
+  for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
+    c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
+#pragma GCC unroll 6
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++)
+        acc[co][j] = _mm256_setzero_ps();
+    }
+    for (kh = 0; kh < p->k_h; kh++) {
+      const int64_t ih = (int64_t)t->oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
+      if (ih < 0 || ih >= p->h_in)
+        continue;
+      for (kw = 0; kw < p->k_w; kw++) {
+        const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
+        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in + off);
+        int any = 0, pad = 0;
+#pragma GCC unroll 2
+        for (j = 0; j < nv; j++) {
+          const __m256i iw = _mm256_add_epi32(step, _mm256_set1_epi32(off + 8 * j * sw));
+          const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),
+                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(p->w_in), iw));
+          const __m256i lane = j == nv - 1 ? last : ones;
+          mk[j] = _mm256_and_si256(in, lane);
+          mf[j] = _mm256_castsi256_ps(mk[j]);
+          any |= !_mm256_testz_si256(mk[j], mk[j]);
+          /* a padding lane among the tile's pixels needs the blend */
+          pad |= !_mm256_testc_si256(in, lane);
+        }
+        if (!any)
+          continue;
+        for (ci = c0; ci < c1; ci++) {
+          const float *xs = xr + (size_t)ci * plane;
+          const float *ws = t->w + (size_t)ci * (size_t)ksz + (size_t)(kh * p->k_w + kw);
+#pragma GCC unroll 6
+          for (co = 0; co < nco; co++) {
+            const __m256 wv = _mm256_broadcast_ss(ws + (size_t)co * t->w_co);
+            if (dw || co == 0) {
+              const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
+#pragma GCC unroll 2
+              for (j = 0; j < nv; j++)
+                xv[j] = sw == 1 ? _mm256_maskload_ps(xc + 8 * j, mk[j])
+                                : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc + 8 * j * sw, step,
+                                                           mf[j], 4);
+            }
+#pragma GCC unroll 2
+            for (j = 0; j < nv; j++) {
+              const __m256 f = _mm256_fmadd_ps(xv[j], wv, acc[co][j]);
+              acc[co][j] = pad ? _mm256_blendv_ps(acc[co][j], f, mf[j]) : f;
+            }
+          }
+        }
+      }
+    }
+#pragma GCC unroll 6
+    for (co = 0; co < nco; co++) {
+      float *yr = t->y + (size_t)co * t->y_co;
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++) {
+        const __m256i m = j == nv - 1 ? last : ones;
+        __m256 v = acc[co][j];
+        if (c0 != 0)
+          v = _mm256_add_ps(v, _mm256_maskload_ps(yr + 8 * j, m));
+        else if (t->s)
+          v = _mm256_add_ps(v, _mm256_maskload_ps(t->s + (size_t)co * t->y_co + 8 * j, m));
+        if (c1 == t->cpg_in && t->bias)
+          v = _mm256_add_ps(v, _mm256_set1_ps(t->bias[co]));
+        _mm256_maskstore_ps(yr + 8 * j, m, v);
+      }
+    }
+  }
+}
+
+#define CASE256(C, V) \
+  case (C) * 4 + (V): \
+    if (dw) \
+      tile256(t, C, V, 1, last); \
+    else \
+      tile256(t, C, V, 0, last); \
+    break;
+#define CO_CASES256(C) CASE256(C, 1) CASE256(C, 2)
+
+static T256 void tile256_any(const conv_tile *t, int32_t nco, int32_t cols, int dw) {
+  const int32_t nv = (cols + 7) / 8;
+  const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8 * (nv - 1)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  switch (nco * 4 + nv) {
+    CO_CASES256(1) CO_CASES256(2) CO_CASES256(3) CO_CASES256(4) CO_CASES256(5) CO_CASES256(6)
+  default:
+    break;
+  }
+}
+
+/* The NCHWc / pointwise / depthwise orders (channel groups of `group`)
+ * with `lanes` float lanes per vector. */
+static void conv_tiled(const tidsp_conv2d_params *p0, const float *x, const float *w,
+                       const float *bias, const float *sum, float *y, int32_t group, int32_t lanes) {
+  tidsp_conv2d_params flat = *p0;
+  const tidsp_conv2d_params *p = p0;
+  const int32_t cpg_in = p0->c_in / p0->groups, cpg_out = p0->c_out / p0->groups;
+  const int dw = cpg_in == 1 && cpg_out == 1 && p0->groups > 1;
+  const int32_t co_tile = lanes == 16 ? CO512 : CO256, px_tile = lanes == 16 ? 16 * NV512 : 8 * NV256;
+  int32_t n, co0, oh, ow0;
+  conv_tile t;
+
+  /* a pointwise convolution with unit strides and no pads reads and
+   * writes whole planes: one row of h·w pixels fills the vectors better */
+  if (p0->k_h == 1 && p0->k_w == 1 && p0->stride_h == 1 && p0->stride_w == 1 && p0->pad_top == 0 &&
+      p0->pad_left == 0 && p0->h_out == p0->h_in && p0->w_out == p0->w_in) {
+    flat.w_in = flat.w_out = p0->h_in * p0->w_in;
+    flat.h_in = flat.h_out = 1;
+    p = &flat;
+  }
+  t.p = p;
+  t.cpg_in = cpg_in;
+  t.group = group;
+  t.x_co = dw ? (size_t)p->h_in * (size_t)p->w_in : 0;
+  t.w_co = (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
+  t.y_co = (size_t)p->h_out * (size_t)p->w_out;
+  for (n = 0; n < p->n; n++) {
+    for (co0 = 0; co0 < p->c_out;) {
+      /* a tile's channels share their group (depthwise: one each) */
+      const int32_t g_end = dw ? p->c_out : (co0 / cpg_out + 1) * cpg_out;
+      const int32_t nco = g_end - co0 < co_tile ? g_end - co0 : co_tile;
+      const size_t plane0 = ((size_t)n * (size_t)p->c_out + (size_t)co0) * t.y_co;
+      t.x = x + ((size_t)n * (size_t)p->c_in + (size_t)(co0 / cpg_out) * (size_t)cpg_in) *
+                    (size_t)p->h_in * (size_t)p->w_in;
+      t.w = w + (size_t)co0 * t.w_co;
+      t.bias = bias ? bias + co0 : NULL;
+      for (oh = 0; oh < p->h_out; oh++) {
+        t.oh = oh;
+        for (ow0 = 0; ow0 < p->w_out; ow0 += px_tile) {
+          const int32_t cols = p->w_out - ow0 < px_tile ? p->w_out - ow0 : px_tile;
+          const size_t at = plane0 + (size_t)oh * (size_t)p->w_out + (size_t)ow0;
+          t.ow0 = ow0;
+          t.y = y + at;
+          t.s = sum ? sum + at : NULL;
+          if (lanes == 16)
+            tile512_any(&t, nco, cols, dw);
+          else
+            tile256_any(&t, nco, cols, dw);
+        }
+      }
+      co0 += nco;
     }
   }
 }
@@ -363,74 +618,36 @@ static void conv_nchw(const tidsp_conv2d_params *p, const float *x, const float 
   }
 }
 
-int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
-                                    const float *w, const float *bias, const float *sum,
-                                    float *y) {
-  float part[TIDSP_REF_CONV_TILE], out[TIDSP_REF_CONV_TILE];
-  tidsp_ref_conv_tile t;
-  int32_t st, n, co, r, j, c0, group, cpg_in, tile_rows, tile_cols;
-  const int32_t block = tidsp_mlas_f32_block();
-  size_t i, cnt;
+/* The kernel with `lanes` float lanes per vector, which is also MLAS's
+ * channel block B (16: AVX-512F, which the caller has checked; 8: AVX2 +
+ * FMA3; anything else: the reference): tests run both on one CPU. */
+int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x,
+                                          const float *w, const float *bias, const float *sum,
+                                          float *y, int32_t lanes) {
+  int32_t st, group;
 
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
   st = tidsp_ref_conv2d_check(p);
   if (st != TIDSP_OK)
     return st;
-  if (block && p->mlas_nchw) {
+  if (lanes != 16 && lanes != 8)
+    return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
+  if (p->mlas_nchw) {
     conv_nchw(p, x, w, bias, sum, y);
     return TIDSP_OK;
   }
-  group = block ? channel_group(p, block) : 0;
+  group = channel_group(p, lanes);
   if (group == 0)
     return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
-  cpg_in = p->c_in / p->groups;
-  tidsp_ref_conv_tile_dims(p->h_out, p->w_out, &tile_rows, &tile_cols);
-  for (n = 0; n < p->n; n++) {
-    const float *x_n = x + (size_t)n * (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
-    for (co = 0; co < p->c_out; co++) {
-      /* output channel co reads the input channels of its group */
-      const float *x_g = x_n + (size_t)(co / (p->c_out / p->groups)) * (size_t)cpg_in *
-                                   (size_t)p->h_in * (size_t)p->w_in;
-      const float *w_co = w + (size_t)co * (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
-      const size_t plane = ((size_t)n * (size_t)p->c_out + (size_t)co) * (size_t)p->h_out * (size_t)p->w_out;
-      float *y_co = y + plane;
-      const float *s_co = sum ? sum + plane : NULL;
-      for (t.oh0 = 0; t.oh0 < p->h_out; t.oh0 += tile_rows) {
-        t.rows = p->h_out - t.oh0 < tile_rows ? p->h_out - t.oh0 : tile_rows;
-        for (t.ow0 = 0; t.ow0 < p->w_out; t.ow0 += tile_cols) {
-          t.cols = p->w_out - t.ow0 < tile_cols ? p->w_out - t.ow0 : tile_cols;
-          cnt = (size_t)t.rows * (size_t)t.cols;
-          for (c0 = 0; c0 < cpg_in; c0 += group) {
-            const int32_t c1 = cpg_in - c0 < group ? cpg_in : c0 + group;
-            group_sum(p, x_g, w_co, c0, c1, &t, c0 == 0 ? out : part);
-            if (c0 != 0) {
-              for (i = 0; i < cnt; i++)
-                out[i] = part[i] + out[i];
-            } else if (s_co) {
-              /* MLAS accumulates the first group into the output buffer,
-               * which holds the sum */
-              for (r = 0; r < t.rows; r++) {
-                const float *s_row = s_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
-                for (j = 0; j < t.cols; j++)
-                  out[(size_t)r * (size_t)t.cols + (size_t)j] += s_row[j];
-              }
-            }
-          }
-          if (bias) {
-            for (i = 0; i < cnt; i++)
-              out[i] = out[i] + bias[co];
-          }
-          for (r = 0; r < t.rows; r++) {
-            float *y_row = y_co + (size_t)(t.oh0 + r) * (size_t)p->w_out + t.ow0;
-            for (j = 0; j < t.cols; j++)
-              y_row[j] = out[(size_t)r * (size_t)t.cols + (size_t)j];
-          }
-        }
-      }
-    }
-  }
+  conv_tiled(p, x, w, bias, sum, y, group, lanes);
   return TIDSP_OK;
+}
+
+int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
+                                    const float *w, const float *bias, const float *sum,
+                                    float *y) {
+  return tidsp_conv2d_f32__host_mlas_lanes(p, x, w, bias, sum, y, tidsp_mlas_f32_block());
 }
 
 #pragma GCC pop_options
