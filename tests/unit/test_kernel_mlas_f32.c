@@ -356,6 +356,14 @@ static tidsp_conv2d_params nchw(tidsp_conv2d_params p) {
 
 /* params.mlas_nchw: each SGEMM routine MlasConv reaches, and its edges */
 static void test_conv_nchw(void) {
+  /* 1×1 without padding taps: the register tiles, channel groups of one K stride */
+  check_conv(nchw(geometry(1, 18, 96, 16, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS | WITH_INF); /* PP-OCR det */
+  check_conv(nchw(geometry(1, 300, 13, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS | WITH_SUM); /* strides of 128 */
+  check_conv(nchw(geometry(1, 600, 9, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS);   /* N < K: one of 1024 */
+  check_conv(nchw(geometry(2, 300, 7, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_SUM);    /* N = 30: 512 */
+  check_conv(nchw(geometry(1, 22, 17, 9, 13, 1, 1, 2, 1, 0, 0, 0, 0, 1)), WITH_BIAS);  /* strided 1×1 */
+  check_conv(nchw(geometry(1, 44, 18, 7, 9, 1, 1, 1, 1, 0, 0, 0, 0, 2)), WITH_BIAS | WITH_SUM | WITH_INF); /* grouped */
+  check_conv(nchw(geometry(1, 22, 8, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1)), WITH_BIAS | WITH_INF); /* bottom pads: im2col */
   check_conv(nchw(geometry(1, 22, 88, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* PP-OCR cls: N = 1 */
   check_conv(nchw(geometry(1, 22, 87, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS); /* 4-, 2-, 1-row blocks */
   check_conv(nchw(geometry(1, 22, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS | WITH_SUM);

@@ -634,7 +634,17 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
   if (lanes != 16 && lanes != 8)
     return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
   if (p->mlas_nchw) {
-    conv_nchw(p, x, w, bias, sum, y);
+    const int32_t n_px = p->h_out * p->w_out, m = p->c_out / p->groups;
+    /* A 1×1 kernel whose taps are all inside the input (no pads: im2col
+     * is the input itself, or a strided subset): SGEMM's FMA kernel sums
+     * each K stride of channels from 0, the first stride's sum stored
+     * (+ the sum), each later one added, the bias last: the tiles' order
+     * with channel groups of one K stride. */
+    if (m > 1 && n_px > 1 && p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+        (p->h_out - 1) * p->stride_h < p->h_in && (p->w_out - 1) * p->stride_w < p->w_in)
+      conv_tiled(p, x, w, bias, sum, y, nchw_stride_k(n_px, p->c_in / p->groups), lanes);
+    else
+      conv_nchw(p, x, w, bias, sum, y);
     return TIDSP_OK;
   }
   group = channel_group(p, lanes);
