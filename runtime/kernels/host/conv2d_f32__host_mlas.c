@@ -154,8 +154,10 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
   const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));
+  /* stride 2: a vector's 16 pixels are the even ones of 32 inputs */
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   __m512 acc[CO512][NV512], xv[NV512];
-  __mmask16 mk[NV512];
+  __mmask16 mk[NV512], m2[2 * NV512] = {0};
   int32_t c0, c1, kh, kw, ci, co, j;
 
   for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
@@ -182,6 +184,14 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
                   _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) &
                   (j == nv - 1 ? last : (__mmask16)0xFFFF);
           any |= mk[j];
+          if (sw == 2) { /* the inputs inside the row, for the two loads */
+            const __m512i e = _mm512_add_epi32(iota, _mm512_set1_epi32(off + 32 * j));
+            const __m512i e16 = _mm512_add_epi32(e, _mm512_set1_epi32(16));
+            m2[2 * j] = _mm512_cmpge_epi32_mask(e, _mm512_setzero_si512()) &
+                        _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(p->w_in));
+            m2[2 * j + 1] = _mm512_cmpge_epi32_mask(e16, _mm512_setzero_si512()) &
+                            _mm512_cmplt_epi32_mask(e16, _mm512_set1_epi32(p->w_in));
+          }
         }
         if (!any)
           continue;
@@ -194,10 +204,15 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
             if (dw || co == 0) {
               const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
 #pragma GCC unroll 2
-              for (j = 0; j < nv; j++)
-                xv[j] = sw == 1 ? _mm512_maskz_loadu_ps(mk[j], xc + 16 * j)
-                                : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk[j], step,
-                                                           xc + 16 * j * sw, 4);
+              for (j = 0; j < nv; j++) {
+                if (sw == 1)
+                  xv[j] = _mm512_maskz_loadu_ps(mk[j], xc + 16 * j);
+                else if (sw == 2)
+                  xv[j] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m2[2 * j], xc + 32 * j), even,
+                                                 _mm512_maskz_loadu_ps(m2[2 * j + 1], xc + 32 * j + 16));
+                else
+                  xv[j] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk[j], step, xc + 16 * j * sw, 4);
+              }
             }
             /* part = fmaf(x, w, part) in the lanes whose tap is inside */
 #pragma GCC unroll 2
@@ -256,7 +271,7 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
   const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));
   const __m256i ones = _mm256_set1_epi32(-1);
   __m256 acc[CO256][NV256], xv[NV256], mf[NV256];
-  __m256i mk[NV256];
+  __m256i mk[NV256], m2[2 * NV256] = {{0}};
   int32_t c0, c1, kh, kw, ci, co, j;
 
   for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
@@ -286,6 +301,13 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
           any |= !_mm256_testz_si256(mk[j], mk[j]);
           /* a padding lane among the tile's pixels needs the blend */
           pad |= !_mm256_testc_si256(in, lane);
+          if (sw == 2) { /* stride 2: the inputs inside the row, for the two loads */
+            const __m256i e = _mm256_add_epi32(iota, _mm256_set1_epi32(off + 16 * j));
+            const __m256i e8 = _mm256_add_epi32(e, _mm256_set1_epi32(8));
+            const __m256i wi = _mm256_set1_epi32(p->w_in), z = _mm256_setzero_si256();
+            m2[2 * j] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e), _mm256_cmpgt_epi32(wi, e));
+            m2[2 * j + 1] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e8), _mm256_cmpgt_epi32(wi, e8));
+          }
         }
         if (!any)
           continue;
@@ -298,10 +320,19 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
             if (dw || co == 0) {
               const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
 #pragma GCC unroll 2
-              for (j = 0; j < nv; j++)
-                xv[j] = sw == 1 ? _mm256_maskload_ps(xc + 8 * j, mk[j])
-                                : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc + 8 * j * sw, step,
-                                                           mf[j], 4);
+              for (j = 0; j < nv; j++) {
+                if (sw == 1) {
+                  xv[j] = _mm256_maskload_ps(xc + 8 * j, mk[j]);
+                } else if (sw == 2) {
+                  /* even elements of 16 inputs: [a0 a2 b0 b2 | a4 a6 b4 b6] in 64-bit pairs 0 2 1 3 */
+                  const __m256 ev = _mm256_shuffle_ps(_mm256_maskload_ps(xc + 16 * j, m2[2 * j]),
+                                                      _mm256_maskload_ps(xc + 16 * j + 8, m2[2 * j + 1]),
+                                                      _MM_SHUFFLE(2, 0, 2, 0));
+                  xv[j] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
+                } else {
+                  xv[j] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc + 8 * j * sw, step, mf[j], 4);
+                }
+              }
             }
 #pragma GCC unroll 2
             for (j = 0; j < nv; j++) {
