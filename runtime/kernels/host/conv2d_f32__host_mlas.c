@@ -61,6 +61,14 @@
  * (tests/e2e/test_conv_mlas_vs_ort.py); tests/unit/test_kernel_mlas_f32.c
  * checks this file against a scalar model of the order. The AVX2 (B = 8)
  * choice follows MLAS's source and was not run on an AVX2-only CPU.
+ *
+ * Speed: the NCHWc, pointwise and depthwise orders, and the NCHW 1×1
+ * convolutions without padding taps (SGEMM's FMA kernel: channel groups of
+ * one K stride), run in register tiles of output channels × one output
+ * row's pixels (conv_tiled below); only the blocking changes, every
+ * element keeps its order and roundings (the unit test checks both vector
+ * widths against the scalar model). The other NCHW orders (M = 1, N = 1,
+ * im2col of taps) stay scalar.
  */
 #include <immintrin.h>
 #include <math.h>
