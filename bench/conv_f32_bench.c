@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
   run("det stem 3x3 s2 (NCHW in)", 3, 16, 128, 320, 3, 2, 1, 1, 0, 0, repeats);
   run("det dw 3x3 s2", 32, 32, 64, 160, 3, 2, 1, 32, 0, 0, repeats);
   run("det dw 3x3", 64, 64, 32, 80, 3, 1, 1, 64, 0, 0, repeats);
+  run("det 1x1 from 12 channels", 12, 96, 32, 80, 1, 1, 0, 1, 0, 0, repeats);
   run("det 1x1 ORT-NCHW", 18, 96, 16, 40, 1, 1, 0, 1, 1, 0, repeats);
   run("rec pointwise 480", 480, 480, 6, 80, 1, 1, 0, 1, 0, 0, repeats);
   run("rec pointwise + sum", 240, 240, 12, 80, 1, 1, 0, 1, 0, 1, repeats);

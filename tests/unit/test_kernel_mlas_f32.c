@@ -347,6 +347,11 @@ static void test_conv_tiles(void) {
   check_conv(geometry(1, 48, 24, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3), WITH_BIAS);             /* groups of 16 | 8 */
   check_conv(geometry(1, 24, 24, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3), WITH_BIAS | WITH_SUM);  /* groups of 8 (AVX2) */
   check_conv(geometry(1, 7, 3, 3, 1100, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_INF);             /* wide rows */
+  /* 1×1 over fewer channels than the block: out kept in registers, 4 | 3 channels a tile */
+  check_conv(geometry(1, 12, 11, 6, 45, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS | WITH_SUM);
+  check_conv(geometry(2, 7, 5, 5, 19, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS);
+  check_conv(geometry(1, 5, 9, 7, 33, 1, 1, 2, 1, 1, 1, 0, 1, 1), WITH_BIAS | WITH_INF);   /* pads, stride 2 */
+  check_conv(geometry(1, 3, 2, 9, 40, 1, 1, 3, 1, 0, 0, 0, 0, 1), WITH_SUM);              /* stride 3 */
 }
 
 static tidsp_conv2d_params nchw(tidsp_conv2d_params p) {

@@ -133,7 +133,17 @@ static int32_t channel_group(const tidsp_conv2d_params *p, int32_t block) {
 #define NV512 2
 #define CO256 6
 #define NV256 2
-#define CO_MAX 8
+/* Tiles whose channel groups are one tap each (a 1×1 kernel over fewer
+ * than B channels: the NCHW-input order's single channels) keep `out` in
+ * registers across the groups rather than adding each group's sum in the
+ * output row: fewer channels per tile then. (With 3×3 kernels the row's
+ * traffic is spread over 9 taps and the wider tile is faster: measured
+ * with bench/conv_f32_bench.c.) */
+#define CO_KEEP512 4
+#define CO_KEEP256 3
+#define TILE_MEM 0  /* input shared by the tile's channels, out in the output row */
+#define TILE_DW 1   /* depthwise: each channel its own input (one group) */
+#define TILE_KEEP 2 /* input shared, out in registers */
 /* explicit targets as well as the region's pragma: clang ignores
  * `#pragma GCC target` (see matmul_f32__host_mlas.c) */
 #define T512 __attribute__((target("avx512f,avx2,fma")))
@@ -156,7 +166,7 @@ typedef struct conv_tile {
 /* AVX-512F: nco ≤ CO512 channels, nv zmm of which the last has `last`
  * lanes; dw: every channel has its own input (depthwise). Constants in
  * every call (tile512_any), so that the accumulators are registers. */
-INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __mmask16 last) {
+INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, __mmask16 last) {
   const tidsp_conv2d_params *p = t->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
@@ -164,10 +174,20 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
   const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));
   /* stride 2: a vector's 16 pixels are the even ones of 32 inputs */
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  __m512 acc[CO512][NV512], xv[NV512];
+  const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
+  __m512 acc[CO512][NV512], xv[NV512], out[CO_KEEP512][NV512];
   __mmask16 mk[NV512], m2[2 * NV512] = {0};
+  __m512i gi[NV512]; /* stride ≥ 3: the lanes' columns, clamped into the row */
   int32_t c0, c1, kh, kw, ci, co, j;
 
+  if (keep) {
+#pragma GCC unroll 4
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++)
+        out[co % CO_KEEP512][j] = _mm512_setzero_ps(); /* the first group sets it */
+    }
+  }
   for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
     c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
 #pragma GCC unroll 8
@@ -183,11 +203,12 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
       for (kw = 0; kw < p->k_w; kw++) {
         /* input column of the tile's first pixel, and of each lane */
         const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
-        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in + off);
+        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in); /* the input row */
         __mmask16 any = 0;
 #pragma GCC unroll 2
         for (j = 0; j < nv; j++) {
           const __m512i iw = _mm512_add_epi32(step, _mm512_set1_epi32(off + 16 * j * sw));
+          gi[j] = _mm512_min_epi32(_mm512_max_epi32(iw, _mm512_setzero_si512()), _mm512_set1_epi32(p->w_in - 1));
           mk[j] = _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
                   _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) &
                   (j == nv - 1 ? last : (__mmask16)0xFFFF);
@@ -213,13 +234,17 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
               const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
 #pragma GCC unroll 2
               for (j = 0; j < nv; j++) {
-                if (sw == 1)
-                  xv[j] = _mm512_maskz_loadu_ps(mk[j], xc + 16 * j);
-                else if (sw == 2)
-                  xv[j] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m2[2 * j], xc + 32 * j), even,
-                                                 _mm512_maskz_loadu_ps(m2[2 * j + 1], xc + 32 * j + 16));
-                else
-                  xv[j] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk[j], step, xc + 16 * j * sw, 4);
+                if (sw == 1) {
+                  xv[j] = _mm512_maskz_loadu_ps(mk[j], xc + off + 16 * j);
+                } else if (sw == 2) {
+                  xv[j] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m2[2 * j], xc + off + 32 * j), even,
+                                                 _mm512_maskz_loadu_ps(m2[2 * j + 1], xc + off + 32 * j + 16));
+                } else { /* two ymm gathers (GCC's masked zmm gather macro trips -Wconversion) */
+                  const __m256 lo = _mm256_i32gather_ps(xc, _mm512_castsi512_si256(gi[j]), 4);
+                  const __m256 hi = _mm256_i32gather_ps(xc, _mm512_extracti64x4_epi64(gi[j], 1), 4);
+                  xv[j] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                                              _mm256_castps_pd(hi), 1));
+                }
               }
             }
             /* part = fmaf(x, w, part) in the lanes whose tap is inside */
@@ -237,6 +262,13 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
       for (j = 0; j < nv; j++) {
         const __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;
         __m512 v = acc[co][j];
+        if (keep) { /* out in registers until the last group */
+          if (c0 != 0)
+            out[co % CO_KEEP512][j] = _mm512_add_ps(v, out[co % CO_KEEP512][j]);
+          else
+            out[co % CO_KEEP512][j] = t->s ? _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->s + (size_t)co * t->y_co + 16 * j)) : v;
+          continue;
+        }
         if (c0 != 0) /* out = partᵢ + out */
           v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, yr + 16 * j));
         else if (t->s) /* MLAS sums the first group into the output holding the sum */
@@ -247,18 +279,33 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
       }
     }
   }
+  if (keep) {
+#pragma GCC unroll 4
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++) {
+        const __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;
+        __m512 v = out[co % CO_KEEP512][j];
+        if (t->bias)
+          v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[co]));
+        _mm512_mask_storeu_ps(t->y + (size_t)co * t->y_co + 16 * j, m, v);
+      }
+    }
+  }
 }
 
 #define CASE512(C, V) \
   case (C) * 4 + (V): \
-    if (dw) \
-      tile512(t, C, V, 1, last); \
+    if (mode == TILE_DW) \
+      tile512(t, C, V, TILE_DW, last); \
+    else if (mode == TILE_KEEP && (C) <= CO_KEEP512) \
+      tile512(t, C, V, TILE_KEEP, last); \
     else \
-      tile512(t, C, V, 0, last); \
+      tile512(t, C, V, TILE_MEM, last); \
     break;
 #define CO_CASES512(C) CASE512(C, 1) CASE512(C, 2)
 
-static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int dw) {
+static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int mode) {
   const int32_t nv = (cols + 15) / 16, rem = cols - 16 * (nv - 1);
   const __mmask16 last = (__mmask16)(0xFFFFu >> (16 - rem));
   switch (nco * 4 + nv) {
@@ -271,17 +318,27 @@ static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int 
 
 /* ---- AVX2 + FMA3: the same in ymm; a masked lane keeps its value by a
  * blend of the fused multiply-add's result ---- */
-INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __m256i last) {
+INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, __m256i last) {
   const tidsp_conv2d_params *p = t->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
   const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));
   const __m256i ones = _mm256_set1_epi32(-1);
-  __m256 acc[CO256][NV256], xv[NV256], mf[NV256];
+  const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
+  __m256 acc[CO256][NV256], xv[NV256], mf[NV256], out[CO_KEEP256][NV256];
   __m256i mk[NV256], m2[2 * NV256] = {{0}};
+  __m256i gi[NV256]; /* stride ≥ 3: the lanes' columns, clamped into the row */
   int32_t c0, c1, kh, kw, ci, co, j;
 
+  if (keep) {
+#pragma GCC unroll 4
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++)
+        out[co % CO_KEEP256][j] = _mm256_setzero_ps(); /* the first group sets it */
+    }
+  }
   for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
     c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
 #pragma GCC unroll 6
@@ -296,11 +353,12 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
         continue;
       for (kw = 0; kw < p->k_w; kw++) {
         const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
-        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in + off);
+        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in); /* the input row */
         int any = 0, pad = 0;
 #pragma GCC unroll 2
         for (j = 0; j < nv; j++) {
           const __m256i iw = _mm256_add_epi32(step, _mm256_set1_epi32(off + 8 * j * sw));
+          gi[j] = _mm256_min_epi32(_mm256_max_epi32(iw, _mm256_setzero_si256()), _mm256_set1_epi32(p->w_in - 1));
           const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),
                                                  _mm256_cmpgt_epi32(_mm256_set1_epi32(p->w_in), iw));
           const __m256i lane = j == nv - 1 ? last : ones;
@@ -330,15 +388,17 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
 #pragma GCC unroll 2
               for (j = 0; j < nv; j++) {
                 if (sw == 1) {
-                  xv[j] = _mm256_maskload_ps(xc + 8 * j, mk[j]);
+                  xv[j] = _mm256_maskload_ps(xc + off + 8 * j, mk[j]);
                 } else if (sw == 2) {
                   /* even elements of 16 inputs: [a0 a2 b0 b2 | a4 a6 b4 b6] in 64-bit pairs 0 2 1 3 */
-                  const __m256 ev = _mm256_shuffle_ps(_mm256_maskload_ps(xc + 16 * j, m2[2 * j]),
-                                                      _mm256_maskload_ps(xc + 16 * j + 8, m2[2 * j + 1]),
+                  const __m256 ev = _mm256_shuffle_ps(_mm256_maskload_ps(xc + off + 16 * j, m2[2 * j]),
+                                                      _mm256_maskload_ps(xc + off + 16 * j + 8, m2[2 * j + 1]),
                                                       _MM_SHUFFLE(2, 0, 2, 0));
                   xv[j] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
                 } else {
-                  xv[j] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc + 8 * j * sw, step, mf[j], 4);
+                  /* clamped columns: every read inside the row; a padding
+                   * lane's value is dropped by the blend */
+                  xv[j] = _mm256_i32gather_ps(xc, gi[j], 4);
                 }
               }
             }
@@ -358,6 +418,13 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
       for (j = 0; j < nv; j++) {
         const __m256i m = j == nv - 1 ? last : ones;
         __m256 v = acc[co][j];
+        if (keep) { /* out in registers until the last group */
+          if (c0 != 0)
+            out[co % CO_KEEP256][j] = _mm256_add_ps(v, out[co % CO_KEEP256][j]);
+          else
+            out[co % CO_KEEP256][j] = t->s ? _mm256_add_ps(v, _mm256_maskload_ps(t->s + (size_t)co * t->y_co + 8 * j, m)) : v;
+          continue;
+        }
         if (c0 != 0)
           v = _mm256_add_ps(v, _mm256_maskload_ps(yr + 8 * j, m));
         else if (t->s)
@@ -368,18 +435,33 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int dw, __
       }
     }
   }
+  if (keep) {
+#pragma GCC unroll 4
+    for (co = 0; co < nco; co++) {
+#pragma GCC unroll 2
+      for (j = 0; j < nv; j++) {
+        const __m256i m = j == nv - 1 ? last : ones;
+        __m256 v = out[co % CO_KEEP256][j];
+        if (t->bias)
+          v = _mm256_add_ps(v, _mm256_set1_ps(t->bias[co]));
+        _mm256_maskstore_ps(t->y + (size_t)co * t->y_co + 8 * j, m, v);
+      }
+    }
+  }
 }
 
 #define CASE256(C, V) \
   case (C) * 4 + (V): \
-    if (dw) \
-      tile256(t, C, V, 1, last); \
+    if (mode == TILE_DW) \
+      tile256(t, C, V, TILE_DW, last); \
+    else if (mode == TILE_KEEP && (C) <= CO_KEEP256) \
+      tile256(t, C, V, TILE_KEEP, last); \
     else \
-      tile256(t, C, V, 0, last); \
+      tile256(t, C, V, TILE_MEM, last); \
     break;
 #define CO_CASES256(C) CASE256(C, 1) CASE256(C, 2)
 
-static T256 void tile256_any(const conv_tile *t, int32_t nco, int32_t cols, int dw) {
+static T256 void tile256_any(const conv_tile *t, int32_t nco, int32_t cols, int mode) {
   const int32_t nv = (cols + 7) / 8;
   const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8 * (nv - 1)),
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -398,7 +480,11 @@ static void conv_tiled(const tidsp_conv2d_params *p0, const float *x, const floa
   const tidsp_conv2d_params *p = p0;
   const int32_t cpg_in = p0->c_in / p0->groups, cpg_out = p0->c_out / p0->groups;
   const int dw = cpg_in == 1 && cpg_out == 1 && p0->groups > 1;
-  const int32_t co_tile = lanes == 16 ? CO512 : CO256, px_tile = lanes == 16 ? 16 * NV512 : 8 * NV256;
+  /* several groups of one tap each: out in registers */
+  const int keep = !dw && cpg_in > group && group * p0->k_h * p0->k_w <= 1;
+  const int mode = dw ? TILE_DW : keep ? TILE_KEEP : TILE_MEM;
+  const int32_t co_tile = lanes == 16 ? (keep ? CO_KEEP512 : CO512) : (keep ? CO_KEEP256 : CO256);
+  const int32_t px_tile = lanes == 16 ? 16 * NV512 : 8 * NV256;
   int32_t n, co0, oh, ow0;
   conv_tile t;
 
@@ -435,9 +521,9 @@ static void conv_tiled(const tidsp_conv2d_params *p0, const float *x, const floa
           t.y = y + at;
           t.s = sum ? sum + at : NULL;
           if (lanes == 16)
-            tile512_any(&t, nco, cols, dw);
+            tile512_any(&t, nco, cols, mode);
           else
-            tile256_any(&t, nco, cols, dw);
+            tile256_any(&t, nco, cols, mode);
         }
       }
       co0 += nco;
