@@ -177,7 +177,7 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
   const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
   __m512 acc[CO512][NV512], xv[NV512], out[CO_KEEP512][NV512];
   __mmask16 mk[NV512], m2[2 * NV512] = {0};
-  __m512i gi[NV512]; /* stride ≥ 3: the lanes' columns, clamped into the row */
+  __m512i gi[NV512] = {0}; /* stride ≥ 3: the lanes' columns, clamped into the row */
   int32_t c0, c1, kh, kw, ci, co, j;
 
   if (keep) {
@@ -208,7 +208,8 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
 #pragma GCC unroll 2
         for (j = 0; j < nv; j++) {
           const __m512i iw = _mm512_add_epi32(step, _mm512_set1_epi32(off + 16 * j * sw));
-          gi[j] = _mm512_min_epi32(_mm512_max_epi32(iw, _mm512_setzero_si512()), _mm512_set1_epi32(p->w_in - 1));
+          if (sw > 2)
+            gi[j] = _mm512_min_epi32(_mm512_max_epi32(iw, _mm512_setzero_si512()), _mm512_set1_epi32(p->w_in - 1));
           mk[j] = _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
                   _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) &
                   (j == nv - 1 ? last : (__mmask16)0xFFFF);
@@ -328,7 +329,7 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
   const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
   __m256 acc[CO256][NV256], xv[NV256], mf[NV256], out[CO_KEEP256][NV256];
   __m256i mk[NV256], m2[2 * NV256] = {{0}};
-  __m256i gi[NV256]; /* stride ≥ 3: the lanes' columns, clamped into the row */
+  __m256i gi[NV256] = {{0}}; /* stride ≥ 3: the lanes' columns, clamped into the row */
   int32_t c0, c1, kh, kw, ci, co, j;
 
   if (keep) {
@@ -358,7 +359,8 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
 #pragma GCC unroll 2
         for (j = 0; j < nv; j++) {
           const __m256i iw = _mm256_add_epi32(step, _mm256_set1_epi32(off + 8 * j * sw));
-          gi[j] = _mm256_min_epi32(_mm256_max_epi32(iw, _mm256_setzero_si256()), _mm256_set1_epi32(p->w_in - 1));
+          if (sw > 2)
+            gi[j] = _mm256_min_epi32(_mm256_max_epi32(iw, _mm256_setzero_si256()), _mm256_set1_epi32(p->w_in - 1));
           const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),
                                                  _mm256_cmpgt_epi32(_mm256_set1_epi32(p->w_in), iw));
           const __m256i lane = j == nv - 1 ? last : ones;
