@@ -70,13 +70,14 @@
  * widths against the scalar model). The other NCHW orders (M = 1, N = 1,
  * im2col of taps) stay scalar.
  */
-#include <immintrin.h>
 #include <math.h>
 
 #include "../kernel_variants.h"
 #include "../ref/conv_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
+#include <immintrin.h>
+
 #include "fma_exact_begin.h"
 
 /* MLAS's pointwise kernel takes at most this many input channels per call */

@@ -38,12 +38,13 @@
  * Column remainders use masked loads and stores (no byte past B's row or
  * Y's row is read or written).
  */
-#include <immintrin.h>
 #include <math.h>
 
 #include "../kernel_variants.h"
 
 #if TIDSP_HAVE_HOST_X86
+#include <immintrin.h>
+
 #include "fma_exact_begin.h"
 
 #define MLAS_PACKED_STRIDE_K 256
