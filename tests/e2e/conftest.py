@@ -120,12 +120,14 @@ class ModelSuite:
 
 
 def _requested_pairs(session):
-    """(model, variant) pairs of the collected tests that use the suite."""
+    """(model, variant) pairs of the collected tests that use the suite (the
+    architecture is the `model` parameter, or `name` in test_mmalib)."""
     models, variants = set(), set()
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if "model_suite" in getattr(item, "fixturenames", ()) and "model" in params:
-            models.add(params["model"])
+        arch = params.get("model", params.get("name"))
+        if "model_suite" in getattr(item, "fixturenames", ()) and arch and "variant" in params:
+            models.add(arch)
             variants.add(params["variant"])
     return sorted(models), sorted(variants)
 
