@@ -149,7 +149,8 @@ def test_profile_counts_every_layer_call(tmp_path):
 
 def test_quantize_onnx_presets(tmp_path):
     """Both presets give models that equal ORT bit for bit on the host, and
-    the "c7x" one offloads its two 64-channel convs to MMALIB."""
+    the "c7x" one offloads its two 64-channel convs to MMALIB (the default
+    exact path: MMALIB's int16 call and the core's requant, ORT's bytes)."""
     x = np.random.default_rng(1).standard_normal((4, 3, 12, 12)).astype(np.float32)
     for preset in ("generic", "c7x"):
         q = small_qdq_conv(tmp_path, preset)
@@ -157,7 +158,9 @@ def test_quantize_onnx_presets(tmp_path):
         assert np.array_equal(cstatic.compile(q).run(x), ort_logits(q, x)), preset
     m = cstatic.compile(q, "c_static_lib -mcpu=c7x -mmalib=1")
     kernels = [e.get("kernel") for e in m.manifest["offload"]["layers"]]
-    assert kernels == ["mmalib_conv2d_i8", "mmalib_conv2d_i8"], m.manifest["offload"]
+    assert kernels == ["mmalib_conv2d_i16", "mmalib_conv2d_i16"], m.manifest["offload"]
+    assert all("exact_requant" in e for e in m.manifest["offload"]["layers"])
+    assert np.array_equal(m.run(x), ort_logits(q, x))
     with pytest.raises(ValueError, match="preset must be one of 'generic', 'c7x'"):
         cstatic.quantize_onnx(q, x, "tflite")
     with pytest.raises(ValueError, match="c7x' quantizes activations to int8"):
