@@ -56,7 +56,9 @@ const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch) {
   if (c > hi) c -= s;
   if (c < lo || c > hi || fabs(c) > 32767.0) return "no centre for the exact path's int16 grid";
   ch->centre = (int32_t)c;
-  ch->offset = (int64_t)(c / s) << ch->shift; /* C·q = (C/s)·2^sh, exact */
+  /* C·q = (C/s)·2^sh, exact; a multiply, since C/s may be negative (a
+   * left shift of a negative value is undefined) */
+  ch->offset = (int64_t)(c / s) * ((int64_t)1 << ch->shift);
   return cs_mm_exact_saturation_ok(ch, o_zp) ? NULL : "no centre for the exact path's int16 grid";
 }
 

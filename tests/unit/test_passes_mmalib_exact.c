@@ -57,7 +57,7 @@ static void check_grid(void) {
     }
     CHECK(fabs(ch.step - r * q) <= 1e-12 * ch.step);
     CHECK(ch.centre % ch.scale == 0);
-    CHECK(ch.offset * ch.scale == (int64_t)ch.centre << ch.shift); /* D = C·2^sh/s exactly */
+    CHECK(ch.offset * ch.scale == (int64_t)ch.centre * ((int64_t)1 << ch.shift)); /* D = C·2^sh/s exactly */
     CHECK(cs_mm_exact_saturation_ok(&ch, o_zp));
   }
   cs_mm_exact_ch ch;
