@@ -283,12 +283,21 @@ def et_program(name):
     (None, why not)."""
     os.makedirs(ET_DIR, exist_ok=True)
     pte = os.path.join(ET_DIR, f"{name}.pte")
+    # A failed export is remembered beside the cache (it costs minutes and
+    # fails the same way each run); delete the .failed file to try again.
+    failed = pte + ".failed"
+    if os.path.exists(failed):
+        with open(failed) as f:
+            return None, f.read().strip() + " (cached: delete " + failed + " to retry)"
     if not os.path.exists(pte):
         print(f"  exporting {name} with ExecuTorch ...", flush=True)
         try:
             run(["taskset", "-c", "0", PY, os.path.join(ROOT, "bench/et_export.py"), name, pte])
         except RuntimeError as e:
-            return None, str(e).strip().splitlines()[-1][:200]
+            why = str(e).strip().splitlines()[-1][:200]
+            with open(failed, "w") as f:
+                f.write(why + "\n")
+            return None, why
     return pte, None
 
 
