@@ -54,7 +54,10 @@
   X(conv2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, const float *sum, float *y), (p, x, w, bias, sum, y)) \
   X(matmul_f32, (const tidsp_matmul_f32_params *p, const float *a, const float *b, const float *bias, float *y), (p, a, b, bias, y)) \
   X(conv_transpose2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
-  X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y))
+  X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
+  X(binary_f32, (const tidsp_binary_f32_params *p, const float *a, const float *b, float *y), (p, a, b, y)) \
+  X(unary_f32, (const tidsp_unary_f32_params *p, const float *x, float *y), (p, x, y)) \
+  X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -104,6 +107,15 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, cons
                                               const float *w, const float *bias, float *y);
 int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
                                                const float *w, const float *bias, float *y);
+/* Float Add/Sub/Mul/Div and the unary ops with a vector form, lane by lane
+ * the reference's formula (eltwise_f32__host.c): AVX-512F and AVX2 + FMA3
+ * (the AVX-512 ones need only F: their rows check more). */
+int32_t tidsp_binary_f32__host_avx512(const tidsp_binary_f32_params *p, const float *a, const float *b,
+                                      float *y);
+int32_t tidsp_binary_f32__host_avx2(const tidsp_binary_f32_params *p, const float *a, const float *b,
+                                    float *y);
+int32_t tidsp_unary_f32__host_avx512(const tidsp_unary_f32_params *p, const float *x, float *y);
+int32_t tidsp_unary_f32__host_avx2(const tidsp_unary_f32_params *p, const float *x, float *y);
 #endif
 
 /* The batch loop of tidsp_batch_matmul_i8 over a given matmul
@@ -118,6 +130,7 @@ int32_t tidsp_batch_matmul_i8_with(const tidsp_batch_matmul_i8_params *p,
 int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
                               void *y);
 int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y);
+int32_t tidsp_expand__host(const tidsp_expand_params *p, const void *x, void *y);
 
 int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,

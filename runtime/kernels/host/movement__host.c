@@ -188,3 +188,95 @@ int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y) {
   walk_copy(&w, (const uint8_t *)x, in_off, (size_t)p->elem_size, (uint8_t *)y);
   return TIDSP_OK;
 }
+
+/* ---- Expand ----
+ * The output walk, coalesced (a broadcast dim next to another merges too),
+ * is produced dim by dim: a dim that steps the input walks its sub-blocks;
+ * a broadcast dim (step 0) produces its first sub-block and copies it
+ * (memcpy of the bytes just written); the innermost dim is one memcpy
+ * (step 1), a fill of one element (step 0) or a gather; an element
+ * repeated along the innermost dim under a stepping dim (nearest Resize:
+ * [.., W, k] with steps (1, 0)) is written k times per input element. */
+
+/* Copies of one element of es bytes, a constant size where it is common. */
+static inline void put_elem(uint8_t *y, const uint8_t *src, size_t es) {
+  switch (es) {
+  case 4:
+    memcpy(y, src, 4);
+    break;
+  case 1:
+    *y = *src;
+    break;
+  case 2:
+    memcpy(y, src, 2);
+    break;
+  case 8:
+    memcpy(y, src, 8);
+    break;
+  default:
+    memcpy(y, src, es);
+    break;
+  }
+}
+
+/* y (dense) = dims d.. of walk w from input element off; blk[d] is the
+ * bytes of one step of dim d in y. */
+static void expand_dims(const copy_walk *w, const size_t *blk, int32_t d, const uint8_t *x, int64_t off,
+                        size_t es, uint8_t *y) {
+  const int64_t n = w->shape[d], st = w->step[d];
+  int64_t i, j;
+  if (d == w->rank - 1) { /* the innermost dim */
+    if (st == 1) {
+      memcpy(y, x + (size_t)off * es, (size_t)n * es);
+    } else {
+      for (i = 0; i < n; i++)
+        put_elem(y + (size_t)i * es, x + (size_t)(off + i * st) * es, es);
+    }
+    return;
+  }
+  if (st == 0) { /* broadcast: the first sub-block, then copies of it */
+    expand_dims(w, blk, d + 1, x, off, es, y);
+    for (i = 1; i < n; i++)
+      memcpy(y + (size_t)i * blk[d], y, blk[d]);
+    return;
+  }
+  if (d == w->rank - 2 && w->step[d + 1] == 0) { /* each element k times */
+    const int64_t k = w->shape[d + 1];
+    for (i = 0; i < n; i++) {
+      const uint8_t *src = x + (size_t)(off + i * st) * es;
+      for (j = 0; j < k; j++, y += es)
+        put_elem(y, src, es);
+    }
+    return;
+  }
+  for (i = 0; i < n; i++)
+    expand_dims(w, blk, d + 1, x, off + i * st, es, y + (size_t)i * blk[d]);
+}
+
+int32_t tidsp_expand__host(const tidsp_expand_params *p, const void *x, void *y) {
+  size_t blk[TIDSP_MAX_RANK], es, y_len = 1, x_len = 1;
+  copy_walk w;
+  int32_t d;
+  if (!p || !x || !y || p->rank < 0 || p->rank > TIDSP_MAX_RANK || p->elem_size < 1)
+    return tidsp_expand__ref(p, x, y);
+  es = (size_t)p->elem_size;
+  for (d = 0; d < p->rank; d++) {
+    if (p->shape[d] < 1 || p->in_stride[d] < 0)
+      return tidsp_expand__ref(p, x, y);
+    w.shape[d] = p->shape[d];
+    w.step[d] = p->in_stride[d];
+    y_len *= (size_t)p->shape[d];
+    x_len += (size_t)(p->shape[d] - 1) * (size_t)p->in_stride[d];
+  }
+  /* memcpy must not see overlapping bytes (the reference's element loop
+   * then defines the answer) */
+  if ((const uint8_t *)x < (uint8_t *)y + y_len * es && (uint8_t *)y < (const uint8_t *)x + x_len * es)
+    return tidsp_expand__ref(p, x, y);
+  w.rank = p->rank;
+  walk_coalesce(&w);
+  blk[w.rank - 1] = es;
+  for (d = w.rank - 2; d >= 0; d--)
+    blk[d] = blk[d + 1] * (size_t)w.shape[d + 1];
+  expand_dims(&w, blk, 0, (const uint8_t *)x, 0, es, (uint8_t *)y);
+  return TIDSP_OK;
+}
