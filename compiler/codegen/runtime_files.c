@@ -77,7 +77,8 @@ static const rt_file files[] = {
      .defines = "tidsp_conv2d_i8__host_avx512vnni",
      .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
-     .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas",
+     .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose2d_f32__host_mlas_lanes "
+                "tidsp_conv_transpose_nd_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas_lanes",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
               "kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h kernels/ref/conv_internal.h "
               "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c"},

@@ -107,6 +107,12 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, cons
                                               const float *w, const float *bias, float *y);
 int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
                                                const float *w, const float *bias, float *y);
+/* The same with the column GEMM in `lanes`-float vectors (16, 8; anything
+ * else scalar): the same bytes at every width, for tests. */
+int32_t tidsp_conv_transpose2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x,
+                                                    const float *w, const float *bias, float *y, int32_t lanes);
+int32_t tidsp_conv_transpose_nd_f32__host_mlas_lanes(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                                     const float *w, const float *bias, float *y, int32_t lanes);
 /* Float Add/Sub/Mul/Div and the unary ops with a vector form, lane by lane
  * the reference's formula (eltwise_f32__host.c): AVX-512F and AVX2 + FMA3
  * (the AVX-512 ones need only F: their rows check more). */
