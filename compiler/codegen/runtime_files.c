@@ -41,7 +41,8 @@ static const rt_file files[] = {
                 "tidsp_global_avgpool_i8 tidsp_kernel_variant_active tidsp_kernel_variant_count "
                 "tidsp_kernel_variants tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 "
                 "tidsp_lut_i8 tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 "
-                "tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
+                "tidsp_prelu_f32 tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose "
+                "tidsp_unary_f32",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/conv2d_i8__host_amx.c "
               "kernels/host/conv2d_i8__host_avx2.c kernels/host/conv2d_i8__host_avx512vnni.c "
               "kernels/host/conv_transpose2d_f32__host_mlas.c kernels/host/dwconv2d_i8__host_avx2.c "
@@ -58,8 +59,8 @@ static const rt_file files[] = {
               "kernels/ref/dequantize.c kernels/ref/expand.c kernels/ref/global_avgpool_i8.c "
               "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/matmul_f32.c "
               "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
-              "kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c "
-              "kernels/ref/transpose.c kernels/ref/unary_f32.c"},
+              "kernels/ref/prelu_f32.c kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c "
+              "kernels/ref/softmax_i8.c kernels/ref/transpose.c kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
@@ -93,10 +94,11 @@ static const rt_file files[] = {
      .defines = "",
      .needs = "kernels/host/rq_internal.h"},
     {.path = "kernels/host/eltwise_f32__host.c",
-     .defines = "tidsp_binary_f32__host_avx2 tidsp_binary_f32__host_avx512 tidsp_unary_f32__host_avx2 "
-                "tidsp_unary_f32__host_avx512",
+     .defines = "tidsp_binary_f32__host_avx2 tidsp_binary_f32__host_avx512 tidsp_prelu_f32__host_avx2 "
+                "tidsp_prelu_f32__host_avx512 tidsp_unary_f32__host_avx2 tidsp_unary_f32__host_avx512",
      .needs = "kernels/host/eltwise_f32_body.h kernels/host/eltwise_internal.h kernels/host/fma_exact_begin.h "
-              "kernels/ref/binary_f32.c kernels/ref/broadcast.c kernels/ref/unary_f32.c"},
+              "kernels/ref/binary_f32.c kernels/ref/broadcast.c kernels/ref/prelu_f32.c "
+              "kernels/ref/unary_f32.c"},
     {.path = "kernels/host/eltwise_f32_body.h",
      .defines = "",
      .needs = ""},
@@ -341,7 +343,7 @@ static const rt_file files[] = {
                 "tidsp_ref_pool2d_window tidsp_ref_taps_inside",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/prelu_f32.c",
-     .defines = "tidsp_prelu_f32",
+     .defines = "tidsp_prelu_f32__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/qdq_internal.h",
      .defines = "",

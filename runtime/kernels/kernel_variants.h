@@ -57,7 +57,8 @@
   X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
   X(binary_f32, (const tidsp_binary_f32_params *p, const float *a, const float *b, float *y), (p, a, b, y)) \
   X(unary_f32, (const tidsp_unary_f32_params *p, const float *x, float *y), (p, x, y)) \
-  X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y))
+  X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y)) \
+  X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -113,13 +114,15 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p
                                                     const float *w, const float *bias, float *y, int32_t lanes);
 int32_t tidsp_conv_transpose_nd_f32__host_mlas_lanes(const tidsp_conv_transpose_nd_params *p, const float *x,
                                                      const float *w, const float *bias, float *y, int32_t lanes);
-/* Float Add/Sub/Mul/Div and the unary ops with a vector form, lane by lane
+/* Float Add/Sub/Mul/Div, PRelu and the unary ops with a vector form, lane by lane
  * the reference's formula (eltwise_f32__host.c): AVX-512F and AVX2 + FMA3
  * (the AVX-512 ones need only F: their rows check more). */
 int32_t tidsp_binary_f32__host_avx512(const tidsp_binary_f32_params *p, const float *a, const float *b,
                                       float *y);
 int32_t tidsp_binary_f32__host_avx2(const tidsp_binary_f32_params *p, const float *a, const float *b,
                                     float *y);
+int32_t tidsp_prelu_f32__host_avx512(const tidsp_broadcast *p, const float *x, const float *slope, float *y);
+int32_t tidsp_prelu_f32__host_avx2(const tidsp_broadcast *p, const float *x, const float *slope, float *y);
 int32_t tidsp_unary_f32__host_avx512(const tidsp_unary_f32_params *p, const float *x, float *y);
 int32_t tidsp_unary_f32__host_avx2(const tidsp_unary_f32_params *p, const float *x, float *y);
 #endif

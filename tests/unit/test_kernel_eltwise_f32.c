@@ -1,7 +1,7 @@
 /*
  * test_kernel_eltwise_f32.c — the host float elementwise kernels
- * (runtime/kernels/host/eltwise_f32__host.c: tidsp_binary_f32 and
- * tidsp_unary_f32 at both vector widths, each called by name so that an
+ * (runtime/kernels/host/eltwise_f32__host.c: tidsp_binary_f32,
+ * tidsp_prelu_f32 and tidsp_unary_f32 at both vector widths, each called by name so that an
  * AVX-512 machine also runs the AVX2 code; movement__host.c's
  * tidsp_expand__host) against their __ref functions: the same status and
  * the same bytes, with guard bytes around every output.
@@ -35,12 +35,14 @@
 #if TIDSP_HAVE_HOST_X86
 
 typedef int32_t (*bin_fn)(const tidsp_binary_f32_params *, const float *, const float *, float *);
+typedef int32_t (*prelu_fn)(const tidsp_broadcast *, const float *, const float *, float *);
 typedef int32_t (*un_fn)(const tidsp_unary_f32_params *, const float *, float *);
 
 /* The widths this CPU runs, by name. */
 static int n_widths;
 static const char *width_name[2];
 static bin_fn width_bin[2];
+static prelu_fn width_prelu[2];
 static un_fn width_un[2];
 
 static float from_bits(uint32_t u) {
@@ -149,6 +151,9 @@ static int64_t extent(const tidsp_broadcast *bc, const int32_t *st) {
   return e;
 }
 
+/* PRelu rides along the binary ops as this op code (a is x, b the slope). */
+#define OP_PRELU (TIDSP_BINARY_POW + 1)
+
 /* Every width and op on one broadcast; `inplace` 1: y is a, 2: y is b
  * (the caller makes that operand output-shaped). */
 static void check_bin(const tidsp_broadcast *bc, int inplace, const char *what) {
@@ -161,7 +166,7 @@ static void check_bin(const tidsp_broadcast *bc, int inplace, const char *what) 
   int32_t op, wi;
   fill(a0, (size_t)na);
   fill(b0, (size_t)nb);
-  for (op = TIDSP_BINARY_ADD; op <= TIDSP_BINARY_POW; op++) {
+  for (op = TIDSP_BINARY_ADD; op <= OP_PRELU; op++) {
     memset(&p, 0, sizeof p);
     p.bc = *bc;
     p.op = op;
@@ -175,7 +180,7 @@ static void check_bin(const tidsp_broadcast *bc, int inplace, const char *what) 
         yref = a;
       else if (inplace == 2)
         yref = b;
-      sr = tidsp_binary_f32__ref(&p, ar, br, yref);
+      sr = op == OP_PRELU ? tidsp_prelu_f32__ref(&p.bc, ar, br, yref) : tidsp_binary_f32__ref(&p, ar, br, yref);
       if (inplace)
         memcpy(yr, yref, ya * sizeof(float));
       memcpy(a, a0, (size_t)na * sizeof(float));
@@ -185,7 +190,7 @@ static void check_bin(const tidsp_broadcast *bc, int inplace, const char *what) 
         yfast = a;
       else if (inplace == 2)
         yfast = b;
-      sf = width_bin[wi](&p, a, b, yfast);
+      sf = op == OP_PRELU ? width_prelu[wi](&p.bc, a, b, yfast) : width_bin[wi](&p, a, b, yfast);
       if (inplace)
         memcpy(yf, yfast, ya * sizeof(float));
       CHECK_MSG(sr == sf, "%s op %d %s: status %d vs %d", what, op, width_name[wi], sr, sf);
@@ -289,6 +294,8 @@ static void test_binary(void) {
       CHECK(width_bin[wi](&p, v, v, w) == tidsp_binary_f32__ref(&p, v, v, w));
       p.op = TIDSP_BINARY_ADD;
       CHECK(width_bin[wi](NULL, v, v, w) == tidsp_binary_f32__ref(NULL, v, v, w));
+      CHECK(width_prelu[wi](NULL, v, v, w) == tidsp_prelu_f32__ref(NULL, v, v, w));
+      CHECK(width_prelu[wi](&p.bc, v, NULL, w) == tidsp_prelu_f32__ref(&p.bc, v, NULL, w));
       CHECK(width_bin[wi](&p, NULL, v, w) == tidsp_binary_f32__ref(&p, NULL, v, w));
       p.bc.rank = 9;
       CHECK(width_bin[wi](&p, v, v, w) == tidsp_binary_f32__ref(&p, v, v, w));
@@ -484,12 +491,14 @@ int main(void) {
   if (__builtin_cpu_supports("avx512f")) {
     width_name[n_widths] = "avx512";
     width_bin[n_widths] = tidsp_binary_f32__host_avx512;
+    width_prelu[n_widths] = tidsp_prelu_f32__host_avx512;
     width_un[n_widths] = tidsp_unary_f32__host_avx512;
     n_widths++;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     width_name[n_widths] = "avx2";
     width_bin[n_widths] = tidsp_binary_f32__host_avx2;
+    width_prelu[n_widths] = tidsp_prelu_f32__host_avx2;
     width_un[n_widths] = tidsp_unary_f32__host_avx2;
     n_widths++;
   }

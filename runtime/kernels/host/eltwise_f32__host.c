@@ -1,10 +1,10 @@
 /*
- * eltwise_f32__host.c — tidsp_binary_f32 (Add, Sub, Mul, Div) and
+ * eltwise_f32__host.c — tidsp_binary_f32 (Add, Sub, Mul, Div), tidsp_prelu_f32 and
  * tidsp_unary_f32 (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh,
  * LeakyRelu, Neg, Sqrt, Reciprocal) in AVX-512F and AVX2 vectors, the
  * float elementwise chains of HardSwish / SE blocks (PP-OCR, MTCNN).
  *
- * Bit-exact with ref/binary_f32.c and ref/unary_f32.c: each lane runs the
+ * Bit-exact with ref/binary_f32.c, ref/prelu_f32.c and ref/unary_f32.c: each lane runs the
  * reference's scalar formula (eltwise_f32_body.h, one body for both
  * widths). The broadcast is coalesced into rows along which each operand
  * is contiguous or one value (same shape, a scalar, SE's [N,C,1,1] against
@@ -21,6 +21,9 @@
 #include <immintrin.h>
 
 #include "fma_exact_begin.h"
+
+/* PRelu's code among the binary ops of eltwise_f32_body.h's rows */
+#define ELT_PRELU 1000
 
 /* explicit targets as well as the region's pragma: clang ignores
  * `#pragma GCC target` (see matmul_f32__host_mlas.c) */
@@ -146,24 +149,27 @@ static int operand_ok(const tidsp_broadcast *rows, const int32_t *stride, const 
   return 1;
 }
 
-/* True when the call takes the vector path; *rows is then its coalesced
- * broadcast. */
-static int bin_fast_ok(const tidsp_binary_f32_params *p, const float *a, const float *b, const float *y,
-                       tidsp_broadcast *rows) {
+/* True when a broadcast binary call takes the vector path; *rows is then
+ * its coalesced broadcast. */
+static int bc_fast_ok(const tidsp_broadcast *bc, const float *a, const float *b, const float *y,
+                      tidsp_broadcast *rows) {
   tidsp_ref_bc_iter it;
   int64_t y_len = 1;
   int32_t d;
-  if (!p || tidsp_ref_binary_begin(&it, &p->bc, a, b, y) != TIDSP_OK)
+  if (tidsp_ref_binary_begin(&it, bc, a, b, y) != TIDSP_OK)
     return 0;
-  if (p->op < TIDSP_BINARY_ADD || p->op > TIDSP_BINARY_DIV)
-    return 0;
-  if (!tidsp_host_bc_coalesce(&p->bc, rows))
+  if (!tidsp_host_bc_coalesce(bc, rows))
     return 0;
   for (d = 0; d < rows->rank; d++)
     y_len *= rows->shape[d];
   if (y_len > INT32_MAX)
     return 0;
   return operand_ok(rows, rows->a_stride, a, y, y_len) && operand_ok(rows, rows->b_stride, b, y, y_len);
+}
+
+static int bin_fast_ok(const tidsp_binary_f32_params *p, const float *a, const float *b, const float *y,
+                       tidsp_broadcast *rows) {
+  return p && p->op >= TIDSP_BINARY_ADD && p->op <= TIDSP_BINARY_DIV && bc_fast_ok(&p->bc, a, b, y, rows);
 }
 
 /* The reference's checks, then whether op has a vector form. */
@@ -192,6 +198,22 @@ int32_t T256 tidsp_binary_f32__host_avx2(const tidsp_binary_f32_params *p, const
   if (!bin_fast_ok(p, a, b, y, &rows))
     return tidsp_binary_f32__ref(p, a, b, y);
   bin_run_256(p->op, &rows, a, b, y);
+  return TIDSP_OK;
+}
+
+int32_t T512 tidsp_prelu_f32__host_avx512(const tidsp_broadcast *p, const float *x, const float *slope, float *y) {
+  tidsp_broadcast rows;
+  if (!p || !bc_fast_ok(p, x, slope, y, &rows))
+    return tidsp_prelu_f32__ref(p, x, slope, y);
+  bin_run_512(ELT_PRELU, &rows, x, slope, y);
+  return TIDSP_OK;
+}
+
+int32_t T256 tidsp_prelu_f32__host_avx2(const tidsp_broadcast *p, const float *x, const float *slope, float *y) {
+  tidsp_broadcast rows;
+  if (!p || !bc_fast_ok(p, x, slope, y, &rows))
+    return tidsp_prelu_f32__ref(p, x, slope, y);
+  bin_run_256(ELT_PRELU, &rows, x, slope, y);
   return TIDSP_OK;
 }
 

@@ -19,9 +19,11 @@
 
 /* ---- binary: one coalesced row, operand steps 0 (one value) or 1 ---- */
 
-/* a ⊙ b for one vector; op is ADD … DIV (the caller checked). */
+/* a ⊙ b for one vector; op is ADD … DIV (the caller checked) or
+ * ELT_PRELU (a is x, b the slope: x ≥ 0 ? x : x·slope, prelu_f32.c). */
 #define BIN_VEC(op, va, vb)                                                                                          \
-  ((op) == TIDSP_BINARY_ADD   ? VADD(va, vb)                                                                         \
+  ((op) == ELT_PRELU          ? VSEL_GE0(va, va, VMUL(va, vb))                                                       \
+   : (op) == TIDSP_BINARY_ADD ? VADD(va, vb)                                                                         \
    : (op) == TIDSP_BINARY_SUB ? VSUB(va, vb)                                                                         \
    : (op) == TIDSP_BINARY_MUL ? VMUL(va, vb)                                                                         \
                               : VDIV(va, vb))
@@ -61,6 +63,9 @@ static T void SFX(bin_row)(int32_t op, const float *a, int32_t sa, const float *
     break;
   case TIDSP_BINARY_MUL:
     BIN_STEPS(TIDSP_BINARY_MUL);
+    break;
+  case ELT_PRELU:
+    BIN_STEPS(ELT_PRELU);
     break;
   default:
     BIN_STEPS(TIDSP_BINARY_DIV);
