@@ -58,7 +58,8 @@
   X(binary_f32, (const tidsp_binary_f32_params *p, const float *a, const float *b, float *y), (p, a, b, y)) \
   X(unary_f32, (const tidsp_unary_f32_params *p, const float *x, float *y), (p, x, y)) \
   X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y)) \
-  X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y))
+  X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y)) \
+  X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -140,6 +141,9 @@ int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
                               void *y);
 int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y);
 int32_t tidsp_expand__host(const tidsp_expand_params *p, const void *x, void *y);
+/* Float AveragePool a row of outputs at a time (portable C,
+ * runtime/kernels/host/avgpool_f32__host.c). */
+int32_t tidsp_avgpool_f32__host(const tidsp_pool2d_params *p, const float *x, float *y);
 
 int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,

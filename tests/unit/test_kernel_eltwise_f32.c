@@ -15,8 +15,11 @@
  * HardSigmoid / HardSwish / Clip / Relu / LeakyRelu switch branches and
  * where a fused multiply-add would round differently; every unary op of
  * cstatic/unary_ops.def with random attributes; Expand of every rank and
- * element size with broadcast dims anywhere, nearest-Resize repeats; the
- * invalid arguments of each kernel give the reference's status.
+ * element size with broadcast dims anywhere, nearest-Resize repeats;
+ * AveragePool (avgpool_f32__host.c) with windows inside the input and
+ * with pads or windows past the input (the reference's path), both count
+ * modes, strides and dilations; the invalid arguments of each kernel give
+ * the reference's status.
  */
 #include <math.h>
 #include <stdint.h>
@@ -486,6 +489,74 @@ static void test_expand(void) {
   }
 }
 
+/* ---- average pooling ---- */
+
+static void check_avgpool(const tidsp_pool2d_params *p, const char *what) {
+  const size_t nx = (size_t)(p->n > 0 ? p->n : 0) * (size_t)(p->c > 0 ? p->c : 0) * (size_t)(p->h_in > 0 ? p->h_in : 0) *
+                    (size_t)(p->w_in > 0 ? p->w_in : 0);
+  const size_t ny = (size_t)(p->n > 0 ? p->n : 0) * (size_t)(p->c > 0 ? p->c : 0) *
+                    (size_t)(p->h_out > 0 ? p->h_out : 0) * (size_t)(p->w_out > 0 ? p->w_out : 0);
+  float *x = guarded((nx ? nx : 1) * sizeof(float)), *yr = guarded((ny ? ny : 1) * sizeof(float));
+  float *yf = guarded((ny ? ny : 1) * sizeof(float));
+  int32_t sr, sf;
+  fill(x, nx);
+  memset(yr, 0x7f, (ny ? ny : 1) * sizeof(float));
+  memset(yf, 0x7f, (ny ? ny : 1) * sizeof(float));
+  sr = tidsp_avgpool_f32__ref(p, x, yr);
+  sf = tidsp_avgpool_f32__host(p, x, yf);
+  CHECK_MSG(sr == sf, "avgpool %s: status %d vs %d", what, sr, sf);
+  CHECK_MSG(same_bits(yr, yf, ny), "avgpool %s: bytes differ", what);
+  CHECK_MSG(guards_ok(yf, (ny ? ny : 1) * sizeof(float)), "avgpool %s: guard", what);
+  guarded_free(x);
+  guarded_free(yr);
+  guarded_free(yf);
+}
+
+static void test_avgpool(void) {
+  tidsp_pool2d_params p;
+  char what[96];
+  int32_t t;
+  /* PP-OCR rec's: 3x2 / (3, 2) over [1, 480, 3, 80] */
+  memset(&p, 0, sizeof p);
+  p.n = 1, p.c = 480, p.h_in = 3, p.w_in = 80, p.h_out = 1, p.w_out = 40;
+  p.k_h = 3, p.k_w = 2, p.stride_h = 3, p.stride_w = 2, p.dil_h = p.dil_w = 1;
+  check_avgpool(&p, "rec");
+  p.count_include_pad = 1;
+  check_avgpool(&p, "rec, count_include_pad");
+  for (t = 0; t < 300; t++) {
+    memset(&p, 0, sizeof p);
+    p.n = rnd_range(1, 2), p.c = rnd_range(1, 5);
+    p.k_h = rnd_range(1, 4), p.k_w = rnd_range(1, 4);
+    p.stride_h = rnd_range(1, 3), p.stride_w = rnd_range(1, 3);
+    p.dil_h = rnd_range(1, 2), p.dil_w = rnd_range(1, 2);
+    p.h_in = rnd_range(1, 12), p.w_in = rnd_range(1, t % 10 == 0 ? 600 : 40);
+    if (t % 3 == 0) { /* pads, some past the input: the reference's path */
+      p.pad_top = rnd_range(0, p.k_h - 1), p.pad_left = rnd_range(0, p.k_w - 1);
+      p.pad_bottom = rnd_range(0, p.k_h - 1), p.pad_right = rnd_range(0, p.k_w - 1);
+    }
+    p.count_include_pad = (int32_t)(rnd() & 1);
+    p.h_out = (p.h_in + p.pad_top + p.pad_bottom - (p.k_h - 1) * p.dil_h - 1) / p.stride_h + 1;
+    p.w_out = (p.w_in + p.pad_left + p.pad_right - (p.k_w - 1) * p.dil_w - 1) / p.stride_w + 1;
+    if (p.h_out < 1 || p.w_out < 1)
+      continue;
+    if (t % 7 == 0)
+      p.w_out++; /* ceil mode: the last window past the input */
+    snprintf(what, sizeof what, "random %d (%dx%d k%dx%d s%d,%d d%d,%d pads %d,%d,%d,%d)", t, p.h_in, p.w_in, p.k_h,
+             p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right);
+    check_avgpool(&p, what);
+  }
+  /* invalid: no stride, NULLs */
+  memset(&p, 0, sizeof p);
+  p.n = p.c = 1, p.h_in = p.w_in = 4, p.h_out = p.w_out = 2, p.k_h = p.k_w = 2, p.dil_h = p.dil_w = 1;
+  check_avgpool(&p, "stride 0");
+  {
+    float v[16] = {0}, w[4];
+    CHECK(tidsp_avgpool_f32__host(NULL, v, w) == tidsp_avgpool_f32__ref(NULL, v, w));
+    p.stride_h = p.stride_w = 2;
+    CHECK(tidsp_avgpool_f32__host(&p, NULL, w) == tidsp_avgpool_f32__ref(&p, NULL, w));
+  }
+}
+
 int main(void) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
@@ -508,6 +579,7 @@ int main(void) {
   one_payload = 0;
   test_unary();
   test_expand();
+  test_avgpool();
   UNIT_MAIN_END();
 }
 
