@@ -240,6 +240,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                              const char **dry_rule, char *dry_why, size_t dry_len) {
   const cs_node *conv = cs_graph_node(g, conv_id);
   int dry = c_out_as > 0;
+  /* the kernel that runs it: its tile is the C_out rule's (mmalib_common.h
+   * cs_mm_runs_as: 32 on the exact path's int16 kernel) */
+  d = cs_mm_conv_runs_as(g, t, d, conv);
   int i16 = d->dt == CS_DTYPE_I16;
   cs_mm_conv_kind kind = kind_of(g, conv);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
@@ -343,6 +346,13 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     free(acc);
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
+    if (!exact && d->exact && kind == CS_MM_CONV_PLAIN && c_out % cs_mm_int8.mult != 0) {
+      /* C_out was checked against the int16 tile: the int8 kernel cannot take it */
+      snprintf(why, sizeof why, "C_out %% %d != 0 (C_out=%d) and the exact path declines it (%s)", cs_mm_int8.mult,
+               c_out, er);
+      rule = why;
+      goto done;
+    }
   }
 
   /* Eligible: rewrite. */
