@@ -1635,6 +1635,74 @@ static void test_exact_tile(void) {
                 gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1,
             "SE gate: does not pay");
   cs_graph_free(g);
+  /* The rewrites that the int8 tile kept from a layer with C_out 32 (they
+   * are not priced together with padding) take it under the exact
+   * default, and leave it alone under none: stride (2, 1) and dilation 2
+   * on 32 -> 32. Exact: the output is the generic (ORT) lowering's, bit for
+   * bit. */
+  for (int v = 0; v < 2; v++) {
+    s = conv_default();
+    s.cin = 32; s.cout = 32; s.h = s.w = 24;
+    if (v == 0) s.sh = 2;
+    else s.dh = s.dw = 2, s.pad = 2;
+    const char *what = v == 0 ? "positions" : "taps";
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+    CHECK_MSG(p && p->padded && p->what && !strcmp(p->what, what) && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1 &&
+                  gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
+              "32 -> 32 %s: not rewritten under the exact default", what);
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "32 -> 32 %s: not ORT's", what);
+    free(yx);
+    free(yr);
+    g = conv_graph(&s);
+    CHECK(cs_passes_run(g, &tn, NULL) == CS_OK);
+    CHECK_MSG(g->offload.n_pad == 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0, "32 -> 32 %s: none rewrote it",
+              what);
+    cs_graph_free(g);
+  }
+  /* Pixel packing keeps C·P within the int16 tile: 8 -> 8 1x1 at 48x48
+   * packs P = 4 blocks (K = N = 32, 576 pixels), not 8; ORT's output. */
+  s = conv_default();
+  s.cin = 8; s.cout = 8; s.h = s.w = 48; s.kh = s.kw = 1; s.pad = 0;
+  {
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = pack_entry(g);
+    int pk = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I16), cnt = 0;
+    const int64_t *a = pk >= 0 ? cs_node_attr_ints(cs_graph_node(g, pk), "mm_args", &cnt) : NULL;
+    CHECK_MSG(p && p->padded && p->c_pad == 32 && p->macs_added == 32LL * 32 * 576 - 8LL * 8 * 2304 && a &&
+                  cnt == 12 && a[0] == 32 && a[1] * a[2] == 576 && a[3] == 32,
+              "pack 8 -> 8 under the exact default: P = 4");
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "pack 8 -> 8: not ORT's");
+    free(yx);
+    free(yr);
+  }
+  /* Output space-to-depth prices its candidates at the tile too: the
+   * 3 -> 16 3x3 stride-2 stem at 224x224 is taken with C_pad a multiple
+   * of 32, on the int16 kernel, ORT's output. */
+  s = conv_default();
+  s.cin = 3; s.cout = 16; s.h = s.w = 224; s.sh = s.sw = 2;
+  {
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = pad_entry(g);
+    CHECK_MSG(p && p->padded && p->c_pad % 32 == 0 && p->c_pad < 64 + 32 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1,
+              "stem: c_pad %d (%s)", p ? p->c_pad : -1, p && p->what ? p->what : "C_out");
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "stem: not ORT's");
+    free(yx);
+    free(yr);
+  }
+
   /* FC: K 96, N 40 over 128 rows: K needs no padding at 32 (64: 128), N
    * pads to 64 either way; the exact path's output is ORT's, bit for bit. */
   fc_spec f = {1, 1, 96, 40, 0, 0, 0, 0, 0, 0, 128};
