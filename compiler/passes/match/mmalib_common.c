@@ -72,7 +72,9 @@ const cs_mm_dtype cs_mm_int8_exact = {CS_DTYPE_I8, 8, 32, 0, INT8_MIN, INT8_MAX,
 
 const cs_mm_dtype *cs_mm_runs_as(const cs_target *t, const cs_mm_dtype *d, int int16_kernel, int64_t images) {
   if (!d || d->dt != CS_DTYPE_I8) return d;
-  int exact = t->mmalib && (t->mmalib_exact == CS_MM_EXACT_ALL || t->mmalib_exact == CS_MM_EXACT_STRICT);
+  /* the layers the exact path takes whatever their fold (all, strict: a
+   * drift of 0 LSB still qualifies; worst's choice needs the fold) */
+  int exact = cs_mm_exact_wanted(t, 0.0, 0.0);
   return exact && int16_kernel && images == 1 ? &cs_mm_int8_exact : &cs_mm_int8;
 }
 
