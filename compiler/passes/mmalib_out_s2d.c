@@ -1,7 +1,9 @@
 /*
  * MMALIBOutS2D — output space-to-depth (issue 16, -mmalib=1): a QDQ conv
- * (groups = 1) with few output channels (8–48: C_out off the 64-wide int8
- * tile, 32-wide int16) computes f·g output pixels per channel, so that the
+ * (groups = 1) with few output channels (8–48: C_out off the tile of the
+ * kernel that runs it — 64 int8, 32 int16 or an int8 layer on the exact
+ * path's int16 kernel, mmalib_common.h cs_mm_runs_as) computes f·g output
+ * pixels per channel, so that the
  * tile fills with fewer wasted MACs than channel padding's zero filters:
  *
  *   Q(act(Conv_s,k(x, w[C])))                        → y  [1, C, H, W]

@@ -1,7 +1,8 @@
 /*
  * MMALIBPackPixels — pixel packing (issue 16, -mmalib=1, int8): a QDQ
  * 1×1 conv (stride 1, no pads, groups 1) with few output channels (C_out
- * off the 64-wide tile) computes P blocks of output pixels per channel,
+ * off the tile: 64, or 32 on the exact path's int16 kernel, mmalib_common.h
+ * cs_mm_runs_as) computes P blocks of output pixels per channel,
  * so that the MMA's panel fills with pixels instead of zero filters:
  *
  *   Q(act(Conv_1x1(DQ(x), w[C][C_in])))             → y   [1, C, H, W]
@@ -53,8 +54,9 @@
  * P in 2..64 with C·P ≤ C_pad divides H·W, the layer is left to channel
  * padding as it was — there is never a partial block.
  *
- * int8 only: the int16 tile is 32 wide, and the int16 passes' padding is
- * all that prices them.
+ * int8 data only (int16 layers are priced by the int16 passes' padding
+ * alone); an int8 layer the exact path runs packs to the int16 kernel's
+ * 32-wide tile (C·P ≤ 32: cls's 8 → 8 as P = 4, K = N = 32).
  *
  * The cost rule (mmalib_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read

@@ -1,9 +1,12 @@
 /*
  * MMALIBPadChannels — channel padding (issue 16, -mmalib=1): a QDQ conv
  * (groups = 1) that the MMALIB conv passes decline only for C_out % tile
- * (64 int8, 32 int16; spec "Supported Operations") gets zero filters, zero
- * bias and (per-channel weights) a copy of its last scale up to the next
- * multiple of the tile, so that FuseMMALIBQDQConv2d[I16] offloads it:
+ * (the tile of the kernel that runs it, mmalib_common.h cs_mm_runs_as: 64
+ * for MMALIB's int8 kernel, 32 for int16 — the int16 data's, or an int8
+ * layer's on the exact path, the default; spec "Supported Operations")
+ * gets zero filters, zero bias and (per-channel weights) a copy of its last
+ * scale up to the next multiple of the tile, so that
+ * FuseMMALIBQDQConv2d[I16] offloads it:
  *
  *   Q(act(Conv(DQ(x), DQ(w[C_out]), b[C_out])))            → y [1,C_out,H,W]
  *   Q(act(Conv(DQ(x), DQ(w'[C_pad]), b'[C_pad])))  → y' [1,C_pad,H,W]

@@ -17,6 +17,9 @@
  *     groups = C_in = C_out → mmalib_depthwise_conv2d_i16 (3×3 only, MMALIB-882;
  *                                                          stride 1–2)
  *   and for all: stride_h = stride_w, dilation 1; N = 1 for int16.
+ *   An int8 plain or depthwise conv of one image that the exact path takes
+ *   (-mmalib-exact=all/strict, mmalib_exact.c) runs on the int16 kernel, so
+ *   its C_out rule is % 32 (mmalib_common.h cs_mm_runs_as).
  *
  * Batch N > 1 (int8) runs as a loop over images, the way MMALIB is called
  * (one image per call): the kernel call is made once per image n on a

@@ -11,7 +11,8 @@
  * PT2E exports nn.Linear (the "standard last-two-dim transpose").
  *
  * Rules: w_zp zero (int16: d_zp and o_zp too, symmetric only), weight 2-D,
- * data not constant, K and N multiples of 64 (int8) / 32 (int16) — the
+ * data not constant, K and N multiples of 64 (int8) / 32 (int16, and an
+ * int8 FC on the exact path's int16 kernel: mmalib_common.h cs_mm_runs_as) — the
  * spec constrains only K and N, any M offloads; else padded, below —, Gemm only with
  * alpha = beta = 1 and transA = 0 (its transB is the "standard last-two-dim
  * transpose"), bias a compile-time constant. int8 takes the kernel's int8
