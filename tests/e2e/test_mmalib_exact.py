@@ -36,6 +36,9 @@ CASES = {
     "dw5x5_s2_relu": lambda r: conv_case(r, 64, 64, 28, 5, 2, 64, True, o_zp=-128),
     "dw7x7": lambda r: conv_case(r, 64, 64, 28, 7, 1, 64, False, o_zp=-3),
     "dw7x7_relu": lambda r: conv_case(r, 32, 32, 14, 7, 1, 32, True, o_zp=-128),
+    # stride 2 with a 7x7 window: the int8 kernel's rule (k <= 5) declines
+    # it under -mmalib-exact=none; the exact path's 3x3 tiles take it
+    "dw7x7_s2": lambda r: conv_case(r, 32, 32, 28, 7, 2, 32, False, o_zp=2),
     "fc256x512": lambda r: fc_case(r, 256, 512, False),
     "fc_relu": lambda r: fc_case(r, 128, 64, True),
     "fc_rows": lambda r: fc_rows_case(r, 6, 128, 64),
@@ -148,6 +151,22 @@ def test_padded_to_the_tile_of_the_kernel_that_runs(case, tmp_path):
         ys[mode] = np.load(out / "y.npy")
     assert ys["all"].tobytes() == ref.tobytes()
     assert ys["c7x"].tobytes() == ys["all"].tobytes() and ys["l2"].tobytes() == ys["all"].tobytes()
+
+
+def test_dw7x7_stride2_runs_as_tiles(tmp_path):
+    """A 7x7 depthwise conv at stride 2: the int8 kernel's rule (stride 2
+    needs k <= 5) declines it to the core under -mmalib-exact=none; the
+    exact path runs it as nine 3x3 int16 calls at stride 2 (the offload
+    report names the int16 depthwise kernel), ORT's bytes on host and C7x
+    alike."""
+    path, ref = _build(tmp_path, "dw7x7_s2")
+    plain, layers = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "plain")
+    assert "stride 2 requires k <= 5" in layers[0].get("declined", ""), layers
+    assert plain.tobytes() == ref.tobytes()  # the core's int8 conv: ORT's
+    for target in ("c_static_lib -mmalib=1", "c_static_lib -mcpu=c7x -mmalib=1"):
+        y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
+        assert [e.get("kernel") for e in layers] == ["mmalib_depthwise_conv2d_i16"], layers
+        assert y.tobytes() == ref.tobytes(), target
 
 
 def test_worst_follows_its_rule(tmp_path):

@@ -1703,6 +1703,23 @@ static void test_exact_tile(void) {
     free(yr);
   }
 
+  /* A 7x7 depthwise at stride 2, which the int8 kernel's rule declines
+   * (k <= 5 at stride 2; under none: test_depthwise_rules), runs on the
+   * exact path as 3x3 int16 tiles at stride 2: ORT's output. */
+  {
+    s = dw(7, 2);
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_DWCONV2D_I16) > 1 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
+              "dw 7x7 s2: not the exact path's tiles (%d)", gb_count_op(g, CS_OP_K_MMALIB_DWCONV2D_I16));
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "dw 7x7 s2: not ORT's");
+    free(yx);
+    free(yr);
+  }
+
   /* FC: K 96, N 40 over 128 rows: K needs no padding at 32 (64: 128), N
    * pads to 64 either way; the exact path's output is ORT's, bit for bit. */
   fc_spec f = {1, 1, 96, 40, 0, 0, 0, 0, 0, 0, 128};

@@ -109,7 +109,9 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
       snprintf(why, whylen, "depthwise stride not 1-2 (stride=%d)", w->stride_h);
       return why;
     }
-    if (w->stride_h == 2 && w->k_h > 5) {
+    /* (the exact path runs a 7x7 as 3x3 int16 tiles at the layer's stride,
+     * mmalib_exact.c: stride 2 included) */
+    if (w->stride_h == 2 && w->k_h > 5 && !d->exact) {
       snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d): use stride 1, or a 3x3 or 5x5 kernel", w->k_h);
       return why;
     }
@@ -353,6 +355,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       /* C_out was checked against the int16 tile: the int8 kernel cannot take it */
       snprintf(why, sizeof why, "C_out %% %d != 0 (C_out=%d) and the exact path declines it (%s)", cs_mm_int8.mult,
                c_out, er);
+      rule = why;
+      goto done;
+    }
+    if (!exact && d->exact && kind == CS_MM_CONV_DEPTHWISE && win.stride_h == 2 && win.k_h > 5) {
+      snprintf(why, sizeof why, "depthwise stride 2 requires k <= 5 (k=%d) and the exact path declines it (%s)",
+               win.k_h, er);
       rule = why;
       goto done;
     }
