@@ -1516,8 +1516,9 @@ static float *run_spec(const conv_spec *s, const cs_target *t, cs_graph **gout, 
 }
 
 static void test_exact_tile(void) {
-  cs_target tx, tn, tw, t0;
+  cs_target tx, tn, tw, ts, t0;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &tx) == CS_OK); /* the default: -mmalib-exact=all */
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=strict", &ts) == CS_OK);
   CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &tn) == CS_OK);
   CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=worst", &tw) == CS_OK);
   cs_target_default(&t0);
@@ -1528,7 +1529,8 @@ static void test_exact_tile(void) {
    * their own. */
   struct { int groups, cin, cout, n; const cs_target *t; int mult; const char *what; } rk[] = {
       {1, 32, 24, 1, &tx, 32, "plain, exact default"}, {1, 32, 24, 1, &tn, 64, "plain, none"},
-      {1, 32, 24, 1, &tw, 64, "plain, worst"},          {32, 32, 32, 1, &tx, 32, "depthwise"},
+      {1, 32, 24, 1, &tw, 64, "plain, worst"},          {1, 32, 24, 1, &ts, 32, "plain, strict"},
+      {32, 32, 32, 1, &tx, 32, "depthwise"},
       {2, 32, 24, 1, &tx, 64, "grouped"},               {1, 32, 24, 2, &tx, 64, "batch 2"}};
   for (size_t i = 0; i < sizeof rk / sizeof rk[0]; i++) {
     conv_spec s = conv_default();
