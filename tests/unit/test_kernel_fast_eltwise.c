@@ -1175,6 +1175,23 @@ static void test_movement(void) {
     check_slice(&s0);
     check_slice(&s1);
   }
+  /* 2-D byte transposes the host tiles in 16×16 blocks: ConvNeXt's NCHW ↔
+   * NHWC around its LayerNorms (whole tiles), edges that are not a multiple
+   * of 16 in either dim, a batch of planes, an input row pitch larger than
+   * the row ([P, Q, R] → [Q, R, P]: R contiguous, P strided by Q·R), and
+   * 2-byte elements (not tiled: the element loop) */
+  {
+    static const tidsp_transpose_params ts[] = {
+        {4, {1, 96, 56, 56}, {0, 2, 3, 1}, 1}, {4, {1, 56, 56, 96}, {0, 3, 1, 2}, 1},
+        {4, {1, 37, 5, 7}, {0, 2, 3, 1}, 1},   {4, {1, 5, 7, 37}, {0, 3, 1, 2}, 1},
+        {3, {3, 20, 33}, {0, 2, 1}, 1},        {3, {2, 16, 16}, {0, 2, 1}, 1},
+        {3, {17, 3, 19}, {1, 2, 0}, 1},        {3, {33, 2, 48}, {2, 0, 1}, 1},
+        {2, {16, 15}, {1, 0}, 1},              {4, {1, 40, 9, 9}, {0, 2, 3, 1}, 2},
+    };
+    size_t k;
+    for (k = 0; k < sizeof(ts) / sizeof(ts[0]); k++)
+      check_transpose(&ts[k]);
+  }
   /* invalid: a repeated perm entry, a zero step, a start outside */
   {
     tidsp_transpose_params t = {3, {2, 3, 4}, {0, 0, 2}, 1};

@@ -11,7 +11,15 @@
  * planes) each output row is one memcpy. A transpose whose rows are
  * strided or shorter than MIN_RUN bytes (attention's Kᵀ: the last two dims
  * swapped) copies element by element along each output row, with the
- * outer dims stepped once per row, for 1-, 2-, 4- and 8-byte elements.
+ * outer dims stepped once per row, for 1-, 2-, 4- and 8-byte elements —
+ * except, on x86-64, a byte transpose whose two innermost output dims are a
+ * plain 2-D transpose (the next-inner one walks the input contiguously:
+ * NCHW ↔ NHWC around ConvNeXt's and Swin's LayerNorms, [C, H·W] ↔
+ * [H·W, C]), which goes in 16×16 tiles: 16 input rows of 16 bytes loaded,
+ * transposed in registers by four rounds of SSE2 unpacks, stored as 16
+ * output rows of 16 bytes (the element loop read one byte per strided load
+ * and ran at about a byte per cycle). Partial tiles at the edges copy
+ * element by element.
  * Anything else, and anything the reference rejects, runs the reference.
  * A copy is exact, so the bytes are the reference's.
  */
@@ -19,6 +27,10 @@
 
 #include "../kernel_variants.h"
 #include "../ref/ref_internal.h"
+
+#if TIDSP_HAVE_HOST_X86
+#include <emmintrin.h> /* SSE2: every x86-64 CPU */
+#endif
 
 /* Shorter rows are left to the reference's element loop. */
 enum { MIN_RUN = 16 };
@@ -124,6 +136,85 @@ static void walk_gather(const copy_walk *w, const uint8_t *x, int64_t in_off,
   }
 }
 
+#if TIDSP_HAVE_HOST_X86
+/* The 16×16 byte tile at x (row pitch sx) transposed to y (row pitch sy):
+ * y[j·sy + i] = x[i·sx + j]. Each round interleaves pairs of registers at
+ * twice the width of the round before (8-, 16-, 32-, 64-bit units), so
+ * after the four rounds register j holds column j of the tile. */
+static void tile16_u8(const uint8_t *x, size_t sx, uint8_t *y, size_t sy) {
+  __m128i a[16], b[16];
+  int i, g;
+  for (i = 0; i < 16; i++)
+    a[i] = _mm_loadu_si128((const __m128i *)(x + (size_t)i * sx));
+  /* b[i]: rows 2i, 2i+1 byte-interleaved, columns 0..7; b[8+i]: 8..15 */
+  for (i = 0; i < 8; i++) {
+    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[8 + i] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  /* a[4g + i]: columns 4g .. 4g+3 of rows 4i .. 4i+3 (4 bytes a column) */
+  for (g = 0; g < 2; g++)
+    for (i = 0; i < 4; i++) {
+      a[8 * g + i] = _mm_unpacklo_epi16(b[8 * g + 2 * i], b[8 * g + 2 * i + 1]);
+      a[8 * g + 4 + i] = _mm_unpackhi_epi16(b[8 * g + 2 * i], b[8 * g + 2 * i + 1]);
+    }
+  /* b[4g + 2h + k]: columns 4g + 2k, 4g + 2k + 1 of rows 8h .. 8h+7 */
+  for (g = 0; g < 4; g++)
+    for (i = 0; i < 2; i++) {
+      b[4 * g + 2 * i] = _mm_unpacklo_epi32(a[4 * g + 2 * i], a[4 * g + 2 * i + 1]);
+      b[4 * g + 2 * i + 1] = _mm_unpackhi_epi32(a[4 * g + 2 * i], a[4 * g + 2 * i + 1]);
+    }
+  /* column 4g + 2k (+1): the low (high) halves of rows 0..7 and 8..15 */
+  for (g = 0; g < 4; g++)
+    for (i = 0; i < 2; i++) {
+      _mm_storeu_si128((__m128i *)(y + (size_t)(4 * g + 2 * i) * sy),
+                       _mm_unpacklo_epi64(b[4 * g + i], b[4 * g + 2 + i]));
+      _mm_storeu_si128((__m128i *)(y + (size_t)(4 * g + 2 * i + 1) * sy),
+                       _mm_unpackhi_epi64(b[4 * g + i], b[4 * g + 2 + i]));
+    }
+}
+
+/* y[a·nb + b] = x[a + b·sx] for a < na, b < nb: full tiles by tile16_u8,
+ * the edges element by element. Output rows a0 .. a0+15 are finished
+ * before the next ones, so the input lines a band reads (one per b) are
+ * reused by the bands after it while they are in L1. */
+static void transpose2d_u8(const uint8_t *x, int64_t sx, int64_t na, int64_t nb, uint8_t *y) {
+  int64_t a0, b0, a, b;
+  for (a0 = 0; a0 + 16 <= na; a0 += 16) {
+    for (b0 = 0; b0 + 16 <= nb; b0 += 16)
+      tile16_u8(x + a0 + b0 * sx, (size_t)sx, y + a0 * nb + b0, (size_t)nb);
+    for (a = a0; a < a0 + 16; a++)
+      for (b = b0; b < nb; b++)
+        y[a * nb + b] = x[a + b * sx];
+  }
+  for (a = a0; a < na; a++)
+    for (b = 0; b < nb; b++)
+      y[a * nb + b] = x[a + b * sx];
+}
+
+/* True when the coalesced walk's two innermost dims are a 2-D byte
+ * transpose worth tiling (both at least a tile). */
+static int walk_tiles(const copy_walk *w, size_t es) {
+  return es == 1 && w->rank >= 2 && w->step[w->rank - 2] == 1 && w->shape[w->rank - 2] >= 16 &&
+         w->shape[w->rank - 1] >= 16;
+}
+
+/* y (dense, in walk order) by transpose2d_u8 per plane of the two
+ * innermost dims, the outer dims stepped like walk_next_row's. */
+static void walk_transpose(const copy_walk *w, const uint8_t *x, uint8_t *y) {
+  copy_walk o = *w; /* the outer dims, plus one plane dim walk_next_row leaves alone */
+  int64_t idx[TIDSP_MAX_RANK] = {0}, in_off = 0, planes = 1, r;
+  const int64_t na = w->shape[w->rank - 2], nb = w->shape[w->rank - 1];
+  int32_t d;
+  o.rank = w->rank - 1;
+  for (d = 0; d < o.rank - 1; d++)
+    planes *= o.shape[d];
+  for (r = 0; r < planes; r++, y += na * nb) {
+    transpose2d_u8(x + in_off, w->step[w->rank - 1], na, nb, y);
+    walk_next_row(&o, idx, &in_off);
+  }
+}
+#endif
+
 /* The element sizes walk_gather copies. */
 static int gather_ok(size_t es) { return es == 1 || es == 2 || es == 4 || es == 8; }
 
@@ -152,6 +243,10 @@ int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
   walk_coalesce(&w);
   if (walk_fast(&w, (size_t)p->elem_size))
     walk_copy(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
+#if TIDSP_HAVE_HOST_X86
+  else if (walk_tiles(&w, (size_t)p->elem_size))
+    walk_transpose(&w, (const uint8_t *)x, (uint8_t *)y);
+#endif
   else if (gather_ok((size_t)p->elem_size))
     walk_gather(&w, (const uint8_t *)x, 0, (size_t)p->elem_size, (uint8_t *)y);
   else
