@@ -58,7 +58,7 @@ static int cpu_avx2(void) {
       tidsp_lut_i8__host_avx512, tidsp_maxpool_i8__host_avx512,             \
       tidsp_maxpool_f32__host_avx512, tidsp_global_avgpool_i8__host_avx512, \
       tidsp_transpose__host, tidsp_slice__host,                             \
-      tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_fma,        \
+      tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_avx512,     \
       tidsp_softmax_i8__host_avx512, tidsp_softmax_f32__host_avx512,         \
       tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas,             \
       tidsp_conv_transpose2d_f32__host_mlas, tidsp_conv_transpose_nd_f32__host_mlas, \

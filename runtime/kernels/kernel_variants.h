@@ -77,6 +77,9 @@ int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const f
                                        const float *scale, const float *bias, float *y);
 int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                                       const float *scale, const float *bias, int8_t *y);
+/* The same, two rows a 16-lane vector (layer_norm__host_fma.c; AVX-512 F + BW) */
+int32_t tidsp_layer_norm_i8__host_avx512(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                                         const float *scale, const float *bias, int8_t *y);
 /* Float Conv and Gemm/MatMul in ONNX Runtime's MLAS summation order
  * (conv2d_f32__host_mlas.c, matmul_f32__host_mlas.c), for ORT's bit
  * pattern on this CPU. tidsp_mlas_f32_block is MLAS's NCHWc channel block

@@ -1206,7 +1206,8 @@ static void test_movement(void) {
 /* ------------------------------------------------------------------------
  * LayerNormalization, float and int8: every row against the reference,
  * rows around the 8-lane blocks and the reference's 4-element and Welford
- * tails (norm 1 .. 20, 23, 31 .. 33, 64, 65, 100, 768, 1001), with and
+ * tails (norm 1 .. 20, 23, 31 .. 33, 64, 65, 96, 100, 768, 1001, and 1024,
+ * 1025 around the AVX-512 int8 pair path's longest row), with and
  * without a bias, in place, int8 zero points and scales at the extremes
  * (outputs that saturate both ways), float rows with large offsets (the
  * double sums and the variance's rounding matter), ±inf and NaN. */
@@ -1266,12 +1267,15 @@ static void check_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_
 
 static void test_layer_norm(void) {
   static const int32_t norms[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,
-                                  15, 16, 17, 18, 19, 20, 23, 31, 32, 33, 64, 65, 100, 768, 1001};
+                                  15, 16, 17, 18, 19, 20, 23, 31, 32, 33, 64, 65, 96, 100, 768, 1001,
+                                  1024, 1025};
   const int32_t nn = (int32_t)(sizeof norms / sizeof norms[0]);
   int32_t k, rep, i;
   for (k = 0; k < nn; k++) {
     for (rep = 0; rep < 24; rep++) {
-      const int32_t norm = norms[k], outer = rnd_range(1, 9);
+      /* up to 19 rows: the AVX-512 int8 rows go in batches of 4 pairs,
+       * then fewer pairs, then an odd last row */
+      const int32_t norm = norms[k], outer = rnd_range(1, 19);
       const size_t n = (size_t)outer * (size_t)norm;
       float *xf = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * (size_t)norm);
       float *b = malloc(sizeof(float) * (size_t)norm);
