@@ -223,10 +223,11 @@ int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const
  *
  * Pairs go four at a time (LN_PAIRS), each pass over all of them: one
  * pair at a time its chain of dependent statistics (sum, mean, variance
- * chain, tree, inverse) left the core idle, 0.144 ms below. Measured on
- * the AMD EPYC (Zen 5), taskset -c 0, best of 50, rows × norm: 3136 × 96
- * (ConvNeXt-T's first stage) 0.166 ms with the 8-lane rows → 0.100;
- * 784 × 192 0.082 → 0.043; 197 × 768 (ViT-B) 0.076 → 0.039. */
+ * chain, tree, inverse) left the core idle (0.144 ms for the first shape
+ * below). Measured on the AMD EPYC (Zen 5), taskset -c 0, best of 50,
+ * rows × norm: 3136 × 96 (ConvNeXt-T's first stage) 0.166 ms with the
+ * 8-lane rows → 0.100; 784 × 192 0.082 → 0.043; 197 × 768 (ViT-B)
+ * 0.076 → 0.039. */
 #define LN512 __attribute__((target("avx2,fma,avx512f,avx512bw")))
 enum {
   LN_PAIR_MAX = 1024, /* longest row of the pair path */
