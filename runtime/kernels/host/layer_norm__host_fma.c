@@ -333,7 +333,8 @@ static LN512 void pairs512(const int8_t *x, const q8 *lq, const float *scale, co
       t = _mm512_sub_ps(_mm512_add_ps(t, _mm512_set1_ps(12582912.0f)), _mm512_set1_ps(12582912.0f));
       o = _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_cvttps_epi32(t), yzp));
       _mm_storel_epi64((__m128i *)(y0 + 8 * k), o);
-      _mm_storeh_pd((double *)(void *)(y0 + n + 8 * k), _mm_castsi128_pd(o));
+      /* the high 8 bytes through an integer store: a double store needs 8-byte alignment (UBSan) */
+      _mm_storel_epi64((__m128i *)(void *)(y0 + n + 8 * k), _mm_unpackhi_epi64(o, o));
     }
   }
   for (r = 0; r < 2 * np; r++)
