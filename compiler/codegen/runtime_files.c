@@ -36,8 +36,8 @@ static const rt_file files[] = {
                 "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
-     .defines = "tidsp_add_i8 tidsp_batch_matmul_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
-                "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_global_avgpool_i8 "
+     .defines = "tidsp_add_i8 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 "
+                "tidsp_conv_transpose2d_f32 tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_global_avgpool_i8 "
                 "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
                 "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
                 "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_quantize tidsp_slice "
@@ -52,13 +52,13 @@ static const rt_file files[] = {
               "kernels/host/movement__host.c kernels/host/pool__host_avx2.c kernels/host/pool__host_avx512.c "
               "kernels/host/qdq__host_avx2.c kernels/host/qdq__host_avx512.c "
               "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
-              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/batch_matmul_i8.c "
-              "kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c "
-              "kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/matmul_f32.c "
-              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
-              "kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c "
-              "kernels/ref/transpose.c"},
+              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_i8.c "
+              "kernels/ref/batch_matmul_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
+              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c "
+              "kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
+              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/quantize.c kernels/ref/slice.c "
+              "kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
@@ -129,14 +129,15 @@ static const rt_file files[] = {
      .needs = "kernels/ref/slice.c kernels/ref/transpose.c kernels/kernel_variants.h "
               "kernels/ref/ref_internal.h"},
     {.path = "kernels/host/pool__host_avx2.c",
-     .defines = "tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 tidsp_maxpool_i8__host_avx2",
-     .needs = "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
-              "kernels/ref/pool2d.c kernels/ref/requant.c kernels/host/pool_internal.h"},
+     .defines = "tidsp_avgpool_i8__host_avx2 tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 "
+                "tidsp_maxpool_i8__host_avx2",
+     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool__host_avx512.c",
-     .defines = "tidsp_global_avgpool_i8__host_avx512 tidsp_maxpool_f32__host_avx512 "
-                "tidsp_maxpool_i8__host_avx512",
-     .needs = "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
-              "kernels/ref/pool2d.c kernels/ref/requant.c kernels/host/pool_internal.h"},
+     .defines = "tidsp_avgpool_i8__host_avx512 tidsp_global_avgpool_i8__host_avx512 "
+                "tidsp_maxpool_f32__host_avx512 tidsp_maxpool_i8__host_avx512",
+     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
@@ -231,7 +232,7 @@ static const rt_file files[] = {
      .defines = "tidsp_avgpool_f32",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/avgpool_i8.c",
-     .defines = "tidsp_avgpool_i8",
+     .defines = "tidsp_avgpool_i8__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/batch_matmul_i8.c",
      .defines = "tidsp_batch_matmul_i8__ref tidsp_batch_matmul_i8_with",
