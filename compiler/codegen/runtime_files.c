@@ -36,13 +36,14 @@ static const rt_file files[] = {
                 "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
-     .defines = "tidsp_add_i8 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 "
-                "tidsp_conv_transpose2d_f32 tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_global_avgpool_i8 "
-                "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
-                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
-                "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_quantize tidsp_slice "
-                "tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose",
-     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/conv2d_i8__host_amx.c "
+     .defines = "tidsp_add_i8 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_channel_affine_i8 tidsp_conv2d_f32 "
+                "tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 tidsp_conv_transpose_nd_f32 tidsp_dequantize "
+                "tidsp_global_avgpool_i8 tidsp_kernel_variant_active tidsp_kernel_variant_count "
+                "tidsp_kernel_variants tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 "
+                "tidsp_lut_i8 tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 "
+                "tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose",
+     .needs = "kernels/host/channel_affine_i8__host_avx2.c kernels/host/channel_affine_i8__host_avx512.c "
+              "kernels/host/conv2d_f32__host_mlas.c kernels/host/conv2d_i8__host_amx.c "
               "kernels/host/conv2d_i8__host_avx2.c kernels/host/conv2d_i8__host_avx512vnni.c "
               "kernels/host/conv_transpose2d_f32__host_mlas.c kernels/host/dwconv2d_i8__host_avx2.c "
               "kernels/host/dwconv2d_i8__host_avx512vnni.c kernels/host/eltwise_i8__host_avx2.c "
@@ -53,15 +54,21 @@ static const rt_file files[] = {
               "kernels/host/qdq__host_avx2.c kernels/host/qdq__host_avx512.c "
               "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
               "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_i8.c "
-              "kernels/ref/batch_matmul_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
-              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
-              "kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c "
-              "kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
+              "kernels/ref/batch_matmul_i8.c kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c "
+              "kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c "
+              "kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
+              "kernels/ref/lut_i8.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
               "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/quantize.c kernels/ref/slice.c "
               "kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
+    {.path = "kernels/host/channel_affine_i8__host_avx2.c",
+     .defines = "tidsp_channel_affine_i8__host_avx2",
+     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/host/channel_affine_i8__host_avx512.c",
+     .defines = "tidsp_channel_affine_i8__host_avx512",
+     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
@@ -248,6 +255,12 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/cast.c",
      .defines = "tidsp_cast",
+     .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/channel_affine_i8.c",
+     .defines = "tidsp_channel_affine_i8__ref",
+     .needs = "kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/ref/channel_affine_internal.h",
+     .defines = "",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/concat.c",
      .defines = "tidsp_concat",

@@ -55,7 +55,8 @@
   X(matmul_f32, (const tidsp_matmul_f32_params *p, const float *a, const float *b, const float *bias, float *y), (p, a, b, bias, y)) \
   X(conv_transpose2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
   X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
-  X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y))
+  X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
+  X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -196,6 +197,8 @@ int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
                                              int8_t *y);
 int32_t tidsp_avgpool_i8__host_avx512(const tidsp_avgpool_i8_params *p, const void *rq,
                                       const int8_t *x, int8_t *y);
+int32_t tidsp_channel_affine_i8__host_avx512(const tidsp_channel_affine_i8_params *p, const int8_t *x,
+                                             const float *s, const float *b, int8_t *y);
 /* AVX2 (+ FMA, checked by the host_avx2 row). */
 int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
                                 const int8_t *b, int8_t *y);
@@ -220,6 +223,8 @@ int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
                                            int8_t *y);
 int32_t tidsp_avgpool_i8__host_avx2(const tidsp_avgpool_i8_params *p, const void *rq,
                                     const int8_t *x, int8_t *y);
+int32_t tidsp_channel_affine_i8__host_avx2(const tidsp_channel_affine_i8_params *p, const int8_t *x,
+                                           const float *s, const float *b, int8_t *y);
 #endif
 
 /* One row of the variant table: a name, whether this CPU can run it, and
