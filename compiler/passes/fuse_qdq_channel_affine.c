@@ -4,8 +4,9 @@
  * ReLU after it is already Q's range), as LegalizeOps and FoldConstant
  * leave it:
  *
- *   k_quantize( k_binary_f32 Add( k_binary_f32 Mul( k_dequantize(x:i8), s ), b ) )
- *     → k_channel_affine_i8(x, s, b)
+ *   k_quantize( [k_unary_f32 Relu|Clip]( k_binary_f32 Add(
+ *       k_binary_f32 Mul( k_dequantize(x:i8), s ), b ) ) )
+ *     → k_channel_affine_i8(x, s, b)   (the Relu or Clip in its params)
  *
  * s and b constant floats with one value per channel of one axis (the
  * broadcast's only nonzero stride, 1), x read whole and in order, DQ and Q
@@ -78,9 +79,29 @@ static cs_status fuse(cs_graph *g, int qid) {
   if (q->n_inputs != 3 || !qdq_i8_params(g, q, &p.y_scale, &p.y_zp)) return CS_OK;
   int y = q->outputs[0];
   if (cs_graph_value(g, y)->dtype != CS_DTYPE_I8) return CS_OK;
+  /* [Relu | Clip] */
+  int a_out = q->inputs[2], act = cs_match_producer(g, a_out, CS_OP_K_UNARY_F32);
+  if (act >= 0) {
+    const tidsp_unary_f32_params *u = &cs_graph_node(g, act)->k.unary;
+    if (cs_match_single_consumer(g, a_out) != qid || u->n != cs_value_numel(cs_graph_value(g, a_out)))
+      return CS_OK;
+    if (u->op == TIDSP_UNARY_RELU) {
+      p.act = TIDSP_CHANNEL_AFFINE_RELU;
+    } else if (u->op == TIDSP_UNARY_CLIP && u->lo <= u->hi) {
+      p.act = TIDSP_CHANNEL_AFFINE_CLIP;
+      p.lo = u->lo;
+      p.hi = u->hi;
+    } else {
+      return CS_OK;
+    }
+    a_out = cs_graph_node(g, act)->inputs[0];
+    if (cs_match_single_consumer(g, a_out) != act) return CS_OK;
+  } else if (cs_match_single_consumer(g, a_out) != qid) {
+    return CS_OK;
+  }
   /* Add(·, b) */
-  int add = cs_match_producer(g, q->inputs[2], CS_OP_K_BINARY_F32);
-  if (add < 0 || cs_match_single_consumer(g, q->inputs[2]) != qid) return CS_OK;
+  int add = cs_match_producer(g, a_out, CS_OP_K_BINARY_F32);
+  if (add < 0) return CS_OK;
   const cs_node *an = cs_graph_node(g, add);
   int acj = const_operand(g, an);
   if (an->k.binary.op != TIDSP_BINARY_ADD || acj < 0) return CS_OK;
@@ -115,10 +136,11 @@ static cs_status fuse(cs_graph *g, int qid) {
   p.channels = bc->shape[axis];
   p.inner = (int32_t)inner;
 
-  int chain[4] = {dq, mul, add, qid};
-  char *origin = cs_origin_join(g, chain, 4);
+  int chain[5] = {dq, mul, add, act, qid};
+  char *origin = cs_origin_join(g, chain, 5);
   if (!origin) return CS_ERR_NOMEM;
-  for (int i = 0; i < 4; i++) cs_graph_remove_node(g, chain[i]);
+  for (int i = 0; i < 5; i++)
+    if (chain[i] >= 0) cs_graph_remove_node(g, chain[i]);
   int ins[3] = {x, s, b};
   int k = cs_add_kernel(g, CS_OP_K_CHANNEL_AFFINE_I8, origin, 3, ins, y);
   free(origin);

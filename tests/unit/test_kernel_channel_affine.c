@@ -2,7 +2,8 @@
  * test_kernel_channel_affine.c — tidsp_channel_affine_i8:
  *  - fused = unfused: the reference against the chain it replaces, run on
  *    the reference kernels (tidsp_dequantize__ref, tidsp_binary_f32 Mul
- *    and Add with a per-channel operand, tidsp_quantize__ref), bit for bit;
+ *    and Add with a per-channel operand, tidsp_unary_f32 Relu or Clip when
+ *    the kernel applies one, tidsp_quantize__ref), bit for bit;
  *  - every row of tidsp_kernel_variants this CPU runs (host_avx512vnni and
  *    host_avx2 both here: each is called directly) against the reference,
  *    with guard bytes, rows of 0..70 values (below, at and above 8 and 16
@@ -71,6 +72,16 @@ static void unfused(const tidsp_channel_affine_i8_params *p, const int8_t *x, co
   CHECK(tidsp_binary_f32(&bp, d, s, t) == TIDSP_OK);
   bp.op = TIDSP_BINARY_ADD;
   CHECK(tidsp_binary_f32(&bp, t, b, d) == TIDSP_OK);
+  if (p->act != TIDSP_CHANNEL_AFFINE_NONE) {
+    tidsp_unary_f32_params up;
+    memset(&up, 0, sizeof up);
+    up.n = (int32_t)n;
+    up.op = p->act == TIDSP_CHANNEL_AFFINE_RELU ? TIDSP_UNARY_RELU : TIDSP_UNARY_CLIP;
+    up.lo = p->lo;
+    up.hi = p->hi;
+    CHECK(tidsp_unary_f32(&up, d, t) == TIDSP_OK);
+    memcpy(d, t, sizeof(float) * n);
+  }
   CHECK(tidsp_quantize__ref(&q, &ys, &yz, d, y) == TIDSP_OK);
   free(d);
   free(t);
@@ -127,13 +138,16 @@ static void test_random(void) {
       p.y_scale = rep % 5 == 0 ? p.x_scale / 64.0f : ldexpf(rnd_unit() + 0.5f, -rnd_range(2, 9));
       p.x_zp = pick_zp();
       p.y_zp = pick_zp();
+      p.act = rep % 3; /* none, Relu, Clip */
+      p.lo = rep % 2 ? -0.25f : 0.0f;
+      p.hi = rep % 5 == 2 ? INFINITY : p.lo + 0.125f * (float)rnd_range(0, 40);
       check_case(&p, rep % 4 == 3);
     }
   }
 }
 
 static void test_errors(void) {
-  tidsp_channel_affine_i8_params p = {1, 2, 3, 0.1f, 0.2f, 0, 0};
+  tidsp_channel_affine_i8_params p = {1, 2, 3, 0.1f, 0.2f, 0, 0, TIDSP_CHANNEL_AFFINE_NONE, 0.0f, 0.0f};
   int8_t x[6] = {0}, y[6];
   float s[2] = {1.0f, 2.0f}, b[2] = {0.0f, 1.0f};
   int32_t v;
@@ -160,6 +174,16 @@ static void test_errors(void) {
     q = p;
     q.x_scale = NAN;
     CHECK(kv->channel_affine_i8(&q, x, s, b, y) == TIDSP_ERR_PARAM);
+    q = p;
+    q.act = 3;
+    CHECK(kv->channel_affine_i8(&q, x, s, b, y) == TIDSP_ERR_PARAM);
+    q = p;
+    q.act = TIDSP_CHANNEL_AFFINE_CLIP;
+    q.lo = 1.0f;
+    q.hi = 0.5f;
+    CHECK(kv->channel_affine_i8(&q, x, s, b, y) == TIDSP_ERR_PARAM);
+    q.hi = 1.0f;
+    CHECK(kv->channel_affine_i8(&q, x, s, b, y) == TIDSP_OK);
   }
 }
 

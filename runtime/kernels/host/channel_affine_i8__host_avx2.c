@@ -17,6 +17,8 @@ static TARGET void affine_rows(const tidsp_channel_affine_i8_params *p, const in
   const __m256 lo = _mm256_set1_ps((float)(INT8_MIN - p->y_zp)), hi = _mm256_set1_ps((float)(INT8_MAX - p->y_zp));
   const __m256i xzp = _mm256_set1_epi32(p->x_zp), yzp = _mm256_set1_epi32(p->y_zp);
   const int32_t n = p->inner;
+  const int relu = p->act == TIDSP_CHANNEL_AFFINE_RELU, clip = p->act == TIDSP_CHANNEL_AFFINE_CLIP;
+  const __m256 zero = _mm256_setzero_ps(), c_lo = _mm256_set1_ps(p->lo), c_hi = _mm256_set1_ps(p->hi);
   int32_t o, c, i;
   for (o = 0; o < p->outer; o++) {
     for (c = 0; c < p->channels; c++) {
@@ -31,6 +33,10 @@ static TARGET void affine_rows(const tidsp_channel_affine_i8_params *p, const in
         __m128i w;
         v = _mm256_mul_ps(v, sc);
         v = _mm256_add_ps(v, bc);
+        if (relu) /* 0 > v ? 0 : v (maxps(a, b) is a > b ? a : b) */
+          v = _mm256_max_ps(zero, v);
+        else if (clip) /* v > lo ? v : lo, then v < hi ? v : hi */
+          v = _mm256_min_ps(_mm256_max_ps(v, c_lo), c_hi);
         v = _mm256_div_ps(v, ys);
         v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
         q = _mm256_add_epi32(_mm256_cvtps_epi32(v), yzp);

@@ -24,6 +24,8 @@ static TARGET void affine_rows(const tidsp_channel_affine_i8_params *p, const in
   const __m512 lo = _mm512_set1_ps((float)(INT8_MIN - p->y_zp)), hi = _mm512_set1_ps((float)(INT8_MAX - p->y_zp));
   const __m512i xzp = _mm512_set1_epi32(p->x_zp), yzp = _mm512_set1_epi32(p->y_zp);
   const int32_t n = p->inner;
+  const int relu = p->act == TIDSP_CHANNEL_AFFINE_RELU, clip = p->act == TIDSP_CHANNEL_AFFINE_CLIP;
+  const __m512 zero = _mm512_setzero_ps(), c_lo = _mm512_set1_ps(p->lo), c_hi = _mm512_set1_ps(p->hi);
   int32_t o, c, i;
   for (o = 0; o < p->outer; o++) {
     for (c = 0; c < p->channels; c++) {
@@ -38,6 +40,10 @@ static TARGET void affine_rows(const tidsp_channel_affine_i8_params *p, const in
         __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(q), xzp)), xs);
         v = _mm512_mul_ps(v, sc);
         v = _mm512_add_ps(v, bc);
+        if (relu) /* 0 > v ? 0 : v (maxps(a, b) is a > b ? a : b) */
+          v = _mm512_max_ps(zero, v);
+        else if (clip) /* v > lo ? v : lo, then v < hi ? v : hi */
+          v = _mm512_min_ps(_mm512_max_ps(v, c_lo), c_hi);
         v = _mm512_div_ps(v, ys);
         v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
         _mm512_mask_cvtepi32_storeu_epi8(yr + i, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), yzp));

@@ -19,6 +19,9 @@ static inline int32_t tidsp_ref_channel_affine_check(const tidsp_channel_affine_
     return TIDSP_ERR_SHAPE;
   if (!tidsp_ref_is_i8(p->x_zp) || !tidsp_ref_is_i8(p->y_zp) || !(p->x_scale > 0.0f) || !(p->y_scale > 0.0f))
     return TIDSP_ERR_PARAM;
+  if (p->act != TIDSP_CHANNEL_AFFINE_NONE && p->act != TIDSP_CHANNEL_AFFINE_RELU &&
+      (p->act != TIDSP_CHANNEL_AFFINE_CLIP || !(p->lo <= p->hi)))
+    return TIDSP_ERR_PARAM;
   return TIDSP_OK;
 }
 
@@ -26,8 +29,15 @@ static inline int8_t tidsp_ref_channel_affine_one(const tidsp_channel_affine_i8_
                                                   float b) {
   const float d = (float)((int32_t)x - p->x_zp) * p->x_scale; /* tidsp_dequantize */
   const float m = d * s;                                       /* tidsp_binary_f32 Mul */
-  const float t = m + b;                                       /* tidsp_binary_f32 Add */
-  const float v = t / p->y_scale;                              /* tidsp_quantize */
+  float t = m + b;                                             /* tidsp_binary_f32 Add */
+  float v;
+  if (p->act == TIDSP_CHANNEL_AFFINE_RELU) { /* tidsp_unary_f32's: keeps −0 and NaN */
+    t = 0.0f > t ? 0.0f : t;
+  } else if (p->act == TIDSP_CHANNEL_AFFINE_CLIP) {
+    t = t > p->lo ? t : p->lo;
+    t = t < p->hi ? t : p->hi;
+  }
+  v = t / p->y_scale; /* tidsp_quantize */
   if (!(v > -0x1p33f)) /* NaN, −inf, or far below */
     return INT8_MIN;
   if (v > 0x1p33f)
