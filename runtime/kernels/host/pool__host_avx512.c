@@ -574,10 +574,19 @@ int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
 
 /* ---- avgpool_i8 ----------------------------------------------------------------- */
 
+/* b[t·s] for the lanes t < min(n, 16), 0 in the others. */
+static TARGET __m512 pick16(const float *b, int32_t s, int32_t n) {
+  float v[16];
+  int32_t t;
+  for (t = 0; t < 16; t++)
+    v[t] = t < n ? b[(size_t)t * (size_t)s] : 0.0f;
+  return _mm512_loadu_ps(v);
+}
+
 /* The FLOAT formula of pool_internal.h with 16 floats per vector: stride 1
  * loads each tap's 16 columns straight from the row buffer, stride 2 two
- * vectors and their even lanes, other strides gather (masked to the row's
- * outputs). rows·cols and the clamp bounds are per lane. */
+ * vectors and their even lanes, other strides pick theirs one by one.
+ * rows·cols and the clamp bounds are per lane. */
 static TARGET void avgpool_i8_float(const tidsp_avgpool_i8_params *ap, const int8_t *x, int8_t *y) {
   /* buf: the padded row; a vector may read up to 2·16 floats past span */
   float buf[CAP_F32 + 2 * TIDSP_HOST_POOL_SLACK];
@@ -593,7 +602,6 @@ static TARGET void avgpool_i8_float(const tidsp_avgpool_i8_params *ap, const int
   const __m512 hi = _mm512_set1_ps((float)(ap->y_max + ap->domain_offset));
   const __m512i xzp = _mm512_set1_epi32(ap->x_zp), off = _mm512_set1_epi32(ap->domain_offset);
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   float *row = buf + p->pad_left;
   int64_t nc;
   int32_t oh, kh, kh_lo, kh_hi, j, k;
@@ -628,9 +636,8 @@ static TARGET void avgpool_i8_float(const tidsp_avgpool_i8_params *ap, const int
               t = _mm512_loadu_ps(b);
             else if (s == 2)
               t = _mm512_permutex2var_ps(_mm512_loadu_ps(b), even, _mm512_loadu_ps(b + 16));
-            else
-              t = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask16(w_out - j),
-                                           _mm512_mullo_epi32(lane, _mm512_set1_epi32(s)), b, 4);
+            else /* a strided pick (rare: strides above 2), lanes up to w_out */
+              t = pick16(b, s, w_out - j);
             acc = _mm512_add_ps(acc, t);
           }
           _mm512_storeu_ps(sum + j, acc);
