@@ -11,28 +11,7 @@
  *   cc -O2 -Iinclude bench/conv_f32_bench.c build/lib/libtidsp.a -lm -o /tmp/cvb
  *   taskset -c 0 /tmp/cvb [repeats]
  */
-#define _POSIX_C_SOURCE 199309L
-
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "cstatic/kernels.h"
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+#include "f32_bench.h"
 
 /* square kernel k, stride s, pads pad on every side, groups g; nchw: ORT
  * keeps it in NCHW (params.mlas_nchw) */
@@ -76,13 +55,8 @@ static void run(const char *name, int32_t c_in, int32_t c_out, int32_t h, int32_
     }
     t[r] = now_s() - t0;
   }
-  for (i = 0; i < ny; i++) { /* FNV-1a over the bytes */
-    const unsigned char *c = (const unsigned char *)&y[i];
-    int j;
-    for (j = 0; j < 4; j++)
-      chk = (chk ^ c[j]) * 16777619u;
-  }
-  qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+  chk = fnv_floats(y, ny, chk);
+  median_s(t, repeats);
   printf("%-26s %4d->%-4d %3dx%-3d k%d s%d g%-3d %9.3f ms %7.2f GMAC/s  bytes %08x\n", name, (int)c_in,
          (int)c_out, (int)h, (int)w, (int)k, (int)s, (int)g, 1e3 * t[repeats / 2],
          (double)ny * (double)(c_in / g) * k * k / t[repeats / 2] * 1e-9, chk);

@@ -13,27 +13,7 @@
  *   cc -O2 -Iinclude bench/matmul_f32_bench.c build/lib/libtidsp.a -lm -o /tmp/mmb
  *   taskset -c 0 /tmp/mmb [repeats]
  */
-#define _POSIX_C_SOURCE 199309L
-
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-#include "cstatic/kernels.h"
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+#include "f32_bench.h"
 
 static void run(const char *name, int32_t batch, int32_t m, int32_t k, int32_t n, int repeats) {
   tidsp_matmul_f32_params p = {.batch = batch, .m = m, .k = k, .n = n,
@@ -56,13 +36,8 @@ static void run(const char *name, int32_t batch, int32_t m, int32_t k, int32_t n
     }
     t[r] = now_s() - t0;
   }
-  for (i = 0; i < ny; i++) { /* FNV-1a over the bytes */
-    const unsigned char *c = (const unsigned char *)&y[i];
-    int j;
-    for (j = 0; j < 4; j++)
-      sum = (sum ^ c[j]) * 16777619u;
-  }
-  qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+  sum = fnv_floats(y, ny, sum);
+  median_s(t, repeats);
   printf("%-22s %3dx[%dx%d·%dx%d] %9.3f ms %7.2f GMAC/s  bytes %08x\n", name, (int)batch, (int)m, (int)k,
          (int)k, (int)n, 1e3 * t[repeats / 2], (double)ny * (double)k / t[repeats / 2] * 1e-9, sum);
   free(a);

@@ -36,33 +36,41 @@ static const rt_file files[] = {
                 "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
-     .defines = "tidsp_add_i8 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_channel_affine_i8 tidsp_conv2d_f32 "
-                "tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 tidsp_conv_transpose_nd_f32 tidsp_dequantize "
-                "tidsp_global_avgpool_i8 tidsp_kernel_variant_active tidsp_kernel_variant_count "
-                "tidsp_kernel_variants tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 "
-                "tidsp_lut_i8 tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 "
-                "tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose",
-     .needs = "kernels/host/channel_affine_i8__host_avx2.c kernels/host/channel_affine_i8__host_avx512.c "
-              "kernels/host/conv2d_f32__host_mlas.c kernels/host/conv2d_i8__host_amx.c "
-              "kernels/host/conv2d_i8__host_avx2.c kernels/host/conv2d_i8__host_avx512vnni.c "
-              "kernels/host/conv_transpose2d_f32__host_mlas.c kernels/host/dwconv2d_i8__host_avx2.c "
-              "kernels/host/dwconv2d_i8__host_avx512vnni.c kernels/host/eltwise_i8__host_avx2.c "
+     .defines = "tidsp_add_i8 tidsp_avgpool_f32 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_binary_f32 "
+                "tidsp_channel_affine_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
+                "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_expand tidsp_global_avgpool_i8 "
+                "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
+                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
+                "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize "
+                "tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
+     .needs = "kernels/host/avgpool_f32__host.c kernels/host/channel_affine_i8__host_avx2.c "
+              "kernels/host/channel_affine_i8__host_avx512.c kernels/host/conv2d_f32__host_mlas.c "
+              "kernels/host/conv2d_i8__host_amx.c kernels/host/conv2d_i8__host_avx2.c "
+              "kernels/host/conv2d_i8__host_avx512vnni.c kernels/host/conv_transpose2d_f32__host_mlas.c "
+              "kernels/host/dwconv2d_i8__host_avx2.c kernels/host/dwconv2d_i8__host_avx512vnni.c "
+              "kernels/host/eltwise_f32__host.c kernels/host/eltwise_i8__host_avx2.c "
               "kernels/host/eltwise_i8__host_avx512.c kernels/host/layer_norm__host_fma.c "
               "kernels/host/matmul_f32__host_mlas.c kernels/host/matmul_i8__host_amx.c "
               "kernels/host/matmul_i8__host_avx2.c kernels/host/matmul_i8__host_avx512vnni.c "
               "kernels/host/movement__host.c kernels/host/pool__host_avx2.c kernels/host/pool__host_avx512.c "
               "kernels/host/qdq__host_avx2.c kernels/host/qdq__host_avx512.c "
               "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
-              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_i8.c "
-              "kernels/ref/batch_matmul_i8.c kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c "
-              "kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c "
-              "kernels/ref/dequantize.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
+              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_f32.c "
+              "kernels/ref/avgpool_i8.c kernels/ref/batch_matmul_i8.c kernels/ref/binary_f32.c "
+              "kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
+              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
+              "kernels/ref/expand.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
               "kernels/ref/lut_i8.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
-              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/quantize.c kernels/ref/slice.c "
-              "kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c"},
+              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
+              "kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c "
+              "kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
+    {.path = "kernels/host/avgpool_f32__host.c",
+     .defines = "tidsp_avgpool_f32__host",
+     .needs = "kernels/kernel_variants.h kernels/ref/avgpool_f32.c kernels/ref/pool2d.c "
+              "kernels/ref/ref_internal.h"},
     {.path = "kernels/host/channel_affine_i8__host_avx2.c",
      .defines = "tidsp_channel_affine_i8__host_avx2",
      .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
@@ -83,7 +91,8 @@ static const rt_file files[] = {
      .defines = "tidsp_conv2d_i8__host_avx512vnni",
      .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
-     .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas",
+     .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose2d_f32__host_mlas_lanes "
+                "tidsp_conv_transpose_nd_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas_lanes",
      .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
               "kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h kernels/ref/conv_internal.h "
               "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c"},
@@ -97,6 +106,15 @@ static const rt_file files[] = {
     {.path = "kernels/host/dwconv_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h"},
+    {.path = "kernels/host/eltwise_f32__host.c",
+     .defines = "tidsp_binary_f32__host_avx2 tidsp_binary_f32__host_avx512 tidsp_prelu_f32__host_avx2 "
+                "tidsp_prelu_f32__host_avx512 tidsp_unary_f32__host_avx2 tidsp_unary_f32__host_avx512",
+     .needs = "kernels/host/eltwise_f32_body.h kernels/host/eltwise_internal.h kernels/host/fma_exact_begin.h "
+              "kernels/ref/binary_f32.c kernels/ref/broadcast.c kernels/ref/prelu_f32.c "
+              "kernels/ref/unary_f32.c"},
+    {.path = "kernels/host/eltwise_f32_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/eltwise_i8__host_avx2.c",
      .defines = "tidsp_add_i8__host_avx2 tidsp_lut_i8__host_avx2 tidsp_mul_i8__host_avx2",
      .needs = "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
@@ -115,7 +133,7 @@ static const rt_file files[] = {
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h"},
     {.path = "kernels/host/layer_norm__host_fma.c",
-     .defines = "tidsp_layer_norm_f32__host_fma tidsp_layer_norm_i8__host_fma",
+     .defines = "tidsp_layer_norm_f32__host_fma tidsp_layer_norm_i8__host_avx512 tidsp_layer_norm_i8__host_fma",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
      .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
@@ -132,9 +150,9 @@ static const rt_file files[] = {
      .defines = "tidsp_matmul_i8__host_avx512vnni",
      .needs = "kernels/ref/matmul_i8.c kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
     {.path = "kernels/host/movement__host.c",
-     .defines = "tidsp_slice__host tidsp_transpose__host",
-     .needs = "kernels/ref/slice.c kernels/ref/transpose.c kernels/kernel_variants.h "
-              "kernels/ref/ref_internal.h"},
+     .defines = "tidsp_expand__host tidsp_slice__host tidsp_transpose__host",
+     .needs = "kernels/kernel_variants.h kernels/ref/expand.c kernels/ref/ref_internal.h kernels/ref/slice.c "
+              "kernels/ref/transpose.c"},
     {.path = "kernels/host/pool__host_avx2.c",
      .defines = "tidsp_avgpool_i8__host_avx2 tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 "
                 "tidsp_maxpool_i8__host_avx2",
@@ -236,7 +254,7 @@ static const rt_file files[] = {
      .defines = "tidsp_add_i8__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/avgpool_f32.c",
-     .defines = "tidsp_avgpool_f32",
+     .defines = "tidsp_avgpool_f32__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/avgpool_i8.c",
      .defines = "tidsp_avgpool_i8__ref",
@@ -248,7 +266,7 @@ static const rt_file files[] = {
      .defines = "tidsp_binary",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/binary_f32.c",
-     .defines = "tidsp_binary_f32",
+     .defines = "tidsp_binary_f32__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/broadcast.c",
      .defines = "tidsp_ref_bc_init",
@@ -290,7 +308,7 @@ static const rt_file files[] = {
      .defines = "c7x_dequantize_vecmatmul",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/expand.c",
-     .defines = "tidsp_expand",
+     .defines = "tidsp_expand__ref",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/gather.c",
      .defines = "tidsp_gather",
@@ -345,7 +363,7 @@ static const rt_file files[] = {
                 "tidsp_ref_pool2d_window tidsp_ref_taps_inside",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/prelu_f32.c",
-     .defines = "tidsp_prelu_f32",
+     .defines = "tidsp_prelu_f32__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/qdq_internal.h",
      .defines = "",
@@ -387,7 +405,7 @@ static const rt_file files[] = {
      .defines = "tidsp_transpose__ref",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/unary_f32.c",
-     .defines = "tidsp_unary_f32",
+     .defines = "tidsp_unary_f32__ref",
      .needs = "kernels/ref/ort_float.h"},
     {.path = "kernels/ref/where.c",
      .defines = "tidsp_where",

@@ -85,7 +85,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int s = w.stride_h < w.stride_w ? w.stride_h : w.stride_w;
   int big = w.stride_h < w.stride_w ? w.stride_w : w.stride_h;
   if (big % s != 0) return CS_OK;
-  const cs_mm_dtype *d = cs_mm_dtype_of(g, conv->inputs[0]);
+  const cs_mm_dtype *d = cs_mm_conv_runs_as(g, t, NULL, conv);
   if (!d) return CS_OK;
   /* auto_pad derives the pads from the strides: explicit pads only */
   const char *ap = cs_node_attr_string(conv, "auto_pad", "NOTSET");
@@ -129,7 +129,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
     p.c_pad = (int)pos1;
     p.macs = c_out * per * pos;
     p.macs_added = c_out * per * (pos1 - pos);
-    p.act_bytes_added = (int64_t)(out1_b - out_b);
+    p.act_bytes_added = c_out * (pos1 - pos) * cs_mm_pad_bytes(d);
     /* MMA: a depthwise conv's "panel" is its kernel window per channel */
     p.mma_cycles = cs_mm_cost_mma(per, c_out, pos1, d->mult, in_b + w_b + out1_b + out1_b + out_b);
     p.scalar_cycles = cs_mm_cost_scalar(p.macs, in_b + w_b + out_b);

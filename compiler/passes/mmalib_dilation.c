@@ -70,7 +70,7 @@ static void set_kernel(cs_graph *g, int conv_id, const int64_t ks[2], const int6
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, t, conv);
   if (!d) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   cs_window2d win;
@@ -114,7 +114,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   p.c_pad = (int)taps2;
   p.macs = c * pos * c_in * taps;
   p.macs_added = c * pos * c_in * (taps2 - taps);
-  p.weight_bytes_added = c * c_in * (taps2 - taps) * (int64_t)e;
+  p.weight_bytes_added = c * c_in * (taps2 - taps) * cs_mm_pad_bytes(d);
   p.mma_cycles = cs_mm_cost_mma(c_in * taps2, c, pos, d->mult, in_b + e * (double)(c * c_in * taps2) + out_b);
   p.scalar_cycles = cs_mm_cost_scalar(p.macs, in_b + e * (double)(c * c_in * taps) + out_b);
   p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);

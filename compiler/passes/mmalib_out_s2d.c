@@ -1,7 +1,9 @@
 /*
  * MMALIBOutS2D — output space-to-depth (issue 16, -mmalib=1): a QDQ conv
- * (groups = 1) with few output channels (8–48: C_out off the 64-wide int8
- * tile, 32-wide int16) computes f·g output pixels per channel, so that the
+ * (groups = 1) with few output channels (8–48: C_out off the tile of the
+ * kernel that runs it — 64 int8, 32 int16 or an int8 layer on the exact
+ * path's int16 kernel, mmalib_common.h cs_mm_runs_as) computes f·g output
+ * pixels per channel, so that the
  * tile fills with fewer wasted MACs than channel padding's zero filters:
  *
  *   Q(act(Conv_s,k(x, w[C])))                        → y  [1, C, H, W]
@@ -109,7 +111,7 @@ static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, i
   p->c_pad = cs_mm_round_up(p->c_s2d, d->mult);
   int64_t k = x->shape[1] * p->kh * p->kw, pos = p->y * p->x;
   p->macs = p->c_pad * pos * k;
-  p->act_bytes = (p->c_pad * pos - c * h * wd) * (int64_t)e;
+  p->act_bytes = (p->c_pad * pos - c * h * wd) * cs_mm_pad_bytes(d);
   double bytes = e * (double)cs_value_numel(x) + (double)(p->c_pad * k) * (double)weight_bytes_per_tap +
                  e * (double)(p->c_pad * pos);
   int cropped = p->y * f != h || p->x * gg != wd;
@@ -123,33 +125,6 @@ static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, i
   return 1;
 }
 
-/* A constant like `src` (axis 0 of C entries) with c_pad entries: entry ch
- * < c·fg is src[ch / fg], the rest zero or (fill_last) the last entry. -1
- * when out of memory. */
-static int replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t fg,
-                      int64_t c_pad, int fill_last) {
-  const cs_value *v = cs_graph_value(g, src);
-  int64_t shape[CS_MAX_RANK];
-  int rank = v->rank ? v->rank : 1;
-  memcpy(shape, v->shape, sizeof shape);
-  if (!v->rank) shape[0] = 1;
-  size_t row = cs_dtype_size(v->dtype);
-  for (int d = 1; d < rank; d++) row *= (size_t)shape[d];
-  unsigned char *data = calloc((size_t)c_pad * row + 1, 1);
-  if (!data) {
-    cs_error(CS_ERR_NOMEM, "out of memory");
-    return -1;
-  }
-  const unsigned char *from = v->data;
-  for (int64_t ch = 0; ch < c_pad; ch++) {
-    int64_t oc = ch < c * fg ? ch / fg : fill_last ? c - 1 : -1;
-    if (oc >= 0) memcpy(data + (size_t)ch * row, from + (size_t)oc * row, row);
-  }
-  shape[0] = c_pad;
-  int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
-  free(data);
-  return id;
-}
 
 /* The shifted filters: w' [c_pad, C_in, kh', kw'], channel oc·fg + dy·g +
  * dx = filter oc at offset (dy·s, dx·s), zero elsewhere. */
@@ -180,24 +155,6 @@ static int s2d_weights(cs_graph *g, const char *base, int w, const s2d_plan *p, 
   return id;
 }
 
-/* Replicate DQ node dq's per-channel parameters (and, with `data`, its
- * constant input: a bias) for the plan. */
-static cs_status replicate_dq(cs_graph *g, int dq, const char *base, const char *what, int64_t c,
-                              const s2d_plan *p, int data) {
-  char suffix[64];
-  int n_in = cs_graph_node(g, dq)->n_inputs;
-  for (int j = data ? 0 : 1; j < n_in && j < 3; j++) {
-    int in = cs_graph_node(g, dq)->inputs[j];
-    if (in < 0) continue;
-    const cs_value *v = cs_graph_value(g, in);
-    if (j > 0 && (v->rank != 1 || v->shape[0] != c)) continue; /* per-tensor */
-    snprintf(suffix, sizeof suffix, "mm_s2d_%s%s", what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
-    int id = replicated(g, base, suffix, in, c, (int64_t)p->f * p->g, p->c_pad, j == 1);
-    if (id < 0) return CS_ERR_NOMEM;
-    cs_node_set_input(g, dq, j, id);
-  }
-  return CS_OK;
-}
 
 /* A value of y's dtype and quantization (it holds y's codes) named
  * <y>.<suffix>; -1 when out of memory. */
@@ -285,7 +242,7 @@ static void set_geometry(cs_graph *g, int conv_id, const int64_t st[2], const in
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, t, conv);
   if (!d) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   int64_t c = yc->shape[1], h = yc->shape[2], wd = yc->shape[3], c_in = x->shape[1];
@@ -371,16 +328,17 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int nw = s2d_weights(g, base, wc, take, win.stride_h);
   if (nw < 0) return CS_ERR_NOMEM;
   cs_node_set_input(g, wdq, 0, nw);
-  cs_status st = replicate_dq(g, wdq, base, "w", c, take, 0);
+  int64_t fg = (int64_t)take->f * take->g;
+  cs_status st = cs_mm_replicate_dq(g, wdq, base, "mm_s2d", "w", c, fg, take->c_pad, 0);
   cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[0] = take->c_pad;
   cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[2] = take->kh;
   cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape[3] = take->kw;
   if (st == CS_OK && b >= 0) {
     if (bdq >= 0) {
-      st = replicate_dq(g, bdq, base, "b", c, take, 1);
+      st = cs_mm_replicate_dq(g, bdq, base, "mm_s2d", "b", c, fg, take->c_pad, 1);
       cs_graph_value(g, b)->shape[0] = take->c_pad;
     } else {
-      int nb = replicated(g, base, "mm_s2d_b", b, c, (int64_t)take->f * take->g, take->c_pad, 0);
+      int nb = cs_mm_replicated(g, base, "mm_s2d_b", b, c, fg, take->c_pad, 0);
       if (nb < 0) return CS_ERR_NOMEM;
       cs_node_set_input(g, conv_id, 2, nb);
     }
@@ -399,7 +357,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   rep.padded = 1;
   rep.macs = macs;
   rep.macs_added = take->macs - macs;
-  rep.weight_bytes_added = (take->c_pad * c_in * take->kh * take->kw - c * k) * (int64_t)e;
+  rep.weight_bytes_added = (take->c_pad * c_in * take->kh * take->kw - c * k) * cs_mm_pad_bytes(d);
   rep.act_bytes_added = take->act_bytes;
   rep.mma_cycles = take->mma_cycles;
   rep.scalar_cycles = scalar;

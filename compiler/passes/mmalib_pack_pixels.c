@@ -1,7 +1,8 @@
 /*
  * MMALIBPackPixels — pixel packing (issue 16, -mmalib=1, int8): a QDQ
  * 1×1 conv (stride 1, no pads, groups 1) with few output channels (C_out
- * off the 64-wide tile) computes P blocks of output pixels per channel,
+ * off the tile: 64, or 32 on the exact path's int16 kernel, mmalib_common.h
+ * cs_mm_runs_as) computes P blocks of output pixels per channel,
  * so that the MMA's panel fills with pixels instead of zero filters:
  *
  *   Q(act(Conv_1x1(DQ(x), w[C][C_in])))             → y   [1, C, H, W]
@@ -53,8 +54,9 @@
  * P in 2..64 with C·P ≤ C_pad divides H·W, the layer is left to channel
  * padding as it was — there is never a partial block.
  *
- * int8 only: the int16 tile is 32 wide, and the int16 passes' padding is
- * all that prices them.
+ * int8 data only (int16 layers are priced by the int16 passes' padding
+ * alone); an int8 layer the exact path runs packs to the int16 kernel's
+ * 32-wide tile (C·P ≤ 32: cls's 8 → 8 as P = 4, K = N = 32).
  *
  * The cost rule (mmalib_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
@@ -99,8 +101,9 @@ typedef struct pack_plan {
  * tensor whatever the plan (mmalib_common.h cs_mm_stage_input: with P > 1
  * the reshape is that copy). out_copy: y is a graph output (the cut or
  * reshape is a real copy). */
-static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, int tile, int in_copy, int out_copy,
-                pack_plan *pl) {
+static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, const cs_mm_dtype *d, int in_copy,
+                int out_copy, pack_plan *pl) {
+  int tile = d->mult;
   memset(pl, 0, sizeof *pl);
   if ((hh * ww) % p) return 0;
   pl->p = p;
@@ -118,33 +121,6 @@ static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, int tile
   return 1;
 }
 
-/* A constant like `src` (axis 0 of c entries) with n entries: entry ch <
- * c·p is src[ch / p], the rest zero or (fill_last: a scale) the last
- * entry. -1 when out of memory. */
-static int replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t p, int64_t n,
-                      int fill_last) {
-  const cs_value *v = cs_graph_value(g, src);
-  int64_t shape[CS_MAX_RANK];
-  int rank = v->rank ? v->rank : 1;
-  memcpy(shape, v->shape, sizeof shape);
-  if (!v->rank) shape[0] = 1;
-  size_t row = cs_dtype_size(v->dtype);
-  for (int d = 1; d < rank; d++) row *= (size_t)shape[d];
-  unsigned char *data = calloc((size_t)n * row + 1, 1);
-  if (!data) {
-    cs_error(CS_ERR_NOMEM, "out of memory");
-    return -1;
-  }
-  const unsigned char *from = v->data;
-  for (int64_t ch = 0; ch < n; ch++) {
-    int64_t oc = ch < c * p ? ch / p : fill_last ? c - 1 : -1;
-    if (oc >= 0) memcpy(data + (size_t)ch * row, from + (size_t)oc * row, row);
-  }
-  shape[0] = n;
-  int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
-  free(data);
-  return id;
-}
 
 /* The block-diagonal filters w' [n, C_in·P, 1, 1] of w [c, C_in, 1, 1]. */
 static int packed_weights(cs_graph *g, const char *base, int w, const pack_plan *pl) {
@@ -167,24 +143,6 @@ static int packed_weights(cs_graph *g, const char *base, int w, const pack_plan 
   return id;
 }
 
-/* Replicate DQ node dq's per-channel parameters (and, with `data`, its
- * constant input: a bias) for the plan. */
-static cs_status replicate_dq(cs_graph *g, int dq, const char *base, const char *what, int64_t c,
-                              const pack_plan *pl, int data) {
-  char suffix[64];
-  int n_in = cs_graph_node(g, dq)->n_inputs;
-  for (int j = data ? 0 : 1; j < n_in && j < 3; j++) {
-    int in = cs_graph_node(g, dq)->inputs[j];
-    if (in < 0) continue;
-    const cs_value *v = cs_graph_value(g, in);
-    if (j > 0 && (v->rank != 1 || v->shape[0] != c)) continue; /* per-tensor */
-    snprintf(suffix, sizeof suffix, "mm_pack_%s%s", what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
-    int id = replicated(g, base, suffix, in, c, pl->p, pl->n, j == 1);
-    if (id < 0) return CS_ERR_NOMEM;
-    cs_node_set_input(g, dq, j, id);
-  }
-  return CS_OK;
-}
 
 /* A value of v's dtype, quantization and from_u8 named <v>.<suffix> with
  * `shape`; -1 when out of memory. */
@@ -269,7 +227,7 @@ static cs_status unpack_output(cs_graph *g, const cs_qdq_tail *tail, const pack_
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, t, conv);
   if (!d || d->dt != CS_DTYPE_I8) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   int64_t c = yc->shape[1], hh = yc->shape[2], ww = yc->shape[3], c_in = x->shape[1];
@@ -328,13 +286,13 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t macs = c * c_in * hh * ww;
   double scalar = cs_mm_cost_scalar(macs, (double)(c_in * hh * ww + c * c_in + c * hh * ww));
   pack_plan pad, best, cand;
-  plan(c_in, c, hh, ww, 1, d->mult, in_copy, out_copy, &pad);
+  plan(c_in, c, hh, ww, 1, d, in_copy, out_copy, &pad);
   memset(&best, 0, sizeof best);
   /* C·P within padding's channels: the packed conv computes no more MACs
    * than the padded one (C_in·P·N/P = C_in·N per pixel), its panels and
    * bytes fewer. */
   for (int p = 2; p <= PACK_MAX; p++)
-    if (plan(c_in, c, hh, ww, p, d->mult, in_copy, out_copy, &cand) && cand.n <= pad.n &&
+    if (plan(c_in, c, hh, ww, p, d, in_copy, out_copy, &cand) && cand.n <= pad.n &&
         c_in * p <= 131071 && (!best.p || cand.mma_cycles < best.mma_cycles))
       best = cand;
   if (!best.p || best.mma_cycles >= pad.mma_cycles || !cs_mm_cost_pays(best.mma_cycles, scalar)) return CS_OK;
@@ -346,15 +304,15 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int nw = packed_weights(g, base, wc, &best);
   if (nw < 0) return CS_ERR_NOMEM;
   cs_node_set_input(g, wdq, 0, nw);
-  if ((st = replicate_dq(g, wdq, base, "w", c, &best, 0)) != CS_OK) return st;
+  if ((st = cs_mm_replicate_dq(g, wdq, base, "mm_pack", "w", c, best.p, best.n, 0)) != CS_OK) return st;
   int64_t wsh[4] = {best.n, best.k, 1, 1};
   memcpy(cs_graph_value(g, cs_graph_node(g, wdq)->outputs[0])->shape, wsh, sizeof wsh);
   if (b >= 0) {
     if (bdq >= 0) {
-      if ((st = replicate_dq(g, bdq, base, "b", c, &best, 1)) != CS_OK) return st;
+      if ((st = cs_mm_replicate_dq(g, bdq, base, "mm_pack", "b", c, best.p, best.n, 1)) != CS_OK) return st;
       cs_graph_value(g, b)->shape[0] = best.n;
     } else {
-      int nb = replicated(g, base, "mm_pack_b", b, c, best.p, best.n, 0);
+      int nb = cs_mm_replicated(g, base, "mm_pack_b", b, c, best.p, best.n, 0);
       if (nb < 0) return CS_ERR_NOMEM;
       cs_node_set_input(g, conv_id, 2, nb);
     }
@@ -374,8 +332,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   rep.padded = 1;
   rep.macs = macs;
   rep.macs_added = best.macs - macs;
-  rep.weight_bytes_added = best.n * best.k - c * c_in;
-  rep.act_bytes_added = best.n * best.h * best.w - c * hh * ww;
+  rep.weight_bytes_added = (best.n * best.k - c * c_in) * cs_mm_pad_bytes(d);
+  rep.act_bytes_added = (best.n * best.h * best.w - c * hh * ww) * cs_mm_pad_bytes(d);
   rep.mma_cycles = best.mma_cycles;
   rep.scalar_cycles = scalar;
   cs_mmalib_report_pad(g, &rep);

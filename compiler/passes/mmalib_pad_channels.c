@@ -1,9 +1,12 @@
 /*
  * MMALIBPadChannels — channel padding (issue 16, -mmalib=1): a QDQ conv
  * (groups = 1) that the MMALIB conv passes decline only for C_out % tile
- * (64 int8, 32 int16; spec "Supported Operations") gets zero filters, zero
- * bias and (per-channel weights) a copy of its last scale up to the next
- * multiple of the tile, so that FuseMMALIBQDQConv2d[I16] offloads it:
+ * (the tile of the kernel that runs it, mmalib_common.h cs_mm_runs_as: 64
+ * for MMALIB's int8 kernel, 32 for int16 — the int16 data's, or an int8
+ * layer's on the exact path, the default; spec "Supported Operations")
+ * gets zero filters, zero bias and (per-channel weights) a copy of its last
+ * scale up to the next multiple of the tile, so that
+ * FuseMMALIBQDQConv2d[I16] offloads it:
  *
  *   Q(act(Conv(DQ(x), DQ(w[C_out]), b[C_out])))            → y [1,C_out,H,W]
  *   Q(act(Conv(DQ(x), DQ(w'[C_pad]), b'[C_pad])))  → y' [1,C_pad,H,W]
@@ -170,12 +173,12 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   p->c_pad = (int)c_pad;
   p->macs = c_out * per_channel;
   p->macs_added = (c_pad - c_out) * per_channel;
-  p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * (int64_t)esize;
-  p->act_bytes_added = (c_pad - c_out) * positions * (int64_t)esize;
+  p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * cs_mm_pad_bytes(d);
+  p->act_bytes_added = (c_pad - c_out) * positions * cs_mm_pad_bytes(d);
   double w_bytes = (double)(c_out * weights_per_channel * (int64_t)esize);
   double out_bytes = (double)(c_out * positions * (int64_t)esize);
   double real = (double)in_bytes + w_bytes + out_bytes;
-  double padded = real + (double)(p->weight_bytes_added + p->act_bytes_added);
+  double padded = real + (double)((c_pad - c_out) * (weights_per_channel + positions) * (int64_t)esize);
   /* the cut at a graph output is a real copy: read and write (not counted
    * for a `--outputs` tap, which must not change what the model computes) */
   double cut = cs_graph_is_model_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
@@ -187,7 +190,7 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
-  const cs_mm_dtype *d = cs_mm_plain_conv(g, conv);
+  const cs_mm_dtype *d = cs_mm_plain_conv(g, t, conv);
   if (!d) return CS_OK;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
   int64_t in_bytes = cs_value_numel(x) * (int64_t)cs_dtype_size(d->dt); /* x is DQ's float output */

@@ -48,7 +48,9 @@ static int cpu_avx2(void) {
       tidsp_transpose__ref, tidsp_slice__ref, tidsp_layer_norm_f32__ref,    \
       tidsp_layer_norm_i8__ref, tidsp_softmax_i8__ref, tidsp_softmax_f32__ref, \
       tidsp_conv2d_f32__ref, tidsp_matmul_f32__ref,                         \
-      tidsp_conv_transpose2d_f32__ref, tidsp_conv_transpose_nd_f32__ref,     \
+      tidsp_conv_transpose2d_f32__ref, tidsp_conv_transpose_nd_f32__ref,    \
+      tidsp_binary_f32__ref, tidsp_unary_f32__ref, tidsp_expand__ref, tidsp_prelu_f32__ref,           \
+      tidsp_avgpool_f32__ref,                                               \
       tidsp_avgpool_i8__ref, tidsp_channel_affine_i8__ref
 #if TIDSP_HAVE_HOST_X86
 #define HOST_AVX512_OTHERS                                                  \
@@ -57,10 +59,12 @@ static int cpu_avx2(void) {
       tidsp_lut_i8__host_avx512, tidsp_maxpool_i8__host_avx512,             \
       tidsp_maxpool_f32__host_avx512, tidsp_global_avgpool_i8__host_avx512, \
       tidsp_transpose__host, tidsp_slice__host,                             \
-      tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_fma,        \
+      tidsp_layer_norm_f32__host_fma, tidsp_layer_norm_i8__host_avx512,     \
       tidsp_softmax_i8__host_avx512, tidsp_softmax_f32__host_avx512,         \
       tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas,             \
       tidsp_conv_transpose2d_f32__host_mlas, tidsp_conv_transpose_nd_f32__host_mlas, \
+      tidsp_binary_f32__host_avx512, tidsp_unary_f32__host_avx512, tidsp_expand__host, \
+      tidsp_prelu_f32__host_avx512, tidsp_avgpool_f32__host,                \
       tidsp_avgpool_i8__host_avx512, tidsp_channel_affine_i8__host_avx512
 #define HOST_AVX2_OTHERS                                                    \
   tidsp_add_i8__host_avx2, tidsp_mul_i8__host_avx2,                         \
@@ -72,6 +76,8 @@ static int cpu_avx2(void) {
       tidsp_softmax_i8__ref, tidsp_softmax_f32__ref,                         \
       tidsp_conv2d_f32__host_mlas, tidsp_matmul_f32__host_mlas,             \
       tidsp_conv_transpose2d_f32__host_mlas, tidsp_conv_transpose_nd_f32__host_mlas, \
+      tidsp_binary_f32__host_avx2, tidsp_unary_f32__host_avx2, tidsp_expand__host, \
+      tidsp_prelu_f32__host_avx2, tidsp_avgpool_f32__host,                  \
       tidsp_avgpool_i8__host_avx2, tidsp_channel_affine_i8__host_avx2
 #endif
 

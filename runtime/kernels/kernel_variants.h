@@ -55,6 +55,11 @@
   X(matmul_f32, (const tidsp_matmul_f32_params *p, const float *a, const float *b, const float *bias, float *y), (p, a, b, bias, y)) \
   X(conv_transpose2d_f32, (const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
   X(conv_transpose_nd_f32, (const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias, float *y), (p, x, w, bias, y)) \
+  X(binary_f32, (const tidsp_binary_f32_params *p, const float *a, const float *b, float *y), (p, a, b, y)) \
+  X(unary_f32, (const tidsp_unary_f32_params *p, const float *x, float *y), (p, x, y)) \
+  X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y)) \
+  X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y)) \
+  X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y)) \
   X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
   X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y))
 
@@ -74,6 +79,9 @@ int32_t tidsp_layer_norm_f32__host_fma(const tidsp_layer_norm_params *p, const f
                                        const float *scale, const float *bias, float *y);
 int32_t tidsp_layer_norm_i8__host_fma(const tidsp_layer_norm_i8_params *p, const int8_t *x,
                                       const float *scale, const float *bias, int8_t *y);
+/* The same, two rows a 16-lane vector (layer_norm__host_fma.c; AVX-512 F + BW) */
+int32_t tidsp_layer_norm_i8__host_avx512(const tidsp_layer_norm_i8_params *p, const int8_t *x,
+                                         const float *scale, const float *bias, int8_t *y);
 /* Float Conv and Gemm/MatMul in ONNX Runtime's MLAS summation order
  * (conv2d_f32__host_mlas.c, matmul_f32__host_mlas.c), for ORT's bit
  * pattern on this CPU. tidsp_mlas_f32_block is MLAS's NCHWc channel block
@@ -106,6 +114,23 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, cons
                                               const float *w, const float *bias, float *y);
 int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
                                                const float *w, const float *bias, float *y);
+/* The same with the column GEMM in `lanes`-float vectors (16, 8; anything
+ * else scalar): the same bytes at every width, for tests. */
+int32_t tidsp_conv_transpose2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x,
+                                                    const float *w, const float *bias, float *y, int32_t lanes);
+int32_t tidsp_conv_transpose_nd_f32__host_mlas_lanes(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                                     const float *w, const float *bias, float *y, int32_t lanes);
+/* Float Add/Sub/Mul/Div, PRelu and the unary ops with a vector form, lane by lane
+ * the reference's formula (eltwise_f32__host.c): AVX-512F and AVX2 + FMA3
+ * (the AVX-512 ones need only F: their rows check more). */
+int32_t tidsp_binary_f32__host_avx512(const tidsp_binary_f32_params *p, const float *a, const float *b,
+                                      float *y);
+int32_t tidsp_binary_f32__host_avx2(const tidsp_binary_f32_params *p, const float *a, const float *b,
+                                    float *y);
+int32_t tidsp_prelu_f32__host_avx512(const tidsp_broadcast *p, const float *x, const float *slope, float *y);
+int32_t tidsp_prelu_f32__host_avx2(const tidsp_broadcast *p, const float *x, const float *slope, float *y);
+int32_t tidsp_unary_f32__host_avx512(const tidsp_unary_f32_params *p, const float *x, float *y);
+int32_t tidsp_unary_f32__host_avx2(const tidsp_unary_f32_params *p, const float *x, float *y);
 #endif
 
 /* The batch loop of tidsp_batch_matmul_i8 over a given matmul
@@ -120,6 +145,10 @@ int32_t tidsp_batch_matmul_i8_with(const tidsp_batch_matmul_i8_params *p,
 int32_t tidsp_transpose__host(const tidsp_transpose_params *p, const void *x,
                               void *y);
 int32_t tidsp_slice__host(const tidsp_slice_params *p, const void *x, void *y);
+int32_t tidsp_expand__host(const tidsp_expand_params *p, const void *x, void *y);
+/* Float AveragePool a row of outputs at a time (portable C,
+ * runtime/kernels/host/avgpool_f32__host.c). */
+int32_t tidsp_avgpool_f32__host(const tidsp_pool2d_params *p, const float *x, float *y);
 
 int32_t tidsp_conv2d_i8__ref(const tidsp_conv2d_params *p, const int8_t *x,
                              const int8_t *w, const int32_t *bias,

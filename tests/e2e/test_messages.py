@@ -100,12 +100,15 @@ def test_misspelled_attribute_gets_did_you_mean(tmp_path, typo, meant):
 
 def test_mmalib_decline_says_what_makes_the_layer_eligible(tmp_path):
     from test_python_api import small_qdq_conv
-    # C_out 2: channel padding to 64 does not pay (the compiler pads C_out
-    # 120 itself), so the rule is printed
-    model = small_qdq_conv(tmp_path / "m", preset="c7x", c_out=2)
-    p = cli("compile", model, "-o", tmp_path / "o", "-t", "c_static_lib -mcpu=c7x -mmalib=1")
-    assert "C_out % 64 != 0 (C_out=2): pad it to 64 with zero filters to offload" in p.stdout, p.stdout
+    # C_out 2: channel padding does not pay (the compiler pads C_out 120
+    # itself), so the rule is printed, with the tile of the kernel that
+    # would run the layer: 32 for the default exact path's int16 kernel,
+    # 64 for the int8 kernel (-mmalib-exact=none)
     import json
-    reasons = [e.get("declined", "") for e in
-               json.loads((tmp_path / "o" / "manifest.json").read_text())["offload"]["layers"]]
-    assert any("pad it to 64" in r for r in reasons), reasons
+    model = small_qdq_conv(tmp_path / "m", preset="c7x", c_out=2)
+    for exact, tile in (("", 32), (" -mmalib-exact=none", 64)):
+        p = cli("compile", model, "-o", tmp_path / "o", "-t", "c_static_lib -mcpu=c7x -mmalib=1" + exact)
+        assert f"C_out % {tile} != 0 (C_out=2): pad it to {tile} with zero filters to offload" in p.stdout, p.stdout
+        reasons = [e.get("declined", "") for e in
+                   json.loads((tmp_path / "o" / "manifest.json").read_text())["offload"]["layers"]]
+        assert any(f"pad it to {tile}" in r for r in reasons), reasons

@@ -36,10 +36,28 @@ CASES = {
     "dw5x5_s2_relu": lambda r: conv_case(r, 64, 64, 28, 5, 2, 64, True, o_zp=-128),
     "dw7x7": lambda r: conv_case(r, 64, 64, 28, 7, 1, 64, False, o_zp=-3),
     "dw7x7_relu": lambda r: conv_case(r, 32, 32, 14, 7, 1, 32, True, o_zp=-128),
+    # stride 2 with a 7x7 window: the int8 kernel's rule (k <= 5) declines
+    # it under -mmalib-exact=none; the exact path's 3x3 tiles take it
+    "dw7x7_s2": lambda r: conv_case(r, 32, 32, 28, 7, 2, 32, False, o_zp=2),
     "fc256x512": lambda r: fc_case(r, 256, 512, False),
     "fc_relu": lambda r: fc_case(r, 128, 64, True),
     "fc_rows": lambda r: fc_rows_case(r, 6, 128, 64),
     "fc_rows_npad": lambda r: fc_rows_case(r, 40, 128, 120),  # N padded to 128 (the recognizer's FCs)
+    # padded to the int16 kernel's tile, 32 (issue 16): C_out 24 -> 32;
+    # 40 -> 64 (a whole tile and a padded one), stride 2, ReLU; an FC of
+    # K 96 (no padding at 32) and N 40 -> 64
+    "conv_pad32": lambda r: conv_case(r, 32, 24, 28, 3, 1, 1, False, o_zp=5),
+    "conv_pad32_s2_relu": lambda r: conv_case(r, 32, 40, 28, 3, 2, 1, True, o_zp=-128),
+    "fc_rows_kn32": lambda r: fc_rows_case(r, 128, 96, 40),
+}
+
+# The padding of those cases: (C_out or N, its padding, MACs added) under
+# the default (the int16 kernel's tile, 32) and under -mmalib-exact=none
+# (the int8 kernel's, 64).
+PADDED = {
+    "conv_pad32": {"all": (24, 32, 8 * 32 * 9 * 28 * 28), "none": (24, 64, 40 * 32 * 9 * 28 * 28)},
+    "conv_pad32_s2_relu": {"all": (40, 64, 24 * 32 * 9 * 14 * 14), "none": (40, 64, 24 * 32 * 9 * 14 * 14)},
+    "fc_rows_kn32": {"all": (40, 64, 128 * 96 * 64 - 128 * 96 * 40), "none": (40, 64, 128 * 128 * 64 - 128 * 96 * 40)},
 }
 
 
@@ -89,7 +107,7 @@ def _run(tmp_path, path, target, tag):
 
 @pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "dw5x5",
                                   "dw5x5_s2_relu", "dw7x7", "dw7x7_relu", "fc256x512", "fc_relu", "fc_rows",
-                                  "fc_rows_npad"])
+                                  "fc_rows_npad", "conv_pad32", "conv_pad32_s2_relu", "fc_rows_kn32"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
     plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "plain")
@@ -104,6 +122,51 @@ def test_exact_equals_ort(case, tmp_path):
         assert ex["est_mma_cycles"] > ex["est_int8_mma_cycles"] > 0 and ex["est_core_cycles"] > 0, ex
         diff = int((y != ref).sum())
         assert diff == 0, f"{target}: {diff} of {y.size} outputs differ from ORT's int8"
+
+
+@pytest.mark.parametrize("case", sorted(PADDED))
+def test_padded_to_the_tile_of_the_kernel_that_runs(case, tmp_path):
+    """Under the default an offloaded int8 conv or FC runs as the int16
+    kernel, so its C_out (N, K) is padded to 32; -mmalib-exact=none runs
+    the int8 kernel and pads to 64, as before. Both staged builds (C7x
+    unstaged, L2-staged) give the host's bytes, which are ORT's
+    (test_exact_equals_ort), and the arena stays within 1.10x of its live
+    bound."""
+    path, ref = _build(tmp_path, case)
+    ys = {}
+    for mode, target in (("all", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
+                         ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144"),
+                         ("none", "c_static_lib -mmalib=1 -mmalib-exact=none")):
+        out = tmp_path / mode
+        r = cstatic("compile", path, "-o", out, "-t", target)
+        man = json.load(open(out / "manifest.json"))
+        dec = man["offload"]["padding"]["decisions"]
+        want = PADDED[case]["none" if mode == "none" else "all"]
+        assert [(d["padded"], d["c_out"], d["c_pad"], d["macs_added"]) for d in dec] == [(True, *want)], dec
+        assert f"-> {want[1]}:" in r.stdout, r.stdout
+        assert man["arena_ratio"] <= 1.10, mode
+        kernel = man["offload"]["layers"][0]["kernel"]
+        assert kernel.endswith("_i8" if mode == "none" else "_i16"), kernel
+        cstatic("run", out, "--input", tmp_path / "x.npy", "--output", out / "y.npy")
+        ys[mode] = np.load(out / "y.npy")
+    assert ys["all"].tobytes() == ref.tobytes()
+    assert ys["c7x"].tobytes() == ys["all"].tobytes() and ys["l2"].tobytes() == ys["all"].tobytes()
+
+
+def test_dw7x7_stride2_runs_as_tiles(tmp_path):
+    """A 7x7 depthwise conv at stride 2: the int8 kernel's rule (stride 2
+    needs k <= 5) declines it to the core under -mmalib-exact=none; the
+    exact path runs it as nine 3x3 int16 calls at stride 2 (the offload
+    report names the int16 depthwise kernel), ORT's bytes on host and C7x
+    alike."""
+    path, ref = _build(tmp_path, "dw7x7_s2")
+    plain, layers = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "plain")
+    assert "stride 2 requires k <= 5" in layers[0].get("declined", ""), layers
+    assert plain.tobytes() == ref.tobytes()  # the core's int8 conv: ORT's
+    for target in ("c_static_lib -mmalib=1", "c_static_lib -mcpu=c7x -mmalib=1"):
+        y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
+        assert [e.get("kernel") for e in layers] == ["mmalib_depthwise_conv2d_i16"], layers
+        assert y.tobytes() == ref.tobytes(), target
 
 
 def test_worst_follows_its_rule(tmp_path):

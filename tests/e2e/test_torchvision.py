@@ -1,4 +1,4 @@
-"""DenseNet-, EfficientNet- and Swin-style networks from torchvision's own
+"""DenseNet-, EfficientNet-, Swin- and ConvNeXt-style networks from torchvision's own
 definitions (tests/models/tv_nets.py), ORT-quantized with int8 and uint8
 activations, against ONNX Runtime with every QDQ group fused, in both
 requant modes; and Swin-T's whole float graph compiles, its shifted-window
@@ -21,7 +21,8 @@ from cstatic_cli import cstatic
 
 pytestmark = pytest.mark.slow
 
-NETS = ("densenet_s", "efficientnet_s", "swin_s", "densenet121", "efficientnet_b0", "swin_t")
+NETS = ("densenet_s", "efficientnet_s", "swin_s", "convnext_s", "densenet121", "efficientnet_b0", "swin_t",
+        "convnext_tiny")
 
 
 def _tv_path(name, variant):

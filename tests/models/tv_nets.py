@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DenseNet-, EfficientNet- and Swin-style networks from torchvision's own
+"""DenseNet-, EfficientNet-, Swin- and ConvNeXt-style networks from torchvision's own
 definitions, ORT-quantized (quantize_static, QDQ, int8 and uint8
 activations), for the ops-and-opsets tests (tests/e2e/test_torchvision.py).
 
@@ -13,9 +13,16 @@ writes DIR/tv_<net>_{float,ort_s8,ort_u8}.onnx and DIR/tv_<net>_inputs.npy
                      gates, squeeze-excitation
     swin_s           torchvision SwinTransformer, embed 16, depths (2, 2),
                      window 4: shifted-window masks, relative position bias
-    densenet121, efficientnet_b0, swin_t   the full torchvision models
-Weights are seeded and untrained; batch-norm statistics are drawn away from
-the identity so that the folded convolutions are not trivial.
+    convnext_s       torchvision ConvNeXt, channels (16, 32), blocks (2, 1):
+                     7x7 depthwise, LayerNorm between permutes, Linear MLPs
+                     on [1, H, W, C] with GELU, layer scale
+    densenet121, efficientnet_b0, swin_t, convnext_tiny   the full
+                     torchvision models
+Weights are seeded and untrained; batch-norm statistics and layer-norm
+affine parameters are drawn away from the identity so that the folded
+convolutions and the normalisations are not trivial, and ConvNeXt's layer
+scale (1e-6 at init, which would make every block vanish under int8
+quantization of the residual sum) is drawn from [0.1, 0.5].
 """
 
 import argparse
@@ -28,8 +35,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-NETS = ("densenet_s", "efficientnet_s", "swin_s", "densenet121", "efficientnet_b0", "swin_t")
-SMALL = NETS[:3]
+NETS = ("densenet_s", "efficientnet_s", "swin_s", "convnext_s", "densenet121", "efficientnet_b0", "swin_t",
+        "convnext_tiny")
+SMALL = NETS[:4]
 NUM_INPUTS, NUM_CALIB = 4, 8
 
 
@@ -51,6 +59,9 @@ def build(name):
     elif name == "swin_s":
         m, hw = models.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
                                        window_size=[4, 4], num_classes=10), 32
+    elif name == "convnext_s":
+        from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+        m, hw = ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, None, 1)], num_classes=10), 32
     else:
         m, hw = getattr(models, name)(weights=None), 224
     for mod in m.modules():
@@ -59,6 +70,11 @@ def build(name):
             mod.running_var.uniform_(0.5, 2.0)
             mod.weight.data.uniform_(0.5, 1.5)
             mod.bias.data.uniform_(-0.3, 0.3)
+        elif isinstance(mod, torch.nn.LayerNorm):
+            mod.weight.data.uniform_(0.5, 1.5)
+            mod.bias.data.uniform_(-0.3, 0.3)
+        if name.startswith("convnext") and hasattr(mod, "layer_scale"):
+            mod.layer_scale.data.uniform_(0.1, 0.5)
     return m.eval(), hw
 
 

@@ -82,6 +82,27 @@ static float model_out(const tidsp_conv2d_params *p, const float *x, const float
   return bias ? y + bias[co] : y;
 }
 
+/* Every column width this CPU has (16: AVX-512F, 8: AVX2, 0: scalar)
+ * gives the dispatched kernel's bytes y. */
+static void check_lanes(const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias,
+                        const float *y, size_t ny) {
+  static const int32_t widths[3] = {16, 8, 0};
+  float *z = guarded(ny * sizeof(float));
+  int i;
+  __builtin_cpu_init();
+  for (i = 0; i < 3; i++) {
+    if ((widths[i] == 16 && !__builtin_cpu_supports("avx512f")) ||
+        (widths[i] == 8 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))))
+      continue;
+    memset(z, 0x7f, ny * sizeof(float));
+    CHECK(tidsp_conv_transpose2d_f32__host_mlas_lanes(p, x, w, bias, z, widths[i]) == TIDSP_OK);
+    CHECK_MSG(!memcmp(y, z, ny * sizeof(float)) && guards_ok(z, ny * sizeof(float)),
+              "c_in %d c_out %d %dx%d k %dx%d: lanes %d differ", p->c_in, p->c_out, p->h_in, p->w_in, p->k_h,
+              p->k_w, widths[i]);
+  }
+  guarded_free(z);
+}
+
 /* Runs the kernel on p (random data), compares with the model, or with
  * the reference's bytes where the kernel keeps the reference. */
 static void check(tidsp_conv2d_params p, int with_bias) {
@@ -103,6 +124,7 @@ static void check(tidsp_conv2d_params p, int with_bias) {
   CHECK(tidsp_conv_transpose2d_f32__host_mlas(&p, x, w, bias, y) == TIDSP_OK);
   CHECK(tidsp_conv_transpose2d_f32__ref(&p, x, w, bias, r) == TIDSP_OK);
   CHECK(guards_ok(y, ny * sizeof(float)) && guards_ok(r, ny * sizeof(float)));
+  check_lanes(&p, x, w, bias, y, ny);
   if (falls_back) {
     CHECK_MSG(!memcmp(y, r, ny * sizeof(float)), "c_in %d c_out %d k %dx%d: not the reference's bytes", p.c_in,
               p.c_out, p.k_h, p.k_w);
@@ -158,6 +180,8 @@ static void test_named(void) {
   check(geometry(1, 200, 3, 15, 15, 2, 2, 0, 1, 1, 0), 0); /* N = 225 ≥ K: strides of 128 */
   check(geometry(1, 130, 2, 8, 7, 2, 1, 0, 1, 2, 0), 1);   /* N = 56 < K = 65 per group: 256 */
   check(geometry(1, 3, 5, 40, 300, 2, 2, 0, 1, 1, 0), 1);  /* rows wider than the stack columns */
+  check(geometry(1, 7, 3, 3, 97, 2, 2, 0, 1, 1, 0), 1);   /* 64 + 33 columns: 4 vectors, then a ragged 3 */
+  check(geometry(1, 9, 2, 2, 8, 3, 1, 1, 1, 1, 0), 1);    /* exactly one ymm row, pads */
   check(geometry(1, 1, 3, 4, 4, 3, 1, 0, 1, 1, 0), 1);     /* one input channel */
   check(geometry(1, 5, 1, 4, 4, 1, 1, 0, 1, 1, 0), 1);     /* M = 1: the reference */
   check(geometry(1, 5, 3, 1, 1, 3, 1, 0, 1, 1, 0), 1);     /* N = 1: the reference */

@@ -1175,6 +1175,23 @@ static void test_movement(void) {
     check_slice(&s0);
     check_slice(&s1);
   }
+  /* 2-D byte transposes the host tiles in 16×16 blocks: ConvNeXt's NCHW ↔
+   * NHWC around its LayerNorms (whole tiles), edges that are not a multiple
+   * of 16 in either dim, a batch of planes, an input row pitch larger than
+   * the row ([P, Q, R] → [Q, R, P]: R contiguous, P strided by Q·R), and
+   * 2-byte elements (not tiled: the element loop) */
+  {
+    static const tidsp_transpose_params ts[] = {
+        {4, {1, 96, 56, 56}, {0, 2, 3, 1}, 1}, {4, {1, 56, 56, 96}, {0, 3, 1, 2}, 1},
+        {4, {1, 37, 5, 7}, {0, 2, 3, 1}, 1},   {4, {1, 5, 7, 37}, {0, 3, 1, 2}, 1},
+        {3, {3, 20, 33}, {0, 2, 1}, 1},        {3, {2, 16, 16}, {0, 2, 1}, 1},
+        {3, {17, 3, 19}, {1, 2, 0}, 1},        {3, {33, 2, 48}, {2, 0, 1}, 1},
+        {2, {16, 15}, {1, 0}, 1},              {4, {1, 40, 9, 9}, {0, 2, 3, 1}, 2},
+    };
+    size_t k;
+    for (k = 0; k < sizeof(ts) / sizeof(ts[0]); k++)
+      check_transpose(&ts[k]);
+  }
   /* invalid: a repeated perm entry, a zero step, a start outside */
   {
     tidsp_transpose_params t = {3, {2, 3, 4}, {0, 0, 2}, 1};
@@ -1189,7 +1206,8 @@ static void test_movement(void) {
 /* ------------------------------------------------------------------------
  * LayerNormalization, float and int8: every row against the reference,
  * rows around the 8-lane blocks and the reference's 4-element and Welford
- * tails (norm 1 .. 20, 23, 31 .. 33, 64, 65, 100, 768, 1001), with and
+ * tails (norm 1 .. 20, 23, 31 .. 33, 64, 65, 96, 100, 768, 1001, and 1024,
+ * 1025 around the AVX-512 int8 pair path's longest row), with and
  * without a bias, in place, int8 zero points and scales at the extremes
  * (outputs that saturate both ways), float rows with large offsets (the
  * double sums and the variance's rounding matter), ±inf and NaN. */
@@ -1249,12 +1267,15 @@ static void check_layer_norm_i8(const tidsp_layer_norm_i8_params *p, const int8_
 
 static void test_layer_norm(void) {
   static const int32_t norms[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,
-                                  15, 16, 17, 18, 19, 20, 23, 31, 32, 33, 64, 65, 100, 768, 1001};
+                                  15, 16, 17, 18, 19, 20, 23, 31, 32, 33, 64, 65, 96, 100, 768, 1001,
+                                  1024, 1025};
   const int32_t nn = (int32_t)(sizeof norms / sizeof norms[0]);
   int32_t k, rep, i;
   for (k = 0; k < nn; k++) {
     for (rep = 0; rep < 24; rep++) {
-      const int32_t norm = norms[k], outer = rnd_range(1, 9);
+      /* up to 19 rows: the AVX-512 int8 rows go in batches of 4 pairs,
+       * then fewer pairs, then an odd last row */
+      const int32_t norm = norms[k], outer = rnd_range(1, 19);
       const size_t n = (size_t)outer * (size_t)norm;
       float *xf = malloc(sizeof(float) * n), *s = malloc(sizeof(float) * (size_t)norm);
       float *b = malloc(sizeof(float) * (size_t)norm);

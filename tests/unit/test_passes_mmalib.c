@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "graph_build.h"
+#include "passes/match/mmalib_common.h"
+#include "passes/match/mmalib_cost.h"
 #include "passes/match/mmalib_report.h"
 #include "passes/pass_list.h"
 #include "passes/passes.h"
@@ -1495,7 +1497,263 @@ static void test_batch_loop(void) {
   conv_decline(s, "conv N=2 C_out 40", "C_out % 64 != 0");
 }
 
+/* ---- the tile of the kernel that runs (issue 16) ------------------------
+ * Under the default -mmalib-exact=all an offloaded int8 plain conv,
+ * depthwise conv or FC runs as MMALIB's int16 kernel, whose tile is 32:
+ * it is padded to 32, not to the int8 kernel's 64. */
+
+/* The exact report entry of `layer` (NULL if none). */
+static const cs_offload_entry *exact_entry(const cs_graph *g, const char *layer) {
+  for (int i = 0; i < g->offload.n; i++)
+    if (g->offload.entries[i].exact && !strcmp(g->offload.entries[i].layer, layer)) return &g->offload.entries[i];
+  return NULL;
+}
+
+/* Lower s for t and run it (output: caller frees; the graph in *gout). */
+static float *run_spec(const conv_spec *s, const cs_target *t, cs_graph **gout, int64_t *n) {
+  *gout = conv_graph(s);
+  return run_lowered(*gout, t, n);
+}
+
+static void test_exact_tile(void) {
+  cs_target tx, tn, tw, ts, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &tx) == CS_OK); /* the default: -mmalib-exact=all */
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=strict", &ts) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &tn) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=worst", &tw) == CS_OK);
+  cs_target_default(&t0);
+
+  /* The one answer (cs_mm_conv_runs_as / cs_mm_runs_as): the int16 tile
+   * for a plain or depthwise conv and an FC under all/strict; 64 under
+   * none and worst, for a grouped conv and for a batch; int16 data keep
+   * their own. */
+  struct { int groups, cin, cout, n; const cs_target *t; int mult; const char *what; } rk[] = {
+      {1, 32, 24, 1, &tx, 32, "plain, exact default"}, {1, 32, 24, 1, &tn, 64, "plain, none"},
+      {1, 32, 24, 1, &tw, 64, "plain, worst"},          {1, 32, 24, 1, &ts, 32, "plain, strict"},
+      {32, 32, 32, 1, &tx, 32, "depthwise"},
+      {2, 32, 24, 1, &tx, 64, "grouped"},               {1, 32, 24, 2, &tx, 64, "batch 2"}};
+  for (size_t i = 0; i < sizeof rk / sizeof rk[0]; i++) {
+    conv_spec s = conv_default();
+    s.groups = rk[i].groups; s.cin = rk[i].cin; s.cout = rk[i].cout; s.n = rk[i].n;
+    cs_graph *g = conv_graph(&s);
+    const cs_mm_dtype *d = cs_mm_conv_runs_as(g, rk[i].t, NULL, cs_graph_node(g, gb_find_op(g, CS_OP_CONV)));
+    CHECK_MSG(d && d->dt == CS_DTYPE_I8 && d->mult == rk[i].mult && d->exact == (rk[i].mult == 32),
+              "runs_as %s: tile %d", rk[i].what, d ? d->mult : -1);
+    cs_graph_free(g);
+  }
+  CHECK(cs_mm_runs_as(&tx, &cs_mm_int8, 1, 1) == &cs_mm_int8_exact && cs_mm_runs_as(&tn, &cs_mm_int8, 1, 1) == &cs_mm_int8);
+  CHECK(cs_mm_runs_as(&tx, &cs_mm_int16, 1, 1) == &cs_mm_int16 && cs_mm_runs_as(&tx, &cs_mm_int8, 0, 1) == &cs_mm_int8);
+
+  /* Match: conv 32 -> 24 3x3 at 28x28 pads to 32 (not 64) and runs as the
+   * int16 kernel with 32 filters; the report's numbers (the padded
+   * elements' bytes: the int8 tensor and its int16 copy, 3 each); the
+   * padding's MMA estimate is the exact path's own for the padded layer. */
+  conv_spec s = conv_default();
+  s.cin = 32; s.cout = 24; s.h = s.w = 28;
+  cs_graph *g;
+  int64_t n24, n32, ng, n40, n64;
+  float *y24 = run_spec(&s, &tx, &g, &n24);
+  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I16);
+  CHECK_MSG(k >= 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0 && gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 1,
+            "24 -> 32: not the exact path's int16 call");
+  if (k >= 0) {
+    int cnt = 0;
+    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
+    CHECK_MSG(a && cnt == 12 && a[3] == 32, "24 -> 32: mm_args C_out %lld", a ? (long long)a[3] : -1LL);
+  }
+  const cs_offload_pad *p = pad_entry(g);
+  int64_t per = 32 * 9, pos = 28 * 28;
+  CHECK_MSG(p && p->padded && !p->what && p->c_out == 24 && p->c_pad == 32 && p->macs == 24 * per * pos &&
+                p->macs_added == 8 * per * pos && p->weight_bytes_added == 8 * per * 3 &&
+                p->act_bytes_added == 8 * pos * 3 && p->mma_cycles < 0.95 * p->scalar_cycles,
+            "24 -> 32: the report");
+  const cs_offload_entry *e = exact_entry(g, "conv");
+  CHECK_MSG(p && e && fabs(e->exact_mma_cycles - cs_mm_cost_mma(per, 32, pos, 32, (double)(32 * pos + 32 * per + 32 * pos) * 2.0)) < 1e-6,
+            "24 -> 32: the exact estimate");
+  CHECK_MSG(p && fabs(p->mma_cycles - cs_mm_cost_mma(per, 32, pos, 32, (double)(32 * pos + 32 * per + 32 * pos))) < 1e-6,
+            "24 -> 32: the padding's estimate at the int16 tile");
+  cs_graph_free(g);
+
+  /* Exactness: the real channels are bit for bit the first 24 of the same
+   * layer with C_out 32, which the exact path takes unpadded (conv_graph
+   * derives filters, biases and scales from the index), and the generic
+   * (ORT) lowering's. */
+  s.cout = 32;
+  float *y32 = run_spec(&s, &tx, &g, &n32);
+  CHECK(pad_entry(g) == NULL && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1);
+  cs_graph_free(g);
+  s.cout = 24;
+  float *yg = run_spec(&s, &t0, &g, &ng);
+  cs_graph_free(g);
+  CHECK(n24 == 24 * pos && n32 == 32 * pos && ng == n24);
+  CHECK_MSG(n24 <= n32 && !memcmp(y24, y32, sizeof(float) * (size_t)n24), "padded 24 -> 32 differs from C_out 32");
+  CHECK_MSG(ng == n24 && !memcmp(y24, yg, sizeof(float) * (size_t)n24), "padded 24 -> 32 differs from ORT's");
+  free(y24); free(y32); free(yg);
+  /* C_out 40 = a whole tile and a padded one (32 + 8 of 32), linear with
+   * o_zp 3 and d_zp 5 (explicit pad), per-tensor weights: the first 40 of
+   * C_out 64, bit for bit. */
+  s = conv_default();
+  s.cin = 32; s.cout = 40; s.h = s.w = 20; s.relu = 0; s.o_zp = 3; s.x_zp = 5; s.per_channel = 0;
+  float *y40 = run_spec(&s, &tx, &g, &n40);
+  p = pad_entry(g);
+  CHECK_MSG(p && p->padded && p->c_pad == 64 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1, "40 -> 64 (two tiles)");
+  cs_graph_free(g);
+  s.cout = 64;
+  float *y64 = run_spec(&s, &tx, &g, &n64);
+  cs_graph_free(g);
+  CHECK_MSG(n40 == 40 * 400 && n40 <= n64 && !memcmp(y40, y64, sizeof(float) * (size_t)n40),
+            "padded 40 -> 64 differs from C_out 64");
+  free(y40); free(y64);
+
+  /* Decline: under -mmalib-exact=none the same layer pads to the int8
+   * tile and runs on the int8 kernel, as before. */
+  s = conv_default();
+  s.cin = 32; s.cout = 24; s.h = s.w = 28;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &tn, NULL) == CS_OK);
+  p = pad_entry(g);
+  CHECK_MSG(p && p->padded && p->c_pad == 64 && p->weight_bytes_added == 40 * per &&
+                gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 0,
+            "none: 24 -> 64 on the int8 kernel");
+  cs_graph_free(g);
+  /* ... and a grouped conv (no int16 kernel: the int8 one runs it) is
+   * checked against 64: 2 groups of 16 -> 16 stays eligible as it is, 2
+   * groups to 24 channels each would need padding the grouped kernel has
+   * not (declined on the core, as before). */
+  s = conv_default();
+  s.groups = 2; s.cin = 32; s.cout = 64; s.h = s.w = 12;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 1 && pad_entry(g) == NULL, "grouped: int8 kernel");
+  cs_graph_free(g);
+  /* ... and a rewrite that does not pay is left alone: one output position
+   * (a squeeze-excitation gate) 64 -> 40, by the int16 rate too. */
+  s = conv_default();
+  s.cin = 64; s.cout = 40; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
+  p = pad_entry(g);
+  CHECK_MSG(p && !p->padded && p->c_pad == 64 && p->mma_cycles >= 0.95 * p->scalar_cycles &&
+                gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1,
+            "SE gate: does not pay");
+  cs_graph_free(g);
+  /* The rewrites that the int8 tile kept from a layer with C_out 32 (they
+   * are not priced together with padding) take it under the exact
+   * default, and leave it alone under none: stride (2, 1) and dilation 2
+   * on 32 -> 32. Exact: the output is the generic (ORT) lowering's, bit for
+   * bit. */
+  for (int v = 0; v < 2; v++) {
+    s = conv_default();
+    s.cin = 32; s.cout = 32; s.h = s.w = 24;
+    if (v == 0) s.sh = 2;
+    else s.dh = s.dw = 2, s.pad = 2;
+    const char *what = v == 0 ? "positions" : "taps";
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+    CHECK_MSG(p && p->padded && p->what && !strcmp(p->what, what) && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1 &&
+                  gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
+              "32 -> 32 %s: not rewritten under the exact default", what);
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "32 -> 32 %s: not ORT's", what);
+    free(yx);
+    free(yr);
+    g = conv_graph(&s);
+    CHECK(cs_passes_run(g, &tn, NULL) == CS_OK);
+    CHECK_MSG(g->offload.n_pad == 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 0, "32 -> 32 %s: none rewrote it",
+              what);
+    cs_graph_free(g);
+  }
+  /* Pixel packing keeps C·P within the int16 tile: 8 -> 8 1x1 at 48x48
+   * packs P = 4 blocks (K = N = 32, 576 pixels), not 8; ORT's output. */
+  s = conv_default();
+  s.cin = 8; s.cout = 8; s.h = s.w = 48; s.kh = s.kw = 1; s.pad = 0;
+  {
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = pack_entry(g);
+    int pk = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I16), cnt = 0;
+    const int64_t *a = pk >= 0 ? cs_node_attr_ints(cs_graph_node(g, pk), "mm_args", &cnt) : NULL;
+    CHECK_MSG(p && p->padded && p->c_pad == 32 && p->macs_added == 32LL * 32 * 576 - 8LL * 8 * 2304 && a &&
+                  cnt == 12 && a[0] == 32 && a[1] * a[2] == 576 && a[3] == 32,
+              "pack 8 -> 8 under the exact default: P = 4");
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "pack 8 -> 8: not ORT's");
+    free(yx);
+    free(yr);
+  }
+  /* Output space-to-depth prices its candidates at the tile too: the
+   * 3 -> 16 3x3 stride-2 stem at 224x224 is taken with C_pad a multiple
+   * of 32, on the int16 kernel, ORT's output. */
+  s = conv_default();
+  s.cin = 3; s.cout = 16; s.h = s.w = 224; s.sh = s.sw = 2;
+  {
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    p = pad_entry(g);
+    CHECK_MSG(p && p->padded && p->c_pad % 32 == 0 && p->c_pad < 64 + 32 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1,
+              "stem: c_pad %d (%s)", p ? p->c_pad : -1, p && p->what ? p->what : "C_out");
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "stem: not ORT's");
+    free(yx);
+    free(yr);
+  }
+
+  /* A 7x7 depthwise at stride 2, which the int8 kernel's rule declines
+   * (k <= 5 at stride 2; under none: test_depthwise_rules), runs on the
+   * exact path as 3x3 int16 tiles at stride 2: ORT's output. */
+  {
+    s = dw(7, 2);
+    int64_t nx, nr;
+    float *yx = run_spec(&s, &tx, &g, &nx);
+    CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_DWCONV2D_I16) > 1 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
+              "dw 7x7 s2: not the exact path's tiles (%d)", gb_count_op(g, CS_OP_K_MMALIB_DWCONV2D_I16));
+    cs_graph_free(g);
+    float *yr = run_spec(&s, &t0, &g, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nx == nr && !memcmp(yx, yr, sizeof(float) * (size_t)nx), "dw 7x7 s2: not ORT's");
+    free(yx);
+    free(yr);
+  }
+
+  /* FC: K 96, N 40 over 128 rows: K needs no padding at 32 (64: 128), N
+   * pads to 64 either way; the exact path's output is ORT's, bit for bit. */
+  fc_spec f = {1, 1, 96, 40, 0, 0, 0, 0, 0, 0, 128};
+  for (int v = 0; v < 2; v++) {
+    g = fc_graph(&f);
+    int64_t nf, nr;
+    float *yf = run_lowered(g, v ? &tn : &tx, &nf);
+    int fk = gb_find_op(g, v ? CS_OP_K_MMALIB_FC_I8 : CS_OP_K_MMALIB_FC_I16);
+    int cnt = 0;
+    const int64_t *a = fk >= 0 ? cs_node_attr_ints(cs_graph_node(g, fk), "mm_args", &cnt) : NULL;
+    CHECK_MSG(a && cnt == 3 && a[0] == 128 && a[1] == (v ? 128 : 96) && a[2] == 64, "FC %s: mm_args",
+              v ? "none" : "exact");
+    p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+    CHECK_MSG(p && p->padded && p->c_pad == 64 &&
+                  p->macs_added == 128LL * (v ? 128 : 96) * 64 - 128LL * 96 * 40,
+              "FC %s: the report", v ? "none" : "exact");
+    cs_graph_free(g);
+    if (v) {
+      free(yf);
+      continue;
+    }
+    g = fc_graph(&f);
+    float *yr = run_lowered(g, &t0, &nr);
+    cs_graph_free(g);
+    CHECK_MSG(nf == 128 * 40 && nr == nf && !memcmp(yf, yr, sizeof(float) * (size_t)nf), "FC exact: not ORT's");
+    free(yf);
+    free(yr);
+  }
+}
+
 int main(void) {
+  test_exact_tile();
   test_scale_shift();
   test_channel_padding();
   test_const_channels();

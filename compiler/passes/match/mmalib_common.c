@@ -66,8 +66,26 @@ const char *cs_mm_fold(cs_graph *g, const cs_mm_dtype *d, int bias, const cs_qpa
   return rule;
 }
 
-const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX};
-const cs_mm_dtype cs_mm_int16 = {CS_DTYPE_I16, 16, 32, 1, INT16_MIN, INT16_MAX};
+const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX, 0};
+const cs_mm_dtype cs_mm_int16 = {CS_DTYPE_I16, 16, 32, 1, INT16_MIN, INT16_MAX, 0};
+const cs_mm_dtype cs_mm_int8_exact = {CS_DTYPE_I8, 8, 32, 0, INT8_MIN, INT8_MAX, 1};
+
+const cs_mm_dtype *cs_mm_runs_as(const cs_target *t, const cs_mm_dtype *d, int int16_kernel, int64_t images) {
+  if (!d || d->dt != CS_DTYPE_I8) return d;
+  /* the layers the exact path takes whatever their fold (all, strict: a
+   * drift of 0 LSB still qualifies; worst's choice needs the fold) */
+  int exact = cs_mm_exact_wanted(t, 0.0, 0.0);
+  return exact && int16_kernel && images == 1 ? &cs_mm_int8_exact : &cs_mm_int8;
+}
+
+const cs_mm_dtype *cs_mm_conv_runs_as(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, const cs_node *conv) {
+  if (!d) d = cs_mm_dtype_of(g, conv->inputs[0]);
+  const cs_value *x = cs_graph_value(g, conv->inputs[0]), *y = cs_graph_value(g, conv->outputs[0]);
+  if (!d || x->rank != 4 || y->rank != 4) return d;
+  int64_t groups = cs_node_attr_int(conv, "group", 1);
+  int depthwise = groups > 1 && groups == x->shape[1] && y->shape[1] == x->shape[1];
+  return cs_mm_runs_as(t, d, groups == 1 || depthwise, x->shape[0]);
+}
 
 const cs_mm_dtype *cs_mm_dtype_of(cs_graph *g, int data) {
   int dq = cs_match_producer(g, data, CS_OP_DEQUANTIZE_LINEAR);
@@ -76,11 +94,11 @@ const cs_mm_dtype *cs_mm_dtype_of(cs_graph *g, int data) {
   return dt == CS_DTYPE_I8 ? &cs_mm_int8 : dt == CS_DTYPE_I16 ? &cs_mm_int16 : NULL;
 }
 
-const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_node *conv) {
+const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_target *t, const cs_node *conv) {
   if (cs_node_attr_int(conv, "group", 1) != 1) return NULL;
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *y = cs_graph_value(g, conv->outputs[0]);
   if (x->rank != 4 || y->rank != 4 || x->shape[0] != 1) return NULL;
-  return cs_mm_dtype_of(g, conv->inputs[0]);
+  return cs_mm_conv_runs_as(g, t, NULL, conv);
 }
 
 int cs_mm_weight_dq_zp0(cs_graph *g, int w, cs_dtype dt, int *wdq) {
@@ -253,6 +271,48 @@ cs_status cs_mm_stage_output(cs_graph *g, int y) {
   int k = cs_add_kernel(g, CS_OP_K_COPY, pn->origin ? pn->origin : cs_graph_value(g, y)->name, 1, &a, y);
   if (k < 0) return CS_ERR_NOMEM;
   cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
+  return CS_OK;
+}
+
+int cs_mm_replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t rep, int64_t n,
+                     int fill_last) {
+  const cs_value *v = cs_graph_value(g, src);
+  int64_t shape[CS_MAX_RANK];
+  int rank = v->rank ? v->rank : 1;
+  memcpy(shape, v->shape, sizeof shape);
+  if (!v->rank) shape[0] = 1;
+  size_t row = cs_dtype_size(v->dtype);
+  for (int d = 1; d < rank; d++) row *= (size_t)shape[d];
+  unsigned char *data = calloc((size_t)n * row + 1, 1);
+  if (!data) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  const unsigned char *from = v->data;
+  for (int64_t ch = 0; ch < n; ch++) {
+    int64_t oc = ch < c * rep ? ch / rep : fill_last ? c - 1 : -1;
+    if (oc >= 0) memcpy(data + (size_t)ch * row, from + (size_t)oc * row, row);
+  }
+  shape[0] = n;
+  int id = cs_add_const_named(g, base, suffix, v->dtype, rank, shape, data);
+  free(data);
+  return id;
+}
+
+cs_status cs_mm_replicate_dq(cs_graph *g, int dq, const char *base, const char *prefix, const char *what, int64_t c,
+                             int64_t rep, int64_t n, int data) {
+  char suffix[64];
+  int n_in = cs_graph_node(g, dq)->n_inputs;
+  for (int j = data ? 0 : 1; j < n_in && j < 3; j++) {
+    int in = cs_graph_node(g, dq)->inputs[j];
+    if (in < 0) continue;
+    const cs_value *v = cs_graph_value(g, in);
+    if (j > 0 && (v->rank != 1 || v->shape[0] != c)) continue; /* per-tensor */
+    snprintf(suffix, sizeof suffix, "%s_%s%s", prefix, what, j == 0 ? "" : j == 1 ? "_scale" : "_zp");
+    int id = cs_mm_replicated(g, base, suffix, in, c, rep, n, j == 1);
+    if (id < 0) return CS_ERR_NOMEM;
+    cs_node_set_input(g, dq, j, id);
+  }
   return CS_OK;
 }
 

@@ -23,22 +23,47 @@
 /* What an MMALIB matcher changes with the dtype: one matcher per layer
  * kind serves both (mmalib_conv.c, mmalib_fc.c, mmalib_add.c). */
 typedef struct cs_mm_dtype {
-  cs_dtype dt;      /* CS_DTYPE_I8 / CS_DTYPE_I16 */
+  cs_dtype dt;      /* CS_DTYPE_I8 / CS_DTYPE_I16: the layer's data (what the matchers read) */
   int bits;         /* 8 / 16: the names in messages */
-  int mult;         /* K, N, C_out multiple: 64 / 32 (spec "Supported Operations") */
+  int mult;         /* K, N, C_out multiple of the kernel that runs: 64 / 32 (spec "Supported Operations") */
   int symmetric;    /* d_zp = o_zp = 0 required (int16) */
   int32_t qmin, qmax;
+  int exact;        /* int8 data run by MMALIB's int16 kernel (the exact path, mmalib_exact.c) */
 } cs_mm_dtype;
-extern const cs_mm_dtype cs_mm_int8, cs_mm_int16;
+/* cs_mm_int8_exact: an int8 layer the exact path takes — int8 data (the
+ * same matchers, folds and messages), int16 kernel: its 32-wide tile. */
+extern const cs_mm_dtype cs_mm_int8, cs_mm_int16, cs_mm_int8_exact;
+
+/* Which kernel runs a layer, and so what its tile is — the one answer the
+ * conv/FC decline rules and every rewrite that pads to the tile
+ * (MMALIBPadChannels, MMALIBPackPixels, MMALIBOutS2D, MMALIBAsymStride,
+ * MMALIBDilation, the FC's K/N padding) use. For int8 data d: under
+ * -mmalib-exact=all or strict, a layer an int16 kernel runs (int16_kernel:
+ * a plain conv, a depthwise conv, an FC) of one image is taken by the exact
+ * path, so cs_mm_int8_exact (tile 32: cs_mm_cost_mma's quarter rate, the
+ * int16 panels); otherwise — -mmalib-exact=none, worst (its choice needs
+ * the fold: a layer padded to 64 is eligible either way), a grouped conv,
+ * a batch — cs_mm_int8 (tile 64). int16 data: d itself. */
+const cs_mm_dtype *cs_mm_runs_as(const cs_target *t, const cs_mm_dtype *d, int int16_kernel, int64_t images);
+/* The same for Conv node conv (its groups and batch) matched as dtype d
+ * (NULL: its data's, cs_mm_dtype_of; NULL when that is not int8|int16). */
+const cs_mm_dtype *cs_mm_conv_runs_as(cs_graph *g, const cs_target *t, const cs_mm_dtype *d, const cs_node *conv);
+/* The bytes one padded element (a zero filter's weight, an output of a
+ * padded channel) adds to the graph on kernel d: the layer's own tensor
+ * (its data dtype) and, on the exact path, its int16 copy (w16, z16). */
+static inline int64_t cs_mm_pad_bytes(const cs_mm_dtype *d) {
+  return (int64_t)cs_dtype_size(d->dt) + (d->exact ? 2 : 0);
+}
 
 /* The conv rewrites' first tests (dilation, output space-to-depth,
  * asymmetric stride, channel padding). cs_mm_dtype_of: the MMALIB dtype of
  * a layer whose data is DQ(int8) or DQ(int16), else NULL.
- * cs_mm_plain_conv: the same for a group-1 Conv of one NCHW image (x and
- * y rank 4, N = 1), else NULL. cs_mm_weight_dq_zp0: weight w is DQ(dt)
- * with every zero point 0, as the MMALIB kernels take it (*wdq: that DQ). */
+ * cs_mm_plain_conv: for a group-1 Conv of one NCHW image (x and y rank 4,
+ * N = 1), the kernel that runs it (cs_mm_conv_runs_as), else NULL.
+ * cs_mm_weight_dq_zp0: weight w is DQ(dt) with every zero point 0, as the
+ * MMALIB kernels take it (*wdq: that DQ). */
 const cs_mm_dtype *cs_mm_dtype_of(cs_graph *g, int data);
-const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_node *conv);
+const cs_mm_dtype *cs_mm_plain_conv(cs_graph *g, const cs_target *t, const cs_node *conv);
 int cs_mm_weight_dq_zp0(cs_graph *g, int w, cs_dtype dt, int *wdq);
 
 /* ConstReachability: v's value is fully determined at compile time (a
@@ -251,6 +276,24 @@ void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stri
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
                           const tidsp_conv2d_params *cp, int32_t o_zp);
+
+/* ---- replicated channels (MMALIBPackPixels, MMALIBOutS2D) --------------
+ * A rewrite that computes `rep` outputs per channel (pixel blocks, output
+ * space-to-depth) gives new channel ch < c·rep the parameters of channel
+ * ch / rep, and the channels past c·rep (zero filters up to the tile)
+ * zeros — or, for a scale (fill_last), the last channel's, any valid
+ * multiplier: never read. */
+
+/* A constant like `src` (axis 0 of c entries) with n entries so
+ * replicated, named <base>.<suffix>. -1 when out of memory (message
+ * recorded). */
+int cs_mm_replicated(cs_graph *g, const char *base, const char *suffix, int src, int64_t c, int64_t rep, int64_t n,
+                     int fill_last);
+/* DequantizeLinear node dq's per-channel scale and zero point (and, with
+ * `data`, its constant input: a bias) so replicated, each a new constant
+ * "<prefix>_<what>[_scale|_zp]"; per-tensor ones are left as they are. */
+cs_status cs_mm_replicate_dq(cs_graph *g, int dq, const char *base, const char *prefix, const char *what, int64_t c,
+                             int64_t rep, int64_t n, int data);
 
 /* x rounded up to a multiple of m: the size a decline message tells the
  * user to pad a dimension to. */

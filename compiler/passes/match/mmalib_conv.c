@@ -17,6 +17,9 @@
  *     groups = C_in = C_out → mmalib_depthwise_conv2d_i16 (3×3 only, MMALIB-882;
  *                                                          stride 1–2)
  *   and for all: stride_h = stride_w, dilation 1; N = 1 for int16.
+ *   An int8 plain or depthwise conv of one image that the exact path takes
+ *   (-mmalib-exact=all/strict, mmalib_exact.c) runs on the int16 kernel, so
+ *   its C_out rule is % 32 (mmalib_common.h cs_mm_runs_as).
  *
  * Batch N > 1 (int8) runs as a loop over images, the way MMALIB is called
  * (one image per call): the kernel call is made once per image n on a
@@ -106,7 +109,9 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
       snprintf(why, whylen, "depthwise stride not 1-2 (stride=%d)", w->stride_h);
       return why;
     }
-    if (w->stride_h == 2 && w->k_h > 5) {
+    /* (the exact path runs a 7x7 as 3x3 int16 tiles at the layer's stride,
+     * mmalib_exact.c: stride 2 included) */
+    if (w->stride_h == 2 && w->k_h > 5 && !d->exact) {
       snprintf(why, whylen, "depthwise stride 2 requires k <= 5 (k=%d): use stride 1, or a 3x3 or 5x5 kernel", w->k_h);
       return why;
     }
@@ -240,6 +245,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                              const char **dry_rule, char *dry_why, size_t dry_len) {
   const cs_node *conv = cs_graph_node(g, conv_id);
   int dry = c_out_as > 0;
+  /* the kernel that runs it: its tile is the C_out rule's (mmalib_common.h
+   * cs_mm_runs_as: 32 on the exact path's int16 kernel) */
+  d = cs_mm_conv_runs_as(g, t, d, conv);
   int i16 = d->dt == CS_DTYPE_I16;
   cs_mm_conv_kind kind = kind_of(g, conv);
   int64_t groups = cs_node_attr_int(conv, "group", 1);
@@ -343,6 +351,19 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     free(acc);
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
+    if (!exact && d->exact && kind == CS_MM_CONV_PLAIN && c_out % cs_mm_int8.mult != 0) {
+      /* C_out was checked against the int16 tile: the int8 kernel cannot take it */
+      snprintf(why, sizeof why, "C_out %% %d != 0 (C_out=%d) and the exact path declines it (%s)", cs_mm_int8.mult,
+               c_out, er);
+      rule = why;
+      goto done;
+    }
+    if (!exact && d->exact && kind == CS_MM_CONV_DEPTHWISE && win.stride_h == 2 && win.k_h > 5) {
+      snprintf(why, sizeof why, "depthwise stride 2 requires k <= 5 (k=%d) and the exact path declines it (%s)",
+               win.k_h, er);
+      rule = why;
+      goto done;
+    }
   }
 
   /* Eligible: rewrite. */

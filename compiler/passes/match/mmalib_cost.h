@@ -5,6 +5,17 @@
  * "Performance" figures (mmalib_cost.c says how). A rewrite is taken when
  * the MMA estimate of the rewritten layer is clearly below the scalar
  * estimate of the layer as it is (cs_mm_cost_pays).
+ *
+ * The tile is that of the kernel that runs the layer (mmalib_common.h
+ * cs_mm_runs_as): 64 for MMALIB's int8 kernels, 32 — a quarter of the
+ * rate per panel — for int16 data and for an int8 layer the exact path
+ * (-mmalib-exact=all, the default) runs on the int16 kernel. The bytes are
+ * the layer's own (int8 for the latter): the exact path's extra traffic —
+ * the widened copies and the core's requantization, what its exactness
+ * costs every layer it takes — is estimated per layer in the offload
+ * report (exact_requant) and not charged to a rewrite: counted here it
+ * would keep most 8–48-channel layers off the MMA (bench numbers in the
+ * issue 16 notes).
  */
 #ifndef CSTATIC_MMALIB_COST_H
 #define CSTATIC_MMALIB_COST_H

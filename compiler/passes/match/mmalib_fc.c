@@ -11,7 +11,8 @@
  * PT2E exports nn.Linear (the "standard last-two-dim transpose").
  *
  * Rules: w_zp zero (int16: d_zp and o_zp too, symmetric only), weight 2-D,
- * data not constant, K and N multiples of 64 (int8) / 32 (int16) — the
+ * data not constant, K and N multiples of 64 (int8) / 32 (int16, and an
+ * int8 FC on the exact path's int16 kernel: mmalib_common.h cs_mm_runs_as) — the
  * spec constrains only K and N, any M offloads; else padded, below —, Gemm only with
  * alpha = beta = 1 and transA = 0 (its transB is the "standard last-two-dim
  * transpose"), bias a compile-time constant. int8 takes the kernel's int8
@@ -76,8 +77,8 @@ static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int
   p.c_pad = (int)np;
   p.macs = m * k * n;
   p.macs_added = m * kp * np - p.macs;
-  p.weight_bytes_added = (np * kp - n * k) * (int64_t)e;
-  p.act_bytes_added = m * ((kp - k) + (np - n)) * (int64_t)e;
+  p.weight_bytes_added = (np * kp - n * k) * cs_mm_pad_bytes(d);
+  p.act_bytes_added = m * ((kp - k) + (np - n)) * cs_mm_pad_bytes(d);
   double real = e * (double)(m * k + n * k + m * n);
   double padded = e * (double)(m * kp + np * kp + m * np);
   if (kp != k) padded += e * (double)(m * k + m * kp);
@@ -225,6 +226,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     goto done;
   }
   int64_t m = cs_value_numel(x) / k;
+  /* the kernel that runs it: its tile is K's and N's (mmalib_common.h
+   * cs_mm_runs_as: 32 on the exact path's int16 kernel) */
+  d = cs_mm_runs_as(t, d, m <= INT32_MAX, 1);
   /* K or N off the tile: padded (the header's "Padding") if the rest is
    * eligible and the cost rule says it pays, else this rule declines. */
   char kn_why[200] = "";
@@ -294,6 +298,13 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
     if (exact && cs_mm_exact_plan_pad(&plan, (int)np) != 0) { st = CS_ERR_NOMEM; goto done; }
+    if (!exact && d->exact && (kp % cs_mm_int8.mult || np % cs_mm_int8.mult)) {
+      /* K and N were padded to the int16 tile: the int8 kernel cannot take them */
+      snprintf(why, sizeof why, "K or N %% %d != 0 (K=%lld, N=%lld) and the exact path declines it (%s)",
+               cs_mm_int8.mult, (long long)kp, (long long)np, er);
+      rule = why;
+      goto done;
+    }
   }
 
   char base[256];

@@ -167,10 +167,11 @@ typedef struct conv_tile {
 /* AVX-512F: nco ≤ CO512 channels, nv zmm of which the last has `last`
  * lanes; dw: every channel has its own input (depthwise). Constants in
  * every call (tile512_any), so that the accumulators are registers. */
-INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, __mmask16 last) {
+INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, __mmask16 last, int unit) {
   const tidsp_conv2d_params *p = t->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
+  /* unit: a compile-time 1 for stride 1, whose instance has no stride branches */
+  const int32_t ksz = p->k_h * p->k_w, sw = unit ? 1 : p->stride_w;
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));
   /* stride 2: a vector's 16 pixels are the even ones of 32 inputs */
@@ -298,16 +299,19 @@ INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
 
 #define CASE512(C, V) \
   case (C) * 4 + (V): \
-    if (mode == TILE_DW) \
-      tile512(t, C, V, TILE_DW, last); \
+    if (mode == TILE_DW && unit) \
+      tile512(t, C, V, TILE_DW, last, 1); \
+    else if (mode == TILE_DW) \
+      tile512(t, C, V, TILE_DW, last, 0); \
     else if (mode == TILE_KEEP && (C) <= CO_KEEP512) \
-      tile512(t, C, V, TILE_KEEP, last); \
+      tile512(t, C, V, TILE_KEEP, last, 0); \
     else \
-      tile512(t, C, V, TILE_MEM, last); \
+      tile512(t, C, V, TILE_MEM, last, 0); \
     break;
 #define CO_CASES512(C) CASE512(C, 1) CASE512(C, 2)
 
 static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int mode) {
+  const int unit = t->p->stride_w == 1;
   const int32_t nv = (cols + 15) / 16, rem = cols - 16 * (nv - 1);
   const __mmask16 last = (__mmask16)(0xFFFFu >> (16 - rem));
   switch (nco * 4 + nv) {
@@ -320,10 +324,11 @@ static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int 
 
 /* ---- AVX2 + FMA3: the same in ymm; a masked lane keeps its value by a
  * blend of the fused multiply-add's result ---- */
-INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, __m256i last) {
+INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, __m256i last, int unit) {
   const tidsp_conv2d_params *p = t->p;
   const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  const int32_t ksz = p->k_h * p->k_w, sw = p->stride_w;
+  /* unit: a compile-time 1 for stride 1, whose instance has no stride branches */
+  const int32_t ksz = p->k_h * p->k_w, sw = unit ? 1 : p->stride_w;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));
   const __m256i ones = _mm256_set1_epi32(-1);
@@ -455,16 +460,19 @@ INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, 
 
 #define CASE256(C, V) \
   case (C) * 4 + (V): \
-    if (mode == TILE_DW) \
-      tile256(t, C, V, TILE_DW, last); \
+    if (mode == TILE_DW && unit) \
+      tile256(t, C, V, TILE_DW, last, 1); \
+    else if (mode == TILE_DW) \
+      tile256(t, C, V, TILE_DW, last, 0); \
     else if (mode == TILE_KEEP && (C) <= CO_KEEP256) \
-      tile256(t, C, V, TILE_KEEP, last); \
+      tile256(t, C, V, TILE_KEEP, last, 0); \
     else \
-      tile256(t, C, V, TILE_MEM, last); \
+      tile256(t, C, V, TILE_MEM, last, 0); \
     break;
 #define CO_CASES256(C) CASE256(C, 1) CASE256(C, 2)
 
 static T256 void tile256_any(const conv_tile *t, int32_t nco, int32_t cols, int mode) {
+  const int unit = t->p->stride_w == 1;
   const int32_t nv = (cols + 7) / 8;
   const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8 * (nv - 1)),
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

@@ -45,6 +45,8 @@
 #include "../ref/conv_internal.h"
 
 #if TIDSP_HAVE_HOST_X86
+#include <immintrin.h>
+
 #include "fma_exact_begin.h"
 
 /* input columns per pass: the column values live on the stack */
@@ -88,6 +90,78 @@ static void column_row(const float *w_m, size_t w_step, const float *x0, size_t 
   }
 }
 
+/* explicit targets as well as the region's pragma: clang ignores
+ * `#pragma GCC target` (see matmul_f32__host_mlas.c) */
+#define T512 __attribute__((target("avx512f,avx2,fma")))
+#define T256 __attribute__((target("avx2,fma")))
+
+/* column_row in vectors: up to 64 columns (4 zmm) or 32 (4 ymm) at a
+ * time, each lane the scalar chain above: its partial sum starts at 0,
+ * takes one fused multiply-add per k in order, and is stored (first
+ * stride) or added to the column (part + col). Lanes past cnt load 0 and
+ * are never stored. */
+static T512 void column_row_512(const float *w_m, size_t w_step, const float *x0, size_t plane, int32_t k_len,
+                                int32_t stride_k, int32_t cnt, float *col) {
+  int32_t j0, k0, k1, k, v;
+  for (j0 = 0; j0 < cnt; j0 += 64) {
+    __mmask16 m[4];
+    __m512 c[4], p[4];
+    for (v = 0; v < 4; v++) {
+      const int32_t rest = cnt - j0 - 16 * v;
+      m[v] = (__mmask16)(rest >= 16 ? 0xFFFFu : rest > 0 ? (1u << rest) - 1u : 0u);
+      c[v] = _mm512_setzero_ps();
+    }
+    for (k0 = 0; k0 < k_len; k0 += stride_k) {
+      k1 = k_len - k0 < stride_k ? k_len : k0 + stride_k;
+      for (v = 0; v < 4; v++)
+        p[v] = _mm512_setzero_ps();
+      for (k = k0; k < k1; k++) {
+        const __m512 a = _mm512_set1_ps(w_m[(size_t)k * w_step]);
+        const float *xr = x0 + (size_t)k * plane + j0;
+#pragma GCC unroll 4
+        for (v = 0; v < 4; v++)
+          p[v] = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m[v], xr + 16 * v), p[v]);
+      }
+#pragma GCC unroll 4
+      for (v = 0; v < 4; v++)
+        c[v] = k0 == 0 ? p[v] : _mm512_add_ps(p[v], c[v]);
+    }
+    for (v = 0; v < 4; v++)
+      _mm512_mask_storeu_ps(col + j0 + 16 * v, m[v], c[v]);
+  }
+}
+
+static T256 void column_row_256(const float *w_m, size_t w_step, const float *x0, size_t plane, int32_t k_len,
+                                int32_t stride_k, int32_t cnt, float *col) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  int32_t j0, k0, k1, k, v;
+  for (j0 = 0; j0 < cnt; j0 += 32) {
+    __m256i m[4];
+    __m256 c[4], p[4];
+    for (v = 0; v < 4; v++) {
+      m[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt - j0 - 8 * v), lane); /* lane < rest */
+      c[v] = _mm256_setzero_ps();
+    }
+    for (k0 = 0; k0 < k_len; k0 += stride_k) {
+      k1 = k_len - k0 < stride_k ? k_len : k0 + stride_k;
+      for (v = 0; v < 4; v++)
+        p[v] = _mm256_setzero_ps();
+      for (k = k0; k < k1; k++) {
+        const __m256 a = _mm256_set1_ps(w_m[(size_t)k * w_step]);
+        const float *xr = x0 + (size_t)k * plane + j0;
+#pragma GCC unroll 4
+        for (v = 0; v < 4; v++)
+          p[v] = _mm256_fmadd_ps(a, _mm256_maskload_ps(xr + 8 * v, m[v]), p[v]);
+      }
+#pragma GCC unroll 4
+      for (v = 0; v < 4; v++)
+        c[v] = k0 == 0 ? p[v] : _mm256_add_ps(p[v], c[v]);
+    }
+    for (v = 0; v < 4; v++)
+      _mm256_maskstore_ps(col + j0 + 8 * v, m[v], c[v]);
+  }
+}
+
 /* Whether ORT's order for the GEMM (m x n, k deep) is matched: MLAS's
  * matrix-vector kernels (M = 1 or N = 1) are not, unless one product per
  * element (k = 1) leaves no order; a CPU without FMA neither. */
@@ -97,7 +171,7 @@ static int matched(size_t m, size_t n, int32_t k) {
 
 /* The transposed convolution of a checked p in ORT's order (the header). */
 static void convt(const tidsp_conv_transpose_nd_params *p, const float *x, const float *w, const float *bias,
-                  float *y) {
+                  float *y, int32_t lanes) {
   float part[COLS], col[COLS];
   const int32_t dims = p->dims, last = p->dims - 1, cpg_in = p->c_in / p->groups;
   const int32_t cpg_out = p->c_out / p->groups;
@@ -141,8 +215,15 @@ static void convt(const tidsp_conv_transpose_nd_params *p, const float *x, const
             for (iw0 = lo; inside && iw0 < hi; iw0 += COLS) {
               float *y_row = y_co + (size_t)o_row * (size_t)p->out[last];
               cnt = hi - iw0 < COLS ? hi - iw0 : COLS;
-              column_row(w_m, (size_t)cpg_out * taps, x_g + r * (size_t)p->in[last] + (size_t)iw0, plane_in,
-                         cpg_in, stride_k, cnt, part, col);
+              if (lanes == 16)
+                column_row_512(w_m, (size_t)cpg_out * taps, x_g + r * (size_t)p->in[last] + (size_t)iw0,
+                               plane_in, cpg_in, stride_k, cnt, col);
+              else if (lanes == 8)
+                column_row_256(w_m, (size_t)cpg_out * taps, x_g + r * (size_t)p->in[last] + (size_t)iw0,
+                               plane_in, cpg_in, stride_k, cnt, col);
+              else
+                column_row(w_m, (size_t)cpg_out * taps, x_g + r * (size_t)p->in[last] + (size_t)iw0, plane_in,
+                           cpg_in, stride_k, cnt, part, col);
               for (j = 0; j < cnt; j++) {
                 float *o = y_row + (size_t)((int64_t)(iw0 + j) * p->stride[last] + loff);
                 *o = *o + col[j];
@@ -172,8 +253,11 @@ static void convt(const tidsp_conv_transpose_nd_params *p, const float *x, const
   }
 }
 
-int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
-                                               const float *w, const float *bias, float *y) {
+/* lanes: 16 (AVX-512F), 8 (AVX2 + FMA3), anything else the scalar
+ * column_row; every one gives the same bytes (the order is MLAS's SGEMM
+ * stride, not the vector width). */
+int32_t tidsp_conv_transpose_nd_f32__host_mlas_lanes(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                                     const float *w, const float *bias, float *y, int32_t lanes) {
   size_t plane_in = 1, taps = 1;
   int32_t d;
   if (!p || !x || !w || !y)
@@ -186,14 +270,19 @@ int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_par
   }
   if (!matched((size_t)(p->c_out / p->groups) * taps, plane_in, p->c_in / p->groups))
     return tidsp_conv_transpose_nd_f32__ref(p, x, w, bias, y);
-  convt(p, x, w, bias, y);
+  convt(p, x, w, bias, y, lanes);
   return TIDSP_OK;
+}
+
+int32_t tidsp_conv_transpose_nd_f32__host_mlas(const tidsp_conv_transpose_nd_params *p, const float *x,
+                                               const float *w, const float *bias, float *y) {
+  return tidsp_conv_transpose_nd_f32__host_mlas_lanes(p, x, w, bias, y, tidsp_mlas_f32_block());
 }
 
 /* The 2-D kernel: the same walk with two spatial dims (the fallback keeps
  * the 2-D reference, whose bytes the N-D one equals). */
-int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
-                                              const float *w, const float *bias, float *y) {
+int32_t tidsp_conv_transpose2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x, const float *w,
+                                                    const float *bias, float *y, int32_t lanes) {
   tidsp_conv_transpose_nd_params q;
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
@@ -207,8 +296,13 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, cons
   q.in[0] = p->h_in, q.in[1] = p->w_in, q.out[0] = p->h_out, q.out[1] = p->w_out;
   q.k[0] = p->k_h, q.k[1] = p->k_w, q.stride[0] = p->stride_h, q.stride[1] = p->stride_w;
   q.dil[0] = p->dil_h, q.dil[1] = p->dil_w, q.pad_begin[0] = p->pad_top, q.pad_begin[1] = p->pad_left;
-  convt(&q, x, w, bias, y);
+  convt(&q, x, w, bias, y, lanes);
   return TIDSP_OK;
+}
+
+int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x, const float *w,
+                                              const float *bias, float *y) {
+  return tidsp_conv_transpose2d_f32__host_mlas_lanes(p, x, w, bias, y, tidsp_mlas_f32_block());
 }
 
 #pragma GCC pop_options

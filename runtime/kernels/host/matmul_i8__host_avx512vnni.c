@@ -67,7 +67,8 @@ enum {
   MB = (BUF - KC * NR) / (NR * 4) / MR * MR, /* rows per block when K > K1 (252) */
   GROUP = 4,       /* strips packed together when K ≤ K1 */
   RCB = 48,        /* rows per batch of row sums (a multiple of 16 and of MR) */
-  FEW_ROWS = 2     /* at most this many rows of X: dot products (matmul_rows) */
+  FEW_ROWS = 2,    /* at most this many rows of X: dot products (matmul_rows) */
+  FAR_W = 256 * 1024 /* a W of more bytes is prefetched a block ahead (pack_panel) */
 };
 
 /* The constants of one strip's columns, one vector of 16 per entry. */
@@ -147,7 +148,7 @@ static TARGET void cols_rq(const tidsp_host_rq *q, int32_t c0, int32_t nc, __m51
 /* Packs taps [k0, k0 + kc) of the strip's nc columns (rows of W at w,
  * w_stride apart) into panel, and adds each column's Σv to c->sumv. */
 static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int32_t k0,
-                              int32_t kc, uint8_t *panel, strip_cols *c) {
+                              int32_t kc, int far, uint8_t *panel, strip_cols *c) {
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   const __m512i ones = _mm512_set1_epi8(1);
   const int32_t nq = (kc + 3) / 4;
@@ -163,6 +164,16 @@ static TARGET void pack_panel(const int8_t *w, size_t w_stride, int32_t nc, int3
         /* −128 past k: v = 0 there */
         if (col < nc && g + 512 < kc) /* 8 lines ahead: 16 rows stream at once */
           _mm_prefetch((const char *)(w + (size_t)col * w_stride + k0 + g + 512), _MM_HINT_T0);
+        /* and, for a large W, into L2 the same line of the row 16 further
+         * (the next 16 columns, or the next strip's): such a W mostly
+         * comes from memory (a network's weights are in no cache when its
+         * layer runs), and 16 row streams are more than the hardware
+         * prefetchers follow (as in prefetch_next below). Formed as an
+         * integer: past W's last row it names no object, and a prefetch
+         * never faults. */
+        if (far)
+          _mm_prefetch((const char *)((uintptr_t)(w + (size_t)col * w_stride + k0 + g) + 16 * w_stride),
+                       _MM_HINT_T1);
         r[j] = col < nc ? _mm512_xor_si512(
                               _mm512_mask_loadu_epi8(flip, m, w + (size_t)col * w_stride + k0 + g),
                               flip)
@@ -342,6 +353,7 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
   const size_t strip_bytes = (size_t)(nchunk == 1 ? (K + 63) / 64 * 64 + (K == 0) * 64 : KC) * NR;
   const int32_t per_pass = nchunk > 1 ? 1 : (int32_t)(BUF / strip_bytes);
   const int32_t group = per_pass < GROUP ? per_pass : GROUP;
+  const int far = (size_t)p->n * w_stride > FAR_W; /* see pack_panel */
   int32_t n0, m0, ch, z, g, i0, r;
 
   for (n0 = 0; n0 < p->n; n0 += group * NR) {
@@ -362,7 +374,7 @@ static TARGET void matmul_panel(const tidsp_matmul_params *p, const int8_t *x,
         const int first = ch == 0, last = ch == nchunk - 1;
         for (g = 0; g < ng; g++) {
           const int32_t c0 = n0 + g * NR, nc = p->n - c0 < NR ? p->n - c0 : NR;
-          pack_panel(w + (size_t)c0 * w_stride, w_stride, nc, k0, kc,
+          pack_panel(w + (size_t)c0 * w_stride, w_stride, nc, k0, kc, far,
                      panel + (size_t)g * strip_bytes, &cols[g]);
           if (last)
             strip_cc(p, bias, c0, nc, &cols[g]);

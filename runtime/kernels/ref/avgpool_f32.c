@@ -15,8 +15,8 @@
  */
 #include "ref_internal.h"
 
-int32_t tidsp_avgpool_f32(const tidsp_pool2d_params *p, const float *x,
-                          float *y) {
+int32_t tidsp_avgpool_f32__ref(const tidsp_pool2d_params *p, const float *x,
+                               float *y) {
   int64_t o, off;
   int32_t inside, padded;
   int32_t st = tidsp_ref_pool2d_begin(p, x, y);

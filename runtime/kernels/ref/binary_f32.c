@@ -18,8 +18,8 @@ static float pow_ort(float x, float e, int e_scalar) {
   return powf(x, e);
 }
 
-int32_t tidsp_binary_f32(const tidsp_binary_f32_params *p, const float *a,
-                         const float *b, float *y) {
+int32_t tidsp_binary_f32__ref(const tidsp_binary_f32_params *p, const float *a,
+                              const float *b, float *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
   int32_t st, i;

@@ -4,7 +4,7 @@
  */
 #include "ref_internal.h"
 
-int32_t tidsp_expand(const tidsp_expand_params *p, const void *x, void *y) {
+int32_t tidsp_expand__ref(const tidsp_expand_params *p, const void *x, void *y) {
   int32_t idx[TIDSP_MAX_RANK] = {0};
   int64_t n = 1, i, ox = 0;
   int32_t d;

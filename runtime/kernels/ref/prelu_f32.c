@@ -16,8 +16,8 @@ static void prelu_row(const tidsp_ref_bc_iter *it, const float *x,
   }
 }
 
-int32_t tidsp_prelu_f32(const tidsp_broadcast *p, const float *x,
-                        const float *slope, float *y) {
+int32_t tidsp_prelu_f32__ref(const tidsp_broadcast *p, const float *x,
+                             const float *slope, float *y) {
   tidsp_ref_bc_iter it;
   int64_t r;
   int32_t st = x && slope && y ? tidsp_ref_bc_init(&it, p) : TIDSP_ERR_NULL;

@@ -56,8 +56,8 @@ static inline float unary_leaky_relu(float x, const tidsp_unary_f32_params *p) {
   return x >= 0.0f ? x : p->alpha * x;
 }
 
-int32_t tidsp_unary_f32(const tidsp_unary_f32_params *p, const float *x,
-                        float *y) {
+int32_t tidsp_unary_f32__ref(const tidsp_unary_f32_params *p, const float *x,
+                             float *y) {
   int32_t i;
   if (!p || !x || !y)
     return TIDSP_ERR_NULL;
