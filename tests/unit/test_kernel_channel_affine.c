@@ -11,6 +11,14 @@
  *    s and b of both signs, zero and huge (±inf and NaN results: NaN → −128
  *    as tidsp_quantize), invalid arguments (the reference's status).
  */
+/* The search for contraction-revealing values must itself round as
+ * written. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +154,58 @@ static void test_random(void) {
   }
 }
 
+/* Values on which a fused multiply-add shows in the output: x, s, b with
+ * fl(fl(d·s) + b) ≠ fma(d, s, b) (d the dequantized x), and a y_scale that
+ * puts the two on either side of a rounding tie. A variant that contracts
+ * the Mul and the Add (or reorders them) fails here, on every lane. */
+static void test_contraction(void) {
+  int32_t found = 0, tries;
+  for (tries = 0; tries < 200000 && found < 8; tries++) {
+    tidsp_channel_affine_i8_params p;
+    float d, s, b, t1, t2;
+    int8_t xq;
+    memset(&p, 0, sizeof p);
+    p.outer = 1;
+    p.channels = 1;
+    p.inner = 37; /* vectors of 8 and 16 and a tail */
+    p.x_scale = ldexpf(rnd_unit() + 0.5f, -rnd_range(3, 8));
+    p.x_zp = rnd_range(-20, 20);
+    p.act = TIDSP_CHANNEL_AFFINE_NONE;
+    xq = (int8_t)rnd_range(-128, 127);
+    d = (float)((int32_t)xq - p.x_zp) * p.x_scale;
+    s = (rnd_unit() + 0.5f) * (rnd() % 2 ? 1.0f : -1.0f);
+    b = -(d * s) * (1.0f + ldexpf(rnd_unit(), -rnd_range(2, 12))); /* cancellation */
+    t1 = d * s + b;
+    t2 = fmaf(d, s, b);
+    if (t1 == t2 || !(fabsf(t1 + t2) > 0.0f))
+      continue;
+    p.y_scale = fabsf((t1 + t2) / 2.0f) / ((float)rnd_range(1, 100) + 0.5f);
+    p.y_zp = 0;
+    if (!(p.y_scale > 0.0f) || lrintf(t1 / p.y_scale) == lrintf(t2 / p.y_scale))
+      continue;
+    found++;
+    {
+      int8_t x[37], y_ref[37], y[37];
+      float sv[1] = {s}, bv[1] = {b};
+      int32_t v, i;
+      for (i = 0; i < 37; i++)
+        x[i] = xq;
+      CHECK(tidsp_channel_affine_i8__ref(&p, x, sv, bv, y_ref) == TIDSP_OK);
+      CHECK_MSG(y_ref[0] == (int8_t)(lrintf(t1 / p.y_scale) < -128 ? -128 : lrintf(t1 / p.y_scale) > 127 ? 127 : lrintf(t1 / p.y_scale)),
+                "the reference rounds the product and the sum separately");
+      for (v = 0; v < tidsp_kernel_variant_count; v++) {
+        const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+        if (!kv->supported())
+          continue;
+        CHECK_MSG(kv->channel_affine_i8(&p, x, sv, bv, y) == TIDSP_OK && memcmp(y, y_ref, sizeof y) == 0,
+                  "%s channel_affine_i8: x %d xs %a s %a b %a ys %a differs (a fused multiply-add?)", kv->name,
+                  (int)xq, (double)p.x_scale, (double)s, (double)b, (double)p.y_scale);
+      }
+    }
+  }
+  CHECK_MSG(found == 8, "contraction-revealing values found: %d", (int)found);
+}
+
 static void test_errors(void) {
   tidsp_channel_affine_i8_params p = {1, 2, 3, 0.1f, 0.2f, 0, 0, TIDSP_CHANNEL_AFFINE_NONE, 0.0f, 0.0f};
   int8_t x[6] = {0}, y[6];
@@ -189,6 +249,7 @@ static void test_errors(void) {
 
 int main(void) {
   test_random();
+  test_contraction();
   test_errors();
   printf("%d cases\n", n_checked);
   UNIT_MAIN_END();
