@@ -36,14 +36,15 @@ static const rt_file files[] = {
                 "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
-     .defines = "tidsp_add_i8 tidsp_avgpool_f32 tidsp_batch_matmul_i8 tidsp_binary_f32 tidsp_conv2d_f32 "
-                "tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 tidsp_conv_transpose_nd_f32 tidsp_dequantize "
-                "tidsp_expand tidsp_global_avgpool_i8 tidsp_kernel_variant_active tidsp_kernel_variant_count "
-                "tidsp_kernel_variants tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 "
-                "tidsp_lut_i8 tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 "
-                "tidsp_prelu_f32 tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose "
-                "tidsp_unary_f32",
-     .needs = "kernels/host/avgpool_f32__host.c kernels/host/conv2d_f32__host_mlas.c "
+     .defines = "tidsp_add_i8 tidsp_avgpool_f32 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_binary_f32 "
+                "tidsp_channel_affine_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
+                "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_expand tidsp_global_avgpool_i8 "
+                "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
+                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
+                "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize "
+                "tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
+     .needs = "kernels/host/avgpool_f32__host.c kernels/host/channel_affine_i8__host_avx2.c "
+              "kernels/host/channel_affine_i8__host_avx512.c kernels/host/conv2d_f32__host_mlas.c "
               "kernels/host/conv2d_i8__host_amx.c kernels/host/conv2d_i8__host_avx2.c "
               "kernels/host/conv2d_i8__host_avx512vnni.c kernels/host/conv_transpose2d_f32__host_mlas.c "
               "kernels/host/dwconv2d_i8__host_avx2.c kernels/host/dwconv2d_i8__host_avx512vnni.c "
@@ -55,13 +56,14 @@ static const rt_file files[] = {
               "kernels/host/qdq__host_avx2.c kernels/host/qdq__host_avx512.c "
               "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
               "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_f32.c "
-              "kernels/ref/batch_matmul_i8.c kernels/ref/binary_f32.c kernels/ref/conv2d_f32.c "
-              "kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c "
-              "kernels/ref/dequantize.c kernels/ref/expand.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/matmul_f32.c "
-              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
-              "kernels/ref/prelu_f32.c kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c "
-              "kernels/ref/softmax_i8.c kernels/ref/transpose.c kernels/ref/unary_f32.c"},
+              "kernels/ref/avgpool_i8.c kernels/ref/batch_matmul_i8.c kernels/ref/binary_f32.c "
+              "kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
+              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
+              "kernels/ref/expand.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
+              "kernels/ref/lut_i8.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
+              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
+              "kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c "
+              "kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
@@ -69,6 +71,12 @@ static const rt_file files[] = {
      .defines = "tidsp_avgpool_f32__host",
      .needs = "kernels/kernel_variants.h kernels/ref/avgpool_f32.c kernels/ref/pool2d.c "
               "kernels/ref/ref_internal.h"},
+    {.path = "kernels/host/channel_affine_i8__host_avx2.c",
+     .defines = "tidsp_channel_affine_i8__host_avx2",
+     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/host/channel_affine_i8__host_avx512.c",
+     .defines = "tidsp_channel_affine_i8__host_avx512",
+     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
@@ -146,14 +154,15 @@ static const rt_file files[] = {
      .needs = "kernels/kernel_variants.h kernels/ref/expand.c kernels/ref/ref_internal.h kernels/ref/slice.c "
               "kernels/ref/transpose.c"},
     {.path = "kernels/host/pool__host_avx2.c",
-     .defines = "tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 tidsp_maxpool_i8__host_avx2",
-     .needs = "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
-              "kernels/ref/pool2d.c kernels/ref/requant.c kernels/host/pool_internal.h"},
+     .defines = "tidsp_avgpool_i8__host_avx2 tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 "
+                "tidsp_maxpool_i8__host_avx2",
+     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool__host_avx512.c",
-     .defines = "tidsp_global_avgpool_i8__host_avx512 tidsp_maxpool_f32__host_avx512 "
-                "tidsp_maxpool_i8__host_avx512",
-     .needs = "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
-              "kernels/ref/pool2d.c kernels/ref/requant.c kernels/host/pool_internal.h"},
+     .defines = "tidsp_avgpool_i8__host_avx512 tidsp_global_avgpool_i8__host_avx512 "
+                "tidsp_maxpool_f32__host_avx512 tidsp_maxpool_i8__host_avx512",
+     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
@@ -248,7 +257,7 @@ static const rt_file files[] = {
      .defines = "tidsp_avgpool_f32__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/avgpool_i8.c",
-     .defines = "tidsp_avgpool_i8",
+     .defines = "tidsp_avgpool_i8__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/batch_matmul_i8.c",
      .defines = "tidsp_batch_matmul_i8__ref tidsp_batch_matmul_i8_with",
@@ -264,6 +273,12 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/cast.c",
      .defines = "tidsp_cast",
+     .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/channel_affine_i8.c",
+     .defines = "tidsp_channel_affine_i8__ref",
+     .needs = "kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/ref/channel_affine_internal.h",
+     .defines = "",
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/concat.c",
      .defines = "tidsp_concat",

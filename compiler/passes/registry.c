@@ -95,6 +95,9 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseMatMulNBitsBias", pass_fuse_matmul_nbits_bias, CS_GROUP_ALWAYS},
     {"LegalizeOps", pass_legalize, CS_GROUP_ALWAYS},
     {"FoldConstant", pass_fold_constants, CS_GROUP_ALWAYS},
+    /* a BatchNormalization between DQ and Q, now k_dequantize → Mul → Add →
+     * k_quantize with its folded constants: one int8 kernel */
+    {"FuseQDQChannelAffine", pass_fuse_qdq_channel_affine, CS_GROUP_ALWAYS},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},
     /* Last: the final kernel calls and their constant weights are known. */
     {"PackWeights", pass_pack_weights, CS_GROUP_PACK_WEIGHTS},

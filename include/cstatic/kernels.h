@@ -567,6 +567,29 @@ typedef struct tidsp_avgpool_i8_params {
 int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
                          const int8_t *x, int8_t *y);
 
+/* DequantizeLinear → Mul(per channel) → Add(per channel) → QuantizeLinear
+ * on int8 x viewed as [outer][channels][inner], in one pass, with the
+ * float ops of the unfused kernels (tidsp_dequantize, tidsp_binary_f32,
+ * tidsp_quantize) on each value, in their order:
+ *   t = fl(fl(fl((float)(x − x_zp) · x_scale) · s[c]) + b[c])
+ *   then act as tidsp_unary_f32's: RELU t = 0 > t ? 0 : t; CLIP
+ *   t = t > lo ? t : lo, t = t < hi ? t : hi (lo ≤ hi); NONE nothing
+ *   y = rne(fl(t / y_scale)) + y_zp, saturated to int8 (NaN → −128).
+ * A BatchNormalization between DQ and Q (DenseNet's pre-activation BN on
+ * a concatenation; a ReLU folded into Q's range) becomes this. x_zp, y_zp
+ * int8; scales positive. */
+enum { TIDSP_CHANNEL_AFFINE_NONE = 0, TIDSP_CHANNEL_AFFINE_RELU = 1, TIDSP_CHANNEL_AFFINE_CLIP = 2 };
+typedef struct tidsp_channel_affine_i8_params {
+  int32_t outer, channels, inner;
+  float x_scale, y_scale;
+  int32_t x_zp, y_zp;
+  int32_t act; /* TIDSP_CHANNEL_AFFINE_* */
+  float lo, hi; /* CLIP's bounds */
+} tidsp_channel_affine_i8_params;
+
+int32_t tidsp_channel_affine_i8(const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s,
+                                const float *b, int8_t *y);
+
 /* QLinearGlobalAveragePool over [n·c][hw]:
  *   acc = Σ x − x_zp·hw (int32); then tidsp_requant_one with one multiplier
  *   (FLOAT: mult = fl(x_scale / fl(y_scale·hw))). rq as for requant. */

@@ -59,7 +59,9 @@
   X(unary_f32, (const tidsp_unary_f32_params *p, const float *x, float *y), (p, x, y)) \
   X(expand, (const tidsp_expand_params *p, const void *x, void *y), (p, x, y)) \
   X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y)) \
-  X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y))
+  X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y)) \
+  X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
+  X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -222,6 +224,10 @@ int32_t tidsp_maxpool_f32__host_avx512(const tidsp_pool2d_params *p,
 int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
                                              const void *rq, const int8_t *x,
                                              int8_t *y);
+int32_t tidsp_avgpool_i8__host_avx512(const tidsp_avgpool_i8_params *p, const void *rq,
+                                      const int8_t *x, int8_t *y);
+int32_t tidsp_channel_affine_i8__host_avx512(const tidsp_channel_affine_i8_params *p, const int8_t *x,
+                                             const float *s, const float *b, int8_t *y);
 /* AVX2 (+ FMA, checked by the host_avx2 row). */
 int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
                                 const int8_t *b, int8_t *y);
@@ -244,6 +250,10 @@ int32_t tidsp_maxpool_f32__host_avx2(const tidsp_pool2d_params *p,
 int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
                                            const void *rq, const int8_t *x,
                                            int8_t *y);
+int32_t tidsp_avgpool_i8__host_avx2(const tidsp_avgpool_i8_params *p, const void *rq,
+                                    const int8_t *x, int8_t *y);
+int32_t tidsp_channel_affine_i8__host_avx2(const tidsp_channel_affine_i8_params *p, const int8_t *x,
+                                           const float *s, const float *b, int8_t *y);
 #endif
 
 /* One row of the variant table: a name, whether this CPU can run it, and

@@ -70,4 +70,34 @@ static inline size_t tidsp_host_pool_row_offset(const tidsp_pool2d_params *p,
          (size_t)p->w_in;
 }
 
+/* ---- avgpool_i8 (FLOAT kind) ----------------------------------------------
+ * The fast variants compute the reference's float formula lane by lane,
+ * one output row of a plane at a time, vectorised across output columns:
+ *   each input row of the window (in kh order) is dequantized into a float
+ *   row buffer, buf[pad_left + iw] = fl(x_scale · (x − x_zp)) (the
+ *   reference's table entry: the integer converts exactly, one rounding),
+ *   every other position 0; sum[ow] += buf[ow·stride_w + kw·dil_w] in kw
+ *   order; then avg = fl(sum / count), fl(avg / y_scale), + zp, clamp, rne.
+ * Adding the zeros of padding (or of a ceil-mode window's overhang) changes
+ * nothing: the sum starts at +0 and x + (−x) rounds to +0, so it is never
+ * −0, and s + 0 = s for every other s. So each output sees exactly the
+ * reference's additions, in its (kh, kw) order. count is k_h·k_w with
+ * count_include_pad, else the taps inside the input: rows(oh)·cols(ow).
+ * No multiply feeds an add in registers (the products go through buf), so
+ * nothing can be contracted into a fused multiply-add. */
+
+/* True when the fast variants take p (FLOAT kind, parameters the
+ * reference accepts, a padded row of at most `cap` floats); fills *g. */
+static inline int tidsp_host_avgpool_i8_ok(const tidsp_avgpool_i8_params *p, const int8_t *x, const int8_t *y,
+                                           int32_t cap, tidsp_host_pool_row *g) {
+  return p && x && y && p->kind == TIDSP_REQUANT_FLOAT &&
+         tidsp_ref_i8_output_ok(p->y_min, p->y_max, p->y_zp, p->domain_offset) && tidsp_ref_is_i8(p->x_zp) &&
+         tidsp_host_pool_plan(&p->pool, cap, g) && (int64_t)p->pool.k_h * p->pool.k_w <= INT32_MAX / 255;
+}
+
+/* The taps of the window of output column ow inside the input row. */
+static inline int32_t tidsp_host_pool_cols_inside(const tidsp_pool2d_params *p, int32_t ow) {
+  return tidsp_ref_taps_inside((int64_t)ow * p->stride_w - p->pad_left, p->k_w, p->dil_w, p->w_in);
+}
+
 #endif /* TIDSP_HOST_POOL_INTERNAL_H */

@@ -38,8 +38,8 @@ static tidsp_sf window_sum_sf(const tidsp_pool2d_params *p, const int8_t *x, tid
   return sum;
 }
 
-int32_t tidsp_avgpool_i8(const tidsp_avgpool_i8_params *p, const void *rq,
-                         const int8_t *x, int8_t *y) {
+int32_t tidsp_avgpool_i8__ref(const tidsp_avgpool_i8_params *p, const void *rq,
+                              const int8_t *x, int8_t *y) {
   const tidsp_pool2d_params *g;
   float xf[256];
   tidsp_sf xq[256];
