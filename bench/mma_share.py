@@ -7,6 +7,18 @@ of MMALIBAsymStride's, MMALIBOutS2D's and MMALIBPackPixels' rewrites). "MACs x" 
 computed over the model's own.
 
     .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained] [--more]
+    .venv/bin/python bench/mma_share.py --declined [--after BIN] [--trained] [--more]
+
+--declined prints, for the --after binary only, what the cost rule left on
+the C7x core and what forcing it onto the MMA would do: the share and MACs x
+as compiled; the MACs the rule declined (% of the model's own); the share and
+MACs x if every declined layer the rule priced were padded onto the MMA
+anyway (its decision's macs_added); the rule's estimates of those layers
+(MMA with padding over the scalar core: above 0.95 is why each stays); the
+MACs declined with no MMALIB form at all (no estimate); the fewest MACs x
+any choice of offloaded layers (each in its priced form) needs to put 95 %
+of the MACs on the MMA (least_ratio); and the arena's ratio to the live
+bound of the padded graph (the issue's <= 1.10).
 
 --trained adds the suite's trained networks (tests/models/trained.py): the
 PP-OCR det/rec/cls files (ORT quantize_static int8, as test_trained_nets.py
@@ -38,6 +50,57 @@ def share(binary, model, out):
     pad = man.get("offload", {}).get("padding", {})
     added = pad.get("macs_added", 0)
     return (mma - added) / (total - added), total / (total - added), pad.get("layers", 0), pad.get("bytes_added", 0)
+
+
+def least_ratio(man, least=0.95):
+    """The fewest MACs computed (over the model's own) of any choice of
+    which MAC layers run on the MMA, each in the form the compiler priced
+    (its padding decision's MACs, or as offloaded), that puts at least
+    `least` of the model's MACs on the MMA; None when no choice can (layers
+    with no MMALIB form). Greedy by each layer's MACs x, which is optimal up
+    to the one layer that crosses the line: an upper bound within it."""
+    per = {}
+    for l in man["layers"]:
+        if l.get("macs"):
+            e = per.setdefault(l["name"], [0, False])
+            e[0] += l["macs"]
+            e[1] |= l["kernel"].startswith("mmalib_")
+    forms = {}
+    for name, (macs, on_mma) in per.items():
+        forms[name] = (macs, macs if on_mma else None)
+    for d in man["offload"]["padding"]["decisions"]:
+        if d["layer"] in forms and (d["padded"] or forms[d["layer"]][1] is None):
+            forms[d["layer"]] = (d["macs"], d["macs"] + d["macs_added"])
+    own = sum(m for m, _ in forms.values())
+    need, total = least * own, own
+    for m, c in sorted((f for f in forms.values() if f[1] is not None), key=lambda f: f[1] / f[0]):
+        if need <= 0:
+            break
+        need -= m
+        total += c - m
+    return None if need > 0 else total / own
+
+
+def declined(binary, model, out):
+    """(share, MACs x, declined %, forced share, forced MACs x, est. MMA /
+    scalar of the priced declines, unpriced declined %, least MACs x at 95 %,
+    arena ratio) of one compile (see --declined)."""
+    subprocess.run([binary, "compile", model, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1", "-q"],
+                   check=True)
+    man = json.load(open(os.path.join(out, "manifest.json")))
+    off = man["offload"]
+    pad = off["padding"]
+    total, added = off["macs"], pad["macs_added"]
+    own = total - added
+    core = own - (off["macs_mma"] - added)
+    priced = [d for d in pad["decisions"] if not d["padded"]]
+    f_macs = sum(d["macs"] for d in priced)
+    f_added = sum(d["macs_added"] for d in priced)
+    est_mma = sum(d["est_mma_cycles"] for d in priced)
+    est_core = sum(d["est_scalar_cycles"] for d in priced)
+    return (1 - core / own, total / own, core / own, 1 - (core - f_macs) / own, (total + f_added) / own,
+            est_mma / est_core if est_core else float("nan"), (core - f_macs) / own, least_ratio(man),
+            man["arena_ratio"])
 
 
 def _load(name):
@@ -87,6 +150,7 @@ def main():
     ap.add_argument("--trained", action="store_true", help="the trained networks too")
     ap.add_argument("--only-trained", action="store_true", help="the trained networks only")
     ap.add_argument("--more", action="store_true", help="every other quantized model in tests/models/out, digits")
+    ap.add_argument("--declined", action="store_true", help="what the --after binary leaves on the core, and why")
     a = ap.parse_args()
     models = [] if a.only_trained else [(f"{n}_{v}", os.path.join(MODELS, f"{n}_{v}.onnx"))
                                         for n in SUITE for v in VARIANTS]
@@ -97,6 +161,18 @@ def main():
         models.append(("digits_int8", os.path.join(ROOT, "examples", "digits", "digits_int8.onnx")))
     if a.trained or a.only_trained:
         models += trained_models()
+    if a.declined:
+        print("| model | MMA share | MACs x | declined | forced: share | forced: MACs x | forced est. MMA / core "
+              "| no MMALIB form | least MACs x at 95 % | arena / live bound |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, model in models:
+                if os.path.exists(model):
+                    r = declined(a.after, model, os.path.join(tmp, name))
+                    print(f"| {name} | {100 * r[0]:.1f} % | {r[1]:.3f} | {100 * r[2]:.1f} % | {100 * r[3]:.1f} % | "
+                          f"{r[4]:.3f} | {r[5]:.2f} | {100 * r[6]:.1f} % | "
+                          f"{'none' if r[7] is None else f'{r[7]:.3f}'} | {r[8]:.3f} |", flush=True)
+        return
     print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added before "
           "| after |")
     print("|---|---|---|---|---|---|---|---|")

@@ -46,7 +46,12 @@ int64_t cs_kernel_macs(const cs_node *n) {
       int64_t ho = (a[1] + p[0] + p[1] - kh) / s + 1, wo = (a[2] + p[2] + p[3] - kw) / s + 1;
       if (dw) return a[0] * ho * wo * kh * kw;
       int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;
-      return a[3] * ho * wo * (a[0] / groups) * kh * kw;
+      /* a grouped conv: one call per group, each filling whole panels
+       * (ir/offload.h CS_MMALIB_I8_TILE) */
+      int64_t c_out = groups > 1 ? groups * ((a[3] / groups + CS_MMALIB_I8_TILE - 1) / CS_MMALIB_I8_TILE) *
+                                       CS_MMALIB_I8_TILE
+                                 : a[3];
+      return c_out * ho * wo * (a[0] / groups) * kh * kw;
     }
     case CS_OP_K_MATMUL_F32:
       return (int64_t)n->k.matmul_f32.batch * n->k.matmul_f32.m * n->k.matmul_f32.k *

@@ -15,6 +15,16 @@
 
 enum { CS_OFFLOAD_KINDS = 6 };
 
+/* The MMA's panel width for MMALIB's int8 kernels (spec "Supported
+ * Operations": C_out % 64): what one output-channel column block of a
+ * call occupies, real channels or not. A grouped conv's per-group call
+ * (mmalib_conv2d_i8_grouped_loop) of C_out/g < 64 channels fills only
+ * part of it; MMALIB pads the panel itself (the fork has no C_out rule for
+ * it), so the MACs it spends are counted per group rounded up to this
+ * (codegen/kernel_table.c cs_kernel_macs; the padding report's
+ * "C_out per group" decision, passes/match/mmalib_conv.c). */
+#define CS_MMALIB_I8_TILE 64
+
 /* Kinds, in the order of the spec's "Offloaded Layers" column. */
 typedef enum cs_offload_kind {
   CS_OFFLOAD_CONV2D = 0,

@@ -300,23 +300,12 @@ def _suite_run(name, variant, tmp_path_factory):
 # logits). What it is held to is what ORT's own int8 achieves: as close to
 # the float network as ORT's int8.
 SLOW_SUITE = ("mobilenetv3l", "swin_t", "swin_v2_t", "vit_b_16")
-# Where the criterion is not met yet (strict: a fix must remove the entry).
-# Measured 2026-12-02 (AMD EPYC AVX2), torchvision definitions, seeded.
-# resnet18 PT2E, per layer (python -m cstatic.layer_error, float reference:
-# the QDQ file without its activation Q/DQ pairs): every conv of -mmalib=1
-# is 0.05-0.17 dB below ORT's int8, then the global average pool loses
-# 0.92 dB (ORT 44.53, -mmalib=1 43.61) and the logits 0.87 (29.16 vs 28.29):
-# rounding noise averages out over the 7x7 pool, the error the 8-bit
-# scale's per-channel gain leaves does less (its per-(image, channel) mean
-# holds 3.0 % of its energy before the pool, ORT's 2.1 % ~ 1/49). The fold
-# already rounds each multiplier to the nearest s·2^-sh (s <= 255) and folds
-# o_zp through it; exact arithmetic leaves no better choice: MMALIB's scale.
-# The gap is one image of 16 and ORT's own top-1 depends on the CPU's u8s8
-# path: 12/16 where ORT adds u8s8 pairs in int16 (AVX2 without VNNI), 11/16
-# with VNNI (AMD EPYC Zen 5, 2026-12-02) — where 10/16 meets the criterion.
-CRITERION_GAPS = {
-    ("resnet18", "pt2e"): "top-1 vs float 10/16, ORT int8 12/16 without VNNI (SQNR 19.7 dB both)",
-}
+# Where the criterion is not met yet (strict xfail: a fix must remove the
+# entry). Empty since the exact path became -mmalib=1's default (stop 28):
+# the one entry, resnet18 PT2E (top-1 10/16 against ORT's 12/16 on AVX2
+# machines without VNNI, from MMALIB's 8-bit scale), now gives 12/16 = ORT
+# there (AMD EPYC AVX2, 2026-12-03) and its strict xfail failed as XPASS.
+CRITERION_GAPS = {}
 
 
 def _criterion_cases():

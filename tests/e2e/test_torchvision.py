@@ -1,5 +1,5 @@
-"""DenseNet-, EfficientNet-, Swin- and ConvNeXt-style networks from torchvision's own
-definitions (tests/models/tv_nets.py), ORT-quantized with int8 and uint8
+"""DenseNet-, EfficientNet-, Swin-, ConvNeXt- and RegNet-style networks from
+torchvision's own definitions (tests/models/tv_nets.py), ORT-quantized with int8 and uint8
 activations, against ONNX Runtime with every QDQ group fused, in both
 requant modes; and Swin-T's whole float graph compiles, its shifted-window
 masks folded (no ConstantOfShape/ScatterND left to run).
@@ -22,7 +22,7 @@ from cstatic_cli import cstatic
 pytestmark = pytest.mark.slow
 
 NETS = ("densenet_s", "efficientnet_s", "swin_s", "convnext_s", "densenet121", "efficientnet_b0", "swin_t",
-        "convnext_tiny")
+        "convnext_tiny", "regnet_y_400mf")
 
 
 def _tv_path(name, variant):

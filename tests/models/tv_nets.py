@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""DenseNet-, EfficientNet-, Swin- and ConvNeXt-style networks from torchvision's own
-definitions, ORT-quantized (quantize_static, QDQ, int8 and uint8
+"""DenseNet-, EfficientNet-, Swin-, ConvNeXt- and RegNet-style networks from
+torchvision's own definitions, ORT-quantized (quantize_static, QDQ, int8 and uint8
 activations), for the ops-and-opsets tests (tests/e2e/test_torchvision.py).
 
     python tests/models/tv_nets.py --out DIR [--nets densenet_s,...]
@@ -16,8 +16,10 @@ writes DIR/tv_<net>_{float,ort_s8,ort_u8}.onnx and DIR/tv_<net>_inputs.npy
     convnext_s       torchvision ConvNeXt, channels (16, 32), blocks (2, 1):
                      7x7 depthwise, LayerNorm between permutes, Linear MLPs
                      on [1, H, W, C] with GELU, layer scale
-    densenet121, efficientnet_b0, swin_t, convnext_tiny   the full
-                     torchvision models
+    densenet121, efficientnet_b0, swin_t, convnext_tiny, regnet_y_400mf
+                     the full torchvision models (RegNetY: grouped 3x3
+                     convs of group width 8, squeeze-excitation; the
+                     issue 16 table's hardest case for MMALIB)
 Weights are seeded and untrained; batch-norm statistics and layer-norm
 affine parameters are drawn away from the identity so that the folded
 convolutions and the normalisations are not trivial, and ConvNeXt's layer
@@ -36,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 NETS = ("densenet_s", "efficientnet_s", "swin_s", "convnext_s", "densenet121", "efficientnet_b0", "swin_t",
-        "convnext_tiny")
+        "convnext_tiny", "regnet_y_400mf")
 SMALL = NETS[:4]
 NUM_INPUTS, NUM_CALIB = 4, 8
 

@@ -1616,15 +1616,31 @@ static void test_exact_tile(void) {
                 gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 0,
             "none: 24 -> 64 on the int8 kernel");
   cs_graph_free(g);
-  /* ... and a grouped conv (no int16 kernel: the int8 one runs it) is
-   * checked against 64: 2 groups of 16 -> 16 stays eligible as it is, 2
-   * groups to 24 channels each would need padding the grouped kernel has
-   * not (declined on the core, as before). */
+  /* ... and a grouped conv (no int16 kernel: the int8 one runs it, one
+   * call per group) fills 64-wide panels per group: 2 groups of 16 -> 32
+   * channels each are recorded as padded to 64 (MMALIB pads the panel
+   * itself: no bytes of ours), 32 MACs per position and group added. */
   s = conv_default();
   s.groups = 2; s.cin = 32; s.cout = 64; s.h = s.w = 12;
   g = conv_graph(&s);
   CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
-  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 1 && pad_entry(g) == NULL, "grouped: int8 kernel");
+  p = pad_entry(g);
+  int64_t per_g = 16 * 9, pos_g = 12 * 12;
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 1 && p && p->padded && !strcmp(p->what,
+            "C_out per group") && p->c_out == 32 && p->c_pad == 64 && p->macs == 64 * per_g * pos_g &&
+            p->macs_added == 2 * 32 * per_g * pos_g && p->weight_bytes_added == 0 && p->act_bytes_added == 0,
+            "grouped: int8 kernel, 32 -> 64 per group");
+  cs_graph_free(g);
+  /* ... and declined where the per-group panels do not pay: 16 groups of
+   * 4 channels at one output position (64 calls' panels for 1024 MACs). */
+  s = conv_default();
+  s.groups = 16; s.cin = 64; s.cout = 64; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
+  p = pad_entry(g);
+  CHECK_MSG(p && !p->padded && p->c_out == 4 && p->c_pad == 64 && p->mma_cycles >= 0.95 * p->scalar_cycles &&
+                gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1,
+            "grouped 16 x 4 channels at 1x1: does not pay");
   cs_graph_free(g);
   /* ... and a rewrite that does not pay is left alone: one output position
    * (a squeeze-excitation gate) 64 -> 40, by the int16 rate too. */

@@ -66,7 +66,7 @@ const char *cs_mm_fold(cs_graph *g, const cs_mm_dtype *d, int bias, const cs_qpa
   return rule;
 }
 
-const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, 64, 0, INT8_MIN, INT8_MAX, 0};
+const cs_mm_dtype cs_mm_int8 = {CS_DTYPE_I8, 8, CS_MMALIB_I8_TILE, 0, INT8_MIN, INT8_MAX, 0};
 const cs_mm_dtype cs_mm_int16 = {CS_DTYPE_I16, 16, 32, 1, INT16_MIN, INT16_MAX, 0};
 const cs_mm_dtype cs_mm_int8_exact = {CS_DTYPE_I8, 8, 32, 0, INT8_MIN, INT8_MAX, 1};
 

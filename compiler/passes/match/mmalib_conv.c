@@ -137,6 +137,36 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
   return NULL;
 }
 
+/* A grouped conv runs as one int8 call per group (grouped_loop), each of
+ * C_out/g channels on 64-wide panels that MMALIB pads itself (ir/offload.h
+ * CS_MMALIB_I8_TILE): the padding report records what that spends, and
+ * the cost rule decides as for explicit channel padding. NULL if it pays,
+ * else the declining rule (in why). `per`: weights per output channel;
+ * `pos`: output positions per channel. */
+static const char *grouped_pays(cs_graph *g, const cs_node *conv, const cs_value *x, int64_t c_out,
+                                int64_t groups, int64_t per, int64_t pos, char *why, size_t whylen) {
+  int64_t c_g = c_out / groups, c_pad = cs_mm_round_up(c_g, CS_MMALIB_I8_TILE);
+  if (c_pad == c_g) return NULL;
+  pos *= x->shape[0]; /* a batch: one call per image */
+  cs_offload_pad p;
+  memset(&p, 0, sizeof p);
+  snprintf(p.layer, sizeof p.layer, "%s", conv->name ? conv->name : "?");
+  p.what = "C_out per group";
+  p.c_out = (int)c_g;
+  p.c_pad = (int)c_pad;
+  p.macs = c_out * per * pos;
+  p.macs_added = groups * (c_pad - c_g) * per * pos; /* MMALIB's own panel padding: no bytes of ours */
+  double bytes = (double)(cs_value_numel(x) + c_out * per + c_out * pos);
+  p.mma_cycles = (double)groups * cs_mm_cost_mma(per, c_g, pos, CS_MMALIB_I8_TILE, bytes / (double)groups);
+  p.scalar_cycles = cs_mm_cost_scalar(p.macs, bytes);
+  p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
+  cs_mmalib_report_pad(g, &p);
+  if (p.padded) return NULL;
+  snprintf(why, whylen, "grouped conv of %lld channels per group on %d-wide MMA panels: does not pay (est. %.0f MMA "
+           "cycles vs %.0f scalar)", (long long)c_g, CS_MMALIB_I8_TILE, p.mma_cycles, p.scalar_cycles);
+  return why;
+}
+
 /* Depthwise: groups = C_in > 1 (the report's dwconv2d kind); the geometry
  * check tells plain from grouped. */
 static cs_mm_conv_kind kind_of(cs_graph *g, const cs_node *conv) {
@@ -365,6 +395,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       goto done;
     }
   }
+
+  if (kind == CS_MM_CONV_GROUPED && (rule = grouped_pays(g, conv, x, c_out, groups, per, pos, why, sizeof why)))
+    goto done;
 
   /* Eligible: rewrite. */
   char base[256];
