@@ -14,6 +14,9 @@ per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
 - a 5x5/7x7 depthwise (MMALIB's int16 depthwise kernel is 3x3 only) runs
   as 3x3 int16 tiles whose partial results the core kernel sums: ORT's
   bytes too, stride 1 and 2, host and C7x;
+- a grouped conv (no int16 grouped kernel) runs as block-diagonal int16
+  convs of 32 channels, the core kernel requantizing the grouped conv:
+  ORT's bytes, host and C7x;
 - `worst` takes exactly the layers its documented rule names:
   |g|max·max|y − o_zp| ≥ 1/2 LSB, from the offload report's own numbers.
 """
@@ -49,6 +52,12 @@ CASES = {
     "conv_pad32": lambda r: conv_case(r, 32, 24, 28, 3, 1, 1, False, o_zp=5),
     "conv_pad32_s2_relu": lambda r: conv_case(r, 32, 40, 28, 3, 2, 1, True, o_zp=-128),
     "fc_rows_kn32": lambda r: fc_rows_case(r, 128, 96, 40),
+    # grouped (issue 16): block-diagonal int16 convs of 32 channels —
+    # RegNet's 8 channels per group, 6 groups as blocks of 4 + 2, stride 2,
+    # the input zero point padded explicitly; and 2 groups of 32 (a block
+    # per group, no zeros)
+    "grouped_6x8_s2": lambda r: conv_case(r, 48, 48, 28, 3, 2, 6, False, x_zp=-5),
+    "grouped_2x32_relu": lambda r: conv_case(r, 64, 64, 14, 3, 1, 2, True, o_zp=-128),
 }
 
 # The padding of those cases: (C_out or N, its padding, MACs added) under
@@ -107,7 +116,8 @@ def _run(tmp_path, path, target, tag):
 
 @pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "dw5x5",
                                   "dw5x5_s2_relu", "dw7x7", "dw7x7_relu", "fc256x512", "fc_relu", "fc_rows",
-                                  "fc_rows_npad", "conv_pad32", "conv_pad32_s2_relu", "fc_rows_kn32"])
+                                  "fc_rows_npad", "conv_pad32", "conv_pad32_s2_relu", "fc_rows_kn32",
+                                  "grouped_6x8_s2", "grouped_2x32_relu"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
     plain, _ = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "plain")

@@ -1616,32 +1616,55 @@ static void test_exact_tile(void) {
                 gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 0,
             "none: 24 -> 64 on the int8 kernel");
   cs_graph_free(g);
-  /* ... and a grouped conv (no int16 kernel: the int8 one runs it, one
-   * call per group) fills 64-wide panels per group: 2 groups of 16 -> 32
-   * channels each are recorded as padded to 64 (MMALIB pads the panel
-   * itself: no bytes of ours), 32 MACs per position and group added. */
+  /* ... and a grouped conv: under none the int8 grouped_loop, one call
+   * per group, each filling 64-wide panels: 2 groups of 16 -> 32 channels
+   * each are recorded as padded to 64 (MMALIB pads the panel itself: no
+   * bytes of ours), 32 MACs per position and group added. */
   s = conv_default();
   s.groups = 2; s.cin = 32; s.cout = 64; s.h = s.w = 12;
   g = conv_graph(&s);
-  CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
+  CHECK(cs_passes_run(g, &tn, NULL) == CS_OK);
   p = pad_entry(g);
   int64_t per_g = 16 * 9, pos_g = 12 * 12;
   CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 1 && p && p->padded && !strcmp(p->what,
             "C_out per group") && p->c_out == 32 && p->c_pad == 64 && p->macs == 64 * per_g * pos_g &&
             p->macs_added == 2 * 32 * per_g * pos_g && p->weight_bytes_added == 0 && p->act_bytes_added == 0,
-            "grouped: int8 kernel, 32 -> 64 per group");
+            "grouped, none: int8 kernel, 32 -> 64 per group");
   cs_graph_free(g);
-  /* ... and declined where the per-group panels do not pay: 16 groups of
-   * 4 channels at one output position (64 calls' panels for 1024 MACs). */
+  /* ... declined where the per-group panels do not pay: 16 groups of 4
+   * channels at one output position (64-wide panels for 1024 MACs). */
   s = conv_default();
   s.groups = 16; s.cin = 64; s.cout = 64; s.h = s.w = 1; s.kh = s.kw = 1; s.pad = 0;
   g = conv_graph(&s);
-  CHECK(cs_passes_run(g, &tx, NULL) == CS_OK);
+  CHECK(cs_passes_run(g, &tn, NULL) == CS_OK);
   p = pad_entry(g);
   CHECK_MSG(p && !p->padded && p->c_out == 4 && p->c_pad == 64 && p->mma_cycles >= 0.95 * p->scalar_cycles &&
                 gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 0 && gb_count_op(g, CS_OP_K_CONV2D_I8) == 1,
-            "grouped 16 x 4 channels at 1x1: does not pay");
+            "grouped 16 x 4 channels at 1x1, none: does not pay");
   cs_graph_free(g);
+  /* ... and on the exact path (all, strict) as block-diagonal int16 convs
+   * of 32 channels: RegNet's 8 channels per group, 6 groups -> a block of
+   * 4 groups and one of 2 (16 zero filters), 3x3 stride 2 with the input
+   * zero point; every output bit-identical to the core's exact int8 conv. */
+  for (int strict = 0; strict < 2; strict++) {
+    s = conv_default();
+    s.groups = 6; s.cin = 48; s.cout = 48; s.h = s.w = 14; s.sh = s.sw = 2; s.x_zp = 7; s.per_channel = 1;
+    int64_t n_ref, n_blk;
+    float *y_ref = run_spec(&s, &t0, &g, &n_ref);
+    cs_graph_free(g);
+    float *y_blk = run_spec(&s, strict ? &ts : &tx, &g, &n_blk);
+    p = pad_entry(g);
+    int64_t pos_b = 7 * 7, real = 48 * 8 * 9 * pos_b, done_macs = 32 * (32 + 16) * 9 * pos_b;
+    CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 2 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8_GROUPED) == 0 &&
+                  gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 1 && p && p->padded && p->c_out == 8 &&
+                  p->c_pad == 32 && p->macs == real && p->macs_added == done_macs - real,
+              "grouped 6 x 8, %s: two int16 blocks, 8 -> 32 per group", strict ? "strict" : "all");
+    CHECK_MSG(y_ref && y_blk && n_ref == n_blk && n_ref == 48 * pos_b && !memcmp(y_ref, y_blk, sizeof(float) * (size_t)n_ref),
+              "grouped 6 x 8 blocks, %s: not the exact int8 conv's bytes", strict ? "strict" : "all");
+    free(y_ref);
+    free(y_blk);
+    cs_graph_free(g);
+  }
   /* ... and a rewrite that does not pay is left alone: one output position
    * (a squeeze-excitation gate) 64 -> 40, by the int16 rate too. */
   s = conv_default();

@@ -42,8 +42,10 @@ extern const cs_mm_dtype cs_mm_int8, cs_mm_int16, cs_mm_int8_exact;
  * a plain conv, a depthwise conv, an FC) of one image is taken by the exact
  * path, so cs_mm_int8_exact (tile 32: cs_mm_cost_mma's quarter rate, the
  * int16 panels); otherwise — -mmalib-exact=none, worst (its choice needs
- * the fold: a layer padded to 64 is eligible either way), a grouped conv,
- * a batch — cs_mm_int8 (tile 64). int16 data: d itself. */
+ * the fold: a layer padded to 64 is eligible either way), a grouped conv
+ * (no C_out rule of its own: the exact path's block-diagonal calls fill the
+ * int16 tile by construction, cs_mm_exact_group_blocks), a batch —
+ * cs_mm_int8 (tile 64). int16 data: d itself. */
 const cs_mm_dtype *cs_mm_runs_as(const cs_target *t, const cs_mm_dtype *d, int int16_kernel, int64_t images);
 /* The same for Conv node conv (its groups and batch) matched as dtype d
  * (NULL: its data's, cs_mm_dtype_of; NULL when that is not int8|int16). */
@@ -276,6 +278,31 @@ void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stri
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
                           const tidsp_conv2d_params *cp, int32_t o_zp);
+
+/* A grouped conv on the exact path (MMALIB has no int16 grouped kernel):
+ * blocks of B consecutive groups, each one plain int16 conv of B·C_out/g
+ * channels (the tile, or C_out/g when that is a multiple of it) over its
+ * B·C_in/g input channels, with block-diagonal weights (zero where an
+ * output's group does not read). The products the zeros add are 0, so every
+ * accumulator is the grouped conv's own; the MACs are B× the layer's, on
+ * the MMA, against 64/(C_out/g)× on the int8 grouped_loop's panels. The
+ * last block may hold fewer groups: zero filters pad it to the tile, and
+ * its z past C_out is never read. B for C_out and g, 0 when C_out/g is
+ * neither a divisor nor a multiple of the tile (the int8 kernel then). */
+int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups);
+/* ins[j], args[j] (12: conv_args, the whole conv's plain-conv arguments,
+ * with block j's C_in and C_out) of block j of ⌈g/B⌉: the widened act_in
+ * (one new k_cast) or its channel slice, the block's int16 weights, its
+ * channels' requant constants. 0, or -1 when out of memory (recorded). */
+int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+                             int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
+                             int64_t (*args)[12]);
+/* Node id (block 0's call, which took over the chain's output y) writes
+ * block 0's z; a call per further block, a k_concat of their z along the
+ * channels, and k_mmalib_exact_requant (cp->groups = g) compute y. */
+int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int n_blocks,
+                             int (*ins)[5], int64_t (*args)[12], int act_in, int w_in, const tidsp_conv2d_params *cp,
+                             int32_t o_zp);
 
 /* ---- replicated channels (MMALIBPackPixels, MMALIBOutS2D) --------------
  * A rewrite that computes `rep` outputs per channel (pixel blocks, output

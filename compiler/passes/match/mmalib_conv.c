@@ -315,6 +315,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   int64_t *wsum = NULL;
   cs_mm_exact_plan plan;
   memset(&plan, 0, sizeof plan);
+  /* a grouped conv on the exact path: block-diagonal int16 convs */
+  int n_blocks = 0;
+  int(*block_ins)[5] = NULL;
+  int64_t(*block_args)[12] = NULL;
   cs_window2d win;
   int relu = 0;
   int x_in = cs_graph_node(g, xdq)->inputs[0];
@@ -360,15 +364,17 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
    * as one call, 5x5/7x7 as 3x3 tiles); a layer it cannot take stays on
    * the int8 kernel. */
   int exact = 0;
-  int int16_runs = x->shape[0] == 1 && (kind == CS_MM_CONV_PLAIN || kind == CS_MM_CONV_DEPTHWISE);
+  int per_block = kind == CS_MM_CONV_GROUPED ? cs_mm_exact_group_blocks(c_out, groups) : 0;
+  int int16_runs = x->shape[0] == 1 && (kind == CS_MM_CONV_PLAIN || kind == CS_MM_CONV_DEPTHWISE || per_block);
   int32_t o_zp = tail.out.zp[0];
   double span = (double)(127 - o_zp > o_zp + 128 ? 127 - o_zp : o_zp + 128); /* max |y − o_zp| */
   if (!i16 && cs_mm_exact_wanted(t, worst, worst * span) && (int16_runs || t->mmalib_exact == CS_MM_EXACT_STRICT)) {
     /* strict: what no int16 kernel runs stays on the core, ORT-exact,
      * rather than on the int8 kernel's 8-bit scale. */
-    if (kind == CS_MM_CONV_GROUPED || x->shape[0] != 1) {
+    if ((kind == CS_MM_CONV_GROUPED && !per_block) || x->shape[0] != 1) {
       snprintf(why, sizeof why, "-mmalib-exact: %s has no int16 MMALIB kernel; left to the core's exact int8 conv",
-               kind == CS_MM_CONV_GROUPED ? "a grouped conv" : "a batch N > 1");
+               x->shape[0] != 1 ? "a batch N > 1" : "a grouped conv whose C_out per group neither divides nor is a "
+                                                    "multiple of 32");
       rule = why;
       goto done;
     }
@@ -396,7 +402,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     }
   }
 
-  if (kind == CS_MM_CONV_GROUPED && (rule = grouped_pays(g, conv, x, c_out, groups, per, pos, why, sizeof why)))
+  if (kind == CS_MM_CONV_GROUPED && !exact &&
+      (rule = grouped_pays(g, conv, x, c_out, groups, per, pos, why, sizeof why)))
     goto done;
 
   /* Eligible: rewrite. */
@@ -446,6 +453,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     goto done;
   }
   int inputs[5];
+  n_blocks = exact && per_block ? (int)((groups + per_block - 1) / per_block) : 0;
   /* a 5x5/7x7 depthwise on the exact path: 3x3 int16 tiles */
   cs_mm_exact_tile tiles[CS_MM_EXACT_MAX_TILES];
   int tile_ins[CS_MM_EXACT_MAX_TILES][5], n_tiles = 0;
@@ -462,6 +470,17 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       goto done;
     }
     memcpy(inputs, tile_ins[0], sizeof inputs);
+  } else if (n_blocks) {
+    block_ins = malloc(sizeof *block_ins * (size_t)n_blocks);
+    block_args = malloc(sizeof *block_args * (size_t)n_blocks);
+    int64_t a[12] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
+                     kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right};
+    if (!block_ins || !block_args) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
+    if (cs_mm_exact_group_inputs(g, base, act_in, w_in, &plan, groups, per_block, a, block_ins, block_args) != 0) {
+      st = CS_ERR_NOMEM;
+      goto done;
+    }
+    memcpy(inputs, block_ins[0], sizeof inputs);
   } else if (exact) {
     if (cs_mm_exact_inputs(g, base, act_in, w_in, &plan, inputs) != 0) { st = CS_ERR_NOMEM; goto done; }
   } else {
@@ -487,8 +506,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   } else {
     int64_t a[] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
-    na = kind == CS_MM_CONV_GROUPED ? 13 : 12;
+    na = kind == CS_MM_CONV_GROUPED && !n_blocks ? 13 : 12;
     memcpy(args, a, sizeof a);
+    if (n_blocks) memcpy(args, block_args[0], sizeof block_args[0]);
   }
   if ((st = cs_mm_set_args(g, id, na, args)) != CS_OK) goto done;
   /* N > 1: a call per image; the slices and the concat are the edge's
@@ -511,10 +531,12 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cp.dil_h = cp.dil_w = 1;
     cp.pad_top = kw.pad_top;
     cp.pad_left = kw.pad_left;
-    cp.groups = kind == CS_MM_CONV_DEPTHWISE ? (int32_t)c_in : 1;
-    if (id < 0 || (n_tiles ? cs_mm_exact_dw_finish(g, id, base, &plan, tiles, n_tiles, tile_ins, act_in, w_in, &cp,
-                                                  tail.out.zp[0])
-                           : cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0])) != 0) {
+    cp.groups = kind == CS_MM_CONV_DEPTHWISE ? (int32_t)c_in : (int32_t)groups;
+    if (id < 0 || (n_tiles    ? cs_mm_exact_dw_finish(g, id, base, &plan, tiles, n_tiles, tile_ins, act_in, w_in,
+                                                      &cp, tail.out.zp[0])
+                   : n_blocks ? cs_mm_exact_group_finish(g, id, base, &plan, n_blocks, block_ins, block_args, act_in,
+                                                         w_in, &cp, tail.out.zp[0])
+                              : cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0])) != 0) {
       st = CS_ERR_NOMEM;
       goto done;
     }
@@ -527,7 +549,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     /* the cost (mmalib_cost.h): MMA panels of 32 (int16) against 64, int16
      * bytes, and the core's two passes (widen x; requantize z, reading
      * z and writing y) */
-    int64_t k_red = (kind == CS_MM_CONV_DEPTHWISE ? 1 : c_in) * kw.k_h * kw.k_w;
+    int64_t k_red = (kind == CS_MM_CONV_DEPTHWISE ? 1 : c_in / groups) * kw.k_h * kw.k_w;
     int64_t n_in = c_in * h_in * w_in_dim, n_out = c_out * pos;
     double wbytes = (double)cs_value_numel(cs_graph_value(g, w_in));
     double b8 = (double)n_in + wbytes + (double)n_out;
@@ -543,10 +565,41 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
           core += cs_mm_cost_scalar(n_win, 4.0 * (double)n_win);
       }
       core += cs_mm_cost_scalar((int64_t)(n_tiles - 1) * n_out, 2.0 * (double)(n_tiles - 1) * (double)n_out);
+    } else if (n_blocks) { /* a call per block on its input channels */
+      int64_t bw = block_args[0][3];
+      mma8 = (double)groups * cs_mm_cost_mma(k_red, c_out / groups, pos, 64, b8 / (double)groups);
+      for (int j = 0; j < n_blocks; j++) {
+        int64_t k_j = block_args[j][0] * kw.k_h * kw.k_w;
+        mma16 += cs_mm_cost_mma(k_j, bw, pos, 32, 2.0 * ((double)(block_args[j][0] * h_in * w_in_dim) +
+                                                         (double)(bw * k_j) + (double)(bw * pos)));
+      }
     } else {
       mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
     }
     cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
+    if (n_blocks && per_block > 1) {
+      /* each group's outputs fill a tile-wide block's columns (zeros
+       * against the block's other groups): MACs added like padding's */
+      int64_t bw = block_args[0][3], computed = 0, w_elems = 0;
+      for (int j = 0; j < n_blocks; j++) {
+        computed += bw * block_args[j][0] * kw.k_h * kw.k_w * pos;
+        w_elems += bw * block_args[j][0] * kw.k_h * kw.k_w;
+      }
+      cs_offload_pad pe;
+      memset(&pe, 0, sizeof pe);
+      snprintf(pe.layer, sizeof pe.layer, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "");
+      pe.what = "C_out per group";
+      pe.c_out = (int)(c_out / groups);
+      pe.c_pad = (int)bw;
+      pe.padded = 1;
+      pe.macs = k_red * c_out * pos;
+      pe.macs_added = computed - pe.macs;
+      pe.weight_bytes_added = 2 * (w_elems - k_red * c_out);
+      pe.act_bytes_added = 2 * (bw * n_blocks - c_out) * pos;
+      pe.mma_cycles = mma16;
+      pe.scalar_cycles = core;
+      cs_mmalib_report_pad(g, &pe);
+    }
     if (n_tiles) {
       /* the tiles compute 9 taps each, the window's zero taps past k
        * included: MACs added like padding's, taken out of both sides of
@@ -579,6 +632,8 @@ done:
   free(scale);
   free(shift);
   free(wsum);
+  free(block_ins);
+  free(block_args);
   cs_mm_exact_plan_free(&plan);
   cs_qparams_free(&xq);
   cs_qparams_free(&wq);

@@ -37,8 +37,10 @@
  * scales and o_zp (it picks the ReLU-clamped layers, o_zp = −128, with
  * |g| ≥ 1/510; |g| ≤ 2^−8 keeps a layer with o_zp = 0 out). The rest stay
  * on the int8 kernel. -mmalib-exact=all: every int8 conv int16 kernels
- * run (plain, depthwise 3×3/5×5/7×7), and every FC; the rest (a grouped
- * conv, a batch) stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
+ * run (plain, depthwise 3×3/5×5/7×7), a grouped conv whose C_out per
+ * group divides the tile or is a multiple of it (as block-diagonal int16
+ * convs, cs_mm_exact_group_blocks), and every FC; the rest (other grouped
+ * convs, a batch) stay on the int8 kernel. -mmalib-exact=strict: all, and the rest are
  * left to the core's exact int8 conv instead (declined, the offload report
  * says why): every conv gives ORT's bytes, at the cost of those layers'
  * MMA share.
@@ -340,4 +342,156 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
   cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n_tiles);
   cs_graph_node(g, k)->k.concat = cc;
   return add_core(g, base, p, n_tiles, z, act_in, w_in, cp, o_zp, y);
+}
+
+/* ---- a grouped conv as block-diagonal int16 convs ------------------------ */
+
+int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups) {
+  int64_t tile = cs_mm_int8_exact.mult, c_g = groups > 0 ? c_out / groups : 0;
+  if (c_g < 1) return 0;
+  if (c_g % tile == 0) return 1;
+  return tile % c_g == 0 ? (int)(tile / c_g) : 0;
+}
+
+int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+                             int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
+                             int64_t (*args)[12]) {
+  int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
+  if (x16 < 0) return -1;
+  int k = cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
+  if (k < 0) return -1;
+  tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
+  cs_graph_node(g, k)->k.cast = cp;
+  const cs_value *wv = cs_graph_value(g, w_in);
+  int64_t c_out = wv->shape[0], cin_g = wv->shape[1], kk = wv->shape[2] * wv->shape[3];
+  int64_t c_g = c_out / groups, bw = per_block * c_g, nw = cs_value_numel(wv);
+  int n_blocks = (int)((groups + per_block - 1) / per_block);
+  /* the graph grows below (its arrays move): the int8 weights copied once */
+  int8_t *w8 = malloc((size_t)nw);
+  int16_t *w16 = malloc(sizeof *w16 * (size_t)(bw * per_block * cin_g * kk));
+  int64_t *bias = malloc(sizeof *bias * (size_t)bw);
+  uint8_t *scale = malloc((size_t)bw), *shift = malloc((size_t)bw);
+  int ok = w8 && w16 && bias && scale && shift;
+  if (ok) memcpy(w8, wv->data, (size_t)nw);
+  const cs_value *xv = cs_graph_value(g, x16);
+  int64_t h = xv->shape[2], w = xv->shape[3];
+  for (int j = 0; ok && j < n_blocks; j++) {
+    int64_t g0 = (int64_t)j * per_block, nb = groups - g0 < per_block ? groups - g0 : per_block;
+    int64_t cin_j = nb * cin_g;
+    /* output o of the block is group g0 + o / c_g's channel: its filter on
+     * that group's input channels, zeros on the others (and zero filters
+     * past the last group: their z is never read) */
+    memset(w16, 0, sizeof *w16 * (size_t)(bw * cin_j * kk));
+    for (int64_t o = 0; o < bw; o++) {
+      int64_t q = o / c_g, c = g0 * c_g + o;
+      int real = q < nb;
+      for (int64_t ci = 0; real && ci < cin_g; ci++)
+        for (int64_t t = 0; t < kk; t++) w16[(o * cin_j + q * cin_g + ci) * kk + t] = w8[(c * cin_g + ci) * kk + t];
+      bias[o] = real ? p->bias[c] : 0;
+      scale[o] = real ? p->scale[c] : 1;
+      shift[o] = real ? p->shift[c] : 0;
+    }
+    char suffix[40];
+    snprintf(suffix, sizeof suffix, "mm_w16_block%d", j);
+    int64_t wshape[4] = {bw, cin_j, cs_graph_value(g, w_in)->shape[2], cs_graph_value(g, w_in)->shape[3]};
+    int wt = cs_add_const_named(g, base, suffix, CS_DTYPE_I16, 4, wshape, w16);
+    int rq[3];
+    ok = wt >= 0 && cs_mm_add_requant_consts_i16(g, base, (int)bw, bias, scale, shift, rq) == CS_OK;
+    int xin = x16;
+    if (ok && n_blocks > 1) { /* the block's input channels: a view */
+      xv = cs_graph_value(g, x16);
+      char name[512];
+      snprintf(name, sizeof name, "%s.block%d", xv->name ? xv->name : "x", j);
+      int64_t shape[4] = {1, cin_j, h, w};
+      xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+      int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
+      if (sk < 0) {
+        ok = 0;
+        break;
+      }
+      tidsp_slice_params sp;
+      memset(&sp, 0, sizeof sp);
+      sp.rank = 4;
+      sp.elem_size = 2;
+      int64_t in_shape[4] = {1, groups * cin_g, h, w};
+      for (int d = 0; d < 4; d++) {
+        sp.in_shape[d] = sp.out_shape[d] = (int32_t)in_shape[d];
+        sp.step[d] = 1;
+      }
+      sp.out_shape[1] = (int32_t)cin_j;
+      sp.start[1] = (int32_t)(g0 * cin_g);
+      cs_graph_node(g, sk)->k.slice = sp;
+    }
+    if (!ok) break;
+    int all[5] = {xin, wt, rq[0], rq[1], rq[2]};
+    memcpy(ins[j], all, sizeof all);
+    memcpy(args[j], conv_args, sizeof args[j]);
+    args[j][0] = cin_j;
+    args[j][3] = bw;
+  }
+  if (!w8 || !w16 || !bias || !scale || !shift) cs_error(CS_ERR_NOMEM, "out of memory");
+  free(w8);
+  free(w16);
+  free(bias);
+  free(scale);
+  free(shift);
+  return ok ? 0 : -1;
+}
+
+int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int n_blocks,
+                             int (*ins)[5], int64_t (*args)[12], int act_in, int w_in, const tidsp_conv2d_params *cp,
+                             int32_t o_zp) {
+  int y = cs_graph_node(g, id)->outputs[0];
+  const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+  int64_t bw = args[0][3];
+  char name[512];
+  snprintf(name, sizeof name, n_blocks > 1 ? "%s.mm_z16_block0" : "%s.mm_z16", yname);
+  int z0 = cs_reroute_output_as(g, id, 0, name, CS_DTYPE_I16);
+  if (z0 < 0) return -1;
+  cs_graph_value(g, z0)->shape[1] = bw; /* a block's channels: its zero filters' z too */
+  if (n_blocks == 1) return add_core(g, base, p, 1, z0, act_in, w_in, cp, o_zp, y);
+  int *zs = malloc(sizeof *zs * (size_t)n_blocks);
+  int64_t *lens = malloc(sizeof *lens * (size_t)n_blocks);
+  if (!zs || !lens) {
+    free(zs);
+    free(lens);
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  zs[0] = z0;
+  int ok = 1;
+  cs_op op = cs_graph_node(g, id)->op;
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, cs_graph_value(g, z0)->shape, sizeof shape);
+  for (int j = 0; j < n_blocks; j++) lens[j] = 1;
+  for (int j = 1; ok && j < n_blocks; j++) {
+    yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+    snprintf(name, sizeof name, "%s.mm_z16_block%d", yname, j);
+    int zj = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+    int k = zj < 0 ? -1 : cs_add_kernel(g, op, base, 5, ins[j], zj);
+    ok = k >= 0 && cs_mm_set_args(g, k, 12, args[j]) == CS_OK;
+    zs[j] = zj;
+  }
+  /* the blocks' z, one after another along the channels: [1, n·bw, H, W],
+   * the real channels first (only the last block has zero filters) */
+  int z = -1;
+  if (ok) {
+    shape[1] = bw * n_blocks;
+    yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+    snprintf(name, sizeof name, "%s.mm_z16", yname);
+    z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+    int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n_blocks, zs, z);
+    ok = k >= 0 && cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n_blocks, lens) == CS_OK;
+    if (ok) {
+      tidsp_concat_params cc;
+      memset(&cc, 0, sizeof cc);
+      cc.n_inputs = n_blocks;
+      cc.outer = 1;
+      cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n_blocks);
+      cs_graph_node(g, k)->k.concat = cc;
+    }
+  }
+  free(zs);
+  free(lens);
+  return ok ? add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y) : -1;
 }
