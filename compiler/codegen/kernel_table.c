@@ -22,6 +22,11 @@ int64_t cs_kernel_macs(const cs_node *n) {
       return (int64_t)n->k.batch_matmul.batch * n->k.batch_matmul.m * n->k.batch_matmul.k * n->k.batch_matmul.n;
     case CS_OP_K_MATMUL_I8:
       return (int64_t)n->k.matmul.m * n->k.matmul.k * n->k.matmul.n;
+    case CS_OP_K_MMALIB_BATCH_MATMUL_I16: { /* batch, M, K, N padded: what the MMA runs */
+      int cnt = 0;
+      const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+      return a && cnt >= 4 ? a[0] * a[1] * a[2] * a[3] : 0;
+    }
     case CS_OP_K_MMALIB_CONV2D_I8:
     case CS_OP_K_MMALIB_CONV2D_I8_GROUPED:
     case CS_OP_K_MMALIB_DWCONV2D_I8:

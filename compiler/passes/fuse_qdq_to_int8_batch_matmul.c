@@ -16,12 +16,35 @@
  * operands are declined (the float path runs them). Runs after the FC
  * fusion, which takes the products with a constant weight. Multiplier as
  * ORT's: fl(fl(as · bs) / ys).
+ *
+ * With -mmalib=1 and the exact path (-mmalib-exact other than none,
+ * cs_mm_exact_wanted), the product goes to the MMA instead, when the cost
+ * rule says it pays (mmalib_cost.h):
+ *
+ *   a ─k_widen_i16─► a16 [Ba, Mp, Kp]   (a − a_zp, zero-padded to 32)
+ *   b ─k_widen_i16─► b16 [Bb, Kp, Np]   (b − b_zp; Kᵀ's Transpose folded in)
+ *   a16, b16 ─mmalib_batch_matmul_i16 (shift sh)─► z [B, Mp, Np]
+ *   z, a16, b16, rq ─k_batch_matmul_exact_requant─► y [B, M, N]
+ *
+ * |x − zp| ≤ 255, so the int16 products and their sums are exact; sh is
+ * the smallest shift for which z cannot saturate (|acc| ≤ K·|a−za|max·
+ * |b−zb|max); z names an interval of 2^sh accumulators, and the core
+ * kernel requantizes both ends with ORT's multiplier (the same rq blob as
+ * k_batch_matmul_i8's), summing again only where they differ: ORT's bytes.
+ * A broadcast operand (batch stride 0) is widened once. The padding's MACs
+ * are reported (offload.padding); a decline says its estimate.
  */
+#include <math.h>
 #include <string.h>
 
 #include "pass_list.h"
+#include "match/mmalib_common.h"
+#include "match/mmalib_cost.h"
+#include "match/mmalib_report.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
+
+#define MM_TILE 32 /* the int16 kernel's (spec: dims multiples of 32 for i16) */
 
 /* Elements between batches of an operand: 0 when its batch dims are all 1,
  * the matrix size when they equal the output's, -1 otherwise. */
@@ -41,15 +64,19 @@ static int64_t batch_stride(const cs_value *v, const cs_value *y) {
 /* B transposed: the input of a last-two-axes Transpose that only this
  * MatMul reads, through its DQ `bdq` (*drop = the Transpose; the DQ goes
  * with it), or a new Transpose of b. -1 on out of memory. */
-static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *drop) {
-  *drop = -1;
+/* The Transpose (swapping the last two axes) that produces b and that only
+ * this MatMul reads, through its DQ `bdq`; -1 if none. */
+static int b_transpose_of(cs_graph *g, int b_int, int bdq) {
   int tr = cs_match_producer(g, b_int, CS_OP_TRANSPOSE);
   if (tr >= 0 && cs_match_single_consumer(g, b_int) >= 0 &&
-      cs_match_single_consumer(g, cs_graph_node(g, bdq)->outputs[0]) >= 0 &&
-      cs_match_swaps_last_two(g, tr, 0)) {
-    *drop = tr;
-    return cs_graph_node(g, tr)->inputs[0];
-  }
+      cs_match_single_consumer(g, cs_graph_node(g, bdq)->outputs[0]) >= 0 && cs_match_swaps_last_two(g, tr, 0))
+    return tr;
+  return -1;
+}
+
+static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *drop) {
+  *drop = b_transpose_of(g, b_int, bdq);
+  if (*drop >= 0) return cs_graph_node(g, *drop)->inputs[0];
   const cs_value *b = cs_graph_value(g, b_int);
   int rank = b->rank;
   int64_t shape[CS_MAX_RANK], perm[CS_MAX_RANK];
@@ -65,6 +92,132 @@ static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *
   int t = cs_graph_add_node(g, CS_OP_TRANSPOSE, name, base, 1, &b_int, 1, &bt);
   if (t < 0 || cs_node_set_attr_ints(cs_graph_node(g, t), "perm", rank, perm) != CS_OK) return -1;
   return bt;
+}
+
+static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/* The largest |x − zp| of an int8 x. */
+static int64_t max_dev(int32_t zp) { return zp + 128 > 127 - zp ? zp + 128 : 127 - zp; }
+
+/* A k_widen_i16 of src (int8, `batch` matrices rows × cols, stride
+ * elements apart) into a new int16 [batch, out_rows, out_cols] value
+ * "<base>.<suffix>": its id, -1 when out of memory. */
+static int widen(cs_graph *g, const char *base, const char *suffix, int src, const tidsp_widen_i16_params *p) {
+  char name[300];
+  snprintf(name, sizeof name, "%s.%s", base, suffix);
+  int64_t shape[3] = {p->batch, p->out_rows, p->out_cols};
+  int v = cs_graph_add_value(g, name, CS_DTYPE_I16, 3, shape);
+  int k = v < 0 ? -1 : cs_add_kernel(g, CS_OP_K_WIDEN_I16, base, 1, &src, v);
+  if (k < 0) return -1;
+  cs_graph_node(g, k)->k.widen = *p;
+  return v;
+}
+
+/* The MMA path (above) of MatMul `id`, p and rq as the core kernel's would
+ * be, `mult` ORT's multiplier: 1 when built, 0 when declined (recorded in
+ * the offload report; the caller builds the core kernel), -1 when out of
+ * memory (message recorded). */
+static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs_qdq_tail *tail,
+                    const tidsp_batch_matmul_i8_params *p, int rq, float mult, const char *base) {
+  char layer[256];
+  snprintf(layer, sizeof layer, "%s", cs_graph_node(g, id)->name ? cs_graph_node(g, id)->name : "");
+  const int64_t batch = p->batch, m = p->m, k = p->k, n = p->n;
+  const int64_t mp = round_up(m, MM_TILE), kp = round_up(k, MM_TILE), np = round_up(n, MM_TILE);
+  const int64_t ba = p->a_batch_stride ? batch : 1, bb = p->b_batch_stride ? batch : 1;
+  /* the smallest shift for which z = round_half_up(acc / 2^sh) stays
+   * inside int16 for every |acc| ≤ bound (the negative side then holds too) */
+  const int64_t bound = k * max_dev(p->a_zp) * max_dev(p->b_zp);
+  int sh = 0;
+  while (sh <= 31 && (bound + (sh ? (int64_t)1 << (sh - 1) : 0)) >> sh > INT16_MAX) sh++;
+  if (sh > 31) {
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0, "K=%lld: no shift keeps the int16 result unsaturated",
+                         (long long)k);
+    return 0;
+  }
+  /* The cost (mmalib_cost.h). The MMA side: the int16 call on its padded
+   * operands, plus the core's passes — the widening (int8 in, int16 out),
+   * the requantization (z in, y out) and the expected share of outputs
+   * summed again: one whose interval of 2^sh accumulators (r·2^sh output
+   * LSB) holds a rounding boundary, about min(1, r·2^sh) of them. */
+  const double a16 = (double)(ba * mp * kp), b16 = (double)(bb * kp * np), zn = (double)(batch * mp * np);
+  const double a8 = (double)(ba * m * k), b8 = (double)(bb * k * n), y8 = (double)(batch * m * n);
+  const double resum = fmin(1.0, (double)mult * (double)((int64_t)1 << sh));
+  /* one call per batch, each loading its own panels and reading its
+   * operands (a broadcast one too) */
+  const double mma = (double)batch * cs_mm_cost_mma(kp, np, mp, MM_TILE, 2.0 * (double)(mp * kp + kp * np + mp * np));
+  const double core = cs_mm_cost_scalar((int64_t)(a16 + b16 + zn + resum * y8 * (double)k),
+                                        a8 + b8 + 2.0 * (a16 + b16) + 2.0 * zn + y8);
+  const double scalar = cs_mm_cost_scalar(batch * m * k * n, a8 + b8 + y8);
+  if (!cs_mm_cost_pays(mma + core, scalar)) {
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
+                         "does not pay: MMA estimate %.0f cycles (int16 call %.0f + core %.0f) against %.0f on the "
+                         "core",
+                         mma + core, mma, core, scalar);
+    return 0;
+  }
+  /* the operands, widened; b from Kᵀ's source, transposed on the way */
+  int tr = b_transpose_of(g, b_int, bdq);
+  tidsp_widen_i16_params wa = {(int32_t)ba, (int32_t)m, (int32_t)k, p->a_batch_stride, (int32_t)mp, (int32_t)kp,
+                               0, p->a_zp};
+  tidsp_widen_i16_params wb = {(int32_t)bb, (int32_t)k, (int32_t)n, p->b_batch_stride, (int32_t)kp, (int32_t)np,
+                               0, p->b_zp};
+  int b_src = b_int;
+  if (tr >= 0) {
+    b_src = cs_graph_node(g, tr)->inputs[0];
+    wb.rows = (int32_t)n;
+    wb.cols = (int32_t)k;
+    wb.transpose = 1;
+  }
+  int av = widen(g, base, "a16", a_int, &wa);
+  int bv = av < 0 ? -1 : widen(g, base, "b16", b_src, &wb);
+  if (bv < 0) return -1;
+  char name[300];
+  snprintf(name, sizeof name, "%s.z16", base);
+  int64_t zshape[3] = {batch, mp, np};
+  int z = cs_graph_add_value(g, name, CS_DTYPE_I16, 3, zshape);
+  int ab[2] = {av, bv};
+  int call = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_MMALIB_BATCH_MATMUL_I16, base, 2, ab, z);
+  int64_t args[7] = {batch, mp, kp, np, sh, p->a_batch_stride ? mp * kp : 0, p->b_batch_stride ? kp * np : 0};
+  if (cs_mm_set_args(g, call, 7, args) != CS_OK) return -1;
+  int inputs[4] = {z, av, bv, rq};
+  int chain[3] = {id, tr >= 0 ? bdq : -1, tr};
+  int req = cs_replace_chain(g, chain, 3, tail, CS_OP_K_BATCH_MATMUL_EXACT_REQUANT, 4, inputs);
+  if (req < 0) return -1;
+  tidsp_batch_matmul_exact_params q;
+  memset(&q, 0, sizeof q);
+  q.batch = (int32_t)batch;
+  q.m = (int32_t)m;
+  q.k = (int32_t)k;
+  q.n = (int32_t)n;
+  q.m_pad = (int32_t)mp;
+  q.k_pad = (int32_t)kp;
+  q.n_pad = (int32_t)np;
+  q.a_batch_stride = (int32_t)args[5];
+  q.b_batch_stride = (int32_t)args[6];
+  q.shift = sh;
+  q.rq = p->rq;
+  cs_graph_node(g, req)->k.batch_matmul_exact = q;
+  const char *fn = cs_kernel_info_of(CS_OP_K_MMALIB_BATCH_MATMUL_I16)->fn;
+  cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, fn, 0.0, NULL);
+  /* z's step is r·2^sh output LSB; q = 1 (sh = 0): z is the accumulator */
+  cs_mmalib_report_exact(g, layer, 0.0, sh ? (double)mult * (double)((int64_t)1 << sh) / 2.0 : 0.0, mma,
+                         cs_mm_cost_mma(k, n, batch * m, 64, a8 + b8 + y8), core);
+  if (mp != m || kp != k || np != n) {
+    cs_offload_pad pad;
+    memset(&pad, 0, sizeof pad);
+    snprintf(pad.layer, sizeof pad.layer, "%.*s", (int)sizeof pad.layer - 1, layer);
+    pad.what = "M/K/N (runtime matmul; c_out: N)";
+    pad.c_out = (int)n;
+    pad.c_pad = (int)np;
+    pad.padded = 1;
+    pad.macs = batch * m * k * n;
+    pad.macs_added = batch * (mp * kp * np - m * k * n);
+    pad.act_bytes_added = 2 * (int64_t)(a16 - a8 + b16 - b8) + 2 * (int64_t)(zn - y8);
+    pad.mma_cycles = mma + core;
+    pad.scalar_cycles = scalar;
+    cs_mmalib_report_pad(g, &pad);
+  }
+  return 1;
 }
 
 static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
@@ -108,16 +261,19 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
         p.b_zp = bq.zp[0];
         p.rq.out_zp = tail.out.zp[0];
         cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
+        /* the MMA, when wanted and it pays; else the core kernel */
+        int done = cs_mm_exact_wanted(t, 0.0, HUGE_VAL) ? mma_path(g, id, a_int, b_int, bdq, &tail, &p, rq, ort, base)
+                                                        : 0;
         int drop;
-        int bt = b_transposed(g, b_int, bdq, base, &drop);
+        int bt = done ? -1 : b_transposed(g, b_int, bdq, base, &drop);
         int k = -1;
         if (bt >= 0) {
           int inputs[3] = {a_int, bt, rq};
           int chain[3] = {id, drop >= 0 ? bdq : -1, drop};
           k = cs_replace_chain(g, chain, 3, &tail, CS_OP_K_BATCH_MATMUL_I8, 3, inputs);
         }
-        if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
-        else cs_graph_node(g, k)->k.batch_matmul = p;
+        if (done < 0 || (!done && k < 0)) st = CS_ERR_NOMEM; /* message recorded */
+        else if (!done) cs_graph_node(g, k)->k.batch_matmul = p;
       }
     }
   }

@@ -295,6 +295,52 @@ int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
                               const int8_t *a, const int8_t *b_t,
                               const void *rq, int8_t *y);
 
+/* The MMA path of the product above (-mmalib=1 with the exact path,
+ * compiler/passes/fuse_qdq_to_int8_batch_matmul.c): each operand is
+ * widened to int16 with its zero point subtracted and zero-padded to the
+ * int16 tile (tidsp_widen_i16), MMALIB multiplies the int16 matrices with
+ * one shift (mmalib_batch_matmul_i16), and tidsp_batch_matmul_exact_requant
+ * gives ORT's bytes from that result.
+ *
+ * tidsp_widen_i16: x is `batch` int8 matrices [rows][cols], batch_stride
+ * elements apart; y is `batch` int16 matrices [out_rows][out_cols], dense:
+ *   y[b][i][j] = x[b][i][j] − zp            (transpose 0; i < rows, j < cols)
+ *   y[b][i][j] = x[b][j][i] − zp            (transpose 1; i < cols, j < rows)
+ *   0 elsewhere (the padding: zero rows and columns add nothing to a
+ *   product). TIDSP_ERR_SHAPE when the output does not hold the matrix. */
+typedef struct tidsp_widen_i16_params {
+  int32_t batch, rows, cols;
+  int32_t batch_stride; /* elements between x's matrices */
+  int32_t out_rows, out_cols;
+  int32_t transpose;
+  int32_t zp;
+} tidsp_widen_i16_params;
+
+int32_t tidsp_widen_i16(const tidsp_widen_i16_params *p, const int8_t *x, int16_t *y);
+
+/* z is [batch][m_pad][n_pad]: z = sat16(round_half_up(acc / 2^shift)) of
+ * the exact acc = Σ_k a16[b][i][k]·b16[b][k][j] (a16 [m_pad][k_pad] and
+ * b16 [k_pad][n_pad] per batch, a_batch_stride / b_batch_stride elements
+ * apart, 0 = broadcast; their first m, k, n rows/columns hold the operands
+ * less their zero points, the rest zeros). Y[b][i][j] (i < m, j < n,
+ * dense [batch][m][n]) = rq(acc), rq as tidsp_batch_matmul_i8's (blob
+ * `rq`, per tensor): z bounds acc to [z·2^shift − h, z·2^shift − h +
+ * 2^shift − 1] (h = 2^(shift−1), 0 for shift 0); where rq of both ends
+ * agree that is the output (rq is monotone), else acc is summed again from
+ * a16 and b16. The compiler picks a shift for which z cannot saturate; a
+ * saturated z is summed again all the same. So Y equals ORT's
+ * QLinearMatMul bit for bit. */
+typedef struct tidsp_batch_matmul_exact_params {
+  int32_t batch, m, k, n;
+  int32_t m_pad, k_pad, n_pad;
+  int32_t a_batch_stride, b_batch_stride; /* int16 elements; 0 = broadcast */
+  int32_t shift;
+  tidsp_requant_params rq;
+} tidsp_batch_matmul_exact_params;
+
+int32_t tidsp_batch_matmul_exact_requant(const tidsp_batch_matmul_exact_params *p, const int16_t *z,
+                                         const int16_t *a16, const int16_t *b16, const void *rq, int8_t *y);
+
 /* Weight-only int8 matrix multiply (the spec's FuseDequantizeMatmul, an
  * LLM's linear layers): float activations, int8 weights [N][K] with one
  * float scale per output column, float out:

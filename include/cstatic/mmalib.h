@@ -180,6 +180,17 @@ int32_t mmalib_matmul_i16(const int16_t *src0, const int16_t *src1,
                           int16_t *dst, int32_t M, int32_t K, int32_t N,
                           int32_t shift);
 
+/* mmalib_matmul_i16 on `batch` pairs: dst[b] = src0[b]·src1[b] with
+ * src0[b] = src0 + b·a_batch_stride, src1[b] = src1 + b·b_batch_stride
+ * (elements; 0 broadcasts that operand), dst dense [batch][M][N]. One
+ * check up front covers every batch (the strides keep each 64-byte
+ * aligned), so no batch fails after another has written. */
+int32_t mmalib_batch_matmul_i16(const int16_t *src0, const int16_t *src1,
+                                int16_t *dst, int32_t batch, int32_t M,
+                                int32_t K, int32_t N, int32_t shift,
+                                int32_t a_batch_stride,
+                                int32_t b_batch_stride);
+
 /* ---- matmul_bias (FC): output[m][n] = requant_n(Σ_k input[m][k] ·
  * weights[n][k]); weights in their natural [N][K] layout. */
 int32_t mmalib_matmul_bias_i8(const int8_t *input, const int8_t *weights,
