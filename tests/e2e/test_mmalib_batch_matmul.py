@@ -8,7 +8,8 @@ Small QDQ graphs built with onnx.helper, random int8/uint8 data, zero
 points off zero: 2-D, batched [2,3,M,K]x[2,3,K,N], a broadcast batch on
 either side, Kᵀ through a Transpose, a ReLU, M/K/N not multiples of 32 —
 each bit-identical with ORT on the host and on -mcpu=c7x (unstaged and
-L2-staged); the offload report names the MMALIB call with its padding.
+L2-staged); the offload report names the MMALIB call with its padding, and
+the generated C compiles warning-free.
 The swin-sized product (49x32x49) does not pay and stays on the core, the
 report saying its estimate; -mmalib-exact=none keeps the core kernel.
 """
@@ -20,6 +21,7 @@ import pytest
 
 from conftest import ORT_CONFIG
 from cstatic_cli import cstatic
+from test_warnings import assert_generated_c_clean
 
 TARGETS = {
     "host": "c_static_lib -mmalib=1",
@@ -128,12 +130,16 @@ def test_on_the_mma_equals_ort(case, tmp_path):
     pad = lambda v: -(-v // 32) * 32  # noqa: E731
     for tag, target in TARGETS.items():
         y, man = _run(tmp_path, path, target, tag)
+        if tag == "c7x":  # the three calls' generated C, -Werror (test_warnings.py)
+            assert_generated_c_clean(tmp_path / tag)
         layers = man["offload"]["layers"]
         assert [(e["kind"], e.get("kernel")) for e in layers] == [("matmul", "mmalib_batch_matmul_i16")], layers
         assert layers[0]["exact_requant"]["est_core_cycles"] > 0, layers
-        hist = man.get("kernels") or {}
-        if hist:
-            assert "tidsp_batch_matmul_i8" not in hist, hist
+        hist = man["totals"]["kernels"]
+        assert hist.get("tidsp_widen_i16") == 2 and hist.get("mmalib_batch_matmul_i16") == 1, hist
+        assert hist.get("tidsp_batch_matmul_exact_requant") == 1 and "tidsp_batch_matmul_i8" not in hist, hist
+        if tb:  # Kᵀ's Transpose is folded into the widening
+            assert "tidsp_transpose" not in hist, hist
         # the MMA runs the padded product; the padding is reported
         pads = man["offload"]["padding"]
         added = batch * (pad(m) * pad(k) * pad(n) - m * k * n)
@@ -149,6 +155,7 @@ def test_exact_none_keeps_the_core_kernel(tmp_path):
     y, man = _run(tmp_path, path, "c_static_lib -mmalib=1 -mmalib-exact=none", "none")
     assert all(e.get("kernel") != "mmalib_batch_matmul_i16" for e in man["offload"]["layers"]), man["offload"]
     assert man["offload"]["macs_mma"] == 0
+    assert "tidsp_batch_matmul_i8" in man["totals"]["kernels"], man["totals"]["kernels"]
     assert y.tobytes() == ref.tobytes()
 
 
