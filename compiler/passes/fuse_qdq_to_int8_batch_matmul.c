@@ -26,11 +26,13 @@
  *   a16, b16 ─mmalib_batch_matmul_i16 (shift sh)─► z [B, Mp, Np]
  *   z, a16, b16, rq ─k_batch_matmul_exact_requant─► y [B, M, N]
  *
- * |x − zp| ≤ 255, so the int16 products and their sums are exact; sh is
- * the smallest shift for which z cannot saturate (|acc| ≤ K·|a−za|max·
- * |b−zb|max); z names an interval of 2^sh accumulators, and the core
- * kernel requantizes both ends with ORT's multiplier (the same rq blob as
- * k_batch_matmul_i8's), summing again only where they differ: ORT's bytes.
+ * |x − zp| ≤ 255, so the int16 products and their sums are exact; z
+ * names an interval of 2^sh accumulators (open-ended where z saturates),
+ * and the core kernel requantizes both ends with ORT's multiplier (the
+ * same rq blob as k_batch_matmul_i8's), summing again only where they
+ * differ: ORT's bytes. sh is the smallest shift for which z reaches the
+ * accumulators that saturate the output before it saturates itself
+ * (mma_path), so about 2^−7 of the outputs are summed again.
  * A broadcast operand (batch stride 0) is widened once. The padding's MACs
  * are reported (offload.padding); a decline says its estimate.
  */
@@ -124,16 +126,26 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
   const int64_t batch = p->batch, m = p->m, k = p->k, n = p->n;
   const int64_t mp = round_up(m, MM_TILE), kp = round_up(k, MM_TILE), np = round_up(n, MM_TILE);
   const int64_t ba = p->a_batch_stride ? batch : 1, bb = p->b_batch_stride ? batch : 1;
-  /* the smallest shift for which z = round_half_up(acc / 2^sh) stays
-   * inside int16 for every |acc| ≤ bound (the negative side then holds too) */
+  /* The shift. z = round_half_up(acc / 2^sh) must tell apart only the
+   * accumulators whose outputs differ: beyond ±A, A = (the output's span
+   * from its zero point + 1 LSB) / r, the output is saturated, so z needs
+   * to reach A (or the largest |acc|, K·|a−za|max·|b−zb|max, if smaller)
+   * before it saturates — a z step of about 2^−7 output LSB instead of
+   * the whole accumulator range's (which would send a large share of the
+   * outputs to the core's re-sum). The core kernel takes a saturated z as
+   * the open interval it is, so a shift too small could only cost re-sums,
+   * never a byte. */
   const int64_t bound = k * max_dev(p->a_zp) * max_dev(p->b_zp);
-  int sh = 0;
-  while (sh <= 31 && (bound + (sh ? (int64_t)1 << (sh - 1) : 0)) >> sh > INT16_MAX) sh++;
-  if (sh > 31) {
-    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0, "K=%lld: no shift keeps the int16 result unsaturated",
-                         (long long)k);
+  if (bound > INT32_MAX) { /* ORT's int32 accumulator would wrap: the core kernel's arithmetic */
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
+                         "K=%lld: the accumulator may exceed int32 (ORT's wraps)", (long long)k);
     return 0;
   }
+  const double span = fmax((double)(p->rq.out_max - p->rq.out_zp), (double)(p->rq.out_zp - p->rq.out_min)) + 1.0;
+  const double need = fmin((double)bound, ceil(span / (double)mult));
+  int sh = 0;
+  while (sh < 31 && 32767.0 * (double)((int64_t)1 << sh) - (sh ? (double)((int64_t)1 << (sh - 1)) : 0.0) - 1.0 < need)
+    sh++;
   /* The cost (mmalib_cost.h). The MMA side: the int16 call on its padded
    * operands, plus the core's passes — the widening (int8 in, int16 out),
    * the requantization (z in, y out) and the expected share of outputs

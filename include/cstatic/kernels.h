@@ -325,11 +325,12 @@ int32_t tidsp_widen_i16(const tidsp_widen_i16_params *p, const int8_t *x, int16_
  * less their zero points, the rest zeros). Y[b][i][j] (i < m, j < n,
  * dense [batch][m][n]) = rq(acc), rq as tidsp_batch_matmul_i8's (blob
  * `rq`, per tensor): z bounds acc to [z·2^shift − h, z·2^shift − h +
- * 2^shift − 1] (h = 2^(shift−1), 0 for shift 0); where rq of both ends
- * agree that is the output (rq is monotone), else acc is summed again from
- * a16 and b16. The compiler picks a shift for which z cannot saturate; a
- * saturated z is summed again all the same. So Y equals ORT's
- * QLinearMatMul bit for bit. */
+ * 2^shift − 1] (h = 2^(shift−1), 0 for shift 0), open-ended on the side
+ * where z is saturated (−32768 or 32767); where rq of both ends agree that
+ * is the output (rq is monotone), else acc is summed again from a16 and
+ * b16. So Y equals ORT's QLinearMatMul bit for bit whatever the shift (|acc|
+ * within int32, as ORT's accumulator); the shift only sets how many are
+ * summed again. */
 typedef struct tidsp_batch_matmul_exact_params {
   int32_t batch, m, k, n;
   int32_t m_pad, k_pad, n_pad;

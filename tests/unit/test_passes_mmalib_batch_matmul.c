@@ -4,13 +4,15 @@
  *
  * - The kernels: random int8 operands (zero points at both ends, sizes
  *   below, at and above the tile of 32, broadcast batches, a transposed
- *   B) through tidsp_widen_i16 → mmalib_batch_matmul_i16 (the shift the
- *   pass picks) → tidsp_batch_matmul_exact_requant equal
+ *   B) through tidsp_widen_i16 → mmalib_batch_matmul_i16 (the pass's
+ *   shift, and the coarser one for which z never saturates) →
+ *   tidsp_batch_matmul_exact_requant equal
  *   tidsp_batch_matmul_i8__ref (ORT's QLinearMatMul) on every output; the
  *   requantization of z without the re-sum (every z taken at its
  *   interval's low end) differs: the check can fail. Crafted
  *   accumulators: z whose interval holds a rounding boundary (a power-of-
- *   two multiplier puts one at every half), saturated z, shift 0.
+ *   two multiplier puts one at every half), saturated z (too small a
+ *   shift; the pass's shift on mostly clipped outputs), shift 0.
  * - The pass: under -mmalib=1 a product that pays becomes the three
  *   kernels (Kᵀ's Transpose folded into the widening), and the graph still
  *   computes the core kernel's bytes; it declines — the core kernel stays —
@@ -47,11 +49,24 @@ static void *zalloc(size_t n) {
 static int32_t round32(int32_t v) { return (v + 31) / 32 * 32; }
 static int64_t max_dev(int32_t zp) { return zp + 128 > 127 - zp ? zp + 128 : 127 - zp; }
 
-/* The pass's shift: the smallest for which z cannot saturate. */
-static int32_t pick_shift(int32_t k, int32_t a_zp, int32_t b_zp) {
+/* The smallest shift for which z cannot saturate. */
+static int32_t bound_shift(int32_t k, int32_t a_zp, int32_t b_zp) {
   int64_t bound = k * max_dev(a_zp) * max_dev(b_zp);
   int32_t sh = 0;
   while ((bound + (sh ? (int64_t)1 << (sh - 1) : 0)) >> sh > INT16_MAX) sh++;
+  return sh;
+}
+
+/* The pass's shift: z reaches the accumulators that saturate the output
+ * (±(span + 1)/r) or the largest |acc|, whichever is smaller, before it
+ * saturates itself. */
+static int32_t pass_shift(int32_t k, int32_t a_zp, int32_t b_zp, int32_t y_zp, float mult) {
+  double bound = (double)(k * max_dev(a_zp) * max_dev(b_zp));
+  double span = fmax(127.0 - y_zp, y_zp + 128.0) + 1.0;
+  double need = fmin(bound, ceil(span / (double)mult));
+  int32_t sh = 0;
+  while (sh < 31 && 32767.0 * (double)((int64_t)1 << sh) - (sh ? (double)((int64_t)1 << (sh - 1)) : 0.0) - 1.0 < need)
+    sh++;
   return sh;
 }
 
@@ -60,7 +75,7 @@ typedef struct mm_case {
   int a_bcast, b_bcast; /* batch stride 0 */
   int32_t a_zp, b_zp, y_zp;
   float mult;
-  int32_t shift; /* < 0: the pass's */
+  int32_t shift; /* −1: the bound's (z never saturates); −2: the pass's */
   int random_data; /* 0: extreme values only (large accumulators, saturation) */
 } mm_case;
 
@@ -103,7 +118,9 @@ static int run_case(const mm_case *c, int *naive) {
   for (size_t i = 0; i < (size_t)ba * mp * kp; i++) a16[i] = 0x5a5a; /* the padding must be written */
   CHECK(tidsp_widen_i16(&wa, a, a16) == TIDSP_OK);
   CHECK(tidsp_widen_i16(&wb, b_src, b16) == TIDSP_OK);
-  const int32_t sh = c->shift >= 0 ? c->shift : pick_shift(c->k, c->a_zp, c->b_zp);
+  const int32_t sh = c->shift >= 0    ? c->shift
+                     : c->shift == -1 ? bound_shift(c->k, c->a_zp, c->b_zp)
+                                      : pass_shift(c->k, c->a_zp, c->b_zp, c->y_zp, c->mult);
   const int32_t sa = c->a_bcast ? 0 : mp * kp, sb = c->b_bcast ? 0 : kp * np;
   CHECK(mmalib_batch_matmul_i16(a16, b16, z, c->batch, mp, kp, np, sh, sa, sb) == TIDSP_MMALIB_OK);
   tidsp_batch_matmul_exact_params e = {c->batch, c->m, c->k, c->n, mp, kp, np, sa, sb, sh, rq};
@@ -133,7 +150,7 @@ static void check_kernels(void) {
     for (int rep = 0; rep < 4; rep++) {
       mm_case c = {1 + (int32_t)(rnd() % 4), sizes[s][0], sizes[s][1], sizes[s][2], rep == 1, rep == 2,
                    rep == 3 ? -128 : (int32_t)(rnd() % 256) - 128, rep == 3 ? 127 : (int32_t)(rnd() % 256) - 128,
-                   (int32_t)(rnd() % 256) - 128, 0.0f, -1, 1};
+                   (int32_t)(rnd() % 256) - 128, 0.0f, rep % 2 ? -2 : -1, 1};
       /* outputs spread over the int8 range */
       c.mult = (float)(40.0 / (sqrt((double)c.k) * 74.0 * 74.0) * (0.5 + (rnd() % 1000) / 1000.0));
       int naive, diff = run_case(&c, &naive);
@@ -152,10 +169,15 @@ static void check_kernels(void) {
   CHECK(run_case(&exact, &naive) == 0 && naive == 0);
   mm_case extreme = {1, 8, 300, 8, 0, 0, 127, -128, 0, 1e-6f, -1, 0};
   CHECK(run_case(&extreme, &naive) == 0);
+  /* the pass's shift where most outputs saturate (z at int16's ends: the
+   * open intervals decide them) */
+  mm_case clipped = {3, 40, 256, 33, 0, 0, -20, 30, -60, 0.0f, -2, 1};
+  clipped.mult = 4.0f / (16.0f * 74.0f * 74.0f);
+  CHECK(run_case(&clipped, &naive) == 0);
   /* a z at int16's ends (a shift too small for these operands): summed
    * again, still exact */
-  mm_case sat = {1, 8, 300, 8, 0, 0, 127, -128, 0, 1e-6f, 2, 0};
-  CHECK(run_case(&sat, &naive) == 0);
+  mm_case sat = {1, 8, 300, 8, 0, 0, 0, 0, 0, 1.0f / 20000.0f, 2, 0};
+  CHECK(run_case(&sat, &naive) == 0 && naive > 0); /* z's end ≈ 6.5 LSB, the output 127 */
 }
 
 static void check_params(void) {
@@ -269,7 +291,9 @@ static void check_pass(void) {
     CHECK(p->batch == 6 && p->m == m && p->k == k && p->n == n && p->m_pad == 160 && p->k_pad == 320 &&
           p->n_pad == 160);
     CHECK(p->a_batch_stride == 160 * 320 && p->b_batch_stride == 320 * 160);
-    CHECK(p->shift == pick_shift(k, -5, 7));
+    const float ys = (float)(0.02 * 0.03 * sqrt((double)k) * 74.0 * 74.0 / 40.0);
+    CHECK(p->shift == pass_shift(k, -5, 7, 2, (0.02f * 0.03f) / ys));
+    CHECK(p->shift < bound_shift(k, -5, 7)); /* finer than the bound's */
   }
   const cs_offload_entry *e = entry_of(g, "qk");
   CHECK(e && !strcmp(e->kernel, "mmalib_batch_matmul_i16") && e->kind == CS_OFFLOAD_MATMUL && e->exact);

@@ -40,9 +40,9 @@ int32_t tidsp_batch_matmul_exact_requant(const tidsp_batch_matmul_exact_params *
       for (int32_t j = 0; j < p->n; j++) {
         const int64_t zi = zb[(size_t)i * np + (size_t)j];
         const int64_t lo_acc = zi * step - half;
-        int32_t lo = ort_out(&plan, lo_acc), hi = ort_out(&plan, lo_acc + step - 1);
-        if (zi == INT16_MIN || zi == INT16_MAX) /* saturated: the interval is open */
-          hi = lo + 1;
+        /* a saturated z: every accumulator beyond that end */
+        int32_t lo = ort_out(&plan, zi == INT16_MIN ? INT64_MIN : lo_acc);
+        int32_t hi = ort_out(&plan, zi == INT16_MAX ? INT64_MAX : lo_acc + step - 1);
         if (lo != hi) {
           const int16_t *ar = ab + (size_t)i * kp;
           int64_t acc = 0;
