@@ -32,7 +32,8 @@ typedef enum cs_offload_kind {
   CS_OFFLOAD_RES_ADD,
   CS_OFFLOAD_FC,
   CS_OFFLOAD_MAX_POOL,
-  CS_OFFLOAD_MATMUL, /* the int16 legalize path's plain matmul (no bias) */
+  CS_OFFLOAD_MATMUL, /* a plain matmul (no bias): the int16 legalize path's, and the product of two
+                      * runtime int8 tensors (fuse_qdq_to_int8_batch_matmul.c) */
 } cs_offload_kind;
 
 typedef struct cs_offload_entry {

@@ -159,7 +159,10 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
   const double mma = (double)batch * cs_mm_cost_mma(kp, np, mp, MM_TILE, 2.0 * (double)(mp * kp + kp * np + mp * np));
   const double core = cs_mm_cost_scalar((int64_t)(a16 + b16 + zn + resum * y8 * (double)k),
                                         a8 + b8 + 2.0 * (a16 + b16) + 2.0 * zn + y8);
-  const double scalar = cs_mm_cost_scalar(batch * m * k * n, a8 + b8 + y8);
+  /* the core kernel reads B transposed: without Kᵀ's Transpose to take
+   * over, it copies B first (b_transposed) */
+  const int tr = b_transpose_of(g, b_int, bdq);
+  const double scalar = cs_mm_cost_scalar(batch * m * k * n, a8 + b8 + y8 + (tr < 0 ? 2.0 * b8 : 0.0));
   if (!cs_mm_cost_pays(mma + core, scalar)) {
     cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
                          "does not pay: MMA estimate %.0f cycles (int16 call %.0f + core %.0f) against %.0f on the "
@@ -168,7 +171,6 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
     return 0;
   }
   /* the operands, widened; b from Kᵀ's source, transposed on the way */
-  int tr = b_transpose_of(g, b_int, bdq);
   tidsp_widen_i16_params wa = {(int32_t)ba, (int32_t)m, (int32_t)k, p->a_batch_stride, (int32_t)mp, (int32_t)kp,
                                0, p->a_zp};
   tidsp_widen_i16_params wb = {(int32_t)bb, (int32_t)k, (int32_t)n, p->b_batch_stride, (int32_t)kp, (int32_t)np,
