@@ -174,3 +174,32 @@ def test_swin_sized_product_does_not_pay(tmp_path):
     assert entry["declined"].startswith("does not pay: MMA estimate"), entry
     assert man["offload"]["macs_mma"] == 0
     assert y.tobytes() == ref.tobytes()
+
+
+def test_module_on_the_mmalib_firmware(tmp_path):
+    """Deployed: the -mcpu=c7x -mmalib=1 module (lib0.out) resolves the new
+    calls against the MMALIB firmware's export table (c7x_fw_mmalib), is
+    refused by the plain firmware naming the MMALIB symbol, and its
+    inference gives ORT's bytes."""
+    import os
+    from deploy_util import COMPUTE_BIN, FW_DIR, Firmware, run
+    path, ref = _build(tmp_path, "batched_kt")
+    out = tmp_path / "mod"
+    cstatic("compile", path, "-o", out, "-t", TARGETS["c7x"], "--emit=module", "-q")
+    for arr in ("a", "b"):
+        np.load(tmp_path / f"{arr}.npy").tofile(tmp_path / f"{arr}.bin")
+    plain = Firmware(tmp_path, "--ddr-heap-mib", "64", name="plain")
+    try:
+        p = run(COMPUTE_BIN, "load", out / "lib0.out", env=plain.env, ok=False)
+        assert p.returncode != 0 and "mmalib_batch_matmul_i16" in p.stderr, p.stderr
+    finally:
+        plain.stop()
+    fw = Firmware(tmp_path, "--ddr-heap-mib", "64", binary=os.path.join(FW_DIR, "c7x_fw_mmalib"), name="mm")
+    try:
+        handle = fw.load(out / "lib0.out")
+        fw.compute("infer", handle, 0, "-i", tmp_path / "a.bin", "-i", tmp_path / "b.bin", "-o", tmp_path / "y.bin",
+                   "--dtype", "int8")
+        assert (tmp_path / "y.bin").read_bytes() == ref.tobytes()
+        fw.compute("unload", handle)
+    finally:
+        fw.stop()
