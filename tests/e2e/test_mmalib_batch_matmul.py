@@ -203,3 +203,35 @@ def test_module_on_the_mmalib_firmware(tmp_path):
         fw.compute("unload", handle)
     finally:
         fw.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("act", ["s8", "u8"])
+def test_tv_swin_s_on_c7x_mmalib(tmp_path, act):
+    """The small torchvision Swin (tests/models/tv_nets.py) under -mcpu=c7x
+    -mmalib=1: its eight attention products (Q·Kᵀ and A·V of small
+    windows and heads) do not pay on the MMA — the report says each
+    estimate — and the network gives ORT's bytes."""
+    import os
+    import subprocess
+    import sys
+    from conftest import MODELS_OUT, MODELS_SRC, ort_ref
+    p = subprocess.run([sys.executable, os.path.join(MODELS_SRC, "tv_nets.py"), "--out", MODELS_OUT, "--nets",
+                        "swin_s"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    model = os.path.join(MODELS_OUT, f"tv_swin_s_ort_{act}.onnx")
+    if act == "u8" and ort_ref.has_u8_matmul(model) and not ort_ref.u8_matmul_is_exact():
+        pytest.skip("ORT's uint8 QLinearMatMul saturates int16 pair sums on this CPU (no VNNI); "
+                    "not an exact reference")
+    inputs = os.path.join(MODELS_OUT, "tv_swin_s_inputs.npy")
+    config = {"session.qdqisint8allowed": "1"}
+    if act == "u8":
+        config["session.x64quantprecision"] = "1"
+    ref = ort_ref.cached_run(model, inputs, os.path.join(MODELS_OUT, f"tv_swin_s_ort_{act}_ref.npy"), config)
+    out = tmp_path / "out"
+    cstatic("compile", model, "-o", out, "-q", "-t", "c_static_lib -mcpu=c7x -mmalib=1")
+    cstatic("run", out, "--input", inputs, "--output", tmp_path / "y.npy")
+    layers = json.load(open(out / "manifest.json"))["offload"]["layers"]
+    mm = [e for e in layers if e["kind"] == "matmul"]
+    assert len(mm) == 8 and all(e["declined"].startswith("does not pay: MMA estimate") for e in mm), mm
+    assert np.load(tmp_path / "y.npy").tobytes() == ref.tobytes()
