@@ -135,6 +135,12 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
    * outputs to the core's re-sum). The core kernel takes a saturated z as
    * the open interval it is, so a shift too small could only cost re-sums,
    * never a byte. */
+  if (mp * kp > INT32_MAX || kp * np > INT32_MAX || batch * mp * np > INT32_MAX) {
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
+                         "padded operands of %lldx%lld, %lldx%lld beyond int32 elements", (long long)mp,
+                         (long long)kp, (long long)kp, (long long)np);
+    return 0;
+  }
   const int64_t bound = k * max_dev(p->a_zp) * max_dev(p->b_zp);
   if (bound > INT32_MAX) { /* ORT's int32 accumulator would wrap: the core kernel's arithmetic */
     cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,

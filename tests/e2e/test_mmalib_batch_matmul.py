@@ -235,3 +235,12 @@ def test_tv_swin_s_on_c7x_mmalib(tmp_path, act):
     mm = [e for e in layers if e["kind"] == "matmul"]
     assert len(mm) == 8 and all(e["declined"].startswith("does not pay: MMA estimate") for e in mm), mm
     assert np.load(tmp_path / "y.npy").tobytes() == ref.tobytes()
+
+
+def test_q31_requant_equals_ort(tmp_path):
+    """-requant=q31 (the integer form of the same multiplier): the core
+    kernel requantizes z's ends with it, ORT's bytes again."""
+    path, ref = _build(tmp_path, "bcast_b_u8")
+    y, man = _run(tmp_path, path, "c_static_lib -mcpu=c7x -mmalib=1 -requant=q31", "q31")
+    assert [e.get("kernel") for e in man["offload"]["layers"]] == ["mmalib_batch_matmul_i16"]
+    assert y.tobytes() == ref.tobytes()
