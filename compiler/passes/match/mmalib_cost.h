@@ -16,10 +16,8 @@
  * report (exact_requant) and not charged to a rewrite: counted here it
  * would keep most 8–48-channel layers off the MMA (bench numbers in the
  * issue 16 notes). The product of two runtime tensors
- * (fuse_qdq_to_int8_batch_matmul.c) is the exception: it has no int8
- * MMALIB form to fall back on, so its choice is the exact path or the
- * core, and its estimate counts the widened copies, z and the core's
- * passes (which decline attention's small per-head products).
+ * (fuse_qdq_to_int8_batch_matmul.c) follows the same rule: its padded
+ * int16 call and its own int8 bytes against the core kernel.
  */
 #ifndef CSTATIC_MMALIB_COST_H
 #define CSTATIC_MMALIB_COST_H
