@@ -71,12 +71,20 @@ static const rt_file files[] = {
      .defines = "tidsp_avgpool_f32__host",
      .needs = "kernels/kernel_variants.h kernels/ref/avgpool_f32.c kernels/ref/pool2d.c "
               "kernels/ref/ref_internal.h"},
+    {.path = "kernels/host/avgpool_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/channel_affine_i8__host_avx2.c",
      .defines = "tidsp_channel_affine_i8__host_avx2",
-     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+     .needs = "kernels/host/channel_affine_i8_body.h kernels/kernel_variants.h "
+              "kernels/ref/channel_affine_internal.h"},
     {.path = "kernels/host/channel_affine_i8__host_avx512.c",
      .defines = "tidsp_channel_affine_i8__host_avx512",
-     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+     .needs = "kernels/host/channel_affine_i8_body.h kernels/kernel_variants.h "
+              "kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/host/channel_affine_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
@@ -156,13 +164,15 @@ static const rt_file files[] = {
     {.path = "kernels/host/pool__host_avx2.c",
      .defines = "tidsp_avgpool_i8__host_avx2 tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 "
                 "tidsp_maxpool_i8__host_avx2",
-     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
+     .needs = "kernels/host/avgpool_i8_body.h kernels/host/pool_internal.h kernels/ref/avgpool_i8.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
+              "kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool__host_avx512.c",
      .defines = "tidsp_avgpool_i8__host_avx512 tidsp_global_avgpool_i8__host_avx512 "
                 "tidsp_maxpool_f32__host_avx512 tidsp_maxpool_i8__host_avx512",
-     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
+     .needs = "kernels/host/avgpool_i8_body.h kernels/host/pool_internal.h kernels/ref/avgpool_i8.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
+              "kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
