@@ -9,12 +9,6 @@
 #if TIDSP_HAVE_HOST_X86
 #include <immintrin.h>
 
-/* int8 values already: the saturating packs keep them, in order */
-static inline __attribute__((target("avx2"))) void store8_i8(int8_t *p, __m256i q) {
-  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
-}
-
 #define W 8
 #define VEC __m256
 #define VECI __m256i
@@ -32,7 +26,16 @@ static inline __attribute__((target("avx2"))) void store8_i8(int8_t *p, __m256i 
 #define VCVT_F32(a) _mm256_cvtepi32_ps(a)
 #define VCVT_I32(a) _mm256_cvtps_epi32(a)
 #define VLOAD_I8(p, n) ((void)(n), _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
-#define VSTORE_I8(p, n, q) ((void)(n), store8_i8((p), (q)))
+/* int8 values already: the saturating packs keep them, in order (a
+ * statement, not an inline function: as a function it changes GCC's
+ * register choice in the loop) */
+#define VSTORE_I8(p, n, q)                                                                                           \
+  do {                                                                                                               \
+    const __m256i q_ = (q);                                                                                          \
+    const __m128i w_ = _mm_packs_epi32(_mm256_castsi256_si128(q_), _mm256_extracti128_si256(q_, 1));                 \
+    (void)(n);                                                                                                       \
+    _mm_storel_epi64((__m128i *)(void *)(p), _mm_packs_epi16(w_, w_));                                               \
+  } while (0)
 #define VPARTIAL 0
 #define KERNEL tidsp_channel_affine_i8__host_avx2
 #include "channel_affine_i8_body.h"
