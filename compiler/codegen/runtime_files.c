@@ -125,12 +125,16 @@ static const rt_file files[] = {
      .needs = ""},
     {.path = "kernels/host/eltwise_i8__host_avx2.c",
      .defines = "tidsp_add_i8__host_avx2 tidsp_lut_i8__host_avx2 tidsp_mul_i8__host_avx2",
-     .needs = "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
-              "kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+     .needs = "kernels/host/eltwise_i8_body.h kernels/host/eltwise_internal.h kernels/ref/add_i8.c "
+              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
     {.path = "kernels/host/eltwise_i8__host_avx512.c",
      .defines = "tidsp_add_i8__host_avx512 tidsp_lut_i8__host_avx512 tidsp_mul_i8__host_avx512",
-     .needs = "kernels/host/eltwise_i8__host_avx2.c kernels/host/eltwise_internal.h kernels/ref/add_i8.c "
-              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+     .needs = "kernels/host/eltwise_i8__host_avx2.c kernels/host/eltwise_i8_body.h "
+              "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
+              "kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+    {.path = "kernels/host/eltwise_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/eltwise_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
