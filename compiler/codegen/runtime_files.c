@@ -149,8 +149,11 @@ static const rt_file files[] = {
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
      .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
-     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
-              "kernels/ref/matmul_f32.c"},
+     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
+              "kernels/host/matmul_f32_tile_body.h kernels/kernel_variants.h kernels/ref/matmul_f32.c"},
+    {.path = "kernels/host/matmul_f32_tile_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/matmul_i8__host_amx.c",
      .defines = "tidsp_matmul_i8__host_amx",
      .needs = "kernels/host/conv2d_i8__host_amx.c kernels/ref/matmul_i8.c kernels/host/amx_internal.h "
