@@ -195,9 +195,9 @@ static conv_case base_case(void) {
   return c;
 }
 
-/* base_case with the geometry of a 15-column table row: c_in, c_out, h_in,
- * w_in, k_h, k_w, s_h, s_w, dil, pad_t, pad_l, extra_h, extra_w, groups, n. */
-static conv_case table15_case(const int32_t v[15]) {
+/* base_case with the columns every shape table starts with: c_in, c_out,
+ * h_in, w_in, k_h, k_w. */
+static conv_case table_case(const int32_t *v) {
   conv_case c = base_case();
   c.c_in = v[0];
   c.c_out = v[1];
@@ -205,6 +205,13 @@ static conv_case table15_case(const int32_t v[15]) {
   c.w_in = v[3];
   c.k_h = v[4];
   c.k_w = v[5];
+  return c;
+}
+
+/* table_case of a 15-column row: then s_h, s_w, dil, pad_t, pad_l, extra_h,
+ * extra_w, groups, n. */
+static conv_case table15_case(const int32_t v[15]) {
+  conv_case c = table_case(v);
   c.stride_h = v[6];
   c.stride_w = v[7];
   c.dil_h = c.dil_w = v[8];
@@ -545,13 +552,7 @@ static void test_vnni_band(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
+    conv_case c = table_case(v);
     c.dil_h = v[6];
     c.dil_w = v[7];
     c.pad_top = v[8];
@@ -650,13 +651,7 @@ static void test_vnni_o16(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
+    conv_case c = table_case(v);
     c.stride_h = c.stride_w = v[6];
     c.dil_h = c.dil_w = v[7];
     c.pad_top = v[8];
