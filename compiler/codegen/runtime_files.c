@@ -71,16 +71,27 @@ static const rt_file files[] = {
      .defines = "tidsp_avgpool_f32__host",
      .needs = "kernels/kernel_variants.h kernels/ref/avgpool_f32.c kernels/ref/pool2d.c "
               "kernels/ref/ref_internal.h"},
+    {.path = "kernels/host/avgpool_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/channel_affine_i8__host_avx2.c",
      .defines = "tidsp_channel_affine_i8__host_avx2",
-     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+     .needs = "kernels/host/channel_affine_i8_body.h kernels/kernel_variants.h "
+              "kernels/ref/channel_affine_internal.h"},
     {.path = "kernels/host/channel_affine_i8__host_avx512.c",
      .defines = "tidsp_channel_affine_i8__host_avx512",
-     .needs = "kernels/kernel_variants.h kernels/ref/channel_affine_internal.h"},
+     .needs = "kernels/host/channel_affine_i8_body.h kernels/kernel_variants.h "
+              "kernels/ref/channel_affine_internal.h"},
+    {.path = "kernels/host/channel_affine_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
-     .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
-              "kernels/ref/conv_internal.h"},
+     .needs = "kernels/host/conv2d_f32_tile_body.h kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
+              "kernels/ref/conv2d_f32.c kernels/ref/conv_internal.h"},
+    {.path = "kernels/host/conv2d_f32_tile_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/conv2d_i8__host_amx.c",
      .defines = "tidsp_conv2d_i8__host_amx tidsp_host_amx_supported",
      .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_avx512vnni.c kernels/ref/conv2d_i8.c"},
@@ -117,12 +128,16 @@ static const rt_file files[] = {
      .needs = ""},
     {.path = "kernels/host/eltwise_i8__host_avx2.c",
      .defines = "tidsp_add_i8__host_avx2 tidsp_lut_i8__host_avx2 tidsp_mul_i8__host_avx2",
-     .needs = "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
-              "kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+     .needs = "kernels/host/eltwise_i8_body.h kernels/host/eltwise_internal.h kernels/ref/add_i8.c "
+              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
     {.path = "kernels/host/eltwise_i8__host_avx512.c",
      .defines = "tidsp_add_i8__host_avx512 tidsp_lut_i8__host_avx512 tidsp_mul_i8__host_avx512",
-     .needs = "kernels/host/eltwise_i8__host_avx2.c kernels/host/eltwise_internal.h kernels/ref/add_i8.c "
-              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+     .needs = "kernels/host/eltwise_i8__host_avx2.c kernels/host/eltwise_i8_body.h "
+              "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
+              "kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+    {.path = "kernels/host/eltwise_i8_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/eltwise_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
@@ -137,8 +152,11 @@ static const rt_file files[] = {
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
      .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
-     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
-              "kernels/ref/matmul_f32.c"},
+     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
+              "kernels/host/matmul_f32_tile_body.h kernels/kernel_variants.h kernels/ref/matmul_f32.c"},
+    {.path = "kernels/host/matmul_f32_tile_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/matmul_i8__host_amx.c",
      .defines = "tidsp_matmul_i8__host_amx",
      .needs = "kernels/host/conv2d_i8__host_amx.c kernels/ref/matmul_i8.c kernels/host/amx_internal.h "
@@ -156,13 +174,15 @@ static const rt_file files[] = {
     {.path = "kernels/host/pool__host_avx2.c",
      .defines = "tidsp_avgpool_i8__host_avx2 tidsp_global_avgpool_i8__host_avx2 tidsp_maxpool_f32__host_avx2 "
                 "tidsp_maxpool_i8__host_avx2",
-     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
+     .needs = "kernels/host/avgpool_i8_body.h kernels/host/pool_internal.h kernels/ref/avgpool_i8.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
+              "kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool__host_avx512.c",
      .defines = "tidsp_avgpool_i8__host_avx512 tidsp_global_avgpool_i8__host_avx512 "
                 "tidsp_maxpool_f32__host_avx512 tidsp_maxpool_i8__host_avx512",
-     .needs = "kernels/host/pool_internal.h kernels/ref/avgpool_i8.c kernels/ref/global_avgpool_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/pool2d.c kernels/ref/requant.c"},
+     .needs = "kernels/host/avgpool_i8_body.h kernels/host/pool_internal.h kernels/ref/avgpool_i8.c "
+              "kernels/ref/global_avgpool_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c "
+              "kernels/ref/pool2d.c kernels/ref/requant.c"},
     {.path = "kernels/host/pool_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},

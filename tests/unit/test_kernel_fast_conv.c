@@ -195,6 +195,35 @@ static conv_case base_case(void) {
   return c;
 }
 
+/* base_case with the columns every shape table starts with: c_in, c_out,
+ * h_in, w_in, k_h, k_w. */
+static conv_case table_case(const int32_t *v) {
+  conv_case c = base_case();
+  c.c_in = v[0];
+  c.c_out = v[1];
+  c.h_in = v[2];
+  c.w_in = v[3];
+  c.k_h = v[4];
+  c.k_w = v[5];
+  return c;
+}
+
+/* table_case of a 15-column row: then s_h, s_w, dil, pad_t, pad_l, extra_h,
+ * extra_w, groups, n. */
+static conv_case table15_case(const int32_t v[15]) {
+  conv_case c = table_case(v);
+  c.stride_h = v[6];
+  c.stride_w = v[7];
+  c.dil_h = c.dil_w = v[8];
+  c.pad_top = v[9];
+  c.pad_left = v[10];
+  c.extra_h = v[11];
+  c.extra_w = v[12];
+  c.groups = v[13];
+  c.n = v[14];
+  return c;
+}
+
 /* base_case with the geometry the newer tables give per row (dilation 1). */
 static conv_case geometry_case(int32_t c_in, int32_t c_out, int32_t h_in, int32_t w_in, int32_t k_h,
                                int32_t k_w, int32_t stride, int32_t pad) {
@@ -401,22 +430,7 @@ static void test_vnni_paths(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
-    c.stride_h = v[6];
-    c.stride_w = v[7];
-    c.dil_h = c.dil_w = v[8];
-    c.pad_top = v[9];
-    c.pad_left = v[10];
-    c.extra_h = v[11];
-    c.extra_w = v[12];
-    c.groups = v[13];
-    c.n = v[14];
+    conv_case c = table15_case(v);
     c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
     c.w_zp = 0;
     run_conv_case(&c);
@@ -460,22 +474,7 @@ static void test_vnni_phase(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
-    c.stride_h = v[6];
-    c.stride_w = v[7];
-    c.dil_h = c.dil_w = v[8];
-    c.pad_top = v[9];
-    c.pad_left = v[10];
-    c.extra_h = v[11];
-    c.extra_w = v[12];
-    c.groups = v[13];
-    c.n = v[14];
+    conv_case c = table15_case(v);
     c.x_zp = (int32_t)i % 3 == 0 ? -128 : rnd_range(-128, 127);
     c.w_zp = 0;
     run_conv_case(&c);
@@ -553,13 +552,7 @@ static void test_vnni_band(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
+    conv_case c = table_case(v);
     c.dil_h = v[6];
     c.dil_w = v[7];
     c.pad_top = v[8];
@@ -658,13 +651,7 @@ static void test_vnni_o16(void) {
   size_t i;
   for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
     const int32_t *v = shapes[i];
-    conv_case c = base_case();
-    c.c_in = v[0];
-    c.c_out = v[1];
-    c.h_in = v[2];
-    c.w_in = v[3];
-    c.k_h = v[4];
-    c.k_w = v[5];
+    conv_case c = table_case(v);
     c.stride_h = c.stride_w = v[6];
     c.dil_h = c.dil_w = v[7];
     c.pad_top = v[8];

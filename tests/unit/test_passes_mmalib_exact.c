@@ -76,6 +76,28 @@ static void *zalloc(size_t n) {
 /* One random layer: returns how many outputs differ from ORT's; *naive
  * gets the count without the fix-up (every z taken as exact: the interval's
  * low end alone). */
+/* n channels' quantization as the pass picks it: w_s such that
+ * r = d_s·w_s/o_s is near r_mid, ORT's multiplier in mult
+ * (quant/requant.c), a random bias b, MMALIB's scale / shift (sc, sh),
+ * bias16 = b + offset, and the core kernel's grid columns (bias, offset,
+ * scale, shift; the caller sets the part count grid[4n]). */
+static void pick_channels(int n, float d_s, float o_s, int32_t o_zp, double r_mid, float *mult, int32_t *b,
+                          uint8_t *sc, uint8_t *sh, int64_t *bias16, int64_t *grid) {
+  for (int c = 0; c < n; c++) {
+    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
+    cs_mm_exact_ch ch;
+    mult[c] = (d_s * w_s) / o_s;
+    b[c] = (int32_t)(rnd() % 20001) - 10000;
+    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &ch) == NULL);
+    sc[c] = ch.scale;
+    sh[c] = ch.shift;
+    grid[c] = bias16[c] = b[c] + ch.offset;
+    grid[n + c] = ch.offset;
+    grid[2 * n + c] = ch.scale;
+    grid[3 * n + c] = ch.shift;
+  }
+}
+
 static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, int *naive) {
   const int c_in = depthwise ? 32 : 8, c_out = 32, h = 9, w = 9, k = 3, pad = 1;
   const int ho = (h + 2 * pad - k) / stride + 1, wo = (w + 2 * pad - k) / stride + 1;
@@ -91,21 +113,7 @@ static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, in
   for (int i = 0; i < c_in * h * w; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
   for (int i = 0; i < c_out * cpg * k * k; i++) w16[i] = wt[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
-  for (int c = 0; c < c_out; c++) {
-    /* w_s such that r = d_s·w_s/o_s is near r_mid */
-    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
-    mult[c] = (d_s * w_s) / o_s; /* ORT's multiplier (quant/requant.c) */
-    b[c] = (int32_t)(rnd() % 20001) - 10000;
-    cs_mm_exact_ch ch;
-    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &ch) == NULL);
-    sc[c] = ch.scale;
-    sh[c] = ch.shift;
-    bias16[c] = b[c] + ch.offset;
-    grid[c] = bias16[c];
-    grid[c_out + c] = ch.offset;
-    grid[2 * c_out + c] = ch.scale;
-    grid[3 * c_out + c] = ch.shift;
-  }
+  pick_channels(c_out, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
   grid[4 * c_out] = 1; /* one part */
   int32_t st = depthwise ? mmalib_depthwise_conv2d_i16(x16, w16, bias16, sc, sh, z, c_in, h, w, k, k, stride,
                                                        stride, pad, pad, pad, pad, c_in)
@@ -180,19 +188,7 @@ static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
   for (int i = 0; i < m * k; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
   for (int i = 0; i < n * k; i++) w16[i] = w[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = 0.02f, o_s = 0.1f;
-  for (int c = 0; c < n; c++) {
-    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
-    mult[c] = (d_s * w_s) / o_s;
-    b[c] = (int32_t)(rnd() % 20001) - 10000;
-    cs_mm_exact_ch ch;
-    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &ch) == NULL);
-    sc[c] = ch.scale;
-    sh[c] = ch.shift;
-    grid[c] = bias16[c] = b[c] + ch.offset;
-    grid[n + c] = ch.offset;
-    grid[2 * n + c] = ch.scale;
-    grid[3 * n + c] = ch.shift;
-  }
+  pick_channels(n, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
   grid[4 * n] = 1;
   CHECK(mmalib_matmul_bias_i16(x16, w16, bias16, sc, sh, z, m, k, n) == TIDSP_MMALIB_OK);
   tidsp_conv2d_params p;
@@ -267,19 +263,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   for (int i = 0; i < c * h * w; i++) x[i] = (int8_t)(rnd() % 256 - 128);
   for (int i = 0; i < c * k * k; i++) wt[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
-  for (int ch = 0; ch < c; ch++) {
-    float w_s = (float)(r_mid * urand(0.7, 1.4) * o_s / d_s);
-    mult[ch] = (d_s * w_s) / o_s;
-    b[ch] = (int32_t)(rnd() % 20001) - 10000;
-    cs_mm_exact_ch g;
-    CHECK(cs_mm_exact_channel((double)d_s * w_s / o_s, o_zp, &g) == NULL);
-    sc[ch] = g.scale;
-    sh[ch] = g.shift;
-    grid[ch] = bias16[ch] = b[ch] + g.offset;
-    grid[c + ch] = g.offset;
-    grid[2 * c + ch] = g.scale;
-    grid[3 * c + ch] = g.shift;
-  }
+  pick_channels(c, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
   grid[4 * c] = nt;
   for (int j = 0; j < nt; j++) {
     const cs_mm_exact_tile *t = &tiles[j];

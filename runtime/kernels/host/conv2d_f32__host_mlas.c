@@ -164,138 +164,70 @@ typedef struct conv_tile {
   int32_t oh, ow0, cpg_in, group;
 } conv_tile;
 
-/* AVX-512F: nco ≤ CO512 channels, nv zmm of which the last has `last`
- * lanes; dw: every channel has its own input (depthwise). Constants in
- * every call (tile512_any), so that the accumulators are registers. */
-INLINE T512 void tile512(const conv_tile *t, int32_t nco, int32_t nv, int mode, __mmask16 last, int unit) {
-  const tidsp_conv2d_params *p = t->p;
-  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  /* unit: a compile-time 1 for stride 1, whose instance has no stride branches */
-  const int32_t ksz = p->k_h * p->k_w, sw = unit ? 1 : p->stride_w;
-  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));
-  /* stride 2: a vector's 16 pixels are the even ones of 32 inputs */
+/* ---- AVX-512F: nco ≤ CO512 channels, nv zmm; masked lanes by mask
+ * registers ---- */
+#define W 16
+#define CO CO512
+#define NV NV512
+#define CO_KEEP CO_KEEP512
+#define VEC __m512
+#define VMASK __mmask16
+#define T T512
+#define SFX(name) name##512
+#define UNROLL_CO _Pragma("GCC unroll 8")
+#define VZERO() _mm512_setzero_ps()
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VSET1(x) _mm512_set1_ps(x)
+#define VBCAST(p) _mm512_set1_ps(*(p))
+#define VLOAD_MASK(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define VSTORE_MASK(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define MASK_ALL ((__mmask16)0xFFFF)
+/* stride 2: a vector's 16 pixels are the even ones of 32 inputs */
+#define TILE_CONSTS                                                                                                  \
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                      \
+  const __m512i step = _mm512_mullo_epi32(iota, _mm512_set1_epi32(sw));                                              \
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
-  __m512 acc[CO512][NV512], xv[NV512], out[CO_KEEP512][NV512];
-  __mmask16 mk[NV512], m2[2 * NV512] = {0};
-  __m512i gi[NV512] = {0}; /* stride ≥ 3: the lanes' columns, clamped into the row */
-  int32_t c0, c1, kh, kw, ci, co, j;
-
-  if (keep) {
-#pragma GCC unroll 4
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++)
-        out[co % CO_KEEP512][j] = _mm512_setzero_ps(); /* the first group sets it */
-    }
+/* gi: stride ≥ 3, the lanes' columns clamped into the row */
+#define TILE_VARS                                                                                                    \
+  __m512 acc[CO512][NV512], xv[NV512], out[CO_KEEP512][NV512];                                                       \
+  __mmask16 mk[NV512], m2[2 * NV512] = {0};                                                                          \
+  __m512i gi[NV512] = {0};
+/* m2: stride 2, the inputs inside the row for the two loads */
+#define TILE_MASKS                                                                                                   \
+  __mmask16 any = 0;                                                                                                 \
+  _Pragma("GCC unroll 2") for (j = 0; j < nv; j++) {                                                                 \
+    const __m512i iw = _mm512_add_epi32(step, _mm512_set1_epi32(off + 16 * j * sw));                                 \
+    if (sw > 2)                                                                                                      \
+      gi[j] = _mm512_min_epi32(_mm512_max_epi32(iw, _mm512_setzero_si512()), _mm512_set1_epi32(p->w_in - 1));        \
+    mk[j] = _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &                                                    \
+            _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) & (j == nv - 1 ? last : (__mmask16)0xFFFF);      \
+    any |= mk[j];                                                                                                    \
+    if (sw == 2) {                                                                                                   \
+      const __m512i e = _mm512_add_epi32(iota, _mm512_set1_epi32(off + 32 * j));                                     \
+      const __m512i e16 = _mm512_add_epi32(e, _mm512_set1_epi32(16));                                                \
+      m2[2 * j] = _mm512_cmpge_epi32_mask(e, _mm512_setzero_si512()) &                                               \
+                  _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(p->w_in));                                            \
+      m2[2 * j + 1] = _mm512_cmpge_epi32_mask(e16, _mm512_setzero_si512()) &                                         \
+                      _mm512_cmplt_epi32_mask(e16, _mm512_set1_epi32(p->w_in));                                      \
+    }                                                                                                                \
   }
-  for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
-    c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
-#pragma GCC unroll 8
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++)
-        acc[co][j] = _mm512_setzero_ps();
-    }
-    for (kh = 0; kh < p->k_h; kh++) {
-      const int64_t ih = (int64_t)t->oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
-      if (ih < 0 || ih >= p->h_in)
-        continue;
-      for (kw = 0; kw < p->k_w; kw++) {
-        /* input column of the tile's first pixel, and of each lane */
-        const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
-        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in); /* the input row */
-        __mmask16 any = 0;
-#pragma GCC unroll 2
-        for (j = 0; j < nv; j++) {
-          const __m512i iw = _mm512_add_epi32(step, _mm512_set1_epi32(off + 16 * j * sw));
-          if (sw > 2)
-            gi[j] = _mm512_min_epi32(_mm512_max_epi32(iw, _mm512_setzero_si512()), _mm512_set1_epi32(p->w_in - 1));
-          mk[j] = _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
-                  _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->w_in)) &
-                  (j == nv - 1 ? last : (__mmask16)0xFFFF);
-          any |= mk[j];
-          if (sw == 2) { /* the inputs inside the row, for the two loads */
-            const __m512i e = _mm512_add_epi32(iota, _mm512_set1_epi32(off + 32 * j));
-            const __m512i e16 = _mm512_add_epi32(e, _mm512_set1_epi32(16));
-            m2[2 * j] = _mm512_cmpge_epi32_mask(e, _mm512_setzero_si512()) &
-                        _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(p->w_in));
-            m2[2 * j + 1] = _mm512_cmpge_epi32_mask(e16, _mm512_setzero_si512()) &
-                            _mm512_cmplt_epi32_mask(e16, _mm512_set1_epi32(p->w_in));
-          }
-        }
-        if (!any)
-          continue;
-        for (ci = c0; ci < c1; ci++) {
-          const float *xs = xr + (size_t)ci * plane;
-          const float *ws = t->w + (size_t)ci * (size_t)ksz + (size_t)(kh * p->k_w + kw);
-#pragma GCC unroll 8
-          for (co = 0; co < nco; co++) {
-            const __m512 wv = _mm512_set1_ps(ws[(size_t)co * t->w_co]);
-            if (dw || co == 0) {
-              const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
-#pragma GCC unroll 2
-              for (j = 0; j < nv; j++) {
-                if (sw == 1) {
-                  xv[j] = _mm512_maskz_loadu_ps(mk[j], xc + off + 16 * j);
-                } else if (sw == 2) {
-                  xv[j] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m2[2 * j], xc + off + 32 * j), even,
-                                                 _mm512_maskz_loadu_ps(m2[2 * j + 1], xc + off + 32 * j + 16));
-                } else { /* two ymm gathers (GCC's masked zmm gather macro trips -Wconversion) */
-                  const __m256 lo = _mm256_i32gather_ps(xc, _mm512_castsi512_si256(gi[j]), 4);
-                  const __m256 hi = _mm256_i32gather_ps(xc, _mm512_extracti64x4_epi64(gi[j], 1), 4);
-                  xv[j] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
-                                                              _mm256_castps_pd(hi), 1));
-                }
-              }
-            }
-            /* part = fmaf(x, w, part) in the lanes whose tap is inside */
-#pragma GCC unroll 2
-            for (j = 0; j < nv; j++)
-              acc[co][j] = _mm512_mask3_fmadd_ps(xv[j], wv, acc[co][j], mk[j]);
-          }
-        }
-      }
-    }
-#pragma GCC unroll 8
-    for (co = 0; co < nco; co++) {
-      float *yr = t->y + (size_t)co * t->y_co;
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++) {
-        const __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;
-        __m512 v = acc[co][j];
-        if (keep) { /* out in registers until the last group */
-          if (c0 != 0)
-            out[co % CO_KEEP512][j] = _mm512_add_ps(v, out[co % CO_KEEP512][j]);
-          else
-            out[co % CO_KEEP512][j] = t->s ? _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->s + (size_t)co * t->y_co + 16 * j)) : v;
-          continue;
-        }
-        if (c0 != 0) /* out = partᵢ + out */
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, yr + 16 * j));
-        else if (t->s) /* MLAS sums the first group into the output holding the sum */
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->s + (size_t)co * t->y_co + 16 * j));
-        if (c1 == t->cpg_in && t->bias)
-          v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[co]));
-        _mm512_mask_storeu_ps(yr + 16 * j, m, v);
-      }
-    }
-  }
-  if (keep) {
-#pragma GCC unroll 4
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++) {
-        const __mmask16 m = j == nv - 1 ? last : (__mmask16)0xFFFF;
-        __m512 v = out[co % CO_KEEP512][j];
-        if (t->bias)
-          v = _mm512_add_ps(v, _mm512_set1_ps(t->bias[co]));
-        _mm512_mask_storeu_ps(t->y + (size_t)co * t->y_co + 16 * j, m, v);
-      }
-    }
-  }
-}
+/* stride ≥ 3: two ymm gathers (GCC's masked zmm gather macro trips -Wconversion) */
+#define TILE_LOAD_X(j)                                                                                               \
+  do {                                                                                                               \
+    if (sw == 1) {                                                                                                   \
+      xv[j] = _mm512_maskz_loadu_ps(mk[j], xc + off + 16 * j);                                                       \
+    } else if (sw == 2) {                                                                                            \
+      xv[j] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m2[2 * j], xc + off + 32 * j), even,                      \
+                                     _mm512_maskz_loadu_ps(m2[2 * j + 1], xc + off + 32 * j + 16));                  \
+    } else {                                                                                                         \
+      const __m256 lo = _mm256_i32gather_ps(xc, _mm512_castsi512_si256(gi[j]), 4);                                   \
+      const __m256 hi = _mm256_i32gather_ps(xc, _mm512_extracti64x4_epi64(gi[j], 1), 4);                             \
+      xv[j] = _mm512_castpd_ps(                                                                                      \
+          _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));                \
+    }                                                                                                                \
+  } while (0)
+#define TILE_FMA(co, j) (acc[co][j] = _mm512_mask3_fmadd_ps(xv[j], wv, acc[co][j], mk[j]))
+#include "conv2d_f32_tile_body.h"
 
 #define CASE512(C, V) \
   case (C) * 4 + (V): \
@@ -324,139 +256,77 @@ static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int 
 
 /* ---- AVX2 + FMA3: the same in ymm; a masked lane keeps its value by a
  * blend of the fused multiply-add's result ---- */
-INLINE T256 void tile256(const conv_tile *t, int32_t nco, int32_t nv, int mode, __m256i last, int unit) {
-  const tidsp_conv2d_params *p = t->p;
-  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
-  /* unit: a compile-time 1 for stride 1, whose instance has no stride branches */
-  const int32_t ksz = p->k_h * p->k_w, sw = unit ? 1 : p->stride_w;
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));
+#define W 8
+#define CO CO256
+#define NV NV256
+#define CO_KEEP CO_KEEP256
+#define VEC __m256
+#define VMASK __m256i
+#define T T256
+#define SFX(name) name##256
+#define UNROLL_CO _Pragma("GCC unroll 6")
+#define VZERO() _mm256_setzero_ps()
+#define VADD(a, b) _mm256_add_ps((a), (b))
+#define VSET1(x) _mm256_set1_ps(x)
+#define VBCAST(p) _mm256_broadcast_ss(p)
+#define VLOAD_MASK(p, m) _mm256_maskload_ps((p), (m))
+#define VSTORE_MASK(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define MASK_ALL ones
+#define TILE_CONSTS                                                                                                  \
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                                                    \
+  const __m256i step = _mm256_mullo_epi32(iota, _mm256_set1_epi32(sw));                                              \
   const __m256i ones = _mm256_set1_epi32(-1);
-  const int dw = mode == TILE_DW, keep = mode == TILE_KEEP;
-  __m256 acc[CO256][NV256], xv[NV256], mf[NV256], out[CO_KEEP256][NV256];
-  __m256i mk[NV256], m2[2 * NV256] = {{0}};
-  __m256i gi[NV256] = {{0}}; /* stride ≥ 3: the lanes' columns, clamped into the row */
-  int32_t c0, c1, kh, kw, ci, co, j;
-
-  if (keep) {
-#pragma GCC unroll 4
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++)
-        out[co % CO_KEEP256][j] = _mm256_setzero_ps(); /* the first group sets it */
-    }
+/* mf: mk as floats, for the blend; gi: stride ≥ 3, the lanes' columns
+ * clamped into the row */
+#define TILE_VARS                                                                                                    \
+  __m256 acc[CO256][NV256], xv[NV256], mf[NV256], out[CO_KEEP256][NV256];                                            \
+  __m256i mk[NV256], m2[2 * NV256] = {{0}};                                                                          \
+  __m256i gi[NV256] = {{0}};
+/* pad: a padding lane among the tile's pixels, which needs the blend; m2:
+ * stride 2, the inputs inside the row for the two loads */
+#define TILE_MASKS                                                                                                   \
+  int any = 0, pad = 0;                                                                                              \
+  _Pragma("GCC unroll 2") for (j = 0; j < nv; j++) {                                                                 \
+    const __m256i iw = _mm256_add_epi32(step, _mm256_set1_epi32(off + 8 * j * sw));                                  \
+    if (sw > 2)                                                                                                      \
+      gi[j] = _mm256_min_epi32(_mm256_max_epi32(iw, _mm256_setzero_si256()), _mm256_set1_epi32(p->w_in - 1));        \
+    const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),                           \
+                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(p->w_in), iw));                      \
+    const __m256i lane = j == nv - 1 ? last : ones;                                                                  \
+    mk[j] = _mm256_and_si256(in, lane);                                                                              \
+    mf[j] = _mm256_castsi256_ps(mk[j]);                                                                              \
+    any |= !_mm256_testz_si256(mk[j], mk[j]);                                                                        \
+    pad |= !_mm256_testc_si256(in, lane);                                                                            \
+    if (sw == 2) {                                                                                                   \
+      const __m256i e = _mm256_add_epi32(iota, _mm256_set1_epi32(off + 16 * j));                                     \
+      const __m256i e8 = _mm256_add_epi32(e, _mm256_set1_epi32(8));                                                  \
+      const __m256i wi = _mm256_set1_epi32(p->w_in), z = _mm256_setzero_si256();                                     \
+      m2[2 * j] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e), _mm256_cmpgt_epi32(wi, e));                          \
+      m2[2 * j + 1] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e8), _mm256_cmpgt_epi32(wi, e8));                    \
+    }                                                                                                                \
   }
-  for (c0 = 0; c0 < t->cpg_in; c0 = c1) {
-    c1 = t->cpg_in - c0 < t->group ? t->cpg_in : c0 + t->group;
-#pragma GCC unroll 6
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++)
-        acc[co][j] = _mm256_setzero_ps();
-    }
-    for (kh = 0; kh < p->k_h; kh++) {
-      const int64_t ih = (int64_t)t->oh * p->stride_h + (int64_t)kh * p->dil_h - p->pad_top;
-      if (ih < 0 || ih >= p->h_in)
-        continue;
-      for (kw = 0; kw < p->k_w; kw++) {
-        const int32_t off = t->ow0 * sw + kw * p->dil_w - p->pad_left;
-        const float *xr = t->x + (ptrdiff_t)(ih * p->w_in); /* the input row */
-        int any = 0, pad = 0;
-#pragma GCC unroll 2
-        for (j = 0; j < nv; j++) {
-          const __m256i iw = _mm256_add_epi32(step, _mm256_set1_epi32(off + 8 * j * sw));
-          if (sw > 2)
-            gi[j] = _mm256_min_epi32(_mm256_max_epi32(iw, _mm256_setzero_si256()), _mm256_set1_epi32(p->w_in - 1));
-          const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),
-                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(p->w_in), iw));
-          const __m256i lane = j == nv - 1 ? last : ones;
-          mk[j] = _mm256_and_si256(in, lane);
-          mf[j] = _mm256_castsi256_ps(mk[j]);
-          any |= !_mm256_testz_si256(mk[j], mk[j]);
-          /* a padding lane among the tile's pixels needs the blend */
-          pad |= !_mm256_testc_si256(in, lane);
-          if (sw == 2) { /* stride 2: the inputs inside the row, for the two loads */
-            const __m256i e = _mm256_add_epi32(iota, _mm256_set1_epi32(off + 16 * j));
-            const __m256i e8 = _mm256_add_epi32(e, _mm256_set1_epi32(8));
-            const __m256i wi = _mm256_set1_epi32(p->w_in), z = _mm256_setzero_si256();
-            m2[2 * j] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e), _mm256_cmpgt_epi32(wi, e));
-            m2[2 * j + 1] = _mm256_andnot_si256(_mm256_cmpgt_epi32(z, e8), _mm256_cmpgt_epi32(wi, e8));
-          }
-        }
-        if (!any)
-          continue;
-        for (ci = c0; ci < c1; ci++) {
-          const float *xs = xr + (size_t)ci * plane;
-          const float *ws = t->w + (size_t)ci * (size_t)ksz + (size_t)(kh * p->k_w + kw);
-#pragma GCC unroll 6
-          for (co = 0; co < nco; co++) {
-            const __m256 wv = _mm256_broadcast_ss(ws + (size_t)co * t->w_co);
-            if (dw || co == 0) {
-              const float *xc = xs + (dw ? (size_t)co * t->x_co : 0);
-#pragma GCC unroll 2
-              for (j = 0; j < nv; j++) {
-                if (sw == 1) {
-                  xv[j] = _mm256_maskload_ps(xc + off + 8 * j, mk[j]);
-                } else if (sw == 2) {
-                  /* even elements of 16 inputs: [a0 a2 b0 b2 | a4 a6 b4 b6] in 64-bit pairs 0 2 1 3 */
-                  const __m256 ev = _mm256_shuffle_ps(_mm256_maskload_ps(xc + off + 16 * j, m2[2 * j]),
-                                                      _mm256_maskload_ps(xc + off + 16 * j + 8, m2[2 * j + 1]),
-                                                      _MM_SHUFFLE(2, 0, 2, 0));
-                  xv[j] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
-                } else {
-                  /* clamped columns: every read inside the row; a padding
-                   * lane's value is dropped by the blend */
-                  xv[j] = _mm256_i32gather_ps(xc, gi[j], 4);
-                }
-              }
-            }
-#pragma GCC unroll 2
-            for (j = 0; j < nv; j++) {
-              const __m256 f = _mm256_fmadd_ps(xv[j], wv, acc[co][j]);
-              acc[co][j] = pad ? _mm256_blendv_ps(acc[co][j], f, mf[j]) : f;
-            }
-          }
-        }
-      }
-    }
-#pragma GCC unroll 6
-    for (co = 0; co < nco; co++) {
-      float *yr = t->y + (size_t)co * t->y_co;
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++) {
-        const __m256i m = j == nv - 1 ? last : ones;
-        __m256 v = acc[co][j];
-        if (keep) { /* out in registers until the last group */
-          if (c0 != 0)
-            out[co % CO_KEEP256][j] = _mm256_add_ps(v, out[co % CO_KEEP256][j]);
-          else
-            out[co % CO_KEEP256][j] = t->s ? _mm256_add_ps(v, _mm256_maskload_ps(t->s + (size_t)co * t->y_co + 8 * j, m)) : v;
-          continue;
-        }
-        if (c0 != 0)
-          v = _mm256_add_ps(v, _mm256_maskload_ps(yr + 8 * j, m));
-        else if (t->s)
-          v = _mm256_add_ps(v, _mm256_maskload_ps(t->s + (size_t)co * t->y_co + 8 * j, m));
-        if (c1 == t->cpg_in && t->bias)
-          v = _mm256_add_ps(v, _mm256_set1_ps(t->bias[co]));
-        _mm256_maskstore_ps(yr + 8 * j, m, v);
-      }
-    }
-  }
-  if (keep) {
-#pragma GCC unroll 4
-    for (co = 0; co < nco; co++) {
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++) {
-        const __m256i m = j == nv - 1 ? last : ones;
-        __m256 v = out[co % CO_KEEP256][j];
-        if (t->bias)
-          v = _mm256_add_ps(v, _mm256_set1_ps(t->bias[co]));
-        _mm256_maskstore_ps(t->y + (size_t)co * t->y_co + 8 * j, m, v);
-      }
-    }
-  }
-}
+/* stride 2: the even elements of 16 inputs, [a0 a2 b0 b2 | a4 a6 b4 b6] in
+ * 64-bit pairs 0 2 1 3; stride ≥ 3: clamped columns, every read inside the
+ * row, a padding lane's value dropped by the blend */
+#define TILE_LOAD_X(j)                                                                                               \
+  do {                                                                                                               \
+    if (sw == 1) {                                                                                                   \
+      xv[j] = _mm256_maskload_ps(xc + off + 8 * j, mk[j]);                                                           \
+    } else if (sw == 2) {                                                                                            \
+      const __m256 ev = _mm256_shuffle_ps(_mm256_maskload_ps(xc + off + 16 * j, m2[2 * j]),                          \
+                                          _mm256_maskload_ps(xc + off + 16 * j + 8, m2[2 * j + 1]),                  \
+                                          _MM_SHUFFLE(2, 0, 2, 0));                                                  \
+      xv[j] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));                \
+    } else {                                                                                                         \
+      xv[j] = _mm256_i32gather_ps(xc, gi[j], 4);                                                                     \
+    }                                                                                                                \
+  } while (0)
+#define TILE_FMA(co, j)                                                                                              \
+  do {                                                                                                               \
+    const __m256 f = _mm256_fmadd_ps(xv[j], wv, acc[co][j]);                                                         \
+    acc[co][j] = pad ? _mm256_blendv_ps(acc[co][j], f, mf[j]) : f;                                                   \
+  } while (0)
+#include "conv2d_f32_tile_body.h"
 
 #define CASE256(C, V) \
   case (C) * 4 + (V): \

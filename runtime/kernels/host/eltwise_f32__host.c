@@ -52,25 +52,6 @@
 #define VSEL_GE0(x, t, f) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_GE_OQ), (f), (t))
 #define VSEL_NAN(x, t, f) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (x), _CMP_UNORD_Q), (f), (t))
 #include "eltwise_f32_body.h"
-#undef W
-#undef VEC
-#undef T
-#undef SFX
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VZERO
-#undef VADD
-#undef VSUB
-#undef VMUL
-#undef VDIV
-#undef VMAX
-#undef VMIN
-#undef VFMA
-#undef VSQRT
-#undef VNEG
-#undef VSEL_GE0
-#undef VSEL_NAN
 
 /* ---- AVX2 + FMA3: 8 lanes ---- */
 #define W 8
@@ -93,25 +74,6 @@
 #define VSEL_GE0(x, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((x), _mm256_setzero_ps(), _CMP_GE_OQ))
 #define VSEL_NAN(x, t, f) _mm256_blendv_ps((f), (t), _mm256_cmp_ps((x), (x), _CMP_UNORD_Q))
 #include "eltwise_f32_body.h"
-#undef W
-#undef VEC
-#undef T
-#undef SFX
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VZERO
-#undef VADD
-#undef VSUB
-#undef VMUL
-#undef VDIV
-#undef VMAX
-#undef VMIN
-#undef VFMA
-#undef VSQRT
-#undef VNEG
-#undef VSEL_GE0
-#undef VSEL_NAN
 
 /* The last element an operand walk of bc reaches, plus one (strides ≥ 0),
  * or −1 when some stride is negative. */

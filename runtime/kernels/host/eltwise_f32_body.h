@@ -6,7 +6,8 @@
  *   suffix), VLOAD, VSTORE, VSET1, VZERO, VADD, VSUB, VMUL, VDIV, VMAX,
  *   VMIN, VFMA(a, b, c) = a·b + c rounded once, VSQRT, VNEG (sign flip),
  *   VSEL_GE0(x, t, f) = x ≥ 0 ? t : f per lane (ordered: a NaN x gives f),
- *   VSEL_NAN(x, t, f) = x is NaN ? t : f per lane.
+ *   VSEL_NAN(x, t, f) = x is NaN ? t : f per lane;
+ * the body undefines them at its end.
  * Every lane runs the scalar formula of ref/binary_f32.c or ref/unary_f32.c
  * with the same operations in the same order (the includer turns off
  * fp-contract: no product is fused unless written as VFMA where the
@@ -238,3 +239,22 @@ static T int SFX(un_run)(const tidsp_unary_f32_params *p, const float *x, float 
 #undef BIN_LOOP
 #undef BIN_STEPS
 #undef UN_LOOP
+#undef W
+#undef VEC
+#undef T
+#undef SFX
+#undef VLOAD
+#undef VSTORE
+#undef VSET1
+#undef VZERO
+#undef VADD
+#undef VSUB
+#undef VMUL
+#undef VDIV
+#undef VMAX
+#undef VMIN
+#undef VFMA
+#undef VSQRT
+#undef VNEG
+#undef VSEL_GE0
+#undef VSEL_NAN

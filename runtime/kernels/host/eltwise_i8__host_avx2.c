@@ -50,48 +50,19 @@ static inline TARGET void store32(int8_t *y, __m256i r0, __m256i r1,
 
 /* ---- add_i8 and mul_i8: one row loop ----------------------------------------- */
 
-/* A tidsp_host_bin_plan's constants (eltwise_internal.h), as vectors and
- * scalars in a local copy. */
-typedef struct bin_vec {
-  __m256 ra, rb, f, lo, hi;
-  __m256i a_add, b_add, off;
-  int32_t a_add_i, b_add_i;
-  int swapped;
-} bin_vec;
-
-enum { OP_ADD, OP_MUL };
-
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-
-static ALWAYS_INLINE TARGET void bin_vec_init(bin_vec *k, const tidsp_host_bin_plan *c) {
-  k->ra = _mm256_set1_ps(c->ra);
-  k->rb = _mm256_set1_ps(c->rb);
-  k->f = _mm256_set1_ps(c->f);
-  k->lo = _mm256_set1_ps(c->lo);
-  k->hi = _mm256_set1_ps(c->hi);
-  k->a_add = _mm256_set1_epi32(c->a_add);
-  k->b_add = _mm256_set1_epi32(c->b_add);
-  k->off = _mm256_set1_epi32(c->off);
-  k->a_add_i = c->a_add;
-  k->b_add_i = c->b_add;
-  k->swapped = c->swapped;
-}
-
-/* 8 outputs from their operand lanes; op is a constant where this is
- * inlined, so each kernel's loop holds only its own arithmetic. */
-static ALWAYS_INLINE TARGET __m256i op8(const bin_vec *k, int op, __m256 av, __m256 bv) {
-  __m256 v;
-  if (op == OP_MUL) {
-    v = _mm256_mul_ps(av, bv); /* exact: float(prod) */
-    v = _mm256_mul_ps(v, k->ra);
-    v = _mm256_add_ps(v, k->f);
-  } else if (k->swapped) {
-    v = _mm256_fmadd_ps(bv, k->rb, _mm256_fmadd_ps(av, k->ra, k->f));
-  } else {
-    v = _mm256_fmadd_ps(av, k->ra, _mm256_fmadd_ps(bv, k->rb, k->f));
-  }
-  return finish8(v, k->lo, k->hi, k->off);
-}
+#define VEC __m256
+#define VECI __m256i
+#define VOUT __m256i
+#define T TARGET
+#define VSET1(x) _mm256_set1_ps(x)
+#define VSET1_I32(x) _mm256_set1_epi32(x)
+#define VMUL(a, b) _mm256_mul_ps((a), (b))
+#define VADD(a, b) _mm256_add_ps((a), (b))
+#define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define FINISH(v, lo, hi, off) finish8((v), (lo), (hi), (off))
+#define ADD_KERNEL tidsp_add_i8__host_avx2
+#define MUL_KERNEL tidsp_mul_i8__host_avx2
+#include "eltwise_i8_body.h"
 
 /* 32 outputs; an operand with step 0 is the constant ac / bc. */
 static ALWAYS_INLINE TARGET void op32(const bin_vec *k, int op, const int8_t *a, int32_t sa, __m256 ac,
@@ -99,7 +70,7 @@ static ALWAYS_INLINE TARGET void op32(const bin_vec *k, int op, const int8_t *a,
   __m256i r[4];
   int32_t q;
   for (q = 0; q < 4; q++)
-    r[q] = op8(k, op, sa ? load8_f(a + 8 * q, k->a_add) : ac, sb ? load8_f(b + 8 * q, k->b_add) : bc);
+    r[q] = op_vec(k, op, sa ? load8_f(a + 8 * q, k->a_add) : ac, sb ? load8_f(b + 8 * q, k->b_add) : bc);
   store32(y, r[0], r[1], r[2], r[3]);
 }
 
@@ -114,9 +85,9 @@ static void tail_operands(int8_t ta[BLOCK], const int8_t *a, int32_t sa, int8_t 
   if (sb) memcpy(tb, b, (size_t)m);
 }
 
-/* One row of n outputs; sa / sb: operand contiguous (1) or constant (0). */
-static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa,
-                                        const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
+/* bin_row of eltwise_i8_body.h */
+static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa, const int8_t *b,
+                                        int32_t sb, int8_t *y, int32_t n) {
   const __m256 ac = _mm256_set1_ps((float)(a[0] + k->a_add_i));
   const __m256 bc = _mm256_set1_ps((float)(b[0] + k->b_add_i));
   int8_t ta[BLOCK], tb[BLOCK], ty[BLOCK];
@@ -128,30 +99,6 @@ static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t 
     op32(k, op, ta, sa, ac, tb, sb, bc, ty);
     memcpy(y + i, ty, (size_t)(n - i));
   }
-}
-
-/* Every row of the plan's coalesced broadcast. */
-static ALWAYS_INLINE TARGET int32_t bin_run(const tidsp_host_bin_plan *c, int op, const int8_t *a, const int8_t *b,
-                                           int8_t *y) {
-  bin_vec k;
-  tidsp_ref_bc_iter it;
-  int64_t r;
-  bin_vec_init(&k, c);
-  tidsp_ref_bc_init(&it, &c->rows);
-  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    bin_row(&k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
-  return TIDSP_OK;
-}
-
-/* The reference answers what the fast path does not take. */
-int32_t TARGET tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
-  tidsp_host_bin_plan c;
-  return tidsp_host_add_plan(&c, p, a, b, y) ? bin_run(&c, OP_ADD, a, b, y) : tidsp_add_i8__ref(p, a, b, y);
-}
-
-int32_t TARGET tidsp_mul_i8__host_avx2(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
-  tidsp_host_bin_plan c;
-  return tidsp_host_mul_plan(&c, p, a, b, y) ? bin_run(&c, OP_MUL, a, b, y) : tidsp_mul_i8__ref(p, a, b, y);
 }
 
 /* 32 table lookups; rows[h] holds lut[16h .. 16h + 15] in both lanes. */

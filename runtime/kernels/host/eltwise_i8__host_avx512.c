@@ -65,57 +65,28 @@ static inline TARGET void store16(int8_t *y, int32_t n, __m128i r) {
 
 /* ---- add_i8 and mul_i8: one row loop ----------------------------------------- */
 
-/* A tidsp_host_bin_plan's constants (eltwise_internal.h), as vectors and
- * scalars in a local copy. */
-typedef struct bin_vec {
-  __m512 ra, rb, f, lo, hi;
-  __m512i a_add, b_add, off;
-  int32_t a_add_i, b_add_i;
-  int swapped;
-} bin_vec;
+#define VEC __m512
+#define VECI __m512i
+#define VOUT __m128i
+#define T TARGET
+#define VSET1(x) _mm512_set1_ps(x)
+#define VSET1_I32(x) _mm512_set1_epi32(x)
+#define VMUL(a, b) _mm512_mul_ps((a), (b))
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define FINISH(v, lo, hi, off) finish16((v), (lo), (hi), (off))
+#define ADD_KERNEL tidsp_add_i8__host_avx512
+#define MUL_KERNEL tidsp_mul_i8__host_avx512
+#include "eltwise_i8_body.h"
 
-enum { OP_ADD, OP_MUL };
-
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-
-static ALWAYS_INLINE TARGET void bin_vec_init(bin_vec *k, const tidsp_host_bin_plan *c) {
-  k->ra = _mm512_set1_ps(c->ra);
-  k->rb = _mm512_set1_ps(c->rb);
-  k->f = _mm512_set1_ps(c->f);
-  k->lo = _mm512_set1_ps(c->lo);
-  k->hi = _mm512_set1_ps(c->hi);
-  k->a_add = _mm512_set1_epi32(c->a_add);
-  k->b_add = _mm512_set1_epi32(c->b_add);
-  k->off = _mm512_set1_epi32(c->off);
-  k->a_add_i = c->a_add;
-  k->b_add_i = c->b_add;
-  k->swapped = c->swapped;
-}
-
-/* 16 outputs from their operand lanes; op is a constant where this is
- * inlined, so each kernel's loop holds only its own arithmetic. */
-static ALWAYS_INLINE TARGET __m128i op16(const bin_vec *k, int op, __m512 av, __m512 bv) {
-  __m512 v;
-  if (op == OP_MUL) {
-    v = _mm512_mul_ps(av, bv); /* exact: float(prod) */
-    v = _mm512_mul_ps(v, k->ra);
-    v = _mm512_add_ps(v, k->f);
-  } else if (k->swapped) {
-    v = _mm512_fmadd_ps(bv, k->rb, _mm512_fmadd_ps(av, k->ra, k->f));
-  } else {
-    v = _mm512_fmadd_ps(av, k->ra, _mm512_fmadd_ps(bv, k->rb, k->f));
-  }
-  return finish16(v, k->lo, k->hi, k->off);
-}
-
-/* One row of n outputs; sa / sb: operand contiguous (1) or constant (0). */
-static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa,
-                                        const int8_t *b, int32_t sb, int8_t *y, int32_t n) {
+/* bin_row of eltwise_i8_body.h */
+static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t *a, int32_t sa, const int8_t *b,
+                                        int32_t sb, int8_t *y, int32_t n) {
   const __m512 ac = _mm512_set1_ps((float)(a[0] + k->a_add_i));
   const __m512 bc = _mm512_set1_ps((float)(b[0] + k->b_add_i));
   int32_t i;
   if (!sa && !sb) { /* every output is the same value */
-    const __m128i r = op16(k, op, ac, bc);
+    const __m128i r = op_vec(k, op, ac, bc);
     for (i = 0; i < n; i += 16)
       store16(y + i, n - i, r);
     return;
@@ -123,37 +94,13 @@ static ALWAYS_INLINE TARGET void bin_row(const bin_vec *k, int op, const int8_t 
   for (i = 0; i + 16 <= n; i += 16) {
     const __m512 av = sa ? load16_f(a + i, k->a_add) : ac;
     const __m512 bv = sb ? load16_f(b + i, k->b_add) : bc;
-    _mm_storeu_si128((__m128i *)(y + i), op16(k, op, av, bv));
+    _mm_storeu_si128((__m128i *)(y + i), op_vec(k, op, av, bv));
   }
   if (i < n) {
     const __m512 av = sa ? load16_f_tail(a + i, n - i, k->a_add) : ac;
     const __m512 bv = sb ? load16_f_tail(b + i, n - i, k->b_add) : bc;
-    store16(y + i, n - i, op16(k, op, av, bv));
+    store16(y + i, n - i, op_vec(k, op, av, bv));
   }
-}
-
-/* Every row of the plan's coalesced broadcast. */
-static ALWAYS_INLINE TARGET int32_t bin_run(const tidsp_host_bin_plan *c, int op, const int8_t *a, const int8_t *b,
-                                           int8_t *y) {
-  bin_vec k;
-  tidsp_ref_bc_iter it;
-  int64_t r;
-  bin_vec_init(&k, c);
-  tidsp_ref_bc_init(&it, &c->rows);
-  for (r = 0; r < it.rows; r++, tidsp_ref_bc_next(&it))
-    bin_row(&k, op, a + it.a_off, it.a_step, b + it.b_off, it.b_step, y + (size_t)r * (size_t)it.inner, it.inner);
-  return TIDSP_OK;
-}
-
-/* The reference answers what the fast path does not take. */
-int32_t TARGET tidsp_add_i8__host_avx512(const tidsp_add_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
-  tidsp_host_bin_plan c;
-  return tidsp_host_add_plan(&c, p, a, b, y) ? bin_run(&c, OP_ADD, a, b, y) : tidsp_add_i8__ref(p, a, b, y);
-}
-
-int32_t TARGET tidsp_mul_i8__host_avx512(const tidsp_mul_i8_params *p, const int8_t *a, const int8_t *b, int8_t *y) {
-  tidsp_host_bin_plan c;
-  return tidsp_host_mul_plan(&c, p, a, b, y) ? bin_run(&c, OP_MUL, a, b, y) : tidsp_mul_i8__ref(p, a, b, y);
 }
 
 /* ---- lut_i8 ----------------------------------------------------------------- */

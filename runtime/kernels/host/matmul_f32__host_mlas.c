@@ -82,47 +82,23 @@ typedef struct tile_args {
   int first; /* k0 == 0: y is stored (from the bias if any), not added to */
 } tile_args;
 
-/* ---- AVX-512F: rows mr ≤ MR, nv zmm of which the last has `last` lanes;
- * mr and nv are constants in every call (tile512_any), so that the
- * accumulators are registers. ---- */
-INLINE T512 void tile512(const tile_args *t, int32_t mr, int32_t nv, __mmask16 last) {
-  __m512 acc[MR][NV512], bv[NV512];
-  int32_t i, j, kk;
-#pragma GCC unroll 6
-  for (i = 0; i < mr; i++) {
-#pragma GCC unroll 4
-    for (j = 0; j < nv; j++)
-      acc[i][j] = _mm512_setzero_ps();
-  }
-  for (kk = 0; kk < t->kn; kk++) {
-    const float *br = t->b + (size_t)kk * (size_t)t->ldb;
-#pragma GCC unroll 4
-    for (j = 0; j < nv; j++)
-      bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
-#pragma GCC unroll 6
-    for (i = 0; i < mr; i++) {
-      /* part = fmaf(a, b, part): the same rounding, 16 columns at once */
-      const __m512 av = _mm512_set1_ps(t->a[(size_t)i * (size_t)t->lda + (size_t)kk]);
-#pragma GCC unroll 4
-      for (j = 0; j < nv; j++)
-        acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
-    }
-  }
-#pragma GCC unroll 6
-  for (i = 0; i < mr; i++) {
-    float *yr = t->y + (size_t)i * (size_t)t->ldy;
-#pragma GCC unroll 4
-    for (j = 0; j < nv; j++) {
-      const __mmask16 mk = j == nv - 1 ? last : (__mmask16)0xFFFF;
-      __m512 v = acc[i][j];
-      if (!t->first) /* out = part + out */
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr + 16 * j));
-      else if (t->bias) /* out starts at the bias: part + bias */
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, t->bias + 16 * j));
-      _mm512_mask_storeu_ps(yr + 16 * j, mk, v);
-    }
-  }
-}
+/* ---- AVX-512F: 16 lanes, up to NV512 zmm per tile row ---- */
+#define W 16
+#define NV NV512
+#define VEC __m512
+#define VMASK __mmask16
+#define T T512
+#define SFX(name) name##512
+#define UNROLL_NV _Pragma("GCC unroll 4")
+#define VZERO() _mm512_setzero_ps()
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define VBCAST(p) _mm512_set1_ps(*(p))
+#define VLOAD_MASK(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define VSTORE_MASK(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define MASK_ALL ((__mmask16)0xFFFF)
+#include "matmul_f32_tile_body.h"
 
 #define CASE512(R, V) \
   case (R) * 8 + (V): \
@@ -145,43 +121,22 @@ INLINE T256 __m256i mask256(int32_t lanes) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-INLINE T256 void tile256(const tile_args *t, int32_t mr, int32_t nv, __m256i last) {
-  __m256 acc[MR][NV256], bv[NV256];
-  int32_t i, j, kk;
-#pragma GCC unroll 6
-  for (i = 0; i < mr; i++) {
-#pragma GCC unroll 2
-    for (j = 0; j < nv; j++)
-      acc[i][j] = _mm256_setzero_ps();
-  }
-  for (kk = 0; kk < t->kn; kk++) {
-    const float *br = t->b + (size_t)kk * (size_t)t->ldb;
-#pragma GCC unroll 2
-    for (j = 0; j < nv; j++)
-      bv[j] = j == nv - 1 ? _mm256_maskload_ps(br + 8 * j, last) : _mm256_loadu_ps(br + 8 * j);
-#pragma GCC unroll 6
-    for (i = 0; i < mr; i++) {
-      const __m256 av = _mm256_broadcast_ss(t->a + (size_t)i * (size_t)t->lda + (size_t)kk);
-#pragma GCC unroll 2
-      for (j = 0; j < nv; j++)
-        acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
-    }
-  }
-#pragma GCC unroll 6
-  for (i = 0; i < mr; i++) {
-    float *yr = t->y + (size_t)i * (size_t)t->ldy;
-#pragma GCC unroll 2
-    for (j = 0; j < nv; j++) {
-      const __m256i mk = j == nv - 1 ? last : _mm256_set1_epi32(-1);
-      __m256 v = acc[i][j];
-      if (!t->first)
-        v = _mm256_add_ps(v, _mm256_maskload_ps(yr + 8 * j, mk));
-      else if (t->bias)
-        v = _mm256_add_ps(v, _mm256_maskload_ps(t->bias + 8 * j, mk));
-      _mm256_maskstore_ps(yr + 8 * j, mk, v);
-    }
-  }
-}
+#define W 8
+#define NV NV256
+#define VEC __m256
+#define VMASK __m256i
+#define T T256
+#define SFX(name) name##256
+#define UNROLL_NV _Pragma("GCC unroll 2")
+#define VZERO() _mm256_setzero_ps()
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VADD(a, b) _mm256_add_ps((a), (b))
+#define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define VBCAST(p) _mm256_broadcast_ss(p)
+#define VLOAD_MASK(p, m) _mm256_maskload_ps((p), (m))
+#define VSTORE_MASK(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define MASK_ALL _mm256_set1_epi32(-1)
+#include "matmul_f32_tile_body.h"
 
 #define CASE256(R, V) \
   case (R) * 8 + (V): \

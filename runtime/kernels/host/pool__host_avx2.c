@@ -276,118 +276,76 @@ static TARGET int64_t sum_i8(const int8_t *x, int32_t n) {
   return s;
 }
 
-int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p,
-                                           const void *rq, const int8_t *x,
+int32_t tidsp_global_avgpool_i8__host_avx2(const tidsp_gap_i8_params *p, const void *rq, const int8_t *x,
                                            int8_t *y) {
-  tidsp_ref_rq plan;
-  int32_t c;
-  if (!p || !rq || !x || !y || p->nc < 0 || p->hw < 1 ||
-      !tidsp_ref_is_i8(p->x_zp) || p->rq.per_channel ||
-      tidsp_ref_rq_init(&plan, &p->rq, rq, 1, TIDSP_REF_I8_MIN,
-                        TIDSP_REF_I8_MAX) != TIDSP_OK)
-    return tidsp_global_avgpool_i8__ref(p, rq, x, y);
-  for (c = 0; c < p->nc; c++) {
-    /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
-    const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
-                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * (size_t)p->hw, p->hw);
-    y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
-  }
-  return TIDSP_OK;
+  return tidsp_host_global_avgpool_i8(p, rq, x, y, sum_i8);
 }
 
 /* ---- avgpool_i8 ----------------------------------------------------------------- */
 
-/* The FLOAT formula of pool_internal.h with 8 floats per vector (stride 1:
- * plain loads of the row buffer, stride 2: the even lanes of two vectors,
- * other strides: a gather masked to the row's outputs). */
-static TARGET void avgpool_i8_float(const tidsp_avgpool_i8_params *ap, const int8_t *x, int8_t *y) {
-  /* buf: the padded row; a vector may read up to 2·8 floats past span */
-  float buf[CAP_F32 + 2 * TIDSP_HOST_POOL_SLACK];
-  float sum[CAP_F32 + 8];
-  int32_t cols[CAP_F32 + 8];
-  int8_t tail[16];
-  const tidsp_pool2d_params *p = &ap->pool;
-  const int64_t planes = (int64_t)p->n * p->c;
-  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out, s = p->stride_w;
-  const int32_t taps = p->k_h * p->k_w;
-  const __m256 xs = _mm256_set1_ps(ap->x_scale), ys = _mm256_set1_ps(ap->y_scale);
-  const __m256 zp = _mm256_set1_ps((float)(ap->y_zp + ap->domain_offset));
-  const __m256 lo = _mm256_set1_ps((float)(ap->y_min + ap->domain_offset));
-  const __m256 hi = _mm256_set1_ps((float)(ap->y_max + ap->domain_offset));
-  const __m256i xzp = _mm256_set1_epi32(ap->x_zp), off = _mm256_set1_epi32(ap->domain_offset);
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+#define W 8
+#define VEC __m256
+#define VECI __m256i
+#define T TARGET
+#define VSET1(x) _mm256_set1_ps(x)
+#define VSET1_I32(x) _mm256_set1_epi32(x)
+#define VZERO() _mm256_setzero_ps()
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VLOAD_I32(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define VSTORE(p, v) _mm256_storeu_ps((p), (v))
+#define VADD(a, b) _mm256_add_ps((a), (b))
+#define VDIV(a, b) _mm256_div_ps((a), (b))
+#define VMAX(a, b) _mm256_max_ps((a), (b))
+#define VMIN(a, b) _mm256_min_ps((a), (b))
+#define VMULLO_I32(a, b) _mm256_mullo_epi32((a), (b))
+#define VSUB_I32(a, b) _mm256_sub_epi32((a), (b))
+#define VCVT_F32(a) _mm256_cvtepi32_ps(a)
+#define VCVT_I32(a) _mm256_cvtps_epi32(a)
+#define TAP_CONSTS                                                                                                   \
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                                                    \
   const __m256i gidx = _mm256_mullo_epi32(lane, _mm256_set1_epi32(s));
-  float *row = buf + p->pad_left;
-  int64_t nc;
-  int32_t oh, kh, kh_lo, kh_hi, j, k;
-  memset(buf, 0, sizeof buf);
-  memset(sum, 0, sizeof sum);
-  for (j = 0; j < w_out + 8; j++) /* the lanes past w_out divide by 1 */
-    cols[j] = j < w_out ? tidsp_host_pool_cols_inside(p, j) : 1;
-  for (nc = 0; nc < planes; nc++) {
-    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
-    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
-    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
-      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
-      for (kh = kh_lo; kh < kh_hi; kh++) {
-        const int8_t *xr = xp + tidsp_host_pool_row_offset(p, oh, kh);
-        for (j = 0; j + 8 <= w_in; j += 8) { /* dequantize the row into buf */
-          const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(xr + j)));
-          _mm256_storeu_ps(row + j, _mm256_mul_ps(xs, _mm256_cvtepi32_ps(_mm256_sub_epi32(q, xzp))));
-        }
-        for (; j < w_in; j++) /* the same product, one lane */
-          row[j] = ap->x_scale * (float)(xr[j] - ap->x_zp);
-        for (j = 0; j < w_out; j += 8) { /* sum[j + t] += the row's taps, kw order */
-          const float *b = buf + (size_t)j * (size_t)s;
-          __m256 acc = kh == kh_lo ? _mm256_setzero_ps() : _mm256_loadu_ps(sum + j);
-          for (k = 0; k < k_w; k++, b += dw) {
-            __m256 t;
-            if (s == 1) {
-              t = _mm256_loadu_ps(b);
-            } else if (s == 2) { /* even lanes: per 128-bit lane, then in order */
-              const __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), 0x88);
-              t = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
-            } else {
-              const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(w_out - j), lane);
-              t = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), b, gidx, _mm256_castsi256_ps(live), 4);
-            }
-            acc = _mm256_add_ps(acc, t);
-          }
-          _mm256_storeu_ps(sum + j, acc);
-        }
-      }
-      for (j = 0; j < w_out; j += 8) {
-        const __m256i c = ap->pool.count_include_pad
-                              ? _mm256_set1_epi32(taps)
-                              : _mm256_mullo_epi32(_mm256_set1_epi32(kh_hi - kh_lo),
-                                                   _mm256_loadu_si256((const __m256i *)(const void *)(cols + j)));
-        __m256 v = _mm256_div_ps(_mm256_loadu_ps(sum + j), _mm256_cvtepi32_ps(c));
-        __m256i q;
-        __m128i b;
-        v = _mm256_add_ps(_mm256_div_ps(v, ys), zp);
-        v = _mm256_min_ps(_mm256_max_ps(v, lo), hi); /* v > lo ? v : lo, then v < hi ? v : hi */
-        q = _mm256_sub_epi32(_mm256_cvtps_epi32(v), off);
-        /* int8 values already: the saturating packs keep them, in order */
-        b = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-        b = _mm_packs_epi16(b, b);
-        if (w_out - j >= 8) {
-          _mm_storel_epi64((__m128i *)(void *)(yp + j), b);
-        } else {
-          _mm_storeu_si128((__m128i *)(void *)tail, b);
-          memcpy(yp + j, tail, (size_t)(w_out - j));
-        }
-      }
-    }
-  }
-}
-
-int32_t tidsp_avgpool_i8__host_avx2(const tidsp_avgpool_i8_params *p, const void *rq,
-                                    const int8_t *x, int8_t *y) {
-  tidsp_host_pool_row g;
-  if (!tidsp_host_avgpool_i8_ok(p, x, y, CAP_F32, &g))
-    return tidsp_avgpool_i8__ref(p, rq, x, y);
-  avgpool_i8_float(p, x, y);
-  return TIDSP_OK;
-}
+/* The hooks are statements, as in pool__host_avx512.c (see there). */
+/* stride 1: plain loads of the row buffer, stride 2: the even lanes of two
+ * vectors (per 128-bit lane, then in order), other strides: a gather
+ * masked to the row's outputs */
+#define TAP(t, b)                                                                                                    \
+  do {                                                                                                               \
+    if (s == 1) {                                                                                                    \
+      t = _mm256_loadu_ps(b);                                                                                        \
+    } else if (s == 2) {                                                                                             \
+      const __m256 e_ = _mm256_shuffle_ps(_mm256_loadu_ps(b), _mm256_loadu_ps((b) + 8), 0x88);                       \
+      t = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e_), 0xD8));                                       \
+    } else {                                                                                                         \
+      const __m256i live_ = _mm256_cmpgt_epi32(_mm256_set1_epi32(w_out - j), lane);                                  \
+      t = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), (b), gidx, _mm256_castsi256_ps(live_), 4);                   \
+    }                                                                                                                \
+  } while (0)
+/* 8 at a time, the same product one lane at a time for the rest */
+#define DEQUANT_ROW(row, xr)                                                                                         \
+  do {                                                                                                               \
+    int32_t dj_;                                                                                                     \
+    for (dj_ = 0; dj_ + 8 <= w_in; dj_ += 8) {                                                                       \
+      const __m256i q_ = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)((xr) + dj_)));         \
+      _mm256_storeu_ps((row) + dj_, _mm256_mul_ps(xs, _mm256_cvtepi32_ps(_mm256_sub_epi32(q_, xzp))));               \
+    }                                                                                                                \
+    for (; dj_ < w_in; dj_++)                                                                                        \
+      (row)[dj_] = ap->x_scale * (float)((xr)[dj_] - ap->x_zp);                                                      \
+  } while (0)
+/* int8 values already: the saturating packs keep them, in order */
+#define STORE_I8(p, n, q)                                                                                            \
+  do {                                                                                                               \
+    int8_t tail_[16];                                                                                                \
+    const __m256i q_ = (q);                                                                                          \
+    __m128i b_ = _mm_packs_epi32(_mm256_castsi256_si128(q_), _mm256_extracti128_si256(q_, 1));                       \
+    b_ = _mm_packs_epi16(b_, b_);                                                                                    \
+    if ((n) >= 8) {                                                                                                  \
+      _mm_storel_epi64((__m128i *)(void *)(p), b_);                                                                  \
+    } else {                                                                                                         \
+      _mm_storeu_si128((__m128i *)(void *)tail_, b_);                                                                \
+      memcpy((p), tail_, (size_t)(n));                                                                               \
+    }                                                                                                                \
+  } while (0)
+#define KERNEL tidsp_avgpool_i8__host_avx2
+#include "avgpool_i8_body.h"
 
 #endif /* TIDSP_HAVE_HOST_X86 */

@@ -553,23 +553,9 @@ static TARGET int64_t sum_i8(const int8_t *x, int32_t n) {
   return (int64_t)_mm512_reduce_add_epi64(acc) - (int64_t)128 * n;
 }
 
-int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p,
-                                             const void *rq, const int8_t *x,
+int32_t tidsp_global_avgpool_i8__host_avx512(const tidsp_gap_i8_params *p, const void *rq, const int8_t *x,
                                              int8_t *y) {
-  tidsp_ref_rq plan;
-  int32_t c;
-  if (!p || !rq || !x || !y || p->nc < 0 || p->hw < 1 ||
-      !tidsp_ref_is_i8(p->x_zp) || p->rq.per_channel ||
-      tidsp_ref_rq_init(&plan, &p->rq, rq, 1, TIDSP_REF_I8_MIN,
-                        TIDSP_REF_I8_MAX) != TIDSP_OK)
-    return tidsp_global_avgpool_i8__ref(p, rq, x, y);
-  for (c = 0; c < p->nc; c++) {
-    /* the reference's uint32 sum: −x_zp·hw + Σ x, modulo 2^32 */
-    const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
-                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * (size_t)p->hw, p->hw);
-    y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
-  }
-  return TIDSP_OK;
+  return tidsp_host_global_avgpool_i8(p, rq, x, y, sum_i8);
 }
 
 /* ---- avgpool_i8 ----------------------------------------------------------------- */
@@ -583,87 +569,57 @@ static TARGET __m512 pick16(const float *b, int32_t s, int32_t n) {
   return _mm512_loadu_ps(v);
 }
 
-/* The FLOAT formula of pool_internal.h with 16 floats per vector: stride 1
- * loads each tap's 16 columns straight from the row buffer, stride 2 two
- * vectors and their even lanes, other strides pick theirs one by one.
- * rows·cols and the clamp bounds are per lane. */
-static TARGET void avgpool_i8_float(const tidsp_avgpool_i8_params *ap, const int8_t *x, int8_t *y) {
-  /* buf: the padded row; a vector may read up to 2·16 floats past span */
-  float buf[CAP_F32 + 2 * TIDSP_HOST_POOL_SLACK];
-  float sum[CAP_F32 + 16];
-  int32_t cols[CAP_F32 + 16];
-  const tidsp_pool2d_params *p = &ap->pool;
-  const int64_t planes = (int64_t)p->n * p->c;
-  const int32_t k_w = p->k_w, dw = p->dil_w, w_in = p->w_in, w_out = p->w_out, s = p->stride_w;
-  const int32_t taps = p->k_h * p->k_w;
-  const __m512 xs = _mm512_set1_ps(ap->x_scale), ys = _mm512_set1_ps(ap->y_scale);
-  const __m512 zp = _mm512_set1_ps((float)(ap->y_zp + ap->domain_offset));
-  const __m512 lo = _mm512_set1_ps((float)(ap->y_min + ap->domain_offset));
-  const __m512 hi = _mm512_set1_ps((float)(ap->y_max + ap->domain_offset));
-  const __m512i xzp = _mm512_set1_epi32(ap->x_zp), off = _mm512_set1_epi32(ap->domain_offset);
-  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  float *row = buf + p->pad_left;
-  int64_t nc;
-  int32_t oh, kh, kh_lo, kh_hi, j, k;
-  memset(buf, 0, sizeof buf);
-  memset(sum, 0, sizeof sum);
-  for (j = 0; j < w_out + 16; j++) /* the lanes past w_out divide by 1 */
-    cols[j] = j < w_out ? tidsp_host_pool_cols_inside(p, j) : 1;
-  for (nc = 0; nc < planes; nc++) {
-    const int8_t *xp = x + (size_t)nc * (size_t)p->h_in * (size_t)w_in;
-    int8_t *yp = y + (size_t)nc * (size_t)p->h_out * (size_t)w_out;
-    for (oh = 0; oh < p->h_out; oh++, yp += w_out) {
-      tidsp_host_pool_taps(p, oh, &kh_lo, &kh_hi);
-      for (kh = kh_lo; kh < kh_hi; kh++) {
-        const int8_t *xr = xp + tidsp_host_pool_row_offset(p, oh, kh);
-        for (j = 0; j < w_in; j += 64) { /* dequantize the row into buf */
-          const __m512i b = _mm512_maskz_loadu_epi8(mask64(w_in - j), xr + j);
-          for (k = 0; k < 4 && j + 16 * k < w_in; k++) {
-            const __m128i q = k == 0 ? _mm512_castsi512_si128(b)
-                              : k == 1 ? _mm512_extracti32x4_epi32(b, 1)
-                              : k == 2 ? _mm512_extracti32x4_epi32(b, 2)
-                                       : _mm512_extracti32x4_epi32(b, 3);
-            const __m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(q), xzp));
-            _mm512_mask_storeu_ps(row + j + 16 * k, mask16(w_in - j - 16 * k), _mm512_mul_ps(xs, f));
-          }
-        }
-        for (j = 0; j < w_out; j += 16) { /* sum[j + t] += the row's taps, kw order */
-          const float *b = buf + (size_t)j * (size_t)s;
-          __m512 acc = kh == kh_lo ? _mm512_setzero_ps() : _mm512_loadu_ps(sum + j);
-          for (k = 0; k < k_w; k++, b += dw) {
-            __m512 t;
-            if (s == 1)
-              t = _mm512_loadu_ps(b);
-            else if (s == 2)
-              t = _mm512_permutex2var_ps(_mm512_loadu_ps(b), even, _mm512_loadu_ps(b + 16));
-            else /* a strided pick (rare: strides above 2), lanes up to w_out */
-              t = pick16(b, s, w_out - j);
-            acc = _mm512_add_ps(acc, t);
-          }
-          _mm512_storeu_ps(sum + j, acc);
-        }
-      }
-      for (j = 0; j < w_out; j += 16) {
-        const __m512i c = ap->pool.count_include_pad
-                              ? _mm512_set1_epi32(taps)
-                              : _mm512_mullo_epi32(_mm512_set1_epi32(kh_hi - kh_lo), _mm512_loadu_si512(cols + j));
-        __m512 v = _mm512_div_ps(_mm512_loadu_ps(sum + j), _mm512_cvtepi32_ps(c));
-        v = _mm512_add_ps(_mm512_div_ps(v, ys), zp);
-        v = _mm512_min_ps(_mm512_max_ps(v, lo), hi); /* v > lo ? v : lo, then v < hi ? v : hi */
-        _mm512_mask_cvtepi32_storeu_epi8(yp + j, mask16(w_out - j),
-                                         _mm512_sub_epi32(_mm512_cvtps_epi32(v), off));
-      }
-    }
-  }
-}
-
-int32_t tidsp_avgpool_i8__host_avx512(const tidsp_avgpool_i8_params *p, const void *rq,
-                                      const int8_t *x, int8_t *y) {
-  tidsp_host_pool_row g;
-  if (!tidsp_host_avgpool_i8_ok(p, x, y, CAP_F32, &g))
-    return tidsp_avgpool_i8__ref(p, rq, x, y);
-  avgpool_i8_float(p, x, y);
-  return TIDSP_OK;
-}
+#define W 16
+#define VEC __m512
+#define VECI __m512i
+#define T TARGET
+#define VSET1(x) _mm512_set1_ps(x)
+#define VSET1_I32(x) _mm512_set1_epi32(x)
+#define VZERO() _mm512_setzero_ps()
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VLOAD_I32(p) _mm512_loadu_si512(p)
+#define VSTORE(p, v) _mm512_storeu_ps((p), (v))
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VDIV(a, b) _mm512_div_ps((a), (b))
+#define VMAX(a, b) _mm512_max_ps((a), (b))
+#define VMIN(a, b) _mm512_min_ps((a), (b))
+#define VMULLO_I32(a, b) _mm512_mullo_epi32((a), (b))
+#define VSUB_I32(a, b) _mm512_sub_epi32((a), (b))
+#define VCVT_F32(a) _mm512_cvtepi32_ps(a)
+#define VCVT_I32(a) _mm512_cvtps_epi32(a)
+#define TAP_CONSTS const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+/* The hooks are statements, not inline functions: as functions they change
+ * GCC's register allocation of the loop nest; as statements the variant
+ * compiles to the very instructions it had as a function of its own. */
+/* stride 1: 16 columns straight from the row buffer, stride 2: two vectors
+ * and their even lanes, other strides (rare: above 2): a pick one by one */
+#define TAP(t, b)                                                                                                    \
+  do {                                                                                                               \
+    if (s == 1)                                                                                                      \
+      t = _mm512_loadu_ps(b);                                                                                        \
+    else if (s == 2)                                                                                                 \
+      t = _mm512_permutex2var_ps(_mm512_loadu_ps(b), even, _mm512_loadu_ps((b) + 16));                               \
+    else                                                                                                             \
+      t = pick16((b), s, w_out - j);                                                                                 \
+  } while (0)
+/* 64 int8 a load, 16 floats a store, masked at the row's end */
+#define DEQUANT_ROW(row, xr)                                                                                         \
+  do {                                                                                                               \
+    int32_t dj_, dk_;                                                                                                \
+    for (dj_ = 0; dj_ < w_in; dj_ += 64) {                                                                           \
+      const __m512i b_ = _mm512_maskz_loadu_epi8(mask64(w_in - dj_), (xr) + dj_);                                    \
+      for (dk_ = 0; dk_ < 4 && dj_ + 16 * dk_ < w_in; dk_++) {                                                       \
+        const __m128i q_ = dk_ == 0   ? _mm512_castsi512_si128(b_)                                                   \
+                           : dk_ == 1 ? _mm512_extracti32x4_epi32(b_, 1)                                             \
+                           : dk_ == 2 ? _mm512_extracti32x4_epi32(b_, 2)                                             \
+                                      : _mm512_extracti32x4_epi32(b_, 3);                                            \
+        const __m512 f_ = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(q_), xzp));                       \
+        _mm512_mask_storeu_ps((row) + dj_ + 16 * dk_, mask16(w_in - dj_ - 16 * dk_), _mm512_mul_ps(xs, f_));         \
+      }                                                                                                              \
+    }                                                                                                                \
+  } while (0)
+#define STORE_I8(p, n, q) _mm512_mask_cvtepi32_storeu_epi8((p), mask16(n), (q))
+#define KERNEL tidsp_avgpool_i8__host_avx512
+#include "avgpool_i8_body.h"
 
 #endif /* TIDSP_HAVE_HOST_X86 */

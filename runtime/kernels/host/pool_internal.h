@@ -70,6 +70,26 @@ static inline size_t tidsp_host_pool_row_offset(const tidsp_pool2d_params *p,
          (size_t)p->w_in;
 }
 
+/* ---- global_avgpool_i8 ----------------------------------------------------
+ * The reference's sum per plane, −x_zp·hw + Σ x modulo 2^32, with Σ x from
+ * the variant's sum_i8 (exact), then its requantization; parameters the
+ * fast path does not take go to the reference. Both variants call this
+ * with their own static sum_i8, which the compiler inlines. */
+static inline int32_t tidsp_host_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq, const int8_t *x,
+                                                   int8_t *y, int64_t (*sum_i8)(const int8_t *x, int32_t n)) {
+  tidsp_ref_rq plan;
+  int32_t c;
+  if (!p || !rq || !x || !y || p->nc < 0 || p->hw < 1 || !tidsp_ref_is_i8(p->x_zp) || p->rq.per_channel ||
+      tidsp_ref_rq_init(&plan, &p->rq, rq, 1, TIDSP_REF_I8_MIN, TIDSP_REF_I8_MAX) != TIDSP_OK)
+    return tidsp_global_avgpool_i8__ref(p, rq, x, y);
+  for (c = 0; c < p->nc; c++) {
+    const uint32_t acc = (uint32_t)(-p->x_zp) * (uint32_t)p->hw +
+                         (uint32_t)(uint64_t)sum_i8(x + (size_t)c * (size_t)p->hw, p->hw);
+    y[c] = (int8_t)tidsp_ref_rq_apply(&plan, 0, tidsp_ref_u32_to_i32(acc));
+  }
+  return TIDSP_OK;
+}
+
 /* ---- avgpool_i8 (FLOAT kind) ----------------------------------------------
  * The fast variants compute the reference's float formula lane by lane,
  * one output row of a plane at a time, vectorised across output columns:
