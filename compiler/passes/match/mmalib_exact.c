@@ -147,15 +147,47 @@ static int like(cs_graph *g, int v, const char *suffix, cs_dtype dt) {
   return cs_graph_add_value(g, name, dt, src->rank, shape);
 }
 
-int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
-                       int *ins) {
-  /* the input, widened */
+/* act_in widened to int16 by a new k_cast: its value, -1 when out of
+ * memory. */
+static int widen(cs_graph *g, const char *base, int act_in) {
   int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
-  if (x16 < 0) return -1;
-  int k = cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
+  int k = x16 < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
   if (k < 0) return -1;
   tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
   cs_graph_node(g, k)->k.cast = cp;
+  return x16;
+}
+
+/* The box [start, start + len) of x16 ([1, C, H, W] int16) by a new
+ * k_slice, as "<x16>.<what><j>" (a view where the planner can make it
+ * one): its value, -1 when out of memory. */
+static int slice16(cs_graph *g, const char *base, int x16, const char *what, int j, const int64_t start[4],
+                   const int64_t len[4]) {
+  const cs_value *xv = cs_graph_value(g, x16);
+  int64_t in_shape[4] = {xv->shape[0], xv->shape[1], xv->shape[2], xv->shape[3]};
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s%d", xv->name ? xv->name : "x", what, j);
+  int xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, len);
+  int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
+  if (sk < 0) return -1;
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = 4;
+  sp.elem_size = 2;
+  for (int d = 0; d < 4; d++) {
+    sp.in_shape[d] = (int32_t)in_shape[d];
+    sp.out_shape[d] = (int32_t)len[d];
+    sp.start[d] = (int32_t)start[d];
+    sp.step[d] = 1;
+  }
+  cs_graph_node(g, sk)->k.slice = sp;
+  return xin;
+}
+
+int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+                       int *ins) {
+  int x16 = widen(g, base, act_in);
+  if (x16 < 0) return -1;
   /* the weights, widened */
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t nw = cs_value_numel(wv), wshape[CS_MAX_RANK];
@@ -233,12 +265,8 @@ void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stri
 
 int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]) {
-  int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
+  int x16 = widen(g, base, act_in);
   if (x16 < 0) return -1;
-  int k = cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
-  if (k < 0) return -1;
-  tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
-  cs_graph_node(g, k)->k.cast = cp;
   const cs_value *xv = cs_graph_value(g, x16);
   int64_t ch = xv->shape[1], h = xv->shape[2], w = xv->shape[3];
   const cs_value *wv = cs_graph_value(g, w_in);
@@ -264,29 +292,11 @@ int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, c
     int wt = cs_add_const_named(g, base, suffix, CS_DTYPE_I16, 4, wshape, w16);
     int xin = x16;
     if (wt >= 0 && (t->row0 || t->rows != h || t->col0 || t->cols != w)) { /* the window the taps read */
-      char name[512];
-      snprintf(name, sizeof name, "%s.tile%d", xv->name ? xv->name : "x", j);
-      int64_t shape[4] = {1, ch, t->rows, t->cols};
-      xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
-      int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
-      if (sk < 0) {
+      int64_t start[4] = {0, 0, t->row0, t->col0}, len[4] = {1, ch, t->rows, t->cols};
+      if ((xin = slice16(g, base, x16, "tile", j, start, len)) < 0) {
         ok = 0;
         break;
       }
-      tidsp_slice_params sp;
-      memset(&sp, 0, sizeof sp);
-      sp.rank = 4;
-      sp.elem_size = 2;
-      int64_t in_shape[4] = {1, ch, h, w};
-      for (int d = 0; d < 4; d++) {
-        sp.in_shape[d] = sp.out_shape[d] = (int32_t)in_shape[d];
-        sp.step[d] = 1;
-      }
-      sp.out_shape[2] = t->rows;
-      sp.out_shape[3] = t->cols;
-      sp.start[2] = t->row0;
-      sp.start[3] = t->col0;
-      cs_graph_node(g, sk)->k.slice = sp;
     }
     const int *rq = j ? rqj : rq0;
     int all[5] = {xin, wt, rq[0], rq[1], rq[2]};
@@ -356,12 +366,8 @@ int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups) {
 int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                              int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
                              int64_t (*args)[12]) {
-  int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
+  int x16 = widen(g, base, act_in);
   if (x16 < 0) return -1;
-  int k = cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
-  if (k < 0) return -1;
-  tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
-  cs_graph_node(g, k)->k.cast = cp;
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t c_out = wv->shape[0], cin_g = wv->shape[1], kk = wv->shape[2] * wv->shape[3];
   int64_t c_g = c_out / groups, bw = per_block * c_g, nw = cs_value_numel(wv);
@@ -399,28 +405,8 @@ int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in
     ok = wt >= 0 && cs_mm_add_requant_consts_i16(g, base, (int)bw, bias, scale, shift, rq) == CS_OK;
     int xin = x16;
     if (ok && n_blocks > 1) { /* the block's input channels: a view */
-      xv = cs_graph_value(g, x16);
-      char name[512];
-      snprintf(name, sizeof name, "%s.block%d", xv->name ? xv->name : "x", j);
-      int64_t shape[4] = {1, cin_j, h, w};
-      xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
-      int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
-      if (sk < 0) {
-        ok = 0;
-        break;
-      }
-      tidsp_slice_params sp;
-      memset(&sp, 0, sizeof sp);
-      sp.rank = 4;
-      sp.elem_size = 2;
-      int64_t in_shape[4] = {1, groups * cin_g, h, w};
-      for (int d = 0; d < 4; d++) {
-        sp.in_shape[d] = sp.out_shape[d] = (int32_t)in_shape[d];
-        sp.step[d] = 1;
-      }
-      sp.out_shape[1] = (int32_t)cin_j;
-      sp.start[1] = (int32_t)(g0 * cin_g);
-      cs_graph_node(g, sk)->k.slice = sp;
+      int64_t start[4] = {0, g0 * cin_g, 0, 0}, len[4] = {1, cin_j, h, w};
+      ok = (xin = slice16(g, base, x16, "block", j, start, len)) >= 0;
     }
     if (!ok) break;
     int all[5] = {xin, wt, rq[0], rq[1], rq[2]};
