@@ -84,8 +84,9 @@ def test_pt2e_decoder_with_mmalib(decoder):
     summary = json.loads((d / "manifest.json").read_text())["offload"]["summary"]
     agree = float(np.mean(y.argmax(-1) == ref.argmax(-1)))
     print(f"decoder pt2e -mmalib=1: {summary}; SQNR {_sqnr(ref, y):.1f} dB, next-token agreement {agree:.4f}")
-    # 9 FC: the vocabulary head (N = 96) is N-padded to 128 onto the MMA since the FC N padding (mmalib_fc.c)
-    assert summary == "4 res_add, 9 FC", summary
+    # 9 FC: the vocabulary head (N = 96) is N-padded to 128 onto the MMA since the FC N padding (mmalib_fc.c);
+    # 2 matmul: the attention's Q·Kᵀ and A·V, runtime products on the MMA (fuse_qdq_to_int8_batch_matmul.c)
+    assert summary == "4 res_add, 9 FC, 2 matmul", summary
     assert _sqnr(ref, y) >= 30.0
     assert agree >= 15 / 16
 
