@@ -10,6 +10,9 @@ Every suite test adds a row to a session table, printed at the end of the
 run (pytest_terminal_summary) and written to tests/models/out/suite_table.md.
 """
 
+import concurrent.futures
+import ctypes
+import glob
 import importlib.util
 import math
 import os
@@ -142,6 +145,44 @@ def model_suite(request):
         assert p.returncode == 0, (f"generating the model suite failed:\n{' '.join(cmd)}\n"
                                    f"{p.stdout}\n{p.stderr}")
     return ModelSuite(MODELS_OUT)
+
+
+# ------------------------------------------------- the runtime as one .so
+
+@pytest.fixture(scope="session")
+def runtime_objects(tmp_path_factory):
+    """Every runtime/**/*.c compiled once per session as the kernel tests
+    build it (`cc -std=c99 -O2 -fPIC`, plus $TIDSP_CFLAGS, e.g.
+    "-march=native -std=gnu11" to check that an FMA-capable build still
+    rounds like ORT: the kernels forbid contraction themselves), one
+    compiler per core: the test files that load the kernels through ctypes
+    link these objects with their own ABI probe (runtime_library)."""
+    d = tmp_path_factory.mktemp("tidsp_objects")
+    srcs = sorted(glob.glob(os.path.join(ROOT, "runtime", "**", "*.c"), recursive=True))
+    cmd = [os.environ.get("CC", "cc"), "-std=c99", "-O2", *os.environ.get("TIDSP_CFLAGS", "").split(),
+           "-fPIC", "-I" + os.path.join(ROOT, "include"), "-c"]
+    objs = [str(d / f"{i:03d}_{os.path.basename(src)[:-2]}.o") for i, src in enumerate(srcs)]
+
+    def compile_one(src_obj):
+        return subprocess.run([*cmd, src_obj[0], "-o", src_obj[1]], capture_output=True, text=True)
+
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for (src, _), p in zip(zip(srcs, objs), pool.map(compile_one, zip(srcs, objs))):
+            assert p.returncode == 0, f"compiling {src} failed:\n{p.stderr}"
+    return objs
+
+
+def runtime_library(runtime_objects, tmp_path_factory, probe_source, name):
+    """The runtime's objects and one ABI probe (C source) linked as a
+    shared library, loaded with ctypes."""
+    d = tmp_path_factory.mktemp(name)
+    probe = d / "abi_probe.c"
+    probe.write_text(probe_source)
+    so = d / f"lib{name}.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-O2", *os.environ.get("TIDSP_CFLAGS", "").split(),
+                    "-shared", "-fPIC", "-I" + os.path.join(ROOT, "include"), str(probe), *runtime_objects,
+                    "-lm", "-o", str(so)], check=True)
+    return ctypes.CDLL(str(so))
 
 
 # ---------------------------------------------------------------- the table

@@ -17,15 +17,14 @@ Sigmoid MLAS's FMA3 kernel; on a CPU without AVX512F (or without FMA) ORT
 dispatches to other kernels, and those two tests are skipped.
 """
 import ctypes
-import glob
 import os
-import subprocess
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from conftest import runtime_library
 from test_kernels_vs_ort import Broadcast, broadcast_params  # one mirror of tidsp_broadcast
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -85,17 +84,8 @@ BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3}
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tidsp_float")
-    probe = d / "abi_probe.c"
-    probe.write_text(ABI_PROBE)
-    srcs = sorted(glob.glob(os.path.join(ROOT, "runtime", "**", "*.c"), recursive=True))
-    so = d / "libtidsp.so"
-    extra = os.environ.get("TIDSP_CFLAGS", "").split()
-    subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-O2", *extra, "-shared", "-fPIC",
-                    "-I" + os.path.join(ROOT, "include"), *srcs, str(probe), "-lm", "-o", str(so)],
-                   check=True)
-    L = ctypes.CDLL(str(so))
+def lib(runtime_objects, tmp_path_factory):
+    L = runtime_library(runtime_objects, tmp_path_factory, ABI_PROBE, "tidsp_float")
     for name, cls in (("tidsp_reduce_params", ReduceParams), ("tidsp_softmax_params", SoftmaxParams),
                       ("tidsp_gap_f32_params", GapParams), ("tidsp_pool2d_params", Pool2dParams),
                       ("tidsp_unary_f32_params", UnaryParams),

@@ -14,9 +14,7 @@ does, e.g. the NHWC rewrite of QLinearConv) and with none.
 """
 import ctypes
 import ctypes.util
-import glob
 import os
-import subprocess
 
 import numpy as np
 import onnx
@@ -24,7 +22,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import ort_ref, ort_u8s8_exact
+from conftest import ort_ref, ort_u8s8_exact, runtime_library
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MAX_RANK = 6
@@ -116,21 +114,8 @@ DTYPE = {np.int8: 2, np.uint8: 3}
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tidsp")
-    probe = d / "abi_probe.c"
-    probe.write_text(ABI_PROBE)
-    srcs = sorted(glob.glob(os.path.join(ROOT, "runtime", "**", "*.c"), recursive=True))
-    so = d / "libtidsp.so"
-    cc = os.environ.get("CC", "cc")
-    # TIDSP_CFLAGS adds flags, e.g. "-march=native -std=gnu11" to check that
-    # an FMA-capable build still rounds like ORT (the kernels forbid
-    # contraction themselves).
-    extra = os.environ.get("TIDSP_CFLAGS", "").split()
-    subprocess.run([cc, "-std=c99", "-O2", *extra, "-shared", "-fPIC",
-                    "-I" + os.path.join(ROOT, "include"), *srcs, str(probe), "-lm", "-o", str(so)],
-                   check=True)
-    L = ctypes.CDLL(str(so))
+def lib(runtime_objects, tmp_path_factory):
+    L = runtime_library(runtime_objects, tmp_path_factory, ABI_PROBE, "tidsp")
     for name in ("quantize", "dequantize", "conv2d_i8", "matmul_i8", "add_i8",
                  "mul_i8", "avgpool_i8", "global_avgpool_i8"):
         getattr(L, "tidsp_" + name).restype = i32
