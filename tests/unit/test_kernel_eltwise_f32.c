@@ -11,9 +11,10 @@
  * against [N,C,H,W] either side, channels-last per-channel, outer
  * broadcast, both broadcast, rank 0), strided rows and Pow (which go to the
  * reference), in place (y == a, y == b, y == x); values with NaN (two
- * payloads), ±0, ±inf, subnormals, huge values, and the points where
- * HardSigmoid / HardSwish / Clip / Relu / LeakyRelu switch branches and
- * where a fused multiply-add would round differently; every unary op of
+ * payloads, or one where two could meet in an add: rnd_nan_fix), ±0,
+ * ±inf, subnormals, huge values, and the points where HardSigmoid /
+ * HardSwish / Clip / Relu / LeakyRelu switch branches and where a fused
+ * multiply-add would round differently; every unary op of
  * cstatic/unary_ops.def with random attributes; Expand of every rank and
  * element size with broadcast dims anywhere, nearest-Resize repeats;
  * AveragePool (avgpool_f32__host.c) with windows inside the input and
@@ -54,23 +55,34 @@ static float from_bits(uint32_t u) {
   return f;
 }
 
-/* Which NaNs the inputs hold (see rnd_nan_fix). */
-static int one_payload;
+/* Which NaNs the inputs hold (see rnd_nan_fix): 0, each its own payload
+ * (quieted); else every NaN input has these bits. */
+static uint32_t one_nan;
+
+/* A negative NaN with a payload that is not the default NaN: binary ops'. */
+#define PAYLOAD_NAN 0xFFC01234u
+/* x86's default NaN, which ∞ − ∞ gives: a sum's (AveragePool's). */
+#define DEFAULT_NAN 0xFFC00000u
 
 /* Two NaN inputs whose answer is the C compiler's choice, not the
  * kernel's, are left out: a signalling NaN (under GCC's default
  * -fno-signaling-nans the reference may fold x·1 to x and return it
- * unquieted), and two NaNs of different payloads in one binary op (x86
- * keeps the first operand's, and the compiler may swap the operands of a
- * commutative op). So a NaN is made quiet, and with one_payload (binary
- * ops) it is one negative NaN with a payload that is not the default NaN:
- * a lost payload still shows. */
+ * unquieted), and two NaNs of different payloads in one add or other
+ * binary op (x86 keeps the first operand's, and the compiler may swap the
+ * operands of a commutative op). So a NaN is made quiet, and with one_nan
+ * every NaN input is that one NaN: for binary ops PAYLOAD_NAN, where a
+ * lost payload still shows; for AveragePool DEFAULT_NAN, because a
+ * window's sum is a chain of adds in which ∞ − ∞ (or two huge values
+ * overflowing to opposite infinities) makes the default NaN, which a NaN
+ * tap of another payload would then meet. (GCC -O3 vectorizes the host
+ * kernel's row sums as x + acc where the reference's loop is sum + x: on
+ * two payloads they keep different ones, and both are right.) */
 static float rnd_nan_fix(float v) {
   uint32_t u;
   if (v == v)
     return v;
   memcpy(&u, &v, sizeof u);
-  u = one_payload ? 0xFFC01234u : (u | 0x00400000u);
+  u = one_nan ? one_nan : (u | 0x00400000u);
   memcpy(&v, &u, sizeof v);
   return v;
 }
@@ -574,11 +586,12 @@ int main(void) {
     n_widths++;
   }
   printf("widths run: %d\n", n_widths);
-  one_payload = 1;
+  one_nan = PAYLOAD_NAN;
   test_binary();
-  one_payload = 0;
+  one_nan = 0;
   test_unary();
   test_expand();
+  one_nan = DEFAULT_NAN;
   test_avgpool();
   UNIT_MAIN_END();
 }
