@@ -311,6 +311,34 @@ int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, c
   return ok ? 0 : -1;
 }
 
+/* The n int16 calls' z (zs), one after another in memory: a k_concat into
+ * y's "<name>.mm_z16" of `shape` (the depthwise tiles' [P, C, H, W], the
+ * grouped blocks' [1, n·bw, H, W]), whose core kernel reads each call's z
+ * whole. The new value, or -1. */
+static int concat_z(cs_graph *g, const char *base, int y, const int *zs, int n, const int64_t *shape) {
+  const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_z16", yname);
+  int64_t *lens = malloc(sizeof *lens * (size_t)n);
+  if (!lens) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  for (int j = 0; j < n; j++) lens[j] = 1;
+  int z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
+  int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n, zs, z);
+  int ok = k >= 0 && cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n, lens) == CS_OK;
+  free(lens);
+  if (!ok) return -1;
+  tidsp_concat_params cc;
+  memset(&cc, 0, sizeof cc);
+  cc.n_inputs = n;
+  cc.outer = 1;
+  cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n);
+  cs_graph_node(g, k)->k.concat = cc;
+  return z;
+}
+
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
                           const tidsp_conv2d_params *cp, int32_t o_zp) {
@@ -319,9 +347,7 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
   char name[512];
   snprintf(name, sizeof name, "%s.mm_z16_tile0", yname);
   int zs[CS_MM_EXACT_MAX_TILES];
-  int64_t lens[CS_MM_EXACT_MAX_TILES];
   if ((zs[0] = cs_reroute_output_as(g, id, 0, name, CS_DTYPE_I16)) < 0) return -1;
-  lens[0] = 1;
   cs_op op = cs_graph_node(g, id)->op;
   for (int j = 1; j < n_tiles; j++) {
     yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
@@ -334,24 +360,13 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
     cs_mm_exact_tile_args(&tiles[j], shape[1], cp->stride_h, args);
     if (k < 0 || cs_mm_set_args(g, k, 12, args) != CS_OK) return -1;
     zs[j] = zj;
-    lens[j] = 1;
   }
   /* the tiles' z, one after another: [P, C, H, W] */
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, cs_graph_value(g, y)->shape, sizeof shape);
   shape[0] = n_tiles;
-  yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
-  snprintf(name, sizeof name, "%s.mm_z16", yname);
-  int z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
-  int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n_tiles, zs, z);
-  if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n_tiles, lens) != CS_OK) return -1;
-  tidsp_concat_params cc;
-  memset(&cc, 0, sizeof cc);
-  cc.n_inputs = n_tiles;
-  cc.outer = 1;
-  cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n_tiles);
-  cs_graph_node(g, k)->k.concat = cc;
-  return add_core(g, base, p, n_tiles, z, act_in, w_in, cp, o_zp, y);
+  int z = concat_z(g, base, y, zs, n_tiles, shape);
+  return z < 0 ? -1 : add_core(g, base, p, n_tiles, z, act_in, w_in, cp, o_zp, y);
 }
 
 /* ---- a grouped conv as block-diagonal int16 convs ------------------------ */
@@ -437,10 +452,7 @@ int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_
   cs_graph_value(g, z0)->shape[1] = bw; /* a block's channels: its zero filters' z too */
   if (n_blocks == 1) return add_core(g, base, p, 1, z0, act_in, w_in, cp, o_zp, y);
   int *zs = malloc(sizeof *zs * (size_t)n_blocks);
-  int64_t *lens = malloc(sizeof *lens * (size_t)n_blocks);
-  if (!zs || !lens) {
-    free(zs);
-    free(lens);
+  if (!zs) {
     cs_error(CS_ERR_NOMEM, "out of memory");
     return -1;
   }
@@ -449,7 +461,6 @@ int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_
   cs_op op = cs_graph_node(g, id)->op;
   int64_t shape[CS_MAX_RANK];
   memcpy(shape, cs_graph_value(g, z0)->shape, sizeof shape);
-  for (int j = 0; j < n_blocks; j++) lens[j] = 1;
   for (int j = 1; ok && j < n_blocks; j++) {
     yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
     snprintf(name, sizeof name, "%s.mm_z16_block%d", yname, j);
@@ -463,21 +474,8 @@ int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_
   int z = -1;
   if (ok) {
     shape[1] = bw * n_blocks;
-    yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
-    snprintf(name, sizeof name, "%s.mm_z16", yname);
-    z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
-    int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n_blocks, zs, z);
-    ok = k >= 0 && cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n_blocks, lens) == CS_OK;
-    if (ok) {
-      tidsp_concat_params cc;
-      memset(&cc, 0, sizeof cc);
-      cc.n_inputs = n_blocks;
-      cc.outer = 1;
-      cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n_blocks);
-      cs_graph_node(g, k)->k.concat = cc;
-    }
+    z = concat_z(g, base, y, zs, n_blocks, shape);
   }
   free(zs);
-  free(lens);
-  return ok ? add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y) : -1;
+  return z < 0 ? -1 : add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
 }
