@@ -226,14 +226,9 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
                          cs_mm_cost_mma(k, n, batch * m, 64, a8 + b8 + y8), core);
   if (mp != m || kp != k || np != n) {
     cs_offload_pad pad;
-    memset(&pad, 0, sizeof pad);
-    snprintf(pad.layer, sizeof pad.layer, "%.*s", (int)sizeof pad.layer - 1, layer);
-    pad.what = "M/K/N (runtime matmul; c_out: N)";
-    pad.c_out = (int)n;
-    pad.c_pad = (int)np;
+    cs_mm_pad_decision_init(&pad, layer, "M/K/N (runtime matmul; c_out: N)", n, np, batch * m * k * n,
+                            batch * (mp * kp * np - m * k * n));
     pad.padded = 1;
-    pad.macs = batch * m * k * n;
-    pad.macs_added = batch * (mp * kp * np - m * k * n);
     pad.act_bytes_added = 2 * (int64_t)(a16 - a8 + b16 - b8) + 2 * (int64_t)(zn - y8);
     pad.mma_cycles = mma;
     pad.scalar_cycles = scalar;

@@ -122,19 +122,11 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
     double in_b = e * (double)cs_value_numel(x), w_b = e * (double)(per * c_out);
     double out_b = e * (double)(c_out * pos), out1_b = e * (double)(c_out * pos1);
     cs_offload_pad p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.layer, sizeof p.layer, "%s", conv->name ? conv->name : "?");
-    p.what = "positions";
-    p.c_out = (int)pos;
-    p.c_pad = (int)pos1;
-    p.macs = c_out * per * pos;
-    p.macs_added = c_out * per * (pos1 - pos);
+    cs_mm_pad_decision_init(&p, conv->name, "positions", pos, pos1, c_out * per * pos, c_out * per * (pos1 - pos));
     p.act_bytes_added = c_out * (pos1 - pos) * cs_mm_pad_bytes(d);
     /* MMA: a depthwise conv's "panel" is its kernel window per channel */
-    p.mma_cycles = cs_mm_cost_mma(per, c_out, pos1, d->mult, in_b + w_b + out1_b + out1_b + out_b);
-    p.scalar_cycles = cs_mm_cost_scalar(p.macs, in_b + w_b + out_b);
-    p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
-    take = p.padded;
+    take = cs_mm_pad_decide(&p, cs_mm_cost_mma(per, c_out, pos1, d->mult, in_b + w_b + out1_b + out1_b + out_b),
+                            cs_mm_cost_scalar(p.macs, in_b + w_b + out_b));
     cs_mmalib_report_pad(g, &p);
   }
   if (!take) { /* put the node back as it was */

@@ -106,18 +106,11 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t taps = (int64_t)win.k_h * win.k_w, taps2 = kh2 * kw2;
   double in_b = e * (double)(c_in * x->shape[2] * x->shape[3]), out_b = e * (double)(c * pos);
   cs_offload_pad p;
-  memset(&p, 0, sizeof p);
   const char *lname = cs_graph_node(g, conv_id)->name;
-  snprintf(p.layer, sizeof p.layer, "%s", lname ? lname : "?");
-  p.what = "taps";
-  p.c_out = (int)taps;
-  p.c_pad = (int)taps2;
-  p.macs = c * pos * c_in * taps;
-  p.macs_added = c * pos * c_in * (taps2 - taps);
+  cs_mm_pad_decision_init(&p, lname, "taps", taps, taps2, c * pos * c_in * taps, c * pos * c_in * (taps2 - taps));
   p.weight_bytes_added = c * c_in * (taps2 - taps) * cs_mm_pad_bytes(d);
-  p.mma_cycles = cs_mm_cost_mma(c_in * taps2, c, pos, d->mult, in_b + e * (double)(c * c_in * taps2) + out_b);
-  p.scalar_cycles = cs_mm_cost_scalar(p.macs, in_b + e * (double)(c * c_in * taps) + out_b);
-  p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
+  cs_mm_pad_decide(&p, cs_mm_cost_mma(c_in * taps2, c, pos, d->mult, in_b + e * (double)(c * c_in * taps2) + out_b),
+                   cs_mm_cost_scalar(p.macs, in_b + e * (double)(c * c_in * taps) + out_b));
   cs_mmalib_report_pad(g, &p);
   if (!p.padded) {
     set_kernel(g, conv_id, old_ks, old_dil);

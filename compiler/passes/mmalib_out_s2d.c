@@ -348,15 +348,9 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if ((st = depth_to_space(g, &tail, take, c, base)) != CS_OK) return st;
 
   cs_offload_pad rep;
-  memset(&rep, 0, sizeof rep);
-  const char *lname = cs_graph_node(g, conv_id)->name;
-  snprintf(rep.layer, sizeof rep.layer, "%s", lname ? lname : "?");
-  rep.what = kWhat[take->f];
-  rep.c_out = (int)c;
-  rep.c_pad = (int)take->c_pad;
+  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, kWhat[take->f], c, take->c_pad, macs,
+                          take->macs - macs);
   rep.padded = 1;
-  rep.macs = macs;
-  rep.macs_added = take->macs - macs;
   rep.weight_bytes_added = (take->c_pad * c_in * take->kh * take->kw - c * k) * cs_mm_pad_bytes(d);
   rep.act_bytes_added = take->act_bytes;
   rep.mma_cycles = take->mma_cycles;

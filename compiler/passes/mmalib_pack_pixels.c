@@ -323,15 +323,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if ((st = unpack_output(g, &tail, &best, base)) != CS_OK) return st;
 
   cs_offload_pad rep;
-  memset(&rep, 0, sizeof rep);
-  const char *lname = cs_graph_node(g, conv_id)->name;
-  snprintf(rep.layer, sizeof rep.layer, "%s", lname ? lname : "?");
-  rep.what = "C_out pack";
-  rep.c_out = (int)c;
-  rep.c_pad = (int)best.n;
+  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, "C_out pack", c, best.n, macs, best.macs - macs);
   rep.padded = 1;
-  rep.macs = macs;
-  rep.macs_added = best.macs - macs;
   rep.weight_bytes_added = (best.n * best.k - c * c_in) * cs_mm_pad_bytes(d);
   rep.act_bytes_added = (best.n * best.h * best.w - c * hh * ww) * cs_mm_pad_bytes(d);
   rep.mma_cycles = best.mma_cycles;

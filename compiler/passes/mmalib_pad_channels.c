@@ -167,12 +167,7 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
                 int64_t per_channel, int64_t weights_per_channel, int64_t positions, int64_t in_bytes, int y,
                 cs_offload_pad *p) {
   size_t esize = cs_dtype_size(d->dt);
-  memset(p, 0, sizeof *p);
-  snprintf(p->layer, sizeof p->layer, "%s", layer ? layer : "?");
-  p->c_out = (int)c_out;
-  p->c_pad = (int)c_pad;
-  p->macs = c_out * per_channel;
-  p->macs_added = (c_pad - c_out) * per_channel;
+  cs_mm_pad_decision_init(p, layer, NULL, c_out, c_pad, c_out * per_channel, (c_pad - c_out) * per_channel);
   p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * cs_mm_pad_bytes(d);
   p->act_bytes_added = (c_pad - c_out) * positions * cs_mm_pad_bytes(d);
   double w_bytes = (double)(c_out * weights_per_channel * (int64_t)esize);
@@ -182,10 +177,8 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   /* the cut at a graph output is a real copy: read and write (not counted
    * for a `--outputs` tap, which must not change what the model computes) */
   double cut = cs_graph_is_model_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
-  p->mma_cycles = cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut);
-  p->scalar_cycles = cs_mm_cost_scalar(p->macs, real);
-  p->padded = cs_mm_cost_pays(p->mma_cycles, p->scalar_cycles);
-  return p->padded;
+  return cs_mm_pad_decide(p, cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut),
+                          cs_mm_cost_scalar(p->macs, real));
 }
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {

@@ -148,18 +148,12 @@ static const char *grouped_pays(cs_graph *g, const cs_node *conv, const cs_value
   int64_t c_g = c_out / groups, c_pad = cs_mm_round_up(c_g, CS_MMALIB_I8_TILE);
   if (c_pad == c_g) return NULL;
   pos *= x->shape[0]; /* a batch: one call per image */
-  cs_offload_pad p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.layer, sizeof p.layer, "%s", conv->name ? conv->name : "?");
-  p.what = "C_out per group";
-  p.c_out = (int)c_g;
-  p.c_pad = (int)c_pad;
-  p.macs = c_out * per * pos;
-  p.macs_added = groups * (c_pad - c_g) * per * pos; /* MMALIB's own panel padding: no bytes of ours */
+  cs_offload_pad p; /* MMALIB's own panel padding: no bytes of ours */
+  cs_mm_pad_decision_init(&p, conv->name, "C_out per group", c_g, c_pad, c_out * per * pos,
+                          groups * (c_pad - c_g) * per * pos);
   double bytes = (double)(cs_value_numel(x) + c_out * per + c_out * pos);
-  p.mma_cycles = (double)groups * cs_mm_cost_mma(per, c_g, pos, CS_MMALIB_I8_TILE, bytes / (double)groups);
-  p.scalar_cycles = cs_mm_cost_scalar(p.macs, bytes);
-  p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
+  cs_mm_pad_decide(&p, (double)groups * cs_mm_cost_mma(per, c_g, pos, CS_MMALIB_I8_TILE, bytes / (double)groups),
+                   cs_mm_cost_scalar(p.macs, bytes));
   cs_mmalib_report_pad(g, &p);
   if (p.padded) return NULL;
   snprintf(why, whylen, "grouped conv of %lld channels per group on %d-wide MMA panels: does not pay (est. %.0f MMA "
@@ -586,14 +580,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
         w_elems += bw * block_args[j][0] * kw.k_h * kw.k_w;
       }
       cs_offload_pad pe;
-      memset(&pe, 0, sizeof pe);
-      snprintf(pe.layer, sizeof pe.layer, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "");
-      pe.what = "C_out per group";
-      pe.c_out = (int)(c_out / groups);
-      pe.c_pad = (int)bw;
+      cs_mm_pad_decision_init(&pe, cs_graph_node(g, conv_id)->name, "C_out per group", c_out / groups, bw,
+                              k_red * c_out * pos, computed - k_red * c_out * pos);
       pe.padded = 1;
-      pe.macs = k_red * c_out * pos;
-      pe.macs_added = computed - pe.macs;
       pe.weight_bytes_added = 2 * (w_elems - k_red * c_out);
       pe.act_bytes_added = 2 * (bw * n_blocks - c_out) * pos;
       pe.mma_cycles = mma16;
@@ -605,14 +594,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
        * included: MACs added like padding's, taken out of both sides of
        * the MMA share (manifest "offload.padding", what "taps") */
       cs_offload_pad pe;
-      memset(&pe, 0, sizeof pe);
-      snprintf(pe.layer, sizeof pe.layer, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "");
-      pe.what = "taps";
-      pe.c_out = kw.k_h * kw.k_w;
-      pe.c_pad = 9 * n_tiles;
+      cs_mm_pad_decision_init(&pe, cs_graph_node(g, conv_id)->name, "taps", kw.k_h * kw.k_w, 9 * n_tiles,
+                              c_in * pos * kw.k_h * kw.k_w, c_in * pos * (9 * n_tiles - kw.k_h * kw.k_w));
       pe.padded = 1;
-      pe.macs = c_in * pos * kw.k_h * kw.k_w;
-      pe.macs_added = c_in * pos * (9 * n_tiles - kw.k_h * kw.k_w);
       pe.weight_bytes_added = 2 * c_in * (9 * n_tiles - kw.k_h * kw.k_w);
       pe.act_bytes_added = 2 * (int64_t)(n_tiles - 1) * n_out;
       pe.mma_cycles = mma16;

@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "ir.h"
+
 /* MMALIB: k MACs per output, n outputs per position (channels, FC N),
  * `positions` positions (conv H·W, FC M), on tile×tile panels, moving
  * `bytes` to and from DDR (everything the call and its helper copies
@@ -37,5 +39,16 @@ double cs_mm_cost_scalar(int64_t macs, double bytes);
  * estimates 1.3 % apart), the model's DDR figure comes from one layer,
  * and a tie would buy MMALIB's 1-LSB rounding for nothing. */
 int cs_mm_cost_pays(double mma_cycles, double scalar_cycles);
+
+/* A rewrite's padding decision for the offload report
+ * (cs_mmalib_report_pad): layer `layer` (NULL: "?"), `what` (a static
+ * string, ir/offload.h; NULL: "C_out") c_out padded to c_pad, the layer's
+ * own `macs` and the macs_added by the padding. Bytes, cycles and the
+ * verdict start at zero: the caller sets them, or cs_mm_pad_decide. */
+void cs_mm_pad_decision_init(cs_offload_pad *p, const char *layer, const char *what, int64_t c_out, int64_t c_pad,
+                             int64_t macs, int64_t macs_added);
+/* The cost rule's verdict on p: its estimates, and padded when the MMA
+ * pays (cs_mm_cost_pays). Returns p->padded. */
+int cs_mm_pad_decide(cs_offload_pad *p, double mma_cycles, double scalar_cycles);
 
 #endif

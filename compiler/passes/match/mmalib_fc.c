@@ -70,13 +70,7 @@ static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int
                        int64_t kp, int64_t np, int y_is_output) {
   double e = (double)cs_dtype_size(d->dt);
   cs_offload_pad p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.layer, sizeof p.layer, "%s", layer ? layer : "?");
-  p.what = "N";
-  p.c_out = (int)n;
-  p.c_pad = (int)np;
-  p.macs = m * k * n;
-  p.macs_added = m * kp * np - p.macs;
+  cs_mm_pad_decision_init(&p, layer, "N", n, np, m * k * n, m * kp * np - m * k * n);
   p.weight_bytes_added = (np * kp - n * k) * cs_mm_pad_bytes(d);
   p.act_bytes_added = m * ((kp - k) + (np - n)) * cs_mm_pad_bytes(d);
   double real = e * (double)(m * k + n * k + m * n);
@@ -84,9 +78,7 @@ static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int
   if (kp != k) padded += e * (double)(m * k + m * kp);
   if (np != n) padded += e * (double)(m * np + m * n);
   (void)y_is_output; /* the cut writes the caller's buffer directly: no extra copy either way */
-  p.mma_cycles = cs_mm_cost_mma(kp, np, m, d->mult, padded);
-  p.scalar_cycles = cs_mm_cost_scalar(p.macs, real);
-  p.padded = cs_mm_cost_pays(p.mma_cycles, p.scalar_cycles);
+  cs_mm_pad_decide(&p, cs_mm_cost_mma(kp, np, m, d->mult, padded), cs_mm_cost_scalar(p.macs, real));
   cs_mmalib_report_pad(g, &p);
   return p.padded;
 }
