@@ -156,21 +156,13 @@ static int s2d_weights(cs_graph *g, const char *base, int w, const s2d_plan *p, 
 }
 
 
-/* A value of y's dtype and quantization (it holds y's codes) named
- * <y>.<suffix>; -1 when out of memory. */
+/* A value like y (cs_mm_like_value: it holds y's codes) named
+ * <y>.<suffix> with `shape`; -1 when out of memory. */
 static int like_y(cs_graph *g, int y, const char *base, const char *suffix, const int64_t shape[4]) {
   const cs_value *yv = cs_graph_value(g, y);
   char name[512];
   snprintf(name, sizeof name, "%s.%s", yv->name ? yv->name : base, suffix);
-  int v = cs_graph_add_value(g, name, yv->dtype, 4, shape);
-  if (v < 0) return -1;
-  yv = cs_graph_value(g, y);
-  cs_value *vv = cs_graph_value(g, v);
-  vv->from_u8 = yv->from_u8;
-  if (yv->quant &&
-      cs_value_set_quant(vv, yv->quant->axis, yv->quant->count, yv->quant->scale, yv->quant->zero_point) != CS_OK)
-    return -1;
-  return v;
+  return cs_mm_like_value(g, y, name, shape);
 }
 
 /* The tail's Q writes y" and the copy (view), transpose and crop write y. */

@@ -144,21 +144,13 @@ static int packed_weights(cs_graph *g, const char *base, int w, const pack_plan 
 }
 
 
-/* A value of v's dtype, quantization and from_u8 named <v>.<suffix> with
- * `shape`; -1 when out of memory. */
+/* A value like v (cs_mm_like_value: dtype, quantization, from_u8) named
+ * <v>.<suffix> with `shape`; -1 when out of memory. */
 static int like(cs_graph *g, int v, const char *suffix, const int64_t shape[4]) {
   const cs_value *vv = cs_graph_value(g, v);
   char name[512];
   snprintf(name, sizeof name, "%s.%s", vv->name ? vv->name : "x", suffix);
-  int id = cs_graph_add_value(g, name, vv->dtype, 4, shape);
-  if (id < 0) return -1;
-  vv = cs_graph_value(g, v);
-  cs_value *nv = cs_graph_value(g, id);
-  nv->from_u8 = vv->from_u8;
-  if (vv->quant &&
-      cs_value_set_quant(nv, vv->quant->axis, vv->quant->count, vv->quant->scale, vv->quant->zero_point) != CS_OK)
-    return -1;
-  return id;
+  return cs_mm_like_value(g, v, name, shape);
 }
 
 /* The conv reads DQ(x') instead of DQ(x), x' being x's bytes as [1,
