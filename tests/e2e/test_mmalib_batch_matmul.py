@@ -19,7 +19,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import ORT_CONFIG
+from conftest import ORT_CONFIG, ort_ref
 from cstatic_cli import cstatic
 from test_warnings import assert_generated_c_clean
 
@@ -92,7 +92,6 @@ CASES = {
 
 def _build(tmp_path, case):
     import onnx
-    import onnxruntime as ort
     a_shape, b_shape, dt, zps, tb, relu = CASES[case]
     model, npt, aq, bq = matmul_model(a_shape, b_shape, dt, zps, tb, relu)
     path = tmp_path / "m.onnx"
@@ -106,10 +105,7 @@ def _build(tmp_path, case):
         b = ((b.astype(np.float32) - bq[1]) * np.float32(bq[0]) * np.float32(1.02)).astype(np.float32)
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    so = ort.SessionOptions()
-    for k, v in ORT_CONFIG.items():
-        so.add_session_config_entry(k, v)
-    ref = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})[0]
+    ref = ort_ref.session(str(path), config=ORT_CONFIG).run(None, {"a": a, "b": b})[0]
     return path, ref
 
 
