@@ -6,10 +6,15 @@
  *
  * Each output's sum still starts at 0.0f and takes its taps in the
  * window's (kh, kw) order, then is divided by the count: the reference's
- * operations on each element, so its bytes. The fast path takes windows
- * that lie wholly inside the input (no pad before, none reached after),
- * where every window has k_h·k_w taps and both counts are that; anything
- * else, and anything the reference rejects, runs the reference.
+ * operations on each element, so its bytes — but for a NaN's payload
+ * where two NaNs of different payloads meet in one add: x86 keeps the
+ * first operand's, and C lets the compiler swap an add's operands (GCC
+ * -O3 vectorizes the row sum as x + acc, the reference's is sum + x), in
+ * either file and in ORT's.
+ * The fast path takes windows that lie wholly inside the input (no pad
+ * before, none reached after), where every window has k_h·k_w taps and
+ * both counts are that; anything else, and anything the reference
+ * rejects, runs the reference.
  */
 #include "../kernel_variants.h"
 #include "../ref/ref_internal.h"
