@@ -32,7 +32,11 @@
  *
  * ORT's NCHWc conditions that depend on the CPU's channel block (16 with
  * AVX-512F, 8 with AVX2) are checked for 16, the block of the CPUs this
- * was verified on (match/ort_nchwc.h).
+ * was verified on (match/ort_nchwc.h): this pass changes the graph, which
+ * cannot wait for the CPU. Where the blocks decide differently (e.g. a
+ * conv with 10 input channels, or 24 channels pooled: NCHWc at one block
+ * only) an AVX2 CPU may fuse where ORT does not, or not where it does;
+ * the kernels' own orders do follow the CPU's block.
  */
 #include "pass_list.h"
 #include "match/ort_nchwc.h"
@@ -47,7 +51,7 @@ static int fusable_conv(cs_graph *g, int a, int side, int nchwc_operands) {
   if (c < 0 || cs_match_single_consumer(g, n->inputs[side]) != a) return -1;
   const cs_node *conv = cs_graph_node(g, c);
   if (conv->n_inputs > 3) return -1;
-  if (cs_ort_nchwc_conv(g, c)) return nchwc_operands ? c : -1;
+  if (cs_ort_nchwc_conv(g, c, CS_ORT_NCHWC_BLOCK)) return nchwc_operands ? c : -1;
   return conv->n_inputs == 3 && conv->inputs[2] >= 0 ? c : -1;
 }
 
@@ -57,7 +61,8 @@ static cs_status fuse(cs_graph *g, int a) {
   if (!cs_match_same_shape(g, n->inputs[0], n->inputs[1]) ||
       !cs_match_same_shape(g, n->inputs[0], n->outputs[0]))
     return CS_OK;
-  int nchwc_operands = cs_ort_nchwc_value(g, n->inputs[0]) && cs_ort_nchwc_value(g, n->inputs[1]);
+  int nchwc_operands = cs_ort_nchwc_value(g, n->inputs[0], CS_ORT_NCHWC_BLOCK) &&
+                       cs_ort_nchwc_value(g, n->inputs[1], CS_ORT_NCHWC_BLOCK);
   for (int side = 0; side < 2; side++) {
     int c = fusable_conv(g, a, side, nchwc_operands);
     if (c < 0) continue;

@@ -35,8 +35,9 @@ static cs_status lower_conv(cs_graph *g, int id) {
   p.k_h = w.k_h; p.k_w = w.k_w; p.stride_h = w.stride_h; p.stride_w = w.stride_w;
   p.dil_h = w.dil_h; p.dil_w = w.dil_w; p.pad_top = w.pad_top; p.pad_left = w.pad_left;
   /* the summation order follows the layout ORT's NchwcTransformer gives
-   * the conv (conv2d_f32__host_mlas.c) */
-  p.mlas_nchw = !cs_ort_nchwc_conv(g, id);
+   * the conv (conv2d_f32__host_mlas.c), which depends on MLAS's block */
+  p.mlas_nchw = (cs_ort_nchwc_conv(g, id, CS_ORT_NCHWC_BLOCK) ? 0 : TIDSP_MLAS_BLOCK16) |
+                (cs_ort_nchwc_conv(g, id, CS_ORT_NCHWC_BLOCK_AVX2) ? 0 : TIDSP_MLAS_BLOCK8);
   return retarget_conv(g, id, CS_OP_K_CONV2D_F32, 4, &p);
 }
 

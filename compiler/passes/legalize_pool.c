@@ -86,8 +86,11 @@ static cs_status lower_pool(cs_graph *g, int id) {
     if (dt != CS_DTYPE_F32) return cs_lower_unsupported(n, "GlobalAveragePool on integers must be a QDQ pattern");
     if (x->rank < 3) return cs_lower_unsupported(n, "GlobalAveragePool needs a rank >= 3 input");
     tidsp_gap_f32_params p = {(int32_t)(x->shape[0] * x->shape[1]), (int32_t)cs_lower_prod(x->shape, 2, x->rank), 0};
-    /* ORT's NCHWc pooling: whole blocks of channels, an NCHWc input */
-    p.nchwc = x->shape[1] % CS_ORT_NCHWC_BLOCK == 0 && cs_node_attr_int(n, "ort_nchwc", 0);
+    /* ORT's NCHWc pooling: whole blocks of channels, an NCHWc input (the
+     * attribute's TIDSP_MLAS_BLOCK* bits), per block */
+    int64_t nchwc = cs_node_attr_int(n, "ort_nchwc", 0);
+    p.nchwc = (x->shape[1] % CS_ORT_NCHWC_BLOCK == 0 ? (int32_t)(nchwc & TIDSP_MLAS_BLOCK16) : 0) |
+              (x->shape[1] % CS_ORT_NCHWC_BLOCK_AVX2 == 0 ? (int32_t)(nchwc & TIDSP_MLAS_BLOCK8) : 0);
     int ins[1] = {n->inputs[0]};
     return cs_lower_retarget(g, id, CS_OP_K_GAP_F32, 1, ins, (cs_kparams){.gap_f32 = p});
   }

@@ -8,9 +8,12 @@
  * after a Conv is NCHWc; after a Neg or a Div it is not (PP-OCR's
  * squeeze-excitation blocks pool a hard-swish written as Add/Clip/Mul/Div).
  *
- * The pass sets the node's "ort_nchwc" attribute to 1 where the input is
- * such a tensor; LegalizeOps adds the channel condition and passes the
- * order to the kernel (tidsp_gap_f32_params.nchwc).
+ * The layout depends on MLAS's channel block (16 on AVX-512F, 8 on AVX2:
+ * 24 channels after a Conv are NCHWc at 8, measured on ORT 1.30 on a
+ * Zen 3). The pass sets the node's "ort_nchwc" attribute to the
+ * TIDSP_MLAS_BLOCK* bits of the blocks at which the input is such a
+ * tensor; LegalizeOps adds the channel condition and passes the orders to
+ * the kernel (tidsp_gap_f32_params.nchwc), which picks its CPU's.
  */
 #include "pass_list.h"
 #include "match/ort_nchwc.h"
@@ -22,8 +25,10 @@ static cs_status mark(cs_graph *g, int id) {
   int x = n->inputs[0];
   const cs_value *v = cs_graph_value(g, x);
   int graph_input = v->producer < 0 && !v->data;
-  if (!graph_input && !cs_ort_nchwc_value(g, x)) return CS_OK;
-  return cs_node_set_attr_int(n, "ort_nchwc", 1);
+  int blocks = (graph_input || cs_ort_nchwc_value(g, x, CS_ORT_NCHWC_BLOCK) ? TIDSP_MLAS_BLOCK16 : 0) |
+               (graph_input || cs_ort_nchwc_value(g, x, CS_ORT_NCHWC_BLOCK_AVX2) ? TIDSP_MLAS_BLOCK8 : 0);
+  if (!blocks) return CS_OK;
+  return cs_node_set_attr_int(n, "ort_nchwc", blocks);
 }
 
 cs_status pass_mark_nchwc_global_pool(cs_graph *g, const cs_target *t) {

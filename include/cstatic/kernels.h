@@ -149,6 +149,15 @@ int32_t tidsp_dequantize(const tidsp_qdq_params *p, const float *scale,
  *        of products is exact in int32), else TIDSP_ERR_SHAPE.
  *   f32: y = bias[co] + Σ x·w.
  * ---------------------------------------------------------------------- */
+/* ONNX Runtime's NCHWc layout decisions depend on MLAS's channel block,
+ * 16 on AVX-512F CPUs and 8 on AVX2 + FMA3 ones, which the compiler does
+ * not know: a float kernel's layout flag (tidsp_conv2d_params.mlas_nchw,
+ * tidsp_gap_f32_params.nchwc) holds one bit per block, and the kernel reads
+ * the bit of the CPU it runs on (block 16 where MLAS has no FMA kernels, as
+ * on the DSP). */
+#define TIDSP_MLAS_BLOCK16 1
+#define TIDSP_MLAS_BLOCK8 2
+
 typedef struct tidsp_conv2d_params {
   int32_t n, c_in, h_in, w_in;
   int32_t c_out, h_out, w_out;
@@ -165,10 +174,11 @@ typedef struct tidsp_conv2d_params {
    * zero bytes to a multiple of 64 (one AMX/zmm row), so that fast kernels
    * load whole aligned rows; every variant reads only the first K bytes. */
   int32_t w_row_stride;
-  /* f32 only: 1 when ONNX Runtime keeps this convolution in NCHW and runs
-   * MLAS's generic one (im2col + SGEMM) rather than its NCHWc kernels;
-   * set by the compiler from compiler/passes/match/ort_nchwc.c, it picks
-   * the summation order of conv2d_f32__host_mlas.c. */
+  /* f32 only: the TIDSP_MLAS_BLOCK* bits of the blocks at which ONNX
+   * Runtime keeps this convolution in NCHW and runs MLAS's generic one
+   * (im2col + SGEMM) rather than its NCHWc kernels; set by the compiler
+   * from compiler/passes/match/ort_nchwc.c, it picks the summation order
+   * of conv2d_f32__host_mlas.c. */
   int32_t mlas_nchw;
   /* i8 only: the order of the weight bytes (TIDSP_CONV_W_*), a property of
    * the node that the compiler chooses and packs the constant for; every
@@ -651,9 +661,10 @@ int32_t tidsp_global_avgpool_i8(const tidsp_gap_i8_params *p, const void *rq,
 
 typedef struct tidsp_gap_f32_params {
   int32_t nc, hw;
-  /* 1: each plane summed in order from 0 (ONNX Runtime's NCHWc pooling,
-   * which it uses when the input is an NCHWc tensor with whole blocks of
-   * channels); 0: MLAS's four-lane global pooling kernel. The compiler
+  /* The TIDSP_MLAS_BLOCK* bits of the blocks at which each plane is
+   * summed in order from 0 (ONNX Runtime's NCHWc pooling, which it uses
+   * when the input is an NCHWc tensor with whole blocks of channels); at
+   * the others MLAS's four-lane global pooling kernel. The compiler
    * decides (passes/mark_nchwc_global_pool.c). */
   int32_t nchwc;
 } tidsp_gap_f32_params;

@@ -36,8 +36,10 @@ extern "C" {
 /* Bumped when tidsp_model_desc, tidsp_tensor_info, the profile table
  * (cstatic/profile.h) or a kernel's params struct (cstatic/kernels.h: a
  * module's constant params are read by the firmware's kernels) change
- * layout. 5: tidsp_conv2d_params gained mlas_nchw and w_layout. */
-#define TIDSP_MODEL_ABI_VERSION 5u
+ * layout or meaning. 5: tidsp_conv2d_params gained mlas_nchw and
+ * w_layout. 6: mlas_nchw and tidsp_gap_f32_params.nchwc became one bit per
+ * MLAS channel block (TIDSP_MLAS_BLOCK*). */
+#define TIDSP_MODEL_ABI_VERSION 6u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {

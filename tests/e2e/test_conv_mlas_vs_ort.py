@@ -76,40 +76,13 @@ NCHW_CONVS = [
     (20, 10, 5, 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),     # grouped, not whole blocks
     (32, 16, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),
     (6, 3, 4, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
+    # MLAS's block decides (16 with AVX-512F, 8 with AVX2 only): ORT keeps
+    # these in NCHW at one block, NCHWc at the other (the kernel reads the
+    # bit of its CPU's block, params.mlas_nchw)
+    (14, 16, 9, 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),       # NCHW input at 16, a plain conv at 8
+    (16, 16, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),    # a plain conv at 16, whole 8-blocks at 8
+    (48, 48, 6, 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6),
 ]
-
-
-# Known gaps on an AVX2 + FMA host without AVX-512 (MLAS's NCHWc block 8),
-# found 2026-12-03 on an AMD EPYC family 25 model 1 (Zen 3) with ORT 1.30:
-# these cases differ from ORT in the last bit (about a third of the outputs;
-# the same cases pass on AVX-512 hosts, block 16). Each involves a channel
-# count that is a whole number of 8-blocks but not of 16-blocks, or an
-# NCHW input of 10 channels to an NCHWc conv: the block-8 order the host
-# kernels model for those is not ORT's. They already failed at 4c6d5c6
-# (before the register-tile kernels), so an older gap, not a regression;
-# marked (not strict) so that the rest of the file guards the kernels on
-# such hosts, and listed in issue 16's notes to be fixed.
-KNOWN_AVX2_GAPS = {
-    "test_conv[10to16_11x11_k3x3s1p0d1g1]", "test_conv_add[depthwise-10]",
-    "test_global_average_pool[after_conv-24]", "test_global_average_pool[after_conv_se-24]",
-    "test_global_average_pool[after_hardsigmoid_mul-24]", "test_global_average_pool[graph_input-24]",
-}
-
-
-def _avx2_without_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read().split()
-    except OSError:
-        return False
-    return "avx2" in flags and "fma" in flags and "avx512f" not in flags
-
-
-@pytest.fixture(autouse=True)
-def _known_avx2_gap(request):
-    if request.node.name in KNOWN_AVX2_GAPS and _avx2_without_avx512():
-        request.applymarker(pytest.mark.xfail(reason="ORT's block-8 NCHWc order for this shape is not modelled "
-                                                     "(AVX2 host without AVX-512)", strict=False))
 
 
 def _run(tmp_path, model, x):

@@ -276,8 +276,11 @@ def test_softmax_other_axis(lib):
 # ORT's NCHWc block: 16 floats with AVX-512F, 8 with AVX2 only. On a graph
 # input ORT pools in NCHWc (each plane summed in order) when the channels
 # are whole blocks, else with MLAS's four-lane kernel; the compiler passes
-# that choice as the params' nchwc (passes/mark_nchwc_global_pool.c).
-ORT_NCHWC_BLOCK = 16 if "avx512f" in _cpu_flags() else 8
+# that choice for each block as the params' nchwc bits (TIDSP_MLAS_BLOCK16
+# = 1, TIDSP_MLAS_BLOCK8 = 2; passes/mark_nchwc_global_pool.c), and the
+# kernel reads its CPU's.
+def _gap_nchwc_bits(c):
+    return (1 if c % 16 == 0 else 0) | (2 if c % 8 == 0 else 0)
 
 
 @pytest.mark.parametrize("shape", [(1, 32, 7, 7), (1, 16, 14, 14), (1, 3, 5, 3), (1, 8, 1, 1),
@@ -288,7 +291,7 @@ def test_global_average_pool(lib, shape):
     rng = np.random.default_rng(sum(shape) + 31)
     x = aligned(rand(rng, shape))
     want = run_ort(helper.make_node("GlobalAveragePool", ["x"], ["y"]), {"x": x}, 17)
-    p = GapParams(shape[0] * shape[1], shape[2] * shape[3], int(c % ORT_NCHWC_BLOCK == 0))
+    p = GapParams(shape[0] * shape[1], shape[2] * shape[3], _gap_nchwc_bits(c))
     y = empty(want.shape)
     assert lib.tidsp_global_avgpool_f32(ctypes.byref(p), ptr(x), ptr(y)) == 0
     assert_bits(y, want, f"GlobalAveragePool {shape}")

@@ -247,7 +247,9 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     CHECK(pass == 0 ? tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, sum, y) == TIDSP_OK
                     : tidsp_conv2d_f32__host_mlas_lanes(&p, x, w, with_bias ? bias : NULL, sum, y, lanes) ==
                           TIDSP_OK);
-    if (lanes == 0 || (!p.mlas_nchw && model_group(&p, lanes) == 0)) {
+    /* ORT's layout at this block: the flag's bit for it */
+    const int32_t nchw_here = p.mlas_nchw & (lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16);
+    if (lanes == 0 || (!nchw_here && model_group(&p, lanes) == 0)) {
       CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d lanes %d: not the reference's bytes",
                 (int)p.c_in, (int)p.c_out, (int)p.groups, (int)lanes);
     } else {
@@ -256,7 +258,7 @@ static void check_conv(tidsp_conv2d_params p, int with) {
           for (oh = 0; oh < p.h_out && !bad; oh++)
             for (ow = 0; ow < p.w_out && !bad; ow++) {
               const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
-              const float want = p.mlas_nchw ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
+              const float want = nchw_here ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
                                              : model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, lanes);
               if (memcmp(&y[at], &want, sizeof want) != 0 ||
                   fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
@@ -354,8 +356,15 @@ static void test_conv_tiles(void) {
   check_conv(geometry(1, 3, 2, 9, 40, 1, 1, 3, 1, 0, 0, 0, 0, 1), WITH_SUM);              /* stride 3 */
 }
 
+/* ORT keeps the conv in NCHW at every block */
 static tidsp_conv2d_params nchw(tidsp_conv2d_params p) {
-  p.mlas_nchw = 1;
+  p.mlas_nchw = TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8;
+  return p;
+}
+
+/* ... at the blocks of `bits` only (NCHWc at the others) */
+static tidsp_conv2d_params nchw_at(tidsp_conv2d_params p, int32_t bits) {
+  p.mlas_nchw = bits;
   return p;
 }
 
@@ -388,6 +397,13 @@ static void test_conv_nchw(void) {
   check_conv(nchw(geometry(1, 20, 10, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 2)), WITH_BIAS); /* grouped */
   check_conv(nchw(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4)), WITH_BIAS | WITH_SUM);
   check_conv(nchw(geometry(1, 6, 3, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 3)), WITH_BIAS);
+  /* the layout follows the block (ORT 1.30): 10 input channels are NCHW
+   * input to an NCHWc conv at 16, a plain NCHW conv at 8; a conv of two
+   * groups of 8 channels is NCHWc at 8, NCHW at 16 */
+  check_conv(nchw_at(geometry(1, 10, 16, 11, 11, 3, 3, 1, 1, 0, 0, 0, 0, 1), TIDSP_MLAS_BLOCK8), WITH_BIAS);
+  check_conv(nchw_at(geometry(1, 10, 10, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1), TIDSP_MLAS_BLOCK8),
+             WITH_BIAS | WITH_SUM);
+  check_conv(nchw_at(geometry(1, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), TIDSP_MLAS_BLOCK16), WITH_BIAS);
 }
 
 static void test_conv_nchw_random(void) {

@@ -1,11 +1,11 @@
 /*
  * MarkNchwcGlobalPool + LegalizeOps: a float GlobalAveragePool sums in
- * ONNX Runtime's NCHWc order (tidsp_gap_f32_params.nchwc = 1) when its
- * input is an NCHWc tensor in ORT's graph (a Conv's output, a Relu of it,
- * a HardSigmoid times the conv) or a graph input, and its channels are
- * whole blocks of 16; otherwise (after a Neg, or 24 channels) MLAS's
- * four-lane order. tests/e2e/test_conv_mlas_vs_ort.py checks the values
- * against ORT.
+ * ONNX Runtime's NCHWc order (tidsp_gap_f32_params.nchwc's bit for MLAS's
+ * block) when its input is an NCHWc tensor in ORT's graph (a Conv's
+ * output, a Relu of it, a HardSigmoid times the conv) or a graph input,
+ * and its channels are whole blocks; otherwise (after a Neg, or 24
+ * channels at block 16) MLAS's four-lane order.
+ * tests/e2e/test_conv_mlas_vs_ort.py checks the values against ORT.
  */
 #include <stdio.h>
 #include <string.h>
@@ -52,12 +52,15 @@ static int pooled_order(src_kind k, int c) {
 int main(void) {
   for (int i = 0; i < MAXC * MAXC; i++) w_[i] = (float)((i * 37) % 19 - 9) * 0.0371f;
   for (int o = 0; o < MAXC; o++) b_[o] = 0.113f * (float)(o - 2);
-  CHECK_MSG(pooled_order(SRC_CONV, 16) == 1, "after a conv: NCHWc");
-  CHECK_MSG(pooled_order(SRC_RELU, 16) == 1, "after a conv's Relu: NCHWc");
-  CHECK_MSG(pooled_order(SRC_HSIG_MUL, 16) == 1, "after conv * HardSigmoid(conv): NCHWc");
-  CHECK_MSG(pooled_order(SRC_INPUT, 16) == 1, "a graph input: NCHWc");
+  const int both = TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8;
+  CHECK_MSG(pooled_order(SRC_CONV, 16) == both, "after a conv: NCHWc");
+  CHECK_MSG(pooled_order(SRC_RELU, 16) == both, "after a conv's Relu: NCHWc");
+  CHECK_MSG(pooled_order(SRC_HSIG_MUL, 16) == both, "after conv * HardSigmoid(conv): NCHWc");
+  CHECK_MSG(pooled_order(SRC_INPUT, 16) == both, "a graph input: NCHWc");
   CHECK_MSG(pooled_order(SRC_NEG, 16) == 0, "after a Neg: MLAS's four lanes");
-  CHECK_MSG(pooled_order(SRC_CONV, 24) == 0, "24 channels: MLAS's four lanes");
-  CHECK_MSG(pooled_order(SRC_INPUT, 24) == 0, "24 channels on a graph input: MLAS's four lanes");
+  CHECK_MSG(pooled_order(SRC_NEG, 24) == 0, "24 channels after a Neg: MLAS's four lanes");
+  CHECK_MSG(pooled_order(SRC_CONV, 24) == TIDSP_MLAS_BLOCK8, "24 channels: NCHWc at block 8 only");
+  CHECK_MSG(pooled_order(SRC_INPUT, 24) == TIDSP_MLAS_BLOCK8, "24 channels on a graph input: NCHWc at 8 only");
+  CHECK_MSG(pooled_order(SRC_HSIG_MUL, 24) == TIDSP_MLAS_BLOCK8, "24 channels, conv * HardSigmoid: 8 only");
   UNIT_MAIN_END();
 }

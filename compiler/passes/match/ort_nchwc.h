@@ -12,14 +12,20 @@
 
 #include "ir.h"
 
-/* MLAS's NCHWc channel block on AVX-512F, the CPUs this was verified on
- * (8 on AVX2-only CPUs, which this does not model). */
+/* MLAS's NCHWc channel block (MlasNchwcGetBlockSize): 16 on AVX-512F
+ * CPUs, 8 on AVX2 + FMA3 ones. ORT's layout depends on it (e.g. 10 input
+ * channels: below the block at 16, an unpadded plain Conv at 8), and the
+ * compiler does not know the CPU the model runs on: the kernels' layout
+ * flags hold the decision for each block (TIDSP_MLAS_BLOCK16/8 bits,
+ * cstatic/kernels.h) and the kernel reads its CPU's. Structural rewrites
+ * (fuse_conv_add_f32.c) follow block 16, the CPUs they were verified on. */
 #define CS_ORT_NCHWC_BLOCK 16
+#define CS_ORT_NCHWC_BLOCK_AVX2 8
 
-/* Node c is a Conv ORT turns into an NCHWc convolution (a fourth input is
- * the sum of an Add fused into it). */
-int cs_ort_nchwc_conv(cs_graph *g, int c);
-/* Value v is an NCHWc tensor in ORT's transformed graph. */
-int cs_ort_nchwc_value(cs_graph *g, int v);
+/* Node c is a Conv ORT turns into an NCHWc convolution when MLAS's block
+ * is `block` (a fourth input is the sum of an Add fused into it). */
+int cs_ort_nchwc_conv(cs_graph *g, int c, int block);
+/* Value v is an NCHWc tensor in ORT's transformed graph at `block`. */
+int cs_ort_nchwc_value(cs_graph *g, int v, int block);
 
 #endif

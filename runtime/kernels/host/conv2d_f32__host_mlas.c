@@ -36,10 +36,11 @@
  * below). Groups of whole blocks of B input and output channels run in the
  * NCHWc kernels group by group, each as an ungrouped convolution.
  *
- * Convolutions ORT keeps in NCHW (params.mlas_nchw, set by the compiler
- * from compiler/passes/match/ort_nchwc.c: e.g. 16 or more input channels
- * not a multiple of 4, depthwise ones whose channels are not a multiple of
- * 4, other grouped ones, runtime weights) run MLAS's generic convolution:
+ * Convolutions ORT keeps in NCHW (params.mlas_nchw's bit for B, set by the
+ * compiler from compiler/passes/match/ort_nchwc.c: e.g. B or more input
+ * channels not a multiple of 4, depthwise ones whose channels are not a
+ * multiple of 4, other grouped ones, runtime weights) run MLAS's generic
+ * convolution:
  * per group, im2col (taps in channel, kernel row, kernel column order;
  * padding taps are 0 products) and one SGEMM, W [M][K] · col [K][N], then
  * + bias. MLAS's SGEMM has three orders (conv_nchw below):
@@ -59,8 +60,11 @@
  * (100 % bit-identical per layer and per net), PP-OCR cls (every layer),
  * and single convolutions of each kind
  * (tests/e2e/test_conv_mlas_vs_ort.py); tests/unit/test_kernel_mlas_f32.c
- * checks this file against a scalar model of the order. The AVX2 (B = 8)
- * choice follows MLAS's source and was not run on an AVX2-only CPU.
+ * checks this file against a scalar model of the order. B = 8 was checked
+ * against ORT 1.30 on an AVX2 + FMA3 CPU without AVX-512 (AMD Zen 3), the
+ * same tests: there ORT's layouts differ too (e.g. 10 input channels are a
+ * plain NCHW conv, two groups of 8 channels NCHWc), hence one mlas_nchw
+ * bit per block.
  *
  * Speed: the NCHWc, pointwise and depthwise orders, and the NCHW 1×1
  * convolutions without padding taps (SGEMM's FMA kernel: channel groups of
@@ -639,7 +643,8 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
     return st;
   if (lanes != 16 && lanes != 8)
     return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
-  if (p->mlas_nchw) {
+  /* ORT's layout at this block (the compiler decided for each) */
+  if (p->mlas_nchw & (lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16)) {
     const int32_t n_px = p->h_out * p->w_out, m = p->c_out / p->groups;
     /* A 1×1 kernel whose taps are all inside the input (no pads: im2col
      * is the input itself, or a strided subset): SGEMM's FMA kernel sums
