@@ -85,6 +85,33 @@ NCHW_CONVS = [
 ]
 
 
+# Known gap on an AVX2 + FMA host without AVX-512 (MLAS's block 8), measured
+# 2026-12-03 on a Zen 3 with ORT 1.30: whether ORT fuses an Add into an
+# NCHWc conv depends on the block (here the pooled 24 channels are NCHWc at
+# 8 only, so ORT fuses at 8 and not at 16), but FuseConvAddF32 rewrites the
+# graph before the CPU is known and follows block 16: 7 of the 24 outputs
+# differ in the last bit. The layouts the kernels choose themselves
+# (params.mlas_nchw, tidsp_gap_f32_params.nchwc) follow the CPU's block.
+# Marked (not strict) so that the rest of the file guards such hosts.
+KNOWN_AVX2_GAPS = {"test_conv_add[pooled_residual-24]"}
+
+
+def _avx2_without_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+    except OSError:
+        return False
+    return "avx2" in flags and "fma" in flags and "avx512f" not in flags
+
+
+@pytest.fixture(autouse=True)
+def _known_avx2_gap(request):
+    if request.node.name in KNOWN_AVX2_GAPS and _avx2_without_avx512():
+        request.applymarker(pytest.mark.xfail(reason="ORT fuses this Add at MLAS's block 8 only; FuseConvAddF32 "
+                                                     "follows block 16 (AVX2 host without AVX-512)", strict=False))
+
+
 def _run(tmp_path, model, x):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(x)
     return y[0] if isinstance(y, (list, tuple)) else y
@@ -206,7 +233,8 @@ def _sum_model(nodes, c, h, w, rng, k1=3):
 @pytest.mark.parametrize("name,c", [(name, c) for name in SUM_GRAPHS if not name.endswith("_1x1") for c in (16, 48)] +
                          [("residual_1x1", 22), ("residual_1x1", 20), ("addend_graph_input_1x1", 22),
                           ("depthwise", 24), ("depthwise", 20), ("depthwise_addend_graph_input", 24),
-                          ("pooled_residual", 22), ("pooled_residual", 30), ("depthwise", 10), ("depthwise", 18)])
+                          ("pooled_residual", 22), ("pooled_residual", 30), ("pooled_residual", 24),
+                          ("depthwise", 10), ("depthwise", 18)])
 def test_conv_add(tmp_path, name, c):
     rng = np.random.default_rng(c + len(name))
     model, n_in = _sum_model(SUM_GRAPHS[name], c, 9, 10, rng, k1=1 if name.endswith("_1x1") else 3)
