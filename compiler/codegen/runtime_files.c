@@ -87,8 +87,12 @@ static const rt_file files[] = {
      .needs = ""},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
-     .needs = "kernels/host/conv2d_f32_tile_body.h kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
+     .needs = "kernels/host/conv2d_f32_nchw_body.h kernels/host/conv2d_f32_tile_body.h "
+              "kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
               "kernels/ref/conv2d_f32.c kernels/ref/conv_internal.h"},
+    {.path = "kernels/host/conv2d_f32_nchw_body.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/conv2d_f32_tile_body.h",
      .defines = "",
      .needs = ""},

@@ -406,6 +406,24 @@ static void test_conv_nchw(void) {
   check_conv(nchw_at(geometry(1, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), TIDSP_MLAS_BLOCK16), WITH_BIAS);
 }
 
+/* The im2col + SGEMM FMA order (M > 1, N > 1) in vectors of 8 or 16
+ * output pixels: pixel counts that are not a multiple of the lanes (and
+ * fewer than one vector), channels past a block of 4, several K strides
+ * (128, 256, 1024), the sum and the bias, groups, strides, dilation, pads */
+static void test_conv_nchw_vector(void) {
+  check_conv(nchw(geometry(1, 150, 7, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS | WITH_SUM); /* 143 px: 128s */
+  check_conv(nchw(geometry(1, 150, 6, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1)), 0);
+  check_conv(nchw(geometry(2, 150, 5, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_SUM | WITH_INF); /* 35 px: 512 */
+  check_conv(nchw(geometry(1, 150, 9, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS); /* 9 px: 1024 */
+  check_conv(nchw(geometry(1, 40, 3, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1)), WITH_BIAS | WITH_SUM); /* 6 px < lanes */
+  check_conv(nchw(geometry(1, 20, 10, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 2)), WITH_BIAS | WITH_SUM); /* 20→10 g2 */
+  check_conv(nchw(geometry(2, 20, 10, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 2)), 0);
+  check_conv(nchw(geometry(1, 24, 15, 19, 23, 3, 3, 2, 2, 2, 1, 2, 3, 3)), WITH_BIAS | WITH_INF); /* s2 d2 pads */
+  check_conv(nchw(geometry(1, 13, 11, 17, 14, 5, 3, 3, 1, 2, 0, 1, 2, 1)), WITH_BIAS | WITH_SUM); /* s3, 5×3 */
+  check_conv(nchw_at(geometry(1, 10, 16, 12, 12, 3, 3, 1, 1, 0, 0, 0, 0, 1), TIDSP_MLAS_BLOCK8),
+             WITH_BIAS); /* P-Net conv1 at block 8: 100 px */
+}
+
 static void test_conv_nchw_random(void) {
   int it;
   for (it = 0; it < 80; it++) {
@@ -576,6 +594,7 @@ int main(void) {
   test_conv_tiles();
   test_conv_random();
   test_conv_nchw();
+  test_conv_nchw_vector();
   test_conv_nchw_random();
   test_gemm();
   test_gemm_runtime_b();

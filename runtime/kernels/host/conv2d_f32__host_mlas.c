@@ -71,8 +71,10 @@
  * one K stride), run in register tiles of output channels × one output
  * row's pixels (conv_tiled below); only the blocking changes, every
  * element keeps its order and roundings (the unit test checks both vector
- * widths against the scalar model). The other NCHW orders (M = 1, N = 1,
- * im2col of taps) stay scalar.
+ * widths against the scalar model). The im2col FMA order (M > 1, N > 1)
+ * runs 8 or 16 output pixels per vector, im2col gathered transposed, each
+ * lane one output's chain (conv2d_f32_nchw_body.h). The M = 1 and N = 1
+ * orders stay scalar.
  */
 #include <math.h>
 
@@ -231,6 +233,10 @@ typedef struct conv_tile {
     }                                                                                                                \
   } while (0)
 #define TILE_FMA(co, j) (acc[co][j] = _mm512_mask3_fmadd_ps(xv[j], wv, acc[co][j], mk[j]))
+#define VLOADU(p) _mm512_loadu_ps(p)
+#define VSTOREU(p, v) _mm512_storeu_ps((p), (v))
+#define VFMADD(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#include "conv2d_f32_nchw_body.h"
 #include "conv2d_f32_tile_body.h"
 
 #define CASE512(C, V) \
@@ -330,6 +336,10 @@ static T512 void tile512_any(const conv_tile *t, int32_t nco, int32_t cols, int 
     const __m256 f = _mm256_fmadd_ps(xv[j], wv, acc[co][j]);                                                         \
     acc[co][j] = pad ? _mm256_blendv_ps(acc[co][j], f, mf[j]) : f;                                                   \
   } while (0)
+#define VLOADU(p) _mm256_loadu_ps(p)
+#define VSTOREU(p, v) _mm256_storeu_ps((p), (v))
+#define VFMADD(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#include "conv2d_f32_nchw_body.h"
 #include "conv2d_f32_tile_body.h"
 
 #define CASE256(C, V) \
@@ -463,6 +473,41 @@ static void nchw_gather(const tidsp_conv2d_params *p, const float *x_g, int32_t 
   }
 }
 
+/* colT[(kk − k0)·lanes + l] = tap kk of output pixel pix0 + l of the
+ * group at x_g, for kk in [k0, k1) and l < cnt (im2col transposed: a
+ * row of taps is one vector of pixels); lanes past cnt are 0 */
+static void nchw_gather_t(const tidsp_conv2d_params *p, const float *x_g, int32_t pix0, int32_t cnt,
+                          int32_t lanes, int32_t k0, int32_t k1, float *col_t) {
+  const int32_t ksz = p->k_h * p->k_w;
+  const size_t plane = (size_t)p->h_in * (size_t)p->w_in;
+  int32_t c = k0 / ksz, kh = k0 % ksz / p->k_w, kw = k0 % p->k_w, kk, l;
+  int64_t ih0[16], iw0[16];
+  for (l = 0; l < cnt; l++) {
+    ih0[l] = (int64_t)((pix0 + l) / p->w_out) * p->stride_h - p->pad_top;
+    iw0[l] = (int64_t)((pix0 + l) % p->w_out) * p->stride_w - p->pad_left;
+  }
+  for (kk = k0; kk < k1; kk++) {
+    const float *xc = x_g + (size_t)c * plane;
+    const int64_t dh = (int64_t)kh * p->dil_h, dw = (int64_t)kw * p->dil_w;
+    float *row = col_t + (size_t)(kk - k0) * (size_t)lanes;
+    for (l = 0; l < cnt; l++) {
+      const int64_t ih = ih0[l] + dh, iw = iw0[l] + dw;
+      row[l] = ih >= 0 && ih < p->h_in && iw >= 0 && iw < p->w_in
+                   ? xc[(size_t)ih * (size_t)p->w_in + (size_t)iw]
+                   : 0.0f;
+    }
+    for (; l < lanes; l++)
+      row[l] = 0.0f;
+    if (++kw == p->k_w) {
+      kw = 0;
+      if (++kh == p->k_h) {
+        kh = 0;
+        c++;
+      }
+    }
+  }
+}
+
 /* MLAS's M = 1 kernel (SgemmKernelM1Avx, AVX: a multiply, then an add):
  * the taps of one K stride in blocks of 4, each summed left to right and
  * then added to the output; a last pair, then a last tap, likewise. cnt
@@ -533,9 +578,9 @@ static void m1t_rows(const tidsp_conv2d_params *p, const float *x_g, const float
 
 /* One group of an NCHW convolution: x_g its input channels, w_g its
  * weights ([M][K]), s and y its output planes ([M][N]) in the sum and the
- * output; no bias yet. */
+ * output; no bias yet. `lanes` pixels per vector in the FMA kernels' order. */
 static void nchw_group(const tidsp_conv2d_params *p, const float *x_g, const float *w_g,
-                       const float *s, float *y) {
+                       const float *s, float *y, int32_t lanes) {
   const int32_t m = p->c_out / p->groups, k = p->c_in / p->groups * p->k_h * p->k_w;
   const int32_t n = p->h_out * p->w_out, cpg_in = p->c_in / p->groups;
   const int one_tap = p->k_h == 1 && p->k_w == 1;
@@ -554,7 +599,10 @@ static void nchw_group(const tidsp_conv2d_params *p, const float *x_g, const flo
   const int ldb_one = !direct || (trans_b ? p->w_in == 1 : (one_tap || p->w_in == 1));
   const int32_t stride_k = nchw_stride_k(n, k);
   float col[NCHW_CHUNK];
-  int32_t pix, co, k0, k1, c0, cnt, kk;
+  /* a K stride of taps × up to 16 pixels (stride_k <= NCHW_CHUNK): 64 KiB
+   * of stack, no allocation at inference */
+  float col_t[NCHW_CHUNK * 16];
+  int32_t pix, k0, k1, c0, cnt;
 
   if (m == 1 && trans_b) { /* SGEMM's M = 1 check comes first: N = 1 kernel over the pixels */
     m1t_rows(p, x_g, w_g, k, n, 1, s, y);
@@ -564,12 +612,12 @@ static void nchw_group(const tidsp_conv2d_params *p, const float *x_g, const flo
     m1t_rows(p, x_g, w_g, k, m, 0, s, y);
     return;
   }
-  for (pix = 0; pix < n; pix++) {
-    const int32_t oh = pix / p->w_out, ow = pix % p->w_out;
-    if (m == 1) {
+  if (m == 1) {
+    for (pix = 0; pix < n; pix++) {
       /* M = 1 kernel; GemmDirect sums K in one call, MlasConvOperation
        * (the only other path for one output channel) in K strides, each
        * call adding to the output (the sum, or 0 in the first) */
+      const int32_t oh = pix / p->w_out, ow = pix % p->w_out;
       float out = s ? s[pix] : 0.0f;
       const int32_t span = direct ? k : stride_k;
       for (k0 = 0; k0 < k; k0 = k1) {
@@ -581,25 +629,22 @@ static void nchw_group(const tidsp_conv2d_params *p, const float *x_g, const flo
         }
       }
       y[pix] = out;
-      continue;
     }
-    /* MLAS's SGEMM kernels: per K stride one fused multiply-add chain from
-     * 0; the first stride's sum is stored (or added to the sum: beta = 1),
-     * each later one added to the output */
+    return;
+  }
+  /* MLAS's SGEMM kernels: per K stride one fused multiply-add chain from
+   * 0; the first stride's sum is stored (or added to the sum: beta = 1),
+   * each later one added to the output. `lanes` pixels at a time, one
+   * chain per lane (nchw_stride: conv2d_f32_nchw_body.h) */
+  for (pix = 0; pix < n; pix += lanes) {
+    cnt = n - pix < lanes ? n - pix : lanes;
     for (k0 = 0; k0 < k; k0 = k1) {
-      k1 = k - k0 < stride_k ? k : k0 + stride_k; /* stride_k <= NCHW_CHUNK */
-      nchw_gather(p, x_g, oh, ow, k0, k1 - k0, col);
-      for (co = 0; co < m; co++) {
-        const float *w_r = w_g + (size_t)co * (size_t)k;
-        float part = 0.0f;
-        float *out = y + (size_t)co * (size_t)n + (size_t)pix;
-        for (kk = k0; kk < k1; kk++)
-          part = fmaf(col[kk - k0], w_r[kk], part);
-        if (k0 == 0)
-          *out = s ? part + s[(size_t)co * (size_t)n + (size_t)pix] : part;
-        else
-          *out = part + *out;
-      }
+      k1 = k - k0 < stride_k ? k : k0 + stride_k;
+      nchw_gather_t(p, x_g, pix, cnt, lanes, k0, k1, col_t);
+      if (lanes == 16)
+        nchw_stride512(col_t, w_g, k, k0, k1, m, n, pix, cnt, s, y);
+      else
+        nchw_stride256(col_t, w_g, k, k0, k1, m, n, pix, cnt, s, y);
     }
   }
 }
@@ -607,7 +652,7 @@ static void nchw_group(const tidsp_conv2d_params *p, const float *x_g, const flo
 /* A convolution ORT keeps in NCHW (params.mlas_nchw): MlasConv, group by
  * group, then MlasActivation's out + bias. */
 static void conv_nchw(const tidsp_conv2d_params *p, const float *x, const float *w, const float *bias,
-                      const float *sum, float *y) {
+                      const float *sum, float *y, int32_t lanes) {
   const int32_t cpg_in = p->c_in / p->groups, m = p->c_out / p->groups;
   const size_t n_px = (size_t)p->h_out * (size_t)p->w_out, in_plane = (size_t)p->h_in * (size_t)p->w_in;
   const size_t k = (size_t)cpg_in * (size_t)p->k_h * (size_t)p->k_w;
@@ -618,7 +663,7 @@ static void conv_nchw(const tidsp_conv2d_params *p, const float *x, const float 
       const size_t out_off = ((size_t)b * (size_t)p->c_out + (size_t)g * (size_t)m) * n_px;
       float *y_g = y + out_off;
       nchw_group(p, x + ((size_t)b * (size_t)p->c_in + (size_t)g * (size_t)cpg_in) * in_plane,
-                 w + (size_t)g * (size_t)m * k, sum ? sum + out_off : NULL, y_g);
+                 w + (size_t)g * (size_t)m * k, sum ? sum + out_off : NULL, y_g, lanes);
       if (bias) {
         for (co = 0; co < m; co++)
           for (i = 0; i < n_px; i++)
@@ -655,7 +700,7 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
         (p->h_out - 1) * p->stride_h < p->h_in && (p->w_out - 1) * p->stride_w < p->w_in)
       conv_tiled(p, x, w, bias, sum, y, nchw_stride_k(n_px, p->c_in / p->groups), lanes);
     else
-      conv_nchw(p, x, w, bias, sum, y);
+      conv_nchw(p, x, w, bias, sum, y, lanes);
     return TIDSP_OK;
   }
   group = channel_group(p, lanes);
