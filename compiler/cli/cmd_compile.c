@@ -315,6 +315,12 @@ int cs_cmd_compile(int argc, char **argv) {
       for (int i = 0; i < cs_runtime_file_count(); i++) n += stats.runtime_used[i];
       printf("  runtime: %d files in %s/runtime, headers in %s/include\n", n, dir, dir);
     }
+    if (target.mcpu == CS_MCPU_C7X) {
+      double total = stats.est_c7x_mma + stats.est_c7x_core_macs + stats.est_c7x_core_other;
+      printf("  est. C7x cycles: %.3f M (MMA %.3f M, core conv/matmul %.3f M, other core kernels %.3f M; "
+             "the MMALIB cost rule's model, data in DDR)\n",
+             total * 1e-6, stats.est_c7x_mma * 1e-6, stats.est_c7x_core_macs * 1e-6, stats.est_c7x_core_other * 1e-6);
+    }
     if (target.mmalib) print_offload(&offload, &stats);
     if (stats.l2_h_tiled + stats.l2_oc_tiled + stats.l2_untiled)
       printf("  DMA tiling (ScheduleC7xDMATiling, half the L2 budget %zu B, scratch %zu B): %d H-tiled, "

@@ -124,6 +124,17 @@ typedef struct cs_cg {
 /* The MACs of the scheduled mmalib_* calls: the work on the MMA (manifest.c). */
 int64_t cs_cg_mma_macs(const cs_cg *cg);
 
+/* ---- the C7x cycle estimate (c7x_estimate.c) ------------------------ */
+
+/* Where a step's cycles go: the MMA, the core's conv/matmul kernels, the
+ * core's other kernels. */
+typedef enum cs_c7x_part { CS_C7X_MMA = 0, CS_C7X_CORE_MACS, CS_C7X_CORE_OTHER, CS_C7X_PARTS } cs_c7x_part;
+
+/* Step k's estimated C7x cycles (ir/c7x_cost.h's model), and its part. */
+double cs_cg_step_c7x_cycles(const cs_cg *cg, int k, cs_c7x_part *part);
+/* The sums over the scheduled steps, per part. */
+void cs_cg_c7x_estimate(const cs_cg *cg, double cycles[CS_C7X_PARTS]);
+
 /* ---- layer names (layer_names.c) ------------------------------------ */
 
 /* What a layer is called in reports: the ONNX node it stands for and the

@@ -33,6 +33,9 @@ typedef struct cs_codegen_stats {
   int files;                     /* lib*.c files */
   int64_t macs;                  /* conv + matmul multiply-accumulates */
   int64_t macs_mma;              /* of those, in mmalib_* calls (on the MMA) */
+  /* -mcpu=c7x: the estimated cycles (cs_cg_c7x_estimate): MMA, core MAC
+   * kernels, other core kernels */
+  double est_c7x_mma, est_c7x_core_macs, est_c7x_core_other;
   /* L2 staging (-mcpu=c7x -mmalib=1): budget 0 = off */
   size_t l2_budget, l2_bytes;    /* -l2-budget; MODEL_L2_SIZE */
   int l2_input_weights, l2_input, l2_sliced, l2_ddr; /* staged MMALIB calls by decision */

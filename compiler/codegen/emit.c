@@ -103,6 +103,13 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
     s->files = cg.n_files;
     s->macs = cg.total_macs;
     s->macs_mma = cs_cg_mma_macs(&cg);
+    if (cg.t->mcpu == CS_MCPU_C7X) {
+      double c[CS_C7X_PARTS];
+      cs_cg_c7x_estimate(&cg, c);
+      s->est_c7x_mma = c[CS_C7X_MMA];
+      s->est_c7x_core_macs = c[CS_C7X_CORE_MACS];
+      s->est_c7x_core_other = c[CS_C7X_CORE_OTHER];
+    }
     memcpy(s->runtime_used, cg.runtime_used, sizeof s->runtime_used);
     s->l2_budget = cg.s.l2_budget;
     s->l2_bytes = cg.s.l2_size;

@@ -132,6 +132,10 @@ void cs_cg_manifest_layers(const cs_cg *cg, int file, int first, int end, cs_sbu
     cs_json_end_object(j);
     int64_t macs = cs_kernel_macs(n);
     if (macs) cs_json_int(j, "macs", macs);
+    if (cg->t->mcpu == CS_MCPU_C7X) {
+      cs_c7x_part part;
+      cs_json_double(j, "est_c7x_cycles", cs_cg_step_c7x_cycles(cg, k, &part));
+    }
     cs_json_string(j, "file", name);
     cs_json_bool(j, "elided", cg->s.node_elided[id]);
     if (cg->s.l2 && cg->s.l2[k].kind != CS_L2_NONE) {
@@ -269,6 +273,19 @@ static void offload(const cs_cg *cg, cs_json *j) {
   cs_json_end_object(j);
 }
 
+/* -mcpu=c7x: the whole network's estimated cycles (c7x_estimate.c). */
+static void c7x_estimate(const cs_cg *cg, cs_json *j) {
+  if (cg->t->mcpu != CS_MCPU_C7X) return;
+  double c[CS_C7X_PARTS];
+  cs_cg_c7x_estimate(cg, c);
+  cs_json_begin_object(j, "est_c7x_cycles");
+  cs_json_double(j, "total", c[CS_C7X_MMA] + c[CS_C7X_CORE_MACS] + c[CS_C7X_CORE_OTHER]);
+  cs_json_double(j, "mma", c[CS_C7X_MMA]);
+  cs_json_double(j, "core_macs", c[CS_C7X_CORE_MACS]);
+  cs_json_double(j, "core_other", c[CS_C7X_CORE_OTHER]);
+  cs_json_end_object(j);
+}
+
 cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   FILE *f = fopen(path, "wb");
   if (!f) return cs_error(CS_ERR_IO, "cannot write %s", path);
@@ -350,6 +367,7 @@ cs_status cs_cg_write_manifest(cs_cg *cg, const char *path) {
   cs_json_int(j, "macs", cg->total_macs);
   kernel_histogram(cg, j);
   cs_json_end_object(j);
+  c7x_estimate(cg, j);
   offload(cg, j);
   cs_json_end_object(j);
   int bad = ferror(f);

@@ -36,7 +36,7 @@
  * stride that MMALIB declines; as a W-wise input space-to-depth in front
  * it costs two more copies of the input, more than padding, by this rule.)
  *
- * The cost rule (mmalib_cost.c): for every f = g in 2..4 the MMA
+ * The cost rule (match/mmalib_cost.h, cycles from ir/c7x_cost.c): for every f = g in 2..4 the MMA
  * estimate of the rewritten layer (panels of K' = C_in·k'_h·k'_w by C_pad,
  * Y·X positions; DDR bytes: input, weights, y", the transpose's read and
  * write, the crop's) against the same estimate for plain channel padding

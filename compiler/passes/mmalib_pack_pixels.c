@@ -58,7 +58,7 @@
  * alone); an int8 layer the exact path runs packs to the int16 kernel's
  * 32-wide tile (C·P ≤ 32: cls's 8 → 8 as P = 4, K = N = 32).
  *
- * The cost rule (mmalib_cost.c): for every such P that divides H·W,
+ * The cost rule (match/mmalib_cost.h, cycles from ir/c7x_cost.c): for every such P that divides H·W,
  * the MMA estimate (panels above; DDR bytes: x, w', y", plus a copy's read
  * and write where it is not a view — y a graph output; a graph input is
  * copied by the conv pass's staging in either plan) against channel

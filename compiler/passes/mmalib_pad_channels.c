@@ -31,7 +31,7 @@
  * to the consumer: the view already costs nothing). Only a graph output
  * makes the copy real (C_out·H·W bytes, in the estimate below).
  *
- * The cost rule (mmalib_cost.c: the spec's "Performance" figures, DDR
+ * The cost rule (match/mmalib_cost.h, ir/c7x_cost.c: the spec's "Performance" figures, DDR
  * traffic at 2.72 cycles per byte on both sides): the MMA estimate counts
  * the padded panels and the *padded* output's bytes (MMALIB writes every
  * channel of y'), the scalar core's the real MACs and bytes. So a layer
@@ -169,7 +169,9 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   size_t esize = cs_dtype_size(d->dt);
   cs_mm_pad_decision_init(p, layer, NULL, c_out, c_pad, c_out * per_channel, (c_pad - c_out) * per_channel);
   p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * cs_mm_pad_bytes(d);
-  p->act_bytes_added = (c_pad - c_out) * positions * cs_mm_pad_bytes(d);
+  /* on the exact path the padded channels' int8 outputs are never written
+   * (mmalib_exact.c real_channel_view): only their int16 z */
+  p->act_bytes_added = (c_pad - c_out) * positions * (cs_mm_pad_bytes(d) - (d->exact ? (int64_t)esize : 0));
   double w_bytes = (double)(c_out * weights_per_channel * (int64_t)esize);
   double out_bytes = (double)(c_out * positions * (int64_t)esize);
   double real = (double)in_bytes + w_bytes + out_bytes;

@@ -1545,8 +1545,10 @@ static void test_exact_tile(void) {
   CHECK(cs_mm_runs_as(&tx, &cs_mm_int16, 1, 1) == &cs_mm_int16 && cs_mm_runs_as(&tx, &cs_mm_int8, 0, 1) == &cs_mm_int8);
 
   /* Match: conv 32 -> 24 3x3 at 28x28 pads to 32 (not 64) and runs as the
-   * int16 kernel with 32 filters; the report's numbers (the padded
-   * elements' bytes: the int8 tensor and its int16 copy, 3 each); the
+   * int16 kernel with 32 filters, whose core requantization reads and
+   * writes the 24 real channels alone, straight into y (no copy); the
+   * report's numbers (the padded elements' bytes: a zero filter's int8
+   * weight and its int16 copy, 3 each; an output's int16 z, 2); the
    * padding's MMA estimate is the exact path's own for the padded layer. */
   conv_spec s = conv_default();
   s.cin = 32; s.cout = 24; s.h = s.w = 28;
@@ -1561,11 +1563,16 @@ static void test_exact_tile(void) {
     const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
     CHECK_MSG(a && cnt == 12 && a[3] == 32, "24 -> 32: mm_args C_out %lld", a ? (long long)a[3] : -1LL);
   }
+  int rq = gb_find_op(g, CS_OP_K_MMALIB_EXACT_REQUANT);
+  CHECK_MSG(rq >= 0 && cs_graph_node(g, rq)->k.conv.c_out == 24 &&
+                cs_graph_value(g, cs_graph_node(g, rq)->outputs[0])->shape[1] == 24 &&
+                gb_count_op(g, CS_OP_K_COPY) == 0,
+            "24 -> 32: the requantization writes the 24 real channels, no copy");
   const cs_offload_pad *p = pad_entry(g);
   int64_t per = 32 * 9, pos = 28 * 28;
   CHECK_MSG(p && p->padded && !p->what && p->c_out == 24 && p->c_pad == 32 && p->macs == 24 * per * pos &&
                 p->macs_added == 8 * per * pos && p->weight_bytes_added == 8 * per * 3 &&
-                p->act_bytes_added == 8 * pos * 3 && p->mma_cycles < 0.95 * p->scalar_cycles,
+                p->act_bytes_added == 8 * pos * 2 && p->mma_cycles < 0.95 * p->scalar_cycles,
             "24 -> 32: the report");
   const cs_offload_entry *e = exact_entry(g, "conv");
   CHECK_MSG(p && e && fabs(e->exact_mma_cycles - cs_mm_cost_mma(per, 32, pos, 32, (double)(32 * pos + 32 * per + 32 * pos) * 2.0)) < 1e-6,

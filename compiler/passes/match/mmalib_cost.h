@@ -2,7 +2,7 @@
  * mmalib_cost.h — the cost rule of the MMALIB rewrites that add work to
  * make a layer eligible (channel padding, FC K/N padding): cycles of the
  * layer on the MMA against the C7x scalar core, both from the spec's
- * "Performance" figures (mmalib_cost.c says how). A rewrite is taken when
+ * "Performance" figures (ir/c7x_cost.c says how). A rewrite is taken when
  * the MMA estimate of the rewritten layer is clearly below the scalar
  * estimate of the layer as it is (cs_mm_cost_pays).
  *
@@ -24,15 +24,9 @@
 
 #include <stdint.h>
 
+#include "c7x_cost.h"
 #include "ir.h"
 
-/* MMALIB: k MACs per output, n outputs per position (channels, FC N),
- * `positions` positions (conv H·W, FC M), on tile×tile panels, moving
- * `bytes` to and from DDR (everything the call and its helper copies
- * read and write). */
-double cs_mm_cost_mma(int64_t k, int64_t n, int64_t positions, int tile, double bytes);
-/* The scalar core: `macs` MACs, moving `bytes` to and from DDR. */
-double cs_mm_cost_scalar(int64_t macs, double bytes);
 /* Whether a rewrite pays: the MMA estimate below the scalar one by more
  * than 5 %. Within 5 % is a tie — both sides are then the same DDR bytes
  * (a one-row FC's weights: resnet18's 512x1000 classifier padded to 1024

@@ -245,14 +245,39 @@ static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, in
   return 0;
 }
 
+/* The k_copy that alone reads y when y is a conv's output padded with zero
+ * filters (MMALIBPadChannels: the view of its first C channels), for one
+ * image of a plain conv; -1 otherwise. Then the core pass requantizes the
+ * C real channels alone, straight into the view's tensor: z's and y's
+ * first C channels are prefixes of them, and so are the padded weights'
+ * first C rows (the recomputed outputs read those), so the zero filters'
+ * outputs are neither read nor written on the core. */
+static int real_channel_view(cs_graph *g, int y, const tidsp_conv2d_params *cp) {
+  if (cp->n != 1 || cp->groups != 1) return -1;
+  int k = cs_match_single_consumer(g, y);
+  if (k < 0 || cs_graph_node(g, k)->op != CS_OP_K_COPY) return -1;
+  const cs_value *yv = cs_graph_value(g, y), *v = cs_graph_value(g, cs_graph_node(g, k)->outputs[0]);
+  if (yv->rank != 4 || v->rank != 4 || v->dtype != yv->dtype || v->shape[0] != 1 || v->shape[1] < 1 ||
+      v->shape[1] >= yv->shape[1] || v->shape[2] != yv->shape[2] || v->shape[3] != yv->shape[3])
+    return -1;
+  return k;
+}
+
 int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
                         const tidsp_conv2d_params *cp, int32_t o_zp) {
   int y = cs_graph_node(g, id)->outputs[0];
+  int view = real_channel_view(g, y, cp);
   char zname[512];
   snprintf(zname, sizeof zname, "%s.mm_z16", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y");
   int z = cs_reroute_output_as(g, id, 0, zname, CS_DTYPE_I16);
   if (z < 0) return -1;
-  return add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
+  if (view < 0) return add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
+  int y_real = cs_graph_node(g, view)->outputs[0];
+  cs_mm_exact_plan real = *p;
+  tidsp_conv2d_params cr = *cp;
+  real.c_out = cr.c_out = (int32_t)cs_graph_value(g, y_real)->shape[1];
+  cs_graph_remove_node(g, view);
+  return add_core(g, base, &real, 1, z, act_in, w_in, &cr, o_zp, y_real);
 }
 
 /* ---- a 5×5/7×7 depthwise conv as 3×3 tiles (quant/mmalib_exact.h) ---- */
