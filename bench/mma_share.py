@@ -8,6 +8,7 @@ computed over the model's own.
 
     .venv/bin/python bench/mma_share.py [--before BIN] [--after BIN] [--trained] [--more]
     .venv/bin/python bench/mma_share.py --declined [--after BIN] [--trained] [--more]
+    .venv/bin/python bench/mma_share.py --cycles [--after BIN] [--trained] [--more]
 
 --declined prints, for the --after binary only, what the cost rule left on
 the C7x core and what forcing it onto the MMA would do: the share and MACs x
@@ -19,6 +20,14 @@ MACs declined with no MMALIB form at all (no estimate); the fewest MACs x
 any choice of offloaded layers (each in its priced form) needs to put 95 %
 of the MACs on the MMA (least_ratio); and the arena's ratio to the live
 bound of the padded graph (the issue's <= 1.10).
+
+--cycles prints, for the --after binary only, the compile's estimated C7x
+cycles (manifest.json est_c7x_cycles: the cost rule's model, data in DDR)
+with -mmalib=0 (all on the core), -mmalib=1 -mmalib-exact=none (MMALIB's
+int8 kernels) and -mmalib=1 (the default exact path), and the parts of the
+last (MMA, core conv/matmul, other core kernels); next to the spec's
+full-model cycles where it gives them (mmalib-integration.txt
+"Performance": TVM's MMALIB flow, its other layers in scalar loops).
 
 --trained adds the suite's trained networks (tests/models/trained.py): the
 PP-OCR det/rec/cls files (ORT quantize_static int8, as test_trained_nets.py
@@ -103,6 +112,20 @@ def declined(binary, model, out):
             man["arena_ratio"])
 
 
+# The spec's full-model cycles with MMALIB (mmalib-integration.txt "Performance").
+SPEC_CYCLES = {"resnet18": 100e6, "shufflenetv2": 315e6, "mobilenetv2": 2386e6, "googlenet": 6790e6}
+
+
+def cycles(binary, model, out):
+    """{flags: est_c7x_cycles} of the three compiles of --cycles."""
+    est = {}
+    for flags in ("-mmalib=0", "-mmalib=1 -mmalib-exact=none", "-mmalib=1"):
+        subprocess.run([binary, "compile", model, "-o", out, "-t", f"c_static_lib -mcpu=c7x {flags}", "-q"],
+                       check=True)
+        est[flags] = json.load(open(os.path.join(out, "manifest.json")))["est_c7x_cycles"]
+    return est
+
+
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"cs_models_{name}", os.path.join(ROOT, "tests", "models",
                                                                                      f"{name}.py"))
@@ -151,6 +174,7 @@ def main():
     ap.add_argument("--only-trained", action="store_true", help="the trained networks only")
     ap.add_argument("--more", action="store_true", help="every other quantized model in tests/models/out, digits")
     ap.add_argument("--declined", action="store_true", help="what the --after binary leaves on the core, and why")
+    ap.add_argument("--cycles", action="store_true", help="the --after binary's estimated C7x cycles, three ways")
     a = ap.parse_args()
     models = [] if a.only_trained else [(f"{n}_{v}", os.path.join(MODELS, f"{n}_{v}.onnx"))
                                         for n in SUITE for v in VARIANTS]
@@ -161,6 +185,21 @@ def main():
         models.append(("digits_int8", os.path.join(ROOT, "examples", "digits", "digits_int8.onnx")))
     if a.trained or a.only_trained:
         models += trained_models()
+    if a.cycles:
+        print("| model | -mmalib=0 | -mmalib=1 exact=none | -mmalib=1 | its MMA / core conv+matmul / other core "
+              "| spec (MMALIB flow) |")
+        print("|---|---|---|---|---|---|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, model in models:
+                if os.path.exists(model):
+                    e = cycles(a.after, model, os.path.join(tmp, name))
+                    d = e["-mmalib=1"]
+                    spec = next((v for k, v in SPEC_CYCLES.items() if name.startswith(k + "_")), None)
+                    print(f"| {name} | {e['-mmalib=0']['total'] / 1e6:.1f} M | "
+                          f"{e['-mmalib=1 -mmalib-exact=none']['total'] / 1e6:.1f} M | {d['total'] / 1e6:.1f} M | "
+                          f"{d['mma'] / 1e6:.1f} / {d['core_macs'] / 1e6:.1f} / {d['core_other'] / 1e6:.1f} M | "
+                          f"{'–' if spec is None else f'{spec / 1e6:.0f} M'} |", flush=True)
+        return
     if a.declined:
         print("| model | MMA share | MACs x | declined | forced: share | forced: MACs x | forced est. MMA / core "
               "| no MMALIB form | least MACs x at 95 % | arena / live bound |")
