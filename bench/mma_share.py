@@ -166,6 +166,31 @@ def trained_models():
     return out
 
 
+def cycles_row(name, e):
+    d = e["-mmalib=1"]
+    spec = next((v for k, v in SPEC_CYCLES.items() if name.startswith(k + "_")), None)
+    return (f"| {name} | {e['-mmalib=0']['total'] / 1e6:.1f} M | "
+            f"{e['-mmalib=1 -mmalib-exact=none']['total'] / 1e6:.1f} M | {d['total'] / 1e6:.1f} M | "
+            f"{d['mma'] / 1e6:.1f} / {d['core_macs'] / 1e6:.1f} / {d['core_other'] / 1e6:.1f} M | "
+            f"{'–' if spec is None else f'{spec / 1e6:.0f} M'} |")
+
+
+def declined_row(name, r):
+    return (f"| {name} | {100 * r[0]:.1f} % | {r[1]:.3f} | {100 * r[2]:.1f} % | {100 * r[3]:.1f} % | "
+            f"{r[4]:.3f} | {r[5]:.2f} | {100 * r[6]:.1f} % | "
+            f"{'none' if r[7] is None else f'{r[7]:.3f}'} | {r[8]:.3f} |")
+
+
+def table(models, row, header, columns):
+    """Print header, then row(name, model, scratch dir) of each model found."""
+    print(header)
+    print("|---" * columns + "|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, model in models:
+            if os.path.exists(model):
+                print(row(name, model, os.path.join(tmp, name)), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", default="/work/main/build/bin/cstatic")
@@ -186,31 +211,14 @@ def main():
     if a.trained or a.only_trained:
         models += trained_models()
     if a.cycles:
-        print("| model | -mmalib=0 | -mmalib=1 exact=none | -mmalib=1 | its MMA / core conv+matmul / other core "
-              "| spec (MMALIB flow) |")
-        print("|---|---|---|---|---|---|")
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, model in models:
-                if os.path.exists(model):
-                    e = cycles(a.after, model, os.path.join(tmp, name))
-                    d = e["-mmalib=1"]
-                    spec = next((v for k, v in SPEC_CYCLES.items() if name.startswith(k + "_")), None)
-                    print(f"| {name} | {e['-mmalib=0']['total'] / 1e6:.1f} M | "
-                          f"{e['-mmalib=1 -mmalib-exact=none']['total'] / 1e6:.1f} M | {d['total'] / 1e6:.1f} M | "
-                          f"{d['mma'] / 1e6:.1f} / {d['core_macs'] / 1e6:.1f} / {d['core_other'] / 1e6:.1f} M | "
-                          f"{'–' if spec is None else f'{spec / 1e6:.0f} M'} |", flush=True)
+        table(models, lambda name, model, out: cycles_row(name, cycles(a.after, model, out)),
+              "| model | -mmalib=0 | -mmalib=1 exact=none | -mmalib=1 | its MMA / core conv+matmul / other core "
+              "| spec (MMALIB flow) |", 6)
         return
     if a.declined:
-        print("| model | MMA share | MACs x | declined | forced: share | forced: MACs x | forced est. MMA / core "
-              "| no MMALIB form | least MACs x at 95 % | arena / live bound |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, model in models:
-                if os.path.exists(model):
-                    r = declined(a.after, model, os.path.join(tmp, name))
-                    print(f"| {name} | {100 * r[0]:.1f} % | {r[1]:.3f} | {100 * r[2]:.1f} % | {100 * r[3]:.1f} % | "
-                          f"{r[4]:.3f} | {r[5]:.2f} | {100 * r[6]:.1f} % | "
-                          f"{'none' if r[7] is None else f'{r[7]:.3f}'} | {r[8]:.3f} |", flush=True)
+        table(models, lambda name, model, out: declined_row(name, declined(a.after, model, out)),
+              "| model | MMA share | MACs x | declined | forced: share | forced: MACs x | forced est. MMA / core "
+              "| no MMALIB form | least MACs x at 95 % | arena / live bound |", 10)
         return
     print("| model | MACs on the MMA before | after | padded layers | MACs x before | after | bytes added before "
           "| after |")
