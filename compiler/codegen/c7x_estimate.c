@@ -44,8 +44,10 @@ static double node_bytes(const cs_graph *g, const cs_node *n) {
  * padded channels it never reads). The int8 input and weights it reads
  * only for the rare output near a rounding boundary are not counted. */
 static double exact_requant_bytes(const cs_graph *g, const cs_node *n) {
-  const cs_value *y = cs_graph_value(g, n->outputs[0]), *grid = cs_graph_value(g, n->inputs[3]);
-  int64_t parts = grid->data && grid->rank == 1 && grid->shape[0] > 0 ? cs_const_get_int(grid, grid->shape[0] - 1) : 1;
+  const cs_value *y = cs_graph_value(g, n->outputs[0]);
+  const cs_value *grid = n->n_inputs > 3 && n->inputs[3] >= 0 ? cs_graph_value(g, n->inputs[3]) : NULL;
+  int64_t parts = 1;
+  if (grid && grid->data && grid->rank == 1 && grid->shape[0] > 0) parts = cs_const_get_int(grid, grid->shape[0] - 1);
   return (double)cs_value_nbytes(y) * (1.0 + 2.0 * (double)(parts > 0 ? parts : 1));
 }
 
@@ -79,7 +81,8 @@ static double mma_cycles(const cs_node *n, double bytes) {
       int tile = n->op == CS_OP_K_MMALIB_CONV2D_I16 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16 ? 32 : 64;
       if (dw) return cs_mm_cost_mma(kh * kw, 1, pos, tile, bytes);
       int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;
-      return (double)groups * cs_mm_cost_mma(a[0] / groups * kh * kw, a[3] / groups, pos, tile, bytes / (double)groups);
+      return (double)groups *
+             cs_mm_cost_mma(a[0] / groups * kh * kw, a[3] / groups, pos, tile, bytes / (double)groups);
     }
     default: return -1.0;
   }
