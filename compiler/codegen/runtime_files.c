@@ -86,10 +86,10 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
-     .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes tidsp_mlas_f32_block",
+     .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes",
      .needs = "kernels/host/conv2d_f32_nchw_body.h kernels/host/conv2d_f32_tile_body.h "
-              "kernels/host/fma_exact_begin.h kernels/kernel_variants.h "
-              "kernels/ref/conv2d_f32.c kernels/ref/conv_internal.h"},
+              "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
+              "kernels/ref/conv_internal.h kernels/ref/mlas_block.c"},
     {.path = "kernels/host/conv2d_f32_nchw_body.h",
      .defines = "",
      .needs = ""},
@@ -108,9 +108,9 @@ static const rt_file files[] = {
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
      .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose2d_f32__host_mlas_lanes "
                 "tidsp_conv_transpose_nd_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas_lanes",
-     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
-              "kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h kernels/ref/conv_internal.h "
-              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c"},
+     .needs = "kernels/host/fma_exact_begin.h kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h "
+              "kernels/ref/conv_internal.h kernels/ref/conv_transpose2d_f32.c "
+              "kernels/ref/conv_transpose_nd_f32.c kernels/ref/mlas_block.c"},
     {.path = "kernels/host/dwconv2d_i8__host_avx2.c",
      .defines = "tidsp_dwconv2d_i8__host_avx2",
      .needs = "kernels/host/conv2d_i8__host_avx2.c kernels/host/dwconv_internal.h"},
@@ -156,8 +156,8 @@ static const rt_file files[] = {
      .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
      .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
-     .needs = "kernels/host/conv2d_f32__host_mlas.c kernels/host/fma_exact_begin.h "
-              "kernels/host/matmul_f32_tile_body.h kernels/kernel_variants.h kernels/ref/matmul_f32.c"},
+     .needs = "kernels/host/fma_exact_begin.h kernels/host/matmul_f32_tile_body.h kernels/kernel_variants.h "
+              "kernels/ref/matmul_f32.c kernels/ref/mlas_block.c"},
     {.path = "kernels/host/matmul_f32_tile_body.h",
      .defines = "",
      .needs = ""},
@@ -315,7 +315,7 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/conv2d_f32.c",
      .defines = "tidsp_conv2d_f32__ref",
-     .needs = "kernels/ref/conv_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h kernels/ref/mlas_block.c"},
     {.path = "kernels/ref/conv2d_i8.c",
      .defines = "tidsp_conv2d_i8__ref",
      .needs = "kernels/ref/requant.c kernels/kernel_variants.h kernels/ref/conv_internal.h"},
@@ -348,7 +348,7 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/global_avgpool_f32.c",
      .defines = "tidsp_global_avgpool_f32",
-     .needs = "kernels/ref/ort_float.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/mlas_block.c kernels/ref/ort_float.h"},
     {.path = "kernels/ref/global_avgpool_i8.c",
      .defines = "tidsp_global_avgpool_i8__ref",
      .needs = "kernels/ref/requant.c kernels/ref/ref_internal.h"},
@@ -376,6 +376,9 @@ static const rt_file files[] = {
     {.path = "kernels/ref/mmalib_exact_requant.c",
      .defines = "tidsp_mmalib_exact_requant",
      .needs = "kernels/ref/ref_internal.h kernels/ref/requant.c"},
+    {.path = "kernels/ref/mlas_block.c",
+     .defines = "tidsp_mlas_block_bit tidsp_mlas_f32_block",
+     .needs = "kernels/kernel_variants.h"},
     {.path = "kernels/ref/mul_i8.c",
      .defines = "tidsp_mul_i8__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},

@@ -38,6 +38,8 @@ static cs_status lower_conv(cs_graph *g, int id) {
    * the conv (conv2d_f32__host_mlas.c), which depends on MLAS's block */
   p.mlas_nchw = (cs_ort_nchwc_conv(g, id, CS_ORT_NCHWC_BLOCK) ? 0 : TIDSP_MLAS_BLOCK16) |
                 (cs_ort_nchwc_conv(g, id, CS_ORT_NCHWC_BLOCK_AVX2) ? 0 : TIDSP_MLAS_BLOCK8);
+  /* a fused Add's sum: the blocks whose ORT adds it inside the conv */
+  p.sum_in_conv = cs_ort_sum_blocks(n);
   return retarget_conv(g, id, CS_OP_K_CONV2D_F32, 4, &p);
 }
 

@@ -184,6 +184,13 @@ typedef struct tidsp_conv2d_params {
    * the node that the compiler chooses and packs the constant for; every
    * variant of tidsp_conv2d_i8 reads every layout. 0 = OIHW rows. */
   int32_t w_layout;
+  /* f32 with a `sum` (a fused Add) only: the TIDSP_MLAS_BLOCK* bits of
+   * the blocks at which ONNX Runtime adds the sum inside the convolution,
+   * ((Σ x·w) + sum) + bias; at the other blocks ORT runs the convolution
+   * and then the Add, (conv + bias) + sum, and so does the kernel. The
+   * compiler fuses an Add where either block's ORT does (ORT's fusions
+   * depend on the block like its layouts, passes/fuse_conv_add_f32.c). */
+  int32_t sum_in_conv;
 } tidsp_conv2d_params;
 
 /* Weight layouts of tidsp_conv2d_i8 (params w_layout), K = c_in/groups·

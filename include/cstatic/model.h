@@ -38,8 +38,9 @@ extern "C" {
  * module's constant params are read by the firmware's kernels) change
  * layout or meaning. 5: tidsp_conv2d_params gained mlas_nchw and
  * w_layout. 6: mlas_nchw and tidsp_gap_f32_params.nchwc became one bit per
- * MLAS channel block (TIDSP_MLAS_BLOCK*). */
-#define TIDSP_MODEL_ABI_VERSION 6u
+ * MLAS channel block (TIDSP_MLAS_BLOCK*). 7: tidsp_conv2d_params gained
+ * sum_in_conv (a fused Add's sum is inside the conv at some blocks only). */
+#define TIDSP_MODEL_ABI_VERSION 7u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {

@@ -71,6 +71,14 @@ TIDSP_DISPATCHED_KERNELS(TIDSP_VARIANT_FN_TYPE)
 int32_t tidsp_softmax_f32__ref(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__ref(const tidsp_softmax_i8_params *p, const float *table,
                               const int8_t *x, int8_t *y);
+/* MLAS's NCHWc channel block on this CPU (ref/mlas_block.c, every
+ * target): 16 (AVX-512F), 8 (AVX2 + FMA3), or 0 (MLAS would not use fused
+ * multiply-adds, or no x86: the MLAS-order kernels run the reference).
+ * Asked of the CPU once. */
+int32_t tidsp_mlas_f32_block(void);
+/* Its TIDSP_MLAS_BLOCK* bit (cstatic/kernels.h), which picks a float
+ * kernel's layout flags: BLOCK8 at block 8, BLOCK16 otherwise. */
+int32_t tidsp_mlas_block_bit(void);
 #if TIDSP_HAVE_HOST_X86
 int32_t tidsp_softmax_f32__host_avx512(const tidsp_softmax_params *p, const float *x, float *y);
 int32_t tidsp_softmax_i8__host_avx512(const tidsp_softmax_i8_params *p, const float *table,
@@ -84,10 +92,7 @@ int32_t tidsp_layer_norm_i8__host_avx512(const tidsp_layer_norm_i8_params *p, co
                                          const float *scale, const float *bias, int8_t *y);
 /* Float Conv and Gemm/MatMul in ONNX Runtime's MLAS summation order
  * (conv2d_f32__host_mlas.c, matmul_f32__host_mlas.c), for ORT's bit
- * pattern on this CPU. tidsp_mlas_f32_block is MLAS's NCHWc channel block
- * on this CPU: 16 (AVX-512F), 8 (AVX2 + FMA3), or 0 (MLAS would not use
- * fused multiply-adds: both kernels then run the reference). */
-int32_t tidsp_mlas_f32_block(void);
+ * pattern on this CPU. */
 int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x,
                                     const float *w, const float *bias, const float *sum,
                                     float *y);

@@ -85,33 +85,6 @@ NCHW_CONVS = [
 ]
 
 
-# Known gap on an AVX2 + FMA host without AVX-512 (MLAS's block 8), measured
-# 2026-12-03 on a Zen 3 with ORT 1.30: whether ORT fuses an Add into an
-# NCHWc conv depends on the block (here the pooled 24 channels are NCHWc at
-# 8 only, so ORT fuses at 8 and not at 16), but FuseConvAddF32 rewrites the
-# graph before the CPU is known and follows block 16: 7 of the 24 outputs
-# differ in the last bit. The layouts the kernels choose themselves
-# (params.mlas_nchw, tidsp_gap_f32_params.nchwc) follow the CPU's block.
-# Marked (not strict) so that the rest of the file guards such hosts.
-KNOWN_AVX2_GAPS = {"test_conv_add[pooled_residual-24]"}
-
-
-def _avx2_without_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read().split()
-    except OSError:
-        return False
-    return "avx2" in flags and "fma" in flags and "avx512f" not in flags
-
-
-@pytest.fixture(autouse=True)
-def _known_avx2_gap(request):
-    if request.node.name in KNOWN_AVX2_GAPS and _avx2_without_avx512():
-        request.applymarker(pytest.mark.xfail(reason="ORT fuses this Add at MLAS's block 8 only; FuseConvAddF32 "
-                                                     "follows block 16 (AVX2 host without AVX-512)", strict=False))
-
-
 def _run(tmp_path, model, x):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1", out=tmp_path / "out").run(x)
     return y[0] if isinstance(y, (list, tuple)) else y
@@ -195,10 +168,12 @@ SUM_GRAPHS = {
     "addend_graph_input": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_graph_input_1x1": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "x2"], "y")],
     "addend_neg": [("Neg", ["t1"], "h1"), ("Conv", "c2", ["h1"], "t2", 1, 1), ("Add", ["t2", "h1"], "y")],
-    # a squeeze-excitation-like conv on a pooled 1x1 tensor: with 22
+    # a squeeze-excitation-like conv on a pooled 1x1 tensor: with 22 or 30
     # channels ORT runs it as MLAS's NCHW conv (N = 1 kernel), the Add as
-    # its Z (the SGEMM's beta = 1); with 10/18 a depthwise NCHW conv (M = 1
-    # kernel) takes the Add the same way
+    # its Z (the SGEMM's beta = 1), at either block; with 10/18 a depthwise
+    # NCHW conv (M = 1 kernel) takes the Add the same way. 24 pooled
+    # channels are NCHWc at block 8 only: ORT fuses the Add into the NCHWc
+    # conv at 8, runs it after the conv at 16 (measured at 8, ORT 1.30)
     "pooled_residual": [("GlobalAveragePool", ["t1"], "g"), ("Conv", "c2", ["g"], "t2", 1, 1), ("Add", ["t2", "g"], "y")],
     # the conv's output also read elsewhere: not fused
     "conv_used_twice": [("Conv", "c2", ["t1"], "t2", 1, 1), ("Add", ["t2", "t1"], "s"), ("Mul", ["s", "t2"], "y")],
@@ -245,6 +220,58 @@ def test_conv_add(tmp_path, name, c):
     y = cstatic.compile(model.SerializeToString(), "c_static_lib -allow-float=1",
                         out=tmp_path / "out").run(*feeds.values())
     _same(y[0] if isinstance(y, (list, tuple)) else y, ref, f"{name} c{c}")
+
+
+# Adds ORT fuses at one MLAS block only, or in another way at each (the
+# compiler fuses where either block does and the kernel adds the sum
+# after the conv at a block whose ORT did not; fuse_conv_add_f32.c).
+# Optimized graphs of ORT 1.30 on an AVX2 + FMA3 CPU (block 8):
+#   in10_residual: c1 10->16 is a plain NCHW conv, c2 an NCHWc one, the Add
+#     separate (at 16 c1 is an NCHWc conv on NCHW input: fused);
+#   in10_residual_relu_gap: the same, and the Relu and the pool in NCHW;
+#   grouped_nobias: 2 groups of 8 channels, no bias: NCHWc conv with the sum
+#     (at 16 a plain NCHW conv, which ConvAddActivationFusion skips
+#     without a bias);
+#   residual10: both convs plain NCHW at 8, the Add as FusedConv's Z (at 16
+#     NCHWc convs on NCHW input, the NCHWc Sum).
+# Each entry: input channels, then (op, inputs, output[, c_in, c_out, k,
+# groups, bias]) rows.
+BY_BLOCK = {
+    "in10_residual": (10, [("Conv", ["x"], "t1", 10, 16, 3, 1, True), ("Conv", ["t1"], "t2", 16, 16, 1, 1, True),
+                           ("Add", ["t2", "t1"], "y")]),
+    "in10_residual_relu_gap": (10, [("Conv", ["x"], "t1", 10, 16, 3, 1, True),
+                                    ("Conv", ["t1"], "t2", 16, 16, 1, 1, True), ("Add", ["t2", "t1"], "s"),
+                                    ("Relu", ["s"], "r"), ("GlobalAveragePool", ["r"], "g"), ("Mul", ["r", "g"], "y")]),
+    "grouped_nobias": (16, [("Conv", ["x"], "t1", 16, 16, 3, 1, True), ("Conv", ["t1"], "t2", 16, 16, 3, 2, False),
+                            ("Add", ["t2", "t1"], "y")]),
+    "residual10": (10, [("Conv", ["x"], "t1", 10, 10, 3, 1, True), ("Conv", ["t1"], "t2", 10, 10, 1, 1, True),
+                        ("Add", ["t2", "t1"], "y")]),
+}
+
+
+@pytest.mark.parametrize("name", list(BY_BLOCK))
+def test_conv_add_by_block(tmp_path, name):
+    c_x, rows = BY_BLOCK[name]
+    rng = np.random.default_rng(len(name))
+    nodes, inits = [], []
+    for i, r in enumerate(rows):
+        if r[0] != "Conv":
+            nodes.append(helper.make_node(r[0], r[1], [r[2]]))
+            continue
+        _, ins, out, c_in, c_out, k, groups, bias = r
+        wt = (rng.standard_normal((c_out, c_in // groups, k, k)) / np.sqrt(c_in * k * k / groups)).astype(np.float32)
+        inits.append(numpy_helper.from_array(wt, f"w{i}"))
+        ins = ins + [f"w{i}"]
+        if bias:
+            inits.append(numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32), f"b{i}"))
+            ins.append(f"b{i}")
+        nodes.append(helper.make_node("Conv", ins, [out], kernel_shape=[k, k], pads=[k // 2] * 4, group=groups))
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, c_x, 9, 10))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = rng.standard_normal((1, c_x, 9, 10)).astype(np.float32)
+    ref = ort_ref.session(model.SerializeToString()).run(None, {"x": x})[0]
+    _same(_run(tmp_path, model, x), ref, name)
 
 
 # GlobalAveragePool: ORT pools an NCHWc tensor (a conv's output, an

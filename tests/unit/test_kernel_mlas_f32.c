@@ -190,6 +190,11 @@ static int32_t out_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t pb, 
  * falls into the padding the kernel must skip it (a 0 · inf would be a
  * NaN), elsewhere the output is ±inf */
 #define WITH_INF 4
+/* with WITH_SUM: the sum is inside the conv at block 16 only / at block 8
+ * only (params.sum_in_conv; without either, at both): at the other block
+ * ORT runs the Add after the conv, (conv + bias) + sum */
+#define SUM_AT16 8
+#define SUM_AT8 16
 
 /* One random convolution; the geometry comes from the caller, `with`
  * holds WITH_BIAS and WITH_SUM bits. */
@@ -202,6 +207,8 @@ static void check_conv(tidsp_conv2d_params p, int with) {
   float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
   float *bias = malloc((size_t)p.c_out * sizeof(float)), *sum = NULL;
   float *y = guarded(ny * sizeof(float)), *r = guarded(ny * sizeof(float));
+  /* the reference with the sum inside the conv, and with it after */
+  float *r_in = guarded(ny * sizeof(float)), *r_after = guarded(ny * sizeof(float));
   int32_t n, co, oh, ow, bad = 0, pass;
   size_t i;
 
@@ -215,20 +222,25 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     for (co = 0; co < p.c_out; co += 3)
       w[(size_t)co * (nw / (size_t)p.c_out)] = INFINITY;
   if (with & WITH_SUM) {
+    p.sum_in_conv = with & SUM_AT16 ? TIDSP_MLAS_BLOCK16
+                    : with & SUM_AT8 ? TIDSP_MLAS_BLOCK8
+                                     : TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8;
     sum = malloc(ny * sizeof(float));
     for (i = 0; i < ny; i++)
       sum[i] = (rnd_unit() - 0.5f) * 16.0f;
   }
   CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, sum, r) == TIDSP_OK);
   if (sum) {
-    /* the reference's order with a sum: ((Σ) + sum) + bias, Σ being its
-     * own sum without bias (which starts from 0) */
+    /* the reference's order with a sum inside the conv at its CPU's
+     * block: ((Σ) + sum) + bias, Σ being its own sum without bias (which
+     * starts from 0); else (Σ + bias) + sum, its conv then the Add */
+    const int inside = (p.sum_in_conv & tidsp_mlas_block_bit()) != 0;
     float *alone = guarded(ny * sizeof(float));
-    CHECK(tidsp_conv2d_f32__ref(&p, x, w, NULL, NULL, alone) == TIDSP_OK);
+    CHECK(tidsp_conv2d_f32__ref(&p, x, w, inside || !with_bias ? NULL : bias, NULL, alone) == TIDSP_OK);
     for (i = 0; i < ny && !bad; i++) {
       const size_t co_at = i / ((size_t)p.h_out * p.w_out) % (size_t)p.c_out;
       float want = alone[i] + sum[i];
-      if (with_bias)
+      if (with_bias && inside)
         want = want + bias[co_at];
       if (memcmp(&r[i], &want, sizeof want) != 0) {
         CHECK_MSG(0, "ref conv with sum at %zu: got %a want %a", i, (double)r[i], (double)want);
@@ -236,6 +248,14 @@ static void check_conv(tidsp_conv2d_params p, int with) {
       }
     }
     guarded_free(alone);
+    /* whatever this CPU's block: a host width whose block the sum is
+     * inside at runs the reference with it inside, else after */
+    tidsp_conv2d_params q = p;
+    q.sum_in_conv = TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8;
+    CHECK(tidsp_conv2d_f32__ref(&q, x, w, with_bias ? bias : NULL, sum, r_in) == TIDSP_OK);
+    CHECK(tidsp_conv2d_f32__ref(&p, x, w, with_bias ? bias : NULL, NULL, r_after) == TIDSP_OK);
+    for (i = 0; i < ny; i++)
+      r_after[i] = r_after[i] + sum[i];
   }
   /* the dispatched entry, then every vector width this CPU has (lanes 8
    * and 16: MLAS's channel block too, so the model follows it) */
@@ -247,10 +267,14 @@ static void check_conv(tidsp_conv2d_params p, int with) {
     CHECK(pass == 0 ? tidsp_conv2d_f32__host_mlas(&p, x, w, with_bias ? bias : NULL, sum, y) == TIDSP_OK
                     : tidsp_conv2d_f32__host_mlas_lanes(&p, x, w, with_bias ? bias : NULL, sum, y, lanes) ==
                           TIDSP_OK);
-    /* ORT's layout at this block: the flag's bit for it */
-    const int32_t nchw_here = p.mlas_nchw & (lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16);
+    /* ORT's layout at this block: the flag's bit for it; a sum ORT adds
+     * after the conv at this block is added to the model's conv */
+    const int32_t bit = lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16;
+    const int32_t nchw_here = p.mlas_nchw & bit;
+    const float *sum_in = sum && (p.sum_in_conv & bit) ? sum : NULL;
     if (lanes == 0 || (!nchw_here && model_group(&p, lanes) == 0)) {
-      CHECK_MSG(memcmp(y, r, ny * sizeof(float)) == 0, "conv %dx%d g%d lanes %d: not the reference's bytes",
+      const float *ref_here = lanes == 0 || !sum ? r : sum_in ? r_in : r_after;
+      CHECK_MSG(memcmp(y, ref_here, ny * sizeof(float)) == 0, "conv %dx%d g%d lanes %d: not the reference's bytes",
                 (int)p.c_in, (int)p.c_out, (int)p.groups, (int)lanes);
     } else {
       for (n = 0; n < p.n && !bad; n++)
@@ -258,8 +282,10 @@ static void check_conv(tidsp_conv2d_params p, int with) {
           for (oh = 0; oh < p.h_out && !bad; oh++)
             for (ow = 0; ow < p.w_out && !bad; ow++) {
               const size_t at = (((size_t)n * p.c_out + co) * p.h_out + oh) * p.w_out + ow;
-              const float want = nchw_here ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow)
-                                             : model_conv(&p, x, w, with_bias ? bias : NULL, sum, n, co, oh, ow, lanes);
+              float want = nchw_here ? nchw_model(&p, x, w, with_bias ? bias : NULL, sum_in, n, co, oh, ow)
+                                     : model_conv(&p, x, w, with_bias ? bias : NULL, sum_in, n, co, oh, ow, lanes);
+              if (sum && !sum_in)
+                want = want + sum[at];
               if (memcmp(&y[at], &want, sizeof want) != 0 ||
                   fabsf(r[at] - want) > 1e-4f * (float)(p.c_in * p.k_h * p.k_w)) {
                 CHECK_MSG(0, "conv c_in %d c_out %d k %dx%d s %d,%d p %d,%d g %d lanes %d at n%d co%d oh%d ow%d: "
@@ -280,6 +306,8 @@ static void check_conv(tidsp_conv2d_params p, int with) {
   free(sum);
   guarded_free(y);
   guarded_free(r);
+  guarded_free(r_in);
+  guarded_free(r_after);
 }
 
 static tidsp_conv2d_params geometry(int32_t n, int32_t c_in, int32_t c_out, int32_t h, int32_t w,
@@ -321,6 +349,14 @@ static void test_conv_named(void) {
   check_conv(geometry(1, 24, 24, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 24), WITH_BIAS | WITH_SUM); /* depthwise */
   check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM);  /* reference */
   check_conv(geometry(1, 16, 16, 7, 1100, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_SUM);          /* wide rows */
+  /* a sum inside the conv at one block only: at the other, the conv then the Add */
+  check_conv(geometry(1, 24, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1), WITH_BIAS | WITH_SUM | SUM_AT8); /* pooled SE */
+  check_conv(geometry(1, 48, 32, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_SUM | SUM_AT8);
+  check_conv(geometry(1, 48, 32, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_BIAS | WITH_SUM | SUM_AT16);
+  check_conv(geometry(1, 10, 16, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1), WITH_SUM | SUM_AT16);
+  check_conv(geometry(1, 24, 24, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 24), WITH_BIAS | WITH_SUM | SUM_AT8); /* depthwise */
+  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM | SUM_AT16); /* reference */
+  check_conv(geometry(1, 32, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4), WITH_BIAS | WITH_SUM | SUM_AT8);
 }
 
 /* The register tiles (8 channels × 32 pixels of a row with 16 lanes, 6 ×
@@ -404,6 +440,12 @@ static void test_conv_nchw(void) {
   check_conv(nchw_at(geometry(1, 10, 10, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1), TIDSP_MLAS_BLOCK8),
              WITH_BIAS | WITH_SUM);
   check_conv(nchw_at(geometry(1, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2), TIDSP_MLAS_BLOCK16), WITH_BIAS);
+  /* ... with a sum inside at one block: FusedConv's Z in NCHW, or the Add after an NCHWc conv */
+  check_conv(nchw_at(geometry(1, 10, 10, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1), TIDSP_MLAS_BLOCK8),
+             WITH_BIAS | WITH_SUM | SUM_AT8);
+  check_conv(nchw_at(geometry(1, 10, 10, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1), TIDSP_MLAS_BLOCK8),
+             WITH_BIAS | WITH_SUM | SUM_AT16);
+  check_conv(nchw(geometry(1, 22, 88, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)), WITH_BIAS | WITH_SUM | SUM_AT16);
 }
 
 /* The im2col + SGEMM FMA order (M > 1, N > 1) in vectors of 8 or 16

@@ -6,17 +6,22 @@
  * and is declined everywhere else: for an NCHWc conv, S a graph input or
  * the output of an op ORT runs in NCHW; a broadcast operand, the Conv's
  * output read twice or a graph output, an activation between the Conv and
- * the Add, an NCHW conv without a bias. tests/e2e/test_conv_mlas_vs_ort.py checks the values
+ * the Add. ORT's conditions depend on MLAS's block (16 with AVX-512F, 8
+ * with AVX2): the pass fuses where either block's ORT does and records
+ * the blocks that did (CS_ORT_SUM_ATTR; at the others ORT runs the Add
+ * after the Conv). tests/e2e/test_conv_mlas_vs_ort.py checks the values
  * against ORT.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "graph_build.h"
+#include "passes/match/ort_nchwc.h"
 #include "passes/pass_list.h"
 #include "unit.h"
 
 enum { C = 16, HW = 4 };
+#define BOTH (TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8)
 
 static float w_[C * C], b_[C];
 
@@ -56,8 +61,9 @@ static void start(g_ctx *k) {
   k->t1 = conv(k, "c1", k->x, 1, 1, &c1);
 }
 
-/* The pass fused Add `a` into conv `c` with sum s. */
-static void check_fused(g_ctx *k, int c, int a, int s, const char *what) {
+/* The pass fused Add `a` into conv `c` with sum s, ORT at the blocks of
+ * `blocks` (TIDSP_MLAS_BLOCK* bits) into the conv. */
+static void check_fused(g_ctx *k, int c, int a, int s, int32_t blocks, const char *what) {
   int y = cs_graph_node(k->g, a)->outputs[0];
   CHECK_MSG(pass_fuse_conv_add_f32(k->g, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   const cs_node *n = cs_graph_node(k->g, c);
@@ -65,6 +71,8 @@ static void check_fused(g_ctx *k, int c, int a, int s, const char *what) {
                 cs_graph_value(k->g, y)->producer == c,
             "%s: fused", what);
   CHECK_MSG(n->origin && strstr(n->origin, "add"), "%s: origin", what);
+  CHECK_MSG(cs_ort_sum_blocks(n) == blocks, "%s: sum inside at blocks %d, want %d", what, (int)cs_ort_sum_blocks(n),
+            (int)blocks);
   CHECK_MSG(cs_graph_check_uses(k->g) == CS_OK, "%s: %s", what, cs_error_message());
 }
 
@@ -88,14 +96,14 @@ static void test_fuse(void) {
   start(&k);
   int t2 = conv(&k, "c2", k.t1, 1, 1, &c2), y = add(&k, t2, k.t1, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c2, a, k.t1, "residual");
+  check_fused(&k, c2, a, k.t1, BOTH, "residual");
   cs_graph_free(k.g);
   /* the conv as the Add's second operand */
   start(&k);
   t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
   y = add(&k, k.t1, t2, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c2, a, k.t1, "conv second");
+  check_fused(&k, c2, a, k.t1, BOTH, "conv second");
   cs_graph_free(k.g);
   /* two single-use convs: input 0's takes the sum, as ORT */
   start(&k);
@@ -103,7 +111,7 @@ static void test_fuse(void) {
   int t3 = conv(&k, "c3", k.t1, 1, 1, &c3);
   y = add(&k, t2, t3, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c2, a, t3, "two convs");
+  check_fused(&k, c2, a, t3, BOTH, "two convs");
   cs_graph_free(k.g);
   /* depthwise, and a sum that is a fused Add's output (chain) */
   start(&k);
@@ -112,7 +120,7 @@ static void test_fuse(void) {
   t3 = conv(&k, "c3", s, 1, 1, &c3);
   y = add(&k, t3, s, &a2);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c3, a2, s, "chain");
+  check_fused(&k, c3, a2, s, BOTH, "chain");
   CHECK(cs_graph_node(k.g, a)->dead && cs_graph_node(k.g, c2)->n_inputs == 4);
   cs_graph_free(k.g);
   /* the sum is a Relu of a single-use conv (ORT's FusedConv) */
@@ -121,7 +129,7 @@ static void test_fuse(void) {
   t2 = conv(&k, "c2", r, 1, 1, &c2);
   y = add(&k, t2, r, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c2, a, r, "fused relu operand");
+  check_fused(&k, c2, a, r, BOTH, "fused relu operand");
   cs_graph_free(k.g);
 }
 
@@ -136,14 +144,14 @@ static void test_fuse_nchw_conv(void) {
   int t2 = conv(&k, "c2", k.t1, 1, 0, &c2), y = add(&k, x2, t2, &a);
   int ins[2] = {k.x, x2};
   finish(&k, 2, ins, 1, &y);
-  check_fused(&k, c2, a, x2, "runtime weights, graph input operand");
+  check_fused(&k, c2, a, x2, BOTH, "runtime weights, graph input operand");
   cs_graph_free(k.g);
   /* grouped, 8 channels per group: no whole NCHWc blocks */
   start(&k);
   t2 = conv(&k, "c2", k.t1, 2, 1, &c2);
   y = add(&k, t2, k.t1, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_fused(&k, c2, a, k.t1, "grouped, part blocks");
+  check_fused(&k, c2, a, k.t1, BOTH, "grouped, part blocks");
   cs_graph_free(k.g);
 }
 
@@ -167,7 +175,7 @@ static void test_fuse_pooled(void) {
     if (neg)
       check_declined(&k, a, "pooled Neg");
     else
-      check_fused(&k, c2, a, p, "pooled NCHWc tensor");
+      check_fused(&k, c2, a, p, BOTH, "pooled NCHWc tensor");
     cs_graph_free(k.g);
   }
 }
@@ -225,13 +233,36 @@ static void test_decline(void) {
   finish(&k, 1, &k.x, 1, &y);
   check_declined(&k, a, "activation between");
   cs_graph_free(k.g);
-  /* a conv ORT keeps in NCHW (grouped, 8 channels per group) without a
-   * bias: ConvAddActivationFusion skips it */
+}
+
+/* Adds ORT fuses at one MLAS block only (measured on ORT 1.30, AVX2 +
+ * FMA3: tests/e2e/test_conv_mlas_vs_ort.py, BY_BLOCK). */
+static void test_fuse_one_block(void) {
+  g_ctx k;
+  int c1, c2, a;
+  /* a grouped conv (8 channels per group) without a bias: NCHW at 16,
+   * where ConvAddActivationFusion skips it; whole NCHWc blocks at 8 */
   start(&k);
-  t2 = conv_b(&k, "c2", k.t1, 2, 1, 0, &c2);
-  y = add(&k, t2, k.t1, &a);
+  int t2 = conv_b(&k, "c2", k.t1, 2, 1, 0, &c2), y = add(&k, t2, k.t1, &a);
   finish(&k, 1, &k.x, 1, &y);
-  check_declined(&k, a, "NCHW conv without a bias");
+  check_fused(&k, c2, a, k.t1, TIDSP_MLAS_BLOCK8, "grouped conv without a bias");
+  cs_graph_free(k.g);
+  /* the operand a conv on 10 input channels: NCHW input to an NCHWc conv
+   * at 16, a plain NCHW conv at 8, where the Add then runs after c2 */
+  int64_t xs[4] = {1, 10, HW, HW}, ws[4] = {C, 10, 1, 1}, bs[1] = {C};
+  memcpy(k.xs, (int64_t[4]){1, C, HW, HW}, sizeof k.xs);
+  k.g = cs_graph_new("conv_add");
+  k.x = gb_value(k.g, "x", CS_DTYPE_F32, 4, xs);
+  int in1[3] = {k.x, cs_graph_add_const(k.g, "w_c1", CS_DTYPE_F32, 4, ws, w_),
+                cs_graph_add_const(k.g, "b_c1", CS_DTYPE_F32, 1, bs, b_)};
+  k.t1 = gb_node(k.g, CS_OP_CONV, "c1", 3, in1, CS_DTYPE_F32, 4, k.xs, &c1);
+  t2 = conv(&k, "c2", k.t1, 1, 1, &c2);
+  y = add(&k, t2, k.t1, &a);
+  int r = gb_node(k.g, CS_OP_RELU, "relu", 1, &y, CS_DTYPE_F32, 4, k.xs, NULL);
+  finish(&k, 1, &k.x, 1, &r);
+  check_fused(&k, c2, a, k.t1, TIDSP_MLAS_BLOCK16, "operand NCHWc at 16 only");
+  /* at 8 the Relu reads ORT's Add, an NCHW tensor; at 16 the NCHWc conv */
+  CHECK(cs_ort_nchwc_value(k.g, r, CS_ORT_NCHWC_BLOCK) && !cs_ort_nchwc_value(k.g, r, CS_ORT_NCHWC_BLOCK_AVX2));
   cs_graph_free(k.g);
 }
 
@@ -242,5 +273,6 @@ int main(void) {
   test_fuse_nchw_conv();
   test_fuse_pooled();
   test_decline();
+  test_fuse_one_block();
   UNIT_MAIN_END();
 }

@@ -34,6 +34,19 @@ int cs_ort_nchwc_conv(cs_graph *g, int c, int block) {
   return cpg_in % block == 0 && c_out % groups == 0 && (c_out / groups) % block == 0;
 }
 
+int32_t cs_ort_sum_blocks(const cs_node *n) {
+  if (n->n_inputs < 4 || n->inputs[3] < 0) return 0;
+  return (int32_t)cs_node_attr_int(n, CS_ORT_SUM_ATTR, TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8) &
+         (TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8);
+}
+
+/* Conv n holds the sum of an Add that ORT at `block` runs after it (the
+ * Add was fused for the other block only). */
+static int sum_after(const cs_node *n, int block) {
+  const int32_t bit = block == CS_ORT_NCHWC_BLOCK_AVX2 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16;
+  return n->n_inputs > 3 && n->inputs[3] >= 0 && !(cs_ort_sum_blocks(n) & bit);
+}
+
 /* An activation ORT's ConvActivationFusion folds into the Conv before it
  * (FusedConv), which the NchwcTransformer then converts with the Conv. */
 static int conv_activation(cs_op op) {
@@ -48,7 +61,10 @@ static int nchwc_value(cs_graph *g, int v, int block, int depth) {
   if (p < 0) return 0;
   const cs_node *n = cs_graph_node(g, p);
   if (n->dead) return 0;
-  if (n->op == CS_OP_CONV) return cs_ort_nchwc_conv(g, p, block);
+  /* where ORT runs a fused Add after the Conv, the value is the Add's:
+   * NCHWc when both its operands are */
+  if (n->op == CS_OP_CONV)
+    return cs_ort_nchwc_conv(g, p, block) && (!sum_after(n, block) || nchwc_value(g, n->inputs[3], block, depth + 1));
   if (n->op == CS_OP_MAX_POOL || n->op == CS_OP_AVERAGE_POOL)
     return n->n_outputs == 1 && x->shape[1] % block == 0;
   /* a GlobalAveragePool stays NCHWc when its input is NCHWc or a graph
@@ -63,7 +79,9 @@ static int nchwc_value(cs_graph *g, int v, int block, int depth) {
   if (n->n_inputs < 1) return 0;
   if (conv_activation(n->op)) {
     int c = cs_match_producer(g, n->inputs[0], CS_OP_CONV);
-    if (c >= 0 && cs_match_single_consumer(g, n->inputs[0]) == p && cs_ort_nchwc_conv(g, c, block)) return 1;
+    if (c >= 0 && cs_match_single_consumer(g, n->inputs[0]) == p && cs_ort_nchwc_conv(g, c, block) &&
+        !sum_after(cs_graph_node(g, c), block))
+      return 1;
   }
   if (n->op == CS_OP_RELU || n->op == CS_OP_SIGMOID || n->op == CS_OP_TANH || n->op == CS_OP_HARD_SIGMOID)
     return nchwc_value(g, n->inputs[0], block, depth + 1);

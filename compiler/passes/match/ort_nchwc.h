@@ -17,10 +17,20 @@
  * channels: below the block at 16, an unpadded plain Conv at 8), and the
  * compiler does not know the CPU the model runs on: the kernels' layout
  * flags hold the decision for each block (TIDSP_MLAS_BLOCK16/8 bits,
- * cstatic/kernels.h) and the kernel reads its CPU's. Structural rewrites
- * (fuse_conv_add_f32.c) follow block 16, the CPUs they were verified on. */
+ * cstatic/kernels.h) and the kernel reads its CPU's. The Conv + Add fusion
+ * (fuse_conv_add_f32.c) fuses where either block's ORT does and records
+ * the blocks that did in CS_ORT_SUM_ATTR. */
 #define CS_ORT_NCHWC_BLOCK 16
 #define CS_ORT_NCHWC_BLOCK_AVX2 8
+
+/* The int attribute of a Conv with a fused Add's sum (a fourth input):
+ * the TIDSP_MLAS_BLOCK* bits of the blocks at which ORT adds the sum
+ * inside the convolution; at the others ORT runs the Conv, then the Add.
+ * Absent: every block. */
+#define CS_ORT_SUM_ATTR "ort_sum"
+
+/* The CS_ORT_SUM_ATTR bits of node n; 0 when it has no sum. */
+int32_t cs_ort_sum_blocks(const cs_node *n);
 
 /* Node c is a Conv ORT turns into an NCHWc convolution when MLAS's block
  * is `block` (a fourth input is the sum of an Add fused into it). */

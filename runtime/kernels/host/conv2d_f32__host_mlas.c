@@ -6,7 +6,7 @@
  * At ORT_ENABLE_ALL, ORT's NchwcTransformer turns every ungrouped 2-D
  * float Conv with constant weights into MLAS's NCHWc convolution, whose
  * channel block B is 16 on AVX-512F and 8 on AVX2/FMA3 (the ISA MLAS picks
- * at run time; this file picks the same, see tidsp_mlas_f32_block). Per
+ * at run time; this file picks the same, tidsp_mlas_f32_block). Per
  * output element MLAS computes, in fused multiply-adds (one rounding each):
  *
  *   - input channels in groups; each group's partial sum starts at 0 and
@@ -19,7 +19,9 @@
  * feeds the other operand of an Add into a single-use convolution, and
  * MLAS starts from that tensor in the output buffer) enters with the first
  * group: out = part₀ + sum, then the later groups, then + bias
- * (compiler/passes/fuse_conv_add_f32.c decides when ORT fuses).
+ * (compiler/passes/fuse_conv_add_f32.c decides when ORT fuses, for each
+ * block: where params.sum_in_conv lacks B's bit, ORT runs the Add after
+ * the convolution, and so does this file).
  *
  * The groups depend on the layout the transformer chose (per convolution
  * group, c = its input channels):
@@ -88,20 +90,6 @@
 
 /* MLAS's pointwise kernel takes at most this many input channels per call */
 #define MLAS_POINTWISE_CHANNELS 128
-
-int32_t tidsp_mlas_f32_block(void) {
-  static int32_t block = -1;
-  if (block < 0) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-      block = 16;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      block = 8;
-    else
-      block = 0;
-  }
-  return block;
-}
 
 /* Channels per group for p on a CPU whose MLAS block is `block`; 0 when
  * MLAS's order for p is not known (the reference runs). */
@@ -679,7 +667,7 @@ static void conv_nchw(const tidsp_conv2d_params *p, const float *x, const float 
 int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const float *x,
                                           const float *w, const float *bias, const float *sum,
                                           float *y, int32_t lanes) {
-  int32_t st, group;
+  int32_t st, group, bit;
 
   if (!p || !x || !w || !y)
     return TIDSP_ERR_NULL;
@@ -688,8 +676,16 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
     return st;
   if (lanes != 16 && lanes != 8)
     return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
+  bit = lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16;
+  /* ORT fused the Add at the other block only: here it runs the
+   * convolution, then the Add */
+  if (sum && !(p->sum_in_conv & bit)) {
+    tidsp_conv2d_f32__host_mlas_lanes(p, x, w, bias, NULL, y, lanes);
+    tidsp_ref_conv_add_sum_f32(p, sum, y);
+    return TIDSP_OK;
+  }
   /* ORT's layout at this block (the compiler decided for each) */
-  if (p->mlas_nchw & (lanes == 8 ? TIDSP_MLAS_BLOCK8 : TIDSP_MLAS_BLOCK16)) {
+  if (p->mlas_nchw & bit) {
     const int32_t n_px = p->h_out * p->w_out, m = p->c_out / p->groups;
     /* A 1×1 kernel whose taps are all inside the input (no pads: im2col
      * is the input itself, or a strided subset): SGEMM's FMA kernel sums
@@ -704,8 +700,13 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
     return TIDSP_OK;
   }
   group = channel_group(p, lanes);
-  if (group == 0)
-    return tidsp_conv2d_f32__ref(p, x, w, bias, sum, y);
+  if (group == 0) {
+    /* a sum is inside the conv at this block (above), whatever block the
+     * reference would read from the CPU (tests run both widths) */
+    tidsp_conv2d_params q = *p;
+    q.sum_in_conv = TIDSP_MLAS_BLOCK16 | TIDSP_MLAS_BLOCK8;
+    return tidsp_conv2d_f32__ref(&q, x, w, bias, sum, y);
+  }
   conv_tiled(p, x, w, bias, sum, y, group, lanes);
   return TIDSP_OK;
 }

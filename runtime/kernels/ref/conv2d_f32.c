@@ -9,11 +9,15 @@
  * float results are not meant to match another library bit for bit.
  *
  * With a `sum` tensor (a fused Add, compiler/passes/fuse_conv_add_f32.c)
- * the taps are summed from 0 and each output is ((Σ x·w) + sum) + bias: the
- * order in which ONNX Runtime adds a fused Add, so that the reference and
- * the MLAS-order variant round the same two additions in the same order.
+ * whose params.sum_in_conv has this CPU's MLAS block bit, the taps are
+ * summed from 0 and each output is ((Σ x·w) + sum) + bias: the order in
+ * which ONNX Runtime adds a fused Add, so that the reference and the
+ * MLAS-order variant round the same two additions in the same order.
+ * Without the bit ORT did not fuse the Add on such a CPU: the output is
+ * (conv + bias) + sum, the convolution then the Add.
  */
 #include "conv_internal.h"
+#include "../kernel_variants.h"
 
 #define RUN_BLOCK 16
 
@@ -67,6 +71,12 @@ int32_t tidsp_conv2d_f32__ref(const tidsp_conv2d_params *p, const float *x,
   st = tidsp_ref_conv2d_check(p);
   if (st != TIDSP_OK)
     return st;
+  if (sum && !(p->sum_in_conv & tidsp_mlas_block_bit())) {
+    st = tidsp_conv2d_f32__ref(p, x, w, bias, NULL, y);
+    if (st == TIDSP_OK)
+      tidsp_ref_conv_add_sum_f32(p, sum, y);
+    return st;
+  }
   cpg_in = p->c_in / p->groups;
   for (n = 0; n < p->n; n++) {
     for (co = 0; co < p->c_out; co++) {

@@ -36,6 +36,16 @@ static inline void tidsp_ref_conv_tile_dims(int32_t h_out, int32_t w_out,
     *rows = 1;
 }
 
+/* y += sum over the whole float output: a fused Add that ONNX Runtime
+ * runs after the convolution at this CPU's MLAS block
+ * (tidsp_conv2d_params.sum_in_conv), one rounding per element as its Add. */
+static inline void tidsp_ref_conv_add_sum_f32(const tidsp_conv2d_params *p, const float *sum, float *y) {
+  const size_t n = (size_t)p->n * (size_t)p->c_out * (size_t)p->h_out * (size_t)p->w_out;
+  size_t i;
+  for (i = 0; i < n; i++)
+    y[i] = y[i] + sum[i];
+}
+
 /* The tiles of an output plane in row-major order: start with
  * tidsp_ref_conv_tiles_start, then each tidsp_ref_conv_tile_next moves *t
  * to the next tile (0 after the last). */

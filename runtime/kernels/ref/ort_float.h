@@ -119,20 +119,6 @@ static inline void tidsp_ort_reduce_rowmajor(const tidsp_reduce_params *p, const
   }
 }
 
-/* The TIDSP_MLAS_BLOCK* bit of MLAS's NCHWc channel block on this CPU,
- * which decides ORT's layouts (cstatic/kernels.h): 8 on an x86 CPU with
- * AVX2 + FMA3 and no AVX-512F, as tidsp_mlas_f32_block
- * (conv2d_f32__host_mlas.c) finds; block 16 everywhere else (AVX-512F, and
- * the CPUs whose ORT order these kernels do not model by the block). */
-static inline int32_t tidsp_ort_nchwc_bit(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return TIDSP_MLAS_BLOCK8;
-#endif
-  return TIDSP_MLAS_BLOCK16;
-}
-
 /* Σ x[i] in index order, from 0. */
 static inline float tidsp_ort_seq_sum(const float *x, int64_t n) {
   float res = 0.0f;
