@@ -45,6 +45,7 @@ static void run(const char *name, int32_t c_in, int32_t c_out, int32_t h, int32_
   for (i = 0; i < (size_t)c_out; i++)
     bias[i] = (float)(lcg(&seed) >> 8) / 16777216.0f - 0.5f;
   if (with_sum) {
+    p.sum_in_conv = ALL; /* the Add fused into the conv at both blocks */
     sum = malloc(ny * sizeof(float));
     for (i = 0; i < ny; i++)
       sum[i] = (float)(lcg(&seed) >> 8) / 16777216.0f - 0.5f;
