@@ -680,9 +680,10 @@ int32_t tidsp_conv2d_f32__host_mlas_lanes(const tidsp_conv2d_params *p, const fl
   /* ORT fused the Add at the other block only: here it runs the
    * convolution, then the Add */
   if (sum && !(p->sum_in_conv & bit)) {
-    tidsp_conv2d_f32__host_mlas_lanes(p, x, w, bias, NULL, y, lanes);
-    tidsp_ref_conv_add_sum_f32(p, sum, y);
-    return TIDSP_OK;
+    st = tidsp_conv2d_f32__host_mlas_lanes(p, x, w, bias, NULL, y, lanes);
+    if (st == TIDSP_OK)
+      tidsp_ref_conv_add_sum_f32(p, sum, y);
+    return st;
   }
   /* ORT's layout at this block (the compiler decided for each) */
   if (p->mlas_nchw & bit) {
