@@ -34,6 +34,30 @@ static void make_scale_shift(float f, uint8_t *scale, uint8_t *shift) {
   *shift = (uint8_t)sh;
 }
 
+/* One Q31 entry equal to the multiplier f rounded to 24 bits
+ * (mult·2^−shift), or, one time in four, an edge of what the reference
+ * accepts: mult 0 or 2^24, shift 0 or 62, a small mult (few significant
+ * bits, so products land on ties), a mult just below 2^24. */
+static void make_q31(float f, int32_t *mult, int32_t *shift) {
+  int e;
+  float fr;
+  switch (rnd() % 20) {
+  case 0: *mult = 0; *shift = rnd_range(0, 62); return;
+  case 1: *mult = 1 << 24; *shift = rnd_range(24, 40); return;
+  case 2: *mult = rnd_range(1, 7); *shift = rnd_range(0, 12); return;
+  case 3: *mult = (1 << 24) - rnd_range(0, 3); *shift = 62; return;
+  case 4: *mult = rnd_range(0, 1 << 24); *shift = 0; return;
+  default: break;
+  }
+  fr = frexpf(f, &e); /* f = fr·2^e, fr in [0.5, 1) */
+  *mult = (int32_t)(fr * 16777216.0f); /* a 24-bit significand */
+  *shift = 24 - e;
+  if (*shift < 0)
+    *shift = 0;
+  if (*shift > 62)
+    *shift = 62;
+}
+
 /* Requant data of `kind` for `channels` channels (1 when per-tensor).
  * `gain` scales the multipliers: > 1 saturates most outputs. Returns a
  * malloc'ed blob (floats; int32 mult[] then shift[]; or a
@@ -85,17 +109,8 @@ static void *make_rq(tidsp_requant_params *rq, int32_t kind, int32_t channels,
     return m;
   } else {
     int32_t *m = malloc(sizeof(int32_t) * 2 * (size_t)n);
-    for (i = 0; i < n; i++) {
-      float f = base * (0.25f + 1.5f * rnd_unit());
-      int e;
-      float fr = frexpf(f, &e); /* f = fr·2^e, fr in [0.5, 1) */
-      m[i] = (int32_t)(fr * 16777216.0f); /* a 24-bit significand */
-      m[n + i] = 24 - e;
-      if (m[n + i] < 0)
-        m[n + i] = 0;
-      if (m[n + i] > 62)
-        m[n + i] = 62;
-    }
+    for (i = 0; i < n; i++)
+      make_q31(base * (0.25f + 1.5f * rnd_unit()), &m[i], &m[n + i]);
     return m;
   }
 }

@@ -10,15 +10,18 @@
  * with groups (dense, grouped, depthwise), strides 1/2/3, pads, dilations,
  * output sizes that reach past the input, nonzero x_zp and w_zp, large
  * biases (int32 wrap-around), saturating multipliers, fused-Relu ranges,
- * per-tensor and per-channel requant of every kind (Q31 delegates to the
- * reference; every FLOAT case runs again with SCALE_SHIFT, MMALIB's
- * requantization, whose random entries include shifts 0 and 31, scales 0
- * and 255, NULL tables and narrowed ranges), and guard bytes around every
+ * per-tensor and per-channel requant of every kind (every FLOAT case runs
+ * again with SCALE_SHIFT, MMALIB's requantization, whose random entries
+ * include shifts 0 and 31, scales 0 and 255, NULL tables and narrowed
+ * ranges, and with Q31, whose entries include mults 0 and 2^24 and shifts
+ * 0 and 62), and guard bytes around every
  * output; depthwise cases also run on each row's depthwise entry. Invalid
  * arguments must give the reference's status. SCALE_SHIFT also gets
  * accumulators placed by hand on its ties and limits (test_ss_edges), the
  * depthwise direct paths (test_ss_depthwise), and its invalid arguments,
- * which must leave the output unwritten (test_ss_errors).
+ * which must leave the output unwritten (test_ss_errors); Q31 likewise
+ * (test_q31_edges: ties, |acc| ≥ 2^24, output zero points; test_q31_depthwise;
+ * test_q31_errors).
  *
  * The AMX variant's own edges (amx_internal.h): reduction lengths around
  * its 64-tap steps (the overlapping last step, and K < 64 with and without
@@ -162,12 +165,15 @@ static void run_conv_case_kind(const conv_case *cc) {
 }
 
 /* A case as given and, when it is a plain FLOAT one, the same geometry
- * with SCALE_SHIFT requantization (MMALIB's, make_scale_shift). */
+ * with SCALE_SHIFT requantization (MMALIB's, make_scale_shift) and with
+ * Q31 (make_q31). */
 static void run_conv_case(const conv_case *cc) {
   run_conv_case_kind(cc);
   if (cc->kind == TIDSP_REQUANT_FLOAT && !cc->odd_mult) {
     conv_case c = *cc;
     c.kind = TIDSP_REQUANT_SCALE_SHIFT;
+    run_conv_case_kind(&c);
+    c.kind = TIDSP_REQUANT_Q31;
     run_conv_case_kind(&c);
   }
 }
@@ -1233,12 +1239,15 @@ static void run_matmul_case_kind(const mm_case *c) {
   free(rqd);
 }
 
-/* A case as given and, when it is a plain FLOAT one, with SCALE_SHIFT. */
+/* A case as given and, when it is a plain FLOAT one, with SCALE_SHIFT
+ * and with Q31. */
 static void run_matmul_case(const mm_case *c) {
   run_matmul_case_kind(c);
   if (c->kind == TIDSP_REQUANT_FLOAT && !c->odd_mult) {
     mm_case s = *c;
     s.kind = TIDSP_REQUANT_SCALE_SHIFT;
+    run_matmul_case_kind(&s);
+    s.kind = TIDSP_REQUANT_Q31;
     run_matmul_case_kind(&s);
   }
 }
@@ -1746,6 +1755,218 @@ static void test_ss_errors(void) {
   }
 }
 
+/* ---- Q31 requantization --------------------------------------------------- */
+
+/* Q31 entries (mult, shift) that the edge channels pair: mults with few
+ * significant bits (products land on ties exactly), powers of two, the
+ * 24-bit limits 2^23 .. 2^24, and shifts 0 (saturating), the usual range
+ * and the largest, 62. */
+static const int32_t Q31_MULTS[] = {0, 1, 3, 5, 1 << 23, (1 << 23) + 1, 12582911,
+                                    (1 << 24) - 1, 1 << 24};
+static const int32_t Q31_SHIFTS[] = {0, 1, 2, 8, 23, 24, 25, 31, 32, 40, 47, 55, 62};
+#define Q31_PAIRS ((int32_t)(sizeof(Q31_MULTS) / sizeof(Q31_MULTS[0]) * \
+                             (sizeof(Q31_SHIFTS) / sizeof(Q31_SHIFTS[0]))))
+
+/* A bias that puts acc = bias + x·w (x = 0 at pixel 0) where acc·m is
+ * t + 1/2, m = mult·2^−shift, or as near as an integer gets (m > 1: the
+ * neighbours x·w = ±1 step over several outputs anyway); limited to int32
+ * with room for x·w. */
+static int32_t q31_tie_bias(int32_t mult, int32_t shift, int32_t t) {
+  const double lim = (double)(INT32_MAX - 256);
+  double acc;
+  if (mult == 0)
+    return t * 977; /* any: the output is the zero point */
+  acc = floor(((double)t + 0.5) / ldexp((double)mult, -shift) + 0.5);
+  return (int32_t)(acc > lim ? lim : (acc < -lim ? -lim : acc));
+}
+
+/* Q31 with accumulators placed by hand, as test_ss_edges does for
+ * SCALE_SHIFT: every (mult, shift) pair of Q31_MULTS × Q31_SHIFTS on four
+ * channels (near a tie of a positive output, of a negative one, of a
+ * positive one at |acc| ≥ 2^24, where float32 rounds the accumulator
+ * before the product, and a bias that wraps or saturates). Output ranges
+ * with zero points: full, Relu, narrowed, single values at both ends of
+ * int8; per-channel and per-tensor (each pair as entry 0). The same
+ * accumulators through the matrix multiply. */
+static void test_q31_edges(void) {
+  enum { CH = 4 * Q31_PAIRS, H = 5, W = 70 };
+  static const int32_t wild[] = {INT32_MAX, INT32_MAX - 100, INT32_MIN, INT32_MIN + 100,
+                                 1 << 30, -(1 << 30), (1 << 24) + 1, -(1 << 24) - 3,
+                                 1 << 23, -(1 << 23), 0};
+  static const int32_t ranges[][3] = {/* zp, min, max */
+                                      {0, -128, 127}, {-7, -7, 127}, {3, -5, 7},
+                                      {-128, -128, -128}, {127, 127, 127}, {100, -128, 127},
+                                      {-128, -128, 127}};
+  const int32_t nsh = (int32_t)(sizeof(Q31_SHIFTS) / sizeof(Q31_SHIFTS[0]));
+  tidsp_conv2d_params p;
+  tidsp_matmul_params mp;
+  int32_t q[2 * CH], one[2], bias[CH], c, i, r;
+  int8_t x[H * W], w[CH];
+  char what[96];
+  for (i = 0; i < H * W; i++)
+    x[i] = (int8_t)(i < 3 ? (i == 0 ? 0 : (i == 1 ? 1 : -1)) : rnd_range(-128, 127));
+  for (c = 0; c < CH; c++) {
+    const int32_t pair = c / 4, kind = c % 4;
+    const int32_t m = Q31_MULTS[pair / nsh], sh = Q31_SHIFTS[pair % nsh];
+    q[c] = m;
+    q[CH + c] = sh;
+    w[c] = (int8_t)(kind == 3 ? rnd_range(-128, 127) : (rnd() % 2 ? 1 : -1));
+    if (kind == 0)
+      bias[c] = q31_tie_bias(m, sh, rnd_range(0, 100));
+    else if (kind == 1)
+      bias[c] = q31_tie_bias(m, sh, rnd_range(-100, -1));
+    else if (kind == 2) /* m < 2^−18, t ≥ 64: |acc| > 2^24 with an in-range output */
+      bias[c] = (m > 0 && ldexp((double)m, -sh) < 0x1p-18)
+                    ? q31_tie_bias(m, sh, rnd_range(64, 100))
+                    : (rnd() % 2 ? 1 : -1) * rnd_range(1 << 24, 1 << 30);
+    else
+      bias[c] = rnd() % 2 ? wild[rnd() % (sizeof(wild) / sizeof(wild[0]))]
+                          : (int32_t)(rnd() ^ (rnd() << 21));
+  }
+  memset(&p, 0, sizeof(p));
+  p.n = 1;
+  p.c_in = 1;
+  p.h_in = p.h_out = H;
+  p.w_in = p.w_out = W;
+  p.c_out = CH;
+  p.k_h = p.k_w = 1;
+  p.stride_h = p.stride_w = p.dil_h = p.dil_w = 1;
+  p.groups = 1;
+  p.rq.kind = TIDSP_REQUANT_Q31;
+  memset(&mp, 0, sizeof(mp));
+  mp.m = H * W;
+  mp.k = 1;
+  mp.n = CH;
+  mp.rq.kind = TIDSP_REQUANT_Q31;
+  for (r = 0; r < (int32_t)(sizeof(ranges) / sizeof(ranges[0])); r++) {
+    p.rq.per_channel = mp.rq.per_channel = 1;
+    p.rq.out_zp = mp.rq.out_zp = ranges[r][0];
+    p.rq.out_min = mp.rq.out_min = ranges[r][1];
+    p.rq.out_max = mp.rq.out_max = ranges[r][2];
+    snprintf(what, sizeof(what), "q31 edges zp %d [%d, %d]", ranges[r][0], ranges[r][1],
+             ranges[r][2]);
+    check_conv_variants(&p, x, w, bias, q, (size_t)CH * H * W, what);
+    check_matmul_variants(&mp, x, w, bias, q, what);
+  }
+  /* per-tensor: entry 0 for all channels, each pair in turn */
+  p.rq.per_channel = mp.rq.per_channel = 0;
+  p.rq.out_zp = mp.rq.out_zp = 5;
+  p.rq.out_min = mp.rq.out_min = -128;
+  p.rq.out_max = mp.rq.out_max = 127;
+  for (c = 0; c < CH; c += 4) {
+    one[0] = q[c];
+    one[1] = q[CH + c];
+    snprintf(what, sizeof(what), "q31 per-tensor mult %d shift %d", (int)one[0], (int)one[1]);
+    check_conv_variants(&p, x, w, bias, one, (size_t)CH * H * W, what);
+    check_matmul_variants(&mp, x, w, bias, one, what);
+  }
+}
+
+/* Depthwise layers with Q31 on the rows' depthwise entries (the shapes of
+ * test_ss_depthwise: the direct paths' specialized and generic kernels,
+ * multipliers, dilation, strips, stride 3). */
+static void test_q31_depthwise(void) {
+  static const int32_t shapes[][6] = {
+      /* k, stride, h_in, w_in, channels per group, dilation */
+      {3, 1, 9, 13, 1, 1},  {3, 2, 17, 33, 1, 1}, {5, 1, 12, 40, 2, 1},
+      {5, 2, 11, 70, 1, 1}, {7, 1, 15, 20, 1, 1}, {7, 2, 23, 31, 1, 1},
+      {4, 1, 8, 8, 1, 1},   {3, 1, 10, 30, 1, 2}, {3, 3, 10, 30, 1, 1},
+      {1, 1, 5, 9, 3, 1}};
+  size_t i;
+  int32_t zp, pc;
+  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    for (zp = 0; zp < 2; zp++) {
+      for (pc = 0; pc < 2; pc++) {
+        conv_case c = base_case();
+        c.groups = c.c_in = 6;
+        c.c_out = 6 * shapes[i][4];
+        c.k_h = c.k_w = shapes[i][0];
+        c.stride_h = c.stride_w = shapes[i][1];
+        c.h_in = shapes[i][2];
+        c.w_in = shapes[i][3];
+        c.dil_h = c.dil_w = shapes[i][5];
+        c.pad_top = c.pad_left = shapes[i][0] / 2;
+        c.x_zp = rnd_range(-128, 127);
+        c.w_zp = zp ? rnd_range(-128, 127) : 0;
+        c.kind = TIDSP_REQUANT_Q31;
+        c.per_channel = pc;
+        c.big_bias = rnd() % 4 == 0;
+        c.gain = rnd() % 4 == 0 ? 30.0f : 1.0f;
+        run_conv_case_kind(&c);
+      }
+    }
+  }
+}
+
+/* Q31 entries the reference rejects (mult < 0 or > 2^24, shift < 0 or
+ * > 62, in an entry the call reads), an output zero point or range outside
+ * int8, no data: the reference's status on every variant, nothing
+ * written; a bad entry past entry 0 of a per-tensor table is never read. */
+static void test_q31_errors(void) {
+  enum { C = 3, HW = 6 };
+  tidsp_conv2d_params good, p;
+  tidsp_matmul_params gm, mp;
+  int32_t q[2 * C];
+  int8_t x[C * HW * HW], w[C * C * 9];
+  int32_t bias[C] = {100, -5000, 70000}, k;
+  char what[64];
+  fill_i8(x, sizeof(x));
+  fill_i8(w, sizeof(w));
+  memset(&good, 0, sizeof(good));
+  good.n = 1;
+  good.c_in = C;
+  good.h_in = good.w_in = good.h_out = good.w_out = HW;
+  good.c_out = C;
+  good.k_h = good.k_w = 3;
+  good.stride_h = good.stride_w = good.dil_h = good.dil_w = 1;
+  good.pad_top = good.pad_left = 1;
+  good.groups = 1;
+  good.x_zp = 7;
+  good.rq.kind = TIDSP_REQUANT_Q31;
+  good.rq.per_channel = 1;
+  good.rq.out_zp = -3;
+  good.rq.out_min = -128;
+  good.rq.out_max = 127;
+  memset(&gm, 0, sizeof(gm));
+  gm.m = 5;
+  gm.k = 9;
+  gm.n = C;
+  gm.x_zp = -3;
+  gm.w_zp = 2;
+  for (k = 0; k < 15; k++) {
+    const void *rqd = q;
+    q[0] = 9000000;
+    q[1] = 1 << 24;
+    q[2] = 0;
+    q[3] = 30;
+    q[4] = 62;
+    q[5] = 0;
+    p = good;
+    switch (k) {
+    case 0: break; /* valid */
+    case 1: q[0] = -1; break;
+    case 2: q[1] = (1 << 24) + 1; break;
+    case 3: q[2] = INT32_MIN; break;
+    case 4: q[3] = 63; break;
+    case 5: q[5] = -1; break;
+    case 6: p.rq.per_channel = 0; q[0] = -5; break;
+    case 7: p.rq.per_channel = 0; q[1] = 63; break; /* shift of entry 0: bad */
+    case 8: p.rq.per_channel = 0; q[1] = 9; q[2] = -1; q[4] = 99; break; /* unread: OK */
+    case 9: p.rq.out_zp = 128; break;
+    case 10: p.rq.out_max = 128; break;
+    case 11: p.rq.out_min = 3; p.rq.out_max = 2; break;
+    case 12: rqd = NULL; break;
+    case 13: p.groups = C; q[4] = 63; break; /* depthwise */
+    case 14: p.groups = C; break;            /* depthwise, valid */
+    }
+    snprintf(what, sizeof(what), "q31 error case %d", (int)k);
+    check_conv_variants(&p, x, w, bias, rqd, (size_t)C * HW * HW, what);
+    mp = gm;
+    mp.rq = p.rq;
+    check_matmul_variants(&mp, x, w, bias, rqd, what);
+  }
+}
+
 /* The table ends with the reference and the dispatcher picks a supported
  * row. */
 static void test_table(void) {
@@ -1789,5 +2010,8 @@ int main(void) {
   test_ss_edges();
   test_ss_depthwise();
   test_ss_errors();
+  test_q31_edges();
+  test_q31_depthwise();
+  test_q31_errors();
   UNIT_MAIN_END();
 }

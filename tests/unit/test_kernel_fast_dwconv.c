@@ -18,7 +18,8 @@
  * int32-wrapping biases, multipliers around 0.5 and far off it, fused
  * Relu/Relu6 ranges, output zero points at
  * and past the int16 packing limit, per-tensor and per-channel requant of
- * both kinds (Q31 delegates to the reference), weight rows w_row_stride
+ * every kind (Q31 on the FLOAT paths, also at the multipliers and output
+ * ranges above), weight rows w_row_stride
  * apart with poison in the padding (and invalid strides: the reference's
  * status), and guard bytes around every output.
  */
@@ -41,8 +42,9 @@ typedef struct dw_opts {
   int32_t set_out;               /* use out_zp, out_min, out_max below */
   int32_t out_zp, out_min, out_max;
   int32_t w_extremes;            /* weights only −128 and 127 */
-  const float *mults;            /* FLOAT multipliers, repeated over the */
-  int32_t n_mults;               /* channels (when n_mults > 0) */
+  const float *mults;            /* FLOAT multipliers (Q31: |m| exactly as */
+  int32_t n_mults;               /* mult·2^−shift), repeated over the
+                                    channels (when n_mults > 0) */
   int32_t expect;                /* the reference's status (TIDSP_OK = 0) */
 } dw_opts;
 
@@ -58,6 +60,14 @@ static void run_dw(const conv_case *cc, const dw_opts *o) {
   if (o && o->n_mults > 0 && cc->kind == TIDSP_REQUANT_FLOAT) {
     for (i = 0; i < (cc->per_channel ? cc->c_out : 1); i++)
       ((float *)rqd)[i] = o->mults[i % o->n_mults];
+  } else if (o && o->n_mults > 0 && cc->kind == TIDSP_REQUANT_Q31) {
+    const int32_t n = cc->per_channel ? cc->c_out : 1;
+    for (i = 0; i < n; i++) { /* |m| = fr·2^e: a 24-bit integer fr·2^24 */
+      int e;
+      const float fr = frexpf(fabsf(o->mults[i % o->n_mults]), &e);
+      ((int32_t *)rqd)[i] = (int32_t)(fr * 16777216.0f);
+      ((int32_t *)rqd)[n + i] = 24 - e; /* in [0, 62] for the tests' m */
+    }
   }
   if (o && o->set_out) {
     p.rq.out_zp = o->out_zp;
@@ -124,7 +134,17 @@ static void run_dw(const conv_case *cc, const dw_opts *o) {
   free(rqd);
 }
 
-static void run_conv_case(const conv_case *cc) { run_dw(cc, NULL); }
+/* A case as given and, every third plain FLOAT case, the same with Q31
+ * (make_q31; every one would double the file's time). */
+static void run_conv_case(const conv_case *cc) {
+  static int32_t n_float;
+  run_dw(cc, NULL);
+  if (cc->kind == TIDSP_REQUANT_FLOAT && !cc->odd_mult && n_float++ % 3 == 0) {
+    conv_case c = *cc;
+    c.kind = TIDSP_REQUANT_Q31;
+    run_dw(&c, NULL);
+  }
+}
 
 static conv_case dw_case(int32_t c, int32_t mult, int32_t h, int32_t w_in, int32_t k,
                          int32_t s) {
@@ -364,8 +384,9 @@ static void test_dw_out_ranges(void) {
   size_t i;
   int32_t t;
   for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-    for (t = 0; t < 4; t++) {
+    for (t = 0; t < 6; t++) { /* t ≥ 4: Q31 */
       conv_case c = dw_case(3, 1, 7 + t, 19 + 3 * t, t < 2 ? 3 : 5, 1 + t % 2);
+      c.kind = t >= 4 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
       dw_opts o;
       memset(&o, 0, sizeof(o));
       o.set_out = 1;
@@ -374,7 +395,7 @@ static void test_dw_out_ranges(void) {
       o.out_max = outs[i][2];
       o.expect = outs[i][3];
       c.per_channel = t % 2;
-      c.gain = t == 3 ? 80.0f : 1.0f;
+      c.gain = t == 3 || t == 5 ? 80.0f : 1.0f;
       c.x_zp = rnd_range(-128, 127);
       run_dw(&c, &o);
     }
@@ -401,6 +422,8 @@ static void test_dw_multipliers(void) {
       o.mults = mults + (t == 6 ? 0 : 3);
       o.n_mults = 1;
     }
+    run_dw(&c, &o);
+    c.kind = TIDSP_REQUANT_Q31; /* the same multipliers' magnitudes */
     run_dw(&c, &o);
   }
 }

@@ -31,9 +31,9 @@
  * or SCALE_SHIFT in int64 lanes (tidsp_host_ss16, rq_internal.h).
  *
  * Stack: a 64 KiB panel, 32 KiB of accumulators, 8 KiB of per-channel
- * constants, 7 KiB of block geometry (~112 KiB). Q31 requantization and inputs the reference
- * rejects go to tidsp_conv2d_i8__ref, as does every call on a CPU or OS
- * without AMX.
+ * constants, 7 KiB of block geometry (~112 KiB). Q31 takes the FLOAT
+ * epilogue (rq_internal.h); inputs the reference rejects go to
+ * tidsp_conv2d_i8__ref, as does every call on a CPU or OS without AMX.
  */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* syscall() under -std=c99 */

@@ -53,11 +53,11 @@
  * 8 consecutive 32-byte loads (convert8_o16), done once per 8 channels and
  * chunk into a ring of two such units.
  *
- * Stack: QBUF + 16·WS + WS + PART int32 (about 160 KiB). Q31
- * requantization, inputs the reference rejects, column strides above
- * MAX_PHASE and geometries whose pair rows would not fit QBUF even for one
- * channel pair and one output row (kernels hundreds of taps wide) go to
- * tidsp_conv2d_i8__ref.
+ * Stack: QBUF + 16·WS + WS + PART int32 (about 160 KiB). Q31 takes the
+ * FLOAT epilogue (rq_internal.h). Inputs the reference rejects, column
+ * strides above MAX_PHASE and geometries whose pair rows would not fit QBUF
+ * even for one channel pair and one output row (kernels hundreds of taps
+ * wide) go to tidsp_conv2d_i8__ref.
  */
 #include <string.h>
 

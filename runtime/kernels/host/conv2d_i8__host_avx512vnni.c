@@ -41,9 +41,9 @@
  * replaced by saturating packs and an int16 clamp).
  *
  * Stack: xbuf KC·64 (48 KiB) + tile COB·64·4 (64 KiB) + the block's load
- * list NLD·32 (16 KiB) + channel constants, about 135 KiB. Q31
- * requantization and inputs the reference rejects go to
- * tidsp_conv2d_i8__ref.
+ * list NLD·32 (16 KiB) + channel constants, about 135 KiB. Q31 takes the
+ * FLOAT epilogue (rq_internal.h; not the int16 one, which reads the FLOAT
+ * table); inputs the reference rejects go to tidsp_conv2d_i8__ref.
  *
  * The band path (conv_band, below conv_fast) skips the gather for k×k
  * stride-1 convs with input channels in quads and w_zp = 0 where its wider
@@ -473,7 +473,8 @@ typedef struct vnni_rq {
 static TARGET void rq_init16(vnni_rq *r, const tidsp_host_rq *q, int32_t c_out) {
   const int32_t n = q->per_channel ? c_out : 1;
   int32_t c;
-  r->i16 = !tidsp_host_rq_is_ss(q) && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&
+  /* FLOAT only: the int16 path reads q->mult directly (Q31 has no table) */
+  r->i16 = q->kind == TIDSP_REQUANT_FLOAT && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&
            q->out_max <= 127;
   for (c = 0; c < n && r->i16; c++)
     r->i16 = q->mult[c] < 1.0f && q->mult[c] > -1.0f; /* (NaN: not) */
@@ -1872,7 +1873,9 @@ static TARGET void cl_rq_init(cl_rq *r, const tidsp_host_rq *q, int32_t co0, int
         tidsp_host_ss16_channel(&r->k[v], q, 0);
       }
     } else {
-      r->mult[v] = q->per_channel ? _mm512_loadu_ps(q->mult + c) : _mm512_set1_ps(q->mult[0]);
+      float buf[16];
+      r->mult[v] = q->per_channel ? _mm512_loadu_ps(tidsp_host_rq_mults(q, c, 16, buf))
+                                  : _mm512_set1_ps(tidsp_host_rq_mult(q, 0));
     }
   }
   r->i16 = !r->ss && nv == CL_NV && q->zp >= -128 && q->zp <= 127 && q->out_min >= -128 &&

@@ -29,8 +29,8 @@
  * It also runs the depthwise convolutions the AVX-512 VNNI entry has no
  * byte-quad path for (horizontal dilation). Stack: DW_RBUF int16 (36 KiB).
  * Parameters outside tidsp_host_dw_fast_ok go to
- * tidsp_conv2d_i8__host_avx2, which in turn sends Q31 and invalid inputs
- * (e.g. a zero point outside int8) to the reference.
+ * tidsp_conv2d_i8__host_avx2, which in turn sends invalid inputs (e.g. a
+ * zero point outside int8) to the reference.
  */
 #include <string.h>
 

@@ -63,8 +63,8 @@
  * path does not cover go to the int16-pair path of
  * dwconv2d_i8__host_avx2.c (horizontal dilation, kernels > 16) when it
  * covers them, else to tidsp_conv2d_i8__host_avx512vnni (strides > 2),
- * which sends Q31 and invalid inputs (e.g. a zero point outside int8) on to
- * the reference.
+ * which sends invalid inputs (e.g. a zero point outside int8) on to the
+ * reference.
  */
 #include <string.h>
 

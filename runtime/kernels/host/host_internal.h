@@ -3,7 +3,8 @@
  *
  * A host kernel runs its fast path only on inputs that the reference would
  * accept and whose requantization kind it implements (the conv and matmul
- * paths: FLOAT and SCALE_SHIFT, rq_internal.h; the other kernels: FLOAT);
+ * paths: FLOAT, Q31 and SCALE_SHIFT, rq_internal.h; the other kernels:
+ * FLOAT);
  * on anything else it calls the __ref variant, which then returns the same
  * bytes or the same error. So the eligibility tests below only need to be
  * conservative, never exhaustive.
@@ -24,11 +25,27 @@ static inline int tidsp_host_rq_float_ok(const tidsp_requant_params *rq) {
          rq->out_zp >= TIDSP_REF_I8_MIN && rq->out_zp <= TIDSP_REF_I8_MAX;
 }
 
-/* FLOAT, or SCALE_SHIFT of an 8-bit output that the reference accepts for
- * `channels` channels: out_zp = 0 and every shift entry that the call
- * reads (all channels, or entry 0 when per-tensor) at most 31. */
+/* FLOAT, Q31 or SCALE_SHIFT of an 8-bit output that the reference accepts
+ * for `channels` channels, checking every entry that the call reads (all
+ * channels, or entry 0 when per-tensor) as tidsp_ref_rq_init does: Q31
+ * with 0 ≤ mult ≤ 2^24 and 0 ≤ shift ≤ TIDSP_REF_MAX_SHIFT (what makes
+ * its FLOAT form exact, rq_internal.h); SCALE_SHIFT with out_zp = 0 and
+ * shifts at most 31. */
 static inline int tidsp_host_rq_ok(const tidsp_requant_params *rq,
                                    const void *data, int32_t channels) {
+  if (rq->kind == TIDSP_REQUANT_Q31) {
+    const int32_t n = rq->per_channel ? channels : 1;
+    const int32_t *mult = (const int32_t *)data, *shift = mult + n;
+    int32_t i;
+    if (rq->out_min > rq->out_max || rq->out_min < TIDSP_REF_I8_MIN ||
+        rq->out_max > TIDSP_REF_I8_MAX || !tidsp_ref_is_i8(rq->out_zp))
+      return 0;
+    for (i = 0; i < n; i++) {
+      if (mult[i] < 0 || mult[i] > (1 << 24) || shift[i] < 0 || shift[i] > TIDSP_REF_MAX_SHIFT)
+        return 0;
+    }
+    return 1;
+  }
   if (rq->kind == TIDSP_REQUANT_SCALE_SHIFT) {
     const tidsp_scale_shift *ss = (const tidsp_scale_shift *)data;
     const int32_t n = rq->per_channel ? channels : 1;
@@ -45,8 +62,8 @@ static inline int tidsp_host_rq_ok(const tidsp_requant_params *rq,
   return tidsp_host_rq_float_ok(rq);
 }
 
-/* True when the convolution has a fast path (FLOAT or SCALE_SHIFT) and
- * some output. */
+/* True when the convolution has a fast path (FLOAT, Q31 or SCALE_SHIFT)
+ * and some output. */
 static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
                                           const int8_t *x, const int8_t *w,
                                           const void *rq, const int8_t *y) {
@@ -68,8 +85,8 @@ static inline int tidsp_host_conv_fast_ok(const tidsp_conv2d_params *p,
   return tidsp_host_rq_ok(&p->rq, rq, p->c_out);
 }
 
-/* True when the matrix multiply has a fast path (FLOAT or SCALE_SHIFT)
- * and some output. */
+/* True when the matrix multiply has a fast path (FLOAT, Q31 or
+ * SCALE_SHIFT) and some output. */
 static inline int tidsp_host_matmul_fast_ok(const tidsp_matmul_params *p,
                                             const int8_t *x, const int8_t *w,
                                             const void *rq, const int8_t *y) {

@@ -19,8 +19,9 @@
  * SCALE_SHIFT in int64 lanes (rq_internal.h), 16 columns of Y (channels) a
  * vector.
  *
- * Stack ~105 KiB (panel, accumulators, constants). Q31 requantization,
- * k = 0 and inputs the reference rejects go to tidsp_matmul_i8__ref, as
+ * Stack ~105 KiB (panel, accumulators, constants). Q31 takes the FLOAT
+ * epilogue (rq_internal.h). k = 0 and inputs the reference rejects go to
+ * tidsp_matmul_i8__ref, as
  * does every call where AMX is unavailable (tidsp_host_amx_supported).
  */
 #include <string.h>
@@ -110,8 +111,10 @@ static TARGET void requant_store(const tidsp_matmul_params *p,
         _mm_mask_storeu_epi8(yb + (size_t)l * (size_t)p->n + r0, mk,
                              tidsp_host_ss16(gather_sums(p, acc, voff, vcc, xsum, l), &k));
     } else {
-      const __m512 vm = q->per_channel ? _mm512_maskz_loadu_ps(mk, q->mult + r0)
-                                       : _mm512_set1_ps(q->mult[0]);
+      float buf[16];
+      const __m512 vm = q->per_channel
+                            ? _mm512_maskz_loadu_ps(mk, tidsp_host_rq_mults(q, r0, nr, buf))
+                            : _mm512_set1_ps(tidsp_host_rq_mult(q, 0));
       for (l = 0; l < mb; l++)
         _mm_mask_storeu_epi8(
             yb + (size_t)l * (size_t)p->n + r0, mk,

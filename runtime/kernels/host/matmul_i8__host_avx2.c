@@ -25,8 +25,8 @@
  * the panel would cost more than the products it serves: each output is
  * then one dot product of a row of X with a row of W (matmul_rows).
  *
- * Stack: MB·KC·2 + NSB·KC·2 + MB·NSB·4 bytes (about 68 KiB). Q31
- * requantization and inputs the reference rejects go to
+ * Stack: MB·KC·2 + NSB·KC·2 + MB·NSB·4 bytes (about 68 KiB). Q31 takes
+ * the FLOAT epilogue (rq_internal.h); inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
 #include <string.h>

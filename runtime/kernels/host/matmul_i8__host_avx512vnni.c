@@ -42,8 +42,8 @@
  * transpose-sum per 8 outputs (matmul_rows). From 3 rows on the panel is
  * as fast or faster (measured: m = 1 .. 4, k = 512, n = 1000).
  *
- * Stack: BUF (96 KiB) + the strips' constants (about 20 KiB). Q31
- * requantization and inputs the reference rejects go to
+ * Stack: BUF (96 KiB) + the strips' constants (about 20 KiB). Q31 takes
+ * the FLOAT epilogue (rq_internal.h); inputs the reference rejects go to
  * tidsp_matmul_i8__ref.
  */
 #include <string.h>
@@ -138,8 +138,10 @@ static TARGET void cols_rq(const tidsp_host_rq *q, int32_t c0, int32_t nc, __m51
       tidsp_host_ss16_channel(ss, q, 0);
     }
   } else { /* lanes past nc: 0 */
-    *mult = q->per_channel ? _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1), q->mult + c0)
-                           : _mm512_set1_ps(q->mult[0]);
+    float buf[16];
+    *mult = q->per_channel ? _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1),
+                                                   tidsp_host_rq_mults(q, c0, nc, buf))
+                           : _mm512_set1_ps(tidsp_host_rq_mult(q, 0));
   }
 }
 

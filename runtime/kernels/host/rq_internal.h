@@ -1,7 +1,8 @@
 /*
  * rq_internal.h — the requantization epilogues of the fast host int8
- * convolutions and matrix multiplies (not public): FLOAT and SCALE_SHIFT
- * (kernels.h), one value at a time, 8 lanes (AVX2) and 16 lanes (AVX-512).
+ * convolutions and matrix multiplies (not public): FLOAT, Q31 and
+ * SCALE_SHIFT (kernels.h), one value at a time, 8 lanes (AVX2) and 16
+ * lanes (AVX-512).
  *
  * The accumulator work of a kernel does not depend on the kind; only the
  * last step from the wrapped int32 sum to int8 does. Each form below
@@ -30,6 +31,28 @@
  *    (AVX2 has no 64-bit arithmetic shift or 64-bit min/max; double has
  *    them all in one lane width.)
  *  - one value (tidsp_host_rq_one): the reference's own integer code.
+ *
+ * Q31 runs the FLOAT epilogues, with the multiplier m = qmult·2^−qshift
+ * (tidsp_host_rq_mult). The reference computes Q31 as the FLOAT formula in
+ * integers (softfloat.h): y = clamp(rne(fl(fl(acc)·qmult·2^−qshift)),
+ * out_min − zp, out_max − zp) + zp, fl = rounding to float32 (24 bits,
+ * nearest, ties to even), from entries 0 ≤ qmult ≤ 2^24, 0 ≤ qshift ≤ 62
+ * (tidsp_host_rq_ok checks them as tidsp_ref_rq_init does). The FLOAT
+ * epilogue computes rne(clamp((float)acc · m, lo, hi)) + zp. They agree:
+ *  - m is exact: qmult has at most 24 significant bits and 2^−62 ≤ m ≤ 2^24
+ *    when qmult > 0 (a normal float32), m = 0 when qmult = 0;
+ *  - (float)acc is fl(acc) (cvtdq2ps, like the int to float conversion,
+ *    rounds to nearest even);
+ *  - the float product of two exact factors is their exact product rounded
+ *    once to 24 bits, nearest even: fl(fl(acc)·m), since the product is 0
+ *    or between 2^−62 and 2^55 (no subnormal, no overflow) — the same
+ *    rounding as tidsp_sf_round;
+ *  - lo, hi are integers (an int8 range minus an int8 zero point), so the
+ *    float clamp then rne equals rne then the integer clamp: rne is
+ *    nondecreasing and keeps integers (v < lo gives rne(v) ≤ lo, both
+ *    sides lo; likewise hi), and ±0 both give 0.
+ * So every FLOAT epilogue below, already exact against the reference's
+ * FLOAT form for every float multiplier, is exact for Q31 too.
  */
 #ifndef TIDSP_HOST_RQ_INTERNAL_H
 #define TIDSP_HOST_RQ_INTERNAL_H
@@ -37,7 +60,7 @@
 #include "host_internal.h"
 
 /* A fast path's requantization, read once per call from params and data
- * that tidsp_host_rq_ok accepted (FLOAT or SCALE_SHIFT, never Q31): the
+ * that tidsp_host_rq_ok accepted (FLOAT, Q31 or SCALE_SHIFT): the
  * reference's plan, filled without its validation. */
 typedef tidsp_ref_rq tidsp_host_rq;
 
@@ -51,9 +74,37 @@ static inline int tidsp_host_rq_is_ss(const tidsp_host_rq *q) {
   return q->kind == TIDSP_REQUANT_SCALE_SHIFT;
 }
 
-/* Channel c's entries (per-tensor: entry 0). */
+/* Q31's multiplier qmult·2^−qshift as the float32 it equals, exactly
+ * (0 ≤ qmult ≤ 2^24, 0 ≤ qshift ≤ 62, see the top): (float)qmult is exact,
+ * 2^−qshift is a normal float32 built from its exponent bits, and their
+ * product, 0 or at least 2^−62, needs no rounding. */
+static inline float tidsp_host_q31_mult(int32_t qmult, int32_t qshift) {
+  const uint32_t bits = (uint32_t)(127 - qshift) << 23;
+  float p;
+  memcpy(&p, &bits, sizeof p);
+  return (float)qmult * p;
+}
+
+/* Channel c's entries (per-tensor: entry 0). The multiplier of a FLOAT or
+ * Q31 plan. */
 static inline float tidsp_host_rq_mult(const tidsp_host_rq *q, int32_t c) {
-  return q->mult[q->per_channel ? c : 0];
+  const int32_t ci = q->per_channel ? c : 0;
+  if (q->kind == TIDSP_REQUANT_Q31)
+    return tidsp_host_q31_mult(q->qmult[ci], q->qshift[ci]);
+  return q->mult[ci];
+}
+
+/* The multipliers of channels c0 .. c0 + n − 1 of a per-channel FLOAT or
+ * Q31 plan (n ≤ 16), for a vector load of n lanes: FLOAT's own table, or
+ * Q31's converted into buf. */
+static inline const float *tidsp_host_rq_mults(const tidsp_host_rq *q, int32_t c0,
+                                               int32_t n, float buf[16]) {
+  int32_t i;
+  if (q->kind != TIDSP_REQUANT_Q31)
+    return q->mult + c0;
+  for (i = 0; i < n; i++)
+    buf[i] = tidsp_host_rq_mult(q, c0 + i);
+  return buf;
 }
 static inline int32_t tidsp_host_rq_scale(const tidsp_host_rq *q, int32_t c) {
   return q->scale ? q->scale[q->per_channel ? c : 0] : 1;
@@ -69,7 +120,7 @@ static inline int8_t tidsp_host_rq_ss(int32_t scale, int32_t shift,
   return (int8_t)tidsp_ref_clamp_i64(v, lo, hi);
 }
 
-/* Either kind, one accumulator of channel c (acc modulo 2³²). */
+/* Any kind, one accumulator of channel c (acc modulo 2³²). */
 static inline int8_t tidsp_host_rq_one(const tidsp_host_rq *q, int32_t c,
                                        uint32_t acc) {
   if (tidsp_host_rq_is_ss(q))
