@@ -598,7 +598,7 @@ int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
   }
   if (!tidsp_host_amx_supported() || !tidsp_host_conv_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   conv_amx(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }

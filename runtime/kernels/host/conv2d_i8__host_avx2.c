@@ -769,7 +769,7 @@ int32_t tidsp_conv2d_i8__host_avx2(const tidsp_conv2d_params *p,
   pl.w_end = w + (size_t)(p->c_out - 1) * pl.w_stride + (size_t)pl.cpg_in * (size_t)pl.kk;
   pl.x_lo = x;
   pl.x_hi = x + (size_t)p->n * (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in;
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   conv_fast(&pl, x, w, bias, &q, y);
   return TIDSP_OK;
 }

@@ -2113,11 +2113,11 @@ int32_t tidsp_conv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
   if (p->w_layout != TIDSP_CONV_W_OIHW) { /* O16 (the only other one) */
     if (!cl_plan(p, &cl))
       return tidsp_conv2d_i8__ref(p, x, w, bias, rq, y);
-    tidsp_host_rq_init(&q, &p->rq, rq);
+    tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
     conv_cl(&cl, x, w, bias, &q, y);
     return TIDSP_OK;
   }
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   if (cl_plan(p, &cl)) /* a 1×1 conv on a small map */
     conv_cl(&cl, x, w, bias, &q, y);
   else if (ph_plan_make(p, &ph))

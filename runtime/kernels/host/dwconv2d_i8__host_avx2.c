@@ -306,7 +306,7 @@ int32_t tidsp_dwconv2d_i8__host_avx2(const tidsp_conv2d_params *p,
   tidsp_host_rq q;
   if (!tidsp_host_dw_fast_ok(p, x, w, rq, y))
     return tidsp_conv2d_i8__host_avx2(p, x, w, bias, rq, y);
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   dw_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }

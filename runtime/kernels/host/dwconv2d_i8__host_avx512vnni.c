@@ -740,7 +740,7 @@ int32_t tidsp_dwconv2d_i8__host_avx512vnni(const tidsp_conv2d_params *p,
       return tidsp_dwconv2d_i8__host_avx2(p, x, w, bias, rq, y);
     return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
   }
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   dw_fast(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }

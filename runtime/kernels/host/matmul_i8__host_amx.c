@@ -177,7 +177,7 @@ int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
   if (!tidsp_host_amx_supported() || !tidsp_host_matmul_fast_ok(p, x, w, rq, y) ||
       p->k == 0)
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->n);
   matmul_amx(p, x, w, bias, &q, y);
   return TIDSP_OK;
 }

@@ -389,7 +389,7 @@ int32_t tidsp_matmul_i8__host_avx2(const tidsp_matmul_params *p,
   tidsp_host_rq q;
   if (!tidsp_host_matmul_fast_ok(p, x, w, rq, y))
     return tidsp_matmul_i8__ref(p, x, w, bias, rq, y);
-  tidsp_host_rq_init(&q, &p->rq, rq);
+  tidsp_host_rq_init(&q, &p->rq, rq, p->n);
   if (p->m < FEW_ROWS)
     matmul_rows(p, x, w, bias, &q, y);
   else

@@ -60,14 +60,15 @@
 #include "host_internal.h"
 
 /* A fast path's requantization, read once per call from params and data
- * that tidsp_host_rq_ok accepted (FLOAT, Q31 or SCALE_SHIFT): the
- * reference's plan, filled without its validation. */
+ * that tidsp_host_rq_ok accepted for `channels` channels (FLOAT, Q31 or
+ * SCALE_SHIFT): the reference's plan, filled without its validation. */
 typedef tidsp_ref_rq tidsp_host_rq;
 
 static inline void tidsp_host_rq_init(tidsp_host_rq *q,
                                       const tidsp_requant_params *rq,
-                                      const void *data) {
-  tidsp_ref_rq_fields(q, rq, data, 1);
+                                      const void *data, int32_t channels) {
+  /* the table length: Q31's shifts follow its n multipliers */
+  tidsp_ref_rq_fields(q, rq, data, rq->per_channel ? channels : 1);
 }
 
 static inline int tidsp_host_rq_is_ss(const tidsp_host_rq *q) {
