@@ -12,7 +12,8 @@
  * both sides, channels-last, outer broadcast, both broadcast in different
  * dims, strided rows and rank 0 that go to the reference), zero points at
  * the extremes, domain_offset 0 and 128, fused-Relu ranges, saturating
- * multipliers, Q31 (delegated), in-place outputs; for quantize NaN, ±inf,
+ * multipliers, Q31 (the FLOAT path's bytes for constants in its range, the
+ * reference's past it: run_binary_q31_consts), in-place outputs; for quantize NaN, ±inf,
  * ±huge, ±0, subnormals, exact .5 ties and values on the clamp bounds, per
  * tensor and per channel (channel axis inner and last), every dtype; pools
  * with pads, strides, dilations and ceil-mode windows, NaN and ±0 floats;
@@ -320,6 +321,8 @@ static void run_binary_ties(void) {
     pa.domain_offset = off;
     pa.f = (float)(pa.y_zp + off) - fmaf(pa.ra, (float)(pa.a_zp + off), pa.rb * (float)(pa.b_zp + off));
     check_binary("add_i8 ties", BC_SAME, 256, 0, 1, &pa, a, b, 256, 256);
+    pa.kind = TIDSP_REQUANT_Q31;
+    check_binary("add_i8 q31 ties", BC_SAME, 256, 0, 1, &pa, a, b, 256, 256);
     memset(&pm, 0, sizeof(pm));
     pm.bc = pa.bc;
     pm.r = 0.5f / 64.0f;
@@ -330,6 +333,8 @@ static void run_binary_ties(void) {
     pm.y_max = 127;
     pm.domain_offset = off;
     check_binary("mul_i8 ties", BC_SAME, 256, 0, 0, &pm, a, b, 256, 256);
+    pm.kind = TIDSP_REQUANT_Q31;
+    check_binary("mul_i8 q31 ties", BC_SAME, 256, 0, 0, &pm, a, b, 256, 256);
   }
 }
 
@@ -408,7 +413,7 @@ static int find_mul_fma_case(tidsp_mul_i8_params *p) {
  * constants on which the operand order or a fused multiply-add would show. */
 static void run_binary_exhaustive(void) {
   int8_t a[256], b[256];
-  int32_t i, rep, swapped;
+  int32_t i, rep, swapped, q31;
   for (i = 0; i < 256; i++)
     a[i] = b[i] = (int8_t)(i - 128);
   for (rep = 0; rep < 6; rep++) {
@@ -452,10 +457,67 @@ static void run_binary_exhaustive(void) {
       pa.bc.b_stride[0] = swapped ? 0 : 1;
       pa.bc.b_stride[1] = swapped ? 1 : 0;
       pm.bc = pa.bc;
-      check_binary("add_i8 all pairs", swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 1,
-                   &pa, a, b, 65536, 256);
-      check_binary("mul_i8 all pairs", swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 0,
-                   &pm, a, b, 65536, 256);
+      for (q31 = 0; q31 < 2; q31++) { /* the same constants as Q31 */
+        pa.kind = pm.kind = q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+        check_binary(q31 ? "add_i8 q31 all pairs" : "add_i8 all pairs",
+                     swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 1, &pa, a, b, 65536, 256);
+        check_binary(q31 ? "mul_i8 q31 all pairs" : "mul_i8 all pairs",
+                     swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 0, &pm, a, b, 65536, 256);
+      }
+    }
+  }
+}
+
+/* Q31 add / mul constants at the edges of the fast path's range
+ * (eltwise_internal.h, tidsp_host_q31_const_ok: 0 or 2^−103 ≤ |c| < 2^100)
+ * and past them (the reference then), subnormal, huge, ±inf, NaN, −0,
+ * negative: every (a, b) pair, in both operand orders. */
+static void run_binary_q31_consts(void) {
+  static const float consts[] = {0.0f, -0.0f, 0x1p-103f, -0x1p-103f, 0x1.fffffep-104f,
+                                 1.0e-40f, 0x1.fffffep99f, 0x1p100f, -0x1p100f, 0.37f,
+                                 -1.5f, 3.0e-3f, 255.0f, INFINITY, -INFINITY, NAN};
+  const int32_t n = (int32_t)(sizeof(consts) / sizeof(consts[0]));
+  int8_t a[256], b[256];
+  int32_t i, t, swapped;
+  char what[64];
+  for (i = 0; i < 256; i++)
+    a[i] = b[i] = (int8_t)(i - 128);
+  for (t = 0; t < 3 * n; t++) {
+    tidsp_add_i8_params pa;
+    tidsp_mul_i8_params pm;
+    memset(&pa, 0, sizeof(pa));
+    memset(&pm, 0, sizeof(pm));
+    pa.kind = pm.kind = TIDSP_REQUANT_Q31;
+    /* each constant once as ra, rb and f, the others typical */
+    pa.ra = t < n ? consts[t] : rnd_log(-7, 1);
+    pa.rb = t >= n && t < 2 * n ? consts[t - n] : rnd_log(-7, 1);
+    pa.a_zp = pick_zp();
+    pa.b_zp = pick_zp();
+    pa.y_zp = pick_zp();
+    pa.domain_offset = t % 2 ? 128 : 0;
+    pa.f = t >= 2 * n ? consts[t - 2 * n]
+                      : (float)(pa.y_zp + pa.domain_offset) -
+                            fmaf(pa.ra, (float)(pa.a_zp + pa.domain_offset),
+                                 pa.rb * (float)(pa.b_zp + pa.domain_offset));
+    pa.y_min = pm.y_min = -128;
+    pa.y_max = pm.y_max = 127;
+    pm.r = consts[t % n];
+    pm.a_zp = pa.a_zp;
+    pm.b_zp = pa.b_zp;
+    pm.y_zp = pa.y_zp;
+    pm.domain_offset = pa.domain_offset;
+    for (swapped = 0; swapped < 2; swapped++) {
+      pa.bc.rank = 2;
+      pa.bc.shape[0] = pa.bc.shape[1] = 256;
+      pa.bc.a_stride[0] = swapped ? 1 : 0;
+      pa.bc.a_stride[1] = swapped ? 0 : 1;
+      pa.bc.b_stride[0] = swapped ? 0 : 1;
+      pa.bc.b_stride[1] = swapped ? 1 : 0;
+      pm.bc = pa.bc;
+      snprintf(what, sizeof(what), "add_i8 q31 consts %d", (int)t);
+      check_binary(what, swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 1, &pa, a, b, 65536, 256);
+      snprintf(what, sizeof(what), "mul_i8 q31 consts %d", (int)t);
+      check_binary(what, swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 0, &pm, a, b, 65536, 256);
     }
   }
 }
@@ -465,15 +527,15 @@ static void test_binary(void) {
   run_binary_exhaustive();
   for (kind = 0; kind < BC_COUNT; kind++) {
     for (l = 0; l < N_LENS; l++) {
-      for (rep = 0; rep < 2; rep++) {
-        run_binary_case(1, kind, kLens[l], TIDSP_REQUANT_FLOAT);
-        run_binary_case(0, kind, kLens[l], TIDSP_REQUANT_FLOAT);
+      for (rep = 0; rep < 3; rep++) { /* rep 2: Q31 */
+        const int32_t rq = rep == 2 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
+        run_binary_case(1, kind, kLens[l], rq);
+        run_binary_case(0, kind, kLens[l], rq);
       }
     }
-    run_binary_case(1, kind, 33, TIDSP_REQUANT_Q31);
-    run_binary_case(0, kind, 33, TIDSP_REQUANT_Q31);
   }
   run_binary_ties();
+  run_binary_q31_consts();
 }
 
 /* Invalid parameters: the status of the reference. */

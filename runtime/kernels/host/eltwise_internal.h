@@ -5,8 +5,10 @@
  * C, no intrinsics).
  *
  * The fast path runs only where the reference would return TIDSP_OK with a
- * FLOAT requantization; everything else (Q31, invalid parameters, strided
- * rows) goes to the __ref function, which gives the same bytes or error.
+ * FLOAT requantization, or a Q31 one whose constants tidsp_host_q31_const_ok
+ * accepts (below: then it is the FLOAT formula's bytes); everything else
+ * (invalid parameters, strided rows, odd Q31 constants) goes to the __ref
+ * function, which gives the same bytes or error.
  */
 #ifndef TIDSP_HOST_ELTWISE_INTERNAL_H
 #define TIDSP_HOST_ELTWISE_INTERNAL_H
@@ -44,11 +46,31 @@ static inline int tidsp_host_bc_coalesce(const tidsp_broadcast *bc, tidsp_broadc
          (out->b_stride[r - 1] == 0 || out->b_stride[r - 1] == 1);
 }
 
+/* A constant of a Q31 QLinearAdd / QLinearMul (ra, rb, f; r) under which
+ * the reference's Q31 form, the FLOAT formula in integers (softfloat.h:
+ * every float32 operation exact, then rounded once to 24 bits, nearest
+ * even), gives the FLOAT form's bytes: 0, or finite with
+ * 2^−103 ≤ |c| < 2^100. Why: each float operation rounds as softfloat does
+ * while its exact result is 0 or a normal float32 below 2^128. With
+ * e = the smallest exponent of the nonzero constants (≥ −103), every
+ * constant and every product of one with an integer is a multiple of
+ * G = 2^(e−23) ≥ 2^−126, and so is every sum of them and every rounding
+ * of such a value (below 2^(e+1) it is exact; above, a multiple of its ulp
+ * ≥ G): a nonzero intermediate is at least 2^−126, normal. The largest is
+ * below 255·2^100 + 255·2^100 + 2^100 < 2^110 (mul: 255²·2^100 + 255):
+ * no overflow. The integer clamp after the rounding equals the float clamp
+ * before it (integer bounds, rne nondecreasing). */
+static inline int tidsp_host_q31_const_ok(float c) {
+  const float m = fabsf(c);
+  return c == 0.0f || (m >= 0x1p-103f && m < 0x1p100f); /* (NaN: not) */
+}
+
 /* True when a QLinearAdd / QLinearMul call (p: its params, either type)
  * takes the fast path: the reference kernel's checks (add_i8.c, mul_i8.c)
- * pass and the formula is FLOAT; *rows then holds the coalesced broadcast. */
+ * pass and the formula is FLOAT or Q31 (whose constants the plans check);
+ * *rows then holds the coalesced broadcast. */
 #define TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, rows)                                                                 \
-  ((p) && (p)->kind == TIDSP_REQUANT_FLOAT &&                                                                        \
+  ((p) && ((p)->kind == TIDSP_REQUANT_FLOAT || (p)->kind == TIDSP_REQUANT_Q31) &&                                    \
    TIDSP_REF_Q_BINARY_BEGIN(&(tidsp_ref_bc_iter){0}, (p), (a), (b), (y)) == TIDSP_OK &&                              \
    tidsp_host_bc_coalesce(&(p)->bc, (rows)))
 
@@ -79,6 +101,9 @@ static inline int tidsp_host_add_plan(tidsp_host_bin_plan *k, const tidsp_add_i8
                                       const int8_t *b, const int8_t *y) {
   if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &k->rows))
     return 0;
+  if (p->kind == TIDSP_REQUANT_Q31 &&
+      !(tidsp_host_q31_const_ok(p->ra) && tidsp_host_q31_const_ok(p->rb) && tidsp_host_q31_const_ok(p->f)))
+    return 0;
   k->swapped = tidsp_ref_add_a_per_span(&p->bc); /* the caller's, not the coalesced, broadcast */
   k->ra = p->ra;
   k->rb = p->rb;
@@ -91,6 +116,8 @@ static inline int tidsp_host_add_plan(tidsp_host_bin_plan *k, const tidsp_add_i8
 static inline int tidsp_host_mul_plan(tidsp_host_bin_plan *k, const tidsp_mul_i8_params *p, const int8_t *a,
                                       const int8_t *b, const int8_t *y) {
   if (!TIDSP_HOST_Q_BINARY_FAST_OK(p, a, b, y, &k->rows))
+    return 0;
+  if (p->kind == TIDSP_REQUANT_Q31 && !tidsp_host_q31_const_ok(p->r))
     return 0;
   k->swapped = 0;
   k->ra = p->r;
