@@ -40,18 +40,12 @@ ACCEPT = {  # requant -> (min top-1 agreements, min exact share, min SQNR dB)
 }
 
 
-# q31 runs the reference conv kernels (the fast host kernels take float
-# requantization only; 18-27 s a file for these two on a 2-core machine):
-# the fast set checks their PT2E files, the slow set the ORT ones.
-SLOW_Q31 = {("resnet18", "ort_s8"), ("resnet18", "ort_u8"), ("googlenet", "ort_s8"), ("googlenet", "ort_u8")}
-
-
 def _cases():
     cases = []
     for m in MODELS + SLOW_MODELS:
         for v in VARIANTS:
             for r in REQUANTS:
-                slow = m in SLOW_MODELS or (r == "q31" and (m, v) in SLOW_Q31)
+                slow = m in SLOW_MODELS
                 marks = (pytest.mark.slow,) if slow else ()
                 cases.append(pytest.param(m, v, r, id=f"{m}-{v}-{r}", marks=marks))
     return cases
