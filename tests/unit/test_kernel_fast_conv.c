@@ -1568,6 +1568,28 @@ static int32_t tie_bias(int32_t scale, int32_t sh, int32_t t) {
   return (int32_t)acc;
 }
 
+/* The edge tests' layer: a 1×1 conv of one input channel into ch on
+ * h × w pixels, and the same as an (h·w) × 1 by 1 × ch matmul, requantized
+ * by `kind` (ranges and tables set by the caller). */
+static void pointwise_edge_params(int32_t kind, int32_t h, int32_t w, int32_t ch, tidsp_conv2d_params *p,
+                                  tidsp_matmul_params *mp) {
+  memset(p, 0, sizeof(*p));
+  p->n = 1;
+  p->c_in = 1;
+  p->h_in = p->h_out = h;
+  p->w_in = p->w_out = w;
+  p->c_out = ch;
+  p->k_h = p->k_w = 1;
+  p->stride_h = p->stride_w = p->dil_h = p->dil_w = 1;
+  p->groups = 1;
+  p->rq.kind = kind;
+  memset(mp, 0, sizeof(*mp));
+  mp->m = h * w;
+  mp->k = 1;
+  mp->n = ch;
+  mp->rq.kind = kind;
+}
+
 /* SCALE_SHIFT with accumulators placed by hand: a 1×1 convolution of one
  * input channel with x_zp = w_zp = 0 has acc = bias[co] + x·w[co], so with
  * w = ±1 the bias decides where the 256 input values put the accumulators.
@@ -1608,21 +1630,7 @@ static void test_ss_edges(void) {
       bias[c] = rnd() % 2 ? wild[rnd() % (sizeof(wild) / sizeof(wild[0]))]
                           : (int32_t)(rnd() ^ (rnd() << 21));
   }
-  memset(&p, 0, sizeof(p));
-  p.n = 1;
-  p.c_in = 1;
-  p.h_in = p.h_out = H;
-  p.w_in = p.w_out = W;
-  p.c_out = CH;
-  p.k_h = p.k_w = 1;
-  p.stride_h = p.stride_w = p.dil_h = p.dil_w = 1;
-  p.groups = 1;
-  p.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
-  memset(&mp, 0, sizeof(mp));
-  mp.m = H * W;
-  mp.k = 1;
-  mp.n = CH;
-  mp.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
+  pointwise_edge_params(TIDSP_REQUANT_SCALE_SHIFT, H, W, CH, &p, &mp);
   for (r = 0; r < (int32_t)(sizeof(ranges) / sizeof(ranges[0])); r++) {
     for (nulls = 0; nulls < 4; nulls++) {
       ss.scale = nulls & 1 ? NULL : scale;
@@ -1650,21 +1658,22 @@ static void test_ss_edges(void) {
   }
 }
 
-/* Depthwise layers with SCALE_SHIFT on the rows' depthwise entries: the
- * direct paths' specialized 3×3 / 5×5 / 7×7 kernels (w_zp = 0) at strides
- * 1 and 2, their generic kernel (w_zp ≠ 0, other sizes), channel
- * multipliers, horizontal dilation (the int16-pair path), several strips
- * and bands, and stride 3 (the general conv). */
-static void test_ss_depthwise(void) {
+/* Depthwise layers with requantization `kind` on the rows' depthwise
+ * entries: the direct paths' specialized 3×3 / 5×5 / 7×7 kernels (w_zp = 0)
+ * at strides 1 and 2, their generic kernel (w_zp ≠ 0, other sizes),
+ * channel multipliers, horizontal dilation (the int16-pair path), several
+ * strips and bands, stride 3 (the general conv), and with `wide` a 500
+ * column row. */
+static void depthwise_cases(int32_t kind, int wide) {
   static const int32_t shapes[][6] = {
       /* k, stride, h_in, w_in, channels per group, dilation */
       {3, 1, 9, 13, 1, 1},  {3, 2, 17, 33, 1, 1}, {5, 1, 12, 40, 2, 1},
       {5, 2, 11, 70, 1, 1}, {7, 1, 15, 20, 1, 1}, {7, 2, 23, 31, 1, 1},
       {4, 1, 8, 8, 1, 1},   {3, 1, 10, 30, 1, 2}, {3, 3, 10, 30, 1, 1},
-      {3, 1, 60, 500, 1, 1}, {1, 1, 5, 9, 3, 1}};
-  size_t i;
+      {1, 1, 5, 9, 3, 1},   {3, 1, 60, 500, 1, 1} /* wide: last */};
+  size_t i, n = sizeof(shapes) / sizeof(shapes[0]) - (wide ? 0 : 1);
   int32_t zp, pc;
-  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+  for (i = 0; i < n; i++) {
     for (zp = 0; zp < 2; zp++) {
       for (pc = 0; pc < 2; pc++) {
         conv_case c = base_case();
@@ -1678,7 +1687,7 @@ static void test_ss_depthwise(void) {
         c.pad_top = c.pad_left = shapes[i][0] / 2;
         c.x_zp = rnd_range(-128, 127);
         c.w_zp = zp ? rnd_range(-128, 127) : 0;
-        c.kind = TIDSP_REQUANT_SCALE_SHIFT;
+        c.kind = kind;
         c.per_channel = pc;
         c.big_bias = rnd() % 4 == 0;
         c.gain = rnd() % 4 == 0 ? 30.0f : 1.0f;
@@ -1686,6 +1695,38 @@ static void test_ss_depthwise(void) {
       }
     }
   }
+}
+
+static void test_ss_depthwise(void) { depthwise_cases(TIDSP_REQUANT_SCALE_SHIFT, 1); }
+
+/* The valid layer the error tests break one argument of: a 3×3 conv of
+ * C = 3 channels on 6×6 and a 5×9 by 9×3 matmul, requantized by `kind`
+ * per channel to int8 with output zero point out_zp. */
+static void error_case_params(int32_t kind, int32_t out_zp, tidsp_conv2d_params *good,
+                              tidsp_matmul_params *gm) {
+  enum { C = 3, HW = 6 };
+  memset(good, 0, sizeof(*good));
+  good->n = 1;
+  good->c_in = C;
+  good->h_in = good->w_in = good->h_out = good->w_out = HW;
+  good->c_out = C;
+  good->k_h = good->k_w = 3;
+  good->stride_h = good->stride_w = good->dil_h = good->dil_w = 1;
+  good->pad_top = good->pad_left = 1;
+  good->groups = 1;
+  good->x_zp = 7;
+  good->rq.kind = kind;
+  good->rq.per_channel = 1;
+  good->rq.out_zp = out_zp;
+  good->rq.out_min = -128;
+  good->rq.out_max = 127;
+  memset(gm, 0, sizeof(*gm));
+  gm->m = 5;
+  gm->k = 9;
+  gm->n = C;
+  gm->x_zp = -3;
+  gm->w_zp = 2;
+  gm->rq = good->rq;
 }
 
 /* Arguments the reference rejects for SCALE_SHIFT (out_zp ≠ 0, a shift
@@ -1703,27 +1744,7 @@ static void test_ss_errors(void) {
   char what[64];
   fill_i8(x, sizeof(x));
   fill_i8(w, sizeof(w));
-  memset(&good, 0, sizeof(good));
-  good.n = 1;
-  good.c_in = C;
-  good.h_in = good.w_in = good.h_out = good.w_out = HW;
-  good.c_out = C;
-  good.k_h = good.k_w = 3;
-  good.stride_h = good.stride_w = good.dil_h = good.dil_w = 1;
-  good.pad_top = good.pad_left = 1;
-  good.groups = 1;
-  good.x_zp = 7;
-  good.rq.kind = TIDSP_REQUANT_SCALE_SHIFT;
-  good.rq.per_channel = 1;
-  good.rq.out_min = -128;
-  good.rq.out_max = 127;
-  memset(&gm, 0, sizeof(gm));
-  gm.m = 5;
-  gm.k = 9;
-  gm.n = C;
-  gm.x_zp = -3;
-  gm.w_zp = 2;
-  gm.rq = good.rq;
+  error_case_params(TIDSP_REQUANT_SCALE_SHIFT, 0, &good, &gm);
   for (k = 0; k < 13; k++) {
     const void *rqd = &ss;
     shift[0] = 4;
@@ -1823,21 +1844,7 @@ static void test_q31_edges(void) {
       bias[c] = rnd() % 2 ? wild[rnd() % (sizeof(wild) / sizeof(wild[0]))]
                           : (int32_t)(rnd() ^ (rnd() << 21));
   }
-  memset(&p, 0, sizeof(p));
-  p.n = 1;
-  p.c_in = 1;
-  p.h_in = p.h_out = H;
-  p.w_in = p.w_out = W;
-  p.c_out = CH;
-  p.k_h = p.k_w = 1;
-  p.stride_h = p.stride_w = p.dil_h = p.dil_w = 1;
-  p.groups = 1;
-  p.rq.kind = TIDSP_REQUANT_Q31;
-  memset(&mp, 0, sizeof(mp));
-  mp.m = H * W;
-  mp.k = 1;
-  mp.n = CH;
-  mp.rq.kind = TIDSP_REQUANT_Q31;
+  pointwise_edge_params(TIDSP_REQUANT_Q31, H, W, CH, &p, &mp);
   for (r = 0; r < (int32_t)(sizeof(ranges) / sizeof(ranges[0])); r++) {
     p.rq.per_channel = mp.rq.per_channel = 1;
     p.rq.out_zp = mp.rq.out_zp = ranges[r][0];
@@ -1862,41 +1869,8 @@ static void test_q31_edges(void) {
   }
 }
 
-/* Depthwise layers with Q31 on the rows' depthwise entries (the shapes of
- * test_ss_depthwise: the direct paths' specialized and generic kernels,
- * multipliers, dilation, strips, stride 3). */
-static void test_q31_depthwise(void) {
-  static const int32_t shapes[][6] = {
-      /* k, stride, h_in, w_in, channels per group, dilation */
-      {3, 1, 9, 13, 1, 1},  {3, 2, 17, 33, 1, 1}, {5, 1, 12, 40, 2, 1},
-      {5, 2, 11, 70, 1, 1}, {7, 1, 15, 20, 1, 1}, {7, 2, 23, 31, 1, 1},
-      {4, 1, 8, 8, 1, 1},   {3, 1, 10, 30, 1, 2}, {3, 3, 10, 30, 1, 1},
-      {1, 1, 5, 9, 3, 1}};
-  size_t i;
-  int32_t zp, pc;
-  for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-    for (zp = 0; zp < 2; zp++) {
-      for (pc = 0; pc < 2; pc++) {
-        conv_case c = base_case();
-        c.groups = c.c_in = 6;
-        c.c_out = 6 * shapes[i][4];
-        c.k_h = c.k_w = shapes[i][0];
-        c.stride_h = c.stride_w = shapes[i][1];
-        c.h_in = shapes[i][2];
-        c.w_in = shapes[i][3];
-        c.dil_h = c.dil_w = shapes[i][5];
-        c.pad_top = c.pad_left = shapes[i][0] / 2;
-        c.x_zp = rnd_range(-128, 127);
-        c.w_zp = zp ? rnd_range(-128, 127) : 0;
-        c.kind = TIDSP_REQUANT_Q31;
-        c.per_channel = pc;
-        c.big_bias = rnd() % 4 == 0;
-        c.gain = rnd() % 4 == 0 ? 30.0f : 1.0f;
-        run_conv_case_kind(&c);
-      }
-    }
-  }
-}
+/* The same depthwise layers with Q31 (but the wide row). */
+static void test_q31_depthwise(void) { depthwise_cases(TIDSP_REQUANT_Q31, 0); }
 
 /* Q31 entries the reference rejects (mult < 0 or > 2^24, shift < 0 or
  * > 62, in an entry the call reads), an output zero point or range outside
@@ -1912,27 +1886,7 @@ static void test_q31_errors(void) {
   char what[64];
   fill_i8(x, sizeof(x));
   fill_i8(w, sizeof(w));
-  memset(&good, 0, sizeof(good));
-  good.n = 1;
-  good.c_in = C;
-  good.h_in = good.w_in = good.h_out = good.w_out = HW;
-  good.c_out = C;
-  good.k_h = good.k_w = 3;
-  good.stride_h = good.stride_w = good.dil_h = good.dil_w = 1;
-  good.pad_top = good.pad_left = 1;
-  good.groups = 1;
-  good.x_zp = 7;
-  good.rq.kind = TIDSP_REQUANT_Q31;
-  good.rq.per_channel = 1;
-  good.rq.out_zp = -3;
-  good.rq.out_min = -128;
-  good.rq.out_max = 127;
-  memset(&gm, 0, sizeof(gm));
-  gm.m = 5;
-  gm.k = 9;
-  gm.n = C;
-  gm.x_zp = -3;
-  gm.w_zp = 2;
+  error_case_params(TIDSP_REQUANT_Q31, -3, &good, &gm);
   for (k = 0; k < 15; k++) {
     const void *rqd = q;
     q[0] = 9000000;

@@ -408,6 +408,20 @@ static int find_mul_fma_case(tidsp_mul_i8_params *p) {
   return 0;
 }
 
+/* Every (a, b) pair of int8 values as a 256 × 256 broadcast: swapped,
+ * a[row] and b[col]; else a[col] and b[row]. */
+static tidsp_broadcast all_pairs(int swapped) {
+  tidsp_broadcast bc;
+  memset(&bc, 0, sizeof(bc));
+  bc.rank = 2;
+  bc.shape[0] = bc.shape[1] = 256;
+  bc.a_stride[0] = swapped ? 1 : 0;
+  bc.a_stride[1] = swapped ? 0 : 1;
+  bc.b_stride[0] = swapped ? 0 : 1;
+  bc.b_stride[1] = swapped ? 1 : 0;
+  return bc;
+}
+
 /* Every (a, b) pair, with A constant along rows (ORT's swapped operand
  * order for add) and then varying along them, for random constants and for
  * constants on which the operand order or a fused multiply-add would show. */
@@ -449,14 +463,7 @@ static void run_binary_exhaustive(void) {
     pa.y_min = pm.y_min = -128;
     pa.y_max = pm.y_max = 127;
     for (swapped = 0; swapped < 2; swapped++) {
-      pa.bc.rank = 2;
-      pa.bc.shape[0] = pa.bc.shape[1] = 256;
-      /* swapped: a[row], b[col]; else a[col], b[row] */
-      pa.bc.a_stride[0] = swapped ? 1 : 0;
-      pa.bc.a_stride[1] = swapped ? 0 : 1;
-      pa.bc.b_stride[0] = swapped ? 0 : 1;
-      pa.bc.b_stride[1] = swapped ? 1 : 0;
-      pm.bc = pa.bc;
+      pm.bc = pa.bc = all_pairs(swapped);
       for (q31 = 0; q31 < 2; q31++) { /* the same constants as Q31 */
         pa.kind = pm.kind = q31 ? TIDSP_REQUANT_Q31 : TIDSP_REQUANT_FLOAT;
         check_binary(q31 ? "add_i8 q31 all pairs" : "add_i8 all pairs",
@@ -507,13 +514,7 @@ static void run_binary_q31_consts(void) {
     pm.y_zp = pa.y_zp;
     pm.domain_offset = pa.domain_offset;
     for (swapped = 0; swapped < 2; swapped++) {
-      pa.bc.rank = 2;
-      pa.bc.shape[0] = pa.bc.shape[1] = 256;
-      pa.bc.a_stride[0] = swapped ? 1 : 0;
-      pa.bc.a_stride[1] = swapped ? 0 : 1;
-      pa.bc.b_stride[0] = swapped ? 0 : 1;
-      pa.bc.b_stride[1] = swapped ? 1 : 0;
-      pm.bc = pa.bc;
+      pm.bc = pa.bc = all_pairs(swapped);
       snprintf(what, sizeof(what), "add_i8 q31 consts %d", (int)t);
       check_binary(what, swapped ? BC_A_CHANNEL : BC_B_CHANNEL, 256, 0, 1, &pa, a, b, 65536, 256);
       snprintf(what, sizeof(what), "mul_i8 q31 consts %d", (int)t);
