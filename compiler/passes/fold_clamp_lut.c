@@ -6,8 +6,9 @@
  *                                  in P's output range [out_min, out_max]
  *     → P(…) : y  with [out_min, out_max] = [lo, hi]
  *
- *   P ∈ {k_conv2d_i8, k_matmul_i8, k_global_avgpool_i8 (requant params),
- *        k_add_i8, k_mul_i8, k_avgpool_i8 (y_min, y_max)}
+ *   P ∈ {k_conv2d_i8, k_mmalib_exact_requant, k_matmul_i8,
+ *        k_global_avgpool_i8 (requant params), k_add_i8, k_mul_i8,
+ *        k_avgpool_i8 (y_min, y_max)}
  *
  * PT2E exports ReLU6/hardtanh between Q/DQ pairs of one quantization, and
  * FuseQDQToActivationLUT turns each into such a table (a pass over every
@@ -17,6 +18,10 @@
  * bounds, in either order (rounding is monotone and keeps integers, so the
  * orders agree; a NaN clamps low both ways). Clamping that again to
  * [lo, hi] ⊂ [out_min, out_max] is clamping once to [lo, hi].
+ * k_mmalib_exact_requant decides an output from the clamped outputs of
+ * the two ends of its accumulator's interval; the output is monotone in
+ * the accumulator, so ends that agree after the tighter clamp still fix
+ * it (more of them agree: fewer sums again on the core).
  *
  * Rules, in order (a declined LUT is left exactly as it was):
  *   1. the table is an int8 constant of 256 entries;
@@ -39,7 +44,8 @@ enum { LUT_TABLE = 0, LUT_X = 1, LUT_ENTRIES = 256, LUT_OFFSET = 128 };
 /* The output bounds of a clamping producer (rule 2), or 0. */
 static int clamp_bounds(cs_node *p, int32_t **lo, int32_t **hi) {
   switch (p->op) {
-    case CS_OP_K_CONV2D_I8: *lo = &p->k.conv.rq.out_min, *hi = &p->k.conv.rq.out_max; return 1;
+    case CS_OP_K_CONV2D_I8:
+    case CS_OP_K_MMALIB_EXACT_REQUANT: *lo = &p->k.conv.rq.out_min, *hi = &p->k.conv.rq.out_max; return 1;
     case CS_OP_K_MATMUL_I8: *lo = &p->k.matmul.rq.out_min, *hi = &p->k.matmul.rq.out_max; return 1;
     case CS_OP_K_GAP_I8: *lo = &p->k.gap.rq.out_min, *hi = &p->k.gap.rq.out_max; return 1;
     case CS_OP_K_ADD_I8: *lo = &p->k.add.y_min, *hi = &p->k.add.y_max; return 1;

@@ -4,7 +4,8 @@
  * a table that is a clamp only on the producer's range), and each rule
  * declines: not a clamp, a second reader, a producer without requant, the
  * producer's output a graph output, a different quantization. Through the
- * whole pipeline, PT2E's Clip(0, 6) between Q/DQ pairs leaves no table.
+ * whole pipeline, PT2E's Clip(0, 6) between Q/DQ pairs leaves no table (on
+ * the C7x with MMALIB too: the exact path's core requantization clamps).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,11 +220,15 @@ static void test_declines(void) {
 /* x → Q → DQ → Conv(DQ(w)) → Q → DQ → Clip(0, 6) → Q → DQ, the Q/DQ
  * pairs around the Clip alike (PT2E's ReLU6): no table is left, and the
  * conv clamps to [zp, zp + 6/s]. */
-static void test_pipeline(void) {
+/* PT2E's Clip(0, 6) between Q/DQ pairs through the whole pipeline: no table
+ * is left, the kernel that writes the conv's int8 output (`writer`) clamps.
+ * On the C7x with MMALIB that is the exact path's core requantization
+ * (c_out a multiple of the int16 tile, so no channel padding). */
+static void check_pipeline(const char *target, int c_out, cs_op writer) {
   cs_graph *g = cs_graph_new("relu6");
   const float s = 0.05f;
   const int8_t zp = -10;
-  int64_t xs[4] = {1, CIN, H, W}, ws[4] = {COUT, CIN, 3, 3}, ys[4] = {1, COUT, H, W};
+  int64_t xs[4] = {1, CIN, H, W}, ws[4] = {c_out, CIN, 3, 3}, ys[4] = {1, c_out, H, W};
   int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
   int q = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.04f), gb_scalar_i8(g, "z_in", 3));
   int dq = gb_dq(g, "dq_in", q, gb_scalar_f32(g, "s_in2", 0.04f), gb_scalar_i8(g, "z_in2", 3));
@@ -241,16 +246,22 @@ static void test_pipeline(void) {
   int y = gb_dq(g, "d2", q2, gb_scalar_f32(g, "s2b", s), gb_scalar_i8(g, "z2b", zp));
   gb_set_io(g, 1, &x, 1, &y);
   cs_target t;
-  cs_target_default(&t);
-  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
-  CHECK(gb_count_op(g, CS_OP_K_LUT_I8) == 0);
-  int k = gb_find_op(g, CS_OP_K_CONV2D_I8);
-  CHECK(k >= 0);
+  CHECK_MSG(cs_target_parse(target, &t) == CS_OK, "%s: %s", target, cs_error_message());
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s: %s", target, cs_error_message());
+  CHECK_MSG(gb_count_op(g, CS_OP_K_LUT_I8) == 0, "%s: a table is left", target);
+  int k = gb_find_op(g, writer);
+  CHECK_MSG(k >= 0, "%s: no %s", target, cs_op_name(writer));
   if (k >= 0) {
     const tidsp_requant_params *rq = &cs_graph_node(g, k)->k.conv.rq;
-    CHECK_MSG(rq->out_min == zp && rq->out_max == zp + 120, "bounds [%d, %d]", (int)rq->out_min, (int)rq->out_max);
+    CHECK_MSG(rq->out_min == zp && rq->out_max == zp + 120, "%s: bounds [%d, %d]", target, (int)rq->out_min,
+              (int)rq->out_max);
   }
   cs_graph_free(g);
+}
+
+static void test_pipeline(void) {
+  check_pipeline("c_static_lib", COUT, CS_OP_K_CONV2D_I8);
+  check_pipeline("c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64", 32, CS_OP_K_MMALIB_EXACT_REQUANT);
 }
 
 int main(void) {
