@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 MAX_RANK = 6  # TIDSP_MAX_RANK (include/cstatic/kernels.h)
-ABI_VERSION = 7  # TIDSP_MODEL_ABI_VERSION (include/cstatic/model.h)
+ABI_VERSION = 8  # TIDSP_MODEL_ABI_VERSION (include/cstatic/model.h)
 NP_DTYPE = {1: np.float32, 2: np.int8, 3: np.uint8, 4: np.int16, 5: np.uint16,
             6: np.int32, 7: np.int64, 8: np.bool_}  # tidsp_dtype
 

@@ -7,8 +7,9 @@
  * share of each layer's outputs lands 1 LSB from ORT's. The exact path
  * keeps the MACs on the MMA but takes the requantization off it:
  *
- *   1. the int8 data, widened to int16 (k_cast), and the int8 weights as an
- *      int16 constant go through MMALIB's int16 conv (int64 bias), whose
+ *   1. the int8 data less their zero point, widened to int16
+ *      (k_widen_i16), and the int8 weights as an int16 constant go through
+ *      MMALIB's int16 conv (int64 bias), whose
  *      scale/shift now only sets the grid of a wide intermediate:
  *        z = sat16(round_half_up((acc + b + D)·s·2^−sh))
  *      i.e. z ≈ (acc + b)/q + C with q = 2^sh/s and the centre C = D/q;

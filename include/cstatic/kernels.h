@@ -245,13 +245,14 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
 
 /* The exact requantization behind an MMALIB int16 conv (-mmalib-exact;
  * compiler/quant/mmalib_exact.h): y = ORT's int8 output of the int8 conv
- * of x (NCHW, n images, zero padding, x_zp = w_zp = 0) and w (OIHW rows,
+ * of x (NCHW, n images, padded with x_zp, w_zp = 0) and w (OIHW rows,
  * groups 1 or c_in = c_out), from z, the int16 output of MMALIB's call on
- * the same data with bias[c], scale[c], shift[c] (an FC of M rows is the
- * 1x1 conv of n = M images of K channels, h = w = 1):
- *   z = sat16(round_half_up((Σx·w + bias[c])·scale[c]·2^−shift[c]))
+ * x − x_zp (its zero padding is then x_zp's) with bias[c], scale[c],
+ * shift[c] (an FC of M rows is the 1x1 conv of n = M images of K channels,
+ * h = w = 1):
+ *   z = sat16(round_half_up((Σ(x − x_zp)·w + bias[c])·scale[c]·2^−shift[c]))
  * grid is int64[4·c_out + 1]: rows bias, D, scale, shift, where ORT's
- * accumulator is acc = Σx·w + bias[c] − D[c], then P, the number of
+ * accumulator is acc = Σ(x − x_zp)·w + bias[c] − D[c], then P, the number of
  * partial results z holds (1 to TIDSP_MMALIB_EXACT_MAX_PARTS): z is
  * [P][n][c_out][h_out][w_out], part j the same call on a part of the taps
  * (a 5×5/7×7 depthwise conv as 3×3 calls, compiler/quant/mmalib_exact.h)
@@ -263,7 +264,8 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
  * within z's step of a rounding boundary) and requantized. So y equals
  * ORT's bit for bit, and the only MACs repeated on the core are those
  * outputs'. TIDSP_ERR_PARAM for a scale outside [1, 255], a shift
- * outside [0, 31] or P outside [1, TIDSP_MMALIB_EXACT_MAX_PARTS]. */
+ * outside [0, 31], P outside [1, TIDSP_MMALIB_EXACT_MAX_PARTS] or an x_zp
+ * outside int8. */
 #define TIDSP_MMALIB_EXACT_MAX_PARTS 9
 int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
                                    const int8_t *w, const int64_t *grid, const float *mult, int8_t *y);

@@ -9,8 +9,9 @@
  *   when r ≥ T), the centre is a multiple of s with D = C·q exactly, and
  *   z's saturation implies ORT's (cs_mm_exact_saturation_ok).
  * - The kernel: random int8 convs (plain and depthwise, stride 1 and 2,
- *   padded, ReLU-like and symmetric outputs, multipliers on both sides of
- *   T) and FCs of 1-8 rows (the core kernel's n images of a 1x1 conv) run
+ *   padded, input zero points 0, −128 and random — MMALIB reads x − x_zp,
+ *   so its zero padding is the zero point's —, ReLU-like and symmetric
+ *   outputs, multipliers on both sides of T) and FCs of 1-8 rows (the core kernel's n images of a 1x1 conv) run
  *   through the emulated MMALIB int16 conv / matmul_bias with the grid, then
  *   tidsp_mmalib_exact_requant, equal ORT's int8 conv (tidsp_conv2d_i8's
  *   reference loops with the float requantization, which is ORT's) on
@@ -98,7 +99,7 @@ static void pick_channels(int n, float d_s, float o_s, int32_t o_zp, double r_mi
   }
 }
 
-static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, int *naive) {
+static int check_layer(int depthwise, int stride, int32_t x_zp, int32_t o_zp, double r_mid, int *naive) {
   const int c_in = depthwise ? 32 : 8, c_out = 32, h = 9, w = 9, k = 3, pad = 1;
   const int ho = (h + 2 * pad - k) / stride + 1, wo = (w + 2 * pad - k) / stride + 1;
   const int cpg = depthwise ? 1 : c_in, groups = depthwise ? c_in : 1;
@@ -110,7 +111,10 @@ static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, in
   int32_t *b = zalloc(4 * (size_t)c_out);
   uint8_t *sc = zalloc((size_t)c_out), *sh = zalloc((size_t)c_out);
   float *mult = zalloc(4 * (size_t)c_out);
-  for (int i = 0; i < c_in * h * w; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < c_in * h * w; i++) {
+    x[i] = (int8_t)(rnd() % 256 - 128);
+    x16[i] = (int16_t)(x[i] - x_zp); /* k_widen_i16: MMALIB's zero padding is x_zp's */
+  }
   for (int i = 0; i < c_out * cpg * k * k; i++) w16[i] = wt[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
   pick_channels(c_out, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
@@ -134,6 +138,7 @@ static int check_layer(int depthwise, int stride, int32_t o_zp, double r_mid, in
   p.dil_h = p.dil_w = 1;
   p.pad_top = p.pad_left = pad;
   p.groups = groups;
+  p.x_zp = x_zp;
   p.rq.kind = TIDSP_REQUANT_FLOAT;
   p.rq.per_channel = 1;
   p.rq.out_zp = o_zp;
@@ -164,11 +169,12 @@ static void check_kernel(void) {
   for (int i = 0; i < 24; i++) {
     int dw = i % 2, stride = 1 + (i / 2) % 2;
     int32_t o_zp = i % 3 == 0 ? -128 : (int32_t)(rnd() % 200) - 100;
+    int32_t x_zp = i % 4 == 1 ? 0 : i % 4 == 2 ? -128 : (int32_t)(rnd() % 256) - 128;
     double r_mid = i % 4 == 3 ? 0.02 : ldexp(1.0, -8 - (int)(rnd() % 6)); /* q = 1, and q > 1 */
     int naive = 0;
-    int bad = check_layer(dw, stride, o_zp, r_mid, &naive);
-    CHECK_MSG(bad == 0, "layer %d (dw %d, stride %d, o_zp %d, r ~ %g): %d outputs differ from ORT's", i, dw,
-              stride, o_zp, r_mid, bad);
+    int bad = check_layer(dw, stride, x_zp, o_zp, r_mid, &naive);
+    CHECK_MSG(bad == 0, "layer %d (dw %d, stride %d, x_zp %d, o_zp %d, r ~ %g): %d outputs differ from ORT's", i,
+              dw, stride, x_zp, o_zp, r_mid, bad);
     naive_total += naive;
   }
   /* the fix-up is what makes it exact: without it some outputs differ */
@@ -177,7 +183,7 @@ static void check_kernel(void) {
 
 /* An FC of m rows through MMALIB's int16 matmul_bias, read by the core
  * kernel as m images of a 1x1 conv: ORT's bytes on every output. */
-static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
+static void check_fc(int m, int k, int n, int32_t x_zp, int32_t o_zp, double r_mid) {
   int8_t *x = zalloc((size_t)m * k), *w = zalloc((size_t)n * k);
   int8_t *y = zalloc((size_t)m * n), *ref = zalloc((size_t)m * n);
   int16_t *x16 = zalloc(2 * (size_t)m * k), *w16 = zalloc(2 * (size_t)n * k), *z = zalloc(2 * (size_t)m * n);
@@ -185,7 +191,10 @@ static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
   int32_t *b = zalloc(4 * (size_t)n);
   uint8_t *sc = zalloc((size_t)n), *sh = zalloc((size_t)n);
   float *mult = zalloc(4 * (size_t)n);
-  for (int i = 0; i < m * k; i++) x16[i] = x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < m * k; i++) {
+    x[i] = (int8_t)(rnd() % 256 - 128);
+    x16[i] = (int16_t)(x[i] - x_zp);
+  }
   for (int i = 0; i < n * k; i++) w16[i] = w[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = 0.02f, o_s = 0.1f;
   pick_channels(n, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
@@ -198,6 +207,7 @@ static void check_fc(int m, int k, int n, int32_t o_zp, double r_mid) {
   p.c_out = n;
   p.h_in = p.w_in = p.h_out = p.w_out = p.k_h = p.k_w = 1;
   p.stride_h = p.stride_w = p.dil_h = p.dil_w = p.groups = 1;
+  p.x_zp = x_zp;
   p.rq.kind = TIDSP_REQUANT_FLOAT;
   p.rq.per_channel = 1;
   p.rq.out_zp = o_zp;
@@ -234,6 +244,10 @@ static void check_params(void) {
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
   grid[4] = 1;
   CHECK(tidsp_mmalib_exact_requant(&p, NULL, x, w, grid, m, y) == TIDSP_ERR_NULL);
+  p.x_zp = 128; /* not an int8 zero point */
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
+  p.x_zp = -128;
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_OK);
   p.groups = 2;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
 }
@@ -245,7 +259,7 @@ static void check_params(void) {
  * P = the tile count: ORT's bytes on every output. Returns the count of
  * outputs that differ; *naive as check_layer's; *n_tiles the tiles. */
 static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, int pad_r, int h, int w,
-                          int32_t o_zp, double r_mid, int *naive, int *n_tiles) {
+                          int32_t x_zp, int32_t o_zp, double r_mid, int *naive, int *n_tiles) {
   const int c = 16;
   const int ho = (h + pad_t + pad_b - k) / stride + 1, wo = (w + pad_l + pad_r - k) / stride + 1;
   cs_mm_exact_tile tiles[CS_MM_EXACT_MAX_TILES];
@@ -271,7 +285,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
     for (int ch = 0; ch < c; ch++) {
       for (int i = 0; i < t->rows; i++)
         for (int l = 0; l < t->cols; l++)
-          win[(ch * t->rows + i) * t->cols + l] = x[(ch * h + t->row0 + i) * w + t->col0 + l];
+          win[(ch * t->rows + i) * t->cols + l] = (int16_t)(x[(ch * h + t->row0 + i) * w + t->col0 + l] - x_zp);
       for (int i = 0; i < 3; i++)
         for (int l = 0; l < 3; l++)
           w3[ch * 9 + i * 3 + l] = t->a + i < k && t->b + l < k ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
@@ -296,6 +310,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   p.dil_h = p.dil_w = 1;
   p.pad_top = pad_t;
   p.pad_left = pad_l;
+  p.x_zp = x_zp;
   p.rq.kind = TIDSP_REQUANT_FLOAT;
   p.rq.per_channel = 1;
   p.rq.out_zp = o_zp;
@@ -336,12 +351,14 @@ static void check_dw_tiled(void) {
     for (int v = 0; v < 3; v++) {
       const int *cs = cases[i];
       int32_t o_zp = v == 0 ? -128 : (int32_t)(rnd() % 200) - 100;
+      int32_t x_zp = v == 1 ? 0 : (int32_t)(rnd() % 256) - 128;
       double r_mid = v == 2 ? 0.02 : ldexp(1.0, -8 - (int)(rnd() % 6));
       int naive = 0, nt = 0;
-      int bad = check_dw_tiles(cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], o_zp, r_mid, &naive, &nt);
-      CHECK_MSG(bad == 0, "dw %dx%d stride %d pads %d,%d,%d,%d on %dx%d (%d tiles, o_zp %d, r ~ %g): %d outputs "
-                "differ from ORT's", cs[0], cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], nt, o_zp, r_mid,
-                bad);
+      int bad = check_dw_tiles(cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], x_zp, o_zp, r_mid, &naive,
+                               &nt);
+      CHECK_MSG(bad == 0, "dw %dx%d stride %d pads %d,%d,%d,%d on %dx%d (%d tiles, x_zp %d, o_zp %d, r ~ %g): %d "
+                "outputs differ from ORT's", cs[0], cs[0], cs[1], cs[2], cs[3], cs[4], cs[5], cs[6], cs[7], nt, x_zp,
+                o_zp, r_mid, bad);
       if (cs[6] >= 8) CHECK(nt == (cs[0] == 5 ? 4 : 9));
       naive_total += naive;
     }
@@ -354,7 +371,8 @@ int main(void) {
   check_grid();
   check_kernel();
   check_dw_tiled();
-  for (int i = 0; i < 8; i++) check_fc(1 + i, 64, 64, i % 2 ? -128 : 3, ldexp(1.0, -9 - i % 4));
+  for (int i = 0; i < 8; i++)
+    check_fc(1 + i, 64, 64, i % 3 ? 17 * i - 60 : 0, i % 2 ? -128 : 3, ldexp(1.0, -9 - i % 4));
   check_params();
   UNIT_MAIN_END();
 }

@@ -229,6 +229,7 @@ cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite co
 
 typedef struct cs_mm_exact_plan {
   int c_out;
+  int32_t x_zp;           /* the input's zero point, subtracted as x is widened */
   int64_t *bias;          /* accumulator bias + D[c] */
   uint8_t *scale, *shift; /* z's grid */
   int64_t *offset;        /* D[c] (the bias is the accumulator's + D[c]) */
@@ -240,18 +241,20 @@ typedef struct cs_mm_exact_plan {
  * drift_lsb = worst_g·max|y − o_zp| down the exact path (the caller checks
  * what an int16 kernel can run). */
 int cs_mm_exact_wanted(const cs_target *t, double worst_g, double drift_lsb);
-/* The plan from ORT's parameters and the accumulator bias
- * (b − d_zp·Σw, no o_zp term): NULL, or the rule that keeps the layer on the
- * int8 kernel (cs_mm_nomem when memory ran out). Free it either way. */
-const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, const cs_qparams *wq, float o_s,
-                                  int32_t o_zp, const int64_t *acc_bias);
+/* The plan from ORT's parameters, the accumulator bias of the int8 data
+ * (b − d_zp·Σw, no o_zp term) and each channel's Σw: NULL, or the rule that
+ * keeps the layer on the int8 kernel (cs_mm_nomem when memory ran out).
+ * Free it either way. The int16 call reads x − d_zp (mmalib_exact.c "The
+ * input"), so the plan's bias is acc_bias + d_zp·Σw + D. */
+const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, int32_t d_zp, const cs_qparams *wq,
+                                  const int64_t *wsum, float o_s, int32_t o_zp, const int64_t *acc_bias);
 void cs_mm_exact_plan_free(cs_mm_exact_plan *p);
 /* Extend the plan to `channels` (an FC's zero-padded outputs, cut after
  * the core kernel: channel 0's grid, accumulator bias 0). 0, or -1 when out
  * of memory (message recorded). */
 int cs_mm_exact_plan_pad(cs_mm_exact_plan *p, int channels);
 /* The int16 call's inputs {x16, w16, bias, scale, shift} into ins[5]: act_in
- * widened by a new k_cast, w_in (int8 constant) as an int16 constant, the
+ * − x_zp widened by a new k_widen_i16, w_in (int8 constant) as an int16 constant, the
  * plan's requant constants. 0, or -1 when out of memory (message recorded). */
 int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                        int *ins);
@@ -292,7 +295,7 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
 int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups);
 /* ins[j], args[j] (12: conv_args, the whole conv's plain-conv arguments,
  * with block j's C_in and C_out) of block j of ⌈g/B⌉: the widened act_in
- * (one new k_cast) or its channel slice, the block's int16 weights, its
+ * (one new k_widen_i16) or its channel slice, the block's int16 weights, its
  * channels' requant constants. 0, or -1 when out of memory (recorded). */
 int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                              int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],

@@ -377,7 +377,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     for (int c = 0; c < c_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
       acc[c] = (int64_t)((const int32_t *)bias)[c] -
                (int64_t)nearbyint((double)tail.out.zp[0] / ldexp((double)scale[c], -shift[c]));
-    const char *er = cs_mm_exact_plan_init(&plan, c_out, xq.scale[0], &wq, tail.out.scale[0], tail.out.zp[0], acc);
+    const char *er = cs_mm_exact_plan_init(&plan, c_out, xq.scale[0], d_zp, &wq, wsum, tail.out.scale[0],
+                                           tail.out.zp[0], acc);
     free(acc);
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
@@ -406,8 +407,9 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   int64_t nb = x->shape[0], c_in = x->shape[1], h_in = x->shape[2], w_in_dim = x->shape[3];
   cs_window2d kw = win;
   int act_in = x_in;
-  if (explicit_pad) {
-    /* MMALIB pads with 0; pad with the input zero point explicitly. */
+  if (explicit_pad && !exact) {
+    /* MMALIB pads with 0; pad with the input zero point explicitly (the
+     * exact path's widening subtracts it instead: mmalib_exact.c). */
     int64_t pshape[4] = {nb, c_in, h_in + win.pad_top + win.pad_bottom, w_in_dim + win.pad_left + win.pad_right};
     char pname[300];
     snprintf(pname, sizeof pname, "%s.mm_padded", base);
@@ -441,7 +443,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   }
   /* A graph input or output goes through an aligned arena copy
    * (mmalib_common.h "the graph's edge"; an explicit pad output is arena). */
-  /* (The exact path's k_cast is that copy.) */
+  /* (The exact path's k_widen_i16 is that copy.) */
   if (nb == 1 && !exact && (act_in = cs_mm_stage_input(g, act_in, base)) < 0) {
     st = CS_ERR_NOMEM;
     goto done;

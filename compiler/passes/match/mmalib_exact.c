@@ -7,8 +7,10 @@
  * included) decide a layer, fold it as usual, then, for a layer the option
  * selects, build instead of the int8 call:
  *
- *   x:i8 ─k_cast─► x16:i16 ─mmalib_conv2d_i16 (or depthwise_i16, 3×3)─► z:i16
- *        w:i8 const → w16:i16 const; bias int64 = acc bias + D; scale/shift:
+ *   x:i8 ─k_widen_i16─► x16 = x − x_zp:i16 ─mmalib_conv2d_i16 (or
+ *        depthwise_i16, 3×3)─► z:i16
+ *        w:i8 const → w16:i16 const; bias int64 = acc bias + D (acc bias:
+ *        ORT's int32 bias, the accumulator of x − x_zp's); scale/shift:
  *        z's grid
  *   z, x, w ─k_mmalib_exact_requant─► y:i8
  *   (z bounds each accumulator to an interval of q values; where ORT's
@@ -24,8 +26,15 @@
  * so about 4t or 9t of the outputs are summed again).
  *
  * The MACs stay on the MMA (MMALIB's int16 kernel; the data are int8
- * values, so its products and int64 sums are exact); the requantization
- * runs on the core with ORT's multiplier.
+ * values less the zero point, |x − x_zp| ≤ 255, so its products and int64
+ * sums are exact); the requantization runs on the core with ORT's
+ * multiplier.
+ *
+ * The input. The widening subtracts the zero point, so MMALIB's own zero
+ * padding is the zero point's border ORT pads with: a padded conv needs no
+ * k_pad copy of its int8 input (the int8 kernel does: its data cannot hold
+ * x − x_zp), and the core kernel's recomputed sums read x with x_zp and
+ * the same padding.
  *
  * Which layers. -mmalib-exact=worst: the int8 kernel's error is
  * g·(y − o_zp) before rounding (g the scale's relative error, per channel),
@@ -47,7 +56,7 @@
  *
  * The cost: the int16 MMA runs at a quarter of the int8 rate (32×32
  * against 64×64 panels: cs_mm_cost_mma's tile), plus two core passes
- * (widen the input; requantize z, with the ambiguous outputs' MACs again)
+ * (widen the input, less its zero point; requantize z, with the ambiguous outputs' MACs again)
  * and int16 copies of the input and the output in the arena. The offload report gives each
  * exact layer's bound (max_error_lsb) and the cycle estimates.
  */
@@ -79,10 +88,11 @@ void cs_mm_exact_plan_free(cs_mm_exact_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, const cs_qparams *wq, float o_s,
-                                  int32_t o_zp, const int64_t *acc_bias) {
+const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, int32_t d_zp, const cs_qparams *wq,
+                                  const int64_t *wsum, float o_s, int32_t o_zp, const int64_t *acc_bias) {
   memset(p, 0, sizeof *p);
   p->c_out = c_out;
+  p->x_zp = d_zp;
   p->bias = malloc(sizeof *p->bias * (size_t)c_out);
   p->scale = malloc((size_t)c_out);
   p->shift = malloc((size_t)c_out);
@@ -94,9 +104,11 @@ const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, con
     cs_mm_exact_ch ch;
     const char *rule = cs_mm_exact_channel(dw / (double)o_s, o_zp, &ch);
     if (rule) return rule;
-    double b = (double)acc_bias[c] + (double)ch.offset;
+    /* the accumulator of x − d_zp: acc_bias + d_zp·Σw (integers) */
+    int64_t acc = acc_bias[c] + (int64_t)d_zp * wsum[c];
+    double b = (double)acc + (double)ch.offset;
     if (!(fabs(b) < 9007199254740992.0)) return "exact path: folded bias beyond 2^53";
-    p->bias[c] = acc_bias[c] + ch.offset;
+    p->bias[c] = acc + ch.offset;
     p->scale[c] = ch.scale;
     p->shift[c] = ch.shift;
     p->offset[c] = ch.offset;
@@ -147,14 +159,22 @@ static int like(cs_graph *g, int v, const char *suffix, cs_dtype dt) {
   return cs_graph_add_value(g, name, dt, src->rank, shape);
 }
 
-/* act_in widened to int16 by a new k_cast: its value, -1 when out of
+/* act_in − x_zp as int16 by a new k_widen_i16 (one matrix of act_in's
+ * rows of its last dimension, no padding): its value, -1 when out of
  * memory. */
-static int widen(cs_graph *g, const char *base, int act_in) {
+static int widen(cs_graph *g, const char *base, int act_in, int32_t x_zp) {
   int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
-  int k = x16 < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CAST, base, 1, &act_in, x16);
+  int k = x16 < 0 ? -1 : cs_add_kernel(g, CS_OP_K_WIDEN_I16, base, 1, &act_in, x16);
   if (k < 0) return -1;
-  tidsp_cast_params cp = {(int32_t)cs_value_numel(cs_graph_value(g, act_in)), TIDSP_DTYPE_I8, TIDSP_DTYPE_I16};
-  cs_graph_node(g, k)->k.cast = cp;
+  const cs_value *xv = cs_graph_value(g, act_in);
+  int64_t cols = xv->rank ? xv->shape[xv->rank - 1] : 1;
+  tidsp_widen_i16_params wp;
+  memset(&wp, 0, sizeof wp);
+  wp.batch = 1;
+  wp.rows = wp.out_rows = (int32_t)(cs_value_numel(xv) / cols);
+  wp.cols = wp.out_cols = (int32_t)cols;
+  wp.zp = x_zp;
+  cs_graph_node(g, k)->k.widen = wp;
   return x16;
 }
 
@@ -186,7 +206,7 @@ static int slice16(cs_graph *g, const char *base, int x16, const char *what, int
 
 int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                        int *ins) {
-  int x16 = widen(g, base, act_in);
+  int x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   /* the weights, widened */
   const cs_value *wv = cs_graph_value(g, w_in);
@@ -234,7 +254,8 @@ static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, in
   int k = mv < 0 ? -1 : cs_add_kernel(g, CS_OP_K_MMALIB_EXACT_REQUANT, base, 5, ins, y);
   if (k < 0) return -1;
   tidsp_conv2d_params q = *cp;
-  q.x_zp = q.w_zp = 0;
+  q.x_zp = p->x_zp; /* the recomputed sums: Σ(x − x_zp)·w, zero padding */
+  q.w_zp = 0;
   q.rq.kind = TIDSP_REQUANT_FLOAT;
   q.rq.per_channel = 1;
   q.rq.out_zp = o_zp;
@@ -290,7 +311,7 @@ void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stri
 
 int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]) {
-  int x16 = widen(g, base, act_in);
+  int x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   const cs_value *xv = cs_graph_value(g, x16);
   int64_t ch = xv->shape[1], h = xv->shape[2], w = xv->shape[3];
@@ -406,7 +427,7 @@ int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups) {
 int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
                              int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
                              int64_t (*args)[12]) {
-  int x16 = widen(g, base, act_in);
+  int x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t c_out = wv->shape[0], cin_g = wv->shape[1], kk = wv->shape[2] * wv->shape[3];

@@ -285,7 +285,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     for (int64_t c = 0; c < n_out; c++) /* the fold's bias without its o_zp term (integers: exact) */
       acc[c] = (int64_t)((const int32_t *)bias_i)[c] -
                (int64_t)nearbyint((double)o_zp / ldexp((double)scale[c], -shift[c]));
-    const char *er = cs_mm_exact_plan_init(&plan, (int)n_out, xq.scale[0], &wq, tail.out.scale[0], o_zp, acc);
+    const char *er =
+        cs_mm_exact_plan_init(&plan, (int)n_out, xq.scale[0], xq.zp[0], &wq, wsum, tail.out.scale[0], o_zp, acc);
     free(acc);
     if (er == cs_mm_nomem) { st = cs_error(CS_ERR_NOMEM, "out of memory"); goto done; }
     exact = er == NULL;
@@ -316,7 +317,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
    * (mmalib_common.h "the graph's edge"). */
   int y_out = cs_graph_node(g, tail.q)->outputs[0];
   int x_mm = kp != k ? pad_k(g, x_in, kp, &xq, base) : x_in;
-  /* (The exact path's k_cast is that copy, its core kernel writes y.) */
+  /* (The exact path's k_widen_i16 is that copy, its core kernel writes y.) */
   if (x_mm >= 0 && !exact) x_mm = cs_mm_stage_input(g, x_mm, base);
   if (x_mm < 0) {
     st = CS_ERR_NOMEM;

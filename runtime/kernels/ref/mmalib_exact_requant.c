@@ -18,7 +18,8 @@ static int64_t ceil_div(int64_t v, int64_t s) {
   return q * s < v ? q + 1 : q;
 }
 
-/* Σ x·w of output (c, oh, ow), zero padding. */
+/* Σ (x − x_zp)·w of output (c, oh, ow): the padding adds nothing (it is
+ * the zero point, as MMALIB's zero padding of the widened x − x_zp is). */
 static int64_t dot(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w, int32_t c, int32_t oh,
                    int32_t ow) {
   int32_t cpg = p->c_in / p->groups, c0 = c / (p->c_out / p->groups) * cpg;
@@ -32,7 +33,7 @@ static int64_t dot(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *
       for (int32_t kw = 0; kw < p->k_w; kw++) {
         int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
         if (iw < 0 || iw >= p->w_in) continue;
-        acc += (int32_t)xc[(size_t)ih * (size_t)p->w_in + (size_t)iw] * wc[kh * p->k_w + kw];
+        acc += ((int32_t)xc[(size_t)ih * (size_t)p->w_in + (size_t)iw] - p->x_zp) * wc[kh * p->k_w + kw];
       }
     }
   }
@@ -47,8 +48,10 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
     return TIDSP_ERR_NULL;
   if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
       p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
-      p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->x_zp || p->w_zp)
+      p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->w_zp)
     return TIDSP_ERR_SHAPE;
+  if (!tidsp_ref_is_i8(p->x_zp))
+    return TIDSP_ERR_PARAM;
   if (p->rq.kind != TIDSP_REQUANT_FLOAT || !p->rq.per_channel)
     return TIDSP_ERR_PARAM;
   st = tidsp_ref_rq_init(&plan, &p->rq, mult, p->c_out, -128, 127);
