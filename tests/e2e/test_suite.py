@@ -15,9 +15,12 @@ The schedule must also keep the arena within 10% of the live-bytes bound.
 
 Every case fills a row of the session table (conftest.py). The fast set
 runs in `make test` (with the fast kernels it takes a few minutes), the
-slow set in `make test-slow`. Where ORT's own reference is not exact (its
-uint8 QLinearMatMul on a CPU without VNNI: ort_ref.u8_matmul_is_exact) the
-transformers' ort_u8 cases skip, saying so.
+slow set in `make test-slow`. Where ORT is not an exact reference on this
+CPU (ort_ref.inexact_reason) a case skips, saying why: the transformers'
+ort_u8 cases where ORT's uint8 QLinearMatMul saturates (no VNNI:
+ort_ref.u8_matmul_is_exact), their pt2e cases where ORT's float Softmax,
+whose output PT2E leaves unquantized before the P·V MatMul, is not MLAS's
+AVX512F kernel that cstatic mirrors (AVX2 only: ort_ref.float_softmax_is_mirrored).
 """
 
 import json
@@ -66,10 +69,10 @@ def test_model_matches_ort(model, variant, requant, model_suite, suite_table, tm
     row = suite_table.row(model=model, variant=variant, requant=requant)
     onnx_path = model_suite.model(model, variant)
     inputs = model_suite.inputs(model)
-    if variant == "ort_u8" and not model_suite.ort_is_exact(model, variant):
-        row["result"] = "skip: ORT u8 MatMul not exact here"
-        pytest.skip("ORT's uint8 QLinearMatMul saturates int16 pair sums on this CPU (no VNNI): "
-                    "not an exact reference (ort_ref.u8_matmul_is_exact)")
+    reason = model_suite.ort_inexact_reason(model, variant)
+    if reason:
+        row["result"] = "skip: ORT not exact here"
+        pytest.skip(reason)
     ref = model_suite.ort_output(model, variant)
     assert ref.shape == (NUM_IMAGES, 1000) and ref.dtype == np.float32
 
@@ -104,3 +107,27 @@ def test_model_matches_ort(model, variant, requant, model_suite, suite_table, tm
                         f"(need <= {ARENA_SLACK})")
     row["result"] = "FAIL" if failures else "ok"
     assert not failures, f"{model} {variant} requant={requant}: " + "; ".join(failures)
+
+
+def test_softmax_probe_mirrors_cstatic(tmp_path):
+    """ort_ref.mirrored_softmax, the known answer of the float Softmax probe
+    (ort_ref.float_softmax_is_mirrored), is bit for bit what cstatic's
+    compiled float Softmax gives on the probe's input; and on a CPU with
+    AVX512F, where ORT runs the MLAS kernel both mirror, the probe finds
+    ORT equal too, so the pt2e transformer cases run there."""
+    from onnx import TensorProto, helper
+    from conftest import ort_ref
+    x = ort_ref.softmax_probe_input()
+    g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], "softmax",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    got = cstatic.compile(m, "c_static_lib -allow-float=1", out=tmp_path / "softmax").run(x)
+    want = ort_ref.mirrored_softmax(x)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), \
+        f"{int(np.sum(got.view(np.uint32) != want.view(np.uint32)))} of {x.size} outputs differ from the mirror"
+    with open("/proc/cpuinfo") as f:
+        avx512f = "avx512f" in f.read().split()
+    if avx512f:
+        assert ort_ref.float_softmax_is_mirrored(), "ORT's Softmax on this AVX512F CPU differs from the mirror"

@@ -52,9 +52,9 @@ def _config(act):
 def test_net_matches_ort(tmp_path, tv_nets, suite_table, net, act, requant):
     tv_nets(net)
     model = _tv_path(net, f"ort_{act}")
-    if act == "u8" and ort_ref.has_u8_matmul(model) and not ort_ref.u8_matmul_is_exact():
-        pytest.skip("ORT's uint8 QLinearMatMul saturates int16 pair sums on this CPU (no VNNI); "
-                    "not an exact reference")
+    reason = ort_ref.inexact_reason(model)
+    if reason:
+        pytest.skip(reason)
     inputs = os.path.join(MODELS_OUT, f"tv_{net}_inputs.npy")
     cache = os.path.join(MODELS_OUT, f"tv_{net}_ort_{act}_ref.npy")
     ref = ort_ref.cached_run(model, inputs, cache, _config(act))

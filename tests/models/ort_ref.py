@@ -94,6 +94,102 @@ def u8_matmul_is_exact():
     return _U8_MATMUL_EXACT[0]
 
 
+def has_float_softmax(model):
+    """True when a Softmax of `model` (a path) feeds something other than a
+    QuantizeLinear: ORT then runs its float MLAS Softmax and the float
+    result flows on (PT2E leaves the attention probabilities unquantized
+    before the P·V MatMul). A DQ -> Softmax -> Q group is int8 in both."""
+    import onnx
+    g = onnx.load(str(model), load_external_data=False).graph
+    readers = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n.op_type)
+    outputs = {o.name for o in g.output}
+    return any(n.op_type == "Softmax" and (n.output[0] in outputs or any(
+        r != "QuantizeLinear" for r in readers.get(n.output[0], []))) for n in g.node)
+
+
+def _fma32(a, b, c):
+    """fmaf on float32 arrays: the product of two floats is exact in
+    float64; the sum is rounded to float64, then to float32 (a double
+    rounding that differs from fmaf only on an exact float32 tie)."""
+    f64 = np.float64
+    return (a.astype(f64) * np.float32(b).astype(f64) + np.asarray(c, np.float32).astype(f64)).astype(np.float32)
+
+
+def mirrored_softmax(x):
+    """Softmax over the last axis of float32 `x` as cstatic's float kernel
+    computes it (runtime/kernels/ref/softmax_f32.c, ort_float.h: MLAS's
+    AVX512F kernel): MLAS's exp polynomial on x - max, the sum in 16 lanes
+    with its reduction tree, y = e * fl(1 / s)."""
+    x = np.asarray(x, np.float32)
+    v = np.maximum(np.float32(-103.9720840454), x + (-x.max(axis=-1, keepdims=True)))
+    bias = np.float32(12582912.0)  # 1.5 * 2^23: rounds to an integer
+    m = _fma32(v, 1.44269504088896341, bias) - bias
+    r = _fma32(m, -6.93145752e-1, v)
+    r = _fma32(m, -1.42860677e-6, r)
+    p = np.full_like(v, float.fromhex("0x1.694000p-10"))
+    for c in ("0x1.125edcp-7", "0x1.555b5ap-5", "0x1.555450p-3", "0x1.fffff6p-2", "0x1p0", "0x1p0"):
+        p = _fma32(p, r, float.fromhex(c))
+    e = np.ldexp(p, m.astype(np.int32)).astype(np.float32)
+    lane = np.zeros(x.shape[:-1] + (16,), np.float32)
+    for k in range(x.shape[-1]):
+        lane[..., k % 16] += e[..., k]
+    t = lane[..., 8:] + lane[..., :8]
+    s = ((t[..., 0] + t[..., 1]) + (t[..., 2] + t[..., 3])) + ((t[..., 4] + t[..., 5]) + (t[..., 6] + t[..., 7]))
+    return e * (np.float32(1.0) / s)[..., None]
+
+
+def softmax_probe_input():
+    """The probe's Softmax input: 64 rows of 49 (a Swin window's attention
+    row), logits of the size attention has (|x| up to ~20) and some masked
+    (-100 added, as Swin's shifted windows do)."""
+    r = np.random.default_rng(0)
+    x = r.normal(0.0, 6.0, (64, 49)).astype(np.float32)
+    x[r.random(x.shape) < 0.25] -= np.float32(100.0)
+    return x
+
+
+_FLOAT_SOFTMAX_MIRRORED = []
+
+
+def float_softmax_is_mirrored():
+    """Does ORT's float Softmax on this CPU compute what cstatic's does
+    (mirrored_softmax: MLAS's AVX512F kernel)? MLAS picks its Softmax
+    kernel by CPU: on AVX2 + FMA without AVX512F (measured on AMD EPYC
+    Zen 3) it runs another exp and sum, a few ulp apart on about a quarter
+    of a Swin attention layer's outputs and 0 where AVX512F gives a
+    subnormal, and a PT2E transformer's unquantized attention
+    probabilities then flip int8 steps downstream. Computed once per
+    process."""
+    if _FLOAT_SOFTMAX_MIRRORED:
+        return _FLOAT_SOFTMAX_MIRRORED[0]
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    x = softmax_probe_input()
+    g = h.make_graph([h.make_node("Softmax", ["x"], ["y"], axis=-1)], "probe",
+                     [h.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
+                     [h.make_tensor_value_info("y", TP.FLOAT, list(x.shape))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
+    m.ir_version = 10
+    y = session(m.SerializeToString()).run(None, {"x": x})[0]
+    _FLOAT_SOFTMAX_MIRRORED.append(bool(np.array_equal(y.view(np.uint32), mirrored_softmax(x).view(np.uint32))))
+    return _FLOAT_SOFTMAX_MIRRORED[0]
+
+
+def inexact_reason(model):
+    """Why ORT (session.qdqisint8allowed=1) is not an exact reference for
+    cstatic on `model` (a path) on this CPU, or None when it is."""
+    if has_u8_matmul(model) and not u8_matmul_is_exact():
+        return ("ORT's uint8 QLinearMatMul saturates int16 pair sums on this CPU (no VNNI): "
+                "not an exact reference (ort_ref.u8_matmul_is_exact)")
+    if has_float_softmax(model) and not float_softmax_is_mirrored():
+        return ("ORT's float Softmax on this CPU is not MLAS's AVX512F kernel that cstatic mirrors, and the "
+                "model computes on its float output (ort_ref.float_softmax_is_mirrored)")
+    return None
+
+
 def session(path, threads=1, config=None, optimized_path=None, level=None):
     """An ORT CPU session: ORT_ENABLE_ALL unless `level` is given, `threads`
     intra-op threads (1: reproducible), exact int8 accumulation
