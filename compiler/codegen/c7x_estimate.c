@@ -39,16 +39,17 @@ static double node_bytes(const cs_graph *g, const cs_node *n) {
   return b;
 }
 
-/* The exact requantization's traffic: its int8 output and the P int16
+/* The exact requantization's traffic: its output (int8, or int16 for the
+ * twin that writes the next layer's widened input) and the P int16
  * partial results z of those outputs (the grid's last entry; z may hold
- * padded channels it never reads). The int8 input and weights it reads
- * only for the rare output near a rounding boundary are not counted. */
+ * padded channels it never reads). The input and weights it reads only
+ * for the rare output near a rounding boundary are not counted. */
 static double exact_requant_bytes(const cs_graph *g, const cs_node *n) {
   const cs_value *y = cs_graph_value(g, n->outputs[0]);
   const cs_value *grid = n->n_inputs > 3 && n->inputs[3] >= 0 ? cs_graph_value(g, n->inputs[3]) : NULL;
   int64_t parts = 1;
   if (grid && grid->data && grid->rank == 1 && grid->shape[0] > 0) parts = cs_const_get_int(grid, grid->shape[0] - 1);
-  return (double)cs_value_nbytes(y) * (1.0 + 2.0 * (double)(parts > 0 ? parts : 1));
+  return (double)cs_value_nbytes(y) + 2.0 * (double)cs_value_numel(y) * (double)(parts > 0 ? parts : 1);
 }
 
 /* An mmalib_* call's estimate from its arguments; -1 when they are not
@@ -101,7 +102,8 @@ double cs_cg_step_c7x_cycles(const cs_cg *cg, int k, cs_c7x_part *part) {
       return c;
     }
   }
-  if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT) return cs_c7x_cost_bytes(exact_requant_bytes(cg->g, n));
+  if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16)
+    return cs_c7x_cost_bytes(exact_requant_bytes(cg->g, n));
   int64_t macs = cs_kernel_macs(n);
   if (macs > 0) {
     *part = CS_C7X_CORE_MACS;

@@ -245,14 +245,15 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
 
 /* The exact requantization behind an MMALIB int16 conv (-mmalib-exact;
  * compiler/quant/mmalib_exact.h): y = ORT's int8 output of the int8 conv
- * of x (NCHW, n images, padded with x_zp, w_zp = 0) and w (OIHW rows,
- * groups 1 or c_in = c_out), from z, the int16 output of MMALIB's call on
- * x − x_zp (its zero padding is then x_zp's) with bias[c], scale[c],
- * shift[c] (an FC of M rows is the 1x1 conv of n = M images of K channels,
+ * of x (NCHW, n images, padded with its zero point x_zp, w_zp = 0) and w
+ * (OIHW rows, groups 1 or c_in = c_out), from x16 = x − x_zp (int16, the
+ * input of MMALIB's call, whose zero padding is then x_zp's) and z, the
+ * int16 output of MMALIB's call on x16 with bias[c], scale[c], shift[c]
+ * (an FC of M rows is the 1x1 conv of n = M images of K channels,
  * h = w = 1):
- *   z = sat16(round_half_up((Σ(x − x_zp)·w + bias[c])·scale[c]·2^−shift[c]))
+ *   z = sat16(round_half_up((Σx16·w + bias[c])·scale[c]·2^−shift[c]))
  * grid is int64[4·c_out + 1]: rows bias, D, scale, shift, where ORT's
- * accumulator is acc = Σ(x − x_zp)·w + bias[c] − D[c], then P, the number of
+ * accumulator is acc = Σx16·w + bias[c] − D[c], then P, the number of
  * partial results z holds (1 to TIDSP_MMALIB_EXACT_MAX_PARTS): z is
  * [P][n][c_out][h_out][w_out], part j the same call on a part of the taps
  * (a 5×5/7×7 depthwise conv as 3×3 calls, compiler/quant/mmalib_exact.h)
@@ -260,15 +261,24 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
  * less D[c]. z bounds acc to an interval (the sum of the parts';
  * unbounded on a side where a part saturates); when ORT's requantization
  * (p->rq: FLOAT, per channel, mult[c]) gives both ends the same output,
- * that is y; else acc is summed again here from x and w (the rare output
- * within z's step of a rounding boundary) and requantized. So y equals
- * ORT's bit for bit, and the only MACs repeated on the core are those
- * outputs'. TIDSP_ERR_PARAM for a scale outside [1, 255], a shift
- * outside [0, 31], P outside [1, TIDSP_MMALIB_EXACT_MAX_PARTS] or an x_zp
- * outside int8. */
+ * that is y; else acc is summed again here from x16 and w (the rare
+ * output within z's step of a rounding boundary) and requantized. So y
+ * equals ORT's bit for bit, and the only MACs repeated on the core are
+ * those outputs'. y may be z's first bytes (the planner runs it in place:
+ * each output is written after its z entries are read, and the int8 or
+ * int16 output never outruns z's part 0). p->x_zp and p->w_zp are 0 (x16 is centred),
+ * TIDSP_ERR_SHAPE otherwise; TIDSP_ERR_PARAM for a scale outside
+ * [1, 255], a shift outside [0, 31] or P outside
+ * [1, TIDSP_MMALIB_EXACT_MAX_PARTS]. */
 #define TIDSP_MMALIB_EXACT_MAX_PARTS 9
-int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
+int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
                                    const int8_t *w, const int64_t *grid, const float *mult, int8_t *y);
+/* The same, written as y − p->rq.out_zp in int16: the widened input of a
+ * following exact layer whose x_zp is this output's zero point
+ * (compiler/passes/fuse_exact_requant_widen.c), so that layer's
+ * tidsp_widen_i16 pass over the int8 y is not needed. */
+int32_t tidsp_mmalib_exact_requant_i16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
+                                       const int8_t *w, const int64_t *grid, const float *mult, int16_t *y);
 /* sum (or NULL): a tensor of y's shape added to the convolution, summed
  * as ONNX Runtime's NCHWc convolution sums a fused Add ("Sum" input): each
  * output is ((Σ x·w) + sum) + bias, not ((Σ x·w) + bias) + sum

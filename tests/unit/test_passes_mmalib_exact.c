@@ -99,6 +99,23 @@ static void pick_channels(int n, float d_s, float o_s, int32_t o_zp, double r_mi
   }
 }
 
+/* The core kernel on x16 (x − p->x_zp: its params then carry x_zp 0)
+ * into y, and its int16 twin, which must write y − out_zp: the status. */
+static int32_t exact_requant_both(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x16,
+                                  const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
+  tidsp_conv2d_params q = *p;
+  q.x_zp = 0;
+  size_t n = (size_t)p->n * (size_t)p->c_out * (size_t)p->h_out * (size_t)p->w_out;
+  int16_t *y16 = zalloc(2 * n);
+  int32_t st = tidsp_mmalib_exact_requant(&q, z, x16, w, grid, mult, y);
+  CHECK(tidsp_mmalib_exact_requant_i16(&q, z, x16, w, grid, mult, y16) == st);
+  int bad = 0;
+  for (size_t i = 0; st == TIDSP_OK && i < n; i++) bad += y16[i] != y[i] - p->rq.out_zp;
+  CHECK_MSG(bad == 0, "the int16 twin differs from y - out_zp on %d outputs", bad);
+  free(y16);
+  return st;
+}
+
 static int check_layer(int depthwise, int stride, int32_t x_zp, int32_t o_zp, double r_mid, int *naive) {
   const int c_in = depthwise ? 32 : 8, c_out = 32, h = 9, w = 9, k = 3, pad = 1;
   const int ho = (h + 2 * pad - k) / stride + 1, wo = (w + 2 * pad - k) / stride + 1;
@@ -144,7 +161,7 @@ static int check_layer(int depthwise, int stride, int32_t x_zp, int32_t o_zp, do
   p.rq.out_zp = o_zp;
   p.rq.out_min = -128;
   p.rq.out_max = 127;
-  CHECK(tidsp_mmalib_exact_requant(&p, z, x, wt, grid, mult, y) == TIDSP_OK);
+  CHECK(exact_requant_both(&p, z, x16, wt, grid, mult, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_i8__ref(&p, x, wt, b, mult, ref) == TIDSP_OK);
   int n = c_out * ho * wo, bad = 0;
   for (int i = 0; i < n; i++) bad += y[i] != ref[i];
@@ -213,7 +230,7 @@ static void check_fc(int m, int k, int n, int32_t x_zp, int32_t o_zp, double r_m
   p.rq.out_zp = o_zp;
   p.rq.out_min = -128;
   p.rq.out_max = 127;
-  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, mult, y) == TIDSP_OK);
+  CHECK(exact_requant_both(&p, z, x16, w, grid, mult, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_i8__ref(&p, x, w, b, mult, ref) == TIDSP_OK);
   int bad = 0;
   for (int i = 0; i < m * n; i++) bad += y[i] != ref[i];
@@ -225,8 +242,8 @@ static void check_fc(int m, int k, int n, int32_t x_zp, int32_t o_zp, double r_m
 static void check_params(void) {
   tidsp_conv2d_params p;
   memset(&p, 0, sizeof p);
-  int16_t z[1] = {0};
-  int8_t x[1] = {0}, w[1] = {0}, y[1];
+  int16_t z[1] = {0}, x[1] = {0}, y16[1];
+  int8_t w[1] = {0}, y[1];
   int64_t grid[5] = {0, 0, 0, 0, 1}; /* scale 0 */
   float m[1] = {1.0f};
   p.n = p.c_in = p.h_in = p.w_in = p.c_out = p.h_out = p.w_out = p.k_h = p.k_w = 1;
@@ -236,6 +253,7 @@ static void check_params(void) {
   p.rq.out_min = -128;
   p.rq.out_max = 127;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
+  CHECK(tidsp_mmalib_exact_requant_i16(&p, z, x, w, grid, m, y16) == TIDSP_ERR_PARAM);
   grid[2] = 1;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_OK);
   grid[4] = 0; /* no part */
@@ -244,10 +262,11 @@ static void check_params(void) {
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
   grid[4] = 1;
   CHECK(tidsp_mmalib_exact_requant(&p, NULL, x, w, grid, m, y) == TIDSP_ERR_NULL);
-  p.x_zp = 128; /* not an int8 zero point */
-  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_PARAM);
-  p.x_zp = -128;
-  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_OK);
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, NULL) == TIDSP_ERR_NULL);
+  CHECK(tidsp_mmalib_exact_requant_i16(&p, z, x, w, grid, m, NULL) == TIDSP_ERR_NULL);
+  p.x_zp = -128; /* x16 is centred: a zero point is a caller's mistake */
+  CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
+  p.x_zp = 0;
   p.groups = 2;
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
 }
@@ -267,14 +286,17 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   *n_tiles = nt;
   CHECK(nt >= 1 && nt <= CS_MM_EXACT_MAX_TILES);
   int8_t *x = zalloc((size_t)c * h * w), *wt = zalloc((size_t)c * k * k);
-  int16_t *win = zalloc(2 * (size_t)c * h * w), *w3 = zalloc(2 * 16 * 9);
+  int16_t *win = zalloc(2 * (size_t)c * h * w), *w3 = zalloc(2 * 16 * 9), *x16 = zalloc(2 * (size_t)c * h * w);
   int16_t *z = zalloc(2 * (size_t)nt * c * ho * wo);
   int8_t *y = zalloc((size_t)c * ho * wo), *ref = zalloc((size_t)c * ho * wo);
   int64_t *bias16 = zalloc(8 * (size_t)c), *zero = zalloc(8 * (size_t)c), *grid = zalloc(8 * (4 * (size_t)c + 1));
   int32_t *b = zalloc(4 * (size_t)c);
   uint8_t *sc = zalloc((size_t)c), *sh = zalloc((size_t)c);
   float *mult = zalloc(4 * (size_t)c);
-  for (int i = 0; i < c * h * w; i++) x[i] = (int8_t)(rnd() % 256 - 128);
+  for (int i = 0; i < c * h * w; i++) {
+    x[i] = (int8_t)(rnd() % 256 - 128);
+    x16[i] = (int16_t)(x[i] - x_zp);
+  }
   for (int i = 0; i < c * k * k; i++) wt[i] = (int8_t)(rnd() % 255 - 127);
   float d_s = (float)urand(0.01, 0.05), o_s = (float)urand(0.05, 0.2);
   pick_channels(c, d_s, o_s, o_zp, r_mid, mult, b, sc, sh, bias16, grid);
@@ -285,7 +307,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
     for (int ch = 0; ch < c; ch++) {
       for (int i = 0; i < t->rows; i++)
         for (int l = 0; l < t->cols; l++)
-          win[(ch * t->rows + i) * t->cols + l] = (int16_t)(x[(ch * h + t->row0 + i) * w + t->col0 + l] - x_zp);
+          win[(ch * t->rows + i) * t->cols + l] = x16[(ch * h + t->row0 + i) * w + t->col0 + l];
       for (int i = 0; i < 3; i++)
         for (int l = 0; l < 3; l++)
           w3[ch * 9 + i * 3 + l] = t->a + i < k && t->b + l < k ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
@@ -316,7 +338,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   p.rq.out_zp = o_zp;
   p.rq.out_min = -128;
   p.rq.out_max = 127;
-  CHECK(tidsp_mmalib_exact_requant(&p, z, x, wt, grid, mult, y) == TIDSP_OK);
+  CHECK(exact_requant_both(&p, z, x16, wt, grid, mult, y) == TIDSP_OK);
   CHECK(tidsp_conv2d_i8__ref(&p, x, wt, b, mult, ref) == TIDSP_OK);
   int bad = 0;
   for (int i = 0; i < c * ho * wo; i++) bad += y[i] != ref[i];
@@ -332,7 +354,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
       *naive += v != ref[ch * ho * wo + i];
     }
   }
-  free(x), free(wt), free(win), free(w3), free(z), free(y), free(ref), free(bias16), free(zero), free(grid), free(b);
+  free(x), free(wt), free(win), free(x16), free(w3), free(z), free(y), free(ref), free(bias16), free(zero), free(grid), free(b);
   free(sc), free(sh), free(mult);
   return bad;
 }

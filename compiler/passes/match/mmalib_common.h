@@ -230,6 +230,7 @@ cs_status cs_mm_each_conv(cs_graph *g, const cs_target *t, cs_mm_conv_rewrite co
 typedef struct cs_mm_exact_plan {
   int c_out;
   int32_t x_zp;           /* the input's zero point, subtracted as x is widened */
+  int x16;                /* the widened input x − x_zp (set by the *_inputs call) */
   int64_t *bias;          /* accumulator bias + D[c] */
   uint8_t *scale, *shift; /* z's grid */
   int64_t *offset;        /* D[c] (the bias is the accumulator's + D[c]) */
@@ -254,32 +255,32 @@ void cs_mm_exact_plan_free(cs_mm_exact_plan *p);
  * of memory (message recorded). */
 int cs_mm_exact_plan_pad(cs_mm_exact_plan *p, int channels);
 /* The int16 call's inputs {x16, w16, bias, scale, shift} into ins[5]: act_in
- * − x_zp widened by a new k_widen_i16, w_in (int8 constant) as an int16 constant, the
- * plan's requant constants. 0, or -1 when out of memory (message recorded). */
-int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
-                       int *ins);
+ * − x_zp widened by a new k_widen_i16 (also p->x16), w_in (int8 constant)
+ * as an int16 constant, the plan's requant constants. 0, or -1 when out of
+ * memory (message recorded). */
+int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p, int *ins);
 /* Node id (the int16 call that took over the chain's int8 output y)
  * writes z:i16 instead, and k_mmalib_exact_requant computes y from z, the
- * int8 input act_in and weights w_in (geometry *cp: its n…groups fields;
- * the rest is filled here). 0, or -1 when out of memory (message
- * recorded). */
-int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
+ * widened input p->x16 and the int8 weights w_in (geometry *cp: its
+ * n…groups fields; the rest is filled here). 0, or -1 when out of memory
+ * (message recorded). */
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int w_in,
                         const tidsp_conv2d_params *cp, int32_t o_zp);
 
 /* A 5×5/7×7 depthwise conv on the exact path, as 3×3 int16 depthwise
  * calls (quant/mmalib_exact.h cs_mm_exact_dw_tiles): ins[j] gets tile j's
- * inputs {its window of the widened act_in (a k_slice where it is not the
+ * inputs {its window of the widened act_in p->x16 (a k_slice where it is not the
  * whole input), its 3×3 int16 weights, the plan's requant constants (bias
  * 0 for j > 0)}; args (12) its call's arguments. 0, or -1 when out of
  * memory (message recorded). */
-int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]);
 void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stride, int64_t *args);
 /* Node id (tile 0's call, which took over the chain's output y) writes
  * tile 0's z; a call per further tile, a k_concat of their z along a new
  * first axis, and k_mmalib_exact_requant with P = n_tiles compute y. */
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
-                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
+                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int w_in,
                           const tidsp_conv2d_params *cp, int32_t o_zp);
 
 /* A grouped conv on the exact path (MMALIB has no int16 grouped kernel):
@@ -295,16 +296,16 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
 int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups);
 /* ins[j], args[j] (12: conv_args, the whole conv's plain-conv arguments,
  * with block j's C_in and C_out) of block j of ⌈g/B⌉: the widened act_in
- * (one new k_widen_i16) or its channel slice, the block's int16 weights, its
+ * (one new k_widen_i16, p->x16) or its channel slice, the block's int16 weights, its
  * channels' requant constants. 0, or -1 when out of memory (recorded). */
-int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p,
                              int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
                              int64_t (*args)[12]);
 /* Node id (block 0's call, which took over the chain's output y) writes
  * block 0's z; a call per further block, a k_concat of their z along the
  * channels, and k_mmalib_exact_requant (cp->groups = g) compute y. */
 int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int n_blocks,
-                             int (*ins)[5], int64_t (*args)[12], int act_in, int w_in, const tidsp_conv2d_params *cp,
+                             int (*ins)[5], int64_t (*args)[12], int w_in, const tidsp_conv2d_params *cp,
                              int32_t o_zp);
 
 /* ---- replicated channels (MMALIBPackPixels, MMALIBOutS2D) --------------

@@ -528,11 +528,11 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     cp.pad_top = kw.pad_top;
     cp.pad_left = kw.pad_left;
     cp.groups = kind == CS_MM_CONV_DEPTHWISE ? (int32_t)c_in : (int32_t)groups;
-    if (id < 0 || (n_tiles    ? cs_mm_exact_dw_finish(g, id, base, &plan, tiles, n_tiles, tile_ins, act_in, w_in,
+    if (id < 0 || (n_tiles    ? cs_mm_exact_dw_finish(g, id, base, &plan, tiles, n_tiles, tile_ins, w_in,
                                                       &cp, tail.out.zp[0])
-                   : n_blocks ? cs_mm_exact_group_finish(g, id, base, &plan, n_blocks, block_ins, block_args, act_in,
-                                                         w_in, &cp, tail.out.zp[0])
-                              : cs_mm_exact_requant(g, id, base, &plan, act_in, w_in, &cp, tail.out.zp[0])) != 0) {
+                   : n_blocks ? cs_mm_exact_group_finish(g, id, base, &plan, n_blocks, block_ins, block_args, w_in,
+                                                         &cp, tail.out.zp[0])
+                              : cs_mm_exact_requant(g, id, base, &plan, w_in, &cp, tail.out.zp[0])) != 0) {
       st = CS_ERR_NOMEM;
       goto done;
     }

@@ -33,8 +33,9 @@
  * The input. The widening subtracts the zero point, so MMALIB's own zero
  * padding is the zero point's border ORT pads with: a padded conv needs no
  * k_pad copy of its int8 input (the int8 kernel does: its data cannot hold
- * x − x_zp), and the core kernel's recomputed sums read x with x_zp and
- * the same padding.
+ * x − x_zp), and the core kernel's recomputed sums read x16 too. Where an
+ * exact layer's output is read only by the next one's widening, the core
+ * kernel writes that x16 itself (FuseExactRequantWiden).
  *
  * Which layers. -mmalib-exact=worst: the int8 kernel's error is
  * g·(y − o_zp) before rounding (g the scale's relative error, per channel),
@@ -93,6 +94,7 @@ const char *cs_mm_exact_plan_init(cs_mm_exact_plan *p, int c_out, float d_s, int
   memset(p, 0, sizeof *p);
   p->c_out = c_out;
   p->x_zp = d_zp;
+  p->x16 = -1;
   p->bias = malloc(sizeof *p->bias * (size_t)c_out);
   p->scale = malloc((size_t)c_out);
   p->shift = malloc((size_t)c_out);
@@ -204,9 +206,8 @@ static int slice16(cs_graph *g, const char *base, int x16, const char *what, int
   return xin;
 }
 
-int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
-                       int *ins) {
-  int x16 = widen(g, base, act_in, p->x_zp);
+int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p, int *ins) {
+  int x16 = p->x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   /* the weights, widened */
   const cs_value *wv = cs_graph_value(g, w_in);
@@ -229,10 +230,10 @@ int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cons
   return 0;
 }
 
-/* k_mmalib_exact_requant(z, act_in, w_in, grid, mult) → y, z holding
+/* k_mmalib_exact_requant(z, p->x16, w_in, grid, mult) → y, z holding
  * `parts` partial results (kernels.h). 0, or -1 when out of memory. */
-static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, int parts, int z, int act_in,
-                    int w_in, const tidsp_conv2d_params *cp, int32_t o_zp, int y) {
+static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, int parts, int z, int w_in,
+                    const tidsp_conv2d_params *cp, int32_t o_zp, int y) {
   int n = p->c_out;
   int64_t *grid = malloc(sizeof *grid * (4 * (size_t)n + 1));
   if (!grid) {
@@ -250,12 +251,11 @@ static int add_core(cs_graph *g, const char *base, const cs_mm_exact_plan *p, in
   int gv = cs_add_const_named(g, base, "mm_exact_grid", CS_DTYPE_I64, 1, gshape, grid);
   free(grid);
   int mv = gv < 0 ? -1 : cs_add_const_named(g, base, "mm_exact_rq", CS_DTYPE_F32, 1, mshape, p->mult);
-  int ins[5] = {z, act_in, w_in, gv, mv};
+  int ins[5] = {z, p->x16, w_in, gv, mv};
   int k = mv < 0 ? -1 : cs_add_kernel(g, CS_OP_K_MMALIB_EXACT_REQUANT, base, 5, ins, y);
   if (k < 0) return -1;
   tidsp_conv2d_params q = *cp;
-  q.x_zp = p->x_zp; /* the recomputed sums: Σ(x − x_zp)·w, zero padding */
-  q.w_zp = 0;
+  q.x_zp = q.w_zp = 0; /* x16 is centred: the recomputed sums are Σx16·w */
   q.rq.kind = TIDSP_REQUANT_FLOAT;
   q.rq.per_channel = 1;
   q.rq.out_zp = o_zp;
@@ -284,7 +284,7 @@ static int real_channel_view(cs_graph *g, int y, const tidsp_conv2d_params *cp) 
   return k;
 }
 
-int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int act_in, int w_in,
+int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int w_in,
                         const tidsp_conv2d_params *cp, int32_t o_zp) {
   int y = cs_graph_node(g, id)->outputs[0];
   int view = real_channel_view(g, y, cp);
@@ -292,13 +292,13 @@ int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact
   snprintf(zname, sizeof zname, "%s.mm_z16", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y");
   int z = cs_reroute_output_as(g, id, 0, zname, CS_DTYPE_I16);
   if (z < 0) return -1;
-  if (view < 0) return add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
+  if (view < 0) return add_core(g, base, p, 1, z, w_in, cp, o_zp, y);
   int y_real = cs_graph_node(g, view)->outputs[0];
   cs_mm_exact_plan real = *p;
   tidsp_conv2d_params cr = *cp;
   real.c_out = cr.c_out = (int32_t)cs_graph_value(g, y_real)->shape[1];
   cs_graph_remove_node(g, view);
-  return add_core(g, base, &real, 1, z, act_in, w_in, &cr, o_zp, y_real);
+  return add_core(g, base, &real, 1, z, w_in, &cr, o_zp, y_real);
 }
 
 /* ---- a 5×5/7×7 depthwise conv as 3×3 tiles (quant/mmalib_exact.h) ---- */
@@ -309,9 +309,9 @@ void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stri
   memcpy(args, a, sizeof a);
 }
 
-int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]) {
-  int x16 = widen(g, base, act_in, p->x_zp);
+  int x16 = p->x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   const cs_value *xv = cs_graph_value(g, x16);
   int64_t ch = xv->shape[1], h = xv->shape[2], w = xv->shape[3];
@@ -386,7 +386,7 @@ static int concat_z(cs_graph *g, const char *base, int y, const int *zs, int n, 
 }
 
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,
-                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int act_in, int w_in,
+                          const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5], int w_in,
                           const tidsp_conv2d_params *cp, int32_t o_zp) {
   int y = cs_graph_node(g, id)->outputs[0];
   const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
@@ -412,7 +412,7 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
   memcpy(shape, cs_graph_value(g, y)->shape, sizeof shape);
   shape[0] = n_tiles;
   int z = concat_z(g, base, y, zs, n_tiles, shape);
-  return z < 0 ? -1 : add_core(g, base, p, n_tiles, z, act_in, w_in, cp, o_zp, y);
+  return z < 0 ? -1 : add_core(g, base, p, n_tiles, z, w_in, cp, o_zp, y);
 }
 
 /* ---- a grouped conv as block-diagonal int16 convs ------------------------ */
@@ -424,10 +424,10 @@ int cs_mm_exact_group_blocks(int64_t c_out, int64_t groups) {
   return tile % c_g == 0 ? (int)(tile / c_g) : 0;
 }
 
-int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, const cs_mm_exact_plan *p,
+int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p,
                              int64_t groups, int per_block, const int64_t *conv_args, int (*ins)[5],
                              int64_t (*args)[12]) {
-  int x16 = widen(g, base, act_in, p->x_zp);
+  int x16 = p->x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t c_out = wv->shape[0], cin_g = wv->shape[1], kk = wv->shape[2] * wv->shape[3];
@@ -486,7 +486,7 @@ int cs_mm_exact_group_inputs(cs_graph *g, const char *base, int act_in, int w_in
 }
 
 int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p, int n_blocks,
-                             int (*ins)[5], int64_t (*args)[12], int act_in, int w_in, const tidsp_conv2d_params *cp,
+                             int (*ins)[5], int64_t (*args)[12], int w_in, const tidsp_conv2d_params *cp,
                              int32_t o_zp) {
   int y = cs_graph_node(g, id)->outputs[0];
   const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
@@ -496,7 +496,7 @@ int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_
   int z0 = cs_reroute_output_as(g, id, 0, name, CS_DTYPE_I16);
   if (z0 < 0) return -1;
   cs_graph_value(g, z0)->shape[1] = bw; /* a block's channels: its zero filters' z too */
-  if (n_blocks == 1) return add_core(g, base, p, 1, z0, act_in, w_in, cp, o_zp, y);
+  if (n_blocks == 1) return add_core(g, base, p, 1, z0, w_in, cp, o_zp, y);
   int *zs = malloc(sizeof *zs * (size_t)n_blocks);
   if (!zs) {
     cs_error(CS_ERR_NOMEM, "out of memory");
@@ -523,5 +523,5 @@ int cs_mm_exact_group_finish(cs_graph *g, int id, const char *base, const cs_mm_
     z = concat_z(g, base, y, zs, n_blocks, shape);
   }
   free(zs);
-  return z < 0 ? -1 : add_core(g, base, p, 1, z, act_in, w_in, cp, o_zp, y);
+  return z < 0 ? -1 : add_core(g, base, p, 1, z, w_in, cp, o_zp, y);
 }

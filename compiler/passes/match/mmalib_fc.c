@@ -351,7 +351,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     cp.stride_h = cp.stride_w = cp.dil_h = cp.dil_w = cp.groups = 1;
     cp.c_in = (int32_t)kp; /* x and w with K's zero padding */
     cp.c_out = (int32_t)np;
-    if (cs_mm_exact_requant(g, id, base, &plan, x_mm, w_nk, &cp, o_zp) != 0) { st = CS_ERR_NOMEM; goto done; }
+    if (cs_mm_exact_requant(g, id, base, &plan, w_nk, &cp, o_zp) != 0) { st = CS_ERR_NOMEM; goto done; }
   } else {
     if (np != n_out && (st = cut_n(g, id, y_out, np, base)) != CS_OK) goto done;
     if (np == n_out && (st = cs_mm_stage_output(g, y_out)) != CS_OK) goto done;

@@ -1,7 +1,8 @@
 /*
- * mmalib_exact_requant.c — tidsp_mmalib_exact_requant (cstatic/kernels.h):
- * ORT's int8 conv output from MMALIB's int16 result z, with the rare
- * ambiguous output's accumulator summed again on the core.
+ * mmalib_exact_requant.c — tidsp_mmalib_exact_requant and its int16-output
+ * twin (cstatic/kernels.h): ORT's int8 conv output from MMALIB's int16
+ * result z, with the rare ambiguous output's accumulator summed again on
+ * the core.
  */
 #include "ref_internal.h"
 
@@ -18,14 +19,14 @@ static int64_t ceil_div(int64_t v, int64_t s) {
   return q * s < v ? q + 1 : q;
 }
 
-/* Σ (x − x_zp)·w of output (c, oh, ow): the padding adds nothing (it is
- * the zero point, as MMALIB's zero padding of the widened x − x_zp is). */
-static int64_t dot(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w, int32_t c, int32_t oh,
+/* Σ x16·w of output (c, oh, ow), x16 = x − x_zp: the padding adds
+ * nothing (it is the zero point, as in MMALIB's call on x16). */
+static int64_t dot(const tidsp_conv2d_params *p, const int16_t *x, const int8_t *w, int32_t c, int32_t oh,
                    int32_t ow) {
   int32_t cpg = p->c_in / p->groups, c0 = c / (p->c_out / p->groups) * cpg;
   int64_t acc = 0;
   for (int32_t ci = 0; ci < cpg; ci++) {
-    const int8_t *xc = x + (size_t)(c0 + ci) * (size_t)p->h_in * (size_t)p->w_in;
+    const int16_t *xc = x + (size_t)(c0 + ci) * (size_t)p->h_in * (size_t)p->w_in;
     const int8_t *wc = w + ((size_t)c * (size_t)cpg + (size_t)ci) * (size_t)p->k_h * (size_t)p->k_w;
     for (int32_t kh = 0; kh < p->k_h; kh++) {
       int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
@@ -33,25 +34,24 @@ static int64_t dot(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *
       for (int32_t kw = 0; kw < p->k_w; kw++) {
         int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
         if (iw < 0 || iw >= p->w_in) continue;
-        acc += ((int32_t)xc[(size_t)ih * (size_t)p->w_in + (size_t)iw] - p->x_zp) * wc[kh * p->k_w + kw];
+        acc += (int32_t)xc[(size_t)ih * (size_t)p->w_in + (size_t)iw] * wc[kh * p->k_w + kw];
       }
     }
   }
   return acc;
 }
 
-int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int8_t *x,
-                                   const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
+/* Both entries: y8 (int8 y) or y16 (int16 y − out_zp). */
+static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x, const int8_t *w,
+                             const int64_t *grid, const float *mult, int8_t *y8, int16_t *y16) {
   tidsp_ref_rq plan;
   int32_t st;
-  if (!p || !z || !x || !w || !grid || !mult || !y)
+  if (!p || !z || !x || !w || !grid || !mult || !(y8 || y16))
     return TIDSP_ERR_NULL;
   if (p->n < 1 || p->c_in < 1 || p->c_out < 1 || p->h_in < 1 || p->w_in < 1 || p->h_out < 1 ||
       p->w_out < 1 || p->k_h < 1 || p->k_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dil_h < 1 ||
-      p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->w_zp)
+      p->dil_w < 1 || p->groups < 1 || p->c_in % p->groups || p->c_out % p->groups || p->x_zp || p->w_zp)
     return TIDSP_ERR_SHAPE;
-  if (!tidsp_ref_is_i8(p->x_zp))
-    return TIDSP_ERR_PARAM;
   if (p->rq.kind != TIDSP_REQUANT_FLOAT || !p->rq.per_channel)
     return TIDSP_ERR_PARAM;
   st = tidsp_ref_rq_init(&plan, &p->rq, mult, p->c_out, -128, 127);
@@ -72,7 +72,7 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
     const int64_t s = scale[c], sh = shift[c], d = dd[c];
     const int64_t half = sh ? (int64_t)1 << (sh - 1) : 0;
     const int16_t *zc = z + (size_t)img * y_img + (size_t)c * plane;
-    int8_t *yc = y + (size_t)img * y_img + (size_t)c * plane;
+    const size_t y0 = (size_t)img * y_img + (size_t)c * plane;
     for (size_t i = 0; i < plane; i++) {
       /* Each part's v = (its Σx·w + its bias)·s lies in
        * [z·2^sh − half, z·2^sh + half) (sh = 0: [z, z + 1)), unbounded on
@@ -100,8 +100,21 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
         int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
         lo = ort_out(&plan, c, dot(p, x + (size_t)img * x_img, w, c, oh, ow) + bias[c] - d);
       }
-      yc[i] = (int8_t)lo;
+      if (y8)
+        y8[y0 + i] = (int8_t)lo;
+      else
+        y16[y0 + i] = (int16_t)(lo - p->rq.out_zp);
     }
   }
   return TIDSP_OK;
+}
+
+int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
+                                   const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
+  return y ? exact_requant(p, z, x, w, grid, mult, y, NULL) : TIDSP_ERR_NULL;
+}
+
+int32_t tidsp_mmalib_exact_requant_i16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
+                                       const int8_t *w, const int64_t *grid, const float *mult, int16_t *y) {
+  return y ? exact_requant(p, z, x, w, grid, mult, NULL, y) : TIDSP_ERR_NULL;
 }

@@ -1,0 +1,160 @@
+/*
+ * FuseExactRequantWiden: an exact-path layer whose int8 output only the
+ * next exact layer's widening reads writes that int16 input itself
+ * (k_mmalib_exact_requant_i16), and each rule declines: a second reader, a
+ * graph output, another zero point, a padded or transposed widening.
+ * Through the whole pipeline, two chained convs on the C7x with MMALIB
+ * give the bytes of the core's ORT-exact int8 convs, with one widening
+ * left (the first layer's input).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_graph.h"
+#include "passes/pass_list.h"
+#include "passes/passes.h"
+#include "target.h"
+#include "unit.h"
+
+enum { C = 32, H = 6, W = 6 };
+
+typedef struct pair {
+  cs_graph *g;
+  int requant, widen; /* node ids */
+  int y, y16;         /* their outputs */
+} pair;
+
+/* k_mmalib_exact_requant(z, x16, w, grid, mult) : y (out_zp -10) →
+ * k_widen_i16(y, zp) : y16, y16 the graph output (structure only: the
+ * pass reads no data). */
+static pair make_pair(int32_t zp) {
+  pair p;
+  p.g = cs_graph_new("exact_widen");
+  int64_t s4[4] = {1, C, H, W}, ws[4] = {C, C, 1, 1}, gs[1] = {4 * C + 1}, ms[1] = {C};
+  int in[5] = {gb_value(p.g, "z", CS_DTYPE_I16, 4, s4), gb_value(p.g, "x16", CS_DTYPE_I16, 4, s4),
+               kg_const_i8(p.g, "w", 4, ws, 3), gb_value(p.g, "grid", CS_DTYPE_I64, 1, gs),
+               gb_value(p.g, "mult", CS_DTYPE_F32, 1, ms)};
+  p.y = gb_node(p.g, CS_OP_K_MMALIB_EXACT_REQUANT, "conv1", 5, in, CS_DTYPE_I8, 4, s4, &p.requant);
+  cs_graph_node(p.g, p.requant)->k.conv.rq.out_zp = -10;
+  p.y16 = gb_node(p.g, CS_OP_K_WIDEN_I16, "conv2.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, &p.widen);
+  tidsp_widen_i16_params *wp = &cs_graph_node(p.g, p.widen)->k.widen;
+  memset(wp, 0, sizeof *wp);
+  wp->batch = 1;
+  wp->rows = wp->out_rows = C * H;
+  wp->cols = wp->out_cols = W;
+  wp->zp = zp;
+  int graph_in[4] = {in[0], in[1], in[3], in[4]};
+  gb_set_io(p.g, 4, graph_in, 1, &p.y16);
+  return p;
+}
+
+static void expect_fused(pair p) {
+  CHECK_MSG(pass_fuse_exact_requant_widen(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
+            cs_error_message());
+  const cs_node *r = cs_graph_node(p.g, p.requant);
+  CHECK(cs_graph_node(p.g, p.widen)->dead);
+  CHECK(r->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16 && r->outputs[0] == p.y16);
+  CHECK(cs_graph_value(p.g, p.y16)->producer == p.requant);
+  CHECK_MSG(strstr(r->origin, "conv2.widen") != NULL, "origin '%s' names the widening", r->origin);
+  cs_graph_free(p.g);
+}
+
+static void expect_declined(pair p, const char *rule) {
+  int n_nodes = p.g->n_nodes;
+  CHECK_MSG(pass_fuse_exact_requant_widen(p.g, NULL) == CS_OK, "%s: %s", rule, cs_error_message());
+  const cs_node *r = cs_graph_node(p.g, p.requant);
+  CHECK_MSG(!cs_graph_node(p.g, p.widen)->dead && p.g->n_nodes == n_nodes && r->op == CS_OP_K_MMALIB_EXACT_REQUANT &&
+                r->outputs[0] == p.y,
+            "%s: must decline", rule);
+  cs_graph_free(p.g);
+}
+
+static void test_rules(void) {
+  expect_fused(make_pair(-10));
+  expect_declined(make_pair(-9), "another zero point");
+
+  pair p = make_pair(-10);
+  cs_graph_node(p.g, p.widen)->k.widen.out_cols = W + 2; /* padded to a tile */
+  expect_declined(p, "padded widening");
+
+  p = make_pair(-10);
+  cs_graph_node(p.g, p.widen)->k.widen.transpose = 1;
+  expect_declined(p, "transposed widening");
+
+  p = make_pair(-10);
+  int outs[2] = {p.y16, p.y};
+  free(p.g->outputs);
+  free(p.g->inputs);
+  const int *r_in = cs_graph_node(p.g, p.requant)->inputs;
+  int ins[4] = {r_in[0], r_in[1], r_in[3], r_in[4]};
+  gb_set_io(p.g, 4, ins, 2, outs);
+  expect_declined(p, "y a graph output");
+
+  p = make_pair(-10);
+  int64_t s4[4] = {1, C, H, W};
+  gb_node(p.g, CS_OP_K_WIDEN_I16, "other.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, NULL);
+  expect_declined(p, "a second reader");
+}
+
+/* x → Q → DQ → conv1 (8 → 32, 3x3, pad 1) → Q(zp -10) → DQ → conv2
+ * (32 → 32, 3x3, pad 1) → Q → DQ → y, with `second_reader`: conv1's DQ
+ * output a graph output too. The kernel graph for `target`. */
+static cs_graph *two_convs(const char *target, int second_reader) {
+  cs_graph *g = cs_graph_new("two_convs");
+  int64_t xs[4] = {1, 8, H, W}, w1s[4] = {C, 8, 3, 3}, w2s[4] = {C, C, 3, 3}, ys[4] = {1, C, H, W};
+  int64_t pads[4] = {1, 1, 1, 1};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
+  int q = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.04f), gb_scalar_i8(g, "z_in", 3));
+  int dq = gb_dq(g, "dq_in", q, gb_scalar_f32(g, "s_in2", 0.04f), gb_scalar_i8(g, "z_in2", 3));
+  int w1 = gb_dq(g, "dq_w1", kg_const_i8(g, "w1", 4, w1s, 7), gb_scalar_f32(g, "w1_s", 0.003f),
+                 gb_scalar_i8(g, "w1_z", 0));
+  int c1_in[2] = {dq, w1}, c1;
+  int y1 = gb_node(g, CS_OP_CONV, "conv1", 2, c1_in, CS_DTYPE_F32, 4, ys, &c1);
+  cs_node_set_attr_ints(cs_graph_node(g, c1), "pads", 4, pads);
+  int q1 = gb_q(g, "q1", y1, gb_scalar_f32(g, "s1", 0.05f), gb_scalar_i8(g, "z1", -10));
+  int d1 = gb_dq(g, "d1", q1, gb_scalar_f32(g, "s1b", 0.05f), gb_scalar_i8(g, "z1b", -10));
+  int w2 = gb_dq(g, "dq_w2", kg_const_i8(g, "w2", 4, w2s, 11), gb_scalar_f32(g, "w2_s", 0.002f),
+                 gb_scalar_i8(g, "w2_z", 0));
+  int c2_in[2] = {d1, w2}, c2;
+  int y2 = gb_node(g, CS_OP_CONV, "conv2", 2, c2_in, CS_DTYPE_F32, 4, ys, &c2);
+  cs_node_set_attr_ints(cs_graph_node(g, c2), "pads", 4, pads);
+  int q2 = gb_q(g, "q2", y2, gb_scalar_f32(g, "s2", 0.06f), gb_scalar_i8(g, "z2", 5));
+  int y = gb_dq(g, "d2", q2, gb_scalar_f32(g, "s2b", 0.06f), gb_scalar_i8(g, "z2b", 5));
+  int outs[2] = {y, d1};
+  gb_set_io(g, 1, &x, second_reader ? 2 : 1, outs);
+  cs_target t;
+  CHECK_MSG(cs_target_parse(target, &t) == CS_OK, "%s: %s", target, cs_error_message());
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s: %s", target, cs_error_message());
+  return g;
+}
+
+static void check_pipeline(int second_reader) {
+  const char *c7x = "c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64";
+  cs_graph *g = two_convs(c7x, second_reader), *ref = two_convs("c_static_lib -requant=float", second_reader);
+  int fused = !second_reader;
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16) == fused &&
+                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - fused &&
+                gb_count_op(g, CS_OP_K_WIDEN_I16) == 2 - fused,
+            "second reader %d: %d twins, %d requants, %d widenings", second_reader,
+            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16), gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT),
+            gb_count_op(g, CS_OP_K_WIDEN_I16));
+  float x[8 * H * W];
+  for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.05f;
+  const void *in[1] = {x};
+  size_t n0 = 0, n1 = 0;
+  uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
+  CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
+            "second reader %d: the C7x exact path differs from the core's ORT-exact convs", second_reader);
+  free(got);
+  free(want);
+  cs_graph_free(g);
+  cs_graph_free(ref);
+}
+
+int main(void) {
+  test_rules();
+  check_pipeline(0);
+  check_pipeline(1);
+  UNIT_MAIN_END();
+}
