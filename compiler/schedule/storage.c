@@ -114,11 +114,17 @@ static int64_t slice_range(const tidsp_slice_params *p) {
  *   - k_concat along an axis with nothing outside it (outer = 1), whose
  *     inputs are arena tensors written by steps and views of nothing, each
  *     at an aligned offset: every input is written straight into its range
- *     of the output (the planner gives the output the inputs' live range).
+ *     of the output (the planner gives the output the inputs' live range);
+ *   - and one kernel that runs in place: the exact path's requantization
+ *     (k_mmalib_exact_requant, its _i16 twin) writes its output over the
+ *     first bytes of z, its int16 input, where z is an arena tensor that
+ *     dies there (each output is written after its z entries are read:
+ *     cstatic/kernels.h), so z and the output never take room together.
  *
  * Views never cross kinds: inputs, outputs and constants keep their copies
  * (a graph input's image, a concat into a graph output). */
-static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
+static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s,
+                         const uint8_t *no_view) {
   size_t align = opt->arena_align ? opt->arena_align : 1;
   for (int k = 0; k < s->n_steps; k++) {
     int id = s->order[k];
@@ -126,14 +132,19 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
     if (n->n_outputs != 1 || n->n_inputs < 1) continue;
     int x = n->inputs[0], y = n->outputs[0];
     if (x < 0 || y < 0 || x == y) continue;
-    if (n->op == CS_OP_K_COPY && n->n_inputs == 1) {
+    if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16) {
+      if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
+      if (s->def_step[x] < 0 || s->last_use[x] != k || s->loc[y].alias_of >= 0) continue;
+      if (cs_value_nbytes(cs_graph_value(g, y)) > cs_value_nbytes(cs_graph_value(g, x))) continue;
+      s->loc[y].alias_of = x; /* written in place, not elided */
+    } else if (n->op == CS_OP_K_COPY && n->n_inputs == 1) {
       if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
       if (s->def_step[x] < 0 || s->last_use[x] != k) continue;
       size_t ny = cs_value_nbytes(cs_graph_value(g, y));
       if (n->k.copy_bytes != ny || ny > cs_value_nbytes(cs_graph_value(g, x))) continue;
       s->loc[y].alias_of = x;
       s->node_elided[id] = 1;
-    } else if (!views) {
+    } else if (no_view && no_view[id]) {
       continue;
     } else if (n->op == CS_OP_K_SLICE && n->n_inputs == 1) {
       if (s->loc[x].kind != CS_LOC_NONE || s->def_step[x] < 0 || !viewable(s, y)) continue;
@@ -165,9 +176,10 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
   }
 }
 
-/* One storage plan; views = 0: no slice or concat views (prefix copies
- * only). */
-static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, int views) {
+/* One storage plan; no_view[id] (NULL: none) set: slice or concat node id
+ * stays a copy. */
+static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s,
+                              const uint8_t *no_view) {
   int nv = g->n_values;
   s->loc = calloc((size_t)nv + 1, sizeof *s->loc);
   s->input_staging = calloc((size_t)s->n_inputs + 1, sizeof *s->input_staging);
@@ -211,7 +223,7 @@ static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt,
       s->last_use[r] = s->n_steps;
     }
   }
-  if (opt->alias_copies) alias_copies(g, opt, s, views);
+  if (opt->alias_copies) alias_copies(g, opt, s, no_view);
 
   cs_status st = place_weights(g, opt, s);
   if (st != CS_OK) return st;
@@ -324,23 +336,77 @@ static void storage_reset(const cs_graph *g, cs_schedule *s) {
 
 /* A view keeps its whole root alive while any view of it is: a small
  * slice read late, or a concat whose first input is written early, can
- * hold more bytes than the copy it saves. So the plan with slice and
- * concat views is kept only when its arena is no larger than the plan
- * without them (on a tie, the views: fewer calls). */
-cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
-  cs_status st = storage_plan(g, opt, s, 1);
-  if (st != CS_OK || !opt->alias_copies) return st;
-  int any = 0;
-  for (int k = 0; k < s->n_steps && !any; k++) {
-    cs_op op = g->nodes[s->order[k]].op;
-    any = s->node_elided[s->order[k]] && (op == CS_OP_K_SLICE || op == CS_OP_K_CONCAT);
+ * hold more bytes than the copy it saves. So the plan with every slice and
+ * concat view is kept when its arena is no larger than the plan with none
+ * (on a tie, the views: fewer calls). Where it is larger, the views are
+ * decided one at a time: from the plan with every view, each in turn is
+ * made a copy again and stays one when that shrinks the arena, until the
+ * arena is no larger than the plan with none's (which wins otherwise).
+ * That is a plan per view, so only for up to MAX_VIEW_TRIALS views; a
+ * graph with more keeps none (DenseNet-121's 58 concats would take 6 s). */
+enum { MAX_VIEW_TRIALS = 16 };
+
+static int is_view_node(const cs_graph *g, const cs_schedule *s, int id) {
+  cs_op op = g->nodes[id].op;
+  return s->node_elided[id] && (op == CS_OP_K_SLICE || op == CS_OP_K_CONCAT);
+}
+
+/* Plans again with no_view. */
+static cs_status replan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, const uint8_t *no_view) {
+  storage_reset(g, s);
+  return storage_plan(g, opt, s, no_view);
+}
+
+/* no_view (all clear) for a plan s made with every view, whose arena is
+ * larger than the plan with none's, `none_size`: each view in turn made a
+ * copy, kept one when the arena shrinks. The plan in s is then stale. */
+static cs_status pick_views(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, uint8_t *no_view,
+                            size_t none_size) {
+  int *views = malloc(sizeof *views * ((size_t)s->n_steps + 1));
+  if (!views) return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
+  int nv = 0;
+  for (int k = 0; k < s->n_steps; k++)
+    if (is_view_node(g, s, s->order[k])) views[nv++] = s->order[k];
+  size_t best = s->arena_size;
+  cs_status st = CS_OK;
+  for (int i = 0; i < nv && best > none_size; i++) {
+    no_view[views[i]] = 1;
+    if ((st = replan(g, opt, s, no_view)) != CS_OK) break;
+    if (s->arena_size < best)
+      best = s->arena_size;
+    else
+      no_view[views[i]] = 0;
   }
-  if (!any) return CS_OK;
+  if (best > none_size)
+    for (int i = 0; i < nv; i++) no_view[views[i]] = 1;
+  free(views);
+  return st;
+}
+
+cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
+  cs_status st = storage_plan(g, opt, s, NULL);
+  if (st != CS_OK || !opt->alias_copies) return st;
+  uint8_t *none = calloc((size_t)g->n_nodes + 1, 1), *no_view = calloc((size_t)g->n_nodes + 1, 1);
+  if (!none || !no_view) {
+    free(none);
+    free(no_view);
+    return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
+  }
+  int n_views = 0;
+  for (int k = 0; k < s->n_steps; k++)
+    if (is_view_node(g, s, s->order[k])) none[s->order[k]] = 1, n_views++;
   size_t with_views = s->arena_size;
-  storage_reset(g, s);
-  if ((st = storage_plan(g, opt, s, 0)) != CS_OK || s->arena_size < with_views) return st;
-  storage_reset(g, s);
-  return storage_plan(g, opt, s, 1);
+  if (n_views && (st = replan(g, opt, s, none)) == CS_OK) {
+    size_t none_size = s->arena_size;
+    if (none_size >= with_views) /* every view */
+      st = replan(g, opt, s, NULL);
+    else if (n_views <= MAX_VIEW_TRIALS && (st = replan(g, opt, s, NULL)) == CS_OK &&
+             (st = pick_views(g, opt, s, no_view, none_size)) == CS_OK)
+      st = replan(g, opt, s, no_view);
+  }
+  free(none);
+  free(no_view);
+  return st;
 }
 
 cs_status cs_schedule_build(const cs_graph *g, const cs_schedule_options *opt,

@@ -461,6 +461,88 @@ static void a_view_that_grows_the_arena_is_not_taken(void) {
   cs_graph_free(g);
 }
 
+/* The bad slice of a_view_that_grows_the_arena_is_not_taken, and a concat
+ * at the end whose view costs nothing: views are decided one at a time,
+ * so the slice is a copy and the concat stays a view (as a whole, the
+ * plan without views would win and drop both). */
+static void views_are_decided_one_at_a_time(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t big[2] = {1, 1024}, small[2] = {1, 64}, two[2] = {2, 64};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, big);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, big), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, big);
+  int sa = cs_graph_add_value(g, "sa", CS_DTYPE_I8, 2, small);
+  int b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, big), c = cs_graph_add_value(g, "c", CS_DTYPE_I8, 2, big);
+  int d = cs_graph_add_value(g, "d", CS_DTYPE_I8, 2, big), y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, small);
+  int e0 = cs_graph_add_value(g, "e0", CS_DTYPE_I8, 2, small), e1 = cs_graph_add_value(g, "e1", CS_DTYPE_I8, 2, small);
+  int cat_y = cs_graph_add_value(g, "cat_y", CS_DTYPE_I8, 2, two), f = cs_graph_add_value(g, "f", CS_DTYPE_I8, 2, two);
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, two);
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_lut(g, "la", xq, a);
+  int sl = tg_slice2(g, "s", a, sa, 0, 0, 1);
+  tg_lut(g, "lb", a, b);
+  tg_lut(g, "lc", b, c);
+  tg_lut(g, "ld", c, d);
+  int in[2] = {sa, d};
+  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y);
+  g->nodes[add].k.add.bc.rank = 1;
+  g->nodes[add].k.add.bc.shape[0] = 64;
+  tg_lut(g, "le0", y, e0);
+  tg_lut(g, "le1", y, e1);
+  int cin[2] = {e0, e1};
+  int cat = tg_concat2(g, "cat", 2, cin, cat_y, 0);
+  tg_lut(g, "lf", cat_y, f); /* (the boundary's dequantize reads f: cat_y stays an arena tensor) */
+  tg_dequantize(g, "dq", f, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.node_elided[sl] && s.loc[sa].alias_of < 0);
+    CHECK(s.node_elided[cat] && cs_schedule_storage_root(&s, e1) == cat_y);
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
+/* The exact path's requantization runs in place: its output takes z's
+ * first bytes where z dies at it. Two of them read one z here: the first
+ * must not (z lives on), the second does. */
+static void exact_requant_writes_over_z_where_z_dies(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[4] = {1, 4, 4, 4}, ws[4] = {4, 4, 1, 1}, gs[1] = {17}, ms[1] = {4};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 4, sh);
+  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 4, sh);
+  int z = cs_graph_add_value(g, "z", CS_DTYPE_I16, 4, sh), x16 = cs_graph_add_value(g, "x16", CS_DTYPE_I16, 4, sh);
+  int y1 = cs_graph_add_value(g, "y1", CS_DTYPE_I8, 4, sh), y2 = cs_graph_add_value(g, "y2", CS_DTYPE_I8, 4, sh);
+  int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 4, sh), out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 4, sh);
+  int8_t w8[16] = {0};
+  int64_t grid[17] = {0};
+  float mult[4] = {1, 1, 1, 1};
+  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, w8);
+  int gv = cs_graph_add_const(g, "grid", CS_DTYPE_I64, 1, gs, grid);
+  int mv = cs_graph_add_const(g, "mult", CS_DTYPE_F32, 1, ms, mult);
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_node(g, CS_OP_K_WIDEN_I16, "z", "z", 1, &xq, z); /* (stands for the MMA call) */
+  tg_node(g, CS_OP_K_WIDEN_I16, "widen", "widen", 1, &xq, x16);
+  int in[5] = {z, x16, w, gv, mv};
+  int r1 = tg_node(g, CS_OP_K_MMALIB_EXACT_REQUANT, "rq1", "rq1", 5, in, y1);
+  int r2 = tg_node(g, CS_OP_K_MMALIB_EXACT_REQUANT, "rq2", "rq2", 5, in, y2);
+  int sum[2] = {y1, y2};
+  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, sum, y);
+  g->nodes[add].k.add.bc.rank = 1;
+  tg_dequantize(g, "dq", y, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    int first = s.def_step[y1] < s.def_step[y2] ? y1 : y2, second = first == y1 ? y2 : y1;
+    CHECK(s.loc[first].alias_of < 0 && s.loc[first].offset != s.loc[z].offset);
+    CHECK(s.loc[second].alias_of == z && s.loc[second].offset == s.loc[z].offset);
+    CHECK(!s.node_elided[r1] && !s.node_elided[r2]);
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
   boundary_quantize_and_dequantize_run_outside_cg_main();
   input_read_by_another_op_stays_float();
@@ -475,5 +557,7 @@ int main(void) {
   images_of_a_batch_and_their_concat_are_views();
   slices_and_concats_that_are_not_contiguous_stay_calls();
   a_view_that_grows_the_arena_is_not_taken();
+  views_are_decided_one_at_a_time();
+  exact_requant_writes_over_z_where_z_dies();
   UNIT_MAIN_END();
 }
