@@ -310,7 +310,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
           win[(ch * t->rows + i) * t->cols + l] = x16[(ch * h + t->row0 + i) * w + t->col0 + l];
       for (int i = 0; i < 3; i++)
         for (int l = 0; l < 3; l++)
-          w3[ch * 9 + i * 3 + l] = t->a + i < k && t->b + l < k ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
+          w3[ch * 9 + i * 3 + l] = t->a + i < t->a_end && t->b + l < t->b_end ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
     }
     /* MMALIB writes 64-byte aligned buffers: each tile its own, then stacked */
     int16_t *zj = zalloc(2 * (size_t)c * ho * wo);
@@ -387,6 +387,32 @@ static void check_dw_tiled(void) {
   CHECK_MSG(naive_total > 0, "no tiled output needed the fix-up: the check cannot fail");
   cs_mm_exact_tile t[CS_MM_EXACT_MAX_TILES];
   CHECK(cs_mm_exact_dw_tiles(4, 1, 8, 8, 1, 1, 7, 7, t) == 0);
+  /* the tiles own each tap of the window once */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int *cs = cases[i], k = cs[0];
+    int ho = (cs[6] + cs[2] + cs[4] - k) / cs[1] + 1, wo = (cs[7] + cs[3] + cs[5] - k) / cs[1] + 1;
+    int nt = cs_mm_exact_dw_tiles(k, cs[1], cs[6], cs[7], cs[2], cs[3], ho, wo, t);
+    for (int r = 0; r < k; r++)
+      for (int c = 0; c < k; c++) {
+        int owners = 0;
+        for (int j = 0; j < nt; j++)
+          owners += t[j].a <= r && r < t[j].a_end && t[j].b <= c && c < t[j].b_end && t[j].a_end - t[j].a <= 3 &&
+                    t[j].b_end - t[j].b <= 3;
+        CHECK_MSG(owners <= 1 && (owners == 1 || nt < (k == 5 ? 4 : 9)), "case %zu: tap (%d, %d) has %d owners", i,
+                  r, c, owners);
+      }
+  }
+  /* a "same" 5x5 at stride 1 and 2 reads the whole input in every tile: no
+   * slice (tiles at offsets {0, 2}) */
+  static const int same5[][3] = {{1, 9, 9}, {2, 10, 12}, {2, 9, 9}};
+  for (int i = 0; i < 3; i++) {
+    int s = same5[i][0], h = same5[i][1], w = same5[i][2];
+    int nt = cs_mm_exact_dw_tiles(5, s, h, w, 2, 2, (h - 1) / s + 1, (w - 1) / s + 1, t);
+    CHECK(nt == 4);
+    for (int j = 0; j < nt; j++)
+      CHECK_MSG(t[j].row0 == 0 && t[j].rows == h && t[j].col0 == 0 && t[j].cols == w,
+                "5x5 stride %d on %dx%d: tile (%d, %d) reads a slice", s, h, w, t[j].a, t[j].b);
+  }
 }
 
 int main(void) {

@@ -329,8 +329,8 @@ int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, c
     for (int64_t c = 0; c < ch; c++)
       for (int i = 0; i < 3; i++)
         for (int l = 0; l < 3; l++) {
-          int kh = t->a + i, kw = t->b + l;
-          w16[c * 9 + i * 3 + l] = kh < kk && kw < kk ? w8[(c * kk + kh) * kk + kw] : 0;
+          int kh = t->a + i, kw = t->b + l; /* its own taps only (a_end, b_end ≤ K) */
+          w16[c * 9 + i * 3 + l] = kh < t->a_end && kw < t->b_end ? w8[(c * kk + kh) * kk + kw] : 0;
         }
     char suffix[32];
     snprintf(suffix, sizeof suffix, "mm_w16_tile%d", j);
