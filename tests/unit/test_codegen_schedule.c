@@ -428,31 +428,42 @@ static void slices_and_concats_that_are_not_contiguous_stay_calls(void) {
 }
 
 
-/* A small slice read late would keep its whole root alive as a view: the
- * plan without the view has the smaller arena, and is kept. */
-static void a_view_that_grows_the_arena_is_not_taken(void) {
-  cs_graph *g = cs_graph_new("g");
+/* x [1, 1024] → q → la → a; sa = a's first 64 bytes (slice node *sl);
+ * a → lb → lc → ld → d; y = sa + d [1, 64]: the small slice is read last,
+ * so as a view it keeps a alive past its last big reader. *x_in: x. */
+static int late_slice_graph(cs_graph *g, int *x_in, int *sl) {
   int64_t big[2] = {1, 1024}, small[2] = {1, 64};
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, big);
   int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, big), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, big);
   int sa = cs_graph_add_value(g, "sa", CS_DTYPE_I8, 2, small);
   int b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, big), c = cs_graph_add_value(g, "c", CS_DTYPE_I8, 2, big);
   int d = cs_graph_add_value(g, "d", CS_DTYPE_I8, 2, big), y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, small);
-  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, small);
   tg_quantize(g, "q", x, xq, 0.1f, 0);
   tg_lut(g, "la", xq, a);
-  int sl = tg_slice2(g, "s", a, sa, 0, 0, 1); /* a's first 64 bytes */
-  tg_lut(g, "lb", a, b);                      /* a dies here without the view */
+  *sl = tg_slice2(g, "s", a, sa, 0, 0, 1); /* a's first 64 bytes */
+  tg_lut(g, "lb", a, b);                   /* a dies here without the view */
   tg_lut(g, "lc", b, c);
   tg_lut(g, "ld", c, d);
   int in[2] = {sa, d};
   int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y); /* sa read last */
   g->nodes[add].k.add.bc.rank = 1;
   g->nodes[add].k.add.bc.shape[0] = 64;
+  *x_in = x;
+  return y;
+}
+
+/* A small slice read late would keep its whole root alive as a view: the
+ * plan without the view has the smaller arena, and is kept. */
+static void a_view_that_grows_the_arena_is_not_taken(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t small[2] = {1, 64};
+  int x, sl, y = late_slice_graph(g, &x, &sl);
+  int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, small);
   tg_dequantize(g, "dq", y, out, 0.1f, 0);
   tg_set_io(g, 1, &x, 1, &out);
   cs_schedule s;
   if (build(g, &s, NULL)) {
+    int sa = g->nodes[sl].outputs[0];
     CHECK(!s.node_elided[sl] && s.loc[sa].alias_of < 0);
     CHECK(s.arena_size <= 2 * 1024 + 64 + 64 + 1024); /* the input's staging, two live bigs, sa, out */
     check_disjoint(g, &s);
@@ -461,31 +472,16 @@ static void a_view_that_grows_the_arena_is_not_taken(void) {
   cs_graph_free(g);
 }
 
-/* The bad slice of a_view_that_grows_the_arena_is_not_taken, and a concat
- * at the end whose view costs nothing: views are decided one at a time,
- * so the slice is a copy and the concat stays a view (as a whole, the
- * plan without views would win and drop both). */
+/* The late slice, and a concat at the end whose view costs nothing: views
+ * are decided one at a time, so the slice is a copy and the concat stays
+ * a view (as a whole, the plan without views would win and drop both). */
 static void views_are_decided_one_at_a_time(void) {
   cs_graph *g = cs_graph_new("g");
-  int64_t big[2] = {1, 1024}, small[2] = {1, 64}, two[2] = {2, 64};
-  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 2, big);
-  int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 2, big), a = cs_graph_add_value(g, "a", CS_DTYPE_I8, 2, big);
-  int sa = cs_graph_add_value(g, "sa", CS_DTYPE_I8, 2, small);
-  int b = cs_graph_add_value(g, "b", CS_DTYPE_I8, 2, big), c = cs_graph_add_value(g, "c", CS_DTYPE_I8, 2, big);
-  int d = cs_graph_add_value(g, "d", CS_DTYPE_I8, 2, big), y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 2, small);
+  int64_t small[2] = {1, 64}, two[2] = {2, 64};
+  int x, sl, y = late_slice_graph(g, &x, &sl);
   int e0 = cs_graph_add_value(g, "e0", CS_DTYPE_I8, 2, small), e1 = cs_graph_add_value(g, "e1", CS_DTYPE_I8, 2, small);
   int cat_y = cs_graph_add_value(g, "cat_y", CS_DTYPE_I8, 2, two), f = cs_graph_add_value(g, "f", CS_DTYPE_I8, 2, two);
   int out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, two);
-  tg_quantize(g, "q", x, xq, 0.1f, 0);
-  tg_lut(g, "la", xq, a);
-  int sl = tg_slice2(g, "s", a, sa, 0, 0, 1);
-  tg_lut(g, "lb", a, b);
-  tg_lut(g, "lc", b, c);
-  tg_lut(g, "ld", c, d);
-  int in[2] = {sa, d};
-  int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, in, y);
-  g->nodes[add].k.add.bc.rank = 1;
-  g->nodes[add].k.add.bc.shape[0] = 64;
   tg_lut(g, "le0", y, e0);
   tg_lut(g, "le1", y, e1);
   int cin[2] = {e0, e1};
@@ -495,7 +491,7 @@ static void views_are_decided_one_at_a_time(void) {
   tg_set_io(g, 1, &x, 1, &out);
   cs_schedule s;
   if (build(g, &s, NULL)) {
-    CHECK(!s.node_elided[sl] && s.loc[sa].alias_of < 0);
+    CHECK(!s.node_elided[sl] && s.loc[g->nodes[sl].outputs[0]].alias_of < 0);
     CHECK(s.node_elided[cat] && cs_schedule_storage_root(&s, e1) == cat_y);
     check_disjoint(g, &s);
     cs_schedule_free(&s);
