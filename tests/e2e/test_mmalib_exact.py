@@ -37,6 +37,9 @@ CASES = {
     "dw3x3_relu": lambda r: conv_case(r, 64, 64, 28, 3, 1, 64, True, o_zp=-128),
     "dw5x5": lambda r: conv_case(r, 64, 64, 28, 5, 1, 64, False, o_zp=1),
     "dw5x5_s2_relu": lambda r: conv_case(r, 64, 64, 28, 5, 2, 64, True, o_zp=-128),
+    # a zero point on the input: the widening's x − x_zp makes MMALIB's zero
+    # padding ORT's border (no pad copy), here under the tiles at {0, 2}
+    "dw5x5_dzp": lambda r: conv_case(r, 32, 32, 14, 5, 1, 32, False, x_zp=-37, o_zp=4),
     "dw7x7": lambda r: conv_case(r, 64, 64, 28, 7, 1, 64, False, o_zp=-3),
     "dw7x7_relu": lambda r: conv_case(r, 32, 32, 14, 7, 1, 32, True, o_zp=-128),
     # stride 2 with a 7x7 window: the int8 kernel's rule (k <= 5) declines
@@ -115,8 +118,8 @@ def _run(tmp_path, path, target, tag):
 
 
 @pytest.mark.parametrize("case", ["conv3x3", "conv_stride2_relu", "conv_dzp_pad", "dw3x3_relu", "dw5x5",
-                                  "dw5x5_s2_relu", "dw7x7", "dw7x7_relu", "fc256x512", "fc_relu", "fc_rows",
-                                  "fc_rows_npad", "conv_pad32", "conv_pad32_s2_relu", "fc_rows_kn32",
+                                  "dw5x5_s2_relu", "dw5x5_dzp", "dw7x7", "dw7x7_relu", "fc256x512", "fc_relu",
+                                  "fc_rows", "fc_rows_npad", "conv_pad32", "conv_pad32_s2_relu", "fc_rows_kn32",
                                   "grouped_6x8_s2", "grouped_2x32_relu"])
 def test_exact_equals_ort(case, tmp_path):
     path, ref = _build(tmp_path, case)
