@@ -48,7 +48,7 @@ cs_status pass_fuse_qdq_to_int8_batch_matmul(cs_graph *g, const cs_target *t); /
 cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t);
 cs_status pass_fold_clamp_lut(cs_graph *g, const cs_target *t);
-cs_status pass_fuse_exact_requant_widen(cs_graph *g, const cs_target *t); /* -mmalib=1 */
+cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t); /* -mmalib=1 */
 cs_status pass_dce(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_dequantize_matmul(cs_graph *g, const cs_target *t); /* weight-only int8 */
 cs_status pass_fuse_sdpa_decode(cs_graph *g, const cs_target *t); /* -mcpu=c7x */

@@ -83,8 +83,9 @@ static const cs_pass_entry kPipeline[] = {
      * left unread: a clamp table folds into its producer's clamp. */
     {"FoldClampLUT", pass_fold_clamp_lut, CS_GROUP_ALWAYS},
     /* After FoldClampLUT (the clamp it folds is the one the twin stores):
-     * an exact layer writes the next exact layer's int16 input itself. */
-    {"FuseExactRequantWiden", pass_fuse_exact_requant_widen, CS_GROUP_MMALIB},
+     * an exact layer or a table writes the next exact layer's int16 input
+     * itself. */
+    {"FuseWidenIntoProducer", pass_fuse_widen_into_producer, CS_GROUP_MMALIB},
     /* 10. [MMALIB] LegalizeOps(custom map): float conv/matmul → int16 MMA
      * first, then every other op as without MMALIB. */
     {"LegalizeMMALIBInt16", pass_legalize_mmalib_i16, CS_GROUP_MMALIB},

@@ -275,7 +275,7 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
                                    const int8_t *w, const int64_t *grid, const float *mult, int8_t *y);
 /* The same, written as y − p->rq.out_zp in int16: the widened input of a
  * following exact layer whose x_zp is this output's zero point
- * (compiler/passes/fuse_exact_requant_widen.c), so that layer's
+ * (compiler/passes/fuse_widen_into_producer.c), so that layer's
  * tidsp_widen_i16 pass over the int8 y is not needed. */
 int32_t tidsp_mmalib_exact_requant_i16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
                                        const int8_t *w, const int64_t *grid, const float *mult, int16_t *y);
@@ -336,7 +336,9 @@ int32_t tidsp_batch_matmul_i8(const tidsp_batch_matmul_i8_params *p,
  *   y[b][i][j] = x[b][i][j] − zp            (transpose 0; i < rows, j < cols)
  *   y[b][i][j] = x[b][j][i] − zp            (transpose 1; i < cols, j < rows)
  *   0 elsewhere (the padding: zero rows and columns add nothing to a
- *   product). TIDSP_ERR_SHAPE when the output does not hold the matrix. */
+ *   product). TIDSP_ERR_SHAPE when the output does not hold the matrix.
+ *   One dense matrix (batch 1, transpose 0, out = rows × cols) may run in
+ *   place: y may start where x does (it runs from the end). */
 typedef struct tidsp_widen_i16_params {
   int32_t batch, rows, cols;
   int32_t batch_stride; /* elements between x's matrices */
@@ -533,6 +535,12 @@ typedef struct tidsp_lut_params {
 
 int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut /* [256] */,
                      const int8_t *x, int8_t *y);
+/* y = lut[x + 128] into int16: an int8 table less the zero point of the
+ * widened input a following MMALIB exact layer reads
+ * (compiler/passes/fuse_widen_into_producer.c). In place: y may start
+ * where x does (it runs from the end). */
+int32_t tidsp_lut_i16(const tidsp_lut_params *p, const int16_t *lut /* [256] */,
+                      const int8_t *x, int16_t *y);
 
 typedef enum tidsp_unary_op {
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) TIDSP_UNARY_##NAME,

@@ -34,8 +34,8 @@
  * padding is the zero point's border ORT pads with: a padded conv needs no
  * k_pad copy of its int8 input (the int8 kernel does: its data cannot hold
  * x − x_zp), and the core kernel's recomputed sums read x16 too. Where an
- * exact layer's output is read only by the next one's widening, the core
- * kernel writes that x16 itself (FuseExactRequantWiden).
+ * exact layer's output (or an activation table's) is read only by the
+ * next one's widening, it writes that x16 itself (FuseWidenIntoProducer).
  *
  * Which layers. -mmalib-exact=worst: the int8 kernel's error is
  * g·(y − o_zp) before rounding (g the scale's relative error, per channel),

@@ -1,11 +1,12 @@
 /*
- * FuseExactRequantWiden: an exact-path layer whose int8 output only the
- * next exact layer's widening reads writes that int16 input itself
- * (k_mmalib_exact_requant_i16), and each rule declines: a second reader, a
- * graph output, another zero point, a padded or transposed widening.
- * Through the whole pipeline, two chained convs on the C7x with MMALIB
- * give the bytes of the core's ORT-exact int8 convs, with one widening
- * left (the first layer's input).
+ * FuseWidenIntoProducer: an exact-path layer (k_mmalib_exact_requant_i16)
+ * or an activation table (k_lut_i16) whose int8 output only the next
+ * exact layer's widening reads writes that int16 input itself, and each
+ * rule declines: a second reader, a graph output, another zero point, a
+ * padded or transposed widening, a table that is not a constant. Through
+ * the whole pipeline, two chained convs on the C7x with MMALIB (with and
+ * without a Sigmoid table between them) give the bytes of the core's
+ * ORT-exact int8 convs, with one widening left (the first layer's input).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static pair make_pair(int32_t zp) {
 }
 
 static void expect_fused(pair p) {
-  CHECK_MSG(pass_fuse_exact_requant_widen(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
+  CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
             cs_error_message());
   const cs_node *r = cs_graph_node(p.g, p.requant);
   CHECK(cs_graph_node(p.g, p.widen)->dead);
@@ -62,11 +63,71 @@ static void expect_fused(pair p) {
 
 static void expect_declined(pair p, const char *rule) {
   int n_nodes = p.g->n_nodes;
-  CHECK_MSG(pass_fuse_exact_requant_widen(p.g, NULL) == CS_OK, "%s: %s", rule, cs_error_message());
+  CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK, "%s: %s", rule, cs_error_message());
   const cs_node *r = cs_graph_node(p.g, p.requant);
   CHECK_MSG(!cs_graph_node(p.g, p.widen)->dead && p.g->n_nodes == n_nodes && r->op == CS_OP_K_MMALIB_EXACT_REQUANT &&
                 r->outputs[0] == p.y,
             "%s: must decline", rule);
+  cs_graph_free(p.g);
+}
+
+/* x:i8 → k_lut_i8(table) → y → k_widen_i16(zp -7) → y16, the table a
+ * constant (or, const_table 0, a graph input). */
+static pair make_lut_pair(int const_table) {
+  pair p;
+  p.g = cs_graph_new("lut_widen");
+  int64_t s4[4] = {1, C, H, W}, ts[1] = {256};
+  int x = gb_value(p.g, "x", CS_DTYPE_I8, 4, s4);
+  int8_t t[256];
+  for (int q = 0; q < 256; q++) t[q] = (int8_t)((q * 7 + 3) % 256 - 128);
+  int table = const_table ? cs_graph_add_const(p.g, "table", CS_DTYPE_I8, 1, ts, t)
+                          : gb_value(p.g, "table", CS_DTYPE_I8, 1, ts);
+  int in[2] = {table, x};
+  p.y = gb_node(p.g, CS_OP_K_LUT_I8, "sigmoid", 2, in, CS_DTYPE_I8, 4, s4, &p.requant);
+  cs_graph_node(p.g, p.requant)->k.lut.n = C * H * W;
+  p.y16 = gb_node(p.g, CS_OP_K_WIDEN_I16, "conv2.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, &p.widen);
+  tidsp_widen_i16_params *wp = &cs_graph_node(p.g, p.widen)->k.widen;
+  memset(wp, 0, sizeof *wp);
+  wp->batch = 1;
+  wp->rows = wp->out_rows = C * H;
+  wp->cols = wp->out_cols = W;
+  wp->zp = -7;
+  int graph_in[2] = {x, table};
+  gb_set_io(p.g, const_table ? 1 : 2, graph_in, 1, &p.y16);
+  return p;
+}
+
+/* The table's pair: k_lut_i16 with the table less the zero point, the
+ * same bytes as before. */
+static void test_lut(void) {
+  pair p = make_lut_pair(1);
+  int8_t x[C * H * W];
+  kg_fill_i8(x, C * H * W, 5);
+  const void *in[1] = {x};
+  size_t n0 = 0, n1 = 0;
+  uint8_t *before = kg_run_output(p.g, in, &n0);
+  CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
+            cs_error_message());
+  const cs_node *r = cs_graph_node(p.g, p.requant);
+  CHECK(cs_graph_node(p.g, p.widen)->dead && r->op == CS_OP_K_LUT_I16 && r->outputs[0] == p.y16);
+  uint8_t *after = kg_run_output(p.g, in, &n1);
+  CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the int16 table gives other bytes");
+  free(before);
+  free(after);
+  cs_graph_free(p.g);
+
+  p = make_lut_pair(0);
+  int n_nodes = p.g->n_nodes;
+  CHECK(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && !cs_graph_node(p.g, p.widen)->dead &&
+        p.g->n_nodes == n_nodes && cs_graph_node(p.g, p.requant)->op == CS_OP_K_LUT_I8);
+  cs_graph_free(p.g);
+
+  p = make_lut_pair(1);
+  int64_t s4[4] = {1, C, H, W};
+  gb_node(p.g, CS_OP_K_WIDEN_I16, "other.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, NULL);
+  n_nodes = p.g->n_nodes;
+  CHECK(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && !cs_graph_node(p.g, p.widen)->dead &&
+        cs_graph_node(p.g, p.requant)->op == CS_OP_K_LUT_I8);
   cs_graph_free(p.g);
 }
 
@@ -100,7 +161,7 @@ static void test_rules(void) {
 /* x → Q → DQ → conv1 (8 → 32, 3x3, pad 1) → Q(zp -10) → DQ → conv2
  * (32 → 32, 3x3, pad 1) → Q → DQ → y, with `second_reader`: conv1's DQ
  * output a graph output too. The kernel graph for `target`. */
-static cs_graph *two_convs(const char *target, int second_reader) {
+static cs_graph *two_convs(const char *target, int second_reader, int sigmoid) {
   cs_graph *g = cs_graph_new("two_convs");
   int64_t xs[4] = {1, 8, H, W}, w1s[4] = {C, 8, 3, 3}, w2s[4] = {C, C, 3, 3}, ys[4] = {1, C, H, W};
   int64_t pads[4] = {1, 1, 1, 1};
@@ -114,6 +175,11 @@ static cs_graph *two_convs(const char *target, int second_reader) {
   cs_node_set_attr_ints(cs_graph_node(g, c1), "pads", 4, pads);
   int q1 = gb_q(g, "q1", y1, gb_scalar_f32(g, "s1", 0.05f), gb_scalar_i8(g, "z1", -10));
   int d1 = gb_dq(g, "d1", q1, gb_scalar_f32(g, "s1b", 0.05f), gb_scalar_i8(g, "z1b", -10));
+  if (sigmoid) { /* DQ → Sigmoid → Q(1/256, -128) → DQ: a table */
+    int sg = gb_node(g, CS_OP_SIGMOID, "sigmoid", 1, &d1, CS_DTYPE_F32, 4, ys, NULL);
+    int qs = gb_q(g, "qs", sg, gb_scalar_f32(g, "ss", 1.0f / 256), gb_scalar_i8(g, "zs", -128));
+    d1 = gb_dq(g, "ds", qs, gb_scalar_f32(g, "ssb", 1.0f / 256), gb_scalar_i8(g, "zsb", -128));
+  }
   int w2 = gb_dq(g, "dq_w2", kg_const_i8(g, "w2", 4, w2s, 11), gb_scalar_f32(g, "w2_s", 0.002f),
                  gb_scalar_i8(g, "w2_z", 0));
   int c2_in[2] = {d1, w2}, c2;
@@ -129,23 +195,26 @@ static cs_graph *two_convs(const char *target, int second_reader) {
   return g;
 }
 
-static void check_pipeline(int second_reader) {
+static void check_pipeline(int second_reader, int sigmoid) {
   const char *c7x = "c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64";
-  cs_graph *g = two_convs(c7x, second_reader), *ref = two_convs("c_static_lib -requant=float", second_reader);
-  int fused = !second_reader;
-  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16) == fused &&
-                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - fused &&
+  cs_graph *g = two_convs(c7x, second_reader, sigmoid);
+  cs_graph *ref = two_convs("c_static_lib -requant=float", second_reader, sigmoid);
+  int fused = !second_reader, twins = fused && !sigmoid, tables = fused && sigmoid;
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16) == twins &&
+                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - twins &&
+                gb_count_op(g, CS_OP_K_LUT_I16) == tables && gb_count_op(g, CS_OP_K_LUT_I8) == sigmoid - tables &&
                 gb_count_op(g, CS_OP_K_WIDEN_I16) == 2 - fused,
-            "second reader %d: %d twins, %d requants, %d widenings", second_reader,
-            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16), gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT),
-            gb_count_op(g, CS_OP_K_WIDEN_I16));
+            "second reader %d, sigmoid %d: %d twins, %d requants, %d int16 tables, %d widenings", second_reader,
+            sigmoid, gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16), gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT),
+            gb_count_op(g, CS_OP_K_LUT_I16), gb_count_op(g, CS_OP_K_WIDEN_I16));
   float x[8 * H * W];
   for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.05f;
   const void *in[1] = {x};
   size_t n0 = 0, n1 = 0;
   uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
   CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
-            "second reader %d: the C7x exact path differs from the core's ORT-exact convs", second_reader);
+            "second reader %d, sigmoid %d: the C7x exact path differs from the core's ORT-exact convs", second_reader,
+            sigmoid);
   free(got);
   free(want);
   cs_graph_free(g);
@@ -154,7 +223,7 @@ static void check_pipeline(int second_reader) {
 
 int main(void) {
   test_rules();
-  check_pipeline(0);
-  check_pipeline(1);
+  test_lut();
+  for (int i = 0; i < 4; i++) check_pipeline(i & 1, i >> 1);
   UNIT_MAIN_END();
 }

@@ -1,0 +1,95 @@
+/*
+ * FuseWidenIntoProducer (-mmalib=1): an MMALIB exact layer reads its input
+ * widened, x − x_zp as int16 (passes/match/mmalib_exact.c): one more core
+ * pass over the int8 tensor its producer just wrote. Where that producer
+ * is the previous exact layer's requantization or an activation table,
+ * it writes the int16 tensor itself:
+ *
+ *   k_mmalib_exact_requant(z, x16, w, grid, mult) : y:i8   (out_zp = zp)
+ *   k_widen_i16(y) : y16 = y − zp
+ *     → k_mmalib_exact_requant_i16(z, x16, w, grid, mult) : y16
+ *
+ *   k_lut_i8(table, x) : y:i8
+ *   k_widen_i16(y) : y16 = y − zp
+ *     → k_lut_i16(table − zp, x) : y16
+ *
+ * Exact: the requant twin computes the same int8 y (the same clamp: a
+ * folded clamp table's bounds included, so this runs after FoldClampLUT)
+ * and stores y − out_zp; the int16 table holds each entry less zp. Either
+ * way y16 is what the widening stored; one pass over the tensor and the
+ * int8 copy of y go (the arena holds y16 alone).
+ *
+ * Rules (a declined pair is left as it was):
+ *   1. the widening is one dense matrix (batch 1, no padding, no
+ *      transpose): its output holds y's elements in y's order;
+ *   2. y is produced by k_mmalib_exact_requant or by k_lut_i8 with a
+ *      constant table, and read by the widening alone (not a graph
+ *      output);
+ *   3. a requant's output zero point is the widening's.
+ */
+#include <stdlib.h>
+
+#include "pass_list.h"
+#include "match/pattern.h"
+
+enum { LUT_TABLE = 0, LUT_ENTRIES = 256 };
+
+/* Rule 1: k_widen_i16 node n copies its input element for element. */
+static int widen_is_dense(const cs_graph *g, const cs_node *n) {
+  const tidsp_widen_i16_params *p = &n->k.widen;
+  int64_t numel = cs_value_numel(cs_graph_value(g, n->inputs[0]));
+  return p->batch == 1 && !p->transpose && p->rows == p->out_rows && p->cols == p->out_cols &&
+         (int64_t)p->rows * p->cols == numel;
+}
+
+/* The int16 table of k_lut_i8 node prod less zp, as a new constant; -2
+ * when the table is not a constant of 256 int8 entries, -1 when out of
+ * memory. */
+static int table_i16(cs_graph *g, const cs_node *prod, int32_t zp) {
+  const cs_value *t = prod->inputs[LUT_TABLE] >= 0 ? cs_graph_value(g, prod->inputs[LUT_TABLE]) : NULL;
+  if (!t || !t->data || t->dtype != CS_DTYPE_I8 || cs_value_numel(t) != LUT_ENTRIES) return -2;
+  int16_t t16[LUT_ENTRIES];
+  for (int i = 0; i < LUT_ENTRIES; i++) t16[i] = (int16_t)(((const int8_t *)t->data)[i] - zp);
+  int64_t shape[1] = {LUT_ENTRIES};
+  return cs_add_const_named(g, prod->name, "lut_i16", CS_DTYPE_I16, 1, shape, t16);
+}
+
+cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
+  (void)t;
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_K_WIDEN_I16 || n->n_inputs != 1 || n->n_outputs != 1) continue;
+    int y = n->inputs[0], y16 = n->outputs[0];
+    if (y < 0 || !widen_is_dense(g, n)) continue;
+    int p = cs_graph_value(g, y)->producer;
+    if (p < 0 || cs_match_single_consumer(g, y) != i) continue;
+    const cs_node *prod = cs_graph_node(g, p);
+    int32_t zp = n->k.widen.zp;
+    if (prod->dead || prod->n_outputs != 1) continue;
+    cs_op twin;
+    int table = -1;
+    if (prod->op == CS_OP_K_MMALIB_EXACT_REQUANT && prod->k.conv.rq.out_zp == zp) {
+      twin = CS_OP_K_MMALIB_EXACT_REQUANT_I16;
+    } else if (prod->op == CS_OP_K_LUT_I8 && prod->n_inputs == 2) {
+      twin = CS_OP_K_LUT_I16;
+      if ((table = table_i16(g, prod, zp)) == -2) continue;
+      if (table < 0) return cs_error(CS_ERR_NOMEM, "FuseWidenIntoProducer: out of memory at node '%s'", n->name);
+    } else {
+      continue;
+    }
+
+    char *origin = cs_origin_join(g, (int[]){p, i}, 2);
+    if (!origin) return cs_error(CS_ERR_NOMEM, "FuseWidenIntoProducer: out of memory at node '%s'", n->name);
+    cs_graph_remove_node(g, i);
+    cs_node *pn = cs_graph_node(g, p); /* (the graph grew: pointers are refreshed) */
+    pn->op = twin;
+    if (table >= 0) cs_node_set_input(g, p, LUT_TABLE, table);
+    pn->outputs[0] = y16;
+    cs_graph_value(g, y16)->producer = p;
+    cs_graph_value(g, y)->producer = -1;
+    free(pn->origin);
+    pn->origin = origin;
+  }
+  return CS_OK;
+}
