@@ -79,6 +79,22 @@ static cs_status place_weights(const cs_graph *g, const cs_schedule_options *opt
   return CS_OK;
 }
 
+/* Whether every value placed in root r's block is read for the last time
+ * by step k at the latest (so step k may overwrite the whole block). */
+static int block_dies_at(const cs_graph *g, const cs_schedule *s, int r, int k) {
+  for (int v = 0; v < g->n_values; v++)
+    if ((v == r || (s->loc[v].alias_of >= 0 && cs_schedule_storage_root(s, v) == r)) && s->last_use[v] > k)
+      return 0;
+  return 1;
+}
+
+/* k_widen_i16 node n writes x's elements in x's order (one matrix, no
+ * padding, no transpose): it may run in place. */
+static int widen_dense(const cs_node *n) {
+  const tidsp_widen_i16_params *p = &n->k.widen;
+  return p->batch == 1 && !p->transpose && p->rows == p->out_rows && p->cols == p->out_cols;
+}
+
 /* A value the views may place: written by a step, not a graph input,
  * output or constant, and not a view already. */
 static int viewable(const cs_schedule *s, int v) {
@@ -119,7 +135,10 @@ static int64_t slice_range(const tidsp_slice_params *p) {
  *     (k_mmalib_exact_requant, its _i16 twin) writes its output over the
  *     first bytes of z, its int16 input, where z is an arena tensor that
  *     dies there (each output is written after its z entries are read:
- *     cstatic/kernels.h), so z and the output never take room together.
+ *     cstatic/kernels.h), so z and the output never take room together;
+ *     and an int8 → int16 table or dense widening (k_lut_i16, k_widen_i16)
+ *     writes over its input's block when that block (z's, typically) has
+ *     room for the int16 output and dies there (they run from the end).
  *
  * Views never cross kinds: inputs, outputs and constants keep their copies
  * (a graph input's image, a concat into a graph output). */
@@ -137,6 +156,15 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
       if (s->def_step[x] < 0 || s->last_use[x] != k || s->loc[y].alias_of >= 0) continue;
       if (cs_value_nbytes(cs_graph_value(g, y)) > cs_value_nbytes(cs_graph_value(g, x))) continue;
       s->loc[y].alias_of = x; /* written in place, not elided */
+    } else if ((n->op == CS_OP_K_LUT_I16 && n->n_inputs == 2) || (n->op == CS_OP_K_WIDEN_I16 && widen_dense(n))) {
+      int xi = n->op == CS_OP_K_LUT_I16 ? n->inputs[1] : x; /* the int8 data */
+      if (xi < 0 || s->loc[xi].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE || s->loc[y].alias_of >= 0)
+        continue;
+      int r = cs_schedule_storage_root(s, xi);
+      if (s->def_step[xi] < 0 || s->loc[r].kind != CS_LOC_NONE || cs_schedule_view_offset(s, xi) != 0) continue;
+      if (cs_value_nbytes(cs_graph_value(g, y)) > cs_value_nbytes(cs_graph_value(g, r))) continue;
+      if (!block_dies_at(g, s, r, k)) continue;
+      s->loc[y].alias_of = xi; /* written in place from the end, not elided */
     } else if (n->op == CS_OP_K_COPY && n->n_inputs == 1) {
       if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
       if (s->def_step[x] < 0 || s->last_use[x] != k) continue;

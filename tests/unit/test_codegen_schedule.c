@@ -539,6 +539,55 @@ static void exact_requant_writes_over_z_where_z_dies(void) {
   cs_graph_free(g);
 }
 
+/* z (int16) → the exact requant, in place → y8 → an int16 table → y16:
+ * the table runs in place too, over z's block, which has y16's bytes and
+ * dies there; not where the block lives on (y8_read_later: an add reads
+ * y8 after the table). */
+static void int16_table_writes_over_the_block_it_reads(int y8_read_later) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t sh[4] = {1, 4, 4, 4}, ws[4] = {4, 4, 1, 1}, gs[1] = {17}, ms[1] = {4}, ts[1] = {256};
+  int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 4, sh), xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 4, sh);
+  int z = cs_graph_add_value(g, "z", CS_DTYPE_I16, 4, sh), x16 = cs_graph_add_value(g, "x16", CS_DTYPE_I16, 4, sh);
+  int y8 = cs_graph_add_value(g, "y8", CS_DTYPE_I8, 4, sh), y16 = cs_graph_add_value(g, "y16", CS_DTYPE_I16, 4, sh);
+  int y2 = cs_graph_add_value(g, "y2", CS_DTYPE_I8, 4, sh), out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 4, sh);
+  int y3 = cs_graph_add_value(g, "y3", CS_DTYPE_I8, 4, sh);
+  int8_t w8[16] = {0};
+  int64_t grid[17] = {0};
+  float mult[4] = {1, 1, 1, 1};
+  int16_t t16[256] = {0};
+  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, w8);
+  int gv = cs_graph_add_const(g, "grid", CS_DTYPE_I64, 1, gs, grid);
+  int mv = cs_graph_add_const(g, "mult", CS_DTYPE_F32, 1, ms, mult);
+  int tv = cs_graph_add_const(g, "t16", CS_DTYPE_I16, 1, ts, t16);
+  tg_quantize(g, "q", x, xq, 0.1f, 0);
+  tg_node(g, CS_OP_K_WIDEN_I16, "z", "z", 1, &xq, z); /* (stands for the MMA call) */
+  tg_node(g, CS_OP_K_WIDEN_I16, "widen", "widen", 1, &xq, x16);
+  int in1[5] = {z, x16, w, gv, mv};
+  tg_node(g, CS_OP_K_MMALIB_EXACT_REQUANT, "rq1", "rq1", 5, in1, y8);
+  int lin[2] = {tv, y8};
+  int lut = tg_node(g, CS_OP_K_LUT_I16, "lut", "lut", 2, lin, y16);
+  int in2[5] = {y16, y16, w, gv, mv};
+  tg_node(g, CS_OP_K_MMALIB_EXACT_REQUANT, "rq2", "rq2", 5, in2, y2);
+  if (y8_read_later) {
+    int sum[2] = {y2, y8};
+    int add = tg_node(g, CS_OP_K_ADD_I8, "add", "add", 2, sum, y3);
+    g->nodes[add].k.add.bc.rank = 1;
+  }
+  tg_dequantize(g, "dq", y8_read_later ? y3 : y2, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s;
+  if (build(g, &s, NULL)) {
+    CHECK(!s.node_elided[lut]);
+    if (y8_read_later)
+      CHECK(s.loc[y8].alias_of == z && s.loc[y16].alias_of < 0);
+    else
+      CHECK(s.loc[y8].alias_of == z && s.loc[y16].alias_of == y8 && s.loc[y16].offset == s.loc[z].offset);
+    check_disjoint(g, &s);
+    cs_schedule_free(&s);
+  }
+  cs_graph_free(g);
+}
+
 int main(void) {
   boundary_quantize_and_dequantize_run_outside_cg_main();
   input_read_by_another_op_stays_float();
@@ -555,5 +604,7 @@ int main(void) {
   a_view_that_grows_the_arena_is_not_taken();
   views_are_decided_one_at_a_time();
   exact_requant_writes_over_z_where_z_dies();
+  int16_table_writes_over_the_block_it_reads(0);
+  int16_table_writes_over_the_block_it_reads(1);
   UNIT_MAIN_END();
 }

@@ -668,6 +668,31 @@ static void test_binary_any(void) {
   }
 }
 
+/* int8 → int16 in place: y starts where x does, in a block of y's bytes
+ * (the planner's in-place table and widening: storage.c); the same values
+ * as from separate buffers. */
+static void test_lut_i16_and_widen_in_place(void) {
+  enum { N = 301 };
+  int16_t lut[256], block[N], want[N], wide[N];
+  int8_t x[N];
+  for (int i = 0; i < 256; i++) lut[i] = (int16_t)(3 * i - 300);
+  for (int i = 0; i < N; i++) x[i] = (int8_t)rnd_range(-128, 127);
+  tidsp_lut_params p = {N};
+  CHECK(tidsp_lut_i16(&p, lut, x, want) == TIDSP_OK);
+  for (int i = 0; i < N; i++) CHECK(want[i] == 3 * (x[i] + 128) - 300);
+  memcpy(block, x, sizeof x);
+  CHECK(tidsp_lut_i16(&p, lut, (const int8_t *)block, block) == TIDSP_OK);
+  CHECK(memcmp(block, want, sizeof want) == 0);
+  CHECK(tidsp_lut_i16(&p, NULL, x, want) == TIDSP_ERR_NULL);
+
+  tidsp_widen_i16_params w = {1, 7, 43, 0, 7, 43, 0, -9}; /* 7 × 43 = N */
+  CHECK(tidsp_widen_i16(&w, x, wide) == TIDSP_OK);
+  for (int i = 0; i < N; i++) CHECK(wide[i] == x[i] + 9);
+  memcpy(block, x, sizeof x);
+  CHECK(tidsp_widen_i16(&w, (const int8_t *)block, block) == TIDSP_OK);
+  CHECK(memcmp(block, wide, sizeof wide) == 0);
+}
+
 int main(void) {
   test_add_i8_hand();
   test_add_i8_random();
@@ -676,6 +701,7 @@ int main(void) {
   test_binary_any();
   test_prelu_f32();
   test_lut_i8();
+  test_lut_i16_and_widen_in_place();
   test_unary_f32();
   UNIT_MAIN_END();
 }

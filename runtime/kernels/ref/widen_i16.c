@@ -20,6 +20,11 @@ int32_t tidsp_widen_i16(const tidsp_widen_i16_params *p, const int8_t *x, int16_
   if (!tidsp_ref_is_i8(p->zp))
     return TIDSP_ERR_PARAM;
   const size_t out_cols = (size_t)p->out_cols, plane = (size_t)p->out_rows * out_cols;
+  if (p->batch == 1 && !p->transpose && p->out_rows == p->rows && p->out_cols == p->cols) {
+    /* dense, from the end: y may start where x does (in place) */
+    for (size_t i = plane; i-- > 0;) y[i] = (int16_t)(x[i] - p->zp);
+    return TIDSP_OK;
+  }
   for (int32_t b = 0; b < p->batch; b++) {
     const int8_t *xb = x + (size_t)b * (size_t)p->batch_stride;
     int16_t *yb = y + (size_t)b * plane;
