@@ -499,23 +499,31 @@ static void views_are_decided_one_at_a_time(void) {
   cs_graph_free(g);
 }
 
+/* The constant inputs of a k_mmalib_exact_requant of 4 channels (w, grid,
+ * mult; their values do not matter to the schedule). */
+static void requant_consts(cs_graph *g, int *w, int *gv, int *mv) {
+  int64_t ws[4] = {4, 4, 1, 1}, gs[1] = {17}, ms[1] = {4};
+  int8_t w8[16] = {0};
+  int64_t grid[17] = {0};
+  float mult[4] = {1, 1, 1, 1};
+  *w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, w8);
+  *gv = cs_graph_add_const(g, "grid", CS_DTYPE_I64, 1, gs, grid);
+  *mv = cs_graph_add_const(g, "mult", CS_DTYPE_F32, 1, ms, mult);
+}
+
 /* The exact path's requantization runs in place: its output takes z's
  * first bytes where z dies at it. Two of them read one z here: the first
  * must not (z lives on), the second does. */
 static void exact_requant_writes_over_z_where_z_dies(void) {
   cs_graph *g = cs_graph_new("g");
-  int64_t sh[4] = {1, 4, 4, 4}, ws[4] = {4, 4, 1, 1}, gs[1] = {17}, ms[1] = {4};
+  int64_t sh[4] = {1, 4, 4, 4};
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 4, sh);
   int xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 4, sh);
   int z = cs_graph_add_value(g, "z", CS_DTYPE_I16, 4, sh), x16 = cs_graph_add_value(g, "x16", CS_DTYPE_I16, 4, sh);
   int y1 = cs_graph_add_value(g, "y1", CS_DTYPE_I8, 4, sh), y2 = cs_graph_add_value(g, "y2", CS_DTYPE_I8, 4, sh);
   int y = cs_graph_add_value(g, "y", CS_DTYPE_I8, 4, sh), out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 4, sh);
-  int8_t w8[16] = {0};
-  int64_t grid[17] = {0};
-  float mult[4] = {1, 1, 1, 1};
-  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, w8);
-  int gv = cs_graph_add_const(g, "grid", CS_DTYPE_I64, 1, gs, grid);
-  int mv = cs_graph_add_const(g, "mult", CS_DTYPE_F32, 1, ms, mult);
+  int w, gv, mv;
+  requant_consts(g, &w, &gv, &mv);
   tg_quantize(g, "q", x, xq, 0.1f, 0);
   tg_node(g, CS_OP_K_WIDEN_I16, "z", "z", 1, &xq, z); /* (stands for the MMA call) */
   tg_node(g, CS_OP_K_WIDEN_I16, "widen", "widen", 1, &xq, x16);
@@ -545,19 +553,15 @@ static void exact_requant_writes_over_z_where_z_dies(void) {
  * y8 after the table). */
 static void int16_table_writes_over_the_block_it_reads(int y8_read_later) {
   cs_graph *g = cs_graph_new("g");
-  int64_t sh[4] = {1, 4, 4, 4}, ws[4] = {4, 4, 1, 1}, gs[1] = {17}, ms[1] = {4}, ts[1] = {256};
+  int64_t sh[4] = {1, 4, 4, 4}, ts[1] = {256};
   int x = cs_graph_add_value(g, "x", CS_DTYPE_F32, 4, sh), xq = cs_graph_add_value(g, "xq", CS_DTYPE_I8, 4, sh);
   int z = cs_graph_add_value(g, "z", CS_DTYPE_I16, 4, sh), x16 = cs_graph_add_value(g, "x16", CS_DTYPE_I16, 4, sh);
   int y8 = cs_graph_add_value(g, "y8", CS_DTYPE_I8, 4, sh), y16 = cs_graph_add_value(g, "y16", CS_DTYPE_I16, 4, sh);
   int y2 = cs_graph_add_value(g, "y2", CS_DTYPE_I8, 4, sh), out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 4, sh);
   int y3 = cs_graph_add_value(g, "y3", CS_DTYPE_I8, 4, sh);
-  int8_t w8[16] = {0};
-  int64_t grid[17] = {0};
-  float mult[4] = {1, 1, 1, 1};
   int16_t t16[256] = {0};
-  int w = cs_graph_add_const(g, "w", CS_DTYPE_I8, 4, ws, w8);
-  int gv = cs_graph_add_const(g, "grid", CS_DTYPE_I64, 1, gs, grid);
-  int mv = cs_graph_add_const(g, "mult", CS_DTYPE_F32, 1, ms, mult);
+  int w, gv, mv;
+  requant_consts(g, &w, &gv, &mv);
   int tv = cs_graph_add_const(g, "t16", CS_DTYPE_I16, 1, ts, t16);
   tg_quantize(g, "q", x, xq, 0.1f, 0);
   tg_node(g, CS_OP_K_WIDEN_I16, "z", "z", 1, &xq, z); /* (stands for the MMA call) */

@@ -26,6 +26,20 @@ typedef struct pair {
   int y, y16;         /* their outputs */
 } pair;
 
+/* k_widen_i16 of y ([1, C, H, W] int8) less zp, one dense matrix: its
+ * output (*node its id). */
+static int dense_widen(cs_graph *g, int y, int32_t zp, int *node) {
+  int64_t s4[4] = {1, C, H, W};
+  int y16 = gb_node(g, CS_OP_K_WIDEN_I16, "conv2.widen", 1, &y, CS_DTYPE_I16, 4, s4, node);
+  tidsp_widen_i16_params *wp = &cs_graph_node(g, *node)->k.widen;
+  memset(wp, 0, sizeof *wp);
+  wp->batch = 1;
+  wp->rows = wp->out_rows = C * H;
+  wp->cols = wp->out_cols = W;
+  wp->zp = zp;
+  return y16;
+}
+
 /* k_mmalib_exact_requant(z, x16, w, grid, mult) : y (out_zp -10) →
  * k_widen_i16(y, zp) : y16, y16 the graph output (structure only: the
  * pass reads no data). */
@@ -38,13 +52,7 @@ static pair make_pair(int32_t zp) {
                gb_value(p.g, "mult", CS_DTYPE_F32, 1, ms)};
   p.y = gb_node(p.g, CS_OP_K_MMALIB_EXACT_REQUANT, "conv1", 5, in, CS_DTYPE_I8, 4, s4, &p.requant);
   cs_graph_node(p.g, p.requant)->k.conv.rq.out_zp = -10;
-  p.y16 = gb_node(p.g, CS_OP_K_WIDEN_I16, "conv2.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, &p.widen);
-  tidsp_widen_i16_params *wp = &cs_graph_node(p.g, p.widen)->k.widen;
-  memset(wp, 0, sizeof *wp);
-  wp->batch = 1;
-  wp->rows = wp->out_rows = C * H;
-  wp->cols = wp->out_cols = W;
-  wp->zp = zp;
+  p.y16 = dense_widen(p.g, p.y, zp, &p.widen);
   int graph_in[4] = {in[0], in[1], in[3], in[4]};
   gb_set_io(p.g, 4, graph_in, 1, &p.y16);
   return p;
@@ -85,13 +93,7 @@ static pair make_lut_pair(int const_table) {
   int in[2] = {table, x};
   p.y = gb_node(p.g, CS_OP_K_LUT_I8, "sigmoid", 2, in, CS_DTYPE_I8, 4, s4, &p.requant);
   cs_graph_node(p.g, p.requant)->k.lut.n = C * H * W;
-  p.y16 = gb_node(p.g, CS_OP_K_WIDEN_I16, "conv2.widen", 1, &p.y, CS_DTYPE_I16, 4, s4, &p.widen);
-  tidsp_widen_i16_params *wp = &cs_graph_node(p.g, p.widen)->k.widen;
-  memset(wp, 0, sizeof *wp);
-  wp->batch = 1;
-  wp->rows = wp->out_rows = C * H;
-  wp->cols = wp->out_cols = W;
-  wp->zp = -7;
+  p.y16 = dense_widen(p.g, p.y, -7, &p.widen);
   int graph_in[2] = {x, table};
   gb_set_io(p.g, const_table ? 1 : 2, graph_in, 1, &p.y16);
   return p;
