@@ -284,9 +284,17 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
   size_t *trial = malloc((size_t)n * sizeof *trial);
   ok = ok && order && rec && conf && trial;
   /* Greedy placement is not optimal for every order; try a few and keep
-   * the smallest (ties keep the earlier order, largest-first). */
-  size_t best_total = (size_t)-1, sizes[CS_POOL_COUNT];
-  for (int kind = 0; kind < ORDER_COUNT_ && ok; kind++) {
+   * the smallest (ties keep the earlier order, largest-first). A placement
+   * at the pools' live bound cannot be beaten: the search stops there
+   * (the result is the same, sooner: the storage plan's view search plans
+   * many times). */
+  size_t best_total = (size_t)-1, sizes[CS_POOL_COUNT], bound = 0;
+  for (int p = 0; p < CS_POOL_COUNT && ok; p++) {
+    size_t b = cs_memplan_lower_bound(t, n, p);
+    ok = b != SIZE_MAX;
+    bound += b;
+  }
+  for (int kind = 0; kind < ORDER_COUNT_ && ok && best_total > bound; kind++) {
     fixed_order(t, n, (order_kind)kind, rec, order);
     ok = place(&c, align, order, conf, trial, sizes);
     if (ok) keep_if_smaller(n, trial, sizes, offsets, pool_size, &best_total);
@@ -299,7 +307,7 @@ cs_status cs_memplan_solve(const cs_memplan_tensor *t, int n, size_t align,
    * 1.25x → 1.00x on shufflenetv2_pt2e). */
   uint32_t rng = 0x9E3779B9u;
   int tries = n <= 4000 ? 64 : 0;
-  for (int it = 0; it < tries && ok && best_total > 0; it++) {
+  for (int it = 0; it < tries && ok && best_total > bound; it++) {
     for (int i = 0; i < n; i++) {
       rng = rng * 1664525u + 1013904223u;
       double f = 0.5 + (double)(rng >> 8) / (double)(1u << 24); /* [0.5, 1.5) */

@@ -205,9 +205,11 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
 }
 
 /* One storage plan; no_view[id] (NULL: none) set: slice or concat node id
- * stays a copy. */
+ * stays a copy. A plan whose live bound exceeds `cap` is not placed: its
+ * arena_size is then that bound (above cap), and its offsets are not set
+ * (the view search's trials, which only compare sizes; SIZE_MAX: place). */
 static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s,
-                              const uint8_t *no_view) {
+                              const uint8_t *no_view, size_t cap) {
   int nv = g->n_values;
   s->loc = calloc((size_t)nv + 1, sizeof *s->loc);
   s->input_staging = calloc((size_t)s->n_inputs + 1, sizeof *s->input_staging);
@@ -326,7 +328,18 @@ static cs_status storage_plan(const cs_graph *g, const cs_schedule_options *opt,
   }
 
   size_t pool_size[CS_POOL_COUNT];
-  st = cs_memplan_solve(t, nt, opt->arena_align, offsets, pool_size);
+  if (cap != SIZE_MAX) {
+    size_t bound = cs_memplan_lower_bound(t, nt, CS_POOL_DDR);
+    if (bound == SIZE_MAX) st = CS_ERR_NOMEM; /* message recorded */
+    if (st == CS_OK && bound > cap) {
+      s->arena_size = bound;
+      free(tensor_of);
+      free(t);
+      free(offsets);
+      return CS_OK;
+    }
+  }
+  if (st == CS_OK) st = cs_memplan_solve(t, nt, opt->arena_align, offsets, pool_size);
   if (st == CS_OK) {
     for (int v = 0; v < nv; v++) {
       int root = cs_schedule_storage_root(s, v);
@@ -367,52 +380,77 @@ static void storage_reset(const cs_graph *g, cs_schedule *s) {
  * hold more bytes than the copy it saves. So the plan with every slice and
  * concat view is kept when its arena is no larger than the plan with none
  * (on a tie, the views: fewer calls). Where it is larger, the views are
- * decided one at a time: from the plan with every view, each in turn is
- * made a copy again and stays one when that shrinks the arena, until the
- * arena is no larger than the plan with none's (which wins otherwise).
- * That is a plan per view, so only for up to MAX_VIEW_TRIALS views; a
- * graph with more keeps none (DenseNet-121's 58 concats would take 6 s). */
-enum { MAX_VIEW_TRIALS = 16 };
+ * added to the plan with none in runs (pick_views), each run kept while
+ * the arena stays no larger than the best so far: the arena is then never
+ * above the plan with none's, and a view is a copy only where it grew the
+ * arena. That is a plan per run tried (one whose live bound is already
+ * larger is not placed), at most MAX_VIEW_PLANS of them (DenseNet-121's 34
+ * views take 26); views not tried by then stay copies. */
+enum { MAX_VIEW_PLANS = 32 };
 
 static int is_view_node(const cs_graph *g, const cs_schedule *s, int id) {
   cs_op op = g->nodes[id].op;
   return s->node_elided[id] && (op == CS_OP_K_SLICE || op == CS_OP_K_CONCAT);
 }
 
-/* Plans again with no_view. */
-static cs_status replan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, const uint8_t *no_view) {
+/* Plans again with no_view (cap: storage_plan's). */
+static cs_status replan(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, const uint8_t *no_view,
+                        size_t cap) {
   storage_reset(g, s);
-  return storage_plan(g, opt, s, no_view);
+  return storage_plan(g, opt, s, no_view, cap);
 }
 
-/* no_view (all clear) for a plan s made with every view, whose arena is
- * larger than the plan with none's, `none_size`: each view in turn made a
- * copy, kept one when the arena shrinks. The plan in s is then stale. */
-static cs_status pick_views(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, uint8_t *no_view,
-                            size_t none_size) {
+typedef struct view_search {
+  const cs_graph *g;
+  const cs_schedule_options *opt;
+  cs_schedule *s;
+  const int *views; /* the view nodes, in step order */
+  uint8_t *no_view; /* the views made copies */
+  size_t best;      /* the smallest arena of a plan kept so far */
+  int plans;        /* plans made */
+} view_search;
+
+/* Views [lo, hi) made views again on top of the kept ones: kept when the
+ * arena is no larger than the best so far, else tried again in halves
+ * (a single view that grows it stays a copy). */
+static cs_status try_views(view_search *v, int lo, int hi) {
+  if (lo >= hi || v->plans >= MAX_VIEW_PLANS) return CS_OK;
+  for (int i = lo; i < hi; i++) v->no_view[v->views[i]] = 0;
+  v->plans++;
+  cs_status st = replan(v->g, v->opt, v->s, v->no_view, v->best);
+  if (st != CS_OK) return st;
+  if (v->s->arena_size <= v->best) {
+    v->best = v->s->arena_size;
+    return CS_OK;
+  }
+  for (int i = lo; i < hi; i++) v->no_view[v->views[i]] = 1;
+  if (hi - lo == 1) return CS_OK;
+  int mid = lo + (hi - lo) / 2;
+  if ((st = try_views(v, lo, mid)) != CS_OK) return st;
+  return try_views(v, mid, hi);
+}
+
+/* no_view where the plan with every view (the nodes `is_view` marks) has
+ * a larger arena than the plan with none, `none_size`: starting from none,
+ * the two halves of the views tried as runs (try_views; all of them
+ * together are what grew the arena). The plan in s is then stale. */
+static cs_status pick_views(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s, const uint8_t *is_view,
+                            uint8_t *no_view, size_t none_size) {
   int *views = malloc(sizeof *views * ((size_t)s->n_steps + 1));
   if (!views) return cs_error(CS_ERR_NOMEM, "schedule: out of memory");
   int nv = 0;
   for (int k = 0; k < s->n_steps; k++)
-    if (is_view_node(g, s, s->order[k])) views[nv++] = s->order[k];
-  size_t best = s->arena_size;
-  cs_status st = CS_OK;
-  for (int i = 0; i < nv && best > none_size; i++) {
-    no_view[views[i]] = 1;
-    if ((st = replan(g, opt, s, no_view)) != CS_OK) break;
-    if (s->arena_size < best)
-      best = s->arena_size;
-    else
-      no_view[views[i]] = 0;
-  }
-  if (best > none_size)
-    for (int i = 0; i < nv; i++) no_view[views[i]] = 1;
+    if (is_view[s->order[k]]) no_view[s->order[k]] = 1, views[nv++] = s->order[k];
+  view_search v = {g, opt, s, views, no_view, none_size, 0};
+  int mid = nv / 2;
+  cs_status st = try_views(&v, 0, mid);
+  if (st == CS_OK) st = try_views(&v, mid, nv);
   free(views);
   return st;
 }
 
 cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt, cs_schedule *s) {
-  cs_status st = storage_plan(g, opt, s, NULL);
+  cs_status st = storage_plan(g, opt, s, NULL, SIZE_MAX);
   if (st != CS_OK || !opt->alias_copies) return st;
   uint8_t *none = calloc((size_t)g->n_nodes + 1, 1), *no_view = calloc((size_t)g->n_nodes + 1, 1);
   if (!none || !no_view) {
@@ -424,13 +462,12 @@ cs_status cs_schedule_storage(const cs_graph *g, const cs_schedule_options *opt,
   for (int k = 0; k < s->n_steps; k++)
     if (is_view_node(g, s, s->order[k])) none[s->order[k]] = 1, n_views++;
   size_t with_views = s->arena_size;
-  if (n_views && (st = replan(g, opt, s, none)) == CS_OK) {
+  if (n_views && (st = replan(g, opt, s, none, SIZE_MAX)) == CS_OK) {
     size_t none_size = s->arena_size;
     if (none_size >= with_views) /* every view */
-      st = replan(g, opt, s, NULL);
-    else if (n_views <= MAX_VIEW_TRIALS && (st = replan(g, opt, s, NULL)) == CS_OK &&
-             (st = pick_views(g, opt, s, no_view, none_size)) == CS_OK)
-      st = replan(g, opt, s, no_view);
+      st = replan(g, opt, s, NULL, SIZE_MAX);
+    else if ((st = pick_views(g, opt, s, none, no_view, none_size)) == CS_OK)
+      st = replan(g, opt, s, no_view, SIZE_MAX);
   }
   free(none);
   free(no_view);

@@ -499,6 +499,59 @@ static void views_are_decided_one_at_a_time(void) {
   cs_graph_free(g);
 }
 
+/* Past sixteen views the views are still decided, not all dropped: the
+ * late slice of late_slice_graph (a copy: its view grows the arena), a
+ * concat, and 20 stages that each split a tensor in two (two slices), map
+ * the halves and join them again (a concat): 62 views. Every stage's
+ * views stay views, the arena no larger than the plan with none's. */
+static void views_past_sixteen_are_decided_too(void) {
+  cs_graph *g = cs_graph_new("g");
+  int64_t row[2] = {1, 128}, half[2] = {1, 64};
+  int x, sl, y = late_slice_graph(g, &x, &sl);
+  int y2 = cs_graph_add_value(g, "y2", CS_DTYPE_I8, 2, half), p = cs_graph_add_value(g, "p", CS_DTYPE_I8, 2, row);
+  tg_lut(g, "ly2", y, y2);
+  int yy[2] = {y, y2};
+  tg_concat2(g, "p", 2, yy, p, 1);
+  enum { STAGES = 20 };
+  int cats[STAGES], splits[2 * STAGES];
+  for (int i = 0; i < STAGES; i++) {
+    char n[8][32];
+    const char *what[8] = {"h0", "h1", "e0", "e1", "cat", "s0", "s1", "l0"};
+    for (int k = 0; k < 8; k++) snprintf(n[k], sizeof n[k], "%s_%d", what[k], i);
+    int h0 = cs_graph_add_value(g, n[0], CS_DTYPE_I8, 2, half), h1 = cs_graph_add_value(g, n[1], CS_DTYPE_I8, 2, half);
+    int e0 = cs_graph_add_value(g, n[2], CS_DTYPE_I8, 2, half), e1 = cs_graph_add_value(g, n[3], CS_DTYPE_I8, 2, half);
+    int cat_y = cs_graph_add_value(g, n[4], CS_DTYPE_I8, 2, row);
+    splits[2 * i] = tg_slice2(g, n[5], p, h0, 0, 0, 1);
+    splits[2 * i + 1] = tg_slice2(g, n[6], p, h1, 0, 64, 1);
+    tg_lut(g, n[2], h0, e0);
+    tg_lut(g, n[3], h1, e1);
+    int cin[2] = {e0, e1};
+    cats[i] = tg_concat2(g, n[4], 2, cin, cat_y, 1);
+    p = cat_y;
+  }
+  int f = cs_graph_add_value(g, "f", CS_DTYPE_I8, 2, row), out = cs_graph_add_value(g, "out", CS_DTYPE_F32, 2, row);
+  tg_lut(g, "lf", p, f);
+  tg_dequantize(g, "dq", f, out, 0.1f, 0);
+  tg_set_io(g, 1, &x, 1, &out);
+  cs_schedule s, none;
+  cs_schedule_options no_alias = opts;
+  no_alias.alias_copies = 0;
+  if (build(g, &none, &no_alias)) {
+    if (build(g, &s, NULL)) {
+      CHECK(!s.node_elided[sl]);
+      int kept = 0;
+      for (int i = 0; i < STAGES; i++) kept += s.node_elided[cats[i]] + s.node_elided[splits[2 * i]] +
+                                               s.node_elided[splits[2 * i + 1]];
+      CHECK_MSG(kept == 3 * STAGES, "%d of %d stage views kept", kept, 3 * STAGES);
+      CHECK_MSG(s.arena_size <= none.arena_size, "%zu > %zu", s.arena_size, none.arena_size);
+      check_disjoint(g, &s);
+      cs_schedule_free(&s);
+    }
+    cs_schedule_free(&none);
+  }
+  cs_graph_free(g);
+}
+
 /* The constant inputs of a k_mmalib_exact_requant of 4 channels (w, grid,
  * mult; their values do not matter to the schedule). */
 static void requant_consts(cs_graph *g, int *w, int *gv, int *mv) {
@@ -607,6 +660,7 @@ int main(void) {
   slices_and_concats_that_are_not_contiguous_stay_calls();
   a_view_that_grows_the_arena_is_not_taken();
   views_are_decided_one_at_a_time();
+  views_past_sixteen_are_decided_too();
   exact_requant_writes_over_z_where_z_dies();
   int16_table_writes_over_the_block_it_reads(0);
   int16_table_writes_over_the_block_it_reads(1);
