@@ -13,19 +13,25 @@
  *   k_widen_i16(y) : y16 = y − zp
  *     → k_lut_i16(table − zp, x) : y16
  *
- * Exact: the requant twin computes the same int8 y (the same clamp: a
- * folded clamp table's bounds included, so this runs after FoldClampLUT)
- * and stores y − out_zp; the int16 table holds each entry less zp. Either
- * way y16 is what the widening stored; one pass over the tensor and the
- * int8 copy of y go (the arena holds y16 alone).
+ *   k_channel_affine_i8(x, s, b) : y:i8       (y_zp = zp)
+ *   k_widen_i16(y) : y16 = y − zp
+ *     → k_channel_affine_i16(x, s, b) : y16
+ *
+ * Exact: the requant and channel-affine twins compute the same int8 y
+ * (the same clamp: a folded clamp table's bounds included, so this runs
+ * after FoldClampLUT) and store y − zp; the int16 table holds each entry
+ * less zp. Each way y16 is what the widening stored; one pass over the
+ * tensor and the int8 copy of y go (the arena holds y16 alone).
  *
  * Rules (a declined pair is left as it was):
  *   1. the widening is one dense matrix (batch 1, no padding, no
  *      transpose): its output holds y's elements in y's order;
- *   2. y is produced by k_mmalib_exact_requant or by k_lut_i8 with a
+ *   2. y is produced by k_mmalib_exact_requant, k_channel_affine_i8
+ *      (DenseNet's pre-activation BatchNormalization) or k_lut_i8 with a
  *      constant table, and read by the widening alone (not a graph
  *      output);
- *   3. a requant's output zero point is the widening's.
+ *   3. a requant's or channel affine's output zero point is the
+ *      widening's.
  */
 #include <stdlib.h>
 
@@ -71,6 +77,8 @@ cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
     int table = -1;
     if (prod->op == CS_OP_K_MMALIB_EXACT_REQUANT && prod->k.conv.rq.out_zp == zp) {
       twin = CS_OP_K_MMALIB_EXACT_REQUANT_I16;
+    } else if (prod->op == CS_OP_K_CHANNEL_AFFINE_I8 && prod->k.channel_affine.y_zp == zp) {
+      twin = CS_OP_K_CHANNEL_AFFINE_I16;
     } else if (prod->op == CS_OP_K_LUT_I8 && prod->n_inputs == 2) {
       twin = CS_OP_K_LUT_I16;
       if ((table = table_i16(g, prod, zp)) == -2) continue;

@@ -82,10 +82,6 @@ static const cs_pass_entry kPipeline[] = {
     /* After the fusions, and after DCE has dropped the dequantizes they
      * left unread: a clamp table folds into its producer's clamp. */
     {"FoldClampLUT", pass_fold_clamp_lut, CS_GROUP_ALWAYS},
-    /* After FoldClampLUT (the clamp it folds is the one the twin stores):
-     * an exact layer or a table writes the next exact layer's int16 input
-     * itself. */
-    {"FuseWidenIntoProducer", pass_fuse_widen_into_producer, CS_GROUP_MMALIB},
     /* 10. [MMALIB] LegalizeOps(custom map): float conv/matmul → int16 MMA
      * first, then every other op as without MMALIB. */
     {"LegalizeMMALIBInt16", pass_legalize_mmalib_i16, CS_GROUP_MMALIB},
@@ -102,6 +98,10 @@ static const cs_pass_entry kPipeline[] = {
     /* a BatchNormalization between DQ and Q, now k_dequantize → Mul → Add →
      * k_quantize with its folded constants: one int8 kernel */
     {"FuseQDQChannelAffine", pass_fuse_qdq_channel_affine, CS_GROUP_ALWAYS},
+    /* After FoldClampLUT (the clamp it folds is the one the twin stores)
+     * and FuseQDQChannelAffine: an exact layer, a table or a channel
+     * affine writes the next exact layer's int16 input itself. */
+    {"FuseWidenIntoProducer", pass_fuse_widen_into_producer, CS_GROUP_MMALIB},
     {"DCE", pass_dce, CS_GROUP_ALWAYS},
     /* Last: the final kernel calls and their constant weights are known. */
     {"PackWeights", pass_pack_weights, CS_GROUP_PACK_WEIGHTS},

@@ -136,9 +136,10 @@ static int64_t slice_range(const tidsp_slice_params *p) {
  *     first bytes of z, its int16 input, where z is an arena tensor that
  *     dies there (each output is written after its z entries are read:
  *     cstatic/kernels.h), so z and the output never take room together;
- *     and an int8 → int16 table or dense widening (k_lut_i16, k_widen_i16)
- *     writes over its input's block when that block (z's, typically) has
- *     room for the int16 output and dies there (they run from the end).
+ *     and an int8 → int16 table, channel affine or dense widening
+ *     (k_lut_i16, k_channel_affine_i16, k_widen_i16) writes over its
+ *     input's block when that block (z's, typically) has room for the
+ *     int16 output and dies there (they run from the end).
  *
  * Views never cross kinds: inputs, outputs and constants keep their copies
  * (a graph input's image, a concat into a graph output). */
@@ -156,7 +157,8 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
       if (s->def_step[x] < 0 || s->last_use[x] != k || s->loc[y].alias_of >= 0) continue;
       if (cs_value_nbytes(cs_graph_value(g, y)) > cs_value_nbytes(cs_graph_value(g, x))) continue;
       s->loc[y].alias_of = x; /* written in place, not elided */
-    } else if ((n->op == CS_OP_K_LUT_I16 && n->n_inputs == 2) || (n->op == CS_OP_K_WIDEN_I16 && widen_dense(n))) {
+    } else if ((n->op == CS_OP_K_LUT_I16 && n->n_inputs == 2) || n->op == CS_OP_K_CHANNEL_AFFINE_I16 ||
+               (n->op == CS_OP_K_WIDEN_I16 && widen_dense(n))) {
       int xi = n->op == CS_OP_K_LUT_I16 ? n->inputs[1] : x; /* the int8 data */
       if (xi < 0 || s->loc[xi].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE || s->loc[y].alias_of >= 0)
         continue;

@@ -673,6 +673,12 @@ typedef struct tidsp_channel_affine_i8_params {
 
 int32_t tidsp_channel_affine_i8(const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s,
                                 const float *b, int8_t *y);
+/* The same value less p->y_zp, as int16: the widened input of a following
+ * MMALIB exact layer whose x_zp is y_zp
+ * (compiler/passes/fuse_widen_into_producer.c). In place: y may start
+ * where x does (it runs from the end). */
+int32_t tidsp_channel_affine_i16(const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s,
+                                 const float *b, int16_t *y);
 
 /* QLinearGlobalAveragePool over [n·c][hw]:
  *   acc = Σ x − x_zp·hw (int32); then tidsp_requant_one with one multiplier

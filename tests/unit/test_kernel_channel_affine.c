@@ -9,7 +9,9 @@
  *    with guard bytes, rows of 0..70 values (below, at and above 8 and 16
  *    lanes), zero points at −128, 127 and between, scales that saturate,
  *    s and b of both signs, zero and huge (±inf and NaN results: NaN → −128
- *    as tidsp_quantize), invalid arguments (the reference's status).
+ *    as tidsp_quantize), invalid arguments (the reference's status);
+ *  - tidsp_channel_affine_i16 (the -mmalib=1 exact path's int16 twin):
+ *    the reference's bytes less y_zp, out of place and in place.
  */
 /* The search for contraction-revealing values must itself round as
  * written. */
@@ -124,6 +126,19 @@ static void check_case(const tidsp_channel_affine_i8_params *p, int wild) {
               (int)p->outer, (int)p->channels, (int)p->inner, (double)p->x_scale, (double)p->y_scale,
               (int)p->x_zp, (int)p->y_zp);
   }
+  /* the int16 twin: y − y_zp, out of place and in place (its output over
+   * x's bytes, run from the end) */
+  int16_t *y16 = malloc(sizeof *y16 * (n ? n : 1));
+  int8_t *x_in_place = malloc(2 * (n ? n : 1));
+  memcpy(x_in_place, x, n);
+  CHECK(tidsp_channel_affine_i16(p, x, s, b, y16) == TIDSP_OK);
+  CHECK(tidsp_channel_affine_i16(p, x_in_place, s, b, (int16_t *)(void *)x_in_place) == TIDSP_OK);
+  for (i = 0; i < n; i++)
+    CHECK_MSG(y16[i] == y_ref[i] - p->y_zp && ((int16_t *)(void *)x_in_place)[i] == y16[i],
+              "channel_affine_i16 element %zu: %d, in place %d, want %d", i, (int)y16[i],
+              (int)((int16_t *)(void *)x_in_place)[i], (int)(y_ref[i] - p->y_zp));
+  free(y16);
+  free(x_in_place);
   n_checked++;
   free(x);
   free(y_chain);

@@ -1,12 +1,14 @@
 /*
- * FuseWidenIntoProducer: an exact-path layer (k_mmalib_exact_requant_i16)
- * or an activation table (k_lut_i16) whose int8 output only the next
+ * FuseWidenIntoProducer: an exact-path layer (k_mmalib_exact_requant_i16),
+ * an activation table (k_lut_i16) or a channel affine
+ * (k_channel_affine_i16) whose int8 output only the next
  * exact layer's widening reads writes that int16 input itself, and each
  * rule declines: a second reader, a graph output, another zero point, a
  * padded or transposed widening, a table that is not a constant. Through
- * the whole pipeline, two chained convs on the C7x with MMALIB (with and
- * without a Sigmoid table between them) give the bytes of the core's
- * ORT-exact int8 convs, with one widening left (the first layer's input).
+ * the whole pipeline, two chained convs on the C7x with MMALIB (with
+ * nothing, a Sigmoid table or a BatchNormalization between them) give the
+ * bytes of the core's ORT-exact int8 convs, with one widening left (the
+ * first layer's input).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,62 @@ static void test_lut(void) {
   cs_graph_free(p.g);
 }
 
+/* x:i8 → k_channel_affine_i8(s, b; y_zp -7, Relu) → y → k_widen_i16(zp)
+ * → y16. */
+static pair make_affine_pair(int32_t zp) {
+  pair p;
+  p.g = cs_graph_new("affine_widen");
+  int64_t s4[4] = {1, C, H, W}, cs[1] = {C};
+  int x = gb_value(p.g, "x", CS_DTYPE_I8, 4, s4);
+  float sv[C], bv[C];
+  for (int c = 0; c < C; c++) {
+    sv[c] = 0.5f + 0.0625f * (float)(c % 11);
+    bv[c] = 0.03125f * (float)(c % 7) - 0.1f;
+  }
+  int in[3] = {x, cs_graph_add_const(p.g, "s", CS_DTYPE_F32, 1, cs, sv),
+               cs_graph_add_const(p.g, "b", CS_DTYPE_F32, 1, cs, bv)};
+  p.y = gb_node(p.g, CS_OP_K_CHANNEL_AFFINE_I8, "bn", 3, in, CS_DTYPE_I8, 4, s4, &p.requant);
+  tidsp_channel_affine_i8_params *ap = &cs_graph_node(p.g, p.requant)->k.channel_affine;
+  memset(ap, 0, sizeof *ap);
+  ap->outer = 1;
+  ap->channels = C;
+  ap->inner = H * W;
+  ap->x_scale = 0.02f;
+  ap->y_scale = 0.015f;
+  ap->x_zp = 3;
+  ap->y_zp = -7;
+  ap->act = TIDSP_CHANNEL_AFFINE_RELU;
+  p.y16 = dense_widen(p.g, p.y, zp, &p.widen);
+  gb_set_io(p.g, 1, &x, 1, &p.y16);
+  return p;
+}
+
+/* The channel affine's pair: k_channel_affine_i16, the same bytes as
+ * before; another zero point declines. */
+static void test_channel_affine(void) {
+  pair p = make_affine_pair(-7);
+  int8_t x[C * H * W];
+  kg_fill_i8(x, C * H * W, 9);
+  const void *in[1] = {x};
+  size_t n0 = 0, n1 = 0;
+  uint8_t *before = kg_run_output(p.g, in, &n0);
+  CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
+            cs_error_message());
+  const cs_node *r = cs_graph_node(p.g, p.requant);
+  CHECK(cs_graph_node(p.g, p.widen)->dead && r->op == CS_OP_K_CHANNEL_AFFINE_I16 && r->outputs[0] == p.y16);
+  uint8_t *after = kg_run_output(p.g, in, &n1);
+  CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the int16 channel affine gives other bytes");
+  free(before);
+  free(after);
+  cs_graph_free(p.g);
+
+  p = make_affine_pair(-6);
+  int n_nodes = p.g->n_nodes;
+  CHECK(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && !cs_graph_node(p.g, p.widen)->dead &&
+        p.g->n_nodes == n_nodes && cs_graph_node(p.g, p.requant)->op == CS_OP_K_CHANNEL_AFFINE_I8);
+  cs_graph_free(p.g);
+}
+
 static void test_rules(void) {
   expect_fused(make_pair(-10));
   expect_declined(make_pair(-9), "another zero point");
@@ -163,7 +221,8 @@ static void test_rules(void) {
 /* x → Q → DQ → conv1 (8 → 32, 3x3, pad 1) → Q(zp -10) → DQ → conv2
  * (32 → 32, 3x3, pad 1) → Q → DQ → y, with `second_reader`: conv1's DQ
  * output a graph output too. The kernel graph for `target`. */
-static cs_graph *two_convs(const char *target, int second_reader, int sigmoid) {
+enum { MID_NONE, MID_SIGMOID, MID_BN };
+static cs_graph *two_convs(const char *target, int second_reader, int mid) {
   cs_graph *g = cs_graph_new("two_convs");
   int64_t xs[4] = {1, 8, H, W}, w1s[4] = {C, 8, 3, 3}, w2s[4] = {C, C, 3, 3}, ys[4] = {1, C, H, W};
   int64_t pads[4] = {1, 1, 1, 1};
@@ -177,10 +236,28 @@ static cs_graph *two_convs(const char *target, int second_reader, int sigmoid) {
   cs_node_set_attr_ints(cs_graph_node(g, c1), "pads", 4, pads);
   int q1 = gb_q(g, "q1", y1, gb_scalar_f32(g, "s1", 0.05f), gb_scalar_i8(g, "z1", -10));
   int d1 = gb_dq(g, "d1", q1, gb_scalar_f32(g, "s1b", 0.05f), gb_scalar_i8(g, "z1b", -10));
-  if (sigmoid) { /* DQ → Sigmoid → Q(1/256, -128) → DQ: a table */
+  if (mid == MID_SIGMOID) { /* DQ → Sigmoid → Q(1/256, -128) → DQ: a table */
     int sg = gb_node(g, CS_OP_SIGMOID, "sigmoid", 1, &d1, CS_DTYPE_F32, 4, ys, NULL);
     int qs = gb_q(g, "qs", sg, gb_scalar_f32(g, "ss", 1.0f / 256), gb_scalar_i8(g, "zs", -128));
     d1 = gb_dq(g, "ds", qs, gb_scalar_f32(g, "ssb", 1.0f / 256), gb_scalar_i8(g, "zsb", -128));
+  } else if (mid == MID_BN) { /* DQ → BatchNormalization → Q(0.04, 6) → DQ: a channel affine */
+    int64_t cs[1] = {C};
+    float sc[C], bb[C], mean[C], var[C];
+    for (int c = 0; c < C; c++) {
+      sc[c] = 0.75f + 0.03125f * (float)(c % 9);
+      bb[c] = 0.0625f * (float)(c % 5) - 0.125f;
+      mean[c] = 0.01f * (float)(c % 13);
+      var[c] = 0.5f + 0.125f * (float)(c % 3);
+    }
+    int bin[5] = {d1, cs_graph_add_const(g, "bn_s", CS_DTYPE_F32, 1, cs, sc),
+                  cs_graph_add_const(g, "bn_b", CS_DTYPE_F32, 1, cs, bb),
+                  cs_graph_add_const(g, "bn_mean", CS_DTYPE_F32, 1, cs, mean),
+                  cs_graph_add_const(g, "bn_var", CS_DTYPE_F32, 1, cs, var)};
+    int bn;
+    int yb = gb_node(g, CS_OP_BATCH_NORMALIZATION, "bn", 5, bin, CS_DTYPE_F32, 4, ys, &bn);
+    cs_node_add_attr(cs_graph_node(g, bn), "epsilon", CS_ATTR_FLOAT)->f = 1e-5f;
+    int qb = gb_q(g, "qb", yb, gb_scalar_f32(g, "sb", 0.04f), gb_scalar_i8(g, "zb", 6));
+    d1 = gb_dq(g, "db", qb, gb_scalar_f32(g, "sbb", 0.04f), gb_scalar_i8(g, "zbb", 6));
   }
   int w2 = gb_dq(g, "dq_w2", kg_const_i8(g, "w2", 4, w2s, 11), gb_scalar_f32(g, "w2_s", 0.002f),
                  gb_scalar_i8(g, "w2_z", 0));
@@ -197,26 +274,30 @@ static cs_graph *two_convs(const char *target, int second_reader, int sigmoid) {
   return g;
 }
 
-static void check_pipeline(int second_reader, int sigmoid) {
+static void check_pipeline(int second_reader, int mid) {
   const char *c7x = "c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64";
-  cs_graph *g = two_convs(c7x, second_reader, sigmoid);
-  cs_graph *ref = two_convs("c_static_lib -requant=float", second_reader, sigmoid);
-  int fused = !second_reader, twins = fused && !sigmoid, tables = fused && sigmoid;
+  cs_graph *g = two_convs(c7x, second_reader, mid);
+  cs_graph *ref = two_convs("c_static_lib -requant=float", second_reader, mid);
+  int sigmoid = mid == MID_SIGMOID, bn = mid == MID_BN;
+  int fused = !second_reader, twins = fused && !mid, tables = fused && sigmoid, affines = fused && bn;
   CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16) == twins &&
                 gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - twins &&
                 gb_count_op(g, CS_OP_K_LUT_I16) == tables && gb_count_op(g, CS_OP_K_LUT_I8) == sigmoid - tables &&
+                gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I16) == affines &&
+                gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I8) == bn - affines &&
                 gb_count_op(g, CS_OP_K_WIDEN_I16) == 2 - fused,
-            "second reader %d, sigmoid %d: %d twins, %d requants, %d int16 tables, %d widenings", second_reader,
-            sigmoid, gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16), gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT),
-            gb_count_op(g, CS_OP_K_LUT_I16), gb_count_op(g, CS_OP_K_WIDEN_I16));
+            "second reader %d, mid %d: %d twins, %d requants, %d int16 tables, %d int16 affines, %d widenings",
+            second_reader, mid, gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16),
+            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT), gb_count_op(g, CS_OP_K_LUT_I16),
+            gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I16), gb_count_op(g, CS_OP_K_WIDEN_I16));
   float x[8 * H * W];
   for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.05f;
   const void *in[1] = {x};
   size_t n0 = 0, n1 = 0;
   uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
   CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
-            "second reader %d, sigmoid %d: the C7x exact path differs from the core's ORT-exact convs", second_reader,
-            sigmoid);
+            "second reader %d, mid %d: the C7x exact path differs from the core's ORT-exact convs", second_reader,
+            mid);
   free(got);
   free(want);
   cs_graph_free(g);
@@ -226,6 +307,7 @@ static void check_pipeline(int second_reader, int sigmoid) {
 int main(void) {
   test_rules();
   test_lut();
-  for (int i = 0; i < 4; i++) check_pipeline(i & 1, i >> 1);
+  test_channel_affine();
+  for (int i = 0; i < 6; i++) check_pipeline(i & 1, i >> 1);
   UNIT_MAIN_END();
 }

@@ -12,7 +12,7 @@
 
 /* The argument checks of every variant: TIDSP_OK or the status. */
 static inline int32_t tidsp_ref_channel_affine_check(const tidsp_channel_affine_i8_params *p, const int8_t *x,
-                                                     const float *s, const float *b, const int8_t *y) {
+                                                     const float *s, const float *b, const void *y) {
   if (!p || !x || !s || !b || !y)
     return TIDSP_ERR_NULL;
   if (p->outer < 0 || p->channels < 1 || p->inner < 0)
