@@ -8,7 +8,8 @@
  * the whole pipeline, two chained convs on the C7x with MMALIB (with
  * nothing, a Sigmoid table or a BatchNormalization between them) give the
  * bytes of the core's ORT-exact int8 convs, with one widening left (the
- * first layer's input).
+ * first layer's input); two convs reading one tensor share its widening
+ * (compiler/passes/match/mmalib_exact.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,10 +305,62 @@ static void check_pipeline(int second_reader, int mid) {
   cs_graph_free(ref);
 }
 
+/* x → Q → DQ read by two convs (8 → 32, 3x3 pad 1 and 1x1), each → Q →
+ * DQ → a graph output: the kernel graph for `target`. */
+static cs_graph *two_readers(const char *target) {
+  cs_graph *g = cs_graph_new("two_readers");
+  int64_t xs[4] = {1, 8, H, W}, was[4] = {C, 8, 3, 3}, wbs[4] = {C, 8, 1, 1}, ys[4] = {1, C, H, W};
+  int64_t pads[4] = {1, 1, 1, 1};
+  int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
+  int q = gb_q(g, "q_in", x, gb_scalar_f32(g, "s_in", 0.04f), gb_scalar_i8(g, "z_in", 3));
+  int dq = gb_dq(g, "dq_in", q, gb_scalar_f32(g, "s_in2", 0.04f), gb_scalar_i8(g, "z_in2", 3));
+  int outs[2];
+  for (int j = 0; j < 2; j++) {
+    char n[6][16];
+    const char *what[6] = {"w", "dq_w", "w_s", "w_z", "conv", "q"};
+    for (int k = 0; k < 6; k++) snprintf(n[k], sizeof n[k], "%s%d", what[k], j);
+    int w = gb_dq(g, n[1], kg_const_i8(g, n[0], 4, j ? wbs : was, 7 + (uint32_t)j), gb_scalar_f32(g, n[2], 0.003f),
+                  gb_scalar_i8(g, n[3], 0));
+    int c_in[2] = {dq, w}, c;
+    int y = gb_node(g, CS_OP_CONV, n[4], 2, c_in, CS_DTYPE_F32, 4, ys, &c);
+    if (!j) cs_node_set_attr_ints(cs_graph_node(g, c), "pads", 4, pads);
+    int yq = gb_q(g, n[5], y, gb_scalar_f32(g, j ? "so1" : "so0", 0.05f), gb_scalar_i8(g, j ? "zo1" : "zo0", -10));
+    outs[j] = gb_dq(g, j ? "dq_o1" : "dq_o0", yq, gb_scalar_f32(g, j ? "so1b" : "so0b", 0.05f),
+                    gb_scalar_i8(g, j ? "zo1b" : "zo0b", -10));
+  }
+  gb_set_io(g, 1, &x, 2, outs);
+  cs_target t;
+  CHECK_MSG(cs_target_parse(target, &t) == CS_OK, "%s: %s", target, cs_error_message());
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s: %s", target, cs_error_message());
+  return g;
+}
+
+/* Two exact layers reading one int8 tensor share its widening: one
+ * k_widen_i16, and the core's ORT-exact bytes. */
+static void check_shared_widening(void) {
+  cs_graph *g = two_readers("c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64");
+  cs_graph *ref = two_readers("c_static_lib -requant=float");
+  CHECK_MSG(gb_count_op(g, CS_OP_K_WIDEN_I16) == 1 && gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2,
+            "%d widenings, %d requants", gb_count_op(g, CS_OP_K_WIDEN_I16),
+            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT));
+  float x[8 * H * W];
+  for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 53) % 97 - 48) * 0.05f;
+  const void *in[1] = {x};
+  size_t n0 = 0, n1 = 0;
+  uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
+  CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
+            "two readers of one widening differ from the core's ORT-exact convs");
+  free(got);
+  free(want);
+  cs_graph_free(g);
+  cs_graph_free(ref);
+}
+
 int main(void) {
   test_rules();
   test_lut();
   test_channel_affine();
   for (int i = 0; i < 6; i++) check_pipeline(i & 1, i >> 1);
+  check_shared_widening();
   UNIT_MAIN_END();
 }

@@ -161,10 +161,23 @@ static int like(cs_graph *g, int v, const char *suffix, cs_dtype dt) {
   return cs_graph_add_value(g, name, dt, src->rank, shape);
 }
 
-/* act_in − x_zp as int16 by a new k_widen_i16 (one matrix of act_in's
- * rows of its last dimension, no padding): its value, -1 when out of
- * memory. */
+/* act_in − x_zp as int16 by a k_widen_i16 (one matrix of act_in's rows
+ * of its last dimension, no padding): its value, -1 when out of memory.
+ * Where another exact layer already widened act_in with x_zp, its x16 is
+ * the value: the layers share it (one pass over act_in, not one per
+ * reader: GoogLeNet's branch convs read one concat). */
 static int widen(cs_graph *g, const char *base, int act_in, int32_t x_zp) {
+  enum { MAX_READERS = 32 };
+  int readers[MAX_READERS];
+  int n_readers = cs_graph_consumers(g, act_in, readers, MAX_READERS);
+  for (int i = 0; i < n_readers && i < MAX_READERS; i++) {
+    const cs_node *r = cs_graph_node(g, readers[i]);
+    if (r->op == CS_OP_K_WIDEN_I16 && r->n_inputs == 1 && r->n_outputs == 1 && r->k.widen.zp == x_zp &&
+        r->k.widen.batch == 1 && !r->k.widen.transpose && r->k.widen.rows == r->k.widen.out_rows &&
+        r->k.widen.cols == r->k.widen.out_cols &&
+        (int64_t)r->k.widen.rows * r->k.widen.cols == cs_value_numel(cs_graph_value(g, act_in)))
+      return r->outputs[0];
+  }
   int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
   int k = x16 < 0 ? -1 : cs_add_kernel(g, CS_OP_K_WIDEN_I16, base, 1, &act_in, x16);
   if (k < 0) return -1;
