@@ -104,24 +104,30 @@ static pair make_lut_pair(int const_table) {
 
 /* The table's pair: k_lut_i16 with the table less the zero point, the
  * same bytes as before. */
-static void test_lut(void) {
-  pair p = make_lut_pair(1);
+/* Pair p (its one graph input an int8 [1, C, H, W]) fused into `twin`,
+ * with the same output bytes as before. */
+static void expect_same_bytes(pair p, cs_op twin, uint32_t seed) {
   int8_t x[C * H * W];
-  kg_fill_i8(x, C * H * W, 5);
+  kg_fill_i8(x, C * H * W, seed);
   const void *in[1] = {x};
   size_t n0 = 0, n1 = 0;
   uint8_t *before = kg_run_output(p.g, in, &n0);
   CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
             cs_error_message());
   const cs_node *r = cs_graph_node(p.g, p.requant);
-  CHECK(cs_graph_node(p.g, p.widen)->dead && r->op == CS_OP_K_LUT_I16 && r->outputs[0] == p.y16);
+  CHECK(cs_graph_node(p.g, p.widen)->dead && r->op == twin && r->outputs[0] == p.y16);
   uint8_t *after = kg_run_output(p.g, in, &n1);
-  CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the int16 table gives other bytes");
+  CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "%s gives other bytes",
+            cs_kernel_info_of(twin)->fn);
   free(before);
   free(after);
   cs_graph_free(p.g);
+}
 
-  p = make_lut_pair(0);
+static void test_lut(void) {
+  expect_same_bytes(make_lut_pair(1), CS_OP_K_LUT_I16, 5);
+
+  pair p = make_lut_pair(0);
   int n_nodes = p.g->n_nodes;
   CHECK(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && !cs_graph_node(p.g, p.widen)->dead &&
         p.g->n_nodes == n_nodes && cs_graph_node(p.g, p.requant)->op == CS_OP_K_LUT_I8);
@@ -169,23 +175,9 @@ static pair make_affine_pair(int32_t zp) {
 /* The channel affine's pair: k_channel_affine_i16, the same bytes as
  * before; another zero point declines. */
 static void test_channel_affine(void) {
-  pair p = make_affine_pair(-7);
-  int8_t x[C * H * W];
-  kg_fill_i8(x, C * H * W, 9);
-  const void *in[1] = {x};
-  size_t n0 = 0, n1 = 0;
-  uint8_t *before = kg_run_output(p.g, in, &n0);
-  CHECK_MSG(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && cs_graph_verify(p.g) == CS_OK, "%s",
-            cs_error_message());
-  const cs_node *r = cs_graph_node(p.g, p.requant);
-  CHECK(cs_graph_node(p.g, p.widen)->dead && r->op == CS_OP_K_CHANNEL_AFFINE_I16 && r->outputs[0] == p.y16);
-  uint8_t *after = kg_run_output(p.g, in, &n1);
-  CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the int16 channel affine gives other bytes");
-  free(before);
-  free(after);
-  cs_graph_free(p.g);
+  expect_same_bytes(make_affine_pair(-7), CS_OP_K_CHANNEL_AFFINE_I16, 9);
 
-  p = make_affine_pair(-6);
+  pair p = make_affine_pair(-6);
   int n_nodes = p.g->n_nodes;
   CHECK(pass_fuse_widen_into_producer(p.g, NULL) == CS_OK && !cs_graph_node(p.g, p.widen)->dead &&
         p.g->n_nodes == n_nodes && cs_graph_node(p.g, p.requant)->op == CS_OP_K_CHANNEL_AFFINE_I8);
@@ -275,6 +267,22 @@ static cs_graph *two_convs(const char *target, int second_reader, int mid) {
   return g;
 }
 
+/* The C7x graph g and the core's ref give the same bytes on one input
+ * (x[i] from `mul`); both freed. */
+static void expect_core_bytes(cs_graph *g, cs_graph *ref, int mul, const char *what) {
+  float x[8 * H * W];
+  for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * mul) % 101 - 50) * 0.05f;
+  const void *in[1] = {x};
+  size_t n0 = 0, n1 = 0;
+  uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
+  CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
+            "%s: the C7x exact path differs from the core's ORT-exact convs", what);
+  free(got);
+  free(want);
+  cs_graph_free(g);
+  cs_graph_free(ref);
+}
+
 static void check_pipeline(int second_reader, int mid) {
   const char *c7x = "c_static_lib -mcpu=c7x -mmalib=1 -constants-byte-alignment=64";
   cs_graph *g = two_convs(c7x, second_reader, mid);
@@ -291,18 +299,9 @@ static void check_pipeline(int second_reader, int mid) {
             second_reader, mid, gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16),
             gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT), gb_count_op(g, CS_OP_K_LUT_I16),
             gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I16), gb_count_op(g, CS_OP_K_WIDEN_I16));
-  float x[8 * H * W];
-  for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.05f;
-  const void *in[1] = {x};
-  size_t n0 = 0, n1 = 0;
-  uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
-  CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
-            "second reader %d, mid %d: the C7x exact path differs from the core's ORT-exact convs", second_reader,
-            mid);
-  free(got);
-  free(want);
-  cs_graph_free(g);
-  cs_graph_free(ref);
+  char what[64];
+  snprintf(what, sizeof what, "second reader %d, mid %d", second_reader, mid);
+  expect_core_bytes(g, ref, 37, what);
 }
 
 /* x → Q → DQ read by two convs (8 → 32, 3x3 pad 1 and 1x1), each → Q →
@@ -343,17 +342,7 @@ static void check_shared_widening(void) {
   CHECK_MSG(gb_count_op(g, CS_OP_K_WIDEN_I16) == 1 && gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2,
             "%d widenings, %d requants", gb_count_op(g, CS_OP_K_WIDEN_I16),
             gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT));
-  float x[8 * H * W];
-  for (int i = 0; i < 8 * H * W; i++) x[i] = (float)((i * 53) % 97 - 48) * 0.05f;
-  const void *in[1] = {x};
-  size_t n0 = 0, n1 = 0;
-  uint8_t *got = kg_run_output(g, in, &n0), *want = kg_run_output(ref, in, &n1);
-  CHECK_MSG(got && want && n0 == n1 && memcmp(got, want, n0) == 0,
-            "two readers of one widening differ from the core's ORT-exact convs");
-  free(got);
-  free(want);
-  cs_graph_free(g);
-  cs_graph_free(ref);
+  expect_core_bytes(g, ref, 53, "two readers of one widening");
 }
 
 int main(void) {
