@@ -102,7 +102,8 @@ double cs_cg_step_c7x_cycles(const cs_cg *cg, int k, cs_c7x_part *part) {
       return c;
     }
   }
-  if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16)
+  if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16 ||
+      n->op == CS_OP_K_MMALIB_EXACT_REQUANT_LUT16)
     return cs_c7x_cost_bytes(exact_requant_bytes(cg->g, n));
   int64_t macs = cs_kernel_macs(n);
   if (macs > 0) {

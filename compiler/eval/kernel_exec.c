@@ -22,6 +22,7 @@
 #define CS_KIN_ARGS_3 CS_KIN_ARGS_2, in[2]
 #define CS_KIN_ARGS_4 CS_KIN_ARGS_3, in[3]
 #define CS_KIN_ARGS_5 CS_KIN_ARGS_4, in[4]
+#define CS_KIN_ARGS_6 CS_KIN_ARGS_5, in[5]
 #define CS_KA_ARGS_1 a[0]
 #define CS_KA_ARGS_2 CS_KA_ARGS_1, a[1]
 #define CS_KA_ARGS_3 CS_KA_ARGS_2, a[2]

@@ -385,7 +385,7 @@ struct cs_kstruct {
   const cs_kfield *fields;
 };
 
-#define CS_KERNEL_MAX_INPUTS 5
+#define CS_KERNEL_MAX_INPUTS 6
 
 /* A row of the table. */
 typedef struct cs_kernel_info {

@@ -135,6 +135,7 @@ const cs_kstruct *cs_kstructs(int *n) {
 #define CS_KRULES_3(a, b, c) CS_KRULES_2(a, b), CS_KRULE_##c
 #define CS_KRULES_4(a, b, c, d) CS_KRULES_3(a, b, c), CS_KRULE_##d
 #define CS_KRULES_5(a, b, c, d, e) CS_KRULES_4(a, b, c, d), CS_KRULE_##e
+#define CS_KRULES_6(a, b, c, d, e, f) CS_KRULES_5(a, b, c, d, e), CS_KRULE_##f
 
 #define CS_KREF_FN_NONE(fn) #fn
 #define CS_KREF_FN_PUBLIC(fn) #fn "__ref"

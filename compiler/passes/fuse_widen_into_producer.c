@@ -23,6 +23,15 @@
  * less zp. Each way y16 is what the widening stored; one pass over the
  * tensor and the int8 copy of y go (the arena holds y16 alone).
  *
+ * and then a table over an exact requantization:
+ *
+ *   k_mmalib_exact_requant(z, x16, w, grid, mult) : y:i8
+ *   k_lut_i16(t16, y) : y16
+ *     → k_mmalib_exact_requant_lut16(z, x16, w, grid, mult, t16) : y16
+ *
+ * (ConvNeXt's and Swin's GELU, EfficientNet's SiLU after their convs;
+ * a whole k_copy between the two, a Reshape, goes too).
+ *
  * Rules (a declined pair is left as it was):
  *   1. the widening is one dense matrix (batch 1, no padding, no
  *      transpose): its output holds y's elements in y's order;
@@ -31,9 +40,13 @@
  *      constant table, and read by the widening alone (not a graph
  *      output);
  *   3. a requant's or channel affine's output zero point is the
- *      widening's.
+ *      widening's;
+ *   4. a table folds into an exact requantization whose int8 output it
+ *      alone reads (not a graph output), directly or through a whole
+ *      copy that alone reads it, the table a constant.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "pass_list.h"
 #include "match/pattern.h"
@@ -60,13 +73,74 @@ static int table_i16(cs_graph *g, const cs_node *prod, int32_t zp) {
   return cs_add_const_named(g, prod->name, "lut_i16", CS_DTYPE_I16, 1, shape, t16);
 }
 
+/* Node `consumer` (the only reader of producer p's output y) folded into
+ * p, which becomes `twin` and writes the consumer's output. */
+static cs_status absorb(cs_graph *g, int p, int consumer, cs_op twin) {
+  char *origin = cs_origin_join(g, (int[]){p, consumer}, 2);
+  if (!origin)
+    return cs_error(CS_ERR_NOMEM, "FuseWidenIntoProducer: out of memory at node '%s'",
+                    cs_graph_node(g, consumer)->name);
+  int y = cs_graph_node(g, p)->outputs[0], y16 = cs_graph_node(g, consumer)->outputs[0];
+  cs_graph_remove_node(g, consumer);
+  cs_node *pn = cs_graph_node(g, p); /* (the graph grew: pointers are refreshed) */
+  pn->op = twin;
+  pn->outputs[0] = y16;
+  cs_graph_value(g, y16)->producer = p;
+  cs_graph_value(g, y)->producer = -1;
+  free(pn->origin);
+  pn->origin = origin;
+  return CS_OK;
+}
+
+/* k_copy node n copies its whole input (a Reshape left as a copy; the
+ * planner makes it a view). */
+static int is_whole_copy(const cs_graph *g, const cs_node *n) {
+  if (n->dead || n->op != CS_OP_K_COPY || n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0) return 0;
+  size_t in = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
+  return n->k.copy_bytes == in && cs_value_nbytes(cs_graph_value(g, n->outputs[0])) == in;
+}
+
+/* Rule 4: an int16 table (k_lut_i16, made above or before) whose int8
+ * input is an exact requantization's output read by it alone becomes
+ * part of that requantization (k_mmalib_exact_requant_lut16, the table
+ * its sixth input). */
+static cs_status fold_tables_into_requant(cs_graph *g) {
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_K_LUT_I16 || n->n_inputs != 2 || n->n_outputs != 1) continue;
+    int table = n->inputs[LUT_TABLE], y = n->inputs[1];
+    if (table < 0 || y < 0 || !cs_graph_value(g, table)->data) continue;
+    int p = cs_graph_value(g, y)->producer;
+    if (p < 0 || cs_match_single_consumer(g, y) != i) continue;
+    int reshape = -1; /* a whole copy between them (a Reshape: the same bytes) */
+    if (is_whole_copy(g, cs_graph_node(g, p))) {
+      reshape = p;
+      y = cs_graph_node(g, p)->inputs[0];
+      p = cs_graph_value(g, y)->producer;
+      if (p < 0 || cs_match_single_consumer(g, y) != reshape) continue;
+    }
+    const cs_node *prod = cs_graph_node(g, p);
+    if (prod->dead || prod->op != CS_OP_K_MMALIB_EXACT_REQUANT || prod->n_inputs != 5 || prod->n_outputs != 1)
+      continue;
+    int ins[6];
+    memcpy(ins, prod->inputs, 5 * sizeof *ins);
+    ins[5] = table;
+    cs_status st = cs_node_set_inputs(g, p, 6, ins);
+    if (st == CS_OK && reshape >= 0) st = absorb(g, p, reshape, CS_OP_K_MMALIB_EXACT_REQUANT);
+    if (st == CS_OK) st = absorb(g, p, i, CS_OP_K_MMALIB_EXACT_REQUANT_LUT16);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}
+
 cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
   (void)t;
   int count = g->n_nodes;
   for (int i = 0; i < count; i++) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead || n->op != CS_OP_K_WIDEN_I16 || n->n_inputs != 1 || n->n_outputs != 1) continue;
-    int y = n->inputs[0], y16 = n->outputs[0];
+    int y = n->inputs[0];
     if (y < 0 || !widen_is_dense(g, n)) continue;
     int p = cs_graph_value(g, y)->producer;
     if (p < 0 || cs_match_single_consumer(g, y) != i) continue;
@@ -87,17 +161,9 @@ cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
       continue;
     }
 
-    char *origin = cs_origin_join(g, (int[]){p, i}, 2);
-    if (!origin) return cs_error(CS_ERR_NOMEM, "FuseWidenIntoProducer: out of memory at node '%s'", n->name);
-    cs_graph_remove_node(g, i);
-    cs_node *pn = cs_graph_node(g, p); /* (the graph grew: pointers are refreshed) */
-    pn->op = twin;
     if (table >= 0) cs_node_set_input(g, p, LUT_TABLE, table);
-    pn->outputs[0] = y16;
-    cs_graph_value(g, y16)->producer = p;
-    cs_graph_value(g, y)->producer = -1;
-    free(pn->origin);
-    pn->origin = origin;
+    cs_status st = absorb(g, p, i, twin);
+    if (st != CS_OK) return st;
   }
-  return CS_OK;
+  return fold_tables_into_requant(g);
 }

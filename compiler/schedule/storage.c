@@ -132,7 +132,7 @@ static int64_t slice_range(const tidsp_slice_params *p) {
  *     at an aligned offset: every input is written straight into its range
  *     of the output (the planner gives the output the inputs' live range);
  *   - and one kernel that runs in place: the exact path's requantization
- *     (k_mmalib_exact_requant, its _i16 twin) writes its output over the
+ *     (k_mmalib_exact_requant, its _i16 and _lut16 twins) writes its output over the
  *     first bytes of z, its int16 input, where z is an arena tensor that
  *     dies there (each output is written after its z entries are read:
  *     cstatic/kernels.h), so z and the output never take room together;
@@ -152,7 +152,8 @@ static void alias_copies(const cs_graph *g, const cs_schedule_options *opt, cs_s
     if (n->n_outputs != 1 || n->n_inputs < 1) continue;
     int x = n->inputs[0], y = n->outputs[0];
     if (x < 0 || y < 0 || x == y) continue;
-    if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16) {
+    if (n->op == CS_OP_K_MMALIB_EXACT_REQUANT || n->op == CS_OP_K_MMALIB_EXACT_REQUANT_I16 ||
+        n->op == CS_OP_K_MMALIB_EXACT_REQUANT_LUT16) {
       if (s->loc[x].kind != CS_LOC_NONE || s->loc[y].kind != CS_LOC_NONE) continue;
       if (s->def_step[x] < 0 || s->last_use[x] != k || s->loc[y].alias_of >= 0) continue;
       if (cs_value_nbytes(cs_graph_value(g, y)) > cs_value_nbytes(cs_graph_value(g, x))) continue;

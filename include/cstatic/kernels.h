@@ -279,6 +279,13 @@ int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *
  * tidsp_widen_i16 pass over the int8 y is not needed. */
 int32_t tidsp_mmalib_exact_requant_i16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
                                        const int8_t *w, const int64_t *grid, const float *mult, int16_t *y);
+/* The same, written as lut16[y + 128]: an int8 activation table whose
+ * int16 output a following exact layer reads (tidsp_lut_i16) applied to
+ * y as it is stored (compiler/passes/fuse_widen_into_producer.c), so that
+ * table's pass over the int8 y is not needed. */
+int32_t tidsp_mmalib_exact_requant_lut16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
+                                         const int8_t *w, const int64_t *grid, const float *mult,
+                                         const int16_t *lut16 /* [256] */, int16_t *y);
 /* sum (or NULL): a tensor of y's shape added to the convolution, summed
  * as ONNX Runtime's NCHWc convolution sums a fused Add ("Sum" input): each
  * output is ((Σ x·w) + sum) + bias, not ((Σ x·w) + bias) + sum
@@ -982,6 +989,7 @@ int32_t tidsp_copy(size_t nbytes, const void *x, void *y);
 #define TIDSP_KIN_3(a, b, c) TIDSP_KIN_2(a, b), TIDSP_KIN_1(c)
 #define TIDSP_KIN_4(a, b, c, d) TIDSP_KIN_3(a, b, c), TIDSP_KIN_1(d)
 #define TIDSP_KIN_5(a, b, c, d, e) TIDSP_KIN_4(a, b, c, d), TIDSP_KIN_1(e)
+#define TIDSP_KIN_6(a, b, c, d, e, f) TIDSP_KIN_5(a, b, c, d, e), TIDSP_KIN_1(f)
 /* n int32 arguments */
 #define TIDSP_KI32_1 int32_t
 #define TIDSP_KI32_2 TIDSP_KI32_1, int32_t

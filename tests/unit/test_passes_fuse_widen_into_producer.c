@@ -4,7 +4,10 @@
  * (k_channel_affine_i16) whose int8 output only the next
  * exact layer's widening reads writes that int16 input itself, and each
  * rule declines: a second reader, a graph output, another zero point, a
- * padded or transposed widening, a table that is not a constant. Through
+ * padded or transposed widening, a table that is not a constant; an int16
+ * table over an exact requantization's output (through a reshape copy or
+ * not) folds into it (k_mmalib_exact_requant_lut16) and declines for a
+ * second reader or a graph output. Through
  * the whole pipeline, two chained convs on the C7x with MMALIB (with
  * nothing, a Sigmoid table or a BatchNormalization between them) give the
  * bytes of the core's ORT-exact int8 convs, with one widening left (the
@@ -184,6 +187,41 @@ static void test_channel_affine(void) {
   cs_graph_free(p.g);
 }
 
+/* Rule 4: k_mmalib_exact_requant : y → [k_copy (reshape) →] k_lut_i16
+ * (a constant table) : y16, y16 the graph output; `extra`: 1 y read by
+ * a second node too, 2 y a graph output. The requant becomes
+ * k_mmalib_exact_requant_lut16 with the table (structure only). */
+static void check_table_into_requant(int reshape, int extra) {
+  pair p = make_pair(-10);
+  cs_graph *g = p.g;
+  cs_graph_remove_node(g, p.widen);
+  int64_t s4[4] = {1, C, H, W}, s2[2] = {C * H, W}, ts[1] = {256};
+  int y = p.y, copy = -1;
+  if (reshape) {
+    y = gb_node(g, CS_OP_K_COPY, "reshape", 1, &p.y, CS_DTYPE_I8, 2, s2, &copy);
+    cs_graph_node(g, copy)->k.copy_bytes = C * H * W;
+  }
+  int16_t t16[256];
+  for (int q = 0; q < 256; q++) t16[q] = (int16_t)(q * 3 - 400);
+  int in[2] = {cs_graph_add_const(g, "t16", CS_DTYPE_I16, 1, ts, t16), y}, lut;
+  int y16 = gb_node(g, CS_OP_K_LUT_I16, "gelu", 2, in, CS_DTYPE_I16, reshape ? 2 : 4, reshape ? s2 : s4, &lut);
+  if (extra == 1) gb_node(g, CS_OP_K_LUT_I16, "other", 2, in, CS_DTYPE_I16, 4, s4, NULL);
+  free(g->outputs);
+  free(g->inputs);
+  const int *r_in = cs_graph_node(g, p.requant)->inputs;
+  int ins[4] = {r_in[0], r_in[1], r_in[3], r_in[4]}, outs[2] = {y16, p.y};
+  gb_set_io(g, 4, ins, extra == 2 ? 2 : 1, outs);
+  CHECK_MSG(pass_fuse_widen_into_producer(g, NULL) == CS_OK && cs_graph_verify(g) == CS_OK, "%s",
+            cs_error_message());
+  const cs_node *r = cs_graph_node(g, p.requant);
+  int fused = !extra;
+  CHECK_MSG((r->op == CS_OP_K_MMALIB_EXACT_REQUANT_LUT16) == fused && cs_graph_node(g, lut)->dead == fused &&
+                (!fused || (r->n_inputs == 6 && r->inputs[5] == in[0] && r->outputs[0] == y16 &&
+                            (copy < 0 || cs_graph_node(g, copy)->dead))),
+            "reshape %d, extra %d: %s", reshape, extra, fused ? "must fold the table" : "must decline");
+  cs_graph_free(g);
+}
+
 static void test_rules(void) {
   expect_fused(make_pair(-10));
   expect_declined(make_pair(-9), "another zero point");
@@ -289,15 +327,19 @@ static void check_pipeline(int second_reader, int mid) {
   cs_graph *ref = two_convs("c_static_lib -requant=float", second_reader, mid);
   int sigmoid = mid == MID_SIGMOID, bn = mid == MID_BN;
   int fused = !second_reader, twins = fused && !mid, tables = fused && sigmoid, affines = fused && bn;
+  /* a table made int16 folds into conv1's requantization (rule 4) */
   CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16) == twins &&
-                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - twins &&
-                gb_count_op(g, CS_OP_K_LUT_I16) == tables && gb_count_op(g, CS_OP_K_LUT_I8) == sigmoid - tables &&
+                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_LUT16) == tables &&
+                gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT) == 2 - twins - tables &&
+                gb_count_op(g, CS_OP_K_LUT_I16) == 0 && gb_count_op(g, CS_OP_K_LUT_I8) == sigmoid - tables &&
                 gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I16) == affines &&
                 gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I8) == bn - affines &&
                 gb_count_op(g, CS_OP_K_WIDEN_I16) == 2 - fused,
-            "second reader %d, mid %d: %d twins, %d requants, %d int16 tables, %d int16 affines, %d widenings",
+            "second reader %d, mid %d: %d twins, %d table twins, %d requants, %d int16 tables, %d int16 affines, "
+            "%d widenings",
             second_reader, mid, gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_I16),
-            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT), gb_count_op(g, CS_OP_K_LUT_I16),
+            gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT_LUT16), gb_count_op(g, CS_OP_K_MMALIB_EXACT_REQUANT),
+            gb_count_op(g, CS_OP_K_LUT_I16),
             gb_count_op(g, CS_OP_K_CHANNEL_AFFINE_I16), gb_count_op(g, CS_OP_K_WIDEN_I16));
   char what[64];
   snprintf(what, sizeof what, "second reader %d, mid %d", second_reader, mid);
@@ -349,6 +391,7 @@ int main(void) {
   test_rules();
   test_lut();
   test_channel_affine();
+  for (int i = 0; i < 6; i++) check_table_into_requant(i & 1, i >> 1);
   for (int i = 0; i < 6; i++) check_pipeline(i & 1, i >> 1);
   check_shared_widening();
   UNIT_MAIN_END();

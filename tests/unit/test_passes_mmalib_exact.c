@@ -100,19 +100,27 @@ static void pick_channels(int n, float d_s, float o_s, int32_t o_zp, double r_mi
 }
 
 /* The core kernel on x16 (x − p->x_zp: its params then carry x_zp 0)
- * into y, and its int16 twin, which must write y − out_zp: the status. */
+ * into y, and its int16 twins, which must write y − out_zp and
+ * lut16[y + 128]: the status. */
 static int32_t exact_requant_both(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x16,
                                   const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
   tidsp_conv2d_params q = *p;
   q.x_zp = 0;
   size_t n = (size_t)p->n * (size_t)p->c_out * (size_t)p->h_out * (size_t)p->w_out;
-  int16_t *y16 = zalloc(2 * n);
+  int16_t *y16 = zalloc(2 * n), *yt = zalloc(2 * n), lut16[256];
+  for (int i = 0; i < 256; i++) lut16[i] = (int16_t)(i * 97 % 1000 - 500);
   int32_t st = tidsp_mmalib_exact_requant(&q, z, x16, w, grid, mult, y);
   CHECK(tidsp_mmalib_exact_requant_i16(&q, z, x16, w, grid, mult, y16) == st);
-  int bad = 0;
-  for (size_t i = 0; st == TIDSP_OK && i < n; i++) bad += y16[i] != y[i] - p->rq.out_zp;
-  CHECK_MSG(bad == 0, "the int16 twin differs from y - out_zp on %d outputs", bad);
+  CHECK(tidsp_mmalib_exact_requant_lut16(&q, z, x16, w, grid, mult, lut16, yt) == st);
+  int bad = 0, bad_t = 0;
+  for (size_t i = 0; st == TIDSP_OK && i < n; i++) {
+    bad += y16[i] != y[i] - p->rq.out_zp;
+    bad_t += yt[i] != lut16[y[i] + 128];
+  }
+  CHECK_MSG(bad == 0 && bad_t == 0, "the int16 twins differ from y - out_zp on %d, from lut16[y] on %d outputs",
+            bad, bad_t);
   free(y16);
+  free(yt);
   return st;
 }
 
@@ -264,6 +272,7 @@ static void check_params(void) {
   CHECK(tidsp_mmalib_exact_requant(&p, NULL, x, w, grid, m, y) == TIDSP_ERR_NULL);
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, NULL) == TIDSP_ERR_NULL);
   CHECK(tidsp_mmalib_exact_requant_i16(&p, z, x, w, grid, m, NULL) == TIDSP_ERR_NULL);
+  CHECK(tidsp_mmalib_exact_requant_lut16(&p, z, x, w, grid, m, NULL, y16) == TIDSP_ERR_NULL);
   p.x_zp = -128; /* x16 is centred: a zero point is a caller's mistake */
   CHECK(tidsp_mmalib_exact_requant(&p, z, x, w, grid, m, y) == TIDSP_ERR_SHAPE);
   p.x_zp = 0;

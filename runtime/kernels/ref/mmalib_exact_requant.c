@@ -1,6 +1,6 @@
 /*
  * mmalib_exact_requant.c — tidsp_mmalib_exact_requant and its int16-output
- * twin (cstatic/kernels.h): ORT's int8 conv output from MMALIB's int16
+ * twins (cstatic/kernels.h): ORT's int8 conv output from MMALIB's int16
  * result z, with the rare ambiguous output's accumulator summed again on
  * the core.
  */
@@ -41,9 +41,11 @@ static int64_t dot(const tidsp_conv2d_params *p, const int16_t *x, const int8_t 
   return acc;
 }
 
-/* Both entries: y8 (int8 y) or y16 (int16 y − out_zp). */
+/* Every entry: y8 (int8 y), or y16: lut16[y + 128] when lut16, else
+ * y − out_zp. */
 static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x, const int8_t *w,
-                             const int64_t *grid, const float *mult, int8_t *y8, int16_t *y16) {
+                             const int64_t *grid, const float *mult, const int16_t *lut16, int8_t *y8,
+                             int16_t *y16) {
   tidsp_ref_rq plan;
   int32_t st;
   if (!p || !z || !x || !w || !grid || !mult || !(y8 || y16))
@@ -102,6 +104,8 @@ static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, con
       }
       if (y8)
         y8[y0 + i] = (int8_t)lo;
+      else if (lut16)
+        y16[y0 + i] = lut16[lo + 128];
       else
         y16[y0 + i] = (int16_t)(lo - p->rq.out_zp);
     }
@@ -111,10 +115,16 @@ static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, con
 
 int32_t tidsp_mmalib_exact_requant(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
                                    const int8_t *w, const int64_t *grid, const float *mult, int8_t *y) {
-  return y ? exact_requant(p, z, x, w, grid, mult, y, NULL) : TIDSP_ERR_NULL;
+  return y ? exact_requant(p, z, x, w, grid, mult, NULL, y, NULL) : TIDSP_ERR_NULL;
 }
 
 int32_t tidsp_mmalib_exact_requant_i16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
                                        const int8_t *w, const int64_t *grid, const float *mult, int16_t *y) {
-  return y ? exact_requant(p, z, x, w, grid, mult, NULL, y) : TIDSP_ERR_NULL;
+  return y ? exact_requant(p, z, x, w, grid, mult, NULL, NULL, y) : TIDSP_ERR_NULL;
+}
+
+int32_t tidsp_mmalib_exact_requant_lut16(const tidsp_conv2d_params *p, const int16_t *z, const int16_t *x,
+                                         const int8_t *w, const int64_t *grid, const float *mult,
+                                         const int16_t *lut16, int16_t *y) {
+  return y && lut16 ? exact_requant(p, z, x, w, grid, mult, lut16, NULL, y) : TIDSP_ERR_NULL;
 }
