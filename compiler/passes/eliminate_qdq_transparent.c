@@ -12,6 +12,13 @@
  * monotonic. The dequantize sinks below the op, where EliminateQDQRoundTrip
  * or a later fusion meets it. The Concat form is ONNX Runtime's
  * QLinearConcat (memcpy when the parameters match, a table otherwise).
+ *
+ * ONNX Runtime's own propagation does not take a dequantize through a
+ * Gather: what follows it runs in float there (a PT2E Swin's Kᵀ, Gather
+ * then Transpose into the Q·Kᵀ MatMul, measured on ORT 1.30's optimized
+ * graph). A dequantize sunk below a Gather, and every one sunk on from it,
+ * carries the attribute CS_ATTR_ORT_FLOAT: an arithmetic fusion that must
+ * give ORT's bytes (-ort-exact=1) leaves its consumer in float.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +41,7 @@ static int is_movement(cs_op op) {
 /* Replace output o of node id by a new int8 value and re-create the float
  * output with a DQ (scale/zp value ids of the original DQ). 0, or -1 when
  * out of memory (message recorded). */
-static int sink_outputs(cs_graph *g, int id, int scale, int zp) {
+static int sink_outputs(cs_graph *g, int id, int scale, int zp, int ort_float) {
   int n_out = cs_graph_node(g, id)->n_outputs;
   for (int o = 0; o < n_out; o++) {
     int fout = cs_graph_node(g, id)->outputs[o];
@@ -47,9 +54,14 @@ static int sink_outputs(cs_graph *g, int id, int scale, int zp) {
     int dq_in[3] = {iv, scale, zp};
     char dname[600];
     snprintf(dname, sizeof dname, "%s.dq", name);
-    if (cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, dname, cs_graph_node(g, id)->name, zp >= 0 ? 3 : 2,
-                          dq_in, 1, &fout) < 0)
-      return -1;
+    int dq = cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, dname, cs_graph_node(g, id)->name, zp >= 0 ? 3 : 2,
+                               dq_in, 1, &fout);
+    if (dq < 0) return -1;
+    if (ort_float) {
+      cs_attr *a = cs_node_add_attr(cs_graph_node(g, dq), CS_ATTR_ORT_FLOAT, CS_ATTR_INT);
+      if (!a) return -1;
+      a->i = 1;
+    }
   }
   return 0;
 }
@@ -67,8 +79,9 @@ static int sink_single(cs_graph *g, int id) {
   cs_qparams_free(&qp);
   const cs_node *d = cs_graph_node(g, dq);
   int scale = d->inputs[1], zp = d->n_inputs > 2 ? d->inputs[2] : -1;
+  int ort_float = n->op == CS_OP_GATHER || cs_node_attr_int(d, CS_ATTR_ORT_FLOAT, 0);
   cs_node_set_input(g, id, 0, d->inputs[0]);
-  return sink_outputs(g, id, scale, zp) < 0 ? -1 : 1;
+  return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;
 }
 
 static int concat_equal_params(cs_graph *g, int id) {
@@ -88,12 +101,13 @@ static int concat_equal_params(cs_graph *g, int id) {
   if (!ok) return 0;
   const cs_node *d0 = cs_graph_node(g, dq0);
   int scale = d0->inputs[1], zp = d0->n_inputs > 2 ? d0->inputs[2] : -1;
-  int n_in = n->n_inputs;
+  int n_in = n->n_inputs, ort_float = 0;
   for (int i = 0; i < n_in; i++) {
     int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
+    ort_float |= (int)cs_node_attr_int(cs_graph_node(g, dq), CS_ATTR_ORT_FLOAT, 0);
     cs_node_set_input(g, id, i, cs_graph_node(g, dq)->inputs[0]);
   }
-  return sink_outputs(g, id, scale, zp) < 0 ? -1 : 1;
+  return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;
 }
 
 /* QLinearConcat: Q(Concat(DQ(xi)…)) with differing parameters. */

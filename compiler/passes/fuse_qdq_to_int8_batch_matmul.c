@@ -13,7 +13,9 @@
  *
  * a is [..., M, K], b [..., K, N]; each operand's leading (batch) dims are
  * either the output's or all 1 (broadcast); other broadcasts and 1-D
- * operands are declined (the float path runs them). Runs after the FC
+ * operands are declined (the float path runs them), and so is an operand
+ * ONNX Runtime keeps in float (CS_ATTR_ORT_FLOAT, with -ort-exact=1: a
+ * PT2E Swin's Kᵀ; its product is then ORT's float MatMul). Runs after the FC
  * fusion, which takes the products with a constant weight. Multiplier as
  * ORT's: fl(fl(as · bs) / ys).
  *
@@ -242,6 +244,10 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
   int adq = cs_match_dq_i8(g, n->inputs[0]), bdq = cs_match_dq_i8(g, n->inputs[1]);
   cs_qparams aq, bq;
   cs_qdq_tail tail;
+  if (t->ort_exact && adq >= 0 && bdq >= 0 &&
+      (cs_node_attr_int(cs_graph_node(g, adq), CS_ATTR_ORT_FLOAT, 0) ||
+       cs_node_attr_int(cs_graph_node(g, bdq), CS_ATTR_ORT_FLOAT, 0)))
+    return CS_OK; /* ORT multiplies in float here: so does the float MatMul left as it is */
   if (!cs_match_dq_params(g, adq, &aq)) return CS_OK;
   if (!cs_match_dq_params(g, bdq, &bq)) { cs_qparams_free(&aq); return CS_OK; }
   if (!cs_match_qdq_tail(g, n->outputs[0], 1, &tail)) {

@@ -321,9 +321,58 @@ static void check_pass(void) {
   }
 }
 
+/* Q(MatMul(DQ(a), Transpose(K))) with K = Gather(DQ(kv), 1, axis 0), kv
+ * [2, 2, 3, n, k] (a PT2E Swin's K out of its q, k, v stack), or (gather
+ * 0) K = DQ(kv), kv [2, 3, n, k]: either way a dequantize EliminateQDQ-
+ * Transparent sinks to the MatMul. */
+static cs_graph *stacked_k_graph(int gather) {
+  const int m = 5, k = 8, n = 6;
+  cs_graph *g = cs_graph_new("stacked_k");
+  int64_t sa[4] = {2, 3, m, k}, skv[5] = {2, 2, 3, n, k}, sb[4] = {2, 3, k, n}, sy[4] = {2, 3, m, n};
+  int64_t perm[4] = {0, 1, 3, 2}, one = 1;
+  int a = gb_value(g, "a", CS_DTYPE_I8, 4, sa), kv = gb_value(g, "kv", CS_DTYPE_I8, gather ? 5 : 4, skv + !gather);
+  int da = gb_dq(g, "da", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int kf = gb_dq(g, "dkv", kv, gb_scalar_f32(g, "skv", 0.03f), gb_scalar_i8(g, "zkv", 7));
+  if (gather) {
+    int in[2] = {kf, cs_graph_add_const(g, "which", CS_DTYPE_I64, 0, NULL, &one)}, id;
+    kf = gb_node(g, CS_OP_GATHER, "select_k", 2, in, CS_DTYPE_F32, 4, skv + 1, &id);
+    cs_node_set_attr_int(cs_graph_node(g, id), "axis", 0);
+  }
+  int tr_id;
+  int kt = gb_node(g, CS_OP_TRANSPOSE, "k_t", 1, &kf, CS_DTYPE_F32, 4, sb, &tr_id);
+  cs_node_set_attr_ints(cs_graph_node(g, tr_id), "perm", 4, perm);
+  int in[2] = {da, kt};
+  int mm = gb_node(g, CS_OP_MATMUL, "qk", 2, in, CS_DTYPE_F32, 4, sy, NULL);
+  int qy = gb_q(g, "qy", mm, gb_scalar_f32(g, "sy", 0.05f), gb_scalar_i8(g, "zy", 2));
+  int ins[2] = {a, kv};
+  gb_set_io(g, 2, ins, 1, &qy);
+  return g;
+}
+
+/* -ort-exact=1 (the default): a product whose operand ORT keeps in float
+ * (a dequantize cstatic sank below a Gather, which ORT's propagation does
+ * not cross) stays a float MatMul, as ORT runs it; without the Gather, or
+ * with -ort-exact=0, it is the int8 product. */
+static void check_ort_float_operand(void) {
+  cs_target exact, loose;
+  cs_target_default(&exact);
+  CHECK(cs_target_parse("c_static_lib -ort-exact=0", &loose) == CS_OK);
+  for (int c = 0; c < 3; c++) {
+    int gather = c != 1;
+    cs_graph *g = stacked_k_graph(gather);
+    CHECK_MSG(cs_passes_run(g, c == 2 ? &loose : &exact, NULL) == CS_OK, "%s", cs_error_message());
+    int want = !(gather && c == 0);
+    CHECK_MSG(gb_count_op(g, CS_OP_K_BATCH_MATMUL_I8) == want,
+              "gather %d, ort-exact %d: %d int8 products, want %d", gather, c != 2,
+              gb_count_op(g, CS_OP_K_BATCH_MATMUL_I8), want);
+    cs_graph_free(g);
+  }
+}
+
 int main(void) {
   check_kernels();
   check_params();
   check_pass();
+  check_ort_float_operand();
   UNIT_MAIN_END();
 }

@@ -17,6 +17,11 @@ int cs_match_producer(cs_graph *g, int v, cs_op op);
 int cs_match_swaps_last_two(cs_graph *g, int tr, int rank);
 /* The only consumer of v (v not a graph output), else -1. */
 int cs_match_single_consumer(cs_graph *g, int v);
+/* An int attribute, 1 on a DequantizeLinear whose float output ONNX
+ * Runtime computes on in float where cstatic has int8 data
+ * (EliminateQDQTransparent: sunk below a Gather, which ORT's own
+ * propagation does not cross). */
+#define CS_ATTR_ORT_FLOAT "ort_float"
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
 /* 1 when v is computed from constants only, within `depth` producers (a
