@@ -244,9 +244,7 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
   int adq = cs_match_dq_i8(g, n->inputs[0]), bdq = cs_match_dq_i8(g, n->inputs[1]);
   cs_qparams aq, bq;
   cs_qdq_tail tail;
-  if (t->ort_exact && adq >= 0 && bdq >= 0 &&
-      (cs_node_attr_int(cs_graph_node(g, adq), CS_ATTR_ORT_FLOAT, 0) ||
-       cs_node_attr_int(cs_graph_node(g, bdq), CS_ATTR_ORT_FLOAT, 0)))
+  if (cs_match_ort_keeps_float(g, t, (int[]){adq, bdq}, 2))
     return CS_OK; /* ORT multiplies in float here: so does the float MatMul left as it is */
   if (!cs_match_dq_params(g, adq, &aq)) return CS_OK;
   if (!cs_match_dq_params(g, bdq, &bq)) { cs_qparams_free(&aq); return CS_OK; }

@@ -5,6 +5,9 @@
  *   Q( [Relu|Clip]( Add( DQ(a:i8), DQ(b:i8) ) ) )  → k_add_i8(a, b)
  *   Q( [Relu|Clip]( Mul( DQ(a:i8), DQ(b:i8) ) ) )  → k_mul_i8(a, b)
  *
+ * (not where ORT keeps an operand in float, -ort-exact=1: pattern.h
+ * CS_ATTR_ORT_FLOAT; ORT's float op is then what runs)
+ *
  * Constants folded (quant/binary.c) as ONNX Runtime's QLinearAdd/QLinearMul
  * (x86), which work on uint8 values (see kernels.h, "The uint8 domain"):
  *   add: ra = fl(as/ys), rb = fl(bs/ys), f = fl(zy − fma(ra, za, fl(rb·zb)))
@@ -27,6 +30,7 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int id) {
   if (n->n_inputs != 2) return CS_OK;
   int adq = cs_match_dq_i8(g, n->inputs[0]);
   int bdq = cs_match_dq_i8(g, n->inputs[1]);
+  if (cs_match_ort_keeps_float(g, t, (int[]){adq, bdq}, 2)) return CS_OK; /* ORT's float Add/Mul stays */
   cs_qparams aq, bq;
   if (!cs_match_dq_params(g, adq, &aq)) return CS_OK;
   if (!cs_match_dq_params(g, bdq, &bq)) { cs_qparams_free(&aq); return CS_OK; }

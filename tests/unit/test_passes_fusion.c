@@ -232,6 +232,31 @@ static void test_add_match(void) {
   cs_graph_free(g);
 }
 
+/* Q(Add(Gather(DQ(a), 1), DQ(b))): ORT does not take a dequantize through
+ * a Gather, so it adds in float; with -ort-exact=1 (the default) so does
+ * cstatic (no k_add_i8), with -ort-exact=0 the int8 add runs. */
+static void test_add_behind_gather(int ort_exact) {
+  cs_graph *g = cs_graph_new("add_gather");
+  int64_t sa[3] = {2, 4, 8}, s[2] = {4, 8}, one = 1;
+  int a = gb_value(g, "a", CS_DTYPE_I8, 3, sa), b = gb_value(g, "b", CS_DTYPE_I8, 2, s);
+  int da = gb_dq(g, "da", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int db = gb_dq(g, "db", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
+  int gin[2] = {da, cs_graph_add_const(g, "which", CS_DTYPE_I64, 0, NULL, &one)}, gid;
+  int ga = gb_node(g, CS_OP_GATHER, "select", 2, gin, CS_DTYPE_F32, 2, s, &gid);
+  cs_node_set_attr_int(cs_graph_node(g, gid), "axis", 0);
+  int in[2] = {ga, db};
+  int sum = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 2, s, NULL);
+  int qy = gb_q(g, "qy", sum, gb_scalar_f32(g, "sy", 0.04f), gb_scalar_i8(g, "zy", 1));
+  int ins[2] = {a, b};
+  gb_set_io(g, 2, ins, 1, &qy);
+  cs_target t;
+  CHECK(cs_target_parse(ort_exact ? "c_static_lib" : "c_static_lib -ort-exact=0", &t) == CS_OK);
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
+  CHECK_MSG(gb_count_op(g, CS_OP_K_ADD_I8) == !ort_exact, "ort-exact %d: %d int8 adds", ort_exact,
+            gb_count_op(g, CS_OP_K_ADD_I8));
+  cs_graph_free(g);
+}
+
 /* DQ → Reshape → Q with equal parameters: the reshape runs on int8 and no
  * quantize/dequantize pair remains between. Different parameters: a LUT. */
 static void test_transparent_round_trip(int same_params) {
@@ -584,6 +609,8 @@ int main(void) {
   test_conv_decline((conv_case){0, 1, 0, 0}, "per-channel weight zero points differ");
   test_conv_decline((conv_case){0, 0, 1, 0}, "conv output fans out");
   test_add_match();
+  test_add_behind_gather(1);
+  test_add_behind_gather(0);
   test_transparent_round_trip(1);
   test_transparent_round_trip(0);
   test_activation_lut();

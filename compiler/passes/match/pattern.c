@@ -41,6 +41,13 @@ int cs_match_single_consumer(cs_graph *g, int v) {
   return cs_graph_consumers(g, v, c, 2) == 1 ? c[0] : -1;
 }
 
+int cs_match_ort_keeps_float(cs_graph *g, const cs_target *t, const int *dqs, int n) {
+  if (!t || !t->ort_exact) return 0;
+  for (int i = 0; i < n; i++)
+    if (dqs[i] >= 0 && cs_node_attr_int(cs_graph_node(g, dqs[i]), CS_ATTR_ORT_FLOAT, 0)) return 1;
+  return 0;
+}
+
 int cs_match_is_const(cs_graph *g, int v) {
   return v >= 0 && cs_graph_value(g, v)->data != NULL;
 }

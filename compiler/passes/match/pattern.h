@@ -7,6 +7,7 @@
 #define CSTATIC_PATTERN_H
 
 #include "ir.h"
+#include "target.h"
 
 /* The live node that produces value v if its op is `op`, else -1. */
 int cs_match_producer(cs_graph *g, int v, cs_op op);
@@ -22,6 +23,10 @@ int cs_match_single_consumer(cs_graph *g, int v);
  * (EliminateQDQTransparent: sunk below a Gather, which ORT's own
  * propagation does not cross). */
 #define CS_ATTR_ORT_FLOAT "ort_float"
+/* With -ort-exact=1, whether an arithmetic fusion of these DequantizeLinear
+ * nodes (ids, -1 ignored) must decline: one carries CS_ATTR_ORT_FLOAT, so
+ * ORT computes that op in float and so must cstatic. */
+int cs_match_ort_keeps_float(cs_graph *g, const cs_target *t, const int *dqs, int n);
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
 /* 1 when v is computed from constants only, within `depth` producers (a
