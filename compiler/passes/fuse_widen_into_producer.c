@@ -53,14 +53,6 @@
 
 enum { LUT_TABLE = 0, LUT_ENTRIES = 256 };
 
-/* Rule 1: k_widen_i16 node n copies its input element for element. */
-static int widen_is_dense(const cs_graph *g, const cs_node *n) {
-  const tidsp_widen_i16_params *p = &n->k.widen;
-  int64_t numel = cs_value_numel(cs_graph_value(g, n->inputs[0]));
-  return p->batch == 1 && !p->transpose && p->rows == p->out_rows && p->cols == p->out_cols &&
-         (int64_t)p->rows * p->cols == numel;
-}
-
 /* The int16 table of k_lut_i8 node prod less zp, as a new constant; -2
  * when the table is not a constant of 256 int8 entries, -1 when out of
  * memory. */
@@ -141,7 +133,7 @@ cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead || n->op != CS_OP_K_WIDEN_I16 || n->n_inputs != 1 || n->n_outputs != 1) continue;
     int y = n->inputs[0];
-    if (y < 0 || !widen_is_dense(g, n)) continue;
+    if (y < 0 || !cs_match_widen_is_dense(g, n)) continue; /* rule 1 */
     int p = cs_graph_value(g, y)->producer;
     if (p < 0 || cs_match_single_consumer(g, y) != i) continue;
     const cs_node *prod = cs_graph_node(g, p);

@@ -445,9 +445,9 @@ static cs_status pick_views(const cs_graph *g, const cs_schedule_options *opt, c
   for (int k = 0; k < s->n_steps; k++)
     if (is_view[s->order[k]]) no_view[s->order[k]] = 1, views[nv++] = s->order[k];
   view_search v = {g, opt, s, views, no_view, none_size, 0};
-  int mid = nv / 2;
-  cs_status st = try_views(&v, 0, mid);
-  if (st == CS_OK) st = try_views(&v, mid, nv);
+  int mid = nv / 2; /* (one view alone: the plan with it is the one known to be larger) */
+  cs_status st = nv > 1 ? try_views(&v, 0, mid) : CS_OK;
+  if (st == CS_OK && nv > 1) st = try_views(&v, mid, nv);
   free(views);
   return st;
 }

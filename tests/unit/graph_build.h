@@ -34,6 +34,17 @@ static inline int gb_node(cs_graph *g, cs_op op, const char *name, int n_in, con
   return y;
 }
 
+/* Gather(x, index) along axis 0 (a constant int64 scalar index): x's
+ * slice, of rank x's − 1 and shape `shape`. */
+static inline int gb_gather0(cs_graph *g, const char *name, int x, int64_t index, int rank, const int64_t *shape) {
+  char iname[256];
+  snprintf(iname, sizeof iname, "%s.index", name);
+  int in[2] = {x, cs_graph_add_const(g, iname, CS_DTYPE_I64, 0, NULL, &index)}, id;
+  int y = gb_node(g, CS_OP_GATHER, name, 2, in, cs_graph_value(g, x)->dtype, rank, shape, &id);
+  cs_node_set_attr_int(cs_graph_node(g, id), "axis", 0);
+  return y;
+}
+
 static inline int gb_dq(cs_graph *g, const char *name, int x, int scale, int zp) {
   const cs_value *v = cs_graph_value(g, x);
   int64_t shape[CS_MAX_RANK];

@@ -237,13 +237,11 @@ static void test_add_match(void) {
  * cstatic (no k_add_i8), with -ort-exact=0 the int8 add runs. */
 static void test_add_behind_gather(int ort_exact) {
   cs_graph *g = cs_graph_new("add_gather");
-  int64_t sa[3] = {2, 4, 8}, s[2] = {4, 8}, one = 1;
+  int64_t sa[3] = {2, 4, 8}, s[2] = {4, 8};
   int a = gb_value(g, "a", CS_DTYPE_I8, 3, sa), b = gb_value(g, "b", CS_DTYPE_I8, 2, s);
   int da = gb_dq(g, "da", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
   int db = gb_dq(g, "db", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
-  int gin[2] = {da, cs_graph_add_const(g, "which", CS_DTYPE_I64, 0, NULL, &one)}, gid;
-  int ga = gb_node(g, CS_OP_GATHER, "select", 2, gin, CS_DTYPE_F32, 2, s, &gid);
-  cs_node_set_attr_int(cs_graph_node(g, gid), "axis", 0);
+  int ga = gb_gather0(g, "select", da, 1, 2, s);
   int in[2] = {ga, db};
   int sum = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 2, s, NULL);
   int qy = gb_q(g, "qy", sum, gb_scalar_f32(g, "sy", 0.04f), gb_scalar_i8(g, "zy", 1));

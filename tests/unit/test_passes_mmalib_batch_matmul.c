@@ -329,15 +329,11 @@ static cs_graph *stacked_k_graph(int gather) {
   const int m = 5, k = 8, n = 6;
   cs_graph *g = cs_graph_new("stacked_k");
   int64_t sa[4] = {2, 3, m, k}, skv[5] = {2, 2, 3, n, k}, sb[4] = {2, 3, k, n}, sy[4] = {2, 3, m, n};
-  int64_t perm[4] = {0, 1, 3, 2}, one = 1;
+  int64_t perm[4] = {0, 1, 3, 2};
   int a = gb_value(g, "a", CS_DTYPE_I8, 4, sa), kv = gb_value(g, "kv", CS_DTYPE_I8, gather ? 5 : 4, skv + !gather);
   int da = gb_dq(g, "da", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
   int kf = gb_dq(g, "dkv", kv, gb_scalar_f32(g, "skv", 0.03f), gb_scalar_i8(g, "zkv", 7));
-  if (gather) {
-    int in[2] = {kf, cs_graph_add_const(g, "which", CS_DTYPE_I64, 0, NULL, &one)}, id;
-    kf = gb_node(g, CS_OP_GATHER, "select_k", 2, in, CS_DTYPE_F32, 4, skv + 1, &id);
-    cs_node_set_attr_int(cs_graph_node(g, id), "axis", 0);
-  }
+  if (gather) kf = gb_gather0(g, "select_k", kf, 1, 4, skv + 1);
   int tr_id;
   int kt = gb_node(g, CS_OP_TRANSPOSE, "k_t", 1, &kf, CS_DTYPE_F32, 4, sb, &tr_id);
   cs_node_set_attr_ints(cs_graph_node(g, tr_id), "perm", 4, perm);

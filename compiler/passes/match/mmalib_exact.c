@@ -172,11 +172,7 @@ static int widen(cs_graph *g, const char *base, int act_in, int32_t x_zp) {
   int n_readers = cs_graph_consumers(g, act_in, readers, MAX_READERS);
   for (int i = 0; i < n_readers && i < MAX_READERS; i++) {
     const cs_node *r = cs_graph_node(g, readers[i]);
-    if (r->op == CS_OP_K_WIDEN_I16 && r->n_inputs == 1 && r->n_outputs == 1 && r->k.widen.zp == x_zp &&
-        r->k.widen.batch == 1 && !r->k.widen.transpose && r->k.widen.rows == r->k.widen.out_rows &&
-        r->k.widen.cols == r->k.widen.out_cols &&
-        (int64_t)r->k.widen.rows * r->k.widen.cols == cs_value_numel(cs_graph_value(g, act_in)))
-      return r->outputs[0];
+    if (cs_match_widen_is_dense(g, r) && r->n_outputs == 1 && r->k.widen.zp == x_zp) return r->outputs[0];
   }
   int x16 = like(g, act_in, "mm_i16", CS_DTYPE_I16);
   int k = x16 < 0 ? -1 : cs_add_kernel(g, CS_OP_K_WIDEN_I16, base, 1, &act_in, x16);

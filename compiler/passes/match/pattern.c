@@ -41,6 +41,14 @@ int cs_match_single_consumer(cs_graph *g, int v) {
   return cs_graph_consumers(g, v, c, 2) == 1 ? c[0] : -1;
 }
 
+int cs_match_widen_is_dense(const cs_graph *g, const cs_node *n) {
+  if (n->op != CS_OP_K_WIDEN_I16 || n->n_inputs != 1 || n->inputs[0] < 0) return 0;
+  const tidsp_widen_i16_params *p = &n->k.widen;
+  int64_t numel = cs_value_numel(cs_graph_value(g, n->inputs[0]));
+  return p->batch == 1 && !p->transpose && p->rows == p->out_rows && p->cols == p->out_cols &&
+         (int64_t)p->rows * p->cols == numel;
+}
+
 int cs_match_ort_keeps_float(cs_graph *g, const cs_target *t, const int *dqs, int n) {
   if (!t || !t->ort_exact) return 0;
   for (int i = 0; i < n; i++)

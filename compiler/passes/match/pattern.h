@@ -18,6 +18,9 @@ int cs_match_producer(cs_graph *g, int v, cs_op op);
 int cs_match_swaps_last_two(cs_graph *g, int tr, int rank);
 /* The only consumer of v (v not a graph output), else -1. */
 int cs_match_single_consumer(cs_graph *g, int v);
+/* k_widen_i16 node n copies its input element for element: one dense
+ * matrix (batch 1, no padding, no transpose) holding the whole input. */
+int cs_match_widen_is_dense(const cs_graph *g, const cs_node *n);
 /* An int attribute, 1 on a DequantizeLinear whose float output ONNX
  * Runtime computes on in float where cstatic has int8 data
  * (EliminateQDQTransparent: sunk below a Gather, which ORT's own
