@@ -80,7 +80,15 @@ static double mma_cycles(const cs_node *n, double bytes) {
       if (s < 1) return -1.0;
       int64_t pos = ((a[1] + p[0] + p[1] - kh) / s + 1) * ((a[2] + p[2] + p[3] - kw) / s + 1);
       int tile = n->op == CS_OP_K_MMALIB_CONV2D_I16 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16 ? 32 : 64;
-      if (dw) return cs_mm_cost_mma(kh * kw, 1, pos, tile, bytes);
+      if (dw) {
+        /* negative pads crop the input (cstatic/mmalib.h): the window's
+         * bytes are read, not the whole input's */
+        int64_t rows = a[1], cols = a[2];
+        for (int i = 0; i < 2; i++) rows += p[i] < 0 ? p[i] : 0;
+        for (int i = 2; i < 4; i++) cols += p[i] < 0 ? p[i] : 0;
+        bytes -= (double)(tile == 32 ? 2 : 1) * (double)a[0] * (double)(a[1] * a[2] - rows * cols);
+        return cs_mm_cost_mma(kh * kw, 1, pos, tile, bytes);
+      }
       int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;
       return (double)groups *
              cs_mm_cost_mma(a[0] / groups * kh * kw, a[3] / groups, pos, tile, bytes / (double)groups);

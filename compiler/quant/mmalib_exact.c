@@ -62,34 +62,29 @@ const char *cs_mm_exact_channel(double r, int32_t o_zp, cs_mm_exact_ch *ch) {
   return cs_mm_exact_saturation_ok(ch, o_zp) ? NULL : "no centre for the exact path's int16 grid";
 }
 
-/* One dimension of a tile at kernel offset off: the input range its taps
- * read, clipped to [0, n), and the call's padding before and after it; 0
- * when nothing of it lies inside. The whole input with padding (no slice)
- * where that gives the call n_out outputs: the rows past the last it reads
- * are then dropped by the call's own output count. */
-static int tile_range(int off, int stride, int pad, int n, int n_out, int *first, int *len, int *pb, int *pe) {
+/* One dimension of a tile at kernel offset off: its call's pads before
+ * and after the whole input (negative: a crop, mmalib_exact.h); 0 when
+ * none of the input lies under it. A crop at the end that the call's
+ * output count drops anyway (the last rows no output reads) is pad 0. */
+static int tile_range(int off, int stride, int pad, int n, int n_out, int *pb, int *pe) {
   int r0 = off - pad, r1 = (n_out - 1) * stride + off - pad + 3;
-  int c0 = r0 > 0 ? r0 : 0, c1 = r1 < n ? r1 : n;
-  if (c1 <= c0) return 0;
-  int after = r1 > n ? r1 - n : 0;
-  if (r0 <= 0 && n - r0 + after >= 3 && (n - r0 + after - 3) / stride + 1 == n_out) c1 = n;
-  *first = c0;
-  *len = c1 - c0;
-  *pb = c0 - r0;
-  *pe = r1 > c1 ? r1 - c1 : 0;
+  if ((r1 < n ? r1 : n) <= (r0 > 0 ? r0 : 0)) return 0;
+  *pb = -r0;
+  *pe = r1 - n;
+  if (*pe < 0 && n + *pb >= 3 && (n + *pb - 3) / stride + 1 == n_out) *pe = 0;
   return 1;
 }
 
-/* Whether a tile at offset off reads the whole of one dimension. */
+/* Whether a tile at offset off reads the whole of one dimension: no crop. */
 static int whole(int off, int stride, int pad, int n, int n_out) {
-  int first, len, pb, pe;
-  return tile_range(off, stride, pad, n, n_out, &first, &len, &pb, &pe) && first == 0 && len == n;
+  int pb, pe;
+  return tile_range(off, stride, pad, n, n_out, &pb, &pe) && pb >= 0 && pe >= 0;
 }
 
 /* One dimension's tile offsets: m = ceil(k/3) of them, a[0] = 0, each
  * within 3 of the one before and the last within 3 of k, so that tile j
  * owns taps [a[j], a[j+1]) (the rest of its 3 taps: zero weights). Of
- * these, the one whose most tiles read the whole dimension (no slice); on
+ * these, the one whose most tiles read the whole dimension (no crop); on
  * a tie the first found, starting from {0, 3, 6}. m. */
 static int dim_offsets(int k, int stride, int pad, int n, int n_out, int *a) {
   int m = (k + 2) / 3, best = -1, cur[3] = {0, 0, 0};
@@ -121,10 +116,9 @@ int cs_mm_exact_dw_tiles(int k, int stride, int h_in, int w_in, int pad_top, int
   int n = 0;
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++) {
-      cs_mm_exact_tile t = {ra[i], ca[j], i + 1 < m ? ra[i + 1] : k, j + 1 < m ? ca[j + 1] : k, 0, 0, 0, 0,
-                            0, 0, 0, 0};
-      if (!tile_range(t.a, stride, pad_top, h_in, h_out, &t.row0, &t.rows, &t.pad_t, &t.pad_b) ||
-          !tile_range(t.b, stride, pad_left, w_in, w_out, &t.col0, &t.cols, &t.pad_l, &t.pad_r))
+      cs_mm_exact_tile t = {ra[i], ca[j], i + 1 < m ? ra[i + 1] : k, j + 1 < m ? ca[j + 1] : k, 0, 0, 0, 0};
+      if (!tile_range(t.a, stride, pad_top, h_in, h_out, &t.pad_t, &t.pad_b) ||
+          !tile_range(t.b, stride, pad_left, w_in, w_out, &t.pad_l, &t.pad_r))
         continue; /* only padding under it: its sum is 0 */
       tiles[n++] = t;
     }

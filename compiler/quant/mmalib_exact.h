@@ -60,24 +60,22 @@ int cs_mm_exact_saturation_ok(const cs_mm_exact_ch *ch, int32_t o_zp);
  * past K, are zero weights): 4 tiles for 5×5, 9 for 7×7. Tile (a, b) is a
  * 3×3 depthwise call with the same stride on the input window that its
  * taps read: output (oh, ow) reads rows oh·s − pad_top + a + 0..2, so
- * rows [r0, r1) = [a − pad_top, (h_out − 1)·s + a − pad_top + 3) of which
- * the part inside [0, h_in) is sliced out and the rest becomes the call's
- * zero padding (likewise for columns); the whole input (no slice) where
- * r0 ≤ 0 and the call on all h_in rows still gives h_out outputs. The
- * offsets of a dimension are those with the most whole-input tiles
- * ({0, 2} for a "same" 5×5 at stride 1 or 2: no slice at all; {0, 3, 6}
- * otherwise first). Its output is h_out × w_out, and the K×K conv is the
- * sum of the tiles' accumulators (exact integers), so the core kernel sums
- * the tiles' z intervals (kernels.h tidsp_mmalib_exact_requant). A tile
- * whose window lies wholly in the padding reads only zeros and is left
- * out. */
+ * rows [r0, r1) = [a − pad_top, (h_out − 1)·s + a − pad_top + 3). The call
+ * runs on the whole input with pads −r0 before and r1 − h_in after
+ * (likewise for columns): a positive pad is zero rows, a negative one a
+ * crop of the input (cstatic/mmalib.h, the int16 depthwise kernel), so no
+ * tile copies its window. The offsets of a dimension are those with the
+ * most tiles that need no crop ({0, 2} for a "same" 5×5 at stride 1 or 2:
+ * none; {0, 3, 6} otherwise first), the form MMALIB takes as it is. Its
+ * output is h_out × w_out, and the K×K conv is the sum of the tiles'
+ * accumulators (exact integers), so the core kernel sums the tiles' z
+ * intervals (kernels.h tidsp_mmalib_exact_requant). A tile whose window
+ * lies wholly in the padding reads only zeros and is left out. */
 #define CS_MM_EXACT_MAX_TILES 9
 typedef struct cs_mm_exact_tile {
-  int a, b;             /* the tile's kernel offset */
-  int a_end, b_end;     /* the end of the taps it owns: [a, a_end) × [b, b_end) */
-  int row0, col0;       /* first input row/column of its slice */
-  int rows, cols;       /* the slice's size (the whole input: no slice) */
-  int pad_t, pad_b, pad_l, pad_r;
+  int a, b;         /* the tile's kernel offset */
+  int a_end, b_end; /* the end of the taps it owns: [a, a_end) × [b, b_end) */
+  int pad_t, pad_b, pad_l, pad_r; /* its call's pads on the whole input (< 0: a crop) */
 } cs_mm_exact_tile;
 
 /* The tiles of a k×k depthwise conv (k 5 or 7; 3 gives the one tile that

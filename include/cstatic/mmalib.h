@@ -159,6 +159,15 @@ int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
                                    int32_t pad_t, int32_t pad_b, int32_t pad_l,
                                    int32_t pad_r, int32_t num_groups);
 
+/* The int16 kernel also takes negative pads: a crop. pad_t = −r reads the
+ * input from row r on (likewise pad_b from the end, pad_l/pad_r the
+ * columns), so the call runs on the window [−pad_t, H_in + pad_b) ×
+ * [−pad_l, W_in + pad_r) of the input, its rows still W_in apart and its
+ * channels H_in·W_in apart; a positive pad on the other side is zero rows
+ * as usual. The window must hold at least one row and column. The exact
+ * path's 5×5/7×7 depthwise tiles read their windows this way instead of
+ * sliced copies; on the C7x the staging DMA moves the window (its source
+ * pitches are the input's), so MMALIB itself sees a dense input. */
 int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
                                     const int16_t *weights,
                                     const int64_t *bias, const uint8_t *scale,

@@ -40,8 +40,10 @@ extern "C" {
  * w_layout. 6: mlas_nchw and tidsp_gap_f32_params.nchwc became one bit per
  * MLAS channel block (TIDSP_MLAS_BLOCK*). 7: tidsp_conv2d_params gained
  * sum_in_conv (a fused Add's sum is inside the conv at some blocks only).
- * 8: tidsp_mmalib_exact_requant reads x with its x_zp (it required 0). */
-#define TIDSP_MODEL_ABI_VERSION 8u
+ * 8: tidsp_mmalib_exact_requant reads x with its x_zp (it required 0).
+ * 9: mmalib_depthwise_conv2d_i16 takes negative pads, a crop of its input
+ * (cstatic/mmalib.h; the exact path's 5×5/7×7 tiles pass them). */
+#define TIDSP_MODEL_ABI_VERSION 9u
 
 /* One input or output tensor: dense, row-major. */
 typedef struct tidsp_tensor_info {

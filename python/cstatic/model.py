@@ -34,7 +34,7 @@ import numpy as np
 from . import _cli
 
 # The model ABI whose layout the ctypes structures below mirror.
-_ABI_VERSION = 8
+_ABI_VERSION = 9
 
 # tidsp_dtype name (TIDSP_DTYPE_<NAME>) -> numpy dtype
 # (bfloat16: its bits as uint16; numpy has no bfloat16, as onnx.numpy_helper)

@@ -487,6 +487,85 @@ static void test_depthwise_i16(void) {
   }
 }
 
+/* Negative pads crop the int16 depthwise input (cstatic/mmalib.h): the call
+ * on the whole input equals the call on a dense copy of the window with the
+ * pads' positive parts; a crop that leaves no row or column is rejected. */
+static void test_depthwise_i16_crop(void) {
+  int t;
+  for (t = 0; t < 40; t++) {
+    int C = rnd_range(1, 6), H = rnd_range(3, 12), W = rnd_range(3, 20), s = t % 2 + 1;
+    int pt = rnd_range(-3, 3), pb = rnd_range(-3, 3), pl = rnd_range(-3, 3), pr = rnd_range(-3, 3);
+    int r0 = pt < 0 ? -pt : 0, c0 = pl < 0 ? -pl : 0;
+    int rows = H - r0 - (pb < 0 ? -pb : 0), cols = W - c0 - (pr < 0 ? -pr : 0);
+    int ho, wo, c, i, l, st;
+    size_t nin = (size_t)C * H * W, nout;
+    buf bi, bw, bwin, bo, bref;
+    int64_t *bias = malloc(sizeof(int64_t) * C);
+    uint8_t *scale = malloc(C), *shift = malloc(C);
+    if (rows < 1 || cols < 1 || rows + (pt > 0 ? pt : 0) + (pb > 0 ? pb : 0) < 3 ||
+        cols + (pl > 0 ? pl : 0) + (pr > 0 ? pr : 0) < 3) {
+      free(bias);
+      free(scale);
+      free(shift);
+      continue;
+    }
+    ho = (rows + (pt > 0 ? pt : 0) + (pb > 0 ? pb : 0) - 3) / s + 1;
+    wo = (cols + (pl > 0 ? pl : 0) + (pr > 0 ? pr : 0) - 3) / s + 1;
+    nout = (size_t)C * ho * wo;
+    bi = buf_new(nin * 2);
+    bw = buf_new((size_t)C * 9 * 2);
+    bwin = buf_new((size_t)C * rows * cols * 2);
+    bo = buf_new(nout * 2);
+    bref = buf_new(nout * 2);
+    fill_i16((int16_t *)bi.p, nin, 255);
+    fill_i16((int16_t *)bw.p, (size_t)C * 9, 127);
+    for (i = 0; i < C; i++)
+      bias[i] = rnd_range(-100000, 100000);
+    random_requant(scale, shift, C, 9, 3e4, 8000);
+    for (c = 0; c < C; c++)
+      for (i = 0; i < rows; i++)
+        for (l = 0; l < cols; l++)
+          memcpy(bwin.p + 2 * (((size_t)c * rows + i) * cols + l),
+                 bi.p + 2 * (((size_t)c * H + r0 + i) * W + c0 + l), 2);
+    st = mmalib_depthwise_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, bias, scale, shift,
+                                     (int16_t *)bo.p, C, H, W, 3, 3, s, s, pt, pb, pl, pr, C);
+    CHECK_MSG(st == OK, "cropped depthwise i16 status %d", st);
+    st = mmalib_depthwise_conv2d_i16((int16_t *)bwin.p, (int16_t *)bw.p, bias, scale, shift,
+                                     (int16_t *)bref.p, C, rows, cols, 3, 3, s, s, pt > 0 ? pt : 0,
+                                     pb > 0 ? pb : 0, pl > 0 ? pl : 0, pr > 0 ? pr : 0, C);
+    CHECK_MSG(st == OK, "window depthwise i16 status %d", st);
+    CHECK_MSG(memcmp(bo.p, bref.p, nout * 2) == 0,
+              "crop %d,%d,%d,%d of %dx%d (stride %d) differs from its window", pt, pb, pl, pr, H, W, s);
+    CHECK(buf_guards_ok(&bo));
+    free(bias);
+    free(scale);
+    free(shift);
+    buf_free(&bi);
+    buf_free(&bw);
+    buf_free(&bwin);
+    buf_free(&bo);
+    buf_free(&bref);
+  }
+  { /* a crop that leaves nothing, or less than the kernel: rejected, nothing written */
+    buf bi = buf_new(2 * 6 * 6), bw = buf_new(2 * 9), bo = buf_new(2 * 6 * 6);
+    memset(bi.p, 0, bi.n);
+    memset(bw.p, 0, bw.n);
+    CHECK(mmalib_depthwise_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, NULL, NULL, NULL,
+                                      (int16_t *)bo.p, 1, 6, 6, 3, 3, 1, 1, -6, 2, 1, 1, 1) == EPRE);
+    CHECK(mmalib_depthwise_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, NULL, NULL, NULL,
+                                      (int16_t *)bo.p, 1, 6, 6, 3, 3, 1, 1, 1, 1, -3, -3, 1) == EPRE);
+    CHECK(mmalib_depthwise_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, NULL, NULL, NULL,
+                                      (int16_t *)bo.p, 1, 6, 6, 3, 3, 1, 1, -5, 0, 0, 0, 1) == EPRE);
+    CHECK(mmalib_depthwise_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, NULL, NULL, NULL,
+                                      (int16_t *)bo.p, 1, 6, 6, 3, 3, 1, 1, -2147483647 - 1, 0, 0, 0,
+                                      1) == EPRE);
+    CHECK(buf_untouched(&bo));
+    buf_free(&bi);
+    buf_free(&bw);
+    buf_free(&bo);
+  }
+}
+
 /* ---- matmul / matmul_bias -------------------------------------------------------- */
 static void test_matmul_bias(void) {
   int t;
@@ -1539,6 +1618,7 @@ int main(void) {
   test_conv2d_i16();
   test_depthwise_i8();
   test_depthwise_i16();
+  test_depthwise_i16_crop();
   test_matmul_bias();
   test_matmul();
   test_sliced();

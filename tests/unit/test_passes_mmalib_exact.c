@@ -281,8 +281,9 @@ static void check_params(void) {
 }
 
 /* A k×k depthwise conv (5 or 7) as the pass builds it: the 3×3 tiles of
- * cs_mm_exact_dw_tiles, each window sliced from the widened input and run
- * through the emulated MMALIB int16 depthwise kernel (bias and D in tile
+ * cs_mm_exact_dw_tiles, each run on the whole widened input with its pads
+ * (negative: a crop of its window) through the emulated MMALIB int16
+ * depthwise kernel (bias and D in tile
  * 0, bias 0 in the rest), their z stacked, then the core kernel with
  * P = the tile count: ORT's bytes on every output. Returns the count of
  * outputs that differ; *naive as check_layer's; *n_tiles the tiles. */
@@ -295,7 +296,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   *n_tiles = nt;
   CHECK(nt >= 1 && nt <= CS_MM_EXACT_MAX_TILES);
   int8_t *x = zalloc((size_t)c * h * w), *wt = zalloc((size_t)c * k * k);
-  int16_t *win = zalloc(2 * (size_t)c * h * w), *w3 = zalloc(2 * 16 * 9), *x16 = zalloc(2 * (size_t)c * h * w);
+  int16_t *w3 = zalloc(2 * 16 * 9), *x16 = zalloc(2 * (size_t)c * h * w);
   int16_t *z = zalloc(2 * (size_t)nt * c * ho * wo);
   int8_t *y = zalloc((size_t)c * ho * wo), *ref = zalloc((size_t)c * ho * wo);
   int64_t *bias16 = zalloc(8 * (size_t)c), *zero = zalloc(8 * (size_t)c), *grid = zalloc(8 * (4 * (size_t)c + 1));
@@ -312,19 +313,18 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
   grid[4 * c] = nt;
   for (int j = 0; j < nt; j++) {
     const cs_mm_exact_tile *t = &tiles[j];
-    CHECK(t->rows >= 1 && t->cols >= 1 && t->row0 + t->rows <= h && t->col0 + t->cols <= w);
+    /* a crop leaves at least one row and column of the input */
+    CHECK(h + (t->pad_t < 0 ? t->pad_t : 0) + (t->pad_b < 0 ? t->pad_b : 0) >= 1);
+    CHECK(w + (t->pad_l < 0 ? t->pad_l : 0) + (t->pad_r < 0 ? t->pad_r : 0) >= 1);
     for (int ch = 0; ch < c; ch++) {
-      for (int i = 0; i < t->rows; i++)
-        for (int l = 0; l < t->cols; l++)
-          win[(ch * t->rows + i) * t->cols + l] = x16[(ch * h + t->row0 + i) * w + t->col0 + l];
       for (int i = 0; i < 3; i++)
         for (int l = 0; l < 3; l++)
           w3[ch * 9 + i * 3 + l] = t->a + i < t->a_end && t->b + l < t->b_end ? wt[(ch * k + t->a + i) * k + t->b + l] : 0;
     }
     /* MMALIB writes 64-byte aligned buffers: each tile its own, then stacked */
     int16_t *zj = zalloc(2 * (size_t)c * ho * wo);
-    CHECK(mmalib_depthwise_conv2d_i16(win, w3, j ? zero : bias16, sc, sh, zj, c, t->rows, t->cols, 3, 3, stride,
-                                      stride, t->pad_t, t->pad_b, t->pad_l, t->pad_r, c) == TIDSP_MMALIB_OK);
+    CHECK(mmalib_depthwise_conv2d_i16(x16, w3, j ? zero : bias16, sc, sh, zj, c, h, w, 3, 3, stride, stride,
+                                      t->pad_t, t->pad_b, t->pad_l, t->pad_r, c) == TIDSP_MMALIB_OK);
     memcpy(z + (size_t)j * c * ho * wo, zj, 2 * (size_t)c * ho * wo);
     free(zj);
   }
@@ -363,7 +363,7 @@ static int check_dw_tiles(int k, int stride, int pad_t, int pad_l, int pad_b, in
       *naive += v != ref[ch * ho * wo + i];
     }
   }
-  free(x), free(wt), free(win), free(x16), free(w3), free(z), free(y), free(ref), free(bias16), free(zero), free(grid), free(b);
+  free(x), free(wt), free(x16), free(w3), free(z), free(y), free(ref), free(bias16), free(zero), free(grid), free(b);
   free(sc), free(sh), free(mult);
   return bad;
 }
@@ -412,16 +412,23 @@ static void check_dw_tiled(void) {
       }
   }
   /* a "same" 5x5 at stride 1 and 2 reads the whole input in every tile: no
-   * slice (tiles at offsets {0, 2}) */
+   * crop (tiles at offsets {0, 2}), the form MMALIB takes as it is */
   static const int same5[][3] = {{1, 9, 9}, {2, 10, 12}, {2, 9, 9}};
   for (int i = 0; i < 3; i++) {
     int s = same5[i][0], h = same5[i][1], w = same5[i][2];
     int nt = cs_mm_exact_dw_tiles(5, s, h, w, 2, 2, (h - 1) / s + 1, (w - 1) / s + 1, t);
     CHECK(nt == 4);
     for (int j = 0; j < nt; j++)
-      CHECK_MSG(t[j].row0 == 0 && t[j].rows == h && t[j].col0 == 0 && t[j].cols == w,
-                "5x5 stride %d on %dx%d: tile (%d, %d) reads a slice", s, h, w, t[j].a, t[j].b);
+      CHECK_MSG(t[j].pad_t >= 0 && t[j].pad_b >= 0 && t[j].pad_l >= 0 && t[j].pad_r >= 0,
+                "5x5 stride %d on %dx%d: tile (%d, %d) crops its input", s, h, w, t[j].a, t[j].b);
   }
+  /* a "same" 7x7 (ConvNeXt's): tiles at {0, 3, 6}; the middle one reads
+   * rows oh..oh+2 (zero rows below), the first oh-3..oh-1 (a crop of the
+   * last input row), the last oh+3..oh+5 (a crop of the first three) */
+  CHECK(cs_mm_exact_dw_tiles(7, 1, 14, 14, 3, 3, 14, 14, t) == 9);
+  CHECK(t[4].a == 3 && t[4].b == 3 && t[4].pad_t == 0 && t[4].pad_b == 2 && t[4].pad_l == 0 && t[4].pad_r == 2);
+  CHECK(t[0].a == 0 && t[0].pad_t == 3 && t[0].pad_b == -1);
+  CHECK(t[8].a == 6 && t[8].b == 6 && t[8].pad_t == -3 && t[8].pad_b == 5 && t[8].pad_l == -3 && t[8].pad_r == 5);
 }
 
 int main(void) {

@@ -269,13 +269,14 @@ int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact
 
 /* A 5×5/7×7 depthwise conv on the exact path, as 3×3 int16 depthwise
  * calls (quant/mmalib_exact.h cs_mm_exact_dw_tiles): ins[j] gets tile j's
- * inputs {its window of the widened act_in p->x16 (a k_slice where it is not the
- * whole input), its 3×3 int16 weights, the plan's requant constants (bias
- * 0 for j > 0)}; args (12) its call's arguments. 0, or -1 when out of
- * memory (message recorded). */
+ * inputs {the widened act_in p->x16, whole (the call's pads crop its
+ * window), its 3×3 int16 weights, the plan's requant constants (bias 0 for
+ * j > 0)}. 0, or -1 when out of memory (message recorded). */
 int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p,
                           const cs_mm_exact_tile *tiles, int n_tiles, int (*ins)[5]);
-void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stride, int64_t *args);
+/* args (12): tile t's call on the whole h × w input of `channels`. */
+void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int64_t h, int64_t w, int stride,
+                           int64_t *args);
 /* Node id (tile 0's call, which took over the chain's output y) writes
  * tile 0's z; a call per further tile, a k_concat of their z along a new
  * first axis, and k_mmalib_exact_requant with P = n_tiles compute y. */

@@ -498,7 +498,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
     na = (int)(sizeof a / sizeof a[0]);
     memcpy(args, a, sizeof a);
-    if (n_tiles) cs_mm_exact_tile_args(&tiles[0], c_in, kw.stride_h, args);
+    if (n_tiles) cs_mm_exact_tile_args(&tiles[0], c_in, h_in, w_in_dim, kw.stride_h, args);
   } else {
     int64_t a[] = {c_in, h_in, w_in_dim, c_out, kw.k_h, kw.k_w, kw.stride_h, kw.stride_w,
                    kw.pad_top, kw.pad_bottom, kw.pad_left, kw.pad_right, groups};
@@ -552,13 +552,14 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     int64_t n_mm = kind == CS_MM_CONV_DEPTHWISE ? 1 : c_out;
     double mma16 = 0.0, mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
     double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 3.0 * (double)n_out);
-    if (n_tiles) { /* a 3x3 call per tile on its window; the core slices
-                    * the windows and reads every tile's z */
+    if (n_tiles) { /* a 3x3 call per tile on its window (the crop of
+                    * x16 its pads give); the core reads every tile's z */
       for (int j = 0; j < n_tiles; j++) {
-        int64_t n_win = c_in * tiles[j].rows * tiles[j].cols;
+        const cs_mm_exact_tile *t = &tiles[j];
+        int64_t rows = h_in - (t->pad_t < 0 ? -t->pad_t : 0) - (t->pad_b < 0 ? -t->pad_b : 0);
+        int64_t cols = w_in_dim - (t->pad_l < 0 ? -t->pad_l : 0) - (t->pad_r < 0 ? -t->pad_r : 0);
+        int64_t n_win = c_in * rows * cols;
         mma16 += cs_mm_cost_mma(9, 1, pos, 32, 2.0 * ((double)n_win + 9.0 * (double)c_in + (double)n_out));
-        if (tiles[j].rows != h_in || tiles[j].cols != w_in_dim)
-          core += cs_mm_cost_scalar(n_win, 4.0 * (double)n_win);
       }
       core += cs_mm_cost_scalar((int64_t)(n_tiles - 1) * n_out, 2.0 * (double)(n_tiles - 1) * (double)n_out);
     } else if (n_blocks) { /* a call per block on its input channels */

@@ -19,8 +19,8 @@
  *
  * A 5×5/7×7 depthwise conv (MMALIB's int16 depthwise is 3×3 only,
  * MMALIB-882) is 4 or 9 such 3×3 calls, one per 3×3 tile of its window,
- * each on the window of x16 its taps read (a k_slice, the rest zero
- * padding; quant/mmalib_exact.h cs_mm_exact_dw_tiles), tile 0 with the
+ * each on the window of x16 its taps read (the call's pads: zero rows, or
+ * negative, a crop of x16; quant/mmalib_exact.h cs_mm_exact_dw_tiles), tile 0 with the
  * bias and D, the others with bias 0; a k_concat stacks their z and the
  * core kernel sums the tiles' intervals (width: the sum of their steps,
  * so about 4t or 9t of the outputs are summed again).
@@ -312,9 +312,9 @@ int cs_mm_exact_requant(cs_graph *g, int id, const char *base, const cs_mm_exact
 
 /* ---- a 5×5/7×7 depthwise conv as 3×3 tiles (quant/mmalib_exact.h) ---- */
 
-void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int stride, int64_t *args) {
-  int64_t a[12] = {channels, t->rows, t->cols, 3, 3, stride, stride, t->pad_t, t->pad_b, t->pad_l, t->pad_r,
-                   channels};
+void cs_mm_exact_tile_args(const cs_mm_exact_tile *t, int64_t channels, int64_t h, int64_t w, int stride,
+                           int64_t *args) {
+  int64_t a[12] = {channels, h, w, 3, 3, stride, stride, t->pad_t, t->pad_b, t->pad_l, t->pad_r, channels};
   memcpy(args, a, sizeof a);
 }
 
@@ -323,7 +323,7 @@ int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, c
   int x16 = p->x16 = widen(g, base, act_in, p->x_zp);
   if (x16 < 0) return -1;
   const cs_value *xv = cs_graph_value(g, x16);
-  int64_t ch = xv->shape[1], h = xv->shape[2], w = xv->shape[3];
+  int64_t ch = xv->shape[1];
   const cs_value *wv = cs_graph_value(g, w_in);
   int64_t kk = wv->shape[2];
   int16_t *w16 = malloc(sizeof *w16 * (size_t)ch * 9);
@@ -345,16 +345,8 @@ int cs_mm_exact_dw_inputs(cs_graph *g, const char *base, int act_in, int w_in, c
     snprintf(suffix, sizeof suffix, "mm_w16_tile%d", j);
     int64_t wshape[4] = {ch, 1, 3, 3};
     int wt = cs_add_const_named(g, base, suffix, CS_DTYPE_I16, 4, wshape, w16);
-    int xin = x16;
-    if (wt >= 0 && (t->row0 || t->rows != h || t->col0 || t->cols != w)) { /* the window the taps read */
-      int64_t start[4] = {0, 0, t->row0, t->col0}, len[4] = {1, ch, t->rows, t->cols};
-      if ((xin = slice16(g, base, x16, "tile", j, start, len)) < 0) {
-        ok = 0;
-        break;
-      }
-    }
     const int *rq = j ? rqj : rq0;
-    int all[5] = {xin, wt, rq[0], rq[1], rq[2]};
+    int all[5] = {x16, wt, rq[0], rq[1], rq[2]}; /* the whole x16: the call's pads crop its window */
     memcpy(ins[j], all, sizeof all);
     ok = wt >= 0;
     xv = cs_graph_value(g, x16);
@@ -412,7 +404,7 @@ int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exa
     int zj = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
     int k = zj < 0 ? -1 : cs_add_kernel(g, op, base, 5, ins[j], zj);
     int64_t args[12];
-    cs_mm_exact_tile_args(&tiles[j], shape[1], cp->stride_h, args);
+    cs_mm_exact_tile_args(&tiles[j], shape[1], cp->h_in, cp->w_in, cp->stride_h, args);
     if (k < 0 || cs_mm_set_args(g, k, 12, args) != CS_OK) return -1;
     zs[j] = zj;
   }

@@ -70,6 +70,24 @@ static int32_t depthwise_i8(int on_ref, DW_I8_PARAMS) {
 
 MMALIB_ENTRY_PAIR(mmalib_depthwise_conv2d_i8, depthwise_i8, DW_I8_PARAMS, DW_I8_ARGS)
 
+/* One dimension of a crop (mmalib.h): a negative pad drops that many of
+ * the n input rows (columns) on its side and becomes 0. 0 when nothing of
+ * the input would be left. */
+static int crop_dim(int32_t n, int32_t *pad_before, int32_t *pad_after,
+                    int32_t *first, int32_t *len) {
+  int64_t lo = *pad_before < 0 ? -(int64_t)*pad_before : 0;
+  int64_t hi = *pad_after < 0 ? (int64_t)n + *pad_after : n;
+  if (hi - lo < 1)
+    return 0;
+  *first = (int32_t)lo;
+  *len = (int32_t)(hi - lo);
+  if (*pad_before < 0)
+    *pad_before = 0;
+  if (*pad_after < 0)
+    *pad_after = 0;
+  return 1;
+}
+
 int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
                                     const int16_t *weights,
                                     const int64_t *bias, const uint8_t *scale,
@@ -81,17 +99,25 @@ int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
                                     int32_t pad_l, int32_t pad_r,
                                     int32_t num_groups) {
   tidsp_mmalib_conv_geom g;
-  int32_t st, c, oh, ow, y, x;
-  st = dw_check(&g, input, weights, output, shift, channels, H_in, W_in, KH,
+  int32_t st, c, oh, ow, y, x, row0, rows, col0, cols;
+  if (H_in < 1 || W_in < 1 ||
+      !crop_dim(H_in, &pad_t, &pad_b, &row0, &rows) ||
+      !crop_dim(W_in, &pad_l, &pad_r, &col0, &cols))
+    return TIDSP_MMALIB_ERR_PRECONDITION;
+  st = dw_check(&g, input, weights, output, shift, channels, rows, cols, KH,
                 KW, stride_h, stride_w, pad_t, pad_b, pad_l, pad_r,
                 num_groups);
   if (st != TIDSP_MMALIB_OK)
     return st;
+  if ((int64_t)channels * H_in * W_in > INT32_MAX)
+    return TIDSP_MMALIB_ERR_PRECONDITION;
   /* MMALIB-882: MMALIB's int16 depthwise kernel exists for 3×3 only. */
   if (KH != 3)
     return TIDSP_MMALIB_ERR_NOT_IMPLEMENTED;
   for (c = 0; c < channels; c++) {
-    const int16_t *in = input + (size_t)c * (size_t)H_in * (size_t)W_in;
+    /* the window's first element; its rows W_in apart */
+    const int16_t *in = input + (size_t)c * (size_t)H_in * (size_t)W_in +
+                        (size_t)row0 * (size_t)W_in + (size_t)col0;
     const int16_t *w = weights + (size_t)c * (size_t)KH * (size_t)KW;
     int16_t *out = output + (size_t)c * (size_t)g.h_out * (size_t)g.w_out;
     for (oh = 0; oh < g.h_out; oh++) {
@@ -99,11 +125,11 @@ int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
         int64_t acc = 0;
         for (y = 0; y < KH; y++) {
           int64_t iy = (int64_t)oh * g.stride - pad_t + y;
-          if (iy < 0 || iy >= H_in)
+          if (iy < 0 || iy >= rows)
             continue;
           for (x = 0; x < KW; x++) {
             int64_t ix = (int64_t)ow * g.stride - pad_l + x;
-            if (ix >= 0 && ix < W_in)
+            if (ix >= 0 && ix < cols)
               acc += (int32_t)in[iy * W_in + ix] * w[y * KW + x];
           }
         }
