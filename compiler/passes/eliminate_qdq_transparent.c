@@ -13,12 +13,17 @@
  * or a later fusion meets it. The Concat form is ONNX Runtime's
  * QLinearConcat (memcpy when the parameters match, a table otherwise).
  *
- * ONNX Runtime's own propagation does not take a dequantize through a
- * Gather: what follows it runs in float there (a PT2E Swin's Kᵀ, Gather
- * then Transpose into the Q·Kᵀ MatMul, measured on ORT 1.30's optimized
- * graph). A dequantize sunk below a Gather, and every one sunk on from it,
- * carries the attribute CS_ATTR_ORT_FLOAT: an arithmetic fusion that must
- * give ORT's bytes (-ort-exact=1) leaves its consumer in float.
+ * ONNX Runtime's own propagation takes a dequantize through Reshape,
+ * Transpose, Squeeze, Unsqueeze, Slice and MaxPool only (ort_propagates);
+ * after a Flatten, Split, Gather, Expand or a Concat that no Q follows, the
+ * next op runs in float there. Measured on ORT 1.30's optimized graphs
+ * (opsets 13, 17, 21; tests/e2e/test_ort_float.py): a PT2E Swin's Kᵀ,
+ * Gather then Transpose into the Q·Kᵀ MatMul, stays a float MatMul, and an
+ * int8 fusion after any of those five ops differs from ORT's bytes on up to
+ * 10 % of the outputs (Add). A dequantize sunk below one of them, and every
+ * one sunk on from it, carries the attribute CS_ATTR_ORT_FLOAT: an
+ * arithmetic fusion that must give ORT's bytes (-ort-exact=1) leaves its
+ * consumer in float (match/pattern.h cs_match_ort_keeps_float).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +37,18 @@ static int is_movement(cs_op op) {
     case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE:
     case CS_OP_UNSQUEEZE: case CS_OP_SLICE: case CS_OP_SPLIT: case CS_OP_MAX_POOL: case CS_OP_GATHER:
     case CS_OP_EXPAND:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* The ops ONNX Runtime's QDQ propagation takes a dequantize through (its
+ * transpose optimizer moves a Transpose above it too). */
+static int ort_propagates(cs_op op) {
+  switch (op) {
+    case CS_OP_RESHAPE: case CS_OP_TRANSPOSE: case CS_OP_SQUEEZE: case CS_OP_UNSQUEEZE: case CS_OP_SLICE:
+    case CS_OP_MAX_POOL:
       return 1;
     default:
       return 0;
@@ -79,7 +96,7 @@ static int sink_single(cs_graph *g, int id) {
   cs_qparams_free(&qp);
   const cs_node *d = cs_graph_node(g, dq);
   int scale = d->inputs[1], zp = d->n_inputs > 2 ? d->inputs[2] : -1;
-  int ort_float = n->op == CS_OP_GATHER || cs_node_attr_int(d, CS_ATTR_ORT_FLOAT, 0);
+  int ort_float = !ort_propagates(n->op) || cs_node_attr_int(d, CS_ATTR_ORT_FLOAT, 0);
   cs_node_set_input(g, id, 0, d->inputs[0]);
   return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;
 }
@@ -101,10 +118,9 @@ static int concat_equal_params(cs_graph *g, int id) {
   if (!ok) return 0;
   const cs_node *d0 = cs_graph_node(g, dq0);
   int scale = d0->inputs[1], zp = d0->n_inputs > 2 ? d0->inputs[2] : -1;
-  int n_in = n->n_inputs, ort_float = 0;
+  int n_in = n->n_inputs, ort_float = 1; /* (a Q after it: the round trip goes, and the mark with it) */
   for (int i = 0; i < n_in; i++) {
     int dq = cs_graph_value(g, cs_graph_node(g, id)->inputs[i])->producer;
-    ort_float |= (int)cs_node_attr_int(cs_graph_node(g, dq), CS_ATTR_ORT_FLOAT, 0);
     cs_node_set_input(g, id, i, cs_graph_node(g, dq)->inputs[0]);
   }
   return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;

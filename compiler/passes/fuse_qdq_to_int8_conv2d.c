@@ -12,7 +12,8 @@
  *   A fused Relu/Clip narrows the output clamp (exact: Q is monotonic).
  * Declines (the graph stays as it was): non-constant weights or scales,
  * weight zero points that differ per channel, per-axis weights on an axis
- * other than 0, a chain that fans out.
+ * other than 0, a chain that fans out, an input ORT keeps in float
+ * (-ort-exact=1: pattern.h CS_ATTR_ORT_FLOAT).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static cs_status fuse_one(cs_graph *g, const cs_target *t, int conv_id) {
   if (conv->n_inputs < 2) return CS_OK;
   int xdq = cs_match_dq_i8(g, conv->inputs[0]);
   cs_qparams xq, wq;
-  if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
+  if (cs_match_ort_keeps_float(g, t, &xdq, 1) || !cs_match_dq_params(g, xdq, &xq)) return CS_OK;
   int wdq = -1;
   if (!cs_match_weight_dq(g, conv->inputs[1], 0, &wq, &wdq)) { cs_qparams_free(&xq); return CS_OK; }
   cs_qdq_tail tail;

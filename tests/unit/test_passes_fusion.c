@@ -255,6 +255,30 @@ static void test_add_behind_gather(int ort_exact) {
   cs_graph_free(g);
 }
 
+/* Q(Add(op(DQ(a)), DQ(b))) with op a Flatten or a Reshape: ORT's QDQ
+ * propagation crosses a Reshape (QLinearAdd) but not a Flatten (a float
+ * Add), so -ort-exact=1 fuses the int8 Add behind the Reshape only. */
+static void test_add_behind_movement(cs_op op) {
+  cs_graph *g = cs_graph_new("add_movement");
+  int64_t sa[3] = {1, 4, 8}, s[2] = {1, 32}, shp[1] = {2}, shape_data[2] = {1, 32};
+  int a = gb_value(g, "a", CS_DTYPE_I8, 3, sa), b = gb_value(g, "b", CS_DTYPE_I8, 2, s);
+  int da = gb_dq(g, "da", a, gb_scalar_f32(g, "sa", 0.02f), gb_scalar_i8(g, "za", -5));
+  int db = gb_dq(g, "db", b, gb_scalar_f32(g, "sb", 0.03f), gb_scalar_i8(g, "zb", 7));
+  int min[2] = {da, cs_graph_add_const(g, "shape", CS_DTYPE_I64, 1, shp, shape_data)};
+  int m = gb_node(g, op, "move", op == CS_OP_RESHAPE ? 2 : 1, min, CS_DTYPE_F32, 2, s, NULL);
+  int in[2] = {m, db};
+  int sum = gb_node(g, CS_OP_ADD, "add", 2, in, CS_DTYPE_F32, 2, s, NULL);
+  int qy = gb_q(g, "qy", sum, gb_scalar_f32(g, "sy", 0.04f), gb_scalar_i8(g, "zy", 1));
+  int ins[2] = {a, b};
+  gb_set_io(g, 2, ins, 1, &qy);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
+  CHECK_MSG(gb_count_op(g, CS_OP_K_ADD_I8) == (op == CS_OP_RESHAPE), "%s: %d int8 adds", cs_op_name(op),
+            gb_count_op(g, CS_OP_K_ADD_I8));
+  cs_graph_free(g);
+}
+
 /* DQ → Reshape → Q with equal parameters: the reshape runs on int8 and no
  * quantize/dequantize pair remains between. Different parameters: a LUT. */
 static void test_transparent_round_trip(int same_params) {
@@ -609,6 +633,8 @@ int main(void) {
   test_add_match();
   test_add_behind_gather(1);
   test_add_behind_gather(0);
+  test_add_behind_movement(CS_OP_FLATTEN);
+  test_add_behind_movement(CS_OP_RESHAPE);
   test_transparent_round_trip(1);
   test_transparent_round_trip(0);
   test_activation_lut();

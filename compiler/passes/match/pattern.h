@@ -23,12 +23,21 @@ int cs_match_single_consumer(cs_graph *g, int v);
 int cs_match_widen_is_dense(const cs_graph *g, const cs_node *n);
 /* An int attribute, 1 on a DequantizeLinear whose float output ONNX
  * Runtime computes on in float where cstatic has int8 data
- * (EliminateQDQTransparent: sunk below a Gather, which ORT's own
- * propagation does not cross). */
+ * (EliminateQDQTransparent: sunk below a Flatten, Split, Gather, Expand or
+ * Concat, which ORT's own propagation does not cross). */
 #define CS_ATTR_ORT_FLOAT "ort_float"
 /* With -ort-exact=1, whether an arithmetic fusion of these DequantizeLinear
  * nodes (ids, -1 ignored) must decline: one carries CS_ATTR_ORT_FLOAT, so
- * ORT computes that op in float and so must cstatic. */
+ * ORT computes that op in float and so must cstatic. The int8 conv, the
+ * product of two activations and Add/Mul ask (the MMALIB passes run before
+ * any dequantize is sunk, so they never meet one): cstatic's
+ * float conv, batched MatMul, Add and Mul give ORT's float bytes. A table
+ * of the float function (activations, SiLU) or a kernel that evaluates
+ * ORT's float formula (LayerNorm, Softmax) gives them either way. The FC
+ * (MatMul/Gemm with constant weights) and the average pools do not ask:
+ * ORT's float kernels there (MLAS's sgemm order, its pooling sums) are not
+ * what cstatic's float kernels compute, so declining would not give ORT's
+ * bytes either (tests/e2e/test_ort_float.py measures both). */
 int cs_match_ort_keeps_float(cs_graph *g, const cs_target *t, const int *dqs, int n);
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
