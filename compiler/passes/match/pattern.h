@@ -35,9 +35,12 @@ int cs_match_widen_is_dense(const cs_graph *g, const cs_node *n);
  * of the float function (activations, SiLU) or a kernel that evaluates
  * ORT's float formula (LayerNorm, Softmax) gives them either way. The FC
  * (MatMul/Gemm with constant weights) and the average pools do not ask:
- * ORT's float kernels there (MLAS's sgemm order, its pooling sums) are not
- * what cstatic's float kernels compute, so declining would not give ORT's
- * bytes either (tests/e2e/test_ort_float.py measures both). */
+ * cstatic's float path there is not ORT's either (the FC's becomes
+ * FuseDequantizeMatmul's kernel, which scales after summing; ORT keeps the
+ * weight's DequantizeLinear and runs MLAS's SGEMM on a runtime B, or its
+ * matrix-vector kernel for one row; ORT's float AveragePool sums in an
+ * order cstatic's does not follow), so declining would not give ORT's
+ * bytes (tests/e2e/test_ort_float.py, a strict xfail). */
 int cs_match_ort_keeps_float(cs_graph *g, const cs_target *t, const int *dqs, int n);
 /* Value v is a compile-time constant. */
 int cs_match_is_const(cs_graph *g, int v);
