@@ -32,6 +32,17 @@
  * (ConvNeXt's and Swin's GELU, EfficientNet's SiLU after their convs;
  * a whole k_copy between the two, a Reshape, goes too).
  *
+ * First of all, a stride rewrite's pick (MMALIBAsymStride) after an
+ * exact requantization:
+ *
+ *   k_mmalib_exact_requant(z, …) : y' [1, C, H1, W1]
+ *   k_slice(y', start 0, step (1, 1, a, b)) : y [1, C, H, W]
+ *     → k_mmalib_exact_requant(z, …) : y, reading z(oh·a, ow·b)
+ *
+ * (params z_h, z_w, z_step_h, z_step_w; its conv geometry becomes y's,
+ * stride (a·s, b·s), for the outputs it sums again): y' and the pick's
+ * pass over it go.
+ *
  * Rules (a declined pair is left as it was):
  *   1. the widening is one dense matrix (batch 1, no padding, no
  *      transpose): its output holds y's elements in y's order;
@@ -43,7 +54,11 @@
  *      widening's;
  *   4. a table folds into an exact requantization whose int8 output it
  *      alone reads (not a graph output), directly or through a whole
- *      copy that alone reads it, the table a constant.
+ *      copy that alone reads it, the table a constant;
+ *   5. a pick folds into an exact requantization whose output it alone
+ *      reads (not a graph output), when it steps rows and columns only
+ *      (from 0, every image and channel) and the requantization picks
+ *      nothing yet.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +141,46 @@ static cs_status fold_tables_into_requant(cs_graph *g) {
   return CS_OK;
 }
 
+/* Rule 5: the pick of a stride rewrite (k_slice, steps on H and W only)
+ * of an exact requantization's output becomes part of it. */
+static cs_status fold_picks_into_requant(cs_graph *g) {
+  int count = g->n_nodes;
+  for (int i = 0; i < count; i++) {
+    const cs_node *n = cs_graph_node(g, i);
+    if (n->dead || n->op != CS_OP_K_SLICE || n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0) continue;
+    const tidsp_slice_params *sp = &n->k.slice;
+    if (sp->rank != 4 || sp->step[0] != 1 || sp->step[1] != 1 || sp->step[2] < 1 || sp->step[3] < 1) continue;
+    int whole = sp->in_shape[0] == sp->out_shape[0] && sp->in_shape[1] == sp->out_shape[1];
+    for (int d = 0; d < 4; d++) whole &= sp->start[d] == 0;
+    if (!whole) continue;
+    int y = n->inputs[0], p = cs_graph_value(g, y)->producer;
+    if (p < 0 || cs_match_single_consumer(g, y) != i) continue;
+    const cs_node *prod = cs_graph_node(g, p);
+    const tidsp_conv2d_params *cp = &prod->k.conv;
+    if (prod->dead || prod->op != CS_OP_K_MMALIB_EXACT_REQUANT || prod->n_outputs != 1 || cp->z_h || cp->z_w ||
+        cp->z_step_h || cp->z_step_w || cp->n * cp->c_out != sp->in_shape[0] * sp->in_shape[1] ||
+        cp->h_out != sp->in_shape[2] || cp->w_out != sp->in_shape[3])
+      continue;
+    tidsp_conv2d_params q = *cp;
+    q.z_h = cp->h_out;
+    q.z_w = cp->w_out;
+    q.z_step_h = sp->step[2];
+    q.z_step_w = sp->step[3];
+    q.h_out = sp->out_shape[2];
+    q.w_out = sp->out_shape[3];
+    q.stride_h = cp->stride_h * sp->step[2];
+    q.stride_w = cp->stride_w * sp->step[3];
+    cs_graph_node(g, p)->k.conv = q;
+    cs_status st = absorb(g, p, i, CS_OP_K_MMALIB_EXACT_REQUANT);
+    if (st != CS_OK) return st;
+  }
+  return CS_OK;
+}
+
 cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
   (void)t;
+  cs_status st = fold_picks_into_requant(g);
+  if (st != CS_OK) return st;
   int count = g->n_nodes;
   for (int i = 0; i < count; i++) {
     const cs_node *n = cs_graph_node(g, i);
@@ -154,7 +207,7 @@ cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t) {
     }
 
     if (table >= 0) cs_node_set_input(g, p, LUT_TABLE, table);
-    cs_status st = absorb(g, p, i, twin);
+    st = absorb(g, p, i, twin);
     if (st != CS_OK) return st;
   }
   return fold_tables_into_requant(g);

@@ -21,7 +21,12 @@
  *
  * The cost rule (mmalib_cost.h): the MMA computes s_h·s_w/s² times the
  * positions, and moves y' twice more (written, read by the pick); the
- * scalar core computes the layer as it is. The rewrite is taken when it
+ * scalar core computes the layer as it is. On the exact path the
+ * requantization makes the pick (FuseWidenIntoProducer rule 5), so the
+ * pick's pass is not spent there; the rule charges it all the same, as it
+ * misses that path's int16 tiles of a 5×5/7×7 depthwise window (4 or 9
+ * calls, each reading the window: PP-OCR cls's (2, 1) 5×5 layers estimate
+ * 6x the core's when compiled), and one error is not traded for the other. The rewrite is taken when it
  * pays and the conv pass would then offload the layer (checked first,
  * cs_mm_conv_padded_rule on the stride-s conv; a plain conv whose C_out
  * is off the tile is left alone: it would need channel padding as well,

@@ -191,6 +191,12 @@ typedef struct tidsp_conv2d_params {
    * compiler fuses an Add where either block's ORT does (ORT's fusions
    * depend on the block like its layouts, passes/fuse_conv_add_f32.c). */
   int32_t sum_in_conv;
+  /* tidsp_mmalib_exact_requant* only: z holds a finer grid than y, the
+   * output of the conv at a smaller stride, of which y picks every
+   * z_step_h-th row and z_step_w-th column (MMALIBAsymStride's pick, done
+   * by the requantization): z's planes are z_h × z_w and y(oh, ow) reads
+   * z(oh·z_step_h, ow·z_step_w). All 0: z's planes are y's. */
+  int32_t z_h, z_w, z_step_h, z_step_w;
 } tidsp_conv2d_params;
 
 /* Weight layouts of tidsp_conv2d_i8 (params w_layout), K = c_in/groups·
@@ -266,7 +272,10 @@ int32_t tidsp_conv2d_i8(const tidsp_conv2d_params *p, const int8_t *x,
  * equals ORT's bit for bit, and the only MACs repeated on the core are
  * those outputs'. y may be z's first bytes (the planner runs it in place:
  * each output is written after its z entries are read, and the int8 or
- * int16 output never outruns z's part 0). p->x_zp and p->w_zp are 0 (x16 is centred),
+ * int16 output never outruns z's part 0). z may hold a finer grid than y
+ * (p->z_h, z_w, z_step_h, z_step_w: a stride rewrite's pick; y(oh, ow)
+ * reads z(oh·z_step_h, ow·z_step_w), and the core's recomputation is the
+ * conv p describes, at y's stride). p->x_zp and p->w_zp are 0 (x16 is centred),
  * TIDSP_ERR_SHAPE otherwise; TIDSP_ERR_PARAM for a scale outside
  * [1, 255], a shift outside [0, 31] or P outside
  * [1, TIDSP_MMALIB_EXACT_MAX_PARTS]. */

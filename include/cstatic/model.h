@@ -42,7 +42,9 @@ extern "C" {
  * sum_in_conv (a fused Add's sum is inside the conv at some blocks only).
  * 8: tidsp_mmalib_exact_requant reads x with its x_zp (it required 0).
  * 9: mmalib_depthwise_conv2d_i16 takes negative pads, a crop of its input
- * (cstatic/mmalib.h; the exact path's 5×5/7×7 tiles pass them). */
+ * (cstatic/mmalib.h; the exact path's 5×5/7×7 tiles pass them), and
+ * tidsp_conv2d_params gained z_h, z_w, z_step_h, z_step_w (the exact
+ * requantization picks a stride rewrite's rows). */
 #define TIDSP_MODEL_ABI_VERSION 9u
 
 /* One input or output tensor: dense, row-major. */

@@ -960,6 +960,37 @@ static void test_asym_stride(void) {
   s.sh = 1; s.sw = 2;
   conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride (1, 2) as stride 1 + a pick of columns");
 
+  /* The exact path (the default): the requantization makes the pick
+   * (FuseWidenIntoProducer rule 5): no k_slice is left, the requant reads
+   * every 2nd row of z, and the output is the generic int8 conv's (ORT's)
+   * bit for bit. */
+  cs_target te, t0;
+  CHECK(cs_target_parse("c_static_lib -mmalib=1", &te) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib", &t0) == CS_OK);
+  s = conv_default();
+  s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1;
+  g = conv_graph(&s);
+  int64_t ne, ng;
+  float *ye = run_lowered(g, &te, &ne);
+  int rq = gb_find_op(g, CS_OP_K_MMALIB_EXACT_REQUANT);
+  CHECK_MSG(gb_count_op(g, CS_OP_K_SLICE) == 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1 && rq >= 0,
+            "exact stride (2, 1): %d picks, %d int16 convs", gb_count_op(g, CS_OP_K_SLICE),
+            gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16));
+  if (rq >= 0) {
+    const tidsp_conv2d_params *cp = &cs_graph_node(g, rq)->k.conv;
+    CHECK(cp->z_h == 16 && cp->z_w == 16 && cp->z_step_h == 2 && cp->z_step_w == 1 && cp->h_out == 8 &&
+          cp->w_out == 16 && cp->stride_h == 2 && cp->stride_w == 1);
+  }
+  cs_graph_free(g);
+  g = conv_graph(&s);
+  float *yg = run_lowered(g, &t0, &ng);
+  CHECK(gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+  cs_graph_free(g);
+  CHECK_MSG(ne == ng && ne == 64 * 8 * 16 && !memcmp(ye, yg, sizeof *ye * (size_t)ne),
+            "exact stride (2, 1) differs from the generic int8 conv");
+  free(ye);
+  free(yg);
+
   /* Decline, it does not pay: a depthwise 3x3 (9 MACs per output: the
    * doubled output's DDR bytes cost more than the core's MACs), PP-OCR's
    * (2, 1); reported with the estimate, the layer left to the generic conv. */

@@ -173,6 +173,36 @@ static int check_layer(int depthwise, int stride, int32_t x_zp, int32_t o_zp, do
   CHECK(tidsp_conv2d_i8__ref(&p, x, wt, b, mult, ref) == TIDSP_OK);
   int n = c_out * ho * wo, bad = 0;
   for (int i = 0; i < n; i++) bad += y[i] != ref[i];
+  /* A stride rewrite's pick made by the requantization (z_h … z_step_w):
+   * y of the conv at stride (stride·a, stride·b) from the same z, ORT's
+   * bytes of that conv, and y's entries at (oh·a, ow·b). */
+  static const int steps[3][2] = {{2, 1}, {1, 2}, {3, 2}};
+  for (int s = 0; s < 3; s++) {
+    int a = steps[s][0], bb = steps[s][1], hp = (ho - 1) / a + 1, wp = (wo - 1) / bb + 1;
+    tidsp_conv2d_params pp = p;
+    pp.h_out = hp;
+    pp.w_out = wp;
+    pp.stride_h = stride * a;
+    pp.stride_w = stride * bb;
+    int8_t *yp = zalloc((size_t)c_out * hp * wp), *refp = zalloc((size_t)c_out * hp * wp);
+    CHECK(tidsp_conv2d_i8__ref(&pp, x, wt, b, mult, refp) == TIDSP_OK);
+    pp.z_h = ho;
+    pp.z_w = wo;
+    pp.z_step_h = a;
+    pp.z_step_w = bb;
+    CHECK(exact_requant_both(&pp, z, x16, wt, grid, mult, yp) == TIDSP_OK);
+    for (int c = 0; c < c_out; c++)
+      for (int i = 0; i < hp; i++)
+        for (int j = 0; j < wp; j++) {
+          int8_t v = yp[(c * hp + i) * wp + j];
+          bad += v != refp[(c * hp + i) * wp + j] || v != y[(c * ho + i * a) * wo + j * bb];
+        }
+    /* a pick past z's plane is refused */
+    pp.z_h = (hp - 1) * a;
+    pp.x_zp = 0;
+    CHECK(tidsp_mmalib_exact_requant(&pp, z, x16, wt, grid, mult, yp) == TIDSP_ERR_SHAPE);
+    free(yp), free(refp);
+  }
   /* without the fix-up: z's grid point taken as the accumulator */
   *naive = 0;
   for (int c = 0; c < c_out; c++) {

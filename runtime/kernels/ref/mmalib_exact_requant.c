@@ -66,16 +66,24 @@ static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, con
   for (int32_t c = 0; c < p->c_out; c++)
     if (scale[c] < 1 || scale[c] > 255 || shift[c] < 0 || shift[c] > 31)
       return TIDSP_ERR_PARAM;
-  size_t plane = (size_t)p->h_out * (size_t)p->w_out;
+  /* z's grid: y's, or a finer one y picks from */
+  const int picks = p->z_h || p->z_w || p->z_step_h || p->z_step_w;
+  const int32_t zh = picks ? p->z_h : p->h_out, zw = picks ? p->z_w : p->w_out;
+  const int32_t sth = picks ? p->z_step_h : 1, stw = picks ? p->z_step_w : 1;
+  if (sth < 1 || stw < 1 || (int64_t)(p->h_out - 1) * sth >= zh || (int64_t)(p->w_out - 1) * stw >= zw)
+    return TIDSP_ERR_SHAPE;
+  size_t plane = (size_t)p->h_out * (size_t)p->w_out, z_plane = (size_t)zh * (size_t)zw;
   size_t x_img = (size_t)p->c_in * (size_t)p->h_in * (size_t)p->w_in, y_img = (size_t)p->c_out * plane;
-  size_t z_part = (size_t)p->n * y_img;
+  size_t z_img = (size_t)p->c_out * z_plane, z_part = (size_t)p->n * z_img;
   for (int32_t img = 0; img < p->n; img++)
   for (int32_t c = 0; c < p->c_out; c++) {
     const int64_t s = scale[c], sh = shift[c], d = dd[c];
     const int64_t half = sh ? (int64_t)1 << (sh - 1) : 0;
-    const int16_t *zc = z + (size_t)img * y_img + (size_t)c * plane;
+    const int16_t *zc = z + (size_t)img * z_img + (size_t)c * z_plane;
     const size_t y0 = (size_t)img * y_img + (size_t)c * plane;
     for (size_t i = 0; i < plane; i++) {
+      const int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
+      const size_t zi0 = (size_t)oh * (size_t)sth * (size_t)zw + (size_t)ow * (size_t)stw;
       /* Each part's v = (its Σx·w + its bias)·s lies in
        * [z·2^sh − half, z·2^sh + half) (sh = 0: [z, z + 1)), unbounded on
        * a saturated side; so its accumulator lies between ceil(lo_v/s)
@@ -85,7 +93,7 @@ static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, con
       int64_t a_lo = -d, a_hi = -d;
       int lo_open = 0, hi_open = 0, empty = 0;
       for (int64_t j = 0; j < parts; j++) {
-        const int64_t zi = zc[(size_t)j * z_part + i];
+        const int64_t zi = zc[(size_t)j * z_part + zi0];
         const int64_t lo_v = zi * ((int64_t)1 << sh) - half, hi_v = zi * ((int64_t)1 << sh) + (sh ? half : 1);
         const int64_t l = ceil_div(lo_v, s), h = ceil_div(hi_v, s) - 1;
         lo_open |= zi == INT16_MIN;
@@ -98,10 +106,8 @@ static int32_t exact_requant(const tidsp_conv2d_params *p, const int16_t *z, con
       int32_t hi = ort_out(&plan, c, hi_open ? INT64_MAX / 2 : a_hi);
       if (empty) /* compute it */
         hi = lo + 1;
-      if (lo != hi) {
-        int32_t oh = (int32_t)(i / (size_t)p->w_out), ow = (int32_t)(i % (size_t)p->w_out);
+      if (lo != hi)
         lo = ort_out(&plan, c, dot(p, x + (size_t)img * x_img, w, c, oh, ow) + bias[c] - d);
-      }
       if (y8)
         y8[y0 + i] = (int8_t)lo;
       else if (lut16)
