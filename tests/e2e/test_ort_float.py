@@ -212,8 +212,8 @@ def test_c7x_target_gives_orts_bytes_too(tmp_path):
 
 @pytest.mark.xfail(strict=True, reason="after a Split ORT runs a float MatMul (SGEMM on the weight's runtime "
                    "DequantizeLinear; one row: its matrix-vector kernel) and a float AveragePool whose orders "
-                   "cstatic's float path does not follow, so cstatic keeps its int8 fusions: ~0.2 % and ~1.5 % "
-                   "of the outputs differ (match/pattern.h cs_match_ort_keeps_float)")
+                   "cstatic's float path does not follow, so cstatic keeps its int8 fusions: ~0.2 % and ~3 % "
+                   "of the outputs differ, by 1 LSB (match/pattern.h cs_match_ort_keeps_float)")
 @pytest.mark.parametrize("op", ["matmul", "avgpool"])
 def test_fc_and_average_pool_after_split(tmp_path, op):
     model = build(tmp_path / "m.onnx", "split", op)
