@@ -17,17 +17,18 @@
  * rewritten conv: MMALIB, or the generic path when it still declines). H1
  * = ⌊(H + pads − k_h)/s⌋ + 1 rows, of which the pick keeps ⌊(H1 − 1)·s/s_h⌋
  * + 1 = H_out (likewise W). The pick runs on the int8 (int16) output,
- * after the tail's Q.
+ * after the tail's Q; on the exact path the requantization makes it
+ * (FuseWidenIntoProducer rule 5).
  *
  * The cost rule (mmalib_cost.h): the MMA computes s_h·s_w/s² times the
  * positions, and moves y' twice more (written, read by the pick); the
- * scalar core computes the layer as it is. On the exact path the
- * requantization makes the pick (FuseWidenIntoProducer rule 5), so the
- * pick's pass is not spent there; the rule charges it all the same, as it
- * misses that path's int16 tiles of a 5×5/7×7 depthwise window (4 or 9
- * calls, each reading the window: PP-OCR cls's (2, 1) 5×5 layers estimate
- * 6x the core's when compiled), and one error is not traded for the other. The rewrite is taken when it
- * pays and the conv pass would then offload the layer (checked first,
+ * scalar core computes the layer as it is. On the exact path the pick's
+ * pass is not spent; the rule charges it all the same, as it misses that
+ * path's int16 tiles of a 5×5/7×7 depthwise window (4 or 9 calls, each
+ * reading the window: PP-OCR cls's (2, 1) 5×5 layers estimate 6x the
+ * core's when compiled), and one error is not traded for the other. The
+ * rewrite is taken when it pays and the conv pass would then offload the
+ * layer (checked first,
  * cs_mm_conv_padded_rule on the stride-s conv; a plain conv whose C_out
  * is off the tile is left alone: it would need channel padding as well,
  * and the two are not priced together). The decision goes to the offload report's padding

@@ -68,7 +68,8 @@ class Conv2dParams(ctypes.Structure):
         "n", "c_in", "h_in", "w_in", "c_out", "h_out", "w_out", "k_h", "k_w",
         "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left",
         "groups", "x_zp", "w_zp")] + [("rq", RequantParams), ("w_row_stride", i32), ("mlas_nchw", i32),
-                                          ("w_layout", i32), ("sum_in_conv", i32)]
+                                          ("w_layout", i32), ("sum_in_conv", i32), ("z_h", i32),
+                                          ("z_w", i32), ("z_step_h", i32), ("z_step_w", i32)]
 
 
 class MatmulParams(ctypes.Structure):
