@@ -24,6 +24,7 @@
 
 #include "c7x_cost.h"
 #include "cg.h"
+#include "cstatic/mmalib.h"
 
 static int is_mma(const cs_cg *cg, const cs_node *n) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
@@ -83,10 +84,9 @@ static double mma_cycles(const cs_node *n, double bytes) {
       if (dw) {
         /* negative pads crop the input (cstatic/mmalib.h): the window's
          * bytes are read, not the whole input's */
-        int64_t rows = a[1], cols = a[2];
-        for (int i = 0; i < 2; i++) rows += p[i] < 0 ? p[i] : 0;
-        for (int i = 2; i < 4; i++) cols += p[i] < 0 ? p[i] : 0;
-        bytes -= (double)(tile == 32 ? 2 : 1) * (double)a[0] * (double)(a[1] * a[2] - rows * cols);
+        int64_t rows = TIDSP_MMALIB_CROP_LEN(a[1], p[0], p[1]), cols = TIDSP_MMALIB_CROP_LEN(a[2], p[2], p[3]);
+        int elem = n->op == CS_OP_K_MMALIB_DWCONV2D_I16 ? 2 : 1;
+        bytes -= (double)elem * (double)a[0] * (double)(a[1] * a[2] - rows * cols);
         return cs_mm_cost_mma(kh * kw, 1, pos, tile, bytes);
       }
       int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;

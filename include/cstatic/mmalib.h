@@ -168,6 +168,9 @@ int32_t mmalib_depthwise_conv2d_i8(const int8_t *input, const int8_t *weights,
  * path's 5×5/7×7 depthwise tiles read their windows this way instead of
  * sliced copies; on the C7x the staging DMA moves the window (its source
  * pitches are the input's), so MMALIB itself sees a dense input. */
+#define TIDSP_MMALIB_CROP_LEN(n, pad_before, pad_after)                    \
+  ((int64_t)(n) - ((pad_before) < 0 ? -(int64_t)(pad_before) : 0) -       \
+   ((pad_after) < 0 ? -(int64_t)(pad_after) : 0)) /* the rows it reads */
 int32_t mmalib_depthwise_conv2d_i16(const int16_t *input,
                                     const int16_t *weights,
                                     const int64_t *bias, const uint8_t *scale,

@@ -556,9 +556,8 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
                     * x16 its pads give); the core reads every tile's z */
       for (int j = 0; j < n_tiles; j++) {
         const cs_mm_exact_tile *t = &tiles[j];
-        int64_t rows = h_in - (t->pad_t < 0 ? -t->pad_t : 0) - (t->pad_b < 0 ? -t->pad_b : 0);
-        int64_t cols = w_in_dim - (t->pad_l < 0 ? -t->pad_l : 0) - (t->pad_r < 0 ? -t->pad_r : 0);
-        int64_t n_win = c_in * rows * cols;
+        int64_t n_win = c_in * TIDSP_MMALIB_CROP_LEN(h_in, t->pad_t, t->pad_b) *
+                        TIDSP_MMALIB_CROP_LEN(w_in_dim, t->pad_l, t->pad_r);
         mma16 += cs_mm_cost_mma(9, 1, pos, 32, 2.0 * ((double)n_win + 9.0 * (double)c_in + (double)n_out));
       }
       core += cs_mm_cost_scalar((int64_t)(n_tiles - 1) * n_out, 2.0 * (double)(n_tiles - 1) * (double)n_out);

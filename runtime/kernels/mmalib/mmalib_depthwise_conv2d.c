@@ -75,12 +75,11 @@ MMALIB_ENTRY_PAIR(mmalib_depthwise_conv2d_i8, depthwise_i8, DW_I8_PARAMS, DW_I8_
  * the input would be left. */
 static int crop_dim(int32_t n, int32_t *pad_before, int32_t *pad_after,
                     int32_t *first, int32_t *len) {
-  int64_t lo = *pad_before < 0 ? -(int64_t)*pad_before : 0;
-  int64_t hi = *pad_after < 0 ? (int64_t)n + *pad_after : n;
-  if (hi - lo < 1)
+  int64_t kept = TIDSP_MMALIB_CROP_LEN(n, *pad_before, *pad_after);
+  if (kept < 1)
     return 0;
-  *first = (int32_t)lo;
-  *len = (int32_t)(hi - lo);
+  *first = *pad_before < 0 ? -*pad_before : 0;
+  *len = (int32_t)kept;
   if (*pad_before < 0)
     *pad_before = 0;
   if (*pad_after < 0)
