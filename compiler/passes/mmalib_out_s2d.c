@@ -49,6 +49,22 @@
  * the rewritten layer's MACs less the layer's). 1×1 convs never pay (k' =
  * f × g: MACs ×f·g, what padding to C·f·g costs) and are left alone.
  *
+ * A max pool takes the depth-to-space: when y reaches, through ops that
+ * work element by element with at most per-channel parameters (DQ, Q per
+ * tensor, Relu, LeakyRelu, Clip, PRelu with a per-channel slope), a
+ * MaxPool f × f stride f without pads whose window tiles y exactly (f | H,
+ * f | W), the f·g pixels of channel oc that one pool window reads are
+ * already together in y": channels oc·fg + dy·g + dx at (Y, X). The view
+ * [1, C·f·g, Y, X] → [1, C, f·g·Y, X] (row dy·g·Y + dx·Y + Y_i of channel
+ * oc) keeps every per-channel parameter on axis 1, and the pool becomes
+ * kernel (f·g, 1), dilation (Y, 1), stride 1: output row Y_i is the max
+ * of rows p·Y + Y_i, p < f·g — the same f·g values as the original window
+ * over rows f·Y_i + dy, columns g·X_i + dx. Max takes no order, so the
+ * pool's outputs are bit-identical; no transpose, no bytes moved (MTCNN
+ * P-Net's 3 → 10 3×3 stem, PReLU, 2×2 pool: 40 → 64 channels at 23 × 23,
+ * where padding computes 32 channels at 46 × 46). The estimate of that f
+ * then drops the transpose's bytes.
+ *
  * The layer is rewritten only when the conv pass would then offload it
  * (cs_mm_conv_padded_rule on the node with its new strides, kernel and
  * pads, put back unless taken).
@@ -64,11 +80,24 @@
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
-#define S2D_MAX 4 /* f = g in 2..S2D_MAX */
+#define S2D_MAX 4        /* f = g in 2..S2D_MAX */
+#define S2D_CHAIN_MAX 8  /* values from y to a pool that takes the depth-to-space */
 
-/* The report's `what` per f = g (cs_offload_pad.what: static strings). */
+/* The report's `what` per f = g (cs_offload_pad.what: static strings),
+ * without and with a pool that takes the depth-to-space. */
 static const char *const kWhat[S2D_MAX + 1] = {"C_out", "C_out", "C_out s2d 2x2", "C_out s2d 3x3",
                                                "C_out s2d 4x4"};
+static const char *const kWhatPool[S2D_MAX + 1] = {"C_out", "C_out", "C_out s2d 2x2 into pool",
+                                                   "C_out s2d 3x3 into pool", "C_out s2d 4x4 into pool"};
+
+/* A MaxPool that takes the depth-to-space (the header): y, the values
+ * after it up to the pool's input, and the pool's window. */
+typedef struct s2d_pool {
+  int pool; /* the MaxPool node */
+  int f;    /* its window and stride: f × f */
+  int vals[S2D_CHAIN_MAX];
+  int n;
+} s2d_pool;
 
 /* One candidate (f, g): the rewritten conv's geometry and estimate. */
 typedef struct s2d_plan {
@@ -80,6 +109,7 @@ typedef struct s2d_plan {
   int64_t macs;               /* its MACs (c_pad filters) */
   int64_t act_bytes;          /* y" less y */
   double mma_cycles;
+  int pooled;                 /* a pool takes the depth-to-space (no transpose) */
 } s2d_plan;
 
 /* The extra bottom (right) pad that makes the floor geometry give n
@@ -94,8 +124,9 @@ static int64_t end_pad(int64_t in, int64_t before, int64_t k, int64_t st, int64_
 /* Plan (f, g) for conv geometry w over x [1, C_in, H_in, W_in] into C × H
  * × W; 0 if the geometry does not allow it. */
 static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, int64_t wd, int f, int gg,
-                const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, s2d_plan *p) {
+                const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, int pooled, s2d_plan *p) {
   memset(p, 0, sizeof *p);
+  p->pooled = pooled;
   int s = w->stride_h;
   double e = (double)cs_dtype_size(d->dt);
   p->f = f;
@@ -115,7 +146,7 @@ static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, i
   double bytes = e * (double)cs_value_numel(x) + (double)(p->c_pad * k) * (double)weight_bytes_per_tap +
                  e * (double)(p->c_pad * pos);
   int cropped = p->y * f != h || p->x * gg != wd;
-  if (f * gg > 1) {
+  if (f * gg > 1 && !pooled) {
     bytes += 2.0 * e * (double)(p->c_s2d * pos);                                   /* transpose */
     if (cropped) bytes += e * (double)(p->c_s2d * pos) + e * (double)(c * h * wd); /* crop */
   } else if (graph_out && p->c_pad != c) {
@@ -220,6 +251,104 @@ static cs_status depth_to_space(cs_graph *g, const cs_qdq_tail *tail, const s2d_
   return CS_OK;
 }
 
+/* The pool takes the depth-to-space: y" viewed as [1, C, f·g·Y, X] is
+ * y, every value up to the pool's input takes that shape, and the pool
+ * reads the f·g rows Y apart (the header). */
+static cs_status depth_to_pool(cs_graph *g, const cs_qdq_tail *tail, const s2d_plan *p, int64_t c,
+                               const char *base, const s2d_pool *sp) {
+  int64_t sh[4] = {1, p->c_pad, p->y, p->x}, flat[4] = {1, c, (int64_t)p->f * p->g * p->y, p->x};
+  if (tail->act >= 0) memcpy(cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0])->shape, sh, sizeof sh);
+  int y = cs_graph_node(g, tail->q)->outputs[0];
+  char name[512];
+  snprintf(name, sizeof name, "%s.mm_s2d", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : base);
+  int cur = cs_reroute_output(g, tail->q, name, 4, sh);
+  if (cur < 0) return CS_ERR_NOMEM;
+  for (int i = 0; i < sp->n; i++) memcpy(cs_graph_value(g, sp->vals[i])->shape, flat, sizeof flat);
+  int k = cs_add_kernel(g, CS_OP_K_COPY, base, 1, &cur, y); /* the real channels: a prefix, a view */
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
+  cs_node *pool = cs_graph_node(g, sp->pool);
+  int64_t ks[2] = {(int64_t)p->f * p->g, 1}, one[2] = {1, 1}, dil[2] = {p->y, 1}, pads[4] = {0, 0, 0, 0};
+  if (cs_node_set_attr_ints(pool, "kernel_shape", 2, ks) != CS_OK ||
+      cs_node_set_attr_ints(pool, "strides", 2, one) != CS_OK ||
+      cs_node_set_attr_ints(pool, "dilations", 2, dil) != CS_OK ||
+      cs_node_set_attr_ints(pool, "pads", 4, pads) != CS_OK || cs_node_set_attr_int(pool, "ceil_mode", 0) != CS_OK)
+    return CS_ERR_NOMEM;
+  return CS_OK;
+}
+
+/* Node n computes each output element from the input element at the same
+ * index, with parameters that vary along axis 1 at most (per tensor, or
+ * per channel of an NCHW tensor of C channels): it computes the same on
+ * [1, C, f·g·Y, X] as on [1, C, Y·f, X·g]. */
+static int per_channel_eltwise(cs_graph *g, const cs_node *n, int64_t c) {
+  switch (n->op) {
+    case CS_OP_RELU:
+    case CS_OP_LEAKY_RELU:
+      return n->n_inputs == 1;
+    case CS_OP_CLIP:
+    case CS_OP_QUANTIZE_LINEAR:
+    case CS_OP_DEQUANTIZE_LINEAR: /* bounds, scale and zero point: scalars */
+      for (int i = 1; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0 && cs_value_numel(cs_graph_value(g, n->inputs[i])) != 1) return 0;
+      return 1;
+    case CS_OP_PRELU: { /* the slope broadcasts (right-aligned) along axis 1 only */
+      if (n->n_inputs != 2 || n->inputs[1] < 0) return 0;
+      const cs_value *s = cs_graph_value(g, n->inputs[1]);
+      if (s->rank > 4) return 0;
+      for (int i = 0; i < s->rank; i++) {
+        int axis = 4 - s->rank + i;
+        if (s->shape[i] != 1 && !(axis == 1 && s->shape[i] == c)) return 0;
+      }
+      return 1;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* A MaxPool f × f, stride f, no pads, 2 <= f <= S2D_MAX, whose window tiles
+ * y [1, C, H, W] exactly, reached from y through per_channel_eltwise
+ * nodes, each value read by the next alone: 1 and sp filled, else 0. */
+static int find_pool(cs_graph *g, int y, int64_t c, int64_t h, int64_t w, s2d_pool *sp) {
+  memset(sp, 0, sizeof *sp);
+  for (int v = y;;) {
+    const cs_value *vv = cs_graph_value(g, v);
+    if (sp->n == S2D_CHAIN_MAX || vv->rank != 4 || vv->shape[0] != 1 || vv->shape[1] != c || vv->shape[2] != h ||
+        vv->shape[3] != w)
+      return 0;
+    sp->vals[sp->n++] = v;
+    int id = cs_match_single_consumer(g, v);
+    if (id < 0) return 0;
+    const cs_node *n = cs_graph_node(g, id);
+    if (n->n_inputs < 1 || n->inputs[0] != v || n->n_outputs < 1) return 0;
+    for (int i = 1; i < n->n_inputs; i++)
+      if (n->inputs[i] == v) return 0;
+    if (n->op != CS_OP_MAX_POOL) {
+      if (n->n_outputs != 1 || !per_channel_eltwise(g, n, c)) return 0;
+      v = n->outputs[0];
+      continue;
+    }
+    cs_window2d win;
+    if (cs_window2d_from_node(g, n, &win) != CS_OK) {
+      cs_error_clear();
+      return 0;
+    }
+    const char *ap = cs_node_attr_string(n, "auto_pad", "NOTSET");
+    const cs_value *out = cs_graph_value(g, n->outputs[0]);
+    int f = win.k_h;
+    if ((n->n_outputs > 1 && n->outputs[1] >= 0) || (ap && strcmp(ap, "NOTSET") != 0) ||
+        cs_node_attr_int(n, "storage_order", 0) != 0 || f < 2 || f > S2D_MAX || win.k_w != f ||
+        win.stride_h != f || win.stride_w != f || win.dil_h != 1 || win.dil_w != 1 || win.pad_top || win.pad_left ||
+        win.pad_bottom || win.pad_right || h % f || w % f || out->rank != 4 || out->shape[2] != h / f ||
+        out->shape[3] != w / f)
+      return 0;
+    sp->pool = id;
+    sp->f = f;
+    return 1;
+  }
+}
+
 /* Set the conv's geometry (strides, kernel, pads, output H × W). */
 static void set_geometry(cs_graph *g, int conv_id, const int64_t st[2], const int64_t ks[2], const int64_t pads[4],
                          int64_t h, int64_t w) {
@@ -278,11 +407,12 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   double real_bytes = e * (double)(cs_value_numel(x) + c * k + c * h * wd);
   double scalar = cs_mm_cost_scalar(macs, real_bytes);
   s2d_plan pad_plan, cand[S2D_MAX];
-  int n = 0;
-  if (!plan(&win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, &pad_plan)) return CS_OK;
+  s2d_pool pool;
+  int pooled = find_pool(g, y, c, h, wd, &pool), n = 0;
+  if (!plan(&win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, 0, &pad_plan)) return CS_OK;
   /* f = g: MMALIB strides H and W alike (f·s = g·s) */
   for (int f = 2; f <= S2D_MAX; f++)
-    if (plan(&win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, &cand[n]) &&
+    if (plan(&win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, pooled && pool.f == f, &cand[n]) &&
         cand[n].mma_cycles < pad_plan.mma_cycles && cs_mm_cost_pays(cand[n].mma_cycles, scalar))
       n++;
   /* Cheapest first; the first the conv pass would take is taken. */
@@ -337,10 +467,12 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   }
   if (st != CS_OK) return st;
   cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[1] = take->c_pad;
-  if ((st = depth_to_space(g, &tail, take, c, base)) != CS_OK) return st;
+  st = take->pooled ? depth_to_pool(g, &tail, take, c, base, &pool) : depth_to_space(g, &tail, take, c, base);
+  if (st != CS_OK) return st;
 
   cs_offload_pad rep;
-  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, kWhat[take->f], c, take->c_pad, macs,
+  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, (take->pooled ? kWhatPool : kWhat)[take->f], c,
+                          take->c_pad, macs,
                           take->macs - macs);
   rep.padded = 1;
   rep.weight_bytes_added = (take->c_pad * c_in * take->kh * take->kw - c * k) * cs_mm_pad_bytes(d);

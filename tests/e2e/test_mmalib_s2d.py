@@ -147,3 +147,73 @@ def test_s2d_c7x_and_l2_staged_builds_equal_the_host(tmp_path):
             print("l2 bytes", man["l2_bytes"])
     assert ys["host"].shape == (1, 8, ho, ho)
     assert ys["c7x"].tobytes() == ys["host"].tobytes() and ys["l2"].tobytes() == ys["host"].tobytes()
+
+
+def pool_model(path, c_in, c_out, hw, act, seed=0):
+    """MTCNN P-Net's stem: Conv 3x3 unpadded -> PRelu (a slope per channel,
+    some negative) or Relu -> MaxPool 2x2 stride 2 (ceil mode, as PyTorch's
+    MTCNN exports it; the window tiles the even output exactly)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(c_out, c_in, 3, 3)).astype(np.float32) * 0.2
+    b = rng.normal(size=(c_out,)).astype(np.float32) * 0.1
+    ho = hw - 2
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", kernel_shape=[3, 3])]
+    if act == "prelu":
+        slope = np.linspace(-0.3, 0.6, c_out, dtype=np.float32).reshape(c_out, 1, 1)
+        inits.append(numpy_helper.from_array(slope, "slope"))
+        nodes.append(helper.make_node("PRelu", ["c", "slope"], ["a"], name="act0"))
+    else:
+        nodes.append(helper.make_node("Relu", ["c"], ["a"], name="act0"))
+    nodes.append(helper.make_node("MaxPool", ["a"], ["y"], name="pool0", kernel_shape=[2, 2], strides=[2, 2],
+                                  ceil_mode=1))
+    graph = helper.make_graph(
+        nodes, "s2d_pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c_out, ho // 2, ho // 2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+@pytest.mark.parametrize("act", ["prelu", "relu"])
+def test_s2d_into_pool_gives_ort_bytes(act, tmp_path):
+    """The pool takes the depth-to-space (no transpose): 3 -> 10 at 48x48
+    computes 2x2 pixels per channel (40 channels, padded to 64 on the
+    exact path's 32-wide tile) at 23x23, the pool reads the four phases of
+    a window as rows 23 apart. ORT's bytes on the host build and on the
+    C7x builds, unstaged and L2-staged; fewer MACs than padding to 32."""
+    import onnxruntime as ort
+    from conftest import ORT_CONFIG
+    f, q = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    pool_model(f, 3, 10, 48, act)
+    quantize(f, q, symmetric=False, c=3, hw=48)
+    x = np.random.default_rng(5).normal(size=(1, 3, 48, 48)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    so = ort.SessionOptions()
+    for k, v in ORT_CONFIG.items():
+        so.add_session_config_entry(k, v)
+    ref = ort.InferenceSession(q, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    cstatic("compile", q, "-o", tmp_path / "plain", "-t", "c_static_lib")
+    cstatic("run", tmp_path / "plain", "--input", tmp_path / "x.npy", "--output", tmp_path / "plain.npy")
+    plain = np.load(tmp_path / "plain.npy")
+    # equal values; ORT's output dequantizes some zeros as -0.0 where
+    # cstatic gives +0.0 and the reverse, the plain build as this one
+    assert np.array_equal(plain, ref)
+    for tag, target in (("host", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
+                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144")):
+        out = tmp_path / tag
+        r = cstatic("compile", q, "-o", out, "-t", target)
+        assert "padded 'conv0' C_out s2d 2x2 into pool 10 -> 64" in r.stdout, (tag, r.stdout)
+        man = json.load(open(out / "manifest.json"))
+        d = man["offload"]["padding"]["decisions"][0]
+        assert d["what"] == "C_out s2d 2x2 into pool" and d["macs"] == 10 * 46 * 46 * 27
+        assert d["macs_added"] == 64 * 23 * 23 * 48 - d["macs"] < (32 - 10) * 46 * 46 * 27
+        assert d["est_mma_cycles"] < d["est_scalar_cycles"] and man["arena_ratio"] <= 1.10
+        src = "".join(open(p).read() for p in out.glob("lib*.c"))
+        assert "mmalib_conv2d_i16(" in src and "tidsp_transpose(" not in src
+        cstatic("run", out, "--input", tmp_path / "x.npy", "--output", out / "y.npy")
+        y = np.load(out / "y.npy")
+        assert y.tobytes() == plain.tobytes(), (tag, np.mean(y == plain))

@@ -30,10 +30,12 @@ typedef struct conv_spec {
   int n, cin, cout, h, w, kh, kw, sh, sw, dh, dw, groups, pad;
   int x_zp, o_zp, relu, w_zp, x_const, per_channel;
   int edge; /* int8 graph I/O: x:i8 → DQ → Conv → [Relu] → Q → y:i8 */
+  int pool;  /* f > 0: → DQ → [PRelu] → MaxPool f×f stride f → Q after the conv's Q */
+  int prelu; /* the PRelu (slopes per channel, some negative) */
 } conv_spec;
 
 static conv_spec conv_default(void) {
-  conv_spec s = {1, 8, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, -128, 1, 0, 0, 1, 0};
+  conv_spec s = {1, 8, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, -128, 1, 0, 0, 1, 0, 0, 0};
   return s;
 }
 
@@ -91,6 +93,23 @@ static cs_graph *conv_graph(const conv_spec *s) {
   cs_node_set_attr_int(cn, "group", s->groups);
   int r = s->relu ? gb_node(g, CS_OP_RELU, "relu", 1, &cy, CS_DTYPE_F32, 4, ys, NULL) : cy;
   int q2 = gb_q(g, "q_out", r, gb_scalar_f32(g, "s_out", 0.1f), gb_scalar_i8(g, "z_out", (int8_t)s->o_zp));
+  if (s->pool) {
+    int a = gb_dq(g, "dq_mid", q2, gb_scalar_f32(g, "s_mid", 0.1f), gb_scalar_i8(g, "z_mid", (int8_t)s->o_zp));
+    if (s->prelu) {
+      int64_t ss[3] = {s->cout, 1, 1};
+      float *slope = malloc(sizeof(float) * (size_t)s->cout);
+      for (int o = 0; o < s->cout; o++) slope[o] = 0.25f * (float)(o % 5) - 0.5f;
+      int pin[2] = {a, cs_graph_add_const(g, "slope", CS_DTYPE_F32, 3, ss, slope)};
+      free(slope);
+      a = gb_node(g, CS_OP_PRELU, "prelu", 2, pin, CS_DTYPE_F32, 4, ys, NULL);
+    }
+    int64_t ps[4] = {s->n, s->cout, ho / s->pool, wo / s->pool}, pk[2] = {s->pool, s->pool}, p0[4] = {0, 0, 0, 0};
+    int pool_id, pl = gb_node(g, CS_OP_MAX_POOL, "pool", 1, &a, CS_DTYPE_F32, 4, ps, &pool_id);
+    cs_node_set_attr_ints(cs_graph_node(g, pool_id), "kernel_shape", 2, pk);
+    cs_node_set_attr_ints(cs_graph_node(g, pool_id), "strides", 2, pk);
+    cs_node_set_attr_ints(cs_graph_node(g, pool_id), "pads", 4, p0);
+    q2 = gb_q(g, "q_pool", pl, gb_scalar_f32(g, "s_pool", 0.1f), gb_scalar_i8(g, "z_pool", (int8_t)s->o_zp));
+  }
   int y = s->edge ? q2
                   : gb_dq(g, "dq_out", q2, gb_scalar_f32(g, "s_out2", 0.1f), gb_scalar_i8(g, "z_out2", (int8_t)s->o_zp));
   gb_set_io(g, 1, &x, 1, &y);
@@ -1223,6 +1242,81 @@ static const cs_offload_pad *s2d_entry(const cs_graph *g) {
   return NULL;
 }
 
+/* A max pool takes the depth-to-space (MTCNN P-Net's stem: 3 -> 10 3x3
+ * unpadded at 48x48, PRelu, MaxPool 2x2): no transpose, the pool reads
+ * the 4 phases of its window as rows 23 apart of [1, 10, 4·23, 23]. */
+static void test_out_s2d_pool(const cs_target *t1) {
+  conv_spec s = conv_default();
+  s.cin = 3; s.cout = 10; s.h = s.w = 48; s.pad = 0; s.pool = 2; s.prelu = 1;
+  cs_graph *g = conv_graph(&s);
+  cs_mmalib_report_reset(g);
+  CHECK(pass_mmalib_out_s2d(g, t1) == CS_OK);
+  const cs_offload_pad *p = s2d_entry(g);
+  CHECK_MSG(p && p->padded && !strcmp(p->what, "C_out s2d 2x2 into pool") && p->c_pad == 64 &&
+                p->macs_added == 64LL * 23 * 23 * 48 - 10LL * 46 * 46 * 27,
+            "s2d into pool: the report");
+  int pool = gb_find_op(g, CS_OP_MAX_POOL), cnt = 0;
+  const int64_t *ks = pool >= 0 ? cs_node_attr_ints(cs_graph_node(g, pool), "kernel_shape", &cnt) : NULL;
+  const int64_t *dl = pool >= 0 ? cs_node_attr_ints(cs_graph_node(g, pool), "dilations", &cnt) : NULL;
+  const cs_value *px = pool >= 0 ? cs_graph_value(g, cs_graph_node(g, pool)->inputs[0]) : NULL;
+  CHECK_MSG(ks && dl && ks[0] == 4 && ks[1] == 1 && dl[0] == 23 && dl[1] == 1 && px && px->shape[1] == 10 &&
+                px->shape[2] == 92 && px->shape[3] == 23 && gb_count_op(g, CS_OP_K_TRANSPOSE) == 0,
+            "s2d into pool: the pool's window");
+  cs_graph_free(g);
+  /* Exactness, PRelu and without: the pooled outputs equal the first 10
+   * channels of the same layers with C_out 64 (no rewrite) bit for bit, on
+   * the MMALIB target and lowered generically after the rewrite alone. */
+  cs_target t0;
+  cs_target_default(&t0);
+  for (int v = 0; v < 4; v++) {
+    s.prelu = v & 1;
+    s.cout = 10;
+    g = conv_graph(&s);
+    int64_t n10, n64;
+    float *y10;
+    if (v < 2) {
+      y10 = run_lowered(g, t1, &n10);
+    } else {
+      cs_mmalib_report_reset(g);
+      CHECK(pass_mmalib_out_s2d(g, t1) == CS_OK && s2d_entry(g) != NULL);
+      y10 = run_lowered(g, &t0, &n10);
+    }
+    CHECK(gb_count_op(g, CS_OP_K_TRANSPOSE) == 0);
+    cs_graph_free(g);
+    s.cout = 64;
+    g = conv_graph(&s);
+    float *y64 = run_lowered(g, v < 2 ? t1 : &t0, &n64);
+    CHECK(s2d_entry(g) == NULL);
+    cs_graph_free(g);
+    CHECK(n10 == 10 * 23 * 23 && n64 == 64 * 23 * 23);
+    CHECK_MSG(n10 <= n64 && !memcmp(y10, y64, sizeof(float) * (size_t)n10),
+              "s2d into pool (prelu %d, %s) differs from the first 10 channels of C_out 64", v & 1,
+              v < 2 ? "MMALIB" : "generic");
+    free(y10);
+    free(y64);
+  }
+  /* Decline the pool (the transpose stays, or no s2d): the window does
+   * not tile the conv's output (45 rows), or is not its stride. */
+  for (int v = 0; v < 2; v++) {
+    s.cout = 10;
+    s.h = s.w = v ? 48 : 47;
+    s.pool = 2;
+    g = conv_graph(&s);
+    if (v) { /* kernel 3, stride 2 */
+      int64_t k3[2] = {3, 3};
+      cs_node_set_attr_ints(cs_graph_node(g, gb_find_op(g, CS_OP_MAX_POOL)), "kernel_shape", 2, k3);
+      cs_graph_value(g, cs_graph_node(g, gb_find_op(g, CS_OP_MAX_POOL))->outputs[0])->shape[2] = 22;
+      cs_graph_value(g, cs_graph_node(g, gb_find_op(g, CS_OP_MAX_POOL))->outputs[0])->shape[3] = 22;
+    }
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_out_s2d(g, t1) == CS_OK);
+    p = s2d_entry(g);
+    CHECK_MSG(!p || (!strstr(p->what, "pool") && gb_count_op(g, CS_OP_K_TRANSPOSE) == 1),
+              "s2d into pool taken for a pool that does not tile the output (%d)", v);
+    cs_graph_free(g);
+  }
+}
+
 static void test_out_s2d(void) {
   cs_target t1;
   CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
@@ -1365,6 +1459,8 @@ static void test_out_s2d(void) {
     CHECK_MSG(g->n_nodes == nodes && g->n_values == values && g->offload.n_pad == 0, "s2d taken (%d)", v);
     cs_graph_free(g);
   }
+  test_out_s2d_pool(&t1);
+
   /* Otherwise not eligible (w_zp != 0): left exactly as it was. */
   s = conv_default();
   s.cin = 3; s.cout = 16; s.h = s.w = 64; s.sh = s.sw = 2; s.w_zp = 2;
