@@ -40,8 +40,8 @@ static const rt_file files[] = {
                 "tidsp_channel_affine_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
                 "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_expand tidsp_global_avgpool_i8 "
                 "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
-                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_matmul_f32 "
-                "tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize "
+                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_lut_i8_channels "
+                "tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize "
                 "tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
      .needs = "kernels/host/avgpool_f32__host.c kernels/host/channel_affine_i8__host_avx2.c "
               "kernels/host/channel_affine_i8__host_avx512.c kernels/host/conv2d_f32__host_mlas.c "
@@ -60,8 +60,8 @@ static const rt_file files[] = {
               "kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
               "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
               "kernels/ref/expand.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
-              "kernels/ref/lut_i8.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
-              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
+              "kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c "
+              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
               "kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c "
               "kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
@@ -131,14 +131,16 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/host/eltwise_i8__host_avx2.c",
-     .defines = "tidsp_add_i8__host_avx2 tidsp_lut_i8__host_avx2 tidsp_mul_i8__host_avx2",
+     .defines = "tidsp_add_i8__host_avx2 tidsp_lut_i8__host_avx2 tidsp_lut_i8_channels__host_avx2 "
+                "tidsp_mul_i8__host_avx2",
      .needs = "kernels/host/eltwise_i8_body.h kernels/host/eltwise_internal.h kernels/ref/add_i8.c "
-              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+              "kernels/ref/broadcast.c kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/mul_i8.c"},
     {.path = "kernels/host/eltwise_i8__host_avx512.c",
-     .defines = "tidsp_add_i8__host_avx512 tidsp_lut_i8__host_avx512 tidsp_mul_i8__host_avx512",
+     .defines = "tidsp_add_i8__host_avx512 tidsp_lut_i8__host_avx512 tidsp_lut_i8_channels__host_avx512 "
+                "tidsp_mul_i8__host_avx512",
      .needs = "kernels/host/eltwise_i8__host_avx2.c kernels/host/eltwise_i8_body.h "
               "kernels/host/eltwise_internal.h kernels/ref/add_i8.c kernels/ref/broadcast.c "
-              "kernels/ref/lut_i8.c kernels/ref/mul_i8.c"},
+              "kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/mul_i8.c"},
     {.path = "kernels/host/eltwise_i8_body.h",
      .defines = "",
      .needs = ""},
@@ -367,6 +369,9 @@ static const rt_file files[] = {
     {.path = "kernels/ref/lut_i8.c",
      .defines = "tidsp_lut_i8__ref",
      .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/lut_i8_channels.c",
+     .defines = "tidsp_lut_i8_channels__ref tidsp_ref_lut_channels",
+     .needs = "kernels/ref/lut_i8.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/matmul_f32.c",
      .defines = "tidsp_matmul_f32__ref",
      .needs = "kernels/ref/ref_internal.h"},

@@ -35,6 +35,7 @@ cs_status pass_fuse_mmalib_qdq_fc_i16(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_int16_residual_add(cs_graph *g, const cs_target *t); /* d_zp = skip_zp = o_zp = 0 */
 cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int16 legalize path */
 cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t); /* -tidl-kernels=0: the C7x one */
+cs_status pass_fuse_qdq_prelu_lut(cs_graph *g, const cs_target *t); /* Q(PRelu(DQ)) → a table per channel */
 cs_status pass_quantize_concat_max_pool(cs_graph *g, const cs_target *t); /* Q(MaxPool(Concat(DQ…))) on int8 */
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_qdq_silu(cs_graph *g, const cs_target *t); /* x·Sigmoid(x) → one table */

@@ -61,6 +61,8 @@ static const cs_pass_entry kPipeline[] = {
     {"FuseMMALIBQDQDwConv2dI16", pass_fuse_mmalib_qdq_dwconv2d_i16, CS_GROUP_MMALIB},
     {"FuseMMALIBQDQFCI16", pass_fuse_mmalib_qdq_fc_i16, CS_GROUP_MMALIB},
     {"FuseInt16ResidualAdd", pass_fuse_int16_residual_add, CS_GROUP_MMALIB},
+    /* Before the max pool passes: a table in front of a pool leaves DQ → MaxPool → Q */
+    {"FuseQDQPReluLUT", pass_fuse_qdq_prelu_lut, CS_GROUP_ALWAYS},
     /* Before FuseQDQToTIDLMaxPool (with -mmalib=1 the pools it puts between DQ_P and Q_P
      * go to the TIDL kernel) and EliminateQDQTransparent, which makes its quantized
      * Concat copies int8 and sinks their dequantize below the MaxPools. */

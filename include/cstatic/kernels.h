@@ -557,6 +557,19 @@ int32_t tidsp_lut_i8(const tidsp_lut_params *p, const int8_t *lut /* [256] */,
  * where x does (it runs from the end). */
 int32_t tidsp_lut_i16(const tidsp_lut_params *p, const int16_t *lut /* [256] */,
                       const int8_t *x, int16_t *y);
+/* One table per channel: y[i] = lut[c·256 + x[i] + 128] with c = (i /
+ * inner) % channels, for x of n elements laid out [outer][channels][inner]
+ * (NCHW: inner = H·W) — a PRelu between a dequantize and a quantize, its
+ * slope per channel. channels ≥ 1, inner ≥ 1 and n a multiple of
+ * channels·inner (else TIDSP_ERR_SHAPE, nothing written). In place (y ==
+ * x) is allowed. */
+typedef struct tidsp_lut_channels_params {
+  int32_t n, channels, inner;
+} tidsp_lut_channels_params;
+
+int32_t tidsp_lut_i8_channels(const tidsp_lut_channels_params *p,
+                              const int8_t *lut /* [channels][256] */,
+                              const int8_t *x, int8_t *y);
 
 typedef enum tidsp_unary_op {
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) TIDSP_UNARY_##NAME,

@@ -61,7 +61,8 @@
   X(prelu_f32, (const tidsp_broadcast *p, const float *x, const float *slope, float *y), (p, x, slope, y)) \
   X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y)) \
   X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
-  X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y))
+  X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y)) \
+  X(lut_i8_channels, (const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x, int8_t *y), (p, lut, x, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -233,6 +234,9 @@ int32_t tidsp_avgpool_i8__host_avx512(const tidsp_avgpool_i8_params *p, const vo
                                       const int8_t *x, int8_t *y);
 int32_t tidsp_channel_affine_i8__host_avx512(const tidsp_channel_affine_i8_params *p, const int8_t *x,
                                              const float *s, const float *b, int8_t *y);
+/* a table per channel: each channel's run through the row's lut_i8 */
+int32_t tidsp_lut_i8_channels__host_avx512(const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x,
+                                           int8_t *y);
 /* AVX2 (+ FMA, checked by the host_avx2 row). */
 int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
                                 const int8_t *b, int8_t *y);
@@ -259,6 +263,8 @@ int32_t tidsp_avgpool_i8__host_avx2(const tidsp_avgpool_i8_params *p, const void
                                     const int8_t *x, int8_t *y);
 int32_t tidsp_channel_affine_i8__host_avx2(const tidsp_channel_affine_i8_params *p, const int8_t *x,
                                            const float *s, const float *b, int8_t *y);
+int32_t tidsp_lut_i8_channels__host_avx2(const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x,
+                                         int8_t *y);
 #endif
 
 /* One row of the variant table: a name, whether this CPU can run it, and

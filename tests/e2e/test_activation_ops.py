@@ -7,7 +7,10 @@ detectors use LeakyRelu, facenet's MTCNN per-channel PRelu).
   select on x >= 0);
 - quantized models (ORT quantize_static, int8 and uint8 activations): a
   LeakyRelu between DQ and Q becomes one int8 table, as ORT's
-  QLinearLeakyRelu; a PRelu runs in float between them, as ORT runs it.
+  QLinearLeakyRelu; a PRelu (which ORT runs in float between them) one
+  table per channel of what DQ → PRelu → Q computes, also when a MaxPool
+  sits between the PRelu and the Q (the pool then runs on int8): ORT's
+  bytes either way.
 """
 
 import numpy as np
@@ -172,13 +175,33 @@ def test_prelu_slope_must_broadcast_to_the_input(tmp_path):
 
 
 @pytest.mark.parametrize("act", ["s8", "u8"])
-def test_prelu_quantized_runs_in_float_as_ort(tmp_path, act):
+@pytest.mark.parametrize("pool", [False, True], ids=["table", "table_pool"])
+@pytest.mark.parametrize("slope_shape", [(8, 1, 1), (1,)], ids=["per_channel", "one"])
+def test_prelu_quantized_is_a_table_per_channel(tmp_path, act, pool, slope_shape):
     r = np.random.default_rng(6)
-    slope = numpy_helper.from_array((r.standard_normal((8, 1, 1)) * 0.4).astype(np.float32), "slope")
+    slope = numpy_helper.from_array((r.standard_normal(slope_shape) * 0.4).astype(np.float32), "slope")
     nodes, inits = conv_act_conv(helper.make_node("PRelu", ["c1", "slope"], ["a"]))
-    model = quantized(tmp_path, "prelu_q", nodes, [1, 4, 6, 6], [1, 8, 6, 6], inits + [slope], act)
+    if pool:  # PRelu -> MaxPool 2x2 -> the quantized conv (MTCNN's P-Net)
+        nodes[1].output[0] = "p"
+        nodes.insert(2, helper.make_node("MaxPool", ["p"], ["a"], kernel_shape=[2, 2], strides=[2, 2]))
+    out = [1, 8, 3, 3] if pool else [1, 8, 6, 6]
+    model = quantized(tmp_path, "prelu_q", nodes, [1, 4, 6, 6], out, inits + [slope], act)
     x = np.random.default_rng(321).standard_normal((1, 4, 6, 6)).astype(np.float32)
     (got,), src = run_cstatic(model, {"x": x}, tmp_path)
-    assert "tidsp_prelu_f32(" in src
+    assert "tidsp_lut_i8_channels(" in src and "tidsp_prelu_f32(" not in src
+    assert ("tidsp_maxpool_i8(" in src) == pool and "tidsp_maxpool_f32(" not in src
+    want = run_ort(model, {"x": x}, int8=True)[0]
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+
+
+def test_prelu_slope_along_another_axis_stays_float(tmp_path):
+    """A slope that varies along W ([1, 1, 6]) is not one table per channel:
+    the PRelu stays in float between DQ and Q, still ORT's bytes."""
+    slope = numpy_helper.from_array(np.linspace(-0.5, 0.5, 6, dtype=np.float32).reshape(1, 1, 6), "slope")
+    nodes, inits = conv_act_conv(helper.make_node("PRelu", ["c1", "slope"], ["a"]))
+    model = quantized(tmp_path, "prelu_w", nodes, [1, 4, 6, 6], [1, 8, 6, 6], inits + [slope], "s8")
+    x = np.random.default_rng(322).standard_normal((1, 4, 6, 6)).astype(np.float32)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "tidsp_prelu_f32(" in src and "tidsp_lut_i8_channels(" not in src
     want = run_ort(model, {"x": x}, int8=True)[0]
     assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"

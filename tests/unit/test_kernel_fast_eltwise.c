@@ -1,7 +1,7 @@
 /*
  * test_kernel_fast_eltwise.c — every row of tidsp_kernel_variants that this
  * CPU can run, for the dispatched non-convolution kernels (add_i8, mul_i8,
- * quantize, dequantize, lut_i8, maxpool_i8, maxpool_f32, global_avgpool_i8,
+ * quantize, dequantize, lut_i8, lut_i8_channels, maxpool_i8, maxpool_f32, global_avgpool_i8,
  * transpose, slice, layer_norm_f32, layer_norm_i8, softmax_i8, softmax_f32),
  * against the __ref functions: the same status and the same bytes, with
  * guard bytes around every output.
@@ -785,6 +785,45 @@ static void test_lut(void) {
     for (i = 0; i < 256; i++)
       lut[i] = (int8_t)(i - 128);
     CHECK(tidsp_lut_i8__ref(&p, lut, x, y_ref) == TIDSP_OK && memcmp(x, y_ref, (size_t)n) == 0);
+    free(x);
+    free(inplace);
+    guarded_free(y_ref);
+    guarded_free(y);
+  }
+}
+
+/* ---- lut_i8_channels: a table per channel (inner 1, odd, a vector and more) ------ */
+
+static void test_lut_channels(void) {
+  static const int32_t shapes[][3] = {{1, 1, 1}, {2, 3, 1}, {1, 5, 7}, {3, 2, 64}, {1, 10, 529}, {2, 4, 100}};
+  int32_t s, v, i;
+  for (s = 0; s < (int32_t)(sizeof shapes / sizeof shapes[0]); s++) {
+    const int32_t outer = shapes[s][0], ch = shapes[s][1], inner = shapes[s][2], n = outer * ch * inner;
+    tidsp_lut_channels_params p = {n, ch, inner};
+    int8_t *lut = malloc((size_t)ch * 256), *x = malloc((size_t)n), *inplace = malloc((size_t)n);
+    int8_t *y_ref = guarded((size_t)n), *y = guarded((size_t)n);
+    fill_i8(lut, (size_t)ch * 256);
+    fill_i8(x, (size_t)n);
+    CHECK(tidsp_lut_i8_channels__ref(&p, lut, x, y_ref) == TIDSP_OK);
+    for (i = 0; i < n; i++) /* the oracle: the channel's own table */
+      CHECK(y_ref[i] == lut[((i / inner) % ch) * 256 + x[i] + 128]);
+    for (v = 0; v < tidsp_kernel_variant_count; v++) {
+      const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+      if (!row_runs(v))
+        continue;
+      memset(y, GUARD_BYTE, (size_t)n);
+      CHECK_MSG(kv->lut_i8_channels(&p, lut, x, y) == TIDSP_OK && memcmp(y, y_ref, (size_t)n) == 0 &&
+                    guards_ok(y, (size_t)n),
+                "%s lut_i8_channels %dx%dx%d differs", kv->name, (int)outer, (int)ch, (int)inner);
+      memcpy(inplace, x, (size_t)n);
+      CHECK_MSG(kv->lut_i8_channels(&p, lut, inplace, inplace) == TIDSP_OK && memcmp(inplace, y_ref, (size_t)n) == 0,
+                "%s lut_i8_channels in place differs", kv->name);
+      p.n = ch * inner > 1 ? n + 1 : -1; /* not whole channel runs */
+      CHECK(kv->lut_i8_channels(&p, lut, x, y) == TIDSP_ERR_SHAPE);
+      p.n = n;
+      CHECK(kv->lut_i8_channels(&p, NULL, x, y) == TIDSP_ERR_NULL);
+    }
+    free(lut);
     free(x);
     free(inplace);
     guarded_free(y_ref);
@@ -1605,6 +1644,7 @@ int main(void) {
   test_binary_errors();
   test_qdq();
   test_lut();
+  test_lut_channels();
   test_maxpool();
   test_gap();
   test_movement();

@@ -414,6 +414,11 @@ int32_t tidsp_ref_pool2d_check(const tidsp_pool2d_params *p);
 int32_t tidsp_ref_pool2d_check_nonempty(const tidsp_pool2d_params *p);
 
 /* Taps i in [0, k) of one axis with 0 ≤ start + i·dil < limit. */
+/* tidsp_lut_i8_channels: its arguments checked, then each channel's run
+ * of p->inner elements through `run` (a lut_i8 of one table: the
+ * reference loop, or a host row's). */
+int32_t tidsp_ref_lut_channels(const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x, int8_t *y,
+                               int32_t (*run)(const tidsp_lut_params *, const int8_t *, const int8_t *, int8_t *));
 int32_t tidsp_ref_taps_inside(int64_t start, int32_t k, int32_t dil,
                               int64_t limit);
 
