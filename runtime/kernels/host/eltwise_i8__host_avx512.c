@@ -147,11 +147,11 @@ int32_t tidsp_lut_i8__host_avx512(const tidsp_lut_params *p, const int8_t *lut,
   return lut_choice(p, lut, x, y);
 }
 
-#endif /* TIDSP_HAVE_HOST_X86 */
-
 /* ---- lut_i8_channels: each channel's run through this row's lut_i8 ---------- */
 
 int32_t tidsp_lut_i8_channels__host_avx512(const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x,
                                            int8_t *y) {
   return tidsp_ref_lut_channels(p, lut, x, y, tidsp_lut_i8__host_avx512);
 }
+
+#endif /* TIDSP_HAVE_HOST_X86 */
