@@ -13,10 +13,17 @@
  * leaves one after a Gelu it does not quantize) is taken into the chain:
  * quantizing commutes with a row-major reshape, and the table is
  * elementwise, so its output simply has the reshaped shape.
+ *
+ * A MaxPool between f and the Q (PT2E's c7x quantizer leaves LeakyRelu →
+ * MaxPool → Q, a YOLO-style block) runs on the table's codes: Q(max v_i)
+ * = max Q(v_i) (match/qdq_tail.h cs_table_before_pool), unless f gives a
+ * NaN on some input code (Log, Sqrt of a negative: the float pool's
+ * answer then depends on where the NaN sits).
  */
 #include <string.h>
 
 #include "pass_list.h"
+#include "quant/quant.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 #include "eval/unary_fns.h"
@@ -29,6 +36,18 @@ static int reshape_between(cs_graph *g, int v) {
   cs_op op = cs_graph_node(g, c)->op;
   int is_reshape = op == CS_OP_RESHAPE || op == CS_OP_FLATTEN || op == CS_OP_SQUEEZE || op == CS_OP_UNSQUEEZE;
   return is_reshape && cs_graph_node(g, c)->inputs[0] == v ? c : -1;
+}
+
+/* f gives a NaN on some int8 code's dequantized value. */
+static int nan_on_codes(const tidsp_unary_f32_params *f, const cs_qparams *xq) {
+  float x[256], y[256];
+  for (int q = -128; q < 128; q++) x[q + 128] = cs_dequantize_one(q, xq->scale[0], xq->zp[0]);
+  tidsp_unary_f32_params p = *f;
+  p.n = 256;
+  if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return 1;
+  for (int i = 0; i < 256; i++)
+    if (y[i] != y[i]) return 1;
+  return 0;
 }
 
 cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
@@ -44,7 +63,10 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     if (!cs_match_dq_params(g, xdq, &xq)) continue;
     cs_qdq_tail tail;
     int reshape = reshape_between(g, n->outputs[0]);
-    int from = reshape >= 0 ? cs_graph_node(g, reshape)->outputs[0] : n->outputs[0];
+    int pool = reshape < 0 && !nan_on_codes(&f, &xq) ? cs_match_max_pool_after(g, n->outputs[0]) : -1;
+    int from = reshape >= 0 ? cs_graph_node(g, reshape)->outputs[0]
+               : pool >= 0  ? cs_graph_node(g, pool)->outputs[0]
+                            : n->outputs[0];
     if (!cs_match_qdq_tail(g, from, 0, &tail)) { cs_qparams_free(&xq); continue; }
     char base[256];
     snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
@@ -58,7 +80,9 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     int x_int = cs_graph_node(g, xdq)->inputs[0];
     int inputs[2] = {lut, x_int};
     int chain[2] = {i, reshape};
-    int k = lut < 0 ? -1 : cs_replace_chain(g, chain, 2, &tail, CS_OP_K_LUT_I8, 2, inputs);
+    int k = lut < 0 ? -1
+            : pool >= 0 ? cs_table_before_pool(g, i, pool, &tail, 1, CS_OP_K_LUT_I8, 2, inputs)
+                        : cs_replace_chain(g, chain, 2, &tail, CS_OP_K_LUT_I8, 2, inputs);
     if (k >= 0) cs_graph_node(g, k)->k.lut.n = (int32_t)cs_value_numel(cs_graph_value(g, x_int));
     cs_qparams_free(&xq);
     cs_qparams_free(&tail.out);

@@ -11,13 +11,11 @@
  * → Q gives (ONNX Runtime runs PRelu in float between them).
  *
  * A MaxPool between the PRelu and the Q (MTCNN's P-Net: PRelu → MaxPool →
- * Q, as PT2E exports it): Q is monotone non-decreasing, so Q(max v_i) =
- * max Q(v_i) for any values v_i — the pool can take the table's int8
- * values instead of the floats, whatever the slope's sign. The table
- * writes the Q's codes, a new DequantizeLinear with the Q's parameters
- * gives the pool what it read; DQ → MaxPool → Q with equal parameters is
- * then an int8 pool for the passes after this one (FuseQDQToTIDLMaxPool
- * on the C7x, EliminateQDQTransparent elsewhere).
+ * Q, as PT2E exports it) runs on the table's int8 codes, whatever the
+ * slope's sign (match/qdq_tail.h cs_table_before_pool: Q is monotone, so
+ * it commutes with max; finite inputs give no NaN); DQ → MaxPool → Q with
+ * equal parameters is then an int8 pool for the passes after this one
+ * (FuseQDQToTIDLMaxPool on the C7x, EliminateQDQTransparent elsewhere).
  *
  * The slope must broadcast along axis 1 alone (one per channel of an
  * N·C·… tensor, or one for all): a slope that varies along another axis
@@ -67,30 +65,6 @@ static int prelu_lut(cs_graph *g, const char *base, const float *slope, int64_t 
   return id;
 }
 
-/* The pool variant's graph: the PRelu's node becomes the table writing t
- * (the Q's codes), and a dequantize of t with the Q's parameters writes
- * the value the pool reads. */
-static cs_status table_before_pool(cs_graph *g, int prelu, const cs_qdq_tail *tail, int lut, int x_int,
-                                   tidsp_lut_channels_params lp) {
-  const cs_node *p = cs_graph_node(g, prelu), *q = cs_graph_node(g, tail->q);
-  int v = p->outputs[0], q_scale = q->inputs[1], q_zp = q->n_inputs > 2 ? q->inputs[2] : -1;
-  const cs_value *vv = cs_graph_value(g, v), *qy = cs_graph_value(g, q->outputs[0]);
-  char name[512], *origin = cs_origin_join(g, &prelu, 1);
-  if (!origin) return CS_ERR_NOMEM;
-  snprintf(name, sizeof name, "%s.q", vv->name ? vv->name : "prelu");
-  int t = cs_graph_add_value(g, name, CS_DTYPE_I8, vv->rank, vv->shape);
-  int ok = t >= 0 && cs_value_set_quant(cs_graph_value(g, t), -1, 1, tail->out.scale, tail->out.zps) == CS_OK;
-  if (ok) cs_graph_value(g, t)->from_u8 = qy->from_u8;
-  cs_graph_remove_node(g, prelu);
-  int ins[2] = {lut, x_int}, dq_in[3] = {t, q_scale, q_zp};
-  int k = ok ? cs_add_kernel(g, CS_OP_K_LUT_I8_CHANNELS, origin, 2, ins, t) : -1;
-  if (k >= 0) cs_graph_node(g, k)->k.lut_channels = lp;
-  snprintf(name, sizeof name, "%s.dq", origin);
-  int dq = k >= 0 ? cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, name, origin, q_zp >= 0 ? 3 : 2, dq_in, 1, &v) : -1;
-  free(origin);
-  return dq >= 0 ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory");
-}
-
 static cs_status fuse_one(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
   if (n->n_inputs != 2 || n->n_outputs != 1) return CS_OK;
@@ -100,11 +74,7 @@ static cs_status fuse_one(cs_graph *g, int id) {
   int xdq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams xq;
   if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
-  /* the pool between, if any: the PRelu's only reader, one output */
-  int pool = cs_match_single_consumer(g, n->outputs[0]);
-  if (pool >= 0 && (cs_graph_node(g, pool)->op != CS_OP_MAX_POOL || cs_graph_node(g, pool)->n_outputs != 1 ||
-                    cs_graph_node(g, pool)->inputs[0] != n->outputs[0]))
-    pool = -1;
+  int pool = cs_match_max_pool_after(g, n->outputs[0]); /* a pool between, if any */
   cs_qdq_tail tail;
   if (!cs_match_qdq_tail(g, pool >= 0 ? cs_graph_node(g, pool)->outputs[0] : n->outputs[0], 0, &tail)) {
     cs_qparams_free(&xq);
@@ -119,11 +89,10 @@ static cs_status fuse_one(cs_graph *g, int id) {
   tidsp_lut_channels_params lp = {(int32_t)cs_value_numel(xi), (int32_t)channels, 1};
   for (int d = 2; d < xi->rank && channels > 1; d++) lp.inner *= (int32_t)xi->shape[d];
   if (channels == 1) lp.inner = lp.n > 0 ? lp.n : 1;
-  if (st == CS_OK && pool >= 0) {
-    st = table_before_pool(g, id, &tail, lut, x_int, lp);
-  } else if (st == CS_OK) {
+  if (st == CS_OK) {
     int inputs[2] = {lut, x_int};
-    int k = cs_replace_chain(g, &id, 1, &tail, CS_OP_K_LUT_I8_CHANNELS, 2, inputs);
+    int k = pool >= 0 ? cs_table_before_pool(g, id, pool, &tail, 0, CS_OP_K_LUT_I8_CHANNELS, 2, inputs)
+                      : cs_replace_chain(g, &id, 1, &tail, CS_OP_K_LUT_I8_CHANNELS, 2, inputs);
     if (k < 0) st = CS_ERR_NOMEM; /* message recorded */
     else cs_graph_node(g, k)->k.lut_channels = lp;
   }

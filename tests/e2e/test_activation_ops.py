@@ -205,3 +205,37 @@ def test_prelu_slope_along_another_axis_stays_float(tmp_path):
     assert "tidsp_prelu_f32(" in src and "tidsp_lut_i8_channels(" not in src
     want = run_ort(model, {"x": x}, int8=True)[0]
     assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+
+
+# ------------------------------------------- an activation table before a pool
+
+def qdq_act_pool(tmp_path, act_node, name):
+    """x -> Q -> DQ -> act -> MaxPool 2x2 -> Q -> DQ -> y, as PT2E's c7x
+    quantizer exports a LeakyRelu before a pool (no Q between them)."""
+    s_in, z_in, s_out, z_out = 0.04, 3, 0.03, -5
+    inits = [numpy_helper.from_array(np.array(v, t), n) for v, t, n in
+             ((s_in, np.float32, "s_in"), (z_in, np.int8, "z_in"), (s_out, np.float32, "s_out"),
+              (z_out, np.int8, "z_out"))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s_in", "z_in"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s_in", "z_in"], ["xd"]), act_node,
+             helper.make_node("MaxPool", ["a"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("QuantizeLinear", ["p", "s_out", "z_out"], ["pq"]),
+             helper.make_node("DequantizeLinear", ["pq", "s_out", "z_out"], ["y"])]
+    return save_model(tmp_path / f"{name}.onnx", nodes,
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], inits)
+
+
+@pytest.mark.parametrize("op,attrs,int8_pool", [("LeakyRelu", {"alpha": -0.7}, True), ("Sigmoid", {}, True),
+                                                ("Sqrt", {}, False)], ids=["leaky", "sigmoid", "sqrt_nan"])
+def test_activation_table_before_a_max_pool(tmp_path, op, attrs, int8_pool):
+    """The pool runs on the table's int8 codes (Q is monotone: it commutes
+    with max); Sqrt gives NaNs on the codes below zero, so it and the pool
+    stay in float. ORT's bytes either way."""
+    model = qdq_act_pool(tmp_path, helper.make_node(op, ["xd"], ["a"], **attrs), op.lower())
+    x = (np.random.default_rng(7).standard_normal((1, 4, 8, 8)) * 2.0).astype(np.float32)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert ("tidsp_lut_i8(" in src) == int8_pool and ("tidsp_unary_f32(" in src) != int8_pool
+    assert ("tidsp_maxpool_i8(" in src) == int8_pool and ("tidsp_maxpool_f32(" in src) != int8_pool
+    want = run_ort(model, {"x": x})[0]
+    assert np.array_equal(got, want, equal_nan=True), f"{np.mean(got == want):.4f} exact"

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "pattern.h"
@@ -129,4 +130,55 @@ int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
 
 int32_t cs_qdq_tail_domain_offset(cs_graph *g, const cs_qdq_tail *tail) {
   return cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8 ? 128 : 0;
+}
+
+int cs_match_max_pool_after(cs_graph *g, int v) {
+  int pool = cs_match_single_consumer(g, v);
+  if (pool < 0) return -1;
+  const cs_node *n = cs_graph_node(g, pool);
+  return n->op == CS_OP_MAX_POOL && n->n_outputs == 1 && n->inputs[0] == v ? pool : -1;
+}
+
+/* A new int8 value named <v's name>.<suffix>, v's shape, the tail Q's
+ * parameters and uint8 domain; -1 when out of memory. */
+static int codes_like(cs_graph *g, int v, const cs_qdq_tail *tail, const char *suffix) {
+  const cs_value *vv = cs_graph_value(g, v);
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", vv->name ? vv->name : "t", suffix);
+  int t = cs_graph_add_value(g, name, CS_DTYPE_I8, vv->rank, vv->shape);
+  if (t < 0 || cs_value_set_quant(cs_graph_value(g, t), -1, 1, tail->out.scale, tail->out.zps) != CS_OK) return -1;
+  cs_graph_value(g, t)->from_u8 = cs_graph_value(g, cs_graph_node(g, tail->q)->outputs[0])->from_u8;
+  return t;
+}
+
+int cs_table_before_pool(cs_graph *g, int act, int pool, const cs_qdq_tail *tail, int int8_pool, cs_op op,
+                         int n_inputs, const int *inputs) {
+  const cs_node *q = cs_graph_node(g, tail->q);
+  int q_scale = q->inputs[1], q_zp = q->n_inputs > 2 ? q->inputs[2] : -1;
+  int v = cs_graph_node(g, act)->outputs[0], p = cs_graph_node(g, pool)->outputs[0];
+  int t = codes_like(g, v, tail, "q"), p8 = int8_pool ? codes_like(g, p, tail, "q") : -2;
+  char name[512], *origin = t >= 0 && p8 != -1 ? cs_origin_join(g, &act, 1) : NULL;
+  if (!origin) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  cs_graph_remove_node(g, act);
+  int k = cs_add_kernel(g, op, origin, n_inputs, inputs, t), st = k >= 0 ? CS_OK : CS_ERR_NOMEM;
+  if (st == CS_OK && int8_pool) { /* the pool reads t, writes p8; the DQ writes what the Q read */
+    cs_node_set_input(g, pool, 0, t);
+    cs_graph_node(g, pool)->outputs[0] = p8;
+    cs_graph_value(g, p8)->producer = pool;
+    cs_graph_value(g, p)->producer = -1;
+  }
+  int dq_in[3] = {int8_pool ? p8 : t, q_scale, q_zp};
+  snprintf(name, sizeof name, "%s.dq", origin);
+  int dq = k >= 0 ? cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, name, origin, q_zp >= 0 ? 3 : 2, dq_in, 1,
+                                      int8_pool ? &p : &v)
+                  : -1;
+  free(origin);
+  if (dq < 0) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  return k;
 }

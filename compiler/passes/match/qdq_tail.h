@@ -63,4 +63,23 @@ int cs_replace_chain(cs_graph *g, const int *nodes, int n_nodes,
                      const cs_qdq_tail *tail, cs_op op, int n_inputs,
                      const int *inputs);
 
+/* A table between a dequantize and a quantize with a MaxPool before the
+ * Q: f(DQ(x)) → MaxPool → Q. Q is monotone non-decreasing, so Q(max v_i)
+ * = max Q(v_i) for any values v_i (no NaN among them): the pool may take
+ * the table's int8 codes instead of the floats. The MaxPool that alone
+ * reads value v (one output), else -1. */
+int cs_match_max_pool_after(cs_graph *g, int v);
+/* Node `act` (read by MaxPool `pool` alone) becomes `op` (inputs as
+ * given) writing the Q's codes, a new value t with the Q's parameters,
+ * and a new DequantizeLinear with the Q's scale and zero point gives the
+ * pool's reader what it read:
+ *   int8_pool 0: DQ(t) → MaxPool → Q, for the max pool passes (which
+ *     make it an int8 pool: they run after the caller);
+ *   int8_pool 1: MaxPool(t) → DQ → Q, the int8 pool made here (as
+ *     EliminateQDQTransparent would), the DQ → Q round trip left for
+ *     EliminateQDQRoundTrip (for a caller after the max pool passes).
+ * Returns the new node's id (-1 when out of memory, message recorded). */
+int cs_table_before_pool(cs_graph *g, int act, int pool, const cs_qdq_tail *tail, int int8_pool, cs_op op,
+                         int n_inputs, const int *inputs);
+
 #endif
