@@ -135,10 +135,12 @@ static void print_offload(const cs_offload_report *r, const cs_codegen_stats *st
          (long long)pad_macs, model > 0 ? (double)stats->macs / (double)model : 1.0, (long long)pad_bytes);
   for (int i = 0; i < r->n_pad; i++) {
     const cs_offload_pad *p = &r->pads[i];
-    if (p->padded)
-      printf("    padded '%s' %s %d -> %d: +%lld MACs, +%lld bytes (est. %.0f MMA cycles vs %.0f scalar)\n",
+    if (p->padded) /* a form the rule did not choose (the exact path's 3x3 tiles) says so */
+      printf("    padded '%s' %s %d -> %d: +%lld MACs, +%lld bytes (est. %.0f MMA cycles vs %.0f scalar%s)\n",
              p->layer, p->what ? p->what : "C_out", p->c_out, p->c_pad, (long long)p->macs_added,
-             (long long)(p->weight_bytes_added + p->act_bytes_added), p->mma_cycles, p->scalar_cycles);
+             (long long)(p->weight_bytes_added + p->act_bytes_added), p->mma_cycles, p->scalar_cycles,
+             p->mma_cycles > p->scalar_cycles ? ": above the core's; the exact path's form, not gated by the rule"
+                                              : "");
     else
       printf("    not padded '%s' %s %d -> %d: does not pay (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
              p->what ? p->what : "C_out", p->c_out, p->c_pad, p->mma_cycles, p->scalar_cycles);

@@ -180,6 +180,14 @@ def test_dw7x7_stride2_runs_as_tiles(tmp_path):
         y, layers = _run(tmp_path, path, target, "c7x" if "c7x" in target else "host")
         assert [e.get("kernel") for e in layers] == ["mmalib_depthwise_conv2d_i16"], layers
         assert y.tobytes() == ref.tobytes(), target
+    # the report: the tiles' taps decision, and whether its estimate is
+    # above the core's (then it says the rule did not choose it)
+    r = cstatic("compile", path, "-o", tmp_path / "report", "-t", "c_static_lib -mcpu=c7x -mmalib=1")
+    d = json.load(open(tmp_path / "report" / "manifest.json"))["offload"]["padding"]["decisions"]
+    assert [(x["what"], x["c_out"], x["c_pad"]) for x in d] == [("taps", 49, 81)], d
+    line = next(l for l in r.stdout.splitlines() if "taps 49 -> 81" in l)
+    above = d[0]["est_mma_cycles"] > d[0]["est_scalar_cycles"]
+    assert ("not gated by the rule" in line) == above, line
 
 
 def test_worst_follows_its_rule(tmp_path):
