@@ -88,7 +88,8 @@ static cs_status fuse_one(cs_graph *g, int id) {
   const cs_value *xi = cs_graph_value(g, x_int);
   tidsp_lut_channels_params lp = {(int32_t)cs_value_numel(xi), (int32_t)channels, 1};
   for (int d = 2; d < xi->rank && channels > 1; d++) lp.inner *= (int32_t)xi->shape[d];
-  if (channels == 1) lp.inner = lp.n > 0 ? lp.n : 1;
+  if (channels == 1) lp.inner = lp.n;
+  if (lp.inner < 1) lp.inner = 1; /* an empty tensor: n = 0, nothing to look up */
   if (st == CS_OK) {
     int inputs[2] = {lut, x_int};
     int k = pool >= 0 ? cs_table_before_pool(g, id, pool, &tail, 0, CS_OP_K_LUT_I8_CHANNELS, 2, inputs)

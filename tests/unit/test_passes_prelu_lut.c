@@ -23,6 +23,7 @@ typedef struct spec {
   int no_q;        /* the PRelu's output is the graph's (float) output */
   float in_s, out_s;
   int in_zp, out_zp;
+  int empty; /* H = 0: no element */
 } spec;
 
 static const float kSlope[C] = {-0.75f, 0.0f, 0.25f, 1.5f, -3.0f};
@@ -30,7 +31,7 @@ static const float kSlope[C] = {-0.75f, 0.0f, 0.25f, 1.5f, -3.0f};
 /* x:i8 [1, C, H, W] → DQ → PRelu(slope) → [MaxPool] → Q → y:i8 */
 static cs_graph *prelu_graph(const spec *s) {
   cs_graph *g = cs_graph_new("prelu");
-  int64_t xs[4] = {1, C, H, W}, ps[4] = {1, C, H / 2, W / 2};
+  int64_t xs[4] = {1, C, s->empty ? 0 : H, W}, ps[4] = {1, C, s->empty ? 0 : H / 2, W / 2};
   int64_t ss[3] = {C, 1, 1}, sw[3] = {1, 1, W};
   float slope_w[W];
   for (int i = 0; i < W; i++) slope_w[i] = 0.1f * (float)(i - 8);
@@ -72,7 +73,7 @@ static void *run(const spec *s, int *n_tables, int *n_float, size_t *n) {
   void **b = gb_run(g, in, &st);
   CHECK_MSG(st == 0, "run status %d", st);
   *n = cs_value_nbytes(cs_graph_value(g, g->outputs[0]));
-  void *y = malloc(*n);
+  void *y = malloc(*n + 1);
   memcpy(y, b[g->outputs[0]], *n);
   gb_free_run(g, b);
   cs_graph_free(g);
@@ -84,7 +85,7 @@ static void test_table_equals_float_path(void) {
   const int zps[3][2] = {{0, 0}, {-17, 9}, {100, -128}};
   for (int pool = 0; pool < 2; pool++)
     for (int q = 0; q < 3; q++) {
-      spec s = {pool, 0, 0, 0, scales[q][0], scales[q][1], zps[q][0], zps[q][1]};
+      spec s = {pool, 0, 0, 0, scales[q][0], scales[q][1], zps[q][0], zps[q][1], 0};
       int tables, floats, tf, ff;
       size_t n, nf;
       void *y = run(&s, &tables, &floats, &n);
@@ -98,10 +99,19 @@ static void test_table_equals_float_path(void) {
     }
 }
 
+/* An empty tensor (H = 0): the table is taken and runs on nothing. */
+static void test_empty(void) {
+  spec s = {0, 0, 0, 0, 0.05f, 0.1f, 0, 0, 1};
+  int tables, floats;
+  size_t n;
+  free(run(&s, &tables, &floats, &n));
+  CHECK_MSG(tables == 1 && floats == 0 && n == 0, "empty: tables %d, float %d, %zu bytes", tables, floats, n);
+}
+
 static void test_declines(void) {
   /* the slope varies along W; the PRelu's output is not quantized */
   for (int v = 0; v < 2; v++) {
-    spec s = {0, 0, v == 0, v == 1, 0.05f, 0.1f, 0, 0};
+    spec s = {0, 0, v == 0, v == 1, 0.05f, 0.1f, 0, 0, 0};
     int tables, floats;
     size_t n;
     free(run(&s, &tables, &floats, &n));
@@ -137,5 +147,6 @@ int main(void) {
   test_kernel();
   test_table_equals_float_path();
   test_declines();
+  test_empty();
   UNIT_MAIN_END();
 }
