@@ -17,8 +17,8 @@
  * A MaxPool between f and the Q (PT2E's c7x quantizer leaves LeakyRelu →
  * MaxPool → Q, a YOLO-style block) runs on the table's codes: Q(max v_i)
  * = max Q(v_i) (match/qdq_tail.h cs_table_before_pool), unless f gives a
- * NaN on some input code (Log, Sqrt of a negative: the float pool's
- * answer then depends on where the NaN sits).
+ * NaN on some input code (Sqrt of a negative: the float pool's answer
+ * then depends on where the NaN sits).
  */
 #include <string.h>
 
