@@ -5,10 +5,10 @@
  *   Q( PRelu( DQ(x:i8), slope ) )             → k_lut_i8_channels(lut, x)
  *   Q( MaxPool( PRelu( DQ(x:i8), slope ) ) )  → Q( MaxPool( DQ( k_lut_i8_channels(lut, x) ) ) )
  *
- * lut[c][q] = Q_y(prelu(DQ_x(q), slope[c])), prelu as the float kernel
- * computes it (runtime/kernels/ref/prelu_f32.c: v >= 0 ? v : v·slope) and
- * DQ/Q as the float path's kernels: the table gives the bytes DQ → PRelu
- * → Q gives (ONNX Runtime runs PRelu in float between them).
+ * lut[c][q] = Q_y(prelu(DQ_x(q), slope[c])), prelu computed by the
+ * runtime's float kernel itself (tidsp_prelu_f32) and DQ/Q as the float
+ * path's kernels: the table gives the bytes DQ → PRelu → Q gives (ONNX
+ * Runtime runs PRelu in float between them).
  *
  * A MaxPool between the PRelu and the Q (MTCNN's P-Net: PRelu → MaxPool →
  * Q, as PT2E exports it) runs on the table's int8 codes, whatever the
@@ -29,38 +29,26 @@
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 
-/* The slope's value per channel of x (rank >= 2, C = shape[1]): 1 and
- * *channels = C or 1 when it broadcasts along axis 1 alone, else 0. */
-static int slope_channels(const cs_value *x, const cs_value *s, int64_t *channels) {
-  if (!s->data || s->dtype != CS_DTYPE_F32 || x->rank < 2 || s->rank > x->rank) return 0;
-  *channels = 1;
-  for (int i = 0; i < s->rank; i++) {
-    int axis = x->rank - s->rank + i;
-    if (s->shape[i] == 1) continue;
-    if (axis != 1 || s->shape[i] != x->shape[1]) return 0;
-    *channels = x->shape[1];
-  }
-  return 1;
-}
-
-/* The [channels][256] table; -1 when out of memory. */
+/* The [channels][256] table: every code dequantized, through the
+ * runtime's PRelu kernel itself (the slope broadcast along the codes),
+ * quantized. -1 when out of memory, -2 when the kernel refuses. */
 static int prelu_lut(cs_graph *g, const char *base, const float *slope, int64_t channels, const cs_qparams *in,
                      const cs_qparams *out) {
   int64_t qmin, qmax, shape[2] = {channels, 256};
   cs_dtype_range(out->dtype, &qmin, &qmax);
+  float *x = malloc(sizeof *x * (size_t)(channels * 256)), *y = malloc(sizeof *y * (size_t)(channels * 256));
   int8_t *lut = malloc((size_t)(channels * 256));
-  if (!lut) {
-    cs_error(CS_ERR_NOMEM, "out of memory");
-    return -1;
-  }
-  for (int q = -128; q < 128; q++) {
-    const float v = cs_dequantize_one(q, in->scale[0], in->zp[0]);
-    for (int64_t c = 0; c < channels; c++) {
-      const float y = v >= 0.0f ? v : v * slope[c];
-      lut[c * 256 + q + 128] = (int8_t)cs_quantize_one(y, out->scale[0], out->zp[0], qmin, qmax);
-    }
-  }
-  int id = cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 2, shape, lut);
+  int id = x && y && lut ? 0 : -1;
+  for (int64_t i = 0; id == 0 && i < channels * 256; i++)
+    x[i] = cs_dequantize_one((int32_t)(i % 256) - 128, in->scale[0], in->zp[0]);
+  tidsp_broadcast bc = {2, {(int32_t)channels, 256}, {256, 1}, {1, 0}};
+  if (id == 0 && tidsp_prelu_f32(&bc, x, slope, y) != TIDSP_OK) id = -2;
+  for (int64_t i = 0; id == 0 && i < channels * 256; i++)
+    lut[i] = (int8_t)cs_quantize_one(y[i], out->scale[0], out->zp[0], qmin, qmax);
+  if (id == 0) id = cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 2, shape, lut);
+  else if (id == -1) cs_error(CS_ERR_NOMEM, "out of memory");
+  free(x);
+  free(y);
   free(lut);
   return id;
 }
@@ -70,7 +58,9 @@ static cs_status fuse_one(cs_graph *g, int id) {
   if (n->n_inputs != 2 || n->n_outputs != 1) return CS_OK;
   const cs_value *x = cs_graph_value(g, n->inputs[0]), *s = cs_graph_value(g, n->inputs[1]);
   int64_t channels;
-  if (!cs_match_is_const(g, n->inputs[1]) || !slope_channels(x, s, &channels)) return CS_OK;
+  if (!cs_match_is_const(g, n->inputs[1]) || !s->data || s->dtype != CS_DTYPE_F32 ||
+      !cs_match_per_channel(s, x->rank, x->rank > 1 ? x->shape[1] : 0, &channels))
+    return CS_OK;
   int xdq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams xq;
   if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
@@ -83,7 +73,10 @@ static cs_status fuse_one(cs_graph *g, int id) {
   char base[256];
   snprintf(base, sizeof base, "%s", n->name ? n->name : "prelu");
   int lut = prelu_lut(g, base, (const float *)s->data, channels, &xq, &tail.out);
-  cs_status st = lut < 0 ? CS_ERR_NOMEM : CS_OK;
+  cs_status st = lut == -2 ? cs_error(CS_ERR_INTERNAL, "node '%s' (PRelu): its float kernel refused the table's inputs",
+                                      n->name)
+                 : lut < 0 ? CS_ERR_NOMEM
+                           : CS_OK;
   int x_int = cs_graph_node(g, xdq)->inputs[0];
   const cs_value *xi = cs_graph_value(g, x_int);
   tidsp_lut_channels_params lp = {(int32_t)cs_value_numel(xi), (int32_t)channels, 1};

@@ -292,15 +292,10 @@ static int per_channel_eltwise(cs_graph *g, const cs_node *n, int64_t c) {
       for (int i = 1; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0 && cs_value_numel(cs_graph_value(g, n->inputs[i])) != 1) return 0;
       return 1;
-    case CS_OP_PRELU: { /* the slope broadcasts (right-aligned) along axis 1 only */
-      if (n->n_inputs != 2 || n->inputs[1] < 0) return 0;
-      const cs_value *s = cs_graph_value(g, n->inputs[1]);
-      if (s->rank > 4) return 0;
-      for (int i = 0; i < s->rank; i++) {
-        int axis = 4 - s->rank + i;
-        if (s->shape[i] != 1 && !(axis == 1 && s->shape[i] == c)) return 0;
-      }
-      return 1;
+    case CS_OP_PRELU: { /* the slope broadcasts along axis 1 only */
+      int64_t channels;
+      return n->n_inputs == 2 && n->inputs[1] >= 0 &&
+             cs_match_per_channel(cs_graph_value(g, n->inputs[1]), 4, c, &channels);
     }
     default:
       return 0;

@@ -91,6 +91,17 @@ int cs_match_from_constants(cs_graph *g, int v, int depth) {
   return n->n_inputs > 0;
 }
 
+int cs_match_per_channel(const cs_value *s, int rank, int64_t c, int64_t *channels) {
+  if (rank < 2 || s->rank > rank) return 0;
+  *channels = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (s->shape[i] == 1) continue;
+    if (rank - s->rank + i != 1 || s->shape[i] != c) return 0;
+    *channels = c;
+  }
+  return 1;
+}
+
 int cs_match_f32_4d(cs_graph *g, int v) {
   const cs_value *x = cs_graph_value(g, v);
   return x->dtype == CS_DTYPE_F32 && x->rank == 4;

@@ -56,6 +56,12 @@ int cs_match_same_shape(cs_graph *g, int a, int b);
  * mm's only consumer, adding a constant float [N] of the same result shape.
  * Returns the bias value, else -1. */
 int cs_match_matmul_bias_add(cs_graph *g, int mm, int64_t N);
+/* Shape s, broadcast (numpy rules, right-aligned) to a tensor of `rank`
+ * dims whose axis 1 has c entries, varies along axis 1 at most: every
+ * other dim is 1, axis 1's is 1 or c. Returns 1 and *channels (c, or 1
+ * when s is one value for all), else 0 (s of more dims, or varying along
+ * another axis). A PRelu slope that is one table per channel. */
+int cs_match_per_channel(const cs_value *s, int rank, int64_t c, int64_t *channels);
 /* Value v is a float32 tensor of rank 4 (an NCHW activation). */
 int cs_match_f32_4d(cs_graph *g, int v);
 /* v is produced by a DequantizeLinear with constant parameters whose input

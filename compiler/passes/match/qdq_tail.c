@@ -163,8 +163,8 @@ int cs_table_before_pool(cs_graph *g, int act, int pool, const cs_qdq_tail *tail
     return -1;
   }
   cs_graph_remove_node(g, act);
-  int k = cs_add_kernel(g, op, origin, n_inputs, inputs, t), st = k >= 0 ? CS_OK : CS_ERR_NOMEM;
-  if (st == CS_OK && int8_pool) { /* the pool reads t, writes p8; the DQ writes what the Q read */
+  int k = cs_add_kernel(g, op, origin, n_inputs, inputs, t);
+  if (k >= 0 && int8_pool) { /* the pool reads t, writes p8; the DQ writes what the Q read */
     cs_node_set_input(g, pool, 0, t);
     cs_graph_node(g, pool)->outputs[0] = p8;
     cs_graph_value(g, p8)->producer = pool;
