@@ -3,11 +3,17 @@
  * quantize is one 256-entry table, computed at compile time:
  *
  *   Q( f( DQ(x:i8) ) ) : i8   → k_lut_i8(lut, x)
- *   f: a unary float op (cstatic/unary_ops.def: Relu, Clip, Sigmoid, …)
+ *   f: a unary float op (cstatic/unary_ops.def: Relu, Clip, Sigmoid, …),
+ *      or Add, Sub, Mul, Div with a one-element float constant on either
+ *      side (PP-OCR's hard-swish ends in DQ → Div(6) → Q: ORT quantizes
+ *      no Div, so it runs DQ, the float Div and Q — three passes over the
+ *      tensor for what is a function of one int8 code)
  *
  * lut[q] = Q_y(f(DQ_x(q))) with f computed by the runtime's float kernel
- * itself (tidsp_unary_f32) — the same values the float path DQ → f → Q
- * produces (and ONNX Runtime's QLinear lookup tables).
+ * itself (tidsp_unary_f32, tidsp_binary_f32) — the same values the float
+ * path DQ → f → Q produces (and ONNX Runtime's QLinear lookup tables, and
+ * its float Add/Sub/Mul/Div: one IEEE operation per element). Pow is left
+ * to the float path: its powf is the C library's, not one operation.
  *
  * A Reshape/Flatten/Squeeze/Unsqueeze between f and the Q (ORT's quantizer
  * leaves one after a Gelu it does not quantize) is taken into the chain:
@@ -38,13 +44,67 @@ static int reshape_between(cs_graph *g, int v) {
   return is_reshape && cs_graph_node(g, c)->inputs[0] == v ? c : -1;
 }
 
-/* f gives a NaN on some int8 code's dequantized value. */
-static int nan_on_codes(const tidsp_unary_f32_params *f, const cs_qparams *xq) {
+/* The float function of one tensor x that a node computes: a unary op,
+ * or x op c / c op x with c a one-element float constant. */
+typedef struct table_fn {
+  int binary;                 /* 0: unary */
+  tidsp_unary_f32_params unary;
+  tidsp_binary_op op;
+  float c;
+  int c_first;                /* c op x */
+  int x;                      /* the node's input that is x */
+} table_fn;
+
+/* Node n as a table_fn; 0 when it is none. */
+static int table_fn_of(cs_graph *g, const cs_node *n, table_fn *f) {
+  memset(f, 0, sizeof *f);
+  if (cs_unary_params_of(g, n, &f->unary) == CS_UNARY_OK) return 1;
+  switch (n->op) {
+    case CS_OP_ADD: f->op = TIDSP_BINARY_ADD; break;
+    case CS_OP_SUB: f->op = TIDSP_BINARY_SUB; break;
+    case CS_OP_MUL: f->op = TIDSP_BINARY_MUL; break;
+    case CS_OP_DIV: f->op = TIDSP_BINARY_DIV; break;
+    default: return 0;
+  }
+  if (n->n_inputs != 2 || n->inputs[0] < 0 || n->inputs[1] < 0) return 0;
+  for (int side = 0; side < 2; side++) {
+    const cs_value *c = cs_graph_value(g, n->inputs[side]);
+    if (c->data && c->dtype == CS_DTYPE_F32 && cs_value_numel(c) == 1 &&
+        cs_value_numel(cs_graph_value(g, n->inputs[1 - side])) == cs_value_numel(cs_graph_value(g, n->outputs[0]))) {
+      f->binary = 1;
+      f->c = (float)cs_const_get_float(c, 0);
+      f->c_first = side == 0;
+      f->x = 1 - side;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* y = f(x) on 256 values by the runtime's float kernel: TIDSP_OK or its
+ * refusal. */
+static int32_t table_fn_eval(const table_fn *f, const float x[256], float y[256]) {
+  if (!f->binary) {
+    tidsp_unary_f32_params p = f->unary;
+    p.n = 256;
+    return tidsp_unary_f32(&p, x, y);
+  }
+  float c[256];
+  for (int i = 0; i < 256; i++) c[i] = f->c;
+  tidsp_binary_f32_params p;
+  memset(&p, 0, sizeof p);
+  p.op = f->op;
+  p.bc.rank = 1;
+  p.bc.shape[0] = 256;
+  p.bc.a_stride[0] = p.bc.b_stride[0] = 1;
+  return f->c_first ? tidsp_binary_f32(&p, c, x, y) : tidsp_binary_f32(&p, x, c, y);
+}
+
+/* f gives a NaN on some int8 code's dequantized value (or refuses them). */
+static int nan_on_codes(const table_fn *f, const cs_qparams *xq) {
   float x[256], y[256];
-  for (int q = -128; q < 128; q++) x[q + 128] = cs_dequantize_one(q, xq->scale[0], xq->zp[0]);
-  tidsp_unary_f32_params p = *f;
-  p.n = 256;
-  if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return 1;
+  cs_lut_inputs(xq, x);
+  if (table_fn_eval(f, x, y) != TIDSP_OK) return 1;
   for (int i = 0; i < 256; i++)
     if (y[i] != y[i]) return 1;
   return 0;
@@ -56,9 +116,9 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
   for (int i = 0; i < count; i++) {
     const cs_node *n = cs_graph_node(g, i);
     if (n->dead) continue;
-    tidsp_unary_f32_params f;
-    if (cs_unary_params_of(g, n, &f) != CS_UNARY_OK) continue;
-    int xdq = cs_match_dq_i8(g, n->inputs[0]);
+    table_fn f;
+    if (!table_fn_of(g, n, &f)) continue;
+    int xdq = cs_match_dq_i8(g, n->inputs[f.x]);
     cs_qparams xq;
     if (!cs_match_dq_params(g, xdq, &xq)) continue;
     cs_qdq_tail tail;
@@ -70,7 +130,9 @@ cs_status pass_fuse_qdq_activation(cs_graph *g, const cs_target *t) {
     if (!cs_match_qdq_tail(g, from, 0, &tail)) { cs_qparams_free(&xq); continue; }
     char base[256];
     snprintf(base, sizeof base, "%s", n->name ? n->name : "act");
-    int lut = cs_lut_const(g, base, &f, &xq, &tail.out);
+    float x[256], y[256];
+    cs_lut_inputs(&xq, x);
+    int lut = table_fn_eval(&f, x, y) != TIDSP_OK ? -2 : cs_lut_const_values(g, base, y, &tail.out);
     if (lut == -2) {
       cs_qparams_free(&xq);
       cs_qparams_free(&tail.out);

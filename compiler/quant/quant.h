@@ -101,5 +101,11 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
  * (message recorded). */
 int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
                  const cs_qparams *in, const cs_qparams *out);
+/* The table's inputs: x[q + 128] = DQ_in(q) for the 256 int8 codes q. */
+void cs_lut_inputs(const cs_qparams *in, float x[256]);
+/* The table T[i] = Q_out(y[i]) as a new constant "<base>.lut" for values
+ * y[i] = f(x[i]) of cs_lut_inputs' x that the caller computed. The
+ * constant's id, or -1 when out of memory (message recorded). */
+int cs_lut_const_values(cs_graph *g, const char *base, const float y[256], const cs_qparams *out);
 
 #endif

@@ -73,11 +73,8 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
 
 int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
                  const cs_qparams *in, const cs_qparams *out) {
-  int8_t lut[256];
   float x[256], y[256];
-  int64_t qmin, qmax;
-  cs_dtype_range(out->dtype, &qmin, &qmax);
-  for (int q = -128; q < 128; q++) x[q + 128] = cs_dequantize_one(q, in->scale[0], in->zp[0]);
+  cs_lut_inputs(in, x);
   if (f) {
     tidsp_unary_f32_params p = *f;
     p.n = 256;
@@ -85,6 +82,17 @@ int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
   } else {
     memcpy(y, x, sizeof y);
   }
+  return cs_lut_const_values(g, base, y, out);
+}
+
+void cs_lut_inputs(const cs_qparams *in, float x[256]) {
+  for (int q = -128; q < 128; q++) x[q + 128] = cs_dequantize_one(q, in->scale[0], in->zp[0]);
+}
+
+int cs_lut_const_values(cs_graph *g, const char *base, const float y[256], const cs_qparams *out) {
+  int8_t lut[256];
+  int64_t qmin, qmax;
+  cs_dtype_range(out->dtype, &qmin, &qmax);
   for (int i = 0; i < 256; i++)
     lut[i] = (int8_t)cs_quantize_one(y[i], out->scale[0], out->zp[0], qmin, qmax);
   const int64_t n = 256;

@@ -10,7 +10,10 @@ detectors use LeakyRelu, facenet's MTCNN per-channel PRelu).
   QLinearLeakyRelu; a PRelu (which ORT runs in float between them) one
   table per channel of what DQ → PRelu → Q computes, also when a MaxPool
   sits between the PRelu and the Q (the pool then runs on int8): ORT's
-  bytes either way.
+  bytes either way;
+- a float Add, Sub, Mul or Div with a one-element float constant between
+  DQ and Q (PP-OCR's hard-swish x·clip(x + 3, 0, 6)/6, whose Div ORT runs
+  in float): one int8 table of what DQ → op → Q computes, ORT's bytes.
 """
 
 import numpy as np
@@ -237,5 +240,63 @@ def test_activation_table_before_a_max_pool(tmp_path, op, attrs, int8_pool):
     (got,), src = run_cstatic(model, {"x": x}, tmp_path)
     assert ("tidsp_lut_i8(" in src) == int8_pool and ("tidsp_unary_f32(" in src) != int8_pool
     assert ("tidsp_maxpool_i8(" in src) == int8_pool and ("tidsp_maxpool_f32(" in src) != int8_pool
+    want = run_ort(model, {"x": x})[0]
+    assert np.array_equal(got, want, equal_nan=True), f"{np.mean(got == want):.4f} exact"
+
+
+# ------------------------------------- a float op with a constant, as a table
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+def test_hard_swish_division_is_a_table(tmp_path, act):
+    """conv → x·clip(x + 3, 0, 6)/6 → conv, as paddle2onnx exports PP-OCR's
+    hard-swish: ORT's quantizer makes the Add and the Mul int8 and leaves
+    DQ → Div(6) → Q, which ORT runs in float; cstatic's one table gives its
+    bytes."""
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n)
+              for v, n in ((3.0, "three"), (0.0, "zero"), (6.0, "six"))]
+    nodes, inits = conv_act_conv(helper.make_node("Div", ["m", "six"], ["a"]))
+    nodes[1:1] = [helper.make_node("Add", ["c1", "three"], ["p3"]),
+                  helper.make_node("Clip", ["p3", "zero", "six"], ["cl"]),
+                  helper.make_node("Mul", ["c1", "cl"], ["m"])]
+    model = quantized(tmp_path, "hswish", nodes, [1, 4, 6, 6], [1, 8, 6, 6], inits + consts, act)
+    g = onnx.load(model).graph
+    div = next(n for n in g.node if n.op_type == "Div")
+    producer = {o: n.op_type for n in g.node for o in n.output}
+    consumers = [n.op_type for n in g.node if div.output[0] in n.input]
+    assert producer[div.input[0]] == "DequantizeLinear" and consumers == ["QuantizeLinear"]  # DQ → Div → Q
+    x = (np.random.default_rng(124).standard_normal((1, 4, 6, 6)) * 2.0).astype(np.float32)
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "tidsp_lut_i8(" in src and "tidsp_binary_f32(" not in src
+    want = run_ort(model, {"x": x}, int8=True)[0]
+    assert np.array_equal(got, want), f"{np.mean(got == want):.4f} exact"
+
+
+def qdq_binary(tmp_path, op, c, c_first):
+    """x -> Q -> DQ -> op with the float constant c -> Q -> DQ -> y."""
+    s_in, z_in, s_out, z_out = 0.04, 3, 0.03, -5
+    inits = [numpy_helper.from_array(np.array(v, t), n) for v, t, n in
+             ((s_in, np.float32, "s_in"), (z_in, np.int8, "z_in"), (s_out, np.float32, "s_out"),
+              (z_out, np.int8, "z_out"), (c, np.float32, "c"))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s_in", "z_in"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s_in", "z_in"], ["xd"]),
+             helper.make_node(op, ["c", "xd"] if c_first else ["xd", "c"], ["a"]),
+             helper.make_node("QuantizeLinear", ["a", "s_out", "z_out"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "s_out", "z_out"], ["y"])]
+    return save_model(tmp_path / f"{op.lower()}_{int(c_first)}.onnx", nodes,
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+
+
+@pytest.mark.parametrize("op,c", [("Add", 0.7), ("Sub", -1.3), ("Mul", -2.5), ("Div", 6.0), ("Div", 0.0)],
+                         ids=["add", "sub", "mul", "div", "div_by_zero"])
+@pytest.mark.parametrize("c_first", [False, True], ids=["x_op_c", "c_op_x"])
+def test_float_op_with_a_constant_is_a_table(tmp_path, op, c, c_first):
+    """Either side, a division by zero included (±inf saturate, 0/0 is a
+    NaN, quantized as ORT's QuantizeLinear does)."""
+    model = qdq_binary(tmp_path, op, c, c_first)
+    x = (np.random.default_rng(8).standard_normal((1, 4, 8, 8)) * 3.0).astype(np.float32)
+    x.reshape(-1)[:3] = [0.0, 0.12, -0.12]  # the zero point's code, 0/0 for c = 0
+    (got,), src = run_cstatic(model, {"x": x}, tmp_path)
+    assert "tidsp_lut_i8(" in src and "tidsp_binary_f32(" not in src
     want = run_ort(model, {"x": x})[0]
     assert np.array_equal(got, want, equal_nan=True), f"{np.mean(got == want):.4f} exact"
