@@ -49,6 +49,7 @@ cs_status pass_fuse_qdq_to_int8_batch_matmul(cs_graph *g, const cs_target *t); /
 cs_status pass_fuse_qdq_to_int8_binary(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_round_trip(cs_graph *g, const cs_target *t);
 cs_status pass_fold_clamp_lut(cs_graph *g, const cs_target *t);
+cs_status pass_fold_eltwise_table(cs_graph *g, const cs_target *t); /* int8 kernels of one x → one table */
 cs_status pass_fuse_widen_into_producer(cs_graph *g, const cs_target *t); /* -mmalib=1 */
 cs_status pass_dce(cs_graph *g, const cs_target *t);
 cs_status pass_fuse_dequantize_matmul(cs_graph *g, const cs_target *t); /* weight-only int8 */

@@ -84,6 +84,9 @@ static const cs_pass_entry kPipeline[] = {
     /* After the fusions, and after DCE has dropped the dequantizes they
      * left unread: a clamp table folds into its producer's clamp. */
     {"FoldClampLUT", pass_fold_clamp_lut, CS_GROUP_ALWAYS},
+    /* After the int8 fusions made their tables, adds and muls: kernels
+     * that compute a function of one int8 tensor become one table. */
+    {"FoldEltwiseTable", pass_fold_eltwise_table, CS_GROUP_ALWAYS},
     /* 10. [MMALIB] LegalizeOps(custom map): float conv/matmul → int16 MMA
      * first, then every other op as without MMALIB. */
     {"LegalizeMMALIBInt16", pass_legalize_mmalib_i16, CS_GROUP_MMALIB},
