@@ -32,17 +32,19 @@ typedef struct rt_file {
 
 static const rt_file files[] = {
     {.path = "dma/dma_host.c",
-     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_copy_2d tidsp_dma_host_lazy tidsp_dma_shutdown tidsp_dma_start "
-                "tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count tidsp_dma_trace_end tidsp_dma_wait",
+     .defines = "tidsp_dma_commit tidsp_dma_copy tidsp_dma_copy_2d tidsp_dma_host_lazy tidsp_dma_shutdown "
+                "tidsp_dma_start tidsp_dma_trace_begin tidsp_dma_trace_bind tidsp_dma_trace_count "
+                "tidsp_dma_trace_end tidsp_dma_wait",
      .needs = "profile/c7x_clock.c profile/host_clock.c"},
     {.path = "kernels/dispatch.c",
      .defines = "tidsp_add_i8 tidsp_avgpool_f32 tidsp_avgpool_i8 tidsp_batch_matmul_i8 tidsp_binary_f32 "
                 "tidsp_channel_affine_i8 tidsp_conv2d_f32 tidsp_conv2d_i8 tidsp_conv_transpose2d_f32 "
                 "tidsp_conv_transpose_nd_f32 tidsp_dequantize tidsp_expand tidsp_global_avgpool_i8 "
                 "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
-                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 tidsp_lut_i8_channels "
-                "tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize "
-                "tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
+                "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 "
+                "tidsp_lut_i8_channels tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 "
+                "tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 "
+                "tidsp_transpose tidsp_unary_f32",
      .needs = "kernels/host/avgpool_f32__host.c kernels/host/channel_affine_i8__host_avx2.c "
               "kernels/host/channel_affine_i8__host_avx512.c kernels/host/conv2d_f32__host_mlas.c "
               "kernels/host/conv2d_i8__host_amx.c kernels/host/conv2d_i8__host_avx2.c "
@@ -60,10 +62,10 @@ static const rt_file files[] = {
               "kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
               "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
               "kernels/ref/expand.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
-              "kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c "
-              "kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
-              "kernels/ref/slice.c kernels/ref/softmax_f32.c kernels/ref/softmax_i8.c kernels/ref/transpose.c "
-              "kernels/ref/unary_f32.c"},
+              "kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/matmul_f32.c "
+              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
+              "kernels/ref/prelu_f32.c kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c "
+              "kernels/ref/softmax_i8.c kernels/ref/transpose.c kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
      .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
@@ -101,10 +103,10 @@ static const rt_file files[] = {
      .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_avx512vnni.c kernels/ref/conv2d_i8.c"},
     {.path = "kernels/host/conv2d_i8__host_avx2.c",
      .defines = "tidsp_conv2d_i8__host_avx2",
-     .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h"},
+     .needs = "kernels/host/rq_internal.h kernels/ref/conv2d_i8.c"},
     {.path = "kernels/host/conv2d_i8__host_avx512vnni.c",
      .defines = "tidsp_conv2d_i8__host_avx512vnni",
-     .needs = "kernels/ref/conv2d_i8.c kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
+     .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h kernels/ref/conv2d_i8.c"},
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
      .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose2d_f32__host_mlas_lanes "
                 "tidsp_conv_transpose_nd_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas_lanes",
@@ -165,14 +167,14 @@ static const rt_file files[] = {
      .needs = ""},
     {.path = "kernels/host/matmul_i8__host_amx.c",
      .defines = "tidsp_matmul_i8__host_amx",
-     .needs = "kernels/host/conv2d_i8__host_amx.c kernels/ref/matmul_i8.c kernels/host/amx_internal.h "
-              "kernels/host/zmm_transpose.h"},
+     .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_amx.c kernels/host/zmm_transpose.h "
+              "kernels/ref/matmul_i8.c"},
     {.path = "kernels/host/matmul_i8__host_avx2.c",
      .defines = "tidsp_matmul_i8__host_avx2",
-     .needs = "kernels/ref/matmul_i8.c kernels/host/rq_internal.h"},
+     .needs = "kernels/host/rq_internal.h kernels/ref/matmul_i8.c"},
     {.path = "kernels/host/matmul_i8__host_avx512vnni.c",
      .defines = "tidsp_matmul_i8__host_avx512vnni",
-     .needs = "kernels/ref/matmul_i8.c kernels/host/rq_internal.h kernels/host/zmm_transpose.h"},
+     .needs = "kernels/host/rq_internal.h kernels/host/zmm_transpose.h kernels/ref/matmul_i8.c"},
     {.path = "kernels/host/movement__host.c",
      .defines = "tidsp_expand__host tidsp_slice__host tidsp_transpose__host",
      .needs = "kernels/kernel_variants.h kernels/ref/expand.c kernels/ref/ref_internal.h kernels/ref/slice.c "
@@ -194,12 +196,12 @@ static const rt_file files[] = {
      .needs = "kernels/kernel_variants.h kernels/ref/ref_internal.h"},
     {.path = "kernels/host/qdq__host_avx2.c",
      .defines = "tidsp_dequantize__host_avx2 tidsp_quantize__host_avx2",
-     .needs = "kernels/ref/dequantize.c kernels/ref/quantize.c tidsp.c kernels/kernel_variants.h "
-              "kernels/ref/qdq_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/dequantize.c kernels/ref/qdq_internal.h "
+              "kernels/ref/quantize.c tidsp.c"},
     {.path = "kernels/host/qdq__host_avx512.c",
      .defines = "tidsp_dequantize__host_avx512 tidsp_quantize__host_avx512",
-     .needs = "kernels/ref/dequantize.c kernels/ref/quantize.c tidsp.c kernels/kernel_variants.h "
-              "kernels/ref/qdq_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/dequantize.c kernels/ref/qdq_internal.h "
+              "kernels/ref/quantize.c tidsp.c"},
     {.path = "kernels/host/rq_internal.h",
      .defines = "",
      .needs = "kernels/host/host_internal.h"},
@@ -216,9 +218,6 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/mmalib/c7x_max_pool.c",
-     .defines = "c7x_int8_max_pool c7x_int8_max_pool_tidl",
-     .needs = "kernels/dispatch.c kernels/mmalib/mmalib_internal.h"},
-    {.path = "kernels/mmalib/c7x_max_pool.c",
      .defines = "c7x_int8_max_pool c7x_int8_max_pool__ref c7x_int8_max_pool_tidl c7x_int8_max_pool_tidl__ref",
      .needs = "kernels/dispatch.c kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/c7x_residual_add.c",
@@ -231,15 +230,7 @@ static const rt_file files[] = {
      .defines = "tidsp_mmalib_conv_geom_init tidsp_mmalib_shifts_ok",
      .needs = "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d.c",
-     .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 tidsp_mmalib_conv2d_i8_scalar",
-     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
-              "kernels/mmalib/mmalib_internal.h"},
-    {.path = "kernels/mmalib/mmalib_conv2d.c",
      .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 mmalib_conv2d_i8__ref tidsp_mmalib_conv2d_i8_scalar",
-     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
-              "kernels/mmalib/mmalib_internal.h"},
-    {.path = "kernels/mmalib/mmalib_conv2d_grouped.c",
-     .defines = "mmalib_conv2d_i8_grouped_loop",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d_grouped.c",
@@ -251,26 +242,17 @@ static const rt_file files[] = {
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_depthwise_conv2d.c",
-     .defines = "mmalib_depthwise_conv2d_i16 mmalib_depthwise_conv2d_i8",
-     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
-              "kernels/mmalib/mmalib_internal.h"},
-    {.path = "kernels/mmalib/mmalib_depthwise_conv2d.c",
      .defines = "mmalib_depthwise_conv2d_i16 mmalib_depthwise_conv2d_i8 mmalib_depthwise_conv2d_i8__ref",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_i8_dispatched.c",
      .defines = "tidsp_mmalib_conv2d_i8_compute tidsp_mmalib_conv2d_i8_dispatched tidsp_mmalib_i8_fits_int32 "
                 "tidsp_mmalib_matmul_bias_i8_compute tidsp_mmalib_matmul_bias_i8_dispatched",
-     .needs = "kernels/dispatch.c kernels/mmalib/mmalib_conv2d.c kernels/mmalib/mmalib_matmul.c "
-              "kernels/mmalib/mmalib_internal.h"},
+     .needs = "kernels/dispatch.c kernels/mmalib/mmalib_conv2d.c kernels/mmalib/mmalib_internal.h "
+              "kernels/mmalib/mmalib_matmul.c"},
     {.path = "kernels/mmalib/mmalib_internal.h",
      .defines = "",
      .needs = ""},
-    {.path = "kernels/mmalib/mmalib_matmul.c",
-     .defines = "mmalib_matmul_bias_i16 mmalib_matmul_bias_i8 mmalib_matmul_i16 mmalib_matmul_i8 "
-                "tidsp_mmalib_matmul_bias_i8_scalar",
-     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
-              "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_matmul.c",
      .defines = "mmalib_matmul_bias_i16 mmalib_matmul_bias_i8 mmalib_matmul_bias_i8__ref mmalib_matmul_i16 "
                 "mmalib_matmul_i8 tidsp_mmalib_matmul_bias_i8_scalar",
@@ -293,7 +275,7 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/batch_matmul_i8.c",
      .defines = "tidsp_batch_matmul_i8__ref tidsp_batch_matmul_i8_with",
-     .needs = "kernels/ref/matmul_i8.c kernels/kernel_variants.h kernels/ref/ref_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/matmul_i8.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/binary.c",
      .defines = "tidsp_binary",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
@@ -323,7 +305,7 @@ static const rt_file files[] = {
      .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h kernels/ref/mlas_block.c"},
     {.path = "kernels/ref/conv2d_i8.c",
      .defines = "tidsp_conv2d_i8__ref",
-     .needs = "kernels/ref/requant.c kernels/kernel_variants.h kernels/ref/conv_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/conv_internal.h",
      .defines = "",
      .needs = "kernels/ref/ref_internal.h"},
@@ -356,7 +338,7 @@ static const rt_file files[] = {
      .needs = "kernels/kernel_variants.h kernels/ref/mlas_block.c kernels/ref/ort_float.h"},
     {.path = "kernels/ref/global_avgpool_i8.c",
      .defines = "tidsp_global_avgpool_i8__ref",
-     .needs = "kernels/ref/requant.c kernels/ref/ref_internal.h"},
+     .needs = "kernels/ref/ref_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/layer_norm_f32.c",
      .defines = "tidsp_layer_norm_f32__ref tidsp_layer_norm_i8__ref",
      .needs = "kernels/ref/layer_norm_rows.h"},
@@ -377,19 +359,19 @@ static const rt_file files[] = {
      .needs = "kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/matmul_i8.c",
      .defines = "tidsp_matmul_i8__ref",
-     .needs = "kernels/ref/requant.c kernels/kernel_variants.h kernels/ref/conv_internal.h"},
+     .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/maxpool_f32.c",
      .defines = "tidsp_maxpool_f32__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/maxpool_i8.c",
      .defines = "tidsp_maxpool_i8__ref",
      .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
-    {.path = "kernels/ref/mmalib_exact_requant.c",
-     .defines = "tidsp_mmalib_exact_requant tidsp_mmalib_exact_requant_i16 tidsp_mmalib_exact_requant_lut16",
-     .needs = "kernels/ref/ref_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/mlas_block.c",
      .defines = "tidsp_mlas_block_bit tidsp_mlas_f32_block",
      .needs = "kernels/kernel_variants.h"},
+    {.path = "kernels/ref/mmalib_exact_requant.c",
+     .defines = "tidsp_mmalib_exact_requant tidsp_mmalib_exact_requant_i16 tidsp_mmalib_exact_requant_lut16",
+     .needs = "kernels/ref/ref_internal.h kernels/ref/requant.c"},
     {.path = "kernels/ref/mul_i8.c",
      .defines = "tidsp_mul_i8__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
@@ -399,13 +381,13 @@ static const rt_file files[] = {
     {.path = "kernels/ref/pad.c",
      .defines = "tidsp_pad",
      .needs = "kernels/ref/ref_internal.h"},
-    {.path = "kernels/ref/pool_nd.c",
-     .defines = "tidsp_pool_nd",
-     .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/pool2d.c",
      .defines = "tidsp_ref_pool2d_check tidsp_ref_pool2d_check_nonempty tidsp_ref_pool2d_counts "
                 "tidsp_ref_pool2d_window tidsp_ref_taps_inside",
      .needs = "kernels/ref/ref_internal.h"},
+    {.path = "kernels/ref/pool_nd.c",
+     .defines = "tidsp_pool_nd",
+     .needs = "kernels/ref/pool2d.c kernels/ref/ref_internal.h"},
     {.path = "kernels/ref/prelu_f32.c",
      .defines = "tidsp_prelu_f32__ref",
      .needs = "kernels/ref/broadcast.c kernels/ref/ref_internal.h"},
@@ -415,11 +397,17 @@ static const rt_file files[] = {
     {.path = "kernels/ref/quantize.c",
      .defines = "tidsp_quantize__ref",
      .needs = "kernels/ref/qdq_internal.h"},
-    {.path = "kernels/ref/reduce_mean_f32.c",
-     .defines = "tidsp_reduce_mean_f32",
-     .needs = "kernels/ref/ort_float.h"},
     {.path = "kernels/ref/reduce_l2_f32.c",
      .defines = "tidsp_reduce_l2_f32",
+     .needs = "kernels/ref/ort_float.h"},
+    {.path = "kernels/ref/reduce_mean_dq_i8.c",
+     .defines = "tidsp_reduce_mean_dq_i8",
+     .needs = "kernels/ref/reduce_mean_internal.h"},
+    {.path = "kernels/ref/reduce_mean_f32.c",
+     .defines = "tidsp_reduce_mean_f32",
+     .needs = "kernels/ref/reduce_mean_internal.h"},
+    {.path = "kernels/ref/reduce_mean_internal.h",
+     .defines = "",
      .needs = "kernels/ref/ort_float.h"},
     {.path = "kernels/ref/ref_internal.h",
      .defines = "",
@@ -464,7 +452,7 @@ static const rt_file files[] = {
      .defines = "tidsp_fnv1a64 tidsp_weights_check",
      .needs = ""},
     {.path = "profile/c7x_clock.c",
-     .defines = "tidsp_profile_clock", /* on the C7x; by hand (above) */
+     .defines = "tidsp_profile_clock",
      .needs = ""},
     {.path = "profile/host_clock.c",
      .defines = "tidsp_profile_clock",

@@ -62,6 +62,7 @@ cs_status pass_legalize(cs_graph *g, const cs_target *t);
 cs_status pass_fold_constants(cs_graph *g, const cs_target *t);
 cs_status pass_pack_weights(cs_graph *g, const cs_target *t); /* -pack-weights=1 */
 cs_status pass_fuse_qdq_channel_affine(cs_graph *g, const cs_target *t); /* DQ → Mul → Add → Q (a BN) */
+cs_status pass_fuse_dequantize_reduce_mean(cs_graph *g, const cs_target *t); /* DQ → ReduceMean on int8 */
 
 /* Before a pass computes a constant result (FoldConstant, any evaluator of
  * constant subgraphs): may the graph hold output v of node n? CS_OK, or

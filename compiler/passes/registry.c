@@ -103,6 +103,9 @@ static const cs_pass_entry kPipeline[] = {
     /* a BatchNormalization between DQ and Q, now k_dequantize → Mul → Add →
      * k_quantize with its folded constants: one int8 kernel */
     {"FuseQDQChannelAffine", pass_fuse_qdq_channel_affine, CS_GROUP_ALWAYS},
+    /* a float mean of a dequantized int8 tensor (squeeze-excitation):
+     * the int8 tensor read directly */
+    {"FuseDequantizeReduceMean", pass_fuse_dequantize_reduce_mean, CS_GROUP_ALWAYS},
     /* After FoldClampLUT (the clamp it folds is the one the twin stores)
      * and FuseQDQChannelAffine: an exact layer, a table or a channel
      * affine writes the next exact layer's int16 input itself. */

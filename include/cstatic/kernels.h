@@ -756,6 +756,16 @@ typedef struct tidsp_reduce_params {
 int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
                               float *y);
 
+/* ReduceMean of DequantizeLinear(x), x int8 with one scale and zero point:
+ * the floats tidsp_dequantize would write (fl(float(q − zp) · s)), summed
+ * and divided as tidsp_reduce_mean_f32 does for a 64-byte-aligned tensor of
+ * them, without writing that tensor. Only where each output's reduced
+ * elements are one contiguous block — the reduced dims last once the dims
+ * of size 1 are dropped (a mean over H·W of NCHW) — or one element; else
+ * TIDSP_ERR_PARAM. */
+int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *scale,
+                                const int32_t *zero_point, const int8_t *x, float *y);
+
 /* ReduceL2 over the dims in reduce_mask (channels_last_order unused):
  * sqrt(Σ x²) in ONNX Runtime's order (reduce_l2_f32.c): one sequential
  * sum from 0 per output in row-major order of its reduced elements, or

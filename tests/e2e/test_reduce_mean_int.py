@@ -8,9 +8,11 @@ the exact mean is a half (acc*xs/(ys*HW) = k + 1/2): ORT's float roundings
 push those to either side. So the default target (-ort-exact=1) keeps the
 float kernel, bit-identical with ORT; -ort-exact=0 (the default of
 -mcpu=cortex-m) takes the integer pool, whose bytes are the integer
-formula's exactly and within 1 LSB of ORT. The scales below make halves
-frequent (ys = xs/2, xs/4 with HW = 4, 16; 2xs with 49): the mismatch count
-is printed (pytest -s).
+formula's exactly and within 1 LSB of ORT. The float mean reads the int8
+tensor itself (tidsp_reduce_mean_dq_i8: the floats DQ would write, in
+ORT's order), so ORT's bytes hold without the float copy. The scales below
+make halves frequent (ys = xs/2, xs/4 with HW = 4, 16; 2xs with 49): the
+mismatch count is printed (pytest -s).
 """
 import json
 import os
@@ -26,7 +28,14 @@ from cstatic_cli import cstatic
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import ort_ref  # noqa: E402
 
-INT_GAP, FLOAT_MEAN = "tidsp_global_avgpool_i8", "tidsp_reduce_mean_f32"
+INT_GAP = "tidsp_global_avgpool_i8"
+# ORT's float mean: of the dequantized tensor, or read from the int8 one
+# (FuseDequantizeReduceMean: the same floats in the same order)
+FLOAT_MEANS = {"tidsp_reduce_mean_f32", "tidsp_reduce_mean_dq_i8"}
+
+
+def float_mean(kernels):
+    return bool(kernels & FLOAT_MEANS)
 
 
 def mean_model(path, shape, xs, xz, ys, yz, axes=(2, 3), keepdims=1, opset=18):
@@ -88,7 +97,7 @@ def test_default_is_ort_float_and_ort_exact_0_is_the_integer_pool(tmp_path, hw, 
     ref = sess.run(None, {"x": x})[0]
 
     y, kernels = compile_run(tmp_path, model, "c_static_lib", x, "exact")
-    assert FLOAT_MEAN in kernels and INT_GAP not in kernels, kernels
+    assert "tidsp_reduce_mean_dq_i8" in kernels and INT_GAP not in kernels, kernels
     assert np.array_equal(y, ref)
 
     # the integer input the pool sees: ORT's own QuantizeLinear of x
@@ -100,7 +109,7 @@ def test_default_is_ort_float_and_ort_exact_0_is_the_integer_pool(tmp_path, hw, 
     for target in ("c_static_lib -ort-exact=0", "c_static_lib -mcpu=cortex-m", "c_static_lib -mcpu=cortex-m7 -requant=float"):
         tag = target.split()[-1].replace("=", "_")
         y, kernels = compile_run(tmp_path, model, target, x, tag)
-        assert INT_GAP in kernels and FLOAT_MEAN not in kernels, (target, kernels)
+        assert INT_GAP in kernels and not float_mean(kernels), (target, kernels)
         assert np.array_equal(y, want), target
     diff = np.abs(want.astype(int) - ref.astype(int))
     assert diff.max() <= 1
@@ -120,7 +129,7 @@ def test_only_the_spatial_mean_becomes_the_pool(tmp_path, axes, keepdims, opset,
     model = mean_model(str(tmp_path / "m.onnx"), shape, 0.05, 0, 0.05, 0, axes, keepdims, opset)
     x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     y, kernels = compile_run(tmp_path, model, "c_static_lib -ort-exact=0", x, "int")
-    assert (INT_GAP in kernels) == integer and (FLOAT_MEAN in kernels) != integer, kernels
+    assert (INT_GAP in kernels) == integer and float_mean(kernels) != integer, kernels
     ref = ort_ref.session(model).run(None, {"x": x})[0]
     assert y.shape == ref.shape and np.abs(y.astype(int) - ref.astype(int)).max() <= 1
 
@@ -141,7 +150,45 @@ def test_pt2e_adaptive_avg_pool_on_the_mcu_preset(tmp_path):
     xs = x[:1].numpy()
     ref = ort_ref.session(path).run(None, {onnx.load(path).graph.input[0].name: xs})[0]
     y, kernels = compile_run(tmp_path, path, "c_static_lib", xs, "exact")
-    assert FLOAT_MEAN in kernels and np.array_equal(y, ref)
+    assert float_mean(kernels) and np.array_equal(y, ref)
     y, kernels = compile_run(tmp_path, path, "c_static_lib -mcpu=cortex-m", xs, "mcu")
-    assert INT_GAP in kernels and FLOAT_MEAN not in kernels, kernels
+    assert INT_GAP in kernels and not float_mean(kernels), kernels
     assert np.argmax(y) == np.argmax(ref)
+
+
+@pytest.mark.parametrize("act", ["s8", "u8"])
+def test_squeeze_excitation_mean_reads_the_int8_tensor(tmp_path, act):
+    """conv -> x.mean([2, 3]) -> conv, ORT-quantized (x.mean exports as
+    ReduceMean, which ORT runs in float): between int8 convolutions ORT
+    sums in NHWC order, which the fused kernel keeps; ORT's bytes."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    r = np.random.default_rng(11)
+    w1 = numpy_helper.from_array((r.standard_normal((24, 8, 3, 3)) * 0.3).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((r.standard_normal((6, 24, 1, 1)) * 0.3).astype(np.float32), "w2")
+    axes = numpy_helper.from_array(np.array([2, 3], np.int64), "axes")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c1", "axes"], ["m"], keepdims=1),
+             helper.make_node("Conv", ["m", "w2"], ["y"])]
+    g = helper.make_graph(nodes, "se", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 13, 11])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 1, 1])], [w1, w2, axes])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    fp, qp = tmp_path / "se.onnx", tmp_path / f"se_{act}.onnx"
+    onnx.save(m, fp)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": r.standard_normal((1, 8, 13, 11)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(str(fp), str(qp), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if act == "s8" else QuantType.QUInt8)
+    assert "ReduceMean" in {n.op_type for n in onnx.load(qp).graph.node}
+    x = r.standard_normal((1, 8, 13, 11)).astype(np.float32)
+    y, kernels = compile_run(tmp_path, str(qp), "c_static_lib", x, "se")
+    assert "tidsp_reduce_mean_dq_i8" in kernels and "tidsp_dequantize" not in kernels, kernels
+    ref = ort_ref.session(str(qp), config={"session.qdqisint8allowed": "1"}).run(None, {"x": x})[0]
+    assert np.array_equal(y, ref)

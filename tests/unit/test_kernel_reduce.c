@@ -1,6 +1,8 @@
 /*
  * test_kernel_reduce.c — reduce_mean_f32 and softmax_f32 against double
- * oracles that gather each output's elements by unravelling indices.
+ * oracles that gather each output's elements by unravelling indices;
+ * reduce_mean_dq_i8 against dequantize + reduce_mean_f32 on a 64-byte-
+ * aligned float tensor, bit for bit.
  */
 #include <math.h>
 #include <stdint.h>
@@ -161,7 +163,78 @@ static void test_reduce_mean_channels_last(void) {
     }
 }
 
+/* reduce_mean_dq_i8(x) equals reduce_mean_f32(dequantize(x)) with the
+ * float tensor 64-byte aligned (the arena's alignment: Eigen's order
+ * depends on it), in both orders, over shapes whose blocks start at every
+ * offset modulo 4; a pattern that is not one block per output (RK) and a
+ * missing scale are refused. */
+static void test_reduce_mean_dq_i8(void) {
+  static const int32_t shapes[][4] = {{1, 5, 7, 7},  {1, 3, 1, 13}, {2, 4, 3, 5}, {1, 1, 9, 9},
+                                      {1, 17, 2, 3}, {1, 6, 14, 14}, {3, 1, 1, 1}, {1, 2, 1, 1}};
+  static const int32_t masks[] = {12, 12, 12, 12, 8, 12, 8, 12};
+  static const float scales[] = {0.0123f, 0.37f, 1.0f / 3.0f};
+  static const int32_t zps[] = {0, -17, 101};
+  size_t si, q;
+  int order;
+  for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+    for (q = 0; q < 3; q++)
+      for (order = 0; order < 2; order++) {
+        tidsp_reduce_params p;
+        tidsp_qdq_params dq;
+        int64_t n = 1, n_out = 1, i;
+        int d;
+        memset(&p, 0, sizeof p);
+        p.rank = 4;
+        p.reduce_mask = masks[si];
+        p.channels_last_order = order;
+        for (d = 0; d < 4; d++) {
+          p.in_shape[d] = shapes[si][d];
+          n *= shapes[si][d];
+          if (!((masks[si] >> d) & 1))
+            n_out *= shapes[si][d];
+        }
+        int8_t *x = malloc((size_t)n);
+        float *xf = aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64));
+        float *want = malloc(sizeof(float) * (size_t)n_out), *got = malloc(sizeof(float) * (size_t)n_out);
+        for (i = 0; i < n; i++)
+          x[i] = (int8_t)(rnd() & 0xff);
+        dq.outer = (int32_t)n;
+        dq.channels = 1;
+        dq.inner = 1;
+        dq.dtype = TIDSP_DTYPE_I8;
+        CHECK(tidsp_dequantize(&dq, &scales[q], &zps[q], x, xf) == TIDSP_OK);
+        CHECK(tidsp_reduce_mean_f32(&p, xf, want) == TIDSP_OK);
+        CHECK(tidsp_reduce_mean_dq_i8(&p, &scales[q], &zps[q], x, got) == TIDSP_OK);
+        CHECK_MSG(!memcmp(want, got, sizeof(float) * (size_t)n_out),
+                  "reduce_mean_dq_i8 [%d %d %d %d] mask %d order %d: not dequantize + reduce_mean_f32",
+                  (int)shapes[si][0], (int)shapes[si][1], (int)shapes[si][2], (int)shapes[si][3], (int)masks[si],
+                  order);
+        free(x);
+        free(xf);
+        free(want);
+        free(got);
+      }
+  {
+    tidsp_reduce_params p;
+    int8_t x[24] = {0};
+    float y[24];
+    const float s = 0.5f;
+    const int32_t z = 0;
+    memset(&p, 0, sizeof p);
+    p.rank = 3;
+    p.in_shape[0] = 2;
+    p.in_shape[1] = 3;
+    p.in_shape[2] = 4;
+    p.reduce_mask = 1; /* RK: the reduced dim before the kept ones */
+    CHECK(tidsp_reduce_mean_dq_i8(&p, &s, &z, x, y) == TIDSP_ERR_PARAM);
+    p.reduce_mask = 4;
+    CHECK(tidsp_reduce_mean_dq_i8(&p, NULL, &z, x, y) == TIDSP_ERR_NULL);
+    CHECK(tidsp_reduce_mean_dq_i8(&p, &s, &z, x, y) == TIDSP_OK);
+  }
+}
+
 int main(void) {
+  test_reduce_mean_dq_i8();
   test_reduce_mean();
   test_reduce_mean_channels_last();
   test_softmax();

@@ -38,16 +38,27 @@ static inline float tidsp_ort_hsum4(const float l[4]) {
   return a + b;
 }
 
-/* Eigen's sum of n ≥ 1 contiguous floats at x (see above), of their
- * squares when sq (squaredNorm: each square rounded, then summed in the
- * same order). */
-static inline float tidsp_ort_eigen_redux(const float *x, int64_t n, int sq) {
-  /* First element on a 16-byte boundary (x is at least 4-byte aligned). */
-  int64_t head = (int64_t)((4u - (unsigned)(((uintptr_t)x >> 2) & 3u)) & 3u);
+/* DequantizeLinear of one int8 value as tidsp_dequantize computes it:
+ * fl(float(q − zp) · s). */
+static inline float tidsp_ort_dq(int8_t q, float s, int32_t zp) { return (float)((int32_t)q - zp) * s; }
+
+/* What a sum adds: the floats themselves, their squares (each rounded),
+ * or int8 codes read through a table of their dequantized floats (the
+ * values tidsp_dequantize would write). Callers pass a constant, so each
+ * inlined loop keeps only its own load. */
+enum { TIDSP_ORT_VALUES, TIDSP_ORT_SQUARES, TIDSP_ORT_DQ_TABLE };
+
+/* Eigen's sum (see above) of n ≥ 1 values: of the floats at x (`what`
+ * VALUES or SQUARES: squaredNorm sums the rounded squares in the same
+ * order), or of dq[q[i] + 128] (DQ_TABLE). `head` is the count of values
+ * before the first 16-byte boundary of the float buffer they are (or
+ * would be) in. */
+static inline float tidsp_ort_eigen_redux_at(const float *x, const int8_t *q, const float *dq, int64_t n,
+                                             int64_t head, int what) {
   int64_t body, body2, i;
   float p0[4], p1[4], res;
   int j;
-#define X(i) (sq ? x[i] * x[i] : x[i])
+#define X(i) (what == TIDSP_ORT_DQ_TABLE ? dq[q[i] + 128] : what == TIDSP_ORT_SQUARES ? x[i] * x[i] : x[i])
 
   if (head > n)
     head = n;
@@ -84,6 +95,18 @@ static inline float tidsp_ort_eigen_redux(const float *x, int64_t n, int sq) {
     res += X(i);
   return res;
 #undef X
+}
+
+/* Values before the first 16-byte boundary: of the floats at x (at least
+ * 4-byte aligned), or of element `index` of a 64-byte-aligned float tensor
+ * (ORT's buffers, and the arena's). */
+static inline int64_t tidsp_ort_head_of(const float *x) {
+  return (int64_t)((4u - (unsigned)(((uintptr_t)x >> 2) & 3u)) & 3u);
+}
+static inline int64_t tidsp_ort_head_at(int64_t index) { return (4 - (index & 3)) & 3; }
+
+static inline float tidsp_ort_eigen_redux(const float *x, int64_t n, int sq) {
+  return tidsp_ort_eigen_redux_at(x, NULL, NULL, n, tidsp_ort_head_of(x), sq ? TIDSP_ORT_SQUARES : TIDSP_ORT_VALUES);
 }
 
 static inline float tidsp_ort_eigen_sum(const float *x, int64_t n) { return tidsp_ort_eigen_redux(x, n, 0); }
