@@ -25,13 +25,24 @@ error that kept it from running.
 import ctypes
 import json
 import os
+import re
 import sys
 import time
 
 import numpy as np
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MAX_RANK = 6  # TIDSP_MAX_RANK (include/cstatic/kernels.h)
-ABI_VERSION = 8  # TIDSP_MODEL_ABI_VERSION (include/cstatic/model.h)
+
+
+def abi_version():
+    """TIDSP_MODEL_ABI_VERSION, read from the header (a copy of the number
+    here went stale when the ABI moved on, and every cstatic row failed)."""
+    with open(os.path.join(ROOT, "include", "cstatic", "model.h")) as f:
+        return int(re.search(r"#define TIDSP_MODEL_ABI_VERSION (\d+)u", f.read()).group(1))
+
+
+ABI_VERSION = abi_version()
 NP_DTYPE = {1: np.float32, 2: np.int8, 3: np.uint8, 4: np.int16, 5: np.uint16,
             6: np.int32, 7: np.int64, 8: np.bool_}  # tidsp_dtype
 

@@ -386,6 +386,8 @@ def bench_model(name, onnx_path, x_path, et_arch, build, repeat, tmp, use_et):
         r[f"{key}_min_ms"] = v["cpu_min_ms"]
         r[f"{key}_wall_ms"] = v["wall_ms"]
         outs[key] = np.asarray(v["output"])
+    if "cstatic" in r["errors"]:
+        raise RuntimeError(f"cstatic in the interleaved run: {r['errors']['cstatic']}")
     r["fast_ms"] = r.pop("cstatic_ms")
     r["fast_wall_ms"] = r.pop("cstatic_wall_ms")
     fast = outs.pop("cstatic").reshape(outs["fast"].shape)
