@@ -16,11 +16,23 @@
  * it commutes with max; finite inputs give no NaN); DQ → MaxPool → Q with
  * equal parameters is then an int8 pool for the passes after this one
  * (FuseQDQToTIDLMaxPool on the C7x, EliminateQDQTransparent elsewhere).
+ * So does a chain of Transpose, Reshape, Flatten, Squeeze and Unsqueeze
+ * (R-Net and O-Net: PRelu → Transpose → Reshape → Q before their fully
+ * connected layer): they only move values, so they commute with Q, and
+ * EliminateQDQTransparent runs them on the codes.
  *
  * The slope must broadcast along axis 1 alone (one per channel of an
  * N·C·… tensor, or one for all): a slope that varies along another axis
  * would need a table per element.
+ *
+ * The tables are read, not only the tensor: C·256 bytes against the
+ * TABLE_PATH_BYTES per element that DQ → PRelu → Q moves (read 1, write
+ * 4; read 4, write 4; read 4, write 1). A tensor with fewer elements per
+ * channel than that pays for (a fully connected layer's [1, C], R-Net's
+ * [1, 64, 3, 3]: 9 elements a channel against 256 table bytes) stays on
+ * the float path, which gives the same bytes.
  */
+enum { TABLE_PATH_BYTES = 18 };
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +65,19 @@ static int prelu_lut(cs_graph *g, const char *base, const float *slope, int64_t 
   return id;
 }
 
+/* The value-moving op that alone reads v (one output), else -1. */
+static int move_after(cs_graph *g, int v) {
+  int c = cs_match_single_consumer(g, v);
+  if (c < 0) return -1;
+  const cs_node *n = cs_graph_node(g, c);
+  switch (n->op) {
+    case CS_OP_TRANSPOSE: case CS_OP_RESHAPE: case CS_OP_FLATTEN: case CS_OP_SQUEEZE: case CS_OP_UNSQUEEZE:
+      return n->n_outputs == 1 && n->inputs[0] == v ? c : -1;
+    default:
+      return -1;
+  }
+}
+
 static cs_status fuse_one(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
   if (n->n_inputs != 2 || n->n_outputs != 1) return CS_OK;
@@ -61,12 +86,20 @@ static cs_status fuse_one(cs_graph *g, int id) {
   if (!cs_match_is_const(g, n->inputs[1]) || !s->data || s->dtype != CS_DTYPE_F32 ||
       !cs_match_per_channel(s, x->rank, x->rank > 1 ? x->shape[1] : 0, &channels))
     return CS_OK;
+  if (channels > 1 && channels * 256 > TABLE_PATH_BYTES * cs_value_numel(x)) return CS_OK; /* the tables cost more */
   int xdq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams xq;
   if (!cs_match_dq_params(g, xdq, &xq)) return CS_OK;
-  int pool = cs_match_max_pool_after(g, n->outputs[0]); /* a pool between, if any */
+  /* a pool, or a chain of moves, between, if any: `pool` reads the
+   * PRelu's output, the Q reads `last`'s */
+  int pool = cs_match_max_pool_after(g, n->outputs[0]), last = pool;
+  if (pool < 0)
+    for (int m = move_after(g, n->outputs[0]); m >= 0; m = move_after(g, cs_graph_node(g, m)->outputs[0])) {
+      if (pool < 0) pool = m;
+      last = m;
+    }
   cs_qdq_tail tail;
-  if (!cs_match_qdq_tail(g, pool >= 0 ? cs_graph_node(g, pool)->outputs[0] : n->outputs[0], 0, &tail)) {
+  if (!cs_match_qdq_tail(g, last >= 0 ? cs_graph_node(g, last)->outputs[0] : n->outputs[0], 0, &tail)) {
     cs_qparams_free(&xq);
     return CS_OK;
   }

@@ -5,7 +5,10 @@
  * float path's bytes: the same graph with the slope a graph input (which
  * the pass cannot table) runs DQ → k_prelu_f32 → [k_maxpool_f32] → Q.
  * Every int8 code reaches every channel; slopes negative, zero, above one.
- * Declines: a slope that varies along W, a Q-less PRelu.
+ * A Transpose → Reshape between the PRelu and the Q (R-Net's, before its
+ * fully connected layer) is taken too. Declines: a slope that varies along
+ * W, a Q-less PRelu, a tensor with too few elements per channel to pay for
+ * its tables.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,8 @@ typedef struct spec {
   float in_s, out_s;
   int in_zp, out_zp;
   int empty; /* H = 0: no element */
+  int move;  /* Transpose (0, 2, 3, 1) → Reshape [1, C·H·W] between the PRelu and the Q */
+  int small; /* H = W = 2: 4 elements a channel, fewer than its table costs */
 } spec;
 
 static const float kSlope[C] = {-0.75f, 0.0f, 0.25f, 1.5f, -3.0f};
@@ -31,7 +36,8 @@ static const float kSlope[C] = {-0.75f, 0.0f, 0.25f, 1.5f, -3.0f};
 /* x:i8 [1, C, H, W] → DQ → PRelu(slope) → [MaxPool] → Q → y:i8 */
 static cs_graph *prelu_graph(const spec *s) {
   cs_graph *g = cs_graph_new("prelu");
-  int64_t xs[4] = {1, C, s->empty ? 0 : H, W}, ps[4] = {1, C, s->empty ? 0 : H / 2, W / 2};
+  int h = s->empty ? 0 : s->small ? 2 : H, w = s->small ? 2 : W;
+  int64_t xs[4] = {1, C, h, w}, ps[4] = {1, C, h / 2, w / 2};
   int64_t ss[3] = {C, 1, 1}, sw[3] = {1, 1, W};
   float slope_w[W];
   for (int i = 0; i < W; i++) slope_w[i] = 0.1f * (float)(i - 8);
@@ -49,6 +55,14 @@ static cs_graph *prelu_graph(const spec *s) {
     cs_node_set_attr_ints(cs_graph_node(g, pool_id), "kernel_shape", 2, k);
     cs_node_set_attr_ints(cs_graph_node(g, pool_id), "strides", 2, k);
     cs_node_set_attr_ints(cs_graph_node(g, pool_id), "pads", 4, pads);
+  }
+  if (s->move) {
+    int64_t perm[4] = {0, 2, 3, 1}, ts[4] = {1, h, w, C}, flat[2] = {1, (int64_t)C * h * w}, two[1] = {2};
+    int t_id;
+    a = gb_node(g, CS_OP_TRANSPOSE, "transpose", 1, &a, CS_DTYPE_F32, 4, ts, &t_id);
+    cs_node_set_attr_ints(cs_graph_node(g, t_id), "perm", 4, perm);
+    int rin[2] = {a, cs_graph_add_const(g, "flat", CS_DTYPE_I64, 1, two, flat)};
+    a = gb_node(g, CS_OP_RESHAPE, "reshape", 2, rin, CS_DTYPE_F32, 2, flat, NULL);
   }
   int y = s->no_q ? a : gb_q(g, "q", a, gb_scalar_f32(g, "s_out", s->out_s), gb_scalar_i8(g, "z_out", (int8_t)s->out_zp));
   int ins[2] = {x, slope};
@@ -83,35 +97,39 @@ static void *run(const spec *s, int *n_tables, int *n_float, size_t *n) {
 static void test_table_equals_float_path(void) {
   const float scales[3][2] = {{0.05f, 0.1f}, {0.013f, 0.2f}, {0.4f, 0.02f}};
   const int zps[3][2] = {{0, 0}, {-17, 9}, {100, -128}};
-  for (int pool = 0; pool < 2; pool++)
+  /* between the PRelu and the Q: nothing, a MaxPool, a Transpose → Reshape */
+  for (int between = 0; between < 3; between++)
     for (int q = 0; q < 3; q++) {
-      spec s = {pool, 0, 0, 0, scales[q][0], scales[q][1], zps[q][0], zps[q][1], 0};
+      spec s = {between == 1, 0, 0, 0, scales[q][0], scales[q][1], zps[q][0], zps[q][1], 0, between == 2, 0};
       int tables, floats, tf, ff;
       size_t n, nf;
       void *y = run(&s, &tables, &floats, &n);
       s.slope_input = 1;
       void *yf = run(&s, &tf, &ff, &nf);
-      CHECK_MSG(tables == 1 && floats == 0 && tf == 0 && ff == 1, "pool %d, q %d: tables %d/%d, float %d/%d", pool,
-                q, tables, tf, floats, ff);
-      CHECK_MSG(n == nf && !memcmp(y, yf, n), "pool %d, q %d: the table differs from the float path", pool, q);
+      CHECK_MSG(tables == 1 && floats == 0 && tf == 0 && ff == 1, "between %d, q %d: tables %d/%d, float %d/%d",
+                between, q, tables, tf, floats, ff);
+      CHECK_MSG(n == nf && !memcmp(y, yf, n), "between %d, q %d: the table differs from the float path", between,
+                q);
       free(y);
       free(yf);
     }
 }
 
-/* An empty tensor (H = 0): the table is taken and runs on nothing. */
+/* An empty tensor (H = 0): no element pays for a table; the float path
+ * runs on nothing. */
 static void test_empty(void) {
-  spec s = {0, 0, 0, 0, 0.05f, 0.1f, 0, 0, 1};
+  spec s = {0, 0, 0, 0, 0.05f, 0.1f, 0, 0, 1, 0, 0};
   int tables, floats;
   size_t n;
   free(run(&s, &tables, &floats, &n));
-  CHECK_MSG(tables == 1 && floats == 0 && n == 0, "empty: tables %d, float %d, %zu bytes", tables, floats, n);
+  CHECK_MSG(tables == 0 && floats == 1 && n == 0, "empty: tables %d, float %d, %zu bytes", tables, floats, n);
 }
 
 static void test_declines(void) {
-  /* the slope varies along W; the PRelu's output is not quantized */
-  for (int v = 0; v < 2; v++) {
-    spec s = {0, 0, v == 0, v == 1, 0.05f, 0.1f, 0, 0, 0};
+  /* the slope varies along W; the PRelu's output is not quantized; 4
+   * elements a channel (C·256 table bytes > 18 per element) */
+  for (int v = 0; v < 3; v++) {
+    spec s = {0, 0, v == 0, v == 1, 0.05f, 0.1f, 0, 0, 0, 0, v == 2};
     int tables, floats;
     size_t n;
     free(run(&s, &tables, &floats, &n));
