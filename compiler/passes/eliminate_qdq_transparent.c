@@ -7,6 +7,9 @@
  *                                      Concat (equal params)}
  *   Q( Concat( DQ(x0), DQ(x1), … ) ) → Concat( x0', x1', … )
  *        xi' = xi, or k_lut_i8 rescaling xi to the Q's parameters
+ *   Q( Pad( DQ(x:i8), c ) )  → Q( DQ( Pad(x, q_c) ) )   q_c: the code whose
+ *        DQ is c exactly (c = 0: the zero point); edge and reflect pads
+ *        have no value (Swin pads between its LayerNorm and the Q)
  *
  * Exact: these ops only move (or, for MaxPool, select) values, and Q∘DQ is
  * monotonic. The dequantize sinks below the op, where EliminateQDQRoundTrip
@@ -25,10 +28,12 @@
  * arithmetic fusion that must give ORT's bytes (-ort-exact=1) leaves its
  * consumer in float (match/pattern.h cs_match_ort_keeps_float).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pass_list.h"
+#include "quant/quant.h"
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 
@@ -99,6 +104,48 @@ static int sink_single(cs_graph *g, int id) {
   int ort_float = !ort_propagates(n->op) || cs_node_attr_int(d, CS_ATTR_ORT_FLOAT, 0);
   cs_node_set_input(g, id, 0, d->inputs[0]);
   return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;
+}
+
+/* Pad between a DQ and a Q alone (so no arithmetic fusion sees where ORT
+ * would compute in float): the pad value becomes the int8 code that
+ * dequantizes to it exactly; declined when none does (or the value is an
+ * attribute, opset < 11). */
+static int sink_pad(cs_graph *g, int id) {
+  const cs_node *n = cs_graph_node(g, id);
+  int c = cs_match_single_consumer(g, n->outputs[0]);
+  if (c < 0 || cs_graph_node(g, c)->op != CS_OP_QUANTIZE_LINEAR || cs_node_attr(n, "value")) return 0;
+  int dq = cs_match_dq_i8(g, n->inputs[0]);
+  cs_qparams qp;
+  if (!cs_match_dq_params(g, dq, &qp)) return 0;
+  float s = qp.scale[0];
+  int32_t zp = qp.zp[0];
+  cs_qparams_free(&qp);
+  const cs_attr *m = cs_node_attr(n, "mode");
+  int constant = !m || !m->s || !strcmp(m->s, "constant");
+  int value = n->n_inputs > 2 ? n->inputs[2] : -1, code = -1;
+  if (constant) {
+    float v = 0.0f;
+    if (value >= 0) {
+      const cs_value *cv = cs_graph_value(g, value);
+      if (!cv->data || cv->dtype != CS_DTYPE_F32 || cs_value_numel(cv) != 1) return 0;
+      v = (float)cs_const_get_float(cv, 0);
+    }
+    double q = (double)zp + nearbyint((double)v / (double)s);
+    if (!(q >= -128.0 && q <= 127.0) || cs_dequantize_one((int32_t)q, s, zp) != v) return 0;
+    int8_t q8 = (int8_t)q;
+    code = cs_add_const_named(g, n->name ? n->name : "pad", "value_q", CS_DTYPE_I8, 0, NULL, &q8);
+    if (code < 0) return -1;
+  }
+  const cs_node *d = cs_graph_node(g, dq);
+  int scale = d->inputs[1], zpv = d->n_inputs > 2 ? d->inputs[2] : -1;
+  if (code >= 0) {
+    n = cs_graph_node(g, id);
+    int ins[4] = {d->inputs[0], n->n_inputs > 1 ? n->inputs[1] : -1, code, n->n_inputs > 3 ? n->inputs[3] : -1};
+    if (cs_node_set_inputs(g, id, n->n_inputs > 3 ? 4 : 3, ins) != CS_OK) return -1;
+  } else {
+    cs_node_set_input(g, id, 0, d->inputs[0]);
+  }
+  return sink_outputs(g, id, scale, zpv, 1) < 0 ? -1 : 1;
 }
 
 static int concat_equal_params(cs_graph *g, int id) {
@@ -198,6 +245,7 @@ cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t) {
       if (n->dead || n->n_inputs < 1 || n->inputs[0] < 0) continue;
       int r = 0;
       if (is_movement(n->op)) r = sink_single(g, i);
+      else if (n->op == CS_OP_PAD) r = sink_pad(g, i);
       else if (n->op == CS_OP_CONCAT && (r = concat_equal_params(g, i)) == 0) r = concat_requant(g, i);
       if (r < 0) return CS_ERR_NOMEM; /* message recorded */
       changed |= r;

@@ -222,3 +222,40 @@ def test_fc_and_average_pool_after_split(tmp_path, op):
     assert {"matmul": "MatMul", "avgpool": "AveragePool"}[op] in ort_ops
     y, _, _ = cstatic_y(tmp_path, model, x, "c_static_lib", "cs")
     assert np.array_equal(y.reshape(ref.shape), ref)
+
+
+# A Pad between a DQ and a Q (Swin pads after its LayerNorm): the pad value
+# becomes the int8 code that dequantizes to it exactly, and the Pad runs on
+# int8 (EliminateQDQTransparent); a value no code gives stays float.
+PAD_VALUE_EXACT = float(np.float32(4) * np.float32(0.05))  # DQ(7) with xs 0.05, xz 3
+
+
+@pytest.mark.parametrize("mode,value,on_int8", [("constant", None, True), ("constant", PAD_VALUE_EXACT, True),
+                                                ("constant", 0.123, False), ("edge", None, True),
+                                                ("reflect", None, True)],
+                         ids=["zero", "exact_value", "no_code", "edge", "reflect"])
+def test_pad_between_dq_and_q(tmp_path, mode, value, on_int8):
+    inits = []
+    _const(inits, "xs", 0.05, np.float32), _const(inits, "xz", 3, np.int8)
+    _const(inits, "ys", 0.1, np.float32), _const(inits, "yz", -5, np.int8)
+    pad_in = ["xd", _const(inits, "pads", [0, 0, 1, 2, 0, 0, 2, 1], np.int64)]
+    if value is not None:
+        pad_in.append(_const(inits, "pv", value, np.float32))
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("Pad", pad_in, ["p"], mode=mode),
+             helper.make_node("QuantizeLinear", ["p", "ys", "yz"], ["pq"]),
+             helper.make_node("DequantizeLinear", ["pq", "ys", "yz"], ["y"])]
+    g = helper.make_graph(nodes, "pad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, H, W])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, C, H + 3, W + 3])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = tmp_path / "pad.onnx"
+    onnx.save(m, path)
+    x = inputs()[:1]
+    want = ort_ref.session(str(path)).run(["y"], {"x": x})[0]
+    y, kernels, _ = cstatic_y(tmp_path, path, x, "c_static_lib", "pad")
+    src = (tmp_path / "pad" / "lib0.c").read_text()
+    # on int8: only the graph input's quantize and the output's dequantize stay
+    assert (src.count("tidsp_quantize(") == 1 and src.count("tidsp_dequantize(") == 1) == on_int8, kernels
+    assert np.array_equal(y, want)
