@@ -3,7 +3,11 @@
  * the int8 tensor:
  *
  *   k_dequantize(scale, zp, x:i8) : d:f32 → k_reduce_mean_f32(d) : y
- *     → k_reduce_mean_dq_i8(scale, zp, x) : y
+ *     → k_reduce_mean_dq_i8(dq, x) : y
+ *
+ * dq[q + 128]: the 256 floats k_dequantize writes for the codes q, computed
+ * here by that kernel itself (a constant: no arithmetic at inference but
+ * the sums).
  *
  * A squeeze-excitation block's mean (x.mean([2, 3]) exports as ReduceMean,
  * which ORT's quantizer leaves in float: DQ → ReduceMean → Q) wrote d, four
@@ -11,7 +15,8 @@
  * same floats in the same order (kernels.h), so y is bit for bit the same.
  *
  * Taken when d is read by the mean alone (and is no graph output), the
- * dequantize is per tensor, and each output's reduced elements are one
+ * dequantize is per tensor with constant parameters, and each output's
+ * reduced elements are one
  * contiguous block: the reduced dims of size > 1 all come after the kept
  * ones of size > 1 (the kernel's contract).
  */
@@ -41,10 +46,20 @@ static cs_status fuse(cs_graph *g, int id) {
   if (dn->n_inputs != 3 || dn->k.qdq.channels != 1 || dn->k.qdq.dtype != TIDSP_DTYPE_I8 ||
       cs_graph_value(g, dn->inputs[2])->dtype != CS_DTYPE_I8)
     return CS_OK;
-  int ins[3] = {dn->inputs[0], dn->inputs[1], dn->inputs[2]};
+  const cs_value *scale = cs_graph_value(g, dn->inputs[0]), *zp = cs_graph_value(g, dn->inputs[1]);
+  if (!scale->data || !zp->data) return CS_OK;
+  int8_t codes[256];
+  float table[256];
+  for (int q = 0; q < 256; q++) codes[q] = (int8_t)(q - 128);
+  tidsp_qdq_params qp = {256, 1, 1, TIDSP_DTYPE_I8};
+  if (tidsp_dequantize(&qp, scale->data, zp->data, codes, table) != TIDSP_OK) return CS_OK;
+  const int64_t n256[1] = {256};
+  int dq_table = cs_add_const_named(g, n->name ? n->name : "mean", "dq", CS_DTYPE_F32, 1, n256, table);
+  if (dq_table < 0) return CS_ERR_NOMEM; /* message recorded */
+  int ins[2] = {dq_table, cs_graph_node(g, dq)->inputs[2]};
   char *origin = cs_origin_join(g, (const int[]){dq, id}, 2);
   if (!origin) return CS_ERR_NOMEM; /* message recorded */
-  if (cs_node_set_inputs(g, id, 3, ins) != CS_OK) {
+  if (cs_node_set_inputs(g, id, 2, ins) != CS_OK) {
     free(origin);
     return cs_error(CS_ERR_NOMEM, "out of memory");
   }

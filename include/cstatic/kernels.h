@@ -756,15 +756,16 @@ typedef struct tidsp_reduce_params {
 int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
                               float *y);
 
-/* ReduceMean of DequantizeLinear(x), x int8 with one scale and zero point:
- * the floats tidsp_dequantize would write (fl(float(q − zp) · s)), summed
- * and divided as tidsp_reduce_mean_f32 does for a 64-byte-aligned tensor of
- * them, without writing that tensor. Only where each output's reduced
- * elements are one contiguous block — the reduced dims last once the dims
- * of size 1 are dropped (a mean over H·W of NCHW) — or one element; else
- * TIDSP_ERR_PARAM. */
-int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *scale,
-                                const int32_t *zero_point, const int8_t *x, float *y);
+/* ReduceMean of DequantizeLinear(x), x int8 with one scale and zero point,
+ * given as dq[q + 128] = the float tidsp_dequantize writes for code q (a
+ * 256-entry table the compiler computes with that kernel): those floats
+ * summed and divided as tidsp_reduce_mean_f32 does for a 64-byte-aligned
+ * tensor of them, without writing that tensor. Only where each output's
+ * reduced elements are one contiguous block — the reduced dims last once
+ * the dims of size 1 are dropped (a mean over H·W of NCHW) — or one
+ * element; else TIDSP_ERR_PARAM. */
+int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *dq,
+                                const int8_t *x, float *y);
 
 /* ReduceL2 over the dims in reduce_mask (channels_last_order unused):
  * sqrt(Σ x²) in ONNX Runtime's order (reduce_l2_f32.c): one sequential

@@ -1,8 +1,9 @@
 /*
  * test_kernel_reduce.c — reduce_mean_f32 and softmax_f32 against double
  * oracles that gather each output's elements by unravelling indices;
- * reduce_mean_dq_i8 against dequantize + reduce_mean_f32 on a 64-byte-
- * aligned float tensor, bit for bit.
+ * reduce_mean_dq_i8 (its table: dequantize of the 256 codes) against
+ * dequantize + reduce_mean_f32 on a 64-byte-aligned float tensor, bit for
+ * bit.
  */
 #include <math.h>
 #include <stdint.h>
@@ -204,7 +205,13 @@ static void test_reduce_mean_dq_i8(void) {
         dq.dtype = TIDSP_DTYPE_I8;
         CHECK(tidsp_dequantize(&dq, &scales[q], &zps[q], x, xf) == TIDSP_OK);
         CHECK(tidsp_reduce_mean_f32(&p, xf, want) == TIDSP_OK);
-        CHECK(tidsp_reduce_mean_dq_i8(&p, &scales[q], &zps[q], x, got) == TIDSP_OK);
+        int8_t codes[256];
+        float table[256];
+        tidsp_qdq_params tq = {256, 1, 1, TIDSP_DTYPE_I8};
+        for (i = 0; i < 256; i++)
+          codes[i] = (int8_t)(i - 128);
+        CHECK(tidsp_dequantize(&tq, &scales[q], &zps[q], codes, table) == TIDSP_OK);
+        CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, got) == TIDSP_OK);
         CHECK_MSG(!memcmp(want, got, sizeof(float) * (size_t)n_out),
                   "reduce_mean_dq_i8 [%d %d %d %d] mask %d order %d: not dequantize + reduce_mean_f32",
                   (int)shapes[si][0], (int)shapes[si][1], (int)shapes[si][2], (int)shapes[si][3], (int)masks[si],
@@ -217,19 +224,19 @@ static void test_reduce_mean_dq_i8(void) {
   {
     tidsp_reduce_params p;
     int8_t x[24] = {0};
-    float y[24];
-    const float s = 0.5f;
-    const int32_t z = 0;
+    float y[24], table[256];
+    for (int i = 0; i < 256; i++)
+      table[i] = 0.5f * (float)(i - 128);
     memset(&p, 0, sizeof p);
     p.rank = 3;
     p.in_shape[0] = 2;
     p.in_shape[1] = 3;
     p.in_shape[2] = 4;
     p.reduce_mask = 1; /* RK: the reduced dim before the kept ones */
-    CHECK(tidsp_reduce_mean_dq_i8(&p, &s, &z, x, y) == TIDSP_ERR_PARAM);
+    CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, y) == TIDSP_ERR_PARAM);
     p.reduce_mask = 4;
-    CHECK(tidsp_reduce_mean_dq_i8(&p, NULL, &z, x, y) == TIDSP_ERR_NULL);
-    CHECK(tidsp_reduce_mean_dq_i8(&p, &s, &z, x, y) == TIDSP_OK);
+    CHECK(tidsp_reduce_mean_dq_i8(&p, NULL, x, y) == TIDSP_ERR_NULL);
+    CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, y) == TIDSP_OK);
   }
 }
 

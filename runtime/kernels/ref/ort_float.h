@@ -38,10 +38,6 @@ static inline float tidsp_ort_hsum4(const float l[4]) {
   return a + b;
 }
 
-/* DequantizeLinear of one int8 value as tidsp_dequantize computes it:
- * fl(float(q − zp) · s). */
-static inline float tidsp_ort_dq(int8_t q, float s, int32_t zp) { return (float)((int32_t)q - zp) * s; }
-
 /* What a sum adds: the floats themselves, their squares (each rounded),
  * or int8 codes read through a table of their dequantized floats (the
  * values tidsp_dequantize would write). Callers pass a constant, so each

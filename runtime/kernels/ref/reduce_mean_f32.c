@@ -27,14 +27,11 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
   tidsp_ref_reduce_dims r;
   int64_t i, k;
   float div;
-  int32_t st = tidsp_ref_reduce_check(p, x, y);
+  int done;
+  const int32_t st = tidsp_ref_reduce_begin(p, x, y, &r, &done);
 
-  if (st == TIDSP_OK)
-    st = tidsp_ref_reduce_dims_of(p, &r);
-  if (st != TIDSP_OK)
+  if (done)
     return st;
-  if (r.n_in == 0)
-    return r.n_out == 0 ? TIDSP_OK : TIDSP_ERR_SHAPE; /* a mean of nothing */
   div = (float)r.count;
 
   if (r.n_grp == 0 || (r.n_grp == 1 && !r.grp_red[0])) {

@@ -46,6 +46,22 @@ static inline int32_t tidsp_ref_reduce_dims_of(const tidsp_reduce_params *p, tid
   return TIDSP_OK;
 }
 
+/* The checks and dims of a mean of x into y: TIDSP_OK with r filled, or
+ * the status to return. *done: nothing left to compute (no element). */
+static inline int32_t tidsp_ref_reduce_begin(const tidsp_reduce_params *p, const void *x, const void *y,
+                                             tidsp_ref_reduce_dims *r, int *done) {
+  int32_t st = tidsp_ref_reduce_check(p, x, y);
+  *done = 1;
+  if (st == TIDSP_OK)
+    st = tidsp_ref_reduce_dims_of(p, r);
+  if (st != TIDSP_OK)
+    return st;
+  if (r->n_in == 0)
+    return r->n_out == 0 ? TIDSP_OK : TIDSP_ERR_SHAPE; /* a mean of nothing */
+  *done = 0;
+  return TIDSP_OK;
+}
+
 /* R or KR: each output's reduced elements are one contiguous block. */
 static inline int tidsp_ref_reduce_is_blocks(const tidsp_ref_reduce_dims *r) {
   return r->n_grp > 0 && r->grp_red[r->n_grp - 1] && (r->n_grp == 1 || (r->n_grp == 2 && !r->grp_red[0]));
