@@ -763,7 +763,7 @@ int32_t tidsp_reduce_mean_f32(const tidsp_reduce_params *p, const float *x,
  * tensor of them, without writing that tensor. Only where each output's
  * reduced elements are one contiguous block — the reduced dims last once
  * the dims of size 1 are dropped (a mean over H·W of NCHW) — or one
- * element; else TIDSP_ERR_PARAM. */
+ * element, of a tensor of rank ≥ 1; else TIDSP_ERR_PARAM. */
 int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *dq,
                                 const int8_t *x, float *y);
 

@@ -236,6 +236,9 @@ static void test_reduce_mean_dq_i8(void) {
     CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, y) == TIDSP_ERR_PARAM);
     p.reduce_mask = 4;
     CHECK(tidsp_reduce_mean_dq_i8(&p, NULL, x, y) == TIDSP_ERR_NULL);
+    p.rank = 0; /* a scalar */
+    CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, y) == TIDSP_ERR_PARAM);
+    p.rank = 3;
     CHECK(tidsp_reduce_mean_dq_i8(&p, table, x, y) == TIDSP_OK);
   }
 }

@@ -15,6 +15,8 @@ int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *dq, c
   const int32_t st = dq ? tidsp_ref_reduce_begin(p, x, y, &r, &done) : TIDSP_ERR_NULL;
   if (done)
     return st;
+  if (p->rank < 1)
+    return TIDSP_ERR_PARAM; /* a scalar: no dims to reduce, no block to read */
   if (r.n_grp == 0 || (r.n_grp == 1 && !r.grp_red[0])) {
     /* nothing to sum: every output is one element */
     int64_t k;
