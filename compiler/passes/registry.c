@@ -69,6 +69,8 @@ static const cs_pass_entry kPipeline[] = {
     {"QuantizeConcatMaxPool", pass_quantize_concat_max_pool, CS_GROUP_ALWAYS},
     {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
+    /* After it: the moves it leaves float are those that mix parameters */
+    {"EliminateQDQMixedMoves", pass_eliminate_qdq_mixed_moves, CS_GROUP_ALWAYS},
     /* 3a. FuseQDQToC7xActivation: SiLU first (its Sigmoid is part of it) */
     {"FuseQDQToSiLU", pass_fuse_qdq_silu, CS_GROUP_ALWAYS},
     {"FuseQDQToActivationLUT", pass_fuse_qdq_activation, CS_GROUP_ALWAYS},

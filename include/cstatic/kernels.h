@@ -570,6 +570,23 @@ typedef struct tidsp_lut_channels_params {
 int32_t tidsp_lut_i8_channels(const tidsp_lut_channels_params *p,
                               const int8_t *lut /* [channels][256] */,
                               const int8_t *x, int8_t *y);
+/* A table per channel, picked by an index from a few: y[i] = luts[table[c]·256
+ * + x[i] + 128] with c = (i / inner) % channels, x laid out as for
+ * tidsp_lut_i8_channels. A QuantizeLinear after moves (Concat, a channel
+ * shuffle, Split) that mix channels dequantized with different parameters:
+ * its channels need as many tables as the moves had sources, not one each
+ * (compiler/passes/eliminate_qdq_mixed_moves.c). tables ≥ 1, every
+ * table[c] in [0, tables) (else TIDSP_ERR_PARAM), channels, inner and n as
+ * for tidsp_lut_i8_channels (else TIDSP_ERR_SHAPE); nothing is written on an
+ * error. In place (y == x) is allowed. */
+typedef struct tidsp_lut_select_params {
+  int32_t n, channels, inner, tables;
+} tidsp_lut_select_params;
+
+int32_t tidsp_lut_i8_select(const tidsp_lut_select_params *p,
+                            const int8_t *luts /* [tables][256] */,
+                            const int8_t *table /* [channels] */,
+                            const int8_t *x, int8_t *y);
 
 typedef enum tidsp_unary_op {
 #define TIDSP_UNARY(NAME, fn, IR, op_type, alpha_attr, alpha, beta_attr, beta) TIDSP_UNARY_##NAME,
