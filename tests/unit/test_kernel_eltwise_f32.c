@@ -461,6 +461,13 @@ static void test_expand(void) {
     check_expand(&p, "resize x2");
     p.shape[3] = p.shape[5] = 8;
     check_expand(&p, "resize x8");
+    /* int8 (the model's own Resize: one byte repeated 2, 4, 8 times) */
+    p.elem_size = 1;
+    for (d = 2; d <= 8; d *= 2) {
+      p.shape[3] = p.shape[5] = d;
+      snprintf(what, sizeof what, "int8 resize x%d", d);
+      check_expand(&p, what);
+    }
   }
   for (t = 0; t < 400; t++) {
     int32_t s = 1;

@@ -314,6 +314,30 @@ static inline void put_elem(uint8_t *y, const uint8_t *src, size_t es) {
   }
 }
 
+/* Each of n bytes k times, k = 2, 4 or 8 (an int8 nearest Resize): one
+ * store of the byte times 0x01…01 per element (all its bytes equal, so in
+ * any byte order), which gcc vectorizes; the element loop of put_elem
+ * stored a byte at a time (1.5 GB/s on PP-OCR det's 2x upsampling). */
+static void repeat_bytes(uint8_t *y, const uint8_t *x, int64_t n, int64_t k) {
+  int64_t i;
+  if (k == 2) {
+    for (i = 0; i < n; i++) {
+      const uint16_t v = (uint16_t)(x[i] * 0x0101u);
+      memcpy(y + 2 * i, &v, 2);
+    }
+  } else if (k == 4) {
+    for (i = 0; i < n; i++) {
+      const uint32_t v = x[i] * 0x01010101u;
+      memcpy(y + 4 * i, &v, 4);
+    }
+  } else {
+    for (i = 0; i < n; i++) {
+      const uint64_t v = x[i] * 0x0101010101010101ull;
+      memcpy(y + 8 * i, &v, 8);
+    }
+  }
+}
+
 /* y (dense) = dims d.. of walk w from input element off; blk[d] is the
  * bytes of one step of dim d in y. */
 static void expand_dims(const copy_walk *w, const size_t *blk, int32_t d, const uint8_t *x, int64_t off,
@@ -337,6 +361,10 @@ static void expand_dims(const copy_walk *w, const size_t *blk, int32_t d, const 
   }
   if (d == w->rank - 2 && w->step[d + 1] == 0) { /* each element k times */
     const int64_t k = w->shape[d + 1];
+    if (es == 1 && st == 1 && (k == 2 || k == 4 || k == 8)) {
+      repeat_bytes(y, x + off, n, k);
+      return;
+    }
     for (i = 0; i < n; i++) {
       const uint8_t *src = x + (size_t)(off + i * st) * es;
       for (j = 0; j < k; j++, y += es)
