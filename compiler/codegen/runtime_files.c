@@ -43,8 +43,8 @@ static const rt_file files[] = {
                 "tidsp_kernel_variant_active tidsp_kernel_variant_count tidsp_kernel_variants "
                 "tidsp_kernels_select tidsp_layer_norm_f32 tidsp_layer_norm_i8 tidsp_lut_i8 "
                 "tidsp_lut_i8_channels tidsp_matmul_f32 tidsp_matmul_i8 tidsp_maxpool_f32 tidsp_maxpool_i8 "
-                "tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize tidsp_slice tidsp_softmax_f32 tidsp_softmax_i8 "
-                "tidsp_transpose tidsp_unary_f32",
+                "tidsp_mul_i8 tidsp_prelu_f32 tidsp_quantize tidsp_reduce_mean_dq_i8 tidsp_slice "
+                "tidsp_softmax_f32 tidsp_softmax_i8 tidsp_transpose tidsp_unary_f32",
      .needs = "kernels/host/avgpool_f32__host.c kernels/host/channel_affine_i8__host_avx2.c "
               "kernels/host/channel_affine_i8__host_avx512.c kernels/host/conv2d_f32__host_mlas.c "
               "kernels/host/conv2d_i8__host_amx.c kernels/host/conv2d_i8__host_avx2.c "
@@ -56,15 +56,16 @@ static const rt_file files[] = {
               "kernels/host/matmul_i8__host_avx2.c kernels/host/matmul_i8__host_avx512vnni.c "
               "kernels/host/movement__host.c kernels/host/pool__host_avx2.c kernels/host/pool__host_avx512.c "
               "kernels/host/qdq__host_avx2.c kernels/host/qdq__host_avx512.c "
-              "kernels/host/softmax_f32__host_avx512.c kernels/host/softmax_i8__host_avx512.c "
-              "kernels/kernel_variants.h kernels/ref/add_i8.c kernels/ref/avgpool_f32.c "
-              "kernels/ref/avgpool_i8.c kernels/ref/batch_matmul_i8.c kernels/ref/binary_f32.c "
-              "kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c kernels/ref/conv2d_i8.c "
-              "kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c kernels/ref/dequantize.c "
-              "kernels/ref/expand.c kernels/ref/global_avgpool_i8.c kernels/ref/layer_norm_f32.c "
-              "kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c kernels/ref/matmul_f32.c "
-              "kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c "
-              "kernels/ref/prelu_f32.c kernels/ref/quantize.c kernels/ref/slice.c kernels/ref/softmax_f32.c "
+              "kernels/host/reduce_mean_dq_i8__host_avx512.c kernels/host/softmax_f32__host_avx512.c "
+              "kernels/host/softmax_i8__host_avx512.c kernels/kernel_variants.h kernels/ref/add_i8.c "
+              "kernels/ref/avgpool_f32.c kernels/ref/avgpool_i8.c kernels/ref/batch_matmul_i8.c "
+              "kernels/ref/binary_f32.c kernels/ref/channel_affine_i8.c kernels/ref/conv2d_f32.c "
+              "kernels/ref/conv2d_i8.c kernels/ref/conv_transpose2d_f32.c kernels/ref/conv_transpose_nd_f32.c "
+              "kernels/ref/dequantize.c kernels/ref/expand.c kernels/ref/global_avgpool_i8.c "
+              "kernels/ref/layer_norm_f32.c kernels/ref/lut_i8.c kernels/ref/lut_i8_channels.c "
+              "kernels/ref/matmul_f32.c kernels/ref/matmul_i8.c kernels/ref/maxpool_f32.c "
+              "kernels/ref/maxpool_i8.c kernels/ref/mul_i8.c kernels/ref/prelu_f32.c kernels/ref/quantize.c "
+              "kernels/ref/reduce_mean_dq_i8.c kernels/ref/slice.c kernels/ref/softmax_f32.c "
               "kernels/ref/softmax_i8.c kernels/ref/transpose.c kernels/ref/unary_f32.c"},
     {.path = "kernels/host/amx_internal.h",
      .defines = "",
@@ -202,6 +203,10 @@ static const rt_file files[] = {
      .defines = "tidsp_dequantize__host_avx512 tidsp_quantize__host_avx512",
      .needs = "kernels/kernel_variants.h kernels/ref/dequantize.c kernels/ref/qdq_internal.h "
               "kernels/ref/quantize.c tidsp.c"},
+    {.path = "kernels/host/reduce_mean_dq_i8__host_avx512.c",
+     .defines = "tidsp_reduce_mean_dq_i8__host_avx512",
+     .needs = "kernels/host/zmm_transpose.h kernels/ref/reduce_mean_dq_i8.c kernels/ref/reduce_mean_internal.h "
+              "kernels/ref/ref_internal.h"},
     {.path = "kernels/host/rq_internal.h",
      .defines = "",
      .needs = "kernels/host/host_internal.h"},
@@ -404,7 +409,7 @@ static const rt_file files[] = {
      .defines = "tidsp_reduce_l2_f32",
      .needs = "kernels/ref/ort_float.h"},
     {.path = "kernels/ref/reduce_mean_dq_i8.c",
-     .defines = "tidsp_reduce_mean_dq_i8",
+     .defines = "tidsp_reduce_mean_dq_i8__ref",
      .needs = "kernels/ref/reduce_mean_internal.h"},
     {.path = "kernels/ref/reduce_mean_f32.c",
      .defines = "tidsp_reduce_mean_f32",

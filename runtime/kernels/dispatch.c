@@ -51,7 +51,8 @@ static int cpu_avx2(void) {
       tidsp_conv_transpose2d_f32__ref, tidsp_conv_transpose_nd_f32__ref,    \
       tidsp_binary_f32__ref, tidsp_unary_f32__ref, tidsp_expand__ref, tidsp_prelu_f32__ref,           \
       tidsp_avgpool_f32__ref,                                               \
-      tidsp_avgpool_i8__ref, tidsp_channel_affine_i8__ref, tidsp_lut_i8_channels__ref
+      tidsp_avgpool_i8__ref, tidsp_channel_affine_i8__ref, tidsp_lut_i8_channels__ref, \
+      tidsp_reduce_mean_dq_i8__ref
 #if TIDSP_HAVE_HOST_X86
 #define HOST_AVX512_OTHERS                                                  \
   tidsp_add_i8__host_avx512, tidsp_mul_i8__host_avx512,                     \
@@ -66,7 +67,7 @@ static int cpu_avx2(void) {
       tidsp_binary_f32__host_avx512, tidsp_unary_f32__host_avx512, tidsp_expand__host, \
       tidsp_prelu_f32__host_avx512, tidsp_avgpool_f32__host,                \
       tidsp_avgpool_i8__host_avx512, tidsp_channel_affine_i8__host_avx512,   \
-      tidsp_lut_i8_channels__host_avx512
+      tidsp_lut_i8_channels__host_avx512, tidsp_reduce_mean_dq_i8__host_avx512
 #define HOST_AVX2_OTHERS                                                    \
   tidsp_add_i8__host_avx2, tidsp_mul_i8__host_avx2,                         \
       tidsp_quantize__host_avx2, tidsp_dequantize__host_avx2,               \
@@ -80,7 +81,7 @@ static int cpu_avx2(void) {
       tidsp_binary_f32__host_avx2, tidsp_unary_f32__host_avx2, tidsp_expand__host, \
       tidsp_prelu_f32__host_avx2, tidsp_avgpool_f32__host,                  \
       tidsp_avgpool_i8__host_avx2, tidsp_channel_affine_i8__host_avx2,       \
-      tidsp_lut_i8_channels__host_avx2
+      tidsp_lut_i8_channels__host_avx2, tidsp_reduce_mean_dq_i8__ref
 #endif
 
 const tidsp_kernel_variant tidsp_kernel_variants[] = {

@@ -62,7 +62,8 @@
   X(avgpool_f32, (const tidsp_pool2d_params *p, const float *x, float *y), (p, x, y)) \
   X(avgpool_i8, (const tidsp_avgpool_i8_params *p, const void *rq, const int8_t *x, int8_t *y), (p, rq, x, y)) \
   X(channel_affine_i8, (const tidsp_channel_affine_i8_params *p, const int8_t *x, const float *s, const float *b, int8_t *y), (p, x, s, b, y)) \
-  X(lut_i8_channels, (const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x, int8_t *y), (p, lut, x, y))
+  X(lut_i8_channels, (const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x, int8_t *y), (p, lut, x, y)) \
+  X(reduce_mean_dq_i8, (const tidsp_reduce_params *p, const float *dq, const int8_t *x, float *y), (p, dq, x, y))
 
 typedef int32_t (*tidsp_conv2d_i8_fn)(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, const void *rq, int8_t *y);
@@ -237,6 +238,9 @@ int32_t tidsp_channel_affine_i8__host_avx512(const tidsp_channel_affine_i8_param
 /* a table per channel: each channel's run through the row's lut_i8 */
 int32_t tidsp_lut_i8_channels__host_avx512(const tidsp_lut_channels_params *p, const int8_t *lut, const int8_t *x,
                                            int8_t *y);
+/* the squeeze-excitation means (ORT's NHWC order), 16 outputs a zmm */
+int32_t tidsp_reduce_mean_dq_i8__host_avx512(const tidsp_reduce_params *p, const float *dq, const int8_t *x,
+                                             float *y);
 /* AVX2 (+ FMA, checked by the host_avx2 row). */
 int32_t tidsp_add_i8__host_avx2(const tidsp_add_i8_params *p, const int8_t *a,
                                 const int8_t *b, int8_t *y);

@@ -792,6 +792,63 @@ static void test_lut(void) {
   }
 }
 
+/* ---- reduce_mean_dq_i8: a squeeze-excitation mean of dequantized codes ----------
+ * Outputs below, at and past the 16-lane block, steps below, at and past the
+ * 16-step block (a 7x7 and a 14x14 map); ORT's NHWC order and Eigen's; a
+ * dequantize's table (the compiler's) and one that is not (a few entries
+ * off by one ulp, zero nowhere): every row gives the reference's bytes. */
+
+static void test_reduce_mean_dq(void) {
+  static const int32_t shapes[][3] = {{1, 1, 1}, {1, 15, 49}, {1, 16, 16}, {1, 17, 7}, {2, 40, 196}, {1, 96, 33}};
+  int32_t s, v, t, i;
+  for (s = 0; s < (int32_t)(sizeof shapes / sizeof shapes[0]); s++)
+    for (t = 0; t < 4; t++) {
+      const int32_t n = shapes[s][0], c = shapes[s][1], hw = shapes[s][2], n_in = n * c * hw;
+      tidsp_reduce_params p;
+      memset(&p, 0, sizeof p);
+      p.rank = 4;
+      p.in_shape[0] = n;
+      p.in_shape[1] = c;
+      p.in_shape[2] = hw;
+      p.in_shape[3] = 1;
+      p.reduce_mask = 12;
+      p.channels_last_order = t < 2;
+      float dq[256], *y_ref = guarded(sizeof(float) * (size_t)(n * c)), *y = guarded(sizeof(float) * (size_t)(n * c));
+      int8_t *x = malloc((size_t)n_in), codes[256];
+      float scale = rnd_log(-8, 2);
+      int32_t zp = rnd_range(-128, 127);
+      tidsp_qdq_params qp;
+      memset(&qp, 0, sizeof qp);
+      qp.outer = 1;
+      qp.channels = 1;
+      qp.inner = 256;
+      qp.dtype = TIDSP_DTYPE_I8;
+      for (i = 0; i < 256; i++)
+        codes[i] = (int8_t)(i - 128);
+      CHECK(tidsp_dequantize__ref(&qp, &scale, &zp, codes, dq) == TIDSP_OK);
+      if (t % 2) /* not a dequantize's table: a few entries moved by an ulp */
+        for (i = 3; i < 256; i += 37)
+          dq[i] = nextafterf(dq[i], INFINITY);
+      fill_i8(x, (size_t)n_in);
+      CHECK(tidsp_reduce_mean_dq_i8__ref(&p, dq, x, y_ref) == TIDSP_OK);
+      for (v = 0; v < tidsp_kernel_variant_count; v++) {
+        const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+        if (!row_runs(v))
+          continue;
+        memset(y, GUARD_BYTE, sizeof(float) * (size_t)(n * c));
+        CHECK_MSG(kv->reduce_mean_dq_i8(&p, dq, x, y) == TIDSP_OK &&
+                      memcmp(y, y_ref, sizeof(float) * (size_t)(n * c)) == 0 &&
+                      guards_ok(y, sizeof(float) * (size_t)(n * c)),
+                  "%s reduce_mean_dq_i8 %dx%dx%d (%s order, %s table) differs", kv->name, (int)n, (int)c, (int)hw,
+                  t < 2 ? "NHWC" : "Eigen", t % 2 ? "another" : "a dequantize's");
+        CHECK(kv->reduce_mean_dq_i8(&p, NULL, x, y) == TIDSP_ERR_NULL);
+      }
+      free(x);
+      guarded_free(y_ref);
+      guarded_free(y);
+    }
+}
+
 /* ---- lut_i8_channels: a table per channel (inner 1, odd, a vector and more) ------ */
 
 static void test_lut_channels(void) {
@@ -1645,6 +1702,7 @@ int main(void) {
   test_qdq();
   test_lut();
   test_lut_channels();
+  test_reduce_mean_dq();
   test_maxpool();
   test_gap();
   test_movement();

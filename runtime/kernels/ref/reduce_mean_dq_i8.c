@@ -9,7 +9,7 @@
  */
 #include "reduce_mean_internal.h"
 
-int32_t tidsp_reduce_mean_dq_i8(const tidsp_reduce_params *p, const float *dq, const int8_t *x, float *y) {
+int32_t tidsp_reduce_mean_dq_i8__ref(const tidsp_reduce_params *p, const float *dq, const int8_t *x, float *y) {
   tidsp_ref_reduce_dims r;
   int done = 1;
   const int32_t st = dq ? tidsp_ref_reduce_begin(p, x, y, &r, &done) : TIDSP_ERR_NULL;
