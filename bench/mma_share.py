@@ -25,7 +25,9 @@ bound of the padded graph (the issue's <= 1.10).
 cycles (manifest.json est_c7x_cycles: the cost rule's model, data in DDR)
 with -mmalib=0 (all on the core), -mmalib=1 -mmalib-exact=none (MMALIB's
 int8 kernels) and -mmalib=1 (the default exact path), and the parts of the
-last (MMA, core conv/matmul, other core kernels); next to the spec's
+last (MMA, core conv/matmul, other core kernels); what gating each exact
+layer against the core by these estimates would give (cycles, MMA share;
+the compiler does not gate: bench/mma_share.py gate()); next to the spec's
 full-model cycles where it gives them (mmalib-integration.txt
 "Performance": TVM's MMALIB flow, its other layers in scalar loops).
 
@@ -117,13 +119,43 @@ SPEC_CYCLES = {"resnet18": 100e6, "shufflenetv2": 315e6, "mobilenetv2": 2386e6, 
 
 
 def cycles(binary, model, out):
-    """{flags: est_c7x_cycles} of the three compiles of --cycles."""
-    est = {}
+    """{flags: est_c7x_cycles} of the three compiles of --cycles, and
+    "gate": gate() of the -mmalib=0 and -mmalib=1 compiles."""
+    est, man = {}, {}
     for flags in ("-mmalib=0", "-mmalib=1 -mmalib-exact=none", "-mmalib=1"):
         subprocess.run([binary, "compile", model, "-o", out, "-t", f"c_static_lib -mcpu=c7x {flags}", "-q"],
                        check=True)
-        est[flags] = json.load(open(os.path.join(out, "manifest.json")))["est_c7x_cycles"]
+        man[flags] = json.load(open(os.path.join(out, "manifest.json")))
+        est[flags] = man[flags]["est_c7x_cycles"]
+    est["gate"] = gate(man["-mmalib=0"], man["-mmalib=1"])
     return est
+
+
+def gate(core, mma):
+    """What gating each exact-path layer by the estimate would give (not
+    what the compiler does): per ONNX layer name, its -mmalib=1 cycles (every
+    kernel of that name: widen, MMA call, requantization) against its
+    -mmalib=0 cycles (the core kernel); the cheaper taken. (total cycles,
+    MMA share of the model's own MACs, layers sent to the core.)"""
+    by_core, by_mma, mma_macs = {}, {}, {}
+    for l in core["layers"]:
+        by_core[l["name"]] = by_core.get(l["name"], 0.0) + l.get("est_c7x_cycles", 0.0)
+    for l in mma["layers"]:
+        by_mma[l["name"]] = by_mma.get(l["name"], 0.0) + l.get("est_c7x_cycles", 0.0)
+        if l["kernel"].startswith("mmalib_"):
+            mma_macs[l["name"]] = mma_macs.get(l["name"], 0) + l.get("macs", 0)
+    pads = {}
+    for d in mma["offload"]["padding"]["decisions"]:
+        if d["padded"]:
+            pads[d["layer"]] = pads.get(d["layer"], 0) + d["macs_added"]
+    total, on_mma, moved = mma["est_c7x_cycles"]["total"], 0, 0
+    for name, macs in mma_macs.items():
+        if name in by_core and by_core[name] < by_mma[name]:
+            total += by_core[name] - by_mma[name]
+            moved += 1
+        else:
+            on_mma += macs - pads.get(name, 0)
+    return total, on_mma / core["totals"]["macs"], moved
 
 
 def _load(name):
@@ -169,9 +201,11 @@ def trained_models():
 def cycles_row(name, e):
     d = e["-mmalib=1"]
     spec = next((v for k, v in SPEC_CYCLES.items() if name.startswith(k + "_")), None)
+    g_total, g_share, g_moved = e["gate"]
     return (f"| {name} | {e['-mmalib=0']['total'] / 1e6:.1f} M | "
             f"{e['-mmalib=1 -mmalib-exact=none']['total'] / 1e6:.1f} M | {d['total'] / 1e6:.1f} M | "
             f"{d['mma'] / 1e6:.1f} / {d['core_macs'] / 1e6:.1f} / {d['core_other'] / 1e6:.1f} M | "
+            f"{g_total / 1e6:.1f} M, {100 * g_share:.1f} % ({g_moved} to the core) | "
             f"{'–' if spec is None else f'{spec / 1e6:.0f} M'} |")
 
 
@@ -213,7 +247,7 @@ def main():
     if a.cycles:
         table(models, lambda name, model, out: cycles_row(name, cycles(a.after, model, out)),
               "| model | -mmalib=0 | -mmalib=1 exact=none | -mmalib=1 | its MMA / core conv+matmul / other core "
-              "| spec (MMALIB flow) |", 6)
+              "| -mmalib=1 gated per layer: cycles, MMA share | spec (MMALIB flow) |", 7)
         return
     if a.declined:
         table(models, lambda name, model, out: declined_row(name, declined(a.after, model, out)),
