@@ -106,3 +106,14 @@ def test_sources_not_per_channel_stay_float(tmp_path):
     assert "tidsp_lut_i8_select" not in kernels, kernels
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
+
+
+@pytest.mark.parametrize("model,variant", [("shufflenetv2", "pt2e")])
+def test_shufflenet_pt2e_moves_run_on_codes(model, variant, model_suite, tmp_path):
+    """The suite's ShuffleNetV2 as PT2E exports it (its bytes against ORT's:
+    test_suite.py): every unit's Concat -> shuffle -> Split on int8, each Q
+    after them a table, no dequantize left but the classifier's."""
+    out = tmp_path / "out"
+    cstatic("compile", model_suite.model(model, variant), "-o", out, "-q")
+    kernels = json.loads((out / "manifest.json").read_text())["totals"]["kernels"]
+    assert kernels.get("tidsp_lut_i8_select") == 16 and "tidsp_dequantize" not in kernels, kernels
