@@ -206,6 +206,34 @@ def qdq21_int16():
                  ir_version=10, name="qdq21")
 
 
+def shuffle_unit():
+    """ShuffleNetV2's unit as PT2E exports it, small: Concat of two DQs of
+    different scales, the channel shuffle, Split, a Q on each half's way
+    (EliminateQDQMixedMoves: test_codegen_oom fails each of its
+    allocations)."""
+    c, h, w = 4, 3, 3
+    inits = [init("s0", np.float32(0.05)), init("z0", np.int8(3)), init("s1", np.float32(0.031)),
+             init("z1", np.int8(-7)), init("ys", np.float32(0.04)), init("yz", np.int8(-5)),
+             init("r5", np.array([1, 2, c, h, w], np.int64)), init("r4", np.array([1, 2 * c, h, w], np.int64)),
+             init("sizes", np.array([c, c], np.int64))]
+    nodes = [
+        oh.make_node("QuantizeLinear", ["x0", "s0", "z0"], ["q0"], name="q0"),
+        oh.make_node("DequantizeLinear", ["q0", "s0", "z0"], ["d0"], name="dq0"),
+        oh.make_node("QuantizeLinear", ["x1", "s1", "z1"], ["q1"], name="q1"),
+        oh.make_node("DequantizeLinear", ["q1", "s1", "z1"], ["d1"], name="dq1"),
+        oh.make_node("Concat", ["d0", "d1"], ["cat"], name="cat", axis=1),
+        oh.make_node("Reshape", ["cat", "r5"], ["v5"], name="view"),
+        oh.make_node("Transpose", ["v5"], ["t5"], name="shuffle", perm=[0, 2, 1, 3, 4]),
+        oh.make_node("Reshape", ["t5", "r4"], ["sh"], name="view2"),
+        oh.make_node("Split", ["sh", "sizes"], ["h0", "h1"], name="split", axis=1),
+        oh.make_node("QuantizeLinear", ["h0", "ys", "yz"], ["y0"], name="q_y0"),
+        oh.make_node("QuantizeLinear", ["h1", "ys", "yz"], ["y1"], name="q_y1"),
+    ]
+    return model(nodes, [vi("x0", TP.FLOAT, [1, c, h, w]), vi("x1", TP.FLOAT, [1, c, h, w])],
+                 [vi("y0", TP.INT8, [1, c, h, w]), vi("y1", TP.INT8, [1, c, h, w])], inits, opset=17,
+                 name="shuffle_unit")
+
+
 def typed_init():
     """Initializers in the typed fields; Constant nodes; an initializer that
     is also listed as a graph input."""
@@ -346,6 +374,7 @@ def main():
     save(with_reference_outputs(opset18()), "m_opset18.onnx")
     save(qdq21_int16(), "m_qdq21.onnx")
     save(typed_init(), "m_typed_init.onnx")
+    save(shuffle_unit(), "m_shuffle_unit.onnx")
     with open(os.path.join(HERE, "external.bin"), "wb") as f:
         f.write(np.arange(-4, 4, dtype=np.float32).tobytes())  # 32 bytes
     external(fname="m_external.onnx")
