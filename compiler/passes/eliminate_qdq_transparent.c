@@ -106,14 +106,28 @@ static int sink_single(cs_graph *g, int id) {
   return sink_outputs(g, id, scale, zp, ort_float) < 0 ? -1 : 1;
 }
 
-/* Pad between a DQ and a Q alone (so no arithmetic fusion sees where ORT
- * would compute in float): the pad value becomes the int8 code that
- * dequantizes to it exactly; declined when none does (or the value is an
- * attribute, opset < 11). */
+/* v is read only by Qs, or by moves (a Concat, a Pad too) whose outputs
+ * are, to `depth` moves: no arithmetic is ever done on it. */
+static int only_moves_to_q(cs_graph *g, int v, int depth) {
+  int readers[16], k = cs_graph_consumers(g, v, readers, 16);
+  if (cs_graph_is_output(g, v) || k < 1 || k > 16 || depth < 0) return 0;
+  for (int j = 0; j < k; j++) {
+    const cs_node *r = cs_graph_node(g, readers[j]);
+    if (r->op == CS_OP_QUANTIZE_LINEAR && r->inputs[0] == v) continue;
+    if (!is_movement(r->op) && r->op != CS_OP_PAD && r->op != CS_OP_CONCAT) return 0;
+    for (int o = 0; o < r->n_outputs; o++)
+      if (r->outputs[o] >= 0 && !only_moves_to_q(g, r->outputs[o], depth - 1)) return 0;
+  }
+  return 1;
+}
+
+/* Pad between a DQ and Qs, through moves at most (so no arithmetic fusion
+ * sees where ORT would compute in float): the pad value becomes the int8
+ * code that dequantizes to it exactly; declined when none does (or the
+ * value is an attribute, opset < 11). */
 static int sink_pad(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
-  int c = cs_match_single_consumer(g, n->outputs[0]);
-  if (c < 0 || cs_graph_node(g, c)->op != CS_OP_QUANTIZE_LINEAR || cs_node_attr(n, "value")) return 0;
+  if (!only_moves_to_q(g, n->outputs[0], 8) || cs_node_attr(n, "value")) return 0;
   int dq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams qp;
   if (!cs_match_dq_params(g, dq, &qp)) return 0;

@@ -37,6 +37,7 @@ cs_status pass_legalize_mmalib_i16(cs_graph *g, const cs_target *t); /* the int1
 cs_status pass_fuse_qdq_to_tidl_max_pool(cs_graph *g, const cs_target *t); /* -tidl-kernels=0: the C7x one */
 cs_status pass_fuse_qdq_prelu_lut(cs_graph *g, const cs_target *t); /* Q(PRelu(DQ)) → a table per channel */
 cs_status pass_quantize_concat_max_pool(cs_graph *g, const cs_target *t); /* Q(MaxPool(Concat(DQ…))) on int8 */
+cs_status pass_quantize_before_moves(cs_graph *g, const cs_target *t); /* Q(moves(f)) → Q(moves(DQ(Q(f)))) */
 cs_status pass_eliminate_qdq_transparent(cs_graph *g, const cs_target *t);
 cs_status pass_eliminate_qdq_mixed_moves(cs_graph *g, const cs_target *t); /* moves of mixed DQs on int8 */
 cs_status pass_fuse_qdq_silu(cs_graph *g, const cs_target *t); /* x·Sigmoid(x) → one table */

@@ -67,6 +67,8 @@ static const cs_pass_entry kPipeline[] = {
      * go to the TIDL kernel) and EliminateQDQTransparent, which makes its quantized
      * Concat copies int8 and sinks their dequantize below the MaxPools. */
     {"QuantizeConcatMaxPool", pass_quantize_concat_max_pool, CS_GROUP_ALWAYS},
+    /* Its idea for moves: a Q before float moves that end in Qs alike */
+    {"QuantizeBeforeMoves", pass_quantize_before_moves, CS_GROUP_ALWAYS},
     {"FuseQDQToTIDLMaxPool", pass_fuse_qdq_to_tidl_max_pool, CS_GROUP_MMALIB},
     {"EliminateQDQTransparent", pass_eliminate_qdq_transparent, CS_GROUP_ALWAYS},
     /* After it: the moves it leaves float are those that mix parameters */
