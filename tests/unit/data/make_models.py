@@ -234,6 +234,34 @@ def shuffle_unit():
                  name="shuffle_unit")
 
 
+def roll_windows():
+    """Swin's chain as PT2E exports it, small: a LayerNorm's float output
+    padded, rolled (Slice, Slice, Concat) and cut into windows before a Q
+    (QuantizeBeforeMoves: test_codegen_oom fails each of its allocations)."""
+    inits = [init("s", np.float32(0.05)), init("z", np.int8(3)), init("ys", np.float32(0.03)),
+             init("yz", np.int8(-6)), init("gamma", np.ones(4, np.float32)), init("beta", np.zeros(4, np.float32)),
+             init("pads", np.array([0, 0, 0, 0, 0, 1, 1, 0], np.int64)),
+             init("s0", np.array([3], np.int64)), init("e0", np.array([4], np.int64)),
+             init("s1", np.array([0], np.int64)), init("e1", np.array([3], np.int64)),
+             init("ax", np.array([1], np.int64)), init("w6", np.array([1, 2, 2, 2, 2, 4], np.int64)),
+             init("w3", np.array([4, 4, 4], np.int64))]
+    nodes = [
+        oh.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+        oh.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], name="dq"),
+        oh.make_node("LayerNormalization", ["d", "gamma", "beta"], ["ln"], name="ln", axis=-1),
+        oh.make_node("Pad", ["ln", "pads"], ["p"], name="pad", mode="constant"),
+        oh.make_node("Slice", ["p", "s0", "e0", "ax"], ["tail"], name="tail"),
+        oh.make_node("Slice", ["p", "s1", "e1", "ax"], ["head"], name="head"),
+        oh.make_node("Concat", ["tail", "head"], ["roll"], name="roll", axis=1),
+        oh.make_node("Reshape", ["roll", "w6"], ["v6"], name="view"),
+        oh.make_node("Transpose", ["v6"], ["t6"], name="permute", perm=[0, 1, 3, 2, 4, 5]),
+        oh.make_node("Reshape", ["t6", "w3"], ["win"], name="windows"),
+        oh.make_node("QuantizeLinear", ["win", "ys", "yz"], ["y"], name="q_y"),
+    ]
+    return model(nodes, [vi("x", TP.FLOAT, [1, 3, 3, 4])], [vi("y", TP.INT8, [4, 4, 4])], inits, opset=17,
+                 name="roll_windows")
+
+
 def typed_init():
     """Initializers in the typed fields; Constant nodes; an initializer that
     is also listed as a graph input."""
@@ -375,6 +403,7 @@ def main():
     save(qdq21_int16(), "m_qdq21.onnx")
     save(typed_init(), "m_typed_init.onnx")
     save(shuffle_unit(), "m_shuffle_unit.onnx")
+    save(roll_windows(), "m_roll_windows.onnx")
     with open(os.path.join(HERE, "external.bin"), "wb") as f:
         f.write(np.arange(-4, 4, dtype=np.float32).tobytes())  # 32 bytes
     external(fname="m_external.onnx")
