@@ -26,10 +26,19 @@
  * is float, not a constant. Declined when the tensors entering hold more
  * than twice the elements of those leaving (a Slice that keeps a corner:
  * quantizing all of f would cost more than the moves save).
+ *
+ * The Q_P after f is new next to f's producer, and an int8 fusion of that
+ * producer with it would give its own bytes, not the float path's that
+ * ONNX Runtime computes there (it propagates no Q back through a Pad, a
+ * Slice or a Concat): a Conv, MatMul or Add before the moves declines.
+ * Taken after a graph input, a LayerNormalization (k_layer_norm_i8 gives
+ * the float path's bytes), a float unary op (its table is the float
+ * kernel's) or a MaxPool, or after anything with -ort-exact=0.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/unary_fns.h"
 #include "pass_list.h"
 #include "quant/quant.h"
 #include "match/pattern.h"
@@ -101,17 +110,30 @@ static int collect(cs_graph *g, int v, dag *d) {
   return 1;
 }
 
+/* f's producer gives the float path's bytes with a Q right after it, on
+ * int8 as in float (the header's list); 1 or 0. */
+static int producer_keeps_bytes(cs_graph *g, const cs_target *t, int f) {
+  int p = cs_graph_value(g, f)->producer;
+  if (p < 0 || !t->ort_exact) return 1;
+  const cs_node *n = cs_graph_node(g, p);
+  tidsp_unary_f32_params u;
+  return n->op == CS_OP_LAYER_NORMALIZATION || n->op == CS_OP_MAX_POOL ||
+         cs_unary_params_of(g, n, &u) == CS_UNARY_OK;
+}
+
 /* Every output of the set read only by the set or by Qs with P, none a
  * graph output, every output float; the sources float, not constants, not
- * DQ outputs all (then there is nothing to do); the sources' elements at
- * most twice the Qs'. */
-static int closed(cs_graph *g, const dag *d, const cs_qparams *p) {
+ * DQ outputs all (then there is nothing to do), their producers keeping
+ * their bytes; the elements the new Qs read at most twice the old Qs'. */
+static int closed(cs_graph *g, const cs_target *t, const dag *d, const cs_qparams *p) {
   int64_t in = 0, out = 0;
   int fresh = 0;
   for (int i = 0; i < d->n_src; i++) {
     const cs_value *s = cs_graph_value(g, d->sources[i]);
     if (s->dtype != CS_DTYPE_F32 || s->data || cs_match_is_const(g, d->sources[i])) return 0;
-    fresh |= cs_match_producer(g, d->sources[i], CS_OP_DEQUANTIZE_LINEAR) < 0;
+    if (cs_match_producer(g, d->sources[i], CS_OP_DEQUANTIZE_LINEAR) >= 0) continue;
+    if (!producer_keeps_bytes(g, t, d->sources[i])) return 0;
+    fresh = 1;
     in += cs_value_numel(s);
   }
   for (int k = 0; k < d->n; k++) {
@@ -165,7 +187,7 @@ static cs_status quantize_source(cs_graph *g, const dag *d, int s, int q, const 
   return CS_OK;
 }
 
-static cs_status hoist(cs_graph *g, int q) {
+static cs_status hoist(cs_graph *g, const cs_target *t, int q) {
   const cs_node *qn = cs_graph_node(g, q);
   int v = qn->inputs[0];
   int p = v >= 0 ? cs_graph_value(g, v)->producer : -1;
@@ -177,7 +199,7 @@ static cs_status hoist(cs_graph *g, int q) {
   }
   dag *d = calloc(1, sizeof *d);
   cs_status st = d ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory (node '%s')", qn->name);
-  if (st == CS_OK && collect(g, v, d) && closed(g, d, &qp)) {
+  if (st == CS_OK && collect(g, v, d) && closed(g, t, d, &qp)) {
     for (int i = 0; i < d->n_src && st == CS_OK; i++)
       if (cs_match_producer(g, d->sources[i], CS_OP_DEQUANTIZE_LINEAR) < 0)
         st = quantize_source(g, d, d->sources[i], q, &qp);
@@ -188,6 +210,9 @@ static cs_status hoist(cs_graph *g, int q) {
 }
 
 cs_status pass_quantize_before_moves(cs_graph *g, const cs_target *t) {
-  (void)t;
-  return cs_match_each(g, CS_OP_QUANTIZE_LINEAR, hoist);
+  int n = g->n_nodes; /* the Qs it adds are not visited */
+  cs_status st = CS_OK;
+  for (int i = 0; i < n && st == CS_OK; i++)
+    if (!cs_graph_node(g, i)->dead && cs_graph_node(g, i)->op == CS_OP_QUANTIZE_LINEAR) st = hoist(g, t, i);
+  return st;
 }

@@ -7,7 +7,8 @@
  * float path's bytes. Declines (the moves stay float): a float reader of
  * the moves (a graph output; that graph is also the reference), two Qs
  * with different parameters after them, a Slice that keeps too little of
- * its input to pay for quantizing all of it.
+ * its input to pay for quantizing all of it, a Mul before the moves (an
+ * int8 Mul fused with the new Q would not give the float path's bytes).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 enum { H = 4, W = 6, C = 3, PH = H + 2, N_IN = H * W * C, N_OUT = PH * W * C };
 
-typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER } variant;
+typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER, AFTER_MUL } variant;
 
 static int i64s(cs_graph *g, const char *name, int n, const int64_t *v) {
   int64_t len = n;
@@ -42,7 +43,12 @@ static cs_graph *chain(variant v) {
   int64_t w6[6] = {1, 2, PH / 2, 2, W / 2, C}, t6[6] = {1, 2, 2, PH / 2, W / 2, C}, win[3] = {4, PH / 2 * W / 2, C};
   int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
   const int64_t pads[8] = {0, 1, 0, 0, 0, 1, 0, 0};
-  int pin[2] = {x, i64s(g, "pads", 8, pads)}, id;
+  int src = x, id;
+  if (v == AFTER_MUL) {
+    int min[2] = {x, x};
+    src = gb_node(g, CS_OP_MUL, "square", 2, min, CS_DTYPE_F32, 4, xs, NULL);
+  }
+  int pin[2] = {src, i64s(g, "pads", 8, pads)};
   int p = gb_node(g, CS_OP_PAD, "pad", 2, pin, CS_DTYPE_F32, 4, ps, &id);
   CHECK(cs_node_set_attr_string(cs_graph_node(g, id), "mode", "constant", 8) == CS_OK);
   int moved = p;
@@ -108,7 +114,7 @@ static void check(variant v, int want_int8, const char *what) {
   float *yf = run(FLOAT_OUT, &ref_moves, &nf); /* the reference: declined, the float path */
   CHECK_MSG((want_int8 ? moves == 0 : moves > 0) && ref_moves > 0, "%s: %d float moves (want %s), reference %d",
             what, moves, want_int8 ? "none" : "some", ref_moves);
-  if (v != CORNER) /* the corner graph computes something else */
+  if (v != CORNER && v != AFTER_MUL) /* those graphs compute something else */
     CHECK_MSG(n == nf && !memcmp(y, yf, n), "%s: bytes differ from the float path", what);
   free(y);
   free(yf);
@@ -118,5 +124,6 @@ int main(void) {
   check(PLAIN, 1, "pad, roll, windows");
   check(TWO_QS, 0, "a Q with other parameters");
   check(CORNER, 0, "a slice keeping one row in six");
+  check(AFTER_MUL, 0, "a Mul before the moves");
   UNIT_MAIN_END();
 }
