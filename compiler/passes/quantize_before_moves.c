@@ -158,27 +158,9 @@ static int closed(cs_graph *g, const cs_target *t, const dag *d, const cs_qparam
  * instead of s; q: a sink Q, whose scale and zero point values they use. */
 static cs_status quantize_source(cs_graph *g, const dag *d, int s, int q, const cs_qparams *p) {
   const cs_node *qn = cs_graph_node(g, q);
-  int scale = qn->inputs[1], zp = qn->n_inputs > 2 ? qn->inputs[2] : -1;
-  const cs_value *sv = cs_graph_value(g, s);
-  int64_t shape[CS_MAX_RANK];
-  memcpy(shape, sv->shape, sizeof shape);
-  int rank = sv->rank;
-  char name[600];
-  snprintf(name, sizeof name, "%s.q", sv->name ? sv->name : "moved");
-  int t = cs_graph_add_value(g, name, CS_DTYPE_I8, rank, shape);
-  snprintf(name, sizeof name, "%s.dq", cs_graph_value(g, s)->name ? cs_graph_value(g, s)->name : "moved");
-  int f = t < 0 ? -1 : cs_graph_add_value(g, name, CS_DTYPE_F32, rank, shape);
-  if (f < 0) return CS_ERR_NOMEM; /* message recorded */
-  if (cs_value_set_quant(cs_graph_value(g, t), -1, 1, p->scale, p->zps) != CS_OK)
-    return cs_error(CS_ERR_NOMEM, "out of memory (node '%s')", cs_graph_node(g, q)->name);
-  int q_in[3] = {s, scale, zp}, dq_in[3] = {t, scale, zp};
-  const char *origin = cs_graph_node(g, q)->name;
-  snprintf(name, sizeof name, "%s.quantize", cs_graph_value(g, s)->name ? cs_graph_value(g, s)->name : "moved");
-  if (cs_graph_add_node(g, CS_OP_QUANTIZE_LINEAR, name, origin, zp >= 0 ? 3 : 2, q_in, 1, &t) < 0)
-    return CS_ERR_NOMEM;
-  snprintf(name, sizeof name, "%s.dequantize", cs_graph_value(g, s)->name ? cs_graph_value(g, s)->name : "moved");
-  if (cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, name, origin, zp >= 0 ? 3 : 2, dq_in, 1, &f) < 0)
-    return CS_ERR_NOMEM;
+  int t, f;
+  cs_status st = cs_add_qdq_after(g, s, qn->inputs[1], qn->n_inputs > 2 ? qn->inputs[2] : -1, p, qn->name, &t, &f);
+  if (st != CS_OK) return st;
   for (int k = 0; k < d->n; k++) {
     const cs_node *n = cs_graph_node(g, d->nodes[k]);
     for (int i = 0; i < n->n_inputs; i++)

@@ -174,27 +174,9 @@ static copy_for *copy_for_leaf(cs_graph *g, rewrite *r, int q, const cs_qparams 
   if (yc < 0) return NULL;
   /* Q_P and DQ_P read the leaf's own scale and zero point constants. */
   const cs_node *qn = cs_graph_node(g, q);
-  int scale = qn->inputs[1], zp = qn->n_inputs > 2 ? qn->inputs[2] : -1;
-  const cs_value *yv = cs_graph_value(g, yc);
-  int64_t shape[CS_MAX_RANK];
-  memcpy(shape, yv->shape, sizeof shape);
-  int rank = yv->rank;
-  char name[700];
-  snprintf(name, sizeof name, "%s.q", cs_graph_value(g, yc)->name);
-  int t = cs_graph_add_value(g, name, CS_DTYPE_I8, rank, shape);
-  snprintf(name, sizeof name, "%s.dq", cs_graph_value(g, yc)->name);
-  int d = t < 0 ? -1 : cs_graph_add_value(g, name, CS_DTYPE_F32, rank, shape);
-  if (d < 0) return NULL;
-  int q_in[3] = {yc, scale, zp}, dq_in[3] = {t, scale, zp};
-  char nname[700];
-  snprintf(nname, sizeof nname, "%s.quantize", cs_graph_value(g, yc)->name);
-  if (cs_graph_add_node(g, CS_OP_QUANTIZE_LINEAR, nname, cs_graph_node(g, q)->name, zp >= 0 ? 3 : 2, q_in, 1, &t) < 0)
+  int t, d;
+  if (cs_add_qdq_after(g, yc, qn->inputs[1], qn->n_inputs > 2 ? qn->inputs[2] : -1, p, qn->name, &t, &d) != CS_OK)
     return NULL;
-  snprintf(nname, sizeof nname, "%s.dequantize", cs_graph_value(g, yc)->name);
-  if (cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, nname, cs_graph_node(g, q)->name, zp >= 0 ? 3 : 2, dq_in, 1,
-                        &d) < 0)
-    return NULL;
-  if (cs_value_set_quant(cs_graph_value(g, t), -1, 1, p->scale, p->zps) != CS_OK) return NULL;
   copy_for *c = &r->copies[r->n_copies];
   memset(c, 0, sizeof *c);
   c->q = q;

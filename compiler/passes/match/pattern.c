@@ -184,6 +184,33 @@ int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_
   return yp;
 }
 
+cs_status cs_add_qdq_after(cs_graph *g, int v, int scale_v, int zp_v, const cs_qparams *p, const char *origin,
+                           int *q_out, int *dq_out) {
+  const cs_value *vv = cs_graph_value(g, v);
+  int64_t shape[CS_MAX_RANK];
+  memcpy(shape, vv->shape, sizeof shape);
+  int rank = vv->rank;
+  char base[512], name[600];
+  snprintf(base, sizeof base, "%s", vv->name ? vv->name : "t");
+  snprintf(name, sizeof name, "%s.q", base);
+  int t = cs_graph_add_value(g, name, CS_DTYPE_I8, rank, shape);
+  snprintf(name, sizeof name, "%s.dq", base);
+  int f = t < 0 ? -1 : cs_graph_add_value(g, name, CS_DTYPE_F32, rank, shape);
+  if (f < 0) return CS_ERR_NOMEM; /* message recorded */
+  if (cs_value_set_quant(cs_graph_value(g, t), -1, 1, p->scale, p->zps) != CS_OK)
+    return cs_error(CS_ERR_NOMEM, "out of memory (a quantization of '%s')", base);
+  int q_in[3] = {v, scale_v, zp_v}, dq_in[3] = {t, scale_v, zp_v};
+  snprintf(name, sizeof name, "%s.quantize", base);
+  if (cs_graph_add_node(g, CS_OP_QUANTIZE_LINEAR, name, origin, zp_v >= 0 ? 3 : 2, q_in, 1, &t) < 0)
+    return CS_ERR_NOMEM;
+  snprintf(name, sizeof name, "%s.dequantize", base);
+  if (cs_graph_add_node(g, CS_OP_DEQUANTIZE_LINEAR, name, origin, zp_v >= 0 ? 3 : 2, dq_in, 1, &f) < 0)
+    return CS_ERR_NOMEM;
+  *q_out = t;
+  *dq_out = f;
+  return CS_OK;
+}
+
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out) {
   const char *oname = cs_graph_value(g, out)->name;

@@ -7,6 +7,7 @@
 #define CSTATIC_PATTERN_H
 
 #include "ir.h"
+#include "quant/quant.h"
 #include "target.h"
 
 /* The live node that produces value v if its op is `op`, else -1. */
@@ -96,6 +97,15 @@ int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, con
  * producer, for the node that will compute it from the new value. Returns
  * the new value's id, or -1 when out of memory. */
 int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_dtype dt);
+
+/* QuantizeLinear → DequantizeLinear after float value v, reading the
+ * scale and zero point values of an existing Q (zp_v < 0: none) whose
+ * parameters are p: the int8 value (quantized with p) in *q_out, the
+ * float one in *dq_out; values "<v>.q", "<v>.dq", nodes "<v>.quantize",
+ * "<v>.dequantize" with `origin`. Nothing reads *dq_out yet. CS_OK, or
+ * CS_ERR_NOMEM (message recorded). */
+cs_status cs_add_qdq_after(cs_graph *g, int v, int scale_v, int zp_v, const cs_qparams *p, const char *origin,
+                           int *q_out, int *dq_out);
 
 /* Add a kernel node that takes over value `out` (whose old producer must
  * already be removed). Returns the node id, or -1 when out of memory
