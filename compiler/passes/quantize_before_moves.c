@@ -25,7 +25,10 @@
  * (per-tensor), none is a graph output, and every tensor entering the set
  * is float, not a constant. Declined when the tensors entering hold more
  * than twice the elements of those leaving (a Slice that keeps a corner:
- * quantizing all of f would cost more than the moves save).
+ * quantizing all of f would cost more than the moves save), and when the
+ * moves are Reshapes, Flattens, Squeezes and Unsqueezes alone (views:
+ * nothing to save, and the Q next to an activation's table would split a
+ * chain the later passes fuse whole).
  *
  * The Q_P after f is new next to f's producer, and an int8 fusion of that
  * producer with it would give its own bytes, not the float path's that
@@ -124,7 +127,10 @@ static int producer_keeps_bytes(cs_graph *g, const cs_target *t, int f) {
 /* Every output of the set read only by the set or by Qs with P, none a
  * graph output, every output float; the sources float, not constants, not
  * DQ outputs all (then there is nothing to do), their producers keeping
- * their bytes; the elements the new Qs read at most twice the old Qs'. */
+ * their bytes; one move at least that moves bytes (Reshapes alone are
+ * views, and FuseQDQToActivationLUT takes op → Reshape → Q whole, which
+ * FuseWidenIntoProducer then folds into an exact requantization); the
+ * elements the new Qs read at most twice the old Qs'. */
 static int closed(cs_graph *g, const cs_target *t, const dag *d, const cs_qparams *p) {
   int64_t in = 0, out = 0;
   int fresh = 0;
@@ -136,8 +142,11 @@ static int closed(cs_graph *g, const cs_target *t, const dag *d, const cs_qparam
     fresh = 1;
     in += cs_value_numel(s);
   }
+  int moves_bytes = 0;
   for (int k = 0; k < d->n; k++) {
     const cs_node *n = cs_graph_node(g, d->nodes[k]);
+    moves_bytes |= n->op != CS_OP_RESHAPE && n->op != CS_OP_FLATTEN && n->op != CS_OP_SQUEEZE &&
+                   n->op != CS_OP_UNSQUEEZE;
     for (int o = 0; o < n->n_outputs; o++) {
       int v = n->outputs[o], readers[MAX_READERS];
       if (v < 0) continue;
@@ -151,7 +160,7 @@ static int closed(cs_graph *g, const cs_target *t, const dag *d, const cs_qparam
       }
     }
   }
-  return fresh && in <= 2 * out;
+  return fresh && moves_bytes && in <= 2 * out;
 }
 
 /* Q_P → DQ_P after source s (float, not a DQ's), read by the set's nodes

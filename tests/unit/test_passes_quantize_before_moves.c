@@ -8,7 +8,8 @@
  * the moves (a graph output; that graph is also the reference), two Qs
  * with different parameters after them, a Slice that keeps too little of
  * its input to pay for quantizing all of it, a Mul before the moves (an
- * int8 Mul fused with the new Q would not give the float path's bytes).
+ * int8 Mul fused with the new Q would not give the float path's bytes), a
+ * Reshape alone (a view: the later passes fuse op → Reshape → Q whole).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 enum { H = 4, W = 6, C = 3, PH = H + 2, N_IN = H * W * C, N_OUT = PH * W * C };
 
-typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER, AFTER_MUL } variant;
+typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER, AFTER_MUL, RESHAPE_ONLY } variant;
 
 static int i64s(cs_graph *g, const char *name, int n, const int64_t *v) {
   int64_t len = n;
@@ -54,6 +55,10 @@ static cs_graph *chain(variant v) {
   int moved = p;
   if (v == CORNER) { /* one row of the padded six: Q of the whole tensor would cost more */
     moved = slice(g, "corner", p, 0, 1, 1, 4, top);
+  } else if (v == RESHAPE_ONLY) { /* the input reshaped, no Pad read */
+    int64_t flat[2] = {H * W, C};
+    int rin[2] = {x, i64s(g, "flat", 2, flat)};
+    moved = gb_node(g, CS_OP_RESHAPE, "flatten", 2, rin, CS_DTYPE_F32, 2, flat, NULL);
   } else {
     int a = slice(g, "last", p, PH - 1, PH, 1, 4, top), b = slice(g, "first", p, 0, PH - 1, 1, 4, rest);
     int cin[2] = {a, b};
@@ -114,7 +119,7 @@ static void check(variant v, int want_int8, const char *what) {
   float *yf = run(FLOAT_OUT, &ref_moves, &nf); /* the reference: declined, the float path */
   CHECK_MSG((want_int8 ? moves == 0 : moves > 0) && ref_moves > 0, "%s: %d float moves (want %s), reference %d",
             what, moves, want_int8 ? "none" : "some", ref_moves);
-  if (v != CORNER && v != AFTER_MUL) /* those graphs compute something else */
+  if (v == PLAIN || v == TWO_QS) /* the others compute something else */
     CHECK_MSG(n == nf && !memcmp(y, yf, n), "%s: bytes differ from the float path", what);
   free(y);
   free(yf);
@@ -125,5 +130,6 @@ int main(void) {
   check(TWO_QS, 0, "a Q with other parameters");
   check(CORNER, 0, "a slice keeping one row in six");
   check(AFTER_MUL, 0, "a Mul before the moves");
+  check(RESHAPE_ONLY, 0, "a Reshape alone");
   UNIT_MAIN_END();
 }
