@@ -35,8 +35,9 @@
  * ONNX Runtime computes there (it propagates no Q back through a Pad, a
  * Slice or a Concat): a Conv, MatMul or Add before the moves declines.
  * Taken after a graph input, a LayerNormalization (k_layer_norm_i8 gives
- * the float path's bytes), a float unary op (its table is the float
- * kernel's) or a MaxPool, or after anything with -ort-exact=0.
+ * the float path's bytes), a float unary op of a DQ (its table is the float
+ * kernel's; a Relu of a Conv is not: the Conv's fusion would take it as
+ * its tail) or a MaxPool, or after anything with -ort-exact=0.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,10 @@ static int producer_keeps_bytes(cs_graph *g, const cs_target *t, int f) {
   if (p < 0 || !t->ort_exact) return 1;
   const cs_node *n = cs_graph_node(g, p);
   tidsp_unary_f32_params u;
+  /* a unary op of a DQ only: one of a Conv's output (a Relu, a Clip) is
+   * the tail its int8 fusion would take with the new Q */
   return n->op == CS_OP_LAYER_NORMALIZATION || n->op == CS_OP_MAX_POOL ||
-         cs_unary_params_of(g, n, &u) == CS_UNARY_OK;
+         (cs_unary_params_of(g, n, &u) == CS_UNARY_OK && n->n_inputs >= 1 && cs_match_dq_i8(g, n->inputs[0]) >= 0);
 }
 
 /* Every output of the set read only by the set or by Qs with P, none a

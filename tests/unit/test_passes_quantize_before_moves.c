@@ -9,7 +9,8 @@
  * with different parameters after them, a Slice that keeps too little of
  * its input to pay for quantizing all of it, a Mul before the moves (an
  * int8 Mul fused with the new Q would not give the float path's bytes), a
- * Reshape alone (a view: the later passes fuse op → Reshape → Q whole).
+ * Relu of that Mul (the fusion's tail), a Reshape alone (a view: the later
+ * passes fuse op → Reshape → Q whole).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 
 enum { H = 4, W = 6, C = 3, PH = H + 2, N_IN = H * W * C, N_OUT = PH * W * C };
 
-typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER, AFTER_MUL, RESHAPE_ONLY } variant;
+typedef enum { PLAIN, FLOAT_OUT, TWO_QS, CORNER, AFTER_MUL, AFTER_MUL_RELU, RESHAPE_ONLY } variant;
 
 static int i64s(cs_graph *g, const char *name, int n, const int64_t *v) {
   int64_t len = n;
@@ -45,9 +46,10 @@ static cs_graph *chain(variant v) {
   int x = gb_value(g, "x", CS_DTYPE_F32, 4, xs);
   const int64_t pads[8] = {0, 1, 0, 0, 0, 1, 0, 0};
   int src = x, id;
-  if (v == AFTER_MUL) {
+  if (v == AFTER_MUL || v == AFTER_MUL_RELU) {
     int min[2] = {x, x};
     src = gb_node(g, CS_OP_MUL, "square", 2, min, CS_DTYPE_F32, 4, xs, NULL);
+    if (v == AFTER_MUL_RELU) src = gb_node(g, CS_OP_RELU, "relu", 1, &src, CS_DTYPE_F32, 4, xs, NULL);
   }
   int pin[2] = {src, i64s(g, "pads", 8, pads)};
   int p = gb_node(g, CS_OP_PAD, "pad", 2, pin, CS_DTYPE_F32, 4, ps, &id);
@@ -130,6 +132,7 @@ int main(void) {
   check(TWO_QS, 0, "a Q with other parameters");
   check(CORNER, 0, "a slice keeping one row in six");
   check(AFTER_MUL, 0, "a Mul before the moves");
+  check(AFTER_MUL_RELU, 0, "a Relu of a Mul before the moves");
   check(RESHAPE_ONLY, 0, "a Reshape alone");
   UNIT_MAIN_END();
 }
