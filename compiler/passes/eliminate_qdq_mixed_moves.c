@@ -257,7 +257,7 @@ static cs_status replace_q(state *s, int q, int v, int64_t channels, int64_t inn
   if (st != CS_OK) return st;
   int used[MAX_SOURCES], n_used = 0;
   int8_t *index = malloc((size_t)channels);
-  int8_t *luts = malloc((size_t)s->n_src * 256u);
+  int8_t *luts = malloc((size_t)(s->n_src > 0 ? s->n_src : 1) * 256u);
   if (!index || !luts) st = cs_error(CS_ERR_NOMEM, "out of memory (node '%s')", cs_graph_node(g, q)->name);
   for (int64_t c = 0; st == CS_OK && c < channels; c++) {
     int t = 0;
@@ -330,7 +330,7 @@ static cs_status rewrite(state *s, const int *order, int count, int8_t *channel_
     for (int i = 0; i < n->n_inputs; i++)
       if (is_data_input(n, i) && s->source_of[n->inputs[i]] >= 0)
         cs_node_set_input(g, id, i, cs_graph_node(g, cs_graph_value(g, n->inputs[i])->producer)->inputs[0]);
-    for (int o = 0; o < n->n_outputs; o++) {
+    for (int o = 0; o < cs_graph_node(g, id)->n_outputs; o++) { /* (replace_q adds nodes: n may move) */
       int v = cs_graph_node(g, id)->outputs[o];
       if (v < 0) continue;
       cs_graph_value(g, v)->dtype = CS_DTYPE_I8;
