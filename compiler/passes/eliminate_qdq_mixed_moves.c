@@ -115,7 +115,8 @@ static int member_ok(state *s, int id) {
 }
 
 /* The set of moves: every candidate, then those whose inputs or readers are
- * not allowed removed until none is. */
+ * not allowed removed until none is (sweeps down and up the order: a
+ * removal travels to the readers in one, to the producers in the other). */
 static void find_members(state *s, const int *order, int count) {
   for (int k = 0; k < count; k++) {
     cs_node *n = cs_graph_node(s->g, order[k]);
@@ -126,8 +127,10 @@ static void find_members(state *s, const int *order, int count) {
   }
   for (int changed = 1; changed;) {
     changed = 0;
-    for (int k = 0; k < count; k++)
-      if (s->member[order[k]] && !member_ok(s, order[k])) s->member[order[k]] = 0, changed = 1;
+    for (int j = 0; j < 2 * count; j++) {
+      int id = order[j < count ? j : 2 * count - 1 - j];
+      if (s->member[id] && !member_ok(s, id)) s->member[id] = 0, changed = 1;
+    }
   }
 }
 

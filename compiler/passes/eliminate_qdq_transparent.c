@@ -107,16 +107,18 @@ static int sink_single(cs_graph *g, int id) {
 }
 
 /* v is read only by Qs, or by moves (a Concat, a Pad too) whose outputs
- * are, to `depth` moves: no arithmetic is ever done on it. */
-static int only_moves_to_q(cs_graph *g, int v, int depth) {
+ * are: no arithmetic is ever done on it. At most *budget values are looked
+ * at (moves that fan out and meet again would make the paths exponential
+ * in a small file): past it, no. */
+static int only_moves_to_q(cs_graph *g, int v, int *budget) {
   int readers[16], k = cs_graph_consumers(g, v, readers, 16);
-  if (cs_graph_is_output(g, v) || k < 1 || k > 16 || depth < 0) return 0;
+  if (cs_graph_is_output(g, v) || k < 1 || k > 16 || --*budget < 0) return 0;
   for (int j = 0; j < k; j++) {
     const cs_node *r = cs_graph_node(g, readers[j]);
     if (r->op == CS_OP_QUANTIZE_LINEAR && r->inputs[0] == v) continue;
     if (!is_movement(r->op) && r->op != CS_OP_PAD && r->op != CS_OP_CONCAT) return 0;
     for (int o = 0; o < r->n_outputs; o++)
-      if (r->outputs[o] >= 0 && !only_moves_to_q(g, r->outputs[o], depth - 1)) return 0;
+      if (r->outputs[o] >= 0 && !only_moves_to_q(g, r->outputs[o], budget)) return 0;
   }
   return 1;
 }
@@ -127,7 +129,8 @@ static int only_moves_to_q(cs_graph *g, int v, int depth) {
  * value is an attribute, opset < 11). */
 static int sink_pad(cs_graph *g, int id) {
   const cs_node *n = cs_graph_node(g, id);
-  if (!only_moves_to_q(g, n->outputs[0], 8) || cs_node_attr(n, "value")) return 0;
+  int budget = 64; /* Swin's pad → roll → windows → Q: 9 */
+  if (!only_moves_to_q(g, n->outputs[0], &budget) || cs_node_attr(n, "value")) return 0;
   int dq = cs_match_dq_i8(g, n->inputs[0]);
   cs_qparams qp;
   if (!cs_match_dq_params(g, dq, &qp)) return 0;

@@ -88,7 +88,7 @@ static int node_table(cs_graph *g, const fold_state *s, const cs_node *n, int8_t
     if (!t->data || t->dtype != CS_DTYPE_I8 || cs_value_numel(t) != CODES) return -1;
     if (!operand(g, s, n->inputs[1], out, &x, a, &sa) || sa == 0) return -1;
     tidsp_lut_params p = {CODES};
-    return tidsp_lut_i8(&p, t->data, a, y) == TIDSP_OK ? x : -1;
+    return tidsp_lut_i8__ref(&p, t->data, a, y) == TIDSP_OK ? x : -1;
   }
   /* k_add_i8 / k_mul_i8: both operands of the output's shape or constants */
   if (!cs_match_same_shape(g, n->inputs[0], out) && cs_value_numel(cs_graph_value(g, n->inputs[0])) != 1) return -1;
@@ -105,11 +105,11 @@ static int node_table(cs_graph *g, const fold_state *s, const cs_node *n, int8_t
   if (n->op == CS_OP_K_ADD_I8) {
     tidsp_add_i8_params p = n->k.add;
     p.bc = bc;
-    st = tidsp_add_i8(&p, a, b, y);
+    st = tidsp_add_i8__ref(&p, a, b, y);
   } else {
     tidsp_mul_i8_params p = n->k.mul;
     p.bc = bc;
-    st = tidsp_mul_i8(&p, a, b, y);
+    st = tidsp_mul_i8__ref(&p, a, b, y);
   }
   return st == TIDSP_OK ? x : -1;
 }

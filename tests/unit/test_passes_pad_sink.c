@@ -80,7 +80,54 @@ static void check(spec s, int want_int8, const char *what) {
   free(yf);
 }
 
+/* A Pad whose readers fan out and meet again: 40 layers of Concat(a, b) →
+ * Slice (first half) a', Slice (second half) b' make 2^40 paths from the
+ * Pad to the Q over 120 nodes. The walk that asks whether only moves lead
+ * to Qs stops at its budget (declines; the Pad stays float) instead of
+ * walking every path. */
+static void test_fan_out_declines(void) {
+  enum { LAYERS = 40, N = 4 };
+  cs_graph *g = cs_graph_new("fan");
+  int64_t xs[1] = {N}, ps[1] = {N + 2}, cs[1] = {2 * (N + 2)}, np[1] = {2};
+  const int64_t pads[2] = {1, 1}, zero = 0, half = N + 2, full = 2 * (N + 2);
+  int x = gb_value(g, "x", CS_DTYPE_F32, 1, xs);
+  int q = gb_q(g, "q_x", x, gb_scalar_f32(g, "xs", XS), gb_scalar_i8(g, "xz", (int8_t)XZ));
+  int d = gb_dq(g, "dq_x", q, gb_scalar_f32(g, "xs2", XS), gb_scalar_i8(g, "xz2", (int8_t)XZ));
+  int pin[2] = {d, cs_graph_add_const(g, "pads", CS_DTYPE_I64, 1, np, pads)}, id;
+  int a = gb_node(g, CS_OP_PAD, "pad", 2, pin, CS_DTYPE_F32, 1, ps, &id), b = a;
+  const int64_t one = 1;
+  int s0 = cs_graph_add_const(g, "s0", CS_DTYPE_I64, 1, &one, &zero);
+  int sh = cs_graph_add_const(g, "sh", CS_DTYPE_I64, 1, &one, &half);
+  int sf = cs_graph_add_const(g, "sf", CS_DTYPE_I64, 1, &one, &full);
+  for (int l = 0; l < LAYERS; l++) {
+    char name[32];
+    int cin[2] = {a, b};
+    snprintf(name, sizeof name, "cat%d", l);
+    int c = gb_node(g, CS_OP_CONCAT, name, 2, cin, CS_DTYPE_F32, 1, cs, &id);
+    cs_node_set_attr_int(cs_graph_node(g, id), "axis", 0);
+    int lo[3] = {c, s0, sh}, hi[3] = {c, sh, sf};
+    snprintf(name, sizeof name, "lo%d", l);
+    a = gb_node(g, CS_OP_SLICE, name, 3, lo, CS_DTYPE_F32, 1, ps, NULL);
+    snprintf(name, sizeof name, "hi%d", l);
+    b = gb_node(g, CS_OP_SLICE, name, 3, hi, CS_DTYPE_F32, 1, ps, NULL);
+  }
+  int cin[2] = {a, b};
+  int c = gb_node(g, CS_OP_CONCAT, "cat_last", 2, cin, CS_DTYPE_F32, 1, cs, &id);
+  cs_node_set_attr_int(cs_graph_node(g, id), "axis", 0);
+  int q2 = gb_q(g, "q_y", c, gb_scalar_f32(g, "ys", YS), gb_scalar_i8(g, "yz", (int8_t)YZ));
+  int y = gb_dq(g, "dq_y", q2, gb_scalar_f32(g, "ys2", YS), gb_scalar_i8(g, "yz2", (int8_t)YZ));
+  gb_set_io(g, 1, &x, 1, &y);
+  cs_target t;
+  cs_target_default(&t);
+  CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
+  int pad = gb_find_op(g, CS_OP_K_PAD);
+  CHECK_MSG(pad >= 0 && cs_graph_value(g, g->nodes[pad].outputs[0])->dtype == CS_DTYPE_F32,
+            "the fanned-out Pad should stay float");
+  cs_graph_free(g);
+}
+
 int main(void) {
+  test_fan_out_declines();
   check((spec){"constant", 0, 0.0f, 0}, 1, "zero");
   check((spec){"constant", 1, (float)(7 - XZ) * XS, 0}, 1, "a value code 7 gives");
   check((spec){"constant", 1, 0.123f, 0}, 0, "a value no code gives");
