@@ -140,3 +140,26 @@ cs_status cs_node_set_attr_string(cs_node *n, const char *name, const char *s, s
   a->s = copy;
   return CS_OK;
 }
+
+cs_status cs_node_copy_attrs(cs_node *dst, const cs_node *src) {
+  for (int i = 0; i < src->n_attrs; i++) {
+    const cs_attr *s = &src->attrs[i];
+    cs_attr *a = cs_node_add_attr(dst, s->name, s->kind);
+    if (!a) return CS_ERR_NOMEM;
+    a->i = s->i;
+    a->f = s->f;
+    size_t ni = s->ints ? sizeof *s->ints * (size_t)s->n : 0, nf = s->floats ? sizeof *s->floats * (size_t)s->n : 0;
+    a->ints = ni ? malloc(ni) : NULL;
+    a->floats = nf ? malloc(nf) : NULL;
+    a->s = s->s ? malloc(strlen(s->s) + 1) : NULL;
+    if ((ni && !a->ints) || (nf && !a->floats) || (s->s && !a->s)) {
+      attr_clear(a);
+      return cs_error(CS_ERR_NOMEM, "out of memory copying attribute '%s' to node '%s'", s->name, dst->name);
+    }
+    if (ni) memcpy(a->ints, s->ints, ni);
+    if (nf) memcpy(a->floats, s->floats, nf);
+    if (s->s) strcpy(a->s, s->s);
+    a->n = s->n;
+  }
+  return CS_OK;
+}

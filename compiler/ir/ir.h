@@ -316,6 +316,9 @@ cs_status cs_node_set_attr_ints(cs_node *n, const char *name, int count,
 /* Remove attribute `name` (if present) / every attribute, freeing them. */
 void cs_node_remove_attr(cs_node *n, const char *name);
 void cs_node_clear_attrs(cs_node *n);
+/* Every attribute of src, copied onto dst (an attribute of the same name
+ * replaced). CS_ERR_NOMEM (message recorded) when memory runs out. */
+cs_status cs_node_copy_attrs(cs_node *dst, const cs_node *src);
 /* A string attribute (copied). */
 cs_status cs_node_set_attr_string(cs_node *n, const char *name, const char *s, size_t len);
 

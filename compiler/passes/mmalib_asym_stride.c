@@ -2,38 +2,53 @@
  * MMALIBAsymStride — asymmetric stride (issue 16, -mmalib=1): MMALIB
  * strides H and W alike, so a QDQ conv (plain, depthwise or grouped) with
  * stride (s_h, s_w), s_h != s_w — PP-OCR's text-line networks downsample
- * rows only, (2, 1) — is declined. When the larger stride is a multiple of
- * the smaller s, the conv at stride (s, s) followed by a pick of every
- * (s_h/s)-th row and (s_w/s)-th column computes the same outputs:
+ * rows only, (2, 1) — is declined. When the larger stride S is a multiple
+ * r·s of the smaller s, two rewrites make it MMALIB's:
  *
- *   Q(act(Conv_(sh,sw)(x)))                  → y  [1, C, H_out, W_out]
+ * Phases (first choice). Along the axis of the smaller stride (W for
+ * (2, 1)), output m·r + j is output m of the conv at stride (S, S) whose
+ * window starts j·s later: its pads there (begin − j·s, end_j). So r
+ * copies of the layer at stride (S, S), one per phase j, interleaved:
+ *
+ *   Q(act(Conv_(2,1)(x)))                            → y  [1, C, H_out, W_out]
+ *   Q(act(Conv_(2,2)(x), pads l − j)), j = 0, 1      → y_j [1, C, H_out, ⌈W_out/2⌉]
+ *     → k_concat(y_0, y_1), inner one element        → y  (interleaved)
+ *
+ * Exact: each output reads the same window, weights, bias and
+ * requantization as before, so it is the same integer (the kernel that
+ * computes it is whichever takes each copy). The MMA computes the layer's
+ * own positions (one more per row in the last phase when W_out is not a
+ * multiple of r: the copies have ⌈W_out/r⌉ each, end_j the padding that
+ * makes it so, and a k_slice cuts the extra one off). Needs begin ≥
+ * (r − 1)·s (a copy cannot start its window left of x's padding).
+ *
+ * Otherwise the stride-s conv and a pick of every (S/s)-th row or column
+ * (r times the positions on the MMA):
+ *
  *   Q(act(Conv_(s,s)(x)))                    → y' [1, C, H1, W1]
  *     → k_slice(start 0, step (sh/s, sw/s))  → y
  *
- * Exact: output (i, j) of the strided conv reads the input window at
- * (i·s_h − pad_top, j·s_w − pad_left), which is output (i·s_h/s, j·s_w/s)
- * of the stride-s conv — the same window, weights, bias and requantization,
- * so the same integer (the kernel that computes it is whichever takes the
- * rewritten conv: MMALIB, or the generic path when it still declines). H1
+ * output (i, j) of the strided conv reads the window at (i·s_h − pad_top,
+ * j·s_w − pad_left), output (i·s_h/s, j·s_w/s) of the stride-s conv. H1
  * = ⌊(H + pads − k_h)/s⌋ + 1 rows, of which the pick keeps ⌊(H1 − 1)·s/s_h⌋
  * + 1 = H_out (likewise W). The pick runs on the int8 (int16) output,
  * after the tail's Q; on the exact path the requantization makes it
  * (FuseWidenIntoProducer rule 5).
  *
- * The cost rule (mmalib_cost.h): the MMA computes s_h·s_w/s² times the
- * positions, and moves y' twice more (written, read by the pick); the
- * scalar core computes the layer as it is. On the exact path the pick's
- * pass is not spent; the rule charges it all the same, as it misses that
- * path's int16 tiles of a 5×5/7×7 depthwise window (4 or 9 calls, each
- * reading the window: PP-OCR cls's (2, 1) 5×5 layers estimate 6x the
- * core's when compiled), and one error is not traded for the other. The
- * rewrite is taken when it pays and the conv pass would then offload the
- * layer (checked first,
- * cs_mm_conv_padded_rule on the stride-s conv; a plain conv whose C_out
- * is off the tile is left alone: it would need channel padding as well,
- * and the two are not priced together). The decision goes to the offload report's padding
+ * The cost rule (mmalib_cost.h): the MMA computes the rewrite's positions,
+ * reads x and the weights once per call, and moves the rewritten outputs
+ * twice more (written, read by the interleave or the pick); the scalar
+ * core computes the layer as it is. On the exact path the pick's pass is
+ * not spent; the rule charges it all the same, as it misses that path's
+ * int16 tiles of a 5×5/7×7 depthwise window (4 or 9 calls, each reading
+ * the window), and one error is not traded for the other. A rewrite is
+ * taken when it pays and the conv pass would then offload every call
+ * (checked first, cs_mm_conv_padded_rule on each stride-(S, S) copy or
+ * the stride-s conv; a plain conv whose C_out is off the tile is left
+ * alone: it would need channel padding as well, and the two are not
+ * priced together). The decision goes to the offload report's padding
  * section (what = "positions": the output positions per channel before
- * and after), the extra MACs counted as padding's.
+ * and after), any extra MACs counted as padding's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +93,134 @@ static cs_status pick_output(cs_graph *g, const cs_qdq_tail *tail, int64_t h1, i
   return CS_OK;
 }
 
+/* Most phases a rewrite makes (MMALIB strides 1 or 2: r = 2 is the one
+ * that can be offloaded). */
+#define MAX_PHASES 8
+
+/* A geometry of the conv, set on its node in place (strides, pads, its
+ * output's H and W): a candidate the conv pass's rule is asked about, or
+ * the node's own to put back. */
+typedef struct conv_geom {
+  int64_t strides[2], pads[4], hw[2];
+} conv_geom;
+
+static cs_status geom_set(cs_graph *g, int conv_id, const conv_geom *c) {
+  cs_node *n = cs_graph_node(g, conv_id);
+  if (cs_node_set_attr_ints(n, "strides", 2, c->strides) != CS_OK || cs_node_set_attr_ints(n, "pads", 4, c->pads) != CS_OK)
+    return CS_ERR_NOMEM;
+  cs_value *y = cs_graph_value(g, n->outputs[0]);
+  y->shape[2] = c->hw[0];
+  y->shape[3] = c->hw[1];
+  return CS_OK;
+}
+
+/* Phase j of the conv (axis a: 0 rows, 1 columns, the smaller stride's):
+ * stride (S, S); along a its window starts j·s later and its end padding
+ * gives it n positions. 0 when x's begin padding is too small for it. */
+static int phase_geom(const conv_geom *old, const cs_window2d *w, int64_t in_len, int a, int s, int S, int j,
+                      int64_t n, conv_geom *c) {
+  *c = *old;
+  c->strides[0] = c->strides[1] = S;
+  int64_t begin = old->pads[a] - (int64_t)j * s;
+  int64_t k_eff = (int64_t)(a ? w->dil_w : w->dil_h) * ((a ? w->k_w : w->k_h) - 1) + 1;
+  int64_t end = (n - 1) * S + k_eff - in_len - begin;
+  if (end < 0) end = 0;
+  if (begin < 0 || (in_len + begin + end - k_eff) / S + 1 != n) return 0;
+  c->pads[a] = begin;
+  c->pads[a + 2] = end;
+  c->hw[a] = n;
+  return 1;
+}
+
+/* Whether the conv pass would offload the conv in each of the n
+ * geometries (the node is put back as `old`). */
+static cs_status offloaded_as(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d, int64_t c_out,
+                              const conv_geom *gs, int n, const conv_geom *old, int *take) {
+  *take = 1;
+  cs_status st = CS_OK;
+  for (int j = 0; j < n && *take && st == CS_OK; j++) {
+    char why[200];
+    const char *rule = NULL;
+    st = geom_set(g, conv_id, &gs[j]);
+    if (st == CS_OK) st = cs_mm_conv_padded_rule(g, t, conv_id, d, c_out, &rule, why, sizeof why);
+    *take = st == CS_OK && !rule;
+  }
+  cs_status put = geom_set(g, conv_id, old);
+  return st != CS_OK ? st : put;
+}
+
+/* The phases: the conv node becomes phase 0, copies of it and its tail
+ * (act, Q) phases 1…r−1, and a k_concat interleaves their outputs along
+ * axis a into y (into y' and a k_slice to y when r·n overshoots). */
+static cs_status build_phases(cs_graph *g, int conv_id, const cs_qdq_tail *tail, const conv_geom *ph, int r, int a,
+                              const char *base) {
+  int y = cs_graph_node(g, tail->q)->outputs[0];
+  const cs_value *yv = cs_graph_value(g, y);
+  int64_t shape[4] = {yv->shape[0], yv->shape[1], ph[0].hw[0], ph[0].hw[1]};
+  int64_t full[4] = {yv->shape[0], yv->shape[1], yv->shape[2], yv->shape[3]};
+  int64_t len = full[2 + a];
+  cs_dtype dt = yv->dtype;
+  int ys[MAX_PHASES];
+  char name[512];
+  if (geom_set(g, conv_id, &ph[0]) != CS_OK) return CS_ERR_NOMEM;
+  if (tail->act >= 0) {
+    cs_value *av = cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0]);
+    av->shape[2] = shape[2];
+    av->shape[3] = shape[3];
+  }
+  snprintf(name, sizeof name, "%s.mm_phase0", yv->name ? yv->name : base);
+  ys[0] = cs_reroute_output(g, tail->q, name, 4, shape);
+  if (ys[0] < 0) return CS_ERR_NOMEM;
+  for (int j = 1; j < r; j++) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "mm_phase%d", j);
+    int x = cs_graph_node(g, conv_id)->inputs[0];
+    int c = cs_clone_node(g, conv_id, suffix, x, 4, shape);
+    if (c < 0 || geom_set(g, c, &ph[j]) != CS_OK) return CS_ERR_NOMEM;
+    int v = cs_graph_node(g, c)->outputs[0];
+    if (tail->act >= 0) {
+      int act = cs_clone_node(g, tail->act, suffix, v, 4, shape);
+      if (act < 0) return CS_ERR_NOMEM;
+      v = cs_graph_node(g, act)->outputs[0];
+    }
+    int q = cs_clone_node(g, tail->q, suffix, v, 4, shape);
+    if (q < 0) return CS_ERR_NOMEM;
+    ys[j] = cs_graph_node(g, q)->outputs[0];
+  }
+  /* y_j's element (…, m) is y's (…, m·r + j): a concat of one step each */
+  int64_t woven[4] = {full[0], full[1], full[2], full[3]};
+  woven[2 + a] = shape[2 + a] * r;
+  int out = y;
+  if (woven[2 + a] != len) {
+    snprintf(name, sizeof name, "%s.mm_phases", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : base);
+    out = cs_graph_add_value(g, name, dt, 4, woven);
+    if (out < 0) return CS_ERR_NOMEM;
+  }
+  int k = cs_add_kernel(g, CS_OP_K_CONCAT, base, r, ys, out);
+  int64_t lens[MAX_PHASES] = {1, 1, 1, 1, 1, 1, 1, 1};
+  if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", r, lens) != CS_OK) return CS_ERR_NOMEM;
+  tidsp_concat_params cc;
+  memset(&cc, 0, sizeof cc);
+  cc.n_inputs = r;
+  cc.outer = (int32_t)(woven[0] * woven[1] * (a ? woven[2] * shape[3] : shape[2]));
+  cc.inner_bytes = (int32_t)(cs_dtype_size(dt) * (a ? 1 : woven[3]));
+  cs_graph_node(g, k)->k.concat = cc;
+  if (out == y) return CS_OK;
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = 4;
+  sp.elem_size = (int32_t)cs_dtype_size(dt);
+  for (int d = 0; d < 4; d++) {
+    sp.in_shape[d] = (int32_t)woven[d];
+    sp.out_shape[d] = (int32_t)full[d];
+    sp.step[d] = 1;
+  }
+  k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &out, y);
+  if (k < 0) return CS_ERR_NOMEM;
+  cs_graph_node(g, k)->k.slice = sp;
+  return CS_OK;
+}
+
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const cs_node *conv = cs_graph_node(g, conv_id);
   const cs_value *x = cs_graph_value(g, conv->inputs[0]), *yc = cs_graph_value(g, conv->outputs[0]);
@@ -97,7 +240,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const char *ap = cs_node_attr_string(conv, "auto_pad", "NOTSET");
   if (ap && strcmp(ap, "NOTSET") != 0) return CS_OK;
   /* A plain conv off the channel tile would need padding too, decided
-   * later on the stride-s conv: the two rewrites are not priced together,
+   * later on the rewritten conv: the two rewrites are not priced together,
    * so the stride is left alone. */
   if (cs_node_attr_int(conv, "group", 1) == 1 && yc->shape[1] % d->mult != 0) return CS_OK;
   int64_t h1 = (x->shape[2] + w.pad_top + w.pad_bottom - (int64_t)w.dil_h * (w.k_h - 1) - 1) / s + 1;
@@ -108,41 +251,53 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
   cs_qparams_free(&tail.out);
 
-  /* Would the conv pass take it at stride (s, s)? Check on the node with
-   * its strides set, put back unless taken. */
-  int64_t old_strides[2] = {w.stride_h, w.stride_w}, new_strides[2] = {s, s};
-  int64_t old_hw[2] = {yc->shape[2], yc->shape[3]};
+  const conv_geom old = {{w.stride_h, w.stride_w},
+                         {w.pad_top, w.pad_left, w.pad_bottom, w.pad_right},
+                         {yc->shape[2], yc->shape[3]}};
   int64_t c_out = yc->shape[1];
-  cs_node_set_attr_ints(cs_graph_node(g, conv_id), "strides", 2, new_strides);
-  cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[2] = h1;
-  cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[3] = w1;
-  char why[200];
-  const char *rule = NULL;
-  cs_status st = cs_mm_conv_padded_rule(g, t, conv_id, d, c_out, &rule, why, sizeof why);
-  int take = st == CS_OK && !rule;
-  if (take) {
-    conv = cs_graph_node(g, conv_id);
-    int64_t per = cs_value_numel(cs_graph_value(g, conv->inputs[1])) / c_out; /* C_in/groups·KH·KW */
-    double e = (double)cs_dtype_size(d->dt);
-    int64_t pos = old_hw[0] * old_hw[1], pos1 = h1 * w1;
-    double in_b = e * (double)cs_value_numel(x), w_b = e * (double)(per * c_out);
-    double out_b = e * (double)(c_out * pos), out1_b = e * (double)(c_out * pos1);
-    cs_offload_pad p;
-    cs_mm_pad_decision_init(&p, conv->name, "positions", pos, pos1, c_out * per * pos, c_out * per * (pos1 - pos));
-    p.act_bytes_added = c_out * (pos1 - pos) * cs_mm_pad_bytes(d);
-    /* MMA: a depthwise conv's "panel" is its kernel window per channel */
-    take = cs_mm_pad_decide(&p, cs_mm_cost_mma(per, c_out, pos1, d->mult, in_b + w_b + out1_b + out1_b + out_b),
-                            cs_mm_cost_scalar(p.macs, in_b + w_b + out_b));
-    cs_mmalib_report_pad(g, &p);
-  }
-  if (!take) { /* put the node back as it was */
-    cs_node_set_attr_ints(cs_graph_node(g, conv_id), "strides", 2, old_strides);
-    cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[2] = old_hw[0];
-    cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[3] = old_hw[1];
-    return st;
-  }
+  int r = big / s, a = w.stride_h > w.stride_w; /* a: the phases' axis (1: columns) */
+  int64_t in_len = x->shape[2 + a], out_len = yc->shape[2 + a], n = (out_len + r - 1) / r;
+  conv_geom ph[MAX_PHASES];
+  int phases = r <= MAX_PHASES;
+  for (int j = 0; phases && j < r; j++) phases = phase_geom(&old, &w, in_len, a, s, big, j, n, &ph[j]);
+  /* else the stride-s conv */
+  conv_geom one = old;
+  one.strides[0] = one.strides[1] = s;
+  one.hw[0] = h1;
+  one.hw[1] = w1;
+  int take_ph = 0, take_one = 0;
+  cs_status st = phases ? offloaded_as(g, t, conv_id, d, c_out, ph, r, &old, &take_ph) : CS_OK;
+  if (st == CS_OK) st = offloaded_as(g, t, conv_id, d, c_out, &one, 1, &old, &take_one);
+  if (st != CS_OK || (!take_ph && !take_one)) return st;
+
+  /* Each form the conv pass would take, priced; the cheaper is decided. */
+  conv = cs_graph_node(g, conv_id);
+  int64_t per = cs_value_numel(cs_graph_value(g, conv->inputs[1])) / c_out; /* C_in/groups·KH·KW */
+  double e = (double)cs_dtype_size(d->dt);
+  int64_t pos = old.hw[0] * old.hw[1];
+  double in_b = e * (double)cs_value_numel(x), w_b = e * (double)(per * c_out), out_b = e * (double)(c_out * pos);
+  int64_t pos_ph = r * ph[0].hw[0] * ph[0].hw[1], pos_one = h1 * w1;
+  double ph_b = e * (double)(c_out * pos_ph), one_b = e * (double)(c_out * pos_one);
+  /* MMA: a depthwise conv's "panel" is its kernel window per channel.
+   * Phases: r calls each reading x and w, their outputs written, read
+   * and interleaved (and cut when they overshoot); the pick: one call,
+   * y' written and read, y written. */
+  double mma_ph = take_ph ? cs_mm_cost_mma(per, c_out, pos_ph, d->mult,
+                                           r * (in_b + w_b) + 3 * ph_b + (pos_ph != pos ? ph_b + out_b : 0))
+                          : 0;
+  double mma_one = take_one ? cs_mm_cost_mma(per, c_out, pos_one, d->mult, in_b + w_b + 2 * one_b + out_b) : 0;
+  phases = take_ph && (!take_one || mma_ph <= mma_one);
+  int64_t pos1 = phases ? pos_ph : pos_one;
+  cs_offload_pad p;
+  cs_mm_pad_decision_init(&p, conv->name, "positions", pos, pos1, c_out * per * pos, c_out * per * (pos1 - pos));
+  p.act_bytes_added = c_out * (pos1 - pos) * cs_mm_pad_bytes(d);
+  int take = cs_mm_pad_decide(&p, phases ? mma_ph : mma_one, cs_mm_cost_scalar(p.macs, in_b + w_b + out_b));
+  cs_mmalib_report_pad(g, &p);
+  if (!take) return CS_OK;
   char base[256];
-  snprintf(base, sizeof base, "%s", cs_graph_node(g, conv_id)->name ? cs_graph_node(g, conv_id)->name : "conv");
+  snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
+  if (phases) return build_phases(g, conv_id, &tail, ph, r, a, base);
+  if (geom_set(g, conv_id, &one) != CS_OK) return CS_ERR_NOMEM;
   return pick_output(g, &tail, h1, w1, step_h, step_w, base);
 }
 

@@ -57,19 +57,21 @@ def _weights(rng, shape, c_out):
 
 
 def conv_case(rng, c_in, c_out, hw, k, stride, groups, relu, x_s=0.05, x_zp=0, o_zp=0):
-    """x:int8 [1,c_in,hw,hw] -> DQ -> Conv(DQ(w), DQ(b)) -> [Relu] -> Q -> y:int8."""
+    """x:int8 [1,c_in,hw,hw] -> DQ -> Conv(DQ(w), DQ(b)) -> [Relu] -> Q -> y:int8
+    (stride: one for both axes, or (s_h, s_w))."""
     w, ws = _weights(rng, (c_out, c_in // groups, k, k), c_out)
     bs = (np.float32(x_s) * ws).astype(np.float32)  # ORT: bias scale = x_s * w_s
     b = rng.integers(-2000, 2000, size=c_out).astype(np.int32)
     pad = k // 2
-    out_hw = (hw + 2 * pad - k) // stride + 1
+    sh, sw = stride if isinstance(stride, tuple) else (stride, stride)
+    out_h, out_w = (hw + 2 * pad - k) // sh + 1, (hw + 2 * pad - k) // sw + 1
     acc_scale = np.float64(x_s) * ws.astype(np.float64)
     per = c_in // groups * k * k
     o_s = float(np.sqrt(per) * 150 * acc_scale.mean())  # |y| ~ 35 LSB: the range, rarely saturated
     from onnx import helper
     nodes = [_dq("x", x_s, x_zp), _dq("w", ws, 0, axis=0), _dq("b", bs, 0, axis=0),
              helper.make_node("Conv", ["x_f", "w_f", "b_f"], ["c"], name="conv0", kernel_shape=[k, k],
-                              strides=[stride, stride], pads=[pad] * 4, group=groups)]
+                              strides=[sh, sw], pads=[pad] * 4, group=groups)]
     last = "c"
     if relu:
         nodes.append(helper.make_node("Relu", ["c"], ["r"], name="relu0"))
@@ -77,19 +79,19 @@ def conv_case(rng, c_in, c_out, hw, k, stride, groups, relu, x_s=0.05, x_zp=0, o
     nodes.append(_q(last, "y"))
     inits = {"w": w, "w_s": ws, "w_zp": np.zeros(c_out, np.int8), "b": b, "b_s": bs,
              "b_zp": np.zeros(c_out, np.int32), **_quant_consts("x", x_s, x_zp), **_quant_consts("y", o_s, o_zp)}
-    model = _model(nodes, [("x", [1, c_in, hw, hw])], ("y", [1, c_out, out_hw, out_hw]), inits)
+    model = _model(nodes, [("x", [1, c_in, hw, hw])], ("y", [1, c_out, out_h, out_w]), inits)
 
     def exact(x):
         xc = np.pad(x[0].astype(np.float64) - x_zp, ((0, 0), (pad, pad), (pad, pad)))
-        acc = np.zeros((c_out, out_hw, out_hw))
+        acc = np.zeros((c_out, out_h, out_w))
         cg, og = c_in // groups, c_out // groups
         for g in range(groups):
             xg = xc[g * cg:(g + 1) * cg]
             wg = w[g * og:(g + 1) * og].astype(np.float64)
             for dy in range(k):
                 for dx in range(k):
-                    patch = xg[:, dy:dy + stride * out_hw:stride, dx:dx + stride * out_hw:stride].reshape(cg, -1)
-                    acc[g * og:(g + 1) * og] += (wg[:, :, dy, dx] @ patch).reshape(og, out_hw, out_hw)
+                    patch = xg[:, dy:dy + sh * out_h:sh, dx:dx + sw * out_w:sw].reshape(cg, -1)
+                    acc[g * og:(g + 1) * og] += (wg[:, :, dy, dx] @ patch).reshape(og, out_h, out_w)
         real = (acc + b[:, None, None]) * acc_scale[:, None, None]
         if relu:
             real = np.maximum(real, 0.0)

@@ -14,6 +14,8 @@ per-channel weight scales 16x apart, ORT's int32 bias), random inputs:
 - a 5x5/7x7 depthwise (MMALIB's int16 depthwise kernel is 3x3 only) runs
   as 3x3 int16 tiles whose partial results the core kernel sums: ORT's
   bytes too, stride 1 and 2, host and C7x;
+- an asymmetric stride (2, 1) or (1, 2) runs as two int16 convs at stride
+  (2, 2) whose outputs a concat interleaves: ORT's bytes, host and C7x;
 - a grouped conv (no int16 grouped kernel) runs as block-diagonal int16
   convs of 32 channels, the core kernel requantizing the grouped conv:
   ORT's bytes, host and C7x;
@@ -61,6 +63,10 @@ CASES = {
     # per group, no zeros)
     "grouped_6x8_s2": lambda r: conv_case(r, 48, 48, 28, 3, 2, 6, False, x_zp=-5),
     "grouped_2x32_relu": lambda r: conv_case(r, 64, 64, 14, 3, 1, 2, True, o_zp=-128),
+    # asymmetric stride (issue 16, MMALIBAsymStride): two phases at stride
+    # (2, 2); an odd length has the last phase's extra column cut
+    "conv_s21": lambda r: conv_case(r, 64, 64, 48, 3, (2, 1), 1, False, o_zp=5),
+    "conv_s12_odd_relu": lambda r: conv_case(r, 64, 64, 47, 3, (1, 2), 1, True, o_zp=-128),
 }
 
 # The padding of those cases: (C_out or N, its padding, MACs added) under
@@ -164,6 +170,42 @@ def test_padded_to_the_tile_of_the_kernel_that_runs(case, tmp_path):
         ys[mode] = np.load(out / "y.npy")
     assert ys["all"].tobytes() == ref.tobytes()
     assert ys["c7x"].tobytes() == ys["all"].tobytes() and ys["l2"].tobytes() == ys["all"].tobytes()
+
+
+# (case, phases' axis length: W_out for (2, 1), H_out for (1, 2))
+@pytest.mark.parametrize("case,length", [("conv_s21", 48), ("conv_s12_odd_relu", 47)])
+def test_asymmetric_stride_as_phases_gives_ort_bytes(case, length, tmp_path):
+    """Stride (2, 1) / (1, 2): the layer at stride (2, 2) twice, phase 1's
+    window one column (row) later, a concat interleaving their outputs (and
+    a cut of the extra one when the length is odd): two int16 exact layers,
+    ORT's bytes on the host, the C7x unstaged and L2-staged; the report's
+    decision counts the layer's own positions (odd: one more per row or
+    column); -mmalib-exact=none (the int8 kernel, the same phases; at an
+    even length: odd, its cheaper form is the stride-1 conv and a pick) is
+    within 1 LSB of ORT; the arena within 1.10x of its live bound."""
+    path, ref = _build(tmp_path, case)
+    other = ref.shape[2] * ref.shape[3] // length
+    pos, pos1 = other * length, other * (length + length % 2)
+    targets = [("host", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
+               ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144")]
+    if length % 2 == 0:
+        targets.append(("none", "c_static_lib -mmalib=1 -mmalib-exact=none"))
+    for tag, target in targets:
+        out = tmp_path / tag
+        cstatic("compile", path, "-o", out, "-t", target)
+        man = json.load(open(out / "manifest.json"))
+        d = man["offload"]["padding"]["decisions"]
+        assert [(x["what"], x["padded"], x["c_out"], x["c_pad"]) for x in d] == [("positions", True, pos, pos1)], d
+        assert d[0]["macs_added"] == 64 * 64 * 9 * (pos1 - pos) and d[0]["est_mma_cycles"] < d[0]["est_scalar_cycles"]
+        kernel = "mmalib_conv2d_i8" if tag == "none" else "mmalib_conv2d_i16"
+        assert [e.get("kernel") for e in man["offload"]["layers"]] == [kernel] * 2, man["offload"]["layers"]
+        assert man["offload"]["mma_share"] == 1.0 and man["arena_ratio"] <= 1.10, tag
+        cstatic("run", out, "--input", tmp_path / "x.npy", "--output", out / "y.npy")
+        y = np.load(out / "y.npy")
+        if tag == "none":
+            assert np.abs(y.astype(np.int32) - ref.astype(np.int32)).max() <= 1
+        else:
+            assert y.tobytes() == ref.tobytes(), tag
 
 
 def test_dw7x7_stride2_runs_as_tiles(tmp_path):

@@ -165,5 +165,6 @@ int main(void) {
   every_allocation_may_fail("tests/unit/data/m_qdq21.onnx", "c_static_lib -requant=q31", 1);
   every_allocation_may_fail("tests/unit/data/m_shuffle_unit.onnx", "c_static_lib", 1);
   every_allocation_may_fail("tests/unit/data/m_roll_windows.onnx", "c_static_lib", 1);
+  every_allocation_may_fail("tests/unit/data/m_asym_stride.onnx", "c_static_lib -mcpu=c7x -mmalib=1", 1);
   UNIT_MAIN_END();
 }

@@ -939,27 +939,35 @@ static void test_const_channels(void) {
 static void test_asym_stride(void) {
   cs_target t1;
   CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
-  /* Match: conv 64 -> 64 3x3 stride (2, 1) on 16x16: the conv at stride 1
-   * (16x16 positions) offloaded, a k_slice of every 2nd row (8x16), the
-   * report's numbers. */
+  /* Match: conv 64 -> 64 3x3 stride (2, 1) on 48x48, pads 1: two phases at
+   * stride (2, 2), columns 0, 2, … (W pads (1, 0)) and 1, 3, … (W pads
+   * (0, 1)), both offloaded, a k_concat interleaving them into 24x48: the
+   * layer's own positions, nothing added; the report's numbers. */
   conv_spec s = conv_default();
-  s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1;
+  s.cin = 64; s.h = s.w = 48; s.sh = 2; s.sw = 1;
   cs_graph *g = conv_graph(&s);
   int64_t n21;
   float *y21 = run_lowered(g, &t1, &n21);
-  int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8), sl = gb_find_op(g, CS_OP_K_SLICE);
-  CHECK_MSG(k >= 0 && sl >= 0, "stride (2, 1): offload %d, pick %d", k, sl);
-  if (k >= 0 && sl >= 0) {
+  int cc = gb_find_op(g, CS_OP_K_CONCAT);
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 2 && cc >= 0 && gb_count_op(g, CS_OP_K_SLICE) == 0,
+            "stride (2, 1): %d offloaded, %d concat, %d picks", gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8),
+            gb_count_op(g, CS_OP_K_CONCAT), gb_count_op(g, CS_OP_K_SLICE));
+  int phase_pads = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const cs_node *nd = cs_graph_node(g, i);
     int cnt = 0;
-    const int64_t *a = cs_node_attr_ints(cs_graph_node(g, k), "mm_args", &cnt);
-    CHECK(a && cnt == 12 && a[6] == 1 && a[7] == 1);
-    const tidsp_slice_params *sp = &cs_graph_node(g, sl)->k.slice;
-    CHECK(sp->in_shape[2] == 16 && sp->out_shape[2] == 8 && sp->step[2] == 2 && sp->step[3] == 1 &&
-          sp->out_shape[3] == 16);
+    const int64_t *a = nd->dead || nd->op != CS_OP_K_MMALIB_CONV2D_I8 ? NULL : cs_node_attr_ints(nd, "mm_args", &cnt);
+    if (!a || cnt != 12 || a[6] != 2 || a[7] != 2 || a[8] != 1 || a[9] != 1) continue;
+    phase_pads |= a[10] == 1 && a[11] == 0 ? 1 : a[10] == 0 && a[11] == 1 ? 2 : 0;
+  }
+  CHECK_MSG(phase_pads == 3, "the phases' W pads (1, 0) and (0, 1): %d", phase_pads);
+  if (cc >= 0) {
+    const tidsp_concat_params *cp = &cs_graph_node(g, cc)->k.concat;
+    CHECK(cp->n_inputs == 2 && cp->outer == 64 * 24 * 24 && cp->inner_bytes == 1);
   }
   const cs_offload_pad *p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
-  CHECK(p && p->padded && p->what && !strcmp(p->what, "positions") && p->c_out == 8 * 16 && p->c_pad == 16 * 16 &&
-        p->macs == 64LL * 64 * 9 * 128 && p->macs_added == 64LL * 64 * 9 * 128);
+  CHECK(p && p->padded && p->what && !strcmp(p->what, "positions") && p->c_out == 24 * 48 && p->c_pad == 24 * 48 &&
+        p->macs == 64LL * 64 * 9 * 24 * 48 && p->macs_added == 0 && p->mma_cycles < 0.95 * p->scalar_cycles);
   cs_graph_free(g);
   /* Exactness: output (i, 2j) of stride (2, 1) is output (i, j) of the
    * same layer at stride (2, 2), which MMALIB offloads as it is: bit for
@@ -968,47 +976,81 @@ static void test_asym_stride(void) {
   g = conv_graph(&s);
   int64_t n22;
   float *y22 = run_lowered(g, &t1, &n22);
-  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_SLICE) == 0);
+  CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_CONCAT) == 0);
   cs_graph_free(g);
-  int same = n21 == 64 * 8 * 16 && n22 == 64 * 8 * 8;
-  for (int64_t i = 0; same && i < n22; i++) same = y22[i] == y21[(i / 8) * 16 + (i % 8) * 2];
+  int same = n21 == 64 * 24 * 48 && n22 == 64 * 24 * 24;
+  for (int64_t i = 0; same && i < n22; i++) same = y22[i] == y21[(i / 24) * 48 + (i % 24) * 2];
   CHECK_MSG(same, "stride (2, 1) at even columns differs from stride (2, 2)");
   free(y21);
   free(y22);
-  /* ... and within 1 LSB of the generic path (stride (1, 2) this time) */
+  /* ... and within 1 LSB of the generic path: stride (1, 2), phases of
+   * rows (odd lengths: the exact cases below) */
   s.sh = 1; s.sw = 2;
-  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride (1, 2) as stride 1 + a pick of columns");
+  expect_offload_n(conv_graph(&s), conv_graph(&s), CS_OP_K_MMALIB_CONV2D_I8, 2, 0.1f,
+                   "conv stride (1, 2) as two phases of rows");
+  /* No padding on W: phase 1 would start its window left of x: stride 1
+   * and a pick of rows instead (r times the positions). */
+  s = conv_default();
+  s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1; s.pad = 0;
+  g = conv_graph(&s);
+  CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
+  int sl = gb_find_op(g, CS_OP_K_SLICE);
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && sl >= 0 && gb_count_op(g, CS_OP_K_CONCAT) == 0,
+            "stride (2, 1), no padding: the pick");
+  if (sl >= 0) {
+    const tidsp_slice_params *sp = &cs_graph_node(g, sl)->k.slice;
+    CHECK(sp->in_shape[2] == 14 && sp->out_shape[2] == 7 && sp->step[2] == 2 && sp->step[3] == 1 &&
+          sp->out_shape[3] == 14);
+  }
+  p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
+  CHECK(p && p->padded && p->c_out == 7 * 14 && p->c_pad == 14 * 14 && p->macs_added == 64LL * 64 * 9 * 7 * 14);
+  cs_graph_free(g);
+  conv_offload(s, CS_OP_K_MMALIB_CONV2D_I8, "conv stride (2, 1), no padding, as stride 1 + a pick of rows");
 
-  /* The exact path (the default): the requantization makes the pick
-   * (FuseWidenIntoProducer rule 5): no k_slice is left, the requant reads
-   * every 2nd row of z, and the output is the generic int8 conv's (ORT's)
-   * bit for bit. */
+  /* The exact path (the default): each phase is an exact layer (int16
+   * call, the core's requantization), and the output is the generic int8
+   * conv's (ORT's) bit for bit — phases of columns and of rows, even and
+   * odd lengths; the pick where phases cannot start (no padding), whose
+   * requantization makes it (FuseWidenIntoProducer rule 5, no k_slice
+   * left); and the pick where it is the cheaper form: on 16x16 at the
+   * int16 rate the phases' second read of the 36 KB of weights costs more
+   * than the MMA time they save. */
   cs_target te, t0;
   CHECK(cs_target_parse("c_static_lib -mmalib=1", &te) == CS_OK);
   CHECK(cs_target_parse("c_static_lib", &t0) == CS_OK);
-  s = conv_default();
-  s.cin = 64; s.h = s.w = 16; s.sh = 2; s.sw = 1;
-  g = conv_graph(&s);
-  int64_t ne, ng;
-  float *ye = run_lowered(g, &te, &ne);
-  int rq = gb_find_op(g, CS_OP_K_MMALIB_EXACT_REQUANT);
-  CHECK_MSG(gb_count_op(g, CS_OP_K_SLICE) == 0 && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1 && rq >= 0,
-            "exact stride (2, 1): %d picks, %d int16 convs", gb_count_op(g, CS_OP_K_SLICE),
-            gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16));
-  if (rq >= 0) {
-    const tidsp_conv2d_params *cp = &cs_graph_node(g, rq)->k.conv;
-    CHECK(cp->z_h == 16 && cp->z_w == 16 && cp->z_step_h == 2 && cp->z_step_w == 1 && cp->h_out == 8 &&
-          cp->w_out == 16 && cp->stride_h == 2 && cp->stride_w == 1);
+  static const int exact_cases[][5] = {/* s_h, s_w, H = W, pad, phases */
+                                       {2, 1, 32, 1, 1}, {1, 2, 32, 1, 1}, {2, 1, 47, 1, 1}, {1, 2, 47, 1, 1},
+                                       {2, 1, 16, 0, 0}, {1, 2, 16, 1, 0}};
+  for (int c = 0; c < 6; c++) {
+    s = conv_default();
+    s.cin = 64; s.h = s.w = exact_cases[c][2]; s.sh = exact_cases[c][0]; s.sw = exact_cases[c][1];
+    s.pad = exact_cases[c][3];
+    int phased = exact_cases[c][4];
+    g = conv_graph(&s);
+    int64_t ne, ng;
+    float *ye = run_lowered(g, &te, &ne);
+    int calls = gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16), picks = gb_count_op(g, CS_OP_K_SLICE);
+    int want_picks = phased && s.h % 2 ? 1 : 0;
+    CHECK_MSG(calls == 1 + phased && picks == want_picks && gb_count_op(g, CS_OP_K_CONCAT) == phased,
+              "exact stride (%d, %d), %d, pad %d: %d int16 convs, %d picks", s.sh, s.sw, s.h, s.pad, calls, picks);
+    int rq = gb_find_op(g, CS_OP_K_MMALIB_EXACT_REQUANT);
+    if (!phased && rq >= 0) {
+      const tidsp_conv2d_params *cp = &cs_graph_node(g, rq)->k.conv;
+      int z = s.h + 2 * s.pad - 2;
+      CHECK(cp->z_h == z && cp->z_w == z && cp->z_step_h == s.sh && cp->z_step_w == s.sw &&
+            cp->h_out == (z - 1) / s.sh + 1 && cp->w_out == (z - 1) / s.sw + 1 && cp->stride_h == s.sh &&
+            cp->stride_w == s.sw);
+    }
+    cs_graph_free(g);
+    g = conv_graph(&s);
+    float *yg = run_lowered(g, &t0, &ng);
+    CHECK(gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
+    cs_graph_free(g);
+    CHECK_MSG(ne == ng && !memcmp(ye, yg, sizeof *ye * (size_t)ne),
+              "exact stride (%d, %d), %d, pad %d differs from the generic int8 conv", s.sh, s.sw, s.h, s.pad);
+    free(ye);
+    free(yg);
   }
-  cs_graph_free(g);
-  g = conv_graph(&s);
-  float *yg = run_lowered(g, &t0, &ng);
-  CHECK(gb_count_op(g, CS_OP_K_CONV2D_I8) == 1);
-  cs_graph_free(g);
-  CHECK_MSG(ne == ng && ne == 64 * 8 * 16 && !memcmp(ye, yg, sizeof *ye * (size_t)ne),
-            "exact stride (2, 1) differs from the generic int8 conv");
-  free(ye);
-  free(yg);
 
   /* Decline, it does not pay: a depthwise 3x3 (9 MACs per output: the
    * doubled output's DDR bytes cost more than the core's MACs), PP-OCR's
@@ -1824,7 +1866,8 @@ static void test_exact_tile(void) {
     int64_t nx, nr;
     float *yx = run_spec(&s, &tx, &g, &nx);
     p = g->offload.n_pad == 1 ? &g->offload.pads[0] : NULL;
-    CHECK_MSG(p && p->padded && p->what && !strcmp(p->what, what) && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == 1 &&
+    CHECK_MSG(p && p->padded && p->what && !strcmp(p->what, what) &&
+                  gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I16) == (v == 0 ? 2 : 1) && /* the stride's two phases */
                   gb_count_op(g, CS_OP_K_CONV2D_I8) == 0,
               "32 -> 32 %s: not rewritten under the exact default", what);
     cs_graph_free(g);

@@ -171,6 +171,32 @@ int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, con
   return yp;
 }
 
+int cs_clone_node(cs_graph *g, int id, const char *suffix, int in0, int rank, const int64_t *shape) {
+  const cs_node *n = cs_graph_node(g, id);
+  const cs_value *yv = cs_graph_value(g, n->outputs[0]);
+  char name[512];
+  snprintf(name, sizeof name, "%s.%s", yv->name ? yv->name : "y", suffix);
+  int y = cs_graph_add_value(g, name, yv->dtype, rank, shape);
+  if (y < 0) return -1;
+  cs_value *v = cs_graph_value(g, y);
+  v->from_u8 = yv->from_u8;
+  if (yv->quant &&
+      cs_value_set_quant(v, yv->quant->axis, yv->quant->count, yv->quant->scale, yv->quant->zero_point) != CS_OK)
+    return -1;
+  int n_in = n->n_inputs, *ins = malloc(sizeof *ins * (size_t)(n_in > 0 ? n_in : 1));
+  if (!ins) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  memcpy(ins, n->inputs, sizeof *ins * (size_t)n_in);
+  if (n_in > 0) ins[0] = in0;
+  snprintf(name, sizeof name, "%s.%s", n->name ? n->name : "node", suffix);
+  int c = cs_graph_add_node(g, n->op, name, n->origin, n_in, ins, 1, &y);
+  free(ins);
+  if (c < 0 || cs_node_copy_attrs(cs_graph_node(g, c), cs_graph_node(g, id)) != CS_OK) return -1;
+  return c;
+}
+
 int cs_reroute_output_as(cs_graph *g, int producer, int o, const char *name, cs_dtype dt) {
   int y = cs_graph_node(g, producer)->outputs[o];
   const cs_value *yv = cs_graph_value(g, y);

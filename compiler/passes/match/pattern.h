@@ -91,6 +91,13 @@ void cs_absorb_consumer(cs_graph *g, int producer, int consumer);
  * memory. */
 int cs_reroute_output(cs_graph *g, int producer, const char *name, int rank, const int64_t *shape);
 
+/* A copy of node `id` — op, attributes, origin, inputs with the first
+ * replaced by `in0` — named "<id's name>.<suffix>", writing a new value
+ * "<id's output>.<suffix>" of that output's dtype, quantization and
+ * from_u8 with another shape (a rewrite's second instance of a layer).
+ * Returns the new node's id, or -1 when out of memory (message recorded). */
+int cs_clone_node(cs_graph *g, int id, const char *suffix, int in0, int rank, const int64_t *shape);
+
 /* Node `producer` writes, instead of its output o (y), a new value `name`
  * of y's shape in dtype dt, with no quantization (the integer side of a
  * DQ or requantization the caller puts between them); y is left with no

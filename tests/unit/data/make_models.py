@@ -262,6 +262,35 @@ def roll_windows():
                  name="roll_windows")
 
 
+def asym_stride():
+    """A QDQ conv 32 -> 32, 3x3, stride (2, 1) on 24x24 with ReLU:
+    MMALIBAsymStride's two phases at stride (2, 2) (-mcpu=c7x -mmalib=1)."""
+    c = 32
+    w = rng.integers(-127, 128, size=(c, c, 3, 3), dtype=np.int8)
+    inits = [
+        init("x_scale", np.float32(0.05)), init("x_zp", np.int8(3)),
+        init("w_q", w), init("w_scale", np.linspace(0.002, 0.008, c, dtype=np.float32)),
+        init("w_zp", np.zeros(c, np.int8)),
+        init("b_q", rng.integers(-500, 500, size=c, dtype=np.int32)),
+        init("b_scale", np.linspace(0.0001, 0.0004, c, dtype=np.float32)),
+        init("b_zp", np.zeros(c, np.int32)),
+        init("y_scale", np.float32(0.1)), init("y_zp", np.int8(-128)),
+    ]
+    nodes = [
+        oh.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], name="q_in"),
+        oh.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["xf"], name="dq_in"),
+        oh.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zp"], ["w"], name="dq_w", axis=0),
+        oh.make_node("DequantizeLinear", ["b_q", "b_scale", "b_zp"], ["b"], name="dq_b", axis=0),
+        oh.make_node("Conv", ["xf", "w", "b"], ["c"], name="conv_s21", strides=[2, 1], pads=[1, 1, 1, 1],
+                     kernel_shape=[3, 3]),
+        oh.make_node("Relu", ["c"], ["r"], name="relu"),
+        oh.make_node("QuantizeLinear", ["r", "y_scale", "y_zp"], ["yq"], name="q_y"),
+        oh.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dq_y"),
+    ]
+    return model(nodes, [vi("x", TP.FLOAT, [1, c, 24, 24])], [vi("y", TP.FLOAT, [1, c, 12, 24])], inits,
+                 name="asym_stride")
+
+
 def typed_init():
     """Initializers in the typed fields; Constant nodes; an initializer that
     is also listed as a graph input."""
@@ -413,6 +442,7 @@ def main():
     external(location="missing.bin", fname="m_bad_external_missing.onnx")
     save(unsupported(), "m_unsupported.onnx")
     bad_models()
+    save(asym_stride(), "m_asym_stride.onnx")
 
 
 if __name__ == "__main__":
