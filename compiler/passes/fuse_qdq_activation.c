@@ -10,7 +10,9 @@
  *      tensor for what is a function of one int8 code)
  *
  * lut[q] = Q_y(f(DQ_x(q))) with f computed by the runtime's float kernel
- * itself (tidsp_unary_f32, tidsp_binary_f32) — the same values the float
+ * itself (tidsp_unary_f32, tidsp_binary_f32: their reference entry points,
+ * so that the table never depends on the compiling CPU; the dispatched
+ * variants give the same bits by contract) — the same values the float
  * path DQ → f → Q produces (and ONNX Runtime's QLinear lookup tables, and
  * its float Add/Sub/Mul/Div: one IEEE operation per element). Pow is left
  * to the float path: its powf is the C library's, not one operation.
@@ -87,7 +89,7 @@ static int32_t table_fn_eval(const table_fn *f, const float x[256], float y[256]
   if (!f->binary) {
     tidsp_unary_f32_params p = f->unary;
     p.n = 256;
-    return tidsp_unary_f32(&p, x, y);
+    return tidsp_unary_f32__ref(&p, x, y);
   }
   float c[256];
   for (int i = 0; i < 256; i++) c[i] = f->c;
@@ -97,7 +99,7 @@ static int32_t table_fn_eval(const table_fn *f, const float x[256], float y[256]
   p.bc.rank = 1;
   p.bc.shape[0] = 256;
   p.bc.a_stride[0] = p.bc.b_stride[0] = 1;
-  return f->c_first ? tidsp_binary_f32(&p, c, x, y) : tidsp_binary_f32(&p, x, c, y);
+  return f->c_first ? tidsp_binary_f32__ref(&p, c, x, y) : tidsp_binary_f32__ref(&p, x, c, y);
 }
 
 /* f gives a NaN on some int8 code's dequantized value (or refuses them). */

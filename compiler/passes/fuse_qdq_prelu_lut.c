@@ -6,7 +6,8 @@
  *   Q( MaxPool( PRelu( DQ(x:i8), slope ) ) )  → Q( MaxPool( DQ( k_lut_i8_channels(lut, x) ) ) )
  *
  * lut[c][q] = Q_y(prelu(DQ_x(q), slope[c])), prelu computed by the
- * runtime's float kernel itself (tidsp_prelu_f32) and DQ/Q as the float
+ * runtime's float kernel itself (tidsp_prelu_f32__ref: the table never
+ * depends on the compiling CPU) and DQ/Q as the float
  * path's kernels: the table gives the bytes DQ → PRelu → Q gives (ONNX
  * Runtime runs PRelu in float between them).
  *
@@ -54,7 +55,7 @@ static int prelu_lut(cs_graph *g, const char *base, const float *slope, int64_t 
   for (int64_t i = 0; id == 0 && i < channels * 256; i++)
     x[i] = cs_dequantize_one((int32_t)(i % 256) - 128, in->scale[0], in->zp[0]);
   tidsp_broadcast bc = {2, {(int32_t)channels, 256}, {256, 1}, {1, 0}};
-  if (id == 0 && tidsp_prelu_f32(&bc, x, slope, y) != TIDSP_OK) id = -2;
+  if (id == 0 && tidsp_prelu_f32__ref(&bc, x, slope, y) != TIDSP_OK) id = -2;
   for (int64_t i = 0; id == 0 && i < channels * 256; i++)
     lut[i] = (int8_t)cs_quantize_one(y[i], out->scale[0], out->zp[0], qmin, qmax);
   if (id == 0) id = cs_add_const_named(g, base, "lut", CS_DTYPE_I8, 2, shape, lut);

@@ -99,13 +99,14 @@ static int match(cs_graph *g, int mul, silu_match *m) {
   return 0;
 }
 
-/* The runtime's float Sigmoid (MLAS's logistic) on n values. */
+/* The runtime's float Sigmoid (MLAS's logistic) on n values: its reference
+ * entry point, so that the table never depends on the compiling CPU. */
 static void sigmoid_f32(const float *x, float *y, int32_t n) {
   tidsp_unary_f32_params p;
   memset(&p, 0, sizeof p);
   p.n = n;
   p.op = TIDSP_UNARY_SIGMOID;
-  tidsp_unary_f32(&p, x, y);
+  tidsp_unary_f32__ref(&p, x, y);
 }
 
 static void table(cs_graph *g, const silu_match *m, int8_t *lut) {

@@ -95,7 +95,8 @@ void cs_output_clamp(const cs_qparams *qp, float lo, float hi,
                      int32_t *out_min, int32_t *out_max);
 
 /* A 256-entry int8 table T[q + 128] = Q_out(f(DQ_in(q))) as a new constant
- * "<base>.lut", f the runtime's float kernel tidsp_unary_f32 with params f
+ * "<base>.lut", f the runtime's float kernel tidsp_unary_f32 (its reference
+ * entry point: the table never depends on the compiling CPU) with params f
  * (its n ignored), or the identity when f is NULL (a rescale). Returns the
  * constant's id, -2 when the kernel refuses f, or -1 when out of memory
  * (message recorded). */

@@ -78,7 +78,7 @@ int cs_lut_const(cs_graph *g, const char *base, const tidsp_unary_f32_params *f,
   if (f) {
     tidsp_unary_f32_params p = *f;
     p.n = 256;
-    if (tidsp_unary_f32(&p, x, y) != TIDSP_OK) return -2;
+    if (tidsp_unary_f32__ref(&p, x, y) != TIDSP_OK) return -2;
   } else {
     memcpy(y, x, sizeof y);
   }
