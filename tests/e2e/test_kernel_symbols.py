@@ -12,7 +12,9 @@ may name it:
 
 Allowed: comments (prose), and calls — the compiler computes its tables
 with the runtime's own kernels (STYLE.md: "compile-time tables call the
-runtime's own kernel", e.g. the int8 SiLU table through tidsp_unary_f32).
+runtime's own kernel", e.g. the int8 SiLU table through tidsp_unary_f32),
+through the reference entry point fn__ref of a kernel that dispatches
+(test_the_compiler_calls_no_dispatched_kernel).
 codegen/runtime_files.c is not read: its rows are what `nm` says of the
 runtime's objects, kept equal to them by test_runtime_files.py.
 
@@ -126,3 +128,37 @@ def test_no_kernel_symbol_by_hand_in_compiler_and_fw():
     stale = {f: sorted(want - set(found.get(f, {}))) for f, want in KNOWN.items()
              if want - set(found.get(f, {}))}
     assert not stale, "KNOWN lists names these files no longer write; remove them: " + repr(stale)
+
+
+DISPATCH_ROWS = r"""
+#define TIDSP_KERNEL(NAME, ir, fn, ref, ...) @ROW fn ref
+#include "cstatic/kernels.def"
+"""
+
+
+def dispatched_symbols():
+    """The kernels whose entry point dispatches to CPU-specific variants
+    (kernels.def "ref": PUBLIC or INTERNAL, with a fn__ref beside fn)."""
+    cc = os.environ.get("CC", "cc")
+    out = subprocess.run([cc, "-E", "-P", "-I", os.path.join(ROOT, "include"), "-x", "c", "-"],
+                         input=DISPATCH_ROWS, capture_output=True, text=True, check=True).stdout
+    return {fn for fn, ref in re.findall(r"@ROW\s+(\w+)\s+(\w+)", out) if ref in ("PUBLIC", "INTERNAL")}
+
+
+def test_the_compiler_calls_no_dispatched_kernel():
+    """What a compile produces never depends on the CPU it runs on: where
+    the compiler runs a kernel (a table over the 256 codes, a folded
+    constant: eval/kernel_exec.c) it calls the reference entry point
+    fn__ref, never fn, which would run the variant this CPU dispatches to."""
+    dispatched = dispatched_symbols()
+    assert {"tidsp_unary_f32", "tidsp_lut_i8", "tidsp_conv2d_i8"} <= dispatched, sorted(dispatched)
+    call = re.compile(r"\b(" + "|".join(sorted(dispatched, key=len, reverse=True)) + r")\s*\(")
+    bad = {}
+    for rel, path in sources():
+        if rel.startswith("compiler" + os.sep):
+            with open(path, encoding="utf-8") as f:
+                code, _ = split_source(f.read())
+            hits = sorted(set(call.findall(code)))
+            if hits:
+                bad[rel] = hits
+    assert not bad, "dispatched kernels called by the compiler (call fn__ref): " + repr(bad)
