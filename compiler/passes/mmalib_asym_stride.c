@@ -75,22 +75,8 @@ static cs_status pick_output(cs_graph *g, const cs_qdq_tail *tail, int64_t h1, i
   snprintf(name, sizeof name, "%s.mm_stride1", yv->name ? yv->name : base);
   int64_t shape[4] = {yv->shape[0], yv->shape[1], h1, w1};
   int yp = cs_reroute_output(g, tail->q, name, 4, shape);
-  if (yp < 0) return CS_ERR_NOMEM;
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = 4;
-  sp.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, y)->dtype);
-  for (int d = 0; d < 4; d++) {
-    sp.in_shape[d] = (int32_t)shape[d];
-    sp.out_shape[d] = (int32_t)cs_graph_value(g, y)->shape[d];
-    sp.step[d] = 1;
-  }
-  sp.step[2] = step_h;
-  sp.step[3] = step_w;
-  int k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &yp, y);
-  if (k < 0) return CS_ERR_NOMEM;
-  cs_graph_node(g, k)->k.slice = sp;
-  return CS_OK;
+  const int64_t step[4] = {1, 1, step_h, step_w};
+  return yp < 0 || cs_add_slice(g, base, yp, y, NULL, step) < 0 ? CS_ERR_NOMEM : CS_OK;
 }
 
 /* Most phases a rewrite makes (MMALIB strides 1 or 2: r = 2 is the one
@@ -187,7 +173,6 @@ static cs_status build_phases(cs_graph *g, int conv_id, const cs_qdq_tail *tail,
     if (q < 0) return CS_ERR_NOMEM;
     ys[j] = cs_graph_node(g, q)->outputs[0];
   }
-  /* y_j's element (…, m) is y's (…, m·r + j): a concat of one step each */
   int64_t woven[4] = {full[0], full[1], full[2], full[3]};
   woven[2 + a] = shape[2 + a] * r;
   int out = y;
@@ -196,29 +181,11 @@ static cs_status build_phases(cs_graph *g, int conv_id, const cs_qdq_tail *tail,
     out = cs_graph_add_value(g, name, dt, 4, woven);
     if (out < 0) return CS_ERR_NOMEM;
   }
-  int k = cs_add_kernel(g, CS_OP_K_CONCAT, base, r, ys, out);
-  int64_t lens[MAX_PHASES] = {1, 1, 1, 1, 1, 1, 1, 1};
-  if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", r, lens) != CS_OK) return CS_ERR_NOMEM;
-  tidsp_concat_params cc;
-  memset(&cc, 0, sizeof cc);
-  cc.n_inputs = r;
-  cc.outer = (int32_t)(woven[0] * woven[1] * (a ? woven[2] * shape[3] : shape[2]));
-  cc.inner_bytes = (int32_t)(cs_dtype_size(dt) * (a ? 1 : woven[3]));
-  cs_graph_node(g, k)->k.concat = cc;
-  if (out == y) return CS_OK;
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = 4;
-  sp.elem_size = (int32_t)cs_dtype_size(dt);
-  for (int d = 0; d < 4; d++) {
-    sp.in_shape[d] = (int32_t)woven[d];
-    sp.out_shape[d] = (int32_t)full[d];
-    sp.step[d] = 1;
-  }
-  k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &out, y);
-  if (k < 0) return CS_ERR_NOMEM;
-  cs_graph_node(g, k)->k.slice = sp;
-  return CS_OK;
+  /* y_j's element (…, m) is y's (…, m·r + j): r values interleaved one
+   * element (columns) or one row (rows) at a time */
+  if (cs_add_concat_steps(g, base, r, ys, out, woven[0] * woven[1] * (a ? woven[2] * shape[3] : shape[2])) < 0)
+    return CS_ERR_NOMEM;
+  return out == y || cs_add_slice(g, base, out, y, NULL, NULL) >= 0 ? CS_OK : CS_ERR_NOMEM;
 }
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {

@@ -234,21 +234,7 @@ static cs_status depth_to_space(cs_graph *g, const cs_qdq_tail *tail, const s2d_
   int k = cs_add_kernel(g, CS_OP_K_TRANSPOSE, base, 1, &cur, out);
   if (k < 0) return CS_ERR_NOMEM;
   cs_graph_node(g, k)->k.transpose = tp;
-  if (!cropped) return CS_OK;
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = 4;
-  sp.elem_size = (int32_t)e;
-  int64_t full[4] = {1, c, p->y * p->f, p->x * p->g}, want[4] = {1, c, h, w};
-  for (int d = 0; d < 4; d++) {
-    sp.in_shape[d] = (int32_t)full[d];
-    sp.out_shape[d] = (int32_t)want[d];
-    sp.step[d] = 1;
-  }
-  k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &out, y);
-  if (k < 0) return CS_ERR_NOMEM;
-  cs_graph_node(g, k)->k.slice = sp;
-  return CS_OK;
+  return !cropped || cs_add_slice(g, base, out, y, NULL, NULL) >= 0 ? CS_OK : CS_ERR_NOMEM;
 }
 
 /* The pool takes the depth-to-space: y" viewed as [1, C, f·g·Y, X] is

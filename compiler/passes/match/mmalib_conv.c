@@ -203,27 +203,14 @@ static int image_of(cs_graph *g, int v, int64_t n) {
  * y_n, and k_concat(y_0 … y_nb−1) along N → y. */
 static cs_status image_loop(cs_graph *g, int id, int64_t nb) {
   int x = cs_graph_node(g, id)->inputs[0], y = cs_graph_node(g, id)->outputs[0];
-  const cs_value *xv = cs_graph_value(g, x);
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = xv->rank;
-  sp.elem_size = (int32_t)cs_dtype_size(xv->dtype);
-  for (int d = 0; d < xv->rank; d++) {
-    sp.in_shape[d] = sp.out_shape[d] = (int32_t)xv->shape[d];
-    sp.step[d] = 1;
-  }
-  sp.out_shape[0] = 1;
   int *ys = malloc(sizeof(int) * (size_t)nb);
-  int64_t *lens = malloc(sizeof(int64_t) * (size_t)nb);
-  cs_status st = ys && lens ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory");
+  cs_status st = ys ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory");
   for (int64_t n = 0; n < nb && st == CS_OK; n++) {
     const cs_node *call = cs_graph_node(g, id);
     const char *origin = call->origin ? call->origin : call->name;
     int xn = image_of(g, x, n), yn = image_of(g, y, n);
-    int k = xn >= 0 && yn >= 0 ? cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &x, xn) : -1;
-    if (k < 0) { st = CS_ERR_NOMEM; break; }
-    sp.start[0] = (int32_t)n;
-    cs_graph_node(g, k)->k.slice = sp;
+    const int64_t start[CS_MAX_RANK] = {n};
+    if (xn < 0 || yn < 0 || cs_add_slice(g, origin, x, xn, start, NULL) < 0) { st = CS_ERR_NOMEM; break; }
     int c = id;
     if (n == 0) { /* the original call takes image 0 */
       cs_node_set_input(g, id, 0, xn);
@@ -240,23 +227,9 @@ static cs_status image_loop(cs_graph *g, int id, int64_t nb) {
       if (!a || cs_mm_set_args(g, c, a->n, a->ints) != CS_OK) { st = CS_ERR_NOMEM; break; }
     }
     ys[n] = yn;
-    lens[n] = 1;
   }
-  if (st == CS_OK) {
-    int k = cs_add_kernel(g, CS_OP_K_CONCAT, cs_graph_node(g, id)->origin, (int)nb, ys, y);
-    if (k < 0 || cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", (int)nb, lens) != CS_OK) {
-      st = CS_ERR_NOMEM;
-    } else {
-      tidsp_concat_params cp;
-      memset(&cp, 0, sizeof cp);
-      cp.n_inputs = (int32_t)nb;
-      cp.outer = 1;
-      cp.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, y)) / (size_t)nb);
-      cs_graph_node(g, k)->k.concat = cp;
-    }
-  }
+  if (st == CS_OK && cs_add_concat_steps(g, cs_graph_node(g, id)->origin, (int)nb, ys, y, 1) < 0) st = CS_ERR_NOMEM;
   free(ys);
-  free(lens);
   return st;
 }
 

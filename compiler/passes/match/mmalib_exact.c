@@ -195,24 +195,10 @@ static int widen(cs_graph *g, const char *base, int act_in, int32_t x_zp) {
 static int slice16(cs_graph *g, const char *base, int x16, const char *what, int j, const int64_t start[4],
                    const int64_t len[4]) {
   const cs_value *xv = cs_graph_value(g, x16);
-  int64_t in_shape[4] = {xv->shape[0], xv->shape[1], xv->shape[2], xv->shape[3]};
   char name[512];
   snprintf(name, sizeof name, "%s.%s%d", xv->name ? xv->name : "x", what, j);
   int xin = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, len);
-  int sk = xin < 0 ? -1 : cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &x16, xin);
-  if (sk < 0) return -1;
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = 4;
-  sp.elem_size = 2;
-  for (int d = 0; d < 4; d++) {
-    sp.in_shape[d] = (int32_t)in_shape[d];
-    sp.out_shape[d] = (int32_t)len[d];
-    sp.start[d] = (int32_t)start[d];
-    sp.step[d] = 1;
-  }
-  cs_graph_node(g, sk)->k.slice = sp;
-  return xin;
+  return xin < 0 || cs_add_slice(g, base, x16, xin, start, NULL) < 0 ? -1 : xin;
 }
 
 int cs_mm_exact_inputs(cs_graph *g, const char *base, int act_in, int w_in, cs_mm_exact_plan *p, int *ins) {
@@ -366,24 +352,8 @@ static int concat_z(cs_graph *g, const char *base, int y, const int *zs, int n, 
   const char *yname = cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : "y";
   char name[512];
   snprintf(name, sizeof name, "%s.mm_z16", yname);
-  int64_t *lens = malloc(sizeof *lens * (size_t)n);
-  if (!lens) {
-    cs_error(CS_ERR_NOMEM, "out of memory");
-    return -1;
-  }
-  for (int j = 0; j < n; j++) lens[j] = 1;
   int z = cs_graph_add_value(g, name, CS_DTYPE_I16, 4, shape);
-  int k = z < 0 ? -1 : cs_add_kernel(g, CS_OP_K_CONCAT, base, n, zs, z);
-  int ok = k >= 0 && cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n, lens) == CS_OK;
-  free(lens);
-  if (!ok) return -1;
-  tidsp_concat_params cc;
-  memset(&cc, 0, sizeof cc);
-  cc.n_inputs = n;
-  cc.outer = 1;
-  cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, z)) / (size_t)n);
-  cs_graph_node(g, k)->k.concat = cc;
-  return z;
+  return z < 0 || cs_add_concat_steps(g, base, n, zs, z, 1) < 0 ? -1 : z;
 }
 
 int cs_mm_exact_dw_finish(cs_graph *g, int id, const char *base, const cs_mm_exact_plan *p,

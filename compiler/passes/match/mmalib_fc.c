@@ -131,19 +131,7 @@ static cs_status cut_n(cs_graph *g, int id, int y, int64_t np, const char *base)
     cs_graph_node(g, k)->k.copy_bytes = cs_value_nbytes(cs_graph_value(g, y));
     return CS_OK;
   }
-  tidsp_slice_params sp;
-  memset(&sp, 0, sizeof sp);
-  sp.rank = rank;
-  sp.elem_size = (int32_t)cs_dtype_size(cs_graph_value(g, y)->dtype);
-  for (int i = 0; i < rank; i++) {
-    sp.in_shape[i] = (int32_t)shape[i];
-    sp.out_shape[i] = (int32_t)cs_graph_value(g, y)->shape[i];
-    sp.step[i] = 1;
-  }
-  int k = cs_add_kernel(g, CS_OP_K_SLICE, base, 1, &yp, y);
-  if (k < 0) return CS_ERR_NOMEM;
-  cs_graph_node(g, k)->k.slice = sp;
-  return CS_OK;
+  return cs_add_slice(g, base, yp, y, NULL, NULL) < 0 ? CS_ERR_NOMEM : CS_OK;
 }
 
 static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const cs_mm_dtype *d) {

@@ -245,3 +245,40 @@ int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
   return cs_graph_add_node(g, op, name, origin, n_inputs, inputs, 1, &out);
 }
 
+int cs_add_slice(cs_graph *g, const char *origin, int in, int out, const int64_t *start, const int64_t *step) {
+  const cs_value *iv = cs_graph_value(g, in), *ov = cs_graph_value(g, out);
+  tidsp_slice_params sp;
+  memset(&sp, 0, sizeof sp);
+  sp.rank = iv->rank;
+  sp.elem_size = (int32_t)cs_dtype_size(iv->dtype);
+  for (int d = 0; d < iv->rank; d++) {
+    sp.in_shape[d] = (int32_t)iv->shape[d];
+    sp.out_shape[d] = (int32_t)ov->shape[d];
+    sp.start[d] = start ? (int32_t)start[d] : 0;
+    sp.step[d] = step ? (int32_t)step[d] : 1;
+  }
+  int k = cs_add_kernel(g, CS_OP_K_SLICE, origin, 1, &in, out);
+  if (k >= 0) cs_graph_node(g, k)->k.slice = sp;
+  return k;
+}
+
+int cs_add_concat_steps(cs_graph *g, const char *origin, int n, const int *ins, int out, int64_t outer) {
+  int64_t *lens = malloc(sizeof *lens * (size_t)(n > 0 ? n : 1));
+  if (!lens) {
+    cs_error(CS_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  for (int j = 0; j < n; j++) lens[j] = 1;
+  int k = cs_add_kernel(g, CS_OP_K_CONCAT, origin, n, ins, out);
+  if (k >= 0 && cs_node_set_attr_ints(cs_graph_node(g, k), "axis_len", n, lens) != CS_OK) k = -1;
+  free(lens);
+  if (k < 0) return -1;
+  tidsp_concat_params cc;
+  memset(&cc, 0, sizeof cc);
+  cc.n_inputs = n;
+  cc.outer = (int32_t)outer;
+  cc.inner_bytes = (int32_t)(cs_value_nbytes(cs_graph_value(g, out)) / (size_t)(outer * n));
+  cs_graph_node(g, k)->k.concat = cc;
+  return k;
+}
+

@@ -120,5 +120,18 @@ cs_status cs_add_qdq_after(cs_graph *g, int v, int scale_v, int zp_v, const cs_q
 int cs_add_kernel(cs_graph *g, cs_op op, const char *origin, int n_inputs,
                   const int *inputs, int out);
 
+/* A k_slice (cs_add_kernel) that copies the box of value `in` that value
+ * `out` (of in's rank and dtype) is: from start[d] (NULL: 0) every step[d]
+ * (NULL: 1) elements along each axis d, out's shape many. Returns the
+ * node id, or -1 when out of memory (message recorded). */
+int cs_add_slice(cs_graph *g, const char *origin, int in, int out, const int64_t *start, const int64_t *step);
+
+/* A k_concat (cs_add_kernel) of the n values `ins`, of one size, into
+ * `out`: `outer` times one step of each in turn, a step being
+ * nbytes(out) / (outer·n) bytes — outer 1 puts the values one after
+ * another, more interleaves them. Returns the node id, or -1 when out of
+ * memory (message recorded). */
+int cs_add_concat_steps(cs_graph *g, const char *origin, int n, const int *ins, int out, int64_t outer);
+
 
 #endif
