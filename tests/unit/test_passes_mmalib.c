@@ -684,13 +684,10 @@ static float *run_mmalib(const conv_spec *s, cs_graph **gout, int64_t *n) {
   float *x = make_input(cs_value_numel(xv));
   const void *in[1] = {x};
   int32_t st;
-  void **b = gb_run(g, in, &st);
+  size_t bytes;
+  float *y = gb_run_output(g, in, &st, &bytes);
   CHECK_MSG(st == 0, "run status %d", st);
   *n = cs_value_numel(cs_graph_value(g, g->outputs[0]));
-  float *y = malloc(sizeof(float) * (size_t)*n);
-  if (st == 0) memcpy(y, b[g->outputs[0]], sizeof(float) * (size_t)*n);
-  else memset(y, 0, sizeof(float) * (size_t)*n);
-  gb_free_run(g, b);
   free(x);
   *gout = g;
   return y;
@@ -847,12 +844,10 @@ static float *run_lowered(cs_graph *g, const cs_target *t, int64_t *n) {
   float *x = make_input(cs_value_numel(cs_graph_value(g, g->inputs[0])));
   const void *in[1] = {x};
   int32_t st;
-  void **b = gb_run(g, in, &st);
+  size_t bytes;
+  float *y = gb_run_output(g, in, &st, &bytes);
   CHECK_MSG(st == 0, "run status %d", st);
   *n = cs_value_numel(cs_graph_value(g, g->outputs[0]));
-  float *y = calloc((size_t)*n, sizeof(float));
-  if (st == 0) memcpy(y, b[g->outputs[0]], sizeof(float) * (size_t)*n);
-  gb_free_run(g, b);
   free(x);
   return y;
 }
@@ -1472,12 +1467,10 @@ static void test_out_s2d(void) {
     for (int64_t i = 0; i < nx; i++) xi[i] = (int8_t)((i * 29) % 251 - 125);
     const void *in[1] = {xi};
     int32_t rs;
-    void **b = gb_run(g, in, &rs);
+    size_t bytes;
+    out_e[v] = gb_run_output(g, in, &rs, &bytes);
     CHECK_MSG(rs == 0, "edge run status %d", rs);
     n_e[v] = cs_value_numel(cs_graph_value(g, g->outputs[0]));
-    out_e[v] = calloc((size_t)n_e[v], 1);
-    if (rs == 0) memcpy(out_e[v], b[g->outputs[0]], (size_t)n_e[v]);
-    gb_free_run(g, b);
     free(xi);
     cs_graph_free(g);
   }

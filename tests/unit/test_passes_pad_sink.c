@@ -58,12 +58,9 @@ static void *run(const spec *s, int *on_int8) {
   for (int i = 0; i < C * H * W; i++) x[i] = 0.37f * (float)((i * 7) % 23 - 11);
   const void *in[1] = {x};
   int32_t st;
-  void **b = gb_run(g, in, &st);
+  size_t n;
+  void *y = gb_run_output(g, in, &st, &n);
   CHECK_MSG(st == 0, "run status %d", st);
-  size_t n = cs_value_nbytes(cs_graph_value(g, g->outputs[0]));
-  void *y = malloc(n);
-  memcpy(y, b[g->outputs[0]], n);
-  gb_free_run(g, b);
   cs_graph_free(g);
   return y;
 }

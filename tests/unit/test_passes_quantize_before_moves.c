@@ -104,12 +104,8 @@ static float *run(variant v, int *float_moves, size_t *n) {
   for (int i = 0; i < N_IN; i++) x[i] = 0.37f * (float)((i * 7) % 23 - 11);
   const void *in[1] = {x};
   int32_t st;
-  void **buf = gb_run(g, in, &st);
+  float *y = gb_run_output(g, in, &st, n);
   CHECK_MSG(st == 0, "run status %d", st);
-  *n = cs_value_nbytes(cs_graph_value(g, g->outputs[0]));
-  float *y = malloc(*n);
-  memcpy(y, buf[g->outputs[0]], *n);
-  gb_free_run(g, buf);
   cs_graph_free(g);
   return y;
 }
