@@ -100,7 +100,7 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/host/conv2d_i8__host_amx.c",
-     .defines = "tidsp_conv2d_i8__host_amx tidsp_host_amx_supported",
+     .defines = "tidsp_conv2d_i8__host_amx tidsp_conv2d_i8__host_amx_tiles tidsp_host_amx_supported",
      .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_avx512vnni.c kernels/ref/conv2d_i8.c"},
     {.path = "kernels/host/conv2d_i8__host_avx2.c",
      .defines = "tidsp_conv2d_i8__host_avx2",
@@ -167,9 +167,9 @@ static const rt_file files[] = {
      .defines = "",
      .needs = ""},
     {.path = "kernels/host/matmul_i8__host_amx.c",
-     .defines = "tidsp_matmul_i8__host_amx",
-     .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_amx.c kernels/host/zmm_transpose.h "
-              "kernels/ref/matmul_i8.c"},
+     .defines = "tidsp_matmul_i8__host_amx tidsp_matmul_i8__host_amx_tiles",
+     .needs = "kernels/host/amx_internal.h kernels/host/conv2d_i8__host_amx.c "
+              "kernels/host/matmul_i8__host_avx512vnni.c kernels/host/zmm_transpose.h kernels/ref/matmul_i8.c"},
     {.path = "kernels/host/matmul_i8__host_avx2.c",
      .defines = "tidsp_matmul_i8__host_avx2",
      .needs = "kernels/host/rq_internal.h kernels/ref/matmul_i8.c"},

@@ -194,6 +194,13 @@ int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
                                   const int8_t *x, const int8_t *w,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y);
+/* The tiles on every layer: the entries above send layers too small for
+ * them to the VNNI kernel (faster there); the tests run these on the
+ * tiles' edges too. */
+int32_t tidsp_conv2d_i8__host_amx_tiles(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
+                                        const int32_t *bias, const void *rq, int8_t *y);
+int32_t tidsp_matmul_i8__host_amx_tiles(const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
+                                        const int32_t *bias, const void *rq, int8_t *y);
 /* Depthwise convolutions (c_in = groups) by a direct int16-pair path
  * (runtime/kernels/host/dwconv2d_i8__*.c); any other parameters go to the
  * same ISA's general conv2d above. */

@@ -120,10 +120,14 @@ static void run_conv_case_kind(const conv_case *cc) {
     p_o16 = p;
     p_o16.w_layout = TIDSP_CONV_W_O16;
   }
-  for (v = 0; v < tidsp_kernel_variant_count; v++) {
-    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+  /* every variant, then (v = count) the AMX tiles on every layer, the
+   * ones the host_amx entry sends to the VNNI kernel included */
+  for (v = 0; v <= tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v < tidsp_kernel_variant_count ? v : 0];
+    const int tiles = v == tidsp_kernel_variant_count;
+    const char *name = tiles ? "host_amx_tiles" : kv->name;
     int32_t st, mode;
-    if (!kv->supported())
+    if (tiles ? !tidsp_host_amx_supported() : !kv->supported())
       continue;
     for (mode = 0; mode < 3; mode++) { /* dense, padded rows, O16 */
       const tidsp_conv2d_params *pp = mode == 2 ? &p_o16 : mode == 1 ? &p_pad : &p;
@@ -131,18 +135,18 @@ static void run_conv_case_kind(const conv_case *cc) {
       if (wm == NULL)
         continue;
       y = guarded(ny);
-      st = kv->conv2d_i8(pp, x, wm, bias, rqd, y);
-      CHECK_MSG(st == st_ref, "%s status %d", kv->name, (int)st);
+      st = (tiles ? tidsp_conv2d_i8__host_amx_tiles : kv->conv2d_i8)(pp, x, wm, bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s status %d", name, (int)st);
       CHECK_MSG(memcmp(y, y_ref, ny) == 0,
                 "%s conv n%d c%d->%d g%d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d out %dx%d "
                 "zp %d,%d kind %d pc %d w_row_stride %d w_layout %d",
-                kv->name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
+                name, p.n, p.c_in, p.c_out, p.groups, p.h_in, p.w_in, p.k_h,
                 p.k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.pad_top,
                 p.pad_left, p.h_out, p.w_out, p.x_zp, p.w_zp, (int)p.rq.kind,
                 (int)p.rq.per_channel, (int)pp->w_row_stride, (int)pp->w_layout);
-      CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", kv->name);
+      CHECK_MSG(guards_ok(y, ny), "%s wrote outside the output", name);
       guarded_free(y);
-      if (!tidsp_conv2d_is_depthwise(pp))
+      if (tiles || !tidsp_conv2d_is_depthwise(pp))
         continue;
       /* the row's depthwise entry (what the dispatcher calls for these) */
       y = guarded(ny);
@@ -1214,20 +1218,24 @@ static void run_matmul_case_kind(const mm_case *c) {
     p_pad = p;
     p_pad.w_row_stride = k + c->w_row_pad;
   }
-  for (v = 0; v < tidsp_kernel_variant_count; v++) {
-    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v];
+  /* every variant, then (v = count) the AMX tiles on every product */
+  for (v = 0; v <= tidsp_kernel_variant_count; v++) {
+    const tidsp_kernel_variant *kv = &tidsp_kernel_variants[v < tidsp_kernel_variant_count ? v : 0];
+    const int tiles = v == tidsp_kernel_variant_count;
+    const char *name = tiles ? "host_amx_tiles" : kv->name;
     int32_t st, padded;
-    if (!kv->supported())
+    if (tiles ? !tidsp_host_amx_supported() : !kv->supported())
       continue;
     for (padded = 0; padded <= (w_pad != NULL); padded++) {
       y = guarded((size_t)m * n);
-      st = kv->matmul_i8(padded ? &p_pad : &p, x, padded ? w_pad : w, bias, rqd, y);
-      CHECK_MSG(st == st_ref, "%s matmul status %d", kv->name, (int)st);
+      st = (tiles ? tidsp_matmul_i8__host_amx_tiles : kv->matmul_i8)(padded ? &p_pad : &p, x, padded ? w_pad : w,
+                                                                   bias, rqd, y);
+      CHECK_MSG(st == st_ref, "%s matmul status %d", name, (int)st);
       CHECK_MSG(memcmp(y, y_ref, (size_t)m * n) == 0,
-                "%s matmul m%d k%d n%d zp %d,%d kind %d pc %d w_row_stride %d", kv->name,
+                "%s matmul m%d k%d n%d zp %d,%d kind %d pc %d w_row_stride %d", name,
                 m, k, n, c->x_zp, c->w_zp, c->kind, c->per_channel,
                 padded ? (int)p_pad.w_row_stride : 0);
-      CHECK_MSG(guards_ok(y, (size_t)m * n), "%s matmul wrote outside", kv->name);
+      CHECK_MSG(guards_ok(y, (size_t)m * n), "%s matmul wrote outside", name);
       guarded_free(y);
     }
   }

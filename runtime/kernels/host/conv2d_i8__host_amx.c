@@ -34,6 +34,9 @@
  * constants, 7 KiB of block geometry (~112 KiB). Q31 takes the FLOAT
  * epilogue (rq_internal.h); inputs the reference rejects go to
  * tidsp_conv2d_i8__ref, as does every call on a CPU or OS without AMX.
+ * Layers too small for the tiles (amx_pays: fewer than 64 taps, or little
+ * work per pixel) go to the VNNI kernel, faster there; the tiles' entry
+ * tidsp_conv2d_i8__host_amx_tiles takes every layer (the tests').
  */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* syscall() under -std=c99 */
@@ -582,10 +585,25 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
   _tile_release();
 }
 
-int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
-                                  const int8_t *x, const int8_t *w,
-                                  const int32_t *bias, const void *rq,
-                                  int8_t *y) {
+/* Layers whose tiles would stay mostly empty: K = C_in/g·k_h·k_w taps
+ * below one tile row (64), or so little work per output pixel (K times
+ * the group's output channels) that the im2col panel, the tile set-up and
+ * the 16-row channel blocks cost more than the products. The VNNI kernel
+ * reads the input in place and is faster there (bench/conv_bench.c on a
+ * Xeon with AMX, AMX time over VNNI's: MobileNetV2's 16→96 1×1 ×2.3,
+ * 32→192 1×1 ×1.7, 96→24 1×1 ×1.35, 144→24 ×1.16, its 3→32 k3 s2 stem
+ * ×1.15, ResNet-18's 3→64 k7 s2 stem ×1.17; AMX ahead from 96→576 1×1,
+ * ×0.88, on). */
+#define AMX_MIN_K 64
+#define AMX_MIN_WORK 10000 /* K · C_out per group */
+
+static int amx_pays(const tidsp_conv2d_params *p) {
+  const int64_t k = (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w, c = p->c_out / p->groups;
+  return k >= AMX_MIN_K && k * c > AMX_MIN_WORK;
+}
+
+int32_t tidsp_conv2d_i8__host_amx_tiles(const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
+                                        const int32_t *bias, const void *rq, int8_t *y) {
   tidsp_host_rq q;
   /* The tiles load OIHW rows; a packed layout (kernels.h w_layout, O16 for
    * the VNNI kernel's channels-in-lanes path) goes to that kernel, which
@@ -601,6 +619,18 @@ int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
   tidsp_host_rq_init(&q, &p->rq, rq, p->c_out);
   conv_amx(p, x, w, bias, &q, y);
   return TIDSP_OK;
+}
+
+int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
+                                  const int8_t *x, const int8_t *w,
+                                  const int32_t *bias, const void *rq,
+                                  int8_t *y) {
+  if (p && p->groups > 0 && p->w_layout == TIDSP_CONV_W_OIHW && !amx_pays(p)) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
+      return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
+  }
+  return tidsp_conv2d_i8__host_amx_tiles(p, x, w, bias, rq, y);
 }
 
 #endif /* TIDSP_HAVE_HOST_X86 */

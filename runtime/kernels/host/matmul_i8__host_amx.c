@@ -23,6 +23,8 @@
  * epilogue (rq_internal.h). k = 0 and inputs the reference rejects go to
  * tidsp_matmul_i8__ref, as
  * does every call where AMX is unavailable (tidsp_host_amx_supported).
+ * Products the tiles do not pay for (fewer than 256 taps, one row) go to
+ * the VNNI kernel; tidsp_matmul_i8__host_amx_tiles takes every product.
  */
 #include <string.h>
 
@@ -169,10 +171,32 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
   _tile_release();
 }
 
+/* Products the tiles do not pay for: fewer than 256 taps (the panel of
+ * Xᵀ is packed per 64 rows of X, and K/64 tile products per 16×16 block
+ * do not cover it), or a single row of X (15 of a tile's 16 rows empty).
+ * The VNNI kernel, which every AMX CPU runs, is faster there (bench/
+ * conv_bench.c "mm" lines on a Xeon with AMX, AMX time over VNNI's:
+ * ConvNeXt's fc1 3136×96×384 ×1.7, ViT's QKᵀ 197×64×197 ×3.9 and P·V
+ * 197×197×64 ×1.4, a 16-row 64×192 ×1.7, ResNet-18's 1×512×1000
+ * classifier ×2.0; AMX ahead from 256 taps and 4 rows on: 16×256×64
+ * ×0.94, 4×768×768 ×0.65, 3136×384×96 ×0.79). */
+#define AMX_MIN_K 256
+#define AMX_MIN_M 2
+
 int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
                                   const int8_t *x, const int8_t *w,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y) {
+  if (p && (p->k < AMX_MIN_K || p->m < AMX_MIN_M)) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
+      return tidsp_matmul_i8__host_avx512vnni(p, x, w, bias, rq, y);
+  }
+  return tidsp_matmul_i8__host_amx_tiles(p, x, w, bias, rq, y);
+}
+
+int32_t tidsp_matmul_i8__host_amx_tiles(const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
+                                        const int32_t *bias, const void *rq, int8_t *y) {
   tidsp_host_rq q;
   if (!tidsp_host_amx_supported() || !tidsp_host_matmul_fast_ok(p, x, w, rq, y) ||
       p->k == 0)
