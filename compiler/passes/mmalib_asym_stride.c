@@ -5,7 +5,7 @@
  * rows only, (2, 1) — is declined. When the larger stride S is a multiple
  * r·s of the smaller s, two rewrites make it MMALIB's:
  *
- * Phases (first choice). Along the axis of the smaller stride (W for
+ * Phases. Along the axis of the smaller stride (W for
  * (2, 1)), output m·r + j is output m of the conv at stride (S, S) whose
  * window starts j·s later: its pads there (begin − j·s, end_j). So r
  * copies of the layer at stride (S, S), one per phase j, interleaved:
@@ -22,8 +22,8 @@
  * makes it so, and a k_slice cuts the extra one off). Needs begin ≥
  * (r − 1)·s (a copy cannot start its window left of x's padding).
  *
- * Otherwise the stride-s conv and a pick of every (S/s)-th row or column
- * (r times the positions on the MMA):
+ * The pick: the stride-s conv and a pick of every (S/s)-th row or column
+ * (r times the positions on the MMA, but x and the weights read once):
  *
  *   Q(act(Conv_(s,s)(x)))                    → y' [1, C, H1, W1]
  *     → k_slice(start 0, step (sh/s, sw/s))  → y
@@ -41,7 +41,10 @@
  * core computes the layer as it is. On the exact path the pick's pass is
  * not spent; the rule charges it all the same, as it misses that path's
  * int16 tiles of a 5×5/7×7 depthwise window (4 or 9 calls, each reading
- * the window), and one error is not traded for the other. A rewrite is
+ * the window), and one error is not traded for the other. Of the forms
+ * the conv pass would take, the cheaper is priced against the core
+ * (phases win on large maps, the pick on small ones, where the second
+ * read of the weights outweighs the MMA time saved). A rewrite is
  * taken when it pays and the conv pass would then offload every call
  * (checked first, cs_mm_conv_padded_rule on each stride-(S, S) copy or
  * the stride-s conv; a plain conv whose C_out is off the tile is left
@@ -243,7 +246,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   double e = (double)cs_dtype_size(d->dt);
   int64_t pos = old.hw[0] * old.hw[1];
   double in_b = e * (double)cs_value_numel(x), w_b = e * (double)(per * c_out), out_b = e * (double)(c_out * pos);
-  int64_t pos_ph = r * ph[0].hw[0] * ph[0].hw[1], pos_one = h1 * w1;
+  int64_t pos_ph = take_ph ? r * ph[0].hw[0] * ph[0].hw[1] : 0, pos_one = h1 * w1;
   double ph_b = e * (double)(c_out * pos_ph), one_b = e * (double)(c_out * pos_one);
   /* MMA: a depthwise conv's "panel" is its kernel window per channel.
    * Phases: r calls each reading x and w, their outputs written, read

@@ -21,7 +21,7 @@ int cs_match_layer_norm_f32(cs_graph *g, int rm);
 cs_status pass_mmalib_report_begin(cs_graph *g, const cs_target *t);
 cs_status pass_fold_conv_bias_add(cs_graph *g, const cs_target *t); /* Conv → Add(bias) */
 cs_status pass_mmalib_const_channels(cs_graph *g, const cs_target *t); /* constant channels made exact */
-cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t); /* stride (2,1) as 1 + a pick */
+cs_status pass_mmalib_asym_stride(cs_graph *g, const cs_target *t); /* stride (2,1) as phases or 1 + a pick */
 cs_status pass_mmalib_dilation(cs_graph *g, const cs_target *t); /* dilation as a dense kernel, zero taps */
 cs_status pass_mmalib_out_s2d(cs_graph *g, const cs_target *t); /* small C_out: f·g pixels per channel */
 cs_status pass_mmalib_pack_pixels(cs_graph *g, const cs_target *t); /* small C_out 1x1: pixel blocks */

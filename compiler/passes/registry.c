@@ -43,7 +43,7 @@ static const cs_pass_entry kPipeline[] = {
     {"FoldConvBiasAdd", pass_fold_conv_bias_add, CS_GROUP_MMALIB},
     /* channels whose output is a constant: zero filters, multiplier 1 */
     {"MMALIBConstChannels", pass_mmalib_const_channels, CS_GROUP_MMALIB},
-    /* asymmetric stride as stride s + a pick of rows/columns */
+    /* asymmetric stride as phases at stride S, or stride s + a pick */
     {"MMALIBAsymStride", pass_mmalib_asym_stride, CS_GROUP_MMALIB},
     /* dilation as a dense kernel with zero taps between the filter's */
     {"MMALIBDilation", pass_mmalib_dilation, CS_GROUP_MMALIB},
