@@ -171,9 +171,10 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
   _tile_release();
 }
 
-/* Products the tiles do not pay for: fewer than 256 taps (the panel of
- * Xᵀ is packed per 64 rows of X, and K/64 tile products per 16×16 block
- * do not cover it), or a single row of X (15 of a tile's 16 rows empty).
+/* Products the tiles do not pay for: fewer than 256 taps (too few tile
+ * products per packed panel of Xᵀ to pay for the packing), or a single
+ * row of X (15 of a tile's 16 rows empty; 2 and 3 rows, not measured,
+ * stay on the tiles).
  * The VNNI kernel, which every AMX CPU runs, is faster there (bench/
  * conv_bench.c "mm" lines on a Xeon with AMX, AMX time over VNNI's:
  * ConvNeXt's fc1 3136×96×384 ×1.7, ViT's QKᵀ 197×64×197 ×3.9 and P·V
