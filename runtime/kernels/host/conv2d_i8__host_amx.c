@@ -585,16 +585,23 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
   _tile_release();
 }
 
-/* Layers whose tiles would stay mostly empty: K = C_in/g·k_h·k_w taps
- * below one tile row (64), or so little work per output pixel (K times
- * the group's output channels) that the im2col panel, the tile set-up and
- * the 16-row channel blocks cost more than the products. The VNNI kernel
- * reads the input in place and is faster there (bench/conv_bench.c on a
- * Xeon with AMX, AMX time over VNNI's: MobileNetV2's 16→96 1×1 ×2.3,
- * 32→192 1×1 ×1.7, 96→24 1×1 ×1.35, 144→24 ×1.16, its 3→32 k3 s2 stem
- * ×1.15, ResNet-18's 3→64 k7 s2 stem ×1.17; AMX ahead from 96→576 1×1,
- * ×0.88, on). */
-#define AMX_MIN_K 64
+/* Layers the tiles do not pay for: K = C_in/g·k_h·k_w below 96 taps
+ * (a tile row is 64; a 1×1 conv of 64 input channels is ×1.1–1.4 slower
+ * on the tiles at every C_out), or so little work per output pixel (K
+ * times the group's output channels) that the im2col panel, the tile
+ * set-up and the 16-row channel blocks cost more than the products. The
+ * VNNI kernel reads the input in place and is faster there (bench/
+ * conv_bench.c on a Xeon with AMX, AMX time over VNNI's: MobileNetV2's
+ * 16→96 1×1 ×2.3, 32→192 1×1 ×1.7, 96→24 1×1 ×1.35, 144→24 ×1.16, its
+ * 3→32 k3 s2 stem ×1.15, ResNet-18's 3→64 k7 s2 stem ×1.17; AMX ahead
+ * from 96→576 1×1, ×0.88, on). bench/amx_route.c times both kernels and
+ * this choice on a grid of 280 1×1 and 3×3 layers: the kernel chosen
+ * takes 1.01× the faster one's time (geometric mean; worst ×1.3–1.4,
+ * small 3×3 layers near the work line); the tiles everywhere took 1.19×,
+ * the VNNI kernel everywhere 1.23×. A rule fitted to the grid (1.004×)
+ * was no faster on the suite's networks (GoogLeNet ×1.02, ShuffleNetV2
+ * ×1.03, the rest within 1 %), so the simpler one stays. */
+#define AMX_MIN_K 96
 #define AMX_MIN_WORK 10000 /* K · C_out per group */
 
 static int amx_pays(const tidsp_conv2d_params *p) {

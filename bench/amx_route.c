@@ -1,0 +1,112 @@
+/*
+ * amx_route.c — where the host_amx row's conv should use its tiles: for a
+ * grid of convolutions (1×1 and 3×3, C_in 16–256, C_out 16–512, 56×56 and
+ * 14×14, stride 1, per-channel FLOAT), the time of the AMX tiles
+ * (tidsp_conv2d_i8__host_amx_tiles), of the VNNI kernel, and of the
+ * host_amx entry, which picks one of them per layer
+ * (conv2d_i8__host_amx.c amx_pays). One line per layer: tiles/VNNI and
+ * entry/best (1.00: the entry took the faster one); then the worst and
+ * the geometric mean of entry/best. Thread CPU time, median of 15.
+ *
+ * usage: amx_route   (on a CPU without AMX it says so and exits 0)
+ */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c99 */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../runtime/kernels/kernel_variants.h"
+
+#if TIDSP_HAVE_HOST_X86
+
+enum { REPEATS = 15 };
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median_s(tidsp_conv2d_i8_fn f, const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
+                       const int32_t *bias, const float *mult, int8_t *y) {
+  double t[REPEATS];
+  int r;
+  f(p, x, w, bias, mult, y);
+  for (r = 0; r < REPEATS; r++) {
+    double t0 = now_s();
+    f(p, x, w, bias, mult, y);
+    t[r] = now_s() - t0;
+  }
+  qsort(t, REPEATS, sizeof(double), cmp_double);
+  return t[REPEATS / 2];
+}
+
+int main(void) {
+  static const int32_t c_ins[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
+  static const int32_t c_outs[] = {16, 24, 32, 48, 64, 96, 128, 192, 256, 512};
+  static const int32_t ks[] = {1, 3}, sides[] = {56, 14};
+  double worst = 0.0, log_sum = 0.0;
+  int n = 0, a, b, ki, si;
+  if (!tidsp_host_amx_supported()) {
+    printf("amx_route: this CPU/OS has no AMX-INT8 tiles for us\n");
+    return 0;
+  }
+  for (ki = 0; ki < 2; ki++)
+    for (si = 0; si < 2; si++)
+      for (a = 0; a < (int)(sizeof c_ins / sizeof c_ins[0]); a++)
+        for (b = 0; b < (int)(sizeof c_outs / sizeof c_outs[0]); b++) {
+          tidsp_conv2d_params p;
+          const int32_t k = ks[ki], side = sides[si];
+          size_t nx, nw, ny, i;
+          int8_t *x, *w, *y;
+          int32_t *bias;
+          float *mult;
+          double t_tiles, t_vnni, t_entry, best;
+          if (k == 3 && c_ins[a] > 64)
+            continue;
+          memset(&p, 0, sizeof p);
+          p.n = 1, p.c_in = c_ins[a], p.c_out = c_outs[b], p.groups = 1;
+          p.h_in = p.w_in = p.h_out = p.w_out = side;
+          p.k_h = p.k_w = k, p.stride_h = p.stride_w = 1, p.dil_h = p.dil_w = 1;
+          p.pad_top = p.pad_left = k / 2, p.x_zp = -3;
+          p.rq.kind = TIDSP_REQUANT_FLOAT, p.rq.per_channel = 1, p.rq.out_min = -128, p.rq.out_max = 127;
+          nx = (size_t)p.c_in * (size_t)(side * side);
+          nw = (size_t)p.c_out * (size_t)p.c_in * (size_t)(k * k);
+          ny = (size_t)p.c_out * (size_t)(side * side);
+          x = malloc(nx), w = malloc(nw), y = malloc(ny);
+          bias = calloc((size_t)p.c_out, sizeof *bias), mult = malloc(sizeof *mult * (size_t)p.c_out);
+          for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
+          for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
+          for (i = 0; i < (size_t)p.c_out; i++) mult[i] = 1e-4f;
+          t_tiles = median_s(tidsp_conv2d_i8__host_amx_tiles, &p, x, w, bias, mult, y);
+          t_vnni = median_s(tidsp_conv2d_i8__host_avx512vnni, &p, x, w, bias, mult, y);
+          t_entry = median_s(tidsp_conv2d_i8__host_amx, &p, x, w, bias, mult, y);
+          best = t_tiles < t_vnni ? t_tiles : t_vnni;
+          printf("route k%d %2dx%-2d %3d->%-3d K %4d  tiles/vnni %.2f  entry/best %.2f\n", (int)k, (int)side,
+                 (int)side, (int)p.c_in, (int)p.c_out, (int)(p.c_in * k * k), t_tiles / t_vnni, t_entry / best);
+          if (t_entry / best > worst) worst = t_entry / best;
+          log_sum += log(t_entry / best);
+          n++;
+          free(x), free(w), free(y), free(bias), free(mult);
+        }
+  printf("entry/best over %d layers: worst %.2f, geometric mean %.3f\n", n, worst, exp(log_sum / n));
+  return 0;
+}
+
+#else /* no x86 host kernels in this build */
+
+int main(void) {
+  printf("amx_route: no x86 host kernels in this build\n");
+  return 0;
+}
+
+#endif
