@@ -6,7 +6,9 @@
  * host_amx entry, which picks one of them per layer
  * (conv2d_i8__host_amx.c amx_pays). One line per layer: tiles/VNNI and
  * entry/best (1.00: the entry took the faster one); then the worst and
- * the geometric mean of entry/best. Thread CPU time, median of 15.
+ * the geometric mean of entry/best. Then the same for int8 matrix
+ * products (tidsp_matmul_i8: M rows 1–197, K 64–768, N 64–768;
+ * matmul_i8__host_amx.c's choice). Thread CPU time, median of 15.
  *
  * usage: amx_route   (on a CPU without AMX it says so and exits 0)
  */
@@ -48,6 +50,61 @@ static double median_s(tidsp_conv2d_i8_fn f, const tidsp_conv2d_params *p, const
   }
   qsort(t, REPEATS, sizeof(double), cmp_double);
   return t[REPEATS / 2];
+}
+
+typedef int32_t (*matmul_fn)(const tidsp_matmul_params *, const int8_t *, const int8_t *, const int32_t *,
+                             const void *, int8_t *);
+
+static double median_mm_s(matmul_fn f, const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
+                          const int32_t *bias, const float *mult, int8_t *y) {
+  double t[REPEATS];
+  int r;
+  f(p, x, w, bias, mult, y);
+  for (r = 0; r < REPEATS; r++) {
+    double t0 = now_s();
+    f(p, x, w, bias, mult, y);
+    t[r] = now_s() - t0;
+  }
+  qsort(t, REPEATS, sizeof(double), cmp_double);
+  return t[REPEATS / 2];
+}
+
+/* The matrix products' grid: prints its lines and returns the number of
+ * products, adding to *worst and *log_sum. */
+static int matmul_grid(double *worst, double *log_sum) {
+  static const int32_t ms[] = {1, 2, 3, 4, 16, 64, 197}, ks[] = {64, 96, 128, 192, 256, 384, 768};
+  static const int32_t ns[] = {64, 192, 768};
+  int a, b, c, n = 0;
+  for (a = 0; a < (int)(sizeof ms / sizeof ms[0]); a++)
+    for (b = 0; b < (int)(sizeof ks / sizeof ks[0]); b++)
+      for (c = 0; c < (int)(sizeof ns / sizeof ns[0]); c++) {
+        tidsp_matmul_params p;
+        size_t nx, nw, i;
+        int8_t *x, *w, *y;
+        int32_t *bias;
+        float *mult;
+        double t_tiles, t_vnni, t_entry, best;
+        memset(&p, 0, sizeof p);
+        p.m = ms[a], p.k = ks[b], p.n = ns[c], p.x_zp = -3;
+        p.rq.kind = TIDSP_REQUANT_FLOAT, p.rq.per_channel = 1, p.rq.out_min = -128, p.rq.out_max = 127;
+        nx = (size_t)p.m * (size_t)p.k, nw = (size_t)p.n * (size_t)p.k;
+        x = malloc(nx), w = malloc(nw), y = malloc((size_t)p.m * (size_t)p.n);
+        bias = calloc((size_t)p.n, sizeof *bias), mult = malloc(sizeof *mult * (size_t)p.n);
+        for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
+        for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
+        for (i = 0; i < (size_t)p.n; i++) mult[i] = 1e-4f;
+        t_tiles = median_mm_s(tidsp_matmul_i8__host_amx_tiles, &p, x, w, bias, mult, y);
+        t_vnni = median_mm_s(tidsp_matmul_i8__host_avx512vnni, &p, x, w, bias, mult, y);
+        t_entry = median_mm_s(tidsp_matmul_i8__host_amx, &p, x, w, bias, mult, y);
+        best = t_tiles < t_vnni ? t_tiles : t_vnni;
+        printf("route mm %3dx%-3dx%-3d  tiles/vnni %.2f  entry/best %.2f\n", (int)p.m, (int)p.k, (int)p.n,
+               t_tiles / t_vnni, t_entry / best);
+        if (t_entry / best > *worst) *worst = t_entry / best;
+        *log_sum += log(t_entry / best);
+        n++;
+        free(x), free(w), free(y), free(bias), free(mult);
+      }
+  return n;
 }
 
 int main(void) {
@@ -99,6 +156,9 @@ int main(void) {
           free(x), free(w), free(y), free(bias), free(mult);
         }
   printf("entry/best over %d layers: worst %.2f, geometric mean %.3f\n", n, worst, exp(log_sum / n));
+  worst = log_sum = 0.0;
+  n = matmul_grid(&worst, &log_sum);
+  printf("entry/best over %d products: worst %.2f, geometric mean %.3f\n", n, worst, exp(log_sum / n));
   return 0;
 }
 

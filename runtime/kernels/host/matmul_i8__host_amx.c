@@ -23,8 +23,8 @@
  * epilogue (rq_internal.h). k = 0 and inputs the reference rejects go to
  * tidsp_matmul_i8__ref, as
  * does every call where AMX is unavailable (tidsp_host_amx_supported).
- * Products the tiles do not pay for (fewer than 256 taps, one row) go to
- * the VNNI kernel; tidsp_matmul_i8__host_amx_tiles takes every product.
+ * Products the tiles do not pay for (fewer than 256 taps, one or two rows)
+ * go to the VNNI kernel; tidsp_matmul_i8__host_amx_tiles takes every product.
  */
 #include <string.h>
 
@@ -172,17 +172,19 @@ static TARGET void matmul_amx(const tidsp_matmul_params *p, const int8_t *x,
 }
 
 /* Products the tiles do not pay for: fewer than 256 taps (too few tile
- * products per packed panel of Xᵀ to pay for the packing), or a single
- * row of X (15 of a tile's 16 rows empty; 2 and 3 rows, not measured,
- * stay on the tiles).
- * The VNNI kernel, which every AMX CPU runs, is faster there (bench/
- * conv_bench.c "mm" lines on a Xeon with AMX, AMX time over VNNI's:
- * ConvNeXt's fc1 3136×96×384 ×1.7, ViT's QKᵀ 197×64×197 ×3.9 and P·V
- * 197×197×64 ×1.4, a 16-row 64×192 ×1.7, ResNet-18's 1×512×1000
- * classifier ×2.0; AMX ahead from 256 taps and 4 rows on: 16×256×64
- * ×0.94, 4×768×768 ×0.65, 3136×384×96 ×0.79). */
+ * products per packed panel of Xᵀ to pay for the packing), or one or two
+ * rows of X (14 of a tile's 16 rows empty). The VNNI kernel, which every
+ * AMX CPU runs, is faster there (bench/conv_bench.c "mm" lines on a Xeon
+ * with AMX, AMX time over VNNI's: ConvNeXt's fc1 3136×96×384 ×1.7, ViT's
+ * QKᵀ 197×64×197 ×3.9 and P·V 197×197×64 ×1.4, a 16-row 64×192 ×1.7,
+ * ResNet-18's 1×512×1000 classifier ×2.0; AMX ahead from 256 taps and 3
+ * rows on: 16×256×64 ×0.94, 4×768×768 ×0.65, 3136×384×96 ×0.79).
+ * bench/amx_route.c's grid of 147 products (M 1–197, K 64–768, N
+ * 64–768): one row ×1.8–2.6 and two ×1.2–1.8 slower on the tiles at every
+ * K; the kernel chosen takes 1.006× the faster one's time (geometric
+ * mean). */
 #define AMX_MIN_K 256
-#define AMX_MIN_M 2
+#define AMX_MIN_M 3
 
 int32_t tidsp_matmul_i8__host_amx(const tidsp_matmul_params *p,
                                   const int8_t *x, const int8_t *w,
