@@ -38,31 +38,35 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static double median_s(tidsp_conv2d_i8_fn f, const tidsp_conv2d_params *p, const int8_t *x, const int8_t *w,
-                       const int32_t *bias, const float *mult, int8_t *y) {
-  double t[REPEATS];
-  int r;
-  f(p, x, w, bias, mult, y);
-  for (r = 0; r < REPEATS; r++) {
-    double t0 = now_s();
-    f(p, x, w, bias, mult, y);
-    t[r] = now_s() - t0;
-  }
-  qsort(t, REPEATS, sizeof(double), cmp_double);
-  return t[REPEATS / 2];
-}
-
+/* One call of a kernel under test: a conv or a matrix product. */
 typedef int32_t (*matmul_fn)(const tidsp_matmul_params *, const int8_t *, const int8_t *, const int32_t *,
                              const void *, int8_t *);
+typedef struct call {
+  tidsp_conv2d_i8_fn conv;
+  const tidsp_conv2d_params *cp;
+  matmul_fn matmul;
+  const tidsp_matmul_params *mp;
+  const int8_t *x, *w;
+  const int32_t *bias;
+  const float *mult;
+  int8_t *y;
+} call;
 
-static double median_mm_s(matmul_fn f, const tidsp_matmul_params *p, const int8_t *x, const int8_t *w,
-                          const int32_t *bias, const float *mult, int8_t *y) {
+static void run(const call *c) {
+  if (c->conv)
+    c->conv(c->cp, c->x, c->w, c->bias, c->mult, c->y);
+  else
+    c->matmul(c->mp, c->x, c->w, c->bias, c->mult, c->y);
+}
+
+/* Median seconds of REPEATS calls after one warm-up. */
+static double median_s(const call *c) {
   double t[REPEATS];
   int r;
-  f(p, x, w, bias, mult, y);
+  run(c);
   for (r = 0; r < REPEATS; r++) {
     double t0 = now_s();
-    f(p, x, w, bias, mult, y);
+    run(c);
     t[r] = now_s() - t0;
   }
   qsort(t, REPEATS, sizeof(double), cmp_double);
@@ -93,9 +97,11 @@ static int matmul_grid(double *worst, double *log_sum) {
         for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
         for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
         for (i = 0; i < (size_t)p.n; i++) mult[i] = 1e-4f;
-        t_tiles = median_mm_s(tidsp_matmul_i8__host_amx_tiles, &p, x, w, bias, mult, y);
-        t_vnni = median_mm_s(tidsp_matmul_i8__host_avx512vnni, &p, x, w, bias, mult, y);
-        t_entry = median_mm_s(tidsp_matmul_i8__host_amx, &p, x, w, bias, mult, y);
+        call c_tiles = {NULL, NULL, tidsp_matmul_i8__host_amx_tiles, &p, x, w, bias, mult, y};
+        call c_vnni = c_tiles, c_entry = c_tiles;
+        c_vnni.matmul = tidsp_matmul_i8__host_avx512vnni;
+        c_entry.matmul = tidsp_matmul_i8__host_amx;
+        t_tiles = median_s(&c_tiles), t_vnni = median_s(&c_vnni), t_entry = median_s(&c_entry);
         best = t_tiles < t_vnni ? t_tiles : t_vnni;
         printf("route mm %3dx%-3dx%-3d  tiles/vnni %.2f  entry/best %.2f\n", (int)p.m, (int)p.k, (int)p.n,
                t_tiles / t_vnni, t_entry / best);
@@ -144,9 +150,11 @@ int main(void) {
           for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
           for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
           for (i = 0; i < (size_t)p.c_out; i++) mult[i] = 1e-4f;
-          t_tiles = median_s(tidsp_conv2d_i8__host_amx_tiles, &p, x, w, bias, mult, y);
-          t_vnni = median_s(tidsp_conv2d_i8__host_avx512vnni, &p, x, w, bias, mult, y);
-          t_entry = median_s(tidsp_conv2d_i8__host_amx, &p, x, w, bias, mult, y);
+          call c_tiles = {tidsp_conv2d_i8__host_amx_tiles, &p, NULL, NULL, x, w, bias, mult, y};
+          call c_vnni = c_tiles, c_entry = c_tiles;
+          c_vnni.conv = tidsp_conv2d_i8__host_avx512vnni;
+          c_entry.conv = tidsp_conv2d_i8__host_amx;
+          t_tiles = median_s(&c_tiles), t_vnni = median_s(&c_vnni), t_entry = median_s(&c_entry);
           best = t_tiles < t_vnni ? t_tiles : t_vnni;
           printf("route k%d %2dx%-2d %3d->%-3d K %4d  tiles/vnni %.2f  entry/best %.2f\n", (int)k, (int)side,
                  (int)side, (int)p.c_in, (int)p.c_out, (int)(p.c_in * k * k), t_tiles / t_vnni, t_entry / best);
