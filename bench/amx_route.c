@@ -6,7 +6,8 @@
  * host_amx entry, which picks one of them per layer
  * (conv2d_i8__host_amx.c amx_pays). One line per layer: tiles/VNNI and
  * entry/best (1.00: the entry took the faster one); then the worst and
- * the geometric mean of entry/best. Then the same for int8 matrix
+ * the geometric mean of entry/best, and beside it the geometric means of
+ * tiles/best and VNNI/best (either kernel on every layer). Then the same for int8 matrix
  * products (tidsp_matmul_i8: M rows 1–197, K 64–768, N 64–768;
  * matmul_i8__host_amx.c's choice). Thread CPU time, median of 15.
  *
@@ -73,12 +74,31 @@ static double median_s(const call *c) {
   return t[REPEATS / 2];
 }
 
-/* The matrix products' grid: prints its lines and returns the number of
- * products, adding to *worst and *log_sum. */
-static int matmul_grid(double *worst, double *log_sum) {
+/* Each kernel's time over the faster one's, summed over a grid. */
+typedef struct tally {
+  int n;
+  double worst, log_entry, log_tiles, log_vnni;
+} tally;
+
+static void tally_add(tally *t, double t_tiles, double t_vnni, double t_entry) {
+  const double best = t_tiles < t_vnni ? t_tiles : t_vnni;
+  if (t_entry / best > t->worst) t->worst = t_entry / best;
+  t->log_entry += log(t_entry / best);
+  t->log_tiles += log(t_tiles / best);
+  t->log_vnni += log(t_vnni / best);
+  t->n++;
+}
+
+static void tally_print(const tally *t, const char *what) {
+  printf("entry/best over %d %s: worst %.2f, geometric mean %.3f (tiles everywhere %.3f, VNNI everywhere %.3f)\n",
+         t->n, what, t->worst, exp(t->log_entry / t->n), exp(t->log_tiles / t->n), exp(t->log_vnni / t->n));
+}
+
+/* The matrix products' grid: prints its lines, adds them to *t. */
+static void matmul_grid(tally *t) {
   static const int32_t ms[] = {1, 2, 3, 4, 16, 64, 197}, ks[] = {64, 96, 128, 192, 256, 384, 768};
   static const int32_t ns[] = {64, 192, 768};
-  int a, b, c, n = 0;
+  int a, b, c;
   for (a = 0; a < (int)(sizeof ms / sizeof ms[0]); a++)
     for (b = 0; b < (int)(sizeof ks / sizeof ks[0]); b++)
       for (c = 0; c < (int)(sizeof ns / sizeof ns[0]); c++) {
@@ -105,20 +125,17 @@ static int matmul_grid(double *worst, double *log_sum) {
         best = t_tiles < t_vnni ? t_tiles : t_vnni;
         printf("route mm %3dx%-3dx%-3d  tiles/vnni %.2f  entry/best %.2f\n", (int)p.m, (int)p.k, (int)p.n,
                t_tiles / t_vnni, t_entry / best);
-        if (t_entry / best > *worst) *worst = t_entry / best;
-        *log_sum += log(t_entry / best);
-        n++;
+        tally_add(t, t_tiles, t_vnni, t_entry);
         free(x), free(w), free(y), free(bias), free(mult);
       }
-  return n;
 }
 
 int main(void) {
   static const int32_t c_ins[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
   static const int32_t c_outs[] = {16, 24, 32, 48, 64, 96, 128, 192, 256, 512};
   static const int32_t ks[] = {1, 3}, sides[] = {56, 14};
-  double worst = 0.0, log_sum = 0.0;
-  int n = 0, a, b, ki, si;
+  tally convs = {0, 0.0, 0.0, 0.0, 0.0}, products = {0, 0.0, 0.0, 0.0, 0.0};
+  int a, b, ki, si;
   if (!tidsp_host_amx_supported()) {
     printf("amx_route: this CPU/OS has no AMX-INT8 tiles for us\n");
     return 0;
@@ -158,15 +175,12 @@ int main(void) {
           best = t_tiles < t_vnni ? t_tiles : t_vnni;
           printf("route k%d %2dx%-2d %3d->%-3d K %4d  tiles/vnni %.2f  entry/best %.2f\n", (int)k, (int)side,
                  (int)side, (int)p.c_in, (int)p.c_out, (int)(p.c_in * k * k), t_tiles / t_vnni, t_entry / best);
-          if (t_entry / best > worst) worst = t_entry / best;
-          log_sum += log(t_entry / best);
-          n++;
+          tally_add(&convs, t_tiles, t_vnni, t_entry);
           free(x), free(w), free(y), free(bias), free(mult);
         }
-  printf("entry/best over %d layers: worst %.2f, geometric mean %.3f\n", n, worst, exp(log_sum / n));
-  worst = log_sum = 0.0;
-  n = matmul_grid(&worst, &log_sum);
-  printf("entry/best over %d products: worst %.2f, geometric mean %.3f\n", n, worst, exp(log_sum / n));
+  tally_print(&convs, "layers");
+  matmul_grid(&products);
+  tally_print(&products, "products");
   return 0;
 }
 

@@ -596,11 +596,12 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
  * 3→32 k3 s2 stem ×1.15, ResNet-18's 3→64 k7 s2 stem ×1.17; AMX ahead
  * from 96→576 1×1, ×0.88, on). bench/amx_route.c times both kernels and
  * this choice on a grid of 280 1×1 and 3×3 layers: the kernel chosen
- * takes 1.01× the faster one's time (geometric mean; worst ×1.3–1.4,
- * small 3×3 layers near the work line); the tiles everywhere took 1.19×,
- * the VNNI kernel everywhere 1.23×. A rule fitted to the grid (1.004×)
- * was no faster on the suite's networks (GoogLeNet ×1.02, ShuffleNetV2
- * ×1.03, the rest within 1 %), so the simpler one stays. */
+ * takes 1.01× the faster one's time (geometric mean; worst ×1.3–1.7,
+ * small 3×3 layers on 14×14 under the work line, 64→16 the worst); the
+ * tiles everywhere took 1.19×, the VNNI kernel everywhere 1.23×. A rule
+ * fitted to the grid (1.005×) was no faster on the suite's networks
+ * (GoogLeNet ×1.02, ShuffleNetV2 ×1.03, the rest within 1 %), so the
+ * simpler one stays. */
 #define AMX_MIN_K 96
 #define AMX_MIN_WORK 10000 /* K · C_out per group */
 
@@ -632,11 +633,9 @@ int32_t tidsp_conv2d_i8__host_amx(const tidsp_conv2d_params *p,
                                   const int8_t *x, const int8_t *w,
                                   const int32_t *bias, const void *rq,
                                   int8_t *y) {
-  if (p && p->groups > 0 && p->w_layout == TIDSP_CONV_W_OIHW && !amx_pays(p)) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
-      return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
-  }
+  /* (AMX here implies AVX-512 VNNI and BW: amx_probe, cached) */
+  if (p && p->groups > 0 && p->w_layout == TIDSP_CONV_W_OIHW && !amx_pays(p) && tidsp_host_amx_supported())
+    return tidsp_conv2d_i8__host_avx512vnni(p, x, w, bias, rq, y);
   return tidsp_conv2d_i8__host_amx_tiles(p, x, w, bias, rq, y);
 }
 
