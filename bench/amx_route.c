@@ -1,7 +1,7 @@
 /*
  * amx_route.c — where the host_amx row's conv should use its tiles: for a
- * grid of convolutions (1×1 and 3×3, C_in 16–256, C_out 16–512, 56×56 and
- * 14×14, stride 1, per-channel FLOAT), the time of the AMX tiles
+ * grid of convolutions (1×1 and 3×3, C_in 3–256, C_out 16–512, 56×56 and
+ * 14×14 inputs, stride 1 and 2, per-channel FLOAT), the time of the AMX tiles
  * (tidsp_conv2d_i8__host_amx_tiles), of the VNNI kernel, and of the
  * host_amx entry, which picks one of them per layer
  * (conv2d_i8__host_amx.c amx_pays). One line per layer: tiles/VNNI and
@@ -131,53 +131,55 @@ static void matmul_grid(tally *t) {
 }
 
 int main(void) {
-  static const int32_t c_ins[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
+  static const int32_t c_ins[] = {3, 16, 24, 32, 48, 64, 96, 128, 192, 256};
   static const int32_t c_outs[] = {16, 24, 32, 48, 64, 96, 128, 192, 256, 512};
   static const int32_t ks[] = {1, 3}, sides[] = {56, 14};
   tally convs = {0, 0.0, 0.0, 0.0, 0.0}, products = {0, 0.0, 0.0, 0.0, 0.0};
-  int a, b, ki, si;
+  int a, b, ki, si, st;
   if (!tidsp_host_amx_supported()) {
     printf("amx_route: this CPU/OS has no AMX-INT8 tiles for us\n");
     return 0;
   }
-  for (ki = 0; ki < 2; ki++)
-    for (si = 0; si < 2; si++)
-      for (a = 0; a < (int)(sizeof c_ins / sizeof c_ins[0]); a++)
-        for (b = 0; b < (int)(sizeof c_outs / sizeof c_outs[0]); b++) {
-          tidsp_conv2d_params p;
-          const int32_t k = ks[ki], side = sides[si];
-          size_t nx, nw, ny, i;
-          int8_t *x, *w, *y;
-          int32_t *bias;
-          float *mult;
-          double t_tiles, t_vnni, t_entry, best;
-          if (k == 3 && c_ins[a] > 64)
-            continue;
-          memset(&p, 0, sizeof p);
-          p.n = 1, p.c_in = c_ins[a], p.c_out = c_outs[b], p.groups = 1;
-          p.h_in = p.w_in = p.h_out = p.w_out = side;
-          p.k_h = p.k_w = k, p.stride_h = p.stride_w = 1, p.dil_h = p.dil_w = 1;
-          p.pad_top = p.pad_left = k / 2, p.x_zp = -3;
-          p.rq.kind = TIDSP_REQUANT_FLOAT, p.rq.per_channel = 1, p.rq.out_min = -128, p.rq.out_max = 127;
-          nx = (size_t)p.c_in * (size_t)(side * side);
-          nw = (size_t)p.c_out * (size_t)p.c_in * (size_t)(k * k);
-          ny = (size_t)p.c_out * (size_t)(side * side);
-          x = malloc(nx), w = malloc(nw), y = malloc(ny);
-          bias = calloc((size_t)p.c_out, sizeof *bias), mult = malloc(sizeof *mult * (size_t)p.c_out);
-          for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
-          for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
-          for (i = 0; i < (size_t)p.c_out; i++) mult[i] = 1e-4f;
-          call c_tiles = {tidsp_conv2d_i8__host_amx_tiles, &p, NULL, NULL, x, w, bias, mult, y};
-          call c_vnni = c_tiles, c_entry = c_tiles;
-          c_vnni.conv = tidsp_conv2d_i8__host_avx512vnni;
-          c_entry.conv = tidsp_conv2d_i8__host_amx;
-          t_tiles = median_s(&c_tiles), t_vnni = median_s(&c_vnni), t_entry = median_s(&c_entry);
-          best = t_tiles < t_vnni ? t_tiles : t_vnni;
-          printf("route k%d %2dx%-2d %3d->%-3d K %4d  tiles/vnni %.2f  entry/best %.2f\n", (int)k, (int)side,
-                 (int)side, (int)p.c_in, (int)p.c_out, (int)(p.c_in * k * k), t_tiles / t_vnni, t_entry / best);
-          tally_add(&convs, t_tiles, t_vnni, t_entry);
-          free(x), free(w), free(y), free(bias), free(mult);
-        }
+  for (st = 1; st <= 2; st++)
+    for (ki = 0; ki < 2; ki++)
+      for (si = 0; si < 2; si++)
+        for (a = 0; a < (int)(sizeof c_ins / sizeof c_ins[0]); a++)
+          for (b = 0; b < (int)(sizeof c_outs / sizeof c_outs[0]); b++) {
+            tidsp_conv2d_params p;
+            const int32_t k = ks[ki], side = sides[si];
+            size_t nx, nw, ny, i;
+            int8_t *x, *w, *y;
+            int32_t *bias;
+            float *mult;
+            double t_tiles, t_vnni, t_entry, best;
+            if (k == 3 && c_ins[a] > 64)
+              continue;
+            memset(&p, 0, sizeof p);
+            p.n = 1, p.c_in = c_ins[a], p.c_out = c_outs[b], p.groups = 1;
+            p.h_in = p.w_in = side;
+            p.h_out = p.w_out = (side - 1) / st + 1;
+            p.k_h = p.k_w = k, p.stride_h = p.stride_w = st, p.dil_h = p.dil_w = 1;
+            p.pad_top = p.pad_left = k / 2, p.x_zp = -3;
+            p.rq.kind = TIDSP_REQUANT_FLOAT, p.rq.per_channel = 1, p.rq.out_min = -128, p.rq.out_max = 127;
+            nx = (size_t)p.c_in * (size_t)(side * side);
+            nw = (size_t)p.c_out * (size_t)p.c_in * (size_t)(k * k);
+            ny = (size_t)p.c_out * (size_t)(p.h_out * p.w_out);
+            x = malloc(nx), w = malloc(nw), y = malloc(ny);
+            bias = calloc((size_t)p.c_out, sizeof *bias), mult = malloc(sizeof *mult * (size_t)p.c_out);
+            for (i = 0; i < nx; i++) x[i] = (int8_t)(i * 37u);
+            for (i = 0; i < nw; i++) w[i] = (int8_t)(i * 11u);
+            for (i = 0; i < (size_t)p.c_out; i++) mult[i] = 1e-4f;
+            call c_tiles = {tidsp_conv2d_i8__host_amx_tiles, &p, NULL, NULL, x, w, bias, mult, y};
+            call c_vnni = c_tiles, c_entry = c_tiles;
+            c_vnni.conv = tidsp_conv2d_i8__host_avx512vnni;
+            c_entry.conv = tidsp_conv2d_i8__host_amx;
+            t_tiles = median_s(&c_tiles), t_vnni = median_s(&c_vnni), t_entry = median_s(&c_entry);
+            best = t_tiles < t_vnni ? t_tiles : t_vnni;
+            printf("route s%d k%d %2dx%-2d %3d->%-3d K %4d  tiles/vnni %.2f  entry/best %.2f\n", st, (int)k, (int)side,
+                   (int)side, (int)p.c_in, (int)p.c_out, (int)(p.c_in * k * k), t_tiles / t_vnni, t_entry / best);
+            tally_add(&convs, t_tiles, t_vnni, t_entry);
+            free(x), free(w), free(y), free(bias), free(mult);
+          }
   tally_print(&convs, "layers");
   matmul_grid(&products);
   tally_print(&products, "products");

@@ -595,18 +595,30 @@ static TARGET void conv_amx(const tidsp_conv2d_params *p, const int8_t *x,
  * 16→96 1×1 ×2.3, 32→192 1×1 ×1.7, 96→24 1×1 ×1.35, 144→24 ×1.16, its
  * 3→32 k3 s2 stem ×1.15, ResNet-18's 3→64 k7 s2 stem ×1.17; AMX ahead
  * from 96→576 1×1, ×0.88, on). bench/amx_route.c times both kernels and
- * this choice on a grid of 280 1×1 and 3×3 layers: the kernel chosen
- * takes 1.01× the faster one's time (geometric mean; worst ×1.3–1.7,
- * small 3×3 layers on 14×14 under the work line, 64→16 the worst); the
- * tiles everywhere took 1.19×, the VNNI kernel everywhere 1.23×. A rule
+ * this choice on a grid of 640 1×1 and 3×3 layers, stride 1 and 2: the
+ * kernel chosen takes 1.01× the faster one's time (geometric mean; worst
+ * ×1.3–1.7, small 3×3 layers on 14×14 under the work line, 64→16 the
+ * worst); the tiles everywhere took 1.17×, the VNNI kernel everywhere
+ * 1.33× (the stride-1 rule alone on the strided layers: 1.08×, worst
+ * ×5.0). A rule
  * fitted to the grid (1.005×) was no faster on the suite's networks
  * (GoogLeNet ×1.02, ShuffleNetV2 ×1.03, the rest within 1 %), so the
  * simpler one stays. */
 #define AMX_MIN_K 96
 #define AMX_MIN_WORK 10000 /* K · C_out per group */
+/* Strided layers read the input with gaps, which costs the VNNI kernel's
+ * in-place loads more than the tiles' im2col panel: there the tiles win
+ * from 16 input channels per group (a 3×3 stride-2 16→16 on 56×56 ×0.72,
+ * 64→16 on 14×14 ×0.30), except 1×1 layers of at most 32 input channels
+ * feeding more output channels (16→64 ×1.60, 32→256 ×1.70). Stems (3
+ * input channels) keep the stride-1 rule (MobileNetV2's 3→32 k3 s2 above). */
+#define AMX_S2_MIN_C_IN 16
+#define AMX_S2_VNNI_MAX_K 32
 
 static int amx_pays(const tidsp_conv2d_params *p) {
   const int64_t k = (int64_t)(p->c_in / p->groups) * p->k_h * p->k_w, c = p->c_out / p->groups;
+  if ((p->stride_h > 1 || p->stride_w > 1) && p->c_in / p->groups >= AMX_S2_MIN_C_IN)
+    return !(p->k_h * p->k_w == 1 && k <= AMX_S2_VNNI_MAX_K && c > k);
   return k >= AMX_MIN_K && k * c > AMX_MIN_WORK;
 }
 
