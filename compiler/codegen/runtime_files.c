@@ -91,8 +91,8 @@ static const rt_file files[] = {
     {.path = "kernels/host/conv2d_f32__host_mlas.c",
      .defines = "tidsp_conv2d_f32__host_mlas tidsp_conv2d_f32__host_mlas_lanes",
      .needs = "kernels/host/conv2d_f32_nchw_body.h kernels/host/conv2d_f32_tile_body.h "
-              "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/conv2d_f32.c "
-              "kernels/ref/conv_internal.h kernels/ref/mlas_block.c"},
+              "kernels/host/fma_exact_begin.h kernels/host/fma_exact_end.h kernels/kernel_variants.h "
+              "kernels/ref/conv2d_f32.c kernels/ref/conv_internal.h kernels/ref/mlas_block.c"},
     {.path = "kernels/host/conv2d_f32_nchw_body.h",
      .defines = "",
      .needs = ""},
@@ -111,8 +111,8 @@ static const rt_file files[] = {
     {.path = "kernels/host/conv_transpose2d_f32__host_mlas.c",
      .defines = "tidsp_conv_transpose2d_f32__host_mlas tidsp_conv_transpose2d_f32__host_mlas_lanes "
                 "tidsp_conv_transpose_nd_f32__host_mlas tidsp_conv_transpose_nd_f32__host_mlas_lanes",
-     .needs = "kernels/host/fma_exact_begin.h kernels/host/matmul_f32__host_mlas.c kernels/kernel_variants.h "
-              "kernels/ref/conv_internal.h kernels/ref/conv_transpose2d_f32.c "
+     .needs = "kernels/host/fma_exact_begin.h kernels/host/fma_exact_end.h kernels/host/matmul_f32__host_mlas.c "
+              "kernels/kernel_variants.h kernels/ref/conv_internal.h kernels/ref/conv_transpose2d_f32.c "
               "kernels/ref/conv_transpose_nd_f32.c kernels/ref/mlas_block.c"},
     {.path = "kernels/host/dwconv2d_i8__host_avx2.c",
      .defines = "tidsp_dwconv2d_i8__host_avx2",
@@ -128,7 +128,7 @@ static const rt_file files[] = {
      .defines = "tidsp_binary_f32__host_avx2 tidsp_binary_f32__host_avx512 tidsp_prelu_f32__host_avx2 "
                 "tidsp_prelu_f32__host_avx512 tidsp_unary_f32__host_avx2 tidsp_unary_f32__host_avx512",
      .needs = "kernels/host/eltwise_f32_body.h kernels/host/eltwise_internal.h kernels/host/fma_exact_begin.h "
-              "kernels/ref/binary_f32.c kernels/ref/broadcast.c kernels/ref/prelu_f32.c "
+              "kernels/host/fma_exact_end.h kernels/ref/binary_f32.c kernels/ref/broadcast.c kernels/ref/prelu_f32.c "
               "kernels/ref/unary_f32.c"},
     {.path = "kernels/host/eltwise_f32_body.h",
      .defines = "",
@@ -153,16 +153,20 @@ static const rt_file files[] = {
     {.path = "kernels/host/fma_exact_begin.h",
      .defines = "",
      .needs = ""},
+    {.path = "kernels/host/fma_exact_end.h",
+     .defines = "",
+     .needs = ""},
     {.path = "kernels/host/host_internal.h",
      .defines = "",
      .needs = "kernels/kernel_variants.h kernels/ref/conv_internal.h"},
     {.path = "kernels/host/layer_norm__host_fma.c",
      .defines = "tidsp_layer_norm_f32__host_fma tidsp_layer_norm_i8__host_avx512 tidsp_layer_norm_i8__host_fma",
-     .needs = "kernels/host/fma_exact_begin.h kernels/kernel_variants.h kernels/ref/layer_norm_rows.h"},
+     .needs = "kernels/host/fma_exact_begin.h kernels/host/fma_exact_end.h kernels/kernel_variants.h "
+              "kernels/ref/layer_norm_rows.h"},
     {.path = "kernels/host/matmul_f32__host_mlas.c",
      .defines = "tidsp_matmul_f32__host_mlas tidsp_matmul_f32__host_mlas_lanes tidsp_mlas_sgemm_stride_k",
-     .needs = "kernels/host/fma_exact_begin.h kernels/host/matmul_f32_tile_body.h kernels/kernel_variants.h "
-              "kernels/ref/matmul_f32.c kernels/ref/mlas_block.c"},
+     .needs = "kernels/host/fma_exact_begin.h kernels/host/fma_exact_end.h kernels/host/matmul_f32_tile_body.h "
+              "kernels/kernel_variants.h kernels/ref/matmul_f32.c kernels/ref/mlas_block.c"},
     {.path = "kernels/host/matmul_f32_tile_body.h",
      .defines = "",
      .needs = ""},

@@ -718,5 +718,5 @@ int32_t tidsp_conv2d_f32__host_mlas(const tidsp_conv2d_params *p, const float *x
   return tidsp_conv2d_f32__host_mlas_lanes(p, x, w, bias, sum, y, tidsp_mlas_f32_block());
 }
 
-#pragma GCC pop_options
+#include "fma_exact_end.h"
 #endif

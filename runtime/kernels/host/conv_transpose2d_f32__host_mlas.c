@@ -429,5 +429,5 @@ int32_t tidsp_conv_transpose2d_f32__host_mlas(const tidsp_conv2d_params *p, cons
   return tidsp_conv_transpose2d_f32__host_mlas_lanes(p, x, w, bias, y, tidsp_mlas_f32_block());
 }
 
-#pragma GCC pop_options
+#include "fma_exact_end.h"
 #endif

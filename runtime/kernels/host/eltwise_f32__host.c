@@ -191,5 +191,5 @@ int32_t T256 tidsp_unary_f32__host_avx2(const tidsp_unary_f32_params *p, const f
   return tidsp_unary_f32__ref(p, x, y);
 }
 
-#pragma GCC pop_options
+#include "fma_exact_end.h"
 #endif

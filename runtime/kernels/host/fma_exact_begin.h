@@ -4,12 +4,15 @@
  * fused multiply-adds written as such (fmaf, _mm*_fmadd_*) are fused;
  * -std=gnu11 would otherwise let GCC contract e.g. (x·s) − mean, which the
  * reference rounds twice. Include it inside `#if TIDSP_HAVE_HOST_X86`;
- * the includer closes the region with `#pragma GCC pop_options`.
+ * the includer closes the region with fma_exact_end.h.
  */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
 #if defined(__clang__)
+/* clang has no GCC target pragma: the same region as an attribute on
+ * every function it defines */
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #pragma clang fp contract(off)
 #else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
 #pragma GCC optimize("fp-contract=off")
 #endif

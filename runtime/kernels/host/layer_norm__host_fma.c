@@ -363,5 +363,5 @@ int32_t LN512 tidsp_layer_norm_i8__host_avx512(const tidsp_layer_norm_i8_params 
   return tidsp_layer_norm_i8__host_fma(&last, x + (size_t)r * (size_t)n, scale, bias,
                                        y + (size_t)r * (size_t)n);
 }
-#pragma GCC pop_options
+#include "fma_exact_end.h"
 #endif

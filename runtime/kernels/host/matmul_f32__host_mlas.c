@@ -215,5 +215,5 @@ int32_t tidsp_matmul_f32__host_mlas(const tidsp_matmul_f32_params *p, const floa
   return tidsp_matmul_f32__host_mlas_lanes(p, a, b, bias, y, tidsp_mlas_f32_block());
 }
 
-#pragma GCC pop_options
+#include "fma_exact_end.h"
 #endif
