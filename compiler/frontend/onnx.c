@@ -108,6 +108,11 @@ static cs_status add_input(builder *b, const Onnx__ValueInfoProto *vi) {
 
 static const char *attr_type_name(int t) {
   switch (t) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: return "STRING";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return "FLOATS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return "INTS";
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return "TENSOR";
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return "STRINGS";
@@ -160,6 +165,21 @@ static cs_status tensor_attr_input(builder *b, const Onnx__NodeProto *np,
   return CS_OK;
 }
 
+/* Attributes that every ONNX op having them declares INT or INTS. Each
+ * stage reads them as integers with its own default when absent, so one of
+ * another type is the model's error: read as absent, a Concat's float axis
+ * was axis 0 to shape inference and axis 1 to a pass, which then copied
+ * past the tensor (a fuzzed file). */
+static int integer_attr(const char *name) {
+  static const char *const names[] = {
+      "allowzero", "axes", "axis", "batch_dims", "blocksize", "ceil_mode", "count_include_pad", "dilations",
+      "group", "keepdims", "kernel_shape", "output_padding", "output_shape", "pads", "perm", "split",
+      "storage_order", "strides", "transA", "transB"}; /* not "to": Cast-1..5 names a type */
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) return 1;
+  return 0;
+}
+
 static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
                             const char *label, int node_id) {
   for (size_t i = 0; i < np->n_attribute; i++) {
@@ -178,6 +198,10 @@ static cs_status copy_attrs(builder *b, const Onnx__NodeProto *np,
       return cs_error(CS_ERR_INVALID, "node '%s' (%s): attribute '%s' is repeated",
                       label, op, a->name);
     int t = attr_type(a);
+    if (integer_attr(a->name) && t != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+        t != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+      return cs_error(CS_ERR_INVALID, "node '%s' (%s): attribute '%s' has type %s; ONNX defines it as integers",
+                      label, op, a->name, attr_type_name(t));
     cs_attr *ca;
     cs_status st = CS_OK;
     switch (t) {

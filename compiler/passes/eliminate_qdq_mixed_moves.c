@@ -174,17 +174,28 @@ static void move_transpose(const cs_node *n, const cs_value *x, const cs_value *
 }
 
 /* Concat (many in, one out) and Split (one in, many out) along axis: runs of
- * each part's axis·inner elements, interleaved per outer index. */
-static void move_parts(cs_graph *g, const cs_node *n, uint8_t **map) {
+ * each part's axis·inner elements, interleaved per outer index. CS_OK, or
+ * an internal error when the parts' shapes do not tile the whole along the
+ * axis (shape inference guarantees they do: never a copy past a map). */
+static cs_status move_parts(cs_graph *g, const cs_node *n, uint8_t **map) {
   int split = n->op == CS_OP_SPLIT;
   const cs_value *whole = cs_graph_value(g, split ? n->inputs[0] : n->outputs[0]);
   int axis = (int)cs_node_attr_int(n, "axis", split ? 0 : 1);
   if (axis < 0) axis += whole->rank;
-  int64_t outer = span(whole, 0, axis), at = 0, row = span(whole, axis, whole->rank);
   int parts = split ? n->n_outputs : n->n_inputs;
+  int64_t outer = axis >= 0 && axis < whole->rank ? span(whole, 0, axis) : -1, at = 0, sum = 0;
+  int64_t row = outer >= 0 ? span(whole, axis, whole->rank) : -1;
+  for (int j = 0; j < parts && outer >= 0; j++) {
+    int v = split ? n->outputs[j] : n->inputs[j];
+    const cs_value *part = v >= 0 ? cs_graph_value(g, v) : NULL;
+    if (!part || part->rank != whole->rank || span(part, 0, axis) != outer) outer = -1;
+    else sum += span(part, axis, part->rank);
+  }
+  if (outer < 0 || sum != row)
+    return cs_error(CS_ERR_INTERNAL, "node '%s' (%s): its parts do not tile axis %d of '%s'", n->name,
+                    cs_op_name(n->op), axis, whole->name ? whole->name : "?");
   for (int j = 0; j < parts; j++) {
     int v = split ? n->outputs[j] : n->inputs[j];
-    if (v < 0) continue;
     const cs_value *part = cs_graph_value(g, v);
     int64_t run = span(part, axis, part->rank);
     for (int64_t o = 0; o < outer; o++) {
@@ -193,10 +204,12 @@ static void move_parts(cs_graph *g, const cs_node *n, uint8_t **map) {
     }
     at += run;
   }
+  return CS_OK;
 }
 
 /* The maps of every member's outputs, in topological order. CS_OK, or
- * CS_ERR_NOMEM (message recorded); a set with too many sources is emptied. */
+ * CS_ERR_NOMEM / CS_ERR_INTERNAL (message recorded); a set with too many
+ * sources is emptied. */
 static cs_status run_maps(state *s, const int *order, int count) {
   for (int k = 0; k < count; k++) {
     int id = order[k];
@@ -221,9 +234,17 @@ static cs_status run_maps(state *s, const int *order, int count) {
           !(s->map[n->outputs[o]] = malloc((size_t)cs_value_numel(cs_graph_value(s->g, n->outputs[o])) + 1)))
         return cs_error(CS_ERR_NOMEM, "out of memory (node '%s')", n->name);
     const cs_value *x = cs_graph_value(s->g, n->inputs[0]), *y = cs_graph_value(s->g, n->outputs[0]);
-    if (n->op == CS_OP_CONCAT || n->op == CS_OP_SPLIT) move_parts(s->g, n, s->map);
-    else if (n->op == CS_OP_TRANSPOSE) move_transpose(n, x, y, s->map[n->inputs[0]], s->map[n->outputs[0]]);
-    else memcpy(s->map[n->outputs[0]], s->map[n->inputs[0]], (size_t)cs_value_numel(y));
+    if (n->op == CS_OP_CONCAT || n->op == CS_OP_SPLIT) {
+      cs_status st = move_parts(s->g, n, s->map);
+      if (st != CS_OK) return st;
+    } else if (cs_value_numel(x) != cs_value_numel(y) || (n->op == CS_OP_TRANSPOSE && x->rank != y->rank)) {
+      return cs_error(CS_ERR_INTERNAL, "node '%s' (%s): '%s' and '%s' differ in size", n->name, cs_op_name(n->op),
+                      x->name ? x->name : "?", y->name ? y->name : "?");
+    } else if (n->op == CS_OP_TRANSPOSE) {
+      move_transpose(n, x, y, s->map[n->inputs[0]], s->map[n->outputs[0]]);
+    } else {
+      memcpy(s->map[n->outputs[0]], s->map[n->inputs[0]], (size_t)cs_value_numel(y));
+    }
   }
   return CS_OK;
 }

@@ -157,6 +157,8 @@ static void test_bad_graphs(void) {
               "node 'pool_pad' (MaxPool): pad 2 on spatial axis 0 is not smaller than the kernel");
   EXPECT_FAIL(DATA "m_bad_attr_graph.onnx", CS_ERR_UNSUPPORTED,
               "attribute 'body' has type GRAPH");
+  EXPECT_FAIL(DATA "m_bad_float_axis.onnx", CS_ERR_INVALID,
+              "node 'cat_float_axis' (Concat): attribute 'axis' has type FLOAT; ONNX defines it as integers");
   EXPECT_FAIL(DATA "m_bad_axes_attr18.onnx", CS_ERR_INVALID,
               "'axes' is an input since opset 18");
   EXPECT_FAIL(DATA "m_bad_int32_range.onnx", CS_ERR_INVALID,

@@ -405,6 +405,10 @@ def bad_models():
     sub = oh.make_graph([], "sub", [], [])
     save(bad([oh.make_node("Relu", ["x"], ["y"], name="relu_graph_attr", body=sub)], x, y),
          "m_bad_attr_graph.onnx")
+    # an integer attribute of another type (a fuzzed file: its Concat axis,
+    # read as absent, was 0 to shape inference and 1 to a pass)
+    save(bad([oh.make_node("Concat", ["x", "x"], ["y"], name="cat_float_axis", axis=1.0)], x,
+             [vi("y", TP.FLOAT, None)]), "m_bad_float_axis.onnx")
     save(bad([oh.make_node("ReduceMean", ["x"], ["y"], name="rmean18", axes=[1])], x,
              [vi("y", TP.FLOAT, None)], opset=18), "m_bad_axes_attr18.onnx")
     save(bad([oh.make_node("Add", ["x8", "w"], ["y"], name="add")],
