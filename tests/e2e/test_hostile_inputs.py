@@ -93,6 +93,9 @@ ONNX_CASES = {
     "external_16gib_offset.onnx": ("'w'", "17179869176 bytes"),
     "expand_8gib.onnx": ("'y'", "8.0 GiB", "Expand", "memory limit"),
     "input_6gib.onnx": ("'x'", "6.0 GiB", "memory limit"),
+    # make fuzz: a float Concat axis read as absent, 0 to shape inference
+    # and 1 to EliminateQDQMixedMoves, which copied past its maps
+    "concat_float_axis.onnx": ("'cat'", "Concat", "attribute 'axis' has type FLOAT"),
 }
 
 
