@@ -22,7 +22,7 @@ of the MACs on the MMA (least_ratio); and the arena's ratio to the live
 bound of the padded graph (the issue's <= 1.10).
 
 --cycles prints, for the --after binary only, the compile's estimated C7x
-cycles (manifest.json est_c7x_cycles: the cost rule's model, data in DDR)
+cycles (manifest.json est_c7x_cycles: the cost rule's model, staged calls at L2)
 with -mmalib=0 (all on the core), -mmalib=1 -mmalib-exact=none (MMALIB's
 int8 kernels) and -mmalib=1 (the default exact path), and the parts of the
 last (MMA, core conv/matmul, other core kernels); what gating each exact

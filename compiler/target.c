@@ -94,6 +94,18 @@ static cs_status set_l2_budget(cs_target *t, const char *key, const char *v) {
   return CS_OK;
 }
 
+static cs_status set_mmalib_pad_budget(cs_target *t, const char *key, const char *v) {
+  char *end;
+  double a = strtod(v, &end);
+  if (end == v || *end || !(a >= 1.0 && a <= CS_MM_PAD_BUDGET_MAX))
+    return cs_error(CS_ERR_USAGE,
+                    "target attribute -%s='%s': expected a multiple of the model's MACs in [1, %g] (1: no "
+                    "rewrite that adds MACs)",
+                    key, v, CS_MM_PAD_BUDGET_MAX);
+  t->mmalib_pad_budget = a;
+  return CS_OK;
+}
+
 /* The 0/1 attributes, one setter each. */
 #define BOOL_SETTER(fn, field)                                           \
   static cs_status fn(cs_target *t, const char *key, const char *v) {    \
@@ -137,7 +149,7 @@ static cs_status set_use_cpp_api(cs_target *t, const char *key, const char *v) {
 typedef enum attr_id {
   A_MCPU, A_MMALIB, A_MMALIB_EXACT, A_TIDL_KERNELS, A_TIDL_RUNTIME, A_REQUANT, A_KERNELS, A_PROFILE_LAYERS,
   A_SKIP_RUNTIME_CHECKS, A_USE_CPP_API, A_CONSTANTS_BYTE_ALIGNMENT, A_PACK_WEIGHTS,
-  A_L2_BUDGET, A_ALLOW_FLOAT, A_ORT_EXACT, N_ATTRS
+  A_L2_BUDGET, A_ALLOW_FLOAT, A_ORT_EXACT, A_MMALIB_PAD_BUDGET, N_ATTRS
 } attr_id;
 
 typedef struct attr {
@@ -215,6 +227,12 @@ static const attr attrs[N_ATTRS] = {
                      "and Q runs in float); 0: such a layer runs on an integer kernel where one is "
                      "within 1 LSB (ReduceMean over H, W: the integer global average pool)",
                      set_ort_exact},
+    [A_MMALIB_PAD_BUDGET] = {"mmalib-pad-budget", "X", "1.6", NULL,
+                             "with -mmalib=1: the MACs the offload's rewrites (channel padding, pixel "
+                             "packing, output space-to-depth, dilation, asymmetric stride) may bring the "
+                             "model to, as a multiple of its own; over it, those saving the fewest "
+                             "estimated cycles per MAC added stay on the core (1: none that adds MACs)",
+                             set_mmalib_pad_budget},
 };
 
 static int find_attr(const char *name) {
@@ -424,4 +442,7 @@ void cs_target_format(const cs_target *t, char *buf, size_t size) {
   len = size ? strlen(buf) : 0;
   if (t->mmalib_exact != CS_MM_EXACT_ALL && len + 1 < size)
     snprintf(buf + len, size - len, " -mmalib-exact=%s", exact_names[t->mmalib_exact]);
+  len = size ? strlen(buf) : 0;
+  if (t->mmalib_pad_budget != CS_MM_PAD_BUDGET_DEFAULT && len + 1 < size)
+    snprintf(buf + len, size - len, " -mmalib-pad-budget=%g", t->mmalib_pad_budget);
 }

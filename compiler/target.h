@@ -70,7 +70,22 @@ typedef struct cs_target {
    * (a spatial ReduceMean becomes the integer global average pool). Default
    * 0 with -mcpu=cortex-m: no float on a core without an FPU. */
   int ort_exact;
+  /* -mmalib-pad-budget=X: the MACs an -mmalib=1 compile may compute, its
+   * rewrites' zero filters, taps and positions included, as a multiple of
+   * the model's own (default CS_MM_PAD_BUDGET_DEFAULT, issue 16's bound).
+   * Over it, the compile refuses the rewrites that save the fewest cycles
+   * per MAC added and runs the passes again (passes/match/mmalib_cost.h
+   * cs_mm_budget_refuse). */
+  double mmalib_pad_budget;
+  /* The rewrites refused so far (layer and `what`; set by the compile
+   * driver between rounds, NULL in a first round): the cost rule declines
+   * them (cs_mm_refused). */
+  const cs_offload_pad *mm_refused;
+  int n_mm_refused;
 } cs_target;
+
+#define CS_MM_PAD_BUDGET_DEFAULT 1.6
+#define CS_MM_PAD_BUDGET_MAX 64.0
 
 #define CS_L2_BUDGET_DEFAULT (384L * 1024)
 #define CS_L2_BUDGET_MAX (16L * 1024 * 1024)
@@ -81,7 +96,7 @@ void cs_target_default(cs_target *t);
  * error naming the attribute. NULL or "" → defaults. */
 cs_status cs_target_parse(const char *s, cs_target *t);
 /* The canonical string form (for manifest.json). -kernels, -pack-weights,
- * -l2-budget, -tidl-runtime, -allow-float and -ort-exact appear only when
+ * -l2-budget, -tidl-runtime, -allow-float, -ort-exact and -mmalib-pad-budget appear only when
  * they are not the generic target's defaults, so that existing targets keep their text. */
 void cs_target_format(const cs_target *t, char *buf, size_t size);
 /* Every attribute: "-name=values  (default: …)" and its help, wrapped

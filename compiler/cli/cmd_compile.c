@@ -142,8 +142,10 @@ static void print_offload(const cs_offload_report *r, const cs_codegen_stats *st
              p->mma_cycles > p->scalar_cycles ? ": above the core's; the exact path's form, not gated by the rule"
                                               : "");
     else
-      printf("    not padded '%s' %s %d -> %d: does not pay (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
-             p->what ? p->what : "C_out", p->c_out, p->c_pad, p->mma_cycles, p->scalar_cycles);
+      printf("    not padded '%s' %s %d -> %d: %s (est. %.0f MMA cycles vs %.0f scalar)\n", p->layer,
+             p->what ? p->what : "C_out", p->c_out, p->c_pad,
+             p->over_budget ? "over the padding budget (-mmalib-pad-budget)" : "does not pay", p->mma_cycles,
+             p->scalar_cycles);
   }
   for (int i = 0; i < r->n; i++) {
     const cs_offload_entry *e = &r->entries[i];
@@ -180,6 +182,43 @@ static void warn_if_float_model(const cs_graph *g, const char *model, const cs_t
               "(cstatic.quantize_pt2e, cstatic.export_qdq_onnx), or compile with -t \"... -allow-float=1\" "
               "if float is intended",
               model);
+}
+
+/* The padding budget's rounds: at most this many runs of the passes. */
+enum { BUDGET_ROUNDS = 8 };
+
+/* Import the model and run the passes; with -mmalib=1 over the padding
+ * budget, again with the rewrites it refuses (cs_mm_budget_refuse: target
+ * points at *refused, which the caller frees) until the MACs fit or
+ * nothing more can be refused. *out: the lowered graph, NULL on error. */
+static cs_status lower(const char *model, const cs_onnx_options *lo, const char *keep_outputs, cs_target *target,
+                       FILE *dump, cs_offload_pad **refused, cs_graph **out) {
+  *out = NULL;
+  for (int round = 0;; round++) {
+    cs_graph *g = NULL;
+    cs_status st = cs_onnx_load_with(model, lo, &g);
+    if (st == CS_OK && keep_outputs) st = cs_onnx_keep_outputs(g, keep_outputs);
+    if (st == CS_OK && round == 0) warn_if_float_model(g, model, target);
+    if (st == CS_OK && dump && round)
+      fprintf(dump, "// ---- padding budget: round %d, %d rewrites refused ----\n", round + 1, target->n_mm_refused);
+    if (st == CS_OK) st = cs_passes_run(g, target, dump);
+    int more = 0, n = target->n_mm_refused;
+    if (st == CS_OK && target->mmalib && round + 1 < BUDGET_ROUNDS) {
+      more = cs_mm_budget_refuse(&g->offload, cs_codegen_graph_macs(g), target->mmalib_pad_budget, refused, &n);
+      if (more < 0) st = CS_ERR_NOMEM;
+      target->mm_refused = *refused;
+      target->n_mm_refused = n;
+    }
+    if (st != CS_OK) {
+      cs_graph_free(g);
+      return st;
+    }
+    if (!more) {
+      *out = g;
+      return CS_OK;
+    }
+    cs_graph_free(g);
+  }
 }
 
 int cs_cmd_compile(int argc, char **argv) {
@@ -254,16 +293,12 @@ int cs_cmd_compile(int argc, char **argv) {
 
   cs_graph *g = NULL;
   cs_onnx_options lo = {.max_memory = max_memory, .eval = cs_const_eval_node};
-  if (cs_onnx_load_with(model, &lo, &g) != CS_OK) return cs_cli_fail("%s", cs_error_message());
-  if (keep_outputs && cs_onnx_keep_outputs(g, keep_outputs) != CS_OK) {
-    cs_graph_free(g);
-    return cs_cli_fail("%s", cs_error_message());
-  }
-  warn_if_float_model(g, model, &target);
-  if (cs_passes_run(g, &target, dump ? stdout : NULL) != CS_OK) {
-    cs_graph_free(g);
-    return cs_cli_fail("%s", cs_error_message());
-  }
+  cs_offload_pad *refused = NULL;
+  cs_status lowered = lower(model, &lo, keep_outputs, &target, dump ? stdout : NULL, &refused, &g);
+  target.mm_refused = NULL; /* read by the passes only */
+  target.n_mm_refused = 0;
+  free(refused);
+  if (lowered != CS_OK) return cs_cli_fail("%s", cs_error_message());
 
   char tmp[4096];
   if (cs_fs_make_sibling_temp(dir, "tmp", tmp, sizeof tmp) != CS_OK) {
@@ -320,7 +355,7 @@ int cs_cmd_compile(int argc, char **argv) {
     if (target.mcpu == CS_MCPU_C7X) {
       double total = stats.est_c7x_mma + stats.est_c7x_core_macs + stats.est_c7x_core_other;
       printf("  est. C7x cycles: %.3f M (MMA %.3f M, core conv/matmul %.3f M, other core kernels %.3f M; "
-             "the MMALIB cost rule's model, data in DDR)\n",
+             "the MMALIB cost rule's model: staged MMALIB calls at the spec's L2 figure, the rest in DDR)\n",
              total * 1e-6, stats.est_c7x_mma * 1e-6, stats.est_c7x_core_macs * 1e-6, stats.est_c7x_core_other * 1e-6);
     }
     if (target.mmalib) print_offload(&offload, &stats);

@@ -5,9 +5,10 @@
  * compile can be judged as a whole — what the MMA layers, the core's MAC
  * layers and everything else (requantization, copies, activations) cost —
  * and two compiles (-mmalib=0 and 1, or two branches) compared on one
- * scale. Every tensor is taken to live in DDR, as the rule assumes: L2
- * staging and DMA overlap would lower the MMA side, so the MMA's share of
- * the time is if anything overstated by its data traffic.
+ * scale. Tensors live in DDR, but for the MMALIB calls InjectMMALIBDMA
+ * stages (the step's L2 plan): by the spec's L2 figure, which the rule
+ * uses too (ir/c7x_cost.h cs_c7x_call_bytes), a staged call moves no DDR
+ * bytes of its own, or only its weights when they stay in DDR.
  *
  * A step's cycles:
  *  - an mmalib_* call: cs_mm_cost_mma of its geometry (mm_args) at its
@@ -56,7 +57,7 @@ static double exact_requant_bytes(const cs_graph *g, const cs_node *n) {
 /* An mmalib_* call's estimate from its arguments; -1 when they are not
  * a geometry this file knows (then priced as a core kernel: never
  * silently free). */
-static double mma_cycles(const cs_node *n, double bytes) {
+static double mma_cycles(const cs_node *n, double bytes, int input_in_ddr) {
   int cnt = 0;
   const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
   if (!a) return -1.0;
@@ -86,7 +87,7 @@ static double mma_cycles(const cs_node *n, double bytes) {
          * bytes are read, not the whole input's */
         int64_t rows = TIDSP_MMALIB_CROP_LEN(a[1], p[0], p[1]), cols = TIDSP_MMALIB_CROP_LEN(a[2], p[2], p[3]);
         int elem = n->op == CS_OP_K_MMALIB_DWCONV2D_I16 ? 2 : 1;
-        bytes -= (double)elem * (double)a[0] * (double)(a[1] * a[2] - rows * cols);
+        if (input_in_ddr) bytes -= (double)elem * (double)a[0] * (double)(a[1] * a[2] - rows * cols);
         return cs_mm_cost_mma(kh * kw, 1, pos, tile, bytes);
       }
       int64_t groups = cnt == 13 && a[12] > 0 ? a[12] : 1;
@@ -104,7 +105,13 @@ double cs_cg_step_c7x_cycles(const cs_cg *cg, int k, cs_c7x_part *part) {
   if (cg->s.node_elided[id]) return 0.0;
   double bytes = node_bytes(cg->g, n);
   if (is_mma(cg, n)) {
-    double c = mma_cycles(n, bytes);
+    cs_l2_kind staged = cg->s.l2 ? cg->s.l2[k].kind : CS_L2_NONE;
+    if (staged == CS_L2_INPUT_WEIGHTS || staged == CS_L2_SLICED)
+      bytes = 0.0;
+    else if (staged == CS_L2_INPUT) /* the weights stay in DDR */
+      bytes = n->n_inputs > 1 && n->inputs[1] >= 0 ? (double)cs_value_nbytes(cs_graph_value(cg->g, n->inputs[1]))
+                                                   : 0.0;
+    double c = mma_cycles(n, bytes, staged != CS_L2_INPUT_WEIGHTS && staged != CS_L2_SLICED && staged != CS_L2_INPUT);
     if (c >= 0.0) {
       *part = CS_C7X_MMA;
       return c;

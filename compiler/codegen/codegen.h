@@ -58,6 +58,10 @@ typedef struct cs_codegen_options {
   const struct cs_offload_report *offload;
 } cs_codegen_options;
 
+/* Multiply-accumulates of every live kernel node of a graph that passed
+ * cs_passes_run (manifest.json "offload.macs" counts the same). */
+int64_t cs_codegen_graph_macs(const cs_graph *g);
+
 /* Plan memory and write every output file into out_dir (which must exist
  * and be empty). The graph must have passed cs_passes_run. */
 cs_status cs_codegen_emit(cs_graph *g, const cs_target *t,

@@ -10,6 +10,13 @@ const char *cs_kernel_fn(const cs_kernel_info *ki, const cs_target *t) {
   return ki->fn;
 }
 
+int64_t cs_codegen_graph_macs(const cs_graph *g) {
+  int64_t macs = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].dead) macs += cs_kernel_macs(&g->nodes[i]);
+  return macs;
+}
+
 int64_t cs_kernel_macs(const cs_node *n) {
   switch (n->op) {
     case CS_OP_K_CONV2D_I8:

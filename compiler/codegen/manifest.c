@@ -224,6 +224,7 @@ static void offload_share(const cs_cg *cg, const cs_offload_report *r, cs_json *
     cs_json_string(j, "layer", p->layer);
     cs_json_string(j, "what", p->what ? p->what : "C_out");
     cs_json_bool(j, "padded", p->padded);
+    cs_json_bool(j, "over_budget", p->over_budget);
     cs_json_int(j, "c_out", p->c_out);
     cs_json_int(j, "c_pad", p->c_pad);
     cs_json_int(j, "macs", p->macs);

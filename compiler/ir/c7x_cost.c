@@ -12,8 +12,10 @@
  *    scaled so that the spec's layer (9 panels × 3200) takes 477 K.
  *  - Scalar core: the spec's 45.2 M cycles less the layer's DDR traffic,
  *    per MAC: 0.381 cycles.
- * DDR, not L2, is assumed on both sides: staging is decided later (the
- * schedule) and may not fit.
+ * The scalar core reads DDR (the spec's figure). An MMALIB call reads DDR
+ * unless InjectMMALIBDMA stages it into L2 (cs_c7x_call_bytes: the spec's
+ * L2 figure is then the whole call; staging is decided later, by the
+ * schedule, with the same fits as below).
  */
 #include "c7x_cost.h"
 
@@ -37,3 +39,13 @@ double cs_mm_cost_scalar(int64_t macs, double bytes) {
 }
 
 double cs_c7x_cost_bytes(double bytes) { return bytes * DDR_CYCLES_PER_BYTE; }
+
+/* l2plan.c's guard in front of the input: at least 128 bytes, more with a
+ * padded input (pad_top rows); two alignments cover the common case. */
+#define L2_GUARD_BYTES 256.0
+
+double cs_c7x_call_bytes(long l2_budget, double in_b, double w_b, double out_b) {
+  double budget = (double)l2_budget;
+  if (l2_budget <= 0 || L2_GUARD_BYTES + in_b > budget) return in_b + w_b + out_b;
+  return L2_GUARD_BYTES + in_b + w_b > budget ? w_b : 0.0;
+}

@@ -23,5 +23,15 @@ double cs_mm_cost_scalar(int64_t macs, double bytes);
  * the DDR bytes it reads and writes. The spec measures no such kernel;
  * its DDR rate is the one figure it gives that they share. */
 double cs_c7x_cost_bytes(double bytes);
+/* The DDR bytes an MMALIB call of a kind InjectMMALIBDMA stages
+ * (schedule/l2plan.c) moves in the spec's terms, for the `bytes` of
+ * cs_mm_cost_mma: its input in_b, weights w_b and output out_b. None when
+ * the call is staged — the spec's 477 K cycles ("MMALIB + L2 DMA
+ * prefetch") are the staged layer's whole time, the prefetch of input and
+ * weights and the output's writes included, which the panel term alone
+ * gives; w_b when only the input fits beside the guard (the weights are
+ * then read from DDR); everything when the input does not fit, or
+ * l2_budget is 0 (no staging: -l2-budget=0, or not a C7x target). */
+double cs_c7x_call_bytes(long l2_budget, double in_b, double w_b, double out_b);
 
 #endif

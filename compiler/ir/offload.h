@@ -77,7 +77,10 @@ typedef struct cs_offload_pad {
   const char *what;          /* what c_out/c_pad count (a static string; NULL: "C_out"): "N" (an FC's
                               * K/N padding), "positions" (asymmetric stride computed at stride 1) */
   int c_out, c_pad;          /* real and padded output channels (or `what`) */
-  int padded;                /* 0: declined, the estimate says it does not pay */
+  int padded;                /* 0: declined, the estimate says it does not pay (or over_budget) */
+  int over_budget;           /* it pays, but the padding budget refused it (-mmalib-pad-budget) */
+  int fixed;                 /* the exact path's own form (its 3x3 tiles, block-diagonal groups):
+                              * not the rule's choice, so not the budget's to refuse */
   int64_t macs;              /* the real layer's MACs */
   int64_t macs_added;        /* (c_pad - c_out) filters' MACs */
   int64_t weight_bytes_added; /* zero filters */

@@ -100,6 +100,9 @@ static int b_transposed(cs_graph *g, int b_int, int bdq, const char *base, int *
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+/* The offload report's `what` of a padded product (cs_offload_pad). */
+static const char kPadWhat[] = "M/K/N (runtime matmul; c_out: N)";
+
 /* The largest |x − zp| of an int8 x. */
 static int64_t max_dev(int32_t zp) { return zp + 128 > 127 - zp ? zp + 128 : 127 - zp; }
 
@@ -121,7 +124,7 @@ static int widen(cs_graph *g, const char *base, const char *suffix, int src, con
  * be, `mult` ORT's multiplier: 1 when built, 0 when declined (recorded in
  * the offload report; the caller builds the core kernel), -1 when out of
  * memory (message recorded). */
-static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs_qdq_tail *tail,
+static int mma_path(cs_graph *g, const cs_target *t, int id, int a_int, int b_int, int bdq, const cs_qdq_tail *tail,
                     const tidsp_batch_matmul_i8_params *p, int rq, float mult, const char *base) {
   char layer[256];
   snprintf(layer, sizeof layer, "%s", cs_graph_node(g, id)->name ? cs_graph_node(g, id)->name : "");
@@ -173,11 +176,19 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
    * over, it copies B first (b_transposed) */
   const int tr = b_transpose_of(g, b_int, bdq);
   const double scalar = cs_mm_cost_scalar(batch * m * k * n, a8 + b8 + y8 + (tr < 0 ? 2.0 * b8 : 0.0));
+  const int padded = mp != m || kp != k || np != n;
   if (!cs_mm_cost_pays(mma, scalar)) {
     cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
                          "does not pay: MMA estimate %.0f cycles (the int16 call; the exact path's core passes %.0f "
                          "more) against %.0f on the core",
                          mma, core, scalar);
+    return 0;
+  }
+  if (padded && cs_mm_refused(t, layer, kPadWhat)) {
+    cs_mmalib_report_add(g, CS_OFFLOAD_MATMUL, layer, NULL, -1.0,
+                         "over the padding budget (-mmalib-pad-budget): M/K/N padded to %lldx%lldx%lld "
+                         "(est. %.0f MMA cycles vs %.0f on the core)",
+                         (long long)mp, (long long)kp, (long long)np, mma, scalar);
     return 0;
   }
   /* the operands, widened; b from Kᵀ's source, transposed on the way */
@@ -226,9 +237,9 @@ static int mma_path(cs_graph *g, int id, int a_int, int b_int, int bdq, const cs
   /* z's step is r·2^sh output LSB; q = 1 (sh = 0): z is the accumulator */
   cs_mmalib_report_exact(g, layer, 0.0, sh ? (double)mult * (double)((int64_t)1 << sh) / 2.0 : 0.0, mma,
                          cs_mm_cost_mma(k, n, batch * m, 64, a8 + b8 + y8), core);
-  if (mp != m || kp != k || np != n) {
+  if (padded) {
     cs_offload_pad pad;
-    cs_mm_pad_decision_init(&pad, layer, "M/K/N (runtime matmul; c_out: N)", n, np, batch * m * k * n,
+    cs_mm_pad_decision_init(&pad, layer, kPadWhat, n, np, batch * m * k * n,
                             batch * (mp * kp * np - m * k * n));
     pad.padded = 1;
     pad.act_bytes_added = 2 * (int64_t)(a16 - a8 + b16 - b8) + 2 * (int64_t)(zn - y8);
@@ -283,7 +294,7 @@ static cs_status fuse(cs_graph *g, const cs_target *t, int id) {
         p.rq.out_zp = tail.out.zp[0];
         cs_output_clamp(&tail.out, tail.lo, tail.hi, &p.rq.out_min, &p.rq.out_max);
         /* the MMA, when wanted and it pays; else the core kernel */
-        int done = cs_mm_exact_wanted(t, 0.0, HUGE_VAL) ? mma_path(g, id, a_int, b_int, bdq, &tail, &p, rq, ort, base)
+        int done = cs_mm_exact_wanted(t, 0.0, HUGE_VAL) ? mma_path(g, t, id, a_int, b_int, bdq, &tail, &p, rq, ort, base)
                                                         : 0;
         int drop;
         int bt = done ? -1 : b_transposed(g, b_int, bdq, base, &drop);

@@ -249,19 +249,23 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t pos_ph = take_ph ? r * ph[0].hw[0] * ph[0].hw[1] : 0, pos_one = h1 * w1;
   double ph_b = e * (double)(c_out * pos_ph), one_b = e * (double)(c_out * pos_one);
   /* MMA: a depthwise conv's "panel" is its kernel window per channel.
-   * Phases: r calls each reading x and w, their outputs written, read
-   * and interleaved (and cut when they overshoot); the pick: one call,
-   * y' written and read, y written. */
+   * Phases: r calls each reading x and w and writing its output (staged:
+   * cs_mm_call_bytes), the outputs read and interleaved on the core (and
+   * cut when they overshoot); the pick: one call writing y', y' read and
+   * y written on the core. */
   double mma_ph = take_ph ? cs_mm_cost_mma(per, c_out, pos_ph, d->mult,
-                                           r * (in_b + w_b) + 3 * ph_b + (pos_ph != pos ? ph_b + out_b : 0))
+                                           r * cs_mm_call_bytes(t, in_b, w_b, ph_b / r) + 2 * ph_b +
+                                               (pos_ph != pos ? ph_b + out_b : 0))
                           : 0;
-  double mma_one = take_one ? cs_mm_cost_mma(per, c_out, pos_one, d->mult, in_b + w_b + 2 * one_b + out_b) : 0;
+  double mma_one =
+      take_one ? cs_mm_cost_mma(per, c_out, pos_one, d->mult, cs_mm_call_bytes(t, in_b, w_b, one_b) + one_b + out_b)
+               : 0;
   phases = take_ph && (!take_one || mma_ph <= mma_one);
   int64_t pos1 = phases ? pos_ph : pos_one;
   cs_offload_pad p;
   cs_mm_pad_decision_init(&p, conv->name, "positions", pos, pos1, c_out * per * pos, c_out * per * (pos1 - pos));
   p.act_bytes_added = c_out * (pos1 - pos) * cs_mm_pad_bytes(d);
-  int take = cs_mm_pad_decide(&p, phases ? mma_ph : mma_one, cs_mm_cost_scalar(p.macs, in_b + w_b + out_b));
+  int take = cs_mm_pad_decide(t, &p, phases ? mma_ph : mma_one, cs_mm_cost_scalar(p.macs, in_b + w_b + out_b));
   cs_mmalib_report_pad(g, &p);
   if (!take) return CS_OK;
   char base[256];

@@ -109,7 +109,9 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   const char *lname = cs_graph_node(g, conv_id)->name;
   cs_mm_pad_decision_init(&p, lname, "taps", taps, taps2, c * pos * c_in * taps, c * pos * c_in * (taps2 - taps));
   p.weight_bytes_added = c * c_in * (taps2 - taps) * cs_mm_pad_bytes(d);
-  cs_mm_pad_decide(&p, cs_mm_cost_mma(c_in * taps2, c, pos, d->mult, in_b + e * (double)(c * c_in * taps2) + out_b),
+  cs_mm_pad_decide(t, &p,
+                   cs_mm_cost_mma(c_in * taps2, c, pos, d->mult,
+                                  cs_mm_call_bytes(t, in_b, e * (double)(c * c_in * taps2), out_b)),
                    cs_mm_cost_scalar(p.macs, in_b + e * (double)(c * c_in * taps) + out_b));
   cs_mmalib_report_pad(g, &p);
   if (!p.padded) {

@@ -99,6 +99,14 @@ typedef struct s2d_pool {
   int n;
 } s2d_pool;
 
+/* Whether the padding budget refused this layer's space-to-depth (any
+ * f: the next round would only trade one f for another). */
+static int s2d_refused(const cs_target *t, const char *layer) {
+  for (int f = 2; f <= S2D_MAX; f++)
+    if (cs_mm_refused(t, layer, kWhat[f]) || cs_mm_refused(t, layer, kWhatPool[f])) return 1;
+  return 0;
+}
+
 /* One candidate (f, g): the rewritten conv's geometry and estimate. */
 typedef struct s2d_plan {
   int f, g;
@@ -123,8 +131,9 @@ static int64_t end_pad(int64_t in, int64_t before, int64_t k, int64_t st, int64_
 
 /* Plan (f, g) for conv geometry w over x [1, C_in, H_in, W_in] into C × H
  * × W; 0 if the geometry does not allow it. */
-static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, int64_t wd, int f, int gg,
-                const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, int pooled, s2d_plan *p) {
+static int plan(const cs_target *t, const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, int64_t wd,
+                int f, int gg, const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, int pooled,
+                s2d_plan *p) {
   memset(p, 0, sizeof *p);
   p->pooled = pooled;
   int s = w->stride_h;
@@ -143,8 +152,8 @@ static int plan(const cs_window2d *w, const cs_value *x, int64_t c, int64_t h, i
   int64_t k = x->shape[1] * p->kh * p->kw, pos = p->y * p->x;
   p->macs = p->c_pad * pos * k;
   p->act_bytes = (p->c_pad * pos - c * h * wd) * cs_mm_pad_bytes(d);
-  double bytes = e * (double)cs_value_numel(x) + (double)(p->c_pad * k) * (double)weight_bytes_per_tap +
-                 e * (double)(p->c_pad * pos);
+  double bytes = cs_mm_call_bytes(t, e * (double)cs_value_numel(x),
+                                  (double)(p->c_pad * k) * (double)weight_bytes_per_tap, e * (double)(p->c_pad * pos));
   int cropped = p->y * f != h || p->x * gg != wd;
   if (f * gg > 1 && !pooled) {
     bytes += 2.0 * e * (double)(p->c_s2d * pos);                                   /* transpose */
@@ -390,11 +399,15 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   s2d_plan pad_plan, cand[S2D_MAX];
   s2d_pool pool;
   int pooled = find_pool(g, y, c, h, wd, &pool), n = 0;
-  if (!plan(&win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, 0, &pad_plan)) return CS_OK;
+  if (!plan(t, &win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, 0, &pad_plan)) return CS_OK;
+  /* the padding budget (cs_mm_refused): a refused form is not a choice */
+  const char *layer = cs_graph_node(g, conv_id)->name;
+  if (s2d_refused(t, layer)) return CS_OK;
+  int pad_open = !cs_mm_refused(t, layer, NULL);
   /* f = g: MMALIB strides H and W alike (f·s = g·s) */
   for (int f = 2; f <= S2D_MAX; f++)
-    if (plan(&win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, pooled && pool.f == f, &cand[n]) &&
-        cand[n].mma_cycles < pad_plan.mma_cycles && cs_mm_cost_pays(cand[n].mma_cycles, scalar))
+    if (plan(t, &win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, pooled && pool.f == f, &cand[n]) &&
+        (!pad_open || cand[n].mma_cycles < pad_plan.mma_cycles) && cs_mm_cost_pays(cand[n].mma_cycles, scalar))
       n++;
   /* Cheapest first; the first the conv pass would take is taken. */
   for (int i = 1; i < n; i++)

@@ -101,8 +101,8 @@ typedef struct pack_plan {
  * tensor whatever the plan (mmalib_common.h cs_mm_stage_input: with P > 1
  * the reshape is that copy). out_copy: y is a graph output (the cut or
  * reshape is a real copy). */
-static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, const cs_mm_dtype *d, int in_copy,
-                int out_copy, pack_plan *pl) {
+static int plan(const cs_target *t, int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, const cs_mm_dtype *d,
+                int in_copy, int out_copy, pack_plan *pl) {
   int tile = d->mult;
   memset(pl, 0, sizeof *pl);
   if ((hh * ww) % p) return 0;
@@ -114,7 +114,7 @@ static int plan(int64_t c_in, int64_t c, int64_t hh, int64_t ww, int p, const cs
   int64_t pos = pl->h * pl->w;
   pl->macs = pl->n * pl->k * pos;
   double in = (double)(c_in * hh * ww), out = (double)(c * hh * ww); /* int8: 1 byte each */
-  double bytes = in + (double)(pl->n * pl->k) + (double)(pl->n * pos);
+  double bytes = cs_mm_call_bytes(t, in, (double)(pl->n * pl->k), (double)(pl->n * pos));
   if (in_copy > 1 || (p > 1 && in_copy)) bytes += 2.0 * in; /* one copy: the reshape is the edge's staging */
   if (out_copy && (p > 1 || pl->n != c)) bytes += 2.0 * out; /* the cut (or reshape) at a graph output */
   pl->mma_cycles = cs_mm_cost_mma(pl->k, pl->n, pos, tile, bytes);
@@ -278,16 +278,21 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t macs = c * c_in * hh * ww;
   double scalar = cs_mm_cost_scalar(macs, (double)(c_in * hh * ww + c * c_in + c * hh * ww));
   pack_plan pad, best, cand;
-  plan(c_in, c, hh, ww, 1, d, in_copy, out_copy, &pad);
+  plan(t, c_in, c, hh, ww, 1, d, in_copy, out_copy, &pad);
   memset(&best, 0, sizeof best);
   /* C·P within padding's channels: the packed conv computes no more MACs
    * than the padded one (C_in·P·N/P = C_in·N per pixel), its panels and
    * bytes fewer. */
   for (int p = 2; p <= PACK_MAX; p++)
-    if (plan(c_in, c, hh, ww, p, d, in_copy, out_copy, &cand) && cand.n <= pad.n &&
+    if (plan(t, c_in, c, hh, ww, p, d, in_copy, out_copy, &cand) && cand.n <= pad.n &&
         c_in * p <= 131071 && (!best.p || cand.mma_cycles < best.mma_cycles))
       best = cand;
-  if (!best.p || best.mma_cycles >= pad.mma_cycles || !cs_mm_cost_pays(best.mma_cycles, scalar)) return CS_OK;
+  /* the padding budget (cs_mm_refused): a refused form is not a choice */
+  const char *layer = cs_graph_node(g, conv_id)->name;
+  if (!best.p || cs_mm_refused(t, layer, "C_out pack") ||
+      (!cs_mm_refused(t, layer, NULL) && best.mma_cycles >= pad.mma_cycles) ||
+      !cs_mm_cost_pays(best.mma_cycles, scalar))
+    return CS_OK;
 
   /* Rewrite: weights and their per-channel parameters, the bias, the
    * input and the output. */

@@ -163,9 +163,9 @@ static cs_status cut_output(cs_graph *g, const cs_qdq_tail *tail, int axis, int6
  * MACs and weights_per_channel weights, `positions` output elements per
  * channel, reading in_bytes, writing y: filled into *p, returns whether
  * to pad. */
-static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_out, int64_t c_pad,
-                int64_t per_channel, int64_t weights_per_channel, int64_t positions, int64_t in_bytes, int y,
-                cs_offload_pad *p) {
+static int pays(cs_graph *g, const cs_target *t, const char *layer, const cs_mm_dtype *d, int64_t c_out,
+                int64_t c_pad, int64_t per_channel, int64_t weights_per_channel, int64_t positions, int64_t in_bytes,
+                int y, cs_offload_pad *p) {
   size_t esize = cs_dtype_size(d->dt);
   cs_mm_pad_decision_init(p, layer, NULL, c_out, c_pad, c_out * per_channel, (c_pad - c_out) * per_channel);
   p->weight_bytes_added = (c_pad - c_out) * weights_per_channel * cs_mm_pad_bytes(d);
@@ -175,11 +175,12 @@ static int pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t c_
   double w_bytes = (double)(c_out * weights_per_channel * (int64_t)esize);
   double out_bytes = (double)(c_out * positions * (int64_t)esize);
   double real = (double)in_bytes + w_bytes + out_bytes;
-  double padded = real + (double)((c_pad - c_out) * (weights_per_channel + positions) * (int64_t)esize);
+  double padded = cs_mm_call_bytes(t, (double)in_bytes, (double)(c_pad * weights_per_channel * (int64_t)esize),
+                                   (double)(c_pad * positions * (int64_t)esize));
   /* the cut at a graph output is a real copy: read and write (not counted
    * for a `--outputs` tap, which must not change what the model computes) */
   double cut = cs_graph_is_model_output(g, y) ? 2.0 * (double)cs_value_nbytes(cs_graph_value(g, y)) : 0.0;
-  return cs_mm_pad_decide(p, cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut),
+  return cs_mm_pad_decide(t, p, cs_mm_cost_mma(weights_per_channel, c_pad, positions, d->mult, padded + cut),
                           cs_mm_cost_scalar(p->macs, real));
 }
 
@@ -215,7 +216,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   cs_offload_pad p;
   char base[256];
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
-  if (pays(g, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, in_bytes, y, &p)) {
+  if (pays(g, t, conv->name, d, c_out, c_pad, positions * per_filter, per_filter, positions, in_bytes, y, &p)) {
     st = pad_dq(g, wdq, base, "w", 0, c_out, c_pad);
     if (st == CS_OK && b >= 0) st = pad_bias(g, conv_id, 2, base, c_out, c_pad);
     if (st == CS_OK) {

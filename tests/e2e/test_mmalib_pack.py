@@ -5,7 +5,9 @@ input and output reshapes being views of the same bytes. Through the CLI:
 the manifest's padding decision, every MAC on the MMA, no copy in the
 generated code but the graph input's staging, the arena within 1.10x of the live bound, the output
 within 1 LSB of the exact float-domain result (as every offloaded layer),
-and the C7x builds (unstaged, L2-staged) equal to the host build.
+and the C7x builds (unstaged, L2-staged) equal to the host build. Every target
+lifts the padding budget (-mmalib-pad-budget=64): these check the rewrite,
+whatever MACs it adds (x8 and x4 here; the budget: test_mmalib_budget.py).
 """
 import json
 
@@ -34,7 +36,7 @@ def test_packed_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
     out = tmp_path / "out"
     # the int8 kernel (the default exact path calls the int16 one: the
     # staged test below runs that)
-    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib=1 -mmalib-exact=none")
+    r = cstatic("compile", q, "-o", out, "-t", "c_static_lib -mmalib-pad-budget=64 -mmalib=1 -mmalib-exact=none")
     print(r.stdout)
     assert "mmalib offload: 1 conv2d" in r.stdout
     assert f"padded 'conv0' C_out pack {c_out} -> 64" in r.stdout
@@ -81,8 +83,8 @@ def test_packed_c7x_and_l2_staged_builds_equal_the_host(tmp_path):
     x = np.random.default_rng(11).normal(size=(1, 8, 48, 48)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     ys = {}
-    for tag, target in (("host", "c_static_lib -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0"),
-                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=262144")):
+    for tag, target in (("host", "c_static_lib -mmalib-pad-budget=64 -mmalib=1"), ("c7x", "c_static_lib -mcpu=c7x -mmalib-pad-budget=64 -mmalib=1 -l2-budget=0"),
+                        ("l2", "c_static_lib -mcpu=c7x -mmalib-pad-budget=64 -mmalib=1 -l2-budget=262144")):
         out = tmp_path / tag
         r = cstatic("compile", q, "-o", out, "-t", target)
         assert "C_out pack 8 -> 32" in r.stdout, (tag, r.stdout)

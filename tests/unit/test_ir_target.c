@@ -60,6 +60,24 @@ static void test_derived_defaults(void) {
         t.constants_byte_alignment == 128);
 }
 
+/* -mmalib-pad-budget: 1.6 by default and then not in the text; another
+ * value is, and parses back. */
+static void test_mmalib_pad_budget(void) {
+  cs_target t, back;
+  char buf[512];
+  CHECK(cs_target_parse("c_static_lib -mcpu=c7x -mmalib=1", &t) == CS_OK);
+  CHECK(t.mmalib_pad_budget == CS_MM_PAD_BUDGET_DEFAULT && t.mm_refused == NULL && t.n_mm_refused == 0);
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(!strstr(buf, "pad-budget"), "%s", buf);
+  CHECK(cs_target_parse("c_static_lib -mcpu=c7x -mmalib=1 -mmalib-pad-budget=1.25", &t) == CS_OK);
+  CHECK(t.mmalib_pad_budget == 1.25);
+  cs_target_format(&t, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, " -mmalib-pad-budget=1.25"), "%s", buf);
+  CHECK(cs_target_parse(buf, &back) == CS_OK && back.mmalib_pad_budget == 1.25);
+  CHECK(cs_target_parse("-mmalib-pad-budget=1", &t) == CS_OK && t.mmalib_pad_budget == 1.0);
+  CHECK(cs_target_parse("-mmalib-pad-budget=64", &t) == CS_OK && t.mmalib_pad_budget == 64.0);
+}
+
 /* -tidl-runtime=1 is recorded in the text only when set, so every other
  * target keeps its text. */
 static void test_tidl_runtime(void) {
@@ -132,6 +150,9 @@ static void test_errors_name_the_attribute(void) {
   check_error("c_static_lib -constants-byte-alignment=48", "power of two");
   check_error("c_static_lib -constants-byte-alignment=", "power of two");
   check_error("c_static_lib -l2-budget=-1", "expected bytes in [0, 16777216]");
+  check_error("c_static_lib -mmalib-pad-budget=0.9", "-mmalib-pad-budget='0.9': expected a multiple");
+  check_error("c_static_lib -mmalib-pad-budget=nan", "expected a multiple of the model's MACs in [1, 64]");
+  check_error("c_static_lib -mmalib-pad-budget=1.5x", "expected a multiple");
   check_error("c_static_lib -kernels", "has no value");
   check_error("tvm -mcpu=c7x", "kind 'tvm' is not c_static_lib");
   check_error("c_static_lib mcpu=c7x", "expected -key=value");
@@ -191,6 +212,7 @@ int main(void) {
   test_canonical_text_of_the_default_target();
   test_derived_defaults();
   test_tidl_runtime();
+  test_mmalib_pad_budget();
   test_cortex_m_preset();
   test_allow_float();
   test_errors_name_the_attribute();

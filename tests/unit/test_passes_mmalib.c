@@ -8,7 +8,10 @@
  * float computation.
  * These are the int8 kernels' rules, so every target here opts out of the
  * exact path (-mmalib-exact=none; the default `all` runs offloaded int8
- * layers on MMALIB's int16 kernels: test_passes_mmalib_exact.c).
+ * layers on MMALIB's int16 kernels: test_passes_mmalib_exact.c), and
+ * prices every call from DDR (-l2-budget=0): the cost rule's decline cases
+ * are measured there; staged, nearly every rewrite pays and the padding
+ * budget decides (test_passes_mmalib_budget.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -130,7 +133,7 @@ static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *what, const
   int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
   cs_mmalib_report_reset(g);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
             "%s: a declined match changed the graph", what);
@@ -154,7 +157,7 @@ static float *make_input(int64_t n) {
  * on the same input and compare the outputs in output LSBs (≤ 1). */
 static void expect_offload_n(cs_graph *g1, cs_graph *g0, cs_op op, int count, float out_scale, const char *what) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(gb_count_op(g1, op) == count, "%s: expected %d %s", what, count, cs_op_name(op));
@@ -231,7 +234,7 @@ static void test_conv_rules(void) {
   {
     cs_graph *g = conv_graph(&s);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     int p = gb_find_op(g, CS_OP_K_PAD);
     CHECK_MSG(p >= 0, "d_zp=5 with padding: an explicit pad expected");
@@ -247,7 +250,7 @@ static void test_conv_rules(void) {
   {
     cs_graph *g = conv_graph(&s);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     CHECK_MSG(gb_count_op(g, CS_OP_K_PAD) == 0, "no padding: no explicit pad");
     cs_graph_free(g);
@@ -264,7 +267,7 @@ static void test_conv_rules(void) {
     cs_graph *g = conv_graph(&s);
     int nodes = g->n_nodes;
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none -constants-byte-alignment=32", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none -constants-byte-alignment=32", &t) == CS_OK);
     cs_mmalib_report_reset(g);
     CHECK(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK);
     CHECK(g->n_nodes == nodes && g->offload.n == 1 &&
@@ -322,7 +325,7 @@ static void test_conv_folding(void) {
   s.relu = 0;
   cs_graph *g = conv_graph(&s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I8);
   CHECK(k >= 0);
@@ -469,7 +472,7 @@ static void test_fc_rules(void) {
   expect_offload(fc_graph(&s), fc_graph(&s), CS_OP_K_MMALIB_FC_I8, 0.2f, "MatMul(x, Transpose(w)) K 120, 64 rows");
   {
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
     /* Match: K 120 → 128 zero columns (a k_pad of the data), N 40 → 64
      * zero rows cut back by a k_slice of 40 of each row of 64, 64 rows;
      * the report's numbers. */
@@ -558,7 +561,7 @@ static cs_graph *add_graph(int swap, int relu, int broadcast, int const_b) {
 static void run_add(int swap, int relu) {
   cs_graph *g1 = add_graph(swap, relu, 0, 0), *g0 = add_graph(swap, relu, 0, 0);
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK(cs_passes_run(g1, &t1, NULL) == CS_OK && cs_passes_run(g0, &t0, NULL) == CS_OK);
   CHECK_MSG(gb_count_op(g1, CS_OP_K_C7X_RESIDUAL_ADD_I8) == 1, "add swap=%d relu=%d", swap, relu);
@@ -617,7 +620,7 @@ static void test_max_pool_rules(void) {
   expect_offload(pool_graph(0.05f), pool_graph(0.05f), CS_OP_K_C7X_MAXPOOL_TIDL_I8, 0.05f, "max pool (TIDL)");
   cs_graph *g = pool_graph(0.05f);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none -tidl-kernels=0", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none -tidl-kernels=0", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   CHECK(gb_count_op(g, CS_OP_K_C7X_MAXPOOL_I8) == 1 && gb_count_op(g, CS_OP_K_C7X_MAXPOOL_TIDL_I8) == 0);
   cs_graph_free(g);
@@ -646,7 +649,7 @@ static void test_graph_edge_is_staged(void) {
   int x = g->inputs[0], y = g->outputs[0];
   cs_mmalib_report_reset(g);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(pass_fuse_mmalib_qdq_conv2d(g, &t) == CS_OK, "%s", cs_error_message());
   CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1 && gb_count_op(g, CS_OP_K_COPY) == 2);
   CHECK(g->offload.n == 1 && g->offload.entries[0].kernel[0]);
@@ -678,7 +681,7 @@ static void test_graph_edge_is_staged(void) {
 static float *run_mmalib(const conv_spec *s, cs_graph **gout, int64_t *n) {
   cs_graph *g = conv_graph(s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
   CHECK_MSG(cs_passes_run(g, &t, NULL) == CS_OK, "%s", cs_error_message());
   const cs_value *xv = cs_graph_value(g, g->inputs[0]);
   float *x = make_input(cs_value_numel(xv));
@@ -758,7 +761,7 @@ static void test_channel_padding(void) {
    * by the padding pass alone: in the pipeline MMALIBPackPixels takes it
    * first, 4 pixel blocks per channel, test_pack_pixels). */
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t) == CS_OK);
   for (int v = 0; v < 3; v++) {
     s = conv_default();
     if (v == 0) s.cout = 1;
@@ -854,7 +857,7 @@ static float *run_lowered(cs_graph *g, const cs_target *t, int64_t *n) {
 
 static void test_const_channels(void) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   conv_spec s = conv_default();
   s.relu = 0; s.o_zp = 3;
@@ -933,7 +936,7 @@ static void test_const_channels(void) {
 
 static void test_asym_stride(void) {
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   /* Match: conv 64 -> 64 3x3 stride (2, 1) on 48x48, pads 1: two phases at
    * stride (2, 2), columns 0, 2, … (W pads (1, 0)) and 1, 3, … (W pads
    * (0, 1)), both offloaded, a k_concat interleaving them into 24x48: the
@@ -1011,7 +1014,7 @@ static void test_asym_stride(void) {
    * int16 rate the phases' second read of the 36 KB of weights costs more
    * than the MMA time they save. */
   cs_target te, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &te) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &te) == CS_OK);
   CHECK(cs_target_parse("c_static_lib", &t0) == CS_OK);
   static const int exact_cases[][5] = {/* s_h, s_w, H = W, pad, phases */
                                        {2, 1, 32, 1, 1}, {1, 2, 32, 1, 1}, {2, 1, 47, 1, 1}, {1, 2, 47, 1, 1},
@@ -1107,7 +1110,7 @@ static void test_pack_pixels(void) {
   cs_target t1, t0;
   /* the int8 kernel (-mmalib-exact=none): the rewrite's counts and bytes
    * are what is checked; the exact path's int16 call is test_mmalib_pack's */
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   /* Match: PP-OCR cls's 8 -> 8 1x1 (here at 48x48 = 2304 pixels), which
    * channel padding prices above the scalar core: P = 8 blocks of 288
@@ -1356,7 +1359,7 @@ static void test_out_s2d_pool(const cs_target *t1) {
 
 static void test_out_s2d(void) {
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   /* Match: PP-OCR det's stem, 3 -> 16 3x3 stride 2 pad 1 at 64x64 (32x32
    * out): 2x2 pixels per channel = 64 channels, stride 4, kernel 5x5, one
    * MMALIB conv, the transpose back; no crop (32 = 2·16). */
@@ -1514,7 +1517,7 @@ static void test_out_s2d(void) {
 
 static void test_dilation(void) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   /* Match: 32 -> 64 3x3 dilation 2 pad 2 at 16x16: a dense 5x5 kernel
    * (taps at even offsets), offloaded; the report's numbers. */
@@ -1596,7 +1599,7 @@ static void test_dilation(void) {
  * generic path. */
 static void batch_case(conv_spec s, cs_op op, const char *what) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   cs_target_default(&t0);
   int nb = s.n;
   cs_graph *g = conv_graph(&s);
@@ -1642,7 +1645,7 @@ static void test_batch_loop(void) {
   s.n = 3; s.edge = 1;
   cs_graph *g = conv_graph(&s);
   cs_target t1;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
   CHECK(cs_passes_run(g, &t1, NULL) == CS_OK);
   CHECK(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 3 && gb_count_op(g, CS_OP_K_SLICE) == 3 &&
         gb_count_op(g, CS_OP_K_CONCAT) == 1 && gb_count_op(g, CS_OP_K_COPY) == 0);
@@ -1679,10 +1682,10 @@ static float *run_spec(const conv_spec *s, const cs_target *t, cs_graph **gout, 
 
 static void test_exact_tile(void) {
   cs_target tx, tn, tw, ts, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &tx) == CS_OK); /* the default: -mmalib-exact=all */
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=strict", &ts) == CS_OK);
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=none", &tn) == CS_OK);
-  CHECK(cs_target_parse("c_static_lib -mmalib=1 -mmalib-exact=worst", &tw) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &tx) == CS_OK); /* the default: -mmalib-exact=all */
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=strict", &ts) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &tn) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=worst", &tw) == CS_OK);
   cs_target_default(&t0);
 
   /* The one answer (cs_mm_conv_runs_as / cs_mm_runs_as): the int16 tile

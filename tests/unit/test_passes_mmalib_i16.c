@@ -2,7 +2,8 @@
  * The int16 MMALIB passes (-mmalib=1): the int16 QDQ fusions (conv,
  * depthwise, FC, residual add; spec/mmalib-integration.txt "Supported
  * Operations", int16 rows, symmetric only) and the int16 legalize path
- * (float conv/matmul → int16 MMA kernels).
+ * (float conv/matmul → int16 MMA kernels). Every target prices the calls
+ * from DDR (-l2-budget=0), as test_passes_mmalib.c's.
  *
  * For every eligibility rule one graph that is offloaded and one declined
  * for that rule; a declined match leaves the graph exactly as it was and
@@ -175,7 +176,7 @@ static void expect_decline(cs_graph *g, cs_pass_fn pass, const char *layer, cons
   int nodes = g->n_nodes, values = g->n_values, live = live_nodes(g);
   cs_mmalib_report_reset(g);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
   CHECK_MSG(pass(g, &t) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(g->n_nodes == nodes && g->n_values == values && live_nodes(g) == live,
             "%s: a declined match changed the graph", what);
@@ -198,7 +199,7 @@ static float *make_input(int64_t n, double amp) {
 static void expect_offload(cs_graph *g1, cs_graph *g0, cs_op op, int extra, const char *layer, float out_scale,
                            double amp, const char *what) {
   cs_target t1, t0;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t1) == CS_OK);
   cs_target_default(&t0);
   CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
   CHECK_MSG(gb_count_op(g1, op) == 1, "%s: expected one %s", what, cs_op_name(op));
@@ -301,7 +302,7 @@ static void test_conv_rules(void) {
     cs_graph *g = conv_graph(&s);
     int nodes = g->n_nodes;
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1 -constants-byte-alignment=32", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -constants-byte-alignment=32", &t) == CS_OK);
     cs_mmalib_report_reset(g);
     CHECK(p(g, &t) == CS_OK);
     CHECK(g->n_nodes == nodes && entry_of(g, "conv") && strstr(entry_of(g, "conv")->reason, "constants-byte-alignment 32"));
@@ -319,7 +320,7 @@ static void test_conv_rules(void) {
     cs_graph *g = conv_graph(&s);
     int live = live_nodes(g);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
     cs_mmalib_report_reset(g);
     CHECK(pass_fuse_mmalib_qdq_dwconv2d_i16(g, &t) == CS_OK);
     CHECK(live_nodes(g) == live && g->offload.n == 0);
@@ -360,7 +361,7 @@ static void check_folding(int dq_bias) {
   s.dq_bias = dq_bias;
   cs_graph *g = conv_graph(&s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I16);
   CHECK(k >= 0);
@@ -394,7 +395,7 @@ static void test_folding(void) {
   int b = cs_graph_node(g, gb_find_op(g, CS_OP_CONV))->inputs[2];
   ((float *)cs_graph_value(g, b)->data)[0] = 3000.0f;
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   int k = gb_find_op(g, CS_OP_K_MMALIB_CONV2D_I16);
   CHECK(k >= 0);
@@ -521,7 +522,7 @@ static void test_fc_rules(void) {
   {
     cs_graph *g = fc_graph(&s);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
     CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
     const cs_offload_report *r = &g->offload;
     CHECK_MSG(r->n == 1 && entry_of(g, "fc") && entry_of(g, "fc")->kernel[0], "%d entries", r->n);
@@ -579,7 +580,7 @@ static void test_report_one_entry_per_layer(void) {
   conv_spec s = conv_default();
   cs_graph *g = conv_graph(&s);
   cs_target t;
-  CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+  CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
   CHECK(cs_passes_run(g, &t, NULL) == CS_OK);
   const cs_offload_report *r = &g->offload;
   CHECK_MSG(r->n == 1 && !strcmp(r->entries[0].kernel, "mmalib_conv2d_i16"), "%d entries, first '%s' '%s'", r->n,
@@ -692,7 +693,7 @@ static void legal_offload(legal_spec s, cs_op op, double min_db, const char *wha
   for (int r = 0; r < 2; r++) {
     cs_graph *g1 = legal_graph(&s), *g0 = legal_graph(&s);
     cs_target t1, t0;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t1) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t1) == CS_OK);
     cs_target_default(&t0);
     CHECK_MSG(cs_passes_run(g1, &t1, NULL) == CS_OK, "%s: %s", what, cs_error_message());
     CHECK_MSG(gb_count_op(g1, op) == 1, "%s: expected one %s", what, cs_op_name(op));
@@ -767,7 +768,7 @@ static void test_legalize_rules(void) {
     cs_graph *g = legal_graph(&s);
     int live = live_nodes(g);
     cs_target t;
-    CHECK(cs_target_parse("c_static_lib -mmalib=1", &t) == CS_OK);
+    CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0", &t) == CS_OK);
     cs_mmalib_report_reset(g);
     CHECK(pass_legalize_mmalib_i16(g, &t) == CS_OK);
     CHECK(live_nodes(g) == live && g->offload.n == 0);

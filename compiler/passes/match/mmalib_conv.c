@@ -143,8 +143,8 @@ static const char *check_geometry(const cs_mm_dtype *d, const cs_value *x, const
  * the cost rule decides as for explicit channel padding. NULL if it pays,
  * else the declining rule (in why). `per`: weights per output channel;
  * `pos`: output positions per channel. */
-static const char *grouped_pays(cs_graph *g, const cs_node *conv, const cs_value *x, int64_t c_out,
-                                int64_t groups, int64_t per, int64_t pos, char *why, size_t whylen) {
+static const char *grouped_pays(cs_graph *g, const cs_target *t, const cs_node *conv, const cs_value *x,
+                                int64_t c_out, int64_t groups, int64_t per, int64_t pos, char *why, size_t whylen) {
   int64_t c_g = c_out / groups, c_pad = cs_mm_round_up(c_g, CS_MMALIB_I8_TILE);
   if (c_pad == c_g) return NULL;
   pos *= x->shape[0]; /* a batch: one call per image */
@@ -152,12 +152,15 @@ static const char *grouped_pays(cs_graph *g, const cs_node *conv, const cs_value
   cs_mm_pad_decision_init(&p, conv->name, "C_out per group", c_g, c_pad, c_out * per * pos,
                           groups * (c_pad - c_g) * per * pos);
   double bytes = (double)(cs_value_numel(x) + c_out * per + c_out * pos);
-  cs_mm_pad_decide(&p, (double)groups * cs_mm_cost_mma(per, c_g, pos, CS_MMALIB_I8_TILE, bytes / (double)groups),
+  double call = cs_mm_call_bytes(t, (double)cs_value_numel(x), (double)(c_out * per), (double)(c_out * pos));
+  cs_mm_pad_decide(t, &p, (double)groups * cs_mm_cost_mma(per, c_g, pos, CS_MMALIB_I8_TILE, call / (double)groups),
                    cs_mm_cost_scalar(p.macs, bytes));
   cs_mmalib_report_pad(g, &p);
   if (p.padded) return NULL;
-  snprintf(why, whylen, "grouped conv of %lld channels per group on %d-wide MMA panels: does not pay (est. %.0f MMA "
-           "cycles vs %.0f scalar)", (long long)c_g, CS_MMALIB_I8_TILE, p.mma_cycles, p.scalar_cycles);
+  snprintf(why, whylen, "grouped conv of %lld channels per group on %d-wide MMA panels: %s (est. %.0f MMA "
+           "cycles vs %.0f scalar)", (long long)c_g, CS_MMALIB_I8_TILE,
+           p.over_budget ? "over the padding budget (-mmalib-pad-budget)" : "does not pay", p.mma_cycles,
+           p.scalar_cycles);
   return why;
 }
 
@@ -371,7 +374,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
   }
 
   if (kind == CS_MM_CONV_GROUPED && !exact &&
-      (rule = grouped_pays(g, conv, x, c_out, groups, per, pos, why, sizeof why)))
+      (rule = grouped_pays(g, t, conv, x, c_out, groups, per, pos, why, sizeof why)))
     goto done;
 
   /* Eligible: rewrite. */
@@ -521,29 +524,33 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
     int64_t k_red = (kind == CS_MM_CONV_DEPTHWISE ? 1 : c_in / groups) * kw.k_h * kw.k_w;
     int64_t n_in = c_in * h_in * w_in_dim, n_out = c_out * pos;
     double wbytes = (double)cs_value_numel(cs_graph_value(g, w_in));
-    double b8 = (double)n_in + wbytes + (double)n_out;
     int64_t n_mm = kind == CS_MM_CONV_DEPTHWISE ? 1 : c_out;
-    double mma16 = 0.0, mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, b8);
+    double mma16 = 0.0;
+    double mma8 = cs_mm_cost_mma(k_red, n_mm, pos, 64, cs_mm_call_bytes(t, (double)n_in, wbytes, (double)n_out));
     double core = cs_mm_cost_scalar(n_in + 2 * n_out, 3.0 * (double)n_in + 3.0 * (double)n_out);
     if (n_tiles) { /* a 3x3 call per tile on its window (the crop of
                     * x16 its pads give); the core reads every tile's z */
       for (int j = 0; j < n_tiles; j++) {
-        const cs_mm_exact_tile *t = &tiles[j];
-        int64_t n_win = c_in * TIDSP_MMALIB_CROP_LEN(h_in, t->pad_t, t->pad_b) *
-                        TIDSP_MMALIB_CROP_LEN(w_in_dim, t->pad_l, t->pad_r);
-        mma16 += cs_mm_cost_mma(9, 1, pos, 32, 2.0 * ((double)n_win + 9.0 * (double)c_in + (double)n_out));
+        const cs_mm_exact_tile *tl = &tiles[j];
+        int64_t n_win = c_in * TIDSP_MMALIB_CROP_LEN(h_in, tl->pad_t, tl->pad_b) *
+                        TIDSP_MMALIB_CROP_LEN(w_in_dim, tl->pad_l, tl->pad_r);
+        mma16 += cs_mm_cost_mma(9, 1, pos, 32,
+                                cs_mm_call_bytes(t, 2.0 * (double)n_win, 18.0 * (double)c_in, 2.0 * (double)n_out));
       }
       core += cs_mm_cost_scalar((int64_t)(n_tiles - 1) * n_out, 2.0 * (double)(n_tiles - 1) * (double)n_out);
     } else if (n_blocks) { /* a call per block on its input channels */
       int64_t bw = block_args[0][3];
-      mma8 = (double)groups * cs_mm_cost_mma(k_red, c_out / groups, pos, 64, b8 / (double)groups);
+      mma8 = (double)groups * cs_mm_cost_mma(k_red, c_out / groups, pos, 64,
+                                             cs_mm_call_bytes(t, (double)n_in, wbytes, (double)n_out) / (double)groups);
       for (int j = 0; j < n_blocks; j++) {
         int64_t k_j = block_args[j][0] * kw.k_h * kw.k_w;
-        mma16 += cs_mm_cost_mma(k_j, bw, pos, 32, 2.0 * ((double)(block_args[j][0] * h_in * w_in_dim) +
-                                                         (double)(bw * k_j) + (double)(bw * pos)));
+        mma16 += cs_mm_cost_mma(k_j, bw, pos, 32,
+                                cs_mm_call_bytes(t, 2.0 * (double)(block_args[j][0] * h_in * w_in_dim),
+                                                 2.0 * (double)(bw * k_j), 2.0 * (double)(bw * pos)));
       }
     } else {
-      mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32, 2.0 * b8);
+      mma16 = cs_mm_cost_mma(k_red, n_mm, pos, 32,
+                             cs_mm_call_bytes(t, 2.0 * (double)n_in, 2.0 * wbytes, 2.0 * (double)n_out));
     }
     cs_mmalib_report_exact(g, cs_graph_node(g, conv_id)->name, worst, plan.max_err, mma16, mma8, core);
     if (n_blocks && per_block > 1) {
@@ -562,6 +569,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       pe.act_bytes_added = 2 * (bw * n_blocks - c_out) * pos;
       pe.mma_cycles = mma16;
       pe.scalar_cycles = core;
+      pe.fixed = 1;
       cs_mmalib_report_pad(g, &pe);
     }
     if (n_tiles) {
@@ -576,6 +584,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int conv_id, const
       pe.act_bytes_added = 2 * (int64_t)(n_tiles - 1) * n_out;
       pe.mma_cycles = mma16;
       pe.scalar_cycles = core;
+      pe.fixed = 1;
       cs_mmalib_report_pad(g, &pe);
     }
   }

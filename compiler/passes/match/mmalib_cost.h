@@ -26,6 +26,7 @@
 
 #include "c7x_cost.h"
 #include "ir.h"
+#include "target.h"
 
 /* Whether a rewrite pays: the MMA estimate below the scalar one by more
  * than 5 %. Within 5 % is a tie — both sides are then the same DDR bytes
@@ -33,6 +34,16 @@
  * estimates 1.3 % apart), the model's DDR figure comes from one layer,
  * and a tie would buy MMALIB's 1-LSB rounding for nothing. */
 int cs_mm_cost_pays(double mma_cycles, double scalar_cycles);
+
+/* cs_c7x_call_bytes under t's -l2-budget, whatever the CPU: a host build
+ * with -mmalib=1 emulates the C7x build and must make its decisions (its
+ * output is the staged build's, bit for bit); -l2-budget=0 prices every
+ * call from DDR. */
+double cs_mm_call_bytes(const cs_target *t, double in_b, double w_b, double out_b);
+
+/* Whether the padding budget refused layer's rewrite `what` (NULL:
+ * "C_out") in an earlier round of this compile (t->mm_refused). */
+int cs_mm_refused(const cs_target *t, const char *layer, const char *what);
 
 /* A rewrite's padding decision for the offload report
  * (cs_mmalib_report_pad): layer `layer` (NULL: "?"), `what` (a static
@@ -42,7 +53,8 @@ int cs_mm_cost_pays(double mma_cycles, double scalar_cycles);
 void cs_mm_pad_decision_init(cs_offload_pad *p, const char *layer, const char *what, int64_t c_out, int64_t c_pad,
                              int64_t macs, int64_t macs_added);
 /* The cost rule's verdict on p: its estimates, and padded when the MMA
- * pays (cs_mm_cost_pays). Returns p->padded. */
-int cs_mm_pad_decide(cs_offload_pad *p, double mma_cycles, double scalar_cycles);
+ * pays (cs_mm_cost_pays) and the budget has not refused it (cs_mm_refused:
+ * then over_budget). Returns p->padded. */
+int cs_mm_pad_decide(const cs_target *t, cs_offload_pad *p, double mma_cycles, double scalar_cycles);
 
 #endif

@@ -66,19 +66,19 @@ static int weight_transpose(cs_graph *g, int w) {
  * per row) and the cut of the output (read np, write N per row). The
  * decision goes to the offload report's padding section (c_out/c_pad: N
  * and its padding); returns whether to pad. */
-static int fc_pad_pays(cs_graph *g, const char *layer, const cs_mm_dtype *d, int64_t m, int64_t k, int64_t n,
-                       int64_t kp, int64_t np, int y_is_output) {
+static int fc_pad_pays(cs_graph *g, const cs_target *t, const char *layer, const cs_mm_dtype *d, int64_t m,
+                       int64_t k, int64_t n, int64_t kp, int64_t np, int y_is_output) {
   double e = (double)cs_dtype_size(d->dt);
   cs_offload_pad p;
   cs_mm_pad_decision_init(&p, layer, "N", n, np, m * k * n, m * kp * np - m * k * n);
   p.weight_bytes_added = (np * kp - n * k) * cs_mm_pad_bytes(d);
   p.act_bytes_added = m * ((kp - k) + (np - n)) * cs_mm_pad_bytes(d);
   double real = e * (double)(m * k + n * k + m * n);
-  double padded = e * (double)(m * kp + np * kp + m * np);
-  if (kp != k) padded += e * (double)(m * k + m * kp);
-  if (np != n) padded += e * (double)(m * np + m * n);
+  double padded = cs_mm_call_bytes(t, e * (double)(m * kp), e * (double)(np * kp), e * (double)(m * np));
+  if (kp != k) padded += e * (double)(m * k + m * kp); /* the core's k_pad copy */
+  if (np != n) padded += e * (double)(m * np + m * n); /* the cut */
   (void)y_is_output; /* the cut writes the caller's buffer directly: no extra copy either way */
-  cs_mm_pad_decide(&p, cs_mm_cost_mma(kp, np, m, d->mult, padded), cs_mm_cost_scalar(p.macs, real));
+  cs_mm_pad_decide(t, &p, cs_mm_cost_mma(kp, np, m, d->mult, padded), cs_mm_cost_scalar(p.macs, real));
   cs_mmalib_report_pad(g, &p);
   return p.padded;
 }
@@ -255,7 +255,7 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
     scale[nn] = scale[0];
     shift[nn] = shift[0];
   }
-  if (kn_why[0] && !fc_pad_pays(g, mm->name, d, m, k, n_out, kp, np, cs_graph_is_output(g, y_id))) {
+  if (kn_why[0] && !fc_pad_pays(g, t, mm->name, d, m, k, n_out, kp, np, cs_graph_is_output(g, y_id))) {
     rule = kn_why;
     goto done;
   }
@@ -352,9 +352,10 @@ static cs_status offload_one(cs_graph *g, const cs_target *t, int mm_id, const c
   if (exact) {
     /* the cost (mmalib_cost.h), as the conv's: int16 panels and bytes; the
      * core widens x and requantizes z */
-    double b8 = (double)(m * k) + (double)(k * n_out) + (double)(m * n_out);
+    double x8 = (double)(m * k), w8 = (double)(k * n_out), y8 = (double)(m * n_out);
     cs_mmalib_report_exact(g, cs_graph_node(g, mm_id)->name, worst, plan.max_err,
-                           cs_mm_cost_mma(k, n_out, m, 32, 2.0 * b8), cs_mm_cost_mma(k, n_out, m, 64, b8),
+                           cs_mm_cost_mma(k, n_out, m, 32, cs_mm_call_bytes(t, 2.0 * x8, 2.0 * w8, 2.0 * y8)),
+                           cs_mm_cost_mma(k, n_out, m, 64, cs_mm_call_bytes(t, x8, w8, y8)),
                            cs_mm_cost_scalar(m * k + 2 * m * n_out, 3.0 * (double)(m * k) + 3.0 * (double)(m * n_out)));
   }
   if (i16) cs_mmalib_report_bound(g, cs_graph_node(g, mm_id)->name, -(double)INT16_MIN);
