@@ -313,8 +313,8 @@ def test_digits(tmp_path, table):
 # its per-step FCs with K 120/240 and the 6625-way classifier are padded (FC
 # K/N padding). MTCNN P-Net: its 3 -> 10 stem computes 2x2 pixels per
 # channel and its 2x2 pool reads them as they are (MMALIBOutS2D "into
-# pool"). Not at 95 %: cls (93.9 %: its (2, 1) 5x5 depthwise convs and
-# squeeze-excite 1x1 convs on one pixel do not pay by the rule).
+# pool"). cls: its (2, 1) depthwise convs as phases or a pick, which pay
+# once a staged call is priced at the spec's L2 figure (93.9 % before).
 def _share(model, out):
     import json
 
@@ -325,12 +325,17 @@ def _share(model, out):
     return off["mma_share"], off["padding"]["macs_ratio"]
 
 
-@pytest.mark.parametrize("name,least", (("det", 0.999), ("rec", 0.95)))
+@pytest.mark.parametrize("name,least", (("det", 0.999), ("rec", 0.95), ("cls", 0.95)))
 def test_ocr_mma_share(tmp_path, name, least):
     _fetch(trained.RAPIDOCR)
     shape = trained.OCR_FILES[name][1]
-    qp = trained.ocr_quantized(MODELS_OUT, name, trained.render_pages(N, shape, 71)[0]) if name == "det" else \
-        _rec_quantized(shape)
+    if name == "det":
+        qp = trained.ocr_quantized(MODELS_OUT, name, trained.render_pages(N, shape, 71)[0])
+    elif name == "cls":  # as test_ocr_direction_classifier quantizes it
+        qp = trained.ocr_quantized(MODELS_OUT, "cls", trained.render_words(
+            trained.words(OCR_CALIB, 97, common=False), shape, 98, np.arange(OCR_CALIB) % 2 == 0))
+    else:
+        qp = _rec_quantized(shape)
     share, ratio = _share(qp, str(tmp_path / "out"))
     assert share >= least and ratio <= 1.6
 
