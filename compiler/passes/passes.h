@@ -20,7 +20,8 @@ cs_status cs_passes_run(cs_graph *g, const cs_target *t, FILE *dump);
  * rewrites' included). When total exceeds budget × the model's own (total
  * less the taken rewrites' macs_added), appends to *refused (grown with
  * realloc) the taken rewrites that save the fewest estimated cycles per MAC
- * added (scalar − MMA estimate over macs_added), until the rest fit; the
+ * added (scalar − MMA estimate over macs_added), until the rest fit (then
+ * takes back those the last refusal left room for, the best first); the
  * exact path's own forms (cs_offload_pad.fixed) count but stay.
  * Returns how many it appended: 0 when the round is within the budget or
  * nothing it could refuse would help; -1 out of memory (recorded). */

@@ -73,18 +73,21 @@ static void test_budget_refuses_least_saving_per_mac(void) {
   int n = 0;
   /* within the budget: nothing */
   CHECK(cs_mm_budget_refuse(&r, total, 2.0, &refused, &n) == 0 && n == 0);
-  /* ×1.6 allows 1 763 496 MACs more: conv4, conv3, then conv0 go (in that
-   * order), conv1 and the fixed tiles stay */
-  CHECK(cs_mm_budget_refuse(&r, total, 1.6, &refused, &n) == 3 && n == 3);
-  CHECK(n == 3 && !strcmp(refused[0].layer, "conv4") && !strcmp(refused[1].layer, "conv3") &&
-        !strcmp(refused[2].layer, "conv0"));
-  /* a second round over what is left adds to the list */
-  pads[0].padded = pads[2].padded = pads[3].padded = 0;
-  const int64_t left = own + 635040 + 100000;
-  CHECK(cs_mm_budget_refuse(&r, left, 1.6, &refused, &n) == 0 && n == 3);
-  CHECK(cs_mm_budget_refuse(&r, left, 1.0, &refused, &n) == 1 && n == 4 && !strcmp(refused[3].layer, "conv1"));
+  /* ×1.6 allows 1 763 496 MACs more: conv4, conv3, then conv0 must go (in
+   * that order) to fit; conv0 alone leaves room for the other two, which go
+   * back; conv1 and the fixed tiles stay */
+  CHECK(cs_mm_budget_refuse(&r, total, 1.6, &refused, &n) == 1 && n == 1);
+  CHECK(n == 1 && !strcmp(refused[0].layer, "conv0"));
+  /* a second round within the budget: nothing more */
+  pads[0].padded = 0;
+  const int64_t left = total - 1256904;
+  CHECK(cs_mm_budget_refuse(&r, left, 1.6, &refused, &n) == 0 && n == 1);
+  /* at ×1: conv4, conv3 and conv1 go, the fixed tiles cannot (still over) */
+  CHECK(cs_mm_budget_refuse(&r, left, 1.0, &refused, &n) == 3 && n == 4);
+  CHECK(n == 4 && !strcmp(refused[1].layer, "conv4") && !strcmp(refused[2].layer, "conv3") &&
+        !strcmp(refused[3].layer, "conv1"));
   /* only fixed forms left: nothing to refuse, though over */
-  pads[1].padded = 0;
+  pads[1].padded = pads[2].padded = pads[3].padded = 0;
   CHECK(cs_mm_budget_refuse(&r, own + 100000, 1.0, &refused, &n) == 0 && n == 4);
   free(refused);
 }

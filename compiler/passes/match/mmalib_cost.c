@@ -81,10 +81,18 @@ int cs_mm_budget_refuse(const cs_offload_report *r, int64_t total_macs, double b
   /* Each MAC a refused rewrite adds is out of the total, not of the
    * model's own: refusing m MACs lowers the excess by m. */
   int k = 0;
-  for (; k < n && excess > 0.0; k++) {
-    (*refused)[(*n_refused)++] = *taken[k];
-    excess -= (double)taken[k]->macs_added;
+  while (k < n && excess > 0.0) excess -= (double)taken[k++]->macs_added;
+  /* The last one refused may leave room for some before it: those go back,
+   * the most cycles saved per MAC first. */
+  int kept = 0;
+  for (int j = k - 1; j >= 0; j--) {
+    if ((double)taken[j]->macs_added <= -excess) {
+      excess += (double)taken[j]->macs_added;
+      taken[j] = NULL;
+    }
   }
+  for (int j = 0; j < k; j++)
+    if (taken[j]) (*refused)[(*n_refused)++] = *taken[j], kept++;
   free(taken);
-  return k;
+  return kept;
 }
