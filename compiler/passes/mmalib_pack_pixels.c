@@ -83,6 +83,9 @@
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
+/* The offload report's `what` of a packed layer (cs_offload_pad). */
+static const char kPackWhat[] = "C_out pack";
+
 #define PACK_MAX 64 /* P in 2..PACK_MAX */
 
 /* One candidate P: the packed conv's geometry and estimate. */
@@ -289,7 +292,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
       best = cand;
   /* the padding budget (cs_mm_refused): a refused form is not a choice */
   const char *layer = cs_graph_node(g, conv_id)->name;
-  if (!best.p || cs_mm_refused(t, layer, "C_out pack") ||
+  if (!best.p || cs_mm_refused(t, layer, kPackWhat) ||
       (!cs_mm_refused(t, layer, NULL) && best.mma_cycles >= pad.mma_cycles) ||
       !cs_mm_cost_pays(best.mma_cycles, scalar))
     return CS_OK;
@@ -320,7 +323,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if ((st = unpack_output(g, &tail, &best, base)) != CS_OK) return st;
 
   cs_offload_pad rep;
-  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, "C_out pack", c, best.n, macs, best.macs - macs);
+  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, kPackWhat, c, best.n, macs, best.macs - macs);
   rep.padded = 1;
   rep.weight_bytes_added = (best.n * best.k - c * c_in) * cs_mm_pad_bytes(d);
   rep.act_bytes_added = (best.n * best.h * best.w - c * hh * ww) * cs_mm_pad_bytes(d);

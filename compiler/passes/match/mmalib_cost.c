@@ -84,15 +84,15 @@ int cs_mm_budget_refuse(const cs_offload_report *r, int64_t total_macs, double b
   while (k < n && excess > 0.0) excess -= (double)taken[k++]->macs_added;
   /* The last one refused may leave room for some before it: those go back,
    * the most cycles saved per MAC first. */
-  int kept = 0;
   for (int j = k - 1; j >= 0; j--) {
     if ((double)taken[j]->macs_added <= -excess) {
       excess += (double)taken[j]->macs_added;
       taken[j] = NULL;
     }
   }
+  int appended = 0;
   for (int j = 0; j < k; j++)
-    if (taken[j]) (*refused)[(*n_refused)++] = *taken[j], kept++;
+    if (taken[j]) (*refused)[(*n_refused)++] = *taken[j], appended++;
   free(taken);
-  return kept;
+  return appended;
 }
