@@ -5,7 +5,8 @@
  * rows only, (2, 1) — is declined. When the larger stride S is a multiple
  * r·s of the smaller s, two rewrites make it MMALIB's:
  *
- * Phases. Along the axis of the smaller stride (W for
+ * Phases (match/mmalib_phases.h, which MMALIBOutS2D's f ≠ g splits
+ * share). Along the axis of the smaller stride (W for
  * (2, 1)), output m·r + j is output m of the conv at stride (S, S) whose
  * window starts j·s later: its pads there (begin − j·s, end_j). So r
  * copies of the layer at stride (S, S), one per phase j, interleaved:
@@ -61,6 +62,7 @@
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 #include "match/mmalib_cost.h"
+#include "match/mmalib_phases.h"
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
@@ -80,115 +82,6 @@ static cs_status pick_output(cs_graph *g, const cs_qdq_tail *tail, int64_t h1, i
   int yp = cs_reroute_output(g, tail->q, name, 4, shape);
   const int64_t step[4] = {1, 1, step_h, step_w};
   return yp < 0 || cs_add_slice(g, base, yp, y, NULL, step) < 0 ? CS_ERR_NOMEM : CS_OK;
-}
-
-/* Most phases a rewrite makes (MMALIB strides 1 or 2: r = 2 is the one
- * that can be offloaded). */
-#define MAX_PHASES 8
-
-/* A geometry of the conv, set on its node in place (strides, pads, its
- * output's H and W): a candidate the conv pass's rule is asked about, or
- * the node's own to put back. */
-typedef struct conv_geom {
-  int64_t strides[2], pads[4], hw[2];
-} conv_geom;
-
-static cs_status geom_set(cs_graph *g, int conv_id, const conv_geom *c) {
-  cs_node *n = cs_graph_node(g, conv_id);
-  if (cs_node_set_attr_ints(n, "strides", 2, c->strides) != CS_OK || cs_node_set_attr_ints(n, "pads", 4, c->pads) != CS_OK)
-    return CS_ERR_NOMEM;
-  cs_value *y = cs_graph_value(g, n->outputs[0]);
-  y->shape[2] = c->hw[0];
-  y->shape[3] = c->hw[1];
-  return CS_OK;
-}
-
-/* Phase j of the conv (axis a: 0 rows, 1 columns, the smaller stride's):
- * stride (S, S); along a its window starts j·s later and its end padding
- * gives it n positions. 0 when x's begin padding is too small for it. */
-static int phase_geom(const conv_geom *old, const cs_window2d *w, int64_t in_len, int a, int s, int S, int j,
-                      int64_t n, conv_geom *c) {
-  *c = *old;
-  c->strides[0] = c->strides[1] = S;
-  int64_t begin = old->pads[a] - (int64_t)j * s;
-  int64_t k_eff = (int64_t)(a ? w->dil_w : w->dil_h) * ((a ? w->k_w : w->k_h) - 1) + 1;
-  int64_t end = (n - 1) * S + k_eff - in_len - begin;
-  if (end < 0) end = 0;
-  if (begin < 0 || (in_len + begin + end - k_eff) / S + 1 != n) return 0;
-  c->pads[a] = begin;
-  c->pads[a + 2] = end;
-  c->hw[a] = n;
-  return 1;
-}
-
-/* Whether the conv pass would offload the conv in each of the n
- * geometries (the node is put back as `old`). */
-static cs_status offloaded_as(cs_graph *g, const cs_target *t, int conv_id, const cs_mm_dtype *d, int64_t c_out,
-                              const conv_geom *gs, int n, const conv_geom *old, int *take) {
-  *take = 1;
-  cs_status st = CS_OK;
-  for (int j = 0; j < n && *take && st == CS_OK; j++) {
-    char why[200];
-    const char *rule = NULL;
-    st = geom_set(g, conv_id, &gs[j]);
-    if (st == CS_OK) st = cs_mm_conv_padded_rule(g, t, conv_id, d, c_out, &rule, why, sizeof why);
-    *take = st == CS_OK && !rule;
-  }
-  cs_status put = geom_set(g, conv_id, old);
-  return st != CS_OK ? st : put;
-}
-
-/* The phases: the conv node becomes phase 0, copies of it and its tail
- * (act, Q) phases 1…r−1, and a k_concat interleaves their outputs along
- * axis a into y (into y' and a k_slice to y when r·n overshoots). */
-static cs_status build_phases(cs_graph *g, int conv_id, const cs_qdq_tail *tail, const conv_geom *ph, int r, int a,
-                              const char *base) {
-  int y = cs_graph_node(g, tail->q)->outputs[0];
-  const cs_value *yv = cs_graph_value(g, y);
-  int64_t shape[4] = {yv->shape[0], yv->shape[1], ph[0].hw[0], ph[0].hw[1]};
-  int64_t full[4] = {yv->shape[0], yv->shape[1], yv->shape[2], yv->shape[3]};
-  int64_t len = full[2 + a];
-  cs_dtype dt = yv->dtype;
-  int ys[MAX_PHASES];
-  char name[512];
-  if (geom_set(g, conv_id, &ph[0]) != CS_OK) return CS_ERR_NOMEM;
-  if (tail->act >= 0) {
-    cs_value *av = cs_graph_value(g, cs_graph_node(g, tail->act)->outputs[0]);
-    av->shape[2] = shape[2];
-    av->shape[3] = shape[3];
-  }
-  snprintf(name, sizeof name, "%s.mm_phase0", yv->name ? yv->name : base);
-  ys[0] = cs_reroute_output(g, tail->q, name, 4, shape);
-  if (ys[0] < 0) return CS_ERR_NOMEM;
-  for (int j = 1; j < r; j++) {
-    char suffix[32];
-    snprintf(suffix, sizeof suffix, "mm_phase%d", j);
-    int x = cs_graph_node(g, conv_id)->inputs[0];
-    int c = cs_clone_node(g, conv_id, suffix, x, 4, shape);
-    if (c < 0 || geom_set(g, c, &ph[j]) != CS_OK) return CS_ERR_NOMEM;
-    int v = cs_graph_node(g, c)->outputs[0];
-    if (tail->act >= 0) {
-      int act = cs_clone_node(g, tail->act, suffix, v, 4, shape);
-      if (act < 0) return CS_ERR_NOMEM;
-      v = cs_graph_node(g, act)->outputs[0];
-    }
-    int q = cs_clone_node(g, tail->q, suffix, v, 4, shape);
-    if (q < 0) return CS_ERR_NOMEM;
-    ys[j] = cs_graph_node(g, q)->outputs[0];
-  }
-  int64_t woven[4] = {full[0], full[1], full[2], full[3]};
-  woven[2 + a] = shape[2 + a] * r;
-  int out = y;
-  if (woven[2 + a] != len) {
-    snprintf(name, sizeof name, "%s.mm_phases", cs_graph_value(g, y)->name ? cs_graph_value(g, y)->name : base);
-    out = cs_graph_add_value(g, name, dt, 4, woven);
-    if (out < 0) return CS_ERR_NOMEM;
-  }
-  /* y_j's element (…, m) is y's (…, m·r + j): r values interleaved one
-   * element (columns) or one row (rows) at a time */
-  if (cs_add_concat_steps(g, base, r, ys, out, woven[0] * woven[1] * (a ? woven[2] * shape[3] : shape[2])) < 0)
-    return CS_ERR_NOMEM;
-  return out == y || cs_add_slice(g, base, out, y, NULL, NULL) >= 0 ? CS_OK : CS_ERR_NOMEM;
 }
 
 static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
@@ -221,23 +114,20 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (!cs_match_qdq_tail_as(g, conv->outputs[0], 1, d->dt, &tail)) return CS_OK;
   cs_qparams_free(&tail.out);
 
-  const conv_geom old = {{w.stride_h, w.stride_w},
-                         {w.pad_top, w.pad_left, w.pad_bottom, w.pad_right},
-                         {yc->shape[2], yc->shape[3]}};
+  cs_mm_geom old, one;
+  cs_mm_geom_of(g, conv_id, &old);
   int64_t c_out = yc->shape[1];
-  int r = big / s, a = w.stride_h > w.stride_w; /* a: the phases' axis (1: columns) */
-  int64_t in_len = x->shape[2 + a], out_len = yc->shape[2 + a], n = (out_len + r - 1) / r;
-  conv_geom ph[MAX_PHASES];
-  int phases = r <= MAX_PHASES;
-  for (int j = 0; phases && j < r; j++) phases = phase_geom(&old, &w, in_len, a, s, big, j, n, &ph[j]);
+  cs_mm_phases ph;
+  int phases = cs_mm_phases_of(g, conv_id, &ph), r = ph.r;
   /* else the stride-s conv */
-  conv_geom one = old;
+  one = old;
   one.strides[0] = one.strides[1] = s;
   one.hw[0] = h1;
   one.hw[1] = w1;
   int take_ph = 0, take_one = 0;
-  cs_status st = phases ? offloaded_as(g, t, conv_id, d, c_out, ph, r, &old, &take_ph) : CS_OK;
-  if (st == CS_OK) st = offloaded_as(g, t, conv_id, d, c_out, &one, 1, &old, &take_one);
+  cs_mm_phases single = {.r = 1, .ph = {one}};
+  cs_status st = phases ? cs_mm_phases_offloaded(g, t, conv_id, d, c_out, &ph, &take_ph) : CS_OK;
+  if (st == CS_OK) st = cs_mm_phases_offloaded(g, t, conv_id, d, c_out, &single, &take_one);
   if (st != CS_OK || (!take_ph && !take_one)) return st;
 
   /* Each form the conv pass would take, priced; the cheaper is decided. */
@@ -246,7 +136,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   double e = (double)cs_dtype_size(d->dt);
   int64_t pos = old.hw[0] * old.hw[1];
   double in_b = e * (double)cs_value_numel(x), w_b = e * (double)(per * c_out), out_b = e * (double)(c_out * pos);
-  int64_t pos_ph = take_ph ? r * ph[0].hw[0] * ph[0].hw[1] : 0, pos_one = h1 * w1;
+  int64_t pos_ph = take_ph ? r * ph.ph[0].hw[0] * ph.ph[0].hw[1] : 0, pos_one = h1 * w1;
   double ph_b = e * (double)(c_out * pos_ph), one_b = e * (double)(c_out * pos_one);
   /* MMA: a depthwise conv's "panel" is its kernel window per channel.
    * Phases: r calls each reading x and w and writing its output (staged:
@@ -270,8 +160,8 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (!take) return CS_OK;
   char base[256];
   snprintf(base, sizeof base, "%s", conv->name ? conv->name : "conv");
-  if (phases) return build_phases(g, conv_id, &tail, ph, r, a, base);
-  if (geom_set(g, conv_id, &one) != CS_OK) return CS_ERR_NOMEM;
+  if (phases) return cs_mm_build_phases(g, conv_id, &tail, &ph, base);
+  if (cs_mm_geom_set(g, conv_id, &one) != CS_OK) return CS_ERR_NOMEM;
   return pick_output(g, &tail, h1, w1, step_h, step_w, base);
 }
 

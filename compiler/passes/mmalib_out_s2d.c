@@ -30,19 +30,25 @@
  * Fused Relu/Clip apply per output as before; a PRelu (or anything else
  * after the Q) reads y, which is the tensor it read before.
  *
- * MMALIB strides H and W alike, so f = g (f ≠ g would need stride (f·s,
- * g·s)): 2×2, 3×3, 4×4. (A 1×2 split — 24 → 48 channels at ×4/3 MACs,
- * what PP-OCR det's 96 → 24 3×3 heads would want — is an asymmetric
- * stride that MMALIB declines; as a W-wise input space-to-depth in front
- * it costs two more copies of the input, more than padding, by this rule.)
+ * MMALIB strides H and W alike: f = g (2×2, 3×3, 4×4) is one call; f ≠ g
+ * (the larger a multiple of the smaller) gives stride (f·s, g·s), which
+ * runs as phases at the larger stride (match/mmalib_phases.h: the
+ * MMALIBAsymStride form), interleaved before the transpose. A 1×2 split
+ * (the bundled digits CNN's 8 → 16 3×3 on 8×8, 91 % of its MACs: 32
+ * channels, kernel 3×4, ×4/3 its MACs, where padding is ×2 and 2×2 ×16/9)
+ * is the one form of some layers within the padding budget; the phases
+ * need the begin padding along their axis (pad_top ≥ s for 1×2).
  *
- * The cost rule (match/mmalib_cost.h, cycles from ir/c7x_cost.c): for every f = g in 2..4 the MMA
+ * The cost rule (match/mmalib_cost.h, cycles from ir/c7x_cost.c): for every f × g in 1..4 the MMA
  * estimate of the rewritten layer (panels of K' = C_in·k'_h·k'_w by C_pad,
- * Y·X positions; DDR bytes: input, weights, y", the transpose's read and
- * write, the crop's) against the same estimate for plain channel padding
+ * Y·X positions, every phase's; bytes: input, weights, y" per phase call
+ * (cs_mm_call_bytes), the interleave's read and write, the transpose's,
+ * the crop's) against the same estimate for plain channel padding
  * (f = g = 1, what MMALIBPadChannels would do) and the scalar core's for
- * the layer as it is. The cheapest f > 1 is taken when it is
- * below padding's estimate and pays against the scalar core; otherwise the
+ * the layer as it is. The cheapest f·g > 1 is taken when it is below
+ * padding's estimate (or the padding budget refused padding: then no form
+ * it refused, nor one adding as many MACs) and pays against the scalar
+ * core; otherwise the
  * layer is left to MMALIBPadChannels (which then pads, or declines it with
  * its own estimate). A taken rewrite goes to the offload report's padding
  * section (what = "C_out s2d FxG": c_out = C, c_pad = C_pad, macs_added =
@@ -69,6 +75,7 @@
  * (cs_mm_conv_padded_rule on the node with its new strides, kernel and
  * pads, put back unless taken).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,16 +84,21 @@
 #include "match/pattern.h"
 #include "match/qdq_tail.h"
 #include "match/mmalib_cost.h"
+#include "match/mmalib_phases.h"
 #include "match/mmalib_report.h"
 #include "pass_list.h"
 
-#define S2D_MAX 4        /* f = g in 2..S2D_MAX */
+#define S2D_MAX 4        /* f, g in 1..S2D_MAX */
 #define S2D_CHAIN_MAX 8  /* values from y to a pool that takes the depth-to-space */
 
-/* The report's `what` per f = g (cs_offload_pad.what: static strings),
- * without and with a pool that takes the depth-to-space. */
-static const char *const kWhat[S2D_MAX + 1] = {"C_out", "C_out", "C_out s2d 2x2", "C_out s2d 3x3",
-                                               "C_out s2d 4x4"};
+/* The report's `what` per f × g (cs_offload_pad.what: static strings),
+ * and per f = g with a pool that takes the depth-to-space. */
+static const char *const kWhat[S2D_MAX + 1][S2D_MAX + 1] = {
+    {0},
+    {0, "C_out", "C_out s2d 1x2", "C_out s2d 1x3", "C_out s2d 1x4"},
+    {0, "C_out s2d 2x1", "C_out s2d 2x2", "C_out s2d 2x3", "C_out s2d 2x4"},
+    {0, "C_out s2d 3x1", "C_out s2d 3x2", "C_out s2d 3x3", "C_out s2d 3x4"},
+    {0, "C_out s2d 4x1", "C_out s2d 4x2", "C_out s2d 4x3", "C_out s2d 4x4"}};
 static const char *const kWhatPool[S2D_MAX + 1] = {"C_out", "C_out", "C_out s2d 2x2 into pool",
                                                    "C_out s2d 3x3 into pool", "C_out s2d 4x4 into pool"};
 
@@ -99,26 +111,21 @@ typedef struct s2d_pool {
   int n;
 } s2d_pool;
 
-/* Whether the padding budget refused this layer's space-to-depth (any
- * f: the next round would only trade one f for another). */
-static int s2d_refused(const cs_target *t, const char *layer) {
-  for (int f = 2; f <= S2D_MAX; f++)
-    if (cs_mm_refused(t, layer, kWhat[f]) || cs_mm_refused(t, layer, kWhatPool[f])) return 1;
-  return 0;
-}
-
 /* One candidate (f, g): the rewritten conv's geometry and estimate. */
 typedef struct s2d_plan {
   int f, g;
+  int phases;                 /* f ≠ g: the stride (f·s, g·s) as this many phases (mmalib_phases.h) */
   int64_t y, x;               /* output rows, columns of the rewritten conv */
   int64_t kh, kw;             /* its kernel */
   int64_t pad_bottom, pad_right;
   int64_t c_s2d, c_pad;       /* C·f·g, rounded up to the tile */
-  int64_t macs;               /* its MACs (c_pad filters) */
-  int64_t act_bytes;          /* y" less y */
+  int64_t macs;               /* its MACs (c_pad filters, every phase's positions) */
+  int64_t act_bytes;          /* y" (and the phases' outputs) less y */
   double mma_cycles;
   int pooled;                 /* a pool takes the depth-to-space (no transpose) */
 } s2d_plan;
+
+static const char *what_of(const s2d_plan *p) { return p->pooled ? kWhatPool[p->f] : kWhat[p->f][p->g]; }
 
 /* The extra bottom (right) pad that makes the floor geometry give n
  * outputs of a kernel k at stride st over `in` padded by `before`; -1 if
@@ -135,7 +142,10 @@ static int plan(const cs_target *t, const cs_window2d *w, const cs_value *x, int
                 int f, int gg, const cs_mm_dtype *d, int64_t weight_bytes_per_tap, int graph_out, int pooled,
                 s2d_plan *p) {
   memset(p, 0, sizeof *p);
+  int lo = f < gg ? f : gg, hi = f < gg ? gg : f;
+  if (hi % lo) return 0; /* phases need the larger stride a multiple of the smaller */
   p->pooled = pooled;
+  p->phases = hi / lo;
   int s = w->stride_h;
   double e = (double)cs_dtype_size(d->dt);
   p->f = f;
@@ -149,11 +159,16 @@ static int plan(const cs_target *t, const cs_window2d *w, const cs_value *x, int
   if (p->pad_bottom < 0 || p->pad_right < 0) return 0;
   p->c_s2d = c * f * gg;
   p->c_pad = cs_mm_round_up(p->c_s2d, d->mult);
-  int64_t k = x->shape[1] * p->kh * p->kw, pos = p->y * p->x;
-  p->macs = p->c_pad * pos * k;
-  p->act_bytes = (p->c_pad * pos - c * h * wd) * cs_mm_pad_bytes(d);
-  double bytes = cs_mm_call_bytes(t, e * (double)cs_value_numel(x),
-                                  (double)(p->c_pad * k) * (double)weight_bytes_per_tap, e * (double)(p->c_pad * pos));
+  int64_t k = x->shape[1] * p->kh * p->kw, pos = p->y * p->x, r = p->phases;
+  /* the phases compute ⌈len/r⌉ positions each along the smaller stride's axis */
+  int64_t pos_mma = f < gg ? r * ((p->y + r - 1) / r) * p->x : gg < f ? p->y * r * ((p->x + r - 1) / r) : pos;
+  p->macs = p->c_pad * pos_mma * k;
+  p->act_bytes = (p->c_pad * pos - c * h * wd + (r > 1 ? p->c_pad * pos_mma : 0)) * cs_mm_pad_bytes(d);
+  double out_b = e * (double)(p->c_pad * pos_mma);
+  double bytes = (double)r * cs_mm_call_bytes(t, e * (double)cs_value_numel(x),
+                                              (double)(p->c_pad * k) * (double)weight_bytes_per_tap, out_b / (double)r);
+  if (r > 1) /* the interleave reads and writes them all, a cut when the phases overshoot */
+    bytes += 2.0 * out_b + (pos_mma != pos ? out_b + e * (double)(p->c_pad * pos) : 0.0);
   int cropped = p->y * f != h || p->x * gg != wd;
   if (f * gg > 1 && !pooled) {
     bytes += 2.0 * e * (double)(p->c_s2d * pos);                                   /* transpose */
@@ -161,10 +176,9 @@ static int plan(const cs_target *t, const cs_window2d *w, const cs_value *x, int
   } else if (graph_out && p->c_pad != c) {
     bytes += 2.0 * e * (double)(c * h * wd); /* padding's cut is a real copy at a graph output */
   }
-  p->mma_cycles = cs_mm_cost_mma(k, p->c_pad, pos, d->mult, bytes);
+  p->mma_cycles = cs_mm_cost_mma(k, p->c_pad, pos_mma, d->mult, bytes);
   return 1;
 }
-
 
 /* The shifted filters: w' [c_pad, C_in, kh', kw'], channel oc·fg + dy·g +
  * dx = filter oc at offset (dy·s, dx·s), zero elsewhere. */
@@ -396,19 +410,28 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t k = x->shape[1] * win.k_h * win.k_w, macs = c * h * wd * k;
   double real_bytes = e * (double)(cs_value_numel(x) + c * k + c * h * wd);
   double scalar = cs_mm_cost_scalar(macs, real_bytes);
-  s2d_plan pad_plan, cand[S2D_MAX];
+  s2d_plan pad_plan, cand[S2D_MAX * S2D_MAX];
   s2d_pool pool;
   int pooled = find_pool(g, y, c, h, wd, &pool), n = 0;
   if (!plan(t, &win, x, c, h, wd, 1, 1, d, (int64_t)e, graph_out, 0, &pad_plan)) return CS_OK;
-  /* the padding budget (cs_mm_refused): a refused form is not a choice */
+  for (int f = 1; f <= S2D_MAX; f++)
+    for (int gg = 1; gg <= S2D_MAX; gg++)
+      if (f * gg > 1 && plan(t, &win, x, c, h, wd, f, gg, d, (int64_t)e, graph_out, f == gg && pooled && pool.f == f,
+                             &cand[n]))
+        n++;
+  /* The padding budget (cs_mm_refused): a refused form is not a choice,
+   * nor one that adds as many MACs as a refused one (the next round would
+   * only trade one for the other). */
   const char *layer = cs_graph_node(g, conv_id)->name;
-  if (s2d_refused(t, layer)) return CS_OK;
-  int pad_open = !cs_mm_refused(t, layer, NULL);
-  /* f = g: MMALIB strides H and W alike (f·s = g·s) */
-  for (int f = 2; f <= S2D_MAX; f++)
-    if (plan(t, &win, x, c, h, wd, f, f, d, (int64_t)e, graph_out, pooled && pool.f == f, &cand[n]) &&
-        (!pad_open || cand[n].mma_cycles < pad_plan.mma_cycles) && cs_mm_cost_pays(cand[n].mma_cycles, scalar))
-      n++;
+  int64_t refused_macs = INT64_MAX;
+  for (int i = 0; i < n; i++)
+    if (cs_mm_refused(t, layer, what_of(&cand[i])) && cand[i].macs < refused_macs) refused_macs = cand[i].macs;
+  int pad_open = !cs_mm_refused(t, layer, NULL), m = 0;
+  for (int i = 0; i < n; i++)
+    if (cand[i].macs < refused_macs && (!pad_open || cand[i].mma_cycles < pad_plan.mma_cycles) &&
+        cs_mm_cost_pays(cand[i].mma_cycles, scalar))
+      cand[m++] = cand[i];
+  n = m;
   /* Cheapest first; the first the conv pass would take is taken. */
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && cand[j].mma_cycles < cand[j - 1].mma_cycles; j--) {
@@ -419,6 +442,7 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   int64_t old_st[2] = {win.stride_h, win.stride_w}, old_ks[2] = {win.k_h, win.k_w};
   int64_t old_pads[4] = {win.pad_top, win.pad_left, win.pad_bottom, win.pad_right};
   const s2d_plan *take = NULL;
+  cs_mm_phases phases; /* f ≠ g: the rewritten conv's phases */
   for (int i = 0; i < n && !take; i++) {
     const s2d_plan *p = &cand[i];
     int64_t st[2] = {(int64_t)p->f * win.stride_h, (int64_t)p->g * win.stride_w}, ks[2] = {p->kh, p->kw};
@@ -426,12 +450,19 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
     set_geometry(g, conv_id, st, ks, pads, p->y, p->x);
     char why[200];
     const char *rule = NULL;
-    cs_status st2 = cs_mm_conv_padded_rule(g, t, conv_id, d, p->c_pad, &rule, why, sizeof why);
+    int offloaded = 0;
+    cs_status st2 = CS_OK;
+    if (p->phases == 1) {
+      st2 = cs_mm_conv_padded_rule(g, t, conv_id, d, p->c_pad, &rule, why, sizeof why);
+      offloaded = !rule;
+    } else if (cs_mm_phases_of(g, conv_id, &phases) && phases.r == p->phases) {
+      st2 = cs_mm_phases_offloaded(g, t, conv_id, d, p->c_pad, &phases, &offloaded);
+    }
     if (st2 != CS_OK) {
       set_geometry(g, conv_id, old_st, old_ks, old_pads, h, wd);
       return st2;
     }
-    if (!rule) take = p;
+    if (offloaded) take = p;
   }
   if (!take) {
     set_geometry(g, conv_id, old_st, old_ks, old_pads, h, wd);
@@ -462,10 +493,11 @@ static cs_status consider_conv(cs_graph *g, const cs_target *t, int conv_id) {
   if (st != CS_OK) return st;
   cs_graph_value(g, cs_graph_node(g, conv_id)->outputs[0])->shape[1] = take->c_pad;
   st = take->pooled ? depth_to_pool(g, &tail, take, c, base, &pool) : depth_to_space(g, &tail, take, c, base);
+  if (st == CS_OK && take->phases > 1) st = cs_mm_build_phases(g, conv_id, &tail, &phases, base);
   if (st != CS_OK) return st;
 
   cs_offload_pad rep;
-  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, (take->pooled ? kWhatPool : kWhat)[take->f], c,
+  cs_mm_pad_decision_init(&rep, cs_graph_node(g, conv_id)->name, what_of(take), c,
                           take->c_pad, macs,
                           take->macs - macs);
   rep.padded = 1;

@@ -23,23 +23,27 @@ from cstatic_cli import cstatic
 from test_mmalib import qdq_params, quantize
 
 
-def conv_model(path, c_in, c_out, k, s, hw, seed=0):
+def conv_model(path, c_in, c_out, k, s, hw, seed=0, pads=None):
+    """Conv k x k stride s (pads (top, left, bottom, right), k // 2 each by
+    default) -> Relu; returns the output's side (square when the pads
+    are)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(seed)
     w = rng.normal(size=(c_out, c_in, k, k)).astype(np.float32) * 0.1
     w *= np.linspace(0.25, 4.0, c_out, dtype=np.float32)[:, None, None, None]
     b = rng.normal(size=(c_out,)).astype(np.float32) * 0.1
-    p = k // 2
-    ho = (hw + 2 * p - k) // s + 1
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", pads=[p] * 4, kernel_shape=[k, k],
+    pads = pads or [k // 2] * 4
+    ho = (hw + pads[0] + pads[2] - k) // s + 1
+    wo = (hw + pads[1] + pads[3] - k) // s + 1
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", pads=pads, kernel_shape=[k, k],
                               strides=[s, s]),
              helper.make_node("Relu", ["c"], ["r"], name="relu0"),
              helper.make_node("Identity", ["r"], ["y"], name="out")]
     graph = helper.make_graph(
         nodes, "s2d",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c_out, ho, ho])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c_out, ho, wo])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
@@ -47,18 +51,19 @@ def conv_model(path, c_in, c_out, k, s, hw, seed=0):
     return ho
 
 
-def exact_reference(p, x, k, s, ho):
+def exact_reference(p, x, k, s, ho, pads=None, wo=None):
     """The layer in exact float arithmetic on the quantized tensors (ReLU as
     the clamp at the output zero point)."""
     xq = np.clip(np.round(x.astype(np.float64) / p["in_s"]) + p["in_zp"], -128, 127)
-    pad = k // 2
-    xc = np.pad(xq[0] - p["xzp"], ((0, 0), (pad, pad), (pad, pad)))
+    pads = pads or [k // 2] * 4
+    wo = wo or ho
+    xc = np.pad(xq[0] - p["xzp"], ((0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
     wq = p["w"].astype(np.float64)
-    acc = np.zeros((wq.shape[0], ho, ho))
+    acc = np.zeros((wq.shape[0], ho, wo))
     for dy in range(k):
         for dx in range(k):
-            patch = xc[:, dy:dy + s * (ho - 1) + 1:s, dx:dx + s * (ho - 1) + 1:s].reshape(xc.shape[0], -1)
-            acc += (wq[:, :, dy, dx] @ patch).reshape(-1, ho, ho)
+            patch = xc[:, dy:dy + s * (ho - 1) + 1:s, dx:dx + s * (wo - 1) + 1:s].reshape(xc.shape[0], -1)
+            acc += (wq[:, :, dy, dx] @ patch).reshape(-1, ho, wo)
     real = acc * (p["xs"] * p["ws"])[:, None, None] + (p["b"] * p["bs"])[:, None, None]
     return np.clip(np.round(real / p["os"]) + p["ozp"], max(-128, p["ozp"]), 127)
 
@@ -108,6 +113,56 @@ def test_s2d_conv_within_one_lsb_of_exact(case, symmetric, tmp_path):
     diff = np.abs(got - exact_reference(p, x, k, s, ho))
     print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
     assert diff.max() <= 1
+
+
+# (pads, the split): 16 -> 32 3x3 at 16x16. Padding to the 64-wide tile
+# is x2 its MACs, over the default budget (1.6); a 1 x 2 split computes two
+# columns per channel (64 channels, kernel 3x4, stride (1, 2)): x4/3. MMALIB
+# strides H and W alike, so the stride (1, 2) conv runs as two stride-2
+# phases a row apart, interleaved. Without a top pad the first phase
+# would start above the input: the 2 x 1 split (phases a column apart).
+SPLITS = [([1, 1, 1, 1], (1, 2)), ([0, 1, 0, 1], (2, 1))]
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize("pads,split", SPLITS, ids=["1x2", "2x1"])
+def test_split_conv_within_one_lsb_of_exact(pads, split, symmetric, tmp_path):
+    c_in, c_out, k, hw = 16, 32, 3, 16
+    f, q = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    ho = conv_model(f, c_in, c_out, k, 1, hw, pads=pads)
+    wo = hw + pads[1] + pads[3] - k + 1
+    quantize(f, q, symmetric=symmetric, c=c_in, hw=hw)
+    p = qdq_params(q)
+    x = np.random.default_rng(7).normal(size=(1, c_in, hw, hw)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    fh, fw = split
+    ys = {}
+    for tag, target in (("host", "c_static_lib -mmalib=1 -mmalib-exact=none"),
+                        ("c7x", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none -l2-budget=0"),
+                        ("l2", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none")):
+        out = tmp_path / tag
+        r = cstatic("compile", q, "-o", out, "-t", target)
+        print(r.stdout)
+        assert f"padded 'conv0' C_out s2d {fh}x{fw} {c_out} -> 64" in r.stdout
+        assert "mmalib offload: 2 conv2d" in r.stdout  # the two phases
+        man = json.load(open(out / "manifest.json"))
+        off = man["offload"]
+        [d] = off["padding"]["decisions"]
+        assert d["padded"] and d["what"] == f"C_out s2d {fh}x{fw}" and d["c_pad"] == 64
+        model_macs = c_out * ho * wo * c_in * k * k
+        assert d["macs"] == model_macs
+        assert d["macs_added"] == 64 * (ho // fh) * (wo // fw) * c_in * (k + fh - 1) * (k + fw - 1) - model_macs
+        assert off["padding"]["macs_ratio"] <= 1.6 and off["mma_share"] == 1.0
+        assert man["arena_ratio"] <= 1.10
+        cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / f"y_{tag}.npy")
+        ys[tag] = np.load(tmp_path / f"y_{tag}.npy")
+    y = ys["host"].astype(np.float64)
+    assert y.shape == (1, c_out, ho, wo)
+    got = np.round(y / p["os"]) + p["ozp"]
+    diff = np.abs(got - exact_reference(p, x, k, 1, ho, pads, wo))
+    print(f"max |diff| = {diff.max():.0f} LSB, {np.mean(diff > 0) * 100:.3f}% of outputs differ")
+    assert diff.max() <= 1
+    assert ys["c7x"].tobytes() == ys["host"].tobytes() and ys["l2"].tobytes() == ys["host"].tobytes()
 
 
 @pytest.mark.parametrize("relu", [True, False], ids=["relu", "linear"])

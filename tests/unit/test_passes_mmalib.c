@@ -1357,6 +1357,87 @@ static void test_out_s2d_pool(const cs_target *t1) {
   }
 }
 
+/* An f x g split with f != g: 16 -> 32 3x3 pad 1 at 16x16 on the int8
+ * kernel, channel padding (x2 its MACs) and 2 x 2 (x16/9), the cheaper
+ * estimates, refused by the budget: 1 x 2 = 64 channels (x4/3), kernel
+ * 3x4, stride (1, 2) as two stride-2 phases a row apart, interleaved,
+ * then the transpose back. */
+static void test_out_s2d_split(const cs_target *t1) {
+  cs_target t = *t1;
+  cs_offload_pad refused[2];
+  cs_mm_pad_decision_init(&refused[0], "conv", NULL, 32, 64, 0, 1);
+  cs_mm_pad_decision_init(&refused[1], "conv", "C_out s2d 2x2", 32, 128, 0, 1);
+  t.mm_refused = refused;
+  t.n_mm_refused = 2;
+  conv_spec s = conv_default();
+  s.cin = 16; s.cout = 32; s.h = s.w = 16;
+  cs_graph *g = conv_graph(&s);
+  int64_t n32, n64;
+  float *y32 = run_lowered(g, &t, &n32);
+  const cs_offload_pad *p = s2d_entry(g);
+  CHECK_MSG(p && p->padded && !strcmp(p->what, "C_out s2d 1x2") && p->c_out == 32 && p->c_pad == 64 &&
+                p->macs_added == 64LL * 16 * 8 * 16 * 12 - 32LL * 16 * 16 * 144,
+            "s2d 1x2: the report");
+  CHECK_MSG(gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 2 && gb_count_op(g, CS_OP_K_CONCAT) == 1 &&
+                gb_count_op(g, CS_OP_K_TRANSPOSE) == 1 && gb_count_op(g, CS_OP_K_SLICE) == 0,
+            "s2d 1x2: two phases (%d), the interleave, the transpose", gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8));
+  for (int i = 0; i < g->n_nodes; i++) { /* c_in, h, w, c_out, kh, kw, sh, sw, pads (t, b, l, r) */
+    const cs_node *k = cs_graph_node(g, i);
+    int cnt = 0;
+    const int64_t *a = k->op == CS_OP_K_MMALIB_CONV2D_I8 ? cs_node_attr_ints(k, "mm_args", &cnt) : NULL;
+    if (a)
+      CHECK_MSG(cnt == 12 && a[3] == 64 && a[4] == 3 && a[5] == 4 && a[6] == 2 && a[7] == 2,
+                "s2d 1x2 phase: mm_args %lld %lld x %lld stride %lld %lld", (long long)a[3], (long long)a[4],
+                (long long)a[5], (long long)a[6], (long long)a[7]);
+  }
+  cs_graph_free(g);
+  /* Exactness: bit for bit the first 32 channels of C_out 64 as it is. */
+  s.cout = 64;
+  g = conv_graph(&s);
+  float *y64 = run_lowered(g, t1, &n64);
+  CHECK(s2d_entry(g) == NULL && gb_count_op(g, CS_OP_K_MMALIB_CONV2D_I8) == 1);
+  cs_graph_free(g);
+  CHECK(n32 == 32 * 16 * 16 && n64 == 64 * 16 * 16);
+  CHECK_MSG(n32 <= n64 && !memcmp(y32, y64, sizeof(float) * (size_t)n32),
+            "s2d 1x2 differs from the first 32 channels of C_out 64");
+  free(y32);
+  free(y64);
+  /* The rewrite alone, lowered generically: the layer as it was. */
+  cs_target t0;
+  cs_target_default(&t0);
+  s.cout = 32;
+  int64_t na, nb;
+  cs_graph *ga = conv_graph(&s), *gb = conv_graph(&s);
+  cs_mmalib_report_reset(ga);
+  CHECK(pass_mmalib_out_s2d(ga, &t) == CS_OK && s2d_entry(ga) != NULL);
+  float *ya = run_lowered(ga, &t0, &na), *yb = run_lowered(gb, &t0, &nb);
+  CHECK_MSG(na == nb && na == 32 * 16 * 16 && !memcmp(ya, yb, sizeof(float) * (size_t)na),
+            "the s2d 1x2 graph lowered generically differs from the layer as it was");
+  free(ya);
+  free(yb);
+  cs_graph_free(ga);
+  cs_graph_free(gb);
+  /* Decline: with padding open, padding is the cheaper estimate; the
+   * budget refused the split's MACs (2 x 1 adds as many); without a pad
+   * the phases cannot start a row (column) early. */
+  for (int v = 0; v < 3; v++) {
+    s = conv_default();
+    s.cin = 16; s.cout = 32; s.h = s.w = 16; s.pad = v == 2 ? 0 : 1;
+    g = conv_graph(&s);
+    cs_offload_pad list[2] = {refused[0], refused[1]};
+    if (v == 1) cs_mm_pad_decision_init(&list[1], "conv", "C_out s2d 1x2", 32, 64, 0, 1);
+    cs_target tv = *t1;
+    tv.mm_refused = list;
+    tv.n_mm_refused = v ? 2 : 0;
+    cs_mmalib_report_reset(g);
+    CHECK(pass_mmalib_out_s2d(g, &tv) == CS_OK);
+    p = s2d_entry(g);
+    CHECK_MSG(!p || (strcmp(p->what, "C_out s2d 1x2") && strcmp(p->what, "C_out s2d 2x1")),
+              "s2d split taken (%d: %s)", v, p ? p->what : "");
+    cs_graph_free(g);
+  }
+}
+
 static void test_out_s2d(void) {
   cs_target t1;
   CHECK(cs_target_parse("c_static_lib -mmalib=1 -l2-budget=0 -mmalib-exact=none", &t1) == CS_OK);
@@ -1498,6 +1579,7 @@ static void test_out_s2d(void) {
     cs_graph_free(g);
   }
   test_out_s2d_pool(&t1);
+  test_out_s2d_split(&t1);
 
   /* Otherwise not eligible (w_zp != 0): left exactly as it was. */
   s = conv_default();
