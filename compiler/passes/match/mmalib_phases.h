@@ -15,8 +15,8 @@
 #include "mmalib_common.h"
 #include "qdq_tail.h"
 
-/* Most phases a rewrite makes (MMALIB strides 1 or 2: r = 2 is the one
- * that can be offloaded). */
+/* Most phases a rewrite makes: a larger stride ratio is not tried (each
+ * phase reads the whole input once more). */
 #define CS_MM_MAX_PHASES 8
 
 /* A geometry of a conv, set on its node in place (strides, pads, its
