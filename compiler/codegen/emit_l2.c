@@ -2,7 +2,7 @@
  * emit_l2.c — the C of InjectMMALIBDMA (schedule/l2plan.c decides): a staged
  * MMALIB call copies its input (and weights) into the L2 scratch with
  * tidsp_dma_copy, waits, and reads the L2 copies; a sliced conv loops over
- * output-channel chunks, one weights copy and one mmalib_conv2d_i8_sliced
+ * output-channel chunks, one weights copy and one mmalib_conv2d_{i8,i16}_sliced
  * call per chunk. `L2` is the scratch base each cg_main_partF takes from
  * tidsp_l2_scratch (cstatic/dma.h). Also the C of ScheduleC7xDMATiling's
  * OC-tiled convs (schedule/dma_tiling.c decides).
@@ -143,8 +143,9 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   int cnt = 0;
   const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
   int wv = n->inputs[1];
-  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 || !l2->sliced_fn || !a || cnt != 12 ||
-      cg->s.loc[wv].kind != CS_LOC_CONST)
+  cs_dtype dt = n->op == CS_OP_K_MMALIB_CONV2D_I16 ? CS_DTYPE_I16 : CS_DTYPE_I8;
+  if ((n->op != CS_OP_K_MMALIB_CONV2D_I8 && n->op != CS_OP_K_MMALIB_CONV2D_I16) || !l2->sliced_fn || !a ||
+      cnt != 12 || cg->s.loc[wv].kind != CS_LOC_CONST)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be sliced", n->name ? n->name : "?",
                     cs_op_name(n->op));
   size_t per_channel = l2->weight_bytes / (size_t)l2->chunk_cout;
@@ -176,11 +177,12 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
                    l2->weight_off, cg->macro[wv], per_channel, per_channel);
   }
   char in0[64], in1[64];
-  cs_cg_l2_pointer(cg, step, 0, CS_DTYPE_I8, in0, sizeof in0);
+  cs_cg_l2_pointer(cg, step, 0, dt, in0, sizeof in0);
   if (l2->weight_off2)
-    snprintf(in1, sizeof in1, "(const int8_t *)(L2 + (buf ? %zuu : %zuu))", l2->weight_off2, l2->weight_off);
+    snprintf(in1, sizeof in1, "(const %s *)(L2 + (buf ? %zuu : %zuu))", dt == CS_DTYPE_I16 ? "int16_t" : "int8_t",
+             l2->weight_off2, l2->weight_off);
   else
-    cs_cg_l2_pointer(cg, step, 1, CS_DTYPE_I8, in1, sizeof in1);
+    cs_cg_l2_pointer(cg, step, 1, dt, in1, sizeof in1);
   /* the conv's sliced entry (its AUX row in kernels.def, as the plan
    * found it), with the conv's pointer arguments */
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
@@ -188,10 +190,11 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   cs_sbuf_printf(b, "      st = %s(\n          %s,\n          %s", l2->sliced_fn, in0, in1);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
-    cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
+    if (i < n->n_inputs && n->inputs[i] >= 0) cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
+    else cs_sbuf_puts(b, "NULL"); /* an optional input absent (the int16 conv's bias) */
   }
   cs_sbuf_puts(b, ",\n          ");
-  cs_cg_pointer(cg, b, n->outputs[0], CS_DTYPE_I8, 1, used);
+  cs_cg_pointer(cg, b, n->outputs[0], dt, 1, used);
   for (int i = 0; i < 12; i++) {
     if (i == 3) cs_sbuf_printf(b, ",\n          /* %s */ n_oc", kConvArgs[i]);
     else cs_sbuf_printf(b, ",\n          /* %s */ %d", kConvArgs[i], (int)a[i]);

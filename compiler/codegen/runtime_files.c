@@ -239,7 +239,8 @@ static const rt_file files[] = {
      .defines = "tidsp_mmalib_conv_geom_init tidsp_mmalib_shifts_ok",
      .needs = "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d.c",
-     .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 mmalib_conv2d_i8__ref tidsp_mmalib_conv2d_i8_scalar",
+     .defines = "mmalib_conv2d_i16 mmalib_conv2d_i8 mmalib_conv2d_i8__ref tidsp_mmalib_conv2d_i8_scalar "
+                "tidsp_mmalib_conv2d_i16_compute",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d_grouped.c",
@@ -247,9 +248,9 @@ static const rt_file files[] = {
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
               "kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_conv2d_sliced.c",
-     .defines = "mmalib_conv2d_i8_sliced",
-     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "
-              "kernels/mmalib/mmalib_internal.h"},
+     .defines = "mmalib_conv2d_i16_sliced mmalib_conv2d_i8_sliced",
+     .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_conv2d.c "
+              "kernels/mmalib/mmalib_i8_dispatched.c kernels/mmalib/mmalib_internal.h"},
     {.path = "kernels/mmalib/mmalib_depthwise_conv2d.c",
      .defines = "mmalib_depthwise_conv2d_i16 mmalib_depthwise_conv2d_i8 mmalib_depthwise_conv2d_i8__ref",
      .needs = "kernels/mmalib/mmalib_common.c kernels/mmalib/mmalib_i8_dispatched.c "

@@ -12,8 +12,9 @@
  * would underflow. Decisions, in the spec's order:
  *   - guard + input > budget: the call reads DDR (no staging at all);
  *   - guard + input + weights ≤ budget: both are staged;
- *   - a plain ungrouped int8 conv: weights staged by output-channel chunks,
- *     one mmalib_conv2d_i8_sliced call per chunk: double-buffered (chunk
+ *   - a plain ungrouped conv (int8, or the exact path's int16): weights
+ *     staged by output-channel chunks, one mmalib_conv2d_{i8,i16}_sliced
+ *     call per chunk (kernels.def's AUX rows): double-buffered (chunk
  *     i+1 copied while chunk i computes) when two chunks of at least 64
  *     channels fit, as many as fit rounded down to 64; else one buffer of
  *     as many channels as fit (a multiple of 64 when at least 64 fit);

@@ -132,6 +132,18 @@ int32_t mmalib_conv2d_i8_sliced(const int8_t *input, const int8_t *kernel,
                                 int32_t pad_left, int32_t pad_right,
                                 int32_t oc_start);
 
+/* The int16 twin (the exact path's conv, -mmalib-exact): bias int64 (8
+ * bytes per channel), output int16 (2 bytes per H_out·W_out element). */
+int32_t mmalib_conv2d_i16_sliced(const int16_t *input, const int16_t *kernel,
+                                 const int64_t *bias, const uint8_t *scale,
+                                 const uint8_t *shift, int16_t *output,
+                                 int32_t C_in, int32_t H_in, int32_t W_in,
+                                 int32_t C_out_tile, int32_t KH, int32_t KW,
+                                 int32_t stride_h, int32_t stride_w,
+                                 int32_t pad_top, int32_t pad_bottom,
+                                 int32_t pad_left, int32_t pad_right,
+                                 int32_t oc_start);
+
 /* A grouped conv as one conv per group (never MMALIB numGroupsPerKernel).
  * Requires 1 < groups ≠ C_in, groups dividing C_in and C_out; kernel is
  * [C_out][C_in/groups][KH][KW]; bias, scale, shift must not be NULL. All

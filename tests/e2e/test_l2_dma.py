@@ -323,3 +323,55 @@ def test_suite_model_staged_equals_host(name, variant, model_suite, tmp_path):
     man = json.loads((tmp_path / "dma" / "manifest.json").read_text())
     assert 0 < man["l2_bytes"] <= BUDGET and any("l2" in s for s in man["layers"])
     assert np.array_equal(ys[0], ys[1])
+
+
+def test_exact_path_slices_int16_weights(model):
+    """The exact path (-mmalib-exact=all, the default) runs the int8 convs
+    on MMALIB's int16 kernel: twice the bytes, so at the default budget
+    every input here but the FC's exceeds L2. With 512 KiB, conv_sliced's
+    401 KB input fits and its 1.18 MB of int16 weights go through
+    mmalib_conv2d_i16_sliced chunk by chunk (conv_wide's too: 295 KB beside
+    its 401 KB input): the output of the unstaged build and of the host
+    build bit for bit."""
+    d, q = model
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "exact_nodma")
+    host, _, _, _ = build(d, q, "c_static_lib -mmalib=1", "exact_host")
+    y, man, src, text = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=524288", "exact_dma")
+    print(text)
+    assert np.array_equal(ref, host) and np.array_equal(y, ref), "L2 staging changed the output"
+    kinds = l2_of(man)
+    print(kinds)
+    sliced = {k: v for k, v in kinds.items() if "through mmalib_conv2d_i16_sliced" in v}
+    assert len(sliced) == 2 and any("weights 1179648 B > L2 budget 524288 B" in v for v in sliced.values()), kinds
+    assert "mmalib_conv2d_i16_sliced(" in src and "mmalib_conv2d_i8_sliced(" not in src
+    assert "2 sliced" in text
+
+
+def test_exact_sliced_module_through_the_firmware(model):
+    """The exact path's sliced int16 conv resolves in the --mmalib
+    firmware (kernels.def's AUX row exports mmalib_conv2d_i16_sliced):
+    the module gives the unstaged build's output."""
+    import deploy_util
+    d, q = model
+    fw_bin = os.path.join(deploy_util.BIN_DIR, "c7x_fw_mmalib")
+    out = d / "exact_module"
+    cstatic("compile", q, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=524288", "--emit=module",
+            "-q")
+    assert "through mmalib_conv2d_i16_sliced" in (out / "manifest.json").read_text()
+    x = np.load(d / "x.npy")
+    x.tofile(d / "x.bin")
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "exact_nodma")
+    saved = deploy_util.FW_BIN
+    deploy_util.FW_BIN = fw_bin
+    try:
+        (d / "fw_exact").mkdir(exist_ok=True)
+        fw = deploy_util.Firmware(d / "fw_exact", "--l2-kib", "512")
+        try:
+            h = fw.load(out / "lib0.out")
+            fw.compute("infer", h, 0, "-i", d / "x.bin", "-o", d / "y_exact.bin")
+            assert (d / "y_exact.bin").read_bytes() == ref.tobytes(), "firmware output differs from cstatic run"
+            fw.compute("unload", h)
+        finally:
+            fw.stop()
+    finally:
+        deploy_util.FW_BIN = saved

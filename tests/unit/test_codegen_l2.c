@@ -137,19 +137,22 @@ static void test_guard_is_pad_top_rows(void) {
   CHECK(st.input_bytes == 4 * 10 * 100 * 2 && st.weight_bytes == 64 * 4 * 9 * 2);
 }
 
-static void test_only_plain_int8_conv_is_sliced(void) {
+static void test_only_plain_conv_is_sliced(void) {
   /* grouped: the spec slices ungrouped conv only → input alone */
   conv_case c = kConv;
   c.op = CS_OP_K_MMALIB_CONV2D_I8_GROUPED;
   c.groups = 2; /* weights 128 × 72 = 9216 B */
   CHECK(plan(&c, 1792 + 9216, NULL).kind == CS_L2_INPUT_WEIGHTS);
   CHECK(plan(&c, 1792 + 9215, NULL).kind == CS_L2_INPUT);
-  /* int16 conv: int8-only slicing → input alone */
+  /* int16 conv (the exact path's): sliced through its own entry, one
+   * chunk buffer of 64 channels (288 B each) after the input (two do not fit) */
   c = kConv;
   c.op = CS_OP_K_MMALIB_CONV2D_I16;
   c.dt = CS_DTYPE_I16; /* input 3200 at 128, weights 36864 at 3328 */
   CHECK(plan(&c, 3328 + 36864, NULL).kind == CS_L2_INPUT_WEIGHTS);
-  CHECK(plan(&c, 3328 + 36863, NULL).kind == CS_L2_INPUT);
+  cs_l2_stage st = plan(&c, 3328 + 36863, NULL);
+  CHECK(st.kind == CS_L2_SLICED && st.sliced_fn && !strcmp(st.sliced_fn, "mmalib_conv2d_i16_sliced"));
+  CHECK(st.chunk_cout == 64 && st.n_chunks == 2 && st.weight_off == 3328 && st.weight_off2 == 0);
 }
 
 static void test_weights_not_in_the_blob_stay_where_they_are(void) {
@@ -235,7 +238,7 @@ int main(void) {
   test_one_byte_less_slices_by_multiples_of_64();
   test_input_only_and_ddr();
   test_guard_is_pad_top_rows();
-  test_only_plain_int8_conv_is_sliced();
+  test_only_plain_conv_is_sliced();
   test_weights_not_in_the_blob_stay_where_they_are();
   test_kernels_the_spec_never_stages();
   test_describe_names_the_decision();

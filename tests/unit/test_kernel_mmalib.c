@@ -682,6 +682,67 @@ static void test_matmul(void) {
   }
 }
 
+/* ---- the int16 sliced conv (the exact path's) == the full int16 conv --------------- */
+static void test_sliced_i16(void) {
+  /* 24 -> 100 3x3 pad 1 at 9x11, stride 1 and 2; tiles of 32 (+ 4), the
+   * last one short; NULL bias/requant arrays once */
+  int t;
+  for (t = 0; t < 3; t++) {
+    int ci = 24, H = 9, W = 11, co = 100, k = 3, s = t == 1 ? 2 : 1, p = 1, nq = t == 2, tile = 32;
+    int ho = (H + 2 * p - k) / s + 1, wo = (W + 2 * p - k) / s + 1, oc, i, st, ok_all = 1;
+    size_t nin = (size_t)ci * H * W, per_oc = (size_t)ci * k * k, nout = (size_t)co * ho * wo;
+    buf bi = buf_new(2 * nin), bw = buf_new(2 * co * per_oc), full = buf_new(2 * nout), sl = buf_new(2 * nout),
+        l2w = buf_new(2 * (size_t)tile * per_oc);
+    int64_t *bias = malloc(sizeof(int64_t) * co);
+    uint8_t *scale = malloc(co), *shift = malloc(co);
+    fill_i16((int16_t *)bi.p, nin, 32768);
+    fill_i16((int16_t *)bw.p, co * per_oc, 32768);
+    for (i = 0; i < co; i++)
+      bias[i] = (int64_t)rnd_range(-30000, 30000) * 4096;
+    random_requant(scale, shift, co, (int)per_oc, 3e8, 8000);
+    st = mmalib_conv2d_i16((int16_t *)bi.p, (int16_t *)bw.p, nq ? NULL : bias, nq ? NULL : scale,
+                           nq ? NULL : shift, (int16_t *)full.p, ci, H, W, co, k, k, s, s, p, p, p, p);
+    CHECK(st == OK);
+    memset(sl.p, GUARD_BYTE, 2 * nout);
+    for (oc = 0; oc < co; oc += tile) {
+      int n = co - oc < tile ? co - oc : tile;
+      memcpy(l2w.p, bw.p + 2 * (size_t)oc * per_oc, 2 * (size_t)n * per_oc);
+      st = mmalib_conv2d_i16_sliced((int16_t *)bi.p, (int16_t *)l2w.p, nq ? NULL : bias, nq ? NULL : scale,
+                                    nq ? NULL : shift, (int16_t *)sl.p, ci, H, W, n, k, k, s, s, p, p, p, p, oc);
+      ok_all &= st == OK;
+    }
+    CHECK_MSG(ok_all, "int16 sliced case %d status", t);
+    CHECK_MSG(memcmp(full.p, sl.p, 2 * nout) == 0, "int16 sliced case %d differs from the full conv", t);
+    CHECK(buf_guards_ok(&sl));
+    /* one tile alone writes only its own channels */
+    memset(sl.p, GUARD_BYTE, 2 * nout);
+    memcpy(l2w.p, bw.p + 2 * (size_t)32 * per_oc, 2 * 32 * per_oc);
+    CHECK(mmalib_conv2d_i16_sliced((int16_t *)bi.p, (int16_t *)l2w.p, bias, scale, shift, (int16_t *)sl.p, ci, H,
+                                   W, 32, k, k, s, s, p, p, p, p, 32) == OK);
+    {
+      size_t lo = 2 * (size_t)32 * ho * wo, hi = 2 * (size_t)64 * ho * wo, j;
+      int outside = 0;
+      for (j = 0; j < 2 * nout; j++)
+        if ((j < lo || j >= hi) && sl.p[j] != GUARD_BYTE)
+          outside++;
+      CHECK_MSG(outside == 0, "int16 sliced tile wrote %d bytes outside its channels", outside);
+    }
+    /* the preconditions: a negative start, an unaligned output */
+    CHECK(mmalib_conv2d_i16_sliced((int16_t *)bi.p, (int16_t *)l2w.p, bias, scale, shift, (int16_t *)sl.p, ci, H,
+                                   W, 32, k, k, s, s, p, p, p, p, -1) == TIDSP_MMALIB_ERR_PRECONDITION);
+    CHECK(mmalib_conv2d_i16_sliced((int16_t *)bi.p, (int16_t *)l2w.p, bias, scale, shift, (int16_t *)(sl.p + 2),
+                                   ci, H, W, 32, k, k, s, s, p, p, p, p, 0) == TIDSP_MMALIB_ERR_PRECONDITION);
+    free(bias);
+    free(scale);
+    free(shift);
+    buf_free(&bi);
+    buf_free(&bw);
+    buf_free(&full);
+    buf_free(&sl);
+    buf_free(&l2w);
+  }
+}
+
 /* ---- sliced == the full conv on the matching channel slice ---------------------- */
 static void test_sliced(void) {
   static const struct {
@@ -1622,6 +1683,7 @@ int main(void) {
   test_matmul_bias();
   test_matmul();
   test_sliced();
+  test_sliced_i16();
   test_grouped();
   test_residual_layout();
   test_residual_by_hand();

@@ -102,6 +102,41 @@ static int32_t conv2d_i8(int on_ref, CONV2D_I8_PARAMS) {
 
 MMALIB_ENTRY_PAIR(mmalib_conv2d_i8, conv2d_i8, CONV2D_I8_PARAMS, CONV2D_I8_ARGS)
 
+void tidsp_mmalib_conv2d_i16_compute(const tidsp_mmalib_conv_geom *g,
+                                     const int16_t *input,
+                                     const int16_t *kernel, const int64_t *bias,
+                                     const uint8_t *scale,
+                                     const uint8_t *shift, int16_t *output) {
+  const size_t plane = (size_t)g->h_in * (size_t)g->w_in;
+  const size_t ksize = (size_t)g->kh * (size_t)g->kw;
+  int32_t oc, oh, ow, ic, y, x, y0, y1, x0, x1;
+  for (oc = 0; oc < g->c_out; oc++) {
+    const int16_t *wk = kernel + (size_t)oc * (size_t)g->c_in * ksize;
+    int16_t *out = output + (size_t)oc * (size_t)g->h_out * (size_t)g->w_out;
+    for (oh = 0; oh < g->h_out; oh++) {
+      int64_t iy = (int64_t)oh * g->stride - g->pad_t;
+      tap_range(iy, g->kh, g->h_in, &y0, &y1);
+      for (ow = 0; ow < g->w_out; ow++) {
+        int64_t ix = (int64_t)ow * g->stride - g->pad_l;
+        int64_t acc = 0;
+        tap_range(ix, g->kw, g->w_in, &x0, &x1);
+        for (ic = 0; ic < g->c_in; ic++) {
+          const int16_t *in = input + (size_t)ic * plane;
+          const int16_t *w = wk + (size_t)ic * ksize;
+          for (y = y0; y < y1; y++) {
+            const int16_t *row = in + (size_t)(iy + y) * (size_t)g->w_in;
+            const int16_t *wrow = w + (size_t)y * (size_t)g->kw;
+            for (x = x0; x < x1; x++)
+              acc += (int32_t)row[ix + x] * wrow[x];
+          }
+        }
+        out[(size_t)oh * (size_t)g->w_out + (size_t)ow] = mmalib_sat_i16(mmalib_requant(
+            mmalib_add_clamped(acc, bias ? bias[oc] : 0), scale, shift, oc));
+      }
+    }
+  }
+}
+
 int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
                           const int64_t *bias, const uint8_t *scale,
                           const uint8_t *shift, int16_t *output, int32_t C_in,
@@ -110,8 +145,7 @@ int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
                           int32_t pad_top, int32_t pad_bottom,
                           int32_t pad_left, int32_t pad_right) {
   tidsp_mmalib_conv_geom g;
-  size_t plane, ksize;
-  int32_t st, oc, oh, ow, ic, y, x, y0, y1, x0, x1;
+  int32_t st;
   if (!mmalib_buffers_ok(input, kernel, output))
     return TIDSP_MMALIB_ERR_PRECONDITION;
   /* int16·int16 < 2^30, so any int32-sized reduction fits the int64
@@ -123,32 +157,6 @@ int32_t mmalib_conv2d_i16(const int16_t *input, const int16_t *kernel,
     return st;
   if (!tidsp_mmalib_shifts_ok(shift, C_out))
     return TIDSP_MMALIB_ERR_PRECONDITION;
-  plane = (size_t)g.h_in * (size_t)g.w_in;
-  ksize = (size_t)g.kh * (size_t)g.kw;
-  for (oc = 0; oc < g.c_out; oc++) {
-    const int16_t *wk = kernel + (size_t)oc * (size_t)g.c_in * ksize;
-    int16_t *out = output + (size_t)oc * (size_t)g.h_out * (size_t)g.w_out;
-    for (oh = 0; oh < g.h_out; oh++) {
-      int64_t iy = (int64_t)oh * g.stride - g.pad_t;
-      tap_range(iy, g.kh, g.h_in, &y0, &y1);
-      for (ow = 0; ow < g.w_out; ow++) {
-        int64_t ix = (int64_t)ow * g.stride - g.pad_l;
-        int64_t acc = 0;
-        tap_range(ix, g.kw, g.w_in, &x0, &x1);
-        for (ic = 0; ic < g.c_in; ic++) {
-          const int16_t *in = input + (size_t)ic * plane;
-          const int16_t *w = wk + (size_t)ic * ksize;
-          for (y = y0; y < y1; y++) {
-            const int16_t *row = in + (size_t)(iy + y) * (size_t)g.w_in;
-            const int16_t *wrow = w + (size_t)y * (size_t)g.kw;
-            for (x = x0; x < x1; x++)
-              acc += (int32_t)row[ix + x] * wrow[x];
-          }
-        }
-        out[(size_t)oh * (size_t)g.w_out + (size_t)ow] = mmalib_sat_i16(mmalib_requant(
-            mmalib_add_clamped(acc, bias ? bias[oc] : 0), scale, shift, oc));
-      }
-    }
-  }
+  tidsp_mmalib_conv2d_i16_compute(&g, input, kernel, bias, scale, shift, output);
   return TIDSP_MMALIB_OK;
 }

@@ -175,6 +175,15 @@ int tidsp_mmalib_conv2d_i8_compute(int on_ref, const tidsp_mmalib_conv_geom *g,
                                    const uint8_t *scale, const uint8_t *shift,
                                    int8_t *output);
 
+/* The int16 conv after mmalib_conv2d_i16's checks: output channel oc of
+ * g->c_out from kernel[oc], bias[oc], scale[oc], shift[oc] (the sliced
+ * entry passes each advanced to its first channel). */
+void tidsp_mmalib_conv2d_i16_compute(const tidsp_mmalib_conv_geom *g,
+                                     const int16_t *input,
+                                     const int16_t *kernel, const int64_t *bias,
+                                     const uint8_t *scale,
+                                     const uint8_t *shift, int16_t *output);
+
 /* The FC output[m][n] = requant_n(Σ_k input[m][k]·weights[n][k] + bias[n])
  * (mmalib_matmul_bias_i8 after its checks), the same three ways. The
  * weights' [N][K] layout is tidsp_matmul_i8's W, so nothing is copied. */
