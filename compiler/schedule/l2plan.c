@@ -15,9 +15,10 @@
  *   - a plain ungrouped conv (int8, or the exact path's int16): weights
  *     staged by output-channel chunks, one mmalib_conv2d_{i8,i16}_sliced
  *     call per chunk (kernels.def's AUX rows): double-buffered (chunk
- *     i+1 copied while chunk i computes) when two chunks of at least 64
- *     channels fit, as many as fit rounded down to 64; else one buffer of
- *     as many channels as fit (a multiple of 64 when at least 64 fit);
+ *     i+1 copied while chunk i computes) when two chunks of at least one
+ *     MMA tile of channels (64 int8, 32 int16: a chunk fills whole tile
+ *     columns) fit, as many as fit rounded down to the tile; else one
+ *     buffer of as many channels as fit (whole tiles when one fits);
  *   - otherwise: the input alone.
  * Unlike the spec's check (input ≤ budget), the guard counts against the
  * budget: it is L2 the step really occupies. Bias, scale and shift stay in
@@ -30,7 +31,7 @@
 
 #include "schedule.h"
 
-enum { L2_ALIGN = 128, MMA_WIDTH = 64 };
+enum { L2_ALIGN = 128 };
 
 static size_t align_up(size_t v) { return (v + L2_ALIGN - 1) / L2_ALIGN * L2_ALIGN; }
 
@@ -100,12 +101,13 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   size_t per_channel = st->weight_bytes_total / (size_t)c_out;
   if (per_channel == 0) return;
   size_t fit = (budget - woff) / per_channel;
+  /* the MMA's output channels per tile: 64 bytes of int8 or int16 */
+  size_t tile = n->op == CS_OP_K_MMALIB_CONV2D_I16 ? 32 : 64;
   /* two buffers: each chunk's start on 128 bytes */
   size_t fit2 = 0;
-  for (size_t c = (budget - woff) / 2 / per_channel / MMA_WIDTH * MMA_WIDTH; c >= MMA_WIDTH && !fit2;
-       c -= MMA_WIDTH)
+  for (size_t c = (budget - woff) / 2 / per_channel / tile * tile; c >= tile && !fit2; c -= tile)
     if (align_up(woff + c * per_channel) + c * per_channel <= budget) fit2 = c;
-  if (fit >= MMA_WIDTH) fit = fit / MMA_WIDTH * MMA_WIDTH;
+  if (fit >= tile) fit = fit / tile * tile;
   if (fit2) fit = fit2;
   if (fit < 1) return;
   st->kind = CS_L2_SLICED;

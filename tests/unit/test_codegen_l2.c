@@ -144,15 +144,19 @@ static void test_only_plain_conv_is_sliced(void) {
   c.groups = 2; /* weights 128 × 72 = 9216 B */
   CHECK(plan(&c, 1792 + 9216, NULL).kind == CS_L2_INPUT_WEIGHTS);
   CHECK(plan(&c, 1792 + 9215, NULL).kind == CS_L2_INPUT);
-  /* int16 conv (the exact path's): sliced through its own entry, one
-   * chunk buffer of 64 channels (288 B each) after the input (two do not fit) */
+  /* int16 conv (the exact path's): sliced through its own entry in
+   * chunks of the int16 tile, 32 channels (288 B each): two buffers of
+   * 32 fit (two of 64 do not) */
   c = kConv;
   c.op = CS_OP_K_MMALIB_CONV2D_I16;
   c.dt = CS_DTYPE_I16; /* input 3200 at 128, weights 36864 at 3328 */
   CHECK(plan(&c, 3328 + 36864, NULL).kind == CS_L2_INPUT_WEIGHTS);
   cs_l2_stage st = plan(&c, 3328 + 36863, NULL);
   CHECK(st.kind == CS_L2_SLICED && st.sliced_fn && !strcmp(st.sliced_fn, "mmalib_conv2d_i16_sliced"));
-  CHECK(st.chunk_cout == 64 && st.n_chunks == 2 && st.weight_off == 3328 && st.weight_off2 == 0);
+  CHECK(st.chunk_cout == 32 && st.n_chunks == 4 && st.weight_off == 3328 && st.weight_off2 == 3328 + 9216);
+  /* room for 57 channels: one buffer of one tile (two of 32 need 21760) */
+  st = plan(&c, 20000, NULL);
+  CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 32 && st.n_chunks == 4 && st.weight_off2 == 0);
 }
 
 static void test_weights_not_in_the_blob_stay_where_they_are(void) {
