@@ -368,9 +368,9 @@ int cs_cmd_compile(int argc, char **argv) {
              stats.l2_budget, stats.l2_n_tiled);
     if (stats.l2_budget && target.mmalib)
       printf("  L2 staging (InjectMMALIBDMA, budget %zu B, scratch %zu B): %d input+weights, %d input only, "
-             "%d sliced, %d in DDR\n",
+             "%d sliced, %d H-tiled (input over the budget), %d in DDR\n",
              stats.l2_budget, stats.l2_bytes, stats.l2_input_weights, stats.l2_input, stats.l2_sliced,
-             stats.l2_ddr);
+             stats.l2_mm_h_tiled, stats.l2_ddr);
   }
   cs_offload_report_free(&offload);
   return CS_EXIT_OK;

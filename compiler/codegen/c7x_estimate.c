@@ -106,8 +106,9 @@ double cs_cg_step_c7x_cycles(const cs_cg *cg, int k, cs_c7x_part *part) {
   double bytes = node_bytes(cg->g, n);
   if (is_mma(cg, n)) {
     cs_l2_kind staged = cg->s.l2 ? cg->s.l2[k].kind : CS_L2_NONE;
-    int in_l2 = staged == CS_L2_INPUT_WEIGHTS || staged == CS_L2_SLICED || staged == CS_L2_INPUT;
-    if (in_l2) /* CS_L2_INPUT: the weights stay in DDR */
+    int in_l2 = staged == CS_L2_INPUT_WEIGHTS || staged == CS_L2_SLICED || staged == CS_L2_INPUT ||
+                staged == CS_L2_H_TILED;
+    if (in_l2) /* CS_L2_INPUT: the weights stay in DDR (an H-tiled MMALIB call caches them) */
       bytes = staged == CS_L2_INPUT && n->n_inputs > 1 && n->inputs[1] >= 0
                   ? (double)cs_value_nbytes(cs_graph_value(cg->g, n->inputs[1]))
                   : 0.0;

@@ -232,6 +232,9 @@ cs_status cs_cg_emit_n_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
  * over output-row tiles. */
 cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row,
                                    int *needs_math);
+/* A whole H-tiled MMALIB conv (its input over the L2 budget): the tile
+ * table, the pipeline over output-row tiles, one MMALIB call a tile. */
+cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row);
 
 /* TIDSP_DTYPE_* macro name for a value's dtype, or "0". */
 const char *cs_cg_tidsp_dtype_name(cs_dtype t);

@@ -38,7 +38,7 @@ typedef struct cs_codegen_stats {
   double est_c7x_mma, est_c7x_core_macs, est_c7x_core_other;
   /* L2 staging (-mcpu=c7x -mmalib=1): budget 0 = off */
   size_t l2_budget, l2_bytes;    /* -l2-budget; MODEL_L2_SIZE */
-  int l2_input_weights, l2_input, l2_sliced, l2_ddr; /* staged MMALIB calls by decision */
+  int l2_input_weights, l2_input, l2_sliced, l2_mm_h_tiled, l2_ddr; /* staged MMALIB calls by decision */
   int l2_h_tiled, l2_oc_tiled, l2_untiled; /* ScheduleC7xDMATiling's k_conv2d_i8 decisions */
   int l2_n_tiled;                          /* … and c7x_dequantize_vecmatmul's (N, N-tiled) */
   /* The runtime files the generated C needs: used[i] for file i of

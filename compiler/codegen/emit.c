@@ -120,7 +120,8 @@ cs_status cs_codegen_emit(cs_graph *g, const cs_target *t, const cs_codegen_opti
       s->l2_sliced += kind == CS_L2_SLICED;
       s->l2_ddr += kind == CS_L2_DDR;
       s->l2_oc_tiled += kind == CS_L2_OC_TILED;
-      s->l2_h_tiled += kind == CS_L2_H_TILED;
+      s->l2_h_tiled += kind == CS_L2_H_TILED && !cg.s.l2[k].mmalib_h;
+      s->l2_mm_h_tiled += kind == CS_L2_H_TILED && cg.s.l2[k].mmalib_h;
       s->l2_n_tiled += kind == CS_L2_N_TILED;
       s->l2_untiled += kind == CS_L2_UNTILED;
     }

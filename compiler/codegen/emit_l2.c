@@ -55,7 +55,8 @@ static void comment(const cs_cg *cg, cs_sbuf *b, int step) {
   char what[384];
   cs_l2_stage_describe(&cg->s.l2[step], cg->s.l2_budget, what, sizeof what);
   cs_sbuf_printf(b, "    /* %s: %s */\n",
-                 cg->s.l2[step].kind == CS_L2_OC_TILED || cg->s.l2[step].kind == CS_L2_H_TILED ||
+                 cg->s.l2[step].kind == CS_L2_OC_TILED ||
+                         (cg->s.l2[step].kind == CS_L2_H_TILED && !cg->s.l2[step].mmalib_h) ||
                          cg->s.l2[step].kind == CS_L2_N_TILED
                      ? "ScheduleC7xDMATiling"
                      : "InjectMMALIBDMA",
@@ -315,7 +316,12 @@ static void manifest_prefetch(const cs_cg *cg, cs_json *j, int step) {
 /* An H plan in the manifest: its buffers, tile rows and each tile's rows. */
 static void manifest_h(const cs_cg *cg, cs_json *j, int step) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
-  const tidsp_conv2d_params *p = &cg->g->nodes[cg->s.order[step]].k.conv;
+  cs_h_geom h;
+  if (!cs_h_conv_geom(cg->g, &cg->g->nodes[cg->s.order[step]], &h)) {
+    j->oom = 1; /* planned H-tiled, so a conv: unreachable */
+    return;
+  }
+  const tidsp_conv2d_params *p = &h.p;
   int64_t in[2] = {(int64_t)l2->input_off, (int64_t)l2->input_off2};
   int64_t out[2] = {(int64_t)l2->out_off, (int64_t)l2->out_off2};
   int64_t w[1] = {(int64_t)l2->weight_off};
@@ -499,6 +505,108 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   snprintf(in_stride, sizeof in_stride, "(size_t)ht[t][1] * %lldu", wo);
   snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
   emit_row_copies(b, "      ", 2, tc.p->c_out, dst, x_stride, src, in_stride, bytes, "break");
+  cs_sbuf_puts(b, "    }\n"
+                  "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
+                  "      if (st == TIDSP_OK) st = drained;\n    }\n");
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+}
+
+/* A whole H-tiled MMALIB conv (InjectMMALIBDMA, its input over the budget;
+ * dma_tiling_h.c): the pipeline of cs_cg_emit_h_tiled_layer, each tile
+ * the layer's mmalib_conv2d_{i8,i16} call on its strip: H_in the strip's
+ * rows, pad_top and pad_bottom the tile's (so exactly its rows come out),
+ * every other argument the layer's. Pitches and sizes in bytes: an int16
+ * row is 2·W bytes. */
+cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  const cs_node *n = &cg->g->nodes[cg->s.order[step]];
+  const cs_kernel_info *ki = cs_kernel_info_of(n->op);
+  cs_h_geom h;
+  int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
+  if (!ki || !cs_h_conv_geom(cg->g, n, &h) || !h.mmalib || wv < 0 || l2->tile_rows < 1 ||
+      (l2->weight_bytes && cg->s.loc[wv].kind != CS_LOC_CONST))
+    return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be H-tiled", n->name ? n->name : "?",
+                    cs_op_name(n->op));
+  const tidsp_conv2d_params *p = &h.p;
+  cs_dtype dt = n->op == CS_OP_K_MMALIB_CONV2D_I16 ? CS_DTYPE_I16 : CS_DTYPE_I8;
+  const char *ct = cs_dtype_c_type(dt), *via = dt == CS_DTYPE_I16 ? "(void *)" : "";
+  int T = l2->n_chunks;
+  long long wi = (long long)p->w_in * (long long)h.in_elem, wo = (long long)p->w_out * (long long)h.out_elem;
+  cs_sbuf_puts(b, "  {\n");
+  comment(cg, b, step);
+  if (row >= 0) cs_sbuf_puts(b, "    const uint64_t t0 = TIDSP_PROFILE_NOW();\n");
+  /* output row, output rows, input row, input rows, pad_top, pad_bottom */
+  cs_sbuf_printf(b, "    static const int32_t ht[%d][6] = {", T);
+  for (int t = 0; t < T; t++) {
+    cs_h_tile ht = cs_h_tile_of(p, l2->tile_rows, t);
+    cs_sbuf_printf(b, "%s{%d, %d, %d, %d, %d, %d}", t ? (t % 5 ? ", " : ",\n        ") : "", ht.r0, ht.rows_out,
+                   ht.in_row, ht.rows_in, ht.pad_top, ht.pad_bottom);
+  }
+  cs_sbuf_puts(b, "};\n    const uint8_t *const X = (const uint8_t *)");
+  cs_cg_pointer(cg, b, n->inputs[0], dt, 0, used);
+  cs_sbuf_puts(b, ";\n    uint8_t *const Y = (uint8_t *)");
+  cs_cg_pointer(cg, b, n->outputs[0], dt, 1, used);
+  cs_sbuf_puts(b, ";\n");
+  if (l2->weight_bytes && !l2->prefetch) {
+    cs_cg_use(used, wv);
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
+  }
+  char dst[96], src[96], bytes[64], pitch[64], x_pitch[64];
+  snprintf(x_pitch, sizeof x_pitch, "%lldu", (long long)p->h_in * wi);
+  snprintf(dst, sizeof dst, "L2 + %zu", l2->input_off);
+  snprintf(pitch, sizeof pitch, "%lldu", (long long)cs_h_tile_of(p, l2->tile_rows, 0).rows_in * wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
+  emit_row_copies(b, "    ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "return st");
+  wait_prefetch(cg, b, step);
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
+  cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"
+                    "      if (t + 1 < %d) {\n"
+                    "        /* tile t+1's strip into the other buffer */\n",
+                 T, T);
+  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", l2->input_off, l2->input_off2);
+  snprintf(pitch, sizeof pitch, "(size_t)ht[t + 1][3] * %lldu", wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
+  emit_row_copies(b, "        ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "break");
+  cs_sbuf_printf(b, "      }\n"
+                    "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
+                    "      if (st != TIDSP_OK) break;\n"
+                    "      st = tidsp_dma_wait(2, 1); /* tile t-2's rows are out: its output buffer is free */\n"
+                    "      if (st != TIDSP_OK) break;\n",
+                 T);
+  cs_cg_emit_trace_begin(cg, b, n, "      ");
+  cs_sbuf_printf(b, "      st = %s(\n          (const %s *)(const void *)(L2 + (buf ? %zuu : %zuu)),\n          ",
+                 cs_kernel_fn(ki, cg->t), ct, l2->input_off2, l2->input_off);
+  if (l2->weight_bytes) {
+    cs_sbuf_printf(b, "(const %s *)%s(L2 + %zu)", ct, dt == CS_DTYPE_I16 ? "(const void *)" : "", l2->weight_off);
+  } else {
+    cs_cg_pointer(cg, b, wv, dt, 0, used);
+  }
+  for (int i = 2; i < 5; i++) {
+    cs_sbuf_puts(b, ",\n          ");
+    if (i < n->n_inputs && n->inputs[i] >= 0) cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
+    else cs_sbuf_puts(b, "NULL"); /* an optional input absent (the int16 conv's bias) */
+  }
+  cs_sbuf_printf(b, ",\n          (%s *)%s(L2 + (buf ? %zuu : %zuu))", ct, via, l2->out_off2, l2->out_off);
+  const char *args[12] = {NULL, "ht[t][3]", NULL, NULL, NULL, NULL, NULL, NULL, "ht[t][4]", "ht[t][5]", NULL, NULL};
+  const int32_t vals[12] = {p->c_in, 0, p->w_in, p->c_out, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
+                            p->pad_left, h.pad_right};
+  for (int i = 0; i < 12; i++) {
+    if (args[i]) cs_sbuf_printf(b, ",\n          /* %s */ %s", kConvArgs[i], args[i]);
+    else cs_sbuf_printf(b, ",\n          /* %s */ %d", i == 3 ? "C_out" : kConvArgs[i], vals[i]);
+  }
+  cs_sbuf_puts(b, ");\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
+                  "      /* tile t's rows out, while tile t+1 computes */\n");
+  snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
+  snprintf(x_pitch, sizeof x_pitch, "%lldu", (long long)p->h_out * wo);
+  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", l2->out_off2, l2->out_off);
+  snprintf(pitch, sizeof pitch, "(size_t)ht[t][1] * %lldu", wo);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
+  emit_row_copies(b, "      ", 2, p->c_out, dst, x_pitch, src, pitch, bytes, "break");
   cs_sbuf_puts(b, "    }\n"
                   "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
                   "      if (st == TIDSP_OK) st = drained;\n    }\n");

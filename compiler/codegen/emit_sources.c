@@ -245,7 +245,9 @@ static cs_status emit_layer(cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, i
   if (cg->s.l2[step].kind == CS_L2_SLICED) return cs_cg_emit_sliced_layer(cg, b, step, used, row);
   if (cg->s.l2[step].kind == CS_L2_OC_TILED)
     return cs_cg_emit_oc_tiled_layer(cg, b, step, used, row, needs_math);
-  if (cg->s.l2[step].kind == CS_L2_H_TILED) return cs_cg_emit_h_tiled_layer(cg, b, step, used, row, needs_math);
+  if (cg->s.l2[step].kind == CS_L2_H_TILED)
+    return cg->s.l2[step].mmalib_h ? cs_cg_emit_mmalib_h_tiled_layer(cg, b, step, used, row)
+                                   : cs_cg_emit_h_tiled_layer(cg, b, step, used, row, needs_math);
   if (cg->s.l2[step].kind == CS_L2_N_TILED) return cs_cg_emit_n_tiled_layer(cg, b, step, used, row);
   char in0[64], in1[64];
   const char *in_expr[8] = {0}; /* MMALIB calls take 5 tensors */

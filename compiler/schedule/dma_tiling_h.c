@@ -27,7 +27,16 @@
  * it (only the first tiles have any), h_out = the tile's rows; rows below
  * the strip are padding or unread. L2 layout: strip A, strip B, output A,
  * output B, weights (each on 128 bytes).
+ *
+ * An MMALIB conv (int8, or the exact path's int16) whose input alone
+ * exceeds the budget is tiled the same way (l2plan.c; beyond the spec,
+ * whose InjectMMALIBDMA leaves such a call in DDR): its geometry from
+ * mm_args, elements of 1 or 2 bytes, pad_bottom per tile (cs_h_tile_of),
+ * and the strips above the MMALIB guard (l2plan.c) instead of at 0.
  */
+#include <stdint.h>
+#include <string.h>
+
 #include "schedule.h"
 
 enum { L2_ALIGN = 128 };
@@ -45,7 +54,47 @@ cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t) {
   h.in_row = (int32_t)lo;
   h.rows_in = hi >= lo ? (int32_t)(hi - lo + 1) : 0;
   h.pad_top = (int32_t)(lo - base);
+  h.pad_bottom = (int32_t)(last - hi);
   return h;
+}
+
+int cs_h_conv_geom(const cs_graph *g, const cs_node *n, cs_h_geom *h) {
+  memset(h, 0, sizeof *h);
+  if (n->op == CS_OP_K_CONV2D_I8) {
+    h->p = n->k.conv;
+    h->in_elem = h->out_elem = 1;
+    return 1;
+  }
+  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 && n->op != CS_OP_K_MMALIB_CONV2D_I16) return 0;
+  int cnt = 0;
+  const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
+  if (!a || cnt != 12) return 0;
+  for (int i = 0; i < 12; i++)
+    if (a[i] < (i < 8 ? 1 : 0) || a[i] > INT32_MAX) return 0; /* no cropping pads (negative) */
+  tidsp_conv2d_params *p = &h->p;
+  p->n = 1;
+  p->groups = 1;
+  p->c_in = (int32_t)a[0];
+  p->h_in = (int32_t)a[1];
+  p->w_in = (int32_t)a[2];
+  p->c_out = (int32_t)a[3];
+  p->k_h = (int32_t)a[4];
+  p->k_w = (int32_t)a[5];
+  p->stride_h = (int32_t)a[6];
+  p->stride_w = (int32_t)a[7];
+  p->pad_top = (int32_t)a[8];
+  p->pad_left = (int32_t)a[10];
+  p->dil_h = p->dil_w = 1;
+  int64_t hp = a[1] + a[8] + a[9] - a[4], wp = a[2] + a[10] + a[11] - a[5];
+  if (hp < 0 || wp < 0) return 0;
+  p->h_out = (int32_t)(hp / a[6] + 1);
+  p->w_out = (int32_t)(wp / a[7] + 1);
+  h->pad_bottom = (int32_t)a[9];
+  h->pad_right = (int32_t)a[11];
+  h->mmalib = 1;
+  h->in_elem = cs_dtype_size(cs_graph_value(g, n->inputs[0])->dtype);
+  h->out_elem = cs_dtype_size(cs_graph_value(g, n->outputs[0])->dtype);
+  return h->in_elem > 0 && h->out_elem > 0;
 }
 
 /* A ReLU or Clip in the conv's output range (see the top). */
@@ -55,26 +104,28 @@ static int fused_activation(const tidsp_conv2d_params *p) {
 
 /* The largest strip and output tile of tiles of `rows` rows (every tile
  * reads at least one input row, else 0). */
-static int tile_bytes(const tidsp_conv2d_params *p, int rows, size_t *strip, size_t *out) {
+static int tile_bytes(const cs_h_geom *h, int rows, size_t *strip, size_t *out) {
+  const tidsp_conv2d_params *p = &h->p;
   int tiles = (p->h_out + rows - 1) / rows;
   int32_t most = 0;
   for (int t = 0; t < tiles; t++) {
-    cs_h_tile h = cs_h_tile_of(p, rows, t);
-    if (h.rows_in < 1) return 0;
-    if (h.rows_in > most) most = h.rows_in;
+    cs_h_tile ht = cs_h_tile_of(p, rows, t);
+    if (ht.rows_in < 1) return 0;
+    if (ht.rows_in > most) most = ht.rows_in;
   }
-  *strip = (size_t)p->c_in * (size_t)most * (size_t)p->w_in;
-  *out = (size_t)p->c_out * (size_t)rows * (size_t)p->w_out;
+  *strip = (size_t)p->c_in * (size_t)most * (size_t)p->w_in * h->in_elem;
+  *out = (size_t)p->c_out * (size_t)rows * (size_t)p->w_out * h->out_elem;
   return 1;
 }
 
-/* Lay out tiles of `rows` rows with `weights` bytes cached; 1 when it fits. */
-static int layout(const tidsp_conv2d_params *p, int rows, size_t weights, size_t budget, cs_l2_stage *st) {
+/* Lay out tiles of `rows` rows from offset `base` with `weights` bytes
+ * cached; 1 when it fits. */
+static int layout(const cs_h_geom *h, int rows, size_t base, size_t weights, size_t budget, cs_l2_stage *st) {
   size_t strip, out;
-  if (!tile_bytes(p, rows, &strip, &out)) return 0;
-  size_t b = align_up(strip), o = align_up(b + strip), o2 = align_up(o + out), w = align_up(o2 + out);
+  if (!tile_bytes(h, rows, &strip, &out)) return 0;
+  size_t b = align_up(base + strip), o = align_up(b + strip), o2 = align_up(o + out), w = align_up(o2 + out);
   if ((weights ? w + weights : o2 + out) > budget) return 0;
-  st->input_off = 0;
+  st->input_off = base;
   st->input_off2 = b;
   st->input_bytes = strip;
   st->out_off = o;
@@ -83,24 +134,33 @@ static int layout(const tidsp_conv2d_params *p, int rows, size_t weights, size_t
   st->weight_off = weights ? w : 0;
   st->weight_bytes = weights;
   st->tile_rows = rows;
-  st->n_chunks = (p->h_out + rows - 1) / rows;
+  st->n_chunks = (h->p.h_out + rows - 1) / rows;
   return 1;
 }
 
 int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                               cs_l2_stage *st) {
-  const tidsp_conv2d_params *p = &n->k.conv;
+  cs_h_geom h;
+  if (!cs_h_conv_geom(g, n, &h)) return 0;
+  const tidsp_conv2d_params *p = &h.p;
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
-  if (p->n != 1 || p->h_out < 2 || !fused_activation(p)) return 0;
+  if (p->n != 1 || p->h_out < 2 || (!h.mmalib && !fused_activation(p))) return 0;
+  /* the MMALIB guard below the strips: pad_top rows of the input, at
+   * least 128 bytes (l2plan.c) */
+  size_t base = h.mmalib ? align_up((size_t)p->pad_top * (size_t)p->w_in * h.in_elem) : 0;
+  if (h.mmalib && base < L2_ALIGN) base = L2_ALIGN;
   int cacheable = wv >= 0 && s->loc[cs_schedule_storage_root(s, wv)].kind == CS_LOC_CONST;
   size_t total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
-  /* weights cached if any tiling fits with them, else read from DDR */
-  for (int cache = cacheable; cache >= 0; cache--) {
+  /* weights cached if any tiling fits with them, else read from DDR; an
+   * MMALIB call only with them cached (its tiles would each read them
+   * from DDR again: 6 tiles of a 1.2 MB layer move 7 MB, the call from
+   * DDR 2 MB) */
+  for (int cache = cacheable; cache >= h.mmalib; cache--) {
     size_t wb = cache ? total : 0;
     int rows = 0;
     for (int r = p->h_out / 2 + (p->h_out % 2); r >= 1 && !rows; r--) {
       cs_l2_stage t = *st;
-      if (layout(p, r, wb, budget, &t)) rows = r;
+      if (layout(&h, r, base, wb, budget, &t)) rows = r;
     }
     if (!rows) continue;
     /* the fewest tiles of at most `rows` rows, balanced */
@@ -108,12 +168,14 @@ int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_
     cs_l2_stage t = *st;
     int balanced = (p->h_out + tiles - 1) / tiles;
     /* fewer rows a tile; the clipping at the edges may still differ */
-    if (!layout(p, balanced, wb, budget, &t)) layout(p, rows, wb, budget, &t);
+    if (!layout(&h, balanced, base, wb, budget, &t)) layout(&h, rows, base, wb, budget, &t);
     *st = t;
     st->kind = CS_L2_H_TILED;
     st->input_bytes_total = cs_value_nbytes(cs_graph_value(g, n->inputs[0]));
+    st->weight_bytes_total = total;
     st->weight_off2 = 0;
     st->chunk_cout = 0;
+    st->mmalib_h = h.mmalib;
     return 1;
   }
   return 0;

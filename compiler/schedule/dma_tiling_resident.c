@@ -90,7 +90,9 @@ void cs_schedule_l2_resident(const cs_graph *g, cs_schedule *s, size_t budget) {
   }
   for (int k = 0; k < s->n_steps; k++) {
     cs_l2_stage c = s->l2[k];
-    if ((c.kind != CS_L2_OC_TILED && c.kind != CS_L2_H_TILED) || s->node_elided[s->order[k]]) continue;
+    if ((c.kind != CS_L2_OC_TILED && c.kind != CS_L2_H_TILED) || s->node_elided[s->order[k]] ||
+        g->nodes[s->order[k]].op != CS_OP_K_CONV2D_I8) /* an H-tiled MMALIB conv keeps its strips */
+      continue;
     int p = prev_step(s, k);
     if (p < 0 || !candidate(g, s, aliased, k, p)) continue;
     /* an H consumer tiles its input into strips; a resident input needs

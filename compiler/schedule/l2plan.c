@@ -10,7 +10,11 @@
  * guard (pad_top · W_in · elem bytes, at least 128) keeps the input off
  * L2's first bytes, where the C7x streaming engine's backward prefetch
  * would underflow. Decisions, in the spec's order:
- *   - guard + input > budget: the call reads DDR (no staging at all);
+ *   - guard + input > budget: a plain conv (int8, int16) is H-tiled
+ *     (dma_tiling_h.c: output rows in tiles whose input strips, double-
+ *     buffered, and output rows fit; beyond the spec, whose call then
+ *     reads DDR); any other call, or a conv whose one-row tiles do not
+ *     fit, reads DDR (no staging at all);
  *   - guard + input + weights ≤ budget: both are staged;
  *   - a plain ungrouped conv (int8, or the exact path's int16): weights
  *     staged by output-channel chunks, one mmalib_conv2d_{i8,i16}_sliced
@@ -78,7 +82,8 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   st->input_bytes = cs_value_nbytes(x);
   st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   if (guard + st->input_bytes > budget) {
-    st->kind = CS_L2_DDR;
+    /* beyond the spec: a plain conv's input in row strips (dma_tiling_h.c) */
+    if (!cs_schedule_conv_h_tiling(g, s, n, budget, st)) st->kind = CS_L2_DDR;
     return;
   }
   st->kind = CS_L2_INPUT;
@@ -350,11 +355,18 @@ void cs_l2_stage_describe(const cs_l2_stage *st, size_t budget, char *buf, size_
                  st->input_bytes_total);
       break;
     case CS_L2_H_TILED:
-      snprintf(buf, size,
-               "H-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: %d tiles of %d output rows, "
-               "input strips (%zu B) and output rows (%zu B) double-buffered, weights %s",
-               st->input_bytes_total, st->weight_bytes_total, budget / 2, st->n_chunks, st->tile_rows,
-               st->input_bytes, st->out_bytes, st->weight_bytes ? "in L2" : "read from DDR");
+      if (st->mmalib_h)
+        snprintf(buf, size,
+                 "H-tiled: guard %zu B + input %zu B > L2 budget %zu B: %d tiles of %d output rows, "
+                 "input strips (%zu B) and output rows (%zu B) double-buffered, weights %zu B %s",
+                 st->input_off, st->input_bytes_total, budget, st->n_chunks, st->tile_rows, st->input_bytes,
+                 st->out_bytes, st->weight_bytes_total, st->weight_bytes ? "in L2" : "read from DDR");
+      else
+        snprintf(buf, size,
+                 "H-tiled: input %zu B + weights %zu B > half the L2 budget %zu B: %d tiles of %d output rows, "
+                 "input strips (%zu B) and output rows (%zu B) double-buffered, weights %s",
+                 st->input_bytes_total, st->weight_bytes_total, budget / 2, st->n_chunks, st->tile_rows,
+                 st->input_bytes, st->out_bytes, st->weight_bytes ? "in L2" : "read from DDR");
       break;
     case CS_L2_OC_TILED:
       snprintf(buf, size,

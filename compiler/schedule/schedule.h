@@ -117,6 +117,8 @@ typedef struct cs_l2_stage {
    * 0: the weights are read from DDR */
   int tile_rows;
   size_t input_off2, out_off, out_off2, out_bytes, input_bytes_total;
+  int mmalib_h; /* H_TILED: an MMALIB conv's (InjectMMALIBDMA: its input
+                   exceeds the budget), its strips above the guard */
   /* An activation placed in L2 (dma_tiling_resident.c): the producer
    * step writes its output at out_l2_off (out_l2 = 1) instead of the
    * arena; the consumer, the next step (OC_TILED), finds it there as its
@@ -184,15 +186,28 @@ int cs_schedule_conv_oc_tiling(const cs_graph *g, const cs_schedule *s, const cs
 /* ScheduleC7xDMATiling of one c7x_dequantize_vecmatmul (dma_tiling_n.c). */
 void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                           cs_l2_stage *st);
-/* H-tiling (dma_tiling_h.c), tried first for a conv with a fused
- * activation: 1 and st filled when a plan fits the budget, else 0. */
+/* H-tiling (dma_tiling_h.c), tried first for a k_conv2d_i8 with a fused
+ * activation, and for an MMALIB conv whose input exceeds the budget
+ * (l2plan.c): 1 and st filled when a plan fits the budget, else 0. */
 int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                               cs_l2_stage *st);
+/* The conv geometry H-tiling works on: a k_conv2d_i8's params, or an
+ * MMALIB conv's mm_args (mmalib = 1: batch 1, ungrouped, dilation 1,
+ * with its pad_bottom, pad_right); the bytes of an input and an output
+ * element. 0: not a conv it tiles. */
+typedef struct cs_h_geom {
+  tidsp_conv2d_params p;
+  int32_t pad_bottom, pad_right;
+  size_t in_elem, out_elem;
+  int mmalib;
+} cs_h_geom;
+int cs_h_conv_geom(const cs_graph *g, const cs_node *n, cs_h_geom *h);
 /* Tile t of an H plan of tile_rows rows: output rows [r0, r0 + rows_out)
  * read input rows [in_row, in_row + rows_in), which the tile's conv sees
- * as its whole input with pad_top rows of padding above. */
+ * as its whole input with pad_top rows of padding above and pad_bottom
+ * below (an MMALIB call's pad_bottom: exactly rows_out rows out). */
 typedef struct cs_h_tile {
-  int32_t r0, rows_out, in_row, rows_in, pad_top;
+  int32_t r0, rows_out, in_row, rows_in, pad_top, pad_bottom;
 } cs_h_tile;
 cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t);
 /* L2-resident activations (dma_tiling_resident.c), after every step's

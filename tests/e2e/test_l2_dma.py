@@ -1,8 +1,10 @@
 """InjectMMALIBDMA end to end: with -mcpu=c7x -mmalib=1 the MMALIB calls
 stage their input (and weights) into L2 SRAM through the DMA API
 (cstatic/dma.h) and read the L2 copies; oversized conv weights go through
-mmalib_conv2d_i8_sliced chunk by chunk; inputs larger than the budget stay
-in DDR (spec/c-static-lib-backend.txt "DMA Injection Pipeline").
+mmalib_conv2d_i8_sliced chunk by chunk (spec/c-static-lib-backend.txt "DMA
+Injection Pipeline"); a plain conv whose input is larger than the budget
+goes through it in row strips (H-tiled, beyond the spec), any other such
+call stays in DDR.
 
 Staging moves bytes, never changes them: every build below must give the
 output of the unstaged build bit for bit. The host DMA engine copies on its
@@ -26,7 +28,7 @@ BUDGET = 384 * 1024
 
 
 def float_model(path):
-    """x [1,32,112,112] → conv 32→64 s2 (input > budget: DDR) → conv 64→64
+    """x [1,32,112,112] → conv 32→64 s2 (input > budget: H-tiled) → conv 64→64
     (input + weights fit) → depthwise 3×3 → conv 64→256 s2 → conv 256→256
     (weights 576 KB > budget: sliced) → GAP → FC 256→128."""
     import onnx
@@ -46,7 +48,7 @@ def float_model(path):
         nodes.append(helper.make_node("Relu", [f"{name}_c"], [f"{name}_r"], name=f"{name}_relu"))
         return f"{name}_r"
 
-    t = conv("x", 32, 64, stride=2, name="conv_ddr")
+    t = conv("x", 32, 64, stride=2, name="conv_rows")
     t = conv(t, 64, 64, name="conv_staged")
     t = conv(t, 64, 64, groups=64, name="dw")
     t = conv(t, 64, 256, stride=2, name="conv_wide")
@@ -119,17 +121,19 @@ def test_staged_build_equals_unstaged_and_takes_each_decision(model):
     assert man["arena_align"] == man_host["arena_align"] == man0["arena_align"] == 128
     kinds = sorted(l2_of(man).values())
     # one decision of each kind, named in the manifest and the summary line
-    assert sum(v.startswith("DDR: guard") for v in kinds) == 1, kinds
+    assert sum(v.startswith("H-tiled: guard 128 B + input 415872 B > L2 budget 393216 B: 4 tiles of 14 output rows") for v in kinds) == 1, kinds
     assert sum("through mmalib_conv2d_i8_sliced" in v for v in kinds) == 1, kinds
     assert sum(v.endswith("B in L2") and "+ weights" in v for v in kinds) == 4, kinds
     assert "L2 staging (InjectMMALIBDMA, budget 393216 B" in text
-    assert "4 input+weights, 0 input only, 1 sliced, 1 in DDR" in text
+    assert "4 input+weights, 0 input only, 1 sliced, 1 H-tiled (input over the budget), 0 in DDR" in text
     sliced = next(v for v in kinds if "sliced" in v)
     assert "weights 589824 B > L2 budget 393216 B: 4 chunks of 64 output channels" in sliced
     # the C: copies, a wait before every staged call, the chunk loop, the
     # scratch taken once per part and checked before the first layer
-    assert src.count("tidsp_dma_copy(") == 4 * 2 + 2 and src.count("tidsp_dma_wait(0, 0)") == 5
+    # (the H-tiled conv: its weights once, its strips and rows by 2D copies)
+    assert src.count("tidsp_dma_copy(") == 4 * 2 + 2 + 1 and src.count("tidsp_dma_wait(0, 0)") == 5
     assert "mmalib_conv2d_i8_sliced(" in src and "for (int32_t oc = 0; oc < 256; oc += 64)" in src
+    assert src.count("tidsp_dma_copy_2d(") == 3 and "static const int32_t ht[4][6]" in src
     assert "if (tidsp_l2_scratch(MODEL_L2_SIZE) == NULL) return TIDSP_ERR_L2;" in src
     assert f"#define MODEL_L2_SIZE {man['l2_bytes']}u" in (d / "dma" / "lib0.h").read_text()
 
@@ -347,17 +351,45 @@ def test_exact_path_slices_int16_weights(model):
     assert "2 sliced" in text
 
 
+@pytest.mark.parametrize("budget,tiled", [(393_216, {"conv_rows": 8, "conv_staged": 6, "conv_wide": 28}),
+                                          (131_072, {"conv_rows": 56}), (60_000, {})])
+def test_inputs_over_the_budget_go_through_in_row_strips(model, budget, tiled):
+    """Beyond the spec: a plain MMALIB conv whose input alone exceeds the
+    budget (the exact path's int16 convs here: 401-803 KB) is H-tiled, its
+    input strips and output rows double-buffered through L2 and its weights
+    cached, one call per tile on the strip with the tile's own pads; the
+    depthwise conv, and a conv whose weights would not fit beside the
+    buffers (conv_sliced's 1.2 MB; all of them at 60 000 B), still read
+    DDR. Bit for bit the unstaged build's output."""
+    d, q = model
+    ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "exact_nodma")
+    y, man, src, text = build(d, q, f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={budget}", f"exact_h{budget}")
+    assert np.array_equal(y, ref), "H tiles changed the output"
+    layers = {s["name"]: s for s in man["layers"] if "l2" in s}
+    h = {k: s for k, s in layers.items() if s["dma"]["strategy"] == "H"}
+    assert {k: s["dma"]["tiles"] for k, s in h.items()} == tiled, {k: s["l2"] for k, s in layers.items()}
+    for k, s in h.items():
+        assert s["kernel"] == "mmalib_conv2d_i16" and s["l2"].startswith("H-tiled: guard"), s["l2"]
+        assert s["dma"]["tiles"] >= 2 and s["dma"]["l2_weight_bytes"] > 0 and s["dma"]["pipeline_depth"] == 2
+        assert s["dma"]["l2_input_offsets"][0] >= 128  # above the MMALIB guard
+    assert all(s["l2"].startswith("DDR: guard") for k, s in layers.items() if k not in h and k != "fc")
+    assert f"{len(h)} H-tiled (input over the budget)" in text
+    assert src.count("tidsp_dma_copy_2d(") == 3 * len(h) and man["l2_bytes"] <= budget
+
+
 def test_exact_sliced_module_through_the_firmware(model):
     """The exact path's sliced int16 conv resolves in the --mmalib
-    firmware (kernels.def's AUX row exports mmalib_conv2d_i16_sliced):
-    the module gives the unstaged build's output."""
+    firmware (kernels.def's AUX row exports mmalib_conv2d_i16_sliced), and
+    its H-tiled one runs its 2D copies there: the module gives the unstaged
+    build's output."""
     import deploy_util
     d, q = model
     fw_bin = os.path.join(deploy_util.BIN_DIR, "c7x_fw_mmalib")
     out = d / "exact_module"
     cstatic("compile", q, "-o", out, "-t", "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=524288", "--emit=module",
             "-q")
-    assert "through mmalib_conv2d_i16_sliced" in (out / "manifest.json").read_text()
+    manifest = (out / "manifest.json").read_text()
+    assert "through mmalib_conv2d_i16_sliced" in manifest and "H-tiled: guard 256 B + input 802816 B" in manifest
     x = np.load(d / "x.npy")
     x.tofile(d / "x.bin")
     ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "exact_nodma")

@@ -236,6 +236,55 @@ static void test_sliced_double_buffers_when_two_chunks_fit(void) {
   CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.weight_off2 == 11008);
 }
 
+/* Beyond the spec: a plain conv whose input alone exceeds the budget is
+ * H-tiled (dma_tiling_h.c): strips above the guard, each tile's pads
+ * giving exactly its rows, weights cached when they fit beside the
+ * buffers. 16→16 on 40×10, pad_top 1: input 6400 B, weights 2304 B,
+ * 39 output rows. */
+static void check_tiles(const conv_case *c, const cs_l2_stage *st) {
+  int64_t a[12] = {c->c_in, c->h, c->w, c->c_out, 3, 3, 1, 1, c->pad_top, 0, 0, 0};
+  tidsp_conv2d_params p = {.n = 1, .c_in = c->c_in, .h_in = c->h, .w_in = c->w, .c_out = c->c_out,
+                           .h_out = c->h - 2 + c->pad_top, .w_out = c->w - 2, .k_h = 3, .k_w = 3,
+                           .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = c->pad_top};
+  int covered = 0;
+  for (int t = 0; t < st->n_chunks; t++) {
+    cs_h_tile h = cs_h_tile_of(&p, st->tile_rows, t);
+    CHECK(h.r0 == covered && h.rows_in >= 1 && h.pad_top >= 0 && h.pad_bottom >= 0);
+    CHECK(h.rows_in + h.pad_top + h.pad_bottom - 3 + 1 == h.rows_out); /* the call's H_out */
+    CHECK((size_t)h.rows_in * (size_t)(a[0] * a[2]) * cs_dtype_size(c->dt) <= st->input_bytes);
+    covered += h.rows_out;
+  }
+  CHECK(covered == p.h_out);
+}
+
+static void test_input_over_the_budget_is_h_tiled(void) {
+  conv_case c = {CS_OP_K_MMALIB_CONV2D_I8, CS_DTYPE_I8, 16, 40, 10, 16, 1, 1, 1};
+  size_t l2 = 0;
+  cs_l2_stage st = plan(&c, 6000, &l2);
+  CHECK(st.kind == CS_L2_H_TILED && st.mmalib_h && st.input_off == 128 && st.weight_bytes == 2304);
+  CHECK(st.input_bytes_total == 6400 && l2 <= 6000 && st.n_chunks >= 2);
+  check_tiles(&c, &st);
+  char buf[320];
+  cs_l2_stage_describe(&st, 6000, buf, sizeof buf);
+  CHECK_MSG(strstr(buf, "H-tiled: guard 128 B + input 6400 B > L2 budget 6000 B: ") == buf, "%s", buf);
+  CHECK_MSG(strstr(buf, "weights 2304 B in L2") != NULL, "%s", buf);
+  /* the exact path's int16 conv: twice the bytes a row */
+  c.op = CS_OP_K_MMALIB_CONV2D_I16;
+  c.dt = CS_DTYPE_I16;
+  st = plan(&c, 9000, &l2);
+  CHECK(st.kind == CS_L2_H_TILED && st.mmalib_h && st.input_bytes_total == 12800 && l2 <= 9000);
+  check_tiles(&c, &st);
+  /* weights that never fit beside the buffers: the call reads DDR (each
+   * tile would read them again); 16→256: weights 36864 B */
+  c = (conv_case){CS_OP_K_MMALIB_CONV2D_I8, CS_DTYPE_I8, 16, 40, 10, 256, 1, 1, 1};
+  st = plan(&c, 6000, NULL);
+  CHECK(st.kind == CS_L2_DDR);
+  /* nor weights outside the blob */
+  c = (conv_case){CS_OP_K_MMALIB_CONV2D_I8, CS_DTYPE_I8, 16, 40, 10, 16, 1, 1, 0};
+  st = plan(&c, 6000, NULL);
+  CHECK(st.kind == CS_L2_DDR);
+}
+
 int main(void) {
   test_input_and_weights_at_the_exact_budget();
   test_sliced_double_buffers_when_two_chunks_fit();
@@ -246,5 +295,6 @@ int main(void) {
   test_weights_not_in_the_blob_stay_where_they_are();
   test_kernels_the_spec_never_stages();
   test_describe_names_the_decision();
+  test_input_over_the_budget_is_h_tiled();
   UNIT_MAIN_END();
 }
