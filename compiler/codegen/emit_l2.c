@@ -420,6 +420,27 @@ static void emit_row_copies(cs_sbuf *b, const char *indent, int queue, int chann
                  fail);
 }
 
+/* The end of an H tile's body and of the layer's block: tile t's rows
+ * out of L2 on queue 2 (a 2D copy, wo bytes an output row) while tile t+1
+ * computes; after the loop, the last rows drained (also on an error, so
+ * no copy outlives the layer), the profile, the status. */
+static cs_status emit_h_tile_out(cs_sbuf *b, const cs_l2_stage *l2, const tidsp_conv2d_params *p, long long wo,
+                                 int row) {
+  char dst[96], src[96], pitch[64], y_pitch[64], bytes[64];
+  snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
+  snprintf(y_pitch, sizeof y_pitch, "%lldu", (long long)p->h_out * wo);
+  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", l2->out_off2, l2->out_off);
+  snprintf(pitch, sizeof pitch, "(size_t)ht[t][1] * %lldu", wo);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
+  emit_row_copies(b, "      ", 2, p->c_out, dst, y_pitch, src, pitch, bytes, "break");
+  cs_sbuf_puts(b, "    }\n"
+                  "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
+                  "      if (st == TIDSP_OK) st = drained;\n    }\n");
+  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
+  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
+  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+}
+
 /* A whole H-tiled k_conv2d_i8 (ScheduleC7xDMATiling, dma_tiling_h.c): the
  * software pipeline of emit_double_buffered_head over output-row tiles.
  * Prologue: the weights (when cached) and tile 0's input strip, one group
@@ -499,18 +520,7 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
                     "      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                     "      /* tile t's rows out, while tile t+1 computes */\n",
                  tc.l2->out_off2, tc.l2->out_off);
-  snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
-  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)tc.p->h_out * wo);
-  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", tc.l2->out_off2, tc.l2->out_off);
-  snprintf(in_stride, sizeof in_stride, "(size_t)ht[t][1] * %lldu", wo);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
-  emit_row_copies(b, "      ", 2, tc.p->c_out, dst, x_stride, src, in_stride, bytes, "break");
-  cs_sbuf_puts(b, "    }\n"
-                  "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
-                  "      if (st == TIDSP_OK) st = drained;\n    }\n");
-  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
-  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
-  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+  return emit_h_tile_out(b, tc.l2, tc.p, wo, row);
 }
 
 /* A whole H-tiled MMALIB conv (InjectMMALIBDMA, its input over the budget;
@@ -601,18 +611,7 @@ cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step,
   }
   cs_sbuf_puts(b, ");\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                   "      /* tile t's rows out, while tile t+1 computes */\n");
-  snprintf(dst, sizeof dst, "Y + (size_t)ht[t][0] * %lldu", wo);
-  snprintf(x_pitch, sizeof x_pitch, "%lldu", (long long)p->h_out * wo);
-  snprintf(src, sizeof src, "L2 + (buf ? %zuu : %zuu)", l2->out_off2, l2->out_off);
-  snprintf(pitch, sizeof pitch, "(size_t)ht[t][1] * %lldu", wo);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[t][1] * %lldu", wo);
-  emit_row_copies(b, "      ", 2, p->c_out, dst, x_pitch, src, pitch, bytes, "break");
-  cs_sbuf_puts(b, "    }\n"
-                  "    {\n      const int32_t drained = tidsp_dma_wait(2, 0); /* the last tiles' rows */\n"
-                  "      if (st == TIDSP_OK) st = drained;\n    }\n");
-  if (row >= 0) cs_sbuf_printf(b, "    tidsp_profile_record(&model_layer_stats[%d], t0);\n", row);
-  cs_sbuf_puts(b, "    if (st != TIDSP_OK) return st;\n  }\n");
-  return b->oom ? cs_error(CS_ERR_NOMEM, "codegen: out of memory") : CS_OK;
+  return emit_h_tile_out(b, l2, p, wo, row);
 }
 
 /* A whole N-tiled c7x_dequantize_vecmatmul (ScheduleC7xDMATiling,

@@ -368,8 +368,12 @@ def test_suite_model_at_a_small_budget_equals_host(model, variant, model_suite, 
     # int16 copies twice the size: none fits 64 KB on resnet18)
     for mmalib in ("", " -mmalib=1 -mmalib-exact=none"):
         ys, mans = [], []
+        # the host build at the same budget: the MMALIB cost rule prices
+        # staged calls by the target's -l2-budget on every CPU, so only then
+        # does it take the C7x build's forms (at its default 384 KB,
+        # mobilenetv3s takes other forms: within 1 LSB, not bit for bit)
         for tag, target in (("c7x", f"c_static_lib -mcpu=c7x{mmalib} -l2-budget=65536"),
-                            ("host", f"c_static_lib{mmalib}")):
+                            ("host", f"c_static_lib{mmalib}" + (" -l2-budget=65536" if mmalib else ""))):
             out = tmp_path / f"{tag}{mmalib.strip()}"
             cstatic("compile", onnx_path, "-o", out, "-t", target, "-q")
             cstatic("run", out, "--input", tmp_path / "x.npy", "--output", tmp_path / f"{out.name}.npy")
