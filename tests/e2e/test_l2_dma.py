@@ -312,15 +312,19 @@ def test_staged_module_through_the_firmware(model):
         deploy_util.FW_BIN = saved
 
 
+@pytest.mark.parametrize("exact", ("none", "all"))
 @pytest.mark.parametrize("variant", ("pt2e", "ort_s8", "ort_u8"))
 @pytest.mark.parametrize("name", ("resnet18", "mobilenetv2", "mobilenetv3s", "shufflenetv2", "googlenet"))
-def test_suite_model_staged_equals_host(name, variant, model_suite, tmp_path):
-    """Every suite file with -mcpu=c7x -mmalib=1 (staged, sliced, DDR
-    layers) gives the -mmalib=1 host build's output on two inputs."""
+def test_suite_model_staged_equals_host(name, variant, exact, model_suite, tmp_path):
+    """Every suite file with -mcpu=c7x -mmalib=1 (staged, sliced, H-tiled,
+    DDR layers), on MMALIB's int8 kernels and on the exact path's int16
+    ones (the default), gives the -mmalib=1 host build's output on two
+    inputs."""
     onnx_path = model_suite.model(name, variant)
     np.save(tmp_path / "x.npy", np.load(model_suite.inputs(name))[:2])
     ys = []
-    for tag, target in (("dma", "c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact=none"), ("host", "c_static_lib -mmalib=1 -mmalib-exact=none")):
+    for tag, target in (("dma", f"c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact={exact}"),
+                        ("host", f"c_static_lib -mmalib=1 -mmalib-exact={exact}")):
         cstatic("compile", onnx_path, "-o", tmp_path / tag, "-t", target, "-q")
         cstatic("run", tmp_path / tag, "--input", tmp_path / "x.npy", "--output", tmp_path / f"{tag}.npy")
         ys.append(np.load(tmp_path / f"{tag}.npy"))
