@@ -523,9 +523,10 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   return emit_h_tile_out(b, tc.l2, tc.p, wo, row);
 }
 
-/* A whole H-tiled MMALIB conv (InjectMMALIBDMA, its input over the budget;
- * dma_tiling_h.c): the pipeline of cs_cg_emit_h_tiled_layer, each tile
- * the layer's mmalib_conv2d_{i8,i16} call on its strip: H_in the strip's
+/* A whole H-tiled MMALIB conv or depthwise conv (InjectMMALIBDMA, its
+ * input over the budget; dma_tiling_h.c): the pipeline of
+ * cs_cg_emit_h_tiled_layer, each tile the layer's mmalib_conv2d_{i8,i16}
+ * (mmalib_depthwise_conv2d_{i8,i16}) call on its strip: H_in the strip's
  * rows, pad_top and pad_bottom the tile's (so exactly its rows come out),
  * every other argument the layer's. Pitches and sizes in bytes: an int16
  * row is 2·W bytes. */
@@ -540,7 +541,7 @@ cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step,
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be H-tiled", n->name ? n->name : "?",
                     cs_op_name(n->op));
   const tidsp_conv2d_params *p = &h.p;
-  cs_dtype dt = n->op == CS_OP_K_MMALIB_CONV2D_I16 ? CS_DTYPE_I16 : CS_DTYPE_I8;
+  cs_dtype dt = h.in_elem == 2 ? CS_DTYPE_I16 : CS_DTYPE_I8;
   const char *ct = cs_dtype_c_type(dt), *via = dt == CS_DTYPE_I16 ? "(void *)" : "";
   int T = l2->n_chunks;
   long long wi = (long long)p->w_in * (long long)h.in_elem, wo = (long long)p->w_out * (long long)h.out_elem;
@@ -602,12 +603,22 @@ cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step,
     else cs_sbuf_puts(b, "NULL"); /* an optional input absent (the int16 conv's bias) */
   }
   cs_sbuf_printf(b, ",\n          (%s *)%s(L2 + (buf ? %zuu : %zuu))", ct, via, l2->out_off2, l2->out_off);
-  const char *args[12] = {NULL, "ht[t][3]", NULL, NULL, NULL, NULL, NULL, NULL, "ht[t][4]", "ht[t][5]", NULL, NULL};
-  const int32_t vals[12] = {p->c_in, 0, p->w_in, p->c_out, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
-                            p->pad_left, h.pad_right};
+  /* the call's int32 arguments (kernels.def's order): the tile's H_in,
+   * pad_top and pad_bottom from the table, the rest the layer's */
+  static const char *const kDwArgs[12] = {"channels", "H_in", "W_in",  "KH",    "KW",    "stride_h",
+                                          "stride_w", "pad_t", "pad_b", "pad_l", "pad_r", "num_groups"};
+  const char *const *names = h.depthwise ? kDwArgs : kConvArgs;
+  const int32_t conv_vals[12] = {p->c_in, 0, p->w_in, p->c_out, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
+                                 p->pad_left, h.pad_right};
+  const int32_t dw_vals[12] = {p->c_in, 0, p->w_in, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
+                               p->pad_left, h.pad_right, p->c_in};
+  const int32_t *vals = h.depthwise ? dw_vals : conv_vals;
+  int at_h = 1, at_pt = h.depthwise ? 7 : 8;
   for (int i = 0; i < 12; i++) {
-    if (args[i]) cs_sbuf_printf(b, ",\n          /* %s */ %s", kConvArgs[i], args[i]);
-    else cs_sbuf_printf(b, ",\n          /* %s */ %d", i == 3 ? "C_out" : kConvArgs[i], vals[i]);
+    const char *name = i == 3 && !h.depthwise ? "C_out" : names[i];
+    if (i == at_h || i == at_pt || i == at_pt + 1)
+      cs_sbuf_printf(b, ",\n          /* %s */ ht[t][%d]", name, i == at_h ? 3 : i == at_pt ? 4 : 5);
+    else cs_sbuf_printf(b, ",\n          /* %s */ %d", name, vals[i]);
   }
   cs_sbuf_puts(b, ");\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                   "      /* tile t's rows out, while tile t+1 computes */\n");

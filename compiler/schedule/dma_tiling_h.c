@@ -28,8 +28,8 @@
  * the strip are padding or unread. L2 layout: strip A, strip B, output A,
  * output B, weights (each on 128 bytes).
  *
- * An MMALIB conv (int8, or the exact path's int16) whose input alone
- * exceeds the budget is tiled the same way (l2plan.c; beyond the spec,
+ * An MMALIB conv or depthwise conv (int8, or the exact path's int16) whose
+ * input alone exceeds the budget is tiled the same way (l2plan.c; beyond the spec,
  * whose InjectMMALIBDMA leaves such a call in DDR): its geometry from
  * mm_args, elements of 1 or 2 bytes, pad_bottom per tile (cs_h_tile_of),
  * and the strips above the MMALIB guard (l2plan.c) instead of at 0.
@@ -58,6 +58,12 @@ cs_h_tile cs_h_tile_of(const tidsp_conv2d_params *p, int tile_rows, int t) {
   return h;
 }
 
+/* The conv's mm_args as the H plan sees them: where each argument sits
+ * (-1: none) in a plain conv's and in a depthwise conv's list. */
+enum { A_C, A_H, A_W, A_CO, A_KH, A_KW, A_SH, A_SW, A_PT, A_PB, A_PL, A_PR, A_N };
+static const int8_t kConvAt[A_N] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+static const int8_t kDwAt[A_N] = {0, 1, 2, -1, 3, 4, 5, 6, 7, 8, 9, 10};
+
 int cs_h_conv_geom(const cs_graph *g, const cs_node *n, cs_h_geom *h) {
   memset(h, 0, sizeof *h);
   if (n->op == CS_OP_K_CONV2D_I8) {
@@ -65,33 +71,39 @@ int cs_h_conv_geom(const cs_graph *g, const cs_node *n, cs_h_geom *h) {
     h->in_elem = h->out_elem = 1;
     return 1;
   }
-  if (n->op != CS_OP_K_MMALIB_CONV2D_I8 && n->op != CS_OP_K_MMALIB_CONV2D_I16) return 0;
+  int dw = n->op == CS_OP_K_MMALIB_DWCONV2D_I8 || n->op == CS_OP_K_MMALIB_DWCONV2D_I16;
+  if (!dw && n->op != CS_OP_K_MMALIB_CONV2D_I8 && n->op != CS_OP_K_MMALIB_CONV2D_I16) return 0;
+  const int8_t *at = dw ? kDwAt : kConvAt;
   int cnt = 0;
   const int64_t *a = cs_node_attr_ints(n, "mm_args", &cnt);
-  if (!a || cnt != 12) return 0;
-  for (int i = 0; i < 12; i++)
-    if (a[i] < (i < 8 ? 1 : 0) || a[i] > INT32_MAX) return 0; /* no cropping pads (negative) */
+  if (!a || cnt != 12 || (dw && a[11] != a[0])) return 0; /* depthwise: num_groups = channels */
+  int64_t v[A_N];
+  for (int i = 0; i < A_N; i++) {
+    v[i] = at[i] >= 0 ? a[at[i]] : a[0]; /* a depthwise conv's C_out: its channels */
+    if (v[i] < (i < A_PT ? 1 : 0) || v[i] > INT32_MAX) return 0; /* no cropping pads (negative) */
+  }
+  int64_t hp = v[A_H] + v[A_PT] + v[A_PB] - v[A_KH], wp = v[A_W] + v[A_PL] + v[A_PR] - v[A_KW];
+  if (hp < 0 || wp < 0) return 0;
   tidsp_conv2d_params *p = &h->p;
   p->n = 1;
-  p->groups = 1;
-  p->c_in = (int32_t)a[0];
-  p->h_in = (int32_t)a[1];
-  p->w_in = (int32_t)a[2];
-  p->c_out = (int32_t)a[3];
-  p->k_h = (int32_t)a[4];
-  p->k_w = (int32_t)a[5];
-  p->stride_h = (int32_t)a[6];
-  p->stride_w = (int32_t)a[7];
-  p->pad_top = (int32_t)a[8];
-  p->pad_left = (int32_t)a[10];
+  p->groups = dw ? (int32_t)v[A_C] : 1;
+  p->c_in = (int32_t)v[A_C];
+  p->h_in = (int32_t)v[A_H];
+  p->w_in = (int32_t)v[A_W];
+  p->c_out = (int32_t)v[A_CO];
+  p->k_h = (int32_t)v[A_KH];
+  p->k_w = (int32_t)v[A_KW];
+  p->stride_h = (int32_t)v[A_SH];
+  p->stride_w = (int32_t)v[A_SW];
+  p->pad_top = (int32_t)v[A_PT];
+  p->pad_left = (int32_t)v[A_PL];
   p->dil_h = p->dil_w = 1;
-  int64_t hp = a[1] + a[8] + a[9] - a[4], wp = a[2] + a[10] + a[11] - a[5];
-  if (hp < 0 || wp < 0) return 0;
-  p->h_out = (int32_t)(hp / a[6] + 1);
-  p->w_out = (int32_t)(wp / a[7] + 1);
-  h->pad_bottom = (int32_t)a[9];
-  h->pad_right = (int32_t)a[11];
+  p->h_out = (int32_t)(hp / v[A_SH] + 1);
+  p->w_out = (int32_t)(wp / v[A_SW] + 1);
+  h->pad_bottom = (int32_t)v[A_PB];
+  h->pad_right = (int32_t)v[A_PR];
   h->mmalib = 1;
+  h->depthwise = dw;
   h->in_elem = cs_dtype_size(cs_graph_value(g, n->inputs[0])->dtype);
   h->out_elem = cs_dtype_size(cs_graph_value(g, n->outputs[0])->dtype);
   return h->in_elem > 0 && h->out_elem > 0;

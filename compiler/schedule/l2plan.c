@@ -10,7 +10,7 @@
  * guard (pad_top · W_in · elem bytes, at least 128) keeps the input off
  * L2's first bytes, where the C7x streaming engine's backward prefetch
  * would underflow. Decisions, in the spec's order:
- *   - guard + input > budget: a plain conv (int8, int16) is H-tiled
+ *   - guard + input > budget: a plain or depthwise conv (int8, int16) is H-tiled
  *     (dma_tiling_h.c: output rows in tiles whose input strips, double-
  *     buffered, and output rows fit; beyond the spec, whose call then
  *     reads DDR); any other call, or a conv whose one-row tiles do not
@@ -82,7 +82,8 @@ static void plan_step(const cs_graph *g, const cs_schedule *s, const cs_node *n,
   st->input_bytes = cs_value_nbytes(x);
   st->weight_bytes_total = wv >= 0 ? cs_value_nbytes(cs_graph_value(g, wv)) : 0;
   if (guard + st->input_bytes > budget) {
-    /* beyond the spec: a plain conv's input in row strips (dma_tiling_h.c) */
+    /* beyond the spec: a plain or depthwise conv's input in row strips
+     * (dma_tiling_h.c) */
     if (!cs_schedule_conv_h_tiling(g, s, n, budget, st)) st->kind = CS_L2_DDR;
     return;
   }

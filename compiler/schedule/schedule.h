@@ -192,14 +192,15 @@ void cs_schedule_n_tiling(const cs_graph *g, const cs_schedule *s, const cs_node
 int cs_schedule_conv_h_tiling(const cs_graph *g, const cs_schedule *s, const cs_node *n, size_t budget,
                               cs_l2_stage *st);
 /* The conv geometry H-tiling works on: a k_conv2d_i8's params, or an
- * MMALIB conv's mm_args (mmalib = 1: batch 1, ungrouped, dilation 1,
- * with its pad_bottom, pad_right); the bytes of an input and an output
- * element. 0: not a conv it tiles. */
+ * MMALIB conv's or depthwise conv's mm_args (mmalib = 1: batch 1,
+ * ungrouped or depthwise, dilation 1, pads >= 0, with its pad_bottom,
+ * pad_right); the bytes of an input and an output element. 0: not a conv
+ * it tiles. */
 typedef struct cs_h_geom {
   tidsp_conv2d_params p;
   int32_t pad_bottom, pad_right;
   size_t in_elem, out_elem;
-  int mmalib;
+  int mmalib, depthwise;
 } cs_h_geom;
 int cs_h_conv_geom(const cs_graph *g, const cs_node *n, cs_h_geom *h);
 /* Tile t of an H plan of tile_rows rows: output rows [r0, r0 + rows_out)

@@ -355,16 +355,16 @@ def test_exact_path_slices_int16_weights(model):
     assert "2 sliced" in text
 
 
-@pytest.mark.parametrize("budget,tiled", [(393_216, {"conv_rows": 8, "conv_staged": 6, "conv_wide": 28}),
-                                          (131_072, {"conv_rows": 56}), (60_000, {})])
+@pytest.mark.parametrize("budget,tiled", [(393_216, {"conv_rows": 8, "conv_staged": 6, "dw": 5, "conv_wide": 28}),
+                                          (131_072, {"conv_rows": 56, "dw": 19}), (60_000, {"dw": 56})])
 def test_inputs_over_the_budget_go_through_in_row_strips(model, budget, tiled):
-    """Beyond the spec: a plain MMALIB conv whose input alone exceeds the
-    budget (the exact path's int16 convs here: 401-803 KB) is H-tiled, its
-    input strips and output rows double-buffered through L2 and its weights
-    cached, one call per tile on the strip with the tile's own pads; the
-    depthwise conv, and a conv whose weights would not fit beside the
-    buffers (conv_sliced's 1.2 MB; all of them at 60 000 B), still read
-    DDR. Bit for bit the unstaged build's output."""
+    """Beyond the spec: a plain or depthwise MMALIB conv whose input alone
+    exceeds the budget (the exact path's int16 convs here: 401-803 KB) is
+    H-tiled, its input strips and output rows double-buffered through L2
+    and its weights cached, one call per tile on the strip with the tile's
+    own pads; a conv whose weights would not fit beside the buffers
+    (conv_sliced's 1.2 MB; all but dw's 1152 B at 131 072 and 60 000 B)
+    still reads DDR. Bit for bit the unstaged build's output."""
     d, q = model
     ref, _, _, _ = build(d, q, "c_static_lib -mcpu=c7x -mmalib=1 -l2-budget=0", "exact_nodma")
     y, man, src, text = build(d, q, f"c_static_lib -mcpu=c7x -mmalib=1 -l2-budget={budget}", f"exact_h{budget}")
@@ -373,7 +373,8 @@ def test_inputs_over_the_budget_go_through_in_row_strips(model, budget, tiled):
     h = {k: s for k, s in layers.items() if s["dma"]["strategy"] == "H"}
     assert {k: s["dma"]["tiles"] for k, s in h.items()} == tiled, {k: s["l2"] for k, s in layers.items()}
     for k, s in h.items():
-        assert s["kernel"] == "mmalib_conv2d_i16" and s["l2"].startswith("H-tiled: guard"), s["l2"]
+        kernel = "mmalib_depthwise_conv2d_i16" if k == "dw" else "mmalib_conv2d_i16"
+        assert s["kernel"] == kernel and s["l2"].startswith("H-tiled: guard"), s["l2"]
         assert s["dma"]["tiles"] >= 2 and s["dma"]["l2_weight_bytes"] > 0 and s["dma"]["pipeline_depth"] == 2
         assert s["dma"]["l2_input_offsets"][0] >= 128  # above the MMALIB guard
     assert all(s["l2"].startswith("DDR: guard") for k, s in layers.items() if k not in h and k != "fc")

@@ -54,9 +54,15 @@ static cs_graph *conv_graph(const conv_case *c) {
   return g;
 }
 
-/* The plan of the graph's one call at `budget`; s->l2_size in *l2_size. */
+/* The plan of the graph's one call at `budget`; s->l2_size in *l2_size.
+ * A depthwise op gets its own argument list (channels, H_in, W_in, KH,
+ * KW, strides, pads, num_groups). */
 static cs_l2_stage plan(const conv_case *c, size_t budget, size_t *l2_size) {
   cs_graph *g = conv_graph(c);
+  if (c->op == CS_OP_K_MMALIB_DWCONV2D_I8 || c->op == CS_OP_K_MMALIB_DWCONV2D_I16) {
+    int64_t a[12] = {c->c_in, c->h, c->w, 3, 3, 1, 1, c->pad_top, 0, 0, 0, c->c_in};
+    cs_node_set_attr_ints(&g->nodes[0], "mm_args", 12, a);
+  }
   cs_schedule_options o = {.arena_align = 128, .weights_align = 64, .weights_base = 64, .l2_budget = budget};
   cs_schedule s;
   cs_l2_stage st;
@@ -236,7 +242,7 @@ static void test_sliced_double_buffers_when_two_chunks_fit(void) {
   CHECK(st.kind == CS_L2_SLICED && st.chunk_cout == 64 && st.weight_off2 == 11008);
 }
 
-/* Beyond the spec: a plain conv whose input alone exceeds the budget is
+/* Beyond the spec: a plain or depthwise conv whose input alone exceeds the budget is
  * H-tiled (dma_tiling_h.c): strips above the guard, each tile's pads
  * giving exactly its rows, weights cached when they fit beside the
  * buffers. 16→16 on 40×10, pad_top 1: input 6400 B, weights 2304 B,
@@ -273,6 +279,11 @@ static void test_input_over_the_budget_is_h_tiled(void) {
   c.dt = CS_DTYPE_I16;
   st = plan(&c, 9000, &l2);
   CHECK(st.kind == CS_L2_H_TILED && st.mmalib_h && st.input_bytes_total == 12800 && l2 <= 9000);
+  check_tiles(&c, &st);
+  /* a depthwise conv: weights [16][1][3][3], its own argument list */
+  c = (conv_case){CS_OP_K_MMALIB_DWCONV2D_I16, CS_DTYPE_I16, 16, 40, 10, 16, 16, 1, 1};
+  st = plan(&c, 9000, &l2);
+  CHECK(st.kind == CS_L2_H_TILED && st.mmalib_h && st.weight_bytes == 16 * 9 * 2 && l2 <= 9000);
   check_tiles(&c, &st);
   /* weights that never fit beside the buffers: the call reads DDR (each
    * tile would read them again); 16→256: weights 36864 B */
