@@ -284,7 +284,9 @@ cs_status cs_schedule_l2(const cs_graph *g, size_t budget, cs_schedule *s) {
     size_t end = cs_l2_footprint_end(&s->l2[k]);
     if (end > s->l2_size) s->l2_size = end;
   }
-  s->l2_size = align_up(s->l2_size);
+  /* on 128 bytes when the budget has room: every footprint is within the
+   * budget, and so is what the model asks for (MODEL_L2_SIZE) */
+  if (align_up(s->l2_size) <= budget) s->l2_size = align_up(s->l2_size);
   return CS_OK;
 }
 

@@ -412,3 +412,64 @@ def test_exact_sliced_module_through_the_firmware(model):
             fw.stop()
     finally:
         deploy_util.FW_BIN = saved
+
+
+def random_conv(seed, d):
+    """A seeded random conv or depthwise conv (ReLU or not), ORT-quantized
+    int8 QDQ, and an input: (model path, input path, geometry)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    rng = np.random.default_rng(seed)
+    dw = bool(rng.random() < 0.35)
+    c = int(rng.choice([8, 16, 32, 48]))
+    co = c if dw else int(rng.choice([8, 16, 64, 96]))
+    h, w = int(rng.integers(12, 70)), int(rng.integers(12, 70))
+    k = 3 if dw else int(rng.choice([1, 3, 5]))
+    s = int(rng.choice([1, 2]))
+    pads = [int(p) for p in rng.integers(0, k // 2 + 1, size=4)]
+    wt = rng.normal(size=(co, 1 if dw else c, k, k)) * np.sqrt(2.0 / (k * k * (1 if dw else c)))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[s, s], pads=pads,
+                              group=c if dw else 1),
+             helper.make_node("Relu" if rng.random() < 0.5 else "Identity", ["c"], ["y"])]
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(wt.astype(np.float32), "w"),
+                               numpy_helper.from_array((rng.normal(size=(co,)) * 0.1).astype(np.float32), "b")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, d / "f.onnx")
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.normal(size=(1, c, h, w)).astype(np.float32)} for _ in range(2)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(str(d / "f.onnx"), str(d / "q.onnx"), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"WeightSymmetric": True})
+    np.save(d / "x.npy", rng.normal(size=(1, c, h, w)).astype(np.float32))
+    exact = "all" if rng.random() < 0.6 else "none"
+    budget = int(c * h * w * (2 if exact == "all" else 1) * rng.uniform(0.3, 0.95))
+    return d / "q.onnx", d / "x.npy", dict(dw=dw, c=c, co=co, h=h, w=w, k=k, s=s, pads=pads, exact=exact,
+                                           budget=budget)
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=() if s < 8 else pytest.mark.slow) for s in range(48)])
+def test_random_conv_over_the_budget_equals_unstaged(seed, tmp_path):
+    """Seeded random geometries (1x1/3x3/5x5, stride 1/2, asymmetric pads,
+    depthwise, int8 or the exact path's int16) at a budget below the input:
+    whatever the plan (H tiles, DDR, the core's own tiling), the unstaged
+    build's output bit for bit."""
+    q, x, geom = random_conv(seed, tmp_path)
+    ys = []
+    for tag, budget in (("ref", 0), ("staged", geom["budget"])):
+        target = f"c_static_lib -mcpu=c7x -mmalib=1 -mmalib-exact={geom['exact']} -l2-budget={budget}"
+        cstatic("compile", q, "-o", tmp_path / tag, "-t", target, "-q")
+        cstatic("run", tmp_path / tag, "--input", x, "--output", tmp_path / f"{tag}.npy")
+        ys.append(np.load(tmp_path / f"{tag}.npy"))
+    man = json.loads((tmp_path / "staged" / "manifest.json").read_text())
+    assert man["l2_bytes"] <= geom["budget"], geom
+    assert np.array_equal(ys[0], ys[1]), (geom, [s["l2"] for s in man["layers"] if "l2" in s])
