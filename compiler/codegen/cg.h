@@ -65,6 +65,10 @@ const char *cs_kernel_fn(const cs_kernel_info *ki, const cs_target *t);
  * extern kernel node (its "mm_args"); CS_ERR_INTERNAL naming the node if
  * their count does not match. */
 cs_status cs_kernel_extern_call_args(const cs_node *n, const char *indent, cs_sbuf *b);
+/* The same with argument i printed as the C expression expr[i] where that
+ * is not NULL (expr: one entry per argument): a tile's H_in or C_out. */
+cs_status cs_kernel_extern_call_args_with(const cs_node *n, const char *indent, const char *const *expr,
+                                          cs_sbuf *b);
 /* Multiply-accumulates of a conv/matmul node, 0 for other ops. */
 int64_t cs_kernel_macs(const cs_node *n);
 /* Append the designated initializer of the node's param struct: "{.n = 1}"

@@ -133,11 +133,6 @@ static void emit_double_buffered_head(const cs_cg *cg, cs_sbuf *b, const cs_l2_s
                  C, l2->weight_off, l2->weight_off2, cg->macro[wv], per_channel, per_channel, C);
 }
 
-/* The conv's int32 arguments with C_out → the chunk's n_oc, then oc_start. */
-static const char *const kConvArgs[12] = {"C_in",     "H_in",       "W_in",     "C_out_tile",
-                                          "KH",       "KW",         "stride_h", "stride_w",
-                                          "pad_top",  "pad_bottom", "pad_left", "pad_right"};
-
 cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, int row) {
   const cs_l2_stage *l2 = &cg->s.l2[step];
   const cs_node *n = &cg->g->nodes[cg->s.order[step]];
@@ -196,9 +191,12 @@ cs_status cs_cg_emit_sliced_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_u
   }
   cs_sbuf_puts(b, ",\n          ");
   cs_cg_pointer(cg, b, n->outputs[0], dt, 1, used);
-  for (int i = 0; i < 12; i++) {
-    if (i == 3) cs_sbuf_printf(b, ",\n          /* %s */ n_oc", kConvArgs[i]);
-    else cs_sbuf_printf(b, ",\n          /* %s */ %d", kConvArgs[i], (int)a[i]);
+  /* the conv's int32 arguments with C_out the chunk's n_oc, then oc_start */
+  static const char *const chunk[12] = {[3] = "n_oc"};
+  cs_status st = cs_kernel_extern_call_args_with(n, "          ", chunk, b);
+  if (st != CS_OK) {
+    cs_sbuf_free(&src);
+    return st;
   }
   cs_sbuf_puts(b, ",\n          /* oc_start */ oc);\n      tidsp_dma_trace_end(tr);\n"
                  "      if (st != TIDSP_OK) break;\n    }\n");
@@ -420,6 +418,46 @@ static void emit_row_copies(cs_sbuf *b, const char *indent, int queue, int chann
                  fail);
 }
 
+/* An H-tiled layer's pipeline up to its call (both H emitters): the
+ * weights when cached and not prefetched, tile 0's strip, the prefetch
+ * wait and issue, then the loop head: tile t+1's strip into the other
+ * buffer, the waits for tile t's strip and for tile t-2's rows out. wi:
+ * bytes of an input row; X the input as bytes. */
+static void emit_h_tile_in(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_used *used, const tidsp_conv2d_params *p,
+                           int wv, long long wi) {
+  const cs_l2_stage *l2 = &cg->s.l2[step];
+  int T = l2->n_chunks;
+  if (l2->weight_bytes && !l2->prefetch) {
+    cs_cg_use(used, wv);
+    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
+                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
+  }
+  char pitch[64], x_pitch[64], src[96], dst[96], bytes[64];
+  snprintf(x_pitch, sizeof x_pitch, "%lldu", (long long)p->h_in * wi);
+  snprintf(dst, sizeof dst, "L2 + %zu", l2->input_off);
+  snprintf(pitch, sizeof pitch, "%lldu", (long long)cs_h_tile_of(p, l2->tile_rows, 0).rows_in * wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
+  emit_row_copies(b, "    ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "return st");
+  wait_prefetch(cg, b, step);
+  cs_cg_emit_prefetch(cg, b, step, "    ", used);
+  cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"
+                    "      if (t + 1 < %d) {\n"
+                    "        /* tile t+1's strip into the other buffer */\n",
+                 T, T);
+  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", l2->input_off, l2->input_off2);
+  snprintf(pitch, sizeof pitch, "(size_t)ht[t + 1][3] * %lldu", wi);
+  snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
+  snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
+  emit_row_copies(b, "        ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "break");
+  cs_sbuf_printf(b, "      }\n"
+                    "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
+                    "      if (st != TIDSP_OK) break;\n"
+                    "      st = tidsp_dma_wait(2, 1); /* tile t-2's rows are out: its output buffer is free */\n"
+                    "      if (st != TIDSP_OK) break;\n",
+                 T);
+}
+
 /* The end of an H tile's body and of the layer's block: tile t's rows
  * out of L2 on queue 2 (a 2D copy, wo bytes an output row) while tile t+1
  * computes; after the loop, the last rows drained (also on an error, so
@@ -471,39 +509,8 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
   if (cs_cg_l2_output(cg, step, CS_DTYPE_I8, out_l2, sizeof out_l2)) cs_sbuf_puts(b, out_l2);
   else cs_cg_pointer(cg, b, tc.n->outputs[0], CS_DTYPE_I8, 1, used);
   cs_sbuf_puts(b, ";\n");
-  if (tc.l2->weight_bytes && !tc.l2->prefetch) {
-    cs_cg_use(used, tc.wv);
-    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
-                   tc.l2->weight_off, cg->macro[tc.wv], tc.l2->weight_bytes);
-  }
-  char in_stride[64], x_stride[64], src[96], dst[96], bytes[64];
-  long long wi = tc.p->w_in, wo = tc.p->w_out;
-  snprintf(x_stride, sizeof x_stride, "%lldu", (long long)tc.p->h_in * wi);
-  /* prologue: tile 0's strip */
-  snprintf(dst, sizeof dst, "L2 + %zu", tc.l2->input_off);
-  snprintf(in_stride, sizeof in_stride, "%lldu", (long long)cs_h_tile_of(tc.p, tc.l2->tile_rows, 0).rows_in * wi);
-  snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
-  emit_row_copies(b, "    ", 0, tc.p->c_in, dst, in_stride, src, x_stride, bytes, "return st");
-  wait_prefetch(cg, b, step);
-  cs_cg_emit_prefetch(cg, b, step, "    ", used);
-  /* body */
-  cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"
-                    "      if (t + 1 < %d) {\n"
-                    "        /* tile t+1's strip into the other buffer */\n",
-                 T, T);
-  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", tc.l2->input_off, tc.l2->input_off2);
-  snprintf(in_stride, sizeof in_stride, "(size_t)ht[t + 1][3] * %lldu", wi);
-  snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
-  emit_row_copies(b, "        ", 0, tc.p->c_in, dst, in_stride, src, x_stride, bytes, "break");
-  cs_sbuf_printf(b, "      }\n"
-                    "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
-                    "      if (st != TIDSP_OK) break;\n"
-                    "      st = tidsp_dma_wait(2, 1); /* tile t-2's rows are out: its output buffer is free */\n"
-                    "      if (st != TIDSP_OK) break;\n"
-                    "      pt.h_in = ht[t][3];\n      pt.pad_top = ht[t][4];\n      pt.h_out = ht[t][1];\n",
-                 T);
+  emit_h_tile_in(cg, b, step, used, tc.p, tc.wv, tc.p->w_in);
+  cs_sbuf_puts(b, "      pt.h_in = ht[t][3];\n      pt.pad_top = ht[t][4];\n      pt.h_out = ht[t][1];\n");
   cs_cg_emit_trace_begin(cg, b, tc.n, "      ");
   char w_ptr[64];
   cs_sbuf wsrc = {0};
@@ -520,7 +527,7 @@ cs_status cs_cg_emit_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step, cs_cg_
                     "      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                     "      /* tile t's rows out, while tile t+1 computes */\n",
                  tc.l2->out_off2, tc.l2->out_off);
-  return emit_h_tile_out(b, tc.l2, tc.p, wo, row);
+  return emit_h_tile_out(b, tc.l2, tc.p, tc.p->w_out, row);
 }
 
 /* A whole H-tiled MMALIB conv or depthwise conv (InjectMMALIBDMA, its
@@ -536,8 +543,9 @@ cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step,
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   cs_h_geom h;
   int wv = n->n_inputs > 1 ? n->inputs[1] : -1;
-  if (!ki || !cs_h_conv_geom(cg->g, n, &h) || !h.mmalib || wv < 0 || l2->tile_rows < 1 ||
-      (l2->weight_bytes && cg->s.loc[wv].kind != CS_LOC_CONST))
+  /* dma_tiling_h.c plans an MMALIB call only with its weights cached */
+  if (!ki || !cs_h_conv_geom(cg->g, n, &h) || !h.mmalib || wv < 0 || l2->tile_rows < 1 || !l2->weight_bytes ||
+      cg->s.loc[wv].kind != CS_LOC_CONST)
     return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' (%s) cannot be H-tiled", n->name ? n->name : "?",
                     cs_op_name(n->op));
   const tidsp_conv2d_params *p = &h.p;
@@ -560,66 +568,23 @@ cs_status cs_cg_emit_mmalib_h_tiled_layer(const cs_cg *cg, cs_sbuf *b, int step,
   cs_sbuf_puts(b, ";\n    uint8_t *const Y = (uint8_t *)");
   cs_cg_pointer(cg, b, n->outputs[0], dt, 1, used);
   cs_sbuf_puts(b, ";\n");
-  if (l2->weight_bytes && !l2->prefetch) {
-    cs_cg_use(used, wv);
-    cs_sbuf_printf(b, "    st = tidsp_dma_copy(0, L2 + %zu, W + %s, %zuu, 0u);\n    if (st != TIDSP_OK) return st;\n",
-                   l2->weight_off, cg->macro[wv], l2->weight_bytes);
-  }
-  char dst[96], src[96], bytes[64], pitch[64], x_pitch[64];
-  snprintf(x_pitch, sizeof x_pitch, "%lldu", (long long)p->h_in * wi);
-  snprintf(dst, sizeof dst, "L2 + %zu", l2->input_off);
-  snprintf(pitch, sizeof pitch, "%lldu", (long long)cs_h_tile_of(p, l2->tile_rows, 0).rows_in * wi);
-  snprintf(src, sizeof src, "X + (size_t)ht[0][2] * %lldu", wi);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[0][3] * %lldu", wi);
-  emit_row_copies(b, "    ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "return st");
-  wait_prefetch(cg, b, step);
-  cs_cg_emit_prefetch(cg, b, step, "    ", used);
-  cs_sbuf_printf(b, "    for (int32_t t = 0, buf = 0; t < %d; t++, buf ^= 1) {\n"
-                    "      if (t + 1 < %d) {\n"
-                    "        /* tile t+1's strip into the other buffer */\n",
-                 T, T);
-  snprintf(dst, sizeof dst, "L2 + (buf ? %zuu : %zuu)", l2->input_off, l2->input_off2);
-  snprintf(pitch, sizeof pitch, "(size_t)ht[t + 1][3] * %lldu", wi);
-  snprintf(src, sizeof src, "X + (size_t)ht[t + 1][2] * %lldu", wi);
-  snprintf(bytes, sizeof bytes, "(size_t)ht[t + 1][3] * %lldu", wi);
-  emit_row_copies(b, "        ", 0, p->c_in, dst, pitch, src, x_pitch, bytes, "break");
-  cs_sbuf_printf(b, "      }\n"
-                    "      st = tidsp_dma_wait(0, t + 1 < %d ? 1 : 0); /* tile t's strip (and the weights) */\n"
-                    "      if (st != TIDSP_OK) break;\n"
-                    "      st = tidsp_dma_wait(2, 1); /* tile t-2's rows are out: its output buffer is free */\n"
-                    "      if (st != TIDSP_OK) break;\n",
-                 T);
+  emit_h_tile_in(cg, b, step, used, p, wv, wi);
   cs_cg_emit_trace_begin(cg, b, n, "      ");
   cs_sbuf_printf(b, "      st = %s(\n          (const %s *)(const void *)(L2 + (buf ? %zuu : %zuu)),\n          ",
                  cs_kernel_fn(ki, cg->t), ct, l2->input_off2, l2->input_off);
-  if (l2->weight_bytes) {
-    cs_sbuf_printf(b, "(const %s *)%s(L2 + %zu)", ct, dt == CS_DTYPE_I16 ? "(const void *)" : "", l2->weight_off);
-  } else {
-    cs_cg_pointer(cg, b, wv, dt, 0, used);
-  }
+  cs_sbuf_printf(b, "(const %s *)%s(L2 + %zu)", ct, dt == CS_DTYPE_I16 ? "(const void *)" : "", l2->weight_off);
   for (int i = 2; i < 5; i++) {
     cs_sbuf_puts(b, ",\n          ");
     if (i < n->n_inputs && n->inputs[i] >= 0) cs_cg_pointer(cg, b, n->inputs[i], cs_kernel_ptr_dtype(ki->in[i]), 0, used);
     else cs_sbuf_puts(b, "NULL"); /* an optional input absent (the int16 conv's bias) */
   }
   cs_sbuf_printf(b, ",\n          (%s *)%s(L2 + (buf ? %zuu : %zuu))", ct, via, l2->out_off2, l2->out_off);
-  /* the call's int32 arguments (kernels.def's order): the tile's H_in,
-   * pad_top and pad_bottom from the table, the rest the layer's */
-  static const char *const kDwArgs[12] = {"channels", "H_in", "W_in",  "KH",    "KW",    "stride_h",
-                                          "stride_w", "pad_t", "pad_b", "pad_l", "pad_r", "num_groups"};
-  const char *const *names = h.depthwise ? kDwArgs : kConvArgs;
-  const int32_t conv_vals[12] = {p->c_in, 0, p->w_in, p->c_out, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
-                                 p->pad_left, h.pad_right};
-  const int32_t dw_vals[12] = {p->c_in, 0, p->w_in, p->k_h, p->k_w, p->stride_h, p->stride_w, 0, 0,
-                               p->pad_left, h.pad_right, p->c_in};
-  const int32_t *vals = h.depthwise ? dw_vals : conv_vals;
-  int at_h = 1, at_pt = h.depthwise ? 7 : 8;
-  for (int i = 0; i < 12; i++) {
-    const char *name = i == 3 && !h.depthwise ? "C_out" : names[i];
-    if (i == at_h || i == at_pt || i == at_pt + 1)
-      cs_sbuf_printf(b, ",\n          /* %s */ ht[t][%d]", name, i == at_h ? 3 : i == at_pt ? 4 : 5);
-    else cs_sbuf_printf(b, ",\n          /* %s */ %d", name, vals[i]);
-  }
+  /* the call's int32 arguments: the tile's H_in, pad_top and pad_bottom
+   * from the table, the rest the layer's mm_args */
+  static const char *const conv_tile[12] = {[1] = "ht[t][3]", [8] = "ht[t][4]", [9] = "ht[t][5]"};
+  static const char *const dw_tile[12] = {[1] = "ht[t][3]", [7] = "ht[t][4]", [8] = "ht[t][5]"};
+  cs_status st = cs_kernel_extern_call_args_with(n, "          ", h.depthwise ? dw_tile : conv_tile, b);
+  if (st != CS_OK) return st;
   cs_sbuf_puts(b, ");\n      tidsp_dma_trace_end(tr);\n      if (st != TIDSP_OK) break;\n"
                   "      /* tile t's rows out, while tile t+1 computes */\n");
   return emit_h_tile_out(b, l2, p, wo, row);

@@ -233,6 +233,11 @@ cs_status cs_kernel_params(const cs_graph *g, const cs_node *n, const char *inde
 /* MMALIB extern kernels: the int32 arguments after the output pointer,
  * one per line with its name from the header, e.g. "/ * C_in * / 64". */
 cs_status cs_kernel_extern_call_args(const cs_node *n, const char *indent, cs_sbuf *b) {
+  return cs_kernel_extern_call_args_with(n, indent, NULL, b);
+}
+
+cs_status cs_kernel_extern_call_args_with(const cs_node *n, const char *indent, const char *const *expr,
+                                          cs_sbuf *b) {
   const cs_kernel_info *ki = cs_kernel_info_of(n->op);
   const char *names = ki && ki->call == CS_KCALL_EXTERN ? ki->args : NULL;
   int cnt = 0;
@@ -250,7 +255,8 @@ cs_status cs_kernel_extern_call_args(const cs_node *n, const char *indent, cs_sb
     if (v[i] < INT32_MIN || v[i] > INT32_MAX)
       return cs_error(CS_ERR_INTERNAL, "codegen: node '%s' argument %.*s = %lld is not an int32",
                       n->name ? n->name : "?", (int)len, p, (long long)v[i]);
-    cs_sbuf_printf(b, ",\n%s/* %.*s */ %s", indent, (int)len, p, cs_c_int32((int32_t)v[i], num));
+    cs_sbuf_printf(b, ",\n%s/* %.*s */ %s", indent, (int)len, p,
+                   expr && expr[i] ? expr[i] : cs_c_int32((int32_t)v[i], num));
     p += len;
     while (*p == ',' || *p == ' ') p++;
   }
